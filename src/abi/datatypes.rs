@@ -1,0 +1,110 @@
+//! Predefined MPICH-ABI datatype handles and their sizes.
+//!
+//! A builtin datatype handle reads `0x4c00SSII`: SS is the size in bytes, II a unique index.
+//! The five C pair types (`MPI_FLOAT_INT`...) are DIRECT handles `0x8c00000N` with fixed layouts.
+use super::MPI_Datatype;
+
+/// (handle, name) of every builtin datatype of MPICH 4.0.2's `mpi.h` (x86-64 LP64).
+pub const BUILTIN: &[(MPI_Datatype, &str)] = &[
+    (0x4c000101, "MPI_CHAR"),
+    (0x4c000102, "MPI_UNSIGNED_CHAR"),
+    (0x4c000203, "MPI_SHORT"),
+    (0x4c000204, "MPI_UNSIGNED_SHORT"),
+    (0x4c000405, "MPI_INT"),
+    (0x4c000406, "MPI_UNSIGNED"),
+    (0x4c000807, "MPI_LONG"),
+    (0x4c000808, "MPI_UNSIGNED_LONG"),
+    (0x4c000809, "MPI_LONG_LONG"),
+    (0x4c00040a, "MPI_FLOAT"),
+    (0x4c00080b, "MPI_DOUBLE"),
+    (0x4c00100c, "MPI_LONG_DOUBLE"),
+    (0x4c00010d, "MPI_BYTE"),
+    (0x4c00040e, "MPI_WCHAR"),
+    (0x4c00010f, "MPI_PACKED"),
+    (0x4c000010, "MPI_LB"),
+    (0x4c000011, "MPI_UB"),
+    (0x4c000816, "MPI_2INT"),
+    (0x4c000118, "MPI_SIGNED_CHAR"),
+    (0x4c000819, "MPI_UNSIGNED_LONG_LONG"),
+    (0x4c00011a, "MPI_CHARACTER"),
+    (0x4c00041b, "MPI_INTEGER"),
+    (0x4c00041c, "MPI_REAL"),
+    (0x4c00041d, "MPI_LOGICAL"),
+    (0x4c00081e, "MPI_COMPLEX"),
+    (0x4c00081f, "MPI_DOUBLE_PRECISION"),
+    (0x4c000820, "MPI_2INTEGER"),
+    (0x4c000821, "MPI_2REAL"),
+    (0x4c001022, "MPI_DOUBLE_COMPLEX"),
+    (0x4c001023, "MPI_2DOUBLE_PRECISION"),
+    (0x4c000427, "MPI_REAL4"),
+    (0x4c000828, "MPI_COMPLEX8"),
+    (0x4c000829, "MPI_REAL8"),
+    (0x4c00102a, "MPI_COMPLEX16"),
+    (0x4c00102b, "MPI_REAL16"),
+    (0x4c00202c, "MPI_COMPLEX32"),
+    (0x4c00012d, "MPI_INTEGER1"),
+    (0x4c00022f, "MPI_INTEGER2"),
+    (0x4c000430, "MPI_INTEGER4"),
+    (0x4c000831, "MPI_INTEGER8"),
+    (0x4c000133, "MPI_CXX_BOOL"),
+    (0x4c000834, "MPI_CXX_FLOAT_COMPLEX"),
+    (0x4c001035, "MPI_CXX_DOUBLE_COMPLEX"),
+    (0x4c002036, "MPI_CXX_LONG_DOUBLE_COMPLEX"),
+    (0x4c000137, "MPI_INT8_T"),
+    (0x4c000238, "MPI_INT16_T"),
+    (0x4c000439, "MPI_INT32_T"),
+    (0x4c00083a, "MPI_INT64_T"),
+    (0x4c00013b, "MPI_UINT8_T"),
+    (0x4c00023c, "MPI_UINT16_T"),
+    (0x4c00043d, "MPI_UINT32_T"),
+    (0x4c00083e, "MPI_UINT64_T"),
+    (0x4c00013f, "MPI_C_BOOL"),
+    (0x4c000840, "MPI_C_FLOAT_COMPLEX"),
+    (0x4c001041, "MPI_C_DOUBLE_COMPLEX"),
+    (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX"),
+    (0x4c000843, "MPI_AINT"),
+    (0x4c000844, "MPI_OFFSET"),
+    (0x4c000845, "MPI_COUNT"),
+    (0x4c000246, "MPIX_C_FLOAT16"),
+];
+
+/// (handle, name, size) of the C pair types used with MINLOC/MAXLOC (compiler padding included).
+pub const PAIRS: &[(MPI_Datatype, &str, usize)] = &[
+    (0x8c000000u32 as i32, "MPI_FLOAT_INT", 8),
+    (0x8c000001u32 as i32, "MPI_DOUBLE_INT", 16),
+    (0x8c000002u32 as i32, "MPI_LONG_INT", 16),
+    (0x8c000003u32 as i32, "MPI_SHORT_INT", 8),
+    (0x8c000004u32 as i32, "MPI_LONG_DOUBLE_INT", 32),
+];
+
+pub const MPI_BYTE: MPI_Datatype = 0x4c00010d;
+pub const MPI_INT: MPI_Datatype = 0x4c000405;
+pub const MPI_CHAR: MPI_Datatype = 0x4c000101;
+pub const MPI_DOUBLE: MPI_Datatype = 0x4c00080b;
+pub const MPI_PACKED: MPI_Datatype = 0x4c00010f;
+
+/// Size in bytes of a predefined datatype, or None if `h` is not a predefined datatype handle.
+pub fn predefined_size(h: MPI_Datatype) -> Option<usize> {
+    if BUILTIN.iter().any(|&(b, _)| b == h) {
+        return Some(((h as u32 >> 8) & 0xff) as usize);
+    }
+    PAIRS.iter().find(|p| p.0 == h).map(|p| p.2)
+}
+
+pub fn predefined_name(h: MPI_Datatype) -> Option<&'static str> {
+    BUILTIN.iter().find(|b| b.0 == h).map(|b| b.1).or_else(|| PAIRS.iter().find(|p| p.0 == h).map(|p| p.1))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn sizes_from_handle_bits() {
+        assert_eq!(predefined_size(MPI_INT), Some(4));
+        assert_eq!(predefined_size(MPI_DOUBLE), Some(8));
+        assert_eq!(predefined_size(0x4c00100c), Some(16));
+        assert_eq!(predefined_size(0x8c000001u32 as i32), Some(16));
+        assert_eq!(predefined_size(0x0c000000), None);
+        assert_eq!(predefined_size(0x4c000999), None);
+    }
+}

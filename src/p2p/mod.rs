@@ -1,0 +1,1 @@
+//! Point-to-point: matching, requests, send modes, probe.

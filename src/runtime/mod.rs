@@ -1,0 +1,15 @@
+//! How ranks come to be and find each other: launch environment, the shared segment, waiting.
+pub mod futex;
+pub mod segment;
+
+/// Environment variables `mpiexec` sets for every rank (the launcher/rank contract).
+pub mod env {
+    /// This rank's number in MPI_COMM_WORLD.
+    pub const RANK: &str = "OXMPI_RANK";
+    /// Number of ranks in MPI_COMM_WORLD.
+    pub const SIZE: &str = "OXMPI_SIZE";
+    /// Inherited descriptor of the job's memfd segment.
+    pub const SHM_FD: &str = "OXMPI_SHM_FD";
+    /// `processes` or `threads`; also the launcher's default when set by the user.
+    pub const MODE: &str = "OXMPI_MODE";
+}

@@ -1,0 +1,279 @@
+//! The job's shared-memory segment: header, per-rank control blocks, doorbells and the N x N channels.
+//!
+//! In processes mode `mpiexec` creates the segment as a memfd (so nothing ever appears in /dev/shm),
+//! initialises it, and the ranks inherit the descriptor (`OXMPI_SHM_FD`). A program started without
+//! `mpiexec` (a singleton) gets a private anonymous segment of one rank.
+//!
+//! Layout (every part aligned like `CachePadded`, 128 bytes on x86_64):
+//! ```text
+//! SegmentHeader | RankControl[n] | Doorbell[n] | channel[src * n + dst] for all src, dst
+//! ```
+use crate::transport::ring::{channel_bytes, Channel};
+use crossbeam_utils::CachePadded;
+use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+
+pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
+pub const LAYOUT_VERSION: u32 = 1;
+
+/// Lifecycle of a rank as the launcher sees it.
+pub const RANK_NOT_STARTED: u32 = 0;
+pub const RANK_INITIALIZED: u32 = 1;
+pub const RANK_FINALIZED: u32 = 2;
+
+#[repr(C, align(64))]
+pub struct SegmentHeader {
+    /// `MAGIC` once the launcher has initialised the segment.
+    pub magic: u64,
+    /// `LAYOUT_VERSION`; a rank refuses a segment of another version.
+    pub version: u32,
+    /// Number of ranks in the job.
+    pub nranks: u32,
+    /// Slots per channel (chosen by the launcher from nranks).
+    pub nslots: u32,
+    /// Process id of the launcher (0 for a singleton).
+    pub launcher_pid: i32,
+    /// Set to 1 by the first rank that aborts the job (MPI_Abort or a fatal error); first writer wins.
+    pub abort_flag: AtomicU32,
+    /// Rank that aborted (valid once abort_flag is 1 and abort_ready is 1).
+    pub abort_rank: AtomicI32,
+    /// Exit code requested by MPI_Abort / the fatal error handler.
+    pub abort_code: AtomicI32,
+    /// 1 once abort_rank and abort_code are written.
+    pub abort_ready: AtomicU32,
+}
+
+/// Per-rank state the launcher watches.
+#[repr(C, align(64))]
+pub struct RankControl {
+    /// Process id of the rank once it called MPI_Init (for process_vm_readv and diagnostics).
+    pub pid: AtomicI32,
+    /// RANK_NOT_STARTED, RANK_INITIALIZED or RANK_FINALIZED.
+    pub state: AtomicU32,
+}
+
+/// Where a rank sleeps when it has nothing to do. Any peer that gives it work (a message, a freed
+/// slot) increments `seq` and, when `sleepers` is non-zero, wakes it with FUTEX_WAKE.
+/// Dekker-style pairing, both sides SeqCst: the waiter increments `sleepers` then re-reads `seq`;
+/// the waker increments `seq` then reads `sleepers`. At least one of them sees the other's write, so
+/// a wake-up is never lost (and FUTEX_WAIT re-checks `seq` atomically in the kernel).
+#[repr(C)]
+pub struct Doorbell {
+    pub seq: CachePadded<AtomicU32>,
+    pub sleepers: CachePadded<AtomicU32>,
+}
+
+/// Slots per channel for a job of `nranks`: fewer for big jobs so the segment stays bounded.
+pub fn slots_for(nranks: usize) -> usize {
+    match nranks {
+        0..=64 => 8,
+        65..=256 => 4,
+        _ => 2,
+    }
+}
+
+fn align_line(x: usize) -> usize {
+    // 128, not 64: crossbeam's CachePadded is 128-byte aligned on x86_64 (adjacent-line prefetch).
+    const A: usize = std::mem::align_of::<CachePadded<u8>>();
+    (x + A - 1) & !(A - 1)
+}
+
+/// Byte offsets of the segment's parts.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub nranks: usize,
+    pub nslots: usize,
+    pub ranks_off: usize,
+    pub doorbells_off: usize,
+    pub channels_off: usize,
+    pub channel_stride: usize,
+    pub total: usize,
+}
+
+impl Layout {
+    pub fn new(nranks: usize, nslots: usize) -> Layout {
+        let ranks_off = align_line(std::mem::size_of::<SegmentHeader>());
+        let doorbells_off = align_line(ranks_off + nranks * std::mem::size_of::<RankControl>());
+        let channels_off = align_line(doorbells_off + nranks * std::mem::size_of::<Doorbell>());
+        let channel_stride = align_line(channel_bytes(nslots));
+        let total = align_line(channels_off + nranks * nranks * channel_stride);
+        Layout { nranks, nslots, ranks_off, doorbells_off, channels_off, channel_stride, total }
+    }
+}
+
+/// A mapped segment. The mapping lives until the process exits (ranks) or the value is dropped.
+pub struct Segment {
+    base: *mut u8,
+    layout: Layout,
+    fd: i32,
+    owned_mapping: bool,
+}
+// SAFETY: all shared fields are atomics or follow the channel protocol; the mapping is never moved.
+unsafe impl Send for Segment {}
+unsafe impl Sync for Segment {}
+
+impl Segment {
+    /// Launcher side: creates and initialises a memfd-backed segment for `nranks` ranks.
+    /// The descriptor is inheritable (no CLOEXEC) so that children find it at `fd()`.
+    pub fn create(nranks: usize, launcher_pid: i32) -> io::Result<Segment> {
+        let layout = Layout::new(nranks, slots_for(nranks));
+        // SAFETY: the name is a valid C string; flags 0 = inheritable.
+        let fd = unsafe { libc::memfd_create(c"oxmpi-job".as_ptr(), 0) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is ours.
+        if unsafe { libc::ftruncate(fd, layout.total as libc::off_t) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: fd is ours and not used after.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        let seg = Self::map(fd, layout, true)?;
+        seg.init_header(nranks, layout.nslots, launcher_pid);
+        Ok(seg)
+    }
+
+    /// Singleton side: a private anonymous segment for a program run without mpiexec.
+    pub fn anonymous(nranks: usize) -> io::Result<Segment> {
+        let layout = Layout::new(nranks, slots_for(nranks));
+        // SAFETY: anonymous shared mapping of a fresh size; checked for MAP_FAILED.
+        let p = unsafe {
+            libc::mmap(std::ptr::null_mut(), layout.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+        };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let seg = Segment { base: p as *mut u8, layout, fd: -1, owned_mapping: true };
+        seg.init_header(nranks, layout.nslots, 0);
+        Ok(seg)
+    }
+
+    /// Rank side: maps the segment the launcher passed as descriptor `fd`.
+    pub fn attach(fd: i32) -> io::Result<Segment> {
+        // Read the header first to learn the layout.
+        let mut hdr_bytes = [0u8; std::mem::size_of::<SegmentHeader>()];
+        // SAFETY: reading into a local buffer of the given length.
+        let n = unsafe { libc::pread(fd, hdr_bytes.as_mut_ptr() as *mut libc::c_void, hdr_bytes.len(), 0) };
+        if n != hdr_bytes.len() as isize {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("OXMPI_SHM_FD={fd} is not an oxmpi segment (short read)")));
+        }
+        let magic = u64::from_ne_bytes(hdr_bytes[0..8].try_into().unwrap());
+        let version = u32::from_ne_bytes(hdr_bytes[8..12].try_into().unwrap());
+        let nranks = u32::from_ne_bytes(hdr_bytes[12..16].try_into().unwrap()) as usize;
+        let nslots = u32::from_ne_bytes(hdr_bytes[16..20].try_into().unwrap()) as usize;
+        if magic != MAGIC || version != LAYOUT_VERSION {
+            return Err(io::Error::new(io::ErrorKind::InvalidData, format!("OXMPI_SHM_FD={fd}: not an oxmpi segment of layout version {LAYOUT_VERSION} (was this program started by another oxmpi's mpiexec?)")));
+        }
+        Self::map(fd, Layout::new(nranks, nslots), false)
+    }
+
+    fn map(fd: i32, layout: Layout, owned: bool) -> io::Result<Segment> {
+        // SAFETY: mapping `layout.total` bytes of a file we sized (or the launcher sized) to that length.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), layout.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Segment { base: p as *mut u8, layout, fd, owned_mapping: owned })
+    }
+
+    fn init_header(&self, nranks: usize, nslots: usize, launcher_pid: i32) {
+        // SAFETY: the mapping is fresh (zero-filled) and at least size_of::<SegmentHeader>() long;
+        // nobody else uses it yet.
+        unsafe {
+            let h = self.base as *mut SegmentHeader;
+            (*h).version = LAYOUT_VERSION;
+            (*h).nranks = nranks as u32;
+            (*h).nslots = nslots as u32;
+            (*h).launcher_pid = launcher_pid;
+            std::sync::atomic::fence(Ordering::Release);
+            (*h).magic = MAGIC;
+        }
+    }
+
+    pub fn fd(&self) -> i32 {
+        self.fd
+    }
+    pub fn nranks(&self) -> usize {
+        self.layout.nranks
+    }
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+    pub fn header(&self) -> &SegmentHeader {
+        // SAFETY: the header is at offset 0 of a live mapping.
+        unsafe { &*(self.base as *const SegmentHeader) }
+    }
+    pub fn rank(&self, r: usize) -> &RankControl {
+        assert!(r < self.layout.nranks);
+        // SAFETY: in bounds of the RankControl array.
+        unsafe { &*(self.base.add(self.layout.ranks_off) as *const RankControl).add(r) }
+    }
+    pub fn doorbell(&self, r: usize) -> &Doorbell {
+        assert!(r < self.layout.nranks);
+        // SAFETY: in bounds of the Doorbell array.
+        unsafe { &*(self.base.add(self.layout.doorbells_off) as *const Doorbell).add(r) }
+    }
+    /// The channel carrying messages from `src` to `dst`.
+    pub fn channel(&self, src: usize, dst: usize) -> Channel {
+        let n = self.layout.nranks;
+        assert!(src < n && dst < n);
+        // SAFETY: in bounds; each channel area is channel_stride >= channel_bytes(nslots) bytes.
+        unsafe { Channel::from_raw(self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride), self.layout.nslots) }
+    }
+
+    /// Records that `rank` aborts the job with `code`. Returns false if another rank was first.
+    pub fn record_abort(&self, rank: i32, code: i32) -> bool {
+        let h = self.header();
+        if h.abort_flag.compare_exchange(0, 1, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+            return false;
+        }
+        h.abort_rank.store(rank, Ordering::SeqCst);
+        h.abort_code.store(code, Ordering::SeqCst);
+        h.abort_ready.store(1, Ordering::SeqCst);
+        true
+    }
+
+    /// Launcher: (rank, code) if some rank recorded an abort.
+    pub fn abort_record(&self) -> Option<(i32, i32)> {
+        let h = self.header();
+        if h.abort_ready.load(Ordering::SeqCst) == 1 {
+            Some((h.abort_rank.load(Ordering::SeqCst), h.abort_code.load(Ordering::SeqCst)))
+        } else {
+            None
+        }
+    }
+}
+
+impl Drop for Segment {
+    fn drop(&mut self) {
+        if self.owned_mapping {
+            // SAFETY: we created this mapping and nothing refers to it after drop.
+            unsafe {
+                libc::munmap(self.base as *mut libc::c_void, self.layout.total);
+                if self.fd >= 0 {
+                    libc::close(self.fd);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn create_attach_roundtrip() {
+        let s = Segment::create(4, 1).unwrap();
+        s.rank(2).state.store(RANK_INITIALIZED, Ordering::SeqCst);
+        let a = Segment::attach(s.fd()).unwrap();
+        assert_eq!(a.nranks(), 4);
+        assert_eq!(a.rank(2).state.load(Ordering::SeqCst), RANK_INITIALIZED);
+        assert!(a.channel(1, 3).try_push(&Default::default(), b"hi"));
+        assert!(s.channel(1, 3).peek().is_some());
+        assert!(s.record_abort(3, 7));
+        assert!(!a.record_abort(1, 9));
+        assert_eq!(a.abort_record(), Some((3, 7)));
+        std::mem::forget(a); // shares the fd with `s`
+    }
+}

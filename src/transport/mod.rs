@@ -1,0 +1,2 @@
+//! Shared-memory channels between ranks.
+pub mod ring;
