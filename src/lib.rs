@@ -4,6 +4,8 @@
 //! conversion), `p2p` (matching, requests, send modes), `transport` (lock-free channels),
 //! `runtime` (launch environment, segment, waiting). Only `ffi` and `abi` know about C.
 pub mod abi;
+pub mod comm;
+pub mod error;
 pub mod ffi;
 pub mod p2p;
 pub mod runtime;

@@ -1,6 +1,6 @@
 //! The uniform C boundary (after rustls-ffi): every exported function runs inside `run`, which
 //! catches panics and routes errors through the error handler of the object the call concerns.
-use super::error::{MpiError, MpiResult};
+use crate::error::{MpiError, MpiResult};
 use std::os::raw::c_int;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -50,7 +50,7 @@ macro_rules! export {
         #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> ::std::os::raw::c_int {
             let __eh: ::std::os::raw::c_int = $eh;
-            $crate::ffi::boundary::run(stringify!($name), __eh, move || -> $crate::ffi::error::MpiResult { $body })
+            $crate::ffi::boundary::run(stringify!($name), __eh, move || -> $crate::error::MpiResult { $body })
         }
         #[no_mangle]
         #[allow(non_snake_case, clippy::missing_safety_doc)]

@@ -1,12 +1,90 @@
-//! Error handlers: dispatch of an error to the handler attached to a communicator.
-use super::error::MpiError;
+//! Error handlers: the predefined ones, user handlers made with MPI_Comm_create_errhandler, and the
+//! dispatch of an error to the handler attached to a communicator.
+use crate::abi::*;
+use crate::error::{err, MpiError};
+use crate::runtime::universe;
 use std::os::raw::c_int;
+use std::sync::Mutex;
+
+/// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *, int *, ...)`; called with exactly two
+/// arguments, which is how MPICH calls it too.
+pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int);
+
+/// User error handlers; handle = DIRECT | ERRHANDLER | index.
+static USER_HANDLERS: Mutex<Vec<Option<CommErrhandlerFn>>> = Mutex::new(Vec::new());
+
+pub fn user_handler_handle(index: usize) -> MPI_Errhandler {
+    make_handle(HANDLE_KIND_DIRECT, OBJ_ERRHANDLER, index as u32)
+}
+
+pub fn create_user_handler(f: CommErrhandlerFn) -> MPI_Errhandler {
+    let mut t = USER_HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
+    t.push(Some(f));
+    user_handler_handle(t.len() - 1)
+}
+
+fn user_handler(h: MPI_Errhandler) -> Option<CommErrhandlerFn> {
+    if handle_kind(h) != HANDLE_KIND_DIRECT || handle_object(h) != OBJ_ERRHANDLER {
+        return None;
+    }
+    let t = USER_HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
+    t.get(handle_index(h) as usize).copied().flatten()
+}
+
+/// Whether `h` names an error handler a communicator may carry.
+pub fn is_valid_errhandler(h: MPI_Errhandler) -> bool {
+    matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) || user_handler(h).is_some()
+}
+
+/// MPI_Errhandler_free: predefined handlers cannot be freed. User handlers stay callable while a
+/// communicator still uses them (the standard's reference semantics), so freeing only forgets the
+/// user's handle.
+pub fn free_errhandler(h: MPI_Errhandler) -> Result<(), MpiError> {
+    if matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) {
+        return Err(err(MPI_ERR_ARG, "predefined error handlers cannot be freed"));
+    }
+    if user_handler(h).is_none() {
+        return Err(err(MPI_ERR_ARG, format!("0x{:x} is not an error handler", h as u32)));
+    }
+    Ok(())
+}
+
+fn rank_prefix() -> String {
+    match universe::peek() {
+        Some(u) => format!("oxmpi: rank {}: ", u.rank),
+        None => "oxmpi: ".to_string(),
+    }
+}
 
 /// Delivers `e`, raised by function `name`, to the error handler of `comm`; returns the error code
 /// the function gives back to its caller (only reached when the handler returns).
+/// An invalid or null `comm` uses MPI_COMM_WORLD's handler, as MPICH does; before MPI_Init and
+/// after MPI_Finalize errors are fatal.
 pub fn raise(name: &'static str, comm: c_int, e: MpiError) -> c_int {
-    let _ = comm;
-    let msg = format!("{name}: {}", e.msg);
-    eprintln!("oxmpi: {msg}");
-    super::error::make_code(e.class, &msg)
+    let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
+    let code = crate::error::make_code(e.class, &format!("{name}: {}", e.msg));
+    let Ok(u) = universe::get() else {
+        universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
+    };
+    let c = match comm {
+        MPI_COMM_SELF => &u.self_comm,
+        _ => &u.world,
+    };
+    let h = c.errhandler();
+    match h {
+        MPI_ERRORS_RETURN => code,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
+            universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
+        }
+        _ => match user_handler(h) {
+            Some(f) => {
+                let mut ch = if comm == MPI_COMM_SELF { MPI_COMM_SELF } else { MPI_COMM_WORLD };
+                let mut cd = code;
+                // SAFETY: calling the user's handler with valid pointers to locals, as the standard specifies.
+                unsafe { f(&mut ch, &mut cd) };
+                code
+            }
+            None => code,
+        },
+    }
 }

@@ -3,7 +3,18 @@
 //! check each exported function's Rust signature against `include/mpi.h` as `crate::ffi::MPI_X`.
 pub mod boundary;
 pub mod errhandler;
-pub mod error;
+pub use crate::error;
 pub mod unsupported;
 
 pub use errhandler::*;
+pub mod check;
+pub mod init;
+pub use init::*;
+pub mod comm;
+pub use comm::*;
+pub mod datatype;
+pub use datatype::*;
+pub mod p2p;
+pub use p2p::*;
+pub mod request;
+pub use request::*;

@@ -7,7 +7,7 @@ use std::os::raw::c_int;
 
 pub fn report(name: &'static str, comm: c_int) -> c_int {
     super::boundary::run(name, comm, || {
-        Err(super::error::err(
+        Err(crate::error::err(
             MPI_ERR_UNSUPPORTED_OPERATION,
             format!("{name} is not implemented in oxmpi yet (see README, Limitations)"),
         ))

@@ -1,1 +1,33 @@
-//! Point-to-point: matching, requests, send modes, probe.
+//! Point-to-point: matching, requests, send modes, probe. Works on world ranks and byte counts;
+//! communicators and datatypes are resolved by the caller.
+pub mod bsend;
+pub mod engine;
+pub mod request;
+
+pub use engine::{Engine, MsgId};
+pub use request::{OpArgs, ReqId, SendMode};
+
+/// Completion information of an operation, in engine terms (world ranks, bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Status {
+    /// World rank of the sender, or MPI_ANY_SOURCE / MPI_PROC_NULL values.
+    pub source: i32,
+    pub tag: i32,
+    /// Error class (MPI_SUCCESS, MPI_ERR_TRUNCATE).
+    pub error: i32,
+    pub bytes: u64,
+    pub cancelled: bool,
+    /// Context id of the operation (lets the caller map `source` to a communicator rank).
+    pub context: u32,
+}
+
+impl Status {
+    /// The "empty" status of MPI 4.1 section 3.7.3: source ANY_SOURCE, tag ANY_TAG, count 0.
+    pub fn empty() -> Status {
+        Status { source: crate::abi::MPI_ANY_SOURCE, tag: crate::abi::MPI_ANY_TAG, error: 0, bytes: 0, cancelled: false, context: u32::MAX }
+    }
+    /// Status of an operation with MPI_PROC_NULL.
+    pub fn proc_null() -> Status {
+        Status { source: crate::abi::MPI_PROC_NULL, tag: crate::abi::MPI_ANY_TAG, error: 0, bytes: 0, cancelled: false, context: u32::MAX }
+    }
+}

@@ -13,3 +13,5 @@ pub mod env {
     /// `processes` or `threads`; also the launcher's default when set by the user.
     pub const MODE: &str = "OXMPI_MODE";
 }
+pub mod wait;
+pub mod universe;

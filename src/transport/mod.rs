@@ -1,2 +1,3 @@
 //! Shared-memory channels between ranks.
 pub mod ring;
+pub mod cma;

@@ -1,4 +1,4 @@
-//! MPI error values as the engine produces them, and the error codes handed to C.
+//! MPI error values (class + message) as the engine produces them, and the error codes handed to C.
 //!
 //! A code returned to the application is either a bare error class or a *rich* code: the class in the
 //! low 7 bits and, above it, the index of the message that explains this occurrence (as MPICH does),

@@ -1,0 +1,200 @@
+//! Argument checks and handle conversions shared by the C entry points. Each returns the MPI error
+//! class the standard prescribes, with a message that says what was wrong.
+use crate::abi::datatypes::{predefined_name, predefined_size};
+use crate::abi::*;
+use crate::comm::Comm;
+use crate::error::{err, MpiResult};
+use crate::p2p::{MsgId, ReqId, Status};
+use crate::runtime::universe::{self, Universe};
+use std::os::raw::c_int;
+
+pub fn universe() -> MpiResult<&'static Universe> {
+    universe::get()
+}
+
+/// The communicator behind handle `h`.
+pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<&'static Comm> {
+    match h {
+        MPI_COMM_WORLD => Ok(&u.world),
+        MPI_COMM_SELF => Ok(&u.self_comm),
+        MPI_COMM_NULL => Err(err(MPI_ERR_COMM, "invalid communicator: MPI_COMM_NULL")),
+        _ if handle_object(h) == OBJ_COMM => Err(err(MPI_ERR_COMM, format!("invalid communicator 0x{:08x} (freed, or never created)", h as u32))),
+        _ => Err(err(MPI_ERR_COMM, format!("invalid communicator: 0x{:08x} is not a communicator handle", h as u32))),
+    }
+}
+
+/// Size in bytes of one element of `dt`.
+pub fn datatype_size(dt: MPI_Datatype) -> MpiResult<usize> {
+    if dt == MPI_DATATYPE_NULL {
+        return Err(err(MPI_ERR_TYPE, "invalid datatype: MPI_DATATYPE_NULL"));
+    }
+    predefined_size(dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype; derived datatypes are not implemented yet)", dt as u32)))
+}
+
+pub fn datatype_name(dt: MPI_Datatype) -> String {
+    predefined_name(dt).map(str::to_string).unwrap_or_else(|| format!("0x{:08x}", dt as u32))
+}
+
+pub fn count(c: c_int) -> MpiResult<usize> {
+    if c < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {c}: must be non-negative")));
+    }
+    Ok(c as usize)
+}
+
+/// Bytes of a buffer of `count` elements of `dt`, checking that a non-empty buffer is not NULL.
+pub fn buffer_bytes(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<usize> {
+    let n = count(count_)?;
+    let size = datatype_size(dt)?;
+    let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", datatype_name(dt))))?;
+    if bytes > 0 && buf.is_null() {
+        return Err(err(MPI_ERR_BUFFER, format!("invalid buffer: NULL with count {n} of {}", datatype_name(dt))));
+    }
+    Ok(bytes)
+}
+
+pub fn send_tag(tag: c_int) -> MpiResult<i32> {
+    if !(0..=MPI_TAG_UB_VALUE).contains(&tag) {
+        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: send tags must be in 0..={MPI_TAG_UB_VALUE} (MPI_TAG_UB)")));
+    }
+    Ok(tag)
+}
+
+pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
+    if tag == MPI_ANY_TAG {
+        return Ok(tag);
+    }
+    if !(0..=MPI_TAG_UB_VALUE).contains(&tag) {
+        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: receive tags must be MPI_ANY_TAG or in 0..={MPI_TAG_UB_VALUE}")));
+    }
+    Ok(tag)
+}
+
+/// Peer of a send: Some(world rank), or None for MPI_PROC_NULL.
+pub fn dest_rank(c: &Comm, r: c_int) -> MpiResult<Option<usize>> {
+    if r == MPI_PROC_NULL {
+        return Ok(None);
+    }
+    if r < 0 || r as usize >= c.size() {
+        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the communicator has {} ranks (0..{})", c.size(), c.size())));
+    }
+    Ok(Some(c.world_rank(r as usize)))
+}
+
+/// Source of a receive or probe.
+pub enum Source {
+    ProcNull,
+    Any,
+    World(usize),
+}
+
+pub fn source_rank(c: &Comm, r: c_int) -> MpiResult<Source> {
+    match r {
+        MPI_PROC_NULL => Ok(Source::ProcNull),
+        MPI_ANY_SOURCE => Ok(Source::Any),
+        _ if r < 0 || r as usize >= c.size() => Err(err(MPI_ERR_RANK, format!("invalid source rank {r}: the communicator has {} ranks", c.size()))),
+        _ => Ok(Source::World(c.world_rank(r as usize))),
+    }
+}
+
+impl Source {
+    pub fn as_option(&self) -> Option<usize> {
+        match self {
+            Source::World(w) => Some(*w),
+            _ => None,
+        }
+    }
+}
+
+// ---- requests and messages ----
+
+const REQ_BASE: c_int = make_handle(HANDLE_KIND_DIRECT, OBJ_REQUEST, 0);
+/// A request that completed at once and needs no engine entry (operations with MPI_PROC_NULL):
+/// INDIRECT request handles carry the status kind in the index.
+pub const REQ_PROC_NULL: c_int = make_handle(HANDLE_KIND_INDIRECT, OBJ_REQUEST, 1);
+
+pub fn req_handle(id: ReqId) -> MPI_Request {
+    REQ_BASE | id as c_int
+}
+
+/// What a user request handle stands for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReqRef {
+    Null,
+    ProcNull,
+    Engine(ReqId),
+}
+
+pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
+    if h == MPI_REQUEST_NULL {
+        return Ok(ReqRef::Null);
+    }
+    if h == REQ_PROC_NULL {
+        return Ok(ReqRef::ProcNull);
+    }
+    if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
+        let id = handle_index(h);
+        if u.engine.is_valid(id) {
+            return Ok(ReqRef::Engine(id));
+        }
+    }
+    Err(err(MPI_ERR_REQUEST, format!("invalid request 0x{:08x} (already completed and freed, or never created)", h as u32)))
+}
+
+const MSG_BASE: c_int = make_handle(HANDLE_KIND_INDIRECT, OBJ_REQUEST, 0x100_0000);
+
+pub fn msg_handle(m: MsgId) -> MPI_Message {
+    MSG_BASE | m as c_int
+}
+
+pub enum MsgRef {
+    NoProc,
+    Engine(MsgId),
+}
+
+pub fn msg_ref(u: &Universe, h: MPI_Message) -> MpiResult<MsgRef> {
+    if h == MPI_MESSAGE_NO_PROC {
+        return Ok(MsgRef::NoProc);
+    }
+    if h != MPI_MESSAGE_NULL && (h & !0x00ff_ffff) == MSG_BASE {
+        let m = (h & 0x00ff_ffff) as u32;
+        if u.engine.message_valid(m) {
+            return Ok(MsgRef::Engine(m));
+        }
+    }
+    Err(err(MPI_ERR_REQUEST, format!("invalid message handle 0x{:08x} (use the handle MPI_Mprobe/MPI_Improbe returned, once)", h as u32)))
+}
+
+// ---- statuses ----
+
+pub fn status_ignored(s: *mut MPI_Status) -> bool {
+    s.is_null() || s as usize == STATUS_IGNORE_ADDR
+}
+
+/// The communicator an operation's context id belongs to.
+pub fn comm_of_context(u: &'static Universe, ctx: u32) -> Option<&'static Comm> {
+    [&u.world, &u.self_comm].into_iter().find(|c| ctx == c.context || ctx == c.coll_context())
+}
+
+/// Writes an engine status into a C status, translating the world rank into the rank in the
+/// operation's communicator. `MPI_ERROR` is written only by multiple-completion calls (`set_error`),
+/// as MPI 4.1 section 3.2.5 specifies.
+///
+/// # Safety
+/// `s` must be MPI_STATUS_IGNORE, NULL, or point to a writable MPI_Status.
+pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
+    if status_ignored(s) {
+        return;
+    }
+    let source = match universe::peek() {
+        Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.comm_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
+        _ => st.source,
+    };
+    let out = &mut *s;
+    out.MPI_SOURCE = source;
+    out.MPI_TAG = st.tag;
+    if set_error {
+        out.MPI_ERROR = st.error;
+    }
+    out.set_count_bytes(st.bytes, st.cancelled);
+}

@@ -1,0 +1,105 @@
+//! Communicator queries, error handlers on communicators, and MPI_Barrier.
+use super::check;
+use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
+use crate::abi::*;
+use crate::error::err;
+use crate::export;
+use crate::p2p::SendMode;
+use std::os::raw::c_int;
+
+fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(p)
+}
+
+export! {
+    fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm => {
+        let c = check::comm(check::universe()?, comm)?;
+        *out(rank, "rank")? = c.rank as c_int;
+        Ok(())
+    }
+
+    fn MPI_Comm_size / PMPI_Comm_size (comm: MPI_Comm, size: *mut c_int) on comm => {
+        let c = check::comm(check::universe()?, comm)?;
+        *out(size, "size")? = c.size() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Comm_compare / PMPI_Comm_compare (comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) on comm1 => {
+        let u = check::universe()?;
+        let a = check::comm(u, comm1)?;
+        let b = check::comm(u, comm2)?;
+        *out(result, "result")? = if comm1 == comm2 { MPI_IDENT } else if a.group == b.group { MPI_CONGRUENT } else { MPI_UNEQUAL };
+        Ok(())
+    }
+
+    fn MPI_Comm_test_inter / PMPI_Comm_test_inter (comm: MPI_Comm, flag: *mut c_int) on comm => {
+        check::comm(check::universe()?, comm)?;
+        *out(flag, "flag")? = 0;
+        Ok(())
+    }
+
+    fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
+        let c = check::comm(check::universe()?, comm)?;
+        if !is_valid_errhandler(errhandler) {
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
+        }
+        c.set_errhandler(errhandler);
+        Ok(())
+    }
+
+    fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
+        let c = check::comm(check::universe()?, comm)?;
+        *out(errhandler, "errhandler")? = c.errhandler();
+        Ok(())
+    }
+
+    fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+        let f = comm_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "the error handler function is NULL"))?;
+        *out(errhandler, "errhandler")? = create_user_handler(f);
+        Ok(())
+    }
+
+    fn MPI_Errhandler_free / PMPI_Errhandler_free (errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+        let h = out(errhandler, "errhandler")?;
+        free_errhandler(*h)?;
+        *h = MPI_ERRHANDLER_NULL;
+        Ok(())
+    }
+
+    fn MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler (comm: MPI_Comm, errorcode: c_int) on comm => {
+        check::comm(check::universe()?, comm)?;
+        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        // Route through the normal dispatch; the call itself succeeds if the handler returns.
+        super::errhandler::raise("MPI_Comm_call_errhandler", comm, err(class, format!("user-raised error code {errorcode}")));
+        Ok(())
+    }
+
+    fn MPI_Barrier / PMPI_Barrier (comm: MPI_Comm) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        barrier(u, c);
+        Ok(())
+    }
+}
+
+/// Dissemination barrier (Hensgen, Finkel & Manber 1988): in round k every rank signals the rank
+/// 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds, on the collective context.
+pub fn barrier(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm) {
+    let n = c.size();
+    let mut dist = 1;
+    let mut round = 0;
+    let mut token = 0u8;
+    while dist < n {
+        let to = c.world_rank((c.rank + dist) % n);
+        let from = c.world_rank((c.rank + n - dist) % n);
+        let r = u.engine.irecv(&mut token, 0, Some(from), round, c.coll_context());
+        let s = u.engine.isend(&token, 0, to, round, c.coll_context(), SendMode::Standard).expect("standard sends do not fail");
+        u.engine.wait(s);
+        u.engine.wait(r);
+        dist *= 2;
+        round += 1;
+    }
+}

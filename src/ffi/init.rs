@@ -1,0 +1,154 @@
+//! Environment management: init, finalize, abort, versions, timers, error strings.
+use super::check;
+use crate::abi::*;
+use crate::error::{class_of, err, string_of};
+use crate::export;
+use crate::runtime::universe;
+use std::os::raw::{c_char, c_int};
+use std::time::Instant;
+
+pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.0, MPICH ABI; https://github.com/oxmpi)");
+
+/// Copies `s` into a C buffer of `cap` bytes with a terminating NUL; returns the length written.
+///
+/// # Safety
+/// `dst` must be writable for `cap` bytes.
+pub unsafe fn write_cstr(dst: *mut c_char, cap: usize, s: &str) -> usize {
+    let n = s.len().min(cap.saturating_sub(1));
+    std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, dst, n);
+    *dst.add(n) = 0;
+    n
+}
+
+fn not_null<T>(p: *const T, what: &str) -> crate::error::MpiResult {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(())
+}
+
+static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+
+fn epoch() -> Instant {
+    *EPOCH.get_or_init(Instant::now)
+}
+
+export! {
+    fn MPI_Init / PMPI_Init (argc: *mut c_int, argv: *mut *mut *mut c_char) on MPI_COMM_WORLD => {
+        epoch();
+        universe::init(MPI_THREAD_SINGLE, MPI_ERRORS_ARE_FATAL)?;
+        Ok(())
+    }
+
+    fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on MPI_COMM_WORLD => {
+        not_null(provided, "provided")?;
+        if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+            return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
+        }
+        epoch();
+        let u = universe::init(required, MPI_ERRORS_ARE_FATAL)?;
+        *provided = u.thread_level;
+        Ok(())
+    }
+
+    fn MPI_Finalize / PMPI_Finalize () on MPI_COMM_WORLD => {
+        universe::finalize()
+    }
+
+    fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on MPI_COMM_SELF => {
+        not_null(flag, "flag")?;
+        *flag = universe::initialized() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Finalized / PMPI_Finalized (flag: *mut c_int) on MPI_COMM_SELF => {
+        not_null(flag, "flag")?;
+        *flag = universe::finalized() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Abort / PMPI_Abort (comm: MPI_Comm, errorcode: c_int) on MPI_COMM_WORLD => {
+        let rank = universe::peek().map_or(0, |u| u.rank);
+        let name = match comm { MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(), MPI_COMM_SELF => "MPI_COMM_SELF".to_string(), c => format!("0x{:08x}", c as u32) };
+        universe::abort_job(errorcode, &format!("oxmpi: rank {rank}: MPI_Abort({name}, {errorcode}) called; ending the job"))
+    }
+
+    fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on MPI_COMM_SELF => {
+        not_null(provided, "provided")?;
+        *provided = check::universe()?.thread_level;
+        Ok(())
+    }
+
+    fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on MPI_COMM_SELF => {
+        not_null(flag, "flag")?;
+        *flag = (check::universe()?.main_thread == std::thread::current().id()) as c_int;
+        Ok(())
+    }
+
+    fn MPI_Get_version / PMPI_Get_version (version: *mut c_int, subversion: *mut c_int) on MPI_COMM_SELF => {
+        not_null(version, "version")?;
+        not_null(subversion, "subversion")?;
+        *version = MPI_VERSION;
+        *subversion = MPI_SUBVERSION;
+        Ok(())
+    }
+
+    fn MPI_Get_library_version / PMPI_Get_library_version (version: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+        not_null(version, "version")?;
+        not_null(resultlen, "resultlen")?;
+        *resultlen = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING, LIBRARY_VERSION) as c_int;
+        Ok(())
+    }
+
+    fn MPI_Get_processor_name / PMPI_Get_processor_name (name: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+        not_null(name, "name")?;
+        not_null(resultlen, "resultlen")?;
+        let mut buf = [0 as c_char; 256];
+        if libc::gethostname(buf.as_mut_ptr(), buf.len()) != 0 {
+            return Err(err(MPI_ERR_OTHER, format!("gethostname failed: {}", std::io::Error::last_os_error())));
+        }
+        let host = std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
+        *resultlen = write_cstr(name, MPI_MAX_PROCESSOR_NAME, &host) as c_int;
+        Ok(())
+    }
+
+    fn MPI_Error_class / PMPI_Error_class (errorcode: c_int, errorclass: *mut c_int) on MPI_COMM_SELF => {
+        not_null(errorclass, "errorclass")?;
+        *errorclass = class_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+        Ok(())
+    }
+
+    fn MPI_Error_string / PMPI_Error_string (errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+        not_null(string, "string")?;
+        not_null(resultlen, "resultlen")?;
+        let s = string_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+        *resultlen = write_cstr(string, MPI_MAX_ERROR_STRING, &s) as c_int;
+        Ok(())
+    }
+}
+
+/// Seconds since an arbitrary point in the past (the first MPI call), from the monotonic clock.
+#[no_mangle]
+pub extern "C" fn PMPI_Wtime() -> f64 {
+    super::boundary::run_value(0.0, || epoch().elapsed().as_secs_f64())
+}
+#[no_mangle]
+pub extern "C" fn MPI_Wtime() -> f64 {
+    PMPI_Wtime()
+}
+
+/// Resolution of MPI_Wtime: the monotonic clock's resolution as the kernel reports it.
+#[no_mangle]
+pub extern "C" fn PMPI_Wtick() -> f64 {
+    super::boundary::run_value(1e-9, || {
+        let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        // SAFETY: clock_getres writes into a local timespec.
+        unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };
+        let t = ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9;
+        if t > 0.0 { t } else { 1e-9 }
+    })
+}
+#[no_mangle]
+pub extern "C" fn MPI_Wtick() -> f64 {
+    PMPI_Wtick()
+}

@@ -1,0 +1,284 @@
+//! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
+use super::check::{self, req_ref, write_status, ReqRef};
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use crate::p2p::{ReqId, Status};
+use std::os::raw::c_int;
+
+fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(p)
+}
+
+/// Resolves an array of request handles: None for MPI_REQUEST_NULL and (already complete)
+/// MPI_PROC_NULL requests, which are handled by the caller.
+unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Vec<ReqRef>> {
+    let n = check::count(count)?;
+    if n > 0 && reqs.is_null() {
+        return Err(err(MPI_ERR_ARG, "array_of_requests is NULL"));
+    }
+    let u = check::universe()?;
+    (0..n).map(|i| req_ref(u, *reqs.add(i))).collect()
+}
+
+fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
+    refs.iter().map(|r| if let ReqRef::Engine(id) = r { Some(*id) } else { None }).collect()
+}
+
+/// Sets the user's handle after completion: persistent requests keep theirs (they only become
+/// inactive), every other request handle becomes MPI_REQUEST_NULL.
+unsafe fn release_handle(u: &crate::runtime::universe::Universe, h: *mut MPI_Request, r: ReqRef) {
+    match r {
+        ReqRef::Engine(id) if u.engine.is_persistent(id) => {}
+        _ => *h = MPI_REQUEST_NULL,
+    }
+}
+
+fn status_error(st: &Status) -> MpiResult {
+    if st.error != MPI_SUCCESS {
+        return Err(err(st.error, "message truncated: the message was longer than the receive buffer"));
+    }
+    Ok(())
+}
+
+unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if check::status_ignored(statuses) { statuses } else { statuses.add(i) }
+}
+
+/// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS.
+fn in_status(errors: bool) -> MpiResult {
+    if errors {
+        return Err(err(MPI_ERR_IN_STATUS, "one or more requests failed; see the MPI_ERROR field of their statuses"));
+    }
+    Ok(())
+}
+
+export! {
+    fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let request = out(request, "request")?;
+        let u = check::universe()?;
+        let r = req_ref(u, *request)?;
+        let st = match r {
+            ReqRef::Null => Status::empty(),
+            ReqRef::ProcNull => Status::proc_null(),
+            ReqRef::Engine(id) => u.engine.wait(id),
+        };
+        release_handle(u, request, r);
+        write_status(status, &st, false);
+        status_error(&st)
+    }
+
+    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let request = out(request, "request")?;
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let r = req_ref(u, *request)?;
+        let st = match r {
+            ReqRef::Null => Some(Status::empty()),
+            ReqRef::ProcNull => Some(Status::proc_null()),
+            ReqRef::Engine(id) => u.engine.test(id),
+        };
+        *flag = st.is_some() as c_int;
+        if let Some(st) = st {
+            release_handle(u, request, r);
+            write_status(status, &st, false);
+            status_error(&st)?;
+        }
+        Ok(())
+    }
+
+    fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let st = match req_ref(u, request)? {
+            ReqRef::Null => Some(Status::empty()),
+            ReqRef::ProcNull => Some(Status::proc_null()),
+            ReqRef::Engine(id) => u.engine.peek_status(id),
+        };
+        *flag = st.is_some() as c_int;
+        if let Some(st) = st {
+            write_status(status, &st, false);
+        }
+        Ok(())
+    }
+
+    fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let refs = resolve(count, array_of_requests)?;
+        let u = check::universe()?;
+        let sts = u.engine.wait_all(&ids(&refs));
+        let mut errors = false;
+        for (i, (r, st)) in refs.iter().zip(sts).enumerate() {
+            let st = match r { ReqRef::Engine(_) => st, ReqRef::ProcNull => Status::proc_null(), ReqRef::Null => Status::empty() };
+            errors |= st.error != MPI_SUCCESS;
+            release_handle(u, array_of_requests.add(i), *r);
+            write_status(status_at(array_of_statuses, i), &st, true);
+        }
+        in_status(errors)
+    }
+
+    fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let refs = resolve(count, array_of_requests)?;
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let Some(sts) = u.engine.test_all(&ids(&refs)) else {
+            *flag = 0;
+            return Ok(());
+        };
+        *flag = 1;
+        let mut errors = false;
+        for (i, (r, st)) in refs.iter().zip(sts).enumerate() {
+            let st = match r { ReqRef::Engine(_) => st, ReqRef::ProcNull => Status::proc_null(), ReqRef::Null => Status::empty() };
+            errors |= st.error != MPI_SUCCESS;
+            release_handle(u, array_of_requests.add(i), *r);
+            write_status(status_at(array_of_statuses, i), &st, true);
+        }
+        in_status(errors)
+    }
+
+    fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let refs = resolve(count, array_of_requests)?;
+        let index = out(index, "index")?;
+        let u = check::universe()?;
+        // A PROC_NULL request is complete at once.
+        if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
+            *array_of_requests.add(i) = MPI_REQUEST_NULL;
+            *index = i as c_int;
+            write_status(status, &Status::proc_null(), false);
+            return Ok(());
+        }
+        if refs.iter().all(|r| *r == ReqRef::Null) {
+            *index = MPI_UNDEFINED;
+            write_status(status, &Status::empty(), false);
+            return Ok(());
+        }
+        let (i, st) = u.engine.wait_any(&ids(&refs));
+        release_handle(u, array_of_requests.add(i), refs[i]);
+        *index = i as c_int;
+        write_status(status, &st, false);
+        status_error(&st)
+    }
+
+    fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+        let refs = resolve(count, array_of_requests)?;
+        let index = out(index, "index")?;
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
+            *array_of_requests.add(i) = MPI_REQUEST_NULL;
+            *index = i as c_int;
+            *flag = 1;
+            write_status(status, &Status::proc_null(), false);
+            return Ok(());
+        }
+        if refs.iter().all(|r| *r == ReqRef::Null) {
+            *index = MPI_UNDEFINED;
+            *flag = 1;
+            write_status(status, &Status::empty(), false);
+            return Ok(());
+        }
+        let ids = ids(&refs);
+        // Complete at most one: take the first that is done.
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = id {
+                if let Some(st) = u.engine.test(*id) {
+                    release_handle(u, array_of_requests.add(i), refs[i]);
+                    *index = i as c_int;
+                    *flag = 1;
+                    write_status(status, &st, false);
+                    return status_error(&st);
+                }
+            }
+        }
+        *flag = 0;
+        *index = MPI_UNDEFINED;
+        Ok(())
+    }
+
+    fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+        some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
+    }
+
+    fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+        some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
+    }
+
+    fn MPI_Cancel / PMPI_Cancel (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+        let request = out(request, "request")?;
+        let u = check::universe()?;
+        match req_ref(u, *request)? {
+            ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
+            ReqRef::ProcNull => Ok(()),
+            ReqRef::Engine(id) => {
+                u.engine.cancel(id);
+                Ok(())
+            }
+        }
+    }
+
+    fn MPI_Request_free / PMPI_Request_free (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+        let request = out(request, "request")?;
+        let u = check::universe()?;
+        match req_ref(u, *request)? {
+            ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
+            ReqRef::ProcNull => {}
+            ReqRef::Engine(id) => u.engine.free(id),
+        }
+        *request = MPI_REQUEST_NULL;
+        Ok(())
+    }
+
+    fn MPI_Start / PMPI_Start (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+        let request = out(request, "request")?;
+        let u = check::universe()?;
+        match req_ref(u, *request)? {
+            ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
+            ReqRef::ProcNull => Ok(()),
+            ReqRef::Engine(id) => u.engine.start(id),
+        }
+    }
+
+    fn MPI_Startall / PMPI_Startall (count: c_int, array_of_requests: *mut MPI_Request) on MPI_COMM_WORLD => {
+        let refs = resolve(count, array_of_requests)?;
+        let u = check::universe()?;
+        for r in refs {
+            match r {
+                ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
+                ReqRef::ProcNull => {}
+                ReqRef::Engine(id) => u.engine.start(id)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
+    let refs = resolve(incount, reqs)?;
+    let outcount = out(outcount, "outcount")?;
+    let u = check::universe()?;
+    if refs.iter().all(|r| *r == ReqRef::Null) {
+        *outcount = MPI_UNDEFINED;
+        return Ok(());
+    }
+    let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let ids = ids(&refs);
+    if done.is_empty() && block {
+        done = u.engine.wait_some(&ids);
+    } else {
+        done.extend(u.engine.test_some(&ids));
+    }
+    if !done.is_empty() && indices.is_null() {
+        return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
+    }
+    let mut errors = false;
+    for (k, (i, st)) in done.iter().enumerate() {
+        release_handle(u, reqs.add(*i), refs[*i]);
+        *indices.add(k) = *i as c_int;
+        errors |= st.error != MPI_SUCCESS;
+        write_status(status_at(statuses, k), st, true);
+    }
+    *outcount = done.len() as c_int;
+    in_status(errors)
+}

@@ -1,0 +1,759 @@
+//! The point-to-point engine of one rank: matching, protocols, progress.
+//!
+//! The receiving rank owns all matching (design/engine.md 6.4): senders only push slots into the
+//! per-pair channels; the receiver drains them in progress, matches against its posted receives
+//! (in post order) or files them as unexpected (in arrival order). Channels are FIFO per pair, so
+//! MPI's non-overtaking rule holds by construction.
+//!
+//! Protocols, chosen by size:
+//! - eager (payload fits one slot): data travels in the slot; a synchronous send also asks for a
+//!   `SyncAck` once matched;
+//! - rendezvous: the sender pushes an `Rts` with its buffer address; the matching receiver copies
+//!   the data straight from the sender's memory with process_vm_readv (single copy) and answers
+//!   `Fin`. If the kernel refuses (ptrace policy), the receiver answers `Cts` and the sender streams
+//!   `Data` fragments through the channel instead.
+//!
+//! All state of a rank sits behind one mutex, so MPI_THREAD_MULTIPLE is safe; waiting threads release
+//! it and sleep on the rank's doorbell (runtime::wait).
+use super::bsend::BsendPool;
+use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
+use super::Status;
+use crate::abi::{MPI_ERR_BUFFER, MPI_ERR_OTHER, MPI_ERR_TRUNCATE, MPI_SUCCESS};
+use crate::error::{err, MpiResult};
+use crate::runtime::segment::Segment;
+use crate::runtime::wait::{ring, WaitPolicy};
+use crate::transport::cma;
+use crate::transport::ring::{Kind, SlotHeader, FLAG_SYNC, SLOT_PAYLOAD};
+use std::collections::VecDeque;
+use std::sync::atomic::{fence, AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// Index of a matched-probe message (MPI_Message) in the engine's table.
+pub type MsgId = u32;
+
+/// A message that arrived before a matching receive was posted.
+struct Unexpected {
+    src: usize,
+    tag: i32,
+    ctx: u32,
+    total: u64,
+    body: Body,
+}
+
+enum Body {
+    Eager { data: Vec<u8>, sync_sreq: Option<u64> },
+    Rts { sreq: u64, addr: u64 },
+}
+
+/// Something waiting for room in the channel to a peer, in send order.
+enum Out {
+    /// A whole message from `data` (the user's buffer or a bsend block); `req` completes when pushed
+    /// unless the send is synchronous.
+    Eager { hdr: SlotHeader, data: *const u8, req: Option<ReqId> },
+    /// A control slot without payload (Rts, Cts, Fin, SyncAck).
+    Ctl { hdr: SlotHeader },
+    /// A message being streamed after a Cts; `req` completes after the last fragment.
+    Stream { req: ReqId, rreq: u64, addr: *const u8, total: u64, offset: u64 },
+}
+
+struct Inner {
+    reqs: Slab<Req>,
+    /// Posted receives, in post order.
+    posted: VecDeque<ReqId>,
+    unexpected: VecDeque<Unexpected>,
+    /// Messages taken out of matching by MPI_Mprobe/Improbe.
+    messages: Slab<Unexpected>,
+    /// Per destination, slots waiting for channel space.
+    outq: Vec<VecDeque<Out>>,
+    /// Destinations whose outq is non-empty.
+    pending_dests: Vec<usize>,
+    bsend: Option<BsendPool>,
+    /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
+    cma: bool,
+}
+
+// SAFETY: the raw pointers in Inner are user buffers the MPI standard forbids the user to touch while
+// the operation is pending; they are only dereferenced under the engine mutex.
+unsafe impl Send for Inner {}
+
+pub struct Engine {
+    seg: Arc<Segment>,
+    me: usize,
+    n: usize,
+    policy: WaitPolicy,
+    inner: Mutex<Inner>,
+    /// Threads of this rank inside `wait_until`; when non-zero, completions ring our own doorbell so
+    /// a thread sleeping on another thread's behalf re-checks.
+    waiting_threads: AtomicU32,
+}
+
+fn req_wire(id: ReqId, gen: u32) -> u64 {
+    ((gen as u64) << 32) | id as u64
+}
+
+fn wire_req(w: u64) -> (ReqId, u32) {
+    (w as u32, (w >> 32) as u32)
+}
+
+fn tag_matches(want: i32, got: i32) -> bool {
+    want == crate::abi::MPI_ANY_TAG || want == got
+}
+
+impl Engine {
+    pub fn new(seg: Arc<Segment>, me: usize, policy: WaitPolicy) -> Engine {
+        let n = seg.nranks();
+        let cma = std::env::var("OXMPI_CMA").map(|v| v != "0").unwrap_or(true);
+        Engine {
+            seg,
+            me,
+            n,
+            policy,
+            inner: Mutex::new(Inner {
+                reqs: Slab::default(),
+                posted: VecDeque::new(),
+                unexpected: VecDeque::new(),
+                messages: Slab::default(),
+                outq: (0..n).map(|_| VecDeque::new()).collect(),
+                pending_dests: Vec::new(),
+                bsend: None,
+                cma,
+            }),
+            waiting_threads: AtomicU32::new(0),
+        }
+    }
+
+    pub fn rank(&self) -> usize {
+        self.me
+    }
+    pub fn size(&self) -> usize {
+        self.n
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    // ------------------------------------------------------------------ starting operations
+
+    /// Starts a send of `bytes` bytes at `buf` to world rank `dest`.
+    pub fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
+        let mut g = self.lock();
+        let id = g.reqs.insert_with(|gen| Req::new(gen, None));
+        self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode })?;
+        Ok(id)
+    }
+
+    /// Starts a receive into `cap` bytes at `buf` from world rank `src` (None: any source).
+    pub fn irecv(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
+        let mut g = self.lock();
+        let id = g.reqs.insert_with(|gen| Req::new(gen, None));
+        self.start_recv(&mut g, id, OpArgs::Recv { buf, cap, src, tag, ctx });
+        id
+    }
+
+    /// Creates an inactive persistent request.
+    pub fn persistent(&self, args: OpArgs) -> ReqId {
+        let mut g = self.lock();
+        g.reqs.insert_with(|gen| {
+            let mut r = Req::new(gen, Some(args));
+            r.persistent = true;
+            r.active = false;
+            r
+        })
+    }
+
+    /// MPI_Start on a persistent request. Errors if it is not persistent or still active.
+    pub fn start(&self, id: ReqId) -> MpiResult {
+        let mut g = self.lock();
+        let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
+        if !r.persistent {
+            return Err(err(crate::abi::MPI_ERR_REQUEST, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"));
+        }
+        if r.active {
+            return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
+        }
+        let args = r.op.expect("persistent request keeps its arguments");
+        r.gen = r.gen.wrapping_add(1);
+        r.active = true;
+        r.done = false;
+        r.matched = false;
+        r.streaming = None;
+        r.status = Status::empty();
+        match args {
+            OpArgs::Send { .. } => self.start_send(&mut g, id, args),
+            OpArgs::Recv { .. } => {
+                self.start_recv(&mut g, id, args);
+                Ok(())
+            }
+        }
+    }
+
+    fn start_send(&self, g: &mut Inner, id: ReqId, args: OpArgs) -> MpiResult {
+        let OpArgs::Send { buf, bytes, dest, tag, ctx, mode } = args else { unreachable!() };
+        let mut data = buf;
+        if mode == SendMode::Buffered {
+            // Copy into the attached buffer; an internal request carries the copy while the user's
+            // request completes at once.
+            let pool = g.bsend.as_mut().ok_or_else(|| err(MPI_ERR_BUFFER, format!("buffered send of {bytes} bytes but no buffer is attached (call MPI_Buffer_attach first)")))?;
+            let (off, p) = pool.alloc(bytes).ok_or_else(|| {
+                err(MPI_ERR_BUFFER, format!("the attached buffer ({} bytes) has no room for {bytes} bytes plus MPI_BSEND_OVERHEAD; attach a larger buffer", pool.size()))
+            })?;
+            // SAFETY: `p` has room for `bytes` (alloc above); `buf` is the user's send buffer of `bytes` bytes.
+            unsafe { std::ptr::copy_nonoverlapping(buf, p, bytes) };
+            data = p;
+            let user = g.reqs.get_mut(id).unwrap();
+            user.op = Some(args);
+            user.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
+            user.done = true;
+            let internal = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
+            let r = g.reqs.get_mut(internal).unwrap();
+            r.user_freed = true;
+            r.bsend_block = Some(off);
+            return self.post_send(g, internal, data, bytes, dest, tag, ctx, false);
+        }
+        g.reqs.get_mut(id).unwrap().op = Some(args);
+        self.post_send(g, id, data, bytes, dest, tag, ctx, mode == SendMode::Sync)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn post_send(&self, g: &mut Inner, id: ReqId, data: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, sync: bool) -> MpiResult {
+        let gen = g.reqs.get(id).unwrap().gen;
+        let sreq = req_wire(id, gen);
+        let mut hdr = SlotHeader { tag, context: ctx, total: bytes as u64, sreq, ..Default::default() };
+        if sync {
+            hdr.flags |= FLAG_SYNC;
+        }
+        {
+            let r = g.reqs.get_mut(id).unwrap();
+            r.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
+        }
+        let out = if bytes <= SLOT_PAYLOAD {
+            hdr.kind = Kind::Eager as u32;
+            hdr.len = bytes as u64;
+            Out::Eager { hdr, data, req: Some(id) }
+        } else {
+            hdr.kind = Kind::Rts as u32;
+            hdr.addr = data as u64;
+            Out::Ctl { hdr }
+        };
+        self.enqueue(g, dest, out);
+        self.flush_dest(g, dest);
+        Ok(())
+    }
+
+    fn start_recv(&self, g: &mut Inner, id: ReqId, args: OpArgs) {
+        let OpArgs::Recv { src, tag, ctx, .. } = args else { unreachable!() };
+        g.reqs.get_mut(id).unwrap().op = Some(args);
+        // Progress first so that messages already in the channels are considered in arrival order.
+        self.progress(g);
+        let pos = g.unexpected.iter().position(|u| u.ctx == ctx && src.is_none_or(|s| s == u.src) && tag_matches(tag, u.tag));
+        if let Some(i) = pos {
+            let u = g.unexpected.remove(i).unwrap();
+            self.deliver(g, id, u);
+        } else {
+            g.posted.push_back(id);
+        }
+    }
+
+    // ------------------------------------------------------------------ matching and delivery
+
+    /// Hands message `u` to receive request `id` (already matched).
+    fn deliver(&self, g: &mut Inner, id: ReqId, u: Unexpected) {
+        let (buf, cap) = match g.reqs.get(id).and_then(|r| r.op) {
+            Some(OpArgs::Recv { buf, cap, .. }) => (buf, cap),
+            _ => unreachable!("deliver to a non-receive"),
+        };
+        let n = (u.total as usize).min(cap);
+        let error = if (u.total as usize) > cap { MPI_ERR_TRUNCATE } else { MPI_SUCCESS };
+        {
+            let r = g.reqs.get_mut(id).unwrap();
+            r.matched = true;
+            r.status = Status { source: u.src as i32, tag: u.tag, error, bytes: n as u64, cancelled: false, context: u.ctx };
+        }
+        match u.body {
+            Body::Eager { data, sync_sreq } => {
+                // SAFETY: `buf` has room for `cap` >= n bytes (receive contract); data holds total >= n.
+                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+                if let Some(sreq) = sync_sreq {
+                    self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::SyncAck as u32, sreq, ..Default::default() } });
+                }
+                self.complete(g, id);
+            }
+            Body::Rts { sreq, addr } => {
+                let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
+                let copied = g.cma && (n == 0 || cma::read_from(pid, addr, buf, n).is_ok());
+                if copied {
+                    self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
+                    self.complete(g, id);
+                } else {
+                    // The kernel refused the single copy: switch to streaming for good.
+                    g.cma = false;
+                    let r = g.reqs.get_mut(id).unwrap();
+                    r.streaming = Some(Streaming { received: 0, total: u.total });
+                    let rreq = req_wire(id, r.gen);
+                    self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Cts as u32, sreq, rreq, ..Default::default() } });
+                }
+            }
+        }
+    }
+
+    fn complete(&self, g: &mut Inner, id: ReqId) {
+        let Some(r) = g.reqs.get_mut(id) else { return };
+        r.done = true;
+        if r.user_freed {
+            let block = r.bsend_block;
+            g.reqs.remove(id);
+            if let (Some(off), Some(pool)) = (block, g.bsend.as_mut()) {
+                pool.free(off);
+            }
+        }
+        if self.waiting_threads.load(Ordering::Relaxed) > 0 {
+            ring(self.seg.doorbell(self.me));
+        }
+    }
+
+    /// Handles one slot that arrived from `src`. `payload` points at the slot's payload.
+    fn handle_incoming(&self, g: &mut Inner, src: usize, hdr: &SlotHeader, payload: *const u8) {
+        match hdr.kind {
+            k if k == Kind::Eager as u32 || k == Kind::Rts as u32 => {
+                let pos = g.posted.iter().position(|&id| match g.reqs.get(id).and_then(|r| r.op) {
+                    Some(OpArgs::Recv { src: s, tag, ctx, .. }) => ctx == hdr.context && s.is_none_or(|s| s == src) && tag_matches(tag, hdr.tag),
+                    _ => false,
+                });
+                let sync = hdr.flags & FLAG_SYNC != 0;
+                if k == Kind::Eager as u32 {
+                    if let Some(i) = pos {
+                        // Matched on arrival: copy straight from the slot into the user's buffer.
+                        let id = g.posted.remove(i).unwrap();
+                        let Some(OpArgs::Recv { buf, cap, .. }) = g.reqs.get(id).and_then(|r| r.op) else { unreachable!() };
+                        let n = (hdr.len as usize).min(cap);
+                        // SAFETY: payload holds hdr.len bytes; buf has room for cap bytes.
+                        unsafe { std::ptr::copy_nonoverlapping(payload, buf, n) };
+                        let r = g.reqs.get_mut(id).unwrap();
+                        r.matched = true;
+                        r.status = Status { source: src as i32, tag: hdr.tag, error: if hdr.len as usize > cap { MPI_ERR_TRUNCATE } else { MPI_SUCCESS }, bytes: n as u64, cancelled: false, context: hdr.context };
+                        if sync {
+                            self.enqueue(g, src, Out::Ctl { hdr: SlotHeader { kind: Kind::SyncAck as u32, sreq: hdr.sreq, ..Default::default() } });
+                        }
+                        self.complete(g, id);
+                    } else {
+                        // SAFETY: payload holds hdr.len bytes.
+                        let data = unsafe { std::slice::from_raw_parts(payload, hdr.len as usize) }.to_vec();
+                        g.unexpected.push_back(Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.len, body: Body::Eager { data, sync_sreq: sync.then_some(hdr.sreq) } });
+                    }
+                } else {
+                    let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, addr: hdr.addr } };
+                    if let Some(i) = pos {
+                        let id = g.posted.remove(i).unwrap();
+                        self.deliver(g, id, u);
+                    } else {
+                        g.unexpected.push_back(u);
+                    }
+                }
+            }
+            k if k == Kind::Fin as u32 || k == Kind::SyncAck as u32 => {
+                let (id, gen) = wire_req(hdr.sreq);
+                if g.reqs.get(id).is_some_and(|r| r.gen == gen) {
+                    self.complete(g, id);
+                }
+            }
+            k if k == Kind::Cts as u32 => {
+                let (id, gen) = wire_req(hdr.sreq);
+                let Some(r) = g.reqs.get(id).filter(|r| r.gen == gen) else { return };
+                let Some(OpArgs::Send { buf, bytes, .. }) = r.op else { return };
+                // A buffered send streams from its bsend block, which is the address it announced.
+                let _ = buf;
+                let addr = self.announced_addr(g, id).unwrap_or(buf);
+                self.enqueue(g, src, Out::Stream { req: id, rreq: hdr.rreq, addr, total: bytes as u64, offset: 0 });
+            }
+            k if k == Kind::Data as u32 => {
+                let (id, gen) = wire_req(hdr.rreq);
+                let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen) else { return };
+                let Some(OpArgs::Recv { buf, cap, .. }) = r.op else { return };
+                if (hdr.offset as usize) < cap {
+                    let n = (hdr.len as usize).min(cap - hdr.offset as usize);
+                    // SAFETY: offset + n <= cap; payload holds hdr.len >= n bytes.
+                    unsafe { std::ptr::copy_nonoverlapping(payload, buf.add(hdr.offset as usize), n) };
+                }
+                let st = r.streaming.as_mut().expect("Data for a receive that is not streaming");
+                st.received += hdr.len;
+                if st.received >= st.total {
+                    self.complete(g, id);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The address an Rts announced for send `id` (the bsend block for buffered sends).
+    fn announced_addr(&self, g: &Inner, id: ReqId) -> Option<*const u8> {
+        let r = g.reqs.get(id)?;
+        let off = r.bsend_block?;
+        let pool = g.bsend.as_ref()?;
+        Some(pool.base().wrapping_add(off + crate::abi::MPI_BSEND_OVERHEAD as usize) as *const u8)
+    }
+
+    // ------------------------------------------------------------------ outgoing
+
+    fn enqueue(&self, g: &mut Inner, dest: usize, out: Out) {
+        if g.outq[dest].is_empty() {
+            g.pending_dests.push(dest);
+        }
+        g.outq[dest].push_back(out);
+    }
+
+    /// Pushes what fits of `dest`'s queue into the channel; returns whether anything was pushed.
+    fn flush_dest(&self, g: &mut Inner, dest: usize) -> bool {
+        let ch = self.seg.channel(self.me, dest);
+        let mut pushed = false;
+        loop {
+            let Some(front) = g.outq[dest].front_mut() else { break };
+            let mut completed = None;
+            let ok = match front {
+                Out::Eager { hdr, data, req } => {
+                    // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
+                    let payload = unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) };
+                    let ok = ch.try_push(hdr, payload);
+                    if ok && hdr.flags & FLAG_SYNC == 0 {
+                        completed = *req;
+                    }
+                    ok
+                }
+                Out::Ctl { hdr } => ch.try_push(hdr, &[]),
+                Out::Stream { req, rreq, addr, total, offset } => {
+                    let mut any = false;
+                    while *offset < *total {
+                        let len = ((*total - *offset) as usize).min(SLOT_PAYLOAD);
+                        let hdr = SlotHeader { kind: Kind::Data as u32, len: len as u64, total: *total, rreq: *rreq, offset: *offset, ..Default::default() };
+                        // SAFETY: the send buffer holds `total` bytes; offset + len <= total.
+                        let payload = unsafe { std::slice::from_raw_parts(addr.add(*offset as usize), len) };
+                        if !ch.try_push(&hdr, payload) {
+                            break;
+                        }
+                        any = true;
+                        *offset += len as u64;
+                    }
+                    pushed |= any;
+                    if *offset >= *total {
+                        completed = Some(*req);
+                        true
+                    } else {
+                        false
+                    }
+                }
+            };
+            if !ok {
+                break;
+            }
+            pushed = true;
+            g.outq[dest].pop_front();
+            if let Some(id) = completed {
+                self.complete(g, id);
+            }
+        }
+        if pushed {
+            ring(self.seg.doorbell(dest));
+        }
+        if g.outq[dest].is_empty() {
+            ch.set_producer_waiting(false);
+            g.pending_dests.retain(|&d| d != dest);
+        } else {
+            // Ask the consumer to ring us when it frees a slot, then look once more (Dekker pairing
+            // with the consumer's pop + SeqCst fence + flag check in `progress`).
+            ch.set_producer_waiting(true);
+            fence(Ordering::SeqCst);
+            if ch.has_space() {
+                return self.flush_dest(g, dest) || pushed;
+            }
+        }
+        pushed
+    }
+
+    // ------------------------------------------------------------------ progress
+
+    /// Drains every incoming channel and pushes pending outgoing slots. Returns whether anything
+    /// happened.
+    fn progress(&self, g: &mut Inner) -> bool {
+        let mut any = false;
+        for src in 0..self.n {
+            let ch = self.seg.channel(src, self.me);
+            let mut popped = false;
+            while let Some((hdr, payload)) = ch.peek() {
+                self.handle_incoming(g, src, &hdr, payload);
+                ch.pop();
+                popped = true;
+            }
+            if popped {
+                any = true;
+                fence(Ordering::SeqCst);
+                if ch.producer_waiting() {
+                    ring(self.seg.doorbell(src));
+                }
+            }
+        }
+        let dests = g.pending_dests.clone();
+        for d in dests {
+            any |= self.flush_dest(g, d);
+        }
+        any
+    }
+
+    /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),
+    /// waiting on the doorbell between passes.
+    fn wait_until<T>(&self, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
+        self.waiting_threads.fetch_add(1, Ordering::SeqCst);
+        let bell = self.seg.doorbell(self.me);
+        let out = loop {
+            let seen = bell.seq.load(Ordering::Acquire);
+            {
+                let mut g = self.lock();
+                self.progress(&mut g);
+                if let Some(v) = cond(&mut g) {
+                    break v;
+                }
+            }
+            self.policy.wait(bell, seen);
+        };
+        self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
+        out
+    }
+
+    /// One progress pass (MPI_Test* and friends).
+    pub fn poke(&self) {
+        let mut g = self.lock();
+        self.progress(&mut g);
+    }
+
+    // ------------------------------------------------------------------ completion
+
+    /// Whether `id` is a live persistent request (its handle survives completion).
+    pub fn is_persistent(&self, id: ReqId) -> bool {
+        self.lock().reqs.get(id).is_some_and(|r| r.persistent)
+    }
+
+    pub fn is_valid(&self, id: ReqId) -> bool {
+        self.lock().reqs.get(id).is_some_and(|r| !r.user_freed)
+    }
+
+    /// Takes the result of a finished request: frees it, or makes a persistent one inactive.
+    /// Inactive persistent requests report an empty status.
+    fn take(g: &mut Inner, id: ReqId) -> Option<Status> {
+        let r = g.reqs.get_mut(id)?;
+        if r.persistent && !r.active {
+            return Some(Status::empty());
+        }
+        if !r.done {
+            return None;
+        }
+        let st = r.status;
+        if r.persistent {
+            r.active = false;
+        } else {
+            g.reqs.remove(id);
+        }
+        Some(st)
+    }
+
+    /// Whether request `id` is complete (or inactive); does not free it.
+    fn is_done(g: &Inner, id: ReqId) -> bool {
+        g.reqs.get(id).is_some_and(|r| r.done || (r.persistent && !r.active))
+    }
+
+    /// MPI_Test: progress once; the status if `id` completed (the request is then released).
+    pub fn test(&self, id: ReqId) -> Option<Status> {
+        let mut g = self.lock();
+        if !Self::is_done(&g, id) {
+            self.progress(&mut g);
+        }
+        Self::take(&mut g, id)
+    }
+
+    pub fn wait(&self, id: ReqId) -> Status {
+        {
+            let mut g = self.lock();
+            if let Some(st) = Self::take(&mut g, id) {
+                return st;
+            }
+        }
+        self.wait_until(|g| Self::take(g, id))
+    }
+
+    /// MPI_Waitany over `ids` (None entries are null/inactive): (index, status).
+    pub fn wait_any(&self, ids: &[Option<ReqId>]) -> (usize, Status) {
+        self.wait_until(|g| ids.iter().enumerate().find_map(|(i, id)| id.filter(|&id| Self::is_done(g, id)).map(|id| (i, Self::take(g, id).unwrap()))))
+    }
+
+    /// Completes every request in `ids` that is done now; returns (index, status) of each.
+    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        Self::collect_done(&mut g, ids)
+    }
+
+    fn collect_done(g: &mut Inner, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+        let mut out = Vec::new();
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = *id {
+                if Self::is_done(g, id) {
+                    out.push((i, Self::take(g, id).unwrap()));
+                }
+            }
+        }
+        out
+    }
+
+    /// MPI_Waitsome: blocks until at least one is done.
+    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+        self.wait_until(|g| {
+            let v = Self::collect_done(g, ids);
+            (!v.is_empty()).then_some(v)
+        })
+    }
+
+    /// MPI_Testall: statuses of all if all are done (then all are released), else None.
+    pub fn test_all(&self, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        Self::take_all(&mut g, ids)
+    }
+
+    fn take_all(g: &mut Inner, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
+        if !ids.iter().all(|id| id.is_none_or(|id| Self::is_done(g, id))) {
+            return None;
+        }
+        Some(ids.iter().map(|id| id.map_or(Status::empty(), |id| Self::take(g, id).unwrap())).collect())
+    }
+
+    pub fn wait_all(&self, ids: &[Option<ReqId>]) -> Vec<Status> {
+        self.wait_until(|g| Self::take_all(g, ids))
+    }
+
+    /// MPI_Request_get_status: the status if done, without releasing the request.
+    pub fn peek_status(&self, id: ReqId) -> Option<Status> {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        let r = g.reqs.get(id)?;
+        if r.persistent && !r.active {
+            return Some(Status::empty());
+        }
+        r.done.then_some(r.status)
+    }
+
+    /// MPI_Request_free.
+    pub fn free(&self, id: ReqId) {
+        let mut g = self.lock();
+        let Some(r) = g.reqs.get_mut(id) else { return };
+        if r.done || (r.persistent && !r.active) {
+            g.reqs.remove(id);
+        } else {
+            r.user_freed = true;
+            r.persistent = false;
+        }
+    }
+
+    /// MPI_Cancel: a posted, unmatched receive is cancelled; anything else completes normally
+    /// (the standard allows a cancel to fail; MPI_Test_cancelled then reports false).
+    pub fn cancel(&self, id: ReqId) {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        if let Some(i) = g.posted.iter().position(|&p| p == id) {
+            g.posted.remove(i);
+            let r = g.reqs.get_mut(id).unwrap();
+            r.status = Status { cancelled: true, ..Status::empty() };
+            self.complete(&mut g, id);
+            ring(self.seg.doorbell(self.me));
+        }
+    }
+
+    // ------------------------------------------------------------------ probe
+
+    fn find_unexpected(g: &Inner, src: Option<usize>, tag: i32, ctx: u32) -> Option<usize> {
+        g.unexpected.iter().position(|u| u.ctx == ctx && src.is_none_or(|s| s == u.src) && tag_matches(tag, u.tag))
+    }
+
+    fn probe_status(u: &Unexpected) -> Status {
+        Status { source: u.src as i32, tag: u.tag, error: MPI_SUCCESS, bytes: u.total, cancelled: false, context: u.ctx }
+    }
+
+    pub fn iprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<Status> {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        Self::find_unexpected(&g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i]))
+    }
+
+    pub fn probe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Status {
+        self.wait_until(|g| Self::find_unexpected(g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i])))
+    }
+
+    fn take_message(g: &mut Inner, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
+        let i = Self::find_unexpected(g, src, tag, ctx)?;
+        let u = g.unexpected.remove(i).unwrap();
+        let st = Self::probe_status(&u);
+        Some((g.messages.insert_with(|_| u), st))
+    }
+
+    pub fn improbe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
+        let mut g = self.lock();
+        self.progress(&mut g);
+        Self::take_message(&mut g, src, tag, ctx)
+    }
+
+    pub fn mprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> (MsgId, Status) {
+        self.wait_until(|g| Self::take_message(g, src, tag, ctx))
+    }
+
+    pub fn message_valid(&self, m: MsgId) -> bool {
+        self.lock().messages.get(m).is_some()
+    }
+
+    /// MPI_Imrecv: receives matched message `m` into `buf`.
+    pub fn imrecv(&self, m: MsgId, buf: *mut u8, cap: usize) -> MpiResult<ReqId> {
+        let mut g = self.lock();
+        let u = g.messages.remove(m).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid message handle (already received?)"))?;
+        let args = OpArgs::Recv { buf, cap, src: Some(u.src), tag: u.tag, ctx: u.ctx };
+        let id = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
+        self.deliver(&mut g, id, u);
+        Ok(id)
+    }
+
+    // ------------------------------------------------------------------ buffered sends
+
+    pub fn buffer_attach(&self, base: *mut u8, size: usize) -> MpiResult {
+        let mut g = self.lock();
+        if g.bsend.is_some() {
+            return Err(err(MPI_ERR_BUFFER, "a buffer is already attached; detach it first (MPI_Buffer_detach)"));
+        }
+        g.bsend = Some(BsendPool::new(base, size, crate::abi::MPI_BSEND_OVERHEAD as usize));
+        Ok(())
+    }
+
+    /// MPI_Buffer_detach: waits until every buffered message has left the buffer.
+    pub fn buffer_detach(&self) -> MpiResult<(*mut u8, usize)> {
+        if self.lock().bsend.is_none() {
+            return Err(err(MPI_ERR_BUFFER, "no buffer is attached"));
+        }
+        Ok(self.wait_until(|g| {
+            if g.bsend.as_ref().is_some_and(|p| p.in_use()) {
+                return None;
+            }
+            let p = g.bsend.take().unwrap();
+            Some((p.base(), p.size()))
+        }))
+    }
+
+    // ------------------------------------------------------------------ finalize
+
+    /// Pushes out everything still queued (buffered sends, acknowledgements) before the rank goes
+    /// away; peers may still need them.
+    pub fn flush_all(&self) {
+        self.wait_until(|g| {
+            let busy = g.pending_dests.iter().any(|&d| !g.outq[d].is_empty()) || g.bsend.as_ref().is_some_and(|p| p.in_use());
+            (!busy).then_some(())
+        })
+    }
+
+    /// Internal consistency error for callers that need one.
+    pub fn internal(msg: &str) -> crate::error::MpiError {
+        err(MPI_ERR_OTHER, msg.to_string())
+    }
+}

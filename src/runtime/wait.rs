@@ -1,0 +1,119 @@
+//! Waiting for something to happen: spin while ranks have cores to themselves, then yield, then block
+//! on the rank's futex doorbell, which peers ring when they give it work.
+//!
+//! Measured on a 2-core machine (design/engine.md 4.3): with 8 ranks, blocking at once costs ~8 us per
+//! hop, yielding ~22 us, a fixed spin budget ~250 us and pure spinning ~42 ms. So the spin budget is
+//! zero when the job oversubscribes the CPUs it may run on, and a few microseconds otherwise.
+use super::futex;
+use super::segment::Doorbell;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+/// How long to spin and how often to yield before blocking.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WaitPolicy {
+    /// Iterations of `spin_loop` (each a PAUSE) before yielding.
+    pub spins: u32,
+    /// `sched_yield` calls before blocking on the futex.
+    pub yields: u32,
+    /// Whether to block at all (false only for OXMPI_WAIT=spin).
+    pub block: bool,
+}
+
+impl WaitPolicy {
+    /// Chooses the policy from OXMPI_WAIT (auto | spin | yield | block) and the ratio of ranks on
+    /// this node to the CPUs this process may use.
+    pub fn choose(ranks_on_node: usize) -> WaitPolicy {
+        let mode = std::env::var("OXMPI_WAIT").unwrap_or_default();
+        match mode.as_str() {
+            "spin" => WaitPolicy { spins: u32::MAX, yields: 0, block: false },
+            "yield" => WaitPolicy { spins: 0, yields: u32::MAX, block: false },
+            "block" => WaitPolicy { spins: 0, yields: 0, block: true },
+            _ => {
+                if ranks_on_node > available_cpus() {
+                    WaitPolicy { spins: 0, yields: 0, block: true }
+                } else {
+                    WaitPolicy { spins: 20_000, yields: 20, block: true }
+                }
+            }
+        }
+    }
+
+    /// Waits until the doorbell's sequence differs from `seen`, or returns early (spurious wake-ups
+    /// and a 100 ms timeout are harmless: the caller re-checks its condition).
+    pub fn wait(&self, bell: &Doorbell, seen: u32) {
+        let changed = || bell.seq.load(Ordering::Acquire) != seen;
+        let mut i = 0u32;
+        while i < self.spins {
+            if changed() {
+                return;
+            }
+            std::hint::spin_loop();
+            i += 1;
+        }
+        let mut y = 0u32;
+        while y < self.yields {
+            if changed() {
+                return;
+            }
+            std::thread::yield_now();
+            y += 1;
+        }
+        if !self.block {
+            return;
+        }
+        // Dekker pairing with `ring`: announce the sleeper, then re-check the sequence.
+        bell.sleepers.fetch_add(1, Ordering::SeqCst);
+        if bell.seq.load(Ordering::SeqCst) == seen {
+            futex::wait(&bell.seq, seen, Some(Duration::from_millis(100)));
+        }
+        bell.sleepers.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// Rings a rank's doorbell: something changed for it. Wakes sleepers only when there are some, so the
+/// common path is one atomic increment and one load.
+pub fn ring(bell: &Doorbell) {
+    bell.seq.fetch_add(1, Ordering::SeqCst);
+    if bell.sleepers.load(Ordering::SeqCst) != 0 {
+        futex::wake_all(&bell.seq);
+    }
+}
+
+/// CPUs this process may run on (sched_getaffinity), at least 1.
+pub fn available_cpus() -> usize {
+    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) == 0 {
+            let n = libc::CPU_COUNT(&set) as usize;
+            if n > 0 {
+                return n;
+            }
+        }
+    }
+    std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crossbeam_utils::CachePadded;
+    use std::sync::atomic::AtomicU32;
+    use std::sync::Arc;
+
+    #[test]
+    fn blocked_waiter_is_woken() {
+        let bell = Arc::new(Doorbell { seq: CachePadded::new(AtomicU32::new(0)), sleepers: CachePadded::new(AtomicU32::new(0)) });
+        let b2 = bell.clone();
+        let t = std::thread::spawn(move || {
+            let p = WaitPolicy { spins: 0, yields: 0, block: true };
+            while b2.seq.load(Ordering::Acquire) == 0 {
+                p.wait(&b2, 0);
+            }
+        });
+        std::thread::sleep(Duration::from_millis(20));
+        ring(&bell);
+        t.join().unwrap();
+    }
+}
