@@ -122,6 +122,12 @@ impl Engine {
         }
     }
 
+    /// Uses the streamed rendezvous for every large message, as when the kernel refuses
+    /// process_vm_readv (what OXMPI_CMA=0 selects at start-up).
+    pub fn disable_single_copy(&self) {
+        self.lock().cma = false;
+    }
+
     pub fn rank(&self) -> usize {
         self.me
     }
@@ -250,8 +256,18 @@ impl Engine {
         if let Some(i) = pos {
             let u = g.unexpected.remove(i).unwrap();
             self.deliver(g, id, u);
+            // Send the acknowledgement (SyncAck/Fin/Cts) now: the sender may be blocked on it
+            // while this rank computes without calling MPI.
+            self.flush_pending(g);
         } else {
             g.posted.push_back(id);
+        }
+    }
+
+    fn flush_pending(&self, g: &mut Inner) {
+        let dests = g.pending_dests.clone();
+        for d in dests {
+            self.flush_dest(g, d);
         }
     }
 
@@ -491,8 +507,7 @@ impl Engine {
                 }
             }
         }
-        let dests = g.pending_dests.clone();
-        for d in dests {
+        for d in g.pending_dests.clone() {
             any |= self.flush_dest(g, d);
         }
         any
@@ -713,6 +728,7 @@ impl Engine {
         let args = OpArgs::Recv { buf, cap, src: Some(u.src), tag: u.tag, ctx: u.ctx };
         let id = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
         self.deliver(&mut g, id, u);
+        self.flush_pending(&mut g);
         Ok(id)
     }
 
