@@ -266,7 +266,7 @@ mod tests {
         let o = run(&["-n", "2", "./a.out", "-n", "5", "--help", "--timeout", "x"]);
         assert_eq!(o.nranks, 2);
         assert_eq!(o.program, "./a.out");
-        assert_eq!(o.args.len(), 6);
+        assert_eq!(o.args.len(), 5);
         let o = run(&["-n", "2", "--", "-weird"]);
         assert_eq!(o.program, "-weird");
     }
