@@ -218,7 +218,8 @@ Environment:
   MPIEXEC_TIMEOUT   default for --timeout (seconds; 0 = no limit), as with MPICH
   OXMPI_LIBDIR      directory holding oxmpi's libmpi.so.12 (default: found next to {name})
   OXMPI_PRELOAD     1 = always LD_PRELOAD oxmpi into MPICH-built programs, 0 = never
-                    (by default only when the program has an RPATH/RUNPATH)
+                    (default: only when LD_LIBRARY_PATH cannot redirect the program:
+                    it has an RPATH/RUNPATH or needs a name OXMPI_LIBDIR lacks)
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank

@@ -3,8 +3,9 @@
 //! oxmpi is a drop-in for the MPICH ABI, so a binary built with MPICH's `mpicc` runs unchanged if
 //! the dynamic loader finds our library first. Prepending our directory to LD_LIBRARY_PATH does
 //! that for most binaries. It is not enough when the binary has DT_RPATH (searched before
-//! LD_LIBRARY_PATH) or DT_RUNPATH pointing at MPICH, or needs `libmpich.so.12` by that name; then
-//! we also LD_PRELOAD our library so its symbols win. Open MPI binaries use a different ABI that
+//! LD_LIBRARY_PATH) or DT_RUNPATH pointing at MPICH, or needs a name our directory does not hold
+//! (Debian's `mpicc.mpich` links `libmpich.so.12`; cargo's target directory has only
+//! `liboxmpi.so`); then we also LD_PRELOAD our library so its symbols win. Open MPI binaries use a different ABI that
 //! no loader trick can fix, so we refuse them with an explanation instead of letting them crash.
 use crate::elf::DynInfo;
 use std::ffi::{OsStr, OsString};
@@ -15,6 +16,9 @@ use std::path::PathBuf;
 pub struct LibDir {
     pub dir: PathBuf,
     pub preload: PathBuf,
+    /// Which of the MPICH library names (`libmpi.so.12`, `libmpich.so.12`) the directory holds,
+    /// i.e. which DT_NEEDED entries LD_LIBRARY_PATH alone redirects to us.
+    pub provides: Vec<String>,
 }
 
 impl LibDir {
@@ -24,9 +28,13 @@ impl LibDir {
         let soname = dir.join("libmpi.so.12");
         let artefact = dir.join("liboxmpi.so");
         let preload = if !soname.exists() && artefact.exists() { artefact } else { soname };
-        LibDir { dir, preload }
+        let provides = MPICH_NAMES.iter().filter(|n| dir.join(n).exists()).map(|n| n.to_string()).collect();
+        LibDir { dir, preload, provides }
     }
 }
+
+/// The names an MPICH-ABI program may NEED for its MPI library.
+const MPICH_NAMES: [&str; 2] = ["libmpi.so.12", "libmpich.so.12"];
 
 /// Finds our library directory: `OXMPI_LIBDIR`, else `<dir of mpiexec>/../lib` holding
 /// libmpi.so.12 (installed layout), else `<dir of mpiexec>` holding libmpi.so.12 or liboxmpi.so
@@ -95,13 +103,14 @@ pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user
     let Some(lib) = libdir else { return Ok(LibEnv::default()) };
     let mut out = LibEnv { ld_library_path: Some(prepend(lib.dir.as_os_str(), user.ld_library_path.as_deref())), ld_preload: None };
     if let Some(i) = info {
-        let mpich = i.needs("libmpi.so.12") || i.needs("libmpich.so.12");
+        let mpich: Vec<&str> = MPICH_NAMES.iter().copied().filter(|n| i.needs(n)).collect();
+        let unredirected = mpich.iter().any(|n| !lib.provides.iter().any(|p| p == n));
         let want = match user.preload.as_deref() {
             Some("1") => true,
             Some("0") => false,
-            _ => i.has_rpath,
+            _ => i.has_rpath || unredirected,
         };
-        if mpich && want {
+        if !mpich.is_empty() && want {
             out.ld_preload = Some(prepend(lib.preload.as_os_str(), user.ld_preload.as_deref()));
         }
     }
@@ -116,7 +125,11 @@ mod tests {
         DynInfo { needed: needed.iter().map(|s| s.to_string()).collect(), has_rpath }
     }
     fn lib() -> LibDir {
-        LibDir { dir: "/opt/ox/lib".into(), preload: "/opt/ox/lib/libmpi.so.12".into() }
+        LibDir {
+            dir: "/opt/ox/lib".into(),
+            preload: "/opt/ox/lib/libmpi.so.12".into(),
+            provides: vec!["libmpi.so.12".into(), "libmpich.so.12".into()],
+        }
     }
 
     #[test]
@@ -145,6 +158,20 @@ mod tests {
         // A non-MPI binary with an RPATH is left alone.
         let other = info(&["libc.so.6"], true);
         assert_eq!(plan("p", Some(&other), Some(&lib()), &forced).unwrap().ld_preload, None);
+    }
+
+    #[test]
+    fn preload_when_the_needed_name_is_not_in_our_directory() {
+        let only_soname = LibDir { provides: vec!["libmpi.so.12".into()], ..lib() };
+        let debian = info(&["libmpich.so.12", "libc.so.6"], false);
+        let e = plan("p", Some(&debian), Some(&only_soname), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12");
+        let plain = info(&["libmpi.so.12"], false);
+        assert_eq!(plan("p", Some(&plain), Some(&only_soname), &UserEnv::default()).unwrap().ld_preload, None);
+        let cargo_dir = LibDir { preload: "/t/liboxmpi.so".into(), provides: vec![], ..lib() };
+        assert_eq!(plan("p", Some(&plain), Some(&cargo_dir), &UserEnv::default()).unwrap().ld_preload.unwrap(), "/t/liboxmpi.so");
+        let never = UserEnv { preload: Some("0".into()), ..Default::default() };
+        assert_eq!(plan("p", Some(&debian), Some(&only_soname), &never).unwrap().ld_preload, None);
     }
 
     #[test]
@@ -178,6 +205,7 @@ mod tests {
         let d = find_libdir(None, Some(exe.clone())).unwrap();
         assert_eq!(d.dir, libd.canonicalize().unwrap());
         assert_eq!(d.preload, libd.canonicalize().unwrap().join("libmpi.so.12"));
+        assert_eq!(d.provides, vec!["libmpi.so.12".to_string()]);
         let d = find_libdir(Some("/elsewhere".into()), Some(exe)).unwrap();
         assert_eq!(d.dir, PathBuf::from("/elsewhere"));
         std::fs::remove_dir_all(&base).unwrap();

@@ -227,6 +227,11 @@ impl<'a> Job<'a> {
             if let Some((rank, code)) = self.seg.abort_record() {
                 return self.end_for_abort(rank, code);
             }
+            // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died
+            // of it is part of the launcher's own shutdown, not a failure to report.
+            if let Some(s) = take_pending_stop_signal() {
+                return self.end_for_signal(s);
+            }
             for (r, pid, status) in exited {
                 if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
                     eprintln!("{msg}");
@@ -252,6 +257,21 @@ impl<'a> Job<'a> {
                 _ => {}
             }
         }
+    }
+}
+
+/// Consumes a pending SIGINT, SIGTERM or SIGHUP, if any, without waiting.
+fn take_pending_stop_signal() -> Option<i32> {
+    // SAFETY: sigset_t is plain data, initialised by the calls; zero timeout never blocks.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let s = libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
+        (s > 0).then_some(s)
     }
 }
 
