@@ -93,7 +93,7 @@ fn parse_nranks(opt: &str, v: &str) -> Result<usize, UsageError> {
 /// Seconds as a non-negative decimal; 0 means "no limit" (as with MPICH's MPIEXEC_TIMEOUT).
 fn parse_timeout(what: &str, v: &str) -> Result<Option<Timeout>, UsageError> {
     match v.trim().parse::<f64>() {
-        Ok(s) if s.is_finite() && s >= 0.0 && s < 1e9 => {
+        Ok(s) if (0.0..1e9).contains(&s) => {
             if s == 0.0 {
                 Ok(None)
             } else {
