@@ -1,0 +1,328 @@
+//! Command-line parsing for `mpiexec` / `mpirun`.
+//!
+//! Hand-written (std only) because the grammar is tiny and has one MPI-specific rule that generic
+//! parsers get wrong: options stop at the first non-option, which is the program, so that
+//! `mpiexec -n 2 ./prog -n 5` hands `-n 5` to the program untouched.
+//!
+//! Parsing is pure (environment values are passed in) so it can be unit-tested.
+use std::ffi::{OsStr, OsString};
+use std::fmt;
+use std::time::Duration;
+
+/// How ranks are run. Only `Processes` exists today; `Threads` is a later issue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mode {
+    Processes,
+    Threads,
+}
+
+impl Mode {
+    fn parse(s: &str) -> Option<Mode> {
+        match s {
+            "processes" | "process" | "proc" => Some(Mode::Processes),
+            "threads" | "thread" => Some(Mode::Threads),
+            _ => None,
+        }
+    }
+}
+
+/// A job time limit, remembered with the text the user gave so messages echo it back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Timeout {
+    pub limit: Duration,
+    pub shown: String,
+}
+
+/// Everything needed to run a job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Options {
+    pub nranks: usize,
+    pub mode: Mode,
+    pub timeout: Option<Timeout>,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+}
+
+/// What the command line asks for.
+#[derive(Debug, PartialEq)]
+pub enum Command {
+    Run(Options),
+    Help,
+    Version,
+}
+
+/// A usage mistake; printed as one line plus a hint, exit status 2.
+#[derive(Debug, PartialEq)]
+pub struct UsageError(pub String);
+
+impl fmt::Display for UsageError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// Values the parser takes from the environment (passed in, to keep parsing pure).
+#[derive(Default, Clone, Debug)]
+pub struct EnvDefaults {
+    /// `OXMPI_MODE`
+    pub mode: Option<String>,
+    /// `MPIEXEC_TIMEOUT` (MPICH's name, so existing job scripts keep working)
+    pub timeout: Option<String>,
+}
+
+impl EnvDefaults {
+    pub fn from_env() -> EnvDefaults {
+        EnvDefaults {
+            mode: std::env::var("OXMPI_MODE").ok().filter(|s| !s.is_empty()),
+            timeout: std::env::var("MPIEXEC_TIMEOUT").ok().filter(|s| !s.is_empty()),
+        }
+    }
+}
+
+fn err<T>(msg: impl Into<String>) -> Result<T, UsageError> {
+    Err(UsageError(msg.into()))
+}
+
+fn parse_nranks(opt: &str, v: &str) -> Result<usize, UsageError> {
+    match v.parse::<usize>() {
+        Ok(n) if n >= 1 => Ok(n),
+        _ => err(format!("{opt} needs a positive number of processes, not '{v}'")),
+    }
+}
+
+/// Seconds as a non-negative decimal; 0 means "no limit" (as with MPICH's MPIEXEC_TIMEOUT).
+fn parse_timeout(what: &str, v: &str) -> Result<Option<Timeout>, UsageError> {
+    match v.trim().parse::<f64>() {
+        Ok(s) if (0.0..1e9).contains(&s) => {
+            if s == 0.0 {
+                Ok(None)
+            } else {
+                Ok(Some(Timeout { limit: Duration::from_secs_f64(s), shown: v.trim().to_string() }))
+            }
+        }
+        _ => err(format!("{what} needs a number of seconds, not '{v}'")),
+    }
+}
+
+fn parse_mode(what: &str, v: &str) -> Result<Mode, UsageError> {
+    Mode::parse(v).ok_or_else(|| UsageError(format!("{what} must be 'processes' or 'threads', not '{v}'")))
+}
+
+/// Parses the arguments after argv[0].
+pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError> {
+    let mut nranks: Option<usize> = None;
+    let mut mode: Option<Mode> = None;
+    let mut timeout: Option<Option<Timeout>> = None;
+    let mut i = 0;
+    while i < argv.len() {
+        let raw = &argv[i];
+        let Some(a) = raw.to_str() else { break }; // a non-UTF-8 word is never one of our options
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" {
+            break; // the program
+        }
+        // `--opt=value` form for the long options.
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        let value = |i: &mut usize| -> Result<String, UsageError> {
+            if let Some(v) = &inline {
+                return Ok(v.clone());
+            }
+            *i += 1;
+            match argv.get(*i).and_then(|v| v.to_str()) {
+                Some(v) => Ok(v.to_string()),
+                None => err(format!("option {name} needs a value")),
+            }
+        };
+        match name {
+            "-h" | "--help" | "-help" => return Ok(Command::Help),
+            "--version" | "-version" => return Ok(Command::Version),
+            "-n" | "-np" | "--np" | "--n" => {
+                let v = value(&mut i)?;
+                nranks = Some(parse_nranks(name, &v)?);
+            }
+            "--mode" => {
+                let v = value(&mut i)?;
+                mode = Some(parse_mode("--mode", &v)?);
+            }
+            "--timeout" => {
+                let v = value(&mut i)?;
+                timeout = Some(parse_timeout("--timeout", &v)?);
+            }
+            // Open MPI users type it; with one node there is nothing to oversubscribe.
+            "--oversubscribe" | "-oversubscribe" => {
+                if inline.is_some() {
+                    return err("--oversubscribe takes no value");
+                }
+            }
+            _ => return err(format!("unknown option '{a}'")),
+        }
+        i += 1;
+    }
+    let Some(program) = argv.get(i).cloned() else {
+        return err("no program given");
+    };
+    if program.is_empty() {
+        return err("the program name is empty");
+    }
+    let mode = match mode {
+        Some(m) => m,
+        None => match &env.mode {
+            Some(v) => parse_mode("OXMPI_MODE", v)?,
+            None => Mode::Processes,
+        },
+    };
+    let timeout = match timeout {
+        Some(t) => t,
+        None => match &env.timeout {
+            Some(v) => parse_timeout("MPIEXEC_TIMEOUT", v)?,
+            None => None,
+        },
+    };
+    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, program, args: argv[i + 1..].to_vec() }))
+}
+
+/// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
+pub fn invoked_name(argv0: Option<&OsStr>) -> String {
+    argv0
+        .and_then(|a| std::path::Path::new(a).file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "mpiexec".to_string())
+}
+
+pub fn usage(name: &str) -> String {
+    format!(
+        "\
+Usage: {name} -n N [options] PROGRAM [ARGS...]
+
+Runs N copies (ranks) of PROGRAM as one MPI job on this machine, using oxmpi.
+Options end at PROGRAM; everything after it is passed to the program.
+
+Options:
+  -n N, -np N, --np N      number of ranks (default 1)
+  --mode processes|threads how ranks run (default: $OXMPI_MODE, else processes);
+                           threads mode is not available yet
+  --timeout SECONDS        end the job (exit status 124) if it runs longer
+  --oversubscribe          accepted for Open MPI compatibility; has no effect
+  -h, --help               show this help
+  --version                show the version
+
+Environment:
+  OXMPI_MODE        default for --mode
+  MPIEXEC_TIMEOUT   default for --timeout (seconds; 0 = no limit), as with MPICH
+  OXMPI_LIBDIR      directory holding oxmpi's libmpi.so.12 (default: found next to {name})
+  OXMPI_PRELOAD     1 = always LD_PRELOAD oxmpi into MPICH-built programs, 0 = never
+                    (default: only when LD_LIBRARY_PATH cannot redirect the program:
+                    it has an RPATH/RUNPATH or needs a name OXMPI_LIBDIR lacks)
+  OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
+
+Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
+was killed by signal S; the MPI_Abort code; 124 on timeout; 127 if PROGRAM cannot run;
+2 on a usage error.
+"
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Command, UsageError> {
+        p_env(args, EnvDefaults::default())
+    }
+    fn p_env(args: &[&str], env: EnvDefaults) -> Result<Command, UsageError> {
+        let v: Vec<OsString> = args.iter().map(OsString::from).collect();
+        parse(&v, &env)
+    }
+    fn run(args: &[&str]) -> Options {
+        match p(args) {
+            Ok(Command::Run(o)) => o,
+            other => panic!("{args:?} gave {other:?}"),
+        }
+    }
+
+    #[test]
+    fn basic_forms() {
+        for form in [&["-n", "4"][..], &["-np", "4"], &["--np", "4"], &["--np=4"]] {
+            let mut a: Vec<&str> = form.to_vec();
+            a.extend(["prog", "x"]);
+            let o = run(&a);
+            assert_eq!(o.nranks, 4);
+            assert_eq!(o.program, "prog");
+            assert_eq!(o.args, vec![OsString::from("x")]);
+            assert_eq!(o.mode, Mode::Processes);
+            assert_eq!(o.timeout, None);
+        }
+        assert_eq!(run(&["prog"]).nranks, 1);
+    }
+
+    #[test]
+    fn options_stop_at_program() {
+        let o = run(&["-n", "2", "./a.out", "-n", "5", "--help", "--timeout", "x"]);
+        assert_eq!(o.nranks, 2);
+        assert_eq!(o.program, "./a.out");
+        assert_eq!(o.args.len(), 5);
+        let o = run(&["-n", "2", "--", "-weird"]);
+        assert_eq!(o.program, "-weird");
+    }
+
+    #[test]
+    fn mode_and_timeout() {
+        let o = run(&["--mode", "processes", "--timeout", "2.5", "--oversubscribe", "p"]);
+        assert_eq!(o.mode, Mode::Processes);
+        assert_eq!(o.timeout.as_ref().unwrap().limit, Duration::from_millis(2500));
+        assert_eq!(o.timeout.unwrap().shown, "2.5");
+        assert_eq!(run(&["--mode=threads", "p"]).mode, Mode::Threads);
+        assert_eq!(run(&["--timeout", "0", "p"]).timeout, None);
+    }
+
+    #[test]
+    fn env_defaults() {
+        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()) };
+        let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
+        assert_eq!(o.mode, Mode::Threads);
+        assert_eq!(o.timeout.unwrap().limit, Duration::from_secs(7));
+        // Command line wins over the environment.
+        let Ok(Command::Run(o)) = p_env(&["--mode", "processes", "--timeout", "3", "p"], env) else { panic!() };
+        assert_eq!(o.mode, Mode::Processes);
+        assert_eq!(o.timeout.unwrap().shown, "3");
+        let bad = EnvDefaults { mode: None, timeout: Some("soon".into()) };
+        assert!(p_env(&["p"], bad).unwrap_err().0.contains("MPIEXEC_TIMEOUT"));
+        let bad = EnvDefaults { mode: Some("fibers".into()), timeout: None };
+        assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_MODE"));
+    }
+
+    #[test]
+    fn help_and_version() {
+        assert_eq!(p(&["-h"]), Ok(Command::Help));
+        assert_eq!(p(&["-n", "2", "--help", "prog"]), Ok(Command::Help));
+        assert_eq!(p(&["--version"]), Ok(Command::Version));
+    }
+
+    #[test]
+    fn usage_errors() {
+        assert!(p(&[]).unwrap_err().0.contains("no program"));
+        assert!(p(&["-n", "2"]).unwrap_err().0.contains("no program"));
+        assert!(p(&["-n"]).unwrap_err().0.contains("needs a value"));
+        assert!(p(&["-n", "0", "p"]).unwrap_err().0.contains("positive"));
+        assert!(p(&["-n", "x", "p"]).unwrap_err().0.contains("positive"));
+        assert!(p(&["-n", "-3", "p"]).is_err());
+        assert!(p(&["--bogus", "p"]).unwrap_err().0.contains("unknown option '--bogus'"));
+        assert!(p(&["--mode", "fibers", "p"]).is_err());
+        assert!(p(&["--timeout", "-1", "p"]).is_err());
+        assert!(p(&["--timeout", "soon", "p"]).is_err());
+    }
+
+    #[test]
+    fn invoked_as() {
+        assert_eq!(invoked_name(Some(OsStr::new("/usr/bin/mpirun"))), "mpirun");
+        assert_eq!(invoked_name(Some(OsStr::new("mpiexec"))), "mpiexec");
+        assert_eq!(invoked_name(None), "mpiexec");
+    }
+}

@@ -1,0 +1,213 @@
+//! Making the ranks load oxmpi's libmpi.so.12 rather than MPICH's.
+//!
+//! oxmpi is a drop-in for the MPICH ABI, so a binary built with MPICH's `mpicc` runs unchanged if
+//! the dynamic loader finds our library first. Prepending our directory to LD_LIBRARY_PATH does
+//! that for most binaries. It is not enough when the binary has DT_RPATH (searched before
+//! LD_LIBRARY_PATH) or DT_RUNPATH pointing at MPICH, or needs a name our directory does not hold
+//! (Debian's `mpicc.mpich` links `libmpich.so.12`; cargo's target directory has only
+//! `liboxmpi.so`); then we also LD_PRELOAD our library so its symbols win. Open MPI binaries use a different ABI that
+//! no loader trick can fix, so we refuse them with an explanation instead of letting them crash.
+use crate::elf::DynInfo;
+use std::ffi::{OsStr, OsString};
+use std::path::PathBuf;
+
+/// Where oxmpi's library lives, and the file to preload from there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LibDir {
+    pub dir: PathBuf,
+    pub preload: PathBuf,
+    /// Which of the MPICH library names (`libmpi.so.12`, `libmpich.so.12`) the directory holds,
+    /// i.e. which DT_NEEDED entries LD_LIBRARY_PATH alone redirects to us.
+    pub provides: Vec<String>,
+}
+
+impl LibDir {
+    fn new(dir: PathBuf) -> LibDir {
+        // Prefer the SONAME link (what programs NEED); fall back to the cargo build artefact,
+        // whose SONAME is libmpi.so.12 so the loader treats it as that library once loaded.
+        let soname = dir.join("libmpi.so.12");
+        let artefact = dir.join("liboxmpi.so");
+        let preload = if !soname.exists() && artefact.exists() { artefact } else { soname };
+        let provides = MPICH_NAMES.iter().filter(|n| dir.join(n).exists()).map(|n| n.to_string()).collect();
+        LibDir { dir, preload, provides }
+    }
+}
+
+/// The names an MPICH-ABI program may NEED for its MPI library.
+const MPICH_NAMES: [&str; 2] = ["libmpi.so.12", "libmpich.so.12"];
+
+/// Finds our library directory: `OXMPI_LIBDIR`, else `<dir of mpiexec>/../lib` holding
+/// libmpi.so.12 (installed layout), else `<dir of mpiexec>` holding libmpi.so.12 or liboxmpi.so
+/// (cargo's target directory).
+pub fn find_libdir(env_libdir: Option<OsString>, exe: Option<PathBuf>) -> Option<LibDir> {
+    if let Some(d) = env_libdir.filter(|d| !d.is_empty()) {
+        return Some(LibDir::new(PathBuf::from(d)));
+    }
+    let exe = exe?;
+    let bindir = exe.parent()?;
+    let lib = bindir.join("../lib");
+    if lib.join("libmpi.so.12").exists() {
+        return Some(LibDir::new(lib.canonicalize().unwrap_or(lib)));
+    }
+    if bindir.join("libmpi.so.12").exists() || bindir.join("liboxmpi.so").exists() {
+        return Some(LibDir::new(bindir.to_path_buf()));
+    }
+    None
+}
+
+/// Environment changes for the ranks (None = leave the variable as it is).
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct LibEnv {
+    pub ld_library_path: Option<OsString>,
+    pub ld_preload: Option<OsString>,
+}
+
+/// What the user's environment says, for `plan`.
+#[derive(Debug, Default, Clone)]
+pub struct UserEnv {
+    pub ld_library_path: Option<OsString>,
+    pub ld_preload: Option<OsString>,
+    /// `OXMPI_PRELOAD`: "1" forces preloading, "0" forbids it.
+    pub preload: Option<String>,
+}
+
+impl UserEnv {
+    pub fn from_env() -> UserEnv {
+        UserEnv {
+            ld_library_path: std::env::var_os("LD_LIBRARY_PATH"),
+            ld_preload: std::env::var_os("LD_PRELOAD"),
+            preload: std::env::var("OXMPI_PRELOAD").ok(),
+        }
+    }
+}
+
+fn prepend(first: &OsStr, rest: Option<&OsStr>) -> OsString {
+    let mut v = OsString::from(first);
+    if let Some(r) = rest.filter(|r| !r.is_empty()) {
+        v.push(":");
+        v.push(r);
+    }
+    v
+}
+
+/// Decides the loader environment for `program` (`info` is None for non-ELF programs).
+/// Err is the message for a program we cannot run (built against Open MPI).
+pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user: &UserEnv) -> Result<LibEnv, String> {
+    if let Some(i) = info {
+        if i.needs("libmpi.so.40") {
+            return Err(format!(
+                "{program} was built against Open MPI (libmpi.so.40), whose ABI oxmpi does not implement; rebuild it with oxmpi's mpicc or MPICH's"
+            ));
+        }
+    }
+    let Some(lib) = libdir else { return Ok(LibEnv::default()) };
+    let mut out = LibEnv { ld_library_path: Some(prepend(lib.dir.as_os_str(), user.ld_library_path.as_deref())), ld_preload: None };
+    if let Some(i) = info {
+        let mpich: Vec<&str> = MPICH_NAMES.iter().copied().filter(|n| i.needs(n)).collect();
+        let unredirected = mpich.iter().any(|n| !lib.provides.iter().any(|p| p == n));
+        let want = match user.preload.as_deref() {
+            Some("1") => true,
+            Some("0") => false,
+            _ => i.has_rpath || unredirected,
+        };
+        if !mpich.is_empty() && want {
+            out.ld_preload = Some(prepend(lib.preload.as_os_str(), user.ld_preload.as_deref()));
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn info(needed: &[&str], has_rpath: bool) -> DynInfo {
+        DynInfo { needed: needed.iter().map(|s| s.to_string()).collect(), has_rpath }
+    }
+    fn lib() -> LibDir {
+        LibDir {
+            dir: "/opt/ox/lib".into(),
+            preload: "/opt/ox/lib/libmpi.so.12".into(),
+            provides: vec!["libmpi.so.12".into(), "libmpich.so.12".into()],
+        }
+    }
+
+    #[test]
+    fn script_gets_library_path_only() {
+        let e = plan("s.sh", None, Some(&lib()), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib");
+        assert_eq!(e.ld_preload, None);
+        let u = UserEnv { ld_library_path: Some("/a:/b".into()), ..Default::default() };
+        let e = plan("s.sh", None, Some(&lib()), &u).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib:/a:/b");
+    }
+
+    #[test]
+    fn mpich_binary_preload_rules() {
+        let plain = info(&["libmpich.so.12", "libc.so.6"], false);
+        let rp = info(&["libmpi.so.12", "libc.so.6"], true);
+        let e = plan("p", Some(&plain), Some(&lib()), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_preload, None);
+        let e = plan("p", Some(&rp), Some(&lib()), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12");
+        let forced = UserEnv { preload: Some("1".into()), ld_preload: Some("/x.so".into()), ..Default::default() };
+        let e = plan("p", Some(&plain), Some(&lib()), &forced).unwrap();
+        assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12:/x.so");
+        let never = UserEnv { preload: Some("0".into()), ..Default::default() };
+        assert_eq!(plan("p", Some(&rp), Some(&lib()), &never).unwrap().ld_preload, None);
+        // A non-MPI binary with an RPATH is left alone.
+        let other = info(&["libc.so.6"], true);
+        assert_eq!(plan("p", Some(&other), Some(&lib()), &forced).unwrap().ld_preload, None);
+    }
+
+    #[test]
+    fn preload_when_the_needed_name_is_not_in_our_directory() {
+        let only_soname = LibDir { provides: vec!["libmpi.so.12".into()], ..lib() };
+        let debian = info(&["libmpich.so.12", "libc.so.6"], false);
+        let e = plan("p", Some(&debian), Some(&only_soname), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12");
+        let plain = info(&["libmpi.so.12"], false);
+        assert_eq!(plan("p", Some(&plain), Some(&only_soname), &UserEnv::default()).unwrap().ld_preload, None);
+        let cargo_dir = LibDir { preload: "/t/liboxmpi.so".into(), provides: vec![], ..lib() };
+        assert_eq!(plan("p", Some(&plain), Some(&cargo_dir), &UserEnv::default()).unwrap().ld_preload.unwrap(), "/t/liboxmpi.so");
+        let never = UserEnv { preload: Some("0".into()), ..Default::default() };
+        assert_eq!(plan("p", Some(&debian), Some(&only_soname), &never).unwrap().ld_preload, None);
+    }
+
+    #[test]
+    fn open_mpi_refused() {
+        let ompi = info(&["libmpi.so.40", "libc.so.6"], false);
+        let m = plan("./ring", Some(&ompi), Some(&lib()), &UserEnv::default()).unwrap_err();
+        assert!(m.starts_with("./ring was built against Open MPI (libmpi.so.40)"), "{m}");
+        assert!(plan("./ring", Some(&ompi), None, &UserEnv::default()).is_err());
+    }
+
+    #[test]
+    fn no_libdir_changes_nothing() {
+        let rp = info(&["libmpi.so.12"], true);
+        assert_eq!(plan("p", Some(&rp), None, &UserEnv::default()).unwrap(), LibEnv::default());
+    }
+
+    #[test]
+    fn libdir_search() {
+        let base = std::env::temp_dir().join(format!("oxmpi-libdir-{}", std::process::id()));
+        let bin = base.join("bin");
+        let libd = base.join("lib");
+        std::fs::create_dir_all(&bin).unwrap();
+        std::fs::create_dir_all(&libd).unwrap();
+        let exe = bin.join("mpiexec");
+        assert_eq!(find_libdir(None, Some(exe.clone())), None);
+        std::fs::write(bin.join("liboxmpi.so"), "").unwrap();
+        let d = find_libdir(None, Some(exe.clone())).unwrap();
+        assert_eq!(d.dir, bin);
+        assert_eq!(d.preload, bin.join("liboxmpi.so"));
+        std::fs::write(libd.join("libmpi.so.12"), "").unwrap();
+        let d = find_libdir(None, Some(exe.clone())).unwrap();
+        assert_eq!(d.dir, libd.canonicalize().unwrap());
+        assert_eq!(d.preload, libd.canonicalize().unwrap().join("libmpi.so.12"));
+        assert_eq!(d.provides, vec!["libmpi.so.12".to_string()]);
+        let d = find_libdir(Some("/elsewhere".into()), Some(exe)).unwrap();
+        assert_eq!(d.dir, PathBuf::from("/elsewhere"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}

@@ -1,0 +1,194 @@
+//! `mpiexec` (also installed as `mpirun`): starts an oxmpi job on this machine.
+//!
+//! This file is the outline: parse the command line, pick the run mode, and in processes mode
+//! prepare the program (find it, check what it links against), create the job's shared segment
+//! and start one process per rank; `supervise` then runs the job to its end.
+//!
+//! The launcher/rank contract (environment variables, segment layout, rank states) lives in the
+//! library (`oxmpi::runtime`), which both sides share.
+mod args;
+mod elf;
+mod libpath;
+mod supervise;
+
+use args::{Command as Cli, EnvDefaults, Mode, Options};
+use oxmpi::runtime::{env, segment::Segment};
+use std::ffi::{CString, OsStr, OsString};
+use std::io;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn main() {
+    let argv: Vec<OsString> = std::env::args_os().collect();
+    let name = args::invoked_name(argv.first().map(OsString::as_os_str));
+    let rest = argv.get(1..).unwrap_or(&[]);
+    let code = match args::parse(rest, &EnvDefaults::from_env()) {
+        Err(e) => {
+            eprintln!("oxmpi: {e}");
+            eprintln!("Run '{name} --help' for usage.");
+            2
+        }
+        Ok(Cli::Help) => {
+            print!("{}", args::usage(&name));
+            0
+        }
+        Ok(Cli::Version) => {
+            println!("{name} (oxmpi) {}", env!("CARGO_PKG_VERSION"));
+            0
+        }
+        Ok(Cli::Run(opts)) => match opts.mode {
+            Mode::Processes => run_processes(&opts),
+            // The dispatch point for threads mode (all ranks as threads of one process).
+            Mode::Threads => {
+                eprintln!("oxmpi: --mode threads is not available yet; run with --mode processes");
+                2
+            }
+        },
+    };
+    std::process::exit(code);
+}
+
+/// Whether `p` is a regular file we may execute.
+fn is_executable(p: &Path) -> io::Result<()> {
+    let md = std::fs::metadata(p)?;
+    if md.is_dir() {
+        return Err(io::Error::from_raw_os_error(libc::EISDIR));
+    }
+    let c = CString::new(p.as_os_str().as_bytes()).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: valid C string.
+    if unsafe { libc::access(c.as_ptr(), libc::X_OK) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Finds the program the way execvp would, once, in the launcher: a failure is then reported one
+/// time instead of once per rank, and we know which file to inspect for its libraries.
+fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathBuf> {
+    if prog.as_bytes().contains(&b'/') {
+        let p = PathBuf::from(prog);
+        is_executable(&p)?;
+        return Ok(p);
+    }
+    let path_var = path_var.unwrap_or_else(|| OsString::from("/usr/local/bin:/usr/bin:/bin"));
+    let mut first_err: Option<io::Error> = None;
+    for dir in std::env::split_paths(&path_var) {
+        let dir = if dir.as_os_str().is_empty() { PathBuf::from(".") } else { dir };
+        let cand = dir.join(prog);
+        match is_executable(&cand) {
+            Ok(()) => return Ok(cand),
+            // Like execvp: remember that something was there but not runnable.
+            Err(e) if e.kind() != io::ErrorKind::NotFound && first_err.is_none() => first_err = Some(e),
+            Err(_) => {}
+        }
+    }
+    Err(first_err.unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOENT)))
+}
+
+fn run_processes(o: &Options) -> i32 {
+    let shown = o.program.to_string_lossy().into_owned();
+    let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("oxmpi: cannot run '{shown}': {e}");
+            return 127;
+        }
+    };
+
+    // Which MPI does it link against? Unreadable or odd files are treated like scripts.
+    let info = elf::read_dyn_info(&path).ok().flatten();
+    let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());
+    let libenv = match libpath::plan(&shown, info.as_ref(), libdir.as_ref(), &libpath::UserEnv::from_env()) {
+        Ok(e) => e,
+        Err(msg) => {
+            eprintln!("oxmpi: {msg}");
+            return 2;
+        }
+    };
+
+    supervise::block_signals();
+    // SAFETY: getpid has no preconditions.
+    let launcher_pid = unsafe { libc::getpid() };
+    let n = o.nranks;
+    let seg = match Segment::create(n, launcher_pid) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("oxmpi: cannot create the shared memory segment for {n} ranks: {e}");
+            return 1;
+        }
+    };
+    let fd = seg.fd().to_string();
+    let size = n.to_string();
+
+    let mut job = supervise::Job::new(&seg);
+    for r in 0..n {
+        let rank = r.to_string();
+        let mut cmd = Command::new(&path);
+        cmd.arg0(&o.program)
+            .args(&o.args)
+            .env(env::RANK, &rank)
+            .env(env::SIZE, &size)
+            .env(env::SHM_FD, &fd)
+            .env(env::MODE, "processes")
+            // What MPICH's hydra sets; some programs and scripts read them.
+            .env("PMI_RANK", &rank)
+            .env("PMI_SIZE", &size)
+            .env("MPI_LOCALRANKID", &rank)
+            .env("MPI_LOCALNRANKS", &size)
+            // Only rank 0 reads the user's input, as with MPICH and Open MPI.
+            .stdin(if r == 0 { Stdio::inherit() } else { Stdio::null() });
+        if let Some(v) = &libenv.ld_library_path {
+            cmd.env("LD_LIBRARY_PATH", v);
+        }
+        if let Some(v) = &libenv.ld_preload {
+            cmd.env("LD_PRELOAD", v);
+        }
+        // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, prctl, getppid, _exit).
+        unsafe {
+            cmd.pre_exec(move || {
+                supervise::unblock_all_in_child();
+                // Ranks never outlive the launcher, even if it is SIGKILLed...
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+                // ...including when it died before the line above took effect.
+                if libc::getppid() != launcher_pid {
+                    libc::_exit(1);
+                }
+                Ok(())
+            });
+        }
+        match cmd.spawn() {
+            Ok(child) => job.add(child.id() as i32),
+            Err(e) => {
+                // The program is resolved already, so this is rare (it vanished, a bad #! line,
+                // out of processes): report once and take down the ranks already started.
+                let transient = matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM));
+                if transient {
+                    eprintln!("oxmpi: cannot start rank {r} of '{shown}': {e}");
+                } else {
+                    eprintln!("oxmpi: cannot run '{shown}': {e}");
+                }
+                job.kill_all();
+                return if transient { 1 } else { 127 };
+            }
+        }
+    }
+    job.supervise(o.timeout.as_ref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resolves_like_execvp() {
+        let p = resolve_program(OsStr::new("sh"), Some("/nonexistent:/bin:/usr/bin".into())).unwrap();
+        assert!(p.ends_with("sh"));
+        let e = resolve_program(OsStr::new("no-such-program-oxmpi"), Some("/bin".into())).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::NotFound);
+        assert!(resolve_program(OsStr::new("/bin/sh"), None).is_ok());
+        assert!(resolve_program(OsStr::new("/etc/passwd"), None).unwrap_err().kind() == io::ErrorKind::PermissionDenied);
+        assert!(resolve_program(OsStr::new("/"), None).is_err());
+    }
+}

@@ -1,0 +1,311 @@
+//! Watching a running job and ending it as a whole.
+//!
+//! MPI jobs are all-or-nothing: once one rank fails, its peers would block forever waiting for it,
+//! so the launcher's job is to notice the first failure quickly, say once what happened, kill
+//! every other rank, reap them all (no strays, no zombies) and turn the failure into an exit
+//! status the user's script can act on.
+//!
+//! The launcher blocks SIGCHLD, SIGINT, SIGTERM and SIGHUP and waits for them with
+//! `sigtimedwait`, so a rank's death or a ^C wakes it at once without signal handlers or races,
+//! while the 20 ms timeout bounds how late it notices an MPI_Abort recorded in the segment or the
+//! job's time limit.
+use crate::args::Timeout;
+use oxmpi::runtime::segment::{Segment, RANK_INITIALIZED};
+use std::ffi::CStr;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+/// Longest sleep between checks of the abort record and the time limit.
+const POLL: Duration = Duration::from_millis(20);
+/// How long a rank that recorded an abort may take to print its message and exit by itself.
+const ABORT_GRACE: Duration = Duration::from_millis(500);
+/// How long ranks get to act on a signal forwarded from the launcher before SIGKILL.
+const SIGNAL_GRACE: Duration = Duration::from_millis(100);
+
+/// Signals the launcher handles synchronously.
+const HANDLED: [i32; 4] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+
+fn handled_set() -> libc::sigset_t {
+    // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in HANDLED {
+            libc::sigaddset(&mut set, s);
+        }
+        set
+    }
+}
+
+/// Blocks the handled signals in the launcher. Call before spawning ranks, so a signal that
+/// arrives while they start stays pending for the supervisor instead of killing the launcher.
+pub fn block_signals() {
+    let set = handled_set();
+    // SAFETY: valid set; the launcher is single-threaded.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) };
+}
+
+/// In a forked child before exec: ranks must start with no signals blocked (the mask survives exec).
+/// Async-signal-safe.
+pub fn unblock_all_in_child() {
+    // SAFETY: sigemptyset and sigprocmask are async-signal-safe.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+    }
+}
+
+/// The human name of signal `sig`, e.g. "Segmentation fault".
+pub fn signal_name(sig: i32) -> String {
+    // SAFETY: strsignal returns a valid C string (or NULL on some libcs); single-threaded use.
+    let p = unsafe { libc::strsignal(sig) };
+    if p.is_null() {
+        return format!("signal {sig}");
+    }
+    // SAFETY: non-null, NUL-terminated.
+    unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+}
+
+/// Maps an MPI_Abort error code to an exit status, as the shell would truncate it, but never
+/// turning a non-zero code into success.
+pub fn abort_exit_code(code: i32) -> i32 {
+    let c = code & 0xff;
+    if c == 0 && code != 0 {
+        1
+    } else {
+        c
+    }
+}
+
+/// A running job: the ranks' pids and which of them are not reaped yet.
+pub struct Job<'a> {
+    seg: &'a Segment,
+    pids: Vec<i32>,
+    alive: Vec<bool>,
+}
+
+/// What a rank's exit means for the job.
+enum Outcome {
+    Normal,
+    /// Message to print and exit status of the launcher.
+    Fail(String, i32),
+}
+
+impl<'a> Job<'a> {
+    pub fn new(seg: &'a Segment) -> Job<'a> {
+        Job { seg, pids: Vec::new(), alive: Vec::new() }
+    }
+
+    /// Records a started rank (ranks are added in rank order).
+    pub fn add(&mut self, pid: i32) {
+        self.pids.push(pid);
+        self.alive.push(true);
+    }
+
+    fn rank_of(&self, pid: i32) -> Option<usize> {
+        self.pids.iter().position(|&p| p == pid)
+    }
+
+    fn any_alive(&self) -> bool {
+        self.alive.iter().any(|&a| a)
+    }
+
+    /// Reaps every rank that has exited, without blocking.
+    fn reap_nohang(&mut self) -> Vec<(usize, i32, i32)> {
+        let mut out = Vec::new();
+        loop {
+            let mut status = 0;
+            // SAFETY: plain syscall on our own children.
+            let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
+            if pid <= 0 {
+                break; // 0: none exited; -1/ECHILD: no children left
+            }
+            if let Some(r) = self.rank_of(pid) {
+                self.alive[r] = false;
+                out.push((r, pid, status));
+            }
+        }
+        out
+    }
+
+    fn signal_alive(&self, sig: i32, except: Option<usize>) {
+        for (r, (&pid, &alive)) in self.pids.iter().zip(&self.alive).enumerate() {
+            if alive && Some(r) != except {
+                // SAFETY: pid is our unreaped child, so it cannot have been recycled.
+                unsafe { libc::kill(pid, sig) };
+            }
+        }
+    }
+
+    /// Waits up to `grace` for the ranks in `watch` (all alive ones if None) to exit, reaping them.
+    fn wait_for_exit(&mut self, grace: Duration, watch: Option<usize>) {
+        let end = Instant::now() + grace;
+        loop {
+            self.reap_nohang();
+            let done = match watch {
+                Some(r) => !self.alive[r],
+                None => !self.any_alive(),
+            };
+            if done {
+                return;
+            }
+            let now = Instant::now();
+            if now >= end {
+                return;
+            }
+            wait_signal(Some((end - now).min(Duration::from_millis(5))));
+        }
+    }
+
+    /// SIGKILLs every rank still alive and reaps them all. Blocking reaps are fine: SIGKILL
+    /// cannot be caught, and our unreaped children cannot be replaced by other processes.
+    pub fn kill_all(&mut self) {
+        self.signal_alive(libc::SIGKILL, None);
+        for r in 0..self.pids.len() {
+            if self.alive[r] {
+                let mut status = 0;
+                loop {
+                    // SAFETY: reaping our own child.
+                    let rc = unsafe { libc::waitpid(self.pids[r], &mut status, 0) };
+                    if rc >= 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                        break;
+                    }
+                }
+                self.alive[r] = false;
+            }
+        }
+    }
+
+    fn judge(&self, r: usize, pid: i32, status: i32) -> Outcome {
+        if libc::WIFSIGNALED(status) {
+            let s = libc::WTERMSIG(status);
+            return Outcome::Fail(
+                format!("oxmpi: rank {r} (pid {pid}) killed by signal {s} ({}); ending the job", signal_name(s)),
+                128 + s,
+            );
+        }
+        let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 };
+        if code != 0 {
+            return Outcome::Fail(format!("oxmpi: rank {r} (pid {pid}) exited with code {code}; ending the job"), code);
+        }
+        if self.seg.rank(r).state.load(Ordering::SeqCst) == RANK_INITIALIZED {
+            return Outcome::Fail(format!("oxmpi: rank {r} (pid {pid}) exited before calling MPI_Finalize; ending the job"), 1);
+        }
+        Outcome::Normal
+    }
+
+    /// A rank recorded MPI_Abort / a fatal error and prints its own message: end the others now,
+    /// give it a moment to finish printing and exit, then end it too.
+    fn end_for_abort(&mut self, rank: i32, code: i32) -> i32 {
+        let aborter = usize::try_from(rank).ok().filter(|&r| r < self.pids.len());
+        self.signal_alive(libc::SIGKILL, aborter);
+        if let Some(r) = aborter {
+            self.wait_for_exit(ABORT_GRACE, Some(r));
+        }
+        self.kill_all();
+        abort_exit_code(code)
+    }
+
+    /// The launcher got `sig`: pass it on, give the ranks a moment, then make sure they are gone.
+    fn end_for_signal(&mut self, sig: i32) -> i32 {
+        if sig != libc::SIGINT {
+            eprintln!("oxmpi: received signal {sig} ({}); ending the job", signal_name(sig));
+        }
+        self.signal_alive(sig, None);
+        self.wait_for_exit(SIGNAL_GRACE, None);
+        self.kill_all();
+        128 + sig
+    }
+
+    /// Supervises the job until it ends; returns the launcher's exit status.
+    pub fn supervise(&mut self, timeout: Option<&Timeout>) -> i32 {
+        let deadline = timeout.map(|t| (Instant::now() + t.limit, t.shown.clone()));
+        loop {
+            let exited = self.reap_nohang();
+            // An abort record explains any exit that came with it, so it is looked at first.
+            if let Some((rank, code)) = self.seg.abort_record() {
+                return self.end_for_abort(rank, code);
+            }
+            // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died
+            // of it is part of the launcher's own shutdown, not a failure to report.
+            if let Some(s) = take_pending_stop_signal() {
+                return self.end_for_signal(s);
+            }
+            for (r, pid, status) in exited {
+                if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
+                    eprintln!("{msg}");
+                    self.kill_all();
+                    return code;
+                }
+            }
+            if !self.any_alive() {
+                return 0;
+            }
+            let mut wait = POLL;
+            if let Some((end, shown)) = &deadline {
+                let now = Instant::now();
+                if now >= *end {
+                    eprintln!("oxmpi: job timed out after {shown} s; ending the job");
+                    self.kill_all();
+                    return 124;
+                }
+                wait = wait.min(*end - now);
+            }
+            match wait_signal(Some(wait)) {
+                Some(s) if s != libc::SIGCHLD => return self.end_for_signal(s),
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Consumes a pending SIGINT, SIGTERM or SIGHUP, if any, without waiting.
+fn take_pending_stop_signal() -> Option<i32> {
+    // SAFETY: sigset_t is plain data, initialised by the calls; zero timeout never blocks.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for s in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
+            libc::sigaddset(&mut set, s);
+        }
+        let zero = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+        let s = libc::sigtimedwait(&set, std::ptr::null_mut(), &zero);
+        (s > 0).then_some(s)
+    }
+}
+
+/// Waits for one of the handled signals for at most `timeout`; returns it, or None on timeout.
+fn wait_signal(timeout: Option<Duration>) -> Option<i32> {
+    let set = handled_set();
+    let t = timeout.unwrap_or(POLL);
+    let ts = libc::timespec { tv_sec: t.as_secs() as libc::time_t, tv_nsec: t.subsec_nanos() as libc::c_long };
+    // SAFETY: valid set and timespec; info may be null.
+    let s = unsafe { libc::sigtimedwait(&set, std::ptr::null_mut(), &ts) };
+    if s > 0 {
+        Some(s)
+    } else {
+        None
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn abort_codes() {
+        assert_eq!(abort_exit_code(3), 3);
+        assert_eq!(abort_exit_code(255), 255);
+        assert_eq!(abort_exit_code(256), 1);
+        assert_eq!(abort_exit_code(257), 1);
+        assert_eq!(abort_exit_code(-1), 255);
+        assert_eq!(abort_exit_code(0), 0);
+    }
+
+    #[test]
+    fn names() {
+        assert_eq!(signal_name(libc::SIGSEGV), "Segmentation fault");
+        assert_eq!(signal_name(libc::SIGKILL), "Killed");
+    }
+}
