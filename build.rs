@@ -57,6 +57,8 @@ fn main() {
     for p in &protos {
         let args: Vec<String> = p.params.iter().map(|a| a.rust.clone()).collect();
         if implemented.contains(&p.name) {
+            // A type error on the next lines means the Rust signature differs from this prototype.
+            writeln!(out, "// include/mpi.h: {}", p.c_line).unwrap();
             for prefix in ["", "P"] {
                 writeln!(
                     out,
@@ -117,6 +119,7 @@ struct Param {
 
 struct Proto {
     name: String,
+    c_line: String,
     ret_c: String,
     ret_rust: String,
     params: Vec<Param>,
@@ -146,7 +149,7 @@ fn parse_proto(line: &str) -> Option<Proto> {
         }
     }
     let ret_rust = rust_type(ret.trim(), 0, false, &[]).unwrap_or_else(|e| panic!("{name}: return type: {e}"));
-    Some(Proto { name: name.to_string(), ret_c: ret.trim().to_string(), ret_rust, params })
+    Some(Proto { name: name.to_string(), c_line: line.to_string(), ret_c: ret.trim().to_string(), ret_rust, params })
 }
 
 /// One C parameter declaration, e.g. `const int array_of_ranks[]`, `MPI_Comm *newcomm`, `int ranges[][3]`.
