@@ -7,7 +7,7 @@
 
 pub mod datatypes;
 
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 
 pub type MPI_Comm = c_int;
 pub type MPI_Group = c_int;
@@ -23,6 +23,55 @@ pub type MPI_Aint = i64;
 pub type MPI_Offset = i64;
 pub type MPI_Count = i64;
 pub type MPI_Fint = c_int;
+pub type MPIX_Grequest_class = c_int;
+/// `MPI_File` is a pointer in the MPICH ABI (`struct ADIOI_FileD *`); `MPI_FILE_NULL` is null.
+pub type MPI_File = *mut c_void;
+/// MPI_T handles are pointers to incomplete structs; their `*_NULL` values are null.
+pub type MPI_T_enum = *mut c_void;
+pub type MPI_T_cvar_handle = *mut c_void;
+pub type MPI_T_pvar_handle = *mut c_void;
+pub type MPI_T_pvar_session = *mut c_void;
+pub type MPI_T_event_registration = *mut c_void;
+pub type MPI_T_event_instance = *mut c_void;
+/// C enums passed by value are `int`.
+pub type MPI_T_cb_safety = c_int;
+pub type MPI_T_source_order = c_int;
+/// The Fortran 2008 status has the same five `MPI_Fint` fields in the same order.
+pub type MPI_F08_status = MPI_Status;
+
+// ---- callback types: `include/mpi.h` declares function *types*; parameters are pointers to them,
+// which `build.rs` maps to `Option<T>` (a null C pointer is `None`). ----
+pub type MPI_User_function = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut MPI_Datatype);
+pub type MPI_User_function_c = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut MPI_Count, *mut MPI_Datatype);
+pub type MPI_Copy_function =
+    unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+pub type MPI_Delete_function = unsafe extern "C" fn(MPI_Comm, c_int, *mut c_void, *mut c_void) -> c_int;
+pub type MPI_Comm_copy_attr_function = MPI_Copy_function;
+pub type MPI_Comm_delete_attr_function = MPI_Delete_function;
+pub type MPI_Type_copy_attr_function =
+    unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+pub type MPI_Type_delete_attr_function = unsafe extern "C" fn(MPI_Datatype, c_int, *mut c_void, *mut c_void) -> c_int;
+pub type MPI_Win_copy_attr_function =
+    unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void, *mut c_void, *mut c_int) -> c_int;
+pub type MPI_Win_delete_attr_function = unsafe extern "C" fn(MPI_Win, c_int, *mut c_void, *mut c_void) -> c_int;
+pub type MPI_Handler_function = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
+pub type MPI_Comm_errhandler_function = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int, ...);
+pub type MPI_File_errhandler_function = unsafe extern "C" fn(*mut MPI_File, *mut c_int, ...);
+pub type MPI_Win_errhandler_function = unsafe extern "C" fn(*mut MPI_Win, *mut c_int, ...);
+pub type MPI_Session_errhandler_function = unsafe extern "C" fn(*mut MPI_Session, *mut c_int, ...);
+pub type MPI_Grequest_query_function = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
+pub type MPI_Grequest_free_function = unsafe extern "C" fn(*mut c_void) -> c_int;
+pub type MPI_Grequest_cancel_function = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+pub type MPI_Datarep_conversion_function =
+    unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, MPI_Offset, *mut c_void) -> c_int;
+pub type MPI_Datarep_conversion_function_c =
+    unsafe extern "C" fn(*mut c_void, MPI_Datatype, MPI_Count, *mut c_void, MPI_Offset, *mut c_void) -> c_int;
+pub type MPI_Datarep_extent_function = unsafe extern "C" fn(MPI_Datatype, *mut MPI_Aint, *mut c_void) -> c_int;
+pub type MPI_T_event_cb_function =
+    unsafe extern "C" fn(MPI_T_event_instance, MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
+pub type MPI_T_event_free_cb_function = unsafe extern "C" fn(MPI_T_event_registration, MPI_T_cb_safety, *mut c_void);
+pub type MPI_T_event_dropped_cb_function =
+    unsafe extern "C" fn(MPI_Count, MPI_T_event_registration, c_int, MPI_T_cb_safety, *mut c_void);
 
 /// MPICH's 20-byte status: the element count in bytes is split over `count_lo` (low 32 bits) and
 /// `count_hi_and_cancelled >> 1`; bit 0 of `count_hi_and_cancelled` is the cancelled flag.

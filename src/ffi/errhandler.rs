@@ -8,7 +8,7 @@ use std::sync::Mutex;
 
 /// `MPI_Comm_errhandler_function`: `void f(MPI_Comm *, int *, ...)`; called with exactly two
 /// arguments, which is how MPICH calls it too.
-pub type CommErrhandlerFn = unsafe extern "C" fn(*mut MPI_Comm, *mut c_int);
+pub type CommErrhandlerFn = MPI_Comm_errhandler_function;
 
 /// User error handlers; handle = DIRECT | ERRHANDLER | index.
 static USER_HANDLERS: Mutex<Vec<Option<CommErrhandlerFn>>> = Mutex::new(Vec::new());

@@ -2,19 +2,23 @@
 //! error codes live here; no engine logic. Every submodule is glob re-exported so that `build.rs` can
 //! check each exported function's Rust signature against `include/mpi.h` as `crate::ffi::MPI_X`.
 pub mod boundary;
+pub mod check;
+pub mod comm;
+pub mod data_symbols;
+pub mod datatype;
 pub mod errhandler;
-pub use crate::error;
+pub mod handles;
+pub mod init;
+pub mod p2p;
+pub mod request;
 pub mod unsupported;
 
-pub use errhandler::*;
-pub mod check;
-pub mod init;
-pub use init::*;
-pub mod comm;
+pub use crate::error;
 pub use comm::*;
-pub mod datatype;
+pub use data_symbols::*;
 pub use datatype::*;
-pub mod p2p;
+pub use errhandler::*;
+pub use handles::*;
+pub use init::*;
 pub use p2p::*;
-pub mod request;
 pub use request::*;

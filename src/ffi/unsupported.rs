@@ -13,3 +13,7 @@ pub fn report(name: &'static str, comm: c_int) -> c_int {
         ))
     })
 }
+
+// One `MPI_X`/`PMPI_X` stub pair per unimplemented prototype of include/mpi.h, plus compile-time
+// signature checks of the implemented ones (see build.rs).
+include!(concat!(env!("OUT_DIR"), "/unsupported_stubs.rs"));

@@ -1,0 +1,150 @@
+//! Conversions between C and Fortran handles and statuses, address arithmetic, `MPI_Pcontrol`.
+//!
+//! In the MPICH ABI the Fortran integer *is* the C handle, so the `_c2f`/`_f2c` functions of
+//! integer handles are identities. MPICH's `mpi.h` makes them macros, but we also export them as
+//! functions (MPI_ and PMPI_ names) for callers built against other headers (mpi4py imports them).
+//! `MPI_File` is a pointer; oxmpi has no MPI-IO yet, so only `MPI_FILE_NULL` (Fortran 0) converts.
+use super::boundary::run_value;
+use super::error::err;
+use crate::abi::*;
+use std::os::raw::c_int;
+
+macro_rules! identity_conversions {
+    ($($ty:ident: $c2f:ident $pc2f:ident $f2c:ident $pf2c:ident;)*) => {$(
+        #[no_mangle]
+        pub extern "C" fn $c2f(h: $ty) -> MPI_Fint { h }
+        #[no_mangle]
+        pub extern "C" fn $pc2f(h: $ty) -> MPI_Fint { h }
+        #[no_mangle]
+        pub extern "C" fn $f2c(h: MPI_Fint) -> $ty { h }
+        #[no_mangle]
+        pub extern "C" fn $pf2c(h: MPI_Fint) -> $ty { h }
+    )*};
+}
+
+identity_conversions! {
+    MPI_Comm: MPI_Comm_c2f PMPI_Comm_c2f MPI_Comm_f2c PMPI_Comm_f2c;
+    MPI_Datatype: MPI_Type_c2f PMPI_Type_c2f MPI_Type_f2c PMPI_Type_f2c;
+    MPI_Group: MPI_Group_c2f PMPI_Group_c2f MPI_Group_f2c PMPI_Group_f2c;
+    MPI_Info: MPI_Info_c2f PMPI_Info_c2f MPI_Info_f2c PMPI_Info_f2c;
+    MPI_Request: MPI_Request_c2f PMPI_Request_c2f MPI_Request_f2c PMPI_Request_f2c;
+    MPI_Op: MPI_Op_c2f PMPI_Op_c2f MPI_Op_f2c PMPI_Op_f2c;
+    MPI_Errhandler: MPI_Errhandler_c2f PMPI_Errhandler_c2f MPI_Errhandler_f2c PMPI_Errhandler_f2c;
+    MPI_Win: MPI_Win_c2f PMPI_Win_c2f MPI_Win_f2c PMPI_Win_f2c;
+    MPI_Message: MPI_Message_c2f PMPI_Message_c2f MPI_Message_f2c PMPI_Message_f2c;
+    MPI_Session: MPI_Session_c2f PMPI_Session_c2f MPI_Session_f2c PMPI_Session_f2c;
+}
+
+fn file_c2f(file: MPI_File) -> MPI_Fint {
+    if file.is_null() {
+        return 0;
+    }
+    super::unsupported::report("MPI_File_c2f", MPI_COMM_SELF);
+    0
+}
+
+fn file_f2c(file: MPI_Fint) -> MPI_File {
+    if file != 0 {
+        super::unsupported::report("MPI_File_f2c", MPI_COMM_SELF);
+    }
+    std::ptr::null_mut()
+}
+
+/// Fortran value of a C file handle: 0 for `MPI_FILE_NULL`; any other file is an error (no MPI-IO yet).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
+    run_value(0, || file_c2f(file))
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_c2f(file: MPI_File) -> MPI_Fint {
+    run_value(0, || file_c2f(file))
+}
+/// C file handle of a Fortran value: `MPI_FILE_NULL` for 0; anything else is an error (no MPI-IO yet).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
+    run_value(std::ptr::null_mut(), || file_f2c(file))
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_File_f2c(file: MPI_Fint) -> MPI_File {
+    run_value(std::ptr::null_mut(), || file_f2c(file))
+}
+
+/// `base + disp` on absolute addresses (wrapping, as address arithmetic in C on this platform).
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    run_value(0, || base.wrapping_add(disp))
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+    run_value(0, || base.wrapping_add(disp))
+}
+/// `addr1 - addr2` on absolute addresses.
+#[no_mangle]
+pub unsafe extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    run_value(0, || addr1.wrapping_sub(addr2))
+}
+#[no_mangle]
+pub unsafe extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+    run_value(0, || addr1.wrapping_sub(addr2))
+}
+
+fn is_ignore(p: *const MPI_Status) -> bool {
+    p.is_null() || p as usize == STATUS_IGNORE_ADDR
+}
+
+crate::export! {
+    /// Copies a C status into a Fortran `INTEGER STATUS(MPI_STATUS_SIZE)` (same layout here).
+    fn MPI_Status_c2f / PMPI_Status_c2f (c_status: *const MPI_Status, f_status: *mut MPI_Fint) on MPI_COMM_SELF => {
+        if is_ignore(c_status) {
+            return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        if f_status.is_null() {
+            return Err(err(MPI_ERR_ARG, "f_status is NULL"));
+        }
+        std::ptr::copy_nonoverlapping(c_status, f_status as *mut MPI_Status, 1);
+        Ok(())
+    }
+
+    /// Copies a Fortran status into a C status.
+    fn MPI_Status_f2c / PMPI_Status_f2c (f_status: *const MPI_Fint, c_status: *mut MPI_Status) on MPI_COMM_SELF => {
+        if f_status.is_null() || f_status == super::data_symbols::fortran_status_ignore() {
+            return Err(err(MPI_ERR_ARG, "f_status is MPI_F_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        if is_ignore(c_status) {
+            return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL"));
+        }
+        std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1);
+        Ok(())
+    }
+
+    /// Profiling control: oxmpi has no built-in profiler, so every level is accepted and ignored
+    /// (MPI-4.0 section 15.2.4). Declared variadic in C; extra arguments are ignored.
+    fn MPI_Pcontrol / PMPI_Pcontrol (level: c_int) on MPI_COMM_SELF => {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn conversions() {
+        assert_eq!(MPI_Comm_c2f(MPI_COMM_WORLD), MPI_COMM_WORLD);
+        assert_eq!(MPI_Type_f2c(0x4c000405), 0x4c000405);
+        unsafe {
+            assert_eq!(MPI_File_c2f(std::ptr::null_mut()), 0);
+            assert!(MPI_File_f2c(0).is_null());
+            assert_eq!(MPI_Aint_add(100, -8), 92);
+            assert_eq!(MPI_Aint_diff(100, 8), 92);
+            let mut s = MPI_Status::default();
+            s.MPI_SOURCE = 3;
+            s.MPI_TAG = 7;
+            let mut f = [0 as MPI_Fint; 5];
+            assert_eq!(MPI_Status_c2f(&s, f.as_mut_ptr()), MPI_SUCCESS);
+            assert_eq!(f[2], 3);
+            let mut back = MPI_Status::default();
+            assert_eq!(MPI_Status_f2c(f.as_ptr(), &mut back), MPI_SUCCESS);
+            assert_eq!(back, s);
+        }
+    }
+}
