@@ -115,7 +115,7 @@ stage_install() {
 }
 
 stage_cargo_test() {
-    (cd "$OXMPI_ROOT" && run timeout -k 10 900 cargo test --release)
+    (cd "$OXMPI_ROOT" && run timeout -k 10 600 cargo test --release)
 }
 
 stage_abi() {
@@ -133,7 +133,7 @@ stage_c_tests() {
         stage_result="skip"
         return
     fi
-    run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
+    run timeout -k 10 600 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
 # run_ours N MODE PROGRAM ARGS...: run a prebuilt binary under oxmpi's mpiexec, with a hard timeout.
