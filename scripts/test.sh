@@ -177,7 +177,11 @@ stage_netpipe() {
     mkdir -p -- "$WORK"
     for mode in $BINARY_MODES; do
         # 1 byte .. 64 KiB, 50 repeats per size, no perturbations: a few seconds at most.
-        (cd "$WORK" && run_ours 2 "$mode" "$np" -u 65536 -n 50 -p 0 -o /dev/null)
+        (cd "$WORK" && run_ours 2 "$mode" "$np" -u 65536 -n 50 -p 0 -o /dev/null) 2>&1 |
+            tee "$WORK/netpipe-$mode.log"
+        # the last size must have been measured (a job of N singletons would not get there)
+        grep -Eq '^ *[0-9]+: +65536 bytes .* usec' "$WORK/netpipe-$mode.log" ||
+            die "NPmpich2 did not complete its 65536-byte measurement"
     done
 }
 
