@@ -1,0 +1,57 @@
+# shellcheck shell=bash
+# Helpers shared by scripts/test.sh and scripts/bench.sh (sourced, not executed).
+
+# Debian packages the test suite and the benchmarks need.
+# shellcheck disable=SC2034 # used by the scripts that source this file
+OXMPI_DEBIAN_PACKAGES=(gcc g++ make gfortran mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2)
+
+die() {
+    echo "error: $*" >&2
+    exit 1
+}
+
+# ensure_packages PKG...: install the missing ones with apt-get (as root, or through sudo).
+ensure_packages() {
+    local missing=() pkg
+    for pkg in "$@"; do
+        if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+            missing+=("$pkg")
+        fi
+    done
+    if [ "${#missing[@]}" -eq 0 ]; then
+        echo "all required packages are installed: $*"
+        return 0
+    fi
+    command -v apt-get >/dev/null 2>&1 ||
+        die "missing packages (${missing[*]}) and no apt-get; install them by hand"
+    local sudo=()
+    if [ "$(id -u)" != 0 ]; then
+        command -v sudo >/dev/null 2>&1 ||
+            die "missing packages (${missing[*]}); not root and no sudo available"
+        sudo=(sudo)
+    fi
+    echo "installing missing packages: ${missing[*]}"
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}"
+}
+
+require_cargo() {
+    if ! command -v cargo >/dev/null 2>&1; then
+        if [ -x "$HOME/.cargo/bin/cargo" ]; then
+            PATH="$HOME/.cargo/bin:$PATH"
+            export PATH
+        else
+            die "cargo not found. Install Rust with rustup (https://rustup.rs):
+  curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y && . \"\$HOME/.cargo/env\""
+        fi
+    fi
+}
+
+# Directory cargo builds into.
+cargo_target_dir() {
+    if [ -n "${CARGO_TARGET_DIR:-}" ]; then
+        echo "$CARGO_TARGET_DIR"
+    else
+        echo "$OXMPI_ROOT/target"
+    fi
+}

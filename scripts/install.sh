@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Build oxmpi and install it into PREFIX.
+set -euo pipefail
+
+OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
+# shellcheck source=scripts/common.sh source-path=SCRIPTDIR/..
+. "$OXMPI_ROOT/scripts/common.sh"
+
+usage() {
+    cat <<USAGE
+Usage: scripts/install.sh [--no-build] PREFIX
+
+Runs 'cargo build --release' and installs oxmpi into PREFIX:
+  PREFIX/bin/mpiexec, PREFIX/bin/mpirun -> mpiexec, PREFIX/bin/mpicc, PREFIX/bin/mpicxx
+  PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
+             libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
+  PREFIX/include/mpi.h (and the other headers in include/)
+Running it again over an existing installation replaces it in place.
+
+Options:
+  --no-build   install what is already built in target/release
+  -h, --help   show this help
+USAGE
+}
+
+build=yes
+prefix=""
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -h | --help) usage; exit 0 ;;
+        --no-build) build=no ;;
+        -*) usage >&2; die "unknown option: $1" ;;
+        *)
+            [ -z "$prefix" ] || die "more than one PREFIX given"
+            prefix="$1"
+            ;;
+    esac
+    shift
+done
+[ -n "$prefix" ] || { usage >&2; exit 2; }
+
+if [ "$build" = yes ]; then
+    require_cargo
+    (cd "$OXMPI_ROOT" && cargo build --release)
+fi
+
+release="$(cargo_target_dir)/release"
+for f in "$release/liboxmpi.so" "$release/mpiexec"; do
+    [ -f "$f" ] || die "$f not found; run 'cargo build --release' first"
+done
+headers=("$OXMPI_ROOT"/include/*.h)
+[ -f "$OXMPI_ROOT/include/mpi.h" ] || die "include/mpi.h not found in $OXMPI_ROOT"
+
+mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include"
+prefix="$(cd -- "$prefix" && pwd)"
+
+# Copy to a temporary name, then rename over the target: a running program that has the old
+# file mapped keeps it, and a failed copy never leaves a half-written file behind.
+put() { # put MODE SRC DEST
+    local tmp
+    tmp="$(dirname -- "$3")/.$(basename -- "$3").tmp.$$"
+    install -m "$1" -- "$2" "$tmp"
+    mv -f -- "$tmp" "$3"
+}
+link() { # link TARGET NAME (NAME may currently be a file, a link or absent)
+    rm -f -- "$2"
+    ln -s -- "$1" "$2"
+}
+
+put 755 "$release/mpiexec" "$prefix/bin/mpiexec"
+link mpiexec "$prefix/bin/mpirun"
+put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpicc"
+put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicxx" "$prefix/bin/mpicxx"
+
+put 755 "$release/liboxmpi.so" "$prefix/lib/liboxmpi.so"
+for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
+    link liboxmpi.so "$prefix/lib/$name"
+done
+
+for h in "${headers[@]}"; do
+    put 644 "$h" "$prefix/include/$(basename -- "$h")"
+done
+
+echo "oxmpi installed in $prefix"
+echo "  add to PATH: export PATH=\"$prefix/bin:\$PATH\""

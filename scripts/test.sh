@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# The oxmpi test suite: the one command CI (.ci/run) runs. See --help.
+set -euo pipefail
+
+OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
+# shellcheck source=scripts/common.sh source-path=SCRIPTDIR/..
+. "$OXMPI_ROOT/scripts/common.sh"
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/test.sh [-h|--help]
+
+Runs the whole oxmpi test suite, stopping at the first failure:
+  1. deps          install missing Debian packages with apt-get (as root, or through sudo)
+  2. build         cargo build --release
+  3. install       scripts/install.sh into a fresh target/test-prefix
+  4. cargo-test    cargo test --release
+  5. abi           scripts/check-abi.sh target/test-prefix/lib/liboxmpi.so (if present)
+  6. c-tests       c-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
+  7. mpich-binary  a program built with the system MPICH (mpicc.mpich), run with
+                   oxmpi's mpiexec -n 2 and -n 4
+  8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
+Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
+
+Environment:
+  OXMPI_TEST_MODES    rank modes for the C tests (default: "processes"; e.g. "processes threads")
+  OXMPI_BINARY_MODES  rank modes for the prebuilt MPICH binaries (default: "processes")
+  OXMPI_TEST_SKIP_DEPS=1  do not check or install Debian packages
+USAGE
+}
+
+case "${1:-}" in
+    -h | --help) usage; exit 0 ;;
+    "") ;;
+    *) usage >&2; die "unknown argument: $1" ;;
+esac
+
+MODES="${OXMPI_TEST_MODES:-processes}"
+BINARY_MODES="${OXMPI_BINARY_MODES:-processes}"
+TARGET="$(cargo_target_dir)"
+PREFIX="$TARGET/test-prefix"
+WORK="$TARGET/test-work"
+RUN_TIMEOUT=120 # seconds, for each mpiexec run of a prebuilt binary
+
+stage_names=()
+stage_results=()
+stage_times=()
+current=""
+stage_start=0
+suite_start=$(date +%s.%N)
+
+elapsed() { awk -v a="$1" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }'; }
+
+summary() {
+    local rc=$? i
+    trap - EXIT
+    if [ -n "$current" ]; then
+        stage_names+=("$current")
+        stage_results+=("FAIL")
+        stage_times+=("$(elapsed "$stage_start")")
+    fi
+    echo
+    echo "================================ summary ================================"
+    for i in "${!stage_names[@]}"; do
+        printf '  %-14s %-5s %8ss\n' "${stage_names[$i]}" "${stage_results[$i]}" "${stage_times[$i]}"
+    done
+    printf '  %-14s %-5s %8ss\n' total "" "$(elapsed "$suite_start")"
+    if [ "$rc" -eq 0 ]; then
+        echo "PASS: all stages passed"
+    else
+        echo "FAIL: stage '${current:-?}' failed (exit status $rc)" >&2
+        rc=1
+    fi
+    exit "$rc"
+}
+trap summary EXIT
+
+stage() { # stage NAME FUNCTION: run one stage; any failing command ends the suite
+    current="$1"
+    stage_start=$(date +%s.%N)
+    echo
+    echo "=============================== stage: $1 ==============================="
+    "$2"
+    stage_names+=("$1")
+    stage_results+=("${stage_result:-ok}")
+    stage_times+=("$(elapsed "$stage_start")")
+    stage_result=""
+    current=""
+}
+stage_result=""
+
+run() { # echo a command, then run it
+    echo "+ $*"
+    "$@"
+}
+
+stage_deps() {
+    if [ "${OXMPI_TEST_SKIP_DEPS:-0}" = 1 ]; then
+        echo "OXMPI_TEST_SKIP_DEPS=1: not checking Debian packages"
+        stage_result="skip"
+        return
+    fi
+    ensure_packages "${OXMPI_DEBIAN_PACKAGES[@]}"
+}
+
+stage_build() {
+    require_cargo
+    run cargo --version
+    (cd "$OXMPI_ROOT" && run cargo build --release)
+}
+
+stage_install() {
+    rm -rf -- "$PREFIX"
+    run "$OXMPI_ROOT/scripts/install.sh" --no-build "$PREFIX"
+}
+
+stage_cargo_test() {
+    (cd "$OXMPI_ROOT" && run timeout -k 10 600 cargo test --release)
+}
+
+stage_abi() {
+    if [ ! -f "$OXMPI_ROOT/scripts/check-abi.sh" ]; then
+        echo "SKIP: scripts/check-abi.sh not present"
+        stage_result="skip"
+        return
+    fi
+    run bash "$OXMPI_ROOT/scripts/check-abi.sh" "$PREFIX/lib/liboxmpi.so"
+}
+
+stage_c_tests() {
+    if [ ! -f "$OXMPI_ROOT/c-tests/run.sh" ]; then
+        echo "SKIP: c-tests/run.sh not present"
+        stage_result="skip"
+        return
+    fi
+    run timeout -k 10 600 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
+}
+
+# run_ours N MODE PROGRAM ARGS...: run a prebuilt binary under oxmpi's mpiexec, with a hard timeout.
+run_ours() {
+    local n="$1" mode="$2"
+    shift 2
+    run timeout -k 5 "$RUN_TIMEOUT" "$PREFIX/bin/mpiexec" -n "$n" --mode "$mode" \
+        --timeout "$((RUN_TIMEOUT - 10))" "$@"
+}
+
+# The binary must resolve libmpich.so.12 to our library when our lib dir is on LD_LIBRARY_PATH.
+check_resolves_to_us() {
+    local bin="$1" line
+    readelf -d "$bin" | grep -q 'NEEDED.*\[libmpich\.so\.12\]' ||
+        die "$bin has no NEEDED libmpich.so.12"
+    line="$(LD_LIBRARY_PATH="$PREFIX/lib" ldd "$bin" | grep 'libmpich\.so\.12')"
+    echo "  $line"
+    case "$line" in
+        *"=> $PREFIX/lib/libmpich.so.12 "*) ;;
+        *) die "libmpich.so.12 does not resolve to $PREFIX/lib" ;;
+    esac
+}
+
+stage_mpich_binary() {
+    local src="$OXMPI_ROOT/c-tests/p2p_blocking.c" bin="$WORK/mpich-p2p" n mode
+    [ -f "$src" ] || src="$OXMPI_ROOT/scripts/mpich-hello.c"
+    mkdir -p -- "$WORK"
+    run mpicc.mpich -O2 -I"$OXMPI_ROOT/c-tests" -o "$bin" "$src"
+    check_resolves_to_us "$bin"
+    for mode in $BINARY_MODES; do
+        for n in 2 4; do
+            run_ours "$n" "$mode" "$bin"
+        done
+    done
+}
+
+stage_netpipe() {
+    local np mode
+    np="$(command -v NPmpich2)" || die "NPmpich2 not found (Debian package netpipe-mpich2)"
+    check_resolves_to_us "$np"
+    mkdir -p -- "$WORK"
+    for mode in $BINARY_MODES; do
+        # 1 byte .. 64 KiB, 50 repeats per size, no perturbations: a few seconds at most.
+        (cd "$WORK" && run_ours 2 "$mode" "$np" -u 65536 -n 50 -p 0 -o /dev/null) 2>&1 |
+            tee "$WORK/netpipe-$mode.log"
+        # the last size must have been measured (a job of N singletons would not get there)
+        grep -Eq '^ *[0-9]+: +65536 bytes .* usec' "$WORK/netpipe-$mode.log" ||
+            die "NPmpich2 did not complete its 65536-byte measurement"
+    done
+}
+
+cd "$OXMPI_ROOT"
+echo "oxmpi test suite in $OXMPI_ROOT (modes: $MODES; prebuilt-binary modes: $BINARY_MODES)"
+stage deps stage_deps
+stage build stage_build
+stage install stage_install
+stage cargo-test stage_cargo_test
+stage abi stage_abi
+stage c-tests stage_c_tests
+stage mpich-binary stage_mpich_binary
+stage netpipe stage_netpipe
