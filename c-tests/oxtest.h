@@ -23,12 +23,18 @@ static int oxt_world_rank(void)
 static void oxt_fail(const char *file, int line, const char *expr, const char *fmt, ...)
 {
     va_list ap;
-    int init = 0, fin = 0;
-    fprintf(stderr, "TEST FAILED [rank %d] %s:%d: check `%s` failed: ", oxt_world_rank(), file, line, expr);
+    int init = 0, fin = 0, n;
+    char msg[2048];
+    /* one write, so that reports of several ranks do not interleave */
+    n = snprintf(msg, sizeof msg, "TEST FAILED [rank %d] %s:%d: check `%s` failed: ", oxt_world_rank(), file,
+                 line, expr);
+    if (n < 0 || n >= (int)sizeof msg)
+        n = 0;
     va_start(ap, fmt);
-    vfprintf(stderr, fmt, ap);
+    vsnprintf(msg + n, sizeof msg - (size_t)n - 1, fmt, ap);
     va_end(ap);
-    fputc('\n', stderr);
+    strcat(msg, "\n");
+    fputs(msg, stderr);
     fflush(stderr);
     MPI_Initialized(&init);
     MPI_Finalized(&fin);
