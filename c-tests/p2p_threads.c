@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 timeout=60 */
+/* oxmpi-test: ranks=2,4,8 */
 /* MPI_THREAD_MULTIPLE: 4 threads per rank each exchange 200 messages on their own tag
    with the same thread of the peer rank; then 4 threads receive with MPI_ANY_TAG while
    the peer's 4 threads send (each receiver sees every sender thread's messages in order,

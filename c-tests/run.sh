@@ -141,8 +141,10 @@ run_one() {
     fi
     local t0 t1 rc=0
     t0="$(now)"
-    # coreutils timeout gets a margin over mpiexec's own --timeout
-    timeout -k 5 "$((tmo + 5))" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
+    # coreutils timeout gets a margin over our mpiexec's own --timeout (MPICH has none)
+    local hard=$((tmo + 5))
+    [[ $MPICH -eq 1 ]] && hard=$tmo
+    timeout -k 5 "$hard" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
     t1="$(now)"
     local secs
     secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
