@@ -82,6 +82,7 @@ fi
 # -Wno-stringop-overflow: GCC >= 11 warns about MPI_STATUSES_IGNORE ((MPI_Status *)1)
 # passed to array parameters; that is an artifact of the MPICH-ABI header, not of the tests.
 CFLAGS="${OXMPI_TEST_CFLAGS:--std=c99 -Wall -O2 -g -Wno-stringop-overflow}"
+read -r -a CFLAGS_ARR <<<"$CFLAGS"
 MAX_RANKS="${OXMPI_TEST_MAX_RANKS:-}"
 ONLY_RANKS="${OXMPI_TEST_RANKS:-}"
 ONLY_RANKS="${ONLY_RANKS//,/ }"
@@ -209,7 +210,7 @@ for name in "${TESTS[@]}"; do
     fi
     # compile (once per test)
     exe="$BUILD/$name"
-    if ! "$MPICC" $CFLAGS -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
+    if ! "$MPICC" "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
         echo "FAIL $name (compile)"
         sed 's/^/  | /' "$LOGS/$name.build" | tail -n 20
         NFAIL=$((NFAIL + 1)); FAILED+=("$name (compile)")
