@@ -1,0 +1,254 @@
+#!/usr/bin/env bash
+# Runner for the oxmpi C test suite. See c-tests/README.md and --help.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+
+usage() {
+    cat <<'EOF'
+Usage: c-tests/run.sh --prefix PREFIX [options]
+       c-tests/run.sh --mpich [options]
+
+Compiles every c-tests/*.c with PREFIX/bin/mpicc and runs it with
+PREFIX/bin/mpiexec at every rank count listed in its header, in every mode.
+
+Options:
+  --prefix PREFIX    install prefix of oxmpi (uses PREFIX/bin/mpicc, PREFIX/bin/mpiexec)
+  --mpich            validate against the system MPICH (mpicc.mpich, mpiexec.mpich -n N);
+                     modes are ignored, tests marked mpich=skip are skipped and
+                     tests marked mpich=nostderr run without their stderr checks
+  --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
+  --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
+  --jobs N           number of runs in parallel (default 1)
+  --timeout S        default per-run timeout in seconds (default 60; header timeout= overrides)
+  -h, --help         this help
+
+Environment:
+  OXMPI_TEST_MAX_RANKS   skip rank counts above this (e.g. 4)
+  OXMPI_TEST_RANKS       comma/space list; only run rank counts in this list
+  OXMPI_TEST_CFLAGS      compiler flags (default: -std=c99 -Wall -O2 -g -Wno-stringop-overflow)
+  OXMPI_TEST_MPIEXEC_ARGS extra arguments for mpiexec (before -n)
+
+Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"):
+  ranks=1,2,4,8  expect=fail  expect-exit=N  expect-stderr=TEXT (repeatable; quote
+  TEXT containing spaces: expect-stderr="killed by signal 11")  mpich=skip|nostderr
+  timeout=SECONDS
+EOF
+}
+
+PREFIX=""
+MPICH=0
+MODES="processes"
+FILTER=""
+JOBS=1
+DEF_TIMEOUT=60
+
+while [[ $# -gt 0 ]]; do
+    case "$1" in
+        --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
+        --prefix=*) PREFIX="${1#*=}"; shift ;;
+        --mpich) MPICH=1; shift ;;
+        --modes) MODES="${2:?--modes needs a value}"; shift 2 ;;
+        --modes=*) MODES="${1#*=}"; shift ;;
+        --filter) FILTER="${2:?--filter needs a value}"; shift 2 ;;
+        --filter=*) FILTER="${1#*=}"; shift ;;
+        --jobs|-j) JOBS="${2:?--jobs needs a value}"; shift 2 ;;
+        --jobs=*) JOBS="${1#*=}"; shift ;;
+        --timeout) DEF_TIMEOUT="${2:?--timeout needs a value}"; shift 2 ;;
+        --timeout=*) DEF_TIMEOUT="${1#*=}"; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) echo "run.sh: unknown argument: $1 (see --help)" >&2; exit 2 ;;
+    esac
+done
+
+if [[ $MPICH -eq 1 ]]; then
+    MPICC="$(command -v mpicc.mpich || true)"
+    MPIEXEC="$(command -v mpiexec.mpich || true)"
+    [[ -n "$MPICC" && -n "$MPIEXEC" ]] || { echo "run.sh: mpicc.mpich/mpiexec.mpich not found" >&2; exit 2; }
+    MODES="mpich"
+    TAG="mpich"
+else
+    [[ -n "$PREFIX" ]] || { echo "run.sh: --prefix PREFIX (or --mpich) is required; see --help" >&2; exit 2; }
+    PREFIX="$(cd "$PREFIX" && pwd)"
+    MPICC="$PREFIX/bin/mpicc"
+    MPIEXEC="$PREFIX/bin/mpiexec"
+    [[ -x "$MPICC" ]] || { echo "run.sh: $MPICC not found or not executable" >&2; exit 2; }
+    [[ -x "$MPIEXEC" ]] || { echo "run.sh: $MPIEXEC not found or not executable" >&2; exit 2; }
+    TAG="oxmpi"
+fi
+[[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --jobs must be a positive integer" >&2; exit 2; }
+[[ "$DEF_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --timeout must be a positive integer" >&2; exit 2; }
+
+# -Wno-stringop-overflow: GCC >= 11 warns about MPI_STATUSES_IGNORE ((MPI_Status *)1)
+# passed to array parameters; that is an artifact of the MPICH-ABI header, not of the tests.
+CFLAGS="${OXMPI_TEST_CFLAGS:--std=c99 -Wall -O2 -g -Wno-stringop-overflow}"
+read -r -a CFLAGS_ARR <<<"$CFLAGS"
+MAX_RANKS="${OXMPI_TEST_MAX_RANKS:-}"
+ONLY_RANKS="${OXMPI_TEST_RANKS:-}"
+ONLY_RANKS="${ONLY_RANKS//,/ }"
+read -r -a EXTRA_MPIEXEC_ARGS <<<"${OXMPI_TEST_MPIEXEC_ARGS:-}"
+
+BUILD="$HERE/build/$TAG"
+LOGS="$BUILD/logs"
+mkdir -p "$BUILD" "$LOGS"
+rm -f "$LOGS"/*.result
+
+now() { echo "${EPOCHREALTIME/,/.}"; }
+
+# ---------------------------------------------------------------- headers
+# parse_header FILE: sets H_RANKS H_EXPECT_FAIL H_EXIT H_STDERR[] H_MPICH H_TIMEOUT
+parse_header() {
+    local file="$1" line rest key val
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_MPICH=""; H_TIMEOUT=""
+    local found=0
+    while IFS= read -r line; do
+        [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
+        found=1
+        rest="${BASH_REMATCH[1]}"
+        while [[ "$rest" =~ ^[[:space:]]*([a-z-]+)=(\"([^\"]*)\"|([^[:space:]]*))(.*)$ ]]; do
+            key="${BASH_REMATCH[1]}"
+            if [[ "${BASH_REMATCH[2]}" == \"* ]]; then val="${BASH_REMATCH[3]}"; else val="${BASH_REMATCH[4]}"; fi
+            rest="${BASH_REMATCH[5]}"
+            case "$key" in
+                ranks) H_RANKS="${val//,/ }" ;;
+                expect) [[ "$val" == fail ]] && H_EXPECT_FAIL=1 ;;
+                expect-exit) H_EXIT="$val" ;;
+                expect-stderr) H_STDERR+=("$val") ;;
+                mpich) H_MPICH="$val" ;;
+                timeout) H_TIMEOUT="$val" ;;
+                *) echo "run.sh: $file: unknown header key '$key'" >&2 ;;
+            esac
+        done
+        if [[ -n "${rest//[[:space:]]/}" ]]; then
+            echo "run.sh: $file: cannot parse header near '$rest'" >&2
+        fi
+    done < <(head -n 10 "$file")
+    [[ $found -eq 1 ]] || echo "run.sh: $file: no '/* oxmpi-test: ... */' header; using ranks=1" >&2
+    return 0
+}
+
+# ---------------------------------------------------------------- one run
+# run_one NAME N MODE  -> writes $LOGS/NAME.nN.MODE.{out,err,result}
+run_one() {
+    local name="$1" n="$2" mode="$3"
+    local base="$LOGS/$name.n$n.$mode"
+    local exe="$BUILD/$name"
+    local tmo="${H_TIMEOUT:-$DEF_TIMEOUT}"
+    local -a cmd
+    if [[ $MPICH -eq 1 ]]; then
+        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
+    else
+        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" --timeout "$tmo" --mode "$mode" -n "$n" "$exe")
+    fi
+    local t0 t1 rc=0
+    t0="$(now)"
+    # coreutils timeout gets a margin over our mpiexec's own --timeout (MPICH has none)
+    local hard=$((tmo + 5))
+    [[ $MPICH -eq 1 ]] && hard=$tmo
+    timeout -k 5 "$hard" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
+    t1="$(now)"
+    local secs
+    secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
+
+    local verdict="PASS" why=""
+    if [[ $rc -eq 124 || $rc -eq 137 ]]; then
+        verdict="FAIL"; why="timeout after ${tmo}s (rc=$rc)"
+    elif [[ -n "$H_EXIT" ]]; then
+        [[ $rc -eq $H_EXIT ]] || { verdict="FAIL"; why="exit status $rc, expected $H_EXIT"; }
+    elif [[ $H_EXPECT_FAIL -eq 1 ]]; then
+        [[ $rc -ne 0 ]] || { verdict="FAIL"; why="exit status 0, expected failure"; }
+    else
+        [[ $rc -eq 0 ]] || { verdict="FAIL"; why="exit status $rc"; }
+    fi
+    if [[ $verdict == PASS && ! ( $MPICH -eq 1 && "$H_MPICH" == nostderr ) ]]; then
+        local s
+        for s in "${H_STDERR[@]+"${H_STDERR[@]}"}"; do
+            if ! grep -qF -- "$s" "$base.err"; then
+                verdict="FAIL"; why="stderr lacks '$s'"; break
+            fi
+        done
+    fi
+    local line="$verdict $name n=$n $mode ${secs}s${why:+  ($why)}"
+    {
+        echo "$line"
+        if [[ $verdict == FAIL ]]; then
+            echo "  --- stderr tail ($base.err) ---"
+            tail -n 20 "$base.err" | sed 's/^/  | /'
+            if [[ -s "$base.out" ]]; then
+                echo "  --- stdout tail ($base.out) ---"
+                tail -n 5 "$base.out" | sed 's/^/  | /'
+            fi
+        fi
+    } >"$base.result.tmp"
+    mv "$base.result.tmp" "$base.result"
+    cat "$base.result"
+}
+
+# ---------------------------------------------------------------- main
+shopt -s nullglob
+TESTS=()
+for f in "$HERE"/*.c; do
+    name="$(basename "$f" .c)"
+    if [[ -n "$FILTER" ]] && ! grep -qE -- "$FILTER" <<<"$name"; then continue; fi
+    TESTS+=("$name")
+done
+[[ ${#TESTS[@]} -gt 0 ]] || { echo "run.sh: no tests match" >&2; exit 2; }
+
+echo "# oxmpi C tests: ${#TESTS[@]} test files, compiler $MPICC, launcher $MPIEXEC, modes: $MODES"
+START="$(now)"
+NPASS=0; NFAIL=0; NSKIP=0
+FAILED=()
+RUNNING=0
+
+for name in "${TESTS[@]}"; do
+    src="$HERE/$name.c"
+    parse_header "$src"
+    if [[ $MPICH -eq 1 && "$H_MPICH" == skip ]]; then
+        echo "SKIP $name (mpich=skip)"
+        NSKIP=$((NSKIP + 1))
+        continue
+    fi
+    # compile (once per test)
+    exe="$BUILD/$name"
+    if ! "$MPICC" "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
+        echo "FAIL $name (compile)"
+        sed 's/^/  | /' "$LOGS/$name.build" | tail -n 20
+        NFAIL=$((NFAIL + 1)); FAILED+=("$name (compile)")
+        continue
+    fi
+    if [[ -s "$LOGS/$name.build" ]]; then
+        echo "WARN $name: compiler output:"; sed 's/^/  | /' "$LOGS/$name.build" | tail -n 10
+    fi
+    for n in $H_RANKS; do
+        if [[ -n "$MAX_RANKS" && $n -gt $MAX_RANKS ]]; then continue; fi
+        if [[ -n "$ONLY_RANKS" && " $ONLY_RANKS " != *" $n "* ]]; then continue; fi
+        for mode in $MODES; do
+            if [[ $JOBS -le 1 ]]; then
+                run_one "$name" "$n" "$mode" || true
+            else
+                while [[ $RUNNING -ge $JOBS ]]; do wait -n || true; RUNNING=$((RUNNING - 1)); done
+                run_one "$name" "$n" "$mode" &
+                RUNNING=$((RUNNING + 1))
+            fi
+        done
+    done
+done
+wait || true
+
+for r in "$LOGS"/*.result; do
+    first="$(head -n 1 "$r")"
+    case "$first" in
+        PASS*) NPASS=$((NPASS + 1)) ;;
+        *) NFAIL=$((NFAIL + 1)); FAILED+=("${first#FAIL }") ;;
+    esac
+done
+
+END="$(now)"
+TOTAL="$(awk -v a="$START" -v b="$END" 'BEGIN { printf "%.1f", b - a }')"
+echo "# summary: $NPASS passed, $NFAIL failed, $NSKIP skipped test files, ${TOTAL}s"
+if [[ $NFAIL -gt 0 ]]; then
+    echo "# failed runs:"
+    printf '#   %s\n' "${FAILED[@]}"
+    exit 1
+fi
+exit 0
