@@ -73,7 +73,7 @@ export! {
         check::comm(check::universe()?, comm)?;
         let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         // Route through the normal dispatch; the call itself succeeds if the handler returns.
-        super::errhandler::raise("MPI_Comm_call_errhandler", comm, err(class, format!("user-raised error code {errorcode}")));
+        super::errhandler::raise_code("MPI_Comm_call_errhandler", comm, err(class, format!("error code {errorcode} raised by the application")), errorcode);
         Ok(())
     }
 

@@ -61,8 +61,14 @@ fn rank_prefix() -> String {
 /// An invalid or null `comm` uses MPI_COMM_WORLD's handler, as MPICH does; before MPI_Init and
 /// after MPI_Finalize errors are fatal.
 pub fn raise(name: &'static str, comm: c_int, e: MpiError) -> c_int {
-    let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
     let code = crate::error::make_code(e.class, &format!("{name}: {}", e.msg));
+    raise_code(name, comm, e, code)
+}
+
+/// Like `raise`, with the error code the handler receives given by the caller
+/// (MPI_Comm_call_errhandler passes the user's code through unchanged).
+pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> c_int {
+    let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
     let Ok(u) = universe::get() else {
         universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };

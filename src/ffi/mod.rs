@@ -1,6 +1,7 @@
 //! The C boundary: one file per MPI chapter. Argument checks, handle conversion, panic boundary and
 //! error codes live here; no engine logic. Every submodule is glob re-exported so that `build.rs` can
 //! check each exported function's Rust signature against `include/mpi.h` as `crate::ffi::MPI_X`.
+pub mod attr;
 pub mod boundary;
 pub mod check;
 pub mod comm;
@@ -10,10 +11,12 @@ pub mod errhandler;
 pub mod handles;
 pub mod init;
 pub mod p2p;
+pub mod pack;
 pub mod request;
 pub mod unsupported;
 
 pub use crate::error;
+pub use attr::*;
 pub use comm::*;
 pub use data_symbols::*;
 pub use datatype::*;
@@ -21,4 +24,5 @@ pub use errhandler::*;
 pub use handles::*;
 pub use init::*;
 pub use p2p::*;
+pub use pack::*;
 pub use request::*;

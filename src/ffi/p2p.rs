@@ -67,10 +67,11 @@ unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, d
     let (bytes, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
-    *request = match d {
-        None => REQ_PROC_NULL,
-        Some(dest) => req_handle(u.engine.persistent(OpArgs::Send { buf: buf as *const u8, bytes, dest, tag, ctx, mode })),
-    };
+    // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
+    *request = req_handle(u.engine.persistent(match d {
+        None => OpArgs::ProcNull,
+        Some(dest) => OpArgs::Send { buf: buf as *const u8, bytes, dest, tag, ctx, mode },
+    }));
     Ok(())
 }
 
@@ -139,10 +140,11 @@ export! {
     fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
         let (cap, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let request = out(request, "request")?;
-        *request = match s {
-            Source::ProcNull => REQ_PROC_NULL,
-            _ => req_handle(check::universe()?.engine.persistent(OpArgs::Recv { buf: buf as *mut u8, cap, src: s.as_option(), tag, ctx })),
+        let op = match s {
+            Source::ProcNull => OpArgs::ProcNull,
+            _ => OpArgs::Recv { buf: buf as *mut u8, cap, src: s.as_option(), tag, ctx },
         };
+        *request = req_handle(check::universe()?.engine.persistent(op));
         Ok(())
     }
 

@@ -191,6 +191,12 @@ impl Engine {
                 self.start_recv(&mut g, id, args);
                 Ok(())
             }
+            OpArgs::ProcNull => {
+                let r = g.reqs.get_mut(id).unwrap();
+                r.status = Status::proc_null();
+                r.done = true;
+                Ok(())
+            }
         }
     }
 

@@ -22,6 +22,8 @@ pub enum OpArgs {
     Send { buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode },
     /// `src` None is MPI_ANY_SOURCE; `tag` -1 is MPI_ANY_TAG.
     Recv { buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32 },
+    /// A persistent operation with MPI_PROC_NULL: completes at once when started.
+    ProcNull,
 }
 
 /// Progress of a receive whose data arrives in fragments (rendezvous without single copy).
