@@ -50,6 +50,9 @@ unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c
     let (bytes, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
     let u = check::universe()?;
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf as *const u8, bytes, d, tag, ctx) {
+        return Ok(());
+    }
     let id = u.engine.isend(buf as *const u8, bytes, d, tag, ctx, mode)?;
     u.engine.wait(id);
     Ok(())

@@ -21,7 +21,7 @@ use super::Status;
 use crate::abi::{MPI_ERR_BUFFER, MPI_ERR_OTHER, MPI_ERR_TRUNCATE, MPI_SUCCESS};
 use crate::error::{err, MpiResult};
 use crate::runtime::segment::Segment;
-use crate::runtime::wait::{ring, WaitPolicy};
+use crate::runtime::wait::{notify, ring, WaitPolicy};
 use crate::transport::cma;
 use crate::transport::ring::{Kind, SlotHeader, FLAG_SYNC, SLOT_PAYLOAD};
 use std::collections::VecDeque;
@@ -67,6 +67,8 @@ struct Inner {
     outq: Vec<VecDeque<Out>>,
     /// Destinations whose outq is non-empty.
     pending_dests: Vec<usize>,
+    /// Per destination, the last `head` read from our channel to it (see Channel::try_push_cached).
+    head_cache: Vec<u64>,
     bsend: Option<BsendPool>,
     /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
     cma: bool,
@@ -85,6 +87,8 @@ pub struct Engine {
     /// Threads of this rank inside `wait_until`; when non-zero, completions ring our own doorbell so
     /// a thread sleeping on another thread's behalf re-checks.
     waiting_threads: AtomicU32,
+    /// MPI_THREAD_MULTIPLE was granted (see `set_threaded`).
+    threaded: std::sync::atomic::AtomicBool,
 }
 
 fn req_wire(id: ReqId, gen: u32) -> u64 {
@@ -115,10 +119,12 @@ impl Engine {
                 messages: Slab::default(),
                 outq: (0..n).map(|_| VecDeque::new()).collect(),
                 pending_dests: Vec::new(),
+                head_cache: vec![0; n],
                 bsend: None,
                 cma,
             }),
             waiting_threads: AtomicU32::new(0),
+            threaded: std::sync::atomic::AtomicBool::new(true),
         }
     }
 
@@ -256,8 +262,9 @@ impl Engine {
     fn start_recv(&self, g: &mut Inner, id: ReqId, args: OpArgs) {
         let OpArgs::Recv { src, tag, ctx, .. } = args else { unreachable!() };
         g.reqs.get_mut(id).unwrap().op = Some(args);
-        // Progress first so that messages already in the channels are considered in arrival order.
-        self.progress(g);
+        // Messages already drained into the unexpected queue arrived before anything still in the
+        // channels, so matching them first and then posting keeps MPI's order; the progress pass
+        // after posting matches channel slots straight into the user's buffer (no extra copy).
         let pos = g.unexpected.iter().position(|u| u.ctx == ctx && src.is_none_or(|s| s == u.src) && tag_matches(tag, u.tag));
         if let Some(i) = pos {
             let u = g.unexpected.remove(i).unwrap();
@@ -267,7 +274,36 @@ impl Engine {
             self.flush_pending(g);
         } else {
             g.posted.push_back(id);
+            self.progress(g);
         }
+    }
+
+    /// Blocking standard/ready send: when nothing is queued for `dest` and the message fits a slot,
+    /// pushes it straight into the channel without creating a request. Returns false when the
+    /// caller must take the general path (isend + wait).
+    pub fn try_send_now(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
+        if bytes > SLOT_PAYLOAD {
+            return false;
+        }
+        let mut g = self.lock();
+        if !g.outq[dest].is_empty() {
+            return false;
+        }
+        let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
+        // SAFETY: `buf` holds `bytes` bytes (checked by the caller against count and datatype).
+        let payload = unsafe { std::slice::from_raw_parts(buf, bytes) };
+        if !self.seg.channel(self.me, dest).try_push_cached(&hdr, payload, &mut g.head_cache[dest]) {
+            return false;
+        }
+        drop(g);
+        notify(self.seg.doorbell(dest));
+        true
+    }
+
+    /// Declares whether several threads of this rank may call MPI at once (MPI_THREAD_MULTIPLE);
+    /// only then must a completion wake other waiting threads of the same rank.
+    pub fn set_threaded(&self, threaded: bool) {
+        self.threaded.store(threaded, Ordering::Relaxed);
     }
 
     fn flush_pending(&self, g: &mut Inner) {
@@ -329,7 +365,7 @@ impl Engine {
                 pool.free(off);
             }
         }
-        if self.waiting_threads.load(Ordering::Relaxed) > 0 {
+        if self.threaded.load(Ordering::Relaxed) && self.waiting_threads.load(Ordering::Relaxed) > 0 {
             ring(self.seg.doorbell(self.me));
         }
     }
@@ -428,6 +464,7 @@ impl Engine {
     fn flush_dest(&self, g: &mut Inner, dest: usize) -> bool {
         let ch = self.seg.channel(self.me, dest);
         let mut pushed = false;
+        let mut hc = g.head_cache[dest];
         loop {
             let Some(front) = g.outq[dest].front_mut() else { break };
             let mut completed = None;
@@ -435,13 +472,13 @@ impl Engine {
                 Out::Eager { hdr, data, req } => {
                     // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
                     let payload = unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) };
-                    let ok = ch.try_push(hdr, payload);
+                    let ok = ch.try_push_cached(hdr, payload, &mut hc);
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
                     }
                     ok
                 }
-                Out::Ctl { hdr } => ch.try_push(hdr, &[]),
+                Out::Ctl { hdr } => ch.try_push_cached(hdr, &[], &mut hc),
                 Out::Stream { req, rreq, addr, total, offset } => {
                     let mut any = false;
                     while *offset < *total {
@@ -449,7 +486,7 @@ impl Engine {
                         let hdr = SlotHeader { kind: Kind::Data as u32, len: len as u64, total: *total, rreq: *rreq, offset: *offset, ..Default::default() };
                         // SAFETY: the send buffer holds `total` bytes; offset + len <= total.
                         let payload = unsafe { std::slice::from_raw_parts(addr.add(*offset as usize), len) };
-                        if !ch.try_push(&hdr, payload) {
+                        if !ch.try_push_cached(&hdr, payload, &mut hc) {
                             break;
                         }
                         any = true;
@@ -473,8 +510,9 @@ impl Engine {
                 self.complete(g, id);
             }
         }
+        g.head_cache[dest] = hc;
         if pushed {
-            ring(self.seg.doorbell(dest));
+            notify(self.seg.doorbell(dest));
         }
         if g.outq[dest].is_empty() {
             ch.set_producer_waiting(false);
@@ -533,10 +571,15 @@ impl Engine {
                     break v;
                 }
             }
-            self.policy.wait(bell, seen);
+            self.policy.wait(bell, seen, || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         out
+    }
+
+    /// Whether any channel into this rank holds a slot (the spinning waiter's check).
+    fn anything_arrived(&self) -> bool {
+        (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
     }
 
     /// One progress pass (MPI_Test* and friends).

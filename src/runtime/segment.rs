@@ -14,7 +14,7 @@ use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 1;
+pub const LAYOUT_VERSION: u32 = 2;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -57,10 +57,12 @@ pub struct RankControl {
 /// Dekker-style pairing, both sides SeqCst: the waiter increments `sleepers` then re-reads `seq`;
 /// the waker increments `seq` then reads `sleepers`. At least one of them sees the other's write, so
 /// a wake-up is never lost (and FUTEX_WAIT re-checks `seq` atomically in the kernel).
-#[repr(C)]
+/// Both words share one cache line on purpose: the waker's increment of `seq` brings the line over
+/// and its read of `sleepers` is then local, and the spinning waiter already polls that line.
+#[repr(C, align(128))]
 pub struct Doorbell {
-    pub seq: CachePadded<AtomicU32>,
-    pub sleepers: CachePadded<AtomicU32>,
+    pub seq: AtomicU32,
+    pub sleepers: AtomicU32,
 }
 
 /// Slots per channel for a job of `nranks`: fewer for big jobs so the segment stays bounded.

@@ -78,6 +78,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
+    engine.set_threaded(required >= crate::abi::MPI_THREAD_MULTIPLE);
     let u = Universe {
         seg,
         rank,

@@ -39,10 +39,12 @@ impl WaitPolicy {
         }
     }
 
-    /// Waits until the doorbell's sequence differs from `seen`, or returns early (spurious wake-ups
-    /// and a 100 ms timeout are harmless: the caller re-checks its condition).
-    pub fn wait(&self, bell: &Doorbell, seen: u32) {
-        let changed = || bell.seq.load(Ordering::Acquire) != seen;
+    /// Waits until the doorbell's sequence differs from `seen` or `arrived()` says there is new
+    /// input, or returns early (spurious wake-ups and a 100 ms timeout are harmless: the caller
+    /// re-checks its condition). Senders of messages ring the doorbell only when someone sleeps
+    /// (`notify`), so while spinning the waiter watches its channels through `arrived`.
+    pub fn wait(&self, bell: &Doorbell, seen: u32, arrived: impl Fn() -> bool) {
+        let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
         let mut i = 0u32;
         while i < self.spins {
             if changed() {
@@ -62,17 +64,30 @@ impl WaitPolicy {
         if !self.block {
             return;
         }
-        // Dekker pairing with `ring`: announce the sleeper, then re-check the sequence.
+        // Dekker pairing with `ring` and `notify`: announce the sleeper, then re-check both the
+        // sequence and the channels; a sender either sees the sleeper or we see its message.
         bell.sleepers.fetch_add(1, Ordering::SeqCst);
-        if bell.seq.load(Ordering::SeqCst) == seen {
+        std::sync::atomic::fence(Ordering::SeqCst);
+        if !changed() {
             futex::wait(&bell.seq, seen, Some(Duration::from_millis(100)));
         }
         bell.sleepers.fetch_sub(1, Ordering::SeqCst);
     }
 }
 
-/// Rings a rank's doorbell: something changed for it. Wakes sleepers only when there are some, so the
-/// common path is one atomic increment and one load.
+/// Tells a rank that a message was pushed into one of its channels. The rank sees the message by
+/// itself unless it sleeps, so the doorbell is rung only for sleepers: the common path is a fence
+/// and a load of a line the receiver does not write while it spins.
+/// Pairs with the waiter's `sleepers` increment + fence + channel check in `WaitPolicy::wait`.
+pub fn notify(bell: &Doorbell) {
+    std::sync::atomic::fence(Ordering::SeqCst);
+    if bell.sleepers.load(Ordering::Relaxed) != 0 {
+        ring(bell);
+    }
+}
+
+/// Rings a rank's doorbell: something changed for it that it cannot see in its channels (a freed
+/// slot, a completion by another thread). Wakes sleepers only when there are some.
 pub fn ring(bell: &Doorbell) {
     bell.seq.fetch_add(1, Ordering::SeqCst);
     if bell.sleepers.load(Ordering::SeqCst) != 0 {
@@ -98,18 +113,17 @@ pub fn available_cpus() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crossbeam_utils::CachePadded;
     use std::sync::atomic::AtomicU32;
     use std::sync::Arc;
 
     #[test]
     fn blocked_waiter_is_woken() {
-        let bell = Arc::new(Doorbell { seq: CachePadded::new(AtomicU32::new(0)), sleepers: CachePadded::new(AtomicU32::new(0)) });
+        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0) });
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
             let p = WaitPolicy { spins: 0, yields: 0, block: true };
             while b2.seq.load(Ordering::Acquire) == 0 {
-                p.wait(&b2, 0);
+                p.wait(&b2, 0, || false);
             }
         });
         std::thread::sleep(Duration::from_millis(20));

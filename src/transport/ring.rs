@@ -87,6 +87,8 @@ pub struct Channel {
     ctl: *const ChannelControl,
     slots: *mut u8,
     nslots: u64,
+    /// nslots - 1: slot counts are powers of two, so indexing is a mask, not a division.
+    mask: u64,
 }
 // SAFETY: the channel points into a mapping that outlives every rank's use of it; concurrent access
 // follows the SPSC protocol documented above (one producer, one consumer, each under its engine lock).
@@ -97,8 +99,10 @@ impl Channel {
     /// # Safety
     /// `base` must point to `channel_bytes(nslots)` bytes of zero-initialised (or previously
     /// used as a channel) memory, aligned like `CachePadded`, that stays mapped while the `Channel` is used.
+    /// `nslots` must be a power of two.
     pub unsafe fn from_raw(base: *mut u8, nslots: usize) -> Channel {
-        Channel { ctl: base as *const ChannelControl, slots: base.add(std::mem::size_of::<ChannelControl>()), nslots: nslots as u64 }
+        debug_assert!(nslots.is_power_of_two());
+        Channel { ctl: base as *const ChannelControl, slots: base.add(std::mem::size_of::<ChannelControl>()), nslots: nslots as u64, mask: nslots as u64 - 1 }
     }
 
     fn ctl(&self) -> &ChannelControl {
@@ -107,18 +111,29 @@ impl Channel {
     }
 
     fn slot_ptr(&self, index: u64) -> *mut u8 {
-        // SAFETY: the index is reduced modulo nslots, so the pointer stays inside the slot array.
-        unsafe { self.slots.add(((index % self.nslots) as usize) * SLOT_BYTES) }
+        // SAFETY: the index is masked to nslots (a power of two), so the pointer stays in the slot array.
+        unsafe { self.slots.add(((index & self.mask) as usize) * SLOT_BYTES) }
     }
 
     /// Producer: pushes a slot with `hdr` and `payload` (at most SLOT_PAYLOAD bytes).
     /// Returns false when the ring is full. Must be called by the channel's single producer.
     pub fn try_push(&self, hdr: &SlotHeader, payload: &[u8]) -> bool {
+        let mut head_cache = 0;
+        self.try_push_cached(hdr, payload, &mut head_cache)
+    }
+
+    /// `try_push` with a producer-private copy of `head`: the shared `head` line (written by the
+    /// consumer) is read only when the cached value says the ring may be full, so the common case
+    /// touches no line the consumer owns. A stale cache is always safe: `head` only grows.
+    pub fn try_push_cached(&self, hdr: &SlotHeader, payload: &[u8], head_cache: &mut u64) -> bool {
         debug_assert!(payload.len() <= SLOT_PAYLOAD);
         let c = self.ctl();
         let tail = c.tail.load(Ordering::Relaxed);
-        if tail - c.head.load(Ordering::Acquire) >= self.nslots {
-            return false;
+        if tail - *head_cache >= self.nslots {
+            *head_cache = c.head.load(Ordering::Acquire);
+            if tail - *head_cache >= self.nslots {
+                return false;
+            }
         }
         let p = self.slot_ptr(tail);
         // SAFETY: slot `tail` is free (checked above) and only this producer writes free slots;
