@@ -136,6 +136,13 @@ stage_c_tests() {
     run timeout -k 10 600 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
+# Large messages again, without the single copy: the streamed rendezvous in real processes.
+stage_c_tests_streamed() {
+    [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
+    OXMPI_CMA=0 run timeout -k 10 300 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES" \
+        --filter '^(p2p_blocking|p2p_order|p2p_stress|p2p_truncate|p2p_nonblocking|p2p_mprobe|p2p_bsend|p2p_threads)$'
+}
+
 # run_ours N MODE PROGRAM ARGS...: run a prebuilt binary under oxmpi's mpiexec, with a hard timeout.
 run_ours() {
     local n="$1" mode="$2"
@@ -168,6 +175,13 @@ stage_mpich_binary() {
             run_ours "$n" "$mode" "$bin"
         done
     done
+    # LD_PRELOAD alone, without our mpiexec (a singleton): the MPICH-built program must run on oxmpi,
+    # which it checks itself through MPI_Get_library_version.
+    local vbin="$WORK/mpich-version"
+    run mpicc.mpich -O2 -I"$OXMPI_ROOT/c-tests" -o "$vbin" "$OXMPI_ROOT/c-tests/env_version_oxmpi.c"
+    LD_PRELOAD="$PREFIX/lib/liboxmpi.so" run timeout -k 5 60 "$vbin"
+    # and forced preloading under our launcher
+    OXMPI_PRELOAD=1 run_ours 2 processes "$vbin"
 }
 
 stage_netpipe() {
@@ -193,5 +207,6 @@ stage install stage_install
 stage cargo-test stage_cargo_test
 stage abi stage_abi
 stage c-tests stage_c_tests
+stage c-tests-streamed stage_c_tests_streamed
 stage mpich-binary stage_mpich_binary
 stage netpipe stage_netpipe
