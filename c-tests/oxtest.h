@@ -130,4 +130,26 @@ static inline void *oxt_malloc(size_t n)
         CHECK(oxt_n_ == (cnt), "status count %d, expected %d", oxt_n_, (int)(cnt)); \
     } while (0)
 
+/* Body of the err_fatal_* tests: rank 0 makes the erroneous call `bad` under the default
+   MPI_ERRORS_ARE_FATAL while the other ranks block in MPI_Recv; the job must end there. If the call
+   returns instead, rank 0 releases the others so the job ends with status 0, which the runner reports
+   as a failure (the tests say expect=fail). */
+static int oxtest_fatal_case(int argc, char **argv, int (*bad)(int size))
+{
+    int rank, size, rc = 0;
+    MPI_OK(MPI_Init(&argc, &argv));
+    MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
+    MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    if (rank == 0) {
+        rc = bad(size);
+        fprintf(stderr, "TEST FAILED: erroneous call returned %d instead of ending the job\n", rc);
+        for (int r = 1; r < size; r++)
+            MPI_Send(&rc, 1, MPI_INT, r, 1, MPI_COMM_WORLD);
+    } else {
+        MPI_OK(MPI_Recv(&rc, 1, MPI_INT, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 #endif

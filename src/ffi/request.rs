@@ -109,14 +109,7 @@ export! {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
         let sts = u.engine.wait_all(&ids(&refs));
-        let mut errors = false;
-        for (i, (r, st)) in refs.iter().zip(sts).enumerate() {
-            let st = match r { ReqRef::Engine(_) => st, ReqRef::ProcNull => Status::proc_null(), ReqRef::Null => Status::empty() };
-            errors |= st.error != MPI_SUCCESS;
-            release_handle(u, array_of_requests.add(i), *r);
-            write_status(status_at(array_of_statuses, i), &st, true);
-        }
-        in_status(errors)
+        finish_all(u, &refs, sts, array_of_requests, array_of_statuses)
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -128,14 +121,7 @@ export! {
             return Ok(());
         };
         *flag = 1;
-        let mut errors = false;
-        for (i, (r, st)) in refs.iter().zip(sts).enumerate() {
-            let st = match r { ReqRef::Engine(_) => st, ReqRef::ProcNull => Status::proc_null(), ReqRef::Null => Status::empty() };
-            errors |= st.error != MPI_SUCCESS;
-            release_handle(u, array_of_requests.add(i), *r);
-            write_status(status_at(array_of_statuses, i), &st, true);
-        }
-        in_status(errors)
+        finish_all(u, &refs, sts, array_of_requests, array_of_statuses)
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -254,6 +240,27 @@ export! {
     }
 }
 
+/// Ends MPI_Waitall/MPI_Testall once every request is complete: releases the handles and writes the
+/// statuses; their MPI_ERROR fields are set only when the call returns MPI_ERR_IN_STATUS (MPI 4.1
+/// section 3.7.5).
+unsafe fn finish_all(u: &crate::runtime::universe::Universe, refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
+    let sts: Vec<Status> = refs
+        .iter()
+        .zip(sts)
+        .map(|(r, st)| match r {
+            ReqRef::Engine(_) => st,
+            ReqRef::ProcNull => Status::proc_null(),
+            ReqRef::Null => Status::empty(),
+        })
+        .collect();
+    let errors = sts.iter().any(|st| st.error != MPI_SUCCESS);
+    for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
+        release_handle(u, reqs.add(i), *r);
+        write_status(status_at(statuses, i), st, errors);
+    }
+    in_status(errors)
+}
+
 unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
     let refs = resolve(incount, reqs)?;
     let outcount = out(outcount, "outcount")?;
@@ -272,12 +279,11 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     if !done.is_empty() && indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
-    let mut errors = false;
+    let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
     for (k, (i, st)) in done.iter().enumerate() {
         release_handle(u, reqs.add(*i), refs[*i]);
         *indices.add(k) = *i as c_int;
-        errors |= st.error != MPI_SUCCESS;
-        write_status(status_at(statuses, k), st, true);
+        write_status(status_at(statuses, k), st, errors);
     }
     *outcount = done.len() as c_int;
     in_status(errors)
