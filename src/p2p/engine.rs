@@ -433,8 +433,14 @@ impl Engine {
             let mut completed = None;
             let ok = match front {
                 Out::Eager { hdr, data, req } => {
-                    // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
-                    let payload = unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) };
+                    // A zero-byte send may pass a NULL buffer (MPI_Send(NULL, 0, ...)), and a slice
+                    // must never be built from a null pointer, even an empty one.
+                    let payload: &[u8] = if hdr.len == 0 {
+                        &[]
+                    } else {
+                        // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
+                        unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) }
+                    };
                     let ok = ch.try_push(hdr, payload);
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
