@@ -145,7 +145,12 @@ impl Engine {
     pub fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
-        self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode })?;
+        if let Err(e) = self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode }) {
+            // Nothing was queued (start_send only fails before enqueueing): drop the entry, which
+            // the caller never learns about and so could never free.
+            g.reqs.remove(id);
+            return Err(e);
+        }
         Ok(id)
     }
 
@@ -186,7 +191,16 @@ impl Engine {
         r.streaming = None;
         r.status = Status::empty();
         match args {
-            OpArgs::Send { .. } => self.start_send(&mut g, id, args),
+            OpArgs::Send { .. } => {
+                let res = self.start_send(&mut g, id, args);
+                if res.is_err() {
+                    // The send did not start (e.g. a buffered send with no room, MPI_ERR_BUFFER) and
+                    // nothing was queued: leave the request inactive as it was, or MPI_Wait on it
+                    // would block forever and MPI_Start could never be retried.
+                    g.reqs.get_mut(id).unwrap().active = false;
+                }
+                res
+            }
             OpArgs::Recv { .. } => {
                 self.start_recv(&mut g, id, args);
                 Ok(())
