@@ -27,6 +27,49 @@ fn bounded<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static
     rx.recv_timeout(Duration::from_secs(20)).unwrap_or_else(|_| panic!("{what}: hung (no result after 20 s)"))
 }
 
+/// MPI 4.1 section 3.7.5: inactive persistent handles are ignored by Waitany/Waitsome/Testany/
+/// Testsome like null handles. The usual loop `Startall; while left { Waitsome }` must not get the
+/// already-completed (now inactive) request back again.
+#[test]
+fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
+    let e = world(2);
+    let mut b0 = vec![0u8; 8];
+    let mut b1 = vec![0u8; 8];
+    let p0 = e[1].persistent(OpArgs::Recv { buf: b0.as_mut_ptr(), cap: 8, src: Some(0), tag: 1, ctx: 0 });
+    let p1 = e[1].persistent(OpArgs::Recv { buf: b1.as_mut_ptr(), cap: 8, src: Some(0), tag: 2, ctx: 0 });
+    e[1].start(p0).unwrap();
+    e[1].start(p1).unwrap();
+    let a = [7u8; 8];
+    let s = e[0].isend(a.as_ptr(), 8, 1, 1, 0, SendMode::Standard).unwrap();
+    e[0].wait(s);
+    let ids = [Some(p0), Some(p1)];
+    let got = e[1].wait_some(&ids).expect("one request is active");
+    assert_eq!(got.iter().map(|x| x.0).collect::<Vec<_>>(), vec![0]);
+    // p0 is inactive now. With nothing else complete, Testsome finds nothing (not p0 again)...
+    assert_eq!(e[1].test_some(&ids).expect("p1 is active").len(), 0);
+    assert!(e[1].test_any(&ids).is_none(), "Testany must not report the inactive p0");
+    // ... and Waitsome/Waitany report p1 only once its message is there.
+    let s = e[0].isend(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
+    e[0].wait(s);
+    let got = e[1].wait_some(&ids).expect("p1 is active");
+    assert_eq!(got.len(), 1, "only p1 completed, got {got:?}");
+    assert_eq!((got[0].0, got[0].1.tag), (1, 2));
+    // Both inactive: no active handle at all (the caller reports MPI_UNDEFINED), no hang.
+    let e1 = e[1].clone();
+    assert!(bounded("waitany over inactive requests", move || e1.wait_any(&ids)).is_none());
+    assert!(e[1].wait_some(&ids).is_none());
+    assert!(e[1].test_some(&ids).is_none());
+    assert_eq!(e[1].test_any(&ids), Some(None));
+    // Waitany with one inactive and one active request waits for the active one.
+    e[1].start(p1).unwrap();
+    let s = e[0].isend(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
+    e[0].wait(s);
+    let (i, st) = e[1].wait_any(&ids).unwrap();
+    assert_eq!((i, st.tag, st.source), (1, 2, 0));
+    e[1].free(p0);
+    e[1].free(p1);
+}
+
 /// A persistent buffered send whose MPI_Start fails (no buffer attached) must stay inactive:
 /// MPI_Wait on it returns at once and it can be started again once a buffer is attached.
 #[test]

@@ -154,7 +154,12 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         }
-        let (i, st) = u.engine.wait_any(&ids(&refs));
+        // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
+        let Some((i, st)) = u.engine.wait_any(&ids(&refs)) else {
+            *index = MPI_UNDEFINED;
+            write_status(status, &Status::empty(), false);
+            return Ok(());
+        };
         release_handle(u, array_of_requests.add(i), refs[i]);
         *index = i as c_int;
         write_status(status, &st, false);
@@ -179,22 +184,28 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         }
-        let ids = ids(&refs);
-        // Complete at most one: take the first that is done.
-        for (i, id) in ids.iter().enumerate() {
-            if let Some(id) = id {
-                if let Some(st) = u.engine.test(*id) {
-                    release_handle(u, array_of_requests.add(i), refs[i]);
-                    *index = i as c_int;
-                    *flag = 1;
-                    write_status(status, &st, false);
-                    return status_error(&st);
-                }
+        // Complete at most one: the first active request that is done. Inactive persistent
+        // requests count as null: none active means flag true and MPI_UNDEFINED.
+        match u.engine.test_any(&ids(&refs)) {
+            Some(Some((i, st))) => {
+                release_handle(u, array_of_requests.add(i), refs[i]);
+                *index = i as c_int;
+                *flag = 1;
+                write_status(status, &st, false);
+                status_error(&st)
+            }
+            Some(None) => {
+                *index = MPI_UNDEFINED;
+                *flag = 1;
+                write_status(status, &Status::empty(), false);
+                Ok(())
+            }
+            None => {
+                *flag = 0;
+                *index = MPI_UNDEFINED;
+                Ok(())
             }
         }
-        *flag = 0;
-        *index = MPI_UNDEFINED;
-        Ok(())
     }
 
     fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -264,10 +275,15 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     }
     let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
     let ids = ids(&refs);
-    if done.is_empty() && block {
-        done = u.engine.wait_some(&ids);
-    } else {
-        done.extend(u.engine.test_some(&ids));
+    // None from the engine: no active request (inactive persistent requests count as null).
+    let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
+    match more {
+        Some(v) => done.extend(v),
+        None if done.is_empty() => {
+            *outcount = MPI_UNDEFINED;
+            return Ok(());
+        }
+        None => {}
     }
     if !done.is_empty() && indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));

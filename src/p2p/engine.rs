@@ -619,23 +619,54 @@ impl Engine {
         self.wait_until(|g| Self::take(g, id))
     }
 
-    /// MPI_Waitany over `ids` (None entries are null/inactive): (index, status).
-    pub fn wait_any(&self, ids: &[Option<ReqId>]) -> (usize, Status) {
-        self.wait_until(|g| ids.iter().enumerate().find_map(|(i, id)| id.filter(|&id| Self::is_done(g, id)).map(|id| (i, Self::take(g, id).unwrap()))))
+    /// Whether `id` is an active request. Waitany, Waitsome, Testany and Testsome ignore inactive
+    /// persistent requests like null handles (MPI 4.1 section 3.7.5); reporting them as complete
+    /// would hand the same, already completed request back on every call.
+    fn is_active(g: &Inner, id: ReqId) -> bool {
+        g.reqs.get(id).is_some_and(|r| !r.persistent || r.active)
     }
 
-    /// Completes every request in `ids` that is done now; returns (index, status) of each.
-    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+    fn any_active(g: &Inner, ids: &[Option<ReqId>]) -> bool {
+        ids.iter().any(|id| id.is_some_and(|id| Self::is_active(g, id)))
+    }
+
+    fn take_any(g: &mut Inner, ids: &[Option<ReqId>]) -> Option<(usize, Status)> {
+        ids.iter().enumerate().find_map(|(i, id)| id.filter(|&id| Self::is_active(g, id) && Self::is_done(g, id)).map(|id| (i, Self::take(g, id).unwrap())))
+    }
+
+    /// MPI_Waitany over `ids` (None entries are null): (index, status), or None when no request
+    /// is active (the caller reports MPI_UNDEFINED and an empty status).
+    pub fn wait_any(&self, ids: &[Option<ReqId>]) -> Option<(usize, Status)> {
+        self.wait_until(|g| if Self::any_active(g, ids) { Self::take_any(g, ids).map(Some) } else { Some(None) })
+    }
+
+    /// MPI_Testany: None if no active request completed (flag false); Some(None) if no request
+    /// is active (flag true, index MPI_UNDEFINED); else Some((index, status)).
+    pub fn test_any(&self, ids: &[Option<ReqId>]) -> Option<Option<(usize, Status)>> {
         let mut g = self.lock();
+        if !Self::any_active(&g, ids) {
+            return Some(None);
+        }
         self.progress(&mut g);
-        Self::collect_done(&mut g, ids)
+        Self::take_any(&mut g, ids).map(Some)
+    }
+
+    /// Completes every active request in `ids` that is done now; returns (index, status) of each,
+    /// or None when no request is active (the caller reports MPI_UNDEFINED).
+    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+        let mut g = self.lock();
+        if !Self::any_active(&g, ids) {
+            return None;
+        }
+        self.progress(&mut g);
+        Some(Self::collect_done(&mut g, ids))
     }
 
     fn collect_done(g: &mut Inner, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
         let mut out = Vec::new();
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = *id {
-                if Self::is_done(g, id) {
+                if Self::is_active(g, id) && Self::is_done(g, id) {
                     out.push((i, Self::take(g, id).unwrap()));
                 }
             }
@@ -643,11 +674,14 @@ impl Engine {
         out
     }
 
-    /// MPI_Waitsome: blocks until at least one is done.
-    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+    /// MPI_Waitsome: blocks until at least one active request is done; None when none is active.
+    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
         self.wait_until(|g| {
+            if !Self::any_active(g, ids) {
+                return Some(None);
+            }
             let v = Self::collect_done(g, ids);
-            (!v.is_empty()).then_some(v)
+            (!v.is_empty()).then_some(Some(v))
         })
     }
 
