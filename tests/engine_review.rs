@@ -113,3 +113,37 @@ fn zero_byte_messages_with_null_buffers() {
         }
     }
 }
+
+/// Many sends queued behind a full channel, then drained by a receiver running concurrently: the
+/// sender's flush used to recurse once per slot the receiver freed in the race window, so the depth
+/// grew with the queue. The sender runs on a small stack so that such growth would overflow it.
+/// (Probabilistic: it needs the receiver to free slots at the right moments; a pass proves little.)
+#[test]
+fn long_send_queue_drained_concurrently() {
+    const N: usize = 20_000;
+    let e = world(2);
+    let (e0, e1) = (e[0].clone(), e[1].clone());
+    let queued = Arc::new(std::sync::Barrier::new(2));
+    let q2 = queued.clone();
+    let sender = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || {
+            let ids: Vec<_> = (0..N).map(|_| e0.isend(std::ptr::null(), 0, 1, 0, 0, SendMode::Standard).unwrap()).collect();
+            q2.wait(); // all but a few are queued behind the full channel now
+            for id in ids {
+                e0.wait(id);
+            }
+        })
+        .unwrap();
+    let receiver = std::thread::spawn(move || {
+        queued.wait();
+        for _ in 0..N {
+            let r = e1.irecv(std::ptr::null_mut(), 0, Some(0), 0, 0);
+            e1.wait(r);
+        }
+    });
+    bounded("long send queue", move || {
+        sender.join().unwrap();
+        receiver.join().unwrap();
+    });
+}

@@ -440,6 +440,22 @@ impl Engine {
 
     /// Pushes what fits of `dest`'s queue into the channel; returns whether anything was pushed.
     fn flush_dest(&self, g: &mut Inner, dest: usize) -> bool {
+        // Iterate rather than recurse on the "room appeared after all" re-check: with a consumer
+        // draining on another core that re-check can succeed once per slot, so recursion depth
+        // grew with the queue length (thousands of queued isends could overflow the stack).
+        let mut pushed = false;
+        loop {
+            let (p, again) = self.flush_dest_once(g, dest);
+            pushed |= p;
+            if !again {
+                return pushed;
+            }
+        }
+    }
+
+    /// One pass of `flush_dest`: (whether anything was pushed, whether to pass again because the
+    /// consumer freed room between our last failed push and setting `producer_waiting`).
+    fn flush_dest_once(&self, g: &mut Inner, dest: usize) -> (bool, bool) {
         let ch = self.seg.channel(self.me, dest);
         let mut pushed = false;
         loop {
@@ -505,10 +521,10 @@ impl Engine {
             ch.set_producer_waiting(true);
             fence(Ordering::SeqCst);
             if ch.has_space() {
-                return self.flush_dest(g, dest) || pushed;
+                return (pushed, true);
             }
         }
-        pushed
+        (pushed, false)
     }
 
     // ------------------------------------------------------------------ progress
