@@ -122,7 +122,9 @@ pub fn req_handle(id: ReqId) -> MPI_Request {
 pub enum ReqRef {
     Null,
     ProcNull,
-    Engine(ReqId),
+    /// An engine request, and whether it is persistent. Persistence is read when the handle is
+    /// resolved, before any wait: afterwards the id may already belong to another thread's request.
+    Engine(ReqId, bool),
 }
 
 pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
@@ -134,8 +136,8 @@ pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
     }
     if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
         let id = handle_index(h);
-        if u.engine.is_valid(id) {
-            return Ok(ReqRef::Engine(id));
+        if let Some(persistent) = u.engine.persistence(id) {
+            return Ok(ReqRef::Engine(id, persistent));
         }
     }
     Err(err(MPI_ERR_REQUEST, format!("invalid request 0x{:08x} (already completed and freed, or never created)", h as u32)))

@@ -25,14 +25,14 @@ unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Vec<ReqRef>
 }
 
 fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
-    refs.iter().map(|r| if let ReqRef::Engine(id) = r { Some(*id) } else { None }).collect()
+    refs.iter().map(|r| if let ReqRef::Engine(id, _) = r { Some(*id) } else { None }).collect()
 }
 
 /// Sets the user's handle after completion: persistent requests keep theirs (they only become
 /// inactive), every other request handle becomes MPI_REQUEST_NULL.
-unsafe fn release_handle(u: &crate::runtime::universe::Universe, h: *mut MPI_Request, r: ReqRef) {
+unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
     match r {
-        ReqRef::Engine(id) if u.engine.is_persistent(id) => {}
+        ReqRef::Engine(_, true) => {}
         _ => *h = MPI_REQUEST_NULL,
     }
 }
@@ -64,9 +64,9 @@ export! {
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id) => u.engine.wait(id),
+            ReqRef::Engine(id, _) => u.engine.wait(id),
         };
-        release_handle(u, request, r);
+        release_handle(request, r);
         write_status(status, &st, false);
         status_error(&st)
     }
@@ -79,11 +79,11 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id) => u.engine.test(id),
+            ReqRef::Engine(id, _) => u.engine.test(id),
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
-            release_handle(u, request, r);
+            release_handle(request, r);
             write_status(status, &st, false);
             status_error(&st)?;
         }
@@ -96,7 +96,7 @@ export! {
         let st = match req_ref(u, request)? {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id) => u.engine.peek_status(id),
+            ReqRef::Engine(id, _) => u.engine.peek_status(id),
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
@@ -109,7 +109,7 @@ export! {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
         let sts = u.engine.wait_all(&ids(&refs));
-        finish_all(u, &refs, sts, array_of_requests, array_of_statuses)
+        finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -121,7 +121,7 @@ export! {
             return Ok(());
         };
         *flag = 1;
-        finish_all(u, &refs, sts, array_of_requests, array_of_statuses)
+        finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -140,8 +140,13 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         }
-        let (i, st) = u.engine.wait_any(&ids(&refs));
-        release_handle(u, array_of_requests.add(i), refs[i]);
+        // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
+        let Some((i, st)) = u.engine.wait_any(&ids(&refs)) else {
+            *index = MPI_UNDEFINED;
+            write_status(status, &Status::empty(), false);
+            return Ok(());
+        };
+        release_handle(array_of_requests.add(i), refs[i]);
         *index = i as c_int;
         write_status(status, &st, false);
         status_error(&st)
@@ -165,22 +170,28 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         }
-        let ids = ids(&refs);
-        // Complete at most one: take the first that is done.
-        for (i, id) in ids.iter().enumerate() {
-            if let Some(id) = id {
-                if let Some(st) = u.engine.test(*id) {
-                    release_handle(u, array_of_requests.add(i), refs[i]);
-                    *index = i as c_int;
-                    *flag = 1;
-                    write_status(status, &st, false);
-                    return status_error(&st);
-                }
+        // Complete at most one: the first active request that is done. Inactive persistent
+        // requests count as null: none active means flag true and MPI_UNDEFINED.
+        match u.engine.test_any(&ids(&refs)) {
+            Some(Some((i, st))) => {
+                release_handle(array_of_requests.add(i), refs[i]);
+                *index = i as c_int;
+                *flag = 1;
+                write_status(status, &st, false);
+                status_error(&st)
+            }
+            Some(None) => {
+                *index = MPI_UNDEFINED;
+                *flag = 1;
+                write_status(status, &Status::empty(), false);
+                Ok(())
+            }
+            None => {
+                *flag = 0;
+                *index = MPI_UNDEFINED;
+                Ok(())
             }
         }
-        *flag = 0;
-        *index = MPI_UNDEFINED;
-        Ok(())
     }
 
     fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
@@ -197,7 +208,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id) => {
+            ReqRef::Engine(id, _) => {
                 u.engine.cancel(id);
                 Ok(())
             }
@@ -210,7 +221,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
-            ReqRef::Engine(id) => u.engine.free(id),
+            ReqRef::Engine(id, _) => u.engine.free(id),
         }
         *request = MPI_REQUEST_NULL;
         Ok(())
@@ -222,7 +233,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id) => u.engine.start(id),
+            ReqRef::Engine(id, _) => u.engine.start(id),
         }
     }
 
@@ -233,7 +244,7 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id) => u.engine.start(id)?,
+                ReqRef::Engine(id, _) => u.engine.start(id)?,
             }
         }
         Ok(())
@@ -243,19 +254,19 @@ export! {
 /// Ends MPI_Waitall/MPI_Testall once every request is complete: releases the handles and writes the
 /// statuses; their MPI_ERROR fields are set only when the call returns MPI_ERR_IN_STATUS (MPI 4.1
 /// section 3.7.5).
-unsafe fn finish_all(u: &crate::runtime::universe::Universe, refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
+unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
     let sts: Vec<Status> = refs
         .iter()
         .zip(sts)
         .map(|(r, st)| match r {
-            ReqRef::Engine(_) => st,
+            ReqRef::Engine(..) => st,
             ReqRef::ProcNull => Status::proc_null(),
             ReqRef::Null => Status::empty(),
         })
         .collect();
     let errors = sts.iter().any(|st| st.error != MPI_SUCCESS);
     for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
-        release_handle(u, reqs.add(i), *r);
+        release_handle(reqs.add(i), *r);
         write_status(status_at(statuses, i), st, errors);
     }
     in_status(errors)
@@ -271,17 +282,22 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     }
     let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
     let ids = ids(&refs);
-    if done.is_empty() && block {
-        done = u.engine.wait_some(&ids);
-    } else {
-        done.extend(u.engine.test_some(&ids));
+    // None from the engine: no active request (inactive persistent requests count as null).
+    let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
+    match more {
+        Some(v) => done.extend(v),
+        None if done.is_empty() => {
+            *outcount = MPI_UNDEFINED;
+            return Ok(());
+        }
+        None => {}
     }
     if !done.is_empty() && indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
     let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
     for (k, (i, st)) in done.iter().enumerate() {
-        release_handle(u, reqs.add(*i), refs[*i]);
+        release_handle(reqs.add(*i), refs[*i]);
         *indices.add(k) = *i as c_int;
         write_status(status_at(statuses, k), st, errors);
     }

@@ -151,7 +151,12 @@ impl Engine {
     pub fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
-        self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode })?;
+        if let Err(e) = self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode }) {
+            // Nothing was queued (start_send only fails before enqueueing): drop the entry, which
+            // the caller never learns about and so could never free.
+            g.reqs.remove(id);
+            return Err(e);
+        }
         Ok(id)
     }
 
@@ -185,14 +190,27 @@ impl Engine {
             return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
         }
         let args = r.op.expect("persistent request keeps its arguments");
-        r.gen = r.gen.wrapping_add(1);
+        // The slab's counter, not just the entry's: a later occupant of this slot must never reuse
+        // a generation this request already put on the wire.
+        let gen = g.reqs.bump_gen(id);
+        let r = g.reqs.get_mut(id).unwrap();
+        r.gen = gen;
         r.active = true;
         r.done = false;
         r.matched = false;
         r.streaming = None;
         r.status = Status::empty();
         match args {
-            OpArgs::Send { .. } => self.start_send(&mut g, id, args),
+            OpArgs::Send { .. } => {
+                let res = self.start_send(&mut g, id, args);
+                if res.is_err() {
+                    // The send did not start (e.g. a buffered send with no room, MPI_ERR_BUFFER) and
+                    // nothing was queued: leave the request inactive as it was, or MPI_Wait on it
+                    // would block forever and MPI_Start could never be retried.
+                    g.reqs.get_mut(id).unwrap().active = false;
+                }
+                res
+            }
             OpArgs::Recv { .. } => {
                 self.start_recv(&mut g, id, args);
                 Ok(())
@@ -290,8 +308,13 @@ impl Engine {
             return false;
         }
         let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
-        // SAFETY: `buf` holds `bytes` bytes (checked by the caller against count and datatype).
-        let payload = unsafe { std::slice::from_raw_parts(buf, bytes) };
+        // A zero-byte send may pass NULL; never build a slice from a null pointer.
+        let payload: &[u8] = if bytes == 0 {
+            &[]
+        } else {
+            // SAFETY: `buf` holds `bytes` bytes (checked by the caller against count and datatype).
+            unsafe { std::slice::from_raw_parts(buf, bytes) }
+        };
         if !self.seg.channel(self.me, dest).try_push_cached(&hdr, payload, &mut g.head_cache[dest]) {
             return false;
         }
@@ -462,6 +485,22 @@ impl Engine {
 
     /// Pushes what fits of `dest`'s queue into the channel; returns whether anything was pushed.
     fn flush_dest(&self, g: &mut Inner, dest: usize) -> bool {
+        // Iterate rather than recurse on the "room appeared after all" re-check: with a consumer
+        // draining on another core that re-check can succeed once per slot, so recursion depth
+        // grew with the queue length (thousands of queued isends could overflow the stack).
+        let mut pushed = false;
+        loop {
+            let (p, again) = self.flush_dest_once(g, dest);
+            pushed |= p;
+            if !again {
+                return pushed;
+            }
+        }
+    }
+
+    /// One pass of `flush_dest`: (whether anything was pushed, whether to pass again because the
+    /// consumer freed room between our last failed push and setting `producer_waiting`).
+    fn flush_dest_once(&self, g: &mut Inner, dest: usize) -> (bool, bool) {
         let ch = self.seg.channel(self.me, dest);
         let mut pushed = false;
         let mut hc = g.head_cache[dest];
@@ -470,8 +509,14 @@ impl Engine {
             let mut completed = None;
             let ok = match front {
                 Out::Eager { hdr, data, req } => {
-                    // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
-                    let payload = unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) };
+                    // A zero-byte send may pass a NULL buffer (MPI_Send(NULL, 0, ...)), and a slice
+                    // must never be built from a null pointer, even an empty one.
+                    let payload: &[u8] = if hdr.len == 0 {
+                        &[]
+                    } else {
+                        // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
+                        unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) }
+                    };
                     let ok = ch.try_push_cached(hdr, payload, &mut hc);
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
@@ -523,10 +568,10 @@ impl Engine {
             ch.set_producer_waiting(true);
             fence(Ordering::SeqCst);
             if ch.has_space() {
-                return self.flush_dest(g, dest) || pushed;
+                return (pushed, true);
             }
         }
-        pushed
+        (pushed, false)
     }
 
     // ------------------------------------------------------------------ progress
@@ -590,13 +635,9 @@ impl Engine {
 
     // ------------------------------------------------------------------ completion
 
-    /// Whether `id` is a live persistent request (its handle survives completion).
-    pub fn is_persistent(&self, id: ReqId) -> bool {
-        self.lock().reqs.get(id).is_some_and(|r| r.persistent)
-    }
-
-    pub fn is_valid(&self, id: ReqId) -> bool {
-        self.lock().reqs.get(id).is_some_and(|r| !r.user_freed)
+    /// For a live request: Some(whether it is persistent).
+    pub fn persistence(&self, id: ReqId) -> Option<bool> {
+        self.lock().reqs.get(id).filter(|r| !r.user_freed).map(|r| r.persistent)
     }
 
     /// Takes the result of a finished request: frees it, or makes a persistent one inactive.
@@ -642,23 +683,54 @@ impl Engine {
         self.wait_until(|g| Self::take(g, id))
     }
 
-    /// MPI_Waitany over `ids` (None entries are null/inactive): (index, status).
-    pub fn wait_any(&self, ids: &[Option<ReqId>]) -> (usize, Status) {
-        self.wait_until(|g| ids.iter().enumerate().find_map(|(i, id)| id.filter(|&id| Self::is_done(g, id)).map(|id| (i, Self::take(g, id).unwrap()))))
+    /// Whether `id` is an active request. Waitany, Waitsome, Testany and Testsome ignore inactive
+    /// persistent requests like null handles (MPI 4.1 section 3.7.5); reporting them as complete
+    /// would hand the same, already completed request back on every call.
+    fn is_active(g: &Inner, id: ReqId) -> bool {
+        g.reqs.get(id).is_some_and(|r| !r.persistent || r.active)
     }
 
-    /// Completes every request in `ids` that is done now; returns (index, status) of each.
-    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+    fn any_active(g: &Inner, ids: &[Option<ReqId>]) -> bool {
+        ids.iter().any(|id| id.is_some_and(|id| Self::is_active(g, id)))
+    }
+
+    fn take_any(g: &mut Inner, ids: &[Option<ReqId>]) -> Option<(usize, Status)> {
+        ids.iter().enumerate().find_map(|(i, id)| id.filter(|&id| Self::is_active(g, id) && Self::is_done(g, id)).map(|id| (i, Self::take(g, id).unwrap())))
+    }
+
+    /// MPI_Waitany over `ids` (None entries are null): (index, status), or None when no request
+    /// is active (the caller reports MPI_UNDEFINED and an empty status).
+    pub fn wait_any(&self, ids: &[Option<ReqId>]) -> Option<(usize, Status)> {
+        self.wait_until(|g| if Self::any_active(g, ids) { Self::take_any(g, ids).map(Some) } else { Some(None) })
+    }
+
+    /// MPI_Testany: None if no active request completed (flag false); Some(None) if no request
+    /// is active (flag true, index MPI_UNDEFINED); else Some((index, status)).
+    pub fn test_any(&self, ids: &[Option<ReqId>]) -> Option<Option<(usize, Status)>> {
         let mut g = self.lock();
+        if !Self::any_active(&g, ids) {
+            return Some(None);
+        }
         self.progress(&mut g);
-        Self::collect_done(&mut g, ids)
+        Self::take_any(&mut g, ids).map(Some)
+    }
+
+    /// Completes every active request in `ids` that is done now; returns (index, status) of each,
+    /// or None when no request is active (the caller reports MPI_UNDEFINED).
+    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+        let mut g = self.lock();
+        if !Self::any_active(&g, ids) {
+            return None;
+        }
+        self.progress(&mut g);
+        Some(Self::collect_done(&mut g, ids))
     }
 
     fn collect_done(g: &mut Inner, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
         let mut out = Vec::new();
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = *id {
-                if Self::is_done(g, id) {
+                if Self::is_active(g, id) && Self::is_done(g, id) {
                     out.push((i, Self::take(g, id).unwrap()));
                 }
             }
@@ -666,11 +738,14 @@ impl Engine {
         out
     }
 
-    /// MPI_Waitsome: blocks until at least one is done.
-    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
+    /// MPI_Waitsome: blocks until at least one active request is done; None when none is active.
+    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
         self.wait_until(|g| {
+            if !Self::any_active(g, ids) {
+                return Some(None);
+            }
             let v = Self::collect_done(g, ids);
-            (!v.is_empty()).then_some(v)
+            (!v.is_empty()).then_some(Some(v))
         })
     }
 
@@ -812,7 +887,11 @@ impl Engine {
     /// away; peers may still need them.
     pub fn flush_all(&self) {
         self.wait_until(|g| {
-            let busy = g.pending_dests.iter().any(|&d| !g.outq[d].is_empty()) || g.bsend.as_ref().is_some_and(|p| p.in_use());
+            // Sends the user freed while active (MPI_Request_free) are still ours to finish: a peer
+            // may yet read their buffers.
+            let busy = g.pending_dests.iter().any(|&d| !g.outq[d].is_empty())
+                || g.bsend.as_ref().is_some_and(|p| p.in_use())
+                || g.reqs.iter().any(|r| r.user_freed && !r.done && matches!(r.op, Some(OpArgs::Send { .. })));
             (!busy).then_some(())
         })
     }

@@ -98,6 +98,17 @@ impl<T> Slab<T> {
         }
         e
     }
+    /// Advances and returns the generation of live entry `i` (for a restarted persistent request).
+    pub fn bump_gen(&mut self, i: u32) -> u32 {
+        let g = &mut self.gens[i as usize];
+        *g = g.wrapping_add(1);
+        *g
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = &T> {
+        self.entries.iter().flatten()
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len() - self.free.len()
     }
