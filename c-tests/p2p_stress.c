@@ -106,7 +106,10 @@ int main(int argc, char **argv)
         CHECK(got_from[s] == expect_from[s], "got %d messages from %d, it sent %d", got_from[s], s, expect_from[s]);
     MPI_OK(MPI_Waitall(nmsg + size, req, MPI_STATUSES_IGNORE));
 
-    /* final totals at rank 0 */
+    /* final totals at rank 0, after a barrier: a rank that finished early must not send its totals
+       while rank 0 still receives with MPI_ANY_TAG (that would be a legitimate later message, not
+       overtaking) */
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     long long mine[4] = {nmsg, nrecv, bytes_sent, bytes_recv};
     if (rank == 0) {
         long long tot[4] = {0, 0, 0, 0};

@@ -67,8 +67,6 @@ struct Inner {
     outq: Vec<VecDeque<Out>>,
     /// Destinations whose outq is non-empty.
     pending_dests: Vec<usize>,
-    /// Per destination, the last `head` read from our channel to it (see Channel::try_push_cached).
-    head_cache: Vec<u64>,
     bsend: Option<BsendPool>,
     /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
     cma: bool,
@@ -119,7 +117,6 @@ impl Engine {
                 messages: Slab::default(),
                 outq: (0..n).map(|_| VecDeque::new()).collect(),
                 pending_dests: Vec::new(),
-                head_cache: vec![0; n],
                 bsend: None,
                 cma,
             }),
@@ -303,7 +300,7 @@ impl Engine {
         if bytes > SLOT_PAYLOAD {
             return false;
         }
-        let mut g = self.lock();
+        let g = self.lock();
         if !g.outq[dest].is_empty() {
             return false;
         }
@@ -315,7 +312,7 @@ impl Engine {
             // SAFETY: `buf` holds `bytes` bytes (checked by the caller against count and datatype).
             unsafe { std::slice::from_raw_parts(buf, bytes) }
         };
-        if !self.seg.channel(self.me, dest).try_push_cached(&hdr, payload, &mut g.head_cache[dest]) {
+        if !self.seg.channel(self.me, dest).try_push(&hdr, payload) {
             return false;
         }
         drop(g);
@@ -503,7 +500,6 @@ impl Engine {
     fn flush_dest_once(&self, g: &mut Inner, dest: usize) -> (bool, bool) {
         let ch = self.seg.channel(self.me, dest);
         let mut pushed = false;
-        let mut hc = g.head_cache[dest];
         loop {
             let Some(front) = g.outq[dest].front_mut() else { break };
             let mut completed = None;
@@ -517,13 +513,13 @@ impl Engine {
                         // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
                         unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) }
                     };
-                    let ok = ch.try_push_cached(hdr, payload, &mut hc);
+                    let ok = ch.try_push(hdr, payload);
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
                     }
                     ok
                 }
-                Out::Ctl { hdr } => ch.try_push_cached(hdr, &[], &mut hc),
+                Out::Ctl { hdr } => ch.try_push(hdr, &[]),
                 Out::Stream { req, rreq, addr, total, offset } => {
                     let mut any = false;
                     while *offset < *total {
@@ -531,7 +527,7 @@ impl Engine {
                         let hdr = SlotHeader { kind: Kind::Data as u32, len: len as u64, total: *total, rreq: *rreq, offset: *offset, ..Default::default() };
                         // SAFETY: the send buffer holds `total` bytes; offset + len <= total.
                         let payload = unsafe { std::slice::from_raw_parts(addr.add(*offset as usize), len) };
-                        if !ch.try_push_cached(&hdr, payload, &mut hc) {
+                        if !ch.try_push(&hdr, payload) {
                             break;
                         }
                         any = true;
@@ -555,7 +551,6 @@ impl Engine {
                 self.complete(g, id);
             }
         }
-        g.head_cache[dest] = hc;
         if pushed {
             notify(self.seg.doorbell(dest));
         }

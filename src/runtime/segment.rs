@@ -271,7 +271,7 @@ mod tests {
         let a = Segment::attach(s.fd()).unwrap();
         assert_eq!(a.nranks(), 4);
         assert_eq!(a.rank(2).state.load(Ordering::SeqCst), RANK_INITIALIZED);
-        assert!(a.channel(1, 3).try_push(&Default::default(), b"hi"));
+        assert!(a.channel(1, 3).try_push(&crate::transport::ring::SlotHeader { kind: 1, ..Default::default() }, b"hi"));
         assert!(s.channel(1, 3).peek().is_some());
         assert!(s.record_abort(3, 7));
         assert!(!a.record_abort(1, 9));

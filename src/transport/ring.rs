@@ -1,14 +1,14 @@
 //! Single-producer / single-consumer ring of fixed-size slots, one per ordered pair of ranks.
 //!
-//! Algorithm: the classic Lamport SPSC ring buffer (Lamport 1983; TMPI's N x N channel layout,
-//! seed 003 section 5). `tail` is written only by the producer (the sending rank, under its engine
-//! lock) and `head` only by the consumer (the receiving rank, under its engine lock).
-//! Orderings: the producer fills the slot, then publishes it with a Release store of `tail`; the
-//! consumer's Acquire load of `tail` makes the slot contents visible. The consumer copies the slot
-//! out, then frees it with a Release store of `head`; the producer's Acquire load of `head` orders its
-//! next write to that slot after the consumer's reads. Indices are 64-bit and never wrap in practice.
-//! `head`, `tail` and `producer_waiting` sit on separate cache lines so producer and consumer do not
-//! false-share.
+//! Algorithm: FastForward (Giacomoni, Moseley & Vachharajani, PPoPP 2008), on TMPI's N x N channel
+//! layout (seed 003 section 5). Each slot carries its own full/empty marker, the `kind` word of its
+//! header (0 = empty), so producer and consumer never read each other's index: `tail` is private to
+//! the producer (the sending rank, under its engine lock) and `head` to the consumer (the receiving
+//! rank, under its engine lock). A message costs the transfer of the slot's own cache lines only.
+//! Orderings: the producer fills header and payload, then publishes the slot with a Release store of
+//! `kind`; the consumer's Acquire load of a non-zero `kind` makes them visible. The consumer copies
+//! the slot out, then frees it with a Release store of `kind = 0`; the producer's Acquire load of a
+//! zero `kind` orders its next writes to the slot after the consumer's reads.
 use crossbeam_utils::CachePadded;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -39,7 +39,8 @@ pub enum Kind {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SlotHeader {
-    /// A `Kind` value.
+    /// A `Kind` value; in the ring also the slot's full/empty marker (0 = empty), written last by
+    /// the producer and cleared by the consumer.
     pub kind: u32,
     /// MPI tag of the message (Eager, Rts).
     pub tag: i32,
@@ -64,12 +65,12 @@ const _: () = assert!(std::mem::size_of::<SlotHeader>() == 64);
 
 pub const FLAG_SYNC: u32 = 1;
 
-/// Shared control words of one channel; the slots follow it in memory.
+/// Control words of one channel; the slots follow it in memory.
 #[repr(C)]
 pub struct ChannelControl {
-    /// Next slot the consumer will read. Written by the consumer only.
+    /// Next slot the consumer will read. Read and written by the consumer only.
     pub head: CachePadded<AtomicU64>,
-    /// Next slot the producer will fill. Written by the producer only.
+    /// Next slot the producer will fill. Read and written by the producer only.
     pub tail: CachePadded<AtomicU64>,
     /// Non-zero while the producer has messages queued because the ring was full; the consumer
     /// rings the producer's doorbell after freeing slots when it sees this set.
@@ -86,7 +87,6 @@ pub const fn channel_bytes(nslots: usize) -> usize {
 pub struct Channel {
     ctl: *const ChannelControl,
     slots: *mut u8,
-    nslots: u64,
     /// nslots - 1: slot counts are powers of two, so indexing is a mask, not a division.
     mask: u64,
 }
@@ -102,7 +102,7 @@ impl Channel {
     /// `nslots` must be a power of two.
     pub unsafe fn from_raw(base: *mut u8, nslots: usize) -> Channel {
         debug_assert!(nslots.is_power_of_two());
-        Channel { ctl: base as *const ChannelControl, slots: base.add(std::mem::size_of::<ChannelControl>()), nslots: nslots as u64, mask: nslots as u64 - 1 }
+        Channel { ctl: base as *const ChannelControl, slots: base.add(std::mem::size_of::<ChannelControl>()), mask: nslots as u64 - 1 }
     }
 
     fn ctl(&self) -> &ChannelControl {
@@ -115,68 +115,75 @@ impl Channel {
         unsafe { self.slots.add(((index & self.mask) as usize) * SLOT_BYTES) }
     }
 
-    /// Producer: pushes a slot with `hdr` and `payload` (at most SLOT_PAYLOAD bytes).
-    /// Returns false when the ring is full. Must be called by the channel's single producer.
-    pub fn try_push(&self, hdr: &SlotHeader, payload: &[u8]) -> bool {
-        let mut head_cache = 0;
-        self.try_push_cached(hdr, payload, &mut head_cache)
+    /// The marker word of slot `index`.
+    fn marker(&self, index: u64) -> &AtomicU32 {
+        // SAFETY: `kind` is the first, 4-byte aligned field of the slot header, inside the slot array.
+        unsafe { &*(self.slot_ptr(index) as *const AtomicU32) }
     }
 
-    /// `try_push` with a producer-private copy of `head`: the shared `head` line (written by the
-    /// consumer) is read only when the cached value says the ring may be full, so the common case
-    /// touches no line the consumer owns. A stale cache is always safe: `head` only grows.
-    pub fn try_push_cached(&self, hdr: &SlotHeader, payload: &[u8], head_cache: &mut u64) -> bool {
-        debug_assert!(payload.len() <= SLOT_PAYLOAD);
+    /// Producer: pushes a slot with `hdr` and `payload` (at most SLOT_PAYLOAD bytes; `hdr.kind`
+    /// must not be 0). Returns false when the ring is full. Only the channel's producer may call it.
+    pub fn try_push(&self, hdr: &SlotHeader, payload: &[u8]) -> bool {
+        debug_assert!(payload.len() <= SLOT_PAYLOAD && hdr.kind != 0);
         let c = self.ctl();
         let tail = c.tail.load(Ordering::Relaxed);
-        if tail - *head_cache >= self.nslots {
-            *head_cache = c.head.load(Ordering::Acquire);
-            if tail - *head_cache >= self.nslots {
-                return false;
-            }
+        if self.marker(tail).load(Ordering::Acquire) != 0 {
+            return false;
         }
         let p = self.slot_ptr(tail);
-        // SAFETY: slot `tail` is free (checked above) and only this producer writes free slots;
-        // the consumer does not read it until the Release store of `tail` below publishes it.
+        // SAFETY: the slot is empty (marker 0, Acquire above) and only this producer fills empty
+        // slots; the consumer does not read it until the Release store of the marker publishes it.
+        // The header is written without its first word, which is the marker.
         unsafe {
-            std::ptr::write(p as *mut SlotHeader, *hdr);
+            let h = p as *mut SlotHeader;
+            std::ptr::write(std::ptr::addr_of_mut!((*h).tag), hdr.tag);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).context), hdr.context);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).flags), hdr.flags);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).len), hdr.len);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).total), hdr.total);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).sreq), hdr.sreq);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).rreq), hdr.rreq);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).addr), hdr.addr);
+            std::ptr::write(std::ptr::addr_of_mut!((*h).offset), hdr.offset);
             std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(std::mem::size_of::<SlotHeader>()), payload.len());
         }
-        c.tail.store(tail + 1, Ordering::Release);
+        self.marker(tail).store(hdr.kind, Ordering::Release);
+        c.tail.store(tail + 1, Ordering::Relaxed);
         true
     }
 
     /// Producer: whether a push would succeed now.
     pub fn has_space(&self) -> bool {
-        let c = self.ctl();
-        c.tail.load(Ordering::Relaxed) - c.head.load(Ordering::Acquire) < self.nslots
+        self.marker(self.ctl().tail.load(Ordering::Relaxed)).load(Ordering::Acquire) == 0
     }
 
-    /// Consumer: the oldest unread slot, if any. The returned references are valid until `pop`.
+    /// Consumer: the oldest unread slot, if any. The payload pointer is valid until `pop`.
     pub fn peek(&self) -> Option<(SlotHeader, *const u8)> {
-        let c = self.ctl();
-        let head = c.head.load(Ordering::Relaxed);
-        if head >= c.tail.load(Ordering::Acquire) {
+        let head = self.ctl().head.load(Ordering::Relaxed);
+        let kind = self.marker(head).load(Ordering::Acquire);
+        if kind == 0 {
             return None;
         }
         let p = self.slot_ptr(head);
-        // SAFETY: slot `head` was published by the producer's Release store of `tail` (Acquire above).
-        let hdr = unsafe { std::ptr::read(p as *const SlotHeader) };
+        // SAFETY: the slot was published by the producer's Release store of its marker (Acquire above).
+        let mut hdr = unsafe { std::ptr::read(p as *const SlotHeader) };
+        hdr.kind = kind;
         // SAFETY: the payload lies inside the same slot.
         Some((hdr, unsafe { p.add(std::mem::size_of::<SlotHeader>()) } as *const u8))
     }
 
-    /// Consumer: whether a slot is waiting (cheap check for the wait loop).
+    /// Consumer: whether a slot is waiting (cheap check for the wait loop; reads the consumer's
+    /// own index and one slot marker).
     pub fn is_nonempty(&self) -> bool {
-        let c = self.ctl();
-        c.head.load(Ordering::Relaxed) < c.tail.load(Ordering::Acquire)
+        self.marker(self.ctl().head.load(Ordering::Relaxed)).load(Ordering::Acquire) != 0
     }
 
     /// Consumer: frees the slot returned by the last `peek`.
     pub fn pop(&self) {
         let c = self.ctl();
         let head = c.head.load(Ordering::Relaxed);
-        c.head.store(head + 1, Ordering::Release);
+        self.marker(head).store(0, Ordering::Release);
+        c.head.store(head + 1, Ordering::Relaxed);
     }
 
     pub fn set_producer_waiting(&self, waiting: bool) {
@@ -220,7 +227,7 @@ mod tests {
             let h = SlotHeader { kind: Kind::Eager as u32, len: 1, sreq: i, ..Default::default() };
             assert!(ch.try_push(&h, &[i as u8]));
         }
-        assert!(!ch.try_push(&SlotHeader::default(), &[]));
+        assert!(!ch.try_push(&SlotHeader { kind: Kind::Cts as u32, ..Default::default() }, &[]));
         for i in 0..4u64 {
             let (h, p) = ch.peek().unwrap();
             assert_eq!(h.sreq, i);
@@ -243,7 +250,7 @@ mod tests {
             while i < N {
                 let n = (i % 97) as usize;
                 let payload: Vec<u8> = (0..n).map(|k| (i as usize + k) as u8).collect();
-                let h = SlotHeader { sreq: i, len: n as u64, ..Default::default() };
+                let h = SlotHeader { kind: Kind::Eager as u32, sreq: i, len: n as u64, ..Default::default() };
                 if ch.try_push(&h, &payload) { i += 1 } else { std::hint::spin_loop() }
             }
         });
