@@ -199,3 +199,33 @@ fn probe_mprobe_cancel() {
     assert_eq!(e[1].wait(id).bytes, 16);
     e[0].wait(s);
 }
+
+/// Large blocking sends with split copies (the receiver reads half, the sender writes half), with
+/// exact-size and truncating receives.
+#[test]
+fn split_copies_of_large_blocking_sends() {
+    let e = world(2, WaitPolicy { spins: 1000, yields: 2, block: true });
+    e.iter().for_each(|x| x.set_split_copies(true));
+    let sizes = [64 * 1024, 64 * 1024 + 1, 300_001, 1 << 20, 4 << 20];
+    let s = e[0].clone();
+    let sender = std::thread::spawn(move || {
+        for (i, &n) in sizes.iter().enumerate() {
+            let data = pattern(0, i as u64, n);
+            s.send_blocking(data.as_ptr(), n, 1, i as i32, 0, SendMode::Standard).unwrap();
+        }
+        s.flush_all();
+    });
+    for (i, &n) in sizes.iter().enumerate() {
+        // Every other receive is shorter than the message: truncation must still be exact.
+        let cap = if i % 2 == 1 { n - 5000 } else { n };
+        let mut buf = vec![0u8; cap];
+        let r = e[1].irecv(buf.as_mut_ptr(), cap, Some(0), i as i32, 0);
+        let st = e[1].wait(r);
+        let want = pattern(0, i as u64, n);
+        assert_eq!(st.bytes as usize, cap.min(n));
+        assert_eq!(st.error, if cap < n { oxmpi::abi::MPI_ERR_TRUNCATE } else { 0 });
+        assert!(buf[..] == want[..cap], "split copy of {n} bytes into {cap} differs");
+    }
+    e[1].flush_all();
+    sender.join().unwrap();
+}

@@ -53,9 +53,7 @@ unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c
     if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf as *const u8, bytes, d, tag, ctx) {
         return Ok(());
     }
-    let id = u.engine.isend(buf as *const u8, bytes, d, tag, ctx, mode)?;
-    u.engine.wait(id);
-    Ok(())
+    u.engine.send_blocking(buf as *const u8, bytes, d, tag, ctx, mode)
 }
 
 /// Turns a receive status into the call's result: truncation is an error of the call.

@@ -23,7 +23,7 @@ use crate::error::{err, MpiResult};
 use crate::runtime::segment::Segment;
 use crate::runtime::wait::{notify, ring, WaitPolicy};
 use crate::transport::cma;
-use crate::transport::ring::{Kind, SlotHeader, FLAG_SYNC, SLOT_PAYLOAD};
+use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SYNC, SLOT_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -42,7 +42,7 @@ struct Unexpected {
 
 enum Body {
     Eager { data: Vec<u8>, sync_sreq: Option<u64> },
-    Rts { sreq: u64, addr: u64 },
+    Rts { sreq: u64, addr: u64, flags: u32 },
 }
 
 /// Something waiting for room in the channel to a peer, in send order.
@@ -68,6 +68,8 @@ struct Inner {
     /// Destinations whose outq is non-empty.
     pending_dests: Vec<usize>,
     bsend: Option<BsendPool>,
+    /// The send being started is a blocking one (FLAG_BLOCKING on its Rts); reset by post_send.
+    blocking_next: bool,
     /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
     cma: bool,
 }
@@ -87,7 +89,12 @@ pub struct Engine {
     waiting_threads: AtomicU32,
     /// MPI_THREAD_MULTIPLE was granted (see `set_threaded`).
     threaded: std::sync::atomic::AtomicBool,
+    /// Large messages to a blocked sender are copied half by each side (see `set_split_copies`).
+    split_copies: std::sync::atomic::AtomicBool,
 }
+
+/// Messages from this size up are copied half by the receiver and half by a blocked sender.
+const SPLIT_MIN: usize = 64 * 1024;
 
 fn req_wire(id: ReqId, gen: u32) -> u64 {
     ((gen as u64) << 32) | id as u64
@@ -118,10 +125,12 @@ impl Engine {
                 outq: (0..n).map(|_| VecDeque::new()).collect(),
                 pending_dests: Vec::new(),
                 bsend: None,
+                blocking_next: false,
                 cma,
             }),
             waiting_threads: AtomicU32::new(0),
             threaded: std::sync::atomic::AtomicBool::new(true),
+            split_copies: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -146,8 +155,22 @@ impl Engine {
 
     /// Starts a send of `bytes` bytes at `buf` to world rank `dest`.
     pub fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
+        self.isend_flagged(buf, bytes, dest, tag, ctx, mode, false)
+    }
+
+    /// A send whose caller waits for it right away (MPI_Send and friends): large messages may then
+    /// be copied half by each side.
+    pub fn send_blocking(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
+        let id = self.isend_flagged(buf, bytes, dest, tag, ctx, mode, true)?;
+        self.wait(id);
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn isend_flagged(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode, blocking: bool) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
+        g.blocking_next = blocking;
         if let Err(e) = self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode }) {
             // Nothing was queued (start_send only fails before enqueueing): drop the entry, which
             // the caller never learns about and so could never free.
@@ -256,6 +279,9 @@ impl Engine {
         if sync {
             hdr.flags |= FLAG_SYNC;
         }
+        if std::mem::take(&mut g.blocking_next) {
+            hdr.flags |= FLAG_BLOCKING;
+        }
         {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
@@ -320,6 +346,12 @@ impl Engine {
         true
     }
 
+    /// Lets a receiver ask a blocked sender to copy half of a large message (process_vm_writev) while
+    /// it copies the other half: worth it only when both ranks have a core of their own.
+    pub fn set_split_copies(&self, on: bool) {
+        self.split_copies.store(on, Ordering::Relaxed);
+    }
+
     /// Declares whether several threads of this rank may call MPI at once (MPI_THREAD_MULTIPLE);
     /// only then must a completion wake other waiting threads of the same rank.
     pub fn set_threaded(&self, threaded: bool) {
@@ -357,8 +389,30 @@ impl Engine {
                 }
                 self.complete(g, id);
             }
-            Body::Rts { sreq, addr } => {
+            Body::Rts { sreq, addr, flags } => {
                 let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
+                if g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && self.split_copies.load(Ordering::Relaxed) {
+                    // Ask the (blocked) sender to write the second half while we read the first.
+                    let half = (n / 2) & !4095;
+                    let r = g.reqs.get_mut(id).unwrap();
+                    let rreq = req_wire(id, r.gen);
+                    r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some((u.src, sreq, addr)) });
+                    let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: buf as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
+                    self.enqueue(g, u.src, Out::Ctl { hdr: split });
+                    self.flush_dest(g, u.src);
+                    if cma::read_from(pid, addr, buf, half).is_err() {
+                        // Not expected (reading worked before, or g.cma would be off); the sender's
+                        // buffer stays valid until our Fin, so read it all, one more time.
+                        g.cma = false;
+                        if cma::read_from(pid, addr, buf, n).is_err() {
+                            let r = g.reqs.get_mut(id).unwrap();
+                            r.status.error = crate::abi::MPI_ERR_OTHER;
+                        }
+                    }
+                    // Complete (and send Fin) once the sender's SplitDone is in.
+                    self.add_received(g, id, half as u64);
+                    return;
+                }
                 let copied = g.cma && (n == 0 || cma::read_from(pid, addr, buf, n).is_ok());
                 if copied {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
@@ -367,11 +421,20 @@ impl Engine {
                     // The kernel refused the single copy: switch to streaming for good.
                     g.cma = false;
                     let r = g.reqs.get_mut(id).unwrap();
-                    r.streaming = Some(Streaming { received: 0, total: u.total });
+                    r.streaming = Some(Streaming { received: 0, total: u.total, split: None });
                     let rreq = req_wire(id, r.gen);
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Cts as u32, sreq, rreq, ..Default::default() } });
                 }
             }
+        }
+    }
+
+    /// Counts `bytes` more of a receive that arrives in parts; completes it when all are there.
+    fn add_received(&self, g: &mut Inner, id: ReqId, bytes: u64) {
+        let Some(st) = g.reqs.get_mut(id).and_then(|r| r.streaming.as_mut()) else { return };
+        st.received += bytes;
+        if st.received >= st.total {
+            self.complete(g, id);
         }
     }
 
@@ -420,7 +483,7 @@ impl Engine {
                         g.unexpected.push_back(Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.len, body: Body::Eager { data, sync_sreq: sync.then_some(hdr.sreq) } });
                     }
                 } else {
-                    let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, addr: hdr.addr } };
+                    let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, addr: hdr.addr, flags: hdr.flags } };
                     if let Some(i) = pos {
                         let id = g.posted.remove(i).unwrap();
                         self.deliver(g, id, u);
@@ -443,6 +506,39 @@ impl Engine {
                 let _ = buf;
                 let addr = self.announced_addr(g, id).unwrap_or(buf);
                 self.enqueue(g, src, Out::Stream { req: id, rreq: hdr.rreq, addr, total: bytes as u64, offset: 0 });
+            }
+            k if k == Kind::Split as u32 => {
+                // We are the sender: copy our part into the receiver, then tell it.
+                let (id, gen) = wire_req(hdr.sreq);
+                let Some(r) = g.reqs.get(id).filter(|r| r.gen == gen) else { return };
+                let Some(OpArgs::Send { buf, .. }) = r.op else { return };
+                let base = self.announced_addr(g, id).unwrap_or(buf);
+                let pid = self.seg.rank(src).pid.load(Ordering::Acquire);
+                // SAFETY (pointer arithmetic only): offset + len <= the message length the receiver took.
+                let from = base.wrapping_add(hdr.offset as usize);
+                let ok = cma::write_to(pid, hdr.addr, from, hdr.len as usize).is_ok();
+                let done = SlotHeader { kind: Kind::SplitDone as u32, rreq: hdr.rreq, len: hdr.len, offset: hdr.offset, flags: if ok { 0 } else { FLAG_FAILED }, ..Default::default() };
+                self.enqueue(g, src, Out::Ctl { hdr: done });
+            }
+            k if k == Kind::SplitDone as u32 => {
+                let (id, gen) = wire_req(hdr.rreq);
+                if !g.reqs.get(id).is_some_and(|r| r.gen == gen) {
+                    return;
+                }
+                let r = g.reqs.get_mut(id).unwrap();
+                let Some(OpArgs::Recv { buf, .. }) = r.op else { return };
+                let Some((ssrc, sreq, saddr)) = r.streaming.as_mut().and_then(|st| st.split.take()) else { return };
+                if hdr.flags & FLAG_FAILED != 0 {
+                    // The sender could not write its part; its buffer is still valid (no Fin yet).
+                    let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);
+                    // SAFETY (pointer arithmetic only): offset + len <= the receive's length.
+                    let dst = buf.wrapping_add(hdr.offset as usize);
+                    if cma::read_from(pid, saddr + hdr.offset, dst, hdr.len as usize).is_err() {
+                        r.status.error = crate::abi::MPI_ERR_OTHER;
+                    }
+                }
+                self.enqueue(g, ssrc, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
+                self.add_received(g, id, hdr.len);
             }
             k if k == Kind::Data as u32 => {
                 let (id, gen) = wire_req(hdr.rreq);

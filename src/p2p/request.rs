@@ -31,6 +31,9 @@ pub enum OpArgs {
 pub struct Streaming {
     pub received: u64,
     pub total: u64,
+    /// Split copy: (sender rank, its request id on the wire, its buffer address). The Fin that
+    /// releases the sender's buffer goes out once the sender's SplitDone arrives.
+    pub split: Option<(usize, u64, u64)>,
 }
 
 #[derive(Debug)]

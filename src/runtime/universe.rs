@@ -79,6 +79,8 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
     engine.set_threaded(required >= crate::abi::MPI_THREAD_MULTIPLE);
+    let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);
+    engine.set_split_copies(split && size <= super::wait::available_cpus());
     let u = Universe {
         seg,
         rank,

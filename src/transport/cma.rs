@@ -28,6 +28,30 @@ pub fn read_from(pid: i32, remote_addr: u64, dst: *mut u8, len: usize) -> io::Re
     Ok(())
 }
 
+/// Copies `len` bytes from `src` into process `pid` at `remote_addr`, looping over partial writes.
+pub fn write_to(pid: i32, remote_addr: u64, src: *const u8, len: usize) -> io::Result<()> {
+    let mut done = 0usize;
+    while done < len {
+        let local = libc::iovec { iov_base: src.wrapping_add(done) as *mut libc::c_void, iov_len: len - done };
+        let remote = libc::iovec { iov_base: (remote_addr as usize + done) as *mut libc::c_void, iov_len: len - done };
+        // SAFETY: `local` describes readable memory of the caller (the send buffer); the kernel
+        // validates the remote range (the peer's receive buffer, which it announced).
+        let n = unsafe { libc::process_vm_writev(pid, &local, 1, &remote, 1, 0) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::WriteZero, "process_vm_writev wrote 0 bytes"));
+        }
+        done += n as usize;
+    }
+    Ok(())
+}
+
 /// Allows any process of ours to read this one with process_vm_readv under Yama ptrace_scope=1.
 pub fn allow_peers() {
     // SAFETY: prctl with PR_SET_PTRACER only changes this process's Yama exception; harmless when

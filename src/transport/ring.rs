@@ -33,6 +33,13 @@ pub enum Kind {
     Fin = 5,
     /// A synchronous-mode eager message was matched; send request `sreq` is complete.
     SyncAck = 6,
+    /// Receiver to a blocked sender of a large message: write `len` bytes of your buffer, from
+    /// `offset`, into my memory at `addr` (process_vm_writev), then answer SplitDone for `rreq`.
+    /// Both sides then copy half the message at once.
+    Split = 7,
+    /// The sender wrote its part of a split copy for receive request `rreq` (`FLAG_FAILED`: it
+    /// could not, the receiver copies that part itself).
+    SplitDone = 8,
 }
 
 /// Header at the start of every slot; 64 bytes so the payload starts cache-line aligned.
@@ -64,6 +71,10 @@ pub struct SlotHeader {
 const _: () = assert!(std::mem::size_of::<SlotHeader>() == 64);
 
 pub const FLAG_SYNC: u32 = 1;
+/// On an Rts: the sender is blocked waiting for this send, so it can take half of the copy.
+pub const FLAG_BLOCKING: u32 = 2;
+/// On a SplitDone: the sender's part of the copy failed.
+pub const FLAG_FAILED: u32 = 4;
 
 /// Control words of one channel; the slots follow it in memory.
 #[repr(C)]
