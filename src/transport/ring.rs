@@ -71,6 +71,14 @@ pub struct SlotHeader {
 const _: () = assert!(std::mem::size_of::<SlotHeader>() == 64);
 
 pub const FLAG_SYNC: u32 = 1;
+/// Eager payloads up to this size are stored in the header's `rreq`/`addr`/`offset` bytes.
+pub const INLINE_MAX: usize = 24;
+const INLINE_OFFSET: usize = std::mem::offset_of!(SlotHeader, rreq);
+const _: () = assert!(INLINE_OFFSET + INLINE_MAX == std::mem::size_of::<SlotHeader>());
+
+fn inline(kind: u32, len: usize) -> bool {
+    kind == Kind::Eager as u32 && len <= INLINE_MAX
+}
 /// On an Rts: the sender is blocked waiting for this send, so it can take half of the copy.
 pub const FLAG_BLOCKING: u32 = 2;
 /// On a SplitDone: the sender's part of the copy failed.
@@ -153,10 +161,16 @@ impl Channel {
             std::ptr::write(std::ptr::addr_of_mut!((*h).len), hdr.len);
             std::ptr::write(std::ptr::addr_of_mut!((*h).total), hdr.total);
             std::ptr::write(std::ptr::addr_of_mut!((*h).sreq), hdr.sreq);
-            std::ptr::write(std::ptr::addr_of_mut!((*h).rreq), hdr.rreq);
-            std::ptr::write(std::ptr::addr_of_mut!((*h).addr), hdr.addr);
-            std::ptr::write(std::ptr::addr_of_mut!((*h).offset), hdr.offset);
-            std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(std::mem::size_of::<SlotHeader>()), payload.len());
+            if inline(hdr.kind, payload.len()) {
+                // Small eager payloads ride in the header's last 24 bytes (unused by Eager), so the
+                // whole message is one cache line.
+                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(INLINE_OFFSET), payload.len());
+            } else {
+                std::ptr::write(std::ptr::addr_of_mut!((*h).rreq), hdr.rreq);
+                std::ptr::write(std::ptr::addr_of_mut!((*h).addr), hdr.addr);
+                std::ptr::write(std::ptr::addr_of_mut!((*h).offset), hdr.offset);
+                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(std::mem::size_of::<SlotHeader>()), payload.len());
+            }
         }
         self.marker(tail).store(hdr.kind, Ordering::Release);
         c.tail.store(tail + 1, Ordering::Relaxed);
@@ -179,8 +193,16 @@ impl Channel {
         // SAFETY: the slot was published by the producer's Release store of its marker (Acquire above).
         let mut hdr = unsafe { std::ptr::read(p as *const SlotHeader) };
         hdr.kind = kind;
+        let off = if inline(kind, hdr.len as usize) {
+            hdr.rreq = 0;
+            hdr.addr = 0;
+            hdr.offset = 0;
+            INLINE_OFFSET
+        } else {
+            std::mem::size_of::<SlotHeader>()
+        };
         // SAFETY: the payload lies inside the same slot.
-        Some((hdr, unsafe { p.add(std::mem::size_of::<SlotHeader>()) } as *const u8))
+        Some((hdr, unsafe { p.add(off) } as *const u8))
     }
 
     /// Consumer: whether a slot is waiting (cheap check for the wait loop; reads the consumer's
