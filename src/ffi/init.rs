@@ -7,7 +7,7 @@ use crate::runtime::universe;
 use std::os::raw::{c_char, c_int};
 use std::time::Instant;
 
-pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.0, MPICH ABI; https://github.com/oxmpi)");
+pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.0, MPICH ABI, shared-memory engine in Rust)");
 
 /// Copies `s` into a C buffer of `cap` bytes with a terminating NUL; returns the length written.
 ///
