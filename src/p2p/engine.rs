@@ -91,6 +91,8 @@ pub struct Engine {
     threaded: std::sync::atomic::AtomicBool,
     /// Large messages to a blocked sender are copied half by each side (see `set_split_copies`).
     split_copies: std::sync::atomic::AtomicBool,
+    /// Every peer lives in this address space (threads mode): rendezvous copies are plain memcpy.
+    local_peers: std::sync::atomic::AtomicBool,
 }
 
 /// Messages from this size up are copied half by the receiver and half by a blocked sender.
@@ -131,6 +133,7 @@ impl Engine {
             waiting_threads: AtomicU32::new(0),
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
+            local_peers: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
@@ -352,6 +355,34 @@ impl Engine {
         self.split_copies.store(on, Ordering::Relaxed);
     }
 
+    /// Declares that all peers share this address space (threads mode): the receiver of a large
+    /// message copies it straight from the sender's buffer with memcpy (TMPI section 4), no syscall.
+    pub fn set_local_peers(&self, local: bool) {
+        self.local_peers.store(local, Ordering::Relaxed);
+    }
+
+    /// Copies `len` bytes at `addr` in rank `src`'s memory into `dst`.
+    fn read_peer(&self, pid: i32, addr: u64, dst: *mut u8, len: usize) -> std::io::Result<()> {
+        if self.local_peers.load(Ordering::Relaxed) {
+            // SAFETY: same address space; the sender keeps `addr..addr+len` valid and unmodified
+            // until our Fin (MPI forbids touching a pending send buffer); `dst` has room for `len`.
+            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst, len) };
+            return Ok(());
+        }
+        cma::read_from(pid, addr, dst, len)
+    }
+
+    /// Copies `len` bytes from `src` to `addr` in rank `dst_rank`'s memory.
+    fn write_peer(&self, pid: i32, addr: u64, src: *const u8, len: usize) -> std::io::Result<()> {
+        if self.local_peers.load(Ordering::Relaxed) {
+            // SAFETY: same address space; the receiver announced `addr..addr+len` inside its posted
+            // receive buffer and waits for our SplitDone before touching it.
+            unsafe { std::ptr::copy_nonoverlapping(src, addr as *mut u8, len) };
+            return Ok(());
+        }
+        cma::write_to(pid, addr, src, len)
+    }
+
     /// Declares whether several threads of this rank may call MPI at once (MPI_THREAD_MULTIPLE);
     /// only then must a completion wake other waiting threads of the same rank.
     pub fn set_threaded(&self, threaded: bool) {
@@ -400,11 +431,11 @@ impl Engine {
                     let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: buf as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
                     self.enqueue(g, u.src, Out::Ctl { hdr: split });
                     self.flush_dest(g, u.src);
-                    if cma::read_from(pid, addr, buf, half).is_err() {
+                    if self.read_peer(pid, addr, buf, half).is_err() {
                         // Not expected (reading worked before, or g.cma would be off); the sender's
                         // buffer stays valid until our Fin, so read it all, one more time.
                         g.cma = false;
-                        if cma::read_from(pid, addr, buf, n).is_err() {
+                        if self.read_peer(pid, addr, buf, n).is_err() {
                             let r = g.reqs.get_mut(id).unwrap();
                             r.status.error = crate::abi::MPI_ERR_OTHER;
                         }
@@ -413,7 +444,7 @@ impl Engine {
                     self.add_received(g, id, half as u64);
                     return;
                 }
-                let copied = g.cma && (n == 0 || cma::read_from(pid, addr, buf, n).is_ok());
+                let copied = g.cma && (n == 0 || self.read_peer(pid, addr, buf, n).is_ok());
                 if copied {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                     self.complete(g, id);
@@ -516,7 +547,7 @@ impl Engine {
                 let pid = self.seg.rank(src).pid.load(Ordering::Acquire);
                 // SAFETY (pointer arithmetic only): offset + len <= the message length the receiver took.
                 let from = base.wrapping_add(hdr.offset as usize);
-                let ok = cma::write_to(pid, hdr.addr, from, hdr.len as usize).is_ok();
+                let ok = self.write_peer(pid, hdr.addr, from, hdr.len as usize).is_ok();
                 let done = SlotHeader { kind: Kind::SplitDone as u32, rreq: hdr.rreq, len: hdr.len, offset: hdr.offset, flags: if ok { 0 } else { FLAG_FAILED }, ..Default::default() };
                 self.enqueue(g, src, Out::Ctl { hdr: done });
             }
@@ -533,7 +564,7 @@ impl Engine {
                     let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);
                     // SAFETY (pointer arithmetic only): offset + len <= the receive's length.
                     let dst = buf.wrapping_add(hdr.offset as usize);
-                    if cma::read_from(pid, saddr + hdr.offset, dst, hdr.len as usize).is_err() {
+                    if self.read_peer(pid, saddr + hdr.offset, dst, hdr.len as usize).is_err() {
                         r.status.error = crate::abi::MPI_ERR_OTHER;
                     }
                 }

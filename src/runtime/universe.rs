@@ -1,10 +1,15 @@
 //! The universe of one rank: who it is, the segment, the engine, the predefined communicators.
 //! Created by MPI_Init, never torn down (MPI cannot be re-initialised after MPI_Finalize).
+//!
+//! In processes mode a process is one rank: one `RankSlot`. In threads mode (`runtime::threads`)
+//! the process holds every rank of the job, one slot each, and a thread finds its rank through a
+//! thread-local context set when the rank's thread starts (and inherited by the threads it creates).
 use super::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
 use super::wait::WaitPolicy;
 use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
 use crate::error::{err, MpiResult};
 use crate::p2p::Engine;
+use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::ThreadId;
@@ -23,24 +28,94 @@ pub struct Universe {
     pub singleton: bool,
 }
 
-static UNIVERSE: OnceLock<Universe> = OnceLock::new();
-
 const PHASE_NONE: u32 = 0;
 const PHASE_INIT: u32 = 1;
 const PHASE_FINALIZED: u32 = 2;
-static PHASE: AtomicU32 = AtomicU32::new(PHASE_NONE);
+
+/// The MPI state of one rank.
+pub struct RankSlot {
+    universe: OnceLock<Universe>,
+    /// PHASE_NONE until MPI_Init, PHASE_INIT until MPI_Finalize, then PHASE_FINALIZED.
+    phase: AtomicU32,
+}
+
+impl RankSlot {
+    pub const fn new() -> RankSlot {
+        RankSlot { universe: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE) }
+    }
+    /// Called MPI_Init but not MPI_Finalize.
+    pub fn is_active(&self) -> bool {
+        self.phase.load(Ordering::Acquire) == PHASE_INIT
+    }
+}
+
+impl Default for RankSlot {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// The ranks of a threads-mode job, all in this process.
+pub struct ThreadsJob {
+    pub seg: Arc<Segment>,
+    pub slots: Vec<RankSlot>,
+}
+
+/// The one rank of a processes-mode (or singleton) process.
+static PROCESS_SLOT: RankSlot = RankSlot::new();
+/// Set once by the threads-mode host before any rank thread starts.
+static THREADS_JOB: OnceLock<ThreadsJob> = OnceLock::new();
+
+thread_local! {
+    /// Threads mode: the rank the calling thread belongs to, -1 for none. Const-initialised, so
+    /// reading it is a plain TLS load (also from a signal handler).
+    static CONTEXT: Cell<i32> = const { Cell::new(-1) };
+}
+
+/// Threads mode: installs the job (once, before rank threads start). Returns false if one exists.
+pub fn install_threads_job(job: ThreadsJob) -> bool {
+    THREADS_JOB.set(job).is_ok()
+}
+
+pub fn threads_job() -> Option<&'static ThreadsJob> {
+    THREADS_JOB.get()
+}
+
+/// The calling thread's rank context (threads mode), -1 if none.
+pub fn context() -> i32 {
+    CONTEXT.with(|c| c.get())
+}
+
+/// Makes the calling thread act for rank `ctx` (-1: for none).
+pub fn set_context(ctx: i32) {
+    CONTEXT.with(|c| c.set(ctx));
+}
+
+/// The slot of the calling thread's rank.
+fn slot() -> MpiResult<&'static RankSlot> {
+    match THREADS_JOB.get() {
+        None => Ok(&PROCESS_SLOT),
+        Some(job) => {
+            let c = context();
+            job.slots.get(c as usize).filter(|_| c >= 0).ok_or_else(|| {
+                err(crate::abi::MPI_ERR_OTHER, "this thread belongs to no rank: in threads mode, call MPI from a rank's main thread or from threads it created")
+            })
+        }
+    }
+}
 
 pub fn initialized() -> bool {
-    PHASE.load(Ordering::Acquire) != PHASE_NONE
+    slot().is_ok_and(|s| s.phase.load(Ordering::Acquire) != PHASE_NONE)
 }
 pub fn finalized() -> bool {
-    PHASE.load(Ordering::Acquire) == PHASE_FINALIZED
+    slot().is_ok_and(|s| s.phase.load(Ordering::Acquire) == PHASE_FINALIZED)
 }
 
 /// The universe of an initialised, not yet finalised MPI.
 pub fn get() -> MpiResult<&'static Universe> {
-    match PHASE.load(Ordering::Acquire) {
-        PHASE_INIT => Ok(UNIVERSE.get().expect("phase says initialised")),
+    let s = slot()?;
+    match s.phase.load(Ordering::Acquire) {
+        PHASE_INIT => Ok(s.universe.get().expect("phase says initialised")),
         PHASE_NONE => Err(err(crate::abi::MPI_ERR_OTHER, "MPI is not initialized; call MPI_Init or MPI_Init_thread first")),
         _ => Err(err(crate::abi::MPI_ERR_OTHER, "MPI has already been finalized (MPI_Finalize was called)")),
     }
@@ -48,37 +123,52 @@ pub fn get() -> MpiResult<&'static Universe> {
 
 /// Whatever state exists, even after finalize (for error reporting).
 pub fn peek() -> Option<&'static Universe> {
-    UNIVERSE.get()
+    slot().ok().and_then(|s| s.universe.get())
 }
 
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-/// MPI_Init / MPI_Init_thread. `default_errhandler` is the handle value of MPI_ERRORS_ARE_FATAL.
-pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Universe> {
-    if PHASE.load(Ordering::Acquire) != PHASE_NONE {
-        return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
+/// Where this rank's segment comes from, and who it is.
+fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
+    if let Some(job) = THREADS_JOB.get() {
+        let c = context();
+        return Ok((job.seg.clone(), c as usize, false, true));
     }
     let fd = std::env::var(super::env::SHM_FD).ok().and_then(|v| v.parse::<i32>().ok());
-    let (seg, rank, singleton) = match fd {
+    match fd {
         Some(fd) => {
             let seg = Segment::attach(fd).map_err(|e| err(crate::abi::MPI_ERR_OTHER, format!("cannot attach the job segment: {e}")))?;
             let rank = env_usize(super::env::RANK).ok_or_else(|| err(crate::abi::MPI_ERR_OTHER, "OXMPI_RANK is not set; start the program with oxmpi's mpiexec"))?;
             if rank >= seg.nranks() {
                 return Err(err(crate::abi::MPI_ERR_OTHER, format!("OXMPI_RANK={rank} but the job has {} ranks", seg.nranks())));
             }
-            (seg, rank, false)
+            Ok((Arc::new(seg), rank, false, false))
         }
-        None => (Segment::anonymous(1).map_err(|e| err(crate::abi::MPI_ERR_NO_MEM, format!("cannot create a segment: {e}")))?, 0, true),
-    };
-    let seg = Arc::new(seg);
+        None => {
+            let seg = Segment::anonymous(1).map_err(|e| err(crate::abi::MPI_ERR_NO_MEM, format!("cannot create a segment: {e}")))?;
+            Ok((Arc::new(seg), 0, true, false))
+        }
+    }
+}
+
+/// MPI_Init / MPI_Init_thread. `default_errhandler` is the handle value of MPI_ERRORS_ARE_FATAL.
+pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Universe> {
+    let s = slot()?;
+    if s.phase.load(Ordering::Acquire) != PHASE_NONE {
+        return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
+    }
+    let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
-    crate::transport::cma::allow_peers();
+    if !threads {
+        crate::transport::cma::allow_peers();
+    }
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
     engine.set_threaded(required >= crate::abi::MPI_THREAD_MULTIPLE);
+    engine.set_local_peers(threads);
     let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);
     engine.set_split_copies(split && size <= super::wait::available_cpus());
     let u = Universe {
@@ -92,11 +182,11 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         main_thread: std::thread::current().id(),
         singleton,
     };
-    if UNIVERSE.set(u).is_err() {
+    if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));
     }
-    PHASE.store(PHASE_INIT, Ordering::Release);
-    Ok(UNIVERSE.get().unwrap())
+    s.phase.store(PHASE_INIT, Ordering::Release);
+    Ok(s.universe.get().unwrap())
 }
 
 /// MPI_Finalize: flushes pending traffic, tells the launcher this rank finished cleanly.
@@ -104,14 +194,14 @@ pub fn finalize() -> MpiResult {
     let u = get()?;
     u.engine.flush_all();
     u.seg.rank(u.rank).state.store(RANK_FINALIZED, Ordering::Release);
-    PHASE.store(PHASE_FINALIZED, Ordering::Release);
+    slot()?.phase.store(PHASE_FINALIZED, Ordering::Release);
     Ok(())
 }
 
 /// Ends the whole job: prints `message` (one line), records the abort for the launcher, exits.
 pub fn abort_job(code: i32, message: &str) -> ! {
     eprintln!("{message}");
-    if let Some(u) = UNIVERSE.get() {
+    if let Some(u) = peek() {
         u.seg.record_abort(u.rank as i32, code);
     }
     // SAFETY: flushing C stdio so the program's own buffered output is not lost, then leaving
