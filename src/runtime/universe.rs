@@ -198,9 +198,19 @@ pub fn finalize() -> MpiResult {
     Ok(())
 }
 
+/// Writes `message` and a newline to stderr with one write(2), so that lines of different ranks
+/// (threads of one process in threads mode) never mix mid-line.
+pub fn say(message: &str) {
+    let line = format!("{message}\n");
+    // SAFETY: writing a local buffer to file descriptor 2.
+    unsafe { libc::write(2, line.as_ptr() as *const libc::c_void, line.len()) };
+}
+
 /// Ends the whole job: prints `message` (one line), records the abort for the launcher, exits.
 pub fn abort_job(code: i32, message: &str) -> ! {
-    eprintln!("{message}");
+    // SAFETY: flush the program's buffered C stdio first so its output precedes our message.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    say(message);
     if let Some(u) = peek() {
         u.seg.record_abort(u.rank as i32, code);
     }
