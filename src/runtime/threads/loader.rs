@@ -11,6 +11,10 @@
 //! * A PIE's `__thread` variables use the local-exec TLS model: loaded as a DSO they silently alias
 //!   the *host's* TLS block. A PIE with a `PT_TLS` segment is therefore refused; the same source
 //!   built `-shared -fPIC` uses general-dynamic TLS and is accepted.
+//! * A PIE's `-fPIE` code reaches libc variables it names (`stdout`, `optarg`) through a private
+//!   copy (`R_X86_64_COPY`). In an executable, libc then uses that copy too; in a loaded instance
+//!   libc keeps its own, so the copy is a load-time snapshot. A PIE copying a variable libc later
+//!   changes (`optarg`, `optind`, ...) is refused; `-fPIC` or `-shared` code has no copies.
 //! * A PIE built without `-rdynamic` (e.g. by MPICH's `mpicc`) does not export `main`; its address
 //!   is then taken from the ELF `.symtab` (`st_value`) plus the instance's load base (`l_addr`).
 //!
@@ -47,8 +51,9 @@ pub type MainFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char
 pub const FIX_PROCESSES: &str = "run it with --mode processes";
 /// Reason for refusing a PIE with thread-local variables (kept in one place: the fix may change).
 pub const PIE_TLS_REASON: &str = "has thread-local variables and is a PIE";
-/// The alternative fix for a PIE with thread-local variables: a `-shared -fPIC` build.
-pub const PIE_TLS_REBUILD: &str = "rebuild it with oxmpi's mpicc";
+/// The alternative fix for a PIE whose thread-local variables or copies of libc variables cannot
+/// work when loaded per rank: a `-shared -fPIC` build (kept in one place: the fix may change).
+pub const REBUILD_FIX: &str = "rebuild it with oxmpi's mpicc";
 
 /// One-line refusal: "PROG REASON: run it with --mode processes[, or ALSO]".
 fn refusal(program: &Path, reason: impl fmt::Display, also: Option<&str>) -> LoadError {
@@ -80,6 +85,8 @@ pub struct Prepared {
     main_value: u64,
     /// `main` is in `.dynsym`, so `dlsym` finds it (otherwise only `.symtab` has it).
     main_exported: bool,
+    /// Symbols the program holds copies of (`R_X86_64_COPY`), see `copy_relocated`.
+    copies: Vec<String>,
 }
 
 /// One rank's private instance of the program.
@@ -139,6 +146,14 @@ impl Prepared {
     /// `main`'s address relative to the load base (`st_value`).
     pub fn main_offset(&self) -> u64 {
         self.main_value
+    }
+    /// Library variables the program keeps its own copy of (`R_X86_64_COPY`, typical of a PIE
+    /// that names `stdout`, `environ`, ...). In a loaded instance such a copy is a snapshot taken
+    /// at load time: the library keeps using its own variable, so later changes are not seen on
+    /// either side. Harmless for values the library never changes (`stdout`, `stderr`);
+    /// `prepare` refuses the ones it does change (`MUTABLE_LIBC_DATA`).
+    pub fn copy_relocated(&self) -> &[String] {
+        &self.copies
     }
 
     /// Loads one private instance (own globals) for rank `rank`; returns its `main`.
@@ -250,7 +265,13 @@ const PF_X: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_DYNSYM: u32 = 11;
 const DT_NULL: i64 = 0;
+const DT_STRTAB: i64 = 5;
+const DT_SYMTAB: i64 = 6;
+const DT_RELA: i64 = 7;
+const DT_RELASZ: i64 = 8;
+const DT_STRSZ: i64 = 10;
 const DT_FLAGS_1: i64 = 0x6fff_fffb;
+const R_X86_64_COPY: u32 = 5;
 const DF_1_PIE: u64 = 0x0800_0000;
 const STT_FUNC: u8 = 2;
 const STB_GLOBAL: u8 = 1;
@@ -400,6 +421,53 @@ fn main_in(b: &[u8], secs: &[Shdr], sec: &Shdr) -> Result<Option<u64>, &'static 
     Ok(None)
 }
 
+/// libc variables that libc itself changes after start-up: a copy of one (`R_X86_64_COPY`) in a
+/// loaded instance would never see the change (`optarg` stays NULL after `getopt`).
+pub const MUTABLE_LIBC_DATA: &[&str] =
+    &["optarg", "optind", "opterr", "optopt", "tzname", "timezone", "daylight", "signgam", "getdate_err"];
+
+/// File offset of `len` bytes at virtual address `vaddr`, if a PT_LOAD maps them from the file.
+fn vaddr_to_off(ph: &[Phdr], vaddr: u64, len: u64) -> Option<u64> {
+    let p = ph.iter().find(|p| {
+        p.p_type == PT_LOAD
+            && vaddr >= p.p_vaddr
+            && vaddr.checked_add(len).is_some_and(|end| end <= p.p_vaddr.saturating_add(p.p_filesz))
+    })?;
+    (vaddr - p.p_vaddr).checked_add(p.p_offset)
+}
+
+/// Names of the symbols with `R_X86_64_COPY` relocations in `DT_RELA` (read through the dynamic
+/// section, which stripping keeps).
+fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<String>, &'static str> {
+    let get = |tag: i64| dynamic.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
+    let (Some(rela), Some(relasz)) = (get(DT_RELA), get(DT_RELASZ)) else {
+        return Ok(Vec::new());
+    };
+    let rela = vaddr_to_off(ph, rela, relasz).ok_or("DT_RELA outside the file")?;
+    let mut names = Vec::new();
+    for i in 0..relasz / 24 {
+        let info = u64_at(b, rela + i * 24 + 8).ok_or("truncated relocations")?;
+        if info as u32 != R_X86_64_COPY {
+            continue;
+        }
+        let (Some(symtab), Some(strtab), Some(strsz)) = (get(DT_SYMTAB), get(DT_STRTAB), get(DT_STRSZ)) else {
+            return Err("copy relocation without a symbol table");
+        };
+        let sym = (info >> 32).checked_mul(24).and_then(|o| o.checked_add(symtab)).ok_or("bad relocation")?;
+        let sym = vaddr_to_off(ph, sym, 24).ok_or("relocation symbol outside the file")?;
+        let st_name = u64::from(u32_at(b, sym).ok_or("truncated dynamic symbols")?);
+        let strs = vaddr_to_off(ph, strtab, strsz).ok_or("DT_STRTAB outside the file")?;
+        if st_name >= strsz {
+            return Err("bad symbol name");
+        }
+        // In bounds: vaddr_to_off checked strtab..strtab+strsz lies in a file-backed segment.
+        let s = &b[(strs + st_name) as usize..(strs + strsz) as usize];
+        let s = &s[..s.iter().position(|&c| c == 0).ok_or("unterminated symbol name")?];
+        names.push(String::from_utf8_lossy(s).into_owned());
+    }
+    Ok(names)
+}
+
 /// Inspects a program image (the file's bytes) and decides how to load it.
 fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
     let b = &image[..];
@@ -432,6 +500,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         return Err(refusal(program, "is statically linked (no dynamic section)", None));
     };
     let mut flags_1: Option<(u64, u64)> = None; // (file offset of d_val, value)
+    let mut entries: Vec<(i64, u64)> = Vec::new();
     let dyn_end = dynamic.p_offset.checked_add(dynamic.p_filesz).ok_or_else(|| corrupt("bad dynamic segment"))?;
     if dyn_end > b.len() as u64 {
         return Err(corrupt("truncated dynamic segment"));
@@ -445,6 +514,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
             DT_FLAGS_1 => flags_1 = Some((o + 8, val)),
             _ => {}
         }
+        entries.push((tag, val));
     }
     let pie_flag = flags_1.is_some_and(|(_, v)| v & DF_1_PIE != 0);
     if pie_flag && !interp {
@@ -454,7 +524,16 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
     // still uses local-exec TLS, so PT_INTERP counts as "executable" too.
     let kind = if pie_flag || interp { Kind::Pie } else { Kind::SharedObject };
     if kind == Kind::Pie && tls {
-        return Err(refusal(program, PIE_TLS_REASON, Some(PIE_TLS_REBUILD)));
+        return Err(refusal(program, PIE_TLS_REASON, Some(REBUILD_FIX)));
+    }
+
+    let copies = copy_relocs(b, &ph, &entries).map_err(corrupt)?;
+    if let Some(bad) = copies.iter().find(|c| MUTABLE_LIBC_DATA.contains(&c.as_str())) {
+        return Err(refusal(
+            program,
+            format!("is a PIE that keeps a private copy of libc's `{bad}`, which would never change"),
+            Some(REBUILD_FIX),
+        ));
     }
 
     // main: .dynsym (exported, dlsym finds it) or .symtab (st_value + load base).
@@ -497,7 +576,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         let off = off as usize; // in bounds: read above
         image[off..off + 8].copy_from_slice(&(v & !DF_1_PIE).to_le_bytes());
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported })
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, copies })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.
@@ -686,7 +765,7 @@ mod tests {
         let d = TempDir::new("refuse");
         let tls = build(&d, "tls", TLS, &["-fPIE", "-pie"]);
         let e = refused(prepare(&tls));
-        assert_eq!(e, format!("{} {PIE_TLS_REASON}: {FIX_PROCESSES}, or {PIE_TLS_REBUILD}", tls.display()));
+        assert_eq!(e, format!("{} {PIE_TLS_REASON}: {FIX_PROCESSES}, or {REBUILD_FIX}", tls.display()));
         assert_eq!(
             e,
             format!(
@@ -729,6 +808,40 @@ mod tests {
         if let Some(st) = try_build("gcc", &d, "static", COUNTER, &["-static"]) {
             refused(prepare(&st));
         }
+    }
+
+    /// A PIE's copy relocations: getopt's variables are refused (the instance's `optarg` would
+    /// stay NULL), `stdout` is only reported; -fPIC code reaches them through the GOT instead.
+    #[test]
+    fn copy_relocations() {
+        let d = TempDir::new("copy");
+        let getopt = r#"
+            #include <unistd.h>
+            #include <stdlib.h>
+            int main(int argc, char **argv) {
+                int c, n = 0;
+                while ((c = getopt(argc, argv, "n:")) != -1) n += atoi(optarg);
+                return n + optind;
+            }
+        "#;
+        let pie = build(&d, "getopt", getopt, &["-fPIE", "-pie"]);
+        let e = refused(prepare(&pie));
+        assert!(e.contains("private copy of libc's `opt"), "{e}");
+        assert!(e.ends_with(REBUILD_FIX));
+        let so = build(&d, "getopt.so", getopt, &["-shared", "-fPIC"]);
+        assert!(prepare(&so).unwrap().copy_relocated().is_empty());
+        let pic_pie = build(&d, "getopt_pic", getopt, &["-fPIC", "-pie"]);
+        assert!(prepare(&pic_pie).unwrap().copy_relocated().is_empty());
+
+        let hello = r#"
+            #include <stdio.h>
+            int main(void) { fputs("", stdout); return fflush(stdout); }
+        "#;
+        let pie = build(&d, "hello", hello, &["-fPIE", "-pie"]);
+        let p = prepare(&pie).unwrap();
+        assert_eq!(p.copy_relocated(), ["stdout"]);
+        let i = p.load_instance(0).unwrap();
+        assert_eq!(call_main(&i), 0);
     }
 
     /// Truncated or corrupted images are errors, never panics.
