@@ -844,6 +844,26 @@ mod tests {
         assert_eq!(call_main(&i), 0);
     }
 
+    /// Why an instance's memfd is never closed: glibc matches loaded objects by path first, so a
+    /// new copy that got a closed copy's descriptor number would come back as the old instance.
+    #[test]
+    fn closed_memfd_number_would_alias_an_instance() {
+        let d = TempDir::new("fdreuse");
+        let p = prepare(&build(&d, "pie", COUNTER, &["-fPIE", "-pie"])).unwrap();
+        let a = p.load_instance(0).unwrap();
+        let b = p.load_instance(1).unwrap();
+        assert_ne!(a.fd(), b.fd());
+        assert_ne!(a.base(), b.base());
+        // Only observe glibc's behaviour if the number is reused at once, the lowest-free rule
+        // (another test thread may grab it first).
+        // SAFETY: b's descriptor is ours; b's mapping does not need it; b is not used after.
+        unsafe { libc::close(b.fd()) };
+        let c = p.load_instance(2).unwrap();
+        if c.fd() == b.fd() {
+            assert_eq!(c.base(), b.base(), "glibc returned the old instance for the same path");
+        }
+    }
+
     /// Truncated or corrupted images are errors, never panics.
     #[test]
     fn garbage_never_panics() {
