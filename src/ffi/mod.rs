@@ -13,6 +13,7 @@ pub mod init;
 pub mod p2p;
 pub mod pack;
 pub mod request;
+pub mod threads_host;
 pub mod unsupported;
 
 pub use crate::error;
@@ -26,3 +27,4 @@ pub use init::*;
 pub use p2p::*;
 pub use pack::*;
 pub use request::*;
+pub use threads_host::*;

@@ -1,1 +1,3 @@
+//! Threads mode: every rank of the job is a thread of one process (TMPI).
+pub mod host;
 pub mod loader;

@@ -1,0 +1,261 @@
+//! The threads-mode host: runs every rank of a job as a thread of this process (TMPI, seed 003),
+//! each on its own private instance of the program loaded by `loader` (own globals and statics).
+//!
+//! Process-level behaviour is kept per rank: a rank that returns from `main` (or calls `exit`, via
+//! the preload library's interposer and `exit_hook`) ends only itself, unless it failed (non-zero
+//! code) or left MPI initialised, which ends the job with a one-line message; a crash signal in any
+//! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
+use super::loader::{self, MainFn};
+use crate::runtime::segment::Segment;
+use crate::runtime::universe::{self, RankSlot, ThreadsJob};
+use std::ffi::{CString, OsStr};
+use std::os::raw::{c_char, c_int, c_void};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+use std::sync::Arc;
+
+extern "C" {
+    static mut environ: *mut *mut c_char;
+    static mut stdout: *mut libc::FILE;
+    static mut stderr: *mut libc::FILE;
+}
+
+/// What a rank thread needs; leaked on purpose (lives as long as the process).
+struct RankStart {
+    rank: usize,
+    main: MainFn,
+    /// This rank's own argv strings and the NULL-terminated pointer array into them: `main` may
+    /// permute or modify its argv (getopt does), so ranks must not share one.
+    _args: Vec<CString>,
+    argv: Vec<*mut c_char>,
+}
+
+/// Ends the whole job from any thread: one line on stderr, flushed stdio, exit status `code`.
+pub fn end_job(code: i32, message: &str) -> ! {
+    // SAFETY: flush C stdio, report, then leave at once; other ranks are in unknown states.
+    unsafe {
+        libc::fflush(std::ptr::null_mut());
+        universe::say(message);
+        libc::_exit(if code & 0xff == 0 { 1 } else { code & 0xff });
+    }
+}
+
+/// A rank finished with `code` (returned from main or called exit): fine if 0 and MPI is not left
+/// initialised; anything else ends the job, as a dying process does in processes mode.
+pub fn rank_finished(rank: usize, code: i32) {
+    if code != 0 {
+        end_job(code, &format!("oxmpi: rank {rank} exited with code {code}; ending the job"));
+    }
+    if let Some(job) = universe::threads_job() {
+        if job.slots[rank].is_active() {
+            end_job(1, &format!("oxmpi: rank {rank} exited before calling MPI_Finalize; ending the job"));
+        }
+    }
+}
+
+/// Called by the preload library's `exit` interposer. Returns true when the caller is a rank's
+/// thread: the exit was recorded and the caller must end just its thread (pthread_exit).
+pub fn exit_hook(code: i32) -> bool {
+    let ctx = universe::context();
+    if ctx < 0 || universe::threads_job().is_none() {
+        return false;
+    }
+    // SAFETY: flushing C stdio is always allowed; the rank's output must not be lost.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    rank_finished(ctx as usize, code);
+    true
+}
+
+/// The start routine of a rank thread. "C-unwind": a rank's `exit` ends its thread with
+/// pthread_exit, whose forced unwinding passes through this frame, which holds nothing to drop.
+extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
+    // SAFETY: `arg` is the leaked RankStart given to pthread_create for this thread.
+    let start = unsafe { &mut *(arg as *mut RankStart) };
+    universe::set_context(start.rank as c_int);
+    install_alt_stack();
+    let argc = (start.argv.len() - 1) as c_int;
+    // SAFETY: calling the rank's private `main` with a NULL-terminated argv it owns and the
+    // process environment, as the C runtime would.
+    let rc = unsafe { (start.main)(argc, start.argv.as_mut_ptr(), environ) };
+    // SAFETY: flush the program's buffered output before deciding about the job.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    rank_finished(start.rank, rc);
+    std::ptr::null_mut()
+}
+
+/// Runs `n` ranks of `program` with `args` (args[0] is the program name as the user typed it).
+/// Returns the job's exit status; loading problems print one line and return 2.
+pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
+    let prepared = match loader::prepare(program) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("oxmpi: {}", e.0);
+            return 2;
+        }
+    };
+    let mut mains = Vec::with_capacity(n);
+    for r in 0..n {
+        match prepared.load_instance(r) {
+            Ok(inst) => mains.push(inst.main),
+            Err(e) => {
+                eprintln!("oxmpi: rank {r}: {}", e.0);
+                return 2;
+            }
+        }
+    }
+    let seg = match Segment::anonymous(n) {
+        Ok(s) => Arc::new(s),
+        Err(e) => {
+            eprintln!("oxmpi: cannot create the shared segment for {n} ranks: {e}");
+            return 2;
+        }
+    };
+    if !universe::install_threads_job(ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect() }) {
+        eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
+        return 2;
+    }
+    // SAFETY: setvbuf on the process's stdout/stderr before any rank writes to them.
+    unsafe {
+        libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
+        libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IOLBF, 0);
+    }
+    install_crash_handlers();
+    let mut threads = Vec::with_capacity(n);
+    for (rank, main) in mains.into_iter().enumerate() {
+        let own: Vec<CString> = args.to_vec();
+        let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
+        argv.push(std::ptr::null_mut());
+        let start = Box::into_raw(Box::new(RankStart { rank, main, _args: own, argv }));
+        match spawn(start) {
+            Ok(t) => threads.push(t),
+            Err(e) => end_job(2, &format!("oxmpi: cannot start the thread of rank {rank}: {e}")),
+        }
+    }
+    for t in threads {
+        // SAFETY: joining threads we created and never detached.
+        unsafe { libc::pthread_join(t, std::ptr::null_mut()) };
+    }
+    // SAFETY: flush whatever the ranks left buffered.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
+    0
+}
+
+/// Starts a rank thread with the stack size the process's main thread would get.
+fn spawn(start: *mut RankStart) -> std::io::Result<libc::pthread_t> {
+    let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
+    // SAFETY: getrlimit writes into a local struct.
+    let stack = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0 && rl.rlim_cur != libc::RLIM_INFINITY {
+        (rl.rlim_cur as usize).clamp(1 << 20, 1 << 30)
+    } else {
+        8 << 20
+    };
+    // SAFETY: plain pthread attribute and creation calls with valid pointers; the start routine
+    // has the C ABI pthread expects ("C-unwind" differs only in unwinding rules, not in calling
+    // convention).
+    unsafe {
+        let mut attr: libc::pthread_attr_t = std::mem::zeroed();
+        libc::pthread_attr_init(&mut attr);
+        libc::pthread_attr_setstacksize(&mut attr, stack);
+        let mut t: libc::pthread_t = 0;
+        let f: extern "C" fn(*mut c_void) -> *mut c_void = std::mem::transmute(rank_thread as extern "C-unwind" fn(*mut c_void) -> *mut c_void);
+        let rc = libc::pthread_create(&mut t, &attr, f, start as *mut c_void);
+        libc::pthread_attr_destroy(&mut attr);
+        if rc != 0 {
+            return Err(std::io::Error::from_raw_os_error(rc));
+        }
+        Ok(t)
+    }
+}
+
+/// Each rank thread gets an alternate signal stack so a stack overflow is still reported.
+fn install_alt_stack() {
+    const SIZE: usize = 64 * 1024;
+    // SAFETY: a fresh private mapping handed to sigaltstack for this thread; never unmapped (the
+    // thread may use it until it ends).
+    unsafe {
+        let p = libc::mmap(std::ptr::null_mut(), SIZE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        if p != libc::MAP_FAILED {
+            let ss = libc::stack_t { ss_sp: p, ss_flags: 0, ss_size: SIZE };
+            libc::sigaltstack(&ss, std::ptr::null_mut());
+        }
+    }
+}
+
+const CRASH_SIGNALS: [(c_int, &str); 5] = [
+    (libc::SIGSEGV, "Segmentation fault"),
+    (libc::SIGBUS, "Bus error"),
+    (libc::SIGFPE, "Floating point exception"),
+    (libc::SIGILL, "Illegal instruction"),
+    (libc::SIGABRT, "Aborted"),
+];
+
+fn install_crash_handlers() {
+    for (sig, _) in CRASH_SIGNALS {
+        // SAFETY: installing a handler that only uses async-signal-safe calls (write, _exit).
+        unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = on_crash as *const () as usize;
+            sa.sa_flags = libc::SA_SIGINFO | libc::SA_ONSTACK;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut());
+        }
+    }
+}
+
+/// Appends `s` to `buf` at `*len` (no allocation: runs in a signal handler).
+fn put(buf: &mut [u8; 160], len: &mut usize, s: &[u8]) {
+    let n = s.len().min(buf.len() - *len);
+    buf[*len..*len + n].copy_from_slice(&s[..n]);
+    *len += n;
+}
+
+fn put_num(buf: &mut [u8; 160], len: &mut usize, mut v: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (v % 10) as u8;
+        v /= 10;
+        if v == 0 {
+            break;
+        }
+    }
+    put(buf, len, &digits[i..]);
+}
+
+/// Crash in some thread: name its rank and end the job. Async-signal-safe: TLS read, write, _exit.
+extern "C" fn on_crash(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut c_void) {
+    let mut buf = [0u8; 160];
+    let mut len = 0;
+    let rank = universe::context();
+    put(&mut buf, &mut len, b"oxmpi: ");
+    if rank >= 0 {
+        put(&mut buf, &mut len, b"rank ");
+        put_num(&mut buf, &mut len, rank as u32);
+    } else {
+        put(&mut buf, &mut len, b"the threads-mode host");
+    }
+    put(&mut buf, &mut len, b" killed by signal ");
+    put_num(&mut buf, &mut len, sig as u32);
+    let name = CRASH_SIGNALS.iter().find(|s| s.0 == sig).map_or("?", |s| s.1);
+    put(&mut buf, &mut len, b" (");
+    put(&mut buf, &mut len, name.as_bytes());
+    put(&mut buf, &mut len, b"); ending the job\n");
+    // SAFETY: write(2) and _exit are async-signal-safe; buf is a local array.
+    unsafe {
+        libc::write(2, buf.as_ptr() as *const c_void, len);
+        libc::_exit(128 + sig);
+    }
+}
+
+/// Converts the host entry's arguments: `program` path and the C argv.
+///
+/// # Safety
+/// `argv` must hold `argc` valid C strings.
+pub unsafe fn args_from_c(argc: c_int, argv: *mut *mut c_char) -> Vec<CString> {
+    (0..argc.max(0) as usize).map(|i| CString::from(std::ffi::CStr::from_ptr(*argv.add(i)))).collect()
+}
+
+pub fn path_from_c(p: &std::ffi::CStr) -> &Path {
+    Path::new(OsStr::from_bytes(p.to_bytes()))
+}
