@@ -34,6 +34,12 @@ pub fn main(argv: &[OsString]) -> ! {
         Some(v) if v >= 1 => v,
         _ => fail(&format!("--threads-host needs a positive number of ranks, not '{}'", n.to_string_lossy())),
     };
+    // The ranks are C programs and expect the dispositions a fresh process has; Rust's runtime
+    // ignores SIGPIPE and handles SIGSEGV/SIGBUS (stack overflow detection) in this executable.
+    for sig in [libc::SIGPIPE, libc::SIGSEGV, libc::SIGBUS] {
+        // SAFETY: restoring the default disposition; no other thread exists yet.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
     // SAFETY: RTLD_DEFAULT with a NUL-terminated name.
     let sym = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"oxmpi_threads_main".as_ptr()) };
     if sym.is_null() {
