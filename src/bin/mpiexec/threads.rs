@@ -156,6 +156,7 @@ mod tests {
         let base = std::env::temp_dir().join(format!("oxmpi-thrlib-{}", std::process::id()));
         let lib = base.join("lib");
         std::fs::create_dir_all(&lib).unwrap();
+        std::fs::create_dir_all(base.join("bin")).unwrap(); // bin/../lib must resolve
         let exe = base.join("bin/mpiexec");
         let e = threads_libdir(None, Some(&exe)).unwrap_err();
         assert!(e.starts_with("threads mode needs an installed oxmpi (liboxmpi-threads.so not found in "), "{e}");
