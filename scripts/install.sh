@@ -10,10 +10,12 @@ usage() {
     cat <<USAGE
 Usage: scripts/install.sh [--no-build] PREFIX
 
-Runs 'cargo build --release' and installs oxmpi into PREFIX:
+Runs 'cargo build --release', builds the threads-mode preload library with the
+system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/bin/mpiexec, PREFIX/bin/mpirun -> mpiexec, PREFIX/bin/mpicc, PREFIX/bin/mpicxx
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
+  PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
   PREFIX/include/mpi.h (and the other headers in include/)
 Running it again over an existing installation replaces it in place.
 
@@ -49,7 +51,16 @@ for f in "$release/liboxmpi.so" "$release/mpiexec"; do
     [ -f "$f" ] || die "$f not found; run 'cargo build --release' first"
 done
 headers=("$OXMPI_ROOT"/include/*.h)
+[ -f "$OXMPI_ROOT/c-src/threads-preload.c" ] || die "c-src/threads-preload.c not found in $OXMPI_ROOT"
 [ -f "$OXMPI_ROOT/include/mpi.h" ] || die "include/mpi.h not found in $OXMPI_ROOT"
+
+# The threads-mode preload library (exit and pthread_create interposers) is plain C, built here
+# before anything is installed, so a missing compiler leaves PREFIX untouched.
+build_dir="$(mktemp -d)"
+trap 'rm -rf -- "$build_dir"' EXIT
+# shellcheck disable=SC2086 # CC may be a command with arguments, e.g. "ccache gcc"
+${CC:-cc} -shared -fPIC -O2 -Wall -o "$build_dir/liboxmpi-threads.so" "$OXMPI_ROOT/c-src/threads-preload.c" -ldl -lpthread ||
+    die "cannot build liboxmpi-threads.so with '${CC:-cc}'; set CC to a working C compiler"
 
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include"
 prefix="$(cd -- "$prefix" && pwd)"
@@ -73,6 +84,7 @@ put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpicc"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicxx" "$prefix/bin/mpicxx"
 
 put 755 "$release/liboxmpi.so" "$prefix/lib/liboxmpi.so"
+put 755 "$build_dir/liboxmpi-threads.so" "$prefix/lib/liboxmpi-threads.so"
 for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done

@@ -324,18 +324,262 @@ fn usage_errors_exit_2() {
     assert_eq!(o.code, Some(0), "{}", o.stderr);
 }
 
+/// `OXMPI_LIBDIR` pointing at `dir` with empty stand-ins for the libraries threads mode needs
+/// (enough for the launcher's checks, which only look for the files).
+fn stand_in_libdir(d: &TempDir) -> PathBuf {
+    let lib = d.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    for f in ["libmpi.so.12", "liboxmpi-threads.so"] {
+        std::fs::write(lib.join(f), "").unwrap();
+    }
+    lib
+}
+
 #[test]
-fn threads_mode_not_available_yet() {
-    let d = TempDir::new("threads");
-    let msg = "oxmpi: --mode threads is not available yet; run with --mode processes";
-    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "true"]), &d, None);
+fn threads_mode_needs_an_installed_oxmpi() {
+    let d = TempDir::new("threads-lib");
+    let lib = d.path().join("emptylib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let msg = format!(
+        "oxmpi: threads mode needs an installed oxmpi (liboxmpi-threads.so not found in {}); run scripts/install.sh PREFIX or use --mode processes",
+        lib.display()
+    );
+    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "true"]).env("OXMPI_LIBDIR", &lib), &d, None);
     assert_eq!(o.code, Some(2));
-    assert_eq!(o.stderr_lines(), vec![msg]);
-    let o = run(mpiexec(&d).args(["-n", "2", "true"]).env("OXMPI_MODE", "threads"), &d, None);
+    assert_eq!(o.stderr_lines(), vec![msg.as_str()]);
+    let o = run(mpiexec(&d).args(["-n", "2", "true"]).env("OXMPI_MODE", "threads").env("OXMPI_LIBDIR", &lib), &d, None);
     assert_eq!(o.code, Some(2));
-    assert_eq!(o.stderr_lines(), vec![msg]);
-    let o = run(mpiexec(&d).args(["--mode", "processes", "-n", "2", "true"]).env("OXMPI_MODE", "threads"), &d, None);
-    assert_eq!(o.code, Some(0));
+    assert_eq!(o.stderr_lines(), vec![msg.as_str()]);
+    // The preload library alone is not enough either.
+    std::fs::write(lib.join("liboxmpi-threads.so"), "").unwrap();
+    let o = run(mpiexec(&d).args(["--mode", "threads", "true"]).env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(2));
+    assert!(o.stderr.contains("(libmpi.so.12 not found in "), "{}", o.stderr);
+    let o = run(mpiexec(&d).args(["--mode", "processes", "-n", "2", "true"]).env("OXMPI_MODE", "threads").env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(0), "{}", o.stderr);
+}
+
+#[test]
+fn threads_mode_refuses_scripts() {
+    let d = TempDir::new("threads-script");
+    let lib = stand_in_libdir(&d);
+    let script = d.path().join("job.sh");
+    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
+    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "./job.sh"]).current_dir(d.path()).env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(2));
+    assert_eq!(o.stderr_lines(), vec!["oxmpi: threads mode needs an ELF program and ./job.sh is not one (a script?); run it with --mode processes"]);
+    // Not found is still 127, once.
+    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "no-such-program-oxmpi-test"]).env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(127));
+    assert_eq!(o.stderr_lines().len(), 1, "{}", o.stderr);
+}
+
+#[test]
+fn threads_host_entry_without_the_library() {
+    let d = TempDir::new("threads-host");
+    let o = run(mpiexec(&d).args(["--threads-host", "2", "/bin/true", "x"]).env_remove("LD_PRELOAD"), &d, None);
+    assert_eq!(o.code, Some(2));
+    assert_eq!(o.stderr_lines(), vec!["oxmpi: internal: liboxmpi.so is not preloaded in the threads-mode host"]);
+    assert_eq!(o.stdout, "");
+    // The hidden entry is not advertised.
+    let o = run(mpiexec(&d).arg("--help"), &d, None);
+    assert!(!o.stdout.contains("threads-host"));
+}
+
+/// A stand-in for liboxmpi.so's threads-mode side: `oxmpi_threads_main` prints what it got,
+/// runs N "ranks" as threads that each create a thread (which must inherit the rank context
+/// through the preload library) and call exit() (which must end only that thread), then does
+/// what FAKE_SLEEP / FAKE_SIGNAL / FAKE_CODE say.
+const FAKE_THREADS_LIB: &str = r#"
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+static __thread int ctx = -1;
+static int codes[64];
+int oxmpi_threads_current(void) { return ctx; }
+void oxmpi_threads_adopt(int c) { ctx = c; }
+int oxmpi_threads_exit_hook(int code) { if (ctx < 0) return 0; codes[ctx] = code; return 1; }
+static void *child(void *p) { *(int *)p = oxmpi_threads_current(); return NULL; }
+static void *rank(void *p) {
+    oxmpi_threads_adopt((int)(long)p);
+    int seen = -2;
+    pthread_t t;
+    pthread_create(&t, NULL, child, &seen);
+    pthread_join(t, NULL);
+    printf("rank %d: child thread context %d\n", ctx, seen);
+    exit(10 + ctx);
+}
+int oxmpi_threads_main(int n, const char *program, int argc, char **argv) {
+    const char *d = getenv("D");
+    char path[4096];
+    snprintf(path, sizeof path, "%s/pid.host", d ? d : ".");
+    FILE *f = fopen(path, "w");
+    if (f) { fprintf(f, "%d\n", (int)getpid()); fclose(f); }
+    printf("nranks=%d program=%s", n, program);
+    for (int i = 0; i < argc; i++) printf(" [%s]", argv[i]);
+    printf("%s\n", argv[argc] ? " (argv not NULL-terminated)" : "");
+    const char *vars[] = {"OXMPI_MODE", "OXMPI_SIZE", "OXMPI_RANK", "OXMPI_SHM_FD", "LD_PRELOAD", "LD_LIBRARY_PATH"};
+    for (int i = 0; i < 6; i++) printf("%s=%s\n", vars[i], getenv(vars[i]) ? getenv(vars[i]) : "(unset)");
+    const int sigs[] = {SIGPIPE, SIGSEGV, SIGBUS};
+    printf("signal dispositions:");
+    for (int i = 0; i < 3; i++) {
+        struct sigaction sa;
+        sigaction(sigs[i], NULL, &sa);
+        printf(" %s", sa.sa_handler == SIG_DFL ? "default" : "changed");
+    }
+    printf("\n");
+    pthread_t t[64];
+    for (long r = 0; r < n && r < 64; r++) pthread_create(&t[r], NULL, rank, (void *)r);
+    for (long r = 0; r < n && r < 64; r++) pthread_join(t[r], NULL);
+    printf("exit codes:");
+    for (int r = 0; r < n && r < 64; r++) printf(" %d", codes[r]);
+    printf("\n");
+    fflush(stdout);
+    if (getenv("FAKE_SLEEP")) sleep(60);
+    if (getenv("FAKE_SIGNAL")) raise(atoi(getenv("FAKE_SIGNAL")));
+    return getenv("FAKE_CODE") ? atoi(getenv("FAKE_CODE")) : 7;
+}
+"#;
+
+fn have_gcc() -> bool {
+    Command::new("gcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false)
+}
+
+/// Builds `dir/lib` with the fake libmpi.so.12 and the real liboxmpi-threads.so.
+fn fake_threads_libdir(d: &TempDir) -> PathBuf {
+    let lib = d.path().join("lib");
+    std::fs::create_dir_all(&lib).unwrap();
+    let src = d.path().join("fake.c");
+    std::fs::write(&src, FAKE_THREADS_LIB).unwrap();
+    let preload_src = Path::new(env!("CARGO_MANIFEST_DIR")).join("c-src/threads-preload.c");
+    let builds: [(&Path, &str, &[&str]); 2] = [
+        (&src, "libmpi.so.12", &["-Wl,-soname,libmpi.so.12", "-lpthread"]),
+        // Exactly as scripts/install.sh builds it; it must compile without warnings.
+        (&preload_src, "liboxmpi-threads.so", &["-O2", "-Wall", "-ldl", "-lpthread"]),
+    ];
+    for (src, out, extra) in builds {
+        let o = Command::new("gcc").args(["-shared", "-fPIC", "-o"]).arg(lib.join(out)).arg(src).args(extra).output().unwrap();
+        assert!(o.status.success() && o.stderr.is_empty(), "gcc {out}: {}", String::from_utf8_lossy(&o.stderr));
+    }
+    lib
+}
+
+fn threads_job(d: &TempDir, lib: &Path, args: &[&str]) -> Command {
+    let mut c = mpiexec(d);
+    c.args(["--mode", "threads"]).args(args).env("OXMPI_LIBDIR", lib).env_remove("LD_PRELOAD").env_remove("FAKE_CODE");
+    c
+}
+
+#[test]
+fn threads_mode_runs_one_host_with_the_library() {
+    if !have_gcc() {
+        eprintln!("skipped: no gcc");
+        return;
+    }
+    let d = TempDir::new("threads-fake");
+    let lib = fake_threads_libdir(&d);
+    let mut cmd = threads_job(&d, &lib, &["-n", "3", "/bin/true", "a", "b c"]);
+    cmd.env("LD_LIBRARY_PATH", "/x").env("OXMPI_RANK", "5").env("OXMPI_SHM_FD", "9");
+    let o = run(&mut cmd, &d, None);
+    assert_eq!(o.code, Some(7), "{}", o.stderr);
+    assert_eq!(o.stderr, "");
+    let l = lib.display();
+    let mut want = vec![
+        "nranks=3 program=/bin/true [/bin/true] [a] [b c]".to_string(),
+        "OXMPI_MODE=threads".to_string(),
+        "OXMPI_SIZE=3".to_string(),
+        "OXMPI_RANK=(unset)".to_string(),
+        "OXMPI_SHM_FD=(unset)".to_string(),
+        format!("LD_PRELOAD={l}/liboxmpi-threads.so {l}/libmpi.so.12"),
+        format!("LD_LIBRARY_PATH={l}:/x"),
+        "signal dispositions: default default default".to_string(),
+    ];
+    // Rank lines come in any order; each rank's thread inherited its context and its exit()
+    // ended only its own thread.
+    let mut ranks: Vec<&str> = o.stdout.lines().filter(|s| s.starts_with("rank ")).collect();
+    ranks.sort();
+    assert_eq!(ranks, vec!["rank 0: child thread context 0", "rank 1: child thread context 1", "rank 2: child thread context 2"], "{}", o.stdout);
+    want.push("exit codes: 10 11 12".to_string());
+    let rest: Vec<&str> = o.stdout.lines().filter(|s| !s.starts_with("rank ")).collect();
+    assert_eq!(rest, want, "{}", o.stdout);
+
+    // A relative program is passed as an absolute path, argv[0] as the user wrote it; a user's
+    // own LD_PRELOAD comes after ours.
+    std::fs::copy("/bin/true", d.path().join("prog")).unwrap();
+    let mut cmd = threads_job(&d, &lib, &["./prog"]);
+    cmd.current_dir(d.path()).env("LD_PRELOAD", lib.join("liboxmpi-threads.so"));
+    let o = run(&mut cmd, &d, None);
+    assert_eq!(o.code, Some(7), "{}", o.stderr);
+    let first = o.stdout.lines().next().unwrap();
+    assert_eq!(first, format!("nranks=1 program={}/prog [./prog]", d.path().display()));
+    assert!(o.stdout.contains(&format!("LD_PRELOAD={l}/liboxmpi-threads.so {l}/libmpi.so.12 {l}/liboxmpi-threads.so\n")), "{}", o.stdout);
+}
+
+#[test]
+fn threads_mode_exit_codes_and_signals() {
+    if !have_gcc() {
+        eprintln!("skipped: no gcc");
+        return;
+    }
+    let d = TempDir::new("threads-codes");
+    let lib = fake_threads_libdir(&d);
+    for code in [0, 3] {
+        let o = run(threads_job(&d, &lib, &["-n", "2", "/bin/true"]).env("FAKE_CODE", code.to_string()), &d, None);
+        assert_eq!(o.code, Some(code), "{}", o.stderr);
+        assert_eq!(o.stderr, "", "the host's exit code is passed on silently");
+    }
+    let o = run(threads_job(&d, &lib, &["-n", "2", "/bin/true"]).env("FAKE_SIGNAL", "11"), &d, None);
+    assert_eq!(o.code, Some(139), "{}", o.stderr);
+    let lines = o.stderr_lines();
+    assert_eq!(lines.len(), 1, "{}", o.stderr);
+    assert!(lines[0].starts_with("oxmpi: threads-mode job (pid "), "{}", lines[0]);
+    assert!(lines[0].ends_with(") killed by signal 11 (Segmentation fault); ending the job"), "{}", lines[0]);
+}
+
+#[test]
+fn threads_mode_timeout_and_signal_forwarding() {
+    if !have_gcc() {
+        eprintln!("skipped: no gcc");
+        return;
+    }
+    let d = TempDir::new("threads-timeout");
+    let lib = fake_threads_libdir(&d);
+    let o = run(threads_job(&d, &lib, &["--timeout", "1", "-n", "2", "/bin/true"]).env("FAKE_SLEEP", "1"), &d, None);
+    assert_eq!(o.code, Some(124), "{}", o.stderr);
+    assert_eq!(o.stderr_lines(), vec!["oxmpi: job timed out after 1 s; ending the job"]);
+    assert!(o.elapsed < HANG);
+    assert_host_gone(&d);
+
+    std::fs::remove_file(d.path().join("pid.host")).unwrap();
+    let o = run(threads_job(&d, &lib, &["-n", "2", "/bin/true"]).env("FAKE_SLEEP", "1").env("MPIEXEC_TIMEOUT", "1"), &d, None);
+    assert_eq!(o.code, Some(124), "{}", o.stderr);
+    assert_host_gone(&d);
+
+    std::fs::remove_file(d.path().join("pid.host")).unwrap();
+    let t = Instant::now();
+    let child = start(threads_job(&d, &lib, &["-n", "2", "/bin/true"]).env("FAKE_SLEEP", "1"), &d, None);
+    let pid_file = d.path().join("pid.host");
+    while !pid_file.exists() {
+        assert!(t.elapsed() < HANG, "the host did not start");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    // SAFETY: signalling our own child.
+    unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+    let o = finish(child, &d, t);
+    assert_eq!(o.code, Some(128 + libc::SIGTERM), "{}", o.stderr);
+    assert!(o.elapsed < HANG);
+    assert_host_gone(&d);
+}
+
+/// The host recorded its pid in $D/pid.host; it must be gone (killed and reaped).
+fn assert_host_gone(d: &TempDir) {
+    let pid: i32 = d.read("pid.host").trim().parse().unwrap();
+    // SAFETY: signal 0 only checks for existence.
+    let rc = unsafe { libc::kill(pid, 0) };
+    assert!(rc == -1 && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH), "host pid {pid} was left behind");
 }
 
 #[test]
@@ -463,12 +707,15 @@ fn fake_mpi_binaries() {
         let rpath = format!("-Wl,-rpath,{}", p.join(dir).display());
         gcc(&["-o", &format!("{dir}_prog"), "main.c", &format!("-L{dir}"), "-lmpi", &rpath]);
     }
-    let o = run(mpiexec(&d).args(["-n", "2", "./ompi_prog"]).current_dir(p), &d, None);
-    assert_eq!(o.code, Some(2));
-    assert_eq!(
-        o.stderr_lines(),
-        vec!["oxmpi: ./ompi_prog was built against Open MPI (libmpi.so.40), whose ABI oxmpi does not implement; rebuild it with oxmpi's mpicc or MPICH's"]
-    );
+    for mode in ["processes", "threads"] {
+        let o = run(mpiexec(&d).args(["--mode", mode, "-n", "2", "./ompi_prog"]).current_dir(p), &d, None);
+        assert_eq!(o.code, Some(2), "{mode}");
+        assert_eq!(
+            o.stderr_lines(),
+            vec!["oxmpi: ./ompi_prog was built against Open MPI (libmpi.so.40), whose ABI oxmpi does not implement; rebuild it with oxmpi's mpicc or MPICH's"],
+            "{mode}"
+        );
+    }
     // Pretend the fake MPICH library directory is oxmpi's: the RPATH triggers the preload.
     let libdir = p.join("mpich");
     let o = run(mpiexec(&d).args(["-n", "2", "./mpich_prog"]).current_dir(p).env("OXMPI_LIBDIR", &libdir).env_remove("LD_PRELOAD"), &d, None);

@@ -9,7 +9,7 @@ use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::time::Duration;
 
-/// How ranks are run. Only `Processes` exists today; `Threads` is a later issue.
+/// How ranks are run: one process per rank, or all ranks as threads of one host process.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Mode {
     Processes,
@@ -206,8 +206,11 @@ Options end at PROGRAM; everything after it is passed to the program.
 
 Options:
   -n N, -np N, --np N      number of ranks (default 1)
-  --mode processes|threads how ranks run (default: $OXMPI_MODE, else processes);
-                           threads mode is not available yet
+  --mode processes|threads how ranks run (default: $OXMPI_MODE, else processes):
+                           processes = one process per rank; threads = all ranks as
+                           threads of one process, each with a private instance of
+                           PROGRAM (needs an installed oxmpi: liboxmpi-threads.so
+                           next to libmpi.so.12, and an ELF PROGRAM, not a script)
   --timeout SECONDS        end the job (exit status 124) if it runs longer
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help

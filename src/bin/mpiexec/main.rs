@@ -2,7 +2,9 @@
 //!
 //! This file is the outline: parse the command line, pick the run mode, and in processes mode
 //! prepare the program (find it, check what it links against), create the job's shared segment
-//! and start one process per rank; `supervise` then runs the job to its end.
+//! and start one process per rank; `supervise` then runs the job to its end. Threads mode (all
+//! ranks as threads of one host process) is in `threads` (launcher side) and `threads_host`
+//! (the host process, which is this executable started with hidden arguments).
 //!
 //! The launcher/rank contract (environment variables, segment layout, rank states) lives in the
 //! library (`oxmpi::runtime`), which both sides share.
@@ -10,6 +12,8 @@ mod args;
 mod elf;
 mod libpath;
 mod supervise;
+mod threads;
+mod threads_host;
 
 use args::{Command as Cli, EnvDefaults, Mode, Options};
 use oxmpi::runtime::{env, segment::Segment};
@@ -22,6 +26,10 @@ use std::process::{Command, Stdio};
 
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();
+    // The threads-mode host is this same executable, started by `threads::run`.
+    if argv.get(1).is_some_and(|a| a == threads_host::FLAG) {
+        threads_host::main(&argv);
+    }
     let name = args::invoked_name(argv.first().map(OsString::as_os_str));
     let rest = argv.get(1..).unwrap_or(&[]);
     let code = match args::parse(rest, &EnvDefaults::from_env()) {
@@ -40,11 +48,7 @@ fn main() {
         }
         Ok(Cli::Run(opts)) => match opts.mode {
             Mode::Processes => run_processes(&opts),
-            // The dispatch point for threads mode (all ranks as threads of one process).
-            Mode::Threads => {
-                eprintln!("oxmpi: --mode threads is not available yet; run with --mode processes");
-                2
-            }
+            Mode::Threads => threads::run(&opts),
         },
     };
     std::process::exit(code);
@@ -145,19 +149,7 @@ fn run_processes(o: &Options) -> i32 {
         if let Some(v) = &libenv.ld_preload {
             cmd.env("LD_PRELOAD", v);
         }
-        // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, prctl, getppid, _exit).
-        unsafe {
-            cmd.pre_exec(move || {
-                supervise::unblock_all_in_child();
-                // Ranks never outlive the launcher, even if it is SIGKILLed...
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
-                // ...including when it died before the line above took effect.
-                if libc::getppid() != launcher_pid {
-                    libc::_exit(1);
-                }
-                Ok(())
-            });
-        }
+        supervise::tie_to_launcher(&mut cmd, launcher_pid);
         match cmd.spawn() {
             Ok(child) => job.add(child.id() as i32),
             Err(e) => {

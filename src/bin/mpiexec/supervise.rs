@@ -9,6 +9,9 @@
 //! `sigtimedwait`, so a rank's death or a ^C wakes it at once without signal handlers or races,
 //! while the 20 ms timeout bounds how late it notices an MPI_Abort recorded in the segment or the
 //! job's time limit.
+//!
+//! In threads mode the job is one host process that runs every rank and reports on them itself;
+//! the same supervision then watches that single process (see `Job::threads_host`).
 use crate::args::Timeout;
 use oxmpi::runtime::segment::{Segment, RANK_INITIALIZED};
 use std::ffi::CStr;
@@ -56,6 +59,25 @@ pub fn unblock_all_in_child() {
     }
 }
 
+/// Ties a child about to be spawned to the launcher: it starts with no signals blocked and is
+/// SIGKILLed by the kernel when the launcher dies, even by SIGKILL.
+pub fn tie_to_launcher(cmd: &mut std::process::Command, launcher_pid: i32) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure only makes async-signal-safe calls (sigprocmask, prctl, getppid, _exit).
+    unsafe {
+        cmd.pre_exec(move || {
+            unblock_all_in_child();
+            // Children never outlive the launcher, even if it is SIGKILLed...
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL as libc::c_ulong, 0, 0, 0);
+            // ...including when it died before the line above took effect.
+            if libc::getppid() != launcher_pid {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
+}
+
 /// The human name of signal `sig`, e.g. "Segmentation fault".
 pub fn signal_name(sig: i32) -> String {
     // SAFETY: strsignal returns a valid C string (or NULL on some libcs); single-threaded use.
@@ -80,7 +102,8 @@ pub fn abort_exit_code(code: i32) -> i32 {
 
 /// A running job: the ranks' pids and which of them are not reaped yet.
 pub struct Job<'a> {
-    seg: &'a Segment,
+    /// The job segment (processes mode); None for a threads-mode host, which has none.
+    seg: Option<&'a Segment>,
     pids: Vec<i32>,
     alive: Vec<bool>,
 }
@@ -88,13 +111,19 @@ pub struct Job<'a> {
 /// What a rank's exit means for the job.
 enum Outcome {
     Normal,
-    /// Message to print and exit status of the launcher.
-    Fail(String, i32),
+    /// Message to print (if any) and exit status of the launcher.
+    Fail(Option<String>, i32),
 }
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg, pids: Vec::new(), alive: Vec::new() }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new() }
+    }
+
+    /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
+    /// about them, so its exit code is passed on silently; only its death by a signal is reported.
+    pub fn threads_host(pid: i32) -> Job<'static> {
+        Job { seg: None, pids: vec![pid], alive: vec![true] }
     }
 
     /// Records a started rank (ranks are added in rank order).
@@ -178,19 +207,24 @@ impl<'a> Job<'a> {
     }
 
     fn judge(&self, r: usize, pid: i32, status: i32) -> Outcome {
+        let who = match self.seg {
+            Some(_) => format!("rank {r} (pid {pid})"),
+            None => format!("threads-mode job (pid {pid})"),
+        };
         if libc::WIFSIGNALED(status) {
             let s = libc::WTERMSIG(status);
-            return Outcome::Fail(
-                format!("oxmpi: rank {r} (pid {pid}) killed by signal {s} ({}); ending the job", signal_name(s)),
-                128 + s,
-            );
+            return Outcome::Fail(Some(format!("oxmpi: {who} killed by signal {s} ({}); ending the job", signal_name(s))), 128 + s);
         }
         let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 };
+        let Some(seg) = self.seg else {
+            // The threads-mode host has said what happened to its ranks already.
+            return if code != 0 { Outcome::Fail(None, code) } else { Outcome::Normal };
+        };
         if code != 0 {
-            return Outcome::Fail(format!("oxmpi: rank {r} (pid {pid}) exited with code {code}; ending the job"), code);
+            return Outcome::Fail(Some(format!("oxmpi: {who} exited with code {code}; ending the job")), code);
         }
-        if self.seg.rank(r).state.load(Ordering::SeqCst) == RANK_INITIALIZED {
-            return Outcome::Fail(format!("oxmpi: rank {r} (pid {pid}) exited before calling MPI_Finalize; ending the job"), 1);
+        if seg.rank(r).state.load(Ordering::SeqCst) == RANK_INITIALIZED {
+            return Outcome::Fail(Some(format!("oxmpi: {who} exited before calling MPI_Finalize; ending the job")), 1);
         }
         Outcome::Normal
     }
@@ -224,7 +258,7 @@ impl<'a> Job<'a> {
         loop {
             let exited = self.reap_nohang();
             // An abort record explains any exit that came with it, so it is looked at first.
-            if let Some((rank, code)) = self.seg.abort_record() {
+            if let Some((rank, code)) = self.seg.and_then(Segment::abort_record) {
                 return self.end_for_abort(rank, code);
             }
             // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died
@@ -234,7 +268,9 @@ impl<'a> Job<'a> {
             }
             for (r, pid, status) in exited {
                 if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
-                    eprintln!("{msg}");
+                    if let Some(msg) = msg {
+                        eprintln!("{msg}");
+                    }
                     self.kill_all();
                     return code;
                 }

@@ -1,0 +1,122 @@
+/*
+ * liboxmpi-threads.so: the preload library of oxmpi's threads mode.
+ *
+ * In threads mode every rank of a job is a thread of one host process (mpiexec --threads-host),
+ * each running its own private instance of the user's program. Two libc entry points would then
+ * do the wrong thing for a rank, so this library, preloaded ahead of libc, interposes them:
+ *
+ *   exit()            One rank calling exit() (or returning from its main, which the program's
+ *                     instance turns into exit()) would end the whole process and every other
+ *                     rank with it. If the calling thread is a rank thread, oxmpi records the
+ *                     exit status as that rank's result and only the thread ends.
+ *   pthread_create()  oxmpi keeps "which rank am I" per thread. A thread that a rank creates
+ *                     (OpenMP workers, helper threads) must belong to the same rank so that its
+ *                     MPI calls act for it, so the new thread adopts its creator's rank context
+ *                     before it runs the user's start routine.
+ *
+ * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook) lives in
+ * liboxmpi.so (libmpi.so.12), which mpiexec preloads together with this library. The hooks are
+ * looked up once, lazily, with dlsym(RTLD_DEFAULT); when they are absent (this library preloaded
+ * into an unrelated process, e.g. a command a rank runs with system()) both interposers behave
+ * exactly like libc's functions.
+ *
+ * Build: cc -shared -fPIC -O2 -Wall -o liboxmpi-threads.so threads-preload.c -ldl -lpthread
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef int (*current_fn)(void);
+typedef void (*adopt_fn)(int);
+typedef int (*exit_hook_fn)(int);
+typedef void (*exit_fn)(int) __attribute__((noreturn));
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static current_fn hook_current;
+static adopt_fn hook_adopt;
+static exit_hook_fn hook_exit;
+static exit_fn real_exit;
+static pthread_create_fn real_pthread_create;
+
+static void resolve(void)
+{
+    /* The oxmpi hooks: absent unless liboxmpi.so is loaded (then we behave like libc). */
+    hook_current = (current_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_current");
+    hook_adopt = (adopt_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_adopt");
+    hook_exit = (exit_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_exit_hook");
+    if (!hook_current || !hook_adopt)
+        hook_current = NULL, hook_adopt = NULL; /* both or neither */
+
+    real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+
+    /* glibc versions pthread_create: plain dlsym(RTLD_NEXT) may hand back an old compatibility
+     * version, so ask for the current ones by name (2.34 moved it into libc; 2.2.5 is the
+     * x86-64 baseline) before falling back to whatever the default is on other systems. */
+    real_pthread_create = (pthread_create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.34");
+    if (!real_pthread_create)
+        real_pthread_create = (pthread_create_fn)dlvsym(RTLD_NEXT, "pthread_create", "GLIBC_2.2.5");
+    if (!real_pthread_create)
+        real_pthread_create = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+}
+
+static void init(void)
+{
+    pthread_once(&once, resolve);
+}
+
+/* A rank's exit() ends its thread only; anyone else's exit() is libc's. */
+void exit(int code)
+{
+    init();
+    if (hook_exit && hook_exit(code)) {
+        /* The hook recorded the rank's exit status; the rank's atexit handlers and stdio belong
+         * to the whole process, so only flush what the rank wrote. */
+        fflush(stdout);
+        fflush(stderr);
+        pthread_exit(NULL);
+    }
+    if (real_exit)
+        real_exit(code);
+    _exit(code); /* no libc exit to forward to: cannot happen with a dynamic libc */
+}
+
+/* What the new thread needs to start as a member of its creator's rank. */
+struct start {
+    void *(*routine)(void *);
+    void *arg;
+    int ctx;
+};
+
+static void *start_in_rank(void *p)
+{
+    struct start s = *(struct start *)p;
+    free(p);
+    hook_adopt(s.ctx);
+    return s.routine(s.arg);
+}
+
+/* Threads created by a rank belong to that rank. */
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg)
+{
+    init();
+    if (!real_pthread_create)
+        return EAGAIN;
+    int ctx = hook_current ? hook_current() : -1;
+    if (ctx < 0) /* not created by a rank (or no oxmpi): nothing to pass on */
+        return real_pthread_create(thread, attr, routine, arg);
+    struct start *s = malloc(sizeof *s);
+    if (!s)
+        return EAGAIN; /* what pthread_create reports for lack of resources */
+    s->routine = routine;
+    s->arg = arg;
+    s->ctx = ctx;
+    int rc = real_pthread_create(thread, attr, start_in_rank, s);
+    if (rc != 0)
+        free(s);
+    return rc;
+}

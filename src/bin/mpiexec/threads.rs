@@ -1,0 +1,178 @@
+//! Threads mode, launcher side: checks that the job can run as threads and starts the host.
+//!
+//! All ranks run as threads of ONE host process, each with its own private instance of the
+//! program; loading those instances and running the ranks is the library's job
+//! (`oxmpi_threads_main` in liboxmpi.so). The launcher only prepares that process: the host is
+//! this executable again (`/proc/self/exe --threads-host N /abs/PROGRAM ARGS...`, see
+//! `threads_host`) with oxmpi's library and the threads-mode preload library
+//! (liboxmpi-threads.so: the exit and pthread_create interposers) in LD_PRELOAD. There is no
+//! job segment: the ranks share the host's memory. The launcher then supervises the host like a
+//! single rank (time limit, signal forwarding); the host reports on its ranks itself.
+use crate::args::Options;
+use crate::{elf, libpath, resolve_program, supervise, threads_host};
+use oxmpi::runtime::env;
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The preload library with the exit and pthread_create interposers (c-src/threads-preload.c).
+pub const PRELOAD_LIB: &str = "liboxmpi-threads.so";
+/// oxmpi's library under its SONAME, the name programs NEED.
+const MPI_LIB: &str = "libmpi.so.12";
+
+/// The LD_PRELOAD of the host: our two libraries first, then whatever the user preloads
+/// (the loader accepts spaces and colons as separators).
+fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>) -> OsString {
+    let mut v = OsString::from(dir.join(PRELOAD_LIB));
+    v.push(" ");
+    v.push(dir.join(MPI_LIB));
+    if let Some(u) = user.filter(|u| !u.is_empty()) {
+        v.push(" ");
+        v.push(u);
+    }
+    v
+}
+
+/// The directory holding both libraries threads mode preloads, or the one-line reason why not.
+fn threads_libdir(found: Option<&libpath::LibDir>, exe: Option<&Path>) -> Result<PathBuf, String> {
+    let dir = match (found, exe.and_then(Path::parent)) {
+        (Some(l), _) => l.dir.clone(),
+        (None, Some(bindir)) => bindir.join("../lib"),
+        (None, None) => PathBuf::from("<dir of mpiexec>/../lib"),
+    };
+    for lib in [PRELOAD_LIB, MPI_LIB] {
+        if !dir.join(lib).exists() {
+            return Err(format!(
+                "threads mode needs an installed oxmpi ({lib} not found in {}); run scripts/install.sh PREFIX or use --mode processes",
+                dir.display()
+            ));
+        }
+    }
+    // LD_PRELOAD has no quoting: a space or a colon splits a path in two.
+    if dir.as_os_str().as_bytes().iter().any(|&b| b == b' ' || b == b':') {
+        return Err(format!(
+            "threads mode cannot preload from {} (LD_PRELOAD cannot name a path with a space or a colon); install oxmpi elsewhere or use --mode processes",
+            dir.display()
+        ));
+    }
+    Ok(dir)
+}
+
+pub fn run(o: &Options) -> i32 {
+    let shown = o.program.to_string_lossy().into_owned();
+    let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("oxmpi: cannot run '{shown}': {e}");
+            return 127;
+        }
+    };
+    // The ranks are instances of the program loaded into the host, so it must be an ELF file.
+    let info = match elf::read_dyn_info(&path) {
+        Ok(Some(i)) => i,
+        Ok(None) => {
+            eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one (a script?); run it with --mode processes");
+            return 2;
+        }
+        Err(e) => {
+            eprintln!("oxmpi: threads mode cannot read {shown}: {e}; run it with --mode processes");
+            return 2;
+        }
+    };
+    let exe = std::env::current_exe().ok();
+    let found = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), exe.clone());
+    let user = libpath::UserEnv::from_env();
+    // Refuses Open MPI programs, with the same message as processes mode.
+    if let Err(msg) = libpath::plan(&shown, Some(&info), found.as_ref(), &user) {
+        eprintln!("oxmpi: {msg}");
+        return 2;
+    }
+    let dir = match threads_libdir(found.as_ref(), exe.as_deref()) {
+        Ok(d) => d,
+        Err(msg) => {
+            eprintln!("oxmpi: {msg}");
+            return 2;
+        }
+    };
+    let abs = std::path::absolute(&path).unwrap_or(path);
+    let n = o.nranks;
+
+    supervise::block_signals();
+    // SAFETY: getpid has no preconditions.
+    let launcher_pid = unsafe { libc::getpid() };
+    let mut cmd = Command::new("/proc/self/exe");
+    // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
+    // argv[0] (and `ps` shows the job under the program's name).
+    cmd.arg0(&o.program)
+        .arg(threads_host::FLAG)
+        .arg(n.to_string())
+        .arg(&abs)
+        .args(&o.args)
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref()))
+        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref()))
+        .env(env::MODE, "threads")
+        .env(env::SIZE, n.to_string())
+        // Processes-mode variables would make the library look for a job segment.
+        .env_remove(env::RANK)
+        .env_remove(env::SHM_FD);
+    supervise::tie_to_launcher(&mut cmd, launcher_pid);
+    let pid = match cmd.spawn() {
+        Ok(child) => child.id() as i32,
+        Err(e) => {
+            eprintln!("oxmpi: cannot start the threads-mode host for '{shown}': {e}");
+            return 1;
+        }
+    };
+    supervise::Job::threads_host(pid).supervise(o.timeout.as_ref())
+}
+
+/// LD_LIBRARY_PATH of the host: our directory first.
+fn libpath_value(dir: &Path, user: Option<&std::ffi::OsStr>) -> OsString {
+    let mut v = OsString::from(dir);
+    if let Some(u) = user.filter(|u| !u.is_empty()) {
+        v.push(":");
+        v.push(u);
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn environment_values() {
+        let d = Path::new("/opt/ox/lib");
+        assert_eq!(preload_value(d, None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref())), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
+        assert_eq!(libpath_value(d, Some("".as_ref())), "/opt/ox/lib");
+        assert_eq!(libpath_value(d, Some("/x:/y".as_ref())), "/opt/ox/lib:/x:/y");
+    }
+
+    #[test]
+    fn libdir_requirements() {
+        let base = std::env::temp_dir().join(format!("oxmpi-thrlib-{}", std::process::id()));
+        let lib = base.join("lib");
+        std::fs::create_dir_all(&lib).unwrap();
+        std::fs::create_dir_all(base.join("bin")).unwrap(); // bin/../lib must resolve
+        let exe = base.join("bin/mpiexec");
+        let e = threads_libdir(None, Some(&exe)).unwrap_err();
+        assert!(e.starts_with("threads mode needs an installed oxmpi (liboxmpi-threads.so not found in "), "{e}");
+        assert!(e.ends_with("/bin/../lib); run scripts/install.sh PREFIX or use --mode processes"), "{e}");
+        std::fs::write(lib.join(PRELOAD_LIB), "").unwrap();
+        let e = threads_libdir(None, Some(&exe)).unwrap_err();
+        assert!(e.contains("(libmpi.so.12 not found in "), "{e}");
+        std::fs::write(lib.join(MPI_LIB), "").unwrap();
+        let found = libpath::find_libdir(None, Some(exe.clone()));
+        assert_eq!(threads_libdir(found.as_ref(), Some(&exe)).unwrap(), lib.canonicalize().unwrap());
+        let spaced = base.join("a b");
+        std::fs::create_dir_all(&spaced).unwrap();
+        std::fs::write(spaced.join(PRELOAD_LIB), "").unwrap();
+        std::fs::write(spaced.join(MPI_LIB), "").unwrap();
+        let found = libpath::find_libdir(Some(spaced.clone().into()), None);
+        assert!(threads_libdir(found.as_ref(), None).unwrap_err().contains("cannot preload from"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+}
