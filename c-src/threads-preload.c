@@ -13,6 +13,13 @@
  *                     (OpenMP workers, helper threads) must belong to the same rank so that its
  *                     MPI calls act for it, so the new thread adopts its creator's rank context
  *                     before it runs the user's start routine.
+ *   signal(), sigaction()
+ *                     Signal dispositions are per process, so a rank that resets SIGSEGV, SIGBUS,
+ *                     SIGFPE, SIGILL or SIGABRT to SIG_DFL would also remove oxmpi's handler,
+ *                     which names the crashing rank before ending the job. For a rank thread such
+ *                     a reset is kept as a no-op (the handler ends the job just as the default
+ *                     action does, and reports SIG_DFL as the old disposition); any other
+ *                     disposition, and every call outside rank threads, goes to libc unchanged.
  *
  * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook) lives in
  * liboxmpi.so (libmpi.so.12), which mpiexec preloads together with this library. The hooks are
@@ -26,7 +33,9 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -35,6 +44,8 @@ typedef void (*adopt_fn)(int);
 typedef int (*exit_hook_fn)(int);
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
+typedef sighandler_t (*signal_fn)(int, sighandler_t);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static current_fn hook_current;
@@ -42,6 +53,8 @@ static adopt_fn hook_adopt;
 static exit_hook_fn hook_exit;
 static exit_fn real_exit;
 static pthread_create_fn real_pthread_create;
+static sigaction_fn real_sigaction;
+static signal_fn real_signal;
 
 static void resolve(void)
 {
@@ -53,6 +66,8 @@ static void resolve(void)
         hook_current = NULL, hook_adopt = NULL; /* both or neither */
 
     real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
+    real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
 
     /* glibc versions pthread_create: plain dlsym(RTLD_NEXT) may hand back an old compatibility
      * version, so ask for the current ones by name (2.34 moved it into libc; 2.2.5 is the
@@ -120,3 +135,53 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routin
         free(s);
     return rc;
 }
+
+/* True when a rank thread asks to reset a crash signal to its default action. */
+static int keep_crash_handler(int sig, sighandler_t handler)
+{
+    if (handler != SIG_DFL || !hook_current || hook_current() < 0)
+        return 0;
+    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+}
+
+int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    init();
+    if (act && !(act->sa_flags & SA_SIGINFO) && keep_crash_handler(sig, act->sa_handler)) {
+        if (oldact) {
+            memset(oldact, 0, sizeof *oldact);
+            oldact->sa_handler = SIG_DFL;
+        }
+        return 0;
+    }
+    return real_sigaction(sig, act, oldact);
+}
+
+sighandler_t signal(int sig, sighandler_t handler)
+{
+    init();
+    if (keep_crash_handler(sig, handler))
+        return SIG_DFL;
+    return real_signal(sig, handler);
+}
+
+/* With -std=c99 and similar, glibc's <signal.h> maps signal() to __sysv_signal(); the BSD and
+ * System V spellings exist too. Same rule for each, then libc's own function. */
+#define SIGNAL_ALIAS(name)                                                  \
+    sighandler_t name(int sig, sighandler_t handler)                        \
+    {                                                                       \
+        static signal_fn cached; /* racing first calls store the same value */ \
+        signal_fn real;                                                     \
+        init();                                                             \
+        if (keep_crash_handler(sig, handler))                               \
+            return SIG_DFL;                                                 \
+        real = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);                  \
+        if (!real) {                                                        \
+            real = (signal_fn)dlsym(RTLD_NEXT, #name);                      \
+            __atomic_store_n(&cached, real, __ATOMIC_RELEASE);              \
+        }                                                                   \
+        return real ? real(sig, handler) : real_signal(sig, handler);       \
+    }
+SIGNAL_ALIAS(__sysv_signal)
+SIGNAL_ALIAS(sysv_signal)
+SIGNAL_ALIAS(bsd_signal)
