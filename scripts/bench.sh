@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Ping-pong latency and bandwidth: oxmpi side by side with MPICH and Open MPI. See --help.
+# Ping-pong latency and bandwidth, and an oversubscribed ring+allreduce: oxmpi (processes and
+# threads mode) side by side with MPICH and Open MPI. See --help.
 set -euo pipefail
 
 OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -10,20 +11,25 @@ usage() {
     cat <<'USAGE'
 Usage: scripts/bench.sh [options]
 
-Builds benches/pingpong.c three times (oxmpi's mpicc, mpicc.mpich, mpicc.openmpi, all -O2) and
-runs the three ALTERNATELY for several rounds with their own launchers:
-  oxmpi     PREFIX/bin/mpiexec -n 2
-  MPICH     mpiexec.mpich -n 2
-  Open MPI  mpirun.openmpi --allow-run-as-root --oversubscribe -np 2
-then prints the median of each (8-byte one-way latency, 4 MiB bandwidth) and the ratios
-oxmpi/MPICH and oxmpi/Open MPI. An implementation that fails to build or run is skipped
-with a message. Missing Debian packages are installed with apt-get, as scripts/test.sh does.
+Builds benches/pingpong.c with oxmpi's mpicc, mpicc.mpich and mpicc.openmpi (all -O2) and runs
+them ALTERNATELY for several rounds with their own launchers:
+  oxmpi      PREFIX/bin/mpiexec --mode processes -n 2
+  oxmpi-thr  PREFIX/bin/mpiexec --mode threads -n 2
+  MPICH      mpiexec.mpich -n 2
+  Open MPI   mpirun.openmpi --allow-run-as-root --oversubscribe -np 2
+then prints the median of each (8-byte one-way latency, 4 MiB bandwidth) and the ratios of each
+oxmpi mode to MPICH and Open MPI. With --ring N it also runs benches/ring_allreduce.c (a ring
+MPI_Sendrecv plus a small MPI_Allreduce per iteration) with N ranks, oversubscribed on small
+machines (the TMPI experiment), and reports milliseconds per iteration. An implementation that
+fails to build or run is skipped with a message. Missing Debian packages are installed with
+apt-get, as scripts/test.sh does.
 
 Options:
   --rounds R     number of alternating rounds (default 5)
   --oversub      also run 8 ranks = 4 pairs ping-ponging at once (oversubscribed on small machines)
   --prefix DIR   use the oxmpi installed in DIR instead of building into target/bench-prefix
-  --mode M       pass --mode M to oxmpi's mpiexec (processes or threads; default: its default)
+  --ring N       also run the ring+allreduce benchmark with N ranks (e.g. 16)
+  --mode M       only this oxmpi mode (processes or threads; default: both)
   --timeout S    time limit per run in seconds (default 300)
   --no-deps      do not check or install Debian packages
   -h, --help     show this help
@@ -35,6 +41,7 @@ USAGE
 
 rounds=5
 oversub=no
+ring=0
 prefix=""
 mode=""
 timeout_s=300
@@ -45,6 +52,8 @@ while [ $# -gt 0 ]; do
         --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
         --rounds=*) rounds="${1#*=}" ;;
         --oversub) oversub=yes ;;
+        --ring) ring="${2:?--ring needs a value}"; shift ;;
+        --ring=*) ring="${1#*=}" ;;
         --prefix) prefix="${2:?--prefix needs a value}"; shift ;;
         --prefix=*) prefix="${1#*=}" ;;
         --mode) mode="${2:?--mode needs a value}"; shift ;;
@@ -70,7 +79,9 @@ fi
 
 impls=()       # implementations still in the race
 declare -A label cc launcher
-declare -A short=([oxmpi]=oxmpi [mpich]=MPICH [openmpi]=OpenMPI)
+declare -A short=([oxmpi]=oxmpi [oxthr]=oxmpi-thr [mpich]=MPICH [openmpi]=OpenMPI)
+ALL_IMPLS=(oxmpi oxthr mpich openmpi)
+OX_IMPLS=(oxmpi oxthr)
 
 skip() { # skip IMPL REASON
     echo "*** skipping ${label[$1]}: $2" >&2
@@ -92,9 +103,18 @@ if [ -z "$prefix" ]; then
 fi
 if [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] && [ -x "$prefix/bin/mpiexec" ]; then
     prefix="$(cd -- "$prefix" && pwd)"
-    cc[oxmpi]="$prefix/bin/mpicc"
-    launcher[oxmpi]="$prefix/bin/mpiexec${mode:+ --mode $mode} -n"
-    impls+=(oxmpi)
+    if [ "$mode" != threads ]; then
+        label[oxmpi]="oxmpi (processes)"
+        cc[oxmpi]="$prefix/bin/mpicc"
+        launcher[oxmpi]="$prefix/bin/mpiexec --mode processes -n"
+        impls+=(oxmpi)
+    fi
+    if [ "$mode" != processes ]; then
+        label[oxthr]="oxmpi (threads)"
+        cc[oxthr]="$prefix/bin/mpicc"
+        launcher[oxthr]="$prefix/bin/mpiexec --mode threads -n"
+        impls+=(oxthr)
+    fi
 else
     echo "*** skipping oxmpi: no usable installation (build or install failed)" >&2
 fi
@@ -121,8 +141,9 @@ export OMPI_MCA_plm_rsh_agent="${OMPI_MCA_plm_rsh_agent:-}"
 
 # --- build ---
 for impl in "${impls[@]}"; do
-    echo "== compiling benches/pingpong.c with ${cc[$impl]}"
-    if ! ${cc[$impl]} -O2 -o "$WORK/pingpong-$impl" "$OXMPI_ROOT/benches/pingpong.c"; then
+    echo "== compiling benches/pingpong.c and benches/ring_allreduce.c with ${cc[$impl]}"
+    if ! ${cc[$impl]} -O2 -o "$WORK/pingpong-$impl" "$OXMPI_ROOT/benches/pingpong.c" ||
+        ! ${cc[$impl]} -O2 -o "$WORK/ring-$impl" "$OXMPI_ROOT/benches/ring_allreduce.c"; then
         skip "$impl" "compilation failed"
     fi
 done
@@ -172,22 +193,61 @@ for np in "${configs[@]}"; do
     echo
     printf '%-6s %-22s %12s %16s %6s\n' ranks implementation latency_us bandwidth_GBps runs
     declare -A med_lat med_bw
-    for impl in oxmpi mpich openmpi; do
+    for impl in "${ALL_IMPLS[@]}"; do
         [ -n "${label[$impl]:-}" ] || continue
         med_lat[$impl]="$(median "$impl" "$np" 3)"
         med_bw[$impl]="$(median "$impl" "$np" 4)"
         runs="$(awk -v i="$impl" -v n="$np" '$1 == i && $2 == n' "$RESULTS" | wc -l)"
         printf '%-6s %-22s %12s %16s %6s\n' "$np" "${label[$impl]}" "${med_lat[$impl]}" "${med_bw[$impl]}" "$runs"
     done
-    for other in mpich openmpi; do
-        if [ -z "${label[$other]:-}" ] || [ -z "${med_lat[oxmpi]:-}" ]; then
-            continue
-        fi
-        printf '       oxmpi/%-9s latency x%s (below 1: oxmpi faster), bandwidth x%s (above 1: oxmpi faster)\n' \
-            "${short[$other]}" "$(ratio "${med_lat[oxmpi]}" "${med_lat[$other]}")" \
-            "$(ratio "${med_bw[oxmpi]}" "${med_bw[$other]}")"
+    for ox in "${OX_IMPLS[@]}"; do
+        [ -n "${med_lat[$ox]:-}" ] || continue
+        for other in mpich openmpi; do
+            [ -n "${label[$other]:-}" ] || continue
+            printf '       %s/%-9s latency x%s (below 1: oxmpi faster), bandwidth x%s (above 1: oxmpi faster)\n' \
+                "${short[$ox]}" "${short[$other]}" "$(ratio "${med_lat[$ox]}" "${med_lat[$other]}")" \
+                "$(ratio "${med_bw[$ox]}" "${med_bw[$other]}")"
+        done
     done
     unset med_lat med_bw
 done
+
+# --- oversubscribed ring + allreduce ---
+if [ "$ring" -gt 0 ]; then
+    RING="$WORK/ring-results.txt"
+    : >"$RING"
+    declare -A ring_iters=([oxmpi]=200 [oxthr]=200 [mpich]=5 [openmpi]=50)
+    for ((round = 1; round <= rounds; round++)); do
+        for impl in "${impls[@]}"; do
+            out="$WORK/ring-$impl.txt"
+            echo "== ring round $round/$rounds, $ring ranks: ${label[$impl]}"
+            # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+            if timeout -k 5 "$timeout_s" ${launcher[$impl]} "$ring" "$WORK/ring-$impl" "${ring_iters[$impl]}" >"$out" 2>&1 &&
+                line="$(grep -E '^iter_ms=[0-9.]+$' "$out" | tail -n 1)" && [ -n "$line" ]; then
+                echo "   $line"
+                echo "$impl ${line#iter_ms=}" >>"$RING"
+            else
+                echo "*** ${label[$impl]} failed the ring benchmark. Output:" >&2
+                tail -n 15 "$out" | sed 's/^/    /' >&2
+            fi
+        done
+    done
+    echo
+    echo "ring MPI_Sendrecv + 1-double MPI_Allreduce per iteration, $ring ranks on $(nproc) cores, ms per iteration (median of $rounds rounds), lower is better"
+    declare -A med_ring
+    for impl in "${ALL_IMPLS[@]}"; do
+        [ -n "${label[$impl]:-}" ] || continue
+        med_ring[$impl]="$(awk -v i="$impl" '$1 == i { print $2 }' "$RING" | sort -g |
+            awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+        printf '%-22s %12s ms\n' "${label[$impl]}" "${med_ring[$impl]}"
+    done
+    for ox in "${OX_IMPLS[@]}"; do
+        [ -n "${med_ring[$ox]:-}" ] || continue
+        for other in mpich openmpi; do
+            [ -n "${label[$other]:-}" ] || continue
+            printf '       %s is x%s faster than %s\n' "${short[$ox]}" "$(ratio "${med_ring[$other]}" "${med_ring[$ox]}")" "${short[$other]}"
+        done
+    done
+fi
 echo
-echo "raw results: $RESULTS"
+echo "raw results: $RESULTS${RING:+ and $RING}"
