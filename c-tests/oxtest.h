@@ -134,7 +134,7 @@ static inline void *oxt_malloc(size_t n)
    MPI_ERRORS_ARE_FATAL while the other ranks block in MPI_Recv; the job must end there. If the call
    returns instead, rank 0 releases the others so the job ends with status 0, which the runner reports
    as a failure (the tests say expect=fail). */
-static int oxtest_fatal_case(int argc, char **argv, int (*bad)(int size))
+static inline int oxtest_fatal_case(int argc, char **argv, int (*bad)(int size))
 {
     int rank, size, rc = 0;
     MPI_OK(MPI_Init(&argc, &argv));
