@@ -2,8 +2,9 @@
 /* After MPI_Finalize a rank may leave early, by returning from main or by calling exit(0), while
    the others still work: that ends only that rank, in both rank modes. The last rank checks that
    the others' messages all arrived before it finishes. */
+#define _POSIX_C_SOURCE 200809L
 #include "oxtest.h"
-#include <unistd.h>
+#include <time.h>
 
 int main(int argc, char **argv)
 {
@@ -19,7 +20,8 @@ int main(int argc, char **argv)
             exit(0);
         return 0;
     }
-    usleep(100000); /* the others are gone by now */
+    struct timespec pause = {0, 100 * 1000 * 1000};
+    nanosleep(&pause, NULL); /* the others are gone by now */
     for (int i = 0; i < size - 1; i++) {
         int v;
         MPI_OK(MPI_Recv(&v, 1, MPI_INT, MPI_ANY_SOURCE, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
