@@ -26,7 +26,7 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
     let n = c.size();
     let rank = c.rank;
     let bytes = count * red.size;
-    if sendbuf != recvbuf as *const u8 {
+    if !std::ptr::eq(sendbuf, recvbuf) {
         // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
         unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
     }
@@ -43,7 +43,7 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
 
     // Fold-in: even ranks below 2 rem give their data to rank + 1.
     let newrank = if rank < 2 * rem {
-        if rank % 2 == 0 {
+        if rank & 1 == 0 {
             let s = super::isend(u, c, cur, bytes, rank + 1, TAG_ALLREDUCE)?;
             u.engine.wait(s);
             None
@@ -84,7 +84,7 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
 
     // Fold-out: odd ranks below 2 rem return the result to rank - 1.
     if rank < 2 * rem {
-        if rank % 2 == 1 {
+        if rank & 1 == 1 {
             let s = super::isend(u, c, cur, bytes, rank - 1, TAG_ALLREDUCE)?;
             u.engine.wait(s);
         } else {

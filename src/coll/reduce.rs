@@ -22,7 +22,7 @@ pub unsafe fn reduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u
     let n = c.size();
     let bytes = count * red.size;
     let is_root = c.rank == root;
-    if is_root && sendbuf != recvbuf as *const u8 {
+    if is_root && !std::ptr::eq(sendbuf, recvbuf) {
         // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
         unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
     }

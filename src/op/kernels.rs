@@ -113,61 +113,92 @@ unsafe fn zip<T: Copy>(inp: *const u8, inout: *mut u8, n: usize, f: impl Fn(T, T
     }
 }
 
-// Every kernel below has the contract of `Kernel`: `inp` and `inout` hold `n` elements of the
-// kernel's element type.
 
 /// MAX keeps `inout` unless `in` is greater, MPICH's rule (it decides which NaN survives).
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn max<T: Copy + PartialOrd>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| if x > y { x } else { y }) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn min<T: Copy + PartialOrd>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| if x < y { x } else { y }) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn sum<T: Arith>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| x.add(y)) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn prod<T: Arith>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| x.mul(y)) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn land<T: Logic>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| T::from_bool(x.truth() && y.truth())) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn lor<T: Logic>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| T::from_bool(x.truth() || y.truth())) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn lxor<T: Logic>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| T::from_bool(x.truth() != y.truth())) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn band<T: Bits>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| x.and(y)) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn bor<T: Bits>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| x.or(y)) }
 }
 
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn bxor<T: Bits>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe { zip::<T>(inp, inout, n, |x, y| x.xor(y)) }
 }
 
 /// MINLOC (MPI 4.1 section 6.9.4): the smaller value wins; on a tie, the smaller index.
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn minloc<V: Copy + PartialOrd, I: Copy + PartialOrd>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe {
@@ -184,6 +215,9 @@ pub unsafe fn minloc<V: Copy + PartialOrd, I: Copy + PartialOrd>(inp: *const u8,
 }
 
 /// MAXLOC: the larger value wins; on a tie, the smaller index.
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn maxloc<V: Copy + PartialOrd, I: Copy + PartialOrd>(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: forwarded caller contract.
     unsafe {
@@ -200,10 +234,16 @@ pub unsafe fn maxloc<V: Copy + PartialOrd, I: Copy + PartialOrd>(inp: *const u8,
 }
 
 /// REPLACE over `n` bytes (the dispatcher scales the element count by the element size).
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn replace_bytes(inp: *const u8, inout: *mut u8, n: usize) {
     // SAFETY: both hold n bytes (caller contract); `copy` tolerates any overlap.
     unsafe { std::ptr::copy(inp, inout, n) }
 }
 
 /// NO_OP leaves `inout` as it is.
+///
+/// # Safety
+/// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn no_op(_inp: *const u8, _inout: *mut u8, _n: usize) {}
