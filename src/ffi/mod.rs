@@ -4,6 +4,7 @@
 pub mod attr;
 pub mod boundary;
 pub mod check;
+pub mod coll;
 pub mod comm;
 pub mod data_symbols;
 pub mod datatype;
@@ -18,6 +19,7 @@ pub mod unsupported;
 
 pub use crate::error;
 pub use attr::*;
+pub use coll::*;
 pub use comm::*;
 pub use data_symbols::*;
 pub use datatype::*;

@@ -1,0 +1,99 @@
+//! MPI_Allreduce: recursive doubling (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
+//! fold-in step for rank counts that are not a power of two.
+//!
+//! With `p` the largest power of two <= n and `rem = n - p`, the first `2 rem` ranks pair up: each
+//! even rank hands its data to the odd rank above it and sits out. The `p` remaining ranks exchange
+//! full vectors with the partner `newrank ^ 2^k` in round k, then the odd ranks hand the result back.
+//!
+//! Every combination puts the lower ranks' operand first, so the result is the rank-order
+//! reduction tree `((a0 op a1) op (a2 op a3)) ...` on every rank: all ranks get bit-identical
+//! results even for floating point, and ops that are only commutative up to tie-breaking (MAX on
+//! +0.0/-0.0 or NaN) agree everywhere too.
+use super::{check_received, recv, TAG_ALLREDUCE};
+use crate::comm::Comm;
+use crate::error::MpiResult;
+use crate::op::Reduction;
+use crate::p2p::SendMode;
+use crate::runtime::universe::Universe;
+
+/// Reduces `count` elements from every rank into `recvbuf` on every rank. With MPI_IN_PLACE the
+/// caller passes `sendbuf == recvbuf`.
+///
+/// # Safety
+/// `sendbuf` must hold `count` readable elements of `red`'s datatype and `recvbuf` `count`
+/// writable ones; the two are the same buffer or disjoint.
+pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let n = c.size();
+    let rank = c.rank;
+    let bytes = count * red.size;
+    if !std::ptr::eq(sendbuf, recvbuf) {
+        // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
+        unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
+    }
+    if n == 1 || bytes == 0 {
+        return Ok(());
+    }
+    let pof2 = 1usize << (usize::BITS - 1 - n.leading_zeros());
+    let rem = n - pof2;
+    // The running result is in `cur`; `other` receives the partner's. The two swap roles when
+    // the result of a combination lands in `other`, which saves a copy per round.
+    let mut scratch = vec![0u8; bytes];
+    let mut cur = recvbuf;
+    let mut other = scratch.as_mut_ptr();
+
+    // Fold-in: even ranks below 2 rem give their data to rank + 1.
+    let newrank = if rank < 2 * rem {
+        if rank & 1 == 0 {
+            let s = super::isend(u, c, cur, bytes, rank + 1, TAG_ALLREDUCE)?;
+            u.engine.wait(s);
+            None
+        } else {
+            recv(u, c, other, bytes, rank - 1, TAG_ALLREDUCE)?;
+            // SAFETY: `other` and `cur` are disjoint buffers of `count` elements.
+            unsafe { red.apply(other, cur, count) };
+            Some(rank / 2)
+        }
+    } else {
+        Some(rank - rem)
+    };
+
+    if let Some(newrank) = newrank {
+        let mut mask = 1;
+        while mask < pof2 {
+            let newdst = newrank ^ mask;
+            let dst = if newdst < rem { newdst * 2 + 1 } else { newdst + rem };
+            let r = u.engine.irecv(other, bytes, Some(c.world_rank(dst)), TAG_ALLREDUCE, c.coll_context());
+            let s = u.engine.isend(cur, bytes, c.world_rank(dst), TAG_ALLREDUCE, c.coll_context(), SendMode::Standard);
+            let st = u.engine.wait(r);
+            if let Ok(s) = s {
+                u.engine.wait(s);
+            }
+            s?;
+            check_received(&st, bytes, dst)?;
+            if newdst < newrank {
+                // SAFETY: disjoint buffers of `count` elements; partner's (lower) operand first.
+                unsafe { red.apply(other, cur, count) };
+            } else {
+                // SAFETY: as above; our (lower) operand first, the result lands in `other`.
+                unsafe { red.apply(cur, other, count) };
+                std::mem::swap(&mut cur, &mut other);
+            }
+            mask <<= 1;
+        }
+    }
+
+    // Fold-out: odd ranks below 2 rem return the result to rank - 1.
+    if rank < 2 * rem {
+        if rank & 1 == 1 {
+            let s = super::isend(u, c, cur, bytes, rank - 1, TAG_ALLREDUCE)?;
+            u.engine.wait(s);
+        } else {
+            recv(u, c, cur, bytes, rank + 1, TAG_ALLREDUCE)?;
+        }
+    }
+    if cur != recvbuf {
+        // SAFETY: `cur` is the scratch buffer here, disjoint from recvbuf; both hold `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(cur, recvbuf, bytes) };
+    }
+    Ok(())
+}

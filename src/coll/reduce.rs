@@ -1,0 +1,70 @@
+//! MPI_Reduce: binomial tree towards the root, for commutative operations (all predefined ones
+//! the collectives accept).
+//!
+//! Relative to the root (`vr = (rank - root) mod n`), in round k a rank whose bit k is clear
+//! receives the partial result of `vr + 2^k` and folds it into its own; a rank whose bit k is set
+//! sends its partial result to `vr - 2^k` and is done. ceil(log2 n) rounds.
+use super::{isend, recv, TAG_REDUCE};
+use crate::comm::Comm;
+use crate::error::MpiResult;
+use crate::op::Reduction;
+use crate::runtime::universe::Universe;
+
+/// Reduces `count` elements from every rank into `recvbuf` at communicator rank `root`.
+/// `sendbuf` is this rank's contribution; at the root with MPI_IN_PLACE the caller passes
+/// `sendbuf == recvbuf`.
+///
+/// # Safety
+/// `sendbuf` must hold `count` elements of `red`'s datatype; at the root `recvbuf` must hold
+/// `count` writable elements and be either `sendbuf` or disjoint from it. `recvbuf` is not used
+/// elsewhere.
+pub unsafe fn reduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let n = c.size();
+    let bytes = count * red.size;
+    let is_root = c.rank == root;
+    if is_root && !std::ptr::eq(sendbuf, recvbuf) {
+        // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
+        unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
+    }
+    if n == 1 || bytes == 0 {
+        return Ok(());
+    }
+    let vr = (c.rank + n - root) % n;
+    // The partial result lives in `acc`: the root's recvbuf, or (elsewhere) the send buffer until
+    // the first receive makes a private copy necessary. One allocation per call: the incoming
+    // buffer, plus the private accumulator at non-roots that receive.
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut acc: *const u8 = if is_root { recvbuf } else { sendbuf };
+    let mut acc_mut: *mut u8 = if is_root { recvbuf } else { std::ptr::null_mut() };
+    let mut mask = 1;
+    while mask < n {
+        if vr & mask == 0 {
+            let src = vr | mask;
+            if src < n {
+                if scratch.is_empty() {
+                    scratch = vec![0u8; if is_root { bytes } else { 2 * bytes }];
+                    if !is_root {
+                        let own = scratch[bytes..].as_mut_ptr();
+                        // SAFETY: `own` has `bytes` bytes; sendbuf holds `bytes` bytes and is the
+                        // user's buffer, disjoint from our allocation.
+                        unsafe { std::ptr::copy_nonoverlapping(sendbuf, own, bytes) };
+                        acc_mut = own;
+                        acc = own;
+                    }
+                }
+                let tmp = scratch.as_mut_ptr();
+                recv(u, c, tmp, bytes, (src + root) % n, TAG_REDUCE)?;
+                // SAFETY: `tmp` (scratch[..bytes]) and `acc_mut` (recvbuf or scratch[bytes..])
+                // each hold `count` elements and are disjoint.
+                unsafe { red.apply(tmp, acc_mut, count) };
+            }
+        } else {
+            let dst = vr & !mask;
+            let s = isend(u, c, acc, bytes, (dst + root) % n, TAG_REDUCE)?;
+            u.engine.wait(s);
+            break;
+        }
+        mask <<= 1;
+    }
+    Ok(())
+}
