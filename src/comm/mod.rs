@@ -1,10 +1,15 @@
 //! Communicators: context ids, the rank map to world ranks, the attached error handler.
 //!
-//! This first version knows MPI_COMM_WORLD and MPI_COMM_SELF; user communicators come with the
-//! communicator-management work. Every communicator owns two context ids: `context` for
-//! point-to-point traffic and `context + 1` for the internal traffic of its collectives, so the two
-//! can never match each other.
+//! MPI_COMM_WORLD and MPI_COMM_SELF live in the universe; user communicators in its `CommTable`
+//! (`table.rs`), with context ids agreed on by their members (`context.rs`). Every communicator
+//! owns two context ids: `context` for point-to-point traffic and `context + 1` for the internal
+//! traffic of its collectives, so the two can never match each other.
+pub mod context;
+pub mod create;
+pub mod table;
+
 use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::Mutex;
 
 pub const WORLD_CONTEXT: u32 = 0;
 pub const SELF_CONTEXT: u32 = 2;
@@ -18,11 +23,13 @@ pub struct Comm {
     pub rank: usize,
     /// The error handler attached to the communicator, as an opaque handle value owned by `ffi`.
     pub errhandler: AtomicI32,
+    /// MPI_Comm_set_name / get_name.
+    pub name: Mutex<String>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler) }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()) }
     }
     pub fn size(&self) -> usize {
         self.group.len()
@@ -46,5 +53,15 @@ impl Comm {
     }
     pub fn set_errhandler(&self, h: i32) {
         self.errhandler.store(h, Ordering::Release)
+    }
+    pub fn with_name(self, name: &str) -> Comm {
+        *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
+        self
+    }
+    pub fn name(&self) -> String {
+        self.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+    pub fn set_name(&self, name: &str) {
+        *self.name.lock().unwrap_or_else(|p| p.into_inner()) = name.to_string();
     }
 }

@@ -12,12 +12,40 @@ pub fn universe() -> MpiResult<&'static Universe> {
     universe::get()
 }
 
+/// A communicator looked up from its handle: the predefined ones by plain reference (no reference
+/// counting on the hot path), user communicators shared with the table (so MPI_Comm_free by another
+/// thread cannot pull one from under a running call).
+pub enum CommRef {
+    Static(&'static Comm),
+    Shared(std::sync::Arc<Comm>),
+}
+
+impl std::ops::Deref for CommRef {
+    type Target = Comm;
+    fn deref(&self) -> &Comm {
+        match self {
+            CommRef::Static(c) => c,
+            CommRef::Shared(c) => c,
+        }
+    }
+}
+
+/// Handle of user communicator `index` of the table.
+pub fn comm_handle(index: u32) -> MPI_Comm {
+    make_handle(HANDLE_KIND_DIRECT, OBJ_COMM, index)
+}
+
 /// The communicator behind handle `h`.
-pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<&'static Comm> {
+pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<CommRef> {
     match h {
-        MPI_COMM_WORLD => Ok(&u.world),
-        MPI_COMM_SELF => Ok(&u.self_comm),
+        MPI_COMM_WORLD => Ok(CommRef::Static(&u.world)),
+        MPI_COMM_SELF => Ok(CommRef::Static(&u.self_comm)),
         MPI_COMM_NULL => Err(err(MPI_ERR_COMM, "invalid communicator: MPI_COMM_NULL")),
+        _ if handle_object(h) == OBJ_COMM && handle_kind(h) == HANDLE_KIND_DIRECT => u
+            .comms
+            .get(handle_index(h))
+            .map(CommRef::Shared)
+            .ok_or_else(|| err(MPI_ERR_COMM, format!("invalid communicator 0x{:08x} (freed, or never created)", h as u32))),
         _ if handle_object(h) == OBJ_COMM => Err(err(MPI_ERR_COMM, format!("invalid communicator 0x{:08x} (freed, or never created)", h as u32))),
         _ => Err(err(MPI_ERR_COMM, format!("invalid communicator: 0x{:08x} is not a communicator handle", h as u32))),
     }
@@ -174,8 +202,11 @@ pub fn status_ignored(s: *mut MPI_Status) -> bool {
 }
 
 /// The communicator an operation's context id belongs to.
-pub fn comm_of_context(u: &'static Universe, ctx: u32) -> Option<&'static Comm> {
-    [&u.world, &u.self_comm].into_iter().find(|c| ctx == c.context || ctx == c.coll_context())
+pub fn comm_of_context(u: &'static Universe, ctx: u32) -> Option<CommRef> {
+    if let Some(c) = [&u.world, &u.self_comm].into_iter().find(|c| ctx == c.context || ctx == c.coll_context()) {
+        return Some(CommRef::Static(c));
+    }
+    u.comms.by_context(ctx).map(CommRef::Shared)
 }
 
 /// Writes an engine status into a C status, translating the world rank into the rank in the

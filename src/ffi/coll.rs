@@ -57,7 +57,8 @@ fn reduction(count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Red
 export! {
     fn MPI_Bcast / PMPI_Bcast (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         let bytes = check::buffer_bytes(buffer, count, datatype)?;
         self::buffer(buffer, bytes, "buffer")?;
         let root = root_rank(c, root)?;
@@ -67,7 +68,8 @@ export! {
 
     fn MPI_Reduce / PMPI_Reduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         let (red, n, bytes) = reduction(count, datatype, op)?;
         let root = root_rank(c, root)?;
         let send = if c.rank == root {
@@ -93,7 +95,8 @@ export! {
 
     fn MPI_Allreduce / PMPI_Allreduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         let (red, n, bytes) = reduction(count, datatype, op)?;
         buffer(recvbuf, bytes, "receive buffer")?;
         let send = if in_place(sendbuf) {

@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::error::err;
 use crate::export;
 use crate::p2p::SendMode;
-use std::os::raw::c_int;
+use std::os::raw::{c_char, c_int};
 
 fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
     if p.is_null() {
@@ -16,22 +16,105 @@ fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
 
 export! {
     fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm => {
-        let c = check::comm(check::universe()?, comm)?;
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let c = &*c_ref;
         *out(rank, "rank")? = c.rank as c_int;
         Ok(())
     }
 
     fn MPI_Comm_size / PMPI_Comm_size (comm: MPI_Comm, size: *mut c_int) on comm => {
-        let c = check::comm(check::universe()?, comm)?;
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let c = &*c_ref;
         *out(size, "size")? = c.size() as c_int;
         Ok(())
     }
 
     fn MPI_Comm_compare / PMPI_Comm_compare (comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) on comm1 => {
         let u = check::universe()?;
-        let a = check::comm(u, comm1)?;
-        let b = check::comm(u, comm2)?;
-        *out(result, "result")? = if comm1 == comm2 { MPI_IDENT } else if a.group == b.group { MPI_CONGRUENT } else { MPI_UNEQUAL };
+        let a_ref = check::comm(u, comm1)?;
+        let a = &*a_ref;
+        let b_ref = check::comm(u, comm2)?;
+        let b = &*b_ref;
+        *out(result, "result")? = if comm1 == comm2 || a.context == b.context && a.group == b.group {
+            MPI_IDENT
+        } else if a.group == b.group {
+            MPI_CONGRUENT
+        } else {
+            let (mut x, mut y) = (a.group.clone(), b.group.clone());
+            x.sort_unstable();
+            y.sort_unstable();
+            if x == y { MPI_SIMILAR } else { MPI_UNEQUAL }
+        };
+        Ok(())
+    }
+
+    fn MPI_Comm_dup / PMPI_Comm_dup (comm: MPI_Comm, newcomm: *mut MPI_Comm) on comm => {
+        let newcomm = out(newcomm, "newcomm")?;
+        let u = check::universe()?;
+        let c_ref = check::comm(u, comm)?;
+        *newcomm = crate::comm::create::dup(u, &c_ref)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) on comm => {
+        // No communicator info hints are acted on yet; hints may be ignored (MPI 4.1 section 7.4.4).
+        let newcomm = out(newcomm, "newcomm")?;
+        let u = check::universe()?;
+        let c_ref = check::comm(u, comm)?;
+        *newcomm = crate::comm::create::dup(u, &c_ref)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+
+    fn MPI_Comm_split / PMPI_Comm_split (comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) on comm => {
+        let newcomm = out(newcomm, "newcomm")?;
+        if color < 0 && color != MPI_UNDEFINED {
+            return Err(err(MPI_ERR_ARG, format!("invalid color {color}: must be non-negative or MPI_UNDEFINED")));
+        }
+        let u = check::universe()?;
+        let c_ref = check::comm(u, comm)?;
+        *newcomm = crate::comm::create::split(u, &c_ref, (color != MPI_UNDEFINED).then_some(color), key)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+
+    fn MPI_Comm_split_type / PMPI_Comm_split_type (comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) on comm => {
+        let newcomm = out(newcomm, "newcomm")?;
+        let u = check::universe()?;
+        let c_ref = check::comm(u, comm)?;
+        // Every rank of an oxmpi job shares this node's memory: MPI_COMM_TYPE_SHARED (1) and the
+        // hardware-guided/unguided types (2, 3) group all ranks together; any other value,
+        // including MPI_UNDEFINED, gives MPI_COMM_NULL (MPI 4.1 section 7.4.2).
+        let color = matches!(split_type, 1..=3).then_some(0);
+        *newcomm = crate::comm::create::split(u, &c_ref, color, key)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+
+    fn MPI_Comm_free / PMPI_Comm_free (comm: *mut MPI_Comm) on MPI_COMM_WORLD => {
+        let comm = out(comm, "comm")?;
+        let u = check::universe()?;
+        let h = *comm;
+        if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+            return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
+        }
+        check::comm(u, h)?;
+        u.comms.remove(handle_index(h));
+        *comm = MPI_COMM_NULL;
+        Ok(())
+    }
+
+    fn MPI_Comm_set_name / PMPI_Comm_set_name (comm: MPI_Comm, comm_name: *const c_char) on comm => {
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let name = out(comm_name as *mut c_char, "comm_name")?;
+        let s = std::ffi::CStr::from_ptr(name).to_string_lossy();
+        let s: String = s.chars().take(MPI_MAX_OBJECT_NAME - 1).collect();
+        c_ref.set_name(&s);
+        Ok(())
+    }
+
+    fn MPI_Comm_get_name / PMPI_Comm_get_name (comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) on comm => {
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let name = out(comm_name, "comm_name")?;
+        let len = out(resultlen, "resultlen")?;
+        *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &c_ref.name()) as c_int;
         Ok(())
     }
 
@@ -42,7 +125,8 @@ export! {
     }
 
     fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
-        let c = check::comm(check::universe()?, comm)?;
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let c = &*c_ref;
         if !is_valid_errhandler(errhandler) {
             return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
         }
@@ -51,7 +135,8 @@ export! {
     }
 
     fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
-        let c = check::comm(check::universe()?, comm)?;
+        let c_ref = check::comm(check::universe()?, comm)?;
+        let c = &*c_ref;
         *out(errhandler, "errhandler")? = c.errhandler();
         Ok(())
     }
@@ -79,7 +164,8 @@ export! {
 
     fn MPI_Barrier / PMPI_Barrier (comm: MPI_Comm) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         barrier(u, c);
         Ok(())
     }

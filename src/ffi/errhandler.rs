@@ -72,11 +72,9 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
     let Ok(u) = universe::get() else {
         universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };
-    let c = match comm {
-        MPI_COMM_SELF => &u.self_comm,
-        _ => &u.world,
-    };
-    let h = c.errhandler();
+    // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
+    let c_ref = super::check::comm(u, comm).unwrap_or(super::check::CommRef::Static(&u.world));
+    let h = c_ref.errhandler();
     match h {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
@@ -84,7 +82,7 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
         }
         _ => match user_handler(h) {
             Some(f) => {
-                let mut ch = if comm == MPI_COMM_SELF { MPI_COMM_SELF } else { MPI_COMM_WORLD };
+                let mut ch = if super::check::comm(u, comm).is_ok() { comm } else { MPI_COMM_WORLD };
                 let mut cd = code;
                 // SAFETY: calling the user's handler with valid pointers to locals, as the standard specifies.
                 unsafe { f(&mut ch, &mut cd) };

@@ -17,7 +17,8 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
 /// Checks a send's arguments; returns (bytes, world dest or None for MPI_PROC_NULL, context).
 fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(usize, Option<usize>, u32)> {
     let u = check::universe()?;
-    let c = check::comm(u, comm)?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
     let bytes = check::buffer_bytes(buf, count, datatype)?;
     check::send_tag(tag)?;
     let d = check::dest_rank(c, dest)?;
@@ -27,7 +28,8 @@ fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_i
 /// Checks a receive's arguments; returns (capacity in bytes, source, context).
 fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(usize, Source, u32)> {
     let u = check::universe()?;
-    let c = check::comm(u, comm)?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
     let cap = check::buffer_bytes(buf, count, datatype)?;
     check::recv_tag(tag)?;
     let s = check::source_rank(c, source)?;
@@ -184,7 +186,8 @@ export! {
 
     fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         check::recv_tag(tag)?;
         let st = match check::source_rank(c, source)? {
             Source::ProcNull => Status::proc_null(),
@@ -196,7 +199,8 @@ export! {
 
     fn MPI_Iprobe / PMPI_Iprobe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         check::recv_tag(tag)?;
         let flag = out(flag, "flag")?;
         let st = match check::source_rank(c, source)? {
@@ -212,7 +216,8 @@ export! {
 
     fn MPI_Mprobe / PMPI_Mprobe (source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         check::recv_tag(tag)?;
         let message = out(message, "message")?;
         let st = match check::source_rank(c, source)? {
@@ -232,7 +237,8 @@ export! {
 
     fn MPI_Improbe / PMPI_Improbe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) on comm => {
         let u = check::universe()?;
-        let c = check::comm(u, comm)?;
+        let c_ref = check::comm(u, comm)?;
+        let c = &*c_ref;
         check::recv_tag(tag)?;
         let flag = out(flag, "flag")?;
         let message = out(message, "message")?;

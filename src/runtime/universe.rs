@@ -21,6 +21,8 @@ pub struct Universe {
     pub engine: Engine,
     pub world: Comm,
     pub self_comm: Comm,
+    /// User communicators (MPI_Comm_dup, split, ...).
+    pub comms: crate::comm::table::CommTable,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: i32,
     pub main_thread: ThreadId,
@@ -176,8 +178,9 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         rank,
         size,
         engine,
-        world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, default_errhandler),
-        self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, default_errhandler),
+        world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, default_errhandler).with_name("MPI_COMM_WORLD"),
+        self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, default_errhandler).with_name("MPI_COMM_SELF"),
+        comms: Default::default(),
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
         main_thread: std::thread::current().id(),
         singleton,

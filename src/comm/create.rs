@@ -1,0 +1,76 @@
+//! Making new communicators from a parent: dup and split (collective over the parent).
+use super::Comm;
+use crate::coll::allreduce::allreduce;
+use crate::error::{err, MpiResult};
+use crate::op::Reduction;
+use crate::runtime::universe::Universe;
+
+const MPI_BAND: i32 = 0x58000006;
+const MPI_SUM: i32 = 0x58000003;
+const MPI_UINT64_T: i32 = 0x4c00083e;
+const MPI_INT64_T: i32 = 0x4c00083a;
+
+/// Agrees with the other members of `parent` on a context-id pair free for all of them
+/// (see `context.rs`); returns its first context id.
+pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
+    let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    loop {
+        let offer = u.comms.contexts.offer();
+        // One more word: 1 if this rank offered its real mask. Its AND says whether everybody did,
+        // which tells "no id free anywhere" from "someone's other thread held the offer".
+        let mut mine = offer.mask.clone();
+        mine.push(offer.owner as u64);
+        let mut agreed = vec![0u64; mine.len()];
+        // SAFETY: both vectors hold mine.len() u64 elements; distinct buffers.
+        let r = unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band) };
+        let all_owners = agreed.pop() == Some(1);
+        if let Err(e) = r {
+            u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
+            return Err(e);
+        }
+        if let Some(ctx) = u.comms.contexts.conclude(&offer, &agreed) {
+            return Ok(ctx);
+        }
+        if all_owners {
+            return Err(err(
+                crate::abi::MPI_ERR_OTHER,
+                format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", super::context::PAIRS),
+            ));
+        }
+        std::thread::yield_now();
+    }
+}
+
+/// MPI_Comm_dup: same group, new contexts, same error handler. Returns the new table index.
+pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
+    let ctx = agree_context(u, parent)?;
+    let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
+    Ok(Some(u.comms.insert(c)))
+}
+
+/// MPI_Comm_split: ranks with the same color form a communicator, ordered by (key, parent rank).
+/// `color` None is MPI_UNDEFINED (no new communicator for this rank). All the new communicators
+/// share one context-id pair: their member sets are disjoint.
+pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiResult<Option<u32>> {
+    let n = parent.size();
+    // Everybody's (color + 1 or 0, key), gathered with a SUM allreduce of a vector where each
+    // rank fills only its own slots.
+    let mut mine = vec![0i64; 2 * n];
+    mine[2 * parent.rank] = color.map_or(0, |c| c as i64 + 1);
+    mine[2 * parent.rank + 1] = key as i64;
+    let mut all = vec![0i64; 2 * n];
+    let sum = Reduction::new(MPI_SUM, MPI_INT64_T)?;
+    // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
+    unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
+    let ctx = agree_context(u, parent)?;
+    let Some(color) = color else {
+        // Not a member of any new communicator: the pair may serve this rank elsewhere.
+        u.comms.contexts.release(ctx);
+        return Ok(None);
+    };
+    let mut members: Vec<(i64, usize)> = (0..n).filter(|&r| all[2 * r] == color as i64 + 1).map(|r| (all[2 * r + 1], r)).collect();
+    members.sort_unstable();
+    let group: Vec<usize> = members.iter().map(|&(_, r)| parent.world_rank(r)).collect();
+    let rank = members.iter().position(|&(_, r)| r == parent.rank).expect("this rank has this color");
+    Ok(Some(u.comms.insert(Comm::new(ctx, group, rank, parent.errhandler()))))
+}
