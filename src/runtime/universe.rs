@@ -61,6 +61,31 @@ impl Default for RankSlot {
 pub struct ThreadsJob {
     pub seg: Arc<Segment>,
     pub slots: Vec<RankSlot>,
+    /// Ranks that got past start-up (called MPI_Init, or ended): the host starts ranks one after
+    /// another so that their start-up code, which shares libc state such as getopt's, never overlaps.
+    pub started: std::sync::Mutex<Vec<bool>>,
+    pub started_cv: std::sync::Condvar,
+}
+
+impl ThreadsJob {
+    pub fn new(seg: Arc<Segment>, n: usize) -> ThreadsJob {
+        ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect(), started: std::sync::Mutex::new(vec![false; n]), started_cv: std::sync::Condvar::new() }
+    }
+
+    /// Rank `r` is past its start-up: the host may start the next one.
+    pub fn mark_started(&self, r: usize) {
+        let mut s = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(x) = s.get_mut(r) {
+            *x = true;
+        }
+        self.started_cv.notify_all();
+    }
+
+    /// Waits until rank `r` is past its start-up, at most `limit`.
+    pub fn wait_started(&self, r: usize, limit: std::time::Duration) {
+        let s = self.started.lock().unwrap_or_else(|p| p.into_inner());
+        let _ = self.started_cv.wait_timeout_while(s, limit, |s| !s[r]);
+    }
 }
 
 /// The one rank of a processes-mode (or singleton) process.
@@ -189,6 +214,11 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));
     }
     s.phase.store(PHASE_INIT, Ordering::Release);
+    if threads {
+        if let Some(job) = THREADS_JOB.get() {
+            job.mark_started(rank);
+        }
+    }
     Ok(s.universe.get().unwrap())
 }
 

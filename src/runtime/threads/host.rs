@@ -7,7 +7,7 @@
 //! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
 use super::loader::{self, MainFn};
 use crate::runtime::segment::Segment;
-use crate::runtime::universe::{self, RankSlot, ThreadsJob};
+use crate::runtime::universe::{self, ThreadsJob};
 use std::ffi::{CString, OsStr};
 use std::os::raw::{c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
@@ -16,6 +16,8 @@ use std::sync::Arc;
 
 extern "C" {
     static mut environ: *mut *mut c_char;
+    /// libc's getopt state, shared by every rank's instance (programs built -fPIC use libc's copy).
+    static mut optind: c_int;
     static mut stdout: *mut libc::FILE;
     static mut stderr: *mut libc::FILE;
 }
@@ -43,6 +45,9 @@ pub fn end_job(code: i32, message: &str) -> ! {
 /// A rank finished with `code` (returned from main or called exit): fine if 0 and MPI is not left
 /// initialised; anything else ends the job, as a dying process does in processes mode.
 pub fn rank_finished(rank: usize, code: i32) {
+    if let Some(job) = universe::threads_job() {
+        job.mark_started(rank);
+    }
     if code != 0 {
         end_job(code, &format!("oxmpi: rank {rank} exited with code {code}; ending the job"));
     }
@@ -110,7 +115,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
             return 2;
         }
     };
-    if !universe::install_threads_job(ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect() }) {
+    if !universe::install_threads_job(ThreadsJob::new(seg, n)) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
@@ -121,7 +126,16 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
     }
     install_crash_handlers();
     let mut threads = Vec::with_capacity(n);
+    let job = universe::threads_job().expect("installed above");
     for (rank, main) in mains.into_iter().enumerate() {
+        if rank > 0 {
+            // Start-up code runs one rank at a time (up to MPI_Init, or 1 s), and getopt starts
+            // afresh for each rank: optind = 0 makes glibc reinitialise its internal state.
+            job.wait_started(rank - 1, std::time::Duration::from_secs(1));
+        }
+        // SAFETY: no other rank is in its start-up code now (previous line), so nobody is inside
+        // getopt; writing libc's int is then race-free for practical purposes.
+        unsafe { optind = 0 };
         let own: Vec<CString> = args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
