@@ -110,7 +110,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
             return 2;
         }
     };
-    if !universe::install_threads_job(ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect() }) {
+    if !universe::install_threads_job(ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect(), args: args.iter().map(|a| a.to_string_lossy().into_owned()).collect() }) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
