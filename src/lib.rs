@@ -9,6 +9,8 @@ pub mod coll;
 pub mod comm;
 pub mod error;
 pub mod ffi;
+pub mod group;
+pub mod info;
 pub mod op;
 pub mod p2p;
 pub mod runtime;

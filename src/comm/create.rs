@@ -74,3 +74,24 @@ pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiRe
     let rank = members.iter().position(|&(_, r)| r == parent.rank).expect("this rank has this color");
     Ok(Some(u.comms.insert(Comm::new(ctx, group, rank, parent.errhandler()))))
 }
+
+/// MPI_Comm_create: collective over `parent`; the members of `members` (world ranks, a subset of
+/// the parent's) get a communicator ordered as the group, the others None.
+pub fn create(u: &Universe, parent: &Comm, members: &[usize]) -> MpiResult<Option<u32>> {
+    let me = parent.world_rank(parent.rank);
+    let pos = members.iter().position(|&w| w == me);
+    split(u, parent, pos.map(|_| 0), pos.map_or(0, |p| p as i32))
+}
+
+/// MPI_Comm_create_group: collective over the members of `members` only (world ranks, a subset of
+/// the parent's, including this rank). The agreement runs among the members on the parent's
+/// collective context; concurrent calls on one parent must use disjoint groups (MPI 4.1 section
+/// 7.4.2), so their messages never meet.
+/// A caller outside the group (e.g. passing MPI_GROUP_EMPTY) gets None without communicating.
+pub fn create_group(u: &Universe, parent: &Comm, members: &[usize]) -> MpiResult<Option<u32>> {
+    let me = parent.world_rank(parent.rank);
+    let Some(rank) = members.iter().position(|&w| w == me) else { return Ok(None) };
+    let among = Comm::new(parent.context, members.to_vec(), rank, parent.errhandler());
+    let ctx = agree_context(u, &among)?;
+    Ok(Some(u.comms.insert(Comm::new(ctx, members.to_vec(), rank, parent.errhandler()))))
+}

@@ -28,6 +28,9 @@ pub struct Universe {
     pub main_thread: ThreadId,
     /// Started without mpiexec.
     pub singleton: bool,
+    /// This rank's group objects (MPI_Group handles index it); per rank, so that in threads mode
+    /// one rank's handles mean nothing to another.
+    pub groups: crate::group::GroupTable,
 }
 
 const PHASE_NONE: u32 = 0;
@@ -39,11 +42,14 @@ pub struct RankSlot {
     universe: OnceLock<Universe>,
     /// PHASE_NONE until MPI_Init, PHASE_INIT until MPI_Finalize, then PHASE_FINALIZED.
     phase: AtomicU32,
+    /// This rank's info objects. Here, not in the `Universe`, because MPI 4 allows the info
+    /// functions before MPI_Init and after MPI_Finalize.
+    infos: crate::info::InfoTable,
 }
 
 impl RankSlot {
     pub const fn new() -> RankSlot {
-        RankSlot { universe: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE) }
+        RankSlot { universe: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE), infos: crate::info::InfoTable::new() }
     }
     /// Called MPI_Init but not MPI_Finalize.
     pub fn is_active(&self) -> bool {
@@ -65,11 +71,14 @@ pub struct ThreadsJob {
     /// another so that their start-up code, which shares libc state such as getopt's, never overlaps.
     pub started: std::sync::Mutex<Vec<bool>>,
     pub started_cv: std::sync::Condvar,
+    /// The program's arguments (argv[0] first) as every rank receives them: /proc/self/cmdline
+    /// is the host's command line, not the program's (used by MPI_INFO_ENV).
+    pub args: Vec<String>,
 }
 
 impl ThreadsJob {
-    pub fn new(seg: Arc<Segment>, n: usize) -> ThreadsJob {
-        ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect(), started: std::sync::Mutex::new(vec![false; n]), started_cv: std::sync::Condvar::new() }
+    pub fn new(seg: Arc<Segment>, n: usize, args: Vec<String>) -> ThreadsJob {
+        ThreadsJob { seg, slots: (0..n).map(|_| RankSlot::new()).collect(), started: std::sync::Mutex::new(vec![false; n]), started_cv: std::sync::Condvar::new(), args }
     }
 
     /// Rank `r` is past its start-up: the host may start the next one.
@@ -148,6 +157,22 @@ pub fn get() -> MpiResult<&'static Universe> {
     }
 }
 
+/// The calling rank's info objects, in any phase (before MPI_Init too).
+pub fn infos() -> MpiResult<&'static crate::info::InfoTable> {
+    Ok(&slot()?.infos)
+}
+
+/// The program's arguments, argv[0] first: in threads mode those the host gave the ranks, else
+/// this process's /proc/self/cmdline (std::env::args without its UTF-8 panics).
+pub fn program_args() -> Vec<String> {
+    if let Some(job) = THREADS_JOB.get() {
+        return job.args.clone();
+    }
+    std::fs::read("/proc/self/cmdline")
+        .map(|b| b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())
+        .unwrap_or_default()
+}
+
 /// Whatever state exists, even after finalize (for error reporting).
 pub fn peek() -> Option<&'static Universe> {
     slot().ok().and_then(|s| s.universe.get())
@@ -209,6 +234,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
         main_thread: std::thread::current().id(),
         singleton,
+        groups: crate::group::GroupTable::new(),
     };
     if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));

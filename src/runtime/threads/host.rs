@@ -115,7 +115,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
             return 2;
         }
     };
-    if !universe::install_threads_job(ThreadsJob::new(seg, n)) {
+    if !universe::install_threads_job(ThreadsJob::new(seg, n, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }

@@ -1,0 +1,206 @@
+//! Groups (MPI 4.1 section 7.3) and MPI_Comm_group: handle conversion and argument checks over
+//! `crate::group`. User groups are `DIRECT | GROUP | index` into the rank's `GroupTable`;
+//! `MPI_GROUP_EMPTY` is built in. Every operation whose result is empty returns `MPI_GROUP_EMPTY`
+//! (as MPICH does), and freeing `MPI_GROUP_EMPTY` succeeds without destroying it, because a program
+//! cannot tell whether an operation gave it the predefined handle and must free every result.
+//! Calls without a communicator raise their errors on MPI_COMM_SELF.
+use super::check;
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use crate::group::Group;
+use crate::runtime::universe::Universe;
+use std::os::raw::c_int;
+use std::sync::Arc;
+
+fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(p)
+}
+
+/// The group behind handle `h`.
+pub(crate) fn group(u: &Universe, h: MPI_Group) -> MpiResult<Arc<Group>> {
+    match h {
+        MPI_GROUP_EMPTY => Ok(Arc::new(Group::default())),
+        MPI_GROUP_NULL => Err(err(MPI_ERR_GROUP, "invalid group: MPI_GROUP_NULL")),
+        _ if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_GROUP => u
+            .groups
+            .get(handle_index(h) as usize)
+            .ok_or_else(|| err(MPI_ERR_GROUP, format!("invalid group 0x{:08x} (freed, or never created by this rank)", h as u32))),
+        _ => Err(err(MPI_ERR_GROUP, format!("invalid group: 0x{:08x} is not a group handle", h as u32))),
+    }
+}
+
+/// Registers `g` and returns its handle (`MPI_GROUP_EMPTY` for an empty group).
+fn new_handle(u: &Universe, g: Group) -> MpiResult<MPI_Group> {
+    if g.size() == 0 {
+        return Ok(MPI_GROUP_EMPTY);
+    }
+    let i = u.groups.insert(g).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many groups exist (2^26); free some with MPI_Group_free"))?;
+    Ok(make_handle(HANDLE_KIND_DIRECT, OBJ_GROUP, i as u32))
+}
+
+/// `n` elements from a C array (`n` checked non-negative, the array non-NULL when `n > 0`).
+///
+/// # Safety
+/// `p` must point to at least `n` readable elements when `n > 0`.
+unsafe fn array<'a, T>(p: *const T, n: c_int, what: &str) -> MpiResult<&'a [T]> {
+    if n < 0 {
+        return Err(err(MPI_ERR_ARG, format!("invalid count n = {n}: must be non-negative")));
+    }
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL with n = {n}")));
+    }
+    // SAFETY: the caller guarantees `n` readable elements at the non-NULL `p`.
+    Ok(std::slice::from_raw_parts(p, n as usize))
+}
+
+/// Shared body of the two-group constructors (union, intersection, difference).
+fn binary(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group, op: fn(&Group, &Group) -> Group) -> MpiResult {
+    let u = check::universe()?;
+    let (a, b) = (group(u, group1)?, group(u, group2)?);
+    let o = out(newgroup, "newgroup")?;
+    // SAFETY: `o` is non-NULL and, by the MPI contract, points to an MPI_Group.
+    unsafe { *o = new_handle(u, op(&a, &b))? };
+    Ok(())
+}
+
+export! {
+    fn MPI_Group_size / PMPI_Group_size (group: MPI_Group, size: *mut c_int) on MPI_COMM_SELF => {
+        let g = self::group(check::universe()?, group)?;
+        *out(size, "size")? = g.size() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Group_rank / PMPI_Group_rank (group: MPI_Group, rank: *mut c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let g = self::group(u, group)?;
+        *out(rank, "rank")? = g.rank_or_undefined(u.rank);
+        Ok(())
+    }
+
+    fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks (group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let (a, b) = (group(u, group1)?, group(u, group2)?);
+        let input = array(ranks1, n, "ranks1")?;
+        if n > 0 && ranks2.is_null() {
+            return Err(err(MPI_ERR_ARG, format!("ranks2 is NULL with n = {n}")));
+        }
+        let result = a.translate(input, &b)?;
+        // Written after the whole input is read and checked: ranks1 and ranks2 may be the same array.
+        for (i, r) in result.into_iter().enumerate() {
+            *ranks2.add(i) = r;
+        }
+        Ok(())
+    }
+
+    fn MPI_Group_compare / PMPI_Group_compare (group1: MPI_Group, group2: MPI_Group, result: *mut c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let (a, b) = (group(u, group1)?, group(u, group2)?);
+        *out(result, "result")? = a.compare(&b);
+        Ok(())
+    }
+
+    fn MPI_Group_union / PMPI_Group_union (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        binary(group1, group2, newgroup, Group::union)
+    }
+
+    fn MPI_Group_intersection / PMPI_Group_intersection (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        binary(group1, group2, newgroup, Group::intersection)
+    }
+
+    fn MPI_Group_difference / PMPI_Group_difference (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        binary(group1, group2, newgroup, Group::difference)
+    }
+
+    fn MPI_Group_incl / PMPI_Group_incl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let g = self::group(u, group)?;
+        let result = g.incl(array(ranks, n, "ranks")?)?;
+        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        Ok(())
+    }
+
+    fn MPI_Group_excl / PMPI_Group_excl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let g = self::group(u, group)?;
+        let result = g.excl(array(ranks, n, "ranks")?)?;
+        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        Ok(())
+    }
+
+    fn MPI_Group_range_incl / PMPI_Group_range_incl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let g = self::group(u, group)?;
+        let result = g.range_incl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
+        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        Ok(())
+    }
+
+    fn MPI_Group_range_excl / PMPI_Group_range_excl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let g = self::group(u, group)?;
+        let result = g.range_excl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
+        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        Ok(())
+    }
+
+    fn MPI_Group_free / PMPI_Group_free (group: *mut MPI_Group) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        let h = out(group, "group")?;
+        match *h {
+            MPI_GROUP_EMPTY => {}
+            g => {
+                self::group(u, g)?;
+                u.groups.remove(handle_index(g) as usize);
+            }
+        }
+        *h = MPI_GROUP_NULL;
+        Ok(())
+    }
+
+    /// The group of MPI_COMM_WORLD or MPI_COMM_SELF, as a new group object.
+    fn MPI_Comm_group / PMPI_Comm_group (comm: MPI_Comm, group: *mut MPI_Group) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        let o = out(group, "group")?;
+        *o = new_handle(u, Group::new(c.group.clone()))?;
+        Ok(())
+    }
+}
+
+/// The group's members as world ranks, checked to lie within communicator `c`.
+fn members_within(c: &crate::comm::Comm, g: &Group) -> MpiResult<Vec<usize>> {
+    if let Some(w) = g.members.iter().find(|w| !c.group.contains(w)) {
+        return Err(err(MPI_ERR_GROUP, format!("the group holds world rank {w}, which is not in the communicator")));
+    }
+    Ok(g.members.clone())
+}
+
+export! {
+    fn MPI_Comm_create / PMPI_Comm_create (comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        let o = out(newcomm, "newcomm")?;
+        let g = self::group(u, group)?;
+        let members = members_within(&c, &g)?;
+        *o = crate::comm::create::create(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+
+    fn MPI_Comm_create_group / PMPI_Comm_create_group (comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        let o = out(newcomm, "newcomm")?;
+        check::send_tag(tag)?;
+        let g = self::group(u, group)?;
+        let members = members_within(&c, &g)?;
+        *o = crate::comm::create::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        Ok(())
+    }
+}
