@@ -319,16 +319,30 @@ export! {
     }
 
     fn MPI_Get_elements / PMPI_Get_elements (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on MPI_COMM_SELF => {
-        // For predefined datatypes the number of basic elements equals the count.
-        PMPI_Get_count(status, datatype, count);
+        let st = out(status as *mut MPI_Status, "status")?;
+        let count = out(count, "count")?;
+        if check::datatype_size(datatype).is_ok() {
+            // For predefined datatypes the number of basic elements equals the count.
+            return match PMPI_Get_count(st, datatype, count) { MPI_SUCCESS => Ok(()), _ => Err(err(MPI_ERR_TYPE, "invalid datatype")) };
+        }
+        let t = check::dtype(datatype)?;
+        *count = match t.layout.basic_elements_in((*st).count_bytes()) {
+            Some(n) if n <= i32::MAX as u64 => n as c_int,
+            _ => MPI_UNDEFINED,
+        };
         Ok(())
     }
 
     fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
-        let size = check::datatype_size(datatype)?;
         let count = out(count, "count")?;
         let bytes = (*st).count_bytes();
+        let Ok(size) = check::datatype_size(datatype) else {
+            // Derived type: basic elements in the received bytes (MPI 4.1 section 5.1.11).
+            let t = check::dtype(datatype)?;
+            *count = t.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count);
+            return Ok(());
+        };
         *count = if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count };
         Ok(())
     }
