@@ -93,8 +93,9 @@ impl Layout {
         }
         None
     }
-    /// Number of basic elements in the first `bytes` packed bytes of a stream of this type, or
-    /// None if `bytes` ends inside a basic element (MPI_Get_elements returns MPI_UNDEFINED then).
+    /// Number of whole basic elements in the first `bytes` packed bytes of a stream of this type
+    /// (a trailing partial basic element is not counted, as in MPICH), or None for a type without
+    /// data and a non-zero byte count (MPI_Get_elements returns MPI_UNDEFINED then).
     pub fn basic_elements_in(&self, bytes: u64) -> Option<u64> {
         if self.size == 0 {
             return if bytes == 0 { Some(0) } else { None };
@@ -103,9 +104,6 @@ impl Layout {
         let mut rest = bytes % self.size as u64;
         let mut n = whole * self.basic_count();
         for &(s, k) in &self.basics {
-            if rest == 0 {
-                break;
-            }
             let take = (rest / s as u64).min(k);
             n += take;
             rest -= take * s as u64;
@@ -113,7 +111,7 @@ impl Layout {
                 break;
             }
         }
-        (rest == 0).then_some(n)
+        Some(n)
     }
 }
 

@@ -258,7 +258,7 @@ export! {
         let t = dtype(datatype)?;
         let e = &t.env;
         if e.combiner == Combiner::Named {
-            return Err(err(MPI_ERR_ARG, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
+            return Err(err(MPI_ERR_TYPE, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
         }
         if (max_integers as i64) < e.ints.len() as i64 || (max_addresses as i64) < e.addrs.len() as i64 || (max_datatypes as i64) < e.types.len() as i64 {
             return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.types.len())));
