@@ -277,3 +277,43 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
     }
     out.set_count_bytes(st.bytes, st.cancelled);
 }
+
+// ---- communication buffers ----
+
+/// How a communication buffer of `count` elements of a datatype reaches the byte-oriented engine.
+pub enum Data {
+    /// The bytes are contiguous: (address of the first byte, length). Predefined types and
+    /// contiguous derived types (the pointer is already moved by the type's true lb).
+    Direct(*mut u8, usize),
+    /// A non-contiguous derived type: it must be packed into / unpacked from a staging buffer
+    /// of `bytes` bytes.
+    Staged { t: Arc<TypeRepr>, buf: *mut u8, count: usize, bytes: usize },
+}
+
+impl Data {
+    /// The contiguous bytes, or MPI_ERR_UNSUPPORTED_OPERATION for operations that cannot stage.
+    pub fn direct(self) -> MpiResult<(*mut u8, usize)> {
+        match self {
+            Data::Direct(p, n) => Ok((p, n)),
+            Data::Staged { .. } => Err(err(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "non-contiguous derived datatypes are supported only by the blocking MPI_Send/Ssend/Rsend/Bsend, MPI_Recv and MPI_Sendrecv (and MPI_Pack/MPI_Unpack) so far, not by nonblocking, persistent or matched-probe operations",
+            )),
+        }
+    }
+}
+
+/// Checks a communication buffer: count, datatype (derived types must be committed) and NULL
+/// buffers for predefined types (a derived type may address absolute memory from MPI_BOTTOM).
+pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<Data> {
+    if predefined_size(dt).is_some() || dt == MPI_DATATYPE_NULL {
+        return Ok(Data::Direct(buf as *mut u8, buffer_bytes(buf, count_, dt)?));
+    }
+    let t = committed_dtype(dt)?;
+    let n = count(count_)?;
+    let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of datatype 0x{:08x} overflows", dt as u32)))?;
+    Ok(match t.layout.contiguous_span(n) {
+        Some((off, b)) => Data::Direct((buf as *mut u8).wrapping_offset(off as isize), b),
+        None => Data::Staged { t, buf: buf as *mut u8, count: n, bytes },
+    })
+}
