@@ -57,10 +57,10 @@ unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c
         Data::Staged { bytes, .. } => (staging.as_ptr(), *bytes),
     };
     let u = check::universe()?;
-    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf as *const u8, bytes, d, tag, ctx) {
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf, bytes, d, tag, ctx) {
         return Ok(());
     }
-    u.engine.send_blocking(buf as *const u8, bytes, d, tag, ctx, mode)
+    u.engine.send_blocking(buf, bytes, d, tag, ctx, mode)
 }
 
 /// The packed bytes of a staged (non-contiguous) send buffer; empty for direct data.
@@ -178,7 +178,7 @@ export! {
         let request = out(request, "request")?;
         *request = match s {
             Source::ProcNull => REQ_PROC_NULL,
-            _ => req_handle(check::universe()?.engine.irecv(buf as *mut u8, cap, s.as_option(), tag, ctx)),
+            _ => req_handle(check::universe()?.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
         };
         Ok(())
     }
@@ -189,7 +189,7 @@ export! {
         let request = out(request, "request")?;
         let op = match s {
             Source::ProcNull => OpArgs::ProcNull,
-            _ => OpArgs::Recv { buf: buf as *mut u8, cap, src: s.as_option(), tag, ctx },
+            _ => OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx },
         };
         *request = req_handle(check::universe()?.engine.persistent(op));
         Ok(())
@@ -233,7 +233,7 @@ export! {
             u.engine.wait(sid);
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
-        std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf as *mut u8, st.bytes as usize);
+        std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf, st.bytes as usize);
         write_status(status, &st, false);
         recv_result(&st)
     }
@@ -316,7 +316,7 @@ export! {
         let st = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => Status::proc_null(),
             check::MsgRef::Engine(m) => {
-                let id = u.engine.imrecv(m, buf as *mut u8, cap)?;
+                let id = u.engine.imrecv(m, buf, cap)?;
                 u.engine.wait(id)
             }
         };
@@ -332,7 +332,7 @@ export! {
         let request = out(request, "request")?;
         *request = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => REQ_PROC_NULL,
-            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf as *mut u8, cap)?),
+            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
         };
         *message = MPI_MESSAGE_NULL;
         Ok(())
