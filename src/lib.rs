@@ -7,6 +7,7 @@
 pub mod abi;
 pub mod coll;
 pub mod comm;
+pub mod datatype;
 pub mod error;
 pub mod ffi;
 pub mod group;

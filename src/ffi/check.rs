@@ -1,8 +1,10 @@
 //! Argument checks and handle conversions shared by the C entry points. Each returns the MPI error
 //! class the standard prescribes, with a message that says what was wrong.
-use crate::abi::datatypes::{predefined_name, predefined_size};
+use crate::abi::datatypes::{predefined_name, predefined_size, BUILTIN, PAIRS};
 use crate::abi::*;
 use crate::comm::Comm;
+use crate::datatype::{registry, LeafKind, TypeRepr};
+use std::sync::{Arc, OnceLock};
 use crate::error::{err, MpiResult};
 use crate::p2p::{MsgId, ReqId, Status};
 use crate::runtime::universe::{self, Universe};
@@ -57,6 +59,81 @@ pub fn datatype_size(dt: MPI_Datatype) -> MpiResult<usize> {
         return Err(err(MPI_ERR_TYPE, "invalid datatype: MPI_DATATYPE_NULL"));
     }
     predefined_size(dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype; derived datatypes are not implemented yet)", dt as u32)))
+}
+
+/// The engine leaves of the predefined types, built once: builtins by the low byte of their handle,
+/// pair types after them (index 256 + N).
+fn leaves() -> &'static [Option<Arc<TypeRepr>>] {
+    static LEAVES: OnceLock<Vec<Option<Arc<TypeRepr>>>> = OnceLock::new();
+    LEAVES.get_or_init(|| {
+        let mut v: Vec<Option<Arc<TypeRepr>>> = vec![None; 256 + PAIRS.len()];
+        for &(h, name) in BUILTIN {
+            let s = predefined_size(h).unwrap_or(0);
+            let kind = match name {
+                "MPI_LB" => LeafKind::LbMarker,
+                "MPI_UB" => LeafKind::UbMarker,
+                _ => LeafKind::Data,
+            };
+            // Alignment as MPICH pads structs: complex and MPI_2xxx types align to their halves.
+            let align = if name.contains("COMPLEX") || name.starts_with("MPI_2") { s / 2 } else { s };
+            let parts: &[(i64, usize)] = if s == 0 { &[] } else { &[(0, s)] };
+            v[(h & 0xff) as usize] = Some(Arc::new(TypeRepr::leaf(h, kind, parts, s as i64, align, name)));
+        }
+        // C pair types: { T v; int i; } with the compiler's padding (size excludes it, as in MPICH).
+        let layouts: [(&[(i64, usize)], usize); 5] =
+            [(&[(0, 4), (4, 4)], 4), (&[(0, 8), (8, 4)], 8), (&[(0, 8), (8, 4)], 8), (&[(0, 2), (4, 4)], 4), (&[(0, 16), (16, 4)], 16)];
+        for (i, &(h, name, ext)) in PAIRS.iter().enumerate() {
+            v[256 + i] = Some(Arc::new(TypeRepr::leaf(h, LeafKind::Data, layouts[i].0, ext as i64, layouts[i].1, name)));
+        }
+        v
+    })
+}
+
+/// Handle of a registered derived type.
+pub fn derived_handle(index: u32) -> MPI_Datatype {
+    make_handle(HANDLE_KIND_DIRECT, OBJ_DATATYPE, index)
+}
+
+/// Registers a new derived type and returns its handle.
+pub fn register_type(t: TypeRepr) -> MPI_Datatype {
+    derived_handle(registry::insert(Arc::new(t)))
+}
+
+/// The handle that names `t` to the user: its own for a predefined type, else a new handle (MPI
+/// 4.1 section 5.1.13: derived types returned by MPI_Type_get_contents are new objects).
+pub fn handle_for(t: &Arc<TypeRepr>) -> MPI_Datatype {
+    t.leaf_id.unwrap_or_else(|| derived_handle(registry::insert(t.clone())))
+}
+
+/// The engine type behind `dt` (predefined or derived, committed or not).
+pub fn dtype(dt: MPI_Datatype) -> MpiResult<Arc<TypeRepr>> {
+    if dt == MPI_DATATYPE_NULL {
+        return Err(err(MPI_ERR_TYPE, "invalid datatype: MPI_DATATYPE_NULL"));
+    }
+    if predefined_size(dt).is_some() {
+        let i = match PAIRS.iter().position(|p| p.0 == dt) {
+            Some(p) => 256 + p,
+            None => (dt & 0xff) as usize,
+        };
+        if let Some(t) = &leaves()[i] {
+            return Ok(t.clone());
+        }
+    }
+    if handle_kind(dt) == HANDLE_KIND_DIRECT && handle_object(dt) == OBJ_DATATYPE {
+        if let Some(t) = registry::get(handle_index(dt)) {
+            return Ok(t);
+        }
+    }
+    Err(err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (freed, or never created)", dt as u32)))
+}
+
+/// The engine type behind `dt`, which must be committed (as communication and pack require).
+pub fn committed_dtype(dt: MPI_Datatype) -> MpiResult<Arc<TypeRepr>> {
+    let t = dtype(dt)?;
+    if !t.is_committed() {
+        return Err(err(MPI_ERR_TYPE, format!("datatype 0x{:08x} is not committed: call MPI_Type_commit before using it", dt as u32)));
+    }
+    Ok(t)
 }
 
 pub fn datatype_name(dt: MPI_Datatype) -> String {
@@ -230,4 +307,44 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
         out.MPI_ERROR = st.error;
     }
     out.set_count_bytes(st.bytes, st.cancelled);
+}
+
+// ---- communication buffers ----
+
+/// How a communication buffer of `count` elements of a datatype reaches the byte-oriented engine.
+pub enum Data {
+    /// The bytes are contiguous: (address of the first byte, length). Predefined types and
+    /// contiguous derived types (the pointer is already moved by the type's true lb).
+    Direct(*mut u8, usize),
+    /// A non-contiguous derived type: it must be packed into / unpacked from a staging buffer
+    /// of `bytes` bytes.
+    Staged { t: Arc<TypeRepr>, buf: *mut u8, count: usize, bytes: usize },
+}
+
+impl Data {
+    /// The contiguous bytes, or MPI_ERR_UNSUPPORTED_OPERATION for operations that cannot stage.
+    pub fn direct(self) -> MpiResult<(*mut u8, usize)> {
+        match self {
+            Data::Direct(p, n) => Ok((p, n)),
+            Data::Staged { .. } => Err(err(
+                MPI_ERR_UNSUPPORTED_OPERATION,
+                "non-contiguous derived datatypes are supported only by the blocking MPI_Send/Ssend/Rsend/Bsend, MPI_Recv and MPI_Sendrecv (and MPI_Pack/MPI_Unpack) so far, not by nonblocking, persistent or matched-probe operations",
+            )),
+        }
+    }
+}
+
+/// Checks a communication buffer: count, datatype (derived types must be committed) and NULL
+/// buffers for predefined types (a derived type may address absolute memory from MPI_BOTTOM).
+pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<Data> {
+    if predefined_size(dt).is_some() || dt == MPI_DATATYPE_NULL {
+        return Ok(Data::Direct(buf as *mut u8, buffer_bytes(buf, count_, dt)?));
+    }
+    let t = committed_dtype(dt)?;
+    let n = count(count_)?;
+    let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of datatype 0x{:08x} overflows", dt as u32)))?;
+    Ok(match t.layout.contiguous_span(n) {
+        Some((off, b)) => Data::Direct((buf as *mut u8).wrapping_offset(off as isize), b),
+        None => Data::Staged { t, buf: buf as *mut u8, count: n, bytes },
+    })
 }

@@ -1,26 +1,320 @@
-//! Datatype queries for the predefined datatypes (derived datatypes come with the datatype engine).
-use super::check;
+//! Datatype constructors, queries, envelope/contents, names and MPI_Get_address: argument checks
+//! and handle conversion around the engine in `crate::datatype`.
+use super::check::{self, dtype, register_type};
 use crate::abi::*;
-use crate::error::err;
+use crate::datatype::{self as dt, registry, Combiner, Order, TypeRepr};
+use crate::error::{err, MpiResult};
 use crate::export;
-use std::os::raw::c_int;
+use std::os::raw::{c_char, c_int, c_void};
+use std::sync::Arc;
+
+fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(p)
+}
+
+fn count(c: c_int, what: &str) -> MpiResult<usize> {
+    if c < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid {what} {c}: must be non-negative")));
+    }
+    Ok(c as usize)
+}
+
+fn blocklen(b: c_int) -> MpiResult<usize> {
+    if b < 0 {
+        return Err(err(MPI_ERR_ARG, format!("invalid blocklength {b}: must be non-negative")));
+    }
+    Ok(b as usize)
+}
+
+/// The `n` elements of C array `p` (which may be NULL only when `n` is 0).
+unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
+    if n == 0 {
+        return Ok(&[]);
+    }
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: the application passes an array of at least `n` elements, as the MPI call requires.
+    Ok(std::slice::from_raw_parts(p, n))
+}
+
+unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
+    let newtype = out(newtype, "newtype")?;
+    *newtype = register_type(t);
+    Ok(())
+}
+
+unsafe fn hindexed(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
+    let n = count(count_, "count")?;
+    let b = array(blens, n, "array_of_blocklengths")?;
+    b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
+    let d = array(displs, n, "array_of_displacements")?;
+    let old = dtype(old)?;
+    store(dt::hindexed(b, d, &old), newtype)
+}
+
+unsafe fn create_struct(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
+    let n = count(count_, "count")?;
+    let b = array(blens, n, "array_of_blocklengths")?;
+    b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
+    let d = array(displs, n, "array_of_displacements")?;
+    let ts: Vec<Arc<TypeRepr>> = array(types, n, "array_of_types")?.iter().map(|&t| dtype(t)).collect::<MpiResult<_>>()?;
+    store(dt::create_struct(b, d, &ts), newtype)
+}
+
+unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
+    *out(a, "lb")? = x;
+    *out(b, "extent")? = y;
+    Ok(())
+}
+
+fn combiner_value(c: Combiner) -> c_int {
+    match c {
+        Combiner::Named => 1,
+        Combiner::Dup => 2,
+        Combiner::Contiguous => 3,
+        Combiner::Vector => 4,
+        Combiner::Hvector => 6,
+        Combiner::Indexed => 7,
+        Combiner::Hindexed => 9,
+        Combiner::IndexedBlock => 10,
+        Combiner::Struct => 12,
+        Combiner::Subarray => 13,
+        Combiner::Resized => 18,
+        Combiner::HindexedBlock => 19,
+    }
+}
 
 export! {
-    fn MPI_Type_size / PMPI_Type_size (datatype: MPI_Datatype, size: *mut c_int) on MPI_COMM_SELF => {
-        let s = check::datatype_size(datatype)?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
+    fn MPI_Type_contiguous / PMPI_Type_contiguous (count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        store(dt::contiguous(n, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_vector / PMPI_Type_vector (count_: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        store(dt::vector(n, b, stride as i64, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_hvector / PMPI_Type_create_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_hvector / PMPI_Type_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_indexed / PMPI_Type_indexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = array(array_of_blocklengths, n, "array_of_blocklengths")?;
+        b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
+        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        store(dt::indexed(b, d, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+    }
+
+    fn MPI_Type_hindexed / PMPI_Type_hindexed (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+    }
+
+    fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        store(dt::indexed_block(b, d, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_struct / PMPI_Type_create_struct (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+    }
+
+    fn MPI_Type_struct / PMPI_Type_struct (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+    }
+
+    fn MPI_Type_create_subarray / PMPI_Type_create_subarray (ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        if ndims <= 0 {
+            return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
         }
-        *size = s as c_int;
+        let n = ndims as usize;
+        let sizes = array(array_of_sizes, n, "array_of_sizes")?;
+        let subs = array(array_of_subsizes, n, "array_of_subsizes")?;
+        let starts = array(array_of_starts, n, "array_of_starts")?;
+        for i in 0..n {
+            if sizes[i] <= 0 || subs[i] <= 0 || subs[i] > sizes[i] || starts[i] < 0 || starts[i] > sizes[i] - subs[i] {
+                return Err(err(MPI_ERR_ARG, format!("invalid subarray dimension {i}: size {}, subsize {}, start {} (need 0 < subsize <= size and 0 <= start <= size - subsize)", sizes[i], subs[i], starts[i])));
+            }
+        }
+        let ord = match order {
+            56 => Order::C,
+            57 => Order::Fortran,
+            _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
+        };
+        store(dt::subarray(sizes, subs, starts, ord, order, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        store(dt::resized(&dtype(oldtype)?, lb, extent), newtype)
+    }
+
+    fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        store(dt::dup(&dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let p = out(datatype, "datatype")?;
+        dtype(*p)?.commit();
+        Ok(())
+    }
+
+    fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let p = out(datatype, "datatype")?;
+        let t = dtype(*p)?;
+        if t.leaf_id.is_some() {
+            return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", t.name())));
+        }
+        // Types built from this one and operations in flight hold their own reference.
+        registry::remove(handle_index(*p));
+        *p = MPI_DATATYPE_NULL;
+        Ok(())
+    }
+
+    fn MPI_Type_size / PMPI_Type_size (datatype: MPI_Datatype, size: *mut c_int) on MPI_COMM_SELF => {
+        let s = dtype(datatype)?.layout.size;
+        *out(size, "size")? = c_int::try_from(s).unwrap_or(MPI_UNDEFINED);
         Ok(())
     }
 
     fn MPI_Type_size_x / PMPI_Type_size_x (datatype: MPI_Datatype, size: *mut MPI_Count) on MPI_COMM_SELF => {
-        let s = check::datatype_size(datatype)?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
+        let s = dtype(datatype)?.layout.size;
+        *out(size, "size")? = s as MPI_Count;
+        Ok(())
+    }
+
+    fn MPI_Type_get_extent / PMPI_Type_get_extent (datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        write_pair(lb, extent, t.layout.lb, t.layout.extent())
+    }
+
+    fn MPI_Type_get_extent_x / PMPI_Type_get_extent_x (datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        write_pair(lb, extent, t.layout.lb, t.layout.extent())
+    }
+
+    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent (datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
+    }
+
+    fn MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x (datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
+    }
+
+    fn MPI_Type_extent / PMPI_Type_extent (datatype: MPI_Datatype, extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+        *out(extent, "extent")? = dtype(datatype)?.layout.extent();
+        Ok(())
+    }
+
+    fn MPI_Type_lb / PMPI_Type_lb (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on MPI_COMM_SELF => {
+        *out(displacement, "displacement")? = dtype(datatype)?.layout.lb;
+        Ok(())
+    }
+
+    fn MPI_Type_ub / PMPI_Type_ub (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on MPI_COMM_SELF => {
+        *out(displacement, "displacement")? = dtype(datatype)?.layout.ub;
+        Ok(())
+    }
+
+    fn MPI_Type_get_envelope / PMPI_Type_get_envelope (datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        let e = &t.env;
+        *out(num_integers, "num_integers")? = e.ints.len() as c_int;
+        *out(num_addresses, "num_addresses")? = e.addrs.len() as c_int;
+        *out(num_datatypes, "num_datatypes")? = e.types.len() as c_int;
+        *out(combiner, "combiner")? = combiner_value(e.combiner);
+        Ok(())
+    }
+
+    fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        let e = &t.env;
+        if e.combiner == Combiner::Named {
+            return Err(err(MPI_ERR_TYPE, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
         }
-        *size = s as MPI_Count;
+        if (max_integers as i64) < e.ints.len() as i64 || (max_addresses as i64) < e.addrs.len() as i64 || (max_datatypes as i64) < e.types.len() as i64 {
+            return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.types.len())));
+        }
+        // SAFETY (the three copies): the caller's arrays hold max_* >= the lengths checked above.
+        if !e.ints.is_empty() {
+            std::ptr::copy_nonoverlapping(e.ints.as_ptr(), out(array_of_integers, "array_of_integers")?, e.ints.len());
+        }
+        if !e.addrs.is_empty() {
+            std::ptr::copy_nonoverlapping(e.addrs.as_ptr(), out(array_of_addresses, "array_of_addresses")?, e.addrs.len());
+        }
+        if !e.types.is_empty() {
+            let p = out(array_of_datatypes, "array_of_datatypes")?;
+            for (i, ty) in e.types.iter().enumerate() {
+                *p.add(i) = check::handle_for(ty);
+            }
+        }
+        Ok(())
+    }
+
+    fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on MPI_COMM_SELF => {
+        let t = dtype(datatype)?;
+        if type_name.is_null() {
+            return Err(err(MPI_ERR_ARG, "type_name is NULL"));
+        }
+        let s = std::ffi::CStr::from_ptr(type_name).to_string_lossy();
+        let mut s = s.into_owned();
+        if s.len() > MPI_MAX_OBJECT_NAME - 1 {
+            let mut cut = MPI_MAX_OBJECT_NAME - 1;
+            while !s.is_char_boundary(cut) {
+                cut -= 1;
+            }
+            s.truncate(cut);
+        }
+        t.set_name(&s);
+        Ok(())
+    }
+
+    fn MPI_Type_get_name / PMPI_Type_get_name (datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+        let name = dtype(datatype)?.name();
+        let p = out(type_name, "type_name")?;
+        let len = out(resultlen, "resultlen")?;
+        // SAFETY: type_name has room for MPI_MAX_OBJECT_NAME chars; names are shorter (set_name cuts).
+        std::ptr::copy_nonoverlapping(name.as_ptr() as *const c_char, p, name.len());
+        *p.add(name.len()) = 0;
+        *len = name.len() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Get_address / PMPI_Get_address (location: *const c_void, address: *mut MPI_Aint) on MPI_COMM_SELF => {
+        *out(address, "address")? = location as MPI_Aint;
+        Ok(())
+    }
+
+    fn MPI_Address / PMPI_Address (location: *mut c_void, address: *mut MPI_Aint) on MPI_COMM_SELF => {
+        *out(address, "address")? = location as MPI_Aint;
         Ok(())
     }
 }

@@ -1,6 +1,6 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
-use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
+use super::check::{self, req_handle, write_status, Data, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -14,30 +14,31 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
     Ok(p)
 }
 
-/// Checks a send's arguments; returns (bytes, world dest or None for MPI_PROC_NULL, context).
-fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(usize, Option<usize>, u32)> {
+/// Checks a send's arguments; returns (the data, world dest or None for MPI_PROC_NULL, context).
+fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
-    let bytes = check::buffer_bytes(buf, count, datatype)?;
+    let bytes = check::comm_data(buf, count, datatype)?;
     check::send_tag(tag)?;
     let d = check::dest_rank(c, dest)?;
     Ok((bytes, d, c.context))
 }
 
-/// Checks a receive's arguments; returns (capacity in bytes, source, context).
-fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(usize, Source, u32)> {
+/// Checks a receive's arguments; returns (the buffer, source, context).
+fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Source, u32)> {
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
-    let cap = check::buffer_bytes(buf, count, datatype)?;
+    let cap = check::comm_data(buf, count, datatype)?;
     check::recv_tag(tag)?;
     let s = check::source_rank(c, source)?;
     Ok((cap, s, c.context))
 }
 
 unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let (bytes, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let (buf, bytes) = data.direct()?;
     let request = out(request, "request")?;
     let Some(d) = d else {
         *request = REQ_PROC_NULL;
@@ -49,13 +50,52 @@ unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: 
 }
 
 unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
-    let (bytes, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
+    // A non-contiguous type is packed first; the blocking send is done with the copy on return.
+    let staging = pack_staged(&data);
+    let (buf, bytes) = match &data {
+        Data::Direct(p, n) => (*p as *const u8, *n),
+        Data::Staged { bytes, .. } => (staging.as_ptr(), *bytes),
+    };
     let u = check::universe()?;
-    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf as *const u8, bytes, d, tag, ctx) {
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf, bytes, d, tag, ctx) {
         return Ok(());
     }
-    u.engine.send_blocking(buf as *const u8, bytes, d, tag, ctx, mode)
+    u.engine.send_blocking(buf, bytes, d, tag, ctx, mode)
+}
+
+/// The packed bytes of a staged (non-contiguous) send buffer; empty for direct data.
+unsafe fn pack_staged(data: &Data) -> Vec<u8> {
+    match data {
+        Data::Direct(..) => Vec::new(),
+        Data::Staged { t, buf, count, bytes } => {
+            let mut v = vec![0u8; *bytes];
+            // SAFETY: the application's buffer holds `count` elements of the type; v has `bytes`.
+            crate::datatype::copy(&t.layout, *buf, *count, v.as_mut_ptr(), *bytes, 0, true);
+            v
+        }
+    }
+}
+
+/// A receive target: the user's bytes, or a staging buffer to unpack from once the receive is done.
+unsafe fn recv_target(data: &Data, staging: &mut Vec<u8>) -> (*mut u8, usize) {
+    match data {
+        Data::Direct(p, n) => (*p, *n),
+        Data::Staged { bytes, .. } => {
+            *staging = vec![0u8; *bytes];
+            (staging.as_mut_ptr(), *bytes)
+        }
+    }
+}
+
+/// Unpacks the `received` bytes of a staged receive into the user's buffer.
+unsafe fn unpack_staged(data: &Data, staging: &mut [u8], received: u64) {
+    if let Data::Staged { t, buf, count, .. } = data {
+        let n = (received as usize).min(staging.len());
+        // SAFETY: the application's buffer holds `count` elements; only received bytes are copied.
+        crate::datatype::copy(&t.layout, *buf, *count, staging.as_mut_ptr(), n, 0, false);
+    }
 }
 
 /// Turns a receive status into the call's result: truncation is an error of the call.
@@ -67,7 +107,8 @@ fn recv_result(st: &Status) -> MpiResult {
 }
 
 unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let (bytes, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let (buf, bytes) = data.direct()?;
     let request = out(request, "request")?;
     let u = check::universe()?;
     // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
@@ -117,35 +158,40 @@ export! {
     }
 
     fn MPI_Recv / PMPI_Recv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (cap, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let mut staging = Vec::new();
+        let (buf, cap) = recv_target(&data, &mut staging);
         let st = match s {
             Source::ProcNull => Status::proc_null(),
             _ => {
                 let u = check::universe()?;
-                let id = u.engine.irecv(buf as *mut u8, cap, s.as_option(), tag, ctx);
+                let id = u.engine.irecv(buf, cap, s.as_option(), tag, ctx);
                 u.engine.wait(id)
             }
         };
+        unpack_staged(&data, &mut staging, st.bytes);
         write_status(status, &st, false);
         recv_result(&st)
     }
 
     fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
-        let (cap, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let (buf, cap) = data.direct()?;
         let request = out(request, "request")?;
         *request = match s {
             Source::ProcNull => REQ_PROC_NULL,
-            _ => req_handle(check::universe()?.engine.irecv(buf as *mut u8, cap, s.as_option(), tag, ctx)),
+            _ => req_handle(check::universe()?.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
         };
         Ok(())
     }
 
     fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
-        let (cap, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let (buf, cap) = data.direct()?;
         let request = out(request, "request")?;
         let op = match s {
             Source::ProcNull => OpArgs::ProcNull,
-            _ => OpArgs::Recv { buf: buf as *mut u8, cap, src: s.as_option(), tag, ctx },
+            _ => OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx },
         };
         *request = req_handle(check::universe()?.engine.persistent(op));
         Ok(())
@@ -154,23 +200,33 @@ export! {
     fn MPI_Sendrecv / PMPI_Sendrecv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                       recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                       comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (bytes, d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let (cap, s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let (sdata, d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
+        let (rdata, s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let u = check::universe()?;
-        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(recvbuf as *mut u8, cap, s.as_option(), recvtag, ctx)) };
+        let sstaging = pack_staged(&sdata);
+        let (sendbuf, bytes) = match &sdata {
+            Data::Direct(p, n) => (*p as *const u8, *n),
+            Data::Staged { bytes, .. } => (sstaging.as_ptr(), *bytes),
+        };
+        let mut rstaging = Vec::new();
+        let (recvbuf, cap) = recv_target(&rdata, &mut rstaging);
+        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(recvbuf, cap, s.as_option(), recvtag, ctx)) };
         if let Some(d) = d {
-            let sid = u.engine.isend(sendbuf as *const u8, bytes, d, sendtag, ctx, SendMode::Standard)?;
+            let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
             u.engine.wait(sid);
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
+        unpack_staged(&rdata, &mut rstaging, st.bytes);
         write_status(status, &st, false);
         recv_result(&st)
     }
 
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                                       source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (bytes, d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
-        let (cap, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+        let (sdata, d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
+        let (rdata, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+        let (buf, bytes) = sdata.direct()?;
+        let cap = rdata.direct()?.1;
         let u = check::universe()?;
         let mut tmp = vec![0u8; cap];
         let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(tmp.as_mut_ptr(), cap, s.as_option(), recvtag, ctx)) };
@@ -179,7 +235,7 @@ export! {
             u.engine.wait(sid);
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
-        std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf as *mut u8, st.bytes as usize);
+        std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf, st.bytes as usize);
         write_status(status, &st, false);
         recv_result(&st)
     }
@@ -261,12 +317,12 @@ export! {
 
     fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let cap = check::buffer_bytes(buf, count, datatype)?;
+        let (buf, cap) = check::comm_data(buf, count, datatype)?.direct()?;
         let message = out(message, "message")?;
         let st = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => Status::proc_null(),
             check::MsgRef::Engine(m) => {
-                let id = u.engine.imrecv(m, buf as *mut u8, cap)?;
+                let id = u.engine.imrecv(m, buf, cap)?;
                 u.engine.wait(id)
             }
         };
@@ -277,12 +333,12 @@ export! {
 
     fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let cap = check::buffer_bytes(buf, count, datatype)?;
+        let (buf, cap) = check::comm_data(buf, count, datatype)?.direct()?;
         let message = out(message, "message")?;
         let request = out(request, "request")?;
         *request = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => REQ_PROC_NULL,
-            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf as *mut u8, cap)?),
+            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
         };
         *message = MPI_MESSAGE_NULL;
         Ok(())
@@ -311,7 +367,7 @@ export! {
 
     fn MPI_Get_count / PMPI_Get_count (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
-        let size = check::datatype_size(datatype)?;
+        let size = check::datatype_size(datatype).or_else(|_| check::dtype(datatype).map(|t| t.layout.size))?;
         let count = out(count, "count")?;
         let bytes = (*st).count_bytes();
         *count = if size == 0 {
@@ -325,16 +381,30 @@ export! {
     }
 
     fn MPI_Get_elements / PMPI_Get_elements (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on MPI_COMM_SELF => {
-        // For predefined datatypes the number of basic elements equals the count.
-        PMPI_Get_count(status, datatype, count);
+        let st = out(status as *mut MPI_Status, "status")?;
+        let count = out(count, "count")?;
+        if check::datatype_size(datatype).is_ok() {
+            // For predefined datatypes the number of basic elements equals the count.
+            return match PMPI_Get_count(st, datatype, count) { MPI_SUCCESS => Ok(()), _ => Err(err(MPI_ERR_TYPE, "invalid datatype")) };
+        }
+        let t = check::dtype(datatype)?;
+        *count = match t.layout.basic_elements_in((*st).count_bytes()) {
+            Some(n) if n <= i32::MAX as u64 => n as c_int,
+            _ => MPI_UNDEFINED,
+        };
         Ok(())
     }
 
     fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
-        let size = check::datatype_size(datatype)?;
         let count = out(count, "count")?;
         let bytes = (*st).count_bytes();
+        let Ok(size) = check::datatype_size(datatype) else {
+            // Derived type: basic elements in the received bytes (MPI 4.1 section 5.1.11).
+            let t = check::dtype(datatype)?;
+            *count = t.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count);
+            return Ok(());
+        };
         *count = if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count };
         Ok(())
     }

@@ -1,0 +1,487 @@
+//! The derived-datatype engine: type layouts, their constructors, and pack/unpack between a typed
+//! buffer and a contiguous byte stream. Knows nothing of C: the FFI layer turns handles into
+//! `Arc<TypeRepr>` (predefined types are leaves built with [`TypeRepr::leaf`]) and back.
+//!
+//! A layout is a *flattened typemap*: the contiguous byte blocks `(offset, len)` one element covers,
+//! in typemap order (the order pack writes them), adjacent blocks merged. That makes pack/unpack a
+//! walk over a flat list with no recursion and no allocation, and lets a stream position be found
+//! by binary search (streaming/partial pack). Bounds follow MPI 4.1 section 5.1 plus the MPI-1
+//! sticky `MPI_LB`/`MPI_UB` markers and MPICH's struct alignment padding.
+pub mod registry;
+#[cfg(test)]
+mod tests;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+/// How a type was constructed (MPI_Type_get_envelope's combiner).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combiner {
+    Named,
+    Dup,
+    Contiguous,
+    Vector,
+    Hvector,
+    Indexed,
+    Hindexed,
+    IndexedBlock,
+    HindexedBlock,
+    Struct,
+    Subarray,
+    Resized,
+}
+
+/// The arguments a type was constructed with, as MPI_Type_get_contents returns them.
+#[derive(Clone, Debug)]
+pub struct Envelope {
+    pub combiner: Combiner,
+    pub ints: Vec<i32>,
+    pub addrs: Vec<i64>,
+    pub types: Vec<Arc<TypeRepr>>,
+}
+
+/// What a leaf (predefined type) is; markers carry no data but set sticky bounds in a struct.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeafKind {
+    Data,
+    LbMarker,
+    UbMarker,
+}
+
+/// The memory layout of one element of a type.
+#[derive(Clone, Debug, Default)]
+pub struct Layout {
+    /// Bytes of data in one element.
+    pub size: usize,
+    pub lb: i64,
+    pub ub: i64,
+    /// Whether lb/ub come from (sticky) markers: MPI_LB/MPI_UB or MPI_Type_create_resized.
+    pub lb_sticky: bool,
+    pub ub_sticky: bool,
+    /// Bounds of the bytes actually covered (0/0 for a type without data).
+    pub true_lb: i64,
+    pub true_ub: i64,
+    /// Alignment used to pad struct extents (MPICH: largest basic-type alignment inside).
+    pub align: usize,
+    /// The flattened typemap: (offset from the buffer address, length), merged where adjacent.
+    pub blocks: Vec<(i64, usize)>,
+    /// Packed-stream offset at which each block starts (prefix sums of the lengths).
+    pub prefix: Vec<usize>,
+    /// Basic elements in typemap order, run-length encoded: (size of the basic type, how many).
+    pub basics: Vec<(usize, u64)>,
+}
+
+impl Layout {
+    pub fn extent(&self) -> i64 {
+        self.ub - self.lb
+    }
+    pub fn true_extent(&self) -> i64 {
+        self.true_ub - self.true_lb
+    }
+    /// Number of basic elements in one element.
+    pub fn basic_count(&self) -> u64 {
+        self.basics.iter().map(|b| b.1).sum()
+    }
+    /// If `count` elements occupy one contiguous byte range, its (offset, length): the fast path
+    /// that lets pack/unpack and communication use a plain copy.
+    pub fn contiguous_span(&self, count: usize) -> Option<(i64, usize)> {
+        if self.size == 0 || count == 0 {
+            return Some((0, 0));
+        }
+        if self.blocks.len() == 1 && (count == 1 || self.extent() == self.size as i64) {
+            return Some((self.blocks[0].0, self.size * count));
+        }
+        None
+    }
+    /// Number of whole basic elements in the first `bytes` packed bytes of a stream of this type
+    /// (a trailing partial basic element is not counted, as in MPICH), or None for a type without
+    /// data and a non-zero byte count (MPI_Get_elements returns MPI_UNDEFINED then).
+    pub fn basic_elements_in(&self, bytes: u64) -> Option<u64> {
+        if self.size == 0 {
+            return if bytes == 0 { Some(0) } else { None };
+        }
+        let whole = bytes / self.size as u64;
+        let mut rest = bytes % self.size as u64;
+        let mut n = whole * self.basic_count();
+        for &(s, k) in &self.basics {
+            let take = (rest / s as u64).min(k);
+            n += take;
+            rest -= take * s as u64;
+            if take < k {
+                break;
+            }
+        }
+        Some(n)
+    }
+}
+
+/// A datatype: its layout, how it was built, its committed flag and name. Shared (`Arc`) between
+/// the handle table, the types built from it and operations in flight, so freeing a handle never
+/// invalidates a type still in use.
+#[derive(Debug)]
+pub struct TypeRepr {
+    pub layout: Layout,
+    pub env: Envelope,
+    /// For a predefined type, the value the FFI layer identifies it by (its handle).
+    pub leaf_id: Option<i32>,
+    pub leaf_kind: LeafKind,
+    committed: AtomicBool,
+    name: Mutex<String>,
+}
+
+impl TypeRepr {
+    fn new(layout: Layout, env: Envelope) -> TypeRepr {
+        TypeRepr { layout, env, leaf_id: None, leaf_kind: LeafKind::Data, committed: AtomicBool::new(false), name: Mutex::new(String::new()) }
+    }
+
+    /// A predefined type: `parts` are its basic components (offset, size) (two for the C pair
+    /// types), `extent` its extent including padding. Leaves are committed.
+    pub fn leaf(id: i32, kind: LeafKind, parts: &[(i64, usize)], extent: i64, align: usize, name: &str) -> TypeRepr {
+        let mut b = Builder::default();
+        for &(o, s) in parts {
+            b.push_block(o, s);
+            b.push_basic(s, 1);
+            b.size += s;
+            b.true_lb = Some(b.true_lb.map_or(o, |t: i64| t.min(o)));
+            b.true_ub = Some(b.true_ub.map_or(o + s as i64, |t: i64| t.max(o + s as i64)));
+        }
+        b.nat_lb = Some(0);
+        b.nat_ub = Some(extent);
+        b.align = align.max(1);
+        let env = Envelope { combiner: Combiner::Named, ints: vec![], addrs: vec![], types: vec![] };
+        let mut t = TypeRepr::new(b.finish(false), env);
+        t.leaf_id = Some(id);
+        t.leaf_kind = kind;
+        t.committed = AtomicBool::new(true);
+        *t.name.get_mut().unwrap() = name.to_string();
+        t
+    }
+
+    pub fn is_committed(&self) -> bool {
+        self.committed.load(Ordering::Acquire)
+    }
+    pub fn commit(&self) {
+        self.committed.store(true, Ordering::Release)
+    }
+    pub fn name(&self) -> String {
+        self.name.lock().unwrap().clone()
+    }
+    pub fn set_name(&self, n: &str) {
+        *self.name.lock().unwrap() = n.to_string()
+    }
+}
+
+/// Accumulates the instances of child types that make up a new type, computing bounds (MPI-1
+/// sticky-marker rules) and the merged flattened typemap.
+#[derive(Default)]
+struct Builder {
+    size: usize,
+    nat_lb: Option<i64>,
+    nat_ub: Option<i64>,
+    st_lb: Option<i64>,
+    st_ub: Option<i64>,
+    true_lb: Option<i64>,
+    true_ub: Option<i64>,
+    align: usize,
+    blocks: Vec<(i64, usize)>,
+    basics: Vec<(usize, u64)>,
+}
+
+fn min_opt(a: Option<i64>, b: i64) -> Option<i64> {
+    Some(a.map_or(b, |a| a.min(b)))
+}
+fn max_opt(a: Option<i64>, b: i64) -> Option<i64> {
+    Some(a.map_or(b, |a| a.max(b)))
+}
+
+impl Builder {
+    fn push_block(&mut self, off: i64, len: usize) {
+        if len == 0 {
+            return;
+        }
+        if let Some(last) = self.blocks.last_mut() {
+            if last.0 + last.1 as i64 == off {
+                last.1 += len;
+                return;
+            }
+        }
+        self.blocks.push((off, len));
+    }
+
+    fn push_basic(&mut self, size: usize, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.basics.last_mut() {
+            Some(last) if last.0 == size => last.1 += n,
+            _ => self.basics.push((size, n)),
+        }
+    }
+
+    /// Adds `reps` consecutive copies of `child` (each `child.extent()` apart) starting at `shift`.
+    fn add(&mut self, child: &TypeRepr, shift: i64, reps: u64) {
+        if reps == 0 {
+            return;
+        }
+        let c = &child.layout;
+        match child.leaf_kind {
+            LeafKind::LbMarker => {
+                self.st_lb = min_opt(self.st_lb, shift);
+                return;
+            }
+            LeafKind::UbMarker => {
+                self.st_ub = max_opt(self.st_ub, shift);
+                return;
+            }
+            LeafKind::Data => {}
+        }
+        let ext = c.extent();
+        let last = shift + (reps as i64 - 1) * ext;
+        let (lo, hi) = (shift.min(last), shift.max(last));
+        if c.lb_sticky {
+            self.st_lb = min_opt(self.st_lb, lo + c.lb);
+        } else {
+            self.nat_lb = min_opt(self.nat_lb, lo + c.lb);
+        }
+        if c.ub_sticky {
+            self.st_ub = max_opt(self.st_ub, hi + c.ub);
+        } else {
+            self.nat_ub = max_opt(self.nat_ub, hi + c.ub);
+        }
+        self.align = self.align.max(c.align);
+        if c.size == 0 {
+            return;
+        }
+        self.true_lb = min_opt(self.true_lb, lo + c.true_lb);
+        self.true_ub = max_opt(self.true_ub, hi + c.true_ub);
+        self.size += c.size * reps as usize;
+        if c.blocks.len() == 1 && ext == c.size as i64 {
+            // Dense child: all copies form one block (the common contiguous/vector case).
+            self.push_block(shift + c.blocks[0].0, c.size * reps as usize);
+        } else {
+            for k in 0..reps as i64 {
+                for &(o, l) in &c.blocks {
+                    self.push_block(shift + k * ext + o, l);
+                }
+            }
+        }
+        if c.basics.len() == 1 {
+            self.push_basic(c.basics[0].0, c.basics[0].1 * reps);
+        } else {
+            for _ in 0..reps {
+                for &(s, n) in &c.basics {
+                    self.push_basic(s, n);
+                }
+            }
+        }
+    }
+
+    /// The finished layout; `pad` applies MPICH's struct rule: without sticky markers the extent
+    /// is rounded up to a multiple of the largest alignment inside.
+    fn finish(self, pad: bool) -> Layout {
+        let lb = self.st_lb.or(self.nat_lb).unwrap_or(0);
+        let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(lb);
+        if pad && self.st_lb.is_none() && self.st_ub.is_none() && self.align > 1 {
+            let ext = ub - lb;
+            let a = self.align as i64;
+            if ext > 0 && ext % a != 0 {
+                ub += a - ext % a;
+            }
+        }
+        let mut prefix = Vec::with_capacity(self.blocks.len());
+        let mut p = 0;
+        for b in &self.blocks {
+            prefix.push(p);
+            p += b.1;
+        }
+        Layout {
+            size: self.size,
+            lb,
+            ub,
+            lb_sticky: self.st_lb.is_some(),
+            ub_sticky: self.st_ub.is_some(),
+            true_lb: self.true_lb.unwrap_or(0),
+            true_ub: self.true_ub.unwrap_or(0),
+            align: self.align.max(1),
+            blocks: self.blocks,
+            prefix,
+            basics: self.basics,
+        }
+    }
+}
+
+fn env(combiner: Combiner, ints: Vec<i32>, addrs: Vec<i64>, types: Vec<Arc<TypeRepr>>) -> Envelope {
+    Envelope { combiner, ints, addrs, types }
+}
+
+/// Generic constructor core: blocks (displacement in bytes, blocklength) of one child type.
+fn blocks_of(child: &Arc<TypeRepr>, blocks: impl Iterator<Item = (i64, u64)>, e: Envelope) -> TypeRepr {
+    let mut b = Builder::default();
+    for (d, n) in blocks {
+        b.add(child, d, n);
+    }
+    TypeRepr::new(b.finish(false), e)
+}
+
+// ---- constructors (arguments already validated by the caller: counts non-negative) ----
+
+pub fn contiguous(count: usize, old: &Arc<TypeRepr>) -> TypeRepr {
+    blocks_of(old, std::iter::once((0, count as u64)), env(Combiner::Contiguous, vec![count as i32], vec![], vec![old.clone()]))
+}
+
+pub fn vector(count: usize, blocklen: usize, stride: i64, old: &Arc<TypeRepr>) -> TypeRepr {
+    let ext = old.layout.extent();
+    let e = env(Combiner::Vector, vec![count as i32, blocklen as i32, stride as i32], vec![], vec![old.clone()]);
+    blocks_of(old, (0..count as i64).map(|i| (i * stride * ext, blocklen as u64)), e)
+}
+
+pub fn hvector(count: usize, blocklen: usize, stride: i64, old: &Arc<TypeRepr>) -> TypeRepr {
+    let e = env(Combiner::Hvector, vec![count as i32, blocklen as i32], vec![stride], vec![old.clone()]);
+    blocks_of(old, (0..count as i64).map(|i| (i * stride, blocklen as u64)), e)
+}
+
+pub fn indexed(blocklens: &[i32], displs: &[i32], old: &Arc<TypeRepr>) -> TypeRepr {
+    let ext = old.layout.extent();
+    let mut ints = vec![blocklens.len() as i32];
+    ints.extend_from_slice(blocklens);
+    ints.extend_from_slice(displs);
+    let e = env(Combiner::Indexed, ints, vec![], vec![old.clone()]);
+    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| (d as i64 * ext, n as u64)), e)
+}
+
+pub fn hindexed(blocklens: &[i32], displs: &[i64], old: &Arc<TypeRepr>) -> TypeRepr {
+    let mut ints = vec![blocklens.len() as i32];
+    ints.extend_from_slice(blocklens);
+    let e = env(Combiner::Hindexed, ints, displs.to_vec(), vec![old.clone()]);
+    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| (d, n as u64)), e)
+}
+
+pub fn indexed_block(blocklen: usize, displs: &[i32], old: &Arc<TypeRepr>) -> TypeRepr {
+    let ext = old.layout.extent();
+    let mut ints = vec![displs.len() as i32, blocklen as i32];
+    ints.extend_from_slice(displs);
+    let e = env(Combiner::IndexedBlock, ints, vec![], vec![old.clone()]);
+    blocks_of(old, displs.iter().map(|&d| (d as i64 * ext, blocklen as u64)), e)
+}
+
+pub fn hindexed_block(blocklen: usize, displs: &[i64], old: &Arc<TypeRepr>) -> TypeRepr {
+    let e = env(Combiner::HindexedBlock, vec![displs.len() as i32, blocklen as i32], displs.to_vec(), vec![old.clone()]);
+    blocks_of(old, displs.iter().map(|&d| (d, blocklen as u64)), e)
+}
+
+pub fn create_struct(blocklens: &[i32], displs: &[i64], types: &[Arc<TypeRepr>]) -> TypeRepr {
+    let mut b = Builder::default();
+    for ((&n, &d), t) in blocklens.iter().zip(displs).zip(types) {
+        b.add(t, d, n as u64);
+    }
+    let mut ints = vec![blocklens.len() as i32];
+    ints.extend_from_slice(blocklens);
+    TypeRepr::new(b.finish(true), env(Combiner::Struct, ints, displs.to_vec(), types.to_vec()))
+}
+
+pub fn resized(old: &Arc<TypeRepr>, lb: i64, extent: i64) -> TypeRepr {
+    let mut l = old.layout.clone();
+    l.lb = lb;
+    l.ub = lb + extent;
+    l.lb_sticky = true;
+    l.ub_sticky = true;
+    TypeRepr::new(l, env(Combiner::Resized, vec![], vec![lb, extent], vec![old.clone()]))
+}
+
+pub fn dup(old: &Arc<TypeRepr>) -> TypeRepr {
+    let t = TypeRepr::new(old.layout.clone(), env(Combiner::Dup, vec![], vec![], vec![old.clone()]));
+    if old.is_committed() {
+        t.commit();
+    }
+    t
+}
+
+/// Array order of MPI_Type_create_subarray.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    C,
+    Fortran,
+}
+
+/// MPI_Type_create_subarray: an `ndims`-dimensional sub-block of a full array; lb 0 and the extent
+/// of the full array, as the standard prescribes. Built as nested hvectors placed at the start
+/// offset and resized. `order_value` is the caller's encoding of `order`, kept for the envelope.
+pub fn subarray(sizes: &[i32], subsizes: &[i32], starts: &[i32], order: Order, order_value: i32, old: &Arc<TypeRepr>) -> TypeRepr {
+    let n = sizes.len();
+    let ext = old.layout.extent();
+    // Dimensions from fastest- to slowest-varying.
+    let dims: Vec<usize> = match order {
+        Order::C => (0..n).rev().collect(),
+        Order::Fortran => (0..n).collect(),
+    };
+    let mut t = old.clone();
+    let mut stride = ext;
+    let mut disp = 0i64;
+    for &d in &dims {
+        t = Arc::new(hvector(subsizes[d] as usize, 1, stride, &t));
+        disp += starts[d] as i64 * stride;
+        stride *= sizes[d] as i64;
+    }
+    let placed = Arc::new(hindexed(&[1], &[disp], &t));
+    let mut r = resized(&placed, 0, stride);
+    let mut ints = vec![n as i32];
+    ints.extend_from_slice(sizes);
+    ints.extend_from_slice(subsizes);
+    ints.extend_from_slice(starts);
+    ints.push(order_value);
+    r.env = env(Combiner::Subarray, ints, vec![], vec![old.clone()]);
+    r
+}
+
+// ---- pack / unpack ----
+
+/// Copies between `count` elements of a typed buffer at `typed` and the packed stream bytes
+/// `[start, start + stream.len())` (clamped to the `count * size` bytes there are); `pack` says the
+/// direction. Returns the number of stream bytes copied. No allocation; contiguous types are one copy.
+///
+/// # Safety
+/// Every byte the typemap of `count` elements covers, relative to `typed`, must be valid for reads
+/// (pack) or writes (unpack), and must not overlap `stream`.
+pub unsafe fn copy(l: &Layout, typed: *mut u8, count: usize, stream: *mut u8, stream_len: usize, start: usize, pack: bool) -> usize {
+    let total = l.size * count;
+    if start >= total {
+        return 0;
+    }
+    let end = total.min(start + stream_len);
+    let mv = |mem: *mut u8, s: *mut u8, n: usize| {
+        // SAFETY: the caller guarantees both ranges are valid and disjoint.
+        unsafe {
+            if pack {
+                std::ptr::copy_nonoverlapping(mem, s, n)
+            } else {
+                std::ptr::copy_nonoverlapping(s, mem, n)
+            }
+        }
+    };
+    if let Some((off, _)) = l.contiguous_span(count) {
+        mv(typed.offset(off as isize + start as isize), stream, end - start);
+        return end - start;
+    }
+    let ext = l.extent() as isize;
+    let mut pos = start;
+    let mut elem = pos / l.size;
+    let mut within = pos % l.size;
+    let mut bi = l.prefix.partition_point(|&p| p <= within) - 1;
+    while pos < end {
+        let (boff, blen) = l.blocks[bi];
+        let inb = within - l.prefix[bi];
+        let n = (blen - inb).min(end - pos);
+        mv(typed.offset(elem as isize * ext + boff as isize + inb as isize), stream.add(pos - start), n);
+        pos += n;
+        within += n;
+        if inb + n == blen {
+            bi += 1;
+            if bi == l.blocks.len() {
+                bi = 0;
+                elem += 1;
+                within = 0;
+            }
+        }
+    }
+    end - start
+}

@@ -1,0 +1,204 @@
+use super::*;
+
+fn leaf(size: usize) -> Arc<TypeRepr> {
+    Arc::new(TypeRepr::leaf(size as i32, LeafKind::Data, &[(0, size)], size as i64, size, "leaf"))
+}
+fn marker(kind: LeafKind) -> Arc<TypeRepr> {
+    Arc::new(TypeRepr::leaf(0, kind, &[], 0, 1, "marker"))
+}
+
+#[test]
+fn contiguous_and_vector_layouts() {
+    let int = leaf(4);
+    let c = contiguous(3, &int);
+    assert_eq!((c.layout.size, c.layout.lb, c.layout.extent()), (12, 0, 12));
+    assert_eq!(c.layout.blocks, vec![(0, 12)]);
+    assert_eq!(c.layout.contiguous_span(5), Some((0, 60)));
+
+    let v = vector(3, 2, 4, &int); // blocks of 2 ints every 4 ints
+    assert_eq!(v.layout.size, 24);
+    assert_eq!((v.layout.lb, v.layout.ub), (0, 40));
+    assert_eq!(v.layout.blocks, vec![(0, 8), (16, 8), (32, 8)]);
+    assert_eq!(v.layout.contiguous_span(1), None);
+
+    let neg = vector(2, 1, -2, &int);
+    assert_eq!((neg.layout.lb, neg.layout.ub, neg.layout.true_lb, neg.layout.true_ub), (-8, 4, -8, 4));
+    assert_eq!(neg.layout.blocks, vec![(0, 4), (-8, 4)]);
+}
+
+#[test]
+fn indexed_struct_and_padding() {
+    let int = leaf(4);
+    let dbl = leaf(8);
+    let ch = leaf(1);
+    let ix = indexed(&[2, 1], &[3, 0], &int);
+    assert_eq!(ix.layout.blocks, vec![(12, 8), (0, 4)]);
+    assert_eq!((ix.layout.lb, ix.layout.ub, ix.layout.size), (0, 20, 12));
+
+    // struct { double d; char c; }: extent padded to 16 (MPICH), true extent 9.
+    let s = create_struct(&[1, 1], &[0, 8], &[dbl.clone(), ch.clone()]);
+    assert_eq!((s.layout.size, s.layout.extent(), s.layout.true_extent()), (9, 16, 9));
+    assert_eq!(s.layout.blocks, vec![(0, 9)]);
+    assert_eq!(s.layout.basics, vec![(8, 1), (1, 1)]);
+
+    // Sticky markers: lb from MPI_LB, ub from MPI_UB, no padding.
+    let lbm = marker(LeafKind::LbMarker);
+    let ubm = marker(LeafKind::UbMarker);
+    let m = create_struct(&[1, 1, 1], &[-4, 0, 20], &[lbm, int.clone(), ubm]);
+    assert_eq!((m.layout.lb, m.layout.ub, m.layout.true_lb, m.layout.true_ub), (-4, 20, 0, 4));
+    // The markers stay sticky inside a contiguous type.
+    let mc = contiguous(2, &Arc::new(m));
+    assert_eq!((mc.layout.lb, mc.layout.ub), (-4, 44));
+    assert!(mc.layout.lb_sticky && mc.layout.ub_sticky);
+}
+
+#[test]
+fn resized_subarray_and_elements() {
+    let int = leaf(4);
+    let r = resized(&int, -4, 16);
+    assert_eq!((r.layout.lb, r.layout.extent(), r.layout.true_lb, r.layout.true_extent()), (-4, 16, 0, 4));
+    let rc = contiguous(3, &Arc::new(r));
+    assert_eq!(rc.layout.blocks, vec![(0, 4), (16, 4), (32, 4)]);
+    assert_eq!((rc.layout.lb, rc.layout.ub), (-4, 44));
+
+    // 4x5 C array of ints, 2x3 block at (1,2).
+    let s = subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, 56, &int);
+    assert_eq!((s.layout.lb, s.layout.extent(), s.layout.size), (0, 80, 24));
+    assert_eq!(s.layout.blocks, vec![(28, 12), (48, 12)]);
+    // Fortran order: first index fastest; sizes (4,5), block (2,3) at (1,2).
+    let f = subarray(&[4, 5], &[2, 3], &[1, 2], Order::Fortran, 57, &int);
+    assert_eq!(f.layout.blocks, vec![(36, 8), (52, 8), (68, 8)]);
+
+    let dbl = leaf(8);
+    let st = create_struct(&[1, 2], &[0, 8], &[dbl, int]);
+    assert_eq!(st.layout.basic_elements_in(16 + 8 + 4), Some(5));
+    assert_eq!(st.layout.basic_elements_in(16 + 6), Some(3));
+}
+
+#[test]
+fn partial_pack_matches_whole() {
+    let int = leaf(4);
+    let v = Arc::new(vector(4, 3, 5, &int));
+    let src: Vec<u8> = (0..255u8).collect();
+    let count = 2;
+    let total = v.layout.size * count;
+    let mut whole = vec![0u8; total];
+    // SAFETY: the vector spans (2-1)*extent + ub = 156 + 76 < 255 bytes of src.
+    unsafe { copy(&v.layout, src.as_ptr() as *mut u8, count, whole.as_mut_ptr(), total, 0, true) };
+    for chunk in [1, 5, 7, 13] {
+        let mut parts = vec![0u8; total];
+        let mut pos = 0;
+        while pos < total {
+            let n = chunk.min(total - pos);
+            // SAFETY: as above; the destination slice has n bytes at pos.
+            let got = unsafe { copy(&v.layout, src.as_ptr() as *mut u8, count, parts[pos..].as_mut_ptr(), n, pos, true) };
+            assert_eq!(got, n);
+            pos += n;
+        }
+        assert_eq!(parts, whole);
+    }
+}
+
+/// xorshift64*: reproducible random nested types.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+}
+
+fn random_type(r: &mut Rng, depth: u32) -> Arc<TypeRepr> {
+    let leaves = [1usize, 2, 4, 8];
+    if depth == 0 || r.below(4) == 0 {
+        return leaf(leaves[r.below(4) as usize]);
+    }
+    let old = random_type(r, depth - 1);
+    let ext = old.layout.extent().max(1);
+    let t = match r.below(8) {
+        0 => contiguous(r.below(4) as usize, &old),
+        1 => vector(r.below(4) as usize, r.below(3) as usize, r.below(5) as i64 - 1, &old),
+        2 => hvector(r.below(4) as usize, 1 + r.below(2) as usize, (r.below(4) as i64 + 1) * ext + r.below(3) as i64, &old),
+        3 => {
+            let n = 1 + r.below(3) as usize;
+            let bl: Vec<i32> = (0..n).map(|_| r.below(3) as i32).collect();
+            let d: Vec<i32> = (0..n).map(|_| r.below(8) as i32).collect();
+            indexed(&bl, &d, &old)
+        }
+        4 => {
+            let n = 1 + r.below(3) as usize;
+            let bl: Vec<i32> = (0..n).map(|_| 1 + r.below(2) as i32).collect();
+            let d: Vec<i64> = (0..n).map(|_| r.below(64) as i64).collect();
+            hindexed(&bl, &d, &old)
+        }
+        5 => {
+            let other = random_type(r, depth - 1);
+            create_struct(&[1 + r.below(2) as i32, 1], &[0, r.below(48) as i64], &[old, other])
+        }
+        6 => resized(&old, -(r.below(3) as i64), ext + r.below(9) as i64),
+        _ => subarray(&[3, 4], &[1 + r.below(3) as i32, 1 + r.below(4) as i32], &[0, 0], if r.below(2) == 0 { Order::C } else { Order::Fortran }, 0, &old),
+    };
+    Arc::new(t)
+}
+
+/// Pack then unpack into a fresh buffer reproduces exactly the bytes the typemap covers and leaves
+/// every other byte untouched (overlapping typemaps excluded: they are erroneous for receives).
+#[test]
+fn property_pack_unpack_roundtrip() {
+    let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+    let mut tested = 0;
+    for _ in 0..400 {
+        let t = random_type(&mut r, 3);
+        let l = &t.layout;
+        let count = 1 + r.below(3) as usize;
+        if l.size == 0 || l.size * count > 1 << 16 {
+            continue;
+        }
+        let ext = l.extent();
+        // Byte offsets covered by the typemap of `count` elements, relative to the buffer origin.
+        let mut covered = Vec::new();
+        for e in 0..count as i64 {
+            for &(o, len) in &l.blocks {
+                for k in 0..len as i64 {
+                    covered.push(e * ext + o + k);
+                }
+            }
+        }
+        let mut sorted = covered.clone();
+        sorted.sort();
+        sorted.dedup();
+        if sorted.len() != covered.len() {
+            continue; // overlapping entries
+        }
+        let lo = *sorted.first().unwrap();
+        let hi = *sorted.last().unwrap() + 1;
+        let span = (hi - lo) as usize;
+        let src: Vec<u8> = (0..span).map(|i| (i * 7 + 3) as u8).collect();
+        let mut packed = vec![0u8; l.size * count];
+        let origin = -lo as isize;
+        // SAFETY: every covered byte lies in [lo, hi), i.e. inside src/dst relative to origin.
+        let n = unsafe { copy(l, src.as_ptr().offset(origin) as *mut u8, count, packed.as_mut_ptr(), packed.len(), 0, true) };
+        assert_eq!(n, packed.len());
+        // The stream is the covered bytes in typemap order.
+        let expect: Vec<u8> = covered.iter().map(|&c| src[(c - lo) as usize]).collect();
+        assert_eq!(packed, expect);
+        let mut dst = vec![0xeeu8; span];
+        // SAFETY: as above.
+        unsafe { copy(l, dst.as_mut_ptr().offset(origin), count, packed.as_mut_ptr(), packed.len(), 0, false) };
+        for (i, &b) in dst.iter().enumerate() {
+            let off = lo + i as i64;
+            if sorted.binary_search(&off).is_ok() {
+                assert_eq!(b, src[i]);
+            } else {
+                assert_eq!(b, 0xee, "gap byte at {off} was written");
+            }
+        }
+        tested += 1;
+    }
+    assert!(tested > 100, "only {tested} random types were usable");
+}
