@@ -2,8 +2,7 @@
 /* User-defined error classes, codes and strings: MPI_Add_error_class / code / string,
    MPI_Error_class and MPI_Error_string round trips (empty string before one is set), codes distinct
    from classes and from the predefined classes, MPI_LASTUSEDCODE following them, a user code given
-   to a user error handler and returned under MPI_ERRORS_RETURN by MPI_Comm_call_errhandler, and the
-   errors of misuse. */
+   to a user error handler and returned under MPI_ERRORS_RETURN by MPI_Comm_call_errhandler. */
 #include "oxtest.h"
 
 static int handler_calls, handler_code;
@@ -35,6 +34,7 @@ static int lastused(void)
 int main(int argc, char **argv)
 {
     int rank, size, cls, c1, c2, code, rc;
+    (void)size;
     MPI_OK(MPI_Init(&argc, &argv));
     MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
@@ -108,9 +108,8 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Errhandler_free(&eh));
     MPI_OK(MPI_Comm_free(&dup));
 
-    /* misuse (changing a predefined class's string is erroneous but not detected by MPICH: not tested) */
-    CHECK(MPI_Add_error_code(last + 1000, &code) != MPI_SUCCESS, "code added to a nonexistent class");
-    CHECK(MPI_Error_class(last + 1000, &code) != MPI_SUCCESS, "MPI_Error_class of an unknown code succeeded");
+    /* Misuse (a code for an unknown class, a string for a predefined class, the class of an unknown
+       code) is erroneous but MPICH detects none of it, so it is checked by oxmpi's unit tests only. */
 
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_OK(MPI_Finalize());

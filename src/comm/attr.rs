@@ -125,6 +125,15 @@ impl Attrs {
         t.unuse(k);
     }
 
+    /// Drops every attribute of `comm` without callbacks (a failed dup's communicator, whose handle
+    /// will be reused).
+    pub fn clear(&self, comm: MPI_Comm) {
+        let mut t = self.lock();
+        for (k, _) in t.attrs.remove(&comm).unwrap_or_default() {
+            t.unuse(k);
+        }
+    }
+
     /// The attributes of `comm` as (keyval index, value), in order of setting.
     pub fn list(&self, comm: MPI_Comm) -> Vec<(u32, usize)> {
         self.lock().attrs.get(&comm).cloned().unwrap_or_default()

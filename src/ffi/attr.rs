@@ -64,9 +64,14 @@ fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiErro
 }
 
 /// Runs the delete callback of attribute `k` = `value` on `comm` (no-op for a NULL callback).
+///
+/// # Safety
+/// Calls the application's callback, which must follow the MPI_Comm_delete_attr_function contract.
 unsafe fn call_delete(u: &Universe, comm: MPI_Comm, k: u32, value: usize) -> MpiResult {
     let Some(kv) = u.attrs.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
+    // SAFETY: the application registered `f` as a delete callback; it receives exactly the values
+    // the application gave us (attribute value and extra_state), as the standard specifies.
     let rc = f(comm, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
     if rc != MPI_SUCCESS {
         return Err(callback_error("delete", keyval_handle(k), rc));
@@ -77,6 +82,9 @@ unsafe fn call_delete(u: &Universe, comm: MPI_Comm, k: u32, value: usize) -> Mpi
 /// Deletes every attribute of `comm`, most recently set first, stopping at the first callback
 /// that fails. Called by MPI_Comm_free before the communicator goes away, and by MPI_Finalize for
 /// MPI_COMM_SELF then MPI_COMM_WORLD (MPI 4.1 section 11.2.4).
+///
+/// # Safety
+/// Calls application callbacks (see `call_delete`).
 pub unsafe fn delete_all(u: &Universe, comm: MPI_Comm) -> MpiResult {
     for (k, value) in u.attrs.list(comm).into_iter().rev() {
         call_delete(u, comm, k, value)?;
@@ -89,16 +97,24 @@ pub unsafe fn delete_all(u: &Universe, comm: MPI_Comm) -> MpiResult {
 /// callback sets the flag is set on `new` with the value the callback produced. If a callback
 /// fails, the attributes already copied are deleted again and the error is returned (the caller
 /// then frees `new`).
+///
+/// # Safety
+/// Calls application callbacks (copy and, on failure, delete).
 pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult {
     for (k, value) in u.attrs.list(old) {
         let Some(kv) = u.attrs.keyval(k) else { continue };
         let Some(f) = kv.copy else { continue };
         let mut out: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
+        // SAFETY: the application registered `f` as a copy callback; `out` and `flag` are valid
+        // locals it may write (a `void *` and an `int`), the other arguments are its own values.
         let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
         if rc != MPI_SUCCESS {
             let e = callback_error("copy", keyval_handle(k), rc);
+            // The copies made so far get their delete callbacks; whatever remains is dropped
+            // because the new communicator's handle is about to be reused.
             let _ = delete_all(u, new);
+            u.attrs.clear(new);
             return Err(e);
         }
         if flag != 0 {
@@ -110,6 +126,9 @@ pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
 
 /// MPI_Comm_dup / MPI_Comm_dup_with_info: the new communicator with its parent's attributes
 /// copied; if a copy callback fails the new communicator is freed and the dup fails with its error.
+///
+/// # Safety
+/// Calls application callbacks (see `copy_all`).
 pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
     let new = crate::comm::create::dup(u, parent)?.map_or(MPI_COMM_NULL, check::comm_handle);
     if new != MPI_COMM_NULL {
@@ -121,6 +140,10 @@ pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crat
     Ok(new)
 }
 
+/// MPI_Comm_get_attr / MPI_Attr_get.
+///
+/// # Safety
+/// `attribute_val` and `flag`, when not NULL, point to a `void *` and an `int` the caller owns.
 unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> MpiResult {
     let u = check::universe()?;
     check::comm(u, comm)?;
@@ -151,6 +174,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
             let k = user_keyval(u, keyval)?;
             match u.attrs.get(comm, k) {
                 Some(value) => {
+                    // SAFETY: checked non-NULL above; the caller passes the address of a `void *`.
                     *(attribute_val as *mut *mut c_void) = value as *mut c_void;
                     *flag = 1;
                 }
@@ -159,11 +183,16 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
             return Ok(());
         }
     };
+    // SAFETY: checked non-NULL above; the caller passes the address of a `void *` and an `int`.
     *(attribute_val as *mut *const c_int) = p;
     *flag = 1;
     Ok(())
 }
 
+/// MPI_Comm_set_attr / MPI_Attr_put.
+///
+/// # Safety
+/// May call the application's delete callback on the old value.
 unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
     let u = check::universe()?;
     check::comm(u, comm)?;
@@ -177,6 +206,10 @@ unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResu
     Ok(())
 }
 
+/// MPI_Comm_delete_attr / MPI_Attr_delete.
+///
+/// # Safety
+/// Calls the application's delete callback.
 unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let u = check::universe()?;
     check::comm(u, comm)?;
@@ -189,20 +222,30 @@ unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     Ok(())
 }
 
+/// MPI_Comm_create_keyval / MPI_Keyval_create.
+///
+/// # Safety
+/// `keyval`, when not NULL, points to an `int` the caller owns.
 unsafe fn create_keyval(copy: Option<MPI_Comm_copy_attr_function>, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra_state: *mut c_void) -> MpiResult {
     let u = check::universe()?;
     if keyval.is_null() {
         return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
     }
+    // SAFETY: checked non-NULL above.
     *keyval = keyval_handle(u.attrs.create_keyval(copy, delete, extra_state as usize));
     Ok(())
 }
 
+/// MPI_Comm_free_keyval / MPI_Keyval_free.
+///
+/// # Safety
+/// `keyval`, when not NULL, points to an `int` the caller owns.
 unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
     let u = check::universe()?;
     if keyval.is_null() {
         return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
     }
+    // SAFETY: checked non-NULL above.
     let k = user_keyval(u, *keyval)?;
     // Attributes still set with it keep working and get their delete callback later.
     u.attrs.free_keyval(k);
@@ -260,6 +303,7 @@ export! {
         if string.is_null() {
             return Err(err(MPI_ERR_ARG, "string is NULL"));
         }
+        // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
         let s = std::ffi::CStr::from_ptr(string).to_string_lossy();
         crate::error::add_error_string(errorcode, &s)
     }
