@@ -4,6 +4,7 @@
 //! (`table.rs`), with context ids agreed on by their members (`context.rs`). Every communicator
 //! owns two context ids: `context` for point-to-point traffic and `context + 1` for the internal
 //! traffic of its collectives, so the two can never match each other.
+pub mod attr;
 pub mod context;
 pub mod create;
 pub mod table;

@@ -1,10 +1,15 @@
-//! Attributes: the predefined attributes of MPI_COMM_WORLD / MPI_COMM_SELF (MPI 4.1 section 9.1.2).
-//! User keyvals come with the attribute-caching work and report MPI_ERR_UNSUPPORTED_OPERATION.
+//! Attributes on communicators (MPI 4.1 section 7.7): the predefined attributes of MPI_COMM_WORLD /
+//! MPI_COMM_SELF (section 9.1.2), user keyvals with their copy/delete callbacks, the deprecated
+//! MPI-1 names, and the user-defined error classes/codes/strings (section 9.5).
+//!
+//! The bookkeeping is `crate::comm::attr` (one registry per rank). Callbacks are called here with
+//! no lock held. Type and window attributes come with derived datatypes and RMA.
 use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use std::os::raw::{c_int, c_void};
+use crate::runtime::universe::Universe;
+use std::os::raw::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
 const KEY_TAG_UB: c_int = 0x64400001;
@@ -22,12 +27,123 @@ struct Predefined {
     io: c_int,
     wtime_is_global: c_int,
     universe_size: c_int,
-    lastusedcode: c_int,
     appnum: c_int,
 }
 
 static VALUES: OnceLock<Predefined> = OnceLock::new();
 
+/// Predefined keyvals (MPICH: builtin keyval handles); they cannot be set, deleted or freed.
+fn is_predefined(keyval: c_int) -> bool {
+    handle_kind(keyval) == HANDLE_KIND_BUILTIN && handle_object(keyval) == OBJ_KEYVAL
+}
+
+fn keyval_handle(index: u32) -> c_int {
+    make_handle(HANDLE_KIND_DIRECT, OBJ_KEYVAL, index)
+}
+
+/// The registry index of a valid (created, not freed) user keyval handle.
+fn user_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
+    if keyval == MPI_KEYVAL_INVALID {
+        return Err(err(MPI_ERR_KEYVAL, "invalid keyval MPI_KEYVAL_INVALID"));
+    }
+    if is_predefined(keyval) {
+        return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is predefined: its attribute cannot be set, deleted or freed", keyval as u32)));
+    }
+    let i = handle_index(keyval);
+    if handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || u.attrs.live_keyval(i).is_none() {
+        return Err(err(MPI_ERR_KEYVAL, format!("invalid keyval 0x{:08x} (freed, or never created with MPI_Comm_create_keyval)", keyval as u32)));
+    }
+    Ok(i)
+}
+
+/// The error a callback returned, as an MPI error (its code is the callback's, so a user class or
+/// code survives; anything unknown becomes MPI_ERR_OTHER).
+fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
+    let class = crate::error::class_of(rc).unwrap_or(MPI_ERR_OTHER);
+    err(class, format!("the {what} callback of keyval 0x{:08x} returned error {rc}", keyval as u32))
+}
+
+/// Runs the delete callback of attribute `k` = `value` on `comm` (no-op for a NULL callback).
+///
+/// # Safety
+/// Calls the application's callback, which must follow the MPI_Comm_delete_attr_function contract.
+unsafe fn call_delete(u: &Universe, comm: MPI_Comm, k: u32, value: usize) -> MpiResult {
+    let Some(kv) = u.attrs.keyval(k) else { return Ok(()) };
+    let Some(f) = kv.delete else { return Ok(()) };
+    // SAFETY: the application registered `f` as a delete callback; it receives exactly the values
+    // the application gave us (attribute value and extra_state), as the standard specifies.
+    let rc = f(comm, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
+    if rc != MPI_SUCCESS {
+        return Err(callback_error("delete", keyval_handle(k), rc));
+    }
+    Ok(())
+}
+
+/// Deletes every attribute of `comm`, most recently set first, stopping at the first callback
+/// that fails. Called by MPI_Comm_free before the communicator goes away, and by MPI_Finalize for
+/// MPI_COMM_SELF then MPI_COMM_WORLD (MPI 4.1 section 11.2.4).
+///
+/// # Safety
+/// Calls application callbacks (see `call_delete`).
+pub unsafe fn delete_all(u: &Universe, comm: MPI_Comm) -> MpiResult {
+    for (k, value) in u.attrs.list(comm).into_iter().rev() {
+        call_delete(u, comm, k, value)?;
+        u.attrs.remove(comm, k);
+    }
+    Ok(())
+}
+
+/// MPI_Comm_dup's attribute step (MPI 4.1 section 7.7.2): each attribute of `old` whose copy
+/// callback sets the flag is set on `new` with the value the callback produced. If a callback
+/// fails, the attributes already copied are deleted again and the error is returned (the caller
+/// then frees `new`).
+///
+/// # Safety
+/// Calls application callbacks (copy and, on failure, delete).
+pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult {
+    for (k, value) in u.attrs.list(old) {
+        let Some(kv) = u.attrs.keyval(k) else { continue };
+        let Some(f) = kv.copy else { continue };
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: the application registered `f` as a copy callback; `out` and `flag` are valid
+        // locals it may write (a `void *` and an `int`), the other arguments are its own values.
+        let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
+        if rc != MPI_SUCCESS {
+            let e = callback_error("copy", keyval_handle(k), rc);
+            // The copies made so far get their delete callbacks; whatever remains is dropped
+            // because the new communicator's handle is about to be reused.
+            let _ = delete_all(u, new);
+            u.attrs.clear(new);
+            return Err(e);
+        }
+        if flag != 0 {
+            u.attrs.put(new, k, out as usize);
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Comm_dup / MPI_Comm_dup_with_info: the new communicator with its parent's attributes
+/// copied; if a copy callback fails the new communicator is freed and the dup fails with its error.
+///
+/// # Safety
+/// Calls application callbacks (see `copy_all`).
+pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
+    let new = crate::comm::create::dup(u, parent)?.map_or(MPI_COMM_NULL, check::comm_handle);
+    if new != MPI_COMM_NULL {
+        if let Err(e) = copy_all(u, comm, new) {
+            u.comms.remove(handle_index(new));
+            return Err(e);
+        }
+    }
+    Ok(new)
+}
+
+/// MPI_Comm_get_attr / MPI_Attr_get.
+///
+/// # Safety
+/// `attribute_val` and `flag`, when not NULL, point to a `void *` and an `int` the caller owns.
 unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) -> MpiResult {
     let u = check::universe()?;
     check::comm(u, comm)?;
@@ -42,7 +158,6 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         // MPI_Wtime counts from each process's first MPI call, so clocks are not synchronised.
         wtime_is_global: 0,
         universe_size: u.size as c_int,
-        lastusedcode: MPICH_ERR_LAST_CLASS,
         appnum: 0,
     });
     let p: *const c_int = match keyval {
@@ -51,13 +166,90 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         KEY_IO => &v.io,
         KEY_WTIME_IS_GLOBAL => &v.wtime_is_global,
         KEY_UNIVERSE_SIZE => &v.universe_size,
-        KEY_LASTUSEDCODE => &v.lastusedcode,
+        // Follows MPI_Add_error_class / MPI_Add_error_code.
+        KEY_LASTUSEDCODE => crate::error::LAST_USED_CODE.as_ptr(),
         KEY_APPNUM => &v.appnum,
-        MPI_KEYVAL_INVALID => return Err(err(MPI_ERR_KEYVAL, "invalid keyval MPI_KEYVAL_INVALID")),
-        _ => return Err(err(MPI_ERR_UNSUPPORTED_OPERATION, format!("keyval 0x{:08x}: user-defined attributes are not implemented in oxmpi yet (only the predefined ones: MPI_TAG_UB, MPI_HOST, MPI_IO, MPI_WTIME_IS_GLOBAL, MPI_UNIVERSE_SIZE, MPI_LASTUSEDCODE, MPI_APPNUM)", keyval as u32))),
+        _ if is_predefined(keyval) => return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is not a predefined communicator attribute oxmpi knows", keyval as u32))),
+        _ => {
+            let k = user_keyval(u, keyval)?;
+            match u.attrs.get(comm, k) {
+                Some(value) => {
+                    // SAFETY: checked non-NULL above; the caller passes the address of a `void *`.
+                    *(attribute_val as *mut *mut c_void) = value as *mut c_void;
+                    *flag = 1;
+                }
+                None => *flag = 0,
+            }
+            return Ok(());
+        }
     };
+    // SAFETY: checked non-NULL above; the caller passes the address of a `void *` and an `int`.
     *(attribute_val as *mut *const c_int) = p;
     *flag = 1;
+    Ok(())
+}
+
+/// MPI_Comm_set_attr / MPI_Attr_put.
+///
+/// # Safety
+/// May call the application's delete callback on the old value.
+unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResult {
+    let u = check::universe()?;
+    check::comm(u, comm)?;
+    let k = user_keyval(u, keyval)?;
+    // Replacing a value deletes the old one first (MPI 4.1 section 7.7.3); if that fails the
+    // attribute keeps its old value.
+    if let Some(old) = u.attrs.get(comm, k) {
+        call_delete(u, comm, k, old)?;
+    }
+    u.attrs.put(comm, k, value as usize);
+    Ok(())
+}
+
+/// MPI_Comm_delete_attr / MPI_Attr_delete.
+///
+/// # Safety
+/// Calls the application's delete callback.
+unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
+    let u = check::universe()?;
+    check::comm(u, comm)?;
+    let k = user_keyval(u, keyval)?;
+    // Deleting an attribute that is not set does nothing (as MPICH).
+    if let Some(old) = u.attrs.get(comm, k) {
+        call_delete(u, comm, k, old)?;
+        u.attrs.remove(comm, k);
+    }
+    Ok(())
+}
+
+/// MPI_Comm_create_keyval / MPI_Keyval_create.
+///
+/// # Safety
+/// `keyval`, when not NULL, points to an `int` the caller owns.
+unsafe fn create_keyval(copy: Option<MPI_Comm_copy_attr_function>, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra_state: *mut c_void) -> MpiResult {
+    let u = check::universe()?;
+    if keyval.is_null() {
+        return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
+    }
+    // SAFETY: checked non-NULL above.
+    *keyval = keyval_handle(u.attrs.create_keyval(copy, delete, extra_state as usize));
+    Ok(())
+}
+
+/// MPI_Comm_free_keyval / MPI_Keyval_free.
+///
+/// # Safety
+/// `keyval`, when not NULL, points to an `int` the caller owns.
+unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
+    let u = check::universe()?;
+    if keyval.is_null() {
+        return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
+    }
+    // SAFETY: checked non-NULL above.
+    let k = user_keyval(u, *keyval)?;
+    // Attributes still set with it keep working and get their delete callback later.
+    u.attrs.free_keyval(k);
+    *keyval = MPI_KEYVAL_INVALID;
     Ok(())
 }
 
@@ -67,5 +259,52 @@ export! {
     }
     fn MPI_Attr_get / PMPI_Attr_get (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm => {
         get_attr(comm, keyval, attribute_val, flag)
+    }
+    fn MPI_Comm_set_attr / PMPI_Comm_set_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) on comm => {
+        set_attr(comm, comm_keyval, attribute_val)
+    }
+    fn MPI_Attr_put / PMPI_Attr_put (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) on comm => {
+        set_attr(comm, keyval, attribute_val)
+    }
+    fn MPI_Comm_delete_attr / PMPI_Comm_delete_attr (comm: MPI_Comm, comm_keyval: c_int) on comm => {
+        delete_attr(comm, comm_keyval)
+    }
+    fn MPI_Attr_delete / PMPI_Attr_delete (comm: MPI_Comm, keyval: c_int) on comm => {
+        delete_attr(comm, keyval)
+    }
+    fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval (comm_copy_attr_fn: Option<MPI_Comm_copy_attr_function>, comm_delete_attr_fn: Option<MPI_Comm_delete_attr_function>, comm_keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
+        create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
+    }
+    fn MPI_Keyval_create / PMPI_Keyval_create (copy_fn: Option<MPI_Copy_function>, delete_fn: Option<MPI_Delete_function>, keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
+        create_keyval(copy_fn, delete_fn, keyval, extra_state)
+    }
+    fn MPI_Comm_free_keyval / PMPI_Comm_free_keyval (comm_keyval: *mut c_int) on MPI_COMM_SELF => {
+        free_keyval(comm_keyval)
+    }
+    fn MPI_Keyval_free / PMPI_Keyval_free (keyval: *mut c_int) on MPI_COMM_SELF => {
+        free_keyval(keyval)
+    }
+
+    fn MPI_Add_error_class / PMPI_Add_error_class (errorclass: *mut c_int) on MPI_COMM_SELF => {
+        if errorclass.is_null() {
+            return Err(err(MPI_ERR_ARG, "errorclass is NULL"));
+        }
+        *errorclass = crate::error::add_error_class()?;
+        Ok(())
+    }
+    fn MPI_Add_error_code / PMPI_Add_error_code (errorclass: c_int, errorcode: *mut c_int) on MPI_COMM_SELF => {
+        if errorcode.is_null() {
+            return Err(err(MPI_ERR_ARG, "errorcode is NULL"));
+        }
+        *errorcode = crate::error::add_error_code(errorclass)?;
+        Ok(())
+    }
+    fn MPI_Add_error_string / PMPI_Add_error_string (errorcode: c_int, string: *const c_char) on MPI_COMM_SELF => {
+        if string.is_null() {
+            return Err(err(MPI_ERR_ARG, "string is NULL"));
+        }
+        // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
+        let s = std::ffi::CStr::from_ptr(string).to_string_lossy();
+        crate::error::add_error_string(errorcode, &s)
     }
 }

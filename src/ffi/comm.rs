@@ -52,7 +52,8 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        *newcomm = crate::comm::create::dup(u, &c_ref)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
+        *newcomm = super::attr::dup_with_attrs(u, comm, &c_ref)?;
         Ok(())
     }
 
@@ -61,7 +62,8 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        *newcomm = crate::comm::create::dup(u, &c_ref)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
+        *newcomm = super::attr::dup_with_attrs(u, comm, &c_ref)?;
         Ok(())
     }
 
@@ -96,6 +98,8 @@ export! {
             return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
         }
         check::comm(u, h)?;
+        // Attribute caching: delete callbacks run before the communicator goes away (ffi/attr.rs).
+        super::attr::delete_all(u, h)?;
         u.comms.remove(handle_index(h));
         *comm = MPI_COMM_NULL;
         Ok(())

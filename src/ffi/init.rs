@@ -52,6 +52,11 @@ export! {
     }
 
     fn MPI_Finalize / PMPI_Finalize () on MPI_COMM_WORLD => {
+        // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
+        // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/attr.rs).
+        let u = universe::get()?;
+        super::attr::delete_all(u, MPI_COMM_SELF)?;
+        super::attr::delete_all(u, MPI_COMM_WORLD)?;
         universe::finalize()
     }
 

@@ -23,6 +23,9 @@ pub struct Universe {
     pub self_comm: Comm,
     /// User communicators (MPI_Comm_dup, split, ...).
     pub comms: crate::comm::table::CommTable,
+    /// Keyvals and communicator attributes of this rank (per rank: in threads mode the ranks of a
+    /// process must not share them).
+    pub attrs: crate::comm::attr::Attrs,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: i32,
     pub main_thread: ThreadId,
@@ -231,6 +234,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, default_errhandler).with_name("MPI_COMM_WORLD"),
         self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, default_errhandler).with_name("MPI_COMM_SELF"),
         comms: Default::default(),
+        attrs: Default::default(),
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
         main_thread: std::thread::current().id(),
         singleton,
