@@ -59,6 +59,7 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
+        check::intra(c, "MPI_Bcast")?;
         let bytes = check::buffer_bytes(buffer, count, datatype)?;
         self::buffer(buffer, bytes, "buffer")?;
         let root = root_rank(c, root)?;
@@ -70,6 +71,7 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
+        check::intra(c, "MPI_Reduce")?;
         let (red, n, bytes) = reduction(count, datatype, op)?;
         let root = root_rank(c, root)?;
         let send = if c.rank == root {
@@ -97,6 +99,7 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
+        check::intra(c, "MPI_Allreduce")?;
         let (red, n, bytes) = reduction(count, datatype, op)?;
         buffer(recvbuf, bytes, "receive buffer")?;
         let send = if in_place(sendbuf) {
