@@ -151,3 +151,97 @@ pub fn barrier(u: &Universe, inter: &Comm) -> MpiResult {
     crate::ffi::comm::barrier(u, &local);
     Ok(())
 }
+
+/// Collective-context tag of the data crossing between the groups in Bcast/Reduce/Allreduce.
+const TAG_CROSS: i32 = 0x402;
+
+/// Where a rank stands in a rooted intercommunicator collective (MPI 4.1 section 6.2.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum InterRoot {
+    /// MPI_ROOT: this process is the root.
+    Root,
+    /// MPI_PROC_NULL: in the root's group, not the root: takes no part.
+    Idle,
+    /// The root's rank in the remote group: this process is in the other group.
+    Remote(usize),
+}
+
+/// Sends `bytes` at `buf` to world rank `to` on the collective context and waits.
+fn send_cross(u: &Universe, inter: &Comm, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
+    let s = u.engine.isend(buf, bytes, to, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
+    u.engine.wait(s);
+    Ok(())
+}
+
+/// Receives exactly `bytes` into `buf` from world rank `from` on the collective context.
+fn recv_cross(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
+    let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(from), TAG_CROSS, inter.coll_context()));
+    crate::coll::check_received(&st, bytes, from)
+}
+
+/// MPI_Bcast on an intercommunicator: the root sends to rank 0 of the other group, which
+/// broadcasts within its group.
+///
+/// # Safety
+/// `buf` must hold `bytes` bytes, readable at the root and writable in the other group.
+pub unsafe fn bcast_inter(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, root: InterRoot) -> MpiResult {
+    match root {
+        InterRoot::Idle => Ok(()),
+        InterRoot::Root => send_cross(u, inter, buf, bytes, inter.peer_world_rank(0)),
+        InterRoot::Remote(r) => {
+            if inter.rank == 0 {
+                recv_cross(u, inter, buf, bytes, inter.peer_world_rank(r))?;
+            }
+            // SAFETY: `buf` holds `bytes` writable bytes (caller contract).
+            unsafe { bcast(u, &local_view(inter), buf, bytes, 0) }
+        }
+    }
+}
+
+/// MPI_Reduce on an intercommunicator: the other group reduces to its rank 0 (in rank order),
+/// which sends the result to the root.
+///
+/// # Safety
+/// In the non-root group `sendbuf` holds `count` elements of `red`'s datatype; at the root
+/// `recvbuf` holds `count` writable elements.
+pub unsafe fn reduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: InterRoot) -> MpiResult {
+    let bytes = count * red.size;
+    match root {
+        InterRoot::Idle => Ok(()),
+        InterRoot::Root => recv_cross(u, inter, recvbuf, bytes, inter.peer_world_rank(0)),
+        InterRoot::Remote(r) => {
+            let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
+            // SAFETY: `sendbuf` holds `count` elements; `partial` is the distinct result buffer
+            // at local rank 0 and unused elsewhere.
+            unsafe { crate::coll::reduce::reduce(u, &local_view(inter), sendbuf, partial.as_mut_ptr(), count, red, 0)? };
+            if inter.rank == 0 {
+                send_cross(u, inter, partial.as_ptr(), bytes, inter.peer_world_rank(r))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// MPI_Allreduce on an intercommunicator: every process gets the reduction of the OTHER group's
+/// data. Each group reduces to its rank 0, the two ranks 0 swap their results, and each
+/// broadcasts the remote result within its group.
+///
+/// # Safety
+/// `sendbuf` holds `count` elements of `red`'s datatype, `recvbuf` `count` writable ones,
+/// distinct from `sendbuf`.
+pub unsafe fn allreduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let bytes = count * red.size;
+    let local = local_view(inter);
+    let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
+    // SAFETY: as in `reduce_inter`.
+    unsafe { crate::coll::reduce::reduce(u, &local, sendbuf, partial.as_mut_ptr(), count, red, 0)? };
+    if inter.rank == 0 {
+        let peer = inter.peer_world_rank(0);
+        let r = u.engine.irecv(recvbuf, bytes, Some(peer), TAG_CROSS, inter.coll_context());
+        let s = u.engine.isend(partial.as_ptr(), bytes, peer, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
+        u.engine.wait(s);
+        crate::coll::check_received(&u.engine.wait(r), bytes, peer)?;
+    }
+    // SAFETY: `recvbuf` holds `bytes` writable bytes.
+    unsafe { bcast(u, &local, recvbuf, bytes, 0) }
+}
