@@ -14,6 +14,16 @@ const MPI_INT64_T: i32 = 0x4c00083a;
 /// (see `context.rs`); returns its first context id.
 pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
     let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    agree_context_with(u, |mine, agreed| {
+        // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
+        unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band) }
+    })
+}
+
+/// The agreement loop of `agree_context`, with the bitwise AND over all the members done by
+/// `and_all(mine, agreed)`, which every member must call the same number of times (this lets an
+/// intercommunicator's two groups agree without a communicator spanning both).
+pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u64]) -> MpiResult) -> MpiResult<u32> {
     loop {
         let offer = u.comms.contexts.offer();
         // One more word: 1 if this rank offered its real mask. Its AND says whether everybody did,
@@ -21,8 +31,7 @@ pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
         let mut mine = offer.mask.clone();
         mine.push(offer.owner as u64);
         let mut agreed = vec![0u64; mine.len()];
-        // SAFETY: both vectors hold mine.len() u64 elements; distinct buffers.
-        let r = unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band) };
+        let r = and_all(&mine, &mut agreed);
         let all_owners = agreed.pop() == Some(1);
         if let Err(e) = r {
             u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
@@ -42,7 +51,11 @@ pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
 }
 
 /// MPI_Comm_dup: same group, new contexts, same error handler. Returns the new table index.
+/// An intercommunicator's dup agrees over both groups (`inter::dup`).
 pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
+    if parent.is_inter() {
+        return super::inter::dup(u, parent).map(Some);
+    }
     let ctx = agree_context(u, parent)?;
     let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
     Ok(Some(u.comms.insert(c)))

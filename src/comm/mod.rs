@@ -7,6 +7,7 @@
 pub mod attr;
 pub mod context;
 pub mod create;
+pub mod inter;
 pub mod table;
 
 use std::sync::atomic::{AtomicI32, Ordering};
@@ -26,11 +27,49 @@ pub struct Comm {
     pub errhandler: AtomicI32,
     /// MPI_Comm_set_name / get_name.
     pub name: Mutex<String>,
+    /// Intercommunicators only: world rank of each rank of the remote group, which point-to-point
+    /// ranks address (MPI 4.1 section 7.6). `group`/`rank` stay the local group.
+    pub remote: Option<Vec<usize>>,
+    /// Intercommunicators only: whether the local group is the "low" one (its rank 0 has the lower
+    /// world rank of the two groups' ranks 0, as MPICH decides), which MPI_Intercomm_merge orders
+    /// first when both groups pass the same `high`.
+    pub low_group: bool,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()) }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), remote: None, low_group: false }
+    }
+    /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
+    /// group `remote`, both as world ranks; both groups use context pair `context`.
+    pub fn new_inter(context: u32, group: Vec<usize>, rank: usize, remote: Vec<usize>, low_group: bool, errhandler: i32) -> Comm {
+        Comm { remote: Some(remote), low_group, ..Comm::new(context, group, rank, errhandler) }
+    }
+    pub fn is_inter(&self) -> bool {
+        self.remote.is_some()
+    }
+    /// The group point-to-point ranks address: the remote group of an intercommunicator, else the
+    /// communicator's own group.
+    pub fn peers(&self) -> &[usize] {
+        match &self.remote {
+            None => &self.group,
+            Some(r) => r,
+        }
+    }
+    /// Number of ranks point-to-point calls may address (MPI_Comm_remote_size on intercomms).
+    pub fn peer_size(&self) -> usize {
+        self.peers().len()
+    }
+    /// World rank of point-to-point peer rank `r` (`r < peer_size()`).
+    pub fn peer_world_rank(&self, r: usize) -> usize {
+        self.peers()[r]
+    }
+    /// Rank among the point-to-point peers of world rank `w` (a message's sender), if any.
+    pub fn peer_rank_of(&self, w: usize) -> Option<usize> {
+        match &self.remote {
+            None => self.comm_rank_of(w),
+            Some(r) => r.iter().position(|&g| g == w),
+        }
     }
     pub fn size(&self) -> usize {
         self.group.len()
@@ -38,7 +77,7 @@ impl Comm {
     pub fn coll_context(&self) -> u32 {
         self.context + 1
     }
-    /// World rank of communicator rank `r` (`r` must be in range).
+    /// World rank of local-group rank `r` (`r` must be in range).
     pub fn world_rank(&self, r: usize) -> usize {
         self.group[r]
     }

@@ -53,6 +53,14 @@ pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<CommRef> {
     }
 }
 
+/// Rejects an intercommunicator in `call`, which oxmpi supports on intracommunicators only.
+pub fn intra(c: &Comm, call: &str) -> MpiResult {
+    if c.is_inter() {
+        return Err(err(MPI_ERR_COMM, format!("{call} on an intercommunicator is not implemented yet (only intracommunicators)")));
+    }
+    Ok(())
+}
+
 /// Size in bytes of one element of `dt`.
 pub fn datatype_size(dt: MPI_Datatype) -> MpiResult<usize> {
     if dt == MPI_DATATYPE_NULL {
@@ -180,10 +188,12 @@ pub fn dest_rank(c: &Comm, r: c_int) -> MpiResult<Option<usize>> {
     if r == MPI_PROC_NULL {
         return Ok(None);
     }
-    if r < 0 || r as usize >= c.size() {
-        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the communicator has {} ranks (0..{})", c.size(), c.size())));
+    // On an intercommunicator, ranks address the remote group (MPI 4.1 section 7.6.1).
+    let peers = c.peers();
+    if r < 0 || r as usize >= peers.len() {
+        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the {} has {} ranks (0..{})", kind(c), peers.len(), peers.len())));
     }
-    Ok(Some(c.world_rank(r as usize)))
+    Ok(Some(peers[r as usize]))
 }
 
 /// Source of a receive or probe.
@@ -194,12 +204,18 @@ pub enum Source {
 }
 
 pub fn source_rank(c: &Comm, r: c_int) -> MpiResult<Source> {
+    let peers = c.peers();
     match r {
         MPI_PROC_NULL => Ok(Source::ProcNull),
         MPI_ANY_SOURCE => Ok(Source::Any),
-        _ if r < 0 || r as usize >= c.size() => Err(err(MPI_ERR_RANK, format!("invalid source rank {r}: the communicator has {} ranks", c.size()))),
-        _ => Ok(Source::World(c.world_rank(r as usize))),
+        _ if r < 0 || r as usize >= peers.len() => Err(err(MPI_ERR_RANK, format!("invalid source rank {r}: the {} has {} ranks", kind(c), peers.len()))),
+        _ => Ok(Source::World(peers[r as usize])),
     }
+}
+
+/// What a communicator's point-to-point ranks are, for error messages.
+fn kind(c: &Comm) -> &'static str {
+    if c.is_inter() { "remote group of the intercommunicator" } else { "communicator" }
 }
 
 impl Source {
@@ -297,7 +313,7 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
         return;
     }
     let source = match universe::peek() {
-        Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.comm_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
+        Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.peer_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
         _ => st.source,
     };
     let out = &mut *s;

@@ -6,6 +6,7 @@ use crate::abi::*;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};
 use crate::export;
+use crate::comm::inter::InterRoot;
 use crate::op::{Op, Reduction};
 use std::os::raw::{c_int, c_void};
 
@@ -19,6 +20,17 @@ fn root_rank(c: &Comm, root: c_int) -> MpiResult<usize> {
         return Err(err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks (0..{})", c.size(), c.size())));
     }
     Ok(root as usize)
+}
+
+/// The root argument of a rooted collective on an intercommunicator: MPI_ROOT, MPI_PROC_NULL, or
+/// a rank of the remote group.
+fn inter_root(c: &Comm, root: c_int) -> MpiResult<InterRoot> {
+    match root {
+        MPI_ROOT => Ok(InterRoot::Root),
+        MPI_PROC_NULL => Ok(InterRoot::Idle),
+        _ if root >= 0 && (root as usize) < c.peer_size() => Ok(InterRoot::Remote(root as usize)),
+        _ => Err(err(MPI_ERR_ROOT, format!("invalid root {root} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (0..{})", c.peer_size()))),
+    }
 }
 
 /// Checks one significant buffer of `bytes` bytes: not MPI_IN_PLACE, not NULL unless empty.
@@ -60,6 +72,14 @@ export! {
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
         let bytes = check::buffer_bytes(buffer, count, datatype)?;
+        if c.is_inter() {
+            let root = inter_root(c, root)?;
+            if root != InterRoot::Idle {
+                self::buffer(buffer, bytes, "buffer")?;
+            }
+            // SAFETY: buffer holds `bytes` bytes (the caller's count and datatype, checked above).
+            return unsafe { crate::comm::inter::bcast_inter(u, c, buffer as *mut u8, bytes, root) };
+        }
         self::buffer(buffer, bytes, "buffer")?;
         let root = root_rank(c, root)?;
         // SAFETY: buffer holds `bytes` bytes (the caller's count and datatype, checked above).
@@ -71,6 +91,17 @@ export! {
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
         let (red, n, bytes) = reduction(count, datatype, op)?;
+        if c.is_inter() {
+            let root = inter_root(c, root)?;
+            match root {
+                InterRoot::Root => buffer(recvbuf, bytes, "receive buffer")?,
+                InterRoot::Remote(_) => buffer(sendbuf, bytes, "send buffer")?,
+                InterRoot::Idle => {}
+            }
+            // SAFETY: the significant buffers hold `n` elements of the datatype (checked above;
+            // MPI_IN_PLACE is not allowed on intercommunicators).
+            return unsafe { crate::comm::inter::reduce_inter(u, c, sendbuf as *const u8, recvbuf as *mut u8, n, &red, root) };
+        }
         let root = root_rank(c, root)?;
         let send = if c.rank == root {
             buffer(recvbuf, bytes, "receive buffer")?;
@@ -99,6 +130,13 @@ export! {
         let c = &*c_ref;
         let (red, n, bytes) = reduction(count, datatype, op)?;
         buffer(recvbuf, bytes, "receive buffer")?;
+        if c.is_inter() {
+            // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.9.6).
+            buffer(sendbuf, bytes, "send buffer")?;
+            no_alias(sendbuf, recvbuf, bytes)?;
+            // SAFETY: both buffers hold `n` elements of the datatype and are disjoint.
+            return unsafe { crate::comm::inter::allreduce_inter(u, c, sendbuf as *const u8, recvbuf as *mut u8, n, &red) };
+        }
         let send = if in_place(sendbuf) {
             recvbuf as *const c_void
         } else {

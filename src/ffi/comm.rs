@@ -35,15 +35,23 @@ export! {
         let a = &*a_ref;
         let b_ref = check::comm(u, comm2)?;
         let b = &*b_ref;
-        *out(result, "result")? = if comm1 == comm2 || a.context == b.context && a.group == b.group {
+        // Intercommunicators compare both groups; one never equals an intracommunicator
+        // (MPI 4.1 section 7.6.1).
+        let sorted = |g: &[usize]| {
+            let mut g = g.to_vec();
+            g.sort_unstable();
+            g
+        };
+        *out(result, "result")? = if comm1 == comm2 || a.context == b.context && a.group == b.group && a.remote == b.remote {
             MPI_IDENT
-        } else if a.group == b.group {
+        } else if a.is_inter() != b.is_inter() {
+            MPI_UNEQUAL
+        } else if a.group == b.group && a.remote == b.remote {
             MPI_CONGRUENT
+        } else if sorted(&a.group) == sorted(&b.group) && sorted(a.peers()) == sorted(b.peers()) {
+            MPI_SIMILAR
         } else {
-            let (mut x, mut y) = (a.group.clone(), b.group.clone());
-            x.sort_unstable();
-            y.sort_unstable();
-            if x == y { MPI_SIMILAR } else { MPI_UNEQUAL }
+            MPI_UNEQUAL
         };
         Ok(())
     }
@@ -74,6 +82,7 @@ export! {
         }
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
+        check::intra(&c_ref, "MPI_Comm_split")?;
         *newcomm = crate::comm::create::split(u, &c_ref, (color != MPI_UNDEFINED).then_some(color), key)?.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
@@ -82,6 +91,7 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
+        check::intra(&c_ref, "MPI_Comm_split_type")?;
         // Every rank of an oxmpi job shares this node's memory: MPI_COMM_TYPE_SHARED (1) and the
         // hardware-guided/unguided types (2, 3) group all ranks together; any other value,
         // including MPI_UNDEFINED, gives MPI_COMM_NULL (MPI 4.1 section 7.4.2).
@@ -123,8 +133,52 @@ export! {
     }
 
     fn MPI_Comm_test_inter / PMPI_Comm_test_inter (comm: MPI_Comm, flag: *mut c_int) on comm => {
-        check::comm(check::universe()?, comm)?;
-        *out(flag, "flag")? = 0;
+        let c = check::comm(check::universe()?, comm)?;
+        *out(flag, "flag")? = c.is_inter() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Comm_remote_size / PMPI_Comm_remote_size (comm: MPI_Comm, size: *mut c_int) on comm => {
+        let c = check::comm(check::universe()?, comm)?;
+        let remote = c.remote.as_ref().ok_or_else(|| err(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"))?;
+        *out(size, "size")? = remote.len() as c_int;
+        Ok(())
+    }
+
+    fn MPI_Intercomm_create / PMPI_Intercomm_create (local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) on local_comm => {
+        let newintercomm = out(newintercomm, "newintercomm")?;
+        let u = check::universe()?;
+        let local = check::comm(u, local_comm)?;
+        check::intra(&local, "MPI_Intercomm_create (as local_comm)")?;
+        if local_leader < 0 || local_leader as usize >= local.size() {
+            return Err(err(MPI_ERR_RANK, format!("invalid local_leader {local_leader}: local_comm has {} ranks", local.size())));
+        }
+        // peer_comm, remote_leader and tag are significant at the local leader only.
+        let link = if local.rank == local_leader as usize {
+            let peer = check::comm(u, peer_comm)?;
+            let tag = check::send_tag(tag)?;
+            let remote = check::dest_rank(&peer, remote_leader)?
+                .ok_or_else(|| err(MPI_ERR_RANK, "remote_leader cannot be MPI_PROC_NULL"))?;
+            if remote == u.rank {
+                return Err(err(MPI_ERR_RANK, format!("remote_leader {remote_leader} is this process: the two groups must be disjoint")));
+            }
+            Some(crate::comm::inter::LeaderLink { remote_leader: remote, tag, context: peer.context })
+        } else {
+            None
+        };
+        let i = crate::comm::inter::create(u, &local, local_leader as usize, link)?;
+        *newintercomm = check::comm_handle(i);
+        Ok(())
+    }
+
+    fn MPI_Intercomm_merge / PMPI_Intercomm_merge (intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) on intercomm => {
+        let newintracomm = out(newintracomm, "newintracomm")?;
+        let u = check::universe()?;
+        let c = check::comm(u, intercomm)?;
+        if !c.is_inter() {
+            return Err(err(MPI_ERR_COMM, "MPI_Intercomm_merge needs an intercommunicator"));
+        }
+        *newintracomm = check::comm_handle(crate::comm::inter::merge(u, &c, high != 0)?);
         Ok(())
     }
 
@@ -170,6 +224,9 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
+        if c.is_inter() {
+            return crate::comm::inter::barrier(u, c);
+        }
         barrier(u, c);
         Ok(())
     }

@@ -172,6 +172,15 @@ export! {
         *o = new_handle(u, Group::new(c.group.clone()))?;
         Ok(())
     }
+
+    fn MPI_Comm_remote_group / PMPI_Comm_remote_group (comm: MPI_Comm, group: *mut MPI_Group) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        let o = out(group, "group")?;
+        let remote = c.remote.as_ref().ok_or_else(|| err(MPI_ERR_COMM, "MPI_Comm_remote_group needs an intercommunicator"))?;
+        *o = new_handle(u, Group::new(remote.clone()))?;
+        Ok(())
+    }
 }
 
 /// The group's members as world ranks, checked to lie within communicator `c`.
@@ -186,6 +195,7 @@ export! {
     fn MPI_Comm_create / PMPI_Comm_create (comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) on comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
+        check::intra(&c, "MPI_Comm_create")?;
         let o = out(newcomm, "newcomm")?;
         let g = self::group(u, group)?;
         let members = members_within(&c, &g)?;
@@ -196,6 +206,7 @@ export! {
     fn MPI_Comm_create_group / PMPI_Comm_create_group (comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) on comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
+        check::intra(&c, "MPI_Comm_create_group")?;
         let o = out(newcomm, "newcomm")?;
         check::send_tag(tag)?;
         let g = self::group(u, group)?;

@@ -1,0 +1,247 @@
+//! Intercommunicators (MPI 4.1 section 7.6): creation from two disjoint intracommunicator groups,
+//! dup, merge into an intracommunicator, and the barrier.
+//!
+//! Both groups of an intercommunicator use the same context-id pair. Point-to-point traffic runs on
+//! `context` between the two groups; collective traffic on `context + 1`, both inside each group
+//! (through `local_view`, an intracommunicator over the local group on the same contexts: its
+//! messages never cross groups, so they cannot meet the inter-group ones) and between the two
+//! leaders (local rank 0 of each group), with tags of their own.
+use super::create::{agree_context, agree_context_with};
+use super::Comm;
+use crate::coll::allreduce::allreduce;
+use crate::coll::bcast::bcast;
+use crate::error::{err, MpiResult};
+use crate::op::Reduction;
+use crate::p2p::SendMode;
+use crate::runtime::universe::Universe;
+
+const MPI_BAND: i32 = 0x58000006;
+const MPI_UINT64_T: i32 = 0x4c00083e;
+
+/// Collective-context tags of the leader exchanges (clear of the barrier rounds and of
+/// `coll::TAG_*`).
+const TAG_MERGE: i32 = 0x400;
+const TAG_BARRIER: i32 = 0x401;
+
+/// Where the leader of the local group talks to the remote leader: world rank, tag, context.
+#[derive(Clone, Copy)]
+pub struct LeaderLink {
+    pub remote_leader: usize,
+    pub tag: i32,
+    pub context: u32,
+}
+
+/// Sends `data` to world rank `link.remote_leader` and receives at most `cap` u64 from it.
+fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResult<Vec<u64>> {
+    let mut got = vec![0u64; cap];
+    let r = u.engine.irecv(got.as_mut_ptr() as *mut u8, cap * 8, Some(link.remote_leader), link.tag, link.context);
+    let s = u.engine.isend(data.as_ptr() as *const u8, data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)?;
+    u.engine.wait(s);
+    let st = u.engine.wait(r);
+    if st.error != crate::abi::MPI_SUCCESS || st.bytes % 8 != 0 {
+        return Err(err(crate::abi::MPI_ERR_OTHER, "intercommunicator setup: malformed message from the remote leader (is the same tag used for other messages on the peer communicator?)"));
+    }
+    got.truncate(st.bytes as usize / 8);
+    Ok(got)
+}
+
+/// Broadcasts `v` (same length everywhere) from local rank `root` of `local`.
+fn bcast_u64(u: &Universe, local: &Comm, v: &mut [u64], root: usize) -> MpiResult {
+    // SAFETY: `v` holds v.len() u64 elements on every rank.
+    unsafe { bcast(u, local, v.as_mut_ptr() as *mut u8, v.len() * 8, root) }
+}
+
+/// MPI_Intercomm_create, collective over `local` (an intracommunicator). `link` is Some at the
+/// local leader (local rank `leader`) only. Returns the new table index.
+pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink>) -> MpiResult<u32> {
+    // The leader swaps [leader world rank, group...] with the remote leader, then broadcasts
+    // [ok, remote size, remote leader world rank, remote group..., padding] to its group.
+    let mut info = vec![0u64; u.size + 3];
+    if let Some(link) = link {
+        let mut mine = vec![local.world_rank(leader) as u64];
+        mine.extend(local.group.iter().map(|&w| w as u64));
+        let theirs = exchange(u, link, &mine, u.size + 1)?;
+        let disjoint = theirs.len() > 1 && theirs[1..].iter().all(|&w| !local.group.contains(&(w as usize)));
+        info[0] = disjoint as u64;
+        info[1] = theirs.len().saturating_sub(1) as u64;
+        info[2..2 + theirs.len()].copy_from_slice(&theirs);
+    }
+    bcast_u64(u, local, &mut info, leader)?;
+    if info[0] == 0 {
+        return Err(err(crate::abi::MPI_ERR_COMM, "MPI_Intercomm_create: the local and remote groups overlap; they must be disjoint"));
+    }
+    let n = info[1] as usize;
+    let remote: Vec<usize> = info[3..3 + n].iter().map(|&w| w as usize).collect();
+    let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    // The AND over both groups: within the group, across the leaders, back within the group.
+    let ctx = agree_context_with(u, |mine, agreed| {
+        // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
+        unsafe { allreduce(u, local, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band)? };
+        if let Some(link) = link {
+            let theirs = exchange(u, link, agreed, agreed.len())?;
+            if theirs.len() != agreed.len() {
+                return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Intercomm_create: the remote leader sent a malformed context mask"));
+            }
+            agreed.iter_mut().zip(&theirs).for_each(|(a, t)| *a &= t);
+        }
+        bcast_u64(u, local, agreed, leader)
+    })?;
+    // MPICH's rule: the group whose rank 0 has the lower world rank is the low group.
+    let low = remote.first().map_or(true, |&r0| local.group[0] < r0);
+    Ok(u.comms.insert(Comm::new_inter(ctx, local.group.clone(), local.rank, remote, low, local.errhandler())))
+}
+
+/// An intracommunicator over the local group of `inter` on its contexts (see the module doc).
+fn local_view(inter: &Comm) -> Comm {
+    Comm::new(inter.context, inter.group.clone(), inter.rank, inter.errhandler())
+}
+
+/// The link between the two leaders (local rank 0 of each group) on the collective context.
+fn leader_link(inter: &Comm, tag: i32) -> Option<LeaderLink> {
+    (inter.rank == 0).then(|| LeaderLink { remote_leader: inter.peer_world_rank(0), tag, context: inter.coll_context() })
+}
+
+/// Both groups as one ordered list, `first_local` deciding which comes first, and this process's
+/// rank in it.
+fn union(inter: &Comm, first_local: bool) -> (Vec<usize>, usize) {
+    let remote = inter.peers();
+    if first_local {
+        (inter.group.iter().chain(remote).copied().collect(), inter.rank)
+    } else {
+        (remote.iter().chain(&inter.group).copied().collect(), remote.len() + inter.rank)
+    }
+}
+
+/// MPI_Comm_dup of an intercommunicator: same groups, a new context pair agreed over the union
+/// (low group first, so both groups build the same temporary communicator).
+pub fn dup(u: &Universe, inter: &Comm) -> MpiResult<u32> {
+    let (all, rank) = union(inter, inter.low_group);
+    let ctx = agree_context(u, &Comm::new(inter.context, all, rank, inter.errhandler()))?;
+    let remote = inter.peers().to_vec();
+    Ok(u.comms.insert(Comm::new_inter(ctx, inter.group.clone(), inter.rank, remote, inter.low_group, inter.errhandler())))
+}
+
+/// MPI_Intercomm_merge: the group that passed `high` = false comes first; when both passed the
+/// same value, the low group (MPICH's rule) does. Returns the new intracommunicator's index.
+pub fn merge(u: &Universe, inter: &Comm, high: bool) -> MpiResult<u32> {
+    let local = local_view(inter);
+    let mut flags = [high as u64, 0];
+    if let Some(link) = leader_link(inter, TAG_MERGE) {
+        let theirs = exchange(u, link, &flags[..1], 1)?;
+        flags[1] = *theirs.first().ok_or_else(|| err(crate::abi::MPI_ERR_OTHER, "MPI_Intercomm_merge: empty message from the remote leader"))?;
+    }
+    bcast_u64(u, &local, &mut flags, 0)?;
+    // Every local rank uses the leader's `high` (the standard asks all to pass the same one).
+    let (mine, theirs) = (flags[0] != 0, flags[1] != 0);
+    let first_local = if mine == theirs { inter.low_group } else { !mine };
+    let (all, rank) = union(inter, first_local);
+    let ctx = agree_context(u, &Comm::new(inter.context, all.clone(), rank, inter.errhandler()))?;
+    Ok(u.comms.insert(Comm::new(ctx, all, rank, inter.errhandler())))
+}
+
+/// MPI_Barrier on an intercommunicator: nobody leaves before every rank of both groups entered.
+/// Local barrier, leaders swap a token, local barrier again (which nobody leaves before its
+/// leader got the remote token).
+pub fn barrier(u: &Universe, inter: &Comm) -> MpiResult {
+    let local = local_view(inter);
+    crate::ffi::comm::barrier(u, &local);
+    if let Some(link) = leader_link(inter, TAG_BARRIER) {
+        exchange(u, link, &[], 0)?;
+    }
+    crate::ffi::comm::barrier(u, &local);
+    Ok(())
+}
+
+/// Collective-context tag of the data crossing between the groups in Bcast/Reduce/Allreduce.
+const TAG_CROSS: i32 = 0x402;
+
+/// Where a rank stands in a rooted intercommunicator collective (MPI 4.1 section 6.2.2).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum InterRoot {
+    /// MPI_ROOT: this process is the root.
+    Root,
+    /// MPI_PROC_NULL: in the root's group, not the root: takes no part.
+    Idle,
+    /// The root's rank in the remote group: this process is in the other group.
+    Remote(usize),
+}
+
+/// Sends `bytes` at `buf` to world rank `to` on the collective context and waits.
+fn send_cross(u: &Universe, inter: &Comm, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
+    let s = u.engine.isend(buf, bytes, to, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
+    u.engine.wait(s);
+    Ok(())
+}
+
+/// Receives exactly `bytes` into `buf` from world rank `from` on the collective context.
+fn recv_cross(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
+    let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(from), TAG_CROSS, inter.coll_context()));
+    crate::coll::check_received(&st, bytes, from)
+}
+
+/// MPI_Bcast on an intercommunicator: the root sends to rank 0 of the other group, which
+/// broadcasts within its group.
+///
+/// # Safety
+/// `buf` must hold `bytes` bytes, readable at the root and writable in the other group.
+pub unsafe fn bcast_inter(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, root: InterRoot) -> MpiResult {
+    match root {
+        InterRoot::Idle => Ok(()),
+        InterRoot::Root => send_cross(u, inter, buf, bytes, inter.peer_world_rank(0)),
+        InterRoot::Remote(r) => {
+            if inter.rank == 0 {
+                recv_cross(u, inter, buf, bytes, inter.peer_world_rank(r))?;
+            }
+            // SAFETY: `buf` holds `bytes` writable bytes (caller contract).
+            unsafe { bcast(u, &local_view(inter), buf, bytes, 0) }
+        }
+    }
+}
+
+/// MPI_Reduce on an intercommunicator: the other group reduces to its rank 0 (in rank order),
+/// which sends the result to the root.
+///
+/// # Safety
+/// In the non-root group `sendbuf` holds `count` elements of `red`'s datatype; at the root
+/// `recvbuf` holds `count` writable elements.
+pub unsafe fn reduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: InterRoot) -> MpiResult {
+    let bytes = count * red.size;
+    match root {
+        InterRoot::Idle => Ok(()),
+        InterRoot::Root => recv_cross(u, inter, recvbuf, bytes, inter.peer_world_rank(0)),
+        InterRoot::Remote(r) => {
+            let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
+            // SAFETY: `sendbuf` holds `count` elements; `partial` is the distinct result buffer
+            // at local rank 0 and unused elsewhere.
+            unsafe { crate::coll::reduce::reduce(u, &local_view(inter), sendbuf, partial.as_mut_ptr(), count, red, 0)? };
+            if inter.rank == 0 {
+                send_cross(u, inter, partial.as_ptr(), bytes, inter.peer_world_rank(r))?;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// MPI_Allreduce on an intercommunicator: every process gets the reduction of the OTHER group's
+/// data. Each group reduces to its rank 0, the two ranks 0 swap their results, and each
+/// broadcasts the remote result within its group.
+///
+/// # Safety
+/// `sendbuf` holds `count` elements of `red`'s datatype, `recvbuf` `count` writable ones,
+/// distinct from `sendbuf`.
+pub unsafe fn allreduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let bytes = count * red.size;
+    let local = local_view(inter);
+    let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
+    // SAFETY: as in `reduce_inter`.
+    unsafe { crate::coll::reduce::reduce(u, &local, sendbuf, partial.as_mut_ptr(), count, red, 0)? };
+    if inter.rank == 0 {
+        let peer = inter.peer_world_rank(0);
+        let r = u.engine.irecv(recvbuf, bytes, Some(peer), TAG_CROSS, inter.coll_context());
+        let s = u.engine.isend(partial.as_ptr(), bytes, peer, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
+        u.engine.wait(s);
+        crate::coll::check_received(&u.engine.wait(r), bytes, peer)?;
+    }
+    // SAFETY: `recvbuf` holds `bytes` writable bytes.
+    unsafe { bcast(u, &local, recvbuf, bytes, 0) }
+}
