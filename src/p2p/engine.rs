@@ -93,6 +93,8 @@ pub struct Engine {
     split_copies: std::sync::atomic::AtomicBool,
     /// Every peer lives in this address space (threads mode): rendezvous copies are plain memcpy.
     local_peers: std::sync::atomic::AtomicBool,
+    /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
+    spin_budget: AtomicU32,
 }
 
 /// Messages from this size up are copied half by the receiver and half by a blocked sender.
@@ -134,6 +136,7 @@ impl Engine {
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
             local_peers: std::sync::atomic::AtomicBool::new(false),
+            spin_budget: AtomicU32::new(policy.spins),
         }
     }
 
@@ -738,7 +741,7 @@ impl Engine {
                     break v;
                 }
             }
-            self.policy.wait(bell, seen, || self.anything_arrived());
+            self.policy.wait(bell, seen, &self.spin_budget, || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         out

@@ -9,7 +9,7 @@
 //! and leave the cores to the busy pair; a partner that answers within a few yields is never slept on).
 use super::futex;
 use super::segment::Doorbell;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 /// How long to spin and how often to yield before blocking.
@@ -48,19 +48,35 @@ impl WaitPolicy {
     /// input, or returns early (spurious wake-ups and a 100 ms timeout are harmless: the caller
     /// re-checks its condition). Senders of messages ring the doorbell only when someone sleeps
     /// (`notify`), so while spinning the waiter watches its channels through `arrived`.
-    pub fn wait(&self, bell: &Doorbell, seen: u32, arrived: impl Fn() -> bool) {
+    ///
+    /// `budget` is the caller's adaptive spin budget (at most `self.spins`): halved each time a
+    /// spin phase ends empty-handed, doubled when the event comes while spinning. So when other
+    /// work shares the cores (a loaded machine, not only our own oversubscription) spinning fades
+    /// out instead of burning the time slices the peer needs (design/engine.md 4.3 item 3).
+    pub fn wait(&self, bell: &Doorbell, seen: u32, budget: &AtomicU32, arrived: impl Fn() -> bool) {
         let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
+        let spins = budget.load(Ordering::Relaxed).min(self.spins);
         let mut i = 0u32;
-        while i < self.spins {
+        while i < spins {
             if changed() {
+                if spins < self.spins {
+                    budget.store(spins.saturating_mul(2).max(64).min(self.spins), Ordering::Relaxed);
+                }
                 return;
             }
             std::hint::spin_loop();
             i += 1;
         }
+        if spins > 0 {
+            budget.store(spins / 2, Ordering::Relaxed);
+        }
         let mut y = 0u32;
         while y < self.yields {
             if changed() {
+                // The peer answered soon after all: spinning may pay again.
+                if self.spins > 0 {
+                    budget.store(spins.saturating_mul(2).max(64).min(self.spins), Ordering::Relaxed);
+                }
                 return;
             }
             std::thread::yield_now();
@@ -118,7 +134,6 @@ pub fn available_cpus() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::AtomicU32;
     use std::sync::Arc;
 
     #[test]
@@ -127,8 +142,9 @@ mod tests {
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
             let p = WaitPolicy { spins: 0, yields: 0, block: true };
+            let budget = AtomicU32::new(0);
             while b2.seq.load(Ordering::Acquire) == 0 {
-                p.wait(&b2, 0, || false);
+                p.wait(&b2, 0, &budget, || false);
             }
         });
         std::thread::sleep(Duration::from_millis(20));
