@@ -12,4 +12,5 @@ pub mod ffi;
 pub mod op;
 pub mod p2p;
 pub mod runtime;
+pub mod topo;
 pub mod transport;

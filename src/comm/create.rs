@@ -41,10 +41,14 @@ pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
     }
 }
 
-/// MPI_Comm_dup: same group, new contexts, same error handler. Returns the new table index.
+/// MPI_Comm_dup: same group, new contexts, same error handler and topology (MPI 4.1 section
+/// 7.4.2: dup "duplicates topology information"). Returns the new table index.
 pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
     let ctx = agree_context(u, parent)?;
     let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
+    if let Some(t) = parent.topo.get() {
+        c.topo.set(t.clone()).expect("a new communicator has no topology yet");
+    }
     Ok(Some(u.comms.insert(c)))
 }
 

@@ -25,11 +25,14 @@ pub struct Comm {
     pub errhandler: AtomicI32,
     /// MPI_Comm_set_name / get_name.
     pub name: Mutex<String>,
+    /// The virtual topology (MPI 4.1 chapter 8), set once right after creation by the topology
+    /// constructors and copied by dup; empty for communicators without one.
+    pub topo: std::sync::OnceLock<crate::topo::Topology>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()) }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), topo: std::sync::OnceLock::new() }
     }
     pub fn size(&self) -> usize {
         self.group.len()

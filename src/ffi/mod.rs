@@ -15,6 +15,7 @@ pub mod p2p;
 pub mod pack;
 pub mod request;
 pub mod threads_host;
+pub mod topo;
 pub mod unsupported;
 
 pub use crate::error;
@@ -30,3 +31,4 @@ pub use p2p::*;
 pub use pack::*;
 pub use request::*;
 pub use threads_host::*;
+pub use topo::*;
