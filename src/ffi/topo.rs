@@ -265,7 +265,10 @@ export! {
                 color = color * d[i] as i64 + me[i] as i64;
             }
         }
-        let idx = crate::comm::create::split(u, &c, Some(color as i32), c.rank as i32)?;
+        // With no dimension kept the result is a zero-dimensional grid; like MPICH (which makes it
+        // with Cart_create over the parent), only rank 0 is in it and the others get MPI_COMM_NULL.
+        let color = if sd.is_empty() { (c.rank == 0).then_some(0) } else { Some(color as i32) };
+        let idx = crate::comm::create::split(u, &c, color, c.rank as i32)?;
         *newcomm = attach(u, idx, Topology::Cart { dims: sd, periods: sp });
         Ok(())
     }
