@@ -126,7 +126,7 @@ unsafe fn graph_args(nnodes: c_int, index: *const c_int, edges: *const c_int, si
 
 /// True if `p` is the MPI_UNWEIGHTED sentinel.
 fn unweighted(p: *const c_int) -> bool {
-    p == MPI_UNWEIGHTED.get() as *const c_int
+    std::ptr::eq(p, MPI_UNWEIGHTED.get())
 }
 
 /// The weights of `n` edges: all 1 for MPI_UNWEIGHTED (or MPI_WEIGHTS_EMPTY with no edges).
@@ -137,7 +137,7 @@ unsafe fn weights(p: *const c_int, n: usize, what: &str) -> MpiResult<Vec<i32>> 
     if unweighted(p) || n == 0 {
         return Ok(vec![1; n]);
     }
-    if p == MPI_WEIGHTS_EMPTY.get() as *const c_int {
+    if std::ptr::eq(p, MPI_WEIGHTS_EMPTY.get()) {
         return Err(err(MPI_ERR_ARG, format!("{what} is MPI_WEIGHTS_EMPTY but there are {n} edges")));
     }
     // SAFETY: the caller's contract.
@@ -157,6 +157,8 @@ fn check_ranks(v: &[i32], size: usize, what: &str) -> MpiResult {
 
 export! {
     fn MPI_Dims_create / PMPI_Dims_create (nnodes: c_int, ndims: c_int, dims: *mut c_int) on MPI_COMM_SELF => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         if ndims < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be non-negative")));
         }
@@ -168,6 +170,8 @@ export! {
     }
 
     fn MPI_Cart_create / PMPI_Cart_create (comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) on comm_old => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_cart = out(comm_cart, "comm_cart")?;
         let u = check::universe()?;
         let c = check::comm(u, comm_old)?;
@@ -183,6 +187,8 @@ export! {
     }
 
     fn MPI_Cart_map / PMPI_Cart_map (comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newrank = out(newrank, "newrank")?;
         let c = check::comm(check::universe()?, comm)?;
         let (dims, _) = cart_args(ndims, dims, periods)?;
@@ -195,12 +201,16 @@ export! {
     }
 
     fn MPI_Cartdim_get / PMPI_Cartdim_get (comm: MPI_Comm, ndims: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         *out(ndims, "ndims")? = cart(&c)?.0.len() as c_int;
         Ok(())
     }
 
     fn MPI_Cart_get / PMPI_Cart_get (comm: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (d, p) = cart(&c)?;
         // Like MPICH, at most maxdims entries are written.
@@ -214,6 +224,8 @@ export! {
     }
 
     fn MPI_Cart_rank / PMPI_Cart_rank (comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let rank = out(rank, "rank")?;
         let c = check::comm(check::universe()?, comm)?;
         let (d, p) = cart(&c)?;
@@ -223,6 +235,8 @@ export! {
     }
 
     fn MPI_Cart_coords / PMPI_Cart_coords (comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (d, _) = cart(&c)?;
         let r = topo::check_rank(rank, c.size())?;
@@ -233,6 +247,8 @@ export! {
     }
 
     fn MPI_Cart_shift / PMPI_Cart_shift (comm: MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let rank_source = out(rank_source, "rank_source")?;
         let rank_dest = out(rank_dest, "rank_dest")?;
         let c = check::comm(check::universe()?, comm)?;
@@ -247,6 +263,8 @@ export! {
     }
 
     fn MPI_Cart_sub / PMPI_Cart_sub (comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
@@ -274,6 +292,8 @@ export! {
     }
 
     fn MPI_Graph_create / PMPI_Graph_create (comm_old: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) on comm_old => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_graph = out(comm_graph, "comm_graph")?;
         let u = check::universe()?;
         let c = check::comm(u, comm_old)?;
@@ -285,6 +305,8 @@ export! {
     }
 
     fn MPI_Graph_map / PMPI_Graph_map (comm: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newrank = out(newrank, "newrank")?;
         let c = check::comm(check::universe()?, comm)?;
         graph_args(nnodes, indx, edges, c.size())?;
@@ -293,6 +315,8 @@ export! {
     }
 
     fn MPI_Graphdims_get / PMPI_Graphdims_get (comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (index, edges) = graph(&c)?;
         *out(nnodes, "nnodes")? = index.len() as c_int;
@@ -301,6 +325,8 @@ export! {
     }
 
     fn MPI_Graph_get / PMPI_Graph_get (comm: MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (index, e) = graph(&c)?;
         output(indx, &index[..(maxindex.max(0) as usize).min(index.len())], "index")?;
@@ -309,6 +335,8 @@ export! {
     }
 
     fn MPI_Graph_neighbors_count / PMPI_Graph_neighbors_count (comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (index, edges) = graph(&c)?;
         let r = topo::check_rank(rank, index.len())?;
@@ -317,6 +345,8 @@ export! {
     }
 
     fn MPI_Graph_neighbors / PMPI_Graph_neighbors (comm: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let (index, edges) = graph(&c)?;
         let r = topo::check_rank(rank, index.len())?;
@@ -325,6 +355,8 @@ export! {
     }
 
     fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent (comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm_old => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_dist_graph = out(comm_dist_graph, "comm_dist_graph")?;
         let u = check::universe()?;
         let c = check::comm(u, comm_old)?;
@@ -349,6 +381,8 @@ export! {
     }
 
     fn MPI_Dist_graph_create / PMPI_Dist_graph_create (comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm_old => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_dist_graph = out(comm_dist_graph, "comm_dist_graph")?;
         let u = check::universe()?;
         let c = check::comm(u, comm_old)?;
@@ -389,6 +423,8 @@ export! {
     }
 
     fn MPI_Dist_graph_neighbors_count / PMPI_Dist_graph_neighbors_count (comm: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let g = dist_graph(&c)?;
         *out(indegree, "indegree")? = g.sources.len() as c_int;
@@ -398,6 +434,8 @@ export! {
     }
 
     fn MPI_Dist_graph_neighbors / PMPI_Dist_graph_neighbors (comm: MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         let g = dist_graph(&c)?;
         let ni = (maxindegree.max(0) as usize).min(g.sources.len());
@@ -415,6 +453,8 @@ export! {
     }
 
     fn MPI_Topo_test / PMPI_Topo_test (comm: MPI_Comm, status: *mut c_int) on comm => {
+        // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
+        // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
         *out(status, "status")? = match c.topo.get() {
             None => MPI_UNDEFINED,

@@ -129,7 +129,7 @@ fn search(n: u64, k: usize, max: u64, cur: &mut Vec<u64>, best: &mut Option<Vec<
         }
         cur.push(n);
         let score = |v: &[u64]| (v[0] - v[v.len() - 1], v[0]);
-        if best.as_ref().map_or(true, |b| score(cur) < score(b)) {
+        if best.as_ref().is_none_or(|b| score(cur) < score(b)) {
             *best = Some(cur.clone());
         }
         cur.pop();
@@ -138,11 +138,11 @@ fn search(n: u64, k: usize, max: u64, cur: &mut Vec<u64>, best: &mut Option<Vec<
     // The first of k non-increasing factors is at least the k-th root of n.
     let mut f = max.min(n);
     while f >= 1 {
-        if n % f == 0 && f.checked_pow(k as u32).map_or(true, |p| p >= n) {
+        if n.is_multiple_of(f) && f.checked_pow(k as u32).is_none_or(|p| p >= n) {
             cur.push(f);
             search(n / f, k - 1, f, cur, best);
             cur.pop();
-        } else if f.checked_pow(k as u32).map_or(false, |p| p < n) {
+        } else if f.checked_pow(k as u32).is_some_and(|p| p < n) {
             break;
         }
         f -= 1;
