@@ -15,4 +15,5 @@ pub mod info;
 pub mod op;
 pub mod p2p;
 pub mod runtime;
+pub mod topo;
 pub mod transport;

@@ -50,14 +50,18 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
     }
 }
 
-/// MPI_Comm_dup: same group, new contexts, same error handler. Returns the new table index.
-/// An intercommunicator's dup agrees over both groups (`inter::dup`).
+/// MPI_Comm_dup: same group, new contexts, same error handler and topology (MPI 4.1 section
+/// 7.4.2: dup "duplicates topology information"). Returns the new table index. An
+/// intercommunicator's dup agrees over both groups (`inter::dup`).
 pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
     if parent.is_inter() {
         return super::inter::dup(u, parent).map(Some);
     }
     let ctx = agree_context(u, parent)?;
     let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
+    if let Some(t) = parent.topo.get() {
+        c.topo.set(t.clone()).expect("a new communicator has no topology yet");
+    }
     Ok(Some(u.comms.insert(c)))
 }
 
@@ -65,6 +69,10 @@ pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
 /// `color` None is MPI_UNDEFINED (no new communicator for this rank). All the new communicators
 /// share one context-id pair: their member sets are disjoint.
 pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiResult<Option<u32>> {
+    // Every constructor built on split (topologies, create) needs an intracommunicator parent.
+    if parent.is_inter() {
+        return Err(err(crate::abi::MPI_ERR_COMM, "this operation needs an intracommunicator, not an intercommunicator (splitting intercommunicators is not implemented yet)"));
+    }
     let n = parent.size();
     // Everybody's (color + 1 or 0, key), gathered with a SUM allreduce of a vector where each
     // rank fills only its own slots.

@@ -34,11 +34,14 @@ pub struct Comm {
     /// world rank of the two groups' ranks 0, as MPICH decides), which MPI_Intercomm_merge orders
     /// first when both groups pass the same `high`.
     pub low_group: bool,
+    /// The virtual topology (MPI 4.1 chapter 8), set once right after creation by the topology
+    /// constructors and copied by dup; empty for communicators without one.
+    pub topo: std::sync::OnceLock<crate::topo::Topology>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), remote: None, low_group: false }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.
