@@ -227,9 +227,10 @@ pub fn req_handle(id: ReqId) -> MPI_Request {
 pub enum ReqRef {
     Null,
     ProcNull,
-    /// An engine request, and whether it is persistent. Persistence is read when the handle is
-    /// resolved, before any wait: afterwards the id may already belong to another thread's request.
-    Engine(ReqId, bool),
+    /// An engine request, whether it is persistent, and its generation. Both are read when the
+    /// handle is resolved, before any wait: afterwards the id may already belong to another
+    /// thread's request (the generation tells them apart; see `staged`).
+    Engine(ReqId, bool, u32),
 }
 
 pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
@@ -241,8 +242,8 @@ pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
     }
     if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
         let id = handle_index(h);
-        if let Some(persistent) = u.engine.persistence(id) {
-            return Ok(ReqRef::Engine(id, persistent));
+        if let Some((persistent, gen)) = u.engine.persistence(id) {
+            return Ok(ReqRef::Engine(id, persistent, gen));
         }
     }
     Err(err(MPI_ERR_REQUEST, format!("invalid request 0x{:08x} (already completed and freed, or never created)", h as u32)))
