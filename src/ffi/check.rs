@@ -313,6 +313,7 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
 // ---- communication buffers ----
 
 /// How a communication buffer of `count` elements of a datatype reaches the byte-oriented engine.
+/// Staged buffers of nonblocking and persistent operations are owned by `staged::StagedTable`.
 pub enum Data {
     /// The bytes are contiguous: (address of the first byte, length). Predefined types and
     /// contiguous derived types (the pointer is already moved by the type's true lb).
@@ -320,19 +321,6 @@ pub enum Data {
     /// A non-contiguous derived type: it must be packed into / unpacked from a staging buffer
     /// of `bytes` bytes.
     Staged { t: Arc<TypeRepr>, buf: *mut u8, count: usize, bytes: usize },
-}
-
-impl Data {
-    /// The contiguous bytes, or MPI_ERR_UNSUPPORTED_OPERATION for operations that cannot stage.
-    pub fn direct(self) -> MpiResult<(*mut u8, usize)> {
-        match self {
-            Data::Direct(p, n) => Ok((p, n)),
-            Data::Staged { .. } => Err(err(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                "non-contiguous derived datatypes are supported only by the blocking MPI_Send/Ssend/Rsend/Bsend, MPI_Recv and MPI_Sendrecv (and MPI_Pack/MPI_Unpack) so far, not by nonblocking, persistent or matched-probe operations",
-            )),
-        }
-    }
 }
 
 /// Checks a communication buffer: count, datatype (derived types must be committed) and NULL
