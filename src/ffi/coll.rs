@@ -149,7 +149,7 @@ fn reduction(count: c_int, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Red
     if matches!(red.op, Op::Replace | Op::NoOp) {
         return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", red.op.name())));
     }
-    let n = if red.size == 0 { 0 } else { plan.bytes / red.size };
+    let n = plan.bytes.checked_div(red.size).unwrap_or(0);
     Ok((red, n, plan))
 }
 
