@@ -243,9 +243,10 @@ pub fn req_handle(id: ReqId) -> MPI_Request {
 pub enum ReqRef {
     Null,
     ProcNull,
-    /// An engine request, and whether it is persistent. Persistence is read when the handle is
-    /// resolved, before any wait: afterwards the id may already belong to another thread's request.
-    Engine(ReqId, bool),
+    /// An engine request, whether it is persistent, and its generation. Both are read when the
+    /// handle is resolved, before any wait: afterwards the id may already belong to another
+    /// thread's request (the generation tells them apart; see `staged`).
+    Engine(ReqId, bool, u32),
 }
 
 pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
@@ -257,8 +258,8 @@ pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
     }
     if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
         let id = handle_index(h);
-        if let Some(persistent) = u.engine.persistence(id) {
-            return Ok(ReqRef::Engine(id, persistent));
+        if let Some((persistent, gen)) = u.engine.persistence(id) {
+            return Ok(ReqRef::Engine(id, persistent, gen));
         }
     }
     Err(err(MPI_ERR_REQUEST, format!("invalid request 0x{:08x} (already completed and freed, or never created)", h as u32)))
@@ -328,6 +329,7 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
 // ---- communication buffers ----
 
 /// How a communication buffer of `count` elements of a datatype reaches the byte-oriented engine.
+/// Staged buffers of nonblocking and persistent operations are owned by `staged::StagedTable`.
 pub enum Data {
     /// The bytes are contiguous: (address of the first byte, length). Predefined types and
     /// contiguous derived types (the pointer is already moved by the type's true lb).
@@ -335,19 +337,6 @@ pub enum Data {
     /// A non-contiguous derived type: it must be packed into / unpacked from a staging buffer
     /// of `bytes` bytes.
     Staged { t: Arc<TypeRepr>, buf: *mut u8, count: usize, bytes: usize },
-}
-
-impl Data {
-    /// The contiguous bytes, or MPI_ERR_UNSUPPORTED_OPERATION for operations that cannot stage.
-    pub fn direct(self) -> MpiResult<(*mut u8, usize)> {
-        match self {
-            Data::Direct(p, n) => Ok((p, n)),
-            Data::Staged { .. } => Err(err(
-                MPI_ERR_UNSUPPORTED_OPERATION,
-                "non-contiguous derived datatypes are supported only by the blocking MPI_Send/Ssend/Rsend/Bsend, MPI_Recv and MPI_Sendrecv (and MPI_Pack/MPI_Unpack) so far, not by nonblocking, persistent or matched-probe operations",
-            )),
-        }
-    }
 }
 
 /// Checks a communication buffer: count, datatype (derived types must be committed) and NULL

@@ -16,6 +16,7 @@ pub mod init;
 pub mod p2p;
 pub mod pack;
 pub mod request;
+pub mod staged;
 pub mod threads_host;
 pub mod topo;
 pub mod unsupported;

@@ -1,6 +1,7 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
 use super::check::{self, req_handle, write_status, Data, Source, REQ_PROC_NULL};
+use super::staged::Target;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -38,14 +39,22 @@ fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c
 
 unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
     let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
-    let (buf, bytes) = data.direct()?;
     let request = out(request, "request")?;
     let Some(d) = d else {
         *request = REQ_PROC_NULL;
         return Ok(());
     };
     let u = check::universe()?;
-    *request = req_handle(u.engine.isend(buf as *const u8, bytes, d, tag, ctx, mode)?);
+    *request = req_handle(match data {
+        Data::Direct(buf, bytes) => u.engine.isend(buf as *const u8, bytes, d, tag, ctx, mode)?,
+        Data::Staged { .. } => {
+            // The packed copy is what the engine sends; the table keeps it until completion.
+            let stage = pack_staged(&data);
+            let id = u.engine.isend(stage.as_ptr(), stage.len(), d, tag, ctx, mode)?;
+            u.staged.add_send(&u.engine, id, stage);
+            id
+        }
+    });
     Ok(())
 }
 
@@ -108,14 +117,23 @@ fn recv_result(st: &Status) -> MpiResult {
 
 unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
     let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
-    let (buf, bytes) = data.direct()?;
     let request = out(request, "request")?;
     let u = check::universe()?;
     // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
-    *request = req_handle(u.engine.persistent(match d {
-        None => OpArgs::ProcNull,
-        Some(dest) => OpArgs::Send { buf: buf as *const u8, bytes, dest, tag, ctx, mode },
-    }));
+    let Some(dest) = d else {
+        *request = req_handle(u.engine.persistent(OpArgs::ProcNull));
+        return Ok(());
+    };
+    *request = req_handle(match data {
+        Data::Direct(buf, bytes) => u.engine.persistent(OpArgs::Send { buf: buf as *const u8, bytes, dest, tag, ctx, mode }),
+        Data::Staged { t, buf, count, bytes } => {
+            // The engine sends from a staging buffer, packed again at every MPI_Start.
+            let stage = vec![0u8; bytes];
+            let id = u.engine.persistent(OpArgs::Send { buf: stage.as_ptr(), bytes, dest, tag, ctx, mode });
+            u.staged.add_persistent(&u.engine, id, stage, Target { t, user: buf, count }, true);
+            id
+        }
+    });
     Ok(())
 }
 
@@ -176,24 +194,37 @@ export! {
 
     fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
         let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let (buf, cap) = data.direct()?;
         let request = out(request, "request")?;
-        *request = match s {
-            Source::ProcNull => REQ_PROC_NULL,
-            _ => req_handle(check::universe()?.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
+        let u = check::universe()?;
+        *request = match (s, data) {
+            (Source::ProcNull, _) => REQ_PROC_NULL,
+            (s, Data::Direct(buf, cap)) => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
+            (s, Data::Staged { t, buf, count, bytes }) => {
+                // Received into a staging buffer, unpacked when the request completes.
+                let mut stage = vec![0u8; bytes];
+                let id = u.engine.irecv(stage.as_mut_ptr(), bytes, s.as_option(), tag, ctx);
+                u.staged.add_recv(&u.engine, id, stage, Target { t, user: buf, count });
+                req_handle(id)
+            }
         };
         Ok(())
     }
 
     fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
         let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let (buf, cap) = data.direct()?;
         let request = out(request, "request")?;
-        let op = match s {
-            Source::ProcNull => OpArgs::ProcNull,
-            _ => OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx },
-        };
-        *request = req_handle(check::universe()?.engine.persistent(op));
+        let u = check::universe()?;
+        *request = req_handle(match (s, data) {
+            (Source::ProcNull, _) => u.engine.persistent(OpArgs::ProcNull),
+            (s, Data::Direct(buf, cap)) => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
+            (s, Data::Staged { t, buf, count, bytes }) => {
+                // Every activation receives into the staging buffer, unpacked at its completion.
+                let mut stage = vec![0u8; bytes];
+                let id = u.engine.persistent(OpArgs::Recv { buf: stage.as_mut_ptr(), cap: bytes, src: s.as_option(), tag, ctx });
+                u.staged.add_persistent(&u.engine, id, stage, Target { t, user: buf, count }, false);
+                id
+            }
+        });
         Ok(())
     }
 
@@ -224,18 +255,27 @@ export! {
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                                       source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
         let (sdata, d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
-        let (rdata, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
-        let (buf, bytes) = sdata.direct()?;
-        let cap = rdata.direct()?.1;
+        let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
         let u = check::universe()?;
-        let mut tmp = vec![0u8; cap];
-        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(tmp.as_mut_ptr(), cap, s.as_option(), recvtag, ctx)) };
+        // The message is received into a temporary and copied (unpacked) over the buffer at the end;
+        // a non-contiguous buffer is sent from its packed copy.
+        let sstaging = pack_staged(&sdata);
+        let (sendbuf, bytes) = match &sdata {
+            Data::Direct(p, n) => (*p as *const u8, *n),
+            Data::Staged { bytes, .. } => (sstaging.as_ptr(), *bytes),
+        };
+        let mut tmp = vec![0u8; bytes];
+        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(tmp.as_mut_ptr(), bytes, s.as_option(), recvtag, ctx)) };
         if let Some(d) = d {
-            let sid = u.engine.isend(buf as *const u8, bytes, d, sendtag, ctx, SendMode::Standard)?;
+            let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
             u.engine.wait(sid);
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
-        std::ptr::copy_nonoverlapping(tmp.as_ptr(), buf, st.bytes as usize);
+        match &sdata {
+            // SAFETY: the user's buffer holds `bytes` bytes here; st.bytes <= bytes (the capacity).
+            Data::Direct(p, _) => std::ptr::copy_nonoverlapping(tmp.as_ptr(), *p, st.bytes as usize),
+            Data::Staged { .. } => unpack_staged(&sdata, &mut tmp, st.bytes),
+        }
         write_status(status, &st, false);
         recv_result(&st)
     }
@@ -317,15 +357,18 @@ export! {
 
     fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let (buf, cap) = check::comm_data(buf, count, datatype)?.direct()?;
+        let data = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
+        let mut staging = Vec::new();
         let st = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => Status::proc_null(),
             check::MsgRef::Engine(m) => {
+                let (buf, cap) = recv_target(&data, &mut staging);
                 let id = u.engine.imrecv(m, buf, cap)?;
                 u.engine.wait(id)
             }
         };
+        unpack_staged(&data, &mut staging, st.bytes);
         *message = MPI_MESSAGE_NULL;
         write_status(status, &st, false);
         recv_result(&st)
@@ -333,12 +376,18 @@ export! {
 
     fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let (buf, cap) = check::comm_data(buf, count, datatype)?.direct()?;
+        let data = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
         let request = out(request, "request")?;
-        *request = match check::msg_ref(u, *message)? {
-            check::MsgRef::NoProc => REQ_PROC_NULL,
-            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
+        *request = match (check::msg_ref(u, *message)?, data) {
+            (check::MsgRef::NoProc, _) => REQ_PROC_NULL,
+            (check::MsgRef::Engine(m), Data::Direct(buf, cap)) => req_handle(u.engine.imrecv(m, buf, cap)?),
+            (check::MsgRef::Engine(m), Data::Staged { t, buf, count, bytes }) => {
+                let mut stage = vec![0u8; bytes];
+                let id = u.engine.imrecv(m, stage.as_mut_ptr(), bytes)?;
+                u.staged.add_recv(&u.engine, id, stage, Target { t, user: buf, count });
+                req_handle(id)
+            }
         };
         *message = MPI_MESSAGE_NULL;
         Ok(())

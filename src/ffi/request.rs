@@ -25,14 +25,14 @@ unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Vec<ReqRef>
 }
 
 fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
-    refs.iter().map(|r| if let ReqRef::Engine(id, _) = r { Some(*id) } else { None }).collect()
+    refs.iter().map(|r| if let ReqRef::Engine(id, _, _) = r { Some(*id) } else { None }).collect()
 }
 
 /// Sets the user's handle after completion: persistent requests keep theirs (they only become
 /// inactive), every other request handle becomes MPI_REQUEST_NULL.
 unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
     match r {
-        ReqRef::Engine(_, true) => {}
+        ReqRef::Engine(_, true, _) => {}
         _ => *h = MPI_REQUEST_NULL,
     }
 }
@@ -64,8 +64,9 @@ export! {
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id, _) => u.engine.wait(id),
+            ReqRef::Engine(id, _, _) => u.engine.wait(id),
         };
+        u.staged.complete(r, &st, true);
         release_handle(request, r);
         write_status(status, &st, false);
         status_error(&st)
@@ -79,10 +80,11 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _) => u.engine.test(id),
+            ReqRef::Engine(id, _, _) => u.engine.test(id),
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
+            u.staged.complete(r, &st, true);
             release_handle(request, r);
             write_status(status, &st, false);
             status_error(&st)?;
@@ -93,13 +95,16 @@ export! {
     fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        let st = match req_ref(u, request)? {
+        let r = req_ref(u, request)?;
+        let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _) => u.engine.peek_status(id),
+            ReqRef::Engine(id, _, _) => u.engine.peek_status(id),
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
+            // Complete: a staged receive's data is visible now (the request stays allocated).
+            u.staged.complete(r, &st, false);
             write_status(status, &st, false);
         }
         Ok(())
@@ -146,6 +151,7 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         };
+        u.staged.complete(refs[i], &st, true);
         release_handle(array_of_requests.add(i), refs[i]);
         *index = i as c_int;
         write_status(status, &st, false);
@@ -174,6 +180,7 @@ export! {
         // requests count as null: none active means flag true and MPI_UNDEFINED.
         match u.engine.test_any(&ids(&refs)) {
             Some(Some((i, st))) => {
+                u.staged.complete(refs[i], &st, true);
                 release_handle(array_of_requests.add(i), refs[i]);
                 *index = i as c_int;
                 *flag = 1;
@@ -208,7 +215,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _) => {
+            ReqRef::Engine(id, _, _) => {
                 u.engine.cancel(id);
                 Ok(())
             }
@@ -221,7 +228,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
-            ReqRef::Engine(id, _) => u.engine.free(id),
+            r @ ReqRef::Engine(..) => u.staged.free(&u.engine, r),
         }
         *request = MPI_REQUEST_NULL;
         Ok(())
@@ -233,7 +240,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _) => u.engine.start(id),
+            ReqRef::Engine(id, _, _) => u.staged.start(&u.engine, id),
         }
     }
 
@@ -244,7 +251,7 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id, _) => u.engine.start(id)?,
+                ReqRef::Engine(id, _, _) => u.staged.start(&u.engine, id)?,
             }
         }
         Ok(())
@@ -265,7 +272,9 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
         })
         .collect();
     let errors = sts.iter().any(|st| st.error != MPI_SUCCESS);
+    let u = check::universe()?;
     for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
+        u.staged.complete(*r, st, true);
         release_handle(reqs.add(i), *r);
         write_status(status_at(statuses, i), st, errors);
     }
@@ -297,6 +306,7 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     }
     let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
     for (k, (i, st)) in done.iter().enumerate() {
+        u.staged.complete(refs[*i], st, true);
         release_handle(reqs.add(*i), refs[*i]);
         *indices.add(k) = *i as c_int;
         write_status(status_at(statuses, k), st, errors);

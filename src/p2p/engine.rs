@@ -207,6 +207,13 @@ impl Engine {
 
     /// MPI_Start on a persistent request. Errors if it is not persistent or still active.
     pub fn start(&self, id: ReqId) -> MpiResult {
+        self.start_with(id, &mut || {})
+    }
+
+    /// MPI_Start that first runs `prepare` under the engine lock, once the request is known to be
+    /// an inactive persistent one: the FFI layer packs a non-contiguous send into the request's
+    /// staging buffer there, so it never writes to a buffer the engine may still be reading.
+    pub fn start_with(&self, id: ReqId, prepare: &mut dyn FnMut()) -> MpiResult {
         let mut g = self.lock();
         let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
         if !r.persistent {
@@ -215,6 +222,7 @@ impl Engine {
         if r.active {
             return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
         }
+        prepare();
         let args = r.op.expect("persistent request keeps its arguments");
         // The slab's counter, not just the entry's: a later occupant of this slot must never reuse
         // a generation this request already put on the wire.
@@ -760,9 +768,17 @@ impl Engine {
 
     // ------------------------------------------------------------------ completion
 
-    /// For a live request: Some(whether it is persistent).
-    pub fn persistence(&self, id: ReqId) -> Option<bool> {
-        self.lock().reqs.get(id).filter(|r| !r.user_freed).map(|r| r.persistent)
+    /// For a live request: Some((whether it is persistent, its generation)). The generation tells
+    /// this request from a later one that reuses the id once it is released.
+    pub fn persistence(&self, id: ReqId) -> Option<(bool, u32)> {
+        self.lock().reqs.get(id).filter(|r| !r.user_freed).map(|r| (r.persistent, r.gen))
+    }
+
+    /// The generation of request `id` if it still exists (also after MPI_Request_free, while the
+    /// engine finishes it): `Some(gen)` for the same request means the engine may still use the
+    /// buffers it was given.
+    pub fn generation(&self, id: ReqId) -> Option<u32> {
+        self.lock().reqs.get(id).map(|r| r.gen)
     }
 
     /// Takes the result of a finished request: frees it, or makes a persistent one inactive.

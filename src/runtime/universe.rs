@@ -34,6 +34,9 @@ pub struct Universe {
     /// This rank's group objects (MPI_Group handles index it); per rank, so that in threads mode
     /// one rank's handles mean nothing to another.
     pub groups: crate::group::GroupTable,
+    /// Staging buffers of this rank's pending operations on non-contiguous datatypes (per rank:
+    /// keyed by this rank's engine requests).
+    pub staged: crate::ffi::staged::StagedTable,
 }
 
 const PHASE_NONE: u32 = 0;
@@ -239,6 +242,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         main_thread: std::thread::current().id(),
         singleton,
         groups: crate::group::GroupTable::new(),
+        staged: Default::default(),
     };
     if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));
