@@ -71,6 +71,48 @@ unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
     Ok(())
 }
 
+/// MPI_Type_create_darray(_c) once the global sizes are read: checks the arguments and builds the
+/// type with `crate::datatype::darray`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
+    use dt::darray::{Darray, Distrib};
+    if size <= 0 || rank < 0 || rank >= size {
+        return Err(err(MPI_ERR_ARG, format!("invalid size {size} / rank {rank}: need 0 <= rank < size")));
+    }
+    if ndims <= 0 {
+        return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
+    }
+    let n = ndims as usize;
+    let ds = array(distribs, n, "array_of_distribs")?;
+    let da = array(dargs, n, "array_of_dargs")?;
+    let ps = array(psizes, n, "array_of_psizes")?;
+    let mut dist = Vec::with_capacity(n);
+    for i in 0..n {
+        let arg = if da[i] == MPI_DISTRIBUTE_DFLT_DARG { None } else { Some(da[i] as i64) };
+        dist.push(match ds[i] {
+            MPI_DISTRIBUTE_BLOCK => Distrib::Block(arg),
+            MPI_DISTRIBUTE_CYCLIC => Distrib::Cyclic(arg),
+            MPI_DISTRIBUTE_NONE => Distrib::None,
+            d => return Err(err(MPI_ERR_ARG, format!("invalid distribution {d} in dimension {i}: use MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"))),
+        });
+    }
+    let ord = match order {
+        56 => Order::C,
+        57 => Order::Fortran,
+        _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
+    };
+    let mut ints = vec![size, rank, ndims];
+    ints.extend(gsizes.iter().map(|&g| i32::try_from(g).unwrap_or(i32::MAX)));
+    ints.extend_from_slice(ds);
+    ints.extend_from_slice(da);
+    ints.extend_from_slice(ps);
+    ints.push(order);
+    let p: Vec<i64> = ps.iter().map(|&x| x as i64).collect();
+    let d = Darray { size: size as i64, rank: rank as i64, gsizes, distribs: &dist, psizes: &p, order: ord, ints };
+    let t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
+    store(t, newtype)
+}
+
 fn combiner_value(c: Combiner) -> c_int {
     match c {
         Combiner::Named => 1,
@@ -83,6 +125,7 @@ fn combiner_value(c: Combiner) -> c_int {
         Combiner::IndexedBlock => 10,
         Combiner::Struct => 12,
         Combiner::Subarray => 13,
+        Combiner::Darray => 14,
         Combiner::Resized => 18,
         Combiner::HindexedBlock => 19,
     }
@@ -169,6 +212,18 @@ export! {
             _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
         };
         store(dt::subarray(sizes, subs, starts, ord, order, &dtype(oldtype)?), newtype)
+    }
+
+    fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = if ndims > 0 { ndims as usize } else { 0 };
+        let g: Vec<i64> = array(array_of_gsizes, n, "array_of_gsizes")?.iter().map(|&x| x as i64).collect();
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+    }
+
+    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = if ndims > 0 { ndims as usize } else { 0 };
+        let g = array(array_of_gsizes, n, "array_of_gsizes")?.to_vec();
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
     }
 
     fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
