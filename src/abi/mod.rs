@@ -219,6 +219,7 @@ pub const MPI_ERR_KEYVAL: c_int = 48;
 pub const MPI_ERR_SESSION: c_int = 75;
 pub const MPI_ERR_PROC_ABORTED: c_int = 76;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 77;
+pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 43;
 pub const MPI_ERR_ERRHANDLER: c_int = 80;
 pub const MPI_T_ERR_INVALID: c_int = 74;
 /// MPICH 4.0: highest predefined class (`MPICH_ERR_LAST_CLASS`).
