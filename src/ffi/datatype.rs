@@ -231,7 +231,16 @@ export! {
     }
 
     fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        store(dt::dup(&dtype(oldtype)?), newtype)
+        let old = dtype(oldtype)?;
+        let newtype = out(newtype, "newtype")?;
+        let h = register_type(dt::dup(&old));
+        // Attribute caching: the copy callbacks of oldtype's attributes (ffi/type_attr.rs).
+        if let Err(e) = super::type_attr::copy_type_attrs(oldtype, h) {
+            registry::remove(handle_index(h));
+            return Err(e);
+        }
+        *newtype = h;
+        Ok(())
     }
 
     fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
@@ -246,6 +255,8 @@ export! {
         if t.leaf_id.is_some() {
             return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", t.name())));
         }
+        // Attribute caching: delete callbacks first; if one fails the type stays (ffi/type_attr.rs).
+        super::type_attr::delete_type_attrs(*p)?;
         // Types built from this one and operations in flight hold their own reference.
         registry::remove(handle_index(*p));
         *p = MPI_DATATYPE_NULL;

@@ -17,6 +17,7 @@ pub mod p2p;
 pub mod pack;
 pub mod request;
 pub mod threads_host;
+pub mod type_attr;
 pub mod unsupported;
 
 pub use crate::error;
@@ -34,3 +35,4 @@ pub use p2p::*;
 pub use pack::*;
 pub use request::*;
 pub use threads_host::*;
+pub use type_attr::*;
