@@ -31,6 +31,9 @@ pub enum Combiner {
     Struct,
     Subarray,
     Darray,
+    F90Real,
+    F90Complex,
+    F90Integer,
     Resized,
 }
 

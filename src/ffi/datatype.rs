@@ -8,7 +8,7 @@ use crate::export;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+pub(crate) fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
     if p.is_null() {
         return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
     }
@@ -22,7 +22,7 @@ fn count(c: c_int, what: &str) -> MpiResult<usize> {
     Ok(c as usize)
 }
 
-fn blocklen(b: c_int) -> MpiResult<usize> {
+pub(crate) fn blocklen(b: c_int) -> MpiResult<usize> {
     if b < 0 {
         return Err(err(MPI_ERR_ARG, format!("invalid blocklength {b}: must be non-negative")));
     }
@@ -30,7 +30,7 @@ fn blocklen(b: c_int) -> MpiResult<usize> {
 }
 
 /// The `n` elements of C array `p` (which may be NULL only when `n` is 0).
-unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
+pub(crate) unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -41,7 +41,7 @@ unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> 
     Ok(std::slice::from_raw_parts(p, n))
 }
 
-unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
+pub(crate) unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
     let newtype = out(newtype, "newtype")?;
     *newtype = register_type(t);
     Ok(())
@@ -113,7 +113,7 @@ unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distrib
     store(t, newtype)
 }
 
-fn combiner_value(c: Combiner) -> c_int {
+pub(crate) fn combiner_value(c: Combiner) -> c_int {
     match c {
         Combiner::Named => 1,
         Combiner::Dup => 2,
@@ -126,6 +126,9 @@ fn combiner_value(c: Combiner) -> c_int {
         Combiner::Struct => 12,
         Combiner::Subarray => 13,
         Combiner::Darray => 14,
+        Combiner::F90Real => 15,
+        Combiner::F90Complex => 16,
+        Combiner::F90Integer => 17,
         Combiner::Resized => 18,
         Combiner::HindexedBlock => 19,
     }
@@ -252,8 +255,8 @@ export! {
     fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
         let t = dtype(*p)?;
-        if t.leaf_id.is_some() {
-            return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", t.name())));
+        if t.leaf_id.is_some() || matches!(t.env.combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer) {
+            return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", if t.name().is_empty() { "from MPI_Type_create_f90_*".to_string() } else { t.name() })));
         }
         // Attribute caching: delete callbacks first; if one fails the type stays (ffi/type_attr.rs).
         super::type_attr::delete_type_attrs(*p)?;
