@@ -122,9 +122,9 @@ pub fn darray(d: &Darray, old: &Arc<TypeRepr>) -> Result<TypeRepr, DarrayError> 
     // Process coordinates: the process grid is always in C (row-major) order.
     let mut coords = vec![0i64; n];
     let (mut procs, mut r) = (d.size, d.rank);
-    for i in 0..n {
-        procs /= d.psizes[i];
-        coords[i] = r / procs;
+    for (c, &p) in coords.iter_mut().zip(d.psizes) {
+        procs /= p;
+        *c = r / procs;
         r %= procs;
     }
     let ext = old.layout.extent();

@@ -73,6 +73,9 @@ unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
 
 /// MPI_Type_create_darray(_c) once the global sizes are read: checks the arguments and builds the
 /// type with `crate::datatype::darray`.
+///
+/// # Safety
+/// The array pointers are NULL or hold `ndims` ints each (the MPI call's contract).
 #[allow(clippy::too_many_arguments)]
 unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
     use dt::darray::{Darray, Distrib};

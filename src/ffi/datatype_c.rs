@@ -28,6 +28,9 @@ fn count_c(v: MPI_Count, what: &str) -> MpiResult<usize> {
 }
 
 /// Block lengths of a `_c` constructor as `int`s, each checked non-negative.
+///
+/// # Safety
+/// `p` is NULL or points to `n` counts (the MPI call's contract).
 unsafe fn blocklens_c(p: *const MPI_Count, n: usize) -> MpiResult<Vec<i32>> {
     let v: Vec<i32> = array(p, n, "array_of_blocklengths")?.iter().map(|&b| small(b, "blocklength")).collect::<MpiResult<_>>()?;
     v.iter().try_for_each(|&b| blocklen(b).map(drop))?;
@@ -35,7 +38,11 @@ unsafe fn blocklens_c(p: *const MPI_Count, n: usize) -> MpiResult<Vec<i32>> {
 }
 
 /// Writes an `MPI_Count` pair (lb/extent style).
+///
+/// # Safety
+/// `a` and `b`, when not NULL, point to `MPI_Count`s the caller owns.
 unsafe fn pair(a: *mut MPI_Count, b: *mut MPI_Count, x: i64, y: i64) -> MpiResult {
+    // SAFETY: `out` rejects NULL; otherwise the caller's `MPI_Count`s.
     *out(a, "lb")? = x;
     *out(b, "extent")? = y;
     Ok(())
@@ -44,7 +51,8 @@ unsafe fn pair(a: *mut MPI_Count, b: *mut MPI_Count, x: i64, y: i64) -> MpiResul
 /// The f90 parameterised types handed out so far, by (combiner, p, r): the standard makes them
 /// predefined, so the same arguments give the same handle and they are never freed.
 fn f90_type(combiner: Combiner, p: c_int, r: c_int, base: MPI_Datatype, ints: Vec<i32>) -> MpiResult<MPI_Datatype> {
-    static CACHE: Mutex<Option<HashMap<(u8, c_int, c_int), MPI_Datatype>>> = Mutex::new(None);
+    type Cache = HashMap<(u8, c_int, c_int), MPI_Datatype>;
+    static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
     let key = (combiner as u8, p, r);
     let mut cache = CACHE.lock().unwrap_or_else(|e| e.into_inner());
     if let Some(&h) = cache.get_or_insert_with(HashMap::new).get(&key) {
@@ -176,6 +184,7 @@ export! {
         let st = out(status as *mut MPI_Status, "status")?;
         let size = dtype(datatype)?.layout.size as u64;
         let count = out(count, "count")?;
+        // SAFETY: `out` rejected NULL; `status` and `count` are the caller's status and MPI_Count.
         let bytes = (*st).count_bytes();
         *count = if size == 0 {
             if bytes == 0 { 0 } else { MPI_UNDEFINED as MPI_Count }
@@ -191,6 +200,7 @@ export! {
         let st = out(status as *mut MPI_Status, "status")?;
         let t = dtype(datatype)?;
         let count = out(count, "count")?;
+        // SAFETY (status and count below): `out` rejected NULL; they are the caller's objects.
         if t.leaf_id.is_some() {
             // As MPI_Get_elements: for a predefined type (pair types included) the element count.
             let size = t.layout.size as u64;

@@ -99,6 +99,9 @@ export! {
 
 /// Checks the data representation name: only "external32" is supported (MPI 4.1 section 5.2.3;
 /// "native"-style names are not portable, so they get MPI_ERR_UNSUPPORTED_DATAREP).
+///
+/// # Safety
+/// `p`, when not NULL, is a NUL-terminated string.
 unsafe fn datarep(p: *const c_char) -> MpiResult {
     if p.is_null() {
         return Err(err(MPI_ERR_ARG, "datarep is NULL"));
@@ -133,6 +136,7 @@ fn external_len(count: i64, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datat
 unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, dt: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> MpiResult {
     datarep(rep)?;
     let (t, n, native, ext) = external_len(incount, dt)?;
+    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
     if position.is_null() || *position < 0 {
         return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
     }
@@ -165,6 +169,7 @@ unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, 
 unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, dt: MPI_Datatype) -> MpiResult {
     datarep(rep)?;
     let (t, n, native, ext) = external_len(outcount, dt)?;
+    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
     if position.is_null() || *position < 0 {
         return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
     }
@@ -192,7 +197,11 @@ unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64,
 }
 
 /// The `MPI_Count` position of the `_c` pack calls, checked.
+///
+/// # Safety
+/// `p`, when not NULL, points to an `MPI_Count` the caller owns.
 unsafe fn position_c(p: *mut MPI_Count) -> MpiResult<*mut MPI_Count> {
+    // SAFETY: dereferenced only when non-NULL (see the contract above).
     if p.is_null() || *p < 0 {
         return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
     }
@@ -218,6 +227,7 @@ export! {
         if size.is_null() {
             return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Aint.
         *size = ext as MPI_Aint;
         Ok(())
     }
@@ -227,6 +237,7 @@ export! {
         if size.is_null() {
             return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
         *size = ext as MPI_Count;
         Ok(())
     }
@@ -241,6 +252,7 @@ export! {
         if size.is_null() {
             return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
         *size = n as MPI_Count;
         Ok(())
     }

@@ -102,6 +102,7 @@ export! {
         if type_keyval.is_null() {
             return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
         }
+        // SAFETY: checked non-NULL; the caller passes the address of an `int`.
         *type_keyval = keyval_handle(u.type_attrs.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
         Ok(())
     }
@@ -111,6 +112,7 @@ export! {
         if type_keyval.is_null() {
             return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
         }
+        // SAFETY: checked non-NULL; the caller passes the address of an `int`.
         let k = user_type_keyval(u, *type_keyval)?;
         // Attributes still set with it keep working and get their delete callback later.
         u.type_attrs.free_keyval(k);
@@ -143,6 +145,7 @@ export! {
                 *(attribute_val as *mut *mut c_void) = v as *mut c_void;
                 *flag = 1;
             }
+            // SAFETY: checked non-NULL; the caller passes the address of an `int`.
             None => *flag = 0,
         }
         Ok(())
