@@ -34,7 +34,9 @@ fn rust_values() -> Vec<(&'static str, i64)> {
         abi::MPI_ERR_IN_STATUS, abi::MPI_ERR_PENDING, abi::MPI_ERR_REQUEST, abi::MPI_ERR_NO_MEM,
         abi::MPI_ERR_UNSUPPORTED_OPERATION, abi::MPI_ERR_WIN, abi::MPI_ERR_KEYVAL, abi::MPI_ERR_SESSION,
         abi::MPI_ERR_PROC_ABORTED, abi::MPI_ERR_VALUE_TOO_LARGE, abi::MPI_ERR_ERRHANDLER, abi::MPI_T_ERR_INVALID,
-        abi::MPI_ERR_LASTCODE,
+        abi::MPI_ERR_LASTCODE, abi::MPI_ERR_UNSUPPORTED_DATAREP,
+        abi::MPI_DISTRIBUTE_BLOCK, abi::MPI_DISTRIBUTE_CYCLIC, abi::MPI_DISTRIBUTE_NONE, abi::MPI_DISTRIBUTE_DFLT_DARG,
+        abi::MPI_TYPECLASS_REAL, abi::MPI_TYPECLASS_INTEGER, abi::MPI_TYPECLASS_COMPLEX,
         datatypes::MPI_BYTE, datatypes::MPI_INT, datatypes::MPI_CHAR, datatypes::MPI_DOUBLE, datatypes::MPI_PACKED,
     ]
 }

@@ -7,6 +7,8 @@
 //! walk over a flat list with no recursion and no allocation, and lets a stream position be found
 //! by binary search (streaming/partial pack). Bounds follow MPI 4.1 section 5.1 plus the MPI-1
 //! sticky `MPI_LB`/`MPI_UB` markers and MPICH's struct alignment padding.
+pub mod darray;
+pub mod external32;
 pub mod registry;
 #[cfg(test)]
 mod tests;
@@ -28,6 +30,10 @@ pub enum Combiner {
     HindexedBlock,
     Struct,
     Subarray,
+    Darray,
+    F90Real,
+    F90Complex,
+    F90Integer,
     Resized,
 }
 
@@ -69,6 +75,9 @@ pub struct Layout {
     pub prefix: Vec<usize>,
     /// Basic elements in typemap order, run-length encoded: (size of the basic type, how many).
     pub basics: Vec<(usize, u64)>,
+    /// The same basic elements with their external32 conversion (MPI_Pack_external), run-length
+    /// encoded; kept apart from `basics` because a complex is one element but two swapped halves.
+    pub conv: Vec<(external32::Conv, u64)>,
 }
 
 impl Layout {
@@ -141,6 +150,7 @@ impl TypeRepr {
         for &(o, s) in parts {
             b.push_block(o, s);
             b.push_basic(s, 1);
+            b.push_conv(external32::Conv::for_leaf(name, s), 1);
             b.size += s;
             b.true_lb = Some(b.true_lb.map_or(o, |t: i64| t.min(o)));
             b.true_ub = Some(b.true_ub.map_or(o + s as i64, |t: i64| t.max(o + s as i64)));
@@ -185,6 +195,7 @@ struct Builder {
     align: usize,
     blocks: Vec<(i64, usize)>,
     basics: Vec<(usize, u64)>,
+    conv: Vec<(external32::Conv, u64)>,
 }
 
 fn min_opt(a: Option<i64>, b: i64) -> Option<i64> {
@@ -215,6 +226,16 @@ impl Builder {
         match self.basics.last_mut() {
             Some(last) if last.0 == size => last.1 += n,
             _ => self.basics.push((size, n)),
+        }
+    }
+
+    fn push_conv(&mut self, c: external32::Conv, n: u64) {
+        if n == 0 {
+            return;
+        }
+        match self.conv.last_mut() {
+            Some(last) if last.0 == c => last.1 += n,
+            _ => self.conv.push((c, n)),
         }
     }
 
@@ -274,6 +295,15 @@ impl Builder {
                 }
             }
         }
+        if c.conv.len() == 1 {
+            self.push_conv(c.conv[0].0, c.conv[0].1 * reps);
+        } else {
+            for _ in 0..reps {
+                for &(s, n) in &c.conv {
+                    self.push_conv(s, n);
+                }
+            }
+        }
     }
 
     /// The finished layout; `pad` applies MPICH's struct rule: without sticky markers the extent
@@ -306,6 +336,7 @@ impl Builder {
             blocks: self.blocks,
             prefix,
             basics: self.basics,
+            conv: self.conv,
         }
     }
 }

@@ -8,7 +8,7 @@ use crate::export;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+pub(crate) fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
     if p.is_null() {
         return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
     }
@@ -22,7 +22,7 @@ fn count(c: c_int, what: &str) -> MpiResult<usize> {
     Ok(c as usize)
 }
 
-fn blocklen(b: c_int) -> MpiResult<usize> {
+pub(crate) fn blocklen(b: c_int) -> MpiResult<usize> {
     if b < 0 {
         return Err(err(MPI_ERR_ARG, format!("invalid blocklength {b}: must be non-negative")));
     }
@@ -30,7 +30,7 @@ fn blocklen(b: c_int) -> MpiResult<usize> {
 }
 
 /// The `n` elements of C array `p` (which may be NULL only when `n` is 0).
-unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
+pub(crate) unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
     if n == 0 {
         return Ok(&[]);
     }
@@ -41,7 +41,7 @@ unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> 
     Ok(std::slice::from_raw_parts(p, n))
 }
 
-unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
+pub(crate) unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
     let newtype = out(newtype, "newtype")?;
     *newtype = register_type(t);
     Ok(())
@@ -71,7 +71,52 @@ unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
     Ok(())
 }
 
-fn combiner_value(c: Combiner) -> c_int {
+/// MPI_Type_create_darray(_c) once the global sizes are read: checks the arguments and builds the
+/// type with `crate::datatype::darray`.
+///
+/// # Safety
+/// The array pointers are NULL or hold `ndims` ints each (the MPI call's contract).
+#[allow(clippy::too_many_arguments)]
+unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
+    use dt::darray::{Darray, Distrib};
+    if size <= 0 || rank < 0 || rank >= size {
+        return Err(err(MPI_ERR_ARG, format!("invalid size {size} / rank {rank}: need 0 <= rank < size")));
+    }
+    if ndims <= 0 {
+        return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
+    }
+    let n = ndims as usize;
+    let ds = array(distribs, n, "array_of_distribs")?;
+    let da = array(dargs, n, "array_of_dargs")?;
+    let ps = array(psizes, n, "array_of_psizes")?;
+    let mut dist = Vec::with_capacity(n);
+    for i in 0..n {
+        let arg = if da[i] == MPI_DISTRIBUTE_DFLT_DARG { None } else { Some(da[i] as i64) };
+        dist.push(match ds[i] {
+            MPI_DISTRIBUTE_BLOCK => Distrib::Block(arg),
+            MPI_DISTRIBUTE_CYCLIC => Distrib::Cyclic(arg),
+            MPI_DISTRIBUTE_NONE => Distrib::None,
+            d => return Err(err(MPI_ERR_ARG, format!("invalid distribution {d} in dimension {i}: use MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"))),
+        });
+    }
+    let ord = match order {
+        56 => Order::C,
+        57 => Order::Fortran,
+        _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
+    };
+    let mut ints = vec![size, rank, ndims];
+    ints.extend(gsizes.iter().map(|&g| i32::try_from(g).unwrap_or(i32::MAX)));
+    ints.extend_from_slice(ds);
+    ints.extend_from_slice(da);
+    ints.extend_from_slice(ps);
+    ints.push(order);
+    let p: Vec<i64> = ps.iter().map(|&x| x as i64).collect();
+    let d = Darray { size: size as i64, rank: rank as i64, gsizes, distribs: &dist, psizes: &p, order: ord, ints };
+    let t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
+    store(t, newtype)
+}
+
+pub(crate) fn combiner_value(c: Combiner) -> c_int {
     match c {
         Combiner::Named => 1,
         Combiner::Dup => 2,
@@ -83,6 +128,10 @@ fn combiner_value(c: Combiner) -> c_int {
         Combiner::IndexedBlock => 10,
         Combiner::Struct => 12,
         Combiner::Subarray => 13,
+        Combiner::Darray => 14,
+        Combiner::F90Real => 15,
+        Combiner::F90Complex => 16,
+        Combiner::F90Integer => 17,
         Combiner::Resized => 18,
         Combiner::HindexedBlock => 19,
     }
@@ -171,12 +220,33 @@ export! {
         store(dt::subarray(sizes, subs, starts, ord, order, &dtype(oldtype)?), newtype)
     }
 
+    fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = if ndims > 0 { ndims as usize } else { 0 };
+        let g: Vec<i64> = array(array_of_gsizes, n, "array_of_gsizes")?.iter().map(|&x| x as i64).collect();
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+    }
+
+    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = if ndims > 0 { ndims as usize } else { 0 };
+        let g = array(array_of_gsizes, n, "array_of_gsizes")?.to_vec();
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+    }
+
     fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         store(dt::resized(&dtype(oldtype)?, lb, extent), newtype)
     }
 
     fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        store(dt::dup(&dtype(oldtype)?), newtype)
+        let old = dtype(oldtype)?;
+        let newtype = out(newtype, "newtype")?;
+        let h = register_type(dt::dup(&old));
+        // Attribute caching: the copy callbacks of oldtype's attributes (ffi/type_attr.rs).
+        if let Err(e) = super::type_attr::copy_type_attrs(oldtype, h) {
+            registry::remove(handle_index(h));
+            return Err(e);
+        }
+        *newtype = h;
+        Ok(())
     }
 
     fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
@@ -188,9 +258,11 @@ export! {
     fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
         let t = dtype(*p)?;
-        if t.leaf_id.is_some() {
-            return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", t.name())));
+        if t.leaf_id.is_some() || matches!(t.env.combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer) {
+            return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", if t.name().is_empty() { "from MPI_Type_create_f90_*".to_string() } else { t.name() })));
         }
+        // Attribute caching: delete callbacks first; if one fails the type stays (ffi/type_attr.rs).
+        super::type_attr::delete_type_attrs(*p)?;
         // Types built from this one and operations in flight hold their own reference.
         registry::remove(handle_index(*p));
         *p = MPI_DATATYPE_NULL;

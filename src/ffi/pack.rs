@@ -6,7 +6,7 @@ use crate::abi::*;
 use crate::datatype;
 use crate::error::{err, MpiResult};
 use crate::export;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::{c_char, c_int, c_void};
 
 unsafe fn position(p: *mut c_int) -> MpiResult<*mut c_int> {
     if p.is_null() || *p < 0 {
@@ -16,17 +16,67 @@ unsafe fn position(p: *mut c_int) -> MpiResult<*mut c_int> {
 }
 
 /// Packed bytes of `count` elements of `dt`, which must be committed.
-fn packed_len(count: c_int, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datatype::TypeRepr>, usize)> {
-    let n = check::count(count)?;
+fn packed_len(count: i64, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datatype::TypeRepr>, usize)> {
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {count}: must be non-negative")));
+    }
+    let n = usize::try_from(count).map_err(|_| err(MPI_ERR_COUNT, format!("count {count} too large")))?;
     let t = check::committed_dtype(dt)?;
     let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", check::datatype_name(dt))))?;
     Ok((t, bytes))
 }
 
+/// MPI_Pack(_c) at stream position `start`; returns the new position.
+///
+/// # Safety
+/// The application's buffers must be as the MPI call describes them.
+unsafe fn pack(inbuf: *const c_void, incount: i64, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: i64, start: i64, comm: MPI_Comm) -> MpiResult<i64> {
+    check::comm(check::universe()?, comm)?;
+    let (t, n) = packed_len(incount, datatype)?;
+    let start = start as usize;
+    if outsize < 0 || (start + n) as u64 > outsize as u64 {
+        return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Pack: {n} bytes at position {start} do not fit the output buffer of {outsize} bytes")));
+    }
+    if n > 0 && outbuf.is_null() {
+        return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    // A NULL inbuf is MPI_BOTTOM: fine for derived types with absolute addresses.
+    if n > 0 && inbuf.is_null() && t.leaf_id.is_some() {
+        return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    // SAFETY: the application's inbuf holds incount elements of datatype; outbuf has outsize
+    // >= start + n bytes (checked above).
+    datatype::copy(&t.layout, inbuf as *mut u8, incount as usize, (outbuf as *mut u8).add(start), n, 0, true);
+    Ok((start + n) as i64)
+}
+
+/// MPI_Unpack(_c) from stream position `start`; returns the new position.
+///
+/// # Safety
+/// The application's buffers must be as the MPI call describes them.
+unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_void, outcount: i64, datatype: MPI_Datatype, comm: MPI_Comm) -> MpiResult<i64> {
+    check::comm(check::universe()?, comm)?;
+    let (t, n) = packed_len(outcount, datatype)?;
+    let start = start as usize;
+    if insize < 0 || (start + n) as u64 > insize as u64 {
+        return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Unpack: {n} bytes at position {start} exceed the input buffer of {insize} bytes")));
+    }
+    if n > 0 && inbuf.is_null() {
+        return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    if n > 0 && outbuf.is_null() && t.leaf_id.is_some() {
+        return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    // SAFETY: inbuf has insize >= start + n bytes (checked above); the application's outbuf
+    // holds outcount elements of datatype.
+    datatype::copy(&t.layout, outbuf as *mut u8, outcount as usize, (inbuf as *mut u8).add(start), n, 0, false);
+    Ok((start + n) as i64)
+}
+
 export! {
     fn MPI_Pack_size / PMPI_Pack_size (incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) on comm => {
         check::comm(check::universe()?, comm)?;
-        let (_, n) = packed_len(incount, datatype)?;
+        let (_, n) = packed_len(incount as i64, datatype)?;
         if size.is_null() {
             return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
@@ -35,45 +85,185 @@ export! {
     }
 
     fn MPI_Pack / PMPI_Pack (inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position_: *mut c_int, comm: MPI_Comm) on comm => {
-        check::comm(check::universe()?, comm)?;
-        let (t, n) = packed_len(incount, datatype)?;
         let pos = position(position_)?;
-        let start = *pos as usize;
-        if outsize < 0 || start + n > outsize as usize {
-            return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Pack: {n} bytes at position {start} do not fit the output buffer of {outsize} bytes")));
-        }
-        if n > 0 && outbuf.is_null() {
-            return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
-        }
-        // A NULL inbuf is MPI_BOTTOM: fine for derived types with absolute addresses.
-        if n > 0 && inbuf.is_null() && t.leaf_id.is_some() {
-            return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
-        }
-        // SAFETY: the application's inbuf holds incount elements of datatype; outbuf has outsize
-        // >= start + n bytes (checked above).
-        datatype::copy(&t.layout, inbuf as *mut u8, incount as usize, (outbuf as *mut u8).add(start), n, 0, true);
-        *pos = (start + n) as c_int;
+        *pos = pack(inbuf, incount as i64, datatype, outbuf, outsize as i64, *pos as i64, comm)? as c_int;
         Ok(())
     }
 
     fn MPI_Unpack / PMPI_Unpack (inbuf: *const c_void, insize: c_int, position_: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) on comm => {
-        check::comm(check::universe()?, comm)?;
-        let (t, n) = packed_len(outcount, datatype)?;
         let pos = position(position_)?;
-        let start = *pos as usize;
-        if insize < 0 || start + n > insize as usize {
-            return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Unpack: {n} bytes at position {start} exceed the input buffer of {insize} bytes")));
+        *pos = unpack(inbuf, insize as i64, *pos as i64, outbuf, outcount as i64, datatype, comm)? as c_int;
+        Ok(())
+    }
+}
+
+/// Checks the data representation name: only "external32" is supported (MPI 4.1 section 5.2.3;
+/// "native"-style names are not portable, so they get MPI_ERR_UNSUPPORTED_DATAREP).
+///
+/// # Safety
+/// `p`, when not NULL, is a NUL-terminated string.
+unsafe fn datarep(p: *const c_char) -> MpiResult {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, "datarep is NULL"));
+    }
+    // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
+    let s = std::ffi::CStr::from_ptr(p).to_string_lossy();
+    if s != "external32" {
+        return Err(err(MPI_ERR_UNSUPPORTED_DATAREP, format!("unsupported data representation \"{s}\": only \"external32\" is")));
+    }
+    Ok(())
+}
+
+/// Count and committed type of an external32 call, with the native and external32 byte counts.
+fn external_len(count: i64, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datatype::TypeRepr>, usize, usize, usize)> {
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {count}: must be non-negative")));
+    }
+    let n = usize::try_from(count).map_err(|_| err(MPI_ERR_COUNT, format!("count {count} too large")))?;
+    let t = check::committed_dtype(dt)?;
+    let native = n.checked_mul(t.layout.size);
+    let ext = (datatype::external32::size_of(&t.layout.conv) as usize).checked_mul(n);
+    match (native, ext) {
+        (Some(a), Some(b)) => Ok((t, n, a, b)),
+        _ => Err(err(MPI_ERR_COUNT, format!("count {n} of {} overflows", check::datatype_name(dt)))),
+    }
+}
+
+/// MPI_Pack_external(_c): packs natively into a scratch buffer, then converts to external32.
+///
+/// # Safety
+/// The application's buffers must be as the MPI call describes them.
+unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, dt: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> MpiResult {
+    datarep(rep)?;
+    let (t, n, native, ext) = external_len(incount, dt)?;
+    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
+    if position.is_null() || *position < 0 {
+        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
+    }
+    let start = *position as usize;
+    if outsize < 0 || start + ext > outsize as usize {
+        return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Pack_external: {ext} bytes at position {start} do not fit the output buffer of {outsize} bytes")));
+    }
+    if ext > 0 && outbuf.is_null() {
+        return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    if native > 0 && inbuf.is_null() && t.leaf_id.is_some() {
+        return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    let mut tmp = vec![0u8; native];
+    // SAFETY: the application's inbuf holds incount elements of datatype; tmp has `native` bytes.
+    datatype::copy(&t.layout, inbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, true);
+    if ext > 0 {
+        // SAFETY: outbuf has outsize >= start + ext bytes (checked above).
+        let out = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(start), ext);
+        datatype::external32::convert(&t.layout.conv, n, &mut tmp, out, true);
+    }
+    *position = (start + ext) as i64;
+    Ok(())
+}
+
+/// MPI_Unpack_external(_c): converts from external32 into a scratch buffer, then unpacks natively.
+///
+/// # Safety
+/// The application's buffers must be as the MPI call describes them.
+unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, dt: MPI_Datatype) -> MpiResult {
+    datarep(rep)?;
+    let (t, n, native, ext) = external_len(outcount, dt)?;
+    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
+    if position.is_null() || *position < 0 {
+        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
+    }
+    let start = *position as usize;
+    if insize < 0 || start + ext > insize as usize {
+        return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Unpack_external: {ext} bytes at position {start} exceed the input buffer of {insize} bytes")));
+    }
+    if ext > 0 && inbuf.is_null() {
+        return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
+    }
+    if native > 0 && outbuf.is_null() && t.leaf_id.is_some() {
+        return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
+    }
+    let mut tmp = vec![0u8; native];
+    let mut src = vec![0u8; ext];
+    if ext > 0 {
+        // SAFETY: inbuf has insize >= start + ext bytes (checked above); src has ext bytes.
+        std::ptr::copy_nonoverlapping((inbuf as *const u8).add(start), src.as_mut_ptr(), ext);
+    }
+    datatype::external32::convert(&t.layout.conv, n, &mut tmp, &mut src, false);
+    // SAFETY: the application's outbuf holds outcount elements of datatype; tmp has `native` bytes.
+    datatype::copy(&t.layout, outbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, false);
+    *position = (start + ext) as i64;
+    Ok(())
+}
+
+/// The `MPI_Count` position of the `_c` pack calls, checked.
+///
+/// # Safety
+/// `p`, when not NULL, points to an `MPI_Count` the caller owns.
+unsafe fn position_c(p: *mut MPI_Count) -> MpiResult<*mut MPI_Count> {
+    // SAFETY: dereferenced only when non-NULL (see the contract above).
+    if p.is_null() || *p < 0 {
+        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
+    }
+    Ok(p)
+}
+
+export! {
+    fn MPI_Pack_external / PMPI_Pack_external (datarep_: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position_: *mut MPI_Aint) on MPI_COMM_SELF => {
+        pack_external(datarep_, inbuf, incount as i64, datatype, outbuf, outsize, position_)
+    }
+    fn MPI_Pack_external_c / PMPI_Pack_external_c (datarep_: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count) on MPI_COMM_SELF => {
+        pack_external(datarep_, inbuf, incount, datatype, outbuf, outsize, position_)
+    }
+    fn MPI_Unpack_external / PMPI_Unpack_external (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position_: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) on MPI_COMM_SELF => {
+        unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount as i64, datatype)
+    }
+    fn MPI_Unpack_external_c / PMPI_Unpack_external_c (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) on MPI_COMM_SELF => {
+        unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount, datatype)
+    }
+    fn MPI_Pack_external_size / PMPI_Pack_external_size (datarep_: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) on MPI_COMM_SELF => {
+        datarep(datarep_)?;
+        let (_, _, _, ext) = external_len(incount as i64, datatype)?;
+        if size.is_null() {
+            return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
-        if n > 0 && inbuf.is_null() {
-            return Err(err(MPI_ERR_BUFFER, "inbuf is NULL"));
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Aint.
+        *size = ext as MPI_Aint;
+        Ok(())
+    }
+    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c (datarep_: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) on MPI_COMM_SELF => {
+        datarep(datarep_)?;
+        let (_, _, _, ext) = external_len(incount, datatype)?;
+        if size.is_null() {
+            return Err(err(MPI_ERR_ARG, "size is NULL"));
         }
-        if n > 0 && outbuf.is_null() && t.leaf_id.is_some() {
-            return Err(err(MPI_ERR_BUFFER, "outbuf is NULL"));
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
+        *size = ext as MPI_Count;
+        Ok(())
+    }
+
+    fn MPI_Pack_size_c / PMPI_Pack_size_c (incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) on comm => {
+        check::comm(check::universe()?, comm)?;
+        if incount < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("invalid count {incount}: must be non-negative")));
         }
-        // SAFETY: inbuf has insize >= start + n bytes (checked above); the application's outbuf
-        // holds outcount elements of datatype.
-        datatype::copy(&t.layout, outbuf as *mut u8, outcount as usize, (inbuf as *mut u8).add(start), n, 0, false);
-        *pos = (start + n) as c_int;
+        let t = check::committed_dtype(datatype)?;
+        let n = (incount as u64).checked_mul(t.layout.size as u64).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {incount} overflows")))?;
+        if size.is_null() {
+            return Err(err(MPI_ERR_ARG, "size is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
+        *size = n as MPI_Count;
+        Ok(())
+    }
+    fn MPI_Pack_c / PMPI_Pack_c (inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count, comm: MPI_Comm) on comm => {
+        let pos = position_c(position_)?;
+        *pos = pack(inbuf, incount, datatype, outbuf, outsize, *pos, comm)?;
+        Ok(())
+    }
+    fn MPI_Unpack_c / PMPI_Unpack_c (inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        let pos = position_c(position_)?;
+        *pos = unpack(inbuf, insize, *pos, outbuf, outcount, datatype, comm)?;
         Ok(())
     }
 }

@@ -26,6 +26,9 @@ pub struct Universe {
     /// Keyvals and communicator attributes of this rank (per rank: in threads mode the ranks of a
     /// process must not share them).
     pub attrs: crate::comm::attr::Attrs,
+    /// Keyvals and attributes of datatypes (MPI 4.1 section 7.7.4), per rank like `attrs`; the
+    /// same bookkeeping keyed by datatype handle.
+    pub type_attrs: crate::comm::attr::Attrs,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: i32,
     pub main_thread: ThreadId,
@@ -238,6 +241,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, default_errhandler).with_name("MPI_COMM_SELF"),
         comms: Default::default(),
         attrs: Default::default(),
+        type_attrs: Default::default(),
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
         main_thread: std::thread::current().id(),
         singleton,

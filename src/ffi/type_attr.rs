@@ -1,0 +1,164 @@
+//! Attributes on datatypes (MPI 4.1 section 7.7.4): type keyvals with copy/delete callbacks,
+//! copied by MPI_Type_dup and deleted by MPI_Type_free (hooked in `ffi::datatype`).
+//!
+//! Same bookkeeping as communicator attributes (`crate::comm::attr::Attrs`, one registry per rank
+//! in `Universe::type_attrs`), keyed by datatype handle. Callbacks run with no lock held.
+//! Type keyval handles carry MPICH's datatype object bits (3 << 22) in the index, so a type keyval
+//! given to a communicator call (or the reverse) is an invalid keyval, not a different one.
+use super::check;
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use crate::runtime::universe::Universe;
+use std::os::raw::{c_int, c_void};
+
+/// MPICH's keyval kind bits for datatype keyvals.
+const TYPE_KEYVAL_BITS: u32 = 3 << 22;
+
+fn keyval_handle(index: u32) -> c_int {
+    make_handle(HANDLE_KIND_DIRECT, OBJ_KEYVAL, index | TYPE_KEYVAL_BITS)
+}
+
+/// The registry index of a valid (created, not freed) type keyval handle.
+fn user_type_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
+    let i = handle_index(keyval);
+    if keyval == MPI_KEYVAL_INVALID || handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || i & TYPE_KEYVAL_BITS != TYPE_KEYVAL_BITS {
+        return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (not made by MPI_Type_create_keyval)", keyval as u32)));
+    }
+    let k = i & !TYPE_KEYVAL_BITS;
+    if u.type_attrs.live_keyval(k).is_none() {
+        return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (freed)", keyval as u32)));
+    }
+    Ok(k)
+}
+
+fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
+    let class = crate::error::class_of(rc).unwrap_or(MPI_ERR_OTHER);
+    err(class, format!("the {what} callback of type keyval 0x{:08x} returned error {rc}", keyval as u32))
+}
+
+/// Runs the delete callback of attribute `k` = `value` on `dt` (no-op for a NULL callback).
+///
+/// # Safety
+/// Calls the application's callback (MPI_Type_delete_attr_function contract).
+unsafe fn call_delete(u: &Universe, dt: MPI_Datatype, k: u32, value: usize) -> MpiResult {
+    let Some(kv) = u.type_attrs.keyval(k) else { return Ok(()) };
+    let Some(f) = kv.delete else { return Ok(()) };
+    // SAFETY: the application registered `f` as a type delete callback; it receives the values it
+    // gave us (attribute value, extra_state), as the standard specifies.
+    let rc = f(dt, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
+    if rc != MPI_SUCCESS {
+        return Err(callback_error("delete", keyval_handle(k), rc));
+    }
+    Ok(())
+}
+
+/// MPI_Type_free's attribute step: deletes every attribute of `dt`, most recent first, stopping
+/// at the first failing callback (the type is then not freed). A no-op before MPI_Init.
+///
+/// # Safety
+/// Calls application callbacks.
+pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
+    let Ok(u) = check::universe() else { return Ok(()) };
+    for (k, value) in u.type_attrs.list(dt).into_iter().rev() {
+        call_delete(u, dt, k, value)?;
+        u.type_attrs.remove(dt, k);
+    }
+    Ok(())
+}
+
+/// MPI_Type_dup's attribute step: copies the attributes of `old` whose copy callback sets the flag
+/// onto `new`. If a callback fails the copies made so far are deleted and the error returned (the
+/// caller then frees `new`).
+///
+/// # Safety
+/// Calls application callbacks.
+pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult {
+    let Ok(u) = check::universe() else { return Ok(()) };
+    for (k, value) in u.type_attrs.list(old) {
+        let Some(kv) = u.type_attrs.keyval(k) else { continue };
+        let Some(f) = kv.copy else { continue };
+        let mut out: *mut c_void = std::ptr::null_mut();
+        let mut flag: c_int = 0;
+        // SAFETY: `f` is the application's copy callback; `out` and `flag` are valid locals it may
+        // write (a `void *` and an `int`), the other arguments are its own values.
+        let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
+        if rc != MPI_SUCCESS {
+            let e = callback_error("copy", keyval_handle(k), rc);
+            let _ = delete_type_attrs(new);
+            u.type_attrs.clear(new);
+            return Err(e);
+        }
+        if flag != 0 {
+            u.type_attrs.put(new, k, out as usize);
+        }
+    }
+    Ok(())
+}
+
+export! {
+    fn MPI_Type_create_keyval / PMPI_Type_create_keyval (type_copy_attr_fn: Option<MPI_Type_copy_attr_function>, type_delete_attr_fn: Option<MPI_Type_delete_attr_function>, type_keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        if type_keyval.is_null() {
+            return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller passes the address of an `int`.
+        *type_keyval = keyval_handle(u.type_attrs.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
+        Ok(())
+    }
+
+    fn MPI_Type_free_keyval / PMPI_Type_free_keyval (type_keyval: *mut c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        if type_keyval.is_null() {
+            return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
+        }
+        // SAFETY: checked non-NULL; the caller passes the address of an `int`.
+        let k = user_type_keyval(u, *type_keyval)?;
+        // Attributes still set with it keep working and get their delete callback later.
+        u.type_attrs.free_keyval(k);
+        *type_keyval = MPI_KEYVAL_INVALID;
+        Ok(())
+    }
+
+    fn MPI_Type_set_attr / PMPI_Type_set_attr (datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        check::dtype(datatype)?;
+        let k = user_type_keyval(u, type_keyval)?;
+        // Replacing a value deletes the old one first; if that fails the old value stays.
+        if let Some(old) = u.type_attrs.get(datatype, k) {
+            call_delete(u, datatype, k, old)?;
+        }
+        u.type_attrs.put(datatype, k, attribute_val as usize);
+        Ok(())
+    }
+
+    fn MPI_Type_get_attr / PMPI_Type_get_attr (datatype: MPI_Datatype, type_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        check::dtype(datatype)?;
+        let k = user_type_keyval(u, type_keyval)?;
+        if flag.is_null() || attribute_val.is_null() {
+            return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
+        }
+        match u.type_attrs.get(datatype, k) {
+            Some(v) => {
+                // SAFETY: checked non-NULL; the caller passes the address of a `void *`.
+                *(attribute_val as *mut *mut c_void) = v as *mut c_void;
+                *flag = 1;
+            }
+            // SAFETY: checked non-NULL; the caller passes the address of an `int`.
+            None => *flag = 0,
+        }
+        Ok(())
+    }
+
+    fn MPI_Type_delete_attr / PMPI_Type_delete_attr (datatype: MPI_Datatype, type_keyval: c_int) on MPI_COMM_SELF => {
+        let u = check::universe()?;
+        check::dtype(datatype)?;
+        let k = user_type_keyval(u, type_keyval)?;
+        if let Some(old) = u.type_attrs.get(datatype, k) {
+            call_delete(u, datatype, k, old)?;
+            u.type_attrs.remove(datatype, k);
+        }
+        Ok(())
+    }
+}
