@@ -27,6 +27,9 @@ pub struct Comm {
     pub errhandler: AtomicI32,
     /// MPI_Comm_set_name / get_name.
     pub name: Mutex<String>,
+    /// Info hints set with MPI_Comm_set_info or MPI_Comm_dup_with_info. oxmpi acts on none of
+    /// them yet; MPI_Comm_get_info gives them back, as MPICH does.
+    pub hints: Mutex<crate::info::Info>,
     /// Intercommunicators only: world rank of each rank of the remote group, which point-to-point
     /// ranks address (MPI 4.1 section 7.6). `group`/`rank` stay the local group.
     pub remote: Option<Vec<usize>>,
@@ -41,7 +44,7 @@ pub struct Comm {
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

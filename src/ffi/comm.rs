@@ -66,12 +66,17 @@ export! {
     }
 
     fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) on comm => {
-        // No communicator info hints are acted on yet; hints may be ignored (MPI 4.1 section 7.4.4).
+        // No communicator info hints are acted on yet (hints may be ignored, MPI 4.1 section
+        // 7.4.4); the new communicator keeps `info`'s hints for MPI_Comm_get_info.
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
-        *newcomm = super::attr::dup_with_attrs(u, comm, &c_ref)?;
+        let h = super::attr::dup_with_attrs(u, comm, &c_ref)?;
+        *newcomm = h;
+        if let Ok(c) = check::comm(u, h) {
+            super::info::set_hints(&c, info)?;
+        }
         Ok(())
     }
 

@@ -225,3 +225,30 @@ export! {
         Ok(())
     }
 }
+
+export! {
+    fn MPI_Comm_set_info / PMPI_Comm_set_info (comm: MPI_Comm, info: MPI_Info) on comm => {
+        let c = super::check::comm(super::check::universe()?, comm)?;
+        let hints = read(info, |i| i.clone())?;
+        *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = hints;
+        Ok(())
+    }
+
+    fn MPI_Comm_get_info / PMPI_Comm_get_info (comm: MPI_Comm, info_used: *mut MPI_Info) on comm => {
+        let c = super::check::comm(super::check::universe()?, comm)?;
+        let o = out(info_used, "info_used")?;
+        let hints = c.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        *o = new_handle(hints)?;
+        Ok(())
+    }
+}
+
+/// MPI_Comm_dup_with_info: the new communicator takes the hints of `info` instead of the parent's.
+pub(crate) fn set_hints(c: &crate::comm::Comm, info: MPI_Info) -> MpiResult {
+    if info == MPI_INFO_NULL {
+        return Ok(());
+    }
+    let hints = read(info, |i| i.clone())?;
+    *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = hints;
+    Ok(())
+}
