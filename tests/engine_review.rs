@@ -8,6 +8,9 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+use common::TestOps;
+
 fn world(n: usize) -> Vec<Arc<Engine>> {
     let seg = Arc::new(Segment::anonymous(n).unwrap());
     (0..n)
@@ -35,12 +38,12 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
     let e = world(2);
     let mut b0 = vec![0u8; 8];
     let mut b1 = vec![0u8; 8];
-    let p0 = e[1].persistent(OpArgs::Recv { buf: b0.as_mut_ptr(), cap: 8, src: Some(0), tag: 1, ctx: 0 });
-    let p1 = e[1].persistent(OpArgs::Recv { buf: b1.as_mut_ptr(), cap: 8, src: Some(0), tag: 2, ctx: 0 });
+    let p0 = e[1].persistent_t(OpArgs::Recv { buf: b0.as_mut_ptr(), cap: 8, src: Some(0), tag: 1, ctx: 0 });
+    let p1 = e[1].persistent_t(OpArgs::Recv { buf: b1.as_mut_ptr(), cap: 8, src: Some(0), tag: 2, ctx: 0 });
     e[1].start(p0).unwrap();
     e[1].start(p1).unwrap();
     let a = [7u8; 8];
-    let s = e[0].isend(a.as_ptr(), 8, 1, 1, 0, SendMode::Standard).unwrap();
+    let s = e[0].isend_t(a.as_ptr(), 8, 1, 1, 0, SendMode::Standard).unwrap();
     e[0].wait(s);
     let ids = [Some(p0), Some(p1)];
     let got = e[1].wait_some(&ids).expect("one request is active");
@@ -49,7 +52,7 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
     assert_eq!(e[1].test_some(&ids).expect("p1 is active").len(), 0);
     assert!(e[1].test_any(&ids).is_none(), "Testany must not report the inactive p0");
     // ... and Waitsome/Waitany report p1 only once its message is there.
-    let s = e[0].isend(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
+    let s = e[0].isend_t(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
     e[0].wait(s);
     let got = e[1].wait_some(&ids).expect("p1 is active");
     assert_eq!(got.len(), 1, "only p1 completed, got {got:?}");
@@ -62,7 +65,7 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
     assert_eq!(e[1].test_any(&ids), Some(None));
     // Waitany with one inactive and one active request waits for the active one.
     e[1].start(p1).unwrap();
-    let s = e[0].isend(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
+    let s = e[0].isend_t(a.as_ptr(), 8, 1, 2, 0, SendMode::Standard).unwrap();
     e[0].wait(s);
     let (i, st) = e[1].wait_any(&ids).unwrap();
     assert_eq!((i, st.tag, st.source), (1, 2, 0));
@@ -76,18 +79,19 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
 fn failed_start_leaves_persistent_request_inactive() {
     let e = world(2);
     let a = [3u8; 32];
-    let p = e[0].persistent(OpArgs::Send { buf: a.as_ptr(), bytes: 32, dest: 1, tag: 4, ctx: 0, mode: SendMode::Buffered });
+    let p = e[0].persistent_t(OpArgs::Send { buf: a.as_ptr(), bytes: 32, dest: 1, tag: 4, ctx: 0, mode: SendMode::Buffered });
     let err = e[0].start(p).unwrap_err();
     assert_eq!(err.class, oxmpi::abi::MPI_ERR_BUFFER);
     let e0 = e[0].clone();
     let st = bounded("wait on a persistent request whose start failed", move || e0.wait(p));
     assert_eq!(st.bytes, 0, "an inactive request reports an empty status");
     let mut pool = vec![0u8; 32 + oxmpi::abi::MPI_BSEND_OVERHEAD as usize];
-    e[0].buffer_attach(pool.as_mut_ptr(), pool.len()).unwrap();
+    // SAFETY: `pool` outlives every buffered send of this test (detached or dropped at the end).
+    unsafe { e[0].buffer_attach(pool.as_mut_ptr(), pool.len()) }.unwrap();
     e[0].start(p).expect("restart after the failed start");
     e[0].wait(p);
     let mut r = [0u8; 32];
-    let id = e[1].irecv(r.as_mut_ptr(), 32, Some(0), 4, 0);
+    let id = e[1].irecv_t(r.as_mut_ptr(), 32, Some(0), 4, 0);
     assert_eq!(e[1].wait(id).bytes, 32);
     assert_eq!(r, a);
     e[0].free(p);
@@ -100,14 +104,14 @@ fn failed_start_leaves_persistent_request_inactive() {
 #[test]
 fn zero_byte_messages_with_null_buffers() {
     let e = world(2);
-    let r = e[1].irecv(std::ptr::null_mut(), 0, Some(0), 0, 0);
+    let r = e[1].irecv_t(std::ptr::null_mut(), 0, Some(0), 0, 0);
     for mode in [SendMode::Standard, SendMode::Sync] {
-        let s = e[0].isend(std::ptr::null(), 0, 1, 0, 0, mode).unwrap();
+        let s = e[0].isend_t(std::ptr::null(), 0, 1, 0, 0, mode).unwrap();
         if mode == SendMode::Standard {
             e[0].wait(s);
             assert_eq!(e[1].wait(r).bytes, 0);
         } else {
-            let r = e[1].irecv(std::ptr::null_mut(), 0, Some(0), 0, 0);
+            let r = e[1].irecv_t(std::ptr::null_mut(), 0, Some(0), 0, 0);
             assert_eq!(e[1].wait(r).bytes, 0);
             e[0].wait(s);
         }
@@ -128,7 +132,7 @@ fn long_send_queue_drained_concurrently() {
     let sender = std::thread::Builder::new()
         .stack_size(256 * 1024)
         .spawn(move || {
-            let ids: Vec<_> = (0..N).map(|_| e0.isend(std::ptr::null(), 0, 1, 0, 0, SendMode::Standard).unwrap()).collect();
+            let ids: Vec<_> = (0..N).map(|_| e0.isend_t(std::ptr::null(), 0, 1, 0, 0, SendMode::Standard).unwrap()).collect();
             q2.wait(); // all but a few are queued behind the full channel now
             for id in ids {
                 e0.wait(id);
@@ -138,7 +142,7 @@ fn long_send_queue_drained_concurrently() {
     let receiver = std::thread::spawn(move || {
         queued.wait();
         for _ in 0..N {
-            let r = e1.irecv(std::ptr::null_mut(), 0, Some(0), 0, 0);
+            let r = e1.irecv_t(std::ptr::null_mut(), 0, Some(0), 0, 0);
             e1.wait(r);
         }
     });

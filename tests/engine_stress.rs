@@ -7,6 +7,9 @@ use oxmpi::runtime::wait::WaitPolicy;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+mod common;
+use common::TestOps;
+
 /// Tiny deterministic PRNG (xorshift64*), so failures reproduce.
 struct Rng(u64);
 impl Rng {
@@ -78,11 +81,11 @@ fn all_to_random(n: usize, msgs: usize, policy: WaitPolicy, single_copy: bool) {
                     let _ = (dst, tag);
                     b
                 }).collect();
-                let sends: Vec<_> = my_plan.iter().zip(&bufs).map(|(&(dst, tag, len), b)| e.isend(b.as_ptr(), len, dst, tag, 7, SendMode::Standard).unwrap()).collect();
+                let sends: Vec<_> = my_plan.iter().zip(&bufs).map(|(&(dst, tag, len), b)| e.isend_t(b.as_ptr(), len, dst, tag, 7, SendMode::Standard).unwrap()).collect();
                 let mut last_seq = vec![None::<u64>; n];
                 let mut rbuf = vec![0u8; 200_000];
                 for _ in 0..my_expect {
-                    let id = e.irecv(rbuf.as_mut_ptr(), rbuf.len(), None, -1, 7);
+                    let id = e.irecv_t(rbuf.as_mut_ptr(), rbuf.len(), None, -1, 7);
                     let st = e.wait(id);
                     assert_eq!(st.error, 0);
                     let len = st.bytes as usize;
@@ -140,8 +143,8 @@ fn several_threads_per_rank() {
                     let len = ((i as usize * 977) % 20_000) + 1;
                     let out: Vec<u8> = (0..len).map(|k| (k as u32 ^ i ^ t as u32) as u8).collect();
                     let mut inb = vec![0u8; len];
-                    let r = e.irecv(inb.as_mut_ptr(), len, Some(peer), t, 3);
-                    let s = e.isend(out.as_ptr(), len, peer, t, 3, SendMode::Standard).unwrap();
+                    let r = e.irecv_t(inb.as_mut_ptr(), len, Some(peer), t, 3);
+                    let s = e.isend_t(out.as_ptr(), len, peer, t, 3, SendMode::Standard).unwrap();
                     e.wait(s);
                     let st = e.wait(r);
                     assert_eq!(st.bytes as usize, len);
@@ -161,19 +164,19 @@ fn several_threads_per_rank() {
 fn sync_and_truncation() {
     let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true });
     let data = vec![5u8; 100];
-    let s = e[0].isend(data.as_ptr(), 100, 1, 9, 0, SendMode::Sync).unwrap();
+    let s = e[0].isend_t(data.as_ptr(), 100, 1, 9, 0, SendMode::Sync).unwrap();
     assert!(e[0].test(s).is_none(), "ssend completed before any receive was posted");
     let mut small = vec![0u8; 10];
-    let r = e[1].irecv(small.as_mut_ptr(), 10, Some(0), 9, 0);
+    let r = e[1].irecv_t(small.as_mut_ptr(), 10, Some(0), 9, 0);
     let st = e[1].wait(r);
     assert_eq!(st.error, oxmpi::abi::MPI_ERR_TRUNCATE);
     assert_eq!(st.bytes, 10);
     e[0].wait(s);
     // A large truncated message (rendezvous path).
     let big = vec![1u8; 100_000];
-    let s = e[0].isend(big.as_ptr(), big.len(), 1, 1, 0, SendMode::Standard).unwrap();
+    let s = e[0].isend_t(big.as_ptr(), big.len(), 1, 1, 0, SendMode::Standard).unwrap();
     let mut rb = vec![0u8; 50_000];
-    let r = e[1].irecv(rb.as_mut_ptr(), rb.len(), Some(0), 1, 0);
+    let r = e[1].irecv_t(rb.as_mut_ptr(), rb.len(), Some(0), 1, 0);
     let st = e[1].wait(r);
     assert_eq!(st.error, oxmpi::abi::MPI_ERR_TRUNCATE);
     assert!(rb.iter().all(|&b| b == 1));
@@ -185,17 +188,17 @@ fn sync_and_truncation() {
 fn probe_mprobe_cancel() {
     let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true });
     let mut rb = vec![0u8; 64];
-    let r = e[1].irecv(rb.as_mut_ptr(), 64, Some(0), 42, 0);
+    let r = e[1].irecv_t(rb.as_mut_ptr(), 64, Some(0), 42, 0);
     e[1].cancel(r);
     let st = e[1].wait(r);
     assert!(st.cancelled);
     let a = [1u8; 16];
-    let s = e[0].isend(a.as_ptr(), 16, 1, 5, 0, SendMode::Standard).unwrap();
+    let s = e[0].isend_t(a.as_ptr(), 16, 1, 5, 0, SendMode::Standard).unwrap();
     let st = e[1].probe(None, -1, 0);
     assert_eq!((st.source, st.tag, st.bytes), (0, 5, 16));
     let (m, _) = e[1].mprobe(Some(0), 5, 0);
     assert!(e[1].iprobe(None, -1, 0).is_none(), "a matched message must leave the queue");
-    let id = e[1].imrecv(m, rb.as_mut_ptr(), 64).unwrap();
+    let id = e[1].imrecv_t(m, rb.as_mut_ptr(), 64).unwrap();
     assert_eq!(e[1].wait(id).bytes, 16);
     e[0].wait(s);
 }
@@ -211,7 +214,7 @@ fn split_copies_of_large_blocking_sends() {
     let sender = std::thread::spawn(move || {
         for (i, &n) in sizes.iter().enumerate() {
             let data = pattern(0, i as u64, n);
-            s.send_blocking(data.as_ptr(), n, 1, i as i32, 0, SendMode::Standard).unwrap();
+            s.send_blocking_t(data.as_ptr(), n, 1, i as i32, 0, SendMode::Standard).unwrap();
         }
         s.flush_all();
     });
@@ -219,7 +222,7 @@ fn split_copies_of_large_blocking_sends() {
         // Every other receive is shorter than the message: truncation must still be exact.
         let cap = if i % 2 == 1 { n - 5000 } else { n };
         let mut buf = vec![0u8; cap];
-        let r = e[1].irecv(buf.as_mut_ptr(), cap, Some(0), i as i32, 0);
+        let r = e[1].irecv_t(buf.as_mut_ptr(), cap, Some(0), i as i32, 0);
         let st = e[1].wait(r);
         let want = pattern(0, i as u64, n);
         assert_eq!(st.bytes as usize, cap.min(n));

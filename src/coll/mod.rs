@@ -20,13 +20,19 @@ pub const TAG_ALLREDUCE: i32 = 0x300;
 
 /// Sends `bytes` at `buf` to communicator rank `to` on the collective context and returns the
 /// engine request, which the caller must wait for.
-pub(crate) fn isend(u: &Universe, c: &Comm, buf: *const u8, bytes: usize, to: usize, tag: i32) -> MpiResult<crate::p2p::ReqId> {
+///
+/// # Safety
+/// `buf` must hold `bytes` readable bytes until the request completes.
+pub(crate) unsafe fn isend(u: &Universe, c: &Comm, buf: *const u8, bytes: usize, to: usize, tag: i32) -> MpiResult<crate::p2p::ReqId> {
     u.engine.isend(buf, bytes, c.world_rank(to), tag, c.coll_context(), SendMode::Standard)
 }
 
 /// Receives exactly `bytes` into `buf` from communicator rank `from` and waits for it. A shorter
 /// or longer message means the ranks passed different counts: MPI_ERR_TRUNCATE.
-pub(crate) fn recv(u: &Universe, c: &Comm, buf: *mut u8, bytes: usize, from: usize, tag: i32) -> MpiResult {
+///
+/// # Safety
+/// `buf` must hold `bytes` writable bytes.
+pub(crate) unsafe fn recv(u: &Universe, c: &Comm, buf: *mut u8, bytes: usize, from: usize, tag: i32) -> MpiResult {
     let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(c.world_rank(from)), tag, c.coll_context()));
     check_received(&st, bytes, from)
 }

@@ -34,8 +34,10 @@ pub struct LeaderLink {
 /// Sends `data` to world rank `link.remote_leader` and receives at most `cap` u64 from it.
 fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResult<Vec<u64>> {
     let mut got = vec![0u64; cap];
-    let r = u.engine.irecv(got.as_mut_ptr() as *mut u8, cap * 8, Some(link.remote_leader), link.tag, link.context);
-    let s = u.engine.isend(data.as_ptr() as *const u8, data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)?;
+    // SAFETY: `got` and `data` outlive both requests, which are waited for below.
+    let r = unsafe { u.engine.irecv(got.as_mut_ptr() as *mut u8, cap * 8, Some(link.remote_leader), link.tag, link.context) };
+    // SAFETY: as above.
+    let s = unsafe { u.engine.isend(data.as_ptr() as *const u8, data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)? };
     u.engine.wait(s);
     let st = u.engine.wait(r);
     if st.error != crate::abi::MPI_SUCCESS || st.bytes % 8 != 0 {
@@ -167,14 +169,20 @@ pub enum InterRoot {
 }
 
 /// Sends `bytes` at `buf` to world rank `to` on the collective context and waits.
-fn send_cross(u: &Universe, inter: &Comm, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
+///
+/// # Safety
+/// `buf` must hold `bytes` readable bytes.
+unsafe fn send_cross(u: &Universe, inter: &Comm, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
     let s = u.engine.isend(buf, bytes, to, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
     u.engine.wait(s);
     Ok(())
 }
 
 /// Receives exactly `bytes` into `buf` from world rank `from` on the collective context.
-fn recv_cross(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
+///
+/// # Safety
+/// `buf` must hold `bytes` writable bytes.
+unsafe fn recv_cross(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
     let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(from), TAG_CROSS, inter.coll_context()));
     crate::coll::check_received(&st, bytes, from)
 }

@@ -247,8 +247,10 @@ pub fn barrier(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm) {
     while dist < n {
         let to = c.world_rank((c.rank + dist) % n);
         let from = c.world_rank((c.rank + n - dist) % n);
-        let r = u.engine.irecv(&mut token, 0, Some(from), round, c.coll_context());
-        let s = u.engine.isend(&token, 0, to, round, c.coll_context(), SendMode::Standard).expect("standard sends do not fail");
+        // SAFETY: zero-byte messages; `token` outlives both requests, waited for below.
+        let r = unsafe { u.engine.irecv(&mut token, 0, Some(from), round, c.coll_context()) };
+        // SAFETY: as above.
+        let s = unsafe { u.engine.isend(&token, 0, to, round, c.coll_context(), SendMode::Standard) }.expect("standard sends do not fail");
         u.engine.wait(s);
         u.engine.wait(r);
         dist *= 2;

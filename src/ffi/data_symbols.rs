@@ -72,6 +72,9 @@ pub fn fortran_status_ignore() -> *const MPI_Fint {
 
 /// `MPI_DUP_FN` (and, through casts, `MPI_COMM_DUP_FN`, `MPI_TYPE_DUP_FN`, `MPI_WIN_DUP_FN`):
 /// the copy callback that copies the attribute value itself.
+///
+/// # Safety
+/// Called by MPI with valid `attribute_val_out` and `flag` pointers (the copy-callback contract).
 #[no_mangle]
 pub unsafe extern "C" fn MPIR_Dup_fn(
     _oldcomm: MPI_Comm,

@@ -52,39 +52,39 @@ fn file_f2c(file: MPI_Fint) -> MPI_File {
 
 /// Fortran value of a C file handle: 0 for `MPI_FILE_NULL`; any other file is an error (no MPI-IO yet).
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
+pub extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
     run_value(0, || file_c2f(file))
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_c2f(file: MPI_File) -> MPI_Fint {
+pub extern "C" fn PMPI_File_c2f(file: MPI_File) -> MPI_Fint {
     run_value(0, || file_c2f(file))
 }
 /// C file handle of a Fortran value: `MPI_FILE_NULL` for 0; anything else is an error (no MPI-IO yet).
 #[no_mangle]
-pub unsafe extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
+pub extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
     run_value(std::ptr::null_mut(), || file_f2c(file))
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_File_f2c(file: MPI_Fint) -> MPI_File {
+pub extern "C" fn PMPI_File_f2c(file: MPI_Fint) -> MPI_File {
     run_value(std::ptr::null_mut(), || file_f2c(file))
 }
 
 /// `base + disp` on absolute addresses (wrapping, as address arithmetic in C on this platform).
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+pub extern "C" fn MPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
     run_value(0, || base.wrapping_add(disp))
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
+pub extern "C" fn PMPI_Aint_add(base: MPI_Aint, disp: MPI_Aint) -> MPI_Aint {
     run_value(0, || base.wrapping_add(disp))
 }
 /// `addr1 - addr2` on absolute addresses.
 #[no_mangle]
-pub unsafe extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+pub extern "C" fn MPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
     run_value(0, || addr1.wrapping_sub(addr2))
 }
 #[no_mangle]
-pub unsafe extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
+pub extern "C" fn PMPI_Aint_diff(addr1: MPI_Aint, addr2: MPI_Aint) -> MPI_Aint {
     run_value(0, || addr1.wrapping_sub(addr2))
 }
 

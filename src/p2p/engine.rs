@@ -160,13 +160,23 @@ impl Engine {
     // ------------------------------------------------------------------ starting operations
 
     /// Starts a send of `bytes` bytes at `buf` to world rank `dest`.
-    pub fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
         self.isend_flagged(buf, bytes, dest, tag, ctx, mode, false)
     }
 
     /// A send whose caller waits for it right away (MPI_Send and friends): large messages may then
     /// be copied half by each side.
-    pub fn send_blocking(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn send_blocking(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
         let id = self.isend_flagged(buf, bytes, dest, tag, ctx, mode, true)?;
         self.wait(id);
         Ok(())
@@ -187,7 +197,12 @@ impl Engine {
     }
 
     /// Starts a receive into `cap` bytes at `buf` from world rank `src` (None: any source).
-    pub fn irecv(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn irecv(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
         self.start_recv(&mut g, id, OpArgs::Recv { buf, cap, src, tag, ctx });
@@ -195,7 +210,12 @@ impl Engine {
     }
 
     /// Creates an inactive persistent request.
-    pub fn persistent(&self, args: OpArgs) -> ReqId {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn persistent(&self, args: OpArgs) -> ReqId {
         let mut g = self.lock();
         g.reqs.insert_with(|gen| {
             let mut r = Req::new(gen, Some(args));
@@ -336,7 +356,12 @@ impl Engine {
     /// Blocking standard/ready send: when nothing is queued for `dest` and the message fits a slot,
     /// pushes it straight into the channel without creating a request. Returns false when the
     /// caller must take the general path (isend + wait).
-    pub fn try_send_now(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn try_send_now(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
         if bytes > SLOT_PAYLOAD {
             return false;
         }
@@ -987,7 +1012,12 @@ impl Engine {
     }
 
     /// MPI_Imrecv: receives matched message `m` into `buf`.
-    pub fn imrecv(&self, m: MsgId, buf: *mut u8, cap: usize) -> MpiResult<ReqId> {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn imrecv(&self, m: MsgId, buf: *mut u8, cap: usize) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let u = g.messages.remove(m).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid message handle (already received?)"))?;
         let args = OpArgs::Recv { buf, cap, src: Some(u.src), tag: u.tag, ctx: u.ctx };
@@ -999,7 +1029,12 @@ impl Engine {
 
     // ------------------------------------------------------------------ buffered sends
 
-    pub fn buffer_attach(&self, base: *mut u8, size: usize) -> MpiResult {
+    ///
+    /// # Safety
+    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
+    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
+    /// or into it, possibly from another rank, at any time until then.
+    pub unsafe fn buffer_attach(&self, base: *mut u8, size: usize) -> MpiResult {
         let mut g = self.lock();
         if g.bsend.is_some() {
             return Err(err(MPI_ERR_BUFFER, "a buffer is already attached; detach it first (MPI_Buffer_detach)"));

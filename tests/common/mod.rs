@@ -1,0 +1,35 @@
+#![allow(dead_code)]
+//! Shared by the engine test files.
+use oxmpi::p2p::{Engine, OpArgs, SendMode};
+
+/// Safe wrappers for the tests: every buffer passed here outlives the wait on its request.
+pub trait TestOps {
+    fn isend_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId>;
+    fn irecv_t(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> oxmpi::p2p::ReqId;
+    fn imrecv_t(&self, m: oxmpi::p2p::MsgId, buf: *mut u8, cap: usize) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId>;
+    fn send_blocking_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult;
+    fn persistent_t(&self, args: OpArgs) -> oxmpi::p2p::ReqId;
+}
+
+impl TestOps for Engine {
+    fn isend_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId> {
+        // SAFETY: the tests keep every send buffer alive until they waited for the request.
+        unsafe { self.isend(buf, bytes, dest, tag, ctx, mode) }
+    }
+    fn irecv_t(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> oxmpi::p2p::ReqId {
+        // SAFETY: the tests keep every receive buffer alive until they waited for the request.
+        unsafe { self.irecv(buf, cap, src, tag, ctx) }
+    }
+    fn imrecv_t(&self, m: oxmpi::p2p::MsgId, buf: *mut u8, cap: usize) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId> {
+        // SAFETY: as for irecv_t.
+        unsafe { self.imrecv(m, buf, cap) }
+    }
+    fn send_blocking_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult {
+        // SAFETY: blocking: the buffer is borrowed for the duration of the call.
+        unsafe { self.send_blocking(buf, bytes, dest, tag, ctx, mode) }
+    }
+    fn persistent_t(&self, args: OpArgs) -> oxmpi::p2p::ReqId {
+        // SAFETY: as for the others: the tests outlive the request with the buffer.
+        unsafe { self.persistent(args) }
+    }
+}
