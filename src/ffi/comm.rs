@@ -188,26 +188,30 @@ export! {
     }
 
     fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
-        let c_ref = check::comm(check::universe()?, comm)?;
-        let c = &*c_ref;
-        if !is_valid_errhandler(errhandler) {
-            return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
-        }
-        c.set_errhandler(errhandler);
-        Ok(())
+        set_errhandler(comm, errhandler)
+    }
+
+    /// MPI-1 name of MPI_Comm_set_errhandler (deprecated, still exported by MPICH).
+    fn MPI_Errhandler_set / PMPI_Errhandler_set (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
+        set_errhandler(comm, errhandler)
     }
 
     fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
-        let c_ref = check::comm(check::universe()?, comm)?;
-        let c = &*c_ref;
-        *out(errhandler, "errhandler")? = c.errhandler();
-        Ok(())
+        get_errhandler(comm, errhandler)
+    }
+
+    /// MPI-1 name of MPI_Comm_get_errhandler.
+    fn MPI_Errhandler_get / PMPI_Errhandler_get (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
+        get_errhandler(comm, errhandler)
     }
 
     fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
-        let f = comm_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "the error handler function is NULL"))?;
-        *out(errhandler, "errhandler")? = create_user_handler(f);
-        Ok(())
+        create_errhandler(comm_errhandler_fn, errhandler)
+    }
+
+    /// MPI-1 name of MPI_Comm_create_errhandler.
+    fn MPI_Errhandler_create / PMPI_Errhandler_create (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+        create_errhandler(comm_errhandler_fn, errhandler)
     }
 
     fn MPI_Errhandler_free / PMPI_Errhandler_free (errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
@@ -235,6 +239,31 @@ export! {
         barrier(u, c);
         Ok(())
     }
+}
+
+fn set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> crate::error::MpiResult {
+    let c = check::comm(check::universe()?, comm)?;
+    if !is_valid_errhandler(errhandler) {
+        return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
+    }
+    c.set_errhandler(errhandler);
+    Ok(())
+}
+
+/// # Safety
+/// `errhandler` must be NULL or writable.
+unsafe fn get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> crate::error::MpiResult {
+    let c = check::comm(check::universe()?, comm)?;
+    *out(errhandler, "errhandler")? = c.errhandler();
+    Ok(())
+}
+
+/// # Safety
+/// `errhandler` must be NULL or writable.
+unsafe fn create_errhandler(f: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) -> crate::error::MpiResult {
+    let f = f.ok_or_else(|| err(MPI_ERR_ARG, "the error handler function is NULL"))?;
+    *out(errhandler, "errhandler")? = create_user_handler(f);
+    Ok(())
 }
 
 /// Dissemination barrier (Hensgen, Finkel & Manber 1988): in round k every rank signals the rank
