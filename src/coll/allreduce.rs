@@ -23,6 +23,16 @@ use crate::runtime::universe::Universe;
 /// `sendbuf` must hold `count` readable elements of `red`'s datatype and `recvbuf` `count`
 /// writable ones; the two are the same buffer or disjoint.
 pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    allreduce_tagged(u, c, sendbuf, recvbuf, count, red, TAG_ALLREDUCE)
+}
+
+/// `allreduce` with its messages on `tag`: internal users that may run alongside the
+/// application's own collectives on the same communicator (MPI_Comm_idup's agreement) take a tag
+/// of their own so the two never match each other.
+///
+/// # Safety
+/// As `allreduce`.
+pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, tag: i32) -> MpiResult {
     let n = c.size();
     let rank = c.rank;
     let bytes = count * red.size;
@@ -44,11 +54,11 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
     // Fold-in: even ranks below 2 rem give their data to rank + 1.
     let newrank = if rank < 2 * rem {
         if rank & 1 == 0 {
-            let s = super::isend(u, c, cur, bytes, rank + 1, TAG_ALLREDUCE)?;
+            let s = super::isend(u, c, cur, bytes, rank + 1, tag)?;
             u.engine.wait(s);
             None
         } else {
-            recv(u, c, other, bytes, rank - 1, TAG_ALLREDUCE)?;
+            recv(u, c, other, bytes, rank - 1, tag)?;
             // SAFETY: `other` and `cur` are disjoint buffers of `count` elements.
             unsafe { red.apply(other, cur, count) };
             Some(rank / 2)
@@ -62,8 +72,8 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
         while mask < pof2 {
             let newdst = newrank ^ mask;
             let dst = if newdst < rem { newdst * 2 + 1 } else { newdst + rem };
-            let r = u.engine.irecv(other, bytes, Some(c.world_rank(dst)), TAG_ALLREDUCE, c.coll_context());
-            let s = u.engine.isend(cur, bytes, c.world_rank(dst), TAG_ALLREDUCE, c.coll_context(), SendMode::Standard);
+            let r = u.engine.irecv(other, bytes, Some(c.world_rank(dst)), tag, c.coll_context());
+            let s = u.engine.isend(cur, bytes, c.world_rank(dst), tag, c.coll_context(), SendMode::Standard);
             let st = u.engine.wait(r);
             if let Ok(s) = s {
                 u.engine.wait(s);
@@ -85,10 +95,10 @@ pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mu
     // Fold-out: odd ranks below 2 rem return the result to rank - 1.
     if rank < 2 * rem {
         if rank & 1 == 1 {
-            let s = super::isend(u, c, cur, bytes, rank - 1, TAG_ALLREDUCE)?;
+            let s = super::isend(u, c, cur, bytes, rank - 1, tag)?;
             u.engine.wait(s);
         } else {
-            recv(u, c, cur, bytes, rank + 1, TAG_ALLREDUCE)?;
+            recv(u, c, cur, bytes, rank + 1, tag)?;
         }
     }
     if cur != recvbuf {

@@ -17,6 +17,8 @@ use crate::runtime::universe::Universe;
 pub const TAG_BCAST: i32 = 0x100;
 pub const TAG_REDUCE: i32 = 0x200;
 pub const TAG_ALLREDUCE: i32 = 0x300;
+/// MPI_Comm_idup's context agreement (runs in the background, beside user collectives).
+pub const TAG_IDUP: i32 = 0x500;
 
 /// Sends `bytes` at `buf` to communicator rank `to` on the collective context and returns the
 /// engine request, which the caller must wait for.

@@ -13,10 +13,15 @@ const MPI_INT64_T: i32 = 0x4c00083a;
 /// Agrees with the other members of `parent` on a context-id pair free for all of them
 /// (see `context.rs`); returns its first context id.
 pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
+    agree_context_tagged(u, parent, crate::coll::TAG_ALLREDUCE)
+}
+
+/// `agree_context` with the agreement's messages on `tag` (see `allreduce_tagged`).
+pub fn agree_context_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<u32> {
     let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
     agree_context_with(u, |mine, agreed| {
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
-        unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band) }
+        unsafe { crate::coll::allreduce::allreduce_tagged(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band, tag) }
     })
 }
 
@@ -54,10 +59,15 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
 /// 7.4.2: dup "duplicates topology information"). Returns the new table index. An
 /// intercommunicator's dup agrees over both groups (`inter::dup`).
 pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
+    dup_tagged(u, parent, crate::coll::TAG_ALLREDUCE)
+}
+
+/// `dup` with the context agreement on `tag` (MPI_Comm_idup: intracommunicators only).
+pub fn dup_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<Option<u32>> {
     if parent.is_inter() {
         return super::inter::dup(u, parent).map(Some);
     }
-    let ctx = agree_context(u, parent)?;
+    let ctx = agree_context_tagged(u, parent, tag)?;
     let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
     if let Some(t) = parent.topo.get() {
         c.topo.set(t.clone()).expect("a new communicator has no topology yet");

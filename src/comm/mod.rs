@@ -7,6 +7,7 @@
 pub mod attr;
 pub mod context;
 pub mod create;
+pub mod idup;
 pub mod inter;
 pub mod table;
 

@@ -130,7 +130,15 @@ pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
 /// # Safety
 /// Calls application callbacks (see `copy_all`).
 pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
-    let new = crate::comm::create::dup(u, parent)?.map_or(MPI_COMM_NULL, check::comm_handle);
+    dup_with_attrs_tagged(u, comm, parent, crate::coll::TAG_ALLREDUCE)
+}
+
+/// `dup_with_attrs` with the context agreement on `tag` (MPI_Comm_idup).
+///
+/// # Safety
+/// As `dup_with_attrs`.
+pub unsafe fn dup_with_attrs_tagged(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm, tag: i32) -> MpiResult<MPI_Comm> {
+    let new = crate::comm::create::dup_tagged(u, parent, tag)?.map_or(MPI_COMM_NULL, check::comm_handle);
     if new != MPI_COMM_NULL {
         if let Err(e) = copy_all(u, comm, new) {
             u.comms.remove(handle_index(new));

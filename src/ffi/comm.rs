@@ -80,6 +80,14 @@ export! {
         Ok(())
     }
 
+    fn MPI_Comm_idup / PMPI_Comm_idup (comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm => {
+        idup(comm, MPI_INFO_NULL, newcomm, request)
+    }
+
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm => {
+        idup(comm, info, newcomm, request)
+    }
+
     fn MPI_Comm_split / PMPI_Comm_split (comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) on comm => {
         let newcomm = out(newcomm, "newcomm")?;
         if color < 0 && color != MPI_UNDEFINED {
@@ -239,6 +247,53 @@ export! {
         barrier(u, c);
         Ok(())
     }
+}
+
+/// MPI_Comm_idup(_with_info): MPI_Comm_dup on a background thread, completing `request`; the
+/// new handle is written to `newcomm` before the request completes (MPI 4.1 section 7.4.2).
+///
+/// # Safety
+/// `newcomm` and `request` must be NULL or writable; `newcomm` must stay valid until the request
+/// completes (the standard's rule for nonblocking output arguments).
+unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) -> crate::error::MpiResult {
+    let newcomm = out(newcomm, "newcomm")?;
+    let request = out(request, "request")?;
+    let u = check::universe()?;
+    let parent = check::comm(u, comm)?;
+    if parent.is_inter() {
+        return Err(err(MPI_ERR_COMM, "MPI_Comm_idup on an intercommunicator is not implemented yet; use MPI_Comm_dup"));
+    }
+    // The hints are copied now: `info` may be freed as soon as this call returns.
+    let hints = (info != MPI_INFO_NULL).then(|| super::info::hints_of(info)).transpose()?;
+    // Another thread of this rank now uses the engine: completions must wake other waiters.
+    u.engine.set_threaded(true);
+    let id = u.engine.new_external();
+    let ticket = u.idups.ticket(parent.context);
+    let ctx = crate::runtime::universe::context();
+    let out_addr = newcomm as usize;
+    let spawned = std::thread::Builder::new().name("oxmpi-idup".into()).spawn(move || {
+        crate::runtime::universe::set_context(ctx);
+        u.idups.wait_turn(parent.context, ticket);
+        // SAFETY: attribute copy callbacks are the application's (as in MPI_Comm_dup).
+        let result = unsafe { super::attr::dup_with_attrs_tagged(u, comm, &parent, crate::coll::TAG_IDUP) };
+        u.idups.done(parent.context);
+        let (handle, class) = match result {
+            Ok(h) => (h, MPI_SUCCESS),
+            Err(e) => (MPI_COMM_NULL, e.class),
+        };
+        if let (Some(h), Ok(c)) = (hints, check::comm(u, handle)) {
+            *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = h;
+        }
+        // SAFETY: `newcomm` stays valid until the request completes (caller's contract).
+        unsafe { *(out_addr as *mut MPI_Comm) = handle };
+        u.engine.complete_external(id, class);
+    });
+    if let Err(e) = spawned {
+        u.engine.complete_external(id, MPI_ERR_OTHER);
+        return Err(err(MPI_ERR_OTHER, format!("cannot start the MPI_Comm_idup thread: {e}")));
+    }
+    *request = check::req_handle(id);
+    Ok(())
 }
 
 fn set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> crate::error::MpiResult {

@@ -243,6 +243,15 @@ export! {
     }
 }
 
+/// A copy of the hints in `info` (MPI_INFO_NULL: none), taken now: the caller may free `info` as
+/// soon as the call returns.
+pub(crate) fn hints_of(info: MPI_Info) -> MpiResult<Info> {
+    if info == MPI_INFO_NULL {
+        return Ok(Info::new());
+    }
+    read(info, |i| i.clone())
+}
+
 /// MPI_Comm_dup_with_info: the new communicator takes the hints of `info` instead of the parent's.
 pub(crate) fn set_hints(c: &crate::comm::Comm, info: MPI_Info) -> MpiResult {
     if info == MPI_INFO_NULL {

@@ -38,10 +38,11 @@ unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
 }
 
 fn status_error(st: &Status) -> MpiResult {
-    if st.error != MPI_SUCCESS {
-        return Err(err(st.error, "message truncated: the message was longer than the receive buffer"));
+    match st.error {
+        MPI_SUCCESS => Ok(()),
+        MPI_ERR_TRUNCATE => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
+        class => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
     }
-    Ok(())
 }
 
 unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {

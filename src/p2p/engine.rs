@@ -785,6 +785,24 @@ impl Engine {
         (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
     }
 
+    /// A request completed by someone other than the engine (MPI_Comm_idup's background thread):
+    /// pending until `complete_external`.
+    pub fn new_external(&self) -> ReqId {
+        self.lock().reqs.insert_with(|gen| Req::new(gen, None))
+    }
+
+    /// Completes external request `id` with error class `error` (MPI_SUCCESS for none) and wakes
+    /// every thread of this rank that may be waiting for it.
+    pub fn complete_external(&self, id: ReqId, error: i32) {
+        let mut g = self.lock();
+        if let Some(r) = g.reqs.get_mut(id) {
+            r.status.error = error;
+        }
+        self.complete(&mut g, id);
+        drop(g);
+        ring(self.seg.doorbell(self.me));
+    }
+
     /// One progress pass (MPI_Test* and friends).
     pub fn poke(&self) {
         let mut g = self.lock();

@@ -23,6 +23,8 @@ pub struct Universe {
     pub self_comm: Comm,
     /// User communicators (MPI_Comm_dup, split, ...).
     pub comms: crate::comm::table::CommTable,
+    /// Issue order of MPI_Comm_idup per parent communicator.
+    pub idups: crate::comm::idup::IdupOrder,
     /// Keyvals and communicator attributes of this rank (per rank: in threads mode the ranks of a
     /// process must not share them).
     pub attrs: crate::comm::attr::Attrs,
@@ -240,6 +242,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, default_errhandler).with_name("MPI_COMM_WORLD"),
         self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, default_errhandler).with_name("MPI_COMM_SELF"),
         comms: Default::default(),
+        idups: Default::default(),
         attrs: Default::default(),
         type_attrs: Default::default(),
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
