@@ -137,6 +137,35 @@ pub(crate) fn combiner_value(c: Combiner) -> c_int {
     }
 }
 
+/// MPI_Type_get_contents(_c): copies the constructor arguments of a derived datatype.
+///
+/// # Safety
+/// Each array must be NULL or hold its `max_*` elements.
+unsafe fn get_contents(datatype: MPI_Datatype, max_integers: i64, max_addresses: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) -> MpiResult {
+    let t = dtype(datatype)?;
+    let e = &t.env;
+    if e.combiner == Combiner::Named {
+        return Err(err(MPI_ERR_TYPE, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
+    }
+    if max_integers < e.ints.len() as i64 || max_addresses < e.addrs.len() as i64 || max_datatypes < e.types.len() as i64 {
+        return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.types.len())));
+    }
+    // SAFETY (the three copies): the caller's arrays hold max_* >= the lengths checked above.
+    if !e.ints.is_empty() {
+        std::ptr::copy_nonoverlapping(e.ints.as_ptr(), out(array_of_integers, "array_of_integers")?, e.ints.len());
+    }
+    if !e.addrs.is_empty() {
+        std::ptr::copy_nonoverlapping(e.addrs.as_ptr(), out(array_of_addresses, "array_of_addresses")?, e.addrs.len());
+    }
+    if !e.types.is_empty() {
+        let p = out(array_of_datatypes, "array_of_datatypes")?;
+        for (i, ty) in e.types.iter().enumerate() {
+            *p.add(i) = check::handle_for(ty);
+        }
+    }
+    Ok(())
+}
+
 export! {
     fn MPI_Type_contiguous / PMPI_Type_contiguous (count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let n = count(count_, "count")?;
@@ -327,28 +356,27 @@ export! {
     }
 
     fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes)
+    }
+
+    /// Large-count form: oxmpi keeps every constructor's counts as `int`s (the `_c` constructors
+    /// refuse larger ones), so there are never large counts to report.
+    fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c (datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) on MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = &t.env;
-        if e.combiner == Combiner::Named {
-            return Err(err(MPI_ERR_TYPE, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
-        }
-        if (max_integers as i64) < e.ints.len() as i64 || (max_addresses as i64) < e.addrs.len() as i64 || (max_datatypes as i64) < e.types.len() as i64 {
-            return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.types.len())));
-        }
-        // SAFETY (the three copies): the caller's arrays hold max_* >= the lengths checked above.
-        if !e.ints.is_empty() {
-            std::ptr::copy_nonoverlapping(e.ints.as_ptr(), out(array_of_integers, "array_of_integers")?, e.ints.len());
-        }
-        if !e.addrs.is_empty() {
-            std::ptr::copy_nonoverlapping(e.addrs.as_ptr(), out(array_of_addresses, "array_of_addresses")?, e.addrs.len());
-        }
-        if !e.types.is_empty() {
-            let p = out(array_of_datatypes, "array_of_datatypes")?;
-            for (i, ty) in e.types.iter().enumerate() {
-                *p.add(i) = check::handle_for(ty);
-            }
-        }
+        *out(num_integers, "num_integers")? = e.ints.len() as MPI_Count;
+        *out(num_addresses, "num_addresses")? = e.addrs.len() as MPI_Count;
+        *out(num_large_counts, "num_large_counts")? = 0;
+        *out(num_datatypes, "num_datatypes")? = e.types.len() as MPI_Count;
+        *out(combiner, "combiner")? = combiner_value(e.combiner);
         Ok(())
+    }
+
+    fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c (datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        if max_large_counts < 0 {
+            return Err(err(MPI_ERR_ARG, format!("invalid max_large_counts {max_large_counts}")));
+        }
+        get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes)
     }
 
     fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on MPI_COMM_SELF => {
