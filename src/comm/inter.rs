@@ -253,3 +253,49 @@ pub unsafe fn allreduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, re
     // SAFETY: `recvbuf` holds `bytes` writable bytes.
     unsafe { bcast(u, &local, recvbuf, bytes, 0) }
 }
+
+/// MPI_Comm_split of an intercommunicator (MPI 4.1 section 7.4.2): the processes of each color
+/// form an intercommunicator between that color's members of the two groups, ordered by (key,
+/// rank); a color present in one group only (or MPI_UNDEFINED, `color` None) gives None.
+/// Collective over both groups.
+pub fn split(u: &Universe, inter: &Comm, color: Option<i32>, key: i32) -> MpiResult<Option<u32>> {
+    // Everybody's (color + 1 or 0, key) over the union, low group first (the same list on both
+    // sides), with a SUM allreduce where each member fills its own slots.
+    let (all, me) = union(inter, inter.low_group);
+    let union_comm = Comm::new(inter.context, all.clone(), me, inter.errhandler());
+    let n = all.len();
+    let mut mine = vec![0i64; 2 * n];
+    mine[2 * me] = color.map_or(0, |c| c as i64 + 1);
+    mine[2 * me + 1] = key as i64;
+    let mut gathered = vec![0i64; 2 * n];
+    let sum = Reduction::new(0x58000003, 0x4c00083a)?; // MPI_SUM on MPI_INT64_T
+    // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
+    unsafe { allreduce(u, &union_comm, mine.as_ptr() as *const u8, gathered.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
+    let Some(color) = color else { return Ok(None) };
+    let tag = color as i64 + 1;
+    // Members of this color in a part of the union (union index range), ordered by (key, rank).
+    let members = |range: std::ops::Range<usize>| -> Vec<usize> {
+        let mut m: Vec<(i64, usize)> = range.filter(|&i| gathered[2 * i] == tag).map(|i| (gathered[2 * i + 1], i)).collect();
+        m.sort_unstable();
+        m.into_iter().map(|(_, i)| i).collect()
+    };
+    let (local_range, remote_range) = if inter.low_group {
+        (0..inter.group.len(), inter.group.len()..n)
+    } else {
+        (inter.peers().len()..n, 0..inter.peers().len())
+    };
+    let local: Vec<usize> = members(local_range);
+    let remote: Vec<usize> = members(remote_range);
+    if remote.is_empty() {
+        return Ok(None);
+    }
+    // Agree on a context over this color's members of both groups, low group first.
+    let (low_part, high_part) = if inter.low_group { (&local, &remote) } else { (&remote, &local) };
+    let color_all: Vec<usize> = low_part.iter().chain(high_part.iter()).map(|&i| all[i]).collect();
+    let my_pos = color_all.iter().position(|&w| w == all[me]).expect("this process has this color");
+    let ctx = agree_context(u, &Comm::new(inter.context, color_all, my_pos, inter.errhandler()))?;
+    let local_world: Vec<usize> = local.iter().map(|&i| all[i]).collect();
+    let remote_world: Vec<usize> = remote.iter().map(|&i| all[i]).collect();
+    let rank = local_world.iter().position(|&w| w == all[me]).expect("this process is local");
+    Ok(Some(u.comms.insert(Comm::new_inter(ctx, local_world, rank, remote_world, inter.low_group, inter.errhandler()))))
+}

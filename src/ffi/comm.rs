@@ -95,8 +95,9 @@ export! {
         }
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        check::intra(&c_ref, "MPI_Comm_split")?;
-        *newcomm = crate::comm::create::split(u, &c_ref, (color != MPI_UNDEFINED).then_some(color), key)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        let color = (color != MPI_UNDEFINED).then_some(color);
+        let made = if c_ref.is_inter() { crate::comm::inter::split(u, &c_ref, color, key)? } else { crate::comm::create::split(u, &c_ref, color, key)? };
+        *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
 
