@@ -6,24 +6,14 @@ use oxmpi::abi::*;
 use oxmpi::ffi::*;
 use std::os::raw::{c_int, c_void};
 
+mod common;
+use common::Rng;
+
 const MPI_INT: MPI_Datatype = 0x4c000405;
 const MPI_DOUBLE: MPI_Datatype = 0x4c00080b;
 const MPI_CHAR: MPI_Datatype = 0x4c000101;
 const MPI_SHORT: MPI_Datatype = 0x4c000203;
 
-/// xorshift64*: reproducible.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn ok(rc: c_int, what: &str) {
     assert_eq!(rc, MPI_SUCCESS, "{what} failed with code {rc}");

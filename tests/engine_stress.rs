@@ -8,21 +8,8 @@ use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
 mod common;
-use common::TestOps;
+use common::{Rng, TestOps};
 
-/// Tiny deterministic PRNG (xorshift64*), so failures reproduce.
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-}
 
 fn world(n: usize, policy: WaitPolicy) -> Vec<Arc<Engine>> {
     let seg = Arc::new(Segment::anonymous(n).unwrap());

@@ -58,7 +58,7 @@ fn user_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
 
 /// The error a callback returned, as an MPI error (its code is the callback's, so a user class or
 /// code survives; anything unknown becomes MPI_ERR_OTHER).
-fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
+pub(crate) fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
     let class = crate::error::class_of(rc).unwrap_or(MPI_ERR_OTHER);
     err(class, format!("the {what} callback of keyval 0x{:08x} returned error {rc}", keyval as u32))
 }

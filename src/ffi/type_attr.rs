@@ -32,11 +32,6 @@ fn user_type_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
     Ok(k)
 }
 
-fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
-    let class = crate::error::class_of(rc).unwrap_or(MPI_ERR_OTHER);
-    err(class, format!("the {what} callback of type keyval 0x{:08x} returned error {rc}", keyval as u32))
-}
-
 /// Runs the delete callback of attribute `k` = `value` on `dt` (no-op for a NULL callback).
 ///
 /// # Safety
@@ -48,7 +43,7 @@ unsafe fn call_delete(u: &Universe, dt: MPI_Datatype, k: u32, value: usize) -> M
     // gave us (attribute value, extra_state), as the standard specifies.
     let rc = f(dt, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
     if rc != MPI_SUCCESS {
-        return Err(callback_error("delete", keyval_handle(k), rc));
+        return Err(super::attr::callback_error("type delete", keyval_handle(k), rc));
     }
     Ok(())
 }
@@ -84,7 +79,7 @@ pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult
         // write (a `void *` and an `int`), the other arguments are its own values.
         let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
         if rc != MPI_SUCCESS {
-            let e = callback_error("copy", keyval_handle(k), rc);
+            let e = super::attr::callback_error("type copy", keyval_handle(k), rc);
             let _ = delete_type_attrs(new);
             u.type_attrs.clear(new);
             return Err(e);
