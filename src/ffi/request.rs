@@ -290,6 +290,10 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
         *outcount = MPI_UNDEFINED;
         return Ok(());
     }
+    // Checked before anything completes: a completed request's status must never be lost.
+    if indices.is_null() {
+        return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
+    }
     let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
     let ids = ids(&refs);
     // None from the engine: no active request (inactive persistent requests count as null).
@@ -301,9 +305,6 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
             return Ok(());
         }
         None => {}
-    }
-    if !done.is_empty() && indices.is_null() {
-        return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
     let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
     for (k, (i, st)) in done.iter().enumerate() {
