@@ -65,7 +65,7 @@ unsafe fn create_struct(count_: c_int, blens: *const c_int, displs: *const MPI_A
     store(dt::create_struct(b, d, &ts), newtype)
 }
 
-unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
+pub(crate) unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
     *out(a, "lb")? = x;
     *out(b, "extent")? = y;
     Ok(())

@@ -6,7 +6,7 @@
 //! and strided displacements up to 2^31-1 (MPI_ERR_COUNT beyond: not supported yet) and record the
 //! same envelope as the `int` constructors; byte displacements are `MPI_Count` already.
 use super::check::{self, dtype};
-use super::datatype::{array, blocklen, out, store};
+use super::datatype::{array, blocklen, out, store, write_pair};
 use crate::abi::*;
 use crate::datatype::{self as dt, Combiner, Order, TypeRepr};
 use crate::error::{err, MpiResult};
@@ -35,17 +35,6 @@ unsafe fn blocklens_c(p: *const MPI_Count, n: usize) -> MpiResult<Vec<i32>> {
     let v: Vec<i32> = array(p, n, "array_of_blocklengths")?.iter().map(|&b| small(b, "blocklength")).collect::<MpiResult<_>>()?;
     v.iter().try_for_each(|&b| blocklen(b).map(drop))?;
     Ok(v)
-}
-
-/// Writes an `MPI_Count` pair (lb/extent style).
-///
-/// # Safety
-/// `a` and `b`, when not NULL, point to `MPI_Count`s the caller owns.
-unsafe fn pair(a: *mut MPI_Count, b: *mut MPI_Count, x: i64, y: i64) -> MpiResult {
-    // SAFETY: `out` rejects NULL; otherwise the caller's `MPI_Count`s.
-    *out(a, "lb")? = x;
-    *out(b, "extent")? = y;
-    Ok(())
 }
 
 /// The f90 parameterised types handed out so far, by (combiner, p, r): the standard makes them
@@ -172,12 +161,12 @@ export! {
 
     fn MPI_Type_get_extent_c / PMPI_Type_get_extent_c (datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) on MPI_COMM_SELF => {
         let t = dtype(datatype)?;
-        pair(lb, extent, t.layout.lb, t.layout.extent())
+        write_pair(lb, extent, t.layout.lb, t.layout.extent())
     }
 
     fn MPI_Type_get_true_extent_c / PMPI_Type_get_true_extent_c (datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) on MPI_COMM_SELF => {
         let t = dtype(datatype)?;
-        pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
+        write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
     }
 
     fn MPI_Get_count_c / PMPI_Get_count_c (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on MPI_COMM_SELF => {

@@ -134,16 +134,7 @@ export! {
         let refs = resolve(count, array_of_requests)?;
         let index = out(index, "index")?;
         let u = check::universe()?;
-        // A PROC_NULL request is complete at once.
-        if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
-            *array_of_requests.add(i) = MPI_REQUEST_NULL;
-            *index = i as c_int;
-            write_status(status, &Status::proc_null(), false);
-            return Ok(());
-        }
-        if refs.iter().all(|r| *r == ReqRef::Null) {
-            *index = MPI_UNDEFINED;
-            write_status(status, &Status::empty(), false);
+        if any_settled_without_engine(&refs, array_of_requests, index, status) {
             return Ok(());
         }
         // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
@@ -164,17 +155,8 @@ export! {
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
-            *array_of_requests.add(i) = MPI_REQUEST_NULL;
-            *index = i as c_int;
+        if any_settled_without_engine(&refs, array_of_requests, index, status) {
             *flag = 1;
-            write_status(status, &Status::proc_null(), false);
-            return Ok(());
-        }
-        if refs.iter().all(|r| *r == ReqRef::Null) {
-            *index = MPI_UNDEFINED;
-            *flag = 1;
-            write_status(status, &Status::empty(), false);
             return Ok(());
         }
         // Complete at most one: the first active request that is done. Inactive persistent
@@ -257,6 +239,27 @@ export! {
         }
         Ok(())
     }
+}
+
+/// MPI_Waitany/MPI_Testany cases the engine need not see: a PROC_NULL request is complete at
+/// once (it is taken), and a list of only null requests gives MPI_UNDEFINED. Returns whether one
+/// of them applied (index and status are then written).
+///
+/// # Safety
+/// `reqs` holds `refs.len()` handles; `index` is writable; `status` is a status or IGNORE.
+unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> bool {
+    if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
+        *reqs.add(i) = MPI_REQUEST_NULL;
+        *index = i as c_int;
+        write_status(status, &Status::proc_null(), false);
+        return true;
+    }
+    if refs.iter().all(|r| *r == ReqRef::Null) {
+        *index = MPI_UNDEFINED;
+        write_status(status, &Status::empty(), false);
+        return true;
+    }
+    false
 }
 
 /// Ends MPI_Waitall/MPI_Testall once every request is complete: releases the handles and writes the
