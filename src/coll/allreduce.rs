@@ -9,11 +9,10 @@
 //! reduction tree `((a0 op a1) op (a2 op a3)) ...` on every rank: all ranks get bit-identical
 //! results even for floating point, and ops that are only commutative up to tie-breaking (MAX on
 //! +0.0/-0.0 or NaN) agree everywhere too.
-use super::{check_received, recv, TAG_ALLREDUCE};
+use super::{Coll, TAG_ALLREDUCE};
 use crate::comm::Comm;
 use crate::error::MpiResult;
 use crate::op::Reduction;
-use crate::p2p::SendMode;
 use crate::runtime::universe::Universe;
 
 /// Reduces `count` elements from every rank into `recvbuf` on every rank. With MPI_IN_PLACE the
@@ -22,19 +21,42 @@ use crate::runtime::universe::Universe;
 /// # Safety
 /// `sendbuf` must hold `count` readable elements of `red`'s datatype and `recvbuf` `count`
 /// writable ones; the two are the same buffer or disjoint.
-pub unsafe fn allreduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
-    allreduce_tagged(u, c, sendbuf, recvbuf, count, red, TAG_ALLREDUCE)
+pub unsafe fn allreduce_internal(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    // SAFETY: per this function's contract.
+    unsafe { recursive_doubling(&Coll::fixed(u, c, TAG_ALLREDUCE), sendbuf, recvbuf, count, red) }
 }
 
-/// `allreduce` with its messages on `tag`: internal users that may run alongside the
+/// `allreduce_internal` with its messages on `tag`: internal users that may run alongside the
 /// application's own collectives on the same communicator (MPI_Comm_idup's agreement) take a tag
 /// of their own so the two never match each other.
 ///
 /// # Safety
-/// As `allreduce`.
+/// As `allreduce_internal`.
 pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, tag: i32) -> MpiResult {
-    let n = c.size();
-    let rank = c.rank;
+    // SAFETY: per this function's contract.
+    unsafe { recursive_doubling(&Coll::fixed(u, c, tag), sendbuf, recvbuf, count, red) }
+}
+
+/// The algorithms, in the order `select` names them.
+pub const ALGORITHMS: &[&str] = &["recursive_doubling"];
+
+/// MPI_Allreduce: the algorithm `select` picks.
+///
+/// # Safety
+/// As `allreduce_internal`.
+pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let _ = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
+    // SAFETY: per this function's contract.
+    unsafe { recursive_doubling(cx, sendbuf, recvbuf, count, red) }
+}
+
+/// Recursive doubling, for every message size.
+///
+/// # Safety
+/// As `allreduce_internal`.
+pub unsafe fn recursive_doubling(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let n = cx.size();
+    let rank = cx.rank();
     let bytes = count * red.size;
     if !std::ptr::eq(sendbuf, recvbuf) {
         // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
@@ -54,11 +76,10 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
     // Fold-in: even ranks below 2 rem give their data to rank + 1.
     let newrank = if rank < 2 * rem {
         if rank & 1 == 0 {
-            let s = super::isend(u, c, cur, bytes, rank + 1, tag)?;
-            u.engine.wait(s);
+            cx.send(cur, bytes, rank + 1)?;
             None
         } else {
-            recv(u, c, other, bytes, rank - 1, tag)?;
+            cx.recv(other, bytes, rank - 1)?;
             // SAFETY: `other` and `cur` are disjoint buffers of `count` elements.
             unsafe { red.apply(other, cur, count) };
             Some(rank / 2)
@@ -72,14 +93,7 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
         while mask < pof2 {
             let newdst = newrank ^ mask;
             let dst = if newdst < rem { newdst * 2 + 1 } else { newdst + rem };
-            let r = u.engine.irecv(other, bytes, Some(c.world_rank(dst)), tag, c.coll_context());
-            let s = u.engine.isend(cur, bytes, c.world_rank(dst), tag, c.coll_context(), SendMode::Standard);
-            let st = u.engine.wait(r);
-            if let Ok(s) = s {
-                u.engine.wait(s);
-            }
-            s?;
-            check_received(&st, bytes, dst)?;
+            cx.sendrecv(cur, bytes, dst, other, bytes, dst)?;
             if newdst < newrank {
                 // SAFETY: disjoint buffers of `count` elements; partner's (lower) operand first.
                 unsafe { red.apply(other, cur, count) };
@@ -95,10 +109,9 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
     // Fold-out: odd ranks below 2 rem return the result to rank - 1.
     if rank < 2 * rem {
         if rank & 1 == 1 {
-            let s = super::isend(u, c, cur, bytes, rank - 1, tag)?;
-            u.engine.wait(s);
+            cx.send(cur, bytes, rank - 1)?;
         } else {
-            recv(u, c, cur, bytes, rank + 1, tag)?;
+            cx.recv(cur, bytes, rank + 1)?;
         }
     }
     if cur != recvbuf {

@@ -1,42 +1,188 @@
 //! Collective operations built on the point-to-point engine, one file per algorithm family.
 //!
 //! All traffic goes on the communicator's collective context (`Comm::coll_context`), which user
-//! point-to-point messages never use, with a tag per algorithm: consecutive collectives of the same
-//! kind between the same two ranks then match in order by the engine's non-overtaking rule, and
-//! collectives of different kinds never match each other. The tags stay clear of the dissemination
-//! barrier's round numbers (0..64).
+//! point-to-point messages never use. A collective's messages carry the tag of its `Coll`:
+//!
+//! ```text
+//!   bit 30     1 = sequenced (a user-visible collective), 0 = fixed internal tag
+//!   bits 16-29 sequence number mod 2^14 (or the fixed id: TAG_*)
+//!   bits 8-15  phase, for algorithms built from several sub-collectives (`Coll::phase`)
+//!   bits 0-7   round, free for the algorithm (`Coll::tag_at`)
+//! ```
+//!
+//! The sequence number counts the collectives a rank started on the communicator; every rank
+//! starts them in the same order, so it is the same on all ranks, and collectives in flight at once
+//! (a blocking one beside nonblocking ones on the background worker) never match each other's
+//! messages. Within one tag, messages between two ranks match in order (non-overtaking), so an
+//! algorithm may reuse one tag for all its rounds when each pair exchanges in a fixed order.
+//!
+//! Algorithms move contiguous bytes; the FFI layer stages derived datatypes. Which algorithm
+//! runs is chosen per call in `select`, from the size, the rank count and the rank mode, or
+//! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
 pub mod allreduce;
+pub mod barrier;
 pub mod bcast;
+pub mod inter;
+pub mod nonblocking;
 pub mod reduce;
+pub mod select;
 
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};
-use crate::p2p::SendMode;
+use crate::p2p::{ReqId, SendMode};
 use crate::runtime::universe::Universe;
 
-pub const TAG_BCAST: i32 = 0x100;
-pub const TAG_REDUCE: i32 = 0x200;
-pub const TAG_ALLREDUCE: i32 = 0x300;
+/// Fixed internal tags (bits 16-29; bit 30 clear), for collectives the library runs on its own
+/// behalf: the context agreement of communicator constructors and the like. The dissemination
+/// barrier of communicator constructors uses id 0.
+pub const TAG_BCAST: i32 = 0x1 << 16;
+pub const TAG_REDUCE: i32 = 0x2 << 16;
+pub const TAG_ALLREDUCE: i32 = 0x3 << 16;
+/// Intercommunicator setup (merge, leader exchanges).
+pub const TAG_INTER: i32 = 0x4 << 16;
 /// MPI_Comm_idup's context agreement (runs in the background, beside user collectives).
-pub const TAG_IDUP: i32 = 0x500;
+pub const TAG_IDUP: i32 = 0x5 << 16;
 
-/// Sends `bytes` at `buf` to communicator rank `to` on the collective context and returns the
-/// engine request, which the caller must wait for.
-///
-/// # Safety
-/// `buf` must hold `bytes` readable bytes until the request completes.
-pub(crate) unsafe fn isend(u: &Universe, c: &Comm, buf: *const u8, bytes: usize, to: usize, tag: i32) -> MpiResult<crate::p2p::ReqId> {
-    u.engine.isend(buf, bytes, c.world_rank(to), tag, c.coll_context(), SendMode::Standard)
+const SEQUENCED: i32 = 1 << 30;
+
+/// One collective operation in progress on a communicator: where its messages go and their tag.
+#[derive(Clone, Copy)]
+pub struct Coll<'a> {
+    pub u: &'a Universe,
+    pub c: &'a Comm,
+    pub tag: i32,
 }
 
-/// Receives exactly `bytes` into `buf` from communicator rank `from` and waits for it. A shorter
-/// or longer message means the ranks passed different counts: MPI_ERR_TRUNCATE.
-///
-/// # Safety
-/// `buf` must hold `bytes` writable bytes.
-pub(crate) unsafe fn recv(u: &Universe, c: &Comm, buf: *mut u8, bytes: usize, from: usize, tag: i32) -> MpiResult {
-    let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(c.world_rank(from)), tag, c.coll_context()));
-    check_received(&st, bytes, from)
+impl<'a> Coll<'a> {
+    /// The next user-visible collective on `c` (takes its sequence number).
+    pub fn next(u: &'a Universe, c: &'a Comm) -> Coll<'a> {
+        let seq = c.coll_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Coll::sequenced(u, c, seq)
+    }
+
+    /// The collective with sequence number `seq` on `c` (taken earlier with `take_seq`).
+    pub fn sequenced(u: &'a Universe, c: &'a Comm, seq: u32) -> Coll<'a> {
+        Coll { u, c, tag: SEQUENCED | (((seq & 0x3fff) as i32) << 16) }
+    }
+
+    /// An internal collective on fixed tag `tag` (one of `TAG_*`).
+    pub fn fixed(u: &'a Universe, c: &'a Comm, tag: i32) -> Coll<'a> {
+        Coll { u, c, tag }
+    }
+
+    /// The same collective on another communicator over the same contexts (an
+    /// intercommunicator's local group, a sub-group of the ranks).
+    pub fn on<'b>(&self, c: &'b Comm) -> Coll<'b>
+    where
+        'a: 'b,
+    {
+        Coll { u: self.u, c, tag: self.tag }
+    }
+
+    /// Phase `p` (1..=255) of a collective built from several others: its messages never match
+    /// the other phases'.
+    pub fn phase(&self, p: i32) -> Coll<'a> {
+        debug_assert!((1..256).contains(&p));
+        Coll { tag: (self.tag & !0xff00) | (p << 8), ..*self }
+    }
+
+    /// The tag of round `r` (0..=255) of this collective.
+    pub fn tag_at(&self, r: usize) -> i32 {
+        self.tag | (r & 0xff) as i32
+    }
+
+    pub fn size(&self) -> usize {
+        self.c.size()
+    }
+
+    pub fn rank(&self) -> usize {
+        self.c.rank
+    }
+
+    /// Sends `bytes` at `buf` to communicator rank `to`; returns the engine request, which the
+    /// caller must wait for.
+    ///
+    /// # Safety
+    /// `buf` must hold `bytes` readable bytes until the request completes.
+    pub unsafe fn isend(&self, buf: *const u8, bytes: usize, to: usize) -> MpiResult<ReqId> {
+        // SAFETY: per this function's contract.
+        unsafe { self.isend_world(buf, bytes, self.c.world_rank(to), self.tag) }
+    }
+
+    /// Posts a receive of at most `bytes` into `buf` from communicator rank `from`; finish it
+    /// with `wait_recv`.
+    ///
+    /// # Safety
+    /// `buf` must hold `bytes` writable bytes until the request completes.
+    pub unsafe fn irecv(&self, buf: *mut u8, bytes: usize, from: usize) -> ReqId {
+        // SAFETY: per this function's contract.
+        unsafe { self.irecv_world(buf, bytes, self.c.world_rank(from), self.tag) }
+    }
+
+    /// `isend` to world rank `to` with tag `tag` (intercommunicator peers, per-round tags).
+    ///
+    /// # Safety
+    /// As `isend`.
+    pub unsafe fn isend_world(&self, buf: *const u8, bytes: usize, to: usize, tag: i32) -> MpiResult<ReqId> {
+        // SAFETY: per this function's contract.
+        unsafe { self.u.engine.isend(buf, bytes, to, tag, self.c.coll_context(), SendMode::Standard) }
+    }
+
+    /// `irecv` from world rank `from` with tag `tag`.
+    ///
+    /// # Safety
+    /// As `irecv`.
+    pub unsafe fn irecv_world(&self, buf: *mut u8, bytes: usize, from: usize, tag: i32) -> ReqId {
+        // SAFETY: per this function's contract.
+        unsafe { self.u.engine.irecv(buf, bytes, Some(from), tag, self.c.coll_context()) }
+    }
+
+    /// Waits for receive `r` (from communicator rank `from`), which must bring exactly `bytes`.
+    pub fn wait_recv(&self, r: ReqId, bytes: usize, from: usize) -> MpiResult {
+        check_received(&self.u.engine.wait(r), bytes, from)
+    }
+
+    /// Waits for every send in `sends`.
+    pub fn wait_sends(&self, sends: &[ReqId]) {
+        for &s in sends {
+            self.u.engine.wait(s);
+        }
+    }
+
+    /// Sends `bytes` at `buf` to communicator rank `to` and waits.
+    ///
+    /// # Safety
+    /// `buf` must hold `bytes` readable bytes.
+    pub unsafe fn send(&self, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
+        // SAFETY: per this function's contract; the send is waited for.
+        let s = unsafe { self.isend(buf, bytes, to)? };
+        self.u.engine.wait(s);
+        Ok(())
+    }
+
+    /// Receives exactly `bytes` into `buf` from communicator rank `from` and waits.
+    ///
+    /// # Safety
+    /// `buf` must hold `bytes` writable bytes.
+    pub unsafe fn recv(&self, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
+        // SAFETY: per this function's contract; the receive is waited for.
+        let r = unsafe { self.irecv(buf, bytes, from) };
+        self.wait_recv(r, bytes, from)
+    }
+
+    /// Sends `sbytes` at `sbuf` to `to` while receiving exactly `rbytes` into `rbuf` from `from`.
+    ///
+    /// # Safety
+    /// `sbuf` must hold `sbytes` readable bytes, `rbuf` `rbytes` writable ones, not overlapping.
+    pub unsafe fn sendrecv(&self, sbuf: *const u8, sbytes: usize, to: usize, rbuf: *mut u8, rbytes: usize, from: usize) -> MpiResult {
+        // SAFETY: per this function's contract; both requests are waited for.
+        let r = unsafe { self.irecv(rbuf, rbytes, from) };
+        // SAFETY: as above.
+        let s = unsafe { self.isend(sbuf, sbytes, to) };
+        let got = self.wait_recv(r, rbytes, from);
+        self.u.engine.wait(s?);
+        got
+    }
 }
 
 /// Turns a receive status into an error if the message did not have the expected size.

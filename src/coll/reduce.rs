@@ -4,11 +4,22 @@
 //! Relative to the root (`vr = (rank - root) mod n`), in round k a rank whose bit k is clear
 //! receives the partial result of `vr + 2^k` and folds it into its own; a rank whose bit k is set
 //! sends its partial result to `vr - 2^k` and is done. ceil(log2 n) rounds.
-use super::{isend, recv, TAG_REDUCE};
-use crate::comm::Comm;
+use super::Coll;
+
+/// The algorithms, in the order `select` names them.
+pub const ALGORITHMS: &[&str] = &["binomial"];
+
+/// MPI_Reduce: the algorithm `select` picks (see `binomial` for the arguments).
+///
+/// # Safety
+/// As `binomial`.
+pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let _ = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
+    // SAFETY: per this function's contract.
+    unsafe { binomial(cx, sendbuf, recvbuf, count, red, root) }
+}
 use crate::error::MpiResult;
 use crate::op::Reduction;
-use crate::runtime::universe::Universe;
 
 /// Reduces `count` elements from every rank into `recvbuf` at communicator rank `root`.
 /// `sendbuf` is this rank's contribution; at the root with MPI_IN_PLACE the caller passes
@@ -18,10 +29,10 @@ use crate::runtime::universe::Universe;
 /// `sendbuf` must hold `count` elements of `red`'s datatype; at the root `recvbuf` must hold
 /// `count` writable elements and be either `sendbuf` or disjoint from it. `recvbuf` is not used
 /// elsewhere.
-pub unsafe fn reduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
-    let n = c.size();
+pub unsafe fn binomial(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let n = cx.size();
     let bytes = count * red.size;
-    let is_root = c.rank == root;
+    let is_root = cx.rank() == root;
     if is_root && !std::ptr::eq(sendbuf, recvbuf) {
         // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
         unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
@@ -29,7 +40,7 @@ pub unsafe fn reduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u
     if n == 1 || bytes == 0 {
         return Ok(());
     }
-    let vr = (c.rank + n - root) % n;
+    let vr = (cx.rank() + n - root) % n;
     // The partial result lives in `acc`: the root's recvbuf, or (elsewhere) the send buffer until
     // the first receive makes a private copy necessary. One allocation per call: the incoming
     // buffer, plus the private accumulator at non-roots that receive.
@@ -53,15 +64,14 @@ pub unsafe fn reduce(u: &Universe, c: &Comm, sendbuf: *const u8, recvbuf: *mut u
                     }
                 }
                 let tmp = scratch.as_mut_ptr();
-                recv(u, c, tmp, bytes, (src + root) % n, TAG_REDUCE)?;
+                cx.recv(tmp, bytes, (src + root) % n)?;
                 // SAFETY: `tmp` (scratch[..bytes]) and `acc_mut` (recvbuf or scratch[bytes..])
                 // each hold `count` elements and are disjoint.
                 unsafe { red.apply(tmp, acc_mut, count) };
             }
         } else {
             let dst = vr & !mask;
-            let s = isend(u, c, acc, bytes, (dst + root) % n, TAG_REDUCE)?;
-            u.engine.wait(s);
+            cx.send(acc, bytes, (dst + root) % n)?;
             break;
         }
         mask <<= 1;

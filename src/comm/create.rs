@@ -1,6 +1,6 @@
 //! Making new communicators from a parent: dup and split (collective over the parent).
 use super::Comm;
-use crate::coll::allreduce::allreduce;
+use crate::coll::allreduce::allreduce_internal;
 use crate::error::{err, MpiResult};
 use crate::op::Reduction;
 use crate::runtime::universe::Universe;
@@ -92,7 +92,7 @@ pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiRe
     let mut all = vec![0i64; 2 * n];
     let sum = Reduction::new(MPI_SUM, MPI_INT64_T)?;
     // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
-    unsafe { allreduce(u, parent, mine.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
+    unsafe { allreduce_internal(u, parent, mine.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
     let ctx = agree_context(u, parent)?;
     let Some(color) = color else {
         // Not a member of any new communicator: the pair may serve this rank elsewhere.

@@ -8,8 +8,9 @@
 //! leaders (local rank 0 of each group), with tags of their own.
 use super::create::{agree_context, agree_context_with};
 use super::Comm;
-use crate::coll::allreduce::allreduce;
+use crate::coll::allreduce::allreduce_internal;
 use crate::coll::bcast::bcast;
+use crate::coll::{Coll, TAG_INTER};
 use crate::error::{err, MpiResult};
 use crate::op::Reduction;
 use crate::p2p::SendMode;
@@ -18,10 +19,8 @@ use crate::runtime::universe::Universe;
 const MPI_BAND: i32 = 0x58000006;
 const MPI_UINT64_T: i32 = 0x4c00083e;
 
-/// Collective-context tags of the leader exchanges (clear of the barrier rounds and of
-/// `coll::TAG_*`).
-const TAG_MERGE: i32 = 0x400;
-const TAG_BARRIER: i32 = 0x401;
+/// Collective-context tag of the leaders' exchange in MPI_Intercomm_merge.
+const TAG_MERGE: i32 = TAG_INTER | 1;
 
 /// Where the leader of the local group talks to the remote leader: world rank, tag, context.
 #[derive(Clone, Copy)]
@@ -50,7 +49,7 @@ fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResu
 /// Broadcasts `v` (same length everywhere) from local rank `root` of `local`.
 fn bcast_u64(u: &Universe, local: &Comm, v: &mut [u64], root: usize) -> MpiResult {
     // SAFETY: `v` holds v.len() u64 elements on every rank.
-    unsafe { bcast(u, local, v.as_mut_ptr() as *mut u8, v.len() * 8, root) }
+    unsafe { bcast(&Coll::fixed(u, local, TAG_INTER), v.as_mut_ptr() as *mut u8, v.len() * 8, root) }
 }
 
 /// MPI_Intercomm_create, collective over `local` (an intracommunicator). `link` is Some at the
@@ -78,7 +77,7 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
     // The AND over both groups: within the group, across the leaders, back within the group.
     let ctx = agree_context_with(u, |mine, agreed| {
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
-        unsafe { allreduce(u, local, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band)? };
+        unsafe { allreduce_internal(u, local, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band)? };
         if let Some(link) = link {
             let theirs = exchange(u, link, agreed, agreed.len())?;
             if theirs.len() != agreed.len() {
@@ -94,7 +93,7 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
 }
 
 /// An intracommunicator over the local group of `inter` on its contexts (see the module doc).
-fn local_view(inter: &Comm) -> Comm {
+pub fn local_view(inter: &Comm) -> Comm {
     Comm::new(inter.context, inter.group.clone(), inter.rank, inter.errhandler())
 }
 
@@ -141,119 +140,6 @@ pub fn merge(u: &Universe, inter: &Comm, high: bool) -> MpiResult<u32> {
     Ok(u.comms.insert(Comm::new(ctx, all, rank, inter.errhandler())))
 }
 
-/// MPI_Barrier on an intercommunicator: nobody leaves before every rank of both groups entered.
-/// Local barrier, leaders swap a token, local barrier again (which nobody leaves before its
-/// leader got the remote token).
-pub fn barrier(u: &Universe, inter: &Comm) -> MpiResult {
-    let local = local_view(inter);
-    crate::ffi::comm::barrier(u, &local);
-    if let Some(link) = leader_link(inter, TAG_BARRIER) {
-        exchange(u, link, &[], 0)?;
-    }
-    crate::ffi::comm::barrier(u, &local);
-    Ok(())
-}
-
-/// Collective-context tag of the data crossing between the groups in Bcast/Reduce/Allreduce.
-const TAG_CROSS: i32 = 0x402;
-
-/// Where a rank stands in a rooted intercommunicator collective (MPI 4.1 section 6.2.2).
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-pub enum InterRoot {
-    /// MPI_ROOT: this process is the root.
-    Root,
-    /// MPI_PROC_NULL: in the root's group, not the root: takes no part.
-    Idle,
-    /// The root's rank in the remote group: this process is in the other group.
-    Remote(usize),
-}
-
-/// Sends `bytes` at `buf` to world rank `to` on the collective context and waits.
-///
-/// # Safety
-/// `buf` must hold `bytes` readable bytes.
-unsafe fn send_cross(u: &Universe, inter: &Comm, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
-    let s = u.engine.isend(buf, bytes, to, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
-    u.engine.wait(s);
-    Ok(())
-}
-
-/// Receives exactly `bytes` into `buf` from world rank `from` on the collective context.
-///
-/// # Safety
-/// `buf` must hold `bytes` writable bytes.
-unsafe fn recv_cross(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, from: usize) -> MpiResult {
-    let st = u.engine.wait(u.engine.irecv(buf, bytes, Some(from), TAG_CROSS, inter.coll_context()));
-    crate::coll::check_received(&st, bytes, from)
-}
-
-/// MPI_Bcast on an intercommunicator: the root sends to rank 0 of the other group, which
-/// broadcasts within its group.
-///
-/// # Safety
-/// `buf` must hold `bytes` bytes, readable at the root and writable in the other group.
-pub unsafe fn bcast_inter(u: &Universe, inter: &Comm, buf: *mut u8, bytes: usize, root: InterRoot) -> MpiResult {
-    match root {
-        InterRoot::Idle => Ok(()),
-        InterRoot::Root => send_cross(u, inter, buf, bytes, inter.peer_world_rank(0)),
-        InterRoot::Remote(r) => {
-            if inter.rank == 0 {
-                recv_cross(u, inter, buf, bytes, inter.peer_world_rank(r))?;
-            }
-            // SAFETY: `buf` holds `bytes` writable bytes (caller contract).
-            unsafe { bcast(u, &local_view(inter), buf, bytes, 0) }
-        }
-    }
-}
-
-/// MPI_Reduce on an intercommunicator: the other group reduces to its rank 0 (in rank order),
-/// which sends the result to the root.
-///
-/// # Safety
-/// In the non-root group `sendbuf` holds `count` elements of `red`'s datatype; at the root
-/// `recvbuf` holds `count` writable elements.
-pub unsafe fn reduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: InterRoot) -> MpiResult {
-    let bytes = count * red.size;
-    match root {
-        InterRoot::Idle => Ok(()),
-        InterRoot::Root => recv_cross(u, inter, recvbuf, bytes, inter.peer_world_rank(0)),
-        InterRoot::Remote(r) => {
-            let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
-            // SAFETY: `sendbuf` holds `count` elements; `partial` is the distinct result buffer
-            // at local rank 0 and unused elsewhere.
-            unsafe { crate::coll::reduce::reduce(u, &local_view(inter), sendbuf, partial.as_mut_ptr(), count, red, 0)? };
-            if inter.rank == 0 {
-                send_cross(u, inter, partial.as_ptr(), bytes, inter.peer_world_rank(r))?;
-            }
-            Ok(())
-        }
-    }
-}
-
-/// MPI_Allreduce on an intercommunicator: every process gets the reduction of the OTHER group's
-/// data. Each group reduces to its rank 0, the two ranks 0 swap their results, and each
-/// broadcasts the remote result within its group.
-///
-/// # Safety
-/// `sendbuf` holds `count` elements of `red`'s datatype, `recvbuf` `count` writable ones,
-/// distinct from `sendbuf`.
-pub unsafe fn allreduce_inter(u: &Universe, inter: &Comm, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
-    let bytes = count * red.size;
-    let local = local_view(inter);
-    let mut partial = vec![0u8; if inter.rank == 0 { bytes } else { 0 }];
-    // SAFETY: as in `reduce_inter`.
-    unsafe { crate::coll::reduce::reduce(u, &local, sendbuf, partial.as_mut_ptr(), count, red, 0)? };
-    if inter.rank == 0 {
-        let peer = inter.peer_world_rank(0);
-        let r = u.engine.irecv(recvbuf, bytes, Some(peer), TAG_CROSS, inter.coll_context());
-        let s = u.engine.isend(partial.as_ptr(), bytes, peer, TAG_CROSS, inter.coll_context(), SendMode::Standard)?;
-        u.engine.wait(s);
-        crate::coll::check_received(&u.engine.wait(r), bytes, peer)?;
-    }
-    // SAFETY: `recvbuf` holds `bytes` writable bytes.
-    unsafe { bcast(u, &local, recvbuf, bytes, 0) }
-}
-
 /// MPI_Comm_split of an intercommunicator (MPI 4.1 section 7.4.2): the processes of each color
 /// form an intercommunicator between that color's members of the two groups, ordered by (key,
 /// rank); a color present in one group only (or MPI_UNDEFINED, `color` None) gives None.
@@ -270,7 +156,7 @@ pub fn split(u: &Universe, inter: &Comm, color: Option<i32>, key: i32) -> MpiRes
     let mut gathered = vec![0i64; 2 * n];
     let sum = Reduction::new(0x58000003, 0x4c00083a)?; // MPI_SUM on MPI_INT64_T
     // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
-    unsafe { allreduce(u, &union_comm, mine.as_ptr() as *const u8, gathered.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
+    unsafe { allreduce_internal(u, &union_comm, mine.as_ptr() as *const u8, gathered.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
     let Some(color) = color else { return Ok(None) };
     let tag = color as i64 + 1;
     // Members of this color in a part of the union (union index range), ordered by (key, rank).

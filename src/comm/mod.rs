@@ -11,7 +11,7 @@ pub mod idup;
 pub mod inter;
 pub mod table;
 
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Mutex;
 
 pub const WORLD_CONTEXT: u32 = 0;
@@ -41,11 +41,19 @@ pub struct Comm {
     /// The virtual topology (MPI 4.1 chapter 8), set once right after creation by the topology
     /// constructors and copied by dup; empty for communicators without one.
     pub topo: std::sync::OnceLock<crate::topo::Topology>,
+    /// Number of collectives this rank started on the communicator (blocking, nonblocking and
+    /// persistent starts alike). Every rank starts them in the same order (MPI 4.1 section
+    /// 6.12), so the count is the same everywhere and tags the collective's messages
+    /// (`coll::Coll::next`): collectives in flight at once never match each other's messages.
+    pub coll_seq: AtomicU32,
+    /// Nonblocking and persistent collectives waiting for or running on this communicator's
+    /// background worker (`coll::nonblocking`).
+    pub nbc: crate::coll::nonblocking::Queue,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

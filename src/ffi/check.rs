@@ -17,6 +17,7 @@ pub fn universe() -> MpiResult<&'static Universe> {
 /// A communicator looked up from its handle: the predefined ones by plain reference (no reference
 /// counting on the hot path), user communicators shared with the table (so MPI_Comm_free by another
 /// thread cannot pull one from under a running call).
+#[derive(Clone)]
 pub enum CommRef {
     Static(&'static Comm),
     Shared(std::sync::Arc<Comm>),

@@ -4,7 +4,6 @@ use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandle
 use crate::abi::*;
 use crate::error::err;
 use crate::export;
-use crate::p2p::SendMode;
 use std::os::raw::{c_char, c_int};
 
 fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
@@ -237,17 +236,6 @@ export! {
         super::errhandler::raise_code("MPI_Comm_call_errhandler", comm, err(class, format!("error code {errorcode} raised by the application")), errorcode);
         Ok(())
     }
-
-    fn MPI_Barrier / PMPI_Barrier (comm: MPI_Comm) on comm => {
-        let u = check::universe()?;
-        let c_ref = check::comm(u, comm)?;
-        let c = &*c_ref;
-        if c.is_inter() {
-            return crate::comm::inter::barrier(u, c);
-        }
-        barrier(u, c);
-        Ok(())
-    }
 }
 
 /// MPI_Comm_idup(_with_info): MPI_Comm_dup on a background thread, completing `request`; the
@@ -322,23 +310,7 @@ unsafe fn create_errhandler(f: Option<CommErrhandlerFn>, errhandler: *mut MPI_Er
     Ok(())
 }
 
-/// Dissemination barrier (Hensgen, Finkel & Manber 1988): in round k every rank signals the rank
-/// 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds, on the collective context.
+/// The barrier of communicator constructors (fixed internal tag, see `coll`).
 pub fn barrier(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm) {
-    let n = c.size();
-    let mut dist = 1;
-    let mut round = 0;
-    let mut token = 0u8;
-    while dist < n {
-        let to = c.world_rank((c.rank + dist) % n);
-        let from = c.world_rank((c.rank + n - dist) % n);
-        // SAFETY: zero-byte messages; `token` outlives both requests, waited for below.
-        let r = unsafe { u.engine.irecv(&mut token, 0, Some(from), round, c.coll_context()) };
-        // SAFETY: as above.
-        let s = unsafe { u.engine.isend(&token, 0, to, round, c.coll_context(), SendMode::Standard) }.expect("standard sends do not fail");
-        u.engine.wait(s);
-        u.engine.wait(r);
-        dist *= 2;
-        round += 1;
-    }
+    crate::coll::barrier::barrier(&crate::coll::Coll::fixed(u, c, 0)).expect("zero-byte standard sends do not fail");
 }

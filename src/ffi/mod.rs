@@ -5,6 +5,8 @@ pub mod attr;
 pub mod boundary;
 pub mod check;
 pub mod coll;
+pub mod coll_args;
+pub mod coll_launch;
 pub mod comm;
 pub mod data_symbols;
 pub mod datatype;

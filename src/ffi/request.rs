@@ -211,7 +211,10 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
-            r @ ReqRef::Engine(..) => u.staged.free(&u.engine, r),
+            r @ ReqRef::Engine(id, ..) => {
+                super::coll_launch::forget(u, id);
+                u.staged.free(&u.engine, r)
+            }
         }
         *request = MPI_REQUEST_NULL;
         Ok(())
@@ -223,7 +226,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _, _) => u.staged.start(&u.engine, id),
+            ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.staged.start(&u.engine, id)),
         }
     }
 
@@ -234,7 +237,7 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id, _, _) => u.staged.start(&u.engine, id)?,
+                ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.staged.start(&u.engine, id))?,
             }
         }
         Ok(())

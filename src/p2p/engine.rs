@@ -393,6 +393,11 @@ impl Engine {
 
     /// Declares that all peers share this address space (threads mode): the receiver of a large
     /// message copies it straight from the sender's buffer with memcpy (TMPI section 4), no syscall.
+    /// Whether every peer lives in this address space (threads mode).
+    pub fn local_peers(&self) -> bool {
+        self.local_peers.load(Ordering::Relaxed)
+    }
+
     pub fn set_local_peers(&self, local: bool) {
         self.local_peers.store(local, Ordering::Relaxed);
     }
@@ -789,6 +794,31 @@ impl Engine {
     /// pending until `complete_external`.
     pub fn new_external(&self) -> ReqId {
         self.lock().reqs.insert_with(|gen| Req::new(gen, None))
+    }
+
+    /// An inactive persistent request completed by someone other than the engine (persistent
+    /// collectives): `start_external` activates it, `complete_external` ends each activation.
+    pub fn new_external_persistent(&self) -> ReqId {
+        self.lock().reqs.insert_with(|gen| {
+            let mut r = Req::new(gen, None);
+            r.persistent = true;
+            r.active = false;
+            r.done = true;
+            r
+        })
+    }
+
+    /// MPI_Start on a request from `new_external_persistent`: errors unless it is inactive.
+    pub fn start_external(&self, id: ReqId) -> MpiResult {
+        let mut g = self.lock();
+        let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
+        if r.active {
+            return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent collective request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
+        }
+        r.active = true;
+        r.done = false;
+        r.status = Status::empty();
+        Ok(())
     }
 
     /// Completes external request `id` with error class `error` (MPI_SUCCESS for none) and wakes

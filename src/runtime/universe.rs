@@ -42,6 +42,8 @@ pub struct Universe {
     /// Staging buffers of this rank's pending operations on non-contiguous datatypes (per rank:
     /// keyed by this rank's engine requests).
     pub staged: crate::ffi::staged::StagedTable,
+    /// Persistent collective requests of this rank (MPI_*_init).
+    pub coll_persistent: crate::ffi::coll_launch::PersistentTable,
 }
 
 const PHASE_NONE: u32 = 0;
@@ -250,6 +252,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         singleton,
         groups: crate::group::GroupTable::new(),
         staged: Default::default(),
+        coll_persistent: Default::default(),
     };
     if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));

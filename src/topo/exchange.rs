@@ -2,7 +2,7 @@
 //! processes, so each must learn the edges that touch it. Done with two SUM allreduces over the
 //! parent (counts, then every edge as (source, destination, weight) in its contributor's slots):
 //! simple and collective-only, O(total edges) memory per process, fine at shared-memory scale.
-use crate::coll::allreduce::allreduce;
+use crate::coll::allreduce::allreduce_internal;
 use crate::comm::Comm;
 use crate::error::MpiResult;
 use crate::op::Reduction;
@@ -20,7 +20,7 @@ pub fn allgather_edges(u: &Universe, parent: &Comm, mine: &[(i32, i32, i32)]) ->
     counts[parent.rank] = mine.len() as i64;
     let mut all_counts = vec![0i64; n];
     // SAFETY: both vectors hold n i64 elements; distinct buffers.
-    unsafe { allreduce(u, parent, counts.as_ptr() as *const u8, all_counts.as_mut_ptr() as *mut u8, n, &sum)? };
+    unsafe { allreduce_internal(u, parent, counts.as_ptr() as *const u8, all_counts.as_mut_ptr() as *mut u8, n, &sum)? };
     let total: usize = all_counts.iter().map(|&c| c as usize).sum();
     let offset: usize = all_counts[..parent.rank].iter().map(|&c| c as usize).sum();
     let mut flat = vec![0i64; 3 * total];
@@ -32,6 +32,6 @@ pub fn allgather_edges(u: &Universe, parent: &Comm, mine: &[(i32, i32, i32)]) ->
         return Ok(Vec::new());
     }
     // SAFETY: both vectors hold 3 * total i64 elements; distinct buffers.
-    unsafe { allreduce(u, parent, flat.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 3 * total, &sum)? };
+    unsafe { allreduce_internal(u, parent, flat.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 3 * total, &sum)? };
     Ok(all.chunks_exact(3).map(|e| (e[0] as i32, e[1] as i32, e[2] as i32)).collect())
 }

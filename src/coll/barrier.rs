@@ -1,0 +1,29 @@
+//! MPI_Barrier: dissemination (Hensgen, Finkel & Manber 1988). In round k every rank signals the
+//! rank 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds of zero-byte messages,
+//! each round on its own tag.
+use super::Coll;
+use crate::error::MpiResult;
+
+pub fn barrier(cx: &Coll) -> MpiResult {
+    let n = cx.size();
+    let me = cx.rank();
+    let mut dist = 1;
+    let mut round = 0;
+    let mut token = 0u8;
+    while dist < n {
+        let to = cx.c.world_rank((me + dist) % n);
+        let from = cx.c.world_rank((me + n - dist) % n);
+        // SAFETY: zero-byte messages; `token` outlives both requests, waited for below.
+        let r = unsafe { cx.irecv_world(&mut token, 0, from, cx.tag_at(round)) };
+        // SAFETY: as above.
+        let s = unsafe { cx.isend_world(&token, 0, to, cx.tag_at(round)) };
+        if let Ok(s) = s {
+            cx.u.engine.wait(s);
+        }
+        cx.u.engine.wait(r);
+        s?;
+        dist *= 2;
+        round += 1;
+    }
+    Ok(())
+}

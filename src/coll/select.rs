@@ -1,0 +1,120 @@
+//! Which algorithm runs a collective: forced by the user, or chosen from the message size, the
+//! rank count and the rank mode (`auto`).
+//!
+//! Every collective has a table of named algorithms (in its family's file). The environment
+//! variable `OXMPI_<COLLECTIVE>_ALGORITHM` (for example `OXMPI_BCAST_ALGORITHM=binomial`) forces
+//! one; `auto` or unset lets the collective decide. The variable is read once per process; an
+//! unknown name makes the collective fail with MPI_ERR_ARG naming the valid ones, so a typo is
+//! never silently ignored. `force` overrides the environment at run time (for MPI_T control
+//! variables).
+use crate::error::{err, MpiResult};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+
+/// A collective whose algorithm can be chosen, named as in its environment variable.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub enum Collective {
+    Barrier,
+    Bcast,
+    Reduce,
+    Allreduce,
+    Gather,
+    Scatter,
+    Allgather,
+    Alltoall,
+    ReduceScatter,
+    Scan,
+}
+
+impl Collective {
+    pub const ALL: [Collective; 10] = [
+        Collective::Barrier,
+        Collective::Bcast,
+        Collective::Reduce,
+        Collective::Allreduce,
+        Collective::Gather,
+        Collective::Scatter,
+        Collective::Allgather,
+        Collective::Alltoall,
+        Collective::ReduceScatter,
+        Collective::Scan,
+    ];
+
+    /// The upper-case name in `OXMPI_<NAME>_ALGORITHM`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Collective::Barrier => "BARRIER",
+            Collective::Bcast => "BCAST",
+            Collective::Reduce => "REDUCE",
+            Collective::Allreduce => "ALLREDUCE",
+            Collective::Gather => "GATHER",
+            Collective::Scatter => "SCATTER",
+            Collective::Allgather => "ALLGATHER",
+            Collective::Alltoall => "ALLTOALL",
+            Collective::ReduceScatter => "REDUCE_SCATTER",
+            Collective::Scan => "SCAN",
+        }
+    }
+
+    pub fn env_var(self) -> String {
+        format!("OXMPI_{}_ALGORITHM", self.name())
+    }
+}
+
+/// Run-time overrides (MPI_T control variables); they win over the environment.
+fn overrides() -> &'static Mutex<HashMap<Collective, String>> {
+    static O: OnceLock<Mutex<HashMap<Collective, String>>> = OnceLock::new();
+    O.get_or_init(Default::default)
+}
+
+/// The environment's choices, read once.
+fn from_env() -> &'static HashMap<Collective, String> {
+    static E: OnceLock<HashMap<Collective, String>> = OnceLock::new();
+    E.get_or_init(|| Collective::ALL.iter().filter_map(|&c| std::env::var(c.env_var()).ok().map(|v| (c, v.trim().to_ascii_lowercase()))).collect())
+}
+
+/// Forces algorithm `name` for `coll` ("auto" restores the automatic choice).
+pub fn force(coll: Collective, name: &str) {
+    overrides().lock().unwrap_or_else(|p| p.into_inner()).insert(coll, name.to_ascii_lowercase());
+}
+
+/// The forced choice for `coll`, if any: the index of the algorithm in `names` (the collective's
+/// table), None for `auto`, MPI_ERR_ARG for a name not in the table.
+pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
+    let o = overrides().lock().unwrap_or_else(|p| p.into_inner()).get(&coll).cloned();
+    let Some(name) = o.or_else(|| from_env().get(&coll).cloned()) else { return Ok(None) };
+    if name.is_empty() || name == "auto" {
+        return Ok(None);
+    }
+    match names.iter().position(|n| *n == name) {
+        Some(i) => Ok(Some(i)),
+        None => Err(err(
+            crate::abi::MPI_ERR_ARG,
+            format!("{}={name} names no algorithm of this collective; choose one of: auto, {}", coll.env_var(), names.join(", ")),
+        )),
+    }
+}
+
+/// Whether the ranks of this job are threads of one process (shared-memory algorithms read peers'
+/// buffers directly there).
+pub fn threads_mode() -> bool {
+    crate::runtime::universe::get().map(|u| u.engine.local_peers()).unwrap_or(false)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn forcing_and_unknown_names() {
+        let names = ["binomial", "linear"];
+        force(Collective::Scan, "LINEAR");
+        assert_eq!(forced(Collective::Scan, &names).unwrap(), Some(1));
+        force(Collective::Scan, "auto");
+        assert_eq!(forced(Collective::Scan, &names).unwrap(), None);
+        force(Collective::Scan, "ring");
+        let e = forced(Collective::Scan, &names).unwrap_err();
+        assert_eq!(e.class, crate::abi::MPI_ERR_ARG);
+        assert!(e.msg.contains("OXMPI_SCAN_ALGORITHM=ring") && e.msg.contains("binomial, linear"), "{}", e.msg);
+        force(Collective::Scan, "auto");
+    }
+}

@@ -1,0 +1,172 @@
+//! Argument checks and buffer plans shared by the collective FFI functions: roots, buffers,
+//! MPI_IN_PLACE, aliasing, and how a typed user buffer becomes the contiguous bytes the
+//! algorithms move (directly, or packed into / unpacked from a temporary).
+use super::check;
+use crate::abi::datatypes::PAIRS;
+use crate::abi::*;
+use crate::comm::Comm;
+use crate::datatype::{LeafKind, TypeRepr};
+use crate::error::{err, MpiResult};
+use crate::op::{Op, Reduction};
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+pub use crate::coll::inter::InterRoot;
+
+/// A count argument (int or MPI_Count): MPI_ERR_COUNT when negative.
+pub fn count(n: i64) -> MpiResult<usize> {
+    usize::try_from(n).map_err(|_| err(MPI_ERR_COUNT, format!("invalid count {n}: must be non-negative")))
+}
+
+pub fn in_place(p: *const c_void) -> bool {
+    p as usize == IN_PLACE_ADDR
+}
+
+/// The root as a communicator rank: MPI_ERR_ROOT unless it is one.
+pub fn root_rank(c: &Comm, root: c_int) -> MpiResult<usize> {
+    if root < 0 || root as usize >= c.size() {
+        return Err(err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks (0..{})", c.size(), c.size())));
+    }
+    Ok(root as usize)
+}
+
+/// The root argument of a rooted collective on an intercommunicator: MPI_ROOT, MPI_PROC_NULL, or
+/// a rank of the remote group.
+pub fn inter_root(c: &Comm, root: c_int) -> MpiResult<InterRoot> {
+    match root {
+        MPI_ROOT => Ok(InterRoot::Root),
+        MPI_PROC_NULL => Ok(InterRoot::Idle),
+        _ if root >= 0 && (root as usize) < c.peer_size() => Ok(InterRoot::Remote(root as usize)),
+        _ => Err(err(MPI_ERR_ROOT, format!("invalid root {root} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (0..{})", c.peer_size()))),
+    }
+}
+
+/// Checks one significant buffer of `bytes` bytes: not MPI_IN_PLACE, not NULL unless empty.
+pub fn buffer(p: *const c_void, bytes: usize, what: &str) -> MpiResult {
+    if in_place(p) {
+        return Err(err(MPI_ERR_BUFFER, format!("MPI_IN_PLACE is not allowed as the {what} here")));
+    }
+    if bytes > 0 && p.is_null() {
+        return Err(err(MPI_ERR_BUFFER, format!("invalid {what}: NULL with a non-empty message")));
+    }
+    Ok(())
+}
+
+/// MPI forbids aliased output arguments (MPI 4.1 section 2.6.1): the send and receive buffers of
+/// one call must not overlap; MPI_IN_PLACE is the way to reduce in place.
+pub fn no_alias(send: *const c_void, recv: *const c_void, bytes: usize) -> MpiResult {
+    let (s, r) = (send as usize, recv as usize);
+    if bytes > 0 && s < r.saturating_add(bytes) && r < s.saturating_add(bytes) {
+        return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE to reduce in place"));
+    }
+    Ok(())
+}
+
+/// How a user buffer of a collective reaches the byte algorithms: contiguous bytes at an offset
+/// from the buffer address (predefined and contiguous derived types), or packed into / unpacked
+/// from a temporary (non-contiguous derived types).
+pub enum Shape {
+    Direct(isize),
+    Staged(Arc<TypeRepr>, usize),
+}
+
+/// A checked buffer description: `bytes` contiguous bytes once packed.
+pub struct Plan {
+    pub shape: Shape,
+    pub bytes: usize,
+    /// A derived type: the buffer may be MPI_BOTTOM (NULL) with absolute displacements.
+    pub derived: bool,
+}
+
+impl Plan {
+    pub fn new(count_: i64, datatype: MPI_Datatype) -> MpiResult<Plan> {
+        let n = count(count_)?;
+        if let Ok(size) = check::datatype_size(datatype) {
+            let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", check::datatype_name(datatype))))?;
+            return Ok(Plan { shape: Shape::Direct(0), bytes, derived: false });
+        }
+        let t = check::committed_dtype(datatype)?;
+        let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of datatype 0x{:08x} overflows", datatype as u32)))?;
+        Ok(match t.layout.contiguous_span(n) {
+            Some((off, b)) => Plan { shape: Shape::Direct(off as isize), bytes: b, derived: true },
+            None => Plan { shape: Shape::Staged(t, n), bytes, derived: true },
+        })
+    }
+
+    /// Checks one significant user buffer: not MPI_IN_PLACE, not NULL for a predefined type.
+    pub fn check(&self, p: *const c_void, what: &str) -> MpiResult {
+        if self.derived && !in_place(p) {
+            return Ok(());
+        }
+        buffer(p, self.bytes, what)
+    }
+
+    /// The contiguous bytes of user buffer `p`: its own address (moved by the type's offset), or a
+    /// packed copy left in `tmp`. With `fill` false a staged buffer is not packed (receive only).
+    ///
+    /// # Safety
+    /// `p` must hold the plan's elements (readable when `fill`).
+    pub unsafe fn bytes_of(&self, p: *const c_void, tmp: &mut Vec<u8>, fill: bool) -> *mut u8 {
+        match &self.shape {
+            Shape::Direct(off) => (p as *mut u8).wrapping_offset(*off),
+            Shape::Staged(t, n) => {
+                *tmp = vec![0u8; self.bytes];
+                if fill {
+                    // SAFETY: `p` holds `n` elements of `t` (caller); tmp has `n * size` bytes.
+                    unsafe { crate::datatype::copy(&t.layout, p as *mut u8, *n, tmp.as_mut_ptr(), self.bytes, 0, true) };
+                }
+                tmp.as_mut_ptr()
+            }
+        }
+    }
+
+    /// Unpacks `tmp` (from `bytes_of`) into user buffer `p`; nothing to do for direct buffers.
+    ///
+    /// # Safety
+    /// `p` must hold the plan's elements, writable, disjoint from `tmp`.
+    pub unsafe fn unpack(&self, p: *mut c_void, tmp: &mut [u8]) {
+        if let Shape::Staged(t, n) = &self.shape {
+            // SAFETY: per this function's contract.
+            unsafe { crate::datatype::copy(&t.layout, p as *mut u8, *n, tmp.as_mut_ptr(), tmp.len(), 0, false) };
+        }
+    }
+}
+
+/// The one predefined type all data of `t` consists of (MPI_LB/MPI_UB markers and empty parts
+/// aside), found in how the type was built; false when it mixes types.
+pub fn uniform_leaf(t: &TypeRepr, found: &mut Option<MPI_Datatype>) -> bool {
+    if let Some(h) = t.leaf_id {
+        if t.leaf_kind != LeafKind::Data || t.layout.size == 0 {
+            return true;
+        }
+        return *found.get_or_insert(h) == h;
+    }
+    t.env.types.iter().all(|s| uniform_leaf(s, found))
+}
+
+/// Checks count, datatype and op; returns the reduction, the number of its elements and the
+/// buffer plan. A derived type is reduced as the sequence of its basic elements, which must all be
+/// the same predefined type (a vector of doubles reduces as doubles).
+pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
+    let plan = Plan::new(count, datatype)?;
+    let red = if !plan.derived {
+        Reduction::new(op, datatype)?
+    } else {
+        let t = check::dtype(datatype)?;
+        let mut leaf = None;
+        if !uniform_leaf(&t, &mut leaf) {
+            return Err(err(MPI_ERR_OP, format!("cannot reduce datatype 0x{:08x}: a derived datatype can be reduced only if all its basic elements are the same predefined datatype (this one mixes several)", datatype as u32)));
+        }
+        let elem = leaf.unwrap_or(crate::abi::datatypes::MPI_INT);
+        if PAIRS.iter().any(|p| p.0 == elem) {
+            return Err(err(MPI_ERR_TYPE, format!("reductions on derived datatypes built from {} are not supported yet; reduce the pair type itself", check::datatype_name(elem))));
+        }
+        Reduction::new(op, elem)?
+    };
+    if matches!(red.op, Op::Replace | Op::NoOp) {
+        return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", red.op.name())));
+    }
+    let n = plan.bytes.checked_div(red.size).unwrap_or(0);
+    Ok((red, n, plan))
+}
+

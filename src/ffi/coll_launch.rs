@@ -1,0 +1,132 @@
+//! How a checked collective call runs: now (blocking), on the communicator's background worker
+//! completing a request (`MPI_I*`), or as a persistent request that each MPI_Start queues on the
+//! worker (`MPI_*_init`). Every collective's FFI function checks its arguments, builds the body
+//! (a closure that does the whole operation given its `Coll`, staging included) and hands it here,
+//! so the three forms share one implementation and one argument check.
+use super::check::{self, CommRef};
+use crate::abi::*;
+use crate::coll::Coll;
+use crate::error::{err, MpiResult};
+use crate::p2p::ReqId;
+use crate::runtime::universe::Universe;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// Which form of a collective the user called.
+#[derive(Clone, Copy)]
+pub enum Launch {
+    Blocking,
+    /// `MPI_I*`: the request handle to write.
+    Nonblocking(*mut MPI_Request),
+    /// `MPI_*_init`: the request handle to write.
+    Persistent(*mut MPI_Request),
+}
+
+impl Launch {
+    /// Checks the request argument before anything else is done.
+    pub fn check(self) -> MpiResult<Launch> {
+        match self {
+            Launch::Nonblocking(r) | Launch::Persistent(r) if r.is_null() => Err(err(MPI_ERR_REQUEST, "request is NULL")),
+            l => Ok(l),
+        }
+    }
+}
+
+/// A collective's body. It captures user buffer addresses, which MPI requires to stay valid and
+/// untouched until the operation completes.
+type Body = Box<dyn FnMut(&Coll) -> MpiResult>;
+
+/// A body (or a job made of one) that may move to the worker thread.
+struct SendBody<T>(T);
+// SAFETY: the only non-Send captures of a body are user buffer addresses; the standard forbids the
+// application to touch those buffers until the request completes (MPI 4.1 section 6.12), and the
+// body runs on one thread at a time (the worker, or the caller for blocking calls). Its other
+// captures are owned values and Arcs of Send + Sync data.
+unsafe impl<T> Send for SendBody<T> {}
+
+/// A persistent collective request: its communicator and body, run once per MPI_Start.
+struct Persistent {
+    comm: CommRef,
+    body: Arc<Mutex<SendBody<Body>>>,
+}
+
+/// This rank's persistent collective requests, by engine request id.
+#[derive(Default)]
+pub struct PersistentTable {
+    reqs: Mutex<HashMap<ReqId, Persistent>>,
+}
+
+/// Runs `body` as the user asked: see `Launch`.
+///
+/// # Safety
+/// For the nonblocking and persistent forms, the request pointer must be writable.
+pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
+    let mut body: Body = Box::new(body);
+    match how {
+        Launch::Blocking => body(&Coll::next(u, &c)),
+        Launch::Nonblocking(request) => {
+            let id = u.engine.new_external();
+            submit(u, c, id, Box::new(move |cx| body(cx)));
+            *request = check::req_handle(id);
+            Ok(())
+        }
+        Launch::Persistent(request) => {
+            let id = u.engine.new_external_persistent();
+            let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))) };
+            u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
+            *request = check::req_handle(id);
+            Ok(())
+        }
+    }
+}
+
+/// Queues a run of `body` on `c`'s worker, completing engine request `id` (taking the
+/// collective's sequence number now, in the caller's start order).
+fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
+    // Another thread of this rank now uses the engine: completions must wake other waiters.
+    u.engine.set_threaded(true);
+    let seq = c.coll_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let comm = c.clone();
+    let job = SendBody(move || {
+        let r = body(&Coll::sequenced(u, &comm, seq));
+        u.engine.complete_external(id, r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class));
+        r
+    });
+    if !c.nbc.push(Box::new(move || {
+        let mut job = job;
+        (job.0)()
+    })) {
+        return;
+    }
+    let ctx = crate::runtime::universe::context();
+    let worker = c.clone();
+    let spawned = std::thread::Builder::new().name("oxmpi-coll".into()).spawn(move || {
+        crate::runtime::universe::set_context(ctx);
+        worker.nbc.drain();
+    });
+    if spawned.is_err() {
+        // No thread: run the queue here, which still completes every request (the call then
+        // blocks like its blocking form).
+        c.nbc.drain();
+    }
+}
+
+/// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
+pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
+    let (comm, body) = {
+        let t = u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        let p = t.get(&id)?;
+        (p.comm.clone(), p.body.clone())
+    };
+    if let Err(e) = u.engine.start_external(id) {
+        return Some(Err(e));
+    }
+    submit(u, comm, id, Box::new(move |cx| (body.lock().unwrap_or_else(|p| p.into_inner()).0)(cx)));
+    Some(Ok(()))
+}
+
+/// MPI_Request_free on request `id`: forgets it if it is a persistent collective (a run in
+/// progress keeps its own reference and still finishes).
+pub fn forget(u: &Universe, id: ReqId) {
+    u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+}
