@@ -884,7 +884,20 @@ impl Engine {
         if !Self::is_done(&g, id) {
             self.progress(&mut g);
         }
-        Self::take(&mut g, id)
+        self.unsuccessful_test(g, |g| Self::take(g, id))
+    }
+
+    /// Runs a test's `check` and returns its result; when it found nothing while this node's
+    /// cores are oversubscribed, yields the CPU first. An application polling MPI_Test* in a loop
+    /// would otherwise burn whole time slices the peers it waits for need (MPICH yields the same
+    /// way in its progress loop).
+    fn unsuccessful_test<T>(&self, mut g: MutexGuard<'_, Inner>, check: impl FnOnce(&mut Inner) -> Option<T>) -> Option<T> {
+        let r = check(&mut g);
+        if r.is_none() && self.policy.spins == 0 {
+            drop(g);
+            std::thread::yield_now();
+        }
+        r
     }
 
     pub fn wait(&self, id: ReqId) -> Status {
@@ -926,7 +939,7 @@ impl Engine {
             return Some(None);
         }
         self.progress(&mut g);
-        Self::take_any(&mut g, ids).map(Some)
+        self.unsuccessful_test(g, |g| Self::take_any(g, ids).map(Some))
     }
 
     /// Completes every active request in `ids` that is done now; returns (index, status) of each,
@@ -967,7 +980,7 @@ impl Engine {
     pub fn test_all(&self, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
         let mut g = self.lock();
         self.progress(&mut g);
-        Self::take_all(&mut g, ids)
+        self.unsuccessful_test(g, |g| Self::take_all(g, ids))
     }
 
     fn take_all(g: &mut Inner, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
