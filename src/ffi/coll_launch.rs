@@ -10,6 +10,7 @@ use crate::error::{err, MpiResult};
 use crate::p2p::ReqId;
 use crate::runtime::universe::Universe;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Which form of a collective the user called.
@@ -50,10 +51,29 @@ struct Persistent {
     body: Arc<Mutex<SendBody<Body>>>,
 }
 
-/// This rank's persistent collective requests, by engine request id.
+/// This rank's persistent collective requests, by engine request id, and the communicators of
+/// the runs queued and not yet started (so a thread that waits for one can run it: `run_queued`).
 #[derive(Default)]
 pub struct PersistentTable {
     reqs: Mutex<HashMap<ReqId, Persistent>>,
+    queued: Mutex<HashMap<ReqId, CommRef>>,
+    /// `queued.len()`, read without the lock on every MPI_Wait.
+    n_queued: AtomicUsize,
+}
+
+impl PersistentTable {
+    fn set_queued(&self, id: ReqId, c: Option<CommRef>) {
+        let mut q = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        match c {
+            Some(c) => {
+                q.insert(id, c);
+            }
+            None => {
+                q.remove(&id);
+            }
+        }
+        self.n_queued.store(q.len(), Ordering::Release);
+    }
 }
 
 /// Runs `body` as the user asked: see `Launch`.
@@ -85,17 +105,22 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, body: impl F
 fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
     // Another thread of this rank now uses the engine: completions must wake other waiters.
     u.engine.set_threaded(true);
-    let seq = c.coll_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let seq = c.coll_seq.fetch_add(1, Ordering::Relaxed);
     let comm = c.clone();
     let job = SendBody(move || {
+        u.coll_persistent.set_queued(id, None);
         let r = body(&Coll::sequenced(u, &comm, seq));
         u.engine.complete_external(id, r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class));
         r
     });
-    if !c.nbc.push(Box::new(move || {
-        let mut job = job;
-        (job.0)()
-    })) {
+    u.coll_persistent.set_queued(id, Some(c.clone()));
+    if !c.nbc.push(
+        id,
+        Box::new(move || {
+            let mut job = job;
+            (job.0)()
+        }),
+    ) {
         return;
     }
     let ctx = crate::runtime::universe::context();
@@ -107,7 +132,21 @@ fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
     if spawned.is_err() {
         // No thread: run the queue here, which still completes every request (the call then
         // blocks like its blocking form).
-        c.nbc.drain();
+        for job in c.nbc.take_all() {
+            let _ = job();
+        }
+    }
+}
+
+/// Before a thread waits for request `id`: if it is a collective still queued for its
+/// communicator's worker, runs it here and now (see `Queue::take`).
+pub fn run_queued(u: &'static Universe, id: ReqId) {
+    if u.coll_persistent.n_queued.load(Ordering::Acquire) == 0 {
+        return;
+    }
+    let Some(c) = u.coll_persistent.queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
+    if let Some(job) = c.nbc.take(id) {
+        let _ = job();
     }
 }
 

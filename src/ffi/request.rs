@@ -65,7 +65,10 @@ export! {
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id, _, _) => u.engine.wait(id),
+            ReqRef::Engine(id, _, _) => {
+                super::coll_launch::run_queued(u, id);
+                u.engine.wait(id)
+            }
         };
         u.staged.complete(r, &st, true);
         release_handle(request, r);
@@ -114,6 +117,9 @@ export! {
     fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
+        for id in ids(&refs).into_iter().flatten() {
+            super::coll_launch::run_queued(u, id);
+        }
         let sts = u.engine.wait_all(&ids(&refs));
         finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
