@@ -138,11 +138,11 @@ impl TypedBlocks {
                 Some(o)
             })
             .collect();
-        for i in 0..self.lens.len() {
+        for (i, &off) in offs.iter().enumerate() {
             if fill == Fill::All || fill == Fill::One(i) {
                 // SAFETY: block `i` of the user buffer holds `counts[i]` elements (caller), the
-                // temporary `lens[i]` bytes at `offs[i]`; they are disjoint.
-                unsafe { crate::datatype::copy(&self.t.layout, base.wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().offset(offs[i]), self.lens[i], 0, true) };
+                // temporary `lens[i]` bytes at `off`; they are disjoint.
+                unsafe { crate::datatype::copy(&self.t.layout, base.wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().offset(off), self.lens[i], 0, true) };
             }
         }
         Blocks { base: tmp.as_mut_ptr(), offs, lens: self.lens.clone() }
@@ -276,6 +276,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
 ///
 /// # Safety
 /// As `gather_any`.
+#[allow(clippy::too_many_arguments)]
 unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcounts: Counts, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
     let how = how.check()?;
     let u = check::universe()?;
