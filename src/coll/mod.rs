@@ -19,12 +19,15 @@
 //! Algorithms move contiguous bytes; the FFI layer stages derived datatypes. Which algorithm
 //! runs is chosen per call in `select`, from the size, the rank count and the rank mode, or
 //! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
+pub mod allgather;
 pub mod allreduce;
 pub mod barrier;
 pub mod bcast;
+pub mod gather;
 pub mod inter;
 pub mod nonblocking;
 pub mod reduce;
+pub mod scatter;
 pub mod select;
 
 use crate::comm::Comm;

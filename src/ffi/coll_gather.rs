@@ -1,0 +1,427 @@
+//! MPI_Gather, MPI_Gatherv, MPI_Scatter, MPI_Scatterv, MPI_Allgather and MPI_Allgatherv (MPI 4.1
+//! sections 6.5-6.7) in their blocking, nonblocking, persistent and large-count forms, on intra-
+//! and intercommunicators.
+//!
+//! One side of each call is a single buffer (a `Plan`); the other is a buffer of per-rank blocks
+//! (`TypedBlocks`): block `i` is `counts[i]` elements of the datatype at `displs[i]` extents from
+//! the buffer address (for the non-v forms `counts[i] = count`, `displs[i] = i * count`). The two
+//! sides may use different datatypes with the same type signature; each is staged on its own.
+//! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
+use super::check;
+use super::coll_args::*;
+use super::coll_launch::{launch, Launch};
+use crate::abi::*;
+use crate::coll::gather::Blocks;
+use crate::coll::{allgather, gather, scatter};
+use crate::datatype::TypeRepr;
+use crate::error::{err, MpiResult};
+use crate::export;
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+/// A count or displacement array as the int and the large-count forms pass it.
+#[derive(Clone, Copy)]
+enum Arr {
+    Int(*const c_int),
+    Big(*const i64),
+}
+
+impl Arr {
+    /// The first `n` entries; MPI_ERR_ARG if the array is NULL.
+    ///
+    /// # Safety
+    /// A non-NULL array must hold `n` entries.
+    unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+        let null = match self {
+            Arr::Int(p) => p.is_null(),
+            Arr::Big(p) => p.is_null(),
+        };
+        if null && n > 0 {
+            return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+        }
+        // SAFETY: the array holds `n` entries (caller contract; checked non-NULL above).
+        Ok((0..n)
+            .map(|i| unsafe {
+                match self {
+                    Arr::Int(p) => *p.add(i) as i64,
+                    Arr::Big(p) => *p.add(i),
+                }
+            })
+            .collect())
+    }
+}
+
+/// The counts of a buffer of per-rank blocks: one for all ranks (MPI_Gather), or per rank with
+/// displacements (MPI_Gatherv).
+#[derive(Clone, Copy)]
+enum Counts {
+    Same(i64),
+    Each(Arr, Arr),
+}
+
+impl Counts {
+    fn varying(self) -> bool {
+        matches!(self, Counts::Each(..))
+    }
+}
+
+/// Which blocks to pack from the user buffer into the temporary of a staged buffer.
+#[derive(Clone, Copy, PartialEq)]
+enum Fill {
+    Nothing,
+    One(usize),
+    All,
+}
+
+/// A checked buffer of per-rank blocks of one datatype.
+struct TypedBlocks {
+    t: Arc<TypeRepr>,
+    counts: Vec<usize>,
+    /// Byte displacement of each block from the buffer address.
+    displs: Vec<isize>,
+    lens: Vec<usize>,
+    /// Where each block's bytes start when every block is contiguous (None: staged).
+    direct: Option<Vec<isize>>,
+}
+
+impl TypedBlocks {
+    /// Checks the datatype, counts, displacements and buffer of `n` blocks.
+    ///
+    /// # Safety
+    /// The arrays in `counts` must hold `n` entries when not NULL.
+    unsafe fn new(counts: Counts, n: usize, dt: MPI_Datatype, buf: *const c_void, what: &str) -> MpiResult<TypedBlocks> {
+        let t = check::committed_dtype(dt)?;
+        let (cs, ds) = match counts {
+            Counts::Same(k) => {
+                let k = count(k)? as i64;
+                (vec![k; n], (0..n as i64).map(|i| i * k).collect())
+            }
+            // SAFETY: per this function's contract.
+            Counts::Each(c, d) => unsafe { (c.read(n, "the counts array")?, d.read(n, "the displacements array")?) },
+        };
+        let counts = cs.into_iter().map(count).collect::<MpiResult<Vec<usize>>>()?;
+        let extent = t.layout.extent();
+        let displs = ds
+            .iter()
+            .map(|&d| d.checked_mul(extent).map(|b| b as isize).ok_or_else(|| err(MPI_ERR_ARG, format!("displacement {d} times the extent {extent} overflows"))))
+            .collect::<MpiResult<Vec<isize>>>()?;
+        let lens = counts
+            .iter()
+            .map(|&k| k.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {k} of datatype {} overflows", check::datatype_name(dt)))))
+            .collect::<MpiResult<Vec<usize>>>()?;
+        let direct = counts.iter().zip(&displs).map(|(&k, &d)| t.layout.contiguous_span(k).map(|(off, _)| d + off as isize)).collect();
+        if in_place(buf) {
+            return Err(err(MPI_ERR_BUFFER, format!("MPI_IN_PLACE is not allowed as the {what} here")));
+        }
+        if t.leaf_id.is_some() && buf.is_null() && lens.iter().any(|&l| l > 0) {
+            return Err(err(MPI_ERR_BUFFER, format!("invalid {what}: NULL with a non-empty message")));
+        }
+        Ok(TypedBlocks { t, counts, displs, lens, direct })
+    }
+
+    /// The blocks as bytes: in the user's buffer, or in `tmp` (packing the blocks `fill` names).
+    ///
+    /// # Safety
+    /// `buf` must hold the blocks (readable where packed).
+    unsafe fn blocks(&self, buf: *mut c_void, tmp: &mut Vec<u8>, fill: Fill) -> Blocks {
+        let base = buf as *mut u8;
+        if let Some(offs) = &self.direct {
+            return Blocks { base, offs: offs.clone(), lens: self.lens.clone() };
+        }
+        *tmp = vec![0u8; self.lens.iter().sum()];
+        let offs: Vec<isize> = self
+            .lens
+            .iter()
+            .scan(0isize, |at, &l| {
+                let o = *at;
+                *at += l as isize;
+                Some(o)
+            })
+            .collect();
+        for (i, &off) in offs.iter().enumerate() {
+            if fill == Fill::All || fill == Fill::One(i) {
+                // SAFETY: block `i` of the user buffer holds `counts[i]` elements (caller), the
+                // temporary `lens[i]` bytes at `off`; they are disjoint.
+                unsafe { crate::datatype::copy(&self.t.layout, base.wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().offset(off), self.lens[i], 0, true) };
+            }
+        }
+        Blocks { base: tmp.as_mut_ptr(), offs, lens: self.lens.clone() }
+    }
+
+    /// Unpacks a staged temporary (from `blocks`) into the user's buffer, except block `skip`.
+    ///
+    /// # Safety
+    /// `buf` must hold the blocks, writable, disjoint from `tmp`.
+    unsafe fn unpack(&self, buf: *mut c_void, tmp: &mut [u8], skip: Option<usize>) {
+        if self.direct.is_some() {
+            return;
+        }
+        let mut at = 0usize;
+        for i in 0..self.lens.len() {
+            if skip != Some(i) {
+                // SAFETY: as in `blocks`, in the other direction.
+                unsafe { crate::datatype::copy(&self.t.layout, (buf as *mut u8).wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().add(at), self.lens[i], 0, false) };
+            }
+            at += self.lens[i];
+        }
+    }
+}
+
+/// A checked single buffer of `count` elements.
+fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResult<Plan> {
+    let plan = Plan::new(count, dt)?;
+    plan.check(p, what)?;
+    Ok(plan)
+}
+
+/// The send side of a call as the algorithms take it: bytes and their length.
+///
+/// # Safety
+/// `p` must hold the plan's elements, readable.
+unsafe fn sending(plan: &Option<Plan>, p: *const c_void, tmp: &mut Vec<u8>) -> Option<(*const u8, usize)> {
+    // SAFETY: per this function's contract.
+    plan.as_ref().map(|s| (unsafe { s.bytes_of(p, tmp, true) } as *const u8, s.bytes))
+}
+
+/// MPI_Gather / MPI_Gatherv and their forms.
+///
+/// # Safety
+/// The significant buffers and arrays must be valid for the given counts (the MPI contract); `how`'s
+/// request pointer writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcounts: Counts, rtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let (send, recv, root) = if c.is_inter() {
+        let root = inter_root(&c, root)?;
+        let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
+        // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
+        let recv = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        (send, recv, Err(root))
+    } else {
+        let root = root_rank(&c, root)?;
+        let is_root = c.rank == root;
+        let send = if is_root && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
+        // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
+        let recv = if is_root { Some(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        (send, recv, Ok(root))
+    };
+    let varying = rcounts.varying();
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
+        // unpacked after the gather, except the root's own block when it is in place.
+        unsafe {
+            let s = sending(&send, sendbuf, &mut ts);
+            let b = recv.as_ref().map(|r| r.blocks(recvbuf, &mut tr, Fill::Nothing));
+            let res = match root {
+                Err(root) => gather::inter(cx, s, b.as_ref(), root),
+                Ok(root) if varying => gather::linear(cx, s, b.as_ref(), root),
+                Ok(root) => gather::gather(cx, s, b.as_ref(), root),
+            };
+            if let Some(r) = &recv {
+                r.unpack(recvbuf, &mut tr, if s.is_none() { root.ok() } else { None });
+            }
+            res
+        }
+    })
+}
+
+/// MPI_Scatter / MPI_Scatterv and their forms.
+///
+/// # Safety
+/// As `gather_any`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: i64, rtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let (send, recv, root) = if c.is_inter() {
+        let root = inter_root(&c, root)?;
+        // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
+        let send = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let recv = if matches!(root, InterRoot::Remote(_)) { Some(single(recvbuf, rcount, rtype, "receive buffer")?) } else { None };
+        (send, recv, Err(root))
+    } else {
+        let root = root_rank(&c, root)?;
+        let is_root = c.rank == root;
+        // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
+        let send = if is_root { Some(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let recv = if is_root && in_place(recvbuf) { None } else { Some(single(recvbuf, rcount, rtype, "receive buffer")?) };
+        (send, recv, Ok(root))
+    };
+    let varying = scounts.varying();
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
+        // unpacked after the scatter.
+        unsafe {
+            let s = send.as_ref().map(|s| s.blocks(sendbuf as *mut c_void, &mut ts, Fill::All));
+            let r = recv.as_ref().map(|p| (p.bytes_of(recvbuf, &mut tr, false), p.bytes));
+            let res = match root {
+                Err(root) => scatter::inter(cx, s.as_ref(), r, root),
+                Ok(root) if varying => scatter::linear(cx, s.as_ref(), r, root),
+                Ok(root) => scatter::scatter(cx, s.as_ref(), r, root),
+            };
+            if let Some(p) = &recv {
+                p.unpack(recvbuf, &mut tr);
+            }
+            res
+        }
+    })
+}
+
+/// MPI_Allgather / MPI_Allgatherv and their forms.
+///
+/// # Safety
+/// As `gather_any`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcounts: Counts, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let inter = c.is_inter();
+    // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.7).
+    let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
+    let n = if inter { c.peer_size() } else { c.size() };
+    // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
+    let recv = unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? };
+    let me = c.rank;
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: the buffers hold their elements (checked above). In place, this rank's block is
+        // taken from the receive buffer (packed first when staged) and not unpacked again.
+        unsafe {
+            let s = sending(&send, sendbuf, &mut ts);
+            let own = if s.is_none() { Some(me) } else { None };
+            let b = recv.blocks(recvbuf, &mut tr, own.map_or(Fill::Nothing, Fill::One));
+            let res = match s {
+                Some(s) if inter => allgather::inter(cx, s, &b),
+                _ => allgather::allgather(cx, s, &b),
+            };
+            recv.unpack(recvbuf, &mut tr, own);
+            res
+        }
+    })
+}
+
+use Arr::{Big, Int};
+use Counts::{Each, Same};
+use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+
+export! {
+    fn MPI_Gather / PMPI_Gather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Blocking)
+    }
+    fn MPI_Gather_c / PMPI_Gather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Blocking)
+    }
+    fn MPI_Igather / PMPI_Igather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Igather_c / PMPI_Igather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Gather_init / PMPI_Gather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Ps(request))
+    }
+    fn MPI_Gather_init_c / PMPI_Gather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Ps(request))
+    }
+
+    fn MPI_Gatherv / PMPI_Gatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Blocking)
+    }
+    fn MPI_Gatherv_c / PMPI_Gatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Blocking)
+    }
+    fn MPI_Igatherv / PMPI_Igatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Igatherv_c / PMPI_Igatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Gatherv_init / PMPI_Gatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Ps(request))
+    }
+    fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Ps(request))
+    }
+
+    fn MPI_Scatter / PMPI_Scatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
+    }
+    fn MPI_Scatter_c / PMPI_Scatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
+    }
+    fn MPI_Iscatter / PMPI_Iscatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Iscatter_c / PMPI_Iscatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Scatter_init / PMPI_Scatter_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
+    }
+    fn MPI_Scatter_init_c / PMPI_Scatter_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
+    }
+
+    fn MPI_Scatterv / PMPI_Scatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
+    }
+    fn MPI_Scatterv_c / PMPI_Scatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
+    }
+    fn MPI_Iscatterv / PMPI_Iscatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Iscatterv_c / PMPI_Iscatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
+    }
+    fn MPI_Scatterv_init / PMPI_Scatterv_init (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
+    }
+    fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
+    }
+
+    fn MPI_Allgather / PMPI_Allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Blocking)
+    }
+    fn MPI_Allgather_c / PMPI_Allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Blocking)
+    }
+    fn MPI_Iallgather / PMPI_Iallgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Nb(request))
+    }
+    fn MPI_Iallgather_c / PMPI_Iallgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Nb(request))
+    }
+    fn MPI_Allgather_init / PMPI_Allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Ps(request))
+    }
+    fn MPI_Allgather_init_c / PMPI_Allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Allgatherv / PMPI_Allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Blocking)
+    }
+    fn MPI_Allgatherv_c / PMPI_Allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Blocking)
+    }
+    fn MPI_Iallgatherv / PMPI_Iallgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Nb(request))
+    }
+    fn MPI_Iallgatherv_c / PMPI_Iallgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Nb(request))
+    }
+    fn MPI_Allgatherv_init / PMPI_Allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Ps(request))
+    }
+    fn MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Ps(request))
+    }
+}
