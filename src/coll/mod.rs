@@ -25,6 +25,8 @@ pub mod bcast;
 pub mod inter;
 pub mod nonblocking;
 pub mod reduce;
+pub mod reduce_scatter;
+pub mod scan;
 pub mod select;
 
 use crate::comm::Comm;
