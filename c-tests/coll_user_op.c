@@ -281,6 +281,38 @@ static void run_local(int n)
     free(b);
 }
 
+/* intercommunicators: each group gets the OTHER group's data folded in its rank order (remote
+   group rank q is world rank 2q + color of the other group) */
+static void run_inter(void)
+{
+    if (size < 2)
+        return;
+    int color = rank % 2, n = 3, lrank, rsize;
+    MPI_Comm local, ic;
+    MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local));
+    MPI_OK(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 5, &ic));
+    MPI_OK(MPI_Comm_rank(local, &lrank));
+    MPI_OK(MPI_Comm_remote_size(ic, &rsize));
+    unsigned char *s = make(rank, n), *r = oxt_malloc(bufsize(n)), e[64], x[64];
+    MPI_OK(MPI_Allreduce(s, r, n, cur->dt, cur->op, ic));
+    for (int j = 0; j < n; j++) {
+        memset(e, SENT, 64);
+        cur->init(1 - color, j, e);
+        for (int q = 1; q < rsize; q++) {
+            memset(x, SENT, 64);
+            cur->init(2 * q + 1 - color, j, x);
+            cur->comb(e, x);
+            memcpy(e, x, 64);
+        }
+        for (int d = 0; d < cur->ndata; d++)
+            CHECK(r[(size_t)j * cur->ext + cur->doff[d]] == e[cur->doff[d]], "%s inter allreduce element %d", cur->name, j);
+    }
+    free(s);
+    free(r);
+    MPI_OK(MPI_Comm_free(&ic));
+    MPI_OK(MPI_Comm_free(&local));
+}
+
 int main(int argc, char **argv)
 {
     MPI_OK(MPI_Init(&argc, &argv));
@@ -331,6 +363,10 @@ int main(int argc, char **argv)
                     run_reduce_scatter(n, nb, 1, inplace);
                 }
         }
+    }
+    for (int k = 0; k < 4; k++) {
+        cur = &K[k];
+        run_inter();
     }
     CHECK(!bad_dt, "a user function got a datatype other than the one of the call");
 
