@@ -28,6 +28,8 @@ pub mod inter;
 pub mod nonblocking;
 pub mod reduce;
 pub mod scatter;
+pub mod reduce_scatter;
+pub mod scan;
 pub mod select;
 
 use crate::comm::Comm;

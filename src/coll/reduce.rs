@@ -4,6 +4,11 @@
 //! Relative to the root (`vr = (rank - root) mod n`), in round k a rank whose bit k is clear
 //! receives the partial result of `vr + 2^k` and folds it into its own; a rank whose bit k is set
 //! sends its partial result to `vr - 2^k` and is done. ceil(log2 n) rounds.
+//!
+//! Non-commutative ops must combine in rank order (MPI 4.1 section 6.9.1: `a0 op a1 op ...`).
+//! Rotating the ranks around the root breaks that, so they reduce on the unrotated tree to rank 0
+//! (`ordered`), each partial result covering a contiguous range of ranks with the lower range's
+//! operand first, and rank 0 sends the result to the root.
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
@@ -15,6 +20,10 @@ pub const ALGORITHMS: &[&str] = &["binomial"];
 /// As `binomial`.
 pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
     let _ = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
+    if !red.commutative() {
+        // SAFETY: per this function's contract.
+        return unsafe { ordered(cx, sendbuf, recvbuf, count, red, root) };
+    }
     // SAFETY: per this function's contract.
     unsafe { binomial(cx, sendbuf, recvbuf, count, red, root) }
 }
@@ -75,6 +84,68 @@ pub unsafe fn binomial(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: u
             break;
         }
         mask <<= 1;
+    }
+    Ok(())
+}
+
+/// The binomial tree rooted at rank 0 without rotation, combining in rank order (any op); the
+/// result then goes from rank 0 to `root`. Arguments as `binomial`.
+///
+/// # Safety
+/// As `binomial`.
+pub unsafe fn ordered(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let n = cx.size();
+    let rank = cx.rank();
+    let bytes = count * red.size;
+    if n == 1 || bytes == 0 {
+        if rank == root && !std::ptr::eq(sendbuf, recvbuf) {
+            // SAFETY: both hold `bytes` bytes and are disjoint (caller contract).
+            unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
+        }
+        return Ok(());
+    }
+    // `acc` holds the partial result of ranks rank..rank+2^k; `inc` receives that of the next
+    // 2^k ranks, and `acc op inc` lands in `inc`, after which the two swap. Both are private
+    // (the send buffer is read only; the root's recvbuf is written only at the end).
+    let mut scratch: Vec<u8> = Vec::new();
+    let mut acc: *mut u8 = sendbuf as *mut u8;
+    let mut inc: *mut u8 = std::ptr::null_mut();
+    let mut mask = 1;
+    while mask < n {
+        if rank & mask == 0 {
+            let src = rank | mask;
+            if src < n {
+                if scratch.is_empty() {
+                    scratch = vec![0u8; 2 * bytes];
+                    let own = scratch.as_mut_ptr();
+                    // SAFETY: `own` has `bytes` bytes; sendbuf holds `bytes` bytes, disjoint.
+                    unsafe { std::ptr::copy_nonoverlapping(sendbuf, own, bytes) };
+                    acc = own;
+                    inc = own.wrapping_add(bytes);
+                }
+                cx.recv(inc, bytes, src)?;
+                // SAFETY: `acc` and `inc` are the two disjoint halves of scratch; lower ranks'
+                // operand (acc) first.
+                unsafe { red.apply(acc, inc, count) };
+                std::mem::swap(&mut acc, &mut inc);
+            }
+        } else {
+            cx.send(acc, bytes, rank & !mask)?;
+            break;
+        }
+        mask <<= 1;
+    }
+    if rank == 0 {
+        if root == 0 {
+            // SAFETY: `acc` (scratch, or sendbuf when rank 0 received nothing, impossible with
+            // n > 1) holds `bytes` bytes; recvbuf holds `bytes` writable ones.
+            unsafe { std::ptr::copy(acc, recvbuf, bytes) };
+        } else {
+            cx.send(acc, bytes, root)?;
+        }
+    } else if rank == root {
+        // SAFETY: recvbuf holds `bytes` writable bytes at the root (caller contract).
+        unsafe { cx.recv(recvbuf, bytes, 0)? };
     }
     Ok(())
 }

@@ -12,7 +12,7 @@ use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::op::{Op, Reduction};
+use crate::op::Reduction;
 use std::os::raw::{c_int, c_void};
 
 /// MPI_Barrier and its forms.
@@ -220,6 +220,22 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
 /// Both buffers must hold `count` elements of `datatype`.
 unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult {
     let n = self::count(count)?;
+    let u = check::universe()?;
+    if let super::op::OpRef::User(user) = super::op::resolve(u, op)? {
+        // A user function gets the buffers as they are: it addresses them through the datatype.
+        let extent = match check::datatype_size(datatype) {
+            Ok(size) => size,
+            Err(_) => check::committed_dtype(datatype)?.layout.extent().max(0) as usize,
+        };
+        if n > 0 && (inbuf.is_null() || inoutbuf.is_null() || in_place(inbuf) || in_place(inoutbuf as *const c_void)) {
+            return Err(err(MPI_ERR_BUFFER, "invalid buffer for MPI_Reduce_local: NULL or MPI_IN_PLACE"));
+        }
+        if n > 0 {
+            // SAFETY: both buffers hold `n` elements of the datatype (the MPI contract).
+            unsafe { crate::op::call_user(user.f, inbuf as *mut u8, inoutbuf as *mut u8, n, datatype, extent) };
+        }
+        return Ok(());
+    }
     let size = check::datatype_size(datatype)?;
     let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} overflows")))?;
     let red = Reduction::new(op, datatype)?;
@@ -303,7 +319,7 @@ export! {
     }
 
     fn MPI_Op_commutative / PMPI_Op_commutative (op: MPI_Op, commute: *mut c_int) on MPI_COMM_SELF => {
-        let op = Op::from_handle(op)?;
+        let op = super::op::resolve(check::universe()?, op)?;
         if commute.is_null() {
             return Err(err(MPI_ERR_ARG, "commute is NULL"));
         }

@@ -76,6 +76,11 @@ pub struct Plan {
     pub bytes: usize,
     /// A derived type: the buffer may be MPI_BOTTOM (NULL) with absolute displacements.
     pub derived: bool,
+    /// For a user-defined op on a non-contiguous type: the temporary of a `Staged` plan keeps the
+    /// type's native layout (element i's data at `i * extent` plus its offset from the true lower
+    /// bound, which is this value) instead of packed bytes, because the user's function addresses
+    /// the elements through the datatype.
+    pub native_lb: Option<isize>,
 }
 
 impl Plan {
@@ -83,14 +88,35 @@ impl Plan {
         let n = count(count_)?;
         if let Ok(size) = check::datatype_size(datatype) {
             let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", check::datatype_name(datatype))))?;
-            return Ok(Plan { shape: Shape::Direct(0), bytes, derived: false });
+            return Ok(Plan { shape: Shape::Direct(0), bytes, derived: false, native_lb: None });
         }
         let t = check::committed_dtype(datatype)?;
         let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of datatype 0x{:08x} overflows", datatype as u32)))?;
         Ok(match t.layout.contiguous_span(n) {
-            Some((off, b)) => Plan { shape: Shape::Direct(off as isize), bytes: b, derived: true },
-            None => Plan { shape: Shape::Staged(t, n), bytes, derived: true },
+            Some((off, b)) => Plan { shape: Shape::Direct(off as isize), bytes: b, derived: true, native_lb: None },
+            None => Plan { shape: Shape::Staged(t, n), bytes, derived: true, native_lb: None },
         })
+    }
+
+    /// The plan of `count` elements of derived type `t` for a user-defined op: the buffer in the
+    /// type's native layout, `count` elements of `extent` bytes each (from the true lower bound).
+    /// Direct when the elements are contiguous and gap-free, else staged through a temporary.
+    fn native(n: usize, t: Arc<TypeRepr>) -> MpiResult<Plan> {
+        let l = &t.layout;
+        let extent = l.extent();
+        if n > 0 && l.size > 0 && (extent <= 0 || l.true_extent() > extent) {
+            return Err(err(MPI_ERR_TYPE, format!("a user-defined op cannot combine this datatype: its elements overlap (extent {extent}, true extent {})", l.true_extent())));
+        }
+        let extent = extent.max(0) as usize;
+        let bytes = n.checked_mul(extent).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of a datatype of extent {extent} overflows")))?;
+        if l.size == 0 || n == 0 {
+            return Ok(Plan { shape: Shape::Direct(0), bytes: 0, derived: true, native_lb: None });
+        }
+        if l.blocks.len() == 1 && l.size == extent {
+            return Ok(Plan { shape: Shape::Direct(l.true_lb as isize), bytes, derived: true, native_lb: None });
+        }
+        let lb = l.true_lb as isize;
+        Ok(Plan { shape: Shape::Staged(t, n), bytes, derived: true, native_lb: Some(lb) })
     }
 
     /// Checks one significant user buffer: not MPI_IN_PLACE, not NULL for a predefined type.
@@ -111,7 +137,17 @@ impl Plan {
             Shape::Direct(off) => (p as *mut u8).wrapping_offset(*off),
             Shape::Staged(t, n) => {
                 *tmp = vec![0u8; self.bytes];
-                if fill {
+                if let (Some(lb), true) = (self.native_lb, fill) {
+                    // Through a packed copy: the user's buffer is read only where the type has
+                    // data (its holes may not even be mapped, with MPI_BOTTOM).
+                    let mut packed = vec![0u8; *n * t.layout.size];
+                    // SAFETY: `p` holds `n` elements of `t`; `tmp - lb` is where the elements of
+                    // `t` fall inside tmp's `n * extent` bytes (checked in `Plan::native`).
+                    unsafe {
+                        crate::datatype::copy(&t.layout, p as *mut u8, *n, packed.as_mut_ptr(), packed.len(), 0, true);
+                        crate::datatype::copy(&t.layout, tmp.as_mut_ptr().wrapping_offset(-lb), *n, packed.as_mut_ptr(), packed.len(), 0, false);
+                    }
+                } else if fill {
                     // SAFETY: `p` holds `n` elements of `t` (caller); tmp has `n * size` bytes.
                     unsafe { crate::datatype::copy(&t.layout, p as *mut u8, *n, tmp.as_mut_ptr(), self.bytes, 0, true) };
                 }
@@ -126,6 +162,16 @@ impl Plan {
     /// `p` must hold the plan's elements, writable, disjoint from `tmp`.
     pub unsafe fn unpack(&self, p: *mut c_void, tmp: &mut [u8]) {
         if let Shape::Staged(t, n) = &self.shape {
+            if let Some(lb) = self.native_lb {
+                let mut packed = vec![0u8; *n * t.layout.size];
+                // SAFETY: as in `bytes_of`, in the other direction; only the type's data bytes of
+                // `p` are written.
+                unsafe {
+                    crate::datatype::copy(&t.layout, tmp.as_mut_ptr().wrapping_offset(-lb), *n, packed.as_mut_ptr(), packed.len(), 0, true);
+                    crate::datatype::copy(&t.layout, p as *mut u8, *n, packed.as_mut_ptr(), packed.len(), 0, false);
+                }
+                return;
+            }
             // SAFETY: per this function's contract.
             unsafe { crate::datatype::copy(&t.layout, p as *mut u8, *n, tmp.as_mut_ptr(), tmp.len(), 0, false) };
         }
@@ -145,9 +191,33 @@ pub fn uniform_leaf(t: &TypeRepr, found: &mut Option<MPI_Datatype>) -> bool {
 }
 
 /// Checks count, datatype and op; returns the reduction, the number of its elements and the
-/// buffer plan. A derived type is reduced as the sequence of its basic elements, which must all be
-/// the same predefined type (a vector of doubles reduces as doubles).
+/// buffer plan. With a predefined op, a derived type is reduced as the sequence of its basic
+/// elements, which must all be the same predefined type (a vector of doubles reduces as doubles).
+/// A user-defined op combines whole elements of the datatype, in its native layout.
 pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
+    let u = check::universe()?;
+    let user = match super::op::resolve(u, op)? {
+        super::op::OpRef::User(user) => user,
+        super::op::OpRef::Predefined(p) => {
+            if matches!(p, Op::Replace | Op::NoOp) {
+                return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", p.name())));
+            }
+            return predefined_reduction(count, datatype, op);
+        }
+    };
+    let n = self::count(count)?;
+    if let Ok(size) = check::datatype_size(datatype) {
+        let plan = Plan::new(count, datatype)?;
+        return Ok((Reduction::user(user, datatype, size, 0), n, plan));
+    }
+    let t = check::committed_dtype(datatype)?;
+    let (extent, lb) = (t.layout.extent().max(0) as usize, t.layout.true_lb as isize);
+    let plan = Plan::native(n, t)?;
+    Ok((Reduction::user(user, datatype, extent, lb), n, plan))
+}
+
+/// `reduction` for a predefined op.
+fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
     let plan = Plan::new(count, datatype)?;
     let red = if !plan.derived {
         Reduction::new(op, datatype)?
@@ -163,10 +233,6 @@ pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(R
         }
         Reduction::new(op, elem)?
     };
-    if matches!(red.op, Op::Replace | Op::NoOp) {
-        return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", red.op.name())));
-    }
     let n = plan.bytes.checked_div(red.size).unwrap_or(0);
     Ok((red, n, plan))
 }
-

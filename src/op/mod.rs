@@ -1,16 +1,19 @@
-//! Predefined reduction operations: which (op, datatype) pairs the MPI standard allows, and the
-//! kernel that computes each (see `kernels`). User-defined ops (MPI_Op_create) come later.
+//! Reduction operations: which (op, datatype) pairs the MPI standard allows for the predefined
+//! ops, and the kernel that computes each (see `kernels`); user-defined ops (MPI_Op_create, see
+//! `user`) call the user's function instead.
 //!
 //! The allowed combinations follow MPI 4.1 section 6.9.2: MAX/MIN on integers and reals; SUM/PROD
 //! also on complex; LAND/LOR/LXOR on C integers and logicals; BAND/BOR/BXOR on integers and
 //! MPI_BYTE; MINLOC/MAXLOC on the value/index pair types. MPI_REPLACE and MPI_NO_OP apply to any
 //! predefined type (they belong to one-sided accumulate; the collectives refuse them).
 pub mod kernels;
+pub mod user;
 
 use crate::abi::datatypes::{predefined_name, predefined_size};
-use crate::abi::{MPI_Datatype, MPI_Op, MPI_ERR_OP, MPI_ERR_TYPE, MPI_OP_NULL};
+use crate::abi::{MPI_Count, MPI_Datatype, MPI_Op, MPI_ERR_OP, MPI_ERR_TYPE, MPI_OP_NULL};
 use crate::error::{err, MpiResult};
 use kernels::{Complex, Kernel};
+use user::{UserFn, UserOp};
 
 /// A predefined reduction operation; the discriminant is the low byte of the handle.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +38,7 @@ const OPS: [Op; 14] = [Op::Max, Op::Min, Op::Sum, Op::Prod, Op::Land, Op::Band, 
 const NAMES: [&str; 14] = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"];
 
 /// Handles of the predefined ops are `0x58000001..=0x5800000e` (MPICH ABI).
-const OP_BASE: MPI_Op = 0x5800_0000;
+pub const OP_BASE: MPI_Op = 0x5800_0000;
 
 impl Op {
     /// The predefined op behind handle `h`, or MPI_ERR_OP saying why there is none.
@@ -47,7 +50,7 @@ impl Op {
         if h == MPI_OP_NULL {
             return Err(err(MPI_ERR_OP, "invalid reduction operation: MPI_OP_NULL"));
         }
-        Err(err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (not a predefined op; user-defined ops are not implemented yet)", h as u32)))
+        Err(err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (not a predefined op)", h as u32)))
     }
 
     pub fn name(self) -> &'static str {
@@ -193,12 +196,28 @@ fn allowed(op: Op, g: Group) -> bool {
 /// A checked (op, datatype) pair, ready to combine buffers.
 #[derive(Clone, Copy, Debug)]
 pub struct Reduction {
-    pub op: Op,
-    /// Size in bytes of one element of the datatype.
+    /// Size in bytes of one element as the algorithms see it: the predefined type's size, or for
+    /// a user op on a derived datatype the datatype's extent (its buffers keep the native layout).
     pub size: usize,
-    kernel: Kernel,
-    /// Elements passed to the kernel per datatype element (the size for byte-wise kernels).
-    scale: usize,
+    func: Func,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Func {
+    Predefined {
+        op: Op,
+        kernel: Kernel,
+        /// Elements passed to the kernel per datatype element (the size for byte-wise kernels).
+        scale: usize,
+    },
+    User {
+        op: UserOp,
+        /// The user's datatype handle, passed to the function as given.
+        datatype: MPI_Datatype,
+        /// The datatype's true lower bound: element data starts `lb` bytes after the address the
+        /// function expects (the algorithms' buffers start at the first byte of data).
+        lb: isize,
+    },
 }
 
 /// Instantiates `$k::<T>` for the integer element `$e`.
@@ -291,17 +310,74 @@ impl Reduction {
             return Err(err(MPI_ERR_OP, format!("{what} reductions are not supported yet ({} on {tname})", op.name())));
         }
         let (kernel, bytewise) = kernel(op, elem).ok_or_else(|| err(crate::abi::MPI_ERR_INTERN, format!("no kernel for {} on {tname}", op.name())))?;
-        Ok(Reduction { op, size, kernel, scale: if bytewise { size } else { 1 } })
+        Ok(Reduction { size, func: Func::Predefined { op, kernel, scale: if bytewise { size } else { 1 } } })
+    }
+
+    /// A user-defined op on datatype handle `datatype`, whose elements are `size` bytes apart in
+    /// the algorithms' buffers and whose data starts `lb` bytes after an element's address.
+    pub fn user(op: UserOp, datatype: MPI_Datatype, size: usize, lb: isize) -> Reduction {
+        Reduction { size, func: Func::User { op, datatype, lb } }
+    }
+
+    /// The predefined op, or None for a user-defined one.
+    pub fn op(&self) -> Option<Op> {
+        match self.func {
+            Func::Predefined { op, .. } => Some(op),
+            Func::User { .. } => None,
+        }
+    }
+
+    /// Whether operands may be combined in any order; the algorithms keep rank order otherwise.
+    pub fn commutative(&self) -> bool {
+        match self.func {
+            Func::Predefined { op, .. } => op.commutative(),
+            Func::User { op, .. } => op.commutative,
+        }
     }
 
     /// `inout[i] = in[i] op inout[i]` for `count` elements.
     ///
     /// # Safety
     /// `inp` must hold `count` elements (readable) and `inout` `count` elements (writable); they
-    /// must not overlap unless they are the same buffer.
+    /// must not overlap unless they are the same buffer. A user function must not unwind.
     pub unsafe fn apply(&self, inp: *const u8, inout: *mut u8, count: usize) {
-        // SAFETY: the kernel matches the datatype checked in `new`; buffers per caller contract.
-        unsafe { (self.kernel)(inp, inout, count * self.scale) }
+        match self.func {
+            // SAFETY: the kernel matches the datatype checked in `new`; buffers per caller contract.
+            Func::Predefined { kernel, scale, .. } => unsafe { kernel(inp, inout, count * scale) },
+            Func::User { op, datatype, lb } => {
+                // The function addresses elements as the datatype places them: from `base - lb`.
+                let (inp, inout) = (inp.wrapping_offset(-lb), inout.wrapping_offset(-lb));
+                // SAFETY: per this function's contract.
+                unsafe { call_user(op.f, inp as *mut u8, inout, count, datatype, self.size) }
+            }
+        }
+    }
+}
+
+/// Calls user function `f` on `count` elements `size` bytes apart. A function with an `int`
+/// length gets counts above `i32::MAX` in pieces.
+///
+/// # Safety
+/// As `Reduction::apply`, with `inp` and `inout` the addresses the datatype is relative to.
+pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: MPI_Datatype, size: usize) {
+    let mut dt = datatype;
+    match f {
+        UserFn::Count(f) => {
+            let mut len = count as MPI_Count;
+            // SAFETY: the user's function on buffers that hold `count` elements (caller contract).
+            unsafe { f(inp as *mut _, inout as *mut _, &mut len, &mut dt) };
+        }
+        UserFn::Int(f) => {
+            let mut done = 0usize;
+            while done < count {
+                let n = (count - done).min(i32::MAX as usize);
+                let mut len = n as std::os::raw::c_int;
+                let off = done * size;
+                // SAFETY: elements done..done+n of both buffers (caller contract).
+                unsafe { f(inp.wrapping_add(off) as *mut _, inout.wrapping_add(off) as *mut _, &mut len, &mut dt) };
+                done += n;
+            }
+        }
     }
 }
 

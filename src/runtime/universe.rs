@@ -39,6 +39,8 @@ pub struct Universe {
     /// This rank's group objects (MPI_Group handles index it); per rank, so that in threads mode
     /// one rank's handles mean nothing to another.
     pub groups: crate::group::GroupTable,
+    /// This rank's user-defined reduction ops (MPI_Op_create).
+    pub ops: crate::op::user::OpTable,
     /// Staging buffers of this rank's pending operations on non-contiguous datatypes (per rank:
     /// keyed by this rank's engine requests).
     pub staged: crate::ffi::staged::StagedTable,
@@ -251,6 +253,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         main_thread: std::thread::current().id(),
         singleton,
         groups: crate::group::GroupTable::new(),
+        ops: Default::default(),
         staged: Default::default(),
         coll_persistent: Default::default(),
     };

@@ -1,0 +1,174 @@
+//! MPI_Reduce_scatter and MPI_Reduce_scatter_block (MPI 4.1 section 6.11) in their six forms, on
+//! intra- and intercommunicators. The block form is the general one with equal counts. Algorithms
+//! in `crate::coll::reduce_scatter`.
+use super::check;
+use super::coll_args::*;
+use super::coll_launch::{launch, Launch};
+use crate::abi::*;
+use crate::coll::reduce_scatter as rs;
+use crate::error::{err, MpiResult};
+use crate::export;
+use std::os::raw::{c_int, c_void};
+
+/// The `n` entries of a recvcounts array, as i64.
+///
+/// # Safety
+/// `p` must point to `n` readable elements when `n > 0` (checked for NULL).
+unsafe fn counts_of<T: Copy + Into<i64>>(p: *const T, n: usize) -> MpiResult<Vec<i64>> {
+    if n > 0 && p.is_null() {
+        return Err(err(MPI_ERR_ARG, "recvcounts is NULL"));
+    }
+    // SAFETY: `n` readable elements at the non-NULL `p` (caller contract).
+    Ok((0..n).map(|i| unsafe { *p.add(i) }.into()).collect())
+}
+
+/// Whether byte ranges `[a, a + alen)` and `[b, b + blen)` overlap.
+fn overlap(a: *const c_void, alen: usize, b: *const c_void, blen: usize) -> bool {
+    let (a, b) = (a as usize, b as usize);
+    alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen)
+}
+
+/// A private copy of the `bytes_of` bytes at `p` (for MPI_IN_PLACE, where the result overwrites
+/// the input).
+///
+/// # Safety
+/// `p` holds the plan's elements, readable.
+pub(crate) unsafe fn owned(plan: &Plan, p: *const c_void) -> Vec<u8> {
+    let mut tmp = Vec::new();
+    // SAFETY: per this function's contract.
+    let q = unsafe { plan.bytes_of(p, &mut tmp, true) };
+    if !tmp.is_empty() || plan.bytes == 0 {
+        return tmp;
+    }
+    // SAFETY: a direct plan: `q` is the user's `plan.bytes` contiguous bytes.
+    unsafe { std::slice::from_raw_parts(q, plan.bytes) }.to_vec()
+}
+
+/// MPI_Reduce_scatter (and the block form) with the local group's `recvcounts`.
+///
+/// # Safety
+/// The buffers must hold the elements the counts describe; `how`'s request must be writable.
+unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: MpiResult<Vec<i64>>, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let recvcounts = recvcounts?;
+    let mut total: i64 = 0;
+    for (i, &n) in recvcounts.iter().enumerate() {
+        if n < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("invalid recvcounts[{i}] = {n}: must be non-negative")));
+        }
+        total = total.checked_add(n).ok_or_else(|| err(MPI_ERR_COUNT, "the sum of recvcounts overflows"))?;
+    }
+    let (red, _, all) = reduction(total, datatype, op)?;
+    let (_, _, mine) = reduction(recvcounts[c.rank], datatype, op)?;
+    // Elements of the reduction per datatype element (basic elements of a derived type under a
+    // predefined op; 1 otherwise).
+    let per = reduction(1, datatype, op)?.1;
+    let counts: Vec<usize> = recvcounts.iter().map(|&n| n as usize * per).collect();
+    mine.check(recvbuf, "receive buffer")?;
+    if c.is_inter() {
+        // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.11).
+        all.check(sendbuf, "send buffer")?;
+        if !all.derived && overlap(sendbuf, all.bytes, recvbuf, mine.bytes) {
+            return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments)"));
+        }
+        return launch(u, c, how, move |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: sendbuf holds the whole vector, recvbuf this rank's block (checked above),
+            // contiguous once staged, disjoint.
+            unsafe {
+                let s = all.bytes_of(sendbuf, &mut ts, true);
+                let r = mine.bytes_of(recvbuf, &mut tr, false);
+                rs::inter(cx, s, r, &counts, &red)?;
+                mine.unpack(recvbuf, &mut tr);
+            }
+            Ok(())
+        });
+    }
+    let inplace = in_place(sendbuf);
+    if inplace {
+        // The input vector is in recvbuf, which must hold all of it.
+        all.check(recvbuf, "receive buffer")?;
+    } else {
+        all.check(sendbuf, "send buffer")?;
+        if !all.derived && overlap(sendbuf, all.bytes, recvbuf, mine.bytes) {
+            return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE to reduce in place"));
+        }
+    }
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: the buffers hold the elements the counts describe (checked above); in place the
+        // input is copied first, so the algorithms get disjoint buffers.
+        unsafe {
+            let s = if inplace {
+                ts = owned(&all, recvbuf);
+                ts.as_ptr()
+            } else {
+                all.bytes_of(sendbuf, &mut ts, true)
+            };
+            let r = mine.bytes_of(recvbuf, &mut tr, false);
+            rs::reduce_scatter(cx, s, r, &counts, &red)?;
+            mine.unpack(recvbuf, &mut tr);
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Reduce_scatter_block: every rank gets `recvcount` elements.
+///
+/// # Safety
+/// As `reduce_scatter`.
+unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let size = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size());
+    // SAFETY: per this function's contract (the comm error, if any, is reported by `reduce_scatter`).
+    unsafe { reduce_scatter(sendbuf, recvbuf, Ok(vec![recvcount; size.unwrap_or(0)]), datatype, op, comm, how) }
+}
+
+use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+
+export! {
+    fn MPI_Reduce_scatter / PMPI_Reduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
+    }
+    fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
+    }
+    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
+    }
+    fn MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
+    }
+    fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
+    }
+    fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
+    }
+
+    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Blocking)
+    }
+    fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Blocking)
+    }
+    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Nb(request))
+    }
+    fn MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Nb(request))
+    }
+    fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Ps(request))
+    }
+    fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Ps(request))
+    }
+}

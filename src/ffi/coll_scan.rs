@@ -1,0 +1,100 @@
+//! MPI_Scan and MPI_Exscan (MPI 4.1 sections 6.11.2-6.11.3) in their six forms, on
+//! intracommunicators (the standard defines no intercommunicator scans). Algorithms in
+//! `crate::coll::scan`.
+use super::check;
+use super::coll_args::*;
+use super::coll_launch::{launch, Launch};
+use super::coll_reduce_scatter::owned;
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use std::os::raw::{c_int, c_void};
+
+/// MPI_Scan (`exclusive` false) or MPI_Exscan and their forms.
+///
+/// # Safety
+/// The buffers must hold `count` elements of `datatype`; `how`'s request must be writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, exclusive: bool, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
+    if c.is_inter() {
+        return Err(err(MPI_ERR_COMM, format!("{name} is not defined on intercommunicators (MPI 4.1 section 6.11)")));
+    }
+    let (red, n, plan) = reduction(count, datatype, op)?;
+    // Exscan's receive buffer at rank 0 is not significant, and left untouched.
+    let writes = !(exclusive && c.rank == 0);
+    let inplace = in_place(sendbuf);
+    if writes || inplace {
+        plan.check(recvbuf, "receive buffer")?;
+    }
+    if !inplace {
+        plan.check(sendbuf, "send buffer")?;
+        if writes && !plan.derived {
+            no_alias(sendbuf, recvbuf, plan.bytes)?;
+        }
+    }
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place the
+        // input is copied first, so the algorithms get disjoint buffers.
+        unsafe {
+            let s = if inplace {
+                ts = owned(&plan, recvbuf);
+                ts.as_ptr()
+            } else {
+                plan.bytes_of(sendbuf, &mut ts, true)
+            };
+            let r = if writes { plan.bytes_of(recvbuf, &mut tr, false) } else { std::ptr::null_mut() };
+            crate::coll::scan::scan(cx, s, r, n, &red, exclusive)?;
+            if writes {
+                plan.unpack(recvbuf, &mut tr);
+            }
+        }
+        Ok(())
+    })
+}
+
+use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+
+export! {
+    fn MPI_Scan / PMPI_Scan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Blocking)
+    }
+    fn MPI_Scan_c / PMPI_Scan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Blocking)
+    }
+    fn MPI_Iscan / PMPI_Iscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Nb(request))
+    }
+    fn MPI_Iscan_c / PMPI_Iscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Nb(request))
+    }
+    fn MPI_Scan_init / PMPI_Scan_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Ps(request))
+    }
+    fn MPI_Scan_init_c / PMPI_Scan_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Ps(request))
+    }
+
+    fn MPI_Exscan / PMPI_Exscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Blocking)
+    }
+    fn MPI_Exscan_c / PMPI_Exscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Blocking)
+    }
+    fn MPI_Iexscan / PMPI_Iexscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Nb(request))
+    }
+    fn MPI_Iexscan_c / PMPI_Iexscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Nb(request))
+    }
+    fn MPI_Exscan_init / PMPI_Exscan_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Ps(request))
+    }
+    fn MPI_Exscan_init_c / PMPI_Exscan_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Ps(request))
+    }
+}

@@ -1,0 +1,71 @@
+//! User-defined reduction operations (MPI_Op_create, MPI 4.1 section 6.9.5): the user's function
+//! and whether it commutes, kept in a per-rank table that gives the op handles their index.
+//!
+//! The table is per rank (held by the `Universe`), as groups are: in threads mode the ranks share
+//! the process but not their handles.
+use crate::abi::{MPI_User_function, MPI_User_function_c};
+use std::sync::Mutex;
+
+/// The user's combining function, in one of the two C signatures.
+#[derive(Clone, Copy, Debug)]
+pub enum UserFn {
+    /// `MPI_User_function` (MPI_Op_create): the length is an `int`.
+    Int(MPI_User_function),
+    /// `MPI_User_function_c` (MPI_Op_create_c): the length is an `MPI_Count`.
+    Count(MPI_User_function_c),
+}
+
+/// A user-defined op.
+#[derive(Clone, Copy, Debug)]
+pub struct UserOp {
+    pub f: UserFn,
+    pub commutative: bool,
+}
+
+/// Indices stop at 2^26 - 1: the handle has 26 index bits.
+const MAX_INDEX: usize = (1 << 26) - 1;
+
+/// The live user ops of one rank, by index; freed indices are reused.
+#[derive(Default)]
+pub struct OpTable {
+    slots: Mutex<(Vec<Option<UserOp>>, Vec<usize>)>,
+}
+
+impl OpTable {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (Vec<Option<UserOp>>, Vec<usize>)> {
+        self.slots.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers `op`; returns its index, or None if all 2^26 indices are in use.
+    pub fn insert(&self, op: UserOp) -> Option<usize> {
+        let mut t = self.lock();
+        if let Some(i) = t.1.pop() {
+            t.0[i] = Some(op);
+            return Some(i);
+        }
+        if t.0.len() > MAX_INDEX {
+            return None;
+        }
+        t.0.push(Some(op));
+        Some(t.0.len() - 1)
+    }
+
+    /// The live op at index `i`.
+    pub fn get(&self, i: usize) -> Option<UserOp> {
+        self.lock().0.get(i).copied().flatten()
+    }
+
+    /// Frees index `i`; false if it was not live. Reductions in flight keep their own copy of
+    /// the function, so freeing an op a pending nonblocking collective uses is harmless, as MPI
+    /// requires (MPI 4.1 section 6.9.5: MPI_Op_free marks the op for deallocation).
+    pub fn remove(&self, i: usize) -> bool {
+        let mut t = self.lock();
+        match t.0.get_mut(i).and_then(Option::take) {
+            Some(_) => {
+                t.1.push(i);
+                true
+            }
+            None => false,
+        }
+    }
+}
