@@ -110,15 +110,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
     let is_root = c.rank == root;
     let send = if is_root {
         plan.check(recvbuf, "receive buffer")?;
-        if in_place(sendbuf) {
-            recvbuf as *const c_void
-        } else {
-            plan.check(sendbuf, "send buffer")?;
-            if !plan.derived {
-                no_alias(sendbuf, recvbuf, plan.bytes)?;
-            }
-            sendbuf
-        }
+        send_or_in_place(sendbuf, recvbuf, &plan)?
     } else {
         if in_place(sendbuf) {
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE as the send buffer of MPI_Reduce is only valid at the root"));
@@ -164,11 +156,10 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
     let (red, n, plan) = reduction(count, datatype, op)?;
     plan.check(recvbuf, "receive buffer")?;
     if c.is_inter() {
-        // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.9.6).
+        // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.9.6): `check`
+        // refuses it.
         plan.check(sendbuf, "send buffer")?;
-        if !plan.derived {
-            no_alias(sendbuf, recvbuf, plan.bytes)?;
-        }
+        send_or_in_place(sendbuf, recvbuf, &plan)?;
         return launch(u, c, how, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
@@ -182,15 +173,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
             Ok(())
         });
     }
-    let send = if in_place(sendbuf) {
-        recvbuf as *const c_void
-    } else {
-        plan.check(sendbuf, "send buffer")?;
-        if !plan.derived {
-            no_alias(sendbuf, recvbuf, plan.bytes)?;
-        }
-        sendbuf
-    };
+    let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
     launch(u, c, how, move |cx| {
         // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's type
         // once contiguous); they are the same or disjoint. A staged contribution is packed into a

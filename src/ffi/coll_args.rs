@@ -62,6 +62,20 @@ pub fn no_alias(send: *const c_void, recv: *const c_void, bytes: usize) -> MpiRe
     Ok(())
 }
 
+/// The contribution of a reduction where MPI_IN_PLACE is allowed: `recvbuf` for MPI_IN_PLACE,
+/// else `sendbuf`, checked and (for predefined types, whose extent is known to be dense) not
+/// overlapping `recvbuf`.
+pub fn send_or_in_place(sendbuf: *const c_void, recvbuf: *mut c_void, plan: &Plan) -> MpiResult<*const c_void> {
+    if in_place(sendbuf) {
+        return Ok(recvbuf as *const c_void);
+    }
+    plan.check(sendbuf, "send buffer")?;
+    if !plan.derived {
+        no_alias(sendbuf, recvbuf, plan.bytes)?;
+    }
+    Ok(sendbuf)
+}
+
 /// How a user buffer of a collective reaches the byte algorithms: contiguous bytes at an offset
 /// from the buffer address (predefined and contiguous derived types), or packed into / unpacked
 /// from a temporary (non-contiguous derived types).
