@@ -1,4 +1,7 @@
-//! MPI_Allreduce: recursive doubling (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
+//! MPI_Allreduce algorithms: `recursive_doubling` (here), `rabenseifner` (`rabenseifner.rs`) and
+//! `ring` (`ring.rs`); the last two for commutative ops only.
+//!
+//! `recursive_doubling`: (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
 //! fold-in step for rank counts that are not a power of two.
 //!
 //! With `p` the largest power of two <= n and `rem = n - p`, the first `2 rem` ranks pair up: each
@@ -38,16 +41,39 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring"];
+
+/// Vectors of at least this many bytes use Rabenseifner's algorithm (commutative ops).
+const RABENSEIFNER_MIN: usize = 16 << 10;
 
 /// MPI_Allreduce: the algorithm `select` picks.
 ///
 /// # Safety
 /// As `allreduce_internal`.
 pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
-    let _ = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
+    let n = cx.size();
+    let bytes = count * red.size;
+    let forced = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
+    // The block algorithms combine blocks in an order that depends on the rank layout: they need
+    // a commutative op; the others get the rank-ordered recursive doubling.
+    let algo = if !red.op.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // SAFETY: per this function's contract.
-    unsafe { recursive_doubling(cx, sendbuf, recvbuf, count, red) }
+    unsafe {
+        match algo {
+            1 => super::rabenseifner::allreduce(cx, sendbuf, recvbuf, count, red),
+            2 => super::ring::allreduce(cx, sendbuf, recvbuf, count, red),
+            _ => recursive_doubling(cx, sendbuf, recvbuf, count, red),
+        }
+    }
+}
+
+/// The automatic choice for a commutative op: an index into `ALGORITHMS`.
+fn auto(bytes: usize, count: usize, n: usize) -> usize {
+    if bytes >= RABENSEIFNER_MIN && count >= n {
+        1
+    } else {
+        0
+    }
 }
 
 /// Recursive doubling, for every message size.

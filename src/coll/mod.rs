@@ -24,7 +24,11 @@ pub mod barrier;
 pub mod bcast;
 pub mod inter;
 pub mod nonblocking;
+pub mod pipeline;
+pub mod rabenseifner;
 pub mod reduce;
+pub mod ring;
+pub mod scatter_allgather;
 pub mod select;
 
 use crate::comm::Comm;
@@ -183,6 +187,39 @@ impl<'a> Coll<'a> {
         self.u.engine.wait(s?);
         got
     }
+
+    /// `sendrecv` where either side may be empty (no message then): block algorithms whose
+    /// blocks can be empty when there are fewer items than ranks. Both ends of a transfer compute
+    /// the same length, so they agree on whether it happens.
+    ///
+    /// # Safety
+    /// As `sendrecv`.
+    pub unsafe fn exchange(&self, sbuf: *const u8, sbytes: usize, to: usize, rbuf: *mut u8, rbytes: usize, from: usize) -> MpiResult {
+        // SAFETY: per this function's contract.
+        unsafe {
+            match (sbytes, rbytes) {
+                (0, 0) => Ok(()),
+                (0, _) => self.recv(rbuf, rbytes, from),
+                (_, 0) => self.send(sbuf, sbytes, to),
+                _ => self.sendrecv(sbuf, sbytes, to, rbuf, rbytes, from),
+            }
+        }
+    }
+}
+
+/// Block `i` of `total` items cut into `parts` near-equal consecutive blocks: its (start, length).
+/// The first `total % parts` blocks are one item longer; every rank computes the same cut, so
+/// the large-message algorithms agree on block boundaries without exchanging them.
+pub(crate) fn block(total: usize, parts: usize, i: usize) -> (usize, usize) {
+    let (q, r) = (total / parts, total % parts);
+    (i * q + i.min(r), q + usize::from(i < r))
+}
+
+/// Blocks `a..b` of the same cut as one range: (start, length).
+pub(crate) fn blocks(total: usize, parts: usize, a: usize, b: usize) -> (usize, usize) {
+    let start = block(total, parts, a).0;
+    let end = if b >= parts { total } else { block(total, parts, b).0 };
+    (start, end - start)
 }
 
 /// Turns a receive status into an error if the message did not have the expected size.

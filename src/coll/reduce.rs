@@ -7,16 +7,38 @@
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial"];
+pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner"];
+
+/// Vectors of at least this many bytes use Rabenseifner's algorithm (commutative ops).
+const RABENSEIFNER_MIN: usize = 16 << 10;
 
 /// MPI_Reduce: the algorithm `select` picks (see `binomial` for the arguments).
 ///
 /// # Safety
 /// As `binomial`.
 pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
-    let _ = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
+    let n = cx.size();
+    let bytes = count * red.size;
+    let forced = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
+    // Rabenseifner combines blocks in an order that depends on the rank layout: commutative ops
+    // only; the others get the binomial tree.
+    let algo = if !red.op.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // SAFETY: per this function's contract.
-    unsafe { binomial(cx, sendbuf, recvbuf, count, red, root) }
+    unsafe {
+        match algo {
+            1 => super::rabenseifner::reduce(cx, sendbuf, recvbuf, count, red, root),
+            _ => binomial(cx, sendbuf, recvbuf, count, red, root),
+        }
+    }
+}
+
+/// The automatic choice for a commutative op: an index into `ALGORITHMS`.
+fn auto(bytes: usize, count: usize, n: usize) -> usize {
+    if bytes >= RABENSEIFNER_MIN && count >= n {
+        1
+    } else {
+        0
+    }
 }
 use crate::error::MpiResult;
 use crate::op::Reduction;
