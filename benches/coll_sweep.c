@@ -1,7 +1,7 @@
 /* Collective sweep (not run by the tests): times MPI_Bcast, MPI_Reduce or MPI_Allreduce (root 0,
- * MPI_SUM on doubles for the reductions) at sizes 8 B .. MAX bytes, x8 per step. For each size
- * it runs a warm-up and 3 timed repetitions of ITERS calls (fewer for large sizes) and prints the
- * best repetition's time per call, the slowest rank's:
+ * MPI_SUM on doubles for the reductions) at 8 B, 64 B, 512 B, 4 KiB, 32 KiB, 256 KiB, 1 MiB and
+ * 4 MiB (up to MAX). For each size it runs a warm-up and 3 timed repetitions of a few calls and
+ * prints the best repetition's time per call, the slowest rank's:
  *   bcast 8 1.234          (collective, bytes, microseconds)
  * Usage: coll_sweep bcast|reduce|allreduce [MAX]   (MAX default 4194304)
  * Force oxmpi's algorithm with OXMPI_BCAST_ALGORITHM=... etc. */
@@ -22,9 +22,11 @@ int main(int argc, char **argv)
     double *s = malloc((size_t)max), *r = malloc((size_t)max);
     for (long i = 0; i < max / 8; i++)
         s[i] = r[i] = rank + i % 7;
-    for (long bytes = 8; bytes <= max; bytes *= 8) {
+    static const long sizes[] = {8, 64, 512, 4096, 32768, 262144, 1 << 20, 4 << 20};
+    for (int k = 0; k < 8 && sizes[k] <= max; k++) {
+        long bytes = sizes[k];
         int n = (int)(bytes / 8);
-        int iters = bytes <= 4096 ? 100 : bytes <= 65536 ? 30 : bytes <= 1 << 20 ? 8 : 4;
+        int iters = bytes <= 4096 ? 40 : bytes <= 65536 ? 16 : bytes <= 1 << 20 ? 6 : 3;
         double best = 1e30;
         for (int rep = -1; rep < 3; rep++) {
             MPI_Barrier(MPI_COMM_WORLD);

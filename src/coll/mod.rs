@@ -232,3 +232,31 @@ pub(crate) fn check_received(st: &crate::p2p::Status, bytes: usize, from: usize)
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{block, blocks};
+
+    #[test]
+    fn blocks_cut_evenly_and_cover() {
+        for total in [0, 1, 5, 7, 1000, 300001] {
+            for parts in 1..=17 {
+                let mut next = 0;
+                for i in 0..parts {
+                    let (s, l) = block(total, parts, i);
+                    assert_eq!(s, next, "blocks are consecutive");
+                    assert!(l == total / parts || l == total / parts + 1);
+                    next = s + l;
+                }
+                assert_eq!(next, total);
+                for a in 0..parts {
+                    for b in a..=parts {
+                        let (s, l) = blocks(total, parts, a, b);
+                        let end = if b == parts { total } else { block(total, parts, b).0 };
+                        assert_eq!((s, s + l), (block(total, parts, a).0, end));
+                    }
+                }
+            }
+        }
+    }
+}

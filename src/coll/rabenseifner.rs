@@ -206,3 +206,39 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     drop(own);
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_places_and_blocks() {
+        for n in 1..=17 {
+            let g = Group::of(n);
+            assert!(g.pof2.is_power_of_two() && g.pof2 <= n && n < 2 * g.pof2);
+            // Every place is taken by exactly one rank, and `rank` inverts `newrank`.
+            let places: Vec<usize> = (0..n).filter_map(|r| g.newrank(r)).collect();
+            assert_eq!(places, (0..g.pof2).collect::<Vec<_>>(), "n={n}");
+            for r in 0..n {
+                if let Some(nr) = g.newrank(r) {
+                    assert_eq!(g.rank(nr), r);
+                } else {
+                    assert_eq!(g.newrank(r + 1), Some(r / 2), "a folded-in rank hands over to rank + 1");
+                }
+            }
+            // Every range a rank keeps while halving fits in the scratch: the first half is the
+            // longest. (n = 1 never runs the algorithm.)
+            for count in [0, 1, 7, 1000, 300001] {
+                assert_eq!(g.range(count, 8, 0, g.pof2), (0, count * 8));
+                let half = blocks(count, g.pof2, 0, g.pof2 / 2).1;
+                let mut d = g.pof2 / 2;
+                while d > 0 {
+                    for lo in (0..g.pof2).step_by(d) {
+                        assert!(blocks(count, g.pof2, lo, lo + d).1 <= half, "n={n} count={count} d={d} lo={lo}");
+                    }
+                    d >>= 1;
+                }
+            }
+        }
+    }
+}

@@ -9,8 +9,10 @@ use super::Coll;
 /// The algorithms, in the order `select` names them.
 pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner"];
 
-/// Vectors of at least this many bytes use Rabenseifner's algorithm (commutative ops).
-const RABENSEIFNER_MIN: usize = 16 << 10;
+/// Vectors of at least this many bytes on at least `RABENSEIFNER_RANKS` ranks use Rabenseifner's
+/// algorithm (commutative ops).
+const RABENSEIFNER_MIN: usize = 1 << 20;
+const RABENSEIFNER_RANKS: usize = 8;
 
 /// MPI_Reduce: the algorithm `select` picks (see `binomial` for the arguments).
 ///
@@ -33,8 +35,25 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
 }
 
 /// The automatic choice for a commutative op: an index into `ALGORITHMS`.
+///
+/// Measured with benches/coll_sweep.c (MPI_SUM on doubles to root 0, best of 3 repetitions,
+/// microseconds per call) on the 2-core development machine, shared (load average 15-20):
+///
+/// ```text
+///  n   bytes   binomial     rabenseifner |  MPICH    Open MPI
+///              proc/thr     proc/thr     |
+///  4   32 KiB    16/15        64/33      |  18487     16
+///  4    1 MiB   460/256      686/380     |  40342   2064
+///  8  256 KiB  1110/154     3977/271     |  98677   2676
+///  8    1 MiB  8030/6520   16747/1206    |  96686   8980
+///  8    4 MiB 37456/36556  22219/15360   | 107676  41708
+/// ```
+///
+/// Shared memory makes a large message one memcpy by the receiver, so the tree's log2 n full
+/// vectors are cheap until vectors reach MiB and ranks are many; then the halving's smaller,
+/// fewer bytes win.
 fn auto(bytes: usize, count: usize, n: usize) -> usize {
-    if bytes >= RABENSEIFNER_MIN && count >= n {
+    if bytes >= RABENSEIFNER_MIN && n >= RABENSEIFNER_RANKS && count >= n {
         1
     } else {
         0
