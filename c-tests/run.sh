@@ -32,7 +32,9 @@ Environment:
 Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"):
   ranks=1,2,4,8  expect=fail  expect-exit=N  expect-stderr=TEXT (repeatable; quote
   TEXT containing spaces: expect-stderr="killed by signal 11")  mpich=skip|nostderr
-  timeout=SECONDS
+  timeout=SECONDS  env=VAR=VALUE[,VAR=VALUE...] (repeatable: one run per env= key, with
+  those variables set; env=- is a run with none; ignored with --mpich)
+  env-matrix=VAR=A|B|C (one run per value of VAR)
 EOF
 }
 
@@ -96,10 +98,11 @@ rm -f "$LOGS"/*.result
 now() { echo "${EPOCHREALTIME/,/.}"; }
 
 # ---------------------------------------------------------------- headers
-# parse_header FILE: sets H_RANKS H_EXPECT_FAIL H_EXIT H_STDERR[] H_MPICH H_TIMEOUT
+# parse_header FILE: sets H_RANKS H_EXPECT_FAIL H_EXIT H_STDERR[] H_MPICH H_TIMEOUT H_ENVS[]
+# (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_MPICH=""; H_TIMEOUT=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=()
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -116,6 +119,11 @@ parse_header() {
                 expect-stderr) H_STDERR+=("$val") ;;
                 mpich) H_MPICH="$val" ;;
                 timeout) H_TIMEOUT="$val" ;;
+                env) H_ENVS+=("$val") ;;
+                env-matrix)
+                    local var="${val%%=*}" vals="${val#*=}" v
+                    IFS='|' read -r -a vals <<<"$vals"
+                    for v in "${vals[@]}"; do H_ENVS+=("$var=$v"); done ;;
                 *) echo "run.sh: $file: unknown header key '$key'" >&2 ;;
             esac
         done
@@ -123,15 +131,22 @@ parse_header() {
             echo "run.sh: $file: cannot parse header near '$rest'" >&2
         fi
     done < <(head -n 10 "$file")
+    # MPICH runs the program once, without oxmpi's settings.
+    if [[ ${#H_ENVS[@]} -eq 0 || $MPICH -eq 1 ]]; then H_ENVS=("-"); fi
     [[ $found -eq 1 ]] || echo "run.sh: $file: no '/* oxmpi-test: ... */' header; using ranks=1" >&2
     return 0
 }
 
 # ---------------------------------------------------------------- one run
-# run_one NAME N MODE  -> writes $LOGS/NAME.nN.MODE.{out,err,result}
+# run_one NAME N MODE ENVIDX -> writes $LOGS/NAME.nN.MODE[.eENVIDX].{out,err,result}, with the
+# variables of H_ENVS[ENVIDX] set (no suffix when the test has a single run without variables)
 run_one() {
-    local name="$1" n="$2" mode="$3"
+    local name="$1" n="$2" mode="$3" eidx="$4"
+    local envs="${H_ENVS[$eidx]}"
     local base="$LOGS/$name.n$n.$mode"
+    local -a envset=()
+    if [[ ${#H_ENVS[@]} -gt 1 ]]; then base+=".e$eidx"; fi
+    if [[ "$envs" != "-" ]]; then IFS=',' read -r -a envset <<<"$envs"; fi
     local exe="$BUILD/$name"
     local tmo="${H_TIMEOUT:-$DEF_TIMEOUT}"
     local -a cmd
@@ -145,7 +160,7 @@ run_one() {
     # coreutils timeout gets a margin over our mpiexec's own --timeout (MPICH has none)
     local hard=$((tmo + 5))
     [[ $MPICH -eq 1 ]] && hard=$tmo
-    timeout -k 5 "$hard" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
+    env ${envset[@]+"${envset[@]}"} timeout -k 5 "$hard" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
     t1="$(now)"
     local secs
     secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
@@ -168,7 +183,7 @@ run_one() {
             fi
         done
     fi
-    local line="$verdict $name n=$n $mode ${secs}s${why:+  ($why)}"
+    local line="$verdict $name n=$n $mode${envset[0]+ [$envs]} ${secs}s${why:+  ($why)}"
     {
         echo "$line"
         if [[ $verdict == FAIL ]]; then
@@ -223,13 +238,15 @@ for name in "${TESTS[@]}"; do
         if [[ -n "$MAX_RANKS" && $n -gt $MAX_RANKS ]]; then continue; fi
         if [[ -n "$ONLY_RANKS" && " $ONLY_RANKS " != *" $n "* ]]; then continue; fi
         for mode in $MODES; do
-            if [[ $JOBS -le 1 ]]; then
-                run_one "$name" "$n" "$mode" || true
-            else
-                while [[ $RUNNING -ge $JOBS ]]; do wait -n || true; RUNNING=$((RUNNING - 1)); done
-                run_one "$name" "$n" "$mode" &
-                RUNNING=$((RUNNING + 1))
-            fi
+            for eidx in "${!H_ENVS[@]}"; do
+                if [[ $JOBS -le 1 ]]; then
+                    run_one "$name" "$n" "$mode" "$eidx" || true
+                else
+                    while [[ $RUNNING -ge $JOBS ]]; do wait -n || true; RUNNING=$((RUNNING - 1)); done
+                    run_one "$name" "$n" "$mode" "$eidx" &
+                    RUNNING=$((RUNNING + 1))
+                fi
+            done
         done
     done
 done

@@ -26,10 +26,14 @@ pub mod bcast;
 pub mod gather;
 pub mod inter;
 pub mod nonblocking;
+pub mod pipeline;
+pub mod rabenseifner;
 pub mod reduce;
 pub mod scatter;
 pub mod reduce_scatter;
 pub mod scan;
+pub mod ring;
+pub mod scatter_allgather;
 pub mod select;
 
 use crate::comm::Comm;
@@ -188,6 +192,39 @@ impl<'a> Coll<'a> {
         self.u.engine.wait(s?);
         got
     }
+
+    /// `sendrecv` where either side may be empty (no message then): block algorithms whose
+    /// blocks can be empty when there are fewer items than ranks. Both ends of a transfer compute
+    /// the same length, so they agree on whether it happens.
+    ///
+    /// # Safety
+    /// As `sendrecv`.
+    pub unsafe fn exchange(&self, sbuf: *const u8, sbytes: usize, to: usize, rbuf: *mut u8, rbytes: usize, from: usize) -> MpiResult {
+        // SAFETY: per this function's contract.
+        unsafe {
+            match (sbytes, rbytes) {
+                (0, 0) => Ok(()),
+                (0, _) => self.recv(rbuf, rbytes, from),
+                (_, 0) => self.send(sbuf, sbytes, to),
+                _ => self.sendrecv(sbuf, sbytes, to, rbuf, rbytes, from),
+            }
+        }
+    }
+}
+
+/// Block `i` of `total` items cut into `parts` near-equal consecutive blocks: its (start, length).
+/// The first `total % parts` blocks are one item longer; every rank computes the same cut, so
+/// the large-message algorithms agree on block boundaries without exchanging them.
+pub(crate) fn block(total: usize, parts: usize, i: usize) -> (usize, usize) {
+    let (q, r) = (total / parts, total % parts);
+    (i * q + i.min(r), q + usize::from(i < r))
+}
+
+/// Blocks `a..b` of the same cut as one range: (start, length).
+pub(crate) fn blocks(total: usize, parts: usize, a: usize, b: usize) -> (usize, usize) {
+    let start = block(total, parts, a).0;
+    let end = if b >= parts { total } else { block(total, parts, b).0 };
+    (start, end - start)
 }
 
 /// Turns a receive status into an error if the message did not have the expected size.
@@ -199,4 +236,32 @@ pub(crate) fn check_received(st: &crate::p2p::Status, bytes: usize, from: usize)
         ));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{block, blocks};
+
+    #[test]
+    fn blocks_cut_evenly_and_cover() {
+        for total in [0, 1, 5, 7, 1000, 300001] {
+            for parts in 1..=17 {
+                let mut next = 0;
+                for i in 0..parts {
+                    let (s, l) = block(total, parts, i);
+                    assert_eq!(s, next, "blocks are consecutive");
+                    assert!(l == total / parts || l == total / parts + 1);
+                    next = s + l;
+                }
+                assert_eq!(next, total);
+                for a in 0..parts {
+                    for b in a..=parts {
+                        let (s, l) = blocks(total, parts, a, b);
+                        let end = if b == parts { total } else { block(total, parts, b).0 };
+                        assert_eq!((s, s + l), (block(total, parts, a).0, end));
+                    }
+                }
+            }
+        }
+    }
 }
