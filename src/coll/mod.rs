@@ -20,7 +20,9 @@
 //! runs is chosen per call in `select`, from the size, the rank count and the rank mode, or
 //! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
 pub mod allreduce;
+pub mod alltoall;
 pub mod barrier;
+pub mod neighbor;
 pub mod bcast;
 pub mod inter;
 pub mod nonblocking;
