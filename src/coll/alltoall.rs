@@ -32,12 +32,15 @@ const BRUCK_MAX_BLOCK: usize = 256;
 const PAIRWISE_MIN_BLOCK: usize = 32 * 1024;
 
 /// One block of an exchange: `bytes` bytes at `buf`, sent to or received from peer `peer` (an
-/// index into `Comm::peers`), or nothing for MPI_PROC_NULL (`None`).
+/// index into `Comm::peers`), or nothing for MPI_PROC_NULL (`None`). `linear` sends it with the
+/// collective's tag of round `round` (`Coll::tag_at`): a send matches the receive of the same
+/// round, which lets Cartesian neighborhood collectives pair blocks by direction.
 #[derive(Clone, Copy, Debug)]
 pub struct Slot {
     pub peer: Option<usize>,
     pub buf: *mut u8,
     pub bytes: usize,
+    pub round: usize,
 }
 
 /// Whether the ranks outnumber the cores (each rank is then often descheduled).
@@ -53,8 +56,8 @@ fn oversubscribed(n: usize) -> bool {
 /// `send` holds `peers * sblock` readable bytes, `recv` `peers * rblock` writable ones, disjoint.
 pub unsafe fn alltoall(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8, rblock: usize) -> MpiResult {
     let m = cx.c.peer_size();
-    let sends: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: send.wrapping_add(j * sblock) as *mut u8, bytes: sblock }).collect();
-    let recvs: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: recv.wrapping_add(j * rblock), bytes: rblock }).collect();
+    let sends: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: send.wrapping_add(j * sblock) as *mut u8, bytes: sblock, round: 0 }).collect();
+    let recvs: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: recv.wrapping_add(j * rblock), bytes: rblock, round: 0 }).collect();
     let n = cx.size();
     let alg = match forced(Collective::Alltoall, ALGORITHMS)? {
         Some(a) => a,
@@ -95,8 +98,8 @@ pub unsafe fn alltoallv(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult 
     }
 }
 
-/// Posts every receive in slot order, then every send in slot order (one tag: messages between two
-/// ranks match in that order, which neighborhood collectives with repeated neighbors rely on),
+/// Posts every receive in slot order, then every send in slot order (messages of one round between
+/// two ranks match in that order, which neighborhood collectives with repeated neighbors rely on),
 /// then waits for all. Returns the first error, after every posted request completed.
 ///
 /// # Safety
@@ -106,7 +109,7 @@ pub unsafe fn linear(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult {
     for r in recvs {
         if let Some(p) = r.peer {
             // SAFETY: the slot's buffer holds `bytes` writable bytes until waited for below.
-            let id = unsafe { cx.irecv_world(r.buf, r.bytes, cx.c.peer_world_rank(p), cx.tag) };
+            let id = unsafe { cx.irecv_world(r.buf, r.bytes, cx.c.peer_world_rank(p), cx.tag_at(r.round)) };
             posted.push((id, r.bytes, p));
         }
     }
@@ -115,7 +118,7 @@ pub unsafe fn linear(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult {
     for s in sends {
         if let Some(p) = s.peer {
             // SAFETY: the slot's buffer holds `bytes` readable bytes until waited for below.
-            match unsafe { cx.isend_world(s.buf, s.bytes, cx.c.peer_world_rank(p), cx.tag) } {
+            match unsafe { cx.isend_world(s.buf, s.bytes, cx.c.peer_world_rank(p), cx.tag_at(s.round)) } {
                 Ok(id) => reqs.push(id),
                 Err(e) => {
                     first = first.and(Err(e));
@@ -143,29 +146,16 @@ pub unsafe fn pairwise(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult {
     for k in 0..m {
         let (to, from) = if xor { (me ^ k, me ^ k) } else { ((me + k) % m, (me + m - k) % m) };
         let (r, s) = (recvs.get(from), sends.get(to));
-        let rid = match r {
-            // SAFETY: the slot's buffer holds `bytes` writable bytes; waited for below.
-            Some(r) => Some(unsafe { cx.irecv_world(r.buf, r.bytes, cx.c.peer_world_rank(from), cx.tag) }),
-            None => None,
-        };
-        let sid = match s {
-            // SAFETY: the slot's buffer holds `bytes` readable bytes; waited for below.
-            Some(s) => Some(unsafe { cx.isend_world(s.buf, s.bytes, cx.c.peer_world_rank(to), cx.tag) }),
-            None => None,
-        };
+        // SAFETY: the slot's buffer holds `bytes` writable bytes; waited for below.
+        let rid = r.map(|r| unsafe { cx.irecv_world(r.buf, r.bytes, cx.c.peer_world_rank(from), cx.tag) });
+        // SAFETY: the slot's buffer holds `bytes` readable bytes; waited for below.
+        let sid = s.map(|s| unsafe { cx.isend_world(s.buf, s.bytes, cx.c.peer_world_rank(to), cx.tag) });
         let got = match (rid, r) {
             (Some(id), Some(r)) => cx.wait_recv(id, r.bytes, from),
             _ => Ok(()),
         };
-        let sent = match sid {
-            Some(Ok(id)) => {
-                cx.u.engine.wait(id);
-                Ok(())
-            }
-            Some(Err(e)) => Err(e),
-            None => Ok(()),
-        };
-        got.and(sent)?;
+        let sent = sid.transpose().map(|id| id.map(|id| cx.u.engine.wait(id)));
+        got.and(sent.map(|_| ()))?;
     }
     Ok(())
 }

@@ -44,8 +44,8 @@ impl Blocks {
             .zip(tmps.iter_mut())
             .map(|(b, t)| match b.peer {
                 // SAFETY: per this function's contract.
-                Some(_) => Slot { peer: b.peer, buf: unsafe { b.plan.bytes_of(b.addr, t, fill) }, bytes: b.plan.bytes },
-                None => Slot { peer: None, buf: std::ptr::null_mut(), bytes: 0 },
+                Some(_) => Slot { peer: b.peer, buf: unsafe { b.plan.bytes_of(b.addr, t, fill) }, bytes: b.plan.bytes, round: 0 },
+                None => Slot { peer: None, buf: std::ptr::null_mut(), bytes: 0, round: 0 },
             })
             .collect()
     }

@@ -10,6 +10,7 @@ use super::coll_launch::{launch, Launch};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
+use crate::topo::Topology;
 use std::os::raw::{c_int, c_void};
 
 /// Builds per-side arrays for a side of `n` blocks.
@@ -46,17 +47,19 @@ unsafe fn neighbor(
     send.check(sendbuf, "send buffer")?;
     let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
     recv.check(recvbuf, "receive buffer")?;
-    launch(u, c, how, move |cx| run(cx, &send, &recv))
+    let topo = topo.clone();
+    launch(u, c, how, move |cx| run(cx, &topo, &send, &recv))
 }
 
 /// One run of a neighborhood exchange.
-fn run(cx: &crate::coll::Coll, send: &Blocks, recv: &Blocks) -> MpiResult {
+fn run(cx: &crate::coll::Coll, topo: &Topology, send: &Blocks, recv: &Blocks) -> MpiResult {
     let (mut ts, mut tr) = (Vec::new(), Vec::new());
     // SAFETY: every block holds its elements (checked when the call was made); the receive blocks
     // of distinct sources must not overlap (MPI forbids it) and never overlap the temporaries.
     unsafe {
-        let sends = send.slots(&mut ts, true);
-        let recvs = recv.slots(&mut tr, false);
+        let mut sends = send.slots(&mut ts, true);
+        let mut recvs = recv.slots(&mut tr, false);
+        crate::coll::neighbor::pair_blocks(topo, &mut sends, &mut recvs);
         crate::coll::alltoall::linear(cx, &sends, &recvs)?;
         recv.unpack(&mut tr);
     }
@@ -98,7 +101,17 @@ unsafe fn uniform(each: bool, sendbuf: *const c_void, scount: i64, stype: MPI_Da
 /// # Safety
 /// As `neighbor`; `rcounts`/`displs` hold one entry per source.
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcounts: *const C, displs: *const D, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scount: i64,
+    stype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    displs: *const D,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
     // SAFETY: per this function's contract.
     unsafe {
         neighbor(
