@@ -4,7 +4,7 @@
    large blocks: single-copy linear or pairwise), odd and zero counts, MPI_IN_PLACE, a strided
    derived send type against contiguous receives, an intercommunicator between the even and odd
    ranks, and argument errors under MPI_ERRORS_RETURN. */
-#include "oxtest.h"
+#include "oxcoll.h"
 
 static int rank, size;
 /* how many times persistent forms are started (in place: once, a second run transposes back) */
@@ -156,6 +156,23 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Ialltoall(a, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_NULL, &(MPI_Request){0}), MPI_ERR_COMM);
     CHECK_CLASS(MPI_Alltoall(a, 1, MPI_INT, a, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
     MPI_OK(MPI_Alltoall(a, 0, MPI_INT, b, 0, MPI_INT, MPI_COMM_WORLD));
+    /* MPI_IN_PLACE where the standard does not allow it, a NULL receive buffer (MPICH 4.0.2
+       crashes on these instead of returning an error) */
+    if (!oxc_is_mpich()) {
+        CHECK_CLASS(MPI_Alltoall(a, 1, MPI_INT, MPI_IN_PLACE, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+        CHECK_CLASS(MPI_Alltoall(a, 1, MPI_INT, NULL, 1, MPI_INT, MPI_COMM_WORLD), MPI_ERR_BUFFER);
+        if (size >= 2) {
+            MPI_Comm half, ic;
+            MPI_OK(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &half));
+            MPI_OK(MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, 1 - rank % 2, 7, &ic));
+            MPI_OK(MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN));
+            CHECK_CLASS(MPI_Alltoall(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, ic), MPI_ERR_BUFFER);
+            int one[8] = {1, 1, 1, 1, 1, 1, 1, 1}, dis[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+            CHECK_CLASS(MPI_Alltoallv(MPI_IN_PLACE, one, dis, MPI_INT, b, one, dis, MPI_INT, ic), MPI_ERR_BUFFER);
+            MPI_OK(MPI_Comm_free(&ic));
+            MPI_OK(MPI_Comm_free(&half));
+        }
+    }
     free(a);
     free(b);
     MPI_OK(MPI_Finalize());

@@ -314,6 +314,9 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Neighbor_alltoall(a, -1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_COUNT);
     CHECK_CLASS(MPI_Neighbor_allgather(a, 1, MPI_DATATYPE_NULL, b, 1, MPI_INT, c), MPI_ERR_TYPE);
     CHECK_CLASS(MPI_Neighbor_alltoall(a, 1, MPI_INT, b, 1, MPI_INT, MPI_COMM_NULL), MPI_ERR_COMM);
+    /* MPI_IN_PLACE is not allowed (MPICH 4.0.2 does not check it and crashes) */
+    if (!mpich)
+        CHECK_CLASS(MPI_Neighbor_alltoall(MPI_IN_PLACE, 1, MPI_INT, b, 1, MPI_INT, c), MPI_ERR_BUFFER);
     MPI_OK(MPI_Comm_free(&c));
     MPI_OK(MPI_Finalize());
     return 0;
