@@ -21,7 +21,9 @@
 //! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
 pub mod allgather;
 pub mod allreduce;
+pub mod alltoall;
 pub mod barrier;
+pub mod neighbor;
 pub mod bcast;
 pub mod gather;
 pub mod inter;

@@ -1,0 +1,385 @@
+//! MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw (MPI 4.1 section 6.8) in their blocking,
+//! nonblocking, persistent and large-count forms, on intra- and intercommunicators.
+//!
+//! MPI_Alltoall's buffers are `peers * count` consecutive elements, staged as one `Plan`.
+//! The vector forms describe one typed block per peer (`Blocks`): each is sent straight from the
+//! user buffer when contiguous, or packed into its own temporary (and unpacked after receiving).
+//! `Blocks` also serves the neighborhood collectives (`coll_neighbor`).
+use super::check;
+use super::coll_args::*;
+use super::coll_launch::{launch, Launch};
+use crate::abi::*;
+use crate::coll::alltoall::{self as a2a, Slot};
+use crate::error::{err, MpiResult};
+use crate::export;
+use std::os::raw::{c_int, c_void};
+
+/// One typed block of a vector collective: `plan`'s elements at `addr`, to or from peer `peer`
+/// (None: MPI_PROC_NULL, never touched).
+pub struct Block {
+    pub peer: Option<usize>,
+    pub addr: *mut c_void,
+    pub plan: Plan,
+}
+
+/// The blocks of one side (send or receive) of a vector collective, in peer order.
+pub struct Blocks(pub Vec<Block>);
+
+impl Blocks {
+    /// Checks every block with data against buffer `base` (NULL only with derived types).
+    pub fn check(&self, base: *const c_void, what: &str) -> MpiResult {
+        self.0.iter().filter(|b| b.peer.is_some()).try_for_each(|b| b.plan.check(base, what))
+    }
+
+    /// The byte slots of a run: contiguous blocks in place, the others in `tmps` (packed when
+    /// `fill`). `tmps` must stay alive, unmoved, until the run is over.
+    ///
+    /// # Safety
+    /// Every block's address holds its plan's elements (readable when `fill`).
+    pub unsafe fn slots(&self, tmps: &mut Vec<Vec<u8>>, fill: bool) -> Vec<Slot> {
+        tmps.clear();
+        tmps.resize_with(self.0.len(), Vec::new);
+        self.0
+            .iter()
+            .zip(tmps.iter_mut())
+            .map(|(b, t)| match b.peer {
+                // SAFETY: per this function's contract.
+                Some(_) => Slot { peer: b.peer, buf: unsafe { b.plan.bytes_of(b.addr, t, fill) }, bytes: b.plan.bytes, round: 0 },
+                None => Slot { peer: None, buf: std::ptr::null_mut(), bytes: 0, round: 0 },
+            })
+            .collect()
+    }
+
+    /// Packed copies of every block (MPI_IN_PLACE: the data to send is what the receive buffer
+    /// holds before it is overwritten), as slots over `tmps`.
+    ///
+    /// # Safety
+    /// Every block's address holds its plan's elements, readable.
+    pub unsafe fn copies(&self, tmps: &mut Vec<Vec<u8>>) -> Vec<Slot> {
+        // SAFETY: per this function's contract.
+        let mut slots = unsafe { self.slots(tmps, true) };
+        for (s, t) in slots.iter_mut().zip(tmps.iter_mut()) {
+            if s.peer.is_some() && t.is_empty() && s.bytes > 0 {
+                // SAFETY: a direct slot points at `bytes` readable bytes of the user buffer.
+                *t = unsafe { std::slice::from_raw_parts(s.buf, s.bytes) }.to_vec();
+                s.buf = t.as_mut_ptr();
+            }
+        }
+        slots
+    }
+
+    /// Unpacks the staged receive blocks from `tmps` (from `slots`).
+    ///
+    /// # Safety
+    /// Every block's address holds its plan's elements, writable, disjoint from `tmps`.
+    pub unsafe fn unpack(&self, tmps: &mut [Vec<u8>]) {
+        for (b, t) in self.0.iter().zip(tmps.iter_mut()) {
+            if b.peer.is_some() {
+                // SAFETY: per this function's contract.
+                unsafe { b.plan.unpack(b.addr, t) };
+            }
+        }
+    }
+}
+
+/// Reads an array argument of `n` integers (int, MPI_Count or MPI_Aint) as i64.
+///
+/// # Safety
+/// If non-null, `p` points to `n` readable elements.
+pub unsafe fn int_array<T: Copy + Into<i64>>(p: *const T, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+    if n == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    // SAFETY: non-null and, per the contract, `n` readable elements.
+    Ok(unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&v| v.into()).collect())
+}
+
+/// Reads an array of `n` datatype handles.
+///
+/// # Safety
+/// As `array`.
+pub unsafe fn type_array(p: *const MPI_Datatype, n: usize, what: &str) -> MpiResult<Vec<MPI_Datatype>> {
+    // SAFETY: per this function's contract.
+    Ok(unsafe { int_array(p, n, what) }?.into_iter().map(|v| v as MPI_Datatype).collect())
+}
+
+/// The extent of `dt` in bytes (the stride of consecutive elements).
+pub fn extent(dt: MPI_Datatype) -> MpiResult<i64> {
+    Ok(check::dtype(dt)?.layout.extent())
+}
+
+/// Builds the blocks of one side: block j holds `counts[j]` elements of `types[j]` at byte
+/// displacement `displs[j]` from `base`, exchanged with `peers[j]`.
+pub fn blocks(base: *const c_void, peers: &[Option<usize>], counts: &[i64], displs: &[i64], types: &[MPI_Datatype]) -> MpiResult<Blocks> {
+    let mut v = Vec::with_capacity(peers.len());
+    for (j, &peer) in peers.iter().enumerate() {
+        let plan = Plan::new(counts[j], types[j])?;
+        v.push(Block { peer, addr: (base as *mut u8).wrapping_offset(displs[j] as isize) as *mut c_void, plan });
+    }
+    Ok(Blocks(v))
+}
+
+/// Displacements in elements of `dt` as byte displacements.
+pub fn scaled(displs: &[i64], dt: MPI_Datatype) -> MpiResult<Vec<i64>> {
+    let e = extent(dt)?;
+    Ok(displs.iter().map(|&d| d.wrapping_mul(e)).collect())
+}
+
+/// The peers of an alltoall on `c`: every rank of the communicator (the remote group on
+/// intercommunicators).
+fn all_peers(c: &crate::comm::Comm) -> Vec<Option<usize>> {
+    (0..c.peer_size()).map(Some).collect()
+}
+
+/// MPI_Alltoall and its forms.
+///
+/// # Safety
+/// The buffers hold `peers * count` elements of their datatypes (the MPI contract); `how`'s
+/// request pointer is writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: i64, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let m = c.peer_size() as i64;
+    let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
+    let rplan = Plan::new(total(rcount)?, rtype)?;
+    rplan.check(recvbuf, "receive buffer")?;
+    let rblock = rplan.bytes / m as usize;
+    if in_place(sendbuf) {
+        if c.is_inter() {
+            return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Alltoall on an intercommunicator"));
+        }
+        return launch(u, c, how, move |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
+            // before anything is received into it.
+            unsafe {
+                let s = rplan.bytes_of(recvbuf, &mut ts, true);
+                if ts.is_empty() {
+                    ts = std::slice::from_raw_parts(s, rplan.bytes).to_vec();
+                }
+                let r = rplan.bytes_of(recvbuf, &mut tr, false);
+                a2a::alltoall(cx, ts.as_ptr(), rblock, r, rblock)?;
+                rplan.unpack(recvbuf, &mut tr);
+            }
+            Ok(())
+        });
+    }
+    let splan = Plan::new(total(scount)?, stype)?;
+    splan.check(sendbuf, "send buffer")?;
+    if !splan.derived && !rplan.derived {
+        no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
+    }
+    let sblock = splan.bytes / m as usize;
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: both buffers hold `m` blocks of their types (checked above) and are disjoint.
+        unsafe {
+            let s = splan.bytes_of(sendbuf, &mut ts, true);
+            let r = rplan.bytes_of(recvbuf, &mut tr, false);
+            a2a::alltoall(cx, s, sblock, r, rblock)?;
+            rplan.unpack(recvbuf, &mut tr);
+        }
+        Ok(())
+    })
+}
+
+/// The receive side and, unless MPI_IN_PLACE, the send side of a vector all-to-all, as checked
+/// blocks; runs it as the user asked.
+///
+/// # Safety
+/// The blocks' addresses hold their elements; `how` as in `alltoall`.
+unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
+    let u = check::universe()?;
+    launch(u, c, how, move |cx| {
+        let (mut ts, mut tr) = (Vec::new(), Vec::new());
+        // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE the
+        // data to send is copied out of the receive blocks before they are written.
+        unsafe {
+            let sends = match &send {
+                Some(s) => s.slots(&mut ts, true),
+                None => recv.copies(&mut ts),
+            };
+            let recvs = recv.slots(&mut tr, false);
+            a2a::alltoallv(cx, &sends, &recvs)?;
+            recv.unpack(&mut tr);
+        }
+        Ok(())
+    })
+}
+
+/// MPI_Alltoallv and MPI_Alltoallw and their forms: per-peer counts, byte displacements and
+/// types (`None` for the send side under MPI_IN_PLACE). `scale` displacements are in extents of
+/// the single type (alltoallv), else bytes (alltoallw).
+///
+/// # Safety
+/// The arrays hold one entry per peer; the buffers hold the blocks they describe.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw(
+    sendbuf: *const c_void,
+    scounts: &dyn Fn(usize) -> MpiResult<Vec<i64>>,
+    sdispls: &dyn Fn(usize) -> MpiResult<Vec<i64>>,
+    stypes: &dyn Fn(usize) -> MpiResult<Vec<MPI_Datatype>>,
+    recvbuf: *mut c_void,
+    rcounts: &dyn Fn(usize) -> MpiResult<Vec<i64>>,
+    rdispls: &dyn Fn(usize) -> MpiResult<Vec<i64>>,
+    rtypes: &dyn Fn(usize) -> MpiResult<Vec<MPI_Datatype>>,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let peers = all_peers(&c);
+    let m = peers.len();
+    if in_place(recvbuf) {
+        return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as the receive buffer"));
+    }
+    let recv = blocks(recvbuf, &peers, &rcounts(m)?, &rdispls(m)?, &rtypes(m)?)?;
+    recv.check(recvbuf, "receive buffer")?;
+    let send = if in_place(sendbuf) {
+        if c.is_inter() {
+            return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in all-to-all on an intercommunicator"));
+        }
+        None
+    } else {
+        let s = blocks(sendbuf, &peers, &scounts(m)?, &sdispls(m)?, &stypes(m)?)?;
+        s.check(sendbuf, "send buffer")?;
+        Some(s)
+    };
+    // SAFETY: the blocks describe the user buffers (MPI contract).
+    unsafe { run_vector(c, how, send, recv) }
+}
+
+/// MPI_Alltoallv and its forms: `alltoallw` with one type and displacements in its extents.
+///
+/// # Safety
+/// As `alltoallw`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scounts: *const C,
+    sdispls: *const D,
+    stype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    rdispls: *const D,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    // SAFETY (array reads): MPI requires one entry per peer in each array.
+    unsafe {
+        alltoallw(
+            sendbuf,
+            &|m| int_array(scounts, m, "sendcounts"),
+            &|m| scaled(&int_array(sdispls, m, "sdispls")?, stype),
+            &|m| Ok(vec![stype; m]),
+            recvbuf,
+            &|m| int_array(rcounts, m, "recvcounts"),
+            &|m| scaled(&int_array(rdispls, m, "rdispls")?, rtype),
+            &|m| Ok(vec![rtype; m]),
+            comm,
+            how,
+        )
+    }
+}
+
+/// MPI_Alltoallw and its forms, with raw arrays.
+///
+/// # Safety
+/// As `alltoallw`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw_raw<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scounts: *const C,
+    sdispls: *const D,
+    stypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    rdispls: *const D,
+    rtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    // SAFETY (array reads): MPI requires one entry per peer in each array.
+    unsafe {
+        alltoallw(
+            sendbuf,
+            &|m| int_array(scounts, m, "sendcounts"),
+            &|m| int_array(sdispls, m, "sdispls"),
+            &|m| type_array(stypes, m, "sendtypes"),
+            recvbuf,
+            &|m| int_array(rcounts, m, "recvcounts"),
+            &|m| int_array(rdispls, m, "rdispls"),
+            &|m| type_array(rtypes, m, "recvtypes"),
+            comm,
+            how,
+        )
+    }
+}
+
+use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+
+export! {
+    fn MPI_Alltoall / PMPI_Alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
+    }
+    fn MPI_Alltoall_c / PMPI_Alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
+    }
+    fn MPI_Ialltoall / PMPI_Ialltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ialltoall_c / PMPI_Ialltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
+    }
+    fn MPI_Alltoall_init / PMPI_Alltoall_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
+    }
+    fn MPI_Alltoall_init_c / PMPI_Alltoall_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Alltoallv / PMPI_Alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
+    }
+    fn MPI_Alltoallv_c / PMPI_Alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
+    }
+    fn MPI_Ialltoallv / PMPI_Ialltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ialltoallv_c / PMPI_Ialltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
+    }
+    fn MPI_Alltoallv_init / PMPI_Alltoallv_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
+    }
+    fn MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Alltoallw / PMPI_Alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
+    }
+    fn MPI_Alltoallw_c / PMPI_Alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
+    }
+    fn MPI_Ialltoallw / PMPI_Ialltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
+    }
+    fn MPI_Ialltoallw_c / PMPI_Ialltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
+    }
+    fn MPI_Alltoallw_init / PMPI_Alltoallw_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
+    }
+    fn MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
+    }
+}

@@ -1,0 +1,297 @@
+//! Neighborhood collectives (MPI 4.1 section 8.6): MPI_Neighbor_allgather, _allgatherv,
+//! _alltoall, _alltoallv and _alltoallw in their blocking, nonblocking, persistent and
+//! large-count forms. Every one is an exchange of typed blocks with the neighbors
+//! (`crate::coll::neighbor` gives them and their order): the forms differ only in how the blocks
+//! are laid out in the user buffers, which is all this file works out.
+use super::check;
+use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
+use super::coll_args::*;
+use super::coll_launch::{launch, Launch};
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use crate::topo::Topology;
+use std::os::raw::{c_int, c_void};
+
+/// Builds per-side arrays for a side of `n` blocks.
+type Arr<'a, T> = &'a dyn Fn(usize) -> MpiResult<Vec<T>>;
+
+/// The general neighborhood exchange: block j of the send side (counts, byte displacements and
+/// types by `s*`) goes to destination j, block i of the receive side comes from source i.
+///
+/// # Safety
+/// The buffers hold the blocks the arrays describe; `how`'s request pointer is writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn neighbor(
+    sendbuf: *const c_void,
+    scounts: Arr<i64>,
+    sdispls: Arr<i64>,
+    stypes: Arr<MPI_Datatype>,
+    recvbuf: *mut c_void,
+    rcounts: Arr<i64>,
+    rdispls: Arr<i64>,
+    rtypes: Arr<MPI_Datatype>,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    let how = how.check()?;
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let topo = c.topo.get().ok_or_else(|| err(MPI_ERR_TOPOLOGY, "neighborhood collectives need a communicator with a Cartesian, graph or distributed graph topology; this one has none"))?;
+    let (srcs, dsts) = crate::coll::neighbor::neighbors(topo, c.rank);
+    if in_place(sendbuf) || in_place(recvbuf) {
+        return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in neighborhood collectives"));
+    }
+    let (ni, no) = (srcs.len(), dsts.len());
+    let send = blocks(sendbuf, &dsts, &scounts(no)?, &sdispls(no)?, &stypes(no)?)?;
+    send.check(sendbuf, "send buffer")?;
+    let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
+    recv.check(recvbuf, "receive buffer")?;
+    let topo = topo.clone();
+    launch(u, c, how, move |cx| run(cx, &topo, &send, &recv))
+}
+
+/// One run of a neighborhood exchange.
+fn run(cx: &crate::coll::Coll, topo: &Topology, send: &Blocks, recv: &Blocks) -> MpiResult {
+    let (mut ts, mut tr) = (Vec::new(), Vec::new());
+    // SAFETY: every block holds its elements (checked when the call was made); the receive blocks
+    // of distinct sources must not overlap (MPI forbids it) and never overlap the temporaries.
+    unsafe {
+        let mut sends = send.slots(&mut ts, true);
+        let mut recvs = recv.slots(&mut tr, false);
+        crate::coll::neighbor::pair_blocks(topo, &mut sends, &mut recvs);
+        crate::coll::alltoall::linear(cx, &sends, &recvs)?;
+        recv.unpack(&mut tr);
+    }
+    Ok(())
+}
+
+/// `n` consecutive blocks of `count` elements of `dt`: their byte displacements.
+fn consecutive(n: usize, count: i64, dt: MPI_Datatype) -> MpiResult<Vec<i64>> {
+    let stride = count.checked_mul(extent(dt)?).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {count} overflows")))?;
+    Ok((0..n as i64).map(|j| j.wrapping_mul(stride)).collect())
+}
+
+/// MPI_Neighbor_allgather (`each` false: the same send block to every destination) and
+/// MPI_Neighbor_alltoall (`each` true: block j to destination j), and their forms.
+///
+/// # Safety
+/// As `neighbor`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn uniform(each: bool, sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: i64, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    // SAFETY: per this function's contract.
+    unsafe {
+        neighbor(
+            sendbuf,
+            &|n| Ok(vec![scount; n]),
+            &|n| if each { consecutive(n, scount, stype) } else { Ok(vec![0; n]) },
+            &|n| Ok(vec![stype; n]),
+            recvbuf,
+            &|n| Ok(vec![rcount; n]),
+            &|n| consecutive(n, rcount, rtype),
+            &|n| Ok(vec![rtype; n]),
+            comm,
+            how,
+        )
+    }
+}
+
+/// MPI_Neighbor_allgatherv and its forms.
+///
+/// # Safety
+/// As `neighbor`; `rcounts`/`displs` hold one entry per source.
+#[allow(clippy::too_many_arguments)]
+unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scount: i64,
+    stype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    displs: *const D,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    // SAFETY: per this function's contract.
+    unsafe {
+        neighbor(
+            sendbuf,
+            &|n| Ok(vec![scount; n]),
+            &|n| Ok(vec![0; n]),
+            &|n| Ok(vec![stype; n]),
+            recvbuf,
+            &|n| int_array(rcounts, n, "recvcounts"),
+            &|n| scaled(&int_array(displs, n, "displs")?, rtype),
+            &|n| Ok(vec![rtype; n]),
+            comm,
+            how,
+        )
+    }
+}
+
+/// MPI_Neighbor_alltoallv and its forms.
+///
+/// # Safety
+/// As `neighbor`; the send arrays hold one entry per destination, the receive ones per source.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scounts: *const C,
+    sdispls: *const D,
+    stype: MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    rdispls: *const D,
+    rtype: MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    // SAFETY: per this function's contract.
+    unsafe {
+        neighbor(
+            sendbuf,
+            &|n| int_array(scounts, n, "sendcounts"),
+            &|n| scaled(&int_array(sdispls, n, "sdispls")?, stype),
+            &|n| Ok(vec![stype; n]),
+            recvbuf,
+            &|n| int_array(rcounts, n, "recvcounts"),
+            &|n| scaled(&int_array(rdispls, n, "rdispls")?, rtype),
+            &|n| Ok(vec![rtype; n]),
+            comm,
+            how,
+        )
+    }
+}
+
+/// MPI_Neighbor_alltoallw and its forms (displacements in bytes in every form).
+///
+/// # Safety
+/// As `alltoallv`, plus the type arrays.
+#[allow(clippy::too_many_arguments)]
+unsafe fn alltoallw<C: Copy + Into<i64>>(
+    sendbuf: *const c_void,
+    scounts: *const C,
+    sdispls: *const MPI_Aint,
+    stypes: *const MPI_Datatype,
+    recvbuf: *mut c_void,
+    rcounts: *const C,
+    rdispls: *const MPI_Aint,
+    rtypes: *const MPI_Datatype,
+    comm: MPI_Comm,
+    how: Launch,
+) -> MpiResult {
+    // SAFETY: per this function's contract.
+    unsafe {
+        neighbor(
+            sendbuf,
+            &|n| int_array(scounts, n, "sendcounts"),
+            &|n| int_array(sdispls, n, "sdispls"),
+            &|n| type_array(stypes, n, "sendtypes"),
+            recvbuf,
+            &|n| int_array(rcounts, n, "recvcounts"),
+            &|n| int_array(rdispls, n, "rdispls"),
+            &|n| type_array(rtypes, n, "recvtypes"),
+            comm,
+            how,
+        )
+    }
+}
+
+use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+
+export! {
+    fn MPI_Neighbor_allgather / PMPI_Neighbor_allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
+    }
+    fn MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
+    }
+    fn MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
+    }
+    fn MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
+    }
+    fn MPI_Neighbor_allgather_init_c / PMPI_Neighbor_allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Blocking)
+    }
+    fn MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Blocking)
+    }
+    fn MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Nb(request))
+    }
+    fn MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Ps(request))
+    }
+    fn MPI_Neighbor_allgatherv_init_c / PMPI_Neighbor_allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
+    }
+    fn MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
+    }
+    fn MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
+    }
+    fn MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
+    }
+    fn MPI_Neighbor_alltoall_init_c / PMPI_Neighbor_alltoall_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
+    }
+    fn MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
+    }
+    fn MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
+    }
+    fn MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
+    }
+    fn MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
+    }
+    fn MPI_Neighbor_alltoallv_init_c / PMPI_Neighbor_alltoallv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
+    }
+
+    fn MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
+    }
+    fn MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
+    }
+    fn MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
+    }
+    fn MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
+    }
+    fn MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
+    }
+    fn MPI_Neighbor_alltoallw_init_c / PMPI_Neighbor_alltoallw_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
+    }
+}
