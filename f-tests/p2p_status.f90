@@ -32,6 +32,8 @@ program p2p_status
         call MPI_Send(ibuf, 1 + rank, MPI_INTEGER, 0, 100 + rank, MPI_COMM_WORLD, ierr)
     end if
 
+    call MPI_Barrier(MPI_COMM_WORLD, ierr) ! the ANY_TAG receives above must not see the ring's messages
+
     ! Ring exchange of doubles with Isend/Irecv, Waitall with MPI_STATUSES_IGNORE.
     dbuf = dble(rank)
     call MPI_Irecv(dbuf(3), 2, MPI_DOUBLE_PRECISION, mod(rank + nprocs - 1, nprocs), 7, MPI_COMM_WORLD, reqs(1), ierr)
@@ -73,6 +75,7 @@ contains
         integer :: e
         if (.not. cond) then
             print '(a,i0,2a)', 'FAIL rank ', rank, ': ', what
+            flush(6)
             call MPI_Abort(MPI_COMM_WORLD, 1, e)
         end if
     end subroutine check
