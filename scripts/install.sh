@@ -16,7 +16,11 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
-  PREFIX/include/mpi.h (and the other headers in include/)
+  PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
+  Fortran: PREFIX/bin/mpifort, mpif90, mpif77; the links libmpifort.so.12,
+             libmpichfort.so.12 -> liboxmpi.so (which holds the Fortran bindings);
+             the 'mpi' module built with gfortran in PREFIX/lib/fortran/gfortran-VERSION
+             (gfortran is installed with apt-get if missing)
 Running it again over an existing installation replaces it in place.
 
 Options:
@@ -41,6 +45,9 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$prefix" ] || { usage >&2; exit 2; }
 
+# gfortran builds the 'mpi' module (and is what mpifort runs by default).
+command -v "${FC:-gfortran}" >/dev/null 2>&1 || ensure_packages gfortran
+
 if [ "$build" = yes ]; then
     require_cargo
     (cd "$OXMPI_ROOT" && cargo build --release)
@@ -62,7 +69,15 @@ trap 'rm -rf -- "$build_dir"' EXIT
 ${CC:-cc} -shared -fPIC -O2 -Wall -o "$build_dir/liboxmpi-threads.so" "$OXMPI_ROOT/c-src/threads-preload.c" -ldl -lpthread ||
     die "cannot build liboxmpi-threads.so with '${CC:-cc}'; set CC to a working C compiler"
 
-mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include"
+# The 'mpi' module, built like the preload library before anything is installed. Module files
+# depend on the compiler version, so they go in a directory named after it (mpifort looks there).
+fc="${FC:-gfortran}"
+fc_key="$(basename -- "$fc")-$("$fc" -dumpfullversion -dumpversion | head -1)"
+mkdir -p -- "$build_dir/mod"
+(cd -- "$build_dir/mod" && "$fc" -c -fPIC -I"$OXMPI_ROOT/include" "$OXMPI_ROOT/include/mpi.f90" -o mpi.o) ||
+    die "cannot build the Fortran 'mpi' module with '$fc'; set FC to a working Fortran compiler"
+
+mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"
 prefix="$(cd -- "$prefix" && pwd)"
 
 # Copy to a temporary name, then rename over the target: a running program that has the old
@@ -82,15 +97,22 @@ put 755 "$release/mpiexec" "$prefix/bin/mpiexec"
 link mpiexec "$prefix/bin/mpirun"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpicc"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicxx" "$prefix/bin/mpicxx"
+put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpifort"
+for name in mpif90 mpif77; do
+    link mpifort "$prefix/bin/$name"
+done
 
 put 755 "$release/liboxmpi.so" "$prefix/lib/liboxmpi.so"
 put 755 "$build_dir/liboxmpi-threads.so" "$prefix/lib/liboxmpi-threads.so"
-for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
+for name in libmpi.so.12 libmpich.so.12 libmpi.so libmpifort.so.12 libmpichfort.so.12 libmpifort.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done
 
-for h in "${headers[@]}"; do
+for h in "${headers[@]}" "$OXMPI_ROOT/include/mpi.f90"; do
     put 644 "$h" "$prefix/include/$(basename -- "$h")"
+done
+for m in "$build_dir"/mod/*.mod; do
+    put 644 "$m" "$prefix/lib/fortran/$fc_key/$(basename -- "$m")"
 done
 
 echo "oxmpi installed in $prefix"

@@ -17,6 +17,8 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   4. cargo-test    cargo test --release
   5. abi           scripts/check-abi.sh target/test-prefix/lib/liboxmpi.so (if present)
   6. c-tests       c-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
+  6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
+                   (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
   7. mpich-binary  a program built with the system MPICH (mpicc.mpich), run with
                    oxmpi's mpiexec -n 2 and -n 4
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
@@ -136,6 +138,11 @@ stage_c_tests() {
     run timeout -k 10 600 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
+stage_f_tests() {
+    [ -f "$OXMPI_ROOT/f-tests/run.sh" ] || { stage_result="skip"; return; }
+    run timeout -k 10 600 bash "$OXMPI_ROOT/f-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
+}
+
 # Large messages again, without the single copy: the streamed rendezvous in real processes.
 stage_c_tests_streamed() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
@@ -219,5 +226,6 @@ stage cargo-test stage_cargo_test
 stage abi stage_abi
 stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
+stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary
 stage netpipe stage_netpipe

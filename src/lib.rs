@@ -10,6 +10,7 @@ pub mod comm;
 pub mod datatype;
 pub mod error;
 pub mod ffi;
+pub mod fortran;
 pub mod group;
 pub mod info;
 pub mod op;

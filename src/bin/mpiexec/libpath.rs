@@ -33,8 +33,9 @@ impl LibDir {
     }
 }
 
-/// The names an MPICH-ABI program may NEED for its MPI library.
-const MPICH_NAMES: [&str; 2] = ["libmpi.so.12", "libmpich.so.12"];
+/// The names an MPICH-ABI program may NEED for its MPI library (the Fortran ones too: oxmpi's
+/// library holds the Fortran bindings, installed under those names as links).
+const MPICH_NAMES: [&str; 4] = ["libmpi.so.12", "libmpich.so.12", "libmpifort.so.12", "libmpichfort.so.12"];
 
 /// Finds our library directory: `OXMPI_LIBDIR`, else `<dir of mpiexec>/../lib` holding
 /// libmpi.so.12 (installed layout), else `<dir of mpiexec>` holding libmpi.so.12 or liboxmpi.so

@@ -101,7 +101,11 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
     let mut mains = Vec::with_capacity(n);
     for r in 0..n {
         match prepared.load_instance(r) {
-            Ok(inst) => mains.push(inst.main),
+            Ok(inst) => {
+                // Fortran programs: the instance's own MPI_BOTTOM & co. (fortran::sentinels).
+                crate::fortran::sentinels::register_instance(r, |name| inst.symbol(name));
+                mains.push(inst.main)
+            }
             Err(e) => {
                 eprintln!("oxmpi: rank {r}: {}", e.0);
                 return 2;

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Fortran tests: builds every f-tests/*.f90 and *.f and runs it on oxmpi.
+set -uo pipefail
+
+usage() {
+    cat <<USAGE
+Usage: f-tests/run.sh --prefix PREFIX [--modes "processes threads"] [--filter REGEX]
+       f-tests/run.sh --mpich [--filter REGEX]
+
+Each test is built twice: with PREFIX/bin/mpifort (oxmpi's wrapper and 'mpi' module), and with
+MPICH's mpifort.mpich when it is installed (an MPICH-built binary, which must run on oxmpi
+unchanged: it loads libmpichfort.so.12, i.e. oxmpi). Both run with PREFIX/bin/mpiexec in every
+mode for every rank count of the test's header, '! oxmpi-test: ranks=1,2,4 timeout=60'.
+A test passes when it exits 0 (tests call MPI_Abort on a failed check).
+Also checks that include/mpif.h has MPICH's value for every constant of MPICH's mpif.h.
+
+  --mpich   validate the tests themselves on MPICH (mpifort.mpich, mpiexec.mpich)
+USAGE
+}
+
+HERE="$(cd -- "$(dirname -- "${BASH_SOURCE[0]}")" && pwd)"
+PREFIX="" MODES="processes threads" FILTER="" MPICH=no
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) PREFIX="$2"; shift ;;
+        --modes) MODES="$2"; shift ;;
+        --filter) FILTER="$2"; shift ;;
+        --mpich) MPICH=yes ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; exit 2 ;;
+    esac
+    shift
+done
+[ "$MPICH" = yes ] || [ -n "$PREFIX" ] || { usage >&2; exit 2; }
+
+OUT="$(mktemp -d)"
+trap 'rm -rf -- "$OUT"' EXIT
+NPASS=0 NFAIL=0 FAILED=()
+result() { # result VERDICT TEXT
+    echo "$1 $2"
+    if [ "$1" = PASS ]; then NPASS=$((NPASS + 1)); else NFAIL=$((NFAIL + 1)); FAILED+=("$2"); fi
+}
+
+# builds: "name:compiler" pairs; launcher and modes per flavour.
+if [ "$MPICH" = yes ]; then
+    builds=("mpich:mpifort.mpich")
+    MODES="mpich"
+else
+    builds=("oxmpi:$PREFIX/bin/mpifort")
+    if command -v mpifort.mpich >/dev/null 2>&1; then
+        builds+=("mpich-built:mpifort.mpich")
+    else
+        echo "WARN mpifort.mpich not found: MPICH-built binaries are not tested"
+    fi
+    mpif="$(ls /usr/include/*/mpich/mpif.h /usr/include/mpich/mpif.h 2>/dev/null | head -1)"
+    if [ -n "$mpif" ]; then
+        if python3 "$HERE/../scripts/gen-mpif.py" --compare "$mpif" >"$OUT/compare" 2>&1; then
+            result PASS "mpif.h values = $mpif"
+        else
+            cat "$OUT/compare"; result FAIL "mpif.h values = $mpif"
+        fi
+    fi
+fi
+
+for src in "$HERE"/*.f90 "$HERE"/*.f; do
+    [ -f "$src" ] || continue
+    name="$(basename -- "$src")"; name="${name%.*}"
+    [ -z "$FILTER" ] || echo "$name" | grep -Eq -- "$FILTER" || continue
+    header="$(grep -m1 -o 'oxmpi-test:.*' "$src" || true)"
+    ranks="$(echo "$header" | sed -n 's/.*ranks=\([0-9,]*\).*/\1/p')"
+    tmo="$(echo "$header" | sed -n 's/.*timeout=\([0-9]*\).*/\1/p')"
+    for b in "${builds[@]}"; do
+        flavour="${b%%:*}" fc="${b#*:}"
+        exe="$OUT/$name.$flavour"
+        if ! (cd "$OUT" && $fc -O1 -g -o "$exe" "$src") >"$OUT/build.log" 2>&1; then
+            sed 's/^/  | /' "$OUT/build.log" | tail -n 15
+            result FAIL "$name [$flavour] (compile)"
+            continue
+        fi
+        for n in ${ranks//,/ }; do
+            for mode in $MODES; do
+                if [ "$mode" = mpich ]; then
+                    cmd=(timeout "${tmo:-60}" mpiexec.mpich -n "$n" "$exe")
+                else
+                    cmd=("$PREFIX/bin/mpiexec" --timeout "${tmo:-60}" --mode "$mode" -n "$n" "$exe")
+                fi
+                if "${cmd[@]}" >"$OUT/run.log" 2>&1; then
+                    result PASS "$name [$flavour] n=$n $mode"
+                else
+                    sed 's/^/  | /' "$OUT/run.log" | tail -n 15
+                    result FAIL "$name [$flavour] n=$n $mode"
+                fi
+            done
+        done
+    done
+done
+
+echo "# Fortran tests: $NPASS passed, $NFAIL failed"
+for f in ${FAILED[@]+"${FAILED[@]}"}; do echo "#   FAILED: $f"; done
+[ "$NFAIL" -eq 0 ]

@@ -1,0 +1,9 @@
+! oxmpi: the `mpi` module (MPI 4.1 section 19.1.3). It holds the constants, COMMON blocks and
+! EXTERNAL declarations of mpif.h, so `use mpi` and `include 'mpif.h'` programs call the same
+! library entry points with the same values. Module files are specific to a compiler and its
+! version: scripts/install.sh builds this with the installed gfortran, and mpifort builds it
+! again, into a cache, for any other compiler.
+module mpi
+    implicit none
+    include 'mpif.h'
+end module mpi

@@ -1,0 +1,131 @@
+//! Fortran attribute callbacks: the trampolines that let C call a Fortran copy/delete subroutine,
+//! and the predefined Fortran callbacks (`MPI_COMM_DUP_FN`, `MPI_NULL_COPY_FN`, ...).
+//!
+//! A Fortran copy callback takes every argument by reference, values as
+//! INTEGER(KIND=MPI_ADDRESS_KIND) (INTEGER for the MPI-1 `MPI_KEYVAL_CREATE`), the flag as
+//! LOGICAL and an IERROR, where C passes values and returns the error. The keyval is registered
+//! with C trampolines whose `extra_state` is a `KeyvalState` holding the Fortran subroutines and
+//! the user's extra state. The state lives as long as the process (MPI does not tell the creator
+//! when a keyval's last attribute is gone; it is a few words per keyval).
+use crate::abi::{MPI_Aint, MPI_Copy_function, MPI_Delete_function, MPI_Fint};
+use std::os::raw::{c_int, c_void};
+
+/// `SUBROUTINE COPY(OLD, KEYVAL, EXTRA_STATE, VAL_IN, VAL_OUT, FLAG, IERROR)`.
+type FortranCopy = unsafe extern "C" fn(*const MPI_Fint, *const c_int, *const MPI_Aint, *const MPI_Aint, *mut MPI_Aint, *mut c_int, *mut c_int);
+/// `SUBROUTINE DELETE(OBJ, KEYVAL, VAL, EXTRA_STATE, IERROR)`.
+type FortranDelete = unsafe extern "C" fn(*const MPI_Fint, *const c_int, *const MPI_Aint, *const MPI_Aint, *mut c_int);
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum KeyvalKind {
+    Comm,
+    Type,
+    /// `MPI_KEYVAL_CREATE`: INTEGER values; the callbacks see the low 32 bits.
+    Legacy,
+}
+
+pub struct KeyvalState {
+    kind: KeyvalKind,
+    copy: Option<FortranCopy>,
+    delete: Option<FortranDelete>,
+    extra: MPI_Aint,
+}
+
+/// Boxes the Fortran callbacks (addresses of the caller's EXTERNAL subroutines) for the C
+/// keyval's `extra_state`.
+///
+/// # Safety
+/// `copy` and `delete` are null or Fortran subroutines with the signatures above.
+pub unsafe fn keyval_state(kind: KeyvalKind, copy: *const c_void, delete: *const c_void, extra: MPI_Aint) -> *mut c_void {
+    // SAFETY: the caller vouches for the subroutines' signatures; null stays None.
+    let (copy, delete) = unsafe {
+        (
+            (!copy.is_null()).then(|| std::mem::transmute::<*const c_void, FortranCopy>(copy)),
+            (!delete.is_null()).then(|| std::mem::transmute::<*const c_void, FortranDelete>(delete)),
+        )
+    };
+    Box::into_raw(Box::new(KeyvalState { kind, copy, delete, extra })) as *mut c_void
+}
+
+/// The C copy and delete callbacks to register with a `KeyvalState` as extra state (one pair
+/// serves communicators and datatypes: both handles are C `int`s).
+pub fn trampolines() -> (Option<MPI_Copy_function>, Option<MPI_Delete_function>) {
+    (Some(copy_trampoline), Some(delete_trampoline))
+}
+
+/// Narrows a legacy (INTEGER) value the callback wrote to its sign-extended 32 bits.
+fn widen(kind: KeyvalKind, v: MPI_Aint) -> MPI_Aint {
+    if kind == KeyvalKind::Legacy {
+        v as i32 as MPI_Aint
+    } else {
+        v
+    }
+}
+
+unsafe extern "C" fn copy_trampoline(old: c_int, keyval: c_int, extra: *mut c_void, val_in: *mut c_void, val_out: *mut c_void, flag: *mut c_int) -> c_int {
+    // SAFETY: `extra` is the KeyvalState registered with this keyval; C passes a valid `void **`
+    // out value and flag (the copy-callback contract).
+    unsafe {
+        let st = &*(extra as *const KeyvalState);
+        let Some(copy) = st.copy else {
+            *flag = 0;
+            return 0;
+        };
+        let vin = widen(st.kind, val_in as MPI_Aint);
+        let (mut out, mut f, mut ierr) = (0 as MPI_Aint, 0 as c_int, 0 as c_int);
+        copy(&old, &keyval, &st.extra, &vin, &mut out, &mut f, &mut ierr);
+        *flag = (f != 0) as c_int;
+        if f != 0 {
+            *(val_out as *mut *mut c_void) = widen(st.kind, out) as *mut c_void;
+        }
+        ierr
+    }
+}
+
+unsafe extern "C" fn delete_trampoline(obj: c_int, keyval: c_int, val: *mut c_void, extra: *mut c_void) -> c_int {
+    // SAFETY: `extra` is the KeyvalState registered with this keyval.
+    unsafe {
+        let st = &*(extra as *const KeyvalState);
+        let Some(delete) = st.delete else { return 0 };
+        let v = widen(st.kind, val as MPI_Aint);
+        let mut ierr = 0;
+        delete(&obj, &keyval, &v, &st.extra, &mut ierr);
+        ierr
+    }
+}
+
+// The predefined Fortran callbacks. The trampolines always pass 8-byte values, so one version
+// serves the MPI-1 (INTEGER) and the MPI-2 (ADDRESS_KIND) forms.
+macro_rules! predefined_copy {
+    ($($lower:ident, $upper:ident, $dup:expr;)*) => {$(
+        fortran_binding!($lower, $upper; (_old: *const MPI_Fint, _keyval: *const c_int, _extra: *const MPI_Aint, vin: *const MPI_Aint, vout: *mut MPI_Aint, flag: *mut c_int, ierr: *mut c_int) => {
+            if $dup {
+                *vout = *vin;
+            }
+            *flag = $dup as c_int;
+            *ierr = 0;
+        });
+    )*};
+}
+predefined_copy! {
+    null_copy_fn, NULL_COPY_FN, false;
+    dup_fn, DUP_FN, true;
+    comm_null_copy_fn, COMM_NULL_COPY_FN, false;
+    comm_dup_fn, COMM_DUP_FN, true;
+    type_null_copy_fn, TYPE_NULL_COPY_FN, false;
+    type_dup_fn, TYPE_DUP_FN, true;
+    win_null_copy_fn, WIN_NULL_COPY_FN, false;
+    win_dup_fn, WIN_DUP_FN, true;
+}
+macro_rules! predefined_delete {
+    ($($lower:ident, $upper:ident;)*) => {$(
+        fortran_binding!($lower, $upper; (_obj: *const MPI_Fint, _keyval: *const c_int, _val: *const MPI_Aint, _extra: *const MPI_Aint, ierr: *mut c_int) => {
+            *ierr = 0;
+        });
+    )*};
+}
+predefined_delete! {
+    null_delete_fn, NULL_DELETE_FN;
+    comm_null_delete_fn, COMM_NULL_DELETE_FN;
+    type_null_delete_fn, TYPE_NULL_DELETE_FN;
+    win_null_delete_fn, WIN_NULL_DELETE_FN;
+}

@@ -1,0 +1,247 @@
+//! Fortran bindings that the mechanical rule of generated.rs cannot express: CHARACTER arguments,
+//! callbacks, attribute values (INTEGER(KIND=MPI_ADDRESS_KIND) by value in Fortran), 1-based
+//! request indices, functions with results, and the start-up calls.
+use super::callbacks::{keyval_state, KeyvalKind};
+use super::sentinels::{self, status, statuses};
+use super::set_ierr;
+use super::strings::{input, output, FLen};
+use crate::abi::{MPI_Aint, MPI_Fint, MPI_User_function};
+use crate::ffi::CommErrhandlerFn;
+use std::os::raw::{c_char, c_int, c_void};
+
+const MPI_UNDEFINED: c_int = -32766;
+const MPI_SUCCESS: c_int = 0;
+
+/// The C values of the predefined attribute keys (include/mpi.h); Fortran passes each plus one.
+const PREDEFINED_KEYS: [c_int; 12] = [
+    0x64400001, 0x64400003, 0x64400005, 0x64400007, 0x64400009, 0x6440000b, 0x6440000d, 0x66000001, 0x66000003,
+    0x66000005, 0x66000007, 0x66000009,
+];
+
+/// A Fortran keyval as the C library knows it, and whether it names a predefined attribute
+/// (whose C value is a pointer to the integer).
+fn c_key(k: c_int) -> (c_int, bool) {
+    if PREDEFINED_KEYS.contains(&(k.wrapping_sub(1))) {
+        (k - 1, true)
+    } else {
+        (k, PREDEFINED_KEYS.contains(&k))
+    }
+}
+
+fortran_binding!(init, INIT; (ierr: *mut MPI_Fint) => {
+    sentinels::publish_status_ignore();
+    set_ierr(ierr, crate::ffi::PMPI_Init(std::ptr::null_mut(), std::ptr::null_mut()));
+});
+fortran_binding!(init_thread, INIT_THREAD; (required: *const c_int, provided: *mut c_int, ierr: *mut MPI_Fint) => {
+    sentinels::publish_status_ignore();
+    set_ierr(ierr, crate::ffi::PMPI_Init_thread(std::ptr::null_mut(), std::ptr::null_mut(), *required, provided));
+});
+fortran_binding!(wtime, WTIME; () -> f64 => { crate::ffi::PMPI_Wtime() });
+fortran_binding!(wtick, WTICK; () -> f64 => { crate::ffi::PMPI_Wtick() });
+fortran_binding!(aint_add, AINT_ADD; (base: *const MPI_Aint, disp: *const MPI_Aint) -> MPI_Aint => {
+    crate::ffi::PMPI_Aint_add(*base, *disp)
+});
+fortran_binding!(aint_diff, AINT_DIFF; (a1: *const MPI_Aint, a2: *const MPI_Aint) -> MPI_Aint => {
+    crate::ffi::PMPI_Aint_diff(*a1, *a2)
+});
+fortran_binding!(pcontrol, PCONTROL; (level: *const c_int, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Pcontrol(*level));
+});
+
+// Request indices are 1-based in Fortran.
+fortran_binding!(waitany, WAITANY; (count: *const c_int, reqs: *mut MPI_Fint, index: *mut c_int, st: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let rc = crate::ffi::PMPI_Waitany(*count, reqs, index, status(st));
+    if rc == MPI_SUCCESS && *index >= 0 {
+        *index += 1;
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(testany, TESTANY; (count: *const c_int, reqs: *mut MPI_Fint, index: *mut c_int, flag: *mut c_int, st: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let rc = crate::ffi::PMPI_Testany(*count, reqs, index, flag, status(st));
+    if rc == MPI_SUCCESS && *index >= 0 {
+        *index += 1;
+    }
+    set_ierr(ierr, rc);
+});
+/// Shifts the first `*outcount` indices to 1-based after a successful Waitsome/Testsome.
+unsafe fn shift_indices(rc: c_int, outcount: *const c_int, indices: *mut c_int) {
+    // SAFETY: the C call filled `*outcount` entries of the caller's array.
+    unsafe {
+        if rc == MPI_SUCCESS && *outcount != MPI_UNDEFINED {
+            for i in 0..(*outcount).max(0) as usize {
+                *indices.add(i) += 1;
+            }
+        }
+    }
+}
+fortran_binding!(waitsome, WAITSOME; (incount: *const c_int, reqs: *mut MPI_Fint, outcount: *mut c_int, indices: *mut c_int, sts: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let rc = crate::ffi::PMPI_Waitsome(*incount, reqs, outcount, indices, statuses(sts));
+    shift_indices(rc, outcount, indices);
+    set_ierr(ierr, rc);
+});
+fortran_binding!(testsome, TESTSOME; (incount: *const c_int, reqs: *mut MPI_Fint, outcount: *mut c_int, indices: *mut c_int, sts: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let rc = crate::ffi::PMPI_Testsome(*incount, reqs, outcount, indices, statuses(sts));
+    shift_indices(rc, outcount, indices);
+    set_ierr(ierr, rc);
+});
+// Fortran's BUFFER_ADDR cannot hold a C pointer; the address is dropped, as in MPICH.
+fortran_binding!(buffer_detach, BUFFER_DETACH; (_buffer_addr: *mut c_void, size: *mut c_int, ierr: *mut MPI_Fint) => {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    set_ierr(ierr, crate::ffi::PMPI_Buffer_detach(&mut p as *mut *mut c_void as *mut c_void, size));
+});
+
+// Callbacks whose Fortran form has the C layout already (all arguments by reference).
+fortran_binding!(op_create, OP_CREATE; (user_fn: Option<MPI_User_function>, commute: *const c_int, op: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Op_create(user_fn, *commute, op));
+});
+fortran_binding!(comm_create_errhandler, COMM_CREATE_ERRHANDLER; (f: Option<CommErrhandlerFn>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Comm_create_errhandler(f, eh));
+});
+fortran_binding!(errhandler_create, ERRHANDLER_CREATE; (f: Option<CommErrhandlerFn>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Errhandler_create(f, eh));
+});
+
+// Attributes: Fortran values are integers stored as the C `void *` value itself.
+fortran_binding!(comm_set_attr, COMM_SET_ATTR; (comm: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Comm_set_attr(*comm, c_key(*keyval).0, *val as *mut c_void));
+});
+fortran_binding!(attr_put, ATTR_PUT; (comm: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Attr_put(*comm, c_key(*keyval).0, *val as MPI_Aint as *mut c_void));
+});
+fortran_binding!(type_set_attr, TYPE_SET_ATTR; (t: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Type_set_attr(*t, *keyval, *val as *mut c_void));
+});
+/// Reads an attribute through C and turns it into the Fortran integer value.
+unsafe fn get_attr(keyval: c_int, flag: *mut c_int, call: impl FnOnce(c_int, *mut c_void) -> c_int) -> (c_int, MPI_Aint) {
+    let (k, predefined) = c_key(keyval);
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let rc = call(k, &mut p as *mut *mut c_void as *mut c_void);
+    // SAFETY: on success with the flag set, a predefined attribute's value points to its int.
+    unsafe {
+        if rc != MPI_SUCCESS || *flag == 0 {
+            return (rc, 0);
+        }
+        (rc, if predefined && !p.is_null() { *(p as *const c_int) as MPI_Aint } else { p as MPI_Aint })
+    }
+}
+fortran_binding!(comm_get_attr, COMM_GET_ATTR; (comm: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Aint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let (rc, v) = get_attr(*keyval, flag, |k, p| crate::ffi::PMPI_Comm_get_attr(*comm, k, p, flag));
+    if rc == MPI_SUCCESS && *flag != 0 {
+        *val = v;
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(attr_get, ATTR_GET; (comm: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Fint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let (rc, v) = get_attr(*keyval, flag, |k, p| crate::ffi::PMPI_Attr_get(*comm, k, p, flag));
+    if rc == MPI_SUCCESS && *flag != 0 {
+        *val = v as MPI_Fint;
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(type_get_attr, TYPE_GET_ATTR; (t: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Aint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let (rc, v) = get_attr(*keyval, flag, |k, p| crate::ffi::PMPI_Type_get_attr(*t, k, p, flag));
+    if rc == MPI_SUCCESS && *flag != 0 {
+        *val = v;
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(comm_create_keyval, COMM_CREATE_KEYVAL; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    let st = keyval_state(KeyvalKind::Comm, copy, del, *extra);
+    let (c, d) = super::callbacks::trampolines();
+    set_ierr(ierr, crate::ffi::PMPI_Comm_create_keyval(c, d, keyval, st));
+});
+fortran_binding!(keyval_create, KEYVAL_CREATE; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    let st = keyval_state(KeyvalKind::Legacy, copy, del, *extra as MPI_Aint);
+    let (c, d) = super::callbacks::trampolines();
+    set_ierr(ierr, crate::ffi::PMPI_Keyval_create(c, d, keyval, st));
+});
+fortran_binding!(type_create_keyval, TYPE_CREATE_KEYVAL; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    let st = keyval_state(KeyvalKind::Type, copy, del, *extra);
+    let (c, d) = super::callbacks::trampolines();
+    set_ierr(ierr, crate::ffi::PMPI_Type_create_keyval(c, d, keyval, st));
+});
+
+// CHARACTER arguments. Output: a C buffer of the C maximum, then copied blank-padded; resultlen
+// is the length of the text (at most the Fortran length).
+/// Runs `call` with a C buffer of `cap` bytes and copies the result into the CHARACTER argument.
+unsafe fn string_out(cap: usize, out: *mut c_char, len: FLen, resultlen: *mut c_int, call: impl FnOnce(*mut c_char) -> c_int) -> c_int {
+    let mut buf = vec![0u8; cap + 1];
+    let rc = call(buf.as_mut_ptr() as *mut c_char);
+    if rc == MPI_SUCCESS {
+        // SAFETY: the caller's CHARACTER*(len) argument and INTEGER resultlen.
+        unsafe {
+            let n = output(&buf, out, len);
+            if !resultlen.is_null() {
+                *resultlen = n as c_int;
+            }
+        }
+    }
+    rc
+}
+fortran_binding!(get_processor_name, GET_PROCESSOR_NAME; (name: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(128, name, len, resultlen, |b| crate::ffi::PMPI_Get_processor_name(b, &mut n)));
+});
+fortran_binding!(error_string, ERROR_STRING; (code: *const c_int, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(512, s, len, resultlen, |b| crate::ffi::PMPI_Error_string(*code, b, &mut n)));
+});
+fortran_binding!(get_library_version, GET_LIBRARY_VERSION; (s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(8192, s, len, resultlen, |b| crate::ffi::PMPI_Get_library_version(b, &mut n)));
+});
+fortran_binding!(comm_get_name, COMM_GET_NAME; (comm: *const MPI_Fint, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(128, s, len, resultlen, |b| crate::ffi::PMPI_Comm_get_name(*comm, b, &mut n)));
+});
+fortran_binding!(type_get_name, TYPE_GET_NAME; (t: *const MPI_Fint, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(128, s, len, resultlen, |b| crate::ffi::PMPI_Type_get_name(*t, b, &mut n)));
+});
+fortran_binding!(comm_set_name, COMM_SET_NAME; (comm: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Comm_set_name(*comm, input(s, len, false).as_ptr()));
+});
+fortran_binding!(type_set_name, TYPE_SET_NAME; (t: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Type_set_name(*t, input(s, len, false).as_ptr()));
+});
+fortran_binding!(add_error_string, ADD_ERROR_STRING; (code: *const c_int, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Add_error_string(*code, input(s, len, false).as_ptr()));
+});
+
+// Info keys and values lose leading and trailing blanks (MPI 4.1 section 10.1).
+fortran_binding!(info_set, INFO_SET; (info: *const MPI_Fint, key: *const c_char, value: *const c_char, ierr: *mut MPI_Fint, klen: FLen, vlen: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Info_set(*info, input(key, klen, true).as_ptr(), input(value, vlen, true).as_ptr()));
+});
+fortran_binding!(info_delete, INFO_DELETE; (info: *const MPI_Fint, key: *const c_char, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Info_delete(*info, input(key, klen, true).as_ptr()));
+});
+fortran_binding!(info_get, INFO_GET; (info: *const MPI_Fint, key: *const c_char, valuelen: *const c_int, value: *mut c_char, flag: *mut c_int, ierr: *mut MPI_Fint, klen: FLen, vlen: FLen) => {
+    let cap = (*valuelen).max(0) as usize;
+    let k = input(key, klen, true);
+    let mut buf = vec![0u8; cap + 1];
+    let rc = crate::ffi::PMPI_Info_get(*info, k.as_ptr(), cap as c_int, buf.as_mut_ptr() as *mut c_char, flag);
+    if rc == MPI_SUCCESS && *flag != 0 {
+        output(&buf, value, vlen);
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(info_get_string, INFO_GET_STRING; (info: *const MPI_Fint, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int, ierr: *mut MPI_Fint, klen: FLen, vlen: FLen) => {
+    let k = input(key, klen, true);
+    let mut buf = vec![0u8; (vlen & 0xffff_ffff) + 1];
+    let mut n = buf.len() as c_int;
+    let rc = crate::ffi::PMPI_Info_get_string(*info, k.as_ptr(), &mut n, buf.as_mut_ptr() as *mut c_char, flag);
+    if rc == MPI_SUCCESS && *flag != 0 {
+        output(&buf, value, vlen);
+        *buflen = n - 1; // Fortran lengths do not count the NUL.
+    }
+    set_ierr(ierr, rc);
+});
+fortran_binding!(info_get_valuelen, INFO_GET_VALUELEN; (info: *const MPI_Fint, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Info_get_valuelen(*info, input(key, klen, true).as_ptr(), valuelen, flag));
+});
+fortran_binding!(info_get_nthkey, INFO_GET_NTHKEY; (info: *const MPI_Fint, n: *const c_int, key: *mut c_char, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, string_out(256, key, klen, std::ptr::null_mut(), |b| crate::ffi::PMPI_Info_get_nthkey(*info, *n, b)));
+});
+fortran_binding!(info_create_env, INFO_CREATE_ENV; (info: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Info_create_env(0, std::ptr::null_mut(), info));
+});

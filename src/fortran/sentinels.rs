@@ -1,0 +1,176 @@
+//! The COMMON blocks of `mpif.h` / `use mpi` whose member addresses stand for `MPI_BOTTOM`,
+//! `MPI_IN_PLACE`, `MPI_STATUS(ES)_IGNORE`, `MPI_ERRCODES_IGNORE`, `MPI_ARGV(S)_NULL`,
+//! `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` (MPICH's names and sizes, abi.md 2.4), and their
+//! mapping to the C sentinels.
+//!
+//! Every Fortran program defines these blocks; the library defines them too, and its references
+//! (through the GOT) bind to the program's copies in a normal process. In threads mode each rank's
+//! private instance of the program has its own copies that the library's GOT does not see, so the
+//! host registers each instance's addresses (`register_instance`) and the mapping also checks the
+//! calling rank's. Code built `-fPIC` binds to the library's copies instead, which the GOT check
+//! covers.
+#![allow(non_upper_case_globals)]
+use crate::abi::{MPI_Fint, MPI_Status};
+use crate::runtime::universe;
+use std::os::raw::{c_int, c_void};
+use std::ptr::addr_of;
+use std::sync::RwLock;
+
+/// `COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE(5)`.
+#[repr(C, align(4))]
+pub struct Priv1(pub [c_int; 7]);
+/// `COMMON /MPIPRIV2/ MPI_STATUSES_IGNORE(5,1), MPI_ERRCODES_IGNORE(1)`.
+#[repr(C, align(4))]
+pub struct Priv2(pub [c_int; 6]);
+
+#[no_mangle]
+pub static mut mpipriv1_: Priv1 = Priv1([0; 7]);
+#[no_mangle]
+pub static mut mpipriv2_: Priv2 = Priv2([0; 6]);
+/// `COMMON /MPIPRIVC/ MPI_ARGVS_NULL(1,1), MPI_ARGV_NULL(1)` (CHARACTER*1 each).
+#[no_mangle]
+pub static mut mpiprivc_: [u8; 2] = [0; 2];
+/// `COMMON /MPIFCMB5/ MPI_UNWEIGHTED`.
+#[no_mangle]
+pub static mut mpifcmb5_: c_int = 0;
+/// `COMMON /MPIFCMB9/ MPI_WEIGHTS_EMPTY`.
+#[no_mangle]
+pub static mut mpifcmb9_: c_int = 0;
+
+/// Start addresses of the five blocks as one program instance sees them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Blocks {
+    priv1: usize,
+    priv2: usize,
+    privc: usize,
+    cmb5: usize,
+    cmb9: usize,
+}
+
+/// Threads mode: the blocks of each rank's program instance (index = rank).
+static RANKS: RwLock<Vec<Blocks>> = RwLock::new(Vec::new());
+
+/// Threads mode: records the blocks of rank `rank`'s program instance, found with `lookup`
+/// (dlsym on the instance). A program without Fortran has none; nothing is recorded then.
+pub fn register_instance(rank: usize, lookup: impl Fn(&str) -> Option<*mut c_void>) {
+    let get = |n: &str| lookup(n).map_or(0, |p| p as usize);
+    let b = Blocks { priv1: get("mpipriv1_"), priv2: get("mpipriv2_"), privc: get("mpiprivc_"), cmb5: get("mpifcmb5_"), cmb9: get("mpifcmb9_") };
+    let mut v = RANKS.write().unwrap_or_else(|p| p.into_inner());
+    if v.len() <= rank {
+        v.resize(rank + 1, Blocks::default());
+    }
+    v[rank] = b;
+}
+
+/// The library's view (through the GOT: the program's blocks in a normal process).
+fn global() -> Blocks {
+    Blocks {
+        priv1: addr_of!(mpipriv1_) as usize,
+        priv2: addr_of!(mpipriv2_) as usize,
+        privc: addr_of!(mpiprivc_) as usize,
+        cmb5: addr_of!(mpifcmb5_) as usize,
+        cmb9: addr_of!(mpifcmb9_) as usize,
+    }
+}
+
+/// Calls `f` with the calling rank's view, then with the global one; true if either says yes.
+fn any(f: impl Fn(&Blocks) -> bool) -> bool {
+    if f(&global()) {
+        return true;
+    }
+    if universe::threads_job().is_none() {
+        return false;
+    }
+    let ctx = universe::context();
+    let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
+    ctx >= 0 && v.get(ctx as usize).is_some_and(|b| b.priv1 != 0 && f(b))
+}
+
+/// A choice buffer: `MPI_BOTTOM` -> NULL, `MPI_IN_PLACE` -> the C `MPI_IN_PLACE`.
+pub fn buf(p: *mut c_void) -> *mut c_void {
+    let a = p as usize;
+    if any(|b| a == b.priv1) {
+        std::ptr::null_mut()
+    } else if any(|b| a == b.priv1 + 4) {
+        usize::MAX as *mut c_void
+    } else {
+        p
+    }
+}
+
+/// A status argument: `MPI_STATUS_IGNORE` -> the C one.
+pub fn status(p: *mut MPI_Fint) -> *mut MPI_Status {
+    let a = p as usize;
+    if any(|b| a == b.priv1 + 8) {
+        1 as *mut MPI_Status
+    } else {
+        p as *mut MPI_Status
+    }
+}
+
+/// An array of statuses: `MPI_STATUSES_IGNORE` -> the C one.
+pub fn statuses(p: *mut MPI_Fint) -> *mut MPI_Status {
+    let a = p as usize;
+    if any(|b| a == b.priv2) {
+        1 as *mut MPI_Status
+    } else {
+        p as *mut MPI_Status
+    }
+}
+
+/// Graph weights: `MPI_UNWEIGHTED` / `MPI_WEIGHTS_EMPTY` -> the C ones.
+pub fn weights(p: *mut c_int) -> *mut c_int {
+    let a = p as usize;
+    if any(|b| a == b.cmb5) {
+        crate::ffi::data_symbols::MPI_UNWEIGHTED.get()
+    } else if any(|b| a == b.cmb9) {
+        crate::ffi::data_symbols::MPI_WEIGHTS_EMPTY.get()
+    } else {
+        p
+    }
+}
+
+/// `MPI_ERRCODES_IGNORE` -> NULL.
+pub fn errcodes(p: *mut c_int) -> *mut c_int {
+    let a = p as usize;
+    if any(|b| a == b.priv2 + 20) {
+        std::ptr::null_mut()
+    } else {
+        p
+    }
+}
+
+/// `MPI_ARGV_NULL` / `MPI_ARGVS_NULL` (a CHARACTER argument's address) -> true.
+pub fn is_argv_null(p: *const u8) -> bool {
+    let a = p as usize;
+    any(|b| a == b.privc || a == b.privc + 1)
+}
+
+/// Points the C variables `MPI_F_STATUS(ES)_IGNORE` at the library's view of the blocks.
+pub fn publish_status_ignore() {
+    let g = global();
+    // SAFETY: plain pointer stores into the exported variables, done at MPI_Init of a Fortran
+    // program before it can compare against them.
+    unsafe {
+        crate::ffi::data_symbols::MPI_F_STATUS_IGNORE = (g.priv1 + 8) as *mut MPI_Fint;
+        crate::ffi::data_symbols::MPI_F_STATUSES_IGNORE = g.priv2 as *mut MPI_Fint;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn sentinels_map_to_c() {
+        let g = global();
+        assert!(buf(g.priv1 as *mut c_void).is_null());
+        assert_eq!(buf((g.priv1 + 4) as *mut c_void) as usize, usize::MAX);
+        assert_eq!(status((g.priv1 + 8) as *mut MPI_Fint) as usize, 1);
+        assert_eq!(statuses(g.priv2 as *mut MPI_Fint) as usize, 1);
+        assert!(errcodes((g.priv2 + 20) as *mut c_int).is_null());
+        let mut x = 0;
+        assert_eq!(buf(&mut x as *mut c_int as *mut c_void), &mut x as *mut c_int as *mut c_void);
+        assert_eq!(std::mem::size_of::<Priv1>(), 28);
+        assert_eq!(std::mem::size_of::<Priv2>(), 24);
+    }
+}
