@@ -13,6 +13,7 @@ pub mod ffi;
 pub mod group;
 pub mod info;
 pub mod op;
+pub mod osc;
 pub mod p2p;
 pub mod runtime;
 pub mod topo;
