@@ -25,6 +25,7 @@ HAND = {
     "MPI_Errhandler_create", "MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Type_get_attr",
     "MPI_Type_set_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Comm_create_keyval",
     "MPI_Type_create_keyval", "MPI_Keyval_create",
+    "MPI_Win_get_attr", "MPI_Win_set_attr",
 }
 SCALARS = {"int": "c_int", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
 HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request",

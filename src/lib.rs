@@ -14,6 +14,7 @@ pub mod fortran;
 pub mod group;
 pub mod info;
 pub mod op;
+pub mod osc;
 pub mod p2p;
 pub mod runtime;
 pub mod topo;

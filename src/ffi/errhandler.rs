@@ -23,7 +23,7 @@ pub fn create_user_handler(f: CommErrhandlerFn) -> MPI_Errhandler {
     user_handler_handle(t.len() - 1)
 }
 
-fn user_handler(h: MPI_Errhandler) -> Option<CommErrhandlerFn> {
+pub(crate) fn user_handler(h: MPI_Errhandler) -> Option<CommErrhandlerFn> {
     if handle_kind(h) != HANDLE_KIND_DIRECT || handle_object(h) != OBJ_ERRHANDLER {
         return None;
     }

@@ -71,7 +71,7 @@ fn write<R>(h: MPI_Info, f: impl FnOnce(&mut Info) -> R) -> MpiResult<R> {
     universe::infos()?.with(i, f).ok_or_else(|| stale(h))
 }
 
-fn new_handle(info: Info) -> MpiResult<MPI_Info> {
+pub(crate) fn new_handle(info: Info) -> MpiResult<MPI_Info> {
     let i = universe::infos()?.insert(info).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many info objects exist (2^26); free some with MPI_Info_free"))?;
     Ok(make_handle(HANDLE_KIND_DIRECT, OBJ_INFO, i as u32))
 }

@@ -46,6 +46,10 @@ pub struct Universe {
     pub staged: crate::ffi::staged::StagedTable,
     /// Persistent collective requests of this rank (MPI_*_init).
     pub coll_persistent: crate::ffi::coll_launch::PersistentTable,
+    /// This rank's RMA windows (MPI_Win handles index it).
+    pub wins: crate::osc::window::WinTable,
+    /// Keyvals and attributes of windows (MPI 4.1 section 7.7.3), per rank like `attrs`.
+    pub win_attrs: crate::comm::attr::Attrs,
 }
 
 const PHASE_NONE: u32 = 0;
@@ -256,6 +260,8 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         ops: Default::default(),
         staged: Default::default(),
         coll_persistent: Default::default(),
+        wins: Default::default(),
+        win_attrs: Default::default(),
     };
     if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));

@@ -1,0 +1,326 @@
+//! One-sided communication, the window objects (MPI 4.1 sections 12.2, 12.4 and 9.3.3 for their
+//! error handlers): constructors, MPI_Win_free, shared query, attach/detach, group, name, info,
+//! error handlers, MPI_Alloc_mem. The operations are in `rma_ops`, synchronisation in `rma_sync`,
+//! attributes in `rma_attr`; the engine is `crate::osc`.
+//!
+//! Errors of calls on a window go to the window's error handler (`win_export!`); errors of the
+//! constructors go to the communicator's.
+use super::check;
+use super::datatype::out;
+use crate::abi::*;
+use crate::error::{err, MpiError, MpiResult};
+use crate::export;
+use crate::osc::class::*;
+use crate::osc::window::{Flavor, Spec, Window};
+use crate::runtime::universe::{self, Universe};
+use std::os::raw::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Arc;
+
+/// Like `export!`, with errors delivered to the error handler of window `$w`.
+macro_rules! win_export {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) on win $w:expr => $body:block
+    )*) => {$(
+        $(#[$meta])*
+        #[no_mangle]
+        #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> ::std::os::raw::c_int {
+            let __w: $crate::abi::MPI_Win = $w;
+            $crate::ffi::rma::run_win(stringify!($name), __w, move || -> $crate::error::MpiResult { $body })
+        }
+        #[no_mangle]
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> ::std::os::raw::c_int {
+            $pname($($arg),*)
+        }
+    )*};
+}
+pub(crate) use win_export;
+
+/// Runs `f` for exported function `name`; errors go to window `win`'s error handler.
+pub fn run_win(name: &'static str, win: MPI_Win, f: impl FnOnce() -> MpiResult) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(e)) => raise_win(name, win, e, None),
+        Err(p) => {
+            let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
+            raise_win(name, win, MpiError::new(MPI_ERR_INTERN, format!("internal error (a bug in oxmpi, please report it): {what}")), None)
+        }
+    }
+}
+
+/// Delivers `e` to the error handler of `win` (an invalid window's errors go to
+/// MPI_COMM_WORLD's handler, as in MPICH); `code` overrides the error code handed out.
+fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
+    let code = code.unwrap_or_else(|| crate::error::make_code(e.class, &format!("{name}: {}", e.msg)));
+    let Some(w) = universe::get().ok().and_then(|u| window(u, win).ok()) else {
+        return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
+    };
+    match w.errhandler.load(std::sync::atomic::Ordering::Acquire) {
+        MPI_ERRORS_RETURN => code,
+        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
+            let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
+            universe::abort_job(e.class.max(1), &format!("oxmpi: rank {}: {name}: {} [{class_name}]; ending the job", w.comm.world_rank(w.rank), e.msg))
+        }
+        h => {
+            if let Some(f) = super::errhandler::user_handler(h) {
+                let (mut wh, mut cd) = (win, code);
+                // SAFETY: the user's window error handler, called with pointers to locals as the
+                // standard specifies (MPI_Win_errhandler_function has the same C signature).
+                unsafe { f(&mut wh, &mut cd) };
+            }
+            code
+        }
+    }
+}
+
+/// The window behind handle `h`.
+pub(crate) fn window(u: &Universe, h: MPI_Win) -> MpiResult<Arc<Window>> {
+    if h == MPI_WIN_NULL {
+        return Err(err(MPI_ERR_WIN, "invalid window: MPI_WIN_NULL"));
+    }
+    if handle_kind(h) != HANDLE_KIND_DIRECT || handle_object(h) != OBJ_WIN {
+        return Err(err(MPI_ERR_WIN, format!("invalid window: 0x{:08x} is not a window handle", h as u32)));
+    }
+    u.wins.get(handle_index(h)).ok_or_else(|| err(MPI_ERR_WIN, format!("invalid window 0x{:08x} (freed, or never created)", h as u32)))
+}
+
+/// The window of handle `h` of the calling rank.
+pub(crate) fn win_of(h: MPI_Win) -> MpiResult<(&'static Universe, Arc<Window>)> {
+    let u = check::universe()?;
+    Ok((u, window(u, h)?))
+}
+
+/// The collective constructor common to all flavors.
+///
+/// # Safety
+/// `win` must be NULL or writable.
+unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c_void, size: MPI_Aint, disp_unit: i64, win: *mut MPI_Win) -> MpiResult<Arc<Window>> {
+    let u = check::universe()?;
+    let c = check::comm(u, comm)?;
+    let win = out(win, "win")?;
+    if c.is_inter() {
+        return Err(err(MPI_ERR_COMM, "windows cannot be created on an intercommunicator"));
+    }
+    if size < 0 {
+        return Err(err(MPI_ERR_SIZE, format!("invalid window size {size}: must be non-negative")));
+    }
+    if disp_unit <= 0 || disp_unit > i32::MAX as i64 {
+        return Err(err(MPI_ERR_DISP, format!("invalid displacement unit {disp_unit}: must be positive")));
+    }
+    if flavor == Flavor::Create && base.is_null() && size > 0 {
+        return Err(err(MPI_ERR_BASE, format!("base is NULL with a window size of {size} bytes")));
+    }
+    let hints = super::info::hints_of(info)?;
+    let w = Window::create(u, &c, Spec { flavor, base: base as usize, size: size as usize, disp_unit: disp_unit as usize, hints })?;
+    let w = u.wins.insert(w);
+    *win = make_handle(HANDLE_KIND_DIRECT, OBJ_WIN, w);
+    u.wins.get(w).ok_or_else(|| err(MPI_ERR_INTERN, "the new window vanished"))
+}
+
+/// MPI_Win_allocate(_shared): `baseptr` receives this rank's memory.
+///
+/// # Safety
+/// `baseptr` must be NULL or point to a writable `void *`; `win` as in `construct`.
+unsafe fn allocate(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, size: MPI_Aint, disp_unit: i64, baseptr: *mut c_void, win: *mut MPI_Win) -> MpiResult {
+    let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
+    let w = construct(comm, info, flavor, std::ptr::null_mut(), size, disp_unit, win)?;
+    *baseptr = w.base as *mut c_void;
+    Ok(())
+}
+
+/// MPI_Win_shared_query: `rank`'s memory as this process addresses it (MPI_PROC_NULL: the
+/// lowest rank with a non-empty segment).
+///
+/// # Safety
+/// The output pointers must be NULL or writable (`disp_unit` of type `D`).
+unsafe fn shared_query<D: TryFrom<u64>>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut D, baseptr: *mut c_void) -> MpiResult {
+    let (_, w) = win_of(win)?;
+    let (size, disp_unit, baseptr) = (out(size, "size")?, out(disp_unit, "disp_unit")?, out(baseptr as *mut *mut c_void, "baseptr")?);
+    if !matches!(w.flavor, Flavor::Shared | Flavor::Allocate) {
+        return Err(err(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared or MPI_Win_allocate (this one's memory is not shared)"));
+    }
+    let r = if rank == MPI_PROC_NULL {
+        (0..w.size).find(|&r| w.extent_of(r).0 > 0)
+    } else if rank < 0 || rank as usize >= w.size {
+        return Err(err(MPI_ERR_RANK, format!("invalid rank {rank}: the window's group has {} ranks", w.size)));
+    } else {
+        Some(rank as usize)
+    };
+    match r {
+        Some(r) => {
+            let (s, d) = w.extent_of(r);
+            let crate::osc::window::Target::Direct(p) = w.target(r) else { unreachable!("allocated memory is mapped") };
+            *size = s as MPI_Aint;
+            *disp_unit = D::try_from(d).map_err(|_| err(MPI_ERR_DISP, "displacement unit too large"))?;
+            *baseptr = p as *mut c_void;
+        }
+        None => {
+            *size = 0;
+            *disp_unit = D::try_from(1).map_err(|_| err(MPI_ERR_INTERN, "1"))?;
+            *baseptr = std::ptr::null_mut();
+        }
+    }
+    Ok(())
+}
+
+export! {
+    fn MPI_Win_create / PMPI_Win_create (base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+        construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
+    }
+    fn MPI_Win_create_c / PMPI_Win_create_c (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+        construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
+    }
+    fn MPI_Win_allocate / PMPI_Win_allocate (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+        allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
+    }
+    fn MPI_Win_allocate_c / PMPI_Win_allocate_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+        allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
+    }
+    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+        allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
+    }
+    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+        allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
+    }
+    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+        construct(comm, info, Flavor::Dynamic, std::ptr::null_mut(), 0, 1, win).map(drop)
+    }
+
+    /// Memory for RMA (MPI 4.1 section 9.2): any memory works with oxmpi's windows, so malloc.
+    fn MPI_Alloc_mem / PMPI_Alloc_mem (size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) on MPI_COMM_WORLD => {
+        let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
+        if size < 0 {
+            return Err(err(MPI_ERR_SIZE, format!("invalid size {size}: must be non-negative")));
+        }
+        super::info::hints_of(info)?;
+        let p = libc::malloc((size as usize).max(1));
+        if p.is_null() {
+            return Err(err(MPI_ERR_NO_MEM, format!("cannot allocate {size} bytes")));
+        }
+        *baseptr = p;
+        Ok(())
+    }
+    fn MPI_Free_mem / PMPI_Free_mem (base: *mut c_void) on MPI_COMM_WORLD => {
+        libc::free(base);
+        Ok(())
+    }
+
+    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler (win_errhandler_fn: Option<MPI_Win_errhandler_function>, errhandler: *mut MPI_Errhandler) on MPI_COMM_WORLD => {
+        let errhandler = out(errhandler, "errhandler")?;
+        let f = win_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "win_errhandler_fn is NULL"))?;
+        *errhandler = super::errhandler::create_user_handler(f);
+        Ok(())
+    }
+}
+
+win_export! {
+    fn MPI_Win_free / PMPI_Win_free (win: *mut MPI_Win) on win if win.is_null() { MPI_WIN_NULL } else { *win } => {
+        let h = *out(win, "win")?;
+        let (u, w) = win_of(h)?;
+        if w.epochs().passive() {
+            return Err(err(MPI_ERR_RMA_SYNC, "the window is still locked by this rank (MPI_Win_unlock/unlock_all first)"));
+        }
+        // Collective: every rank's operations on the window are done once all arrived.
+        w.barrier(u)?;
+        super::rma_attr::delete_win_attrs(u, h)?;
+        u.wins.remove(handle_index(h));
+        u.comms.remove(w.comm_index);
+        *win = MPI_WIN_NULL;
+        Ok(())
+    }
+
+    fn MPI_Win_shared_query / PMPI_Win_shared_query (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) on win win => {
+        shared_query(win, rank, size, disp_unit, baseptr)
+    }
+    fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) on win win => {
+        shared_query(win, rank, size, disp_unit, baseptr)
+    }
+
+    fn MPI_Win_attach / PMPI_Win_attach (win: MPI_Win, base: *mut c_void, size: MPI_Aint) on win win => {
+        let (_, w) = win_of(win)?;
+        if w.flavor != Flavor::Dynamic {
+            return Err(err(MPI_ERR_RMA_FLAVOR, "MPI_Win_attach needs a window made by MPI_Win_create_dynamic"));
+        }
+        if size < 0 {
+            return Err(err(MPI_ERR_SIZE, format!("invalid size {size}: must be non-negative")));
+        }
+        if base.is_null() && size > 0 {
+            return Err(err(MPI_ERR_RMA_ATTACH, "base is NULL"));
+        }
+        w.attach(base as u64, size as u64)
+    }
+    fn MPI_Win_detach / PMPI_Win_detach (win: MPI_Win, base: *const c_void) on win win => {
+        let (_, w) = win_of(win)?;
+        if w.flavor != Flavor::Dynamic {
+            return Err(err(MPI_ERR_RMA_FLAVOR, "MPI_Win_detach needs a window made by MPI_Win_create_dynamic"));
+        }
+        w.detach(base as u64)
+    }
+
+    fn MPI_Win_get_group / PMPI_Win_get_group (win: MPI_Win, group: *mut MPI_Group) on win win => {
+        let (u, w) = win_of(win)?;
+        let group = out(group, "group")?;
+        let i = u.groups.insert(crate::group::Group::new(w.comm.group.clone())).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many groups exist; free some with MPI_Group_free"))?;
+        *group = make_handle(HANDLE_KIND_DIRECT, OBJ_GROUP, i as u32);
+        Ok(())
+    }
+
+    fn MPI_Win_set_name / PMPI_Win_set_name (win: MPI_Win, win_name: *const c_char) on win win => {
+        let (_, w) = win_of(win)?;
+        let name = out(win_name as *mut c_char, "win_name")?;
+        let s = std::ffi::CStr::from_ptr(name).to_string_lossy();
+        *w.name.lock().unwrap_or_else(|p| p.into_inner()) = s.chars().take(MPI_MAX_OBJECT_NAME - 1).collect();
+        Ok(())
+    }
+    fn MPI_Win_get_name / PMPI_Win_get_name (win: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) on win win => {
+        let (_, w) = win_of(win)?;
+        let (name, len) = (out(win_name, "win_name")?, out(resultlen, "resultlen")?);
+        let s = w.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int;
+        Ok(())
+    }
+
+    fn MPI_Win_set_info / PMPI_Win_set_info (win: MPI_Win, info: MPI_Info) on win win => {
+        let (_, w) = win_of(win)?;
+        let new = super::info::hints_of(info)?;
+        let mut h = w.hints.lock().unwrap_or_else(|p| p.into_inner());
+        for i in 0..new.nkeys() {
+            if let Some(k) = new.nth_key(i) {
+                let v = new.get(k).unwrap_or_default().to_vec();
+                h.set(k, &v);
+            }
+        }
+        Ok(())
+    }
+    fn MPI_Win_get_info / PMPI_Win_get_info (win: MPI_Win, info_used: *mut MPI_Info) on win win => {
+        let (_, w) = win_of(win)?;
+        let o = out(info_used, "info_used")?;
+        let hints = w.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        *o = super::info::new_handle(hints)?;
+        Ok(())
+    }
+
+    fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler (win: MPI_Win, errhandler: MPI_Errhandler) on win win => {
+        let (_, w) = win_of(win)?;
+        if !super::errhandler::is_valid_errhandler(errhandler) {
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
+        }
+        w.errhandler.store(errhandler, std::sync::atomic::Ordering::Release);
+        Ok(())
+    }
+    fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler (win: MPI_Win, errhandler: *mut MPI_Errhandler) on win win => {
+        let (_, w) = win_of(win)?;
+        *out(errhandler, "errhandler")? = w.errhandler.load(std::sync::atomic::Ordering::Acquire);
+        Ok(())
+    }
+    fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler (win: MPI_Win, errorcode: c_int) on win win => {
+        win_of(win)?;
+        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        // The call itself succeeds when the handler returns.
+        raise_win("MPI_Win_call_errhandler", win, err(class, format!("error code {errorcode} raised by the application")), Some(errorcode));
+        Ok(())
+    }
+}

@@ -1,0 +1,317 @@
+//! RMA communication calls (MPI 4.1 section 12.3): put, get, the accumulate family, their
+//! request-based forms and the `_c` variants. Argument checks here; the data movement is
+//! `crate::osc::access`. Every operation has completed when the call returns (`crate::osc`), so
+//! the request of an `MPI_R*` call is complete at once.
+use super::check;
+use super::datatype::out;
+use super::rma::{win_export, win_of};
+use crate::abi::*;
+use crate::datatype::{Layout, TypeRepr};
+use crate::error::{err, MpiResult};
+use crate::osc::access::{self, TargetSpan};
+use crate::osc::class::*;
+use crate::osc::window::{Flavor, Target, Window};
+use crate::op::{Op, Reduction};
+use std::borrow::Cow;
+use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
+
+/// What an operation does at the target.
+#[derive(Clone, Copy)]
+enum Kind {
+    Put,
+    Get,
+    Acc(MPI_Op),
+    /// Get_accumulate: the old target data goes to (result, count, datatype).
+    GetAcc(MPI_Op, *mut c_void, i64, MPI_Datatype),
+}
+
+/// A typed buffer of the origin side.
+struct Typed {
+    p: *mut c_void,
+    t: Arc<TypeRepr>,
+    count: usize,
+}
+
+impl Typed {
+    fn new(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResult<Typed> {
+        if count < 0 {
+            return Err(err(MPI_ERR_COUNT, format!("invalid {what} count {count}: must be non-negative")));
+        }
+        let t = check::committed_dtype(dt)?;
+        let count = count as usize;
+        let bytes = count.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("{what} count {count} overflows")))?;
+        // The target side has no buffer here (NULL): its address comes from the window.
+        if p.is_null() && bytes > 0 && t.leaf_id.is_some() && what != "target" {
+            return Err(err(MPI_ERR_BUFFER, format!("{what} buffer is NULL with {bytes} bytes of data")));
+        }
+        Ok(Typed { p: p as *mut c_void, t, count })
+    }
+
+    fn bytes(&self) -> usize {
+        self.count * self.t.layout.size
+    }
+
+    /// The buffer's bytes are one range at this address.
+    fn contiguous(&self) -> Option<*mut u8> {
+        contiguous(&self.t.layout, self.count).map(|off| (self.p as *mut u8).wrapping_offset(off as isize))
+    }
+
+    /// The data as packed bytes (borrowed when contiguous).
+    ///
+    /// # Safety
+    /// The buffer must hold `count` readable elements.
+    unsafe fn packed(&self) -> Cow<'_, [u8]> {
+        let n = self.bytes();
+        if let Some(p) = self.contiguous() {
+            // SAFETY: per contract, `n` readable bytes there.
+            return Cow::Borrowed(unsafe { std::slice::from_raw_parts(p, n) });
+        }
+        let mut v = vec![0u8; n];
+        // SAFETY: per contract; `v` holds the packed bytes.
+        unsafe { crate::datatype::copy(&self.t.layout, self.p as *mut u8, self.count, v.as_mut_ptr(), n, 0, true) };
+        Cow::Owned(v)
+    }
+
+    /// Unpacks `data` into the buffer.
+    ///
+    /// # Safety
+    /// The buffer must hold `count` writable elements, not overlapping `data`.
+    unsafe fn unpack(&self, data: &[u8]) {
+        // SAFETY: per contract.
+        unsafe { crate::datatype::copy(&self.t.layout, self.p as *mut u8, self.count, data.as_ptr() as *mut u8, data.len(), 0, false) };
+    }
+}
+
+/// Offset of the only block when `count` elements of `l` are one contiguous range.
+fn contiguous(l: &Layout, count: usize) -> Option<i64> {
+    if l.blocks.is_empty() || count == 0 {
+        return Some(0);
+    }
+    (l.blocks.len() == 1 && (count == 1 || l.size as i64 == l.extent())).then(|| l.blocks[0].0)
+}
+
+/// The element-wise reduction of predefined `op` on the target's datatype (MPI 4.1 section
+/// 12.3.4: the target datatype's basic elements, all of one predefined type).
+fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Reduction> {
+    if Op::from_handle(op).is_err() {
+        return Err(err(MPI_ERR_OP, format!("invalid op 0x{:08x} for an accumulate: only predefined ops (and MPI_REPLACE, MPI_NO_OP) are allowed", op as u32)));
+    }
+    let elem = if t.leaf_id.is_some() {
+        dt
+    } else {
+        let mut leaf = None;
+        if !super::coll_args::uniform_leaf(t, &mut leaf) {
+            return Err(err(MPI_ERR_TYPE, format!("the target datatype 0x{:08x} of an accumulate mixes basic types; it must consist of one predefined type", dt as u32)));
+        }
+        leaf.unwrap_or(crate::abi::datatypes::MPI_INT)
+    };
+    Reduction::new(op, elem)
+}
+
+fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
+    if rank < 0 || rank as usize >= w.size {
+        return Err(err(MPI_ERR_RANK, format!("invalid target rank {rank}: the window's group has {} ranks", w.size)));
+    }
+    Ok(rank as usize)
+}
+
+/// The target elements of an operation: checks the epoch and the range, finds the memory.
+fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: bool) -> MpiResult<TargetSpan<'a>> {
+    if !w.epochs().may_access(t, passive_only) {
+        let what = if passive_only { "a passive-target epoch (MPI_Win_lock/lock_all): request-based operations need one" } else { "an access epoch (fence, MPI_Win_start or a lock)" };
+        return Err(err(MPI_ERR_RMA_SYNC, format!("operation on target rank {t} outside {what}")));
+    }
+    let (_, unit) = w.extent_of(t);
+    let off: i128 = if w.flavor == Flavor::Dynamic { disp as i128 } else { disp as i128 * unit as i128 };
+    if disp < 0 && w.flavor != Flavor::Dynamic {
+        return Err(err(MPI_ERR_DISP, format!("invalid target displacement {disp}: must be non-negative")));
+    }
+    let l = &tt.t.layout;
+    if tt.count > 0 && l.size > 0 {
+        let lo = off + l.true_lb as i128;
+        let hi = off + (tt.count as i128 - 1) * l.extent() as i128 + l.true_ub as i128;
+        w.check_range(t, lo, hi)?;
+    }
+    let target = w.target(t);
+    let base = match target {
+        Target::Direct(b) => b,
+        Target::Remote { base, .. } => base as usize,
+    };
+    Ok(TargetSpan { target, addr: base.wrapping_add(off as usize), layout: l, count: tt.count })
+}
+
+/// Every RMA communication call.
+///
+/// # Safety
+/// The buffers must hold their elements as MPI requires (readable origin, writable result).
+#[allow(clippy::too_many_arguments)]
+unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
+    let (_, w) = win_of(win)?;
+    let no_op = matches!(kind, Kind::GetAcc(op, ..) if op == crate::op::OP_BASE + Op::NoOp as MPI_Op);
+    let o = if no_op { None } else { Some(Typed::new(origin, ocount, odt, "origin")?) };
+    let tt = Typed::new(std::ptr::null(), tcount, tdt, "target")?;
+    let red = match kind {
+        Kind::Acc(op) | Kind::GetAcc(op, ..) => Some(element_reduction(op, tdt, &tt.t)?),
+        _ => None,
+    };
+    let res = match kind {
+        Kind::GetAcc(_, p, n, dt) => Some(Typed::new(p, n, dt, "result")?),
+        _ => None,
+    };
+    if rank == MPI_PROC_NULL {
+        return Ok(());
+    }
+    let t = window_rank(&w, rank)?;
+    if let Some(o) = &o {
+        if o.bytes() != tt.bytes() {
+            return Err(err(MPI_ERR_TYPE, format!("the origin data ({} bytes) and the target data ({} bytes) differ in size: their type signatures must match", o.bytes(), tt.bytes())));
+        }
+    }
+    if let Some(r) = &res {
+        if r.bytes() != tt.bytes() {
+            return Err(err(MPI_ERR_TYPE, format!("the result buffer ({} bytes) and the target data ({} bytes) differ in size", r.bytes(), tt.bytes())));
+        }
+    }
+    let s = span(&w, t, disp, &tt, passive_only)?;
+    match kind {
+        Kind::Put => {
+            let o = o.expect("put has an origin");
+            // SAFETY: the origin holds its elements (caller); the span was range-checked.
+            unsafe { s.write(&o.packed()) }
+        }
+        Kind::Get => {
+            let o = o.expect("get has an origin");
+            // SAFETY: as for put, the origin being writable.
+            unsafe {
+                match o.contiguous() {
+                    Some(p) => s.read(std::slice::from_raw_parts_mut(p, o.bytes())),
+                    None => {
+                        let mut v = vec![0u8; o.bytes()];
+                        s.read(&mut v)?;
+                        o.unpack(&v);
+                        Ok(())
+                    }
+                }
+            }
+        }
+        Kind::Acc(_) | Kind::GetAcc(..) => {
+            let red = red.expect("accumulates have a reduction");
+            let n = tt.bytes().checked_div(red.size).unwrap_or(0);
+            let data: Cow<[u8]> = match &o {
+                // SAFETY: the origin holds its elements (caller).
+                Some(o) => unsafe { o.packed() },
+                None => Cow::Owned(Vec::new()),
+            };
+            let mut old = Vec::new();
+            // SAFETY: range-checked span; `data` holds n elements unless the op is MPI_NO_OP.
+            unsafe { access::accumulate(&w, t, &s, &red, n, &data, res.as_ref().map(|_| &mut old))? };
+            if let Some(r) = res {
+                // SAFETY: the result buffer holds its elements, writable (caller).
+                unsafe { r.unpack(&old) };
+            }
+            Ok(())
+        }
+    }
+}
+
+/// A request-based operation: runs it, then hands out a request that is already complete.
+///
+/// # Safety
+/// As `rma`; `request` must be NULL or writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rma_request(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, request: *mut MPI_Request) -> MpiResult {
+    let request = out(request, "request")?;
+    // SAFETY: per this function's contract.
+    unsafe { rma(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, true)? };
+    let u = check::universe()?;
+    let id = u.engine.new_external();
+    u.engine.complete_external(id, MPI_SUCCESS);
+    *request = check::req_handle(id);
+    Ok(())
+}
+
+win_export! {
+    fn MPI_Put / PMPI_Put (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
+        rma(win, Kind::Put, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
+    }
+    fn MPI_Put_c / PMPI_Put_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
+        rma(win, Kind::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
+    }
+    fn MPI_Get / PMPI_Get (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
+        rma(win, Kind::Get, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
+    }
+    fn MPI_Get_c / PMPI_Get_c (origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
+        rma(win, Kind::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
+    }
+    fn MPI_Accumulate / PMPI_Accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
+        rma(win, Kind::Acc(op), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
+    }
+    fn MPI_Accumulate_c / PMPI_Accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
+        rma(win, Kind::Acc(op), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
+    }
+    fn MPI_Get_accumulate / PMPI_Get_accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
+        rma(win, Kind::GetAcc(op, result_addr, result_count as i64, result_datatype), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
+    }
+    fn MPI_Get_accumulate_c / PMPI_Get_accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
+        rma(win, Kind::GetAcc(op, result_addr, result_count, result_datatype), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
+    }
+    fn MPI_Fetch_and_op / PMPI_Fetch_and_op (origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) on win win => {
+        if check::datatype_size(datatype).is_err() {
+            check::committed_dtype(datatype)?;
+            return Err(err(MPI_ERR_TYPE, "MPI_Fetch_and_op needs a predefined datatype"));
+        }
+        rma(win, Kind::GetAcc(op, result_addr, 1, datatype), origin_addr, 1, datatype, target_rank, target_disp, 1, datatype, false)
+    }
+    fn MPI_Compare_and_swap / PMPI_Compare_and_swap (origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        let size = check::datatype_size(datatype).map_err(|_| err(MPI_ERR_TYPE, "MPI_Compare_and_swap needs a predefined integer, logical or byte datatype"))?;
+        // The datatypes MPI 4.1 section 12.3.5 allows: integers, logicals, bytes (and no pairs).
+        Reduction::new(crate::op::OP_BASE + Op::Band as MPI_Op, datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
+        if target_rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        for (p, what) in [(origin_addr, "origin_addr"), (compare_addr, "compare_addr"), (result_addr as *const c_void, "result_addr")] {
+            if p.is_null() {
+                return Err(err(MPI_ERR_BUFFER, format!("{what} is NULL")));
+            }
+        }
+        let t = window_rank(&w, target_rank)?;
+        let tt = Typed::new(std::ptr::null(), 1, datatype, "target")?;
+        let s = span(&w, t, target_disp, &tt, false)?;
+        // SAFETY: the three buffers hold one element each (MPI contract); checked non-NULL.
+        unsafe {
+            let o = std::slice::from_raw_parts(origin_addr as *const u8, size);
+            let c = std::slice::from_raw_parts(compare_addr as *const u8, size);
+            let mut r = vec![0u8; size];
+            access::compare_and_swap(&w, t, &s, o, c, &mut r)?;
+            std::ptr::copy_nonoverlapping(r.as_ptr(), result_addr as *mut u8, size);
+        }
+        Ok(())
+    }
+
+    fn MPI_Rput / PMPI_Rput (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Put, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
+    }
+    fn MPI_Rput_c / PMPI_Rput_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
+    }
+    fn MPI_Rget / PMPI_Rget (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Get, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
+    }
+    fn MPI_Rget_c / PMPI_Rget_c (origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
+    }
+    fn MPI_Raccumulate / PMPI_Raccumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Acc(op), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
+    }
+    fn MPI_Raccumulate_c / PMPI_Raccumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::Acc(op), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
+    }
+    fn MPI_Rget_accumulate / PMPI_Rget_accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::GetAcc(op, result_addr, result_count as i64, result_datatype), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
+    }
+    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
+        rma_request(win, Kind::GetAcc(op, result_addr, result_count, result_datatype), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
+    }
+}

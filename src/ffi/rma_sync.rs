@@ -1,0 +1,283 @@
+//! RMA synchronisation (MPI 4.1 section 12.5): fence, post-start-complete-wait, passive-target
+//! locks, flush and sync. Operations complete before they return (see `crate::osc`), so these
+//! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
+//! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
+use super::datatype::out;
+use super::rma::{win_export, win_of};
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::osc::class::*;
+use crate::osc::sync;
+use crate::osc::window::Window;
+use std::os::raw::c_int;
+use std::sync::atomic::{fence, Ordering::*};
+
+const MPI_MODE_NOCHECK: c_int = 1024;
+const MPI_MODE_NOSTORE: c_int = 2048;
+const MPI_MODE_NOPUT: c_int = 4096;
+const MPI_MODE_NOPRECEDE: c_int = 8192;
+const MPI_MODE_NOSUCCEED: c_int = 16384;
+const MPI_LOCK_EXCLUSIVE: c_int = 234;
+const MPI_LOCK_SHARED: c_int = 235;
+
+fn check_assert(assert: c_int, allowed: c_int) -> MpiResult {
+    if assert & !allowed != 0 {
+        return Err(err(MPI_ERR_ASSERT, format!("invalid assert {assert}: only a combination of the MPI_MODE_* values this call accepts")));
+    }
+    Ok(())
+}
+
+/// A group of the caller's as ranks of the window.
+fn window_ranks(w: &Window, group: MPI_Group) -> MpiResult<Vec<usize>> {
+    let u = super::check::universe()?;
+    let g = super::group::group(u, group)?;
+    g.members
+        .iter()
+        .map(|&m| w.comm.comm_rank_of(m).ok_or_else(|| err(MPI_ERR_GROUP, format!("the group holds process {m} (MPI_COMM_WORLD rank), which is not in the window")))).collect()
+}
+
+fn target_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
+    if rank < 0 || rank as usize >= w.size {
+        return Err(err(MPI_ERR_RANK, format!("invalid target rank {rank}: the window's group has {} ranks", w.size)));
+    }
+    Ok(rank as usize)
+}
+
+/// MPI_Win_lock on `t` (or one target of MPI_Win_lock_all).
+fn lock_target(w: &Window, t: usize, exclusive: bool) {
+    let a = w.region.rank(t);
+    sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive);
+}
+
+fn unlock_target(w: &Window, t: usize, exclusive: bool) {
+    fence(SeqCst);
+    let a = w.region.rank(t);
+    sync::rw_release(&a.lock, &a.lock_waiters, exclusive);
+}
+
+/// Tells window rank `r` a PSCW counter of its changed.
+fn ring(w: &Window, r: usize) {
+    let a = w.region.rank(r);
+    sync::ring(&a.bell, &a.bell_sleepers);
+}
+
+/// Consumes one unit of each counter if all are non-zero (MPI_Win_test/wait).
+fn take_all(counters: &[&std::sync::atomic::AtomicU32]) -> bool {
+    if counters.iter().any(|c| c.load(Acquire) == 0) {
+        return false;
+    }
+    for c in counters {
+        c.fetch_sub(1, AcqRel);
+    }
+    true
+}
+
+win_export! {
+    fn MPI_Win_fence / PMPI_Win_fence (assert: c_int, win: MPI_Win) on win win => {
+        let (u, w) = win_of(win)?;
+        check_assert(assert, MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)?;
+        {
+            let e = w.epochs();
+            if e.access.is_some() || e.exposure.is_some() || e.passive() {
+                return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_fence inside a PSCW or passive-target epoch"));
+            }
+        }
+        w.barrier(u)?;
+        w.epochs().fence = assert & MPI_MODE_NOSUCCEED == 0;
+        Ok(())
+    }
+
+    fn MPI_Win_post / PMPI_Win_post (group: MPI_Group, assert: c_int, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)?;
+        let origins = window_ranks(&w, group)?;
+        let mut e = w.epochs();
+        if e.exposure.is_some() || e.passive() {
+            return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_post while an exposure or passive-target epoch is open"));
+        }
+        e.fence = false;
+        fence(SeqCst);
+        for &o in &origins {
+            w.region.post(o, w.rank).fetch_add(1, Release);
+            ring(&w, o);
+        }
+        e.exposure = Some(origins);
+        Ok(())
+    }
+
+    fn MPI_Win_start / PMPI_Win_start (group: MPI_Group, assert: c_int, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        check_assert(assert, MPI_MODE_NOCHECK)?;
+        let targets = window_ranks(&w, group)?;
+        if w.epochs().access.is_some() || w.epochs().passive() {
+            return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_start while an access epoch is open"));
+        }
+        // Wait for each target's post (MPI_MODE_NOCHECK: the application guarantees it).
+        if assert & MPI_MODE_NOCHECK == 0 {
+            let me = w.region.rank(w.rank);
+            let posts: Vec<_> = targets.iter().map(|&t| w.region.post(w.rank, t)).collect();
+            sync::wait_until(&me.bell, &me.bell_sleepers, || take_all(&posts));
+        }
+        fence(SeqCst);
+        let mut e = w.epochs();
+        e.fence = false;
+        e.access = Some(targets);
+        Ok(())
+    }
+
+    fn MPI_Win_complete / PMPI_Win_complete (win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        let targets = w.epochs().access.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start"))?;
+        fence(SeqCst);
+        for &t in &targets {
+            w.region.done(t, w.rank).fetch_add(1, Release);
+            ring(&w, t);
+        }
+        Ok(())
+    }
+
+    fn MPI_Win_wait / PMPI_Win_wait (win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post"))?;
+        let me = w.region.rank(w.rank);
+        let done: Vec<_> = origins.iter().map(|&o| w.region.done(w.rank, o)).collect();
+        sync::wait_until(&me.bell, &me.bell_sleepers, || take_all(&done));
+        fence(SeqCst);
+        w.epochs().exposure = None;
+        Ok(())
+    }
+
+    fn MPI_Win_test / PMPI_Win_test (win: MPI_Win, flag: *mut c_int) on win win => {
+        let (_, w) = win_of(win)?;
+        let flag = out(flag, "flag")?;
+        let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_test without MPI_Win_post"))?;
+        let done: Vec<_> = origins.iter().map(|&o| w.region.done(w.rank, o)).collect();
+        let ok = take_all(&done);
+        if ok {
+            fence(SeqCst);
+            w.epochs().exposure = None;
+        }
+        *flag = ok as c_int;
+        Ok(())
+    }
+
+    fn MPI_Win_lock / PMPI_Win_lock (lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        let exclusive = match lock_type {
+            MPI_LOCK_EXCLUSIVE => true,
+            MPI_LOCK_SHARED => false,
+            _ => return Err(err(MPI_ERR_LOCKTYPE, format!("invalid lock type {lock_type}: MPI_LOCK_EXCLUSIVE or MPI_LOCK_SHARED"))),
+        };
+        check_assert(assert, MPI_MODE_NOCHECK)?;
+        if rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let t = target_rank(&w, rank)?;
+        {
+            let e = w.epochs();
+            if e.locks[t].is_some() || e.lock_all.is_some() || e.access.is_some() {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("MPI_Win_lock: an access epoch to rank {t} is already open")));
+            }
+        }
+        // A fence without MPI_MODE_NOSUCCEED leaves a fence epoch nominally open; programs
+        // commonly lock after it (MPICH accepts this), so the lock ends it.
+        w.epochs().fence = false;
+        let take = assert & MPI_MODE_NOCHECK == 0;
+        if take {
+            lock_target(&w, t, exclusive);
+        }
+        w.epochs().locks[t] = Some((exclusive, take));
+        Ok(())
+    }
+
+    fn MPI_Win_unlock / PMPI_Win_unlock (rank: c_int, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        if rank == MPI_PROC_NULL {
+            return Ok(());
+        }
+        let t = target_rank(&w, rank)?;
+        let (exclusive, taken) = w.epochs().locks[t].take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {t} is not locked by MPI_Win_lock")))?;
+        if taken {
+            unlock_target(&w, t, exclusive);
+        }
+        Ok(())
+    }
+
+    fn MPI_Win_lock_all / PMPI_Win_lock_all (assert: c_int, win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        check_assert(assert, MPI_MODE_NOCHECK)?;
+        {
+            let e = w.epochs();
+            if e.passive() || e.access.is_some() {
+                return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_lock_all: an access epoch is already open"));
+            }
+        }
+        w.epochs().fence = false;
+        let take = assert & MPI_MODE_NOCHECK == 0;
+        if take {
+            for t in 0..w.size {
+                lock_target(&w, t, false);
+            }
+        }
+        w.epochs().lock_all = Some(take);
+        Ok(())
+    }
+
+    fn MPI_Win_unlock_all / PMPI_Win_unlock_all (win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        let taken = w.epochs().lock_all.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"))?;
+        if taken {
+            for t in 0..w.size {
+                unlock_target(&w, t, false);
+            }
+        }
+        Ok(())
+    }
+
+    fn MPI_Win_flush / PMPI_Win_flush (rank: c_int, win: MPI_Win) on win win => {
+        flush(win, Some(rank))
+    }
+    fn MPI_Win_flush_local / PMPI_Win_flush_local (rank: c_int, win: MPI_Win) on win win => {
+        flush(win, Some(rank))
+    }
+    fn MPI_Win_flush_all / PMPI_Win_flush_all (win: MPI_Win) on win win => {
+        flush(win, None)
+    }
+    fn MPI_Win_flush_local_all / PMPI_Win_flush_local_all (win: MPI_Win) on win win => {
+        flush(win, None)
+    }
+
+    /// Unified memory model: public and private copies are the same memory; a full fence. Only
+    /// in a passive-target epoch, as MPICH requires.
+    fn MPI_Win_sync / PMPI_Win_sync (win: MPI_Win) on win win => {
+        let (_, w) = win_of(win)?;
+        if !w.epochs().passive() {
+            return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_sync outside a passive-target epoch (MPI_Win_lock/lock_all)"));
+        }
+        fence(SeqCst);
+        Ok(())
+    }
+}
+
+/// The flushes: valid only in a passive-target epoch to the target(s); operations have already
+/// completed, so a memory fence is all that remains.
+fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
+    let (_, w) = win_of(win)?;
+    let e = w.epochs();
+    match rank {
+        Some(MPI_PROC_NULL) => {}
+        Some(r) => {
+            let t = target_rank(&w, r)?;
+            if e.lock_all.is_none() && e.locks[t].is_none() {
+                return Err(err(MPI_ERR_RMA_SYNC, format!("flush of rank {t} outside a passive-target epoch to it")));
+            }
+        }
+        None => {
+            if !e.passive() {
+                return Err(err(MPI_ERR_RMA_SYNC, "flush outside a passive-target epoch"));
+            }
+        }
+    }
+    fence(SeqCst);
+    Ok(())
+}

@@ -1,0 +1,37 @@
+//! One-sided communication (MPI 4.1 chapter 12) on shared memory.
+//!
+//! Every operation completes at the origin before it returns, because every rank's window memory
+//! is reachable without the target's help:
+//! - threads mode: all ranks share one address space, so a put is a store/memcpy at the target
+//!   address, whatever the window flavor;
+//! - processes mode: memory of `Win_allocate`/`Win_allocate_shared` lives in a memfd that every
+//!   rank of the window maps (`shm`), so a put is again a store; windows on user memory
+//!   (`Win_create`, dynamic windows) are reached with process_vm_readv/writev (single copy).
+//!
+//! Accumulates read, combine and write the target elements while holding the target's
+//! accumulate mutex (in the window's shared region), so accumulates from many origins are atomic
+//! per element as MPI 4.1 section 12.7 requires; in processes mode on user memory this is a CMA
+//! read-modify-write under that mutex. No operation needs the target to make progress, so passive
+//! target works while the target computes outside MPI (the alternative, active messages served by
+//! the target's progress, would need a helper thread per rank; MPICH's ch4 shm and Open MPI's
+//! osc/sm likewise do atomics in shared memory). Synchronisation is therefore only ordering:
+//! fence = barrier, PSCW = counters in the shared region, lock = a reader-writer lock per target
+//! in the shared region; flush is a memory fence. The memory model is MPI_WIN_UNIFIED.
+pub mod access;
+pub mod shm;
+pub mod sync;
+pub mod window;
+
+/// The RMA error classes of mpi.h (MPICH ABI values) that `abi` does not name.
+pub mod class {
+    use std::os::raw::c_int;
+    pub const MPI_ERR_BASE: c_int = 46;
+    pub const MPI_ERR_LOCKTYPE: c_int = 47;
+    pub const MPI_ERR_RMA_SYNC: c_int = 50;
+    pub const MPI_ERR_SIZE: c_int = 51;
+    pub const MPI_ERR_DISP: c_int = 52;
+    pub const MPI_ERR_ASSERT: c_int = 53;
+    pub const MPI_ERR_RMA_RANGE: c_int = 55;
+    pub const MPI_ERR_RMA_ATTACH: c_int = 56;
+    pub const MPI_ERR_RMA_FLAVOR: c_int = 58;
+}

@@ -1,0 +1,161 @@
+//! The shared region of one window: a memfd that every rank of the window maps. It holds one
+//! control block per rank (where its memory is, its locks, its PSCW doorbell, the regions attached
+//! to a dynamic window), the PSCW counters and, for `Win_allocate(_shared)`, the window memory.
+//!
+//! Layout (control blocks 128-byte aligned, data page aligned):
+//! ```text
+//! RankArea[n] | post[n * n] | done[n * n] | data (rank 0's bytes, rank 1's, ...)
+//! ```
+//! Rank 0 of the window creates the memfd; the others open it as `/proc/<pid>/fd/<fd>` of rank 0
+//! (same user, so allowed; in threads mode it is our own process) and map it; all then close their
+//! descriptor, the mappings stay until `MPI_Win_free`.
+use std::io;
+use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
+
+/// Regions a rank may have attached to one dynamic window at a time.
+pub const MAX_REGIONS: usize = 64;
+
+/// What the other ranks need to know about one rank of the window, and its synchronisation words.
+#[repr(C, align(128))]
+pub struct RankArea {
+    /// The rank's window memory as an address in its own process (user memory, or its mapping of
+    /// the data area); 0 for a dynamic window.
+    pub base: AtomicU64,
+    pub size: AtomicU64,
+    pub disp_unit: AtomicU64,
+    /// Offset of the rank's memory in this region (allocated windows), or `NO_DATA`.
+    pub data_off: AtomicU64,
+    pub pid: AtomicI32,
+    /// Passive-target lock: `WRITER` bit, or the number of shared holders (`sync::RwLock`).
+    pub lock: AtomicU32,
+    pub lock_waiters: AtomicU32,
+    /// Accumulate mutex: every accumulate to this rank holds it (`sync::Mutex`). Also guards
+    /// `regions`.
+    pub acc: AtomicU32,
+    /// Rung when a PSCW counter of this rank changes (`sync::Bell`).
+    pub bell: AtomicU32,
+    pub bell_sleepers: AtomicU32,
+    /// Dynamic windows: the attached regions (address, length) of this rank, `nregions` of them.
+    pub nregions: AtomicU32,
+    pub regions: [[AtomicU64; 2]; MAX_REGIONS],
+}
+
+pub const NO_DATA: u64 = u64::MAX;
+
+fn align_up(x: usize, a: usize) -> usize {
+    x.div_ceil(a) * a
+}
+
+/// Byte offsets of the parts of a region for `n` ranks.
+#[derive(Clone, Copy, Debug)]
+pub struct Layout {
+    pub n: usize,
+    pub post_off: usize,
+    pub done_off: usize,
+    pub data_off: usize,
+}
+
+impl Layout {
+    pub fn new(n: usize) -> Layout {
+        let post_off = n * std::mem::size_of::<RankArea>();
+        let done_off = post_off + n * n * 4;
+        let data_off = align_up(done_off + n * n * 4, 4096);
+        Layout { n, post_off, done_off, data_off }
+    }
+}
+
+/// One rank's mapping of a window's shared region.
+pub struct Region {
+    base: *mut u8,
+    len: usize,
+    layout: Layout,
+}
+// SAFETY: the mapping is shared memory accessed through atomics (control) or as raw window memory
+// whose races are the application's business under the MPI rules; it never moves.
+unsafe impl Send for Region {}
+unsafe impl Sync for Region {}
+
+impl Region {
+    /// Creates a region of `len` bytes; returns it and the descriptor the others open.
+    pub fn create(layout: Layout, len: usize) -> io::Result<(Region, i32)> {
+        // SAFETY: the name is a valid C string; CLOEXEC: the descriptor is only for our ranks.
+        let fd = unsafe { libc::memfd_create(c"oxmpi-win".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: fd is ours.
+        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
+            let e = io::Error::last_os_error();
+            // SAFETY: fd is ours, not used after.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        }
+        match Self::map(fd, layout, len) {
+            Ok(r) => Ok((r, fd)),
+            Err(e) => {
+                // SAFETY: as above.
+                unsafe { libc::close(fd) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Opens and maps the region that process `pid` created as descriptor `fd`.
+    pub fn open(pid: i32, fd: i32, layout: Layout, len: usize) -> io::Result<Region> {
+        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of digits");
+        // SAFETY: valid C string.
+        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if my < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let r = Self::map(my, layout, len);
+        // SAFETY: our descriptor; the mapping keeps the memfd alive.
+        unsafe { libc::close(my) };
+        r
+    }
+
+    fn map(fd: i32, layout: Layout, len: usize) -> io::Result<Region> {
+        // SAFETY: mapping `len` bytes of a memfd sized to `len` by its creator.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Region { base: p as *mut u8, len, layout })
+    }
+
+    pub fn rank(&self, r: usize) -> &RankArea {
+        assert!(r < self.layout.n);
+        // SAFETY: in bounds of the RankArea array at offset 0 of the live mapping (zero-filled at
+        // creation, which is a valid RankArea).
+        unsafe { &*(self.base as *const RankArea).add(r) }
+    }
+
+    /// Posts (PSCW) from `target` to `origin` not yet consumed by `origin`'s MPI_Win_start.
+    pub fn post(&self, origin: usize, target: usize) -> &AtomicU32 {
+        self.counter(self.layout.post_off, origin, target)
+    }
+
+    /// MPI_Win_complete calls of `origin` towards `target` not yet consumed by `target`'s wait.
+    pub fn done(&self, target: usize, origin: usize) -> &AtomicU32 {
+        self.counter(self.layout.done_off, target, origin)
+    }
+
+    fn counter(&self, off: usize, a: usize, b: usize) -> &AtomicU32 {
+        let n = self.layout.n;
+        assert!(a < n && b < n);
+        // SAFETY: in bounds of the n * n counter array at `off`, 4-byte aligned.
+        unsafe { &*(self.base.add(off + (a * n + b) * 4) as *const AtomicU32) }
+    }
+
+    /// Address in this process of byte `off` of the region.
+    pub fn at(&self, off: u64) -> *mut u8 {
+        self.base.wrapping_add(off as usize)
+    }
+}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: our mapping; nothing refers to it once the window is freed.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}

@@ -1,0 +1,321 @@
+//! A window (MPI 4.1 section 12.2) as one rank sees it: its private communicator, its shared
+//! region, where each rank's memory is, and this rank's synchronisation state (epochs).
+use super::shm::{Layout, Region, NO_DATA};
+use crate::abi::*;
+use super::class::*;
+use crate::coll::Coll;
+use crate::comm::Comm;
+use crate::error::{err, MpiResult};
+use crate::runtime::universe::Universe;
+use std::sync::atomic::{AtomicI32, Ordering::*};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// How the window's memory came to be (the MPI_WIN_CREATE_FLAVOR attribute values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flavor {
+    Create = 1,
+    Allocate = 2,
+    Dynamic = 3,
+    Shared = 4,
+}
+
+/// Where a target's memory is for this rank.
+#[derive(Clone, Copy, Debug)]
+pub enum Target {
+    /// Addressable here: window offset 0 of the target (0 for a dynamic window, whose
+    /// displacements are addresses).
+    Direct(usize),
+    /// In process `pid` at address `base` (processes mode, user memory): CMA.
+    Remote { pid: i32, base: u64 },
+}
+
+/// This rank's epochs on the window (MPI 4.1 section 12.5).
+#[derive(Default)]
+pub struct Epochs {
+    /// A fence opened an access/exposure epoch (the last fence had no MPI_MODE_NOSUCCEED).
+    pub fence: bool,
+    /// MPI_Win_start's group (window ranks), until MPI_Win_complete.
+    pub access: Option<Vec<usize>>,
+    /// MPI_Win_post's group (window ranks), until MPI_Win_wait/test.
+    pub exposure: Option<Vec<usize>>,
+    /// Per target: locked by MPI_Win_lock (Some(exclusive), with whether the lock was really
+    /// taken: MPI_MODE_NOCHECK skips it).
+    pub locks: Vec<Option<(bool, bool)>>,
+    /// Inside MPI_Win_lock_all (with whether the locks were taken).
+    pub lock_all: Option<bool>,
+}
+
+impl Epochs {
+    /// Whether this rank may access `t` now; `passive_only` for the request-based operations.
+    pub fn may_access(&self, t: usize, passive_only: bool) -> bool {
+        let passive = self.lock_all.is_some() || self.locks[t].is_some();
+        passive || (!passive_only && (self.fence || self.access.as_ref().is_some_and(|g| g.contains(&t))))
+    }
+    pub fn passive(&self) -> bool {
+        self.lock_all.is_some() || self.locks.iter().any(|l| l.is_some())
+    }
+}
+
+pub struct Window {
+    /// Private duplicate of the creating communicator (fence and free synchronise on it).
+    pub comm: Arc<Comm>,
+    pub comm_index: u32,
+    pub flavor: Flavor,
+    pub region: Region,
+    pub rank: usize,
+    pub size: usize,
+    /// This rank's memory (MPI_WIN_BASE), size and displacement unit, as the attributes return
+    /// them (the attribute functions hand out pointers to these).
+    pub base: usize,
+    pub size_attr: MPI_Aint,
+    pub disp_unit_attr: i32,
+    pub flavor_attr: i32,
+    pub model_attr: i32,
+    pub threads: bool,
+    pub name: Mutex<String>,
+    pub errhandler: AtomicI32,
+    pub hints: Mutex<crate::info::Info>,
+    pub epochs: Mutex<Epochs>,
+    /// Regions this rank attached (dynamic windows), mirrored in its shared control block.
+    pub attached: Mutex<Vec<(u64, u64)>>,
+}
+
+/// What one rank brings to a new window.
+pub struct Spec {
+    pub flavor: Flavor,
+    /// User memory (Win_create); ignored for the allocating flavors.
+    pub base: usize,
+    pub size: usize,
+    pub disp_unit: usize,
+    pub hints: crate::info::Info,
+}
+
+fn ioerr(what: &str, e: std::io::Error) -> crate::error::MpiError {
+    err(MPI_ERR_NO_MEM, format!("cannot {what} the window's shared memory: {e}"))
+}
+
+impl Window {
+    /// The collective part of every window constructor on `parent`: dups the communicator, makes
+    /// and maps the shared region (with the memory of the allocating flavors), and publishes where
+    /// each rank's memory is.
+    pub fn create(u: &'static Universe, parent: &Comm, spec: Spec) -> MpiResult<Window> {
+        let idx = crate::comm::create::dup(u, parent)?.ok_or_else(|| err(MPI_ERR_INTERN, "duplicating the window's communicator gave MPI_COMM_NULL"))?;
+        let comm = u.comms.get(idx).ok_or_else(|| err(MPI_ERR_INTERN, "the window's communicator vanished"))?;
+        match Self::build(u, comm.clone(), idx, spec) {
+            Ok(w) => Ok(w),
+            Err(e) => {
+                u.comms.remove(idx);
+                Err(e)
+            }
+        }
+    }
+
+    fn build(u: &'static Universe, comm: Arc<Comm>, comm_index: u32, spec: Spec) -> MpiResult<Window> {
+        let n = comm.size();
+        let me = comm.rank;
+        let cx = Coll::next(u, &comm);
+        // Everyone's data size, for the layout of the allocated memory.
+        let alloc = matches!(spec.flavor, Flavor::Allocate | Flavor::Shared);
+        let mine = if alloc { spec.size as u64 } else { 0 };
+        let mut sizes = vec![0u64; n];
+        sizes[me] = mine;
+        let blocks = crate::coll::gather::Blocks { base: sizes.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
+        // SAFETY: `sizes` holds n disjoint 8-byte blocks; our own block is already in place.
+        unsafe { crate::coll::allgather::allgather(&cx.phase(1), None, &blocks)? };
+        let layout = Layout::new(n);
+        // Allocated (non-shared) windows pad each rank's memory to 64 bytes; shared windows are
+        // contiguous in rank order (MPI 4.1 section 12.2.3, alloc_shared_noncontig not set).
+        let pad = |s: u64| if spec.flavor == Flavor::Shared { s } else { s.div_ceil(64) * 64 };
+        let mut offs = Vec::with_capacity(n);
+        let mut at = layout.data_off as u64;
+        for &s in &sizes {
+            offs.push(at);
+            at = at.checked_add(pad(s)).ok_or_else(|| err(MPI_ERR_SIZE, "the window's total size overflows"))?;
+        }
+        let len = at.max(layout.data_off as u64 + 1) as usize;
+        // Rank 0 creates the memfd and tells the others (pid, fd); a failure is sent as fd -1.
+        let mut id = [0i32; 2];
+        let mut made = None;
+        let mut failure = None;
+        if me == 0 {
+            match Region::create(layout, len) {
+                Ok((r, fd)) => {
+                    id = [std::process::id() as i32, fd];
+                    made = Some(r);
+                }
+                Err(e) => {
+                    id = [0, -1];
+                    failure = Some(ioerr("create", e));
+                }
+            }
+        }
+        // SAFETY: `id` is 8 writable bytes on every rank.
+        unsafe { crate::coll::bcast::bcast(&cx.phase(2), id.as_mut_ptr() as *mut u8, 8, 0)? };
+        if id[1] < 0 {
+            return Err(failure.unwrap_or_else(|| err(MPI_ERR_NO_MEM, "rank 0 of the window could not create its shared memory")));
+        }
+        let region = match made {
+            Some(r) => Ok(r),
+            None => Region::open(id[0], id[1], layout, len).map_err(|e| ioerr("map", e)),
+        };
+        // Everyone must have mapped before rank 0 closes the descriptor; a rank that failed to map
+        // still joins the barrier so that no rank is left waiting.
+        crate::coll::barrier::barrier(&cx.phase(3))?;
+        if me == 0 {
+            // SAFETY: our descriptor; the mappings keep the memfd alive.
+            unsafe { libc::close(id[1]) };
+        }
+        let region = region?;
+        let base = match spec.flavor {
+            Flavor::Allocate | Flavor::Shared => region.at(offs[me]) as usize,
+            Flavor::Create => spec.base,
+            Flavor::Dynamic => 0,
+        };
+        let a = region.rank(me);
+        a.base.store(base as u64, Relaxed);
+        a.size.store(spec.size as u64, Relaxed);
+        a.disp_unit.store(spec.disp_unit as u64, Relaxed);
+        a.data_off.store(if alloc { offs[me] } else { NO_DATA }, Relaxed);
+        a.pid.store(std::process::id() as i32, Release);
+        crate::coll::barrier::barrier(&cx.phase(4))?;
+        let threads = crate::runtime::universe::threads_job().is_some();
+        Ok(Window {
+            comm,
+            comm_index,
+            flavor: spec.flavor,
+            region,
+            rank: me,
+            size: n,
+            base,
+            size_attr: spec.size as MPI_Aint,
+            disp_unit_attr: spec.disp_unit as i32,
+            flavor_attr: spec.flavor as i32,
+            model_attr: 2, // MPI_WIN_UNIFIED
+            threads,
+            name: Mutex::new(String::new()),
+            errhandler: AtomicI32::new(MPI_ERRORS_ARE_FATAL),
+            hints: Mutex::new(spec.hints),
+            epochs: Mutex::new(Epochs { locks: vec![None; n], ..Default::default() }),
+            attached: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// Where target `t`'s memory is for this rank.
+    pub fn target(&self, t: usize) -> Target {
+        let a = self.region.rank(t);
+        let off = a.data_off.load(Relaxed);
+        if off != NO_DATA {
+            return Target::Direct(self.region.at(off) as usize);
+        }
+        let base = a.base.load(Relaxed);
+        if self.threads || t == self.rank {
+            return Target::Direct(base as usize);
+        }
+        Target::Remote { pid: a.pid.load(Acquire), base }
+    }
+
+    /// (size, disp_unit) of target `t`.
+    pub fn extent_of(&self, t: usize) -> (u64, u64) {
+        let a = self.region.rank(t);
+        (a.size.load(Relaxed), a.disp_unit.load(Relaxed))
+    }
+
+    pub fn epochs(&self) -> std::sync::MutexGuard<'_, Epochs> {
+        self.epochs.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The window's bytes `[lo, hi)` of target `t` (offsets from its window start; for a dynamic
+    /// window absolute addresses) must lie in its memory, or MPI_ERR_RMA_RANGE.
+    pub fn check_range(&self, t: usize, lo: i128, hi: i128) -> MpiResult {
+        if hi <= lo {
+            return Ok(());
+        }
+        if self.flavor == Flavor::Dynamic {
+            let a = self.region.rank(t);
+            super::sync::lock(&a.acc);
+            let n = (a.nregions.load(Relaxed) as usize).min(super::shm::MAX_REGIONS);
+            let inside = (0..n).any(|i| {
+                let (b, l) = (a.regions[i][0].load(Relaxed) as i128, a.regions[i][1].load(Relaxed) as i128);
+                lo >= b && hi <= b + l
+            });
+            super::sync::unlock(&a.acc);
+            if !inside {
+                return Err(err(MPI_ERR_RMA_RANGE, format!("target rank {t} has no attached memory covering addresses 0x{lo:x}..0x{hi:x} of this dynamic window")));
+            }
+            return Ok(());
+        }
+        let (size, _) = self.extent_of(t);
+        if lo < 0 || hi > size as i128 {
+            return Err(err(MPI_ERR_RMA_RANGE, format!("target bytes {lo}..{hi} are outside target rank {t}'s window of {size} bytes")));
+        }
+        Ok(())
+    }
+
+    /// MPI_Win_attach: records `[addr, addr + len)` in this rank's control block.
+    pub fn attach(&self, addr: u64, len: u64) -> MpiResult {
+        let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        if at.len() >= super::shm::MAX_REGIONS {
+            return Err(err(MPI_ERR_RMA_ATTACH, format!("at most {} regions can be attached to a dynamic window at once", super::shm::MAX_REGIONS)));
+        }
+        if at.iter().any(|&(b, l)| addr < b + l && b < addr + len) {
+            return Err(err(MPI_ERR_RMA_ATTACH, "the region overlaps a region already attached to this window"));
+        }
+        at.push((addr, len));
+        self.publish(&at);
+        Ok(())
+    }
+
+    /// MPI_Win_detach of the region attached at `addr`.
+    pub fn detach(&self, addr: u64) -> MpiResult {
+        let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
+        let i = at.iter().position(|r| r.0 == addr).ok_or_else(|| err(MPI_ERR_RMA_ATTACH, format!("no region is attached at address 0x{addr:x}")))?;
+        at.remove(i);
+        self.publish(&at);
+        Ok(())
+    }
+
+    fn publish(&self, regions: &[(u64, u64)]) {
+        let a = self.region.rank(self.rank);
+        super::sync::lock(&a.acc);
+        for (i, &(b, l)) in regions.iter().enumerate() {
+            a.regions[i][0].store(b, Relaxed);
+            a.regions[i][1].store(l, Relaxed);
+        }
+        a.nregions.store(regions.len() as u32, Relaxed);
+        super::sync::unlock(&a.acc);
+    }
+
+    /// Barrier on the window's communicator (fence, free).
+    pub fn barrier(&self, u: &Universe) -> MpiResult {
+        std::sync::atomic::fence(SeqCst);
+        crate::coll::barrier::barrier(&Coll::next(u, &self.comm))?;
+        std::sync::atomic::fence(SeqCst);
+        Ok(())
+    }
+}
+
+/// The windows of one rank: handle index -> window.
+#[derive(Default)]
+pub struct WinTable {
+    entries: RwLock<Vec<Option<Arc<Window>>>>,
+}
+
+impl WinTable {
+    pub fn insert(&self, w: Window) -> u32 {
+        let mut e = self.entries.write().unwrap_or_else(|p| p.into_inner());
+        let w = Some(Arc::new(w));
+        if let Some(i) = e.iter().position(|x| x.is_none()) {
+            e[i] = w;
+            i as u32
+        } else {
+            e.push(w);
+            (e.len() - 1) as u32
+        }
+    }
+    pub fn get(&self, i: u32) -> Option<Arc<Window>> {
+        self.entries.read().unwrap_or_else(|p| p.into_inner()).get(i as usize).cloned().flatten()
+    }
+    pub fn remove(&self, i: u32) -> Option<Arc<Window>> {
+        self.entries.write().unwrap_or_else(|p| p.into_inner()).get_mut(i as usize)?.take()
+    }
+}
