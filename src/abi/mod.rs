@@ -200,6 +200,7 @@ pub const MPI_ERR_GROUP: c_int = 8;
 pub const MPI_ERR_OP: c_int = 9;
 pub const MPI_ERR_TOPOLOGY: c_int = 10;
 pub const MPI_ERR_DIMS: c_int = 11;
+pub const MPI_ERR_FILE: c_int = 27;
 pub const MPI_ERR_ARG: c_int = 12;
 pub const MPI_ERR_UNKNOWN: c_int = 13;
 pub const MPI_ERR_TRUNCATE: c_int = 14;

@@ -73,22 +73,32 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
         universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };
     // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
-    let c_ref = super::check::comm(u, comm).unwrap_or(super::check::CommRef::Static(&u.world));
-    let h = c_ref.errhandler();
+    let (h, ch) = match super::check::comm(u, comm) {
+        Ok(c) => (c.errhandler(), comm),
+        Err(_) => (u.world.errhandler(), MPI_COMM_WORLD),
+    };
+    deliver(name, h, ch, &e, code)
+}
+
+/// Runs error handler `h` for error `e` (code `code`) raised by function `name` on the object
+/// with handle `obj` (a communicator, window or file: a user handler gets a pointer to it);
+/// returns the code the function gives back when the handler returns.
+pub(crate) fn deliver<H: Copy>(name: &'static str, h: MPI_Errhandler, obj: H, e: &MpiError, code: c_int) -> c_int {
     match h {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
+            let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
             universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
         }
-        _ => match user_handler(h) {
-            Some(f) => {
-                let mut ch = if super::check::comm(u, comm).is_ok() { comm } else { MPI_COMM_WORLD };
-                let mut cd = code;
-                // SAFETY: calling the user's handler with valid pointers to locals, as the standard specifies.
-                unsafe { f(&mut ch, &mut cd) };
-                code
+        _ => {
+            if let Some(f) = user_handler(h) {
+                let (mut o, mut cd) = (obj, code);
+                // SAFETY: the user's handler, called with pointers to locals as the standard
+                // specifies; the communicator, window and file handler types differ only in the
+                // handle type the first pointer points to, which is `H` here.
+                unsafe { f(&mut o as *mut H as *mut MPI_Comm, &mut cd) };
             }
-            None => code,
-        },
+            code
+        }
     }
 }

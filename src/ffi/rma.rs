@@ -58,22 +58,7 @@ fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>)
     let Some(w) = universe::get().ok().and_then(|u| window(u, win).ok()) else {
         return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
     };
-    match w.errhandler.load(std::sync::atomic::Ordering::Acquire) {
-        MPI_ERRORS_RETURN => code,
-        MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
-            let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
-            universe::abort_job(e.class.max(1), &format!("oxmpi: rank {}: {name}: {} [{class_name}]; ending the job", w.comm.world_rank(w.rank), e.msg))
-        }
-        h => {
-            if let Some(f) = super::errhandler::user_handler(h) {
-                let (mut wh, mut cd) = (win, code);
-                // SAFETY: the user's window error handler, called with pointers to locals as the
-                // standard specifies (MPI_Win_errhandler_function has the same C signature).
-                unsafe { f(&mut wh, &mut cd) };
-            }
-            code
-        }
-    }
+    super::errhandler::deliver(name, w.errhandler.load(std::sync::atomic::Ordering::Acquire), win, &e, code)
 }
 
 /// The window behind handle `h`.

@@ -44,6 +44,9 @@ pub struct Universe {
     /// Staging buffers of this rank's pending operations on non-contiguous datatypes (per rank:
     /// keyed by this rank's engine requests).
     pub staged: crate::ffi::staged::StagedTable,
+    /// The error handler of MPI_FILE_NULL, the default for file operations (MPI_ERRORS_RETURN
+    /// until set).
+    pub file_errhandler: std::sync::atomic::AtomicI32,
     /// Persistent collective requests of this rank (MPI_*_init).
     pub coll_persistent: crate::ffi::coll_launch::PersistentTable,
     /// This rank's RMA windows (MPI_Win handles index it).
@@ -260,6 +263,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         ops: Default::default(),
         staged: Default::default(),
         coll_persistent: Default::default(),
+        file_errhandler: std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERRORS_RETURN),
         wins: Default::default(),
         win_attrs: Default::default(),
     };

@@ -1,0 +1,96 @@
+//! Error handlers of files (MPI 4.1 section 9.3.3) without MPI-IO: oxmpi opens no files, so the
+//! only file handle is MPI_FILE_NULL, whose handler is the default for file operations (initially
+//! MPI_ERRORS_RETURN, per the standard). Setting, getting and calling it work; any other file
+//! handle is MPI_ERR_FILE.
+use super::check;
+use super::errhandler::{create_user_handler, deliver, is_valid_errhandler};
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::os::raw::c_int;
+use std::sync::atomic::Ordering;
+
+/// Only MPI_FILE_NULL is a file here.
+fn file_null(fh: MPI_File) -> MpiResult {
+    if !fh.is_null() {
+        return Err(err(MPI_ERR_FILE, format!("invalid file handle {fh:p}: oxmpi has no MPI-IO, so MPI_FILE_NULL is the only file")));
+    }
+    Ok(())
+}
+
+/// Runs exported function `name`; errors go to MPI_FILE_NULL's handler (errors of file
+/// functions are raised on the file's handler, MPI 4.1 section 9.3.3). Before MPI_Init they are
+/// fatal, as everywhere.
+fn run_file(name: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
+    let h = crate::runtime::universe::get().map(|u| u.file_errhandler.load(Ordering::Acquire));
+    match (catch_unwind(AssertUnwindSafe(f)), h) {
+        (Ok(Ok(())), _) => MPI_SUCCESS,
+        (Ok(Err(e)), Ok(h)) => {
+            let code = crate::error::make_code(e.class, &format!("{name}: {}", e.msg));
+            deliver(name, h, std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)
+        }
+        (Ok(Err(e)), Err(_)) => super::errhandler::raise(name, MPI_COMM_SELF, e),
+        (Err(_), _) => super::boundary::run(name, MPI_COMM_SELF, || Err(err(MPI_ERR_INTERN, "internal error (a bug in oxmpi, please report it)"))),
+    }
+}
+
+/// Defines `MPI_x` and `PMPI_x` running `body` under `run_file`.
+macro_rules! file_export {
+    ($(fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* ) => $body:block)*) => {$(
+        #[no_mangle]
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> c_int {
+            run_file(stringify!($name), move || -> MpiResult { $body })
+        }
+        #[no_mangle]
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            $pname($($arg),*)
+        }
+    )*};
+}
+
+file_export! {
+    fn MPI_File_create_errhandler / PMPI_File_create_errhandler (file_errhandler_fn: Option<MPI_File_errhandler_function>, errhandler: *mut MPI_Errhandler) => {
+        let f = file_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "file_errhandler_fn is NULL"))?;
+        if errhandler.is_null() {
+            return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
+        }
+        // SAFETY: MPI_File_errhandler_function and the communicator handler type have the same C
+        // signature (a handle pointer, an int pointer, varargs); handlers are called with two
+        // arguments, the file handle's address as the first.
+        *errhandler = create_user_handler(std::mem::transmute::<MPI_File_errhandler_function, MPI_Comm_errhandler_function>(f));
+        Ok(())
+    }
+
+    fn MPI_File_set_errhandler / PMPI_File_set_errhandler (file: MPI_File, errhandler: MPI_Errhandler) => {
+        let u = check::universe()?;
+        file_null(file)?;
+        if !is_valid_errhandler(errhandler) {
+            return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
+        }
+        u.file_errhandler.store(errhandler, Ordering::Release);
+        Ok(())
+    }
+
+    fn MPI_File_get_errhandler / PMPI_File_get_errhandler (file: MPI_File, errhandler: *mut MPI_Errhandler) => {
+        let u = check::universe()?;
+        file_null(file)?;
+        if errhandler.is_null() {
+            return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
+        }
+        *errhandler = u.file_errhandler.load(Ordering::Acquire);
+        Ok(())
+    }
+
+    fn MPI_File_call_errhandler / PMPI_File_call_errhandler (fh: MPI_File, errorcode: c_int) => {
+        let u = check::universe()?;
+        file_null(fh)?;
+        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        let e = err(class, format!("error code {errorcode} raised by the application"));
+        // The call succeeds when the handler returns (MPI 4.1 section 9.5); the handle the
+        // user's handler sees is MPI_FILE_NULL.
+        deliver("MPI_File_call_errhandler", u.file_errhandler.load(Ordering::Acquire), fh, &e, errorcode);
+        Ok(())
+    }
+}
