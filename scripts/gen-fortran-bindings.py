@@ -25,7 +25,12 @@ HAND = {
     "MPI_Errhandler_create", "MPI_Comm_get_attr", "MPI_Comm_set_attr", "MPI_Type_get_attr",
     "MPI_Type_set_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Comm_create_keyval",
     "MPI_Type_create_keyval", "MPI_Keyval_create",
-    "MPI_Win_get_attr", "MPI_Win_set_attr",
+    "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_create_keyval", "MPI_Win_create_errhandler",
+    "MPI_Get_processor_name", "MPI_Error_string", "MPI_Get_library_version", "MPI_Add_error_string",
+    "MPI_Comm_get_name", "MPI_Comm_set_name", "MPI_Type_get_name", "MPI_Type_set_name",
+    "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Info_set", "MPI_Info_delete", "MPI_Info_get",
+    "MPI_Info_get_string", "MPI_Info_get_valuelen", "MPI_Info_get_nthkey", "MPI_Info_create_env",
+    "MPI_Pack_external", "MPI_Unpack_external", "MPI_Pack_external_size",
 }
 SCALARS = {"int": "c_int", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
 HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request",

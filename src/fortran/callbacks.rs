@@ -19,6 +19,7 @@ type FortranDelete = unsafe extern "C" fn(*const MPI_Fint, *const c_int, *const 
 pub enum KeyvalKind {
     Comm,
     Type,
+    Win,
     /// `MPI_KEYVAL_CREATE`: INTEGER values; the callbacks see the low 32 bits.
     Legacy,
 }
@@ -47,7 +48,7 @@ pub unsafe fn keyval_state(kind: KeyvalKind, copy: *const c_void, delete: *const
 }
 
 /// The C copy and delete callbacks to register with a `KeyvalState` as extra state (one pair
-/// serves communicators and datatypes: both handles are C `int`s).
+/// serves communicators, datatypes and windows: their handles are all C `int`s).
 pub fn trampolines() -> (Option<MPI_Copy_function>, Option<MPI_Delete_function>) {
     (Some(copy_trampoline), Some(delete_trampoline))
 }

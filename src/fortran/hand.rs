@@ -5,12 +5,15 @@ use super::callbacks::{keyval_state, KeyvalKind};
 use super::sentinels::{self, status, statuses};
 use super::set_ierr;
 use super::strings::{input, output, FLen};
-use crate::abi::{MPI_Aint, MPI_Fint, MPI_User_function};
+use crate::abi::{MPI_Aint, MPI_Fint, MPI_User_function, MPI_Win_errhandler_function};
 use crate::ffi::CommErrhandlerFn;
 use std::os::raw::{c_char, c_int, c_void};
 
 const MPI_UNDEFINED: c_int = -32766;
 const MPI_SUCCESS: c_int = 0;
+/// The C values of MPI_WIN_BASE and MPI_WIN_SIZE, the window attributes that are not `int`s.
+const MPI_WIN_BASE: c_int = 0x66000001;
+const MPI_WIN_SIZE: c_int = 0x66000003;
 
 /// The C values of the predefined attribute keys (include/mpi.h); Fortran passes each plus one.
 const PREDEFINED_KEYS: [c_int; 12] = [
@@ -97,6 +100,9 @@ fortran_binding!(op_create, OP_CREATE; (user_fn: Option<MPI_User_function>, comm
 fortran_binding!(comm_create_errhandler, COMM_CREATE_ERRHANDLER; (f: Option<CommErrhandlerFn>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, crate::ffi::PMPI_Comm_create_errhandler(f, eh));
 });
+fortran_binding!(win_create_errhandler, WIN_CREATE_ERRHANDLER; (f: Option<MPI_Win_errhandler_function>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Win_create_errhandler(f, eh));
+});
 fortran_binding!(errhandler_create, ERRHANDLER_CREATE; (f: Option<CommErrhandlerFn>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, crate::ffi::PMPI_Errhandler_create(f, eh));
 });
@@ -110,6 +116,9 @@ fortran_binding!(attr_put, ATTR_PUT; (comm: *const MPI_Fint, keyval: *const c_in
 });
 fortran_binding!(type_set_attr, TYPE_SET_ATTR; (t: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, crate::ffi::PMPI_Type_set_attr(*t, *keyval, *val as *mut c_void));
+});
+fortran_binding!(win_set_attr, WIN_SET_ATTR; (win: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Win_set_attr(*win, c_key(*keyval).0, *val as *mut c_void));
 });
 /// Reads an attribute through C and turns it into the Fortran integer value.
 unsafe fn get_attr(keyval: c_int, flag: *mut c_int, call: impl FnOnce(c_int, *mut c_void) -> c_int) -> (c_int, MPI_Aint) {
@@ -145,6 +154,23 @@ fortran_binding!(type_get_attr, TYPE_GET_ATTR; (t: *const MPI_Fint, keyval: *con
     }
     set_ierr(ierr, rc);
 });
+// Window attributes (MPI 4.1 section 12.2.6): in C, MPI_WIN_BASE is the base address itself,
+// MPI_WIN_SIZE points to an MPI_Aint and the other predefined ones to an int; Fortran gets the
+// values.
+fortran_binding!(win_get_attr, WIN_GET_ATTR; (win: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Aint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let (k, predefined) = c_key(*keyval);
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let rc = crate::ffi::PMPI_Win_get_attr(*win, k, &mut p as *mut *mut c_void as *mut c_void, flag);
+    if rc == MPI_SUCCESS && *flag != 0 {
+        *val = match k {
+            MPI_WIN_BASE => p as MPI_Aint,
+            MPI_WIN_SIZE => *(p as *const MPI_Aint),
+            _ if predefined => *(p as *const c_int) as MPI_Aint,
+            _ => p as MPI_Aint,
+        };
+    }
+    set_ierr(ierr, rc);
+});
 fortran_binding!(comm_create_keyval, COMM_CREATE_KEYVAL; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => {
     let st = keyval_state(KeyvalKind::Comm, copy, del, *extra);
     let (c, d) = super::callbacks::trampolines();
@@ -159,6 +185,11 @@ fortran_binding!(type_create_keyval, TYPE_CREATE_KEYVAL; (copy: *const c_void, d
     let st = keyval_state(KeyvalKind::Type, copy, del, *extra);
     let (c, d) = super::callbacks::trampolines();
     set_ierr(ierr, crate::ffi::PMPI_Type_create_keyval(c, d, keyval, st));
+});
+fortran_binding!(win_create_keyval, WIN_CREATE_KEYVAL; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    let st = keyval_state(KeyvalKind::Win, copy, del, *extra);
+    let (c, d) = super::callbacks::trampolines();
+    set_ierr(ierr, crate::ffi::PMPI_Win_create_keyval(c, d, keyval, st));
 });
 
 // CHARACTER arguments. Output: a C buffer of the C maximum, then copied blank-padded; resultlen
@@ -198,11 +229,30 @@ fortran_binding!(type_get_name, TYPE_GET_NAME; (t: *const MPI_Fint, s: *mut c_ch
     let mut n = 0;
     set_ierr(ierr, string_out(128, s, len, resultlen, |b| crate::ffi::PMPI_Type_get_name(*t, b, &mut n)));
 });
+fortran_binding!(win_get_name, WIN_GET_NAME; (win: *const MPI_Fint, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(128, s, len, resultlen, |b| crate::ffi::PMPI_Win_get_name(*win, b, &mut n)));
+});
 fortran_binding!(comm_set_name, COMM_SET_NAME; (comm: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
     set_ierr(ierr, crate::ffi::PMPI_Comm_set_name(*comm, input(s, len, false).as_ptr()));
 });
 fortran_binding!(type_set_name, TYPE_SET_NAME; (t: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
     set_ierr(ierr, crate::ffi::PMPI_Type_set_name(*t, input(s, len, false).as_ptr()));
+});
+fortran_binding!(win_set_name, WIN_SET_NAME; (win: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Win_set_name(*win, input(s, len, false).as_ptr()));
+});
+// The data representation of MPI_Pack_external & co. ('external32').
+fortran_binding!(pack_external, PACK_EXTERNAL; (datarep: *const c_char, inbuf: *mut c_void, incount: *const c_int, datatype: *const MPI_Fint, outbuf: *mut c_void, outsize: *const MPI_Aint, position: *mut MPI_Aint, ierr: *mut MPI_Fint, len: FLen) => {
+    let rep = input(datarep, len, false);
+    set_ierr(ierr, crate::ffi::PMPI_Pack_external(rep.as_ptr(), sentinels::buf(inbuf), *incount, *datatype, sentinels::buf(outbuf), *outsize, position));
+});
+fortran_binding!(unpack_external, UNPACK_EXTERNAL; (datarep: *const c_char, inbuf: *mut c_void, insize: *const MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    let rep = input(datarep, len, false);
+    set_ierr(ierr, crate::ffi::PMPI_Unpack_external(rep.as_ptr(), sentinels::buf(inbuf), *insize, position, sentinels::buf(outbuf), *outcount, *datatype));
+});
+fortran_binding!(pack_external_size, PACK_EXTERNAL_SIZE; (datarep: *const c_char, incount: *const c_int, datatype: *const MPI_Fint, size: *mut MPI_Aint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Pack_external_size(input(datarep, len, false).as_ptr(), *incount, *datatype, size));
 });
 fortran_binding!(add_error_string, ADD_ERROR_STRING; (code: *const c_int, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
     set_ierr(ierr, crate::ffi::PMPI_Add_error_string(*code, input(s, len, false).as_ptr()));
