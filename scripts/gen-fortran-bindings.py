@@ -26,6 +26,9 @@ HAND = {
     "MPI_Type_set_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Comm_create_keyval",
     "MPI_Type_create_keyval", "MPI_Keyval_create",
     "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_create_keyval", "MPI_Win_create_errhandler",
+    # A Fortran file handle is an INTEGER and a C one a pointer: unbound until MPI-IO exists.
+    "MPI_File_create_errhandler", "MPI_File_set_errhandler", "MPI_File_get_errhandler",
+    "MPI_File_call_errhandler",
     "MPI_Get_processor_name", "MPI_Error_string", "MPI_Get_library_version", "MPI_Add_error_string",
     "MPI_Comm_get_name", "MPI_Comm_set_name", "MPI_Type_get_name", "MPI_Type_set_name",
     "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Info_set", "MPI_Info_delete", "MPI_Info_get",
