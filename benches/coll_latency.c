@@ -36,7 +36,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+#define USAGE "usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] COLL[,COLL...]"
 
 enum coll { BCAST, REDUCE, ALLREDUCE, ALLTOALL, BARRIER };
 static const char *const NAMES[] = {"bcast", "reduce", "allreduce", "alltoall", "barrier"};
@@ -250,31 +251,44 @@ int main(int argc, char **argv)
 {
     double target = 0.02, budget = 0;
     long max_bytes = SIZES[NSIZES - 1], a2a_cap = 16L << 20;
-    int opt, chosen[NCOLL], nchosen = 0;
+    int chosen[NCOLL], nchosen = 0;
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
-    while ((opt = getopt(argc, argv, "t:T:M:a:")) != -1) {
-        switch (opt) {
-        case 't': target = atof(optarg); break;
-        case 'T': budget = atof(optarg); break;
-        case 'M': max_bytes = atol(optarg); break;
-        case 'a': a2a_cap = atol(optarg); break;
-        default: fail("usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] COLL[,COLL...]");
+    /* No getopt or strtok: in oxmpi's threads mode all ranks share the C library (getopt's optind,
+     * strtok's position) and possibly argv, so parsing must be reentrant and leave argv intact. */
+    const char *list = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (argv[i][0] == '-' && argv[i][1] && !argv[i][2] && strchr("tTMa", argv[i][1]) && i + 1 < argc) {
+            const char *v = argv[++i];
+            switch (argv[i - 1][1]) {
+            case 't': target = atof(v); break;
+            case 'T': budget = atof(v); break;
+            case 'M': max_bytes = atol(v); break;
+            case 'a': a2a_cap = atol(v); break;
+            }
+        } else if (argv[i][0] != '-' && !list) {
+            list = argv[i];
+        } else {
+            fail(USAGE);
         }
     }
-    if (optind != argc - 1 || target <= 0 || budget < 0 || max_bytes < 8 || a2a_cap < 8)
-        fail("usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] COLL[,COLL...]");
-    for (char *tok = strtok(argv[optind], ","); tok; tok = strtok(NULL, ",")) {
+    if (!list || target <= 0 || budget < 0 || max_bytes < 8 || a2a_cap < 8)
+        fail(USAGE);
+    for (const char *tok = list; *tok;) {
+        size_t len = strcspn(tok, ",");
         int c = 0;
-        while (c < NCOLL && strcmp(tok, NAMES[c]) != 0)
+        while (c < NCOLL && !(strlen(NAMES[c]) == len && strncmp(tok, NAMES[c], len) == 0))
             c++;
         if (c == NCOLL || nchosen == NCOLL)
             fail("unknown collective (bcast, reduce, allreduce, alltoall, barrier)");
         chosen[nchosen++] = c;
+        tok += len;
+        if (*tok == ',')
+            tok++;
     }
 
     long buf_bytes = max_bytes;

@@ -51,9 +51,10 @@ Options:
   --coll-budget S    seconds per collective and run after which the remaining sizes are skipped
                      (default 8; MPICH needs milliseconds per call when oversubscribed)
   --coll-max BYTES   largest collective message size (default 4194304)
+  --coll-timeout S   time limit per collective job in seconds (default 90)
   --prefix DIR       use the oxmpi installed in DIR instead of building into target/bench-prefix
   --mode M           only this oxmpi mode (processes or threads; default: both)
-  --timeout S        time limit per run in seconds (default 300)
+  --timeout S        time limit per p2p run in seconds (default 300)
   --no-deps          do not check or install Debian packages
   -h, --help         show this help
 
@@ -74,6 +75,7 @@ coll_rounds=1
 coll_target=""
 coll_budget=""
 coll_max=""
+coll_timeout=90
 prefix=""
 mode=""
 timeout_s=300
@@ -101,6 +103,8 @@ while [ $# -gt 0 ]; do
         --coll-budget=*) coll_budget="${1#*=}" ;;
         --coll-max) coll_max="${2:?--coll-max needs a value}"; shift ;;
         --coll-max=*) coll_max="${1#*=}" ;;
+        --coll-timeout) coll_timeout="${2:?--coll-timeout needs a value}"; shift ;;
+        --coll-timeout=*) coll_timeout="${1#*=}" ;;
         --prefix) prefix="${2:?--prefix needs a value}"; shift ;;
         --prefix=*) prefix="${1#*=}" ;;
         --mode) mode="${2:?--mode needs a value}"; shift ;;
@@ -127,6 +131,8 @@ is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
 is_count "$rounds" || die "--rounds needs a positive integer"
 is_count "$coll_rounds" || die "--coll-rounds needs a positive integer"
 is_count "$coll_max" || die "--coll-max needs a positive integer"
+is_count "$coll_timeout" || die "--coll-timeout needs a positive integer"
+is_count "$timeout_s" || die "--timeout needs a positive integer"
 for v in "$coll_target" "$coll_budget"; do
     [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--coll-target and --coll-budget need a number of seconds"
 done
@@ -342,7 +348,7 @@ coll() {
                     out="$WORK/coll-$impl-$c-$np.txt"
                     rc=0
                     # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-                    timeout -k 5 "$timeout_s" ${launcher[$impl]} "$np" "$WORK/coll_latency-$impl" -t "$coll_target" \
+                    timeout -k 5 "$coll_timeout" ${launcher[$impl]} "$np" "$WORK/coll_latency-$impl" -t "$coll_target" \
                         -T "$coll_budget" -M "$coll_max" "$c" >"$out" 2>&1 || rc=$?
                     # keep whatever points were printed, even if the job failed or timed out later
                     got="$(grep -E "^$c [0-9]+ $np ([0-9.]+|n/a|skip)\$" "$out" || true)"
@@ -405,7 +411,7 @@ coll() {
                             ox = m == 1 ? "oxmpi" : "oxthr"
                             q[ox] = "-"
                             if (best == "" || !num(x[ox]) || x[ox] <= 0) continue
-                            q[ox] = sprintf(best / x[ox] < 0.1 ? "x%.3f" : "x%.2f", best / x[ox])
+                            q[ox] = sprintf(best / x[ox] < 0.1 ? "x%.2g" : "x%.2f", best / x[ox])
                             if (worst[ox] == "" || best / x[ox] < worst[ox]) {
                                 worst[ox] = best / x[ox]; where[ox] = (S[s] ? "size " human(S[s]) ", " : "") R[r] " ranks"
                             }
@@ -415,8 +421,8 @@ coll() {
                     }
                 }
                 summary[c] = sprintf("%-10s processes %s, threads %s", C[c] ":",
-                    worst["oxmpi"] == "" ? "-" : sprintf(worst["oxmpi"] < 0.1 ? "x%.3f (%s)" : "x%.2f (%s)", worst["oxmpi"], where["oxmpi"]),
-                    worst["oxthr"] == "" ? "-" : sprintf(worst["oxthr"] < 0.1 ? "x%.3f (%s)" : "x%.2f (%s)", worst["oxthr"], where["oxthr"]))
+                    worst["oxmpi"] == "" ? "-" : sprintf(worst["oxmpi"] < 0.1 ? "x%.2g (%s)" : "x%.2f (%s)", worst["oxmpi"], where["oxmpi"]),
+                    worst["oxthr"] == "" ? "-" : sprintf(worst["oxthr"] < 0.1 ? "x%.2g (%s)" : "x%.2f (%s)", worst["oxthr"], where["oxthr"]))
             }
             printf "\nworst best-peer/oxmpi per collective (below 1: a peer is faster there)\n"
             for (c = 1; c <= nc; c++) print "  " summary[c]
