@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Ping-pong latency and bandwidth, and an oversubscribed ring+allreduce: oxmpi (processes and
-# threads mode) side by side with MPICH and Open MPI. See --help.
+# Ping-pong latency and bandwidth, an oversubscribed ring+allreduce, and collective latency: oxmpi
+# (processes and threads mode) side by side with MPICH and Open MPI. See --help.
 set -euo pipefail
 
 OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -11,37 +11,71 @@ usage() {
     cat <<'USAGE'
 Usage: scripts/bench.sh [options]
 
-Builds benches/pingpong.c with oxmpi's mpicc, mpicc.mpich and mpicc.openmpi (all -O2) and runs
-them ALTERNATELY for several rounds with their own launchers:
-  oxmpi      PREFIX/bin/mpiexec --mode processes -n 2
-  oxmpi-thr  PREFIX/bin/mpiexec --mode threads -n 2
-  MPICH      mpiexec.mpich -n 2
-  Open MPI   mpirun.openmpi --allow-run-as-root --oversubscribe -np 2
-then prints the median of each (8-byte one-way latency, 4 MiB bandwidth) and the ratios of each
-oxmpi mode to MPICH and Open MPI. With --ring N it also runs benches/ring_allreduce.c (a ring
-MPI_Sendrecv plus a small MPI_Allreduce per iteration) with N ranks, oversubscribed on small
-machines (the TMPI experiment), and reports milliseconds per iteration. An implementation that
-fails to build or run is skipped with a message. Missing Debian packages are installed with
-apt-get, as scripts/test.sh does.
+Builds the benchmarks in benches/ with oxmpi's mpicc, mpicc.mpich and mpicc.openmpi (all -O2) and
+runs them ALTERNATELY with their own launchers:
+  oxmpi      PREFIX/bin/mpiexec --mode processes -n N
+  oxmpi-thr  PREFIX/bin/mpiexec --mode threads -n N
+  MPICH      mpiexec.mpich -n N
+  Open MPI   mpirun.openmpi --allow-run-as-root --oversubscribe -np N
+
+p2p (benches/pingpong.c, 2 ranks): the median over several rounds of the 8-byte one-way latency
+and the 4 MiB bandwidth, and the ratios of each oxmpi mode to MPICH and Open MPI. With --ring N
+also benches/ring_allreduce.c (a ring MPI_Sendrecv plus a small MPI_Allreduce per iteration) with
+N ranks, oversubscribed on small machines (the TMPI experiment), in milliseconds per iteration.
+
+coll (benches/coll_latency.c): latency of each collective of --coll for message sizes 8 B to
+4 MiB (alltoall: the block per peer, at most 16 MiB per rank in all) with each rank count of
+--coll-ranks. Each call is timed alone and followed by an untimed barrier, rooted collectives
+rotate their root, and the latency is the maximum over the ranks of the mean call time (the OSU
+method). One table per collective and rank count: size, microseconds per implementation, and
+best-peer/oxmpi = min(MPICH, Open MPI) / oxmpi per oxmpi mode (above 1: oxmpi faster); then the
+worst ratio per collective. Cells: n/a = the call failed or returned a wrong result (e.g.
+MPI_ERR_UNSUPPORTED_OPERATION), skip = not measured because the implementation used up its time
+budget (--coll-budget), - = no result (run failed or timed out, or alltoall over the cap).
+
+An implementation that fails to build or run is skipped with a message. Missing Debian packages
+are installed with apt-get, as scripts/test.sh does.
 
 Options:
-  --rounds R     number of alternating rounds (default 5)
-  --oversub      also run 8 ranks = 4 pairs ping-ponging at once (oversubscribed on small machines)
-  --prefix DIR   use the oxmpi installed in DIR instead of building into target/bench-prefix
-  --ring N       also run the ring+allreduce benchmark with N ranks (e.g. 16)
-  --mode M       only this oxmpi mode (processes or threads; default: both)
-  --timeout S    time limit per run in seconds (default 300)
-  --no-deps      do not check or install Debian packages
-  -h, --help     show this help
+  --only WHAT        run only p2p (ping-pong, and the ring if --ring) or only coll (default: both)
+  --quick            shorter run: 2 p2p rounds, 5 ms per collective point, collectives up to 1 MiB,
+                     2 s budget per collective (explicit options override these)
+  --rounds R         number of alternating p2p rounds (default 5)
+  --oversub          also run 8 ranks = 4 pairs ping-ponging at once (oversubscribed on small machines)
+  --ring N           also run the ring+allreduce benchmark with N ranks (e.g. 16)
+  --coll LIST        collectives, comma-separated, among bcast, reduce, allreduce, alltoall, barrier
+                     (default bcast,reduce,allreduce,alltoall)
+  --coll-ranks LIST  rank counts for the collectives, comma-separated (default 2,4,8,16)
+  --coll-rounds R    alternating rounds of the collective runs; cells are medians (default 1)
+  --coll-target S    seconds of timed calls per collective point (default 0.02)
+  --coll-budget S    seconds per collective and run after which the remaining sizes are skipped
+                     (default 8; MPICH needs milliseconds per call when oversubscribed)
+  --coll-max BYTES   largest collective message size (default 4194304)
+  --coll-timeout S   time limit per collective job in seconds (default 90)
+  --prefix DIR       use the oxmpi installed in DIR instead of building into target/bench-prefix
+  --mode M           only this oxmpi mode (processes or threads; default: both)
+  --timeout S        time limit per p2p run in seconds (default 300)
+  --no-deps          do not check or install Debian packages
+  -h, --help         show this help
 
+The default run takes about 4 minutes on a 2-core machine, --quick about 2.
 Each implementation runs with its launcher's defaults (binding, polling), as a user would get.
-Results are also written to target/bench/results.txt.
+Results are also written to target/bench/results.txt (p2p) and target/bench/coll-results.txt.
 USAGE
 }
 
-rounds=5
+only=""
+quick=no
+rounds=""
 oversub=no
 ring=0
+coll_list="bcast,reduce,allreduce,alltoall"
+coll_ranks="2,4,8,16"
+coll_rounds=1
+coll_target=""
+coll_budget=""
+coll_max=""
+coll_timeout=90
 prefix=""
 mode=""
 timeout_s=300
@@ -49,11 +83,28 @@ deps=yes
 while [ $# -gt 0 ]; do
     case "$1" in
         -h | --help) usage; exit 0 ;;
+        --only) only="${2:?--only needs a value}"; shift ;;
+        --only=*) only="${1#*=}" ;;
+        --quick) quick=yes ;;
         --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
         --rounds=*) rounds="${1#*=}" ;;
         --oversub) oversub=yes ;;
         --ring) ring="${2:?--ring needs a value}"; shift ;;
         --ring=*) ring="${1#*=}" ;;
+        --coll) coll_list="${2:?--coll needs a value}"; shift ;;
+        --coll=*) coll_list="${1#*=}" ;;
+        --coll-ranks) coll_ranks="${2:?--coll-ranks needs a value}"; shift ;;
+        --coll-ranks=*) coll_ranks="${1#*=}" ;;
+        --coll-rounds) coll_rounds="${2:?--coll-rounds needs a value}"; shift ;;
+        --coll-rounds=*) coll_rounds="${1#*=}" ;;
+        --coll-target) coll_target="${2:?--coll-target needs a value}"; shift ;;
+        --coll-target=*) coll_target="${1#*=}" ;;
+        --coll-budget) coll_budget="${2:?--coll-budget needs a value}"; shift ;;
+        --coll-budget=*) coll_budget="${1#*=}" ;;
+        --coll-max) coll_max="${2:?--coll-max needs a value}"; shift ;;
+        --coll-max=*) coll_max="${1#*=}" ;;
+        --coll-timeout) coll_timeout="${2:?--coll-timeout needs a value}"; shift ;;
+        --coll-timeout=*) coll_timeout="${1#*=}" ;;
         --prefix) prefix="${2:?--prefix needs a value}"; shift ;;
         --prefix=*) prefix="${1#*=}" ;;
         --mode) mode="${2:?--mode needs a value}"; shift ;;
@@ -65,7 +116,34 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-case "$rounds" in '' | *[!0-9]* | 0) die "--rounds needs a positive integer" ;; esac
+if [ "$quick" = yes ]; then
+    : "${rounds:=2}" "${coll_target:=0.005}" "${coll_budget:=2}" "${coll_max:=1048576}"
+fi
+: "${rounds:=5}" "${coll_target:=0.02}" "${coll_budget:=8}" "${coll_max:=4194304}"
+case "$only" in
+    '') do_p2p=yes; do_coll=yes ;;
+    p2p) do_p2p=yes; do_coll=no ;;
+    coll) do_p2p=no; do_coll=yes ;;
+    *) die "--only takes p2p or coll" ;;
+esac
+case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
+is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
+is_count "$rounds" || die "--rounds needs a positive integer"
+is_count "$coll_rounds" || die "--coll-rounds needs a positive integer"
+is_count "$coll_max" || die "--coll-max needs a positive integer"
+is_count "$coll_timeout" || die "--coll-timeout needs a positive integer"
+is_count "$timeout_s" || die "--timeout needs a positive integer"
+for v in "$coll_target" "$coll_budget"; do
+    [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--coll-target and --coll-budget need a number of seconds"
+done
+IFS=, read -r -a COLLS <<<"$coll_list"
+IFS=, read -r -a COLL_RANKS <<<"$coll_ranks"
+[ "${#COLLS[@]}" -gt 0 ] || die "--coll needs at least one collective"
+for c in "${COLLS[@]}"; do
+    case "$c" in bcast | reduce | allreduce | alltoall | barrier) ;; *) die "--coll: unknown collective '$c'" ;; esac
+done
+[ "${#COLL_RANKS[@]}" -gt 0 ] || die "--coll-ranks needs at least one rank count"
+for n in "${COLL_RANKS[@]}"; do is_count "$n" || die "--coll-ranks: '$n' is not a positive integer"; done
 
 TARGET="$(cargo_target_dir)"
 WORK="$TARGET/bench"
@@ -140,114 +218,222 @@ fi
 export OMPI_MCA_plm_rsh_agent="${OMPI_MCA_plm_rsh_agent:-}"
 
 # --- build ---
+benches=()
+[ "$do_p2p" = no ] || benches+=(pingpong ring_allreduce)
+[ "$do_coll" = no ] || benches+=(coll_latency)
 for impl in "${impls[@]}"; do
-    echo "== compiling benches/pingpong.c and benches/ring_allreduce.c with ${cc[$impl]}"
-    if ! ${cc[$impl]} -O2 -o "$WORK/pingpong-$impl" "$OXMPI_ROOT/benches/pingpong.c" ||
-        ! ${cc[$impl]} -O2 -o "$WORK/ring-$impl" "$OXMPI_ROOT/benches/ring_allreduce.c"; then
-        skip "$impl" "compilation failed"
-    fi
+    echo "== compiling ${benches[*]/#/benches/} with ${cc[$impl]}"
+    for b in "${benches[@]}"; do
+        if ! ${cc[$impl]} -O2 -o "$WORK/$b-$impl" "$OXMPI_ROOT/benches/$b.c"; then
+            skip "$impl" "compilation of benches/$b.c failed"
+            break
+        fi
+    done
 done
 [ "${#impls[@]}" -gt 0 ] || die "no implementation left to benchmark"
 
-# --- run, alternating ---
-configs=(2)
-[ "$oversub" = no ] || configs+=(8)
-declare -A alive
-for np in "${configs[@]}"; do
-    for impl in "${impls[@]}"; do alive[$impl:$np]=yes; done
-    for ((round = 1; round <= rounds; round++)); do
-        for impl in "${impls[@]}"; do
-            [ "${alive[$impl:$np]}" = yes ] || continue
-            out="$WORK/out-$impl-$np.txt"
-            echo "== round $round/$rounds, $np ranks: ${label[$impl]}"
-            # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-            if timeout -k 5 "$timeout_s" ${launcher[$impl]} "$np" "$WORK/pingpong-$impl" >"$out" 2>&1 &&
-                line="$(grep -E '^latency_us=[0-9.]+ bandwidth_GBps=[0-9.]+$' "$out" | tail -n 1)" &&
-                [ -n "$line" ]; then
-                echo "   $line"
-                lat="${line#latency_us=}"
-                lat="${lat%% *}"
-                bw="${line##*bandwidth_GBps=}"
-                echo "$impl $np $lat $bw" >>"$RESULTS"
-            else
-                rc=$?
-                echo "*** ${label[$impl]} failed with $np ranks (status $rc); skipping it for $np ranks. Output:" >&2
-                tail -n 15 "$out" | sed 's/^/    /' >&2
-                alive[$impl:$np]=no
-            fi
+# --- p2p: ping-pong (and the ring), alternating ---
+p2p() {
+    configs=(2)
+    [ "$oversub" = no ] || configs+=(8)
+    declare -A alive
+    for np in "${configs[@]}"; do
+        for impl in "${impls[@]}"; do alive[$impl:$np]=yes; done
+        for ((round = 1; round <= rounds; round++)); do
+            for impl in "${impls[@]}"; do
+                [ "${alive[$impl:$np]}" = yes ] || continue
+                out="$WORK/out-$impl-$np.txt"
+                echo "== round $round/$rounds, $np ranks: ${label[$impl]}"
+                # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+                if timeout -k 5 "$timeout_s" ${launcher[$impl]} "$np" "$WORK/pingpong-$impl" >"$out" 2>&1 &&
+                    line="$(grep -E '^latency_us=[0-9.]+ bandwidth_GBps=[0-9.]+$' "$out" | tail -n 1)" &&
+                    [ -n "$line" ]; then
+                    echo "   $line"
+                    lat="${line#latency_us=}"
+                    lat="${lat%% *}"
+                    bw="${line##*bandwidth_GBps=}"
+                    echo "$impl $np $lat $bw" >>"$RESULTS"
+                else
+                    rc=$?
+                    echo "*** ${label[$impl]} failed with $np ranks (status $rc); skipping it for $np ranks. Output:" >&2
+                    tail -n 15 "$out" | sed 's/^/    /' >&2
+                    alive[$impl:$np]=no
+                fi
+            done
         done
     done
-done
 
-# --- report ---
-median() { # median IMPL NP COLUMN
-    awk -v i="$1" -v n="$2" -v c="$3" '$1 == i && $2 == n { print $c }' "$RESULTS" | sort -g |
-        awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    # --- report ---
+    median() { # median IMPL NP COLUMN
+        awk -v i="$1" -v n="$2" -v c="$3" '$1 == i && $2 == n { print $c }' "$RESULTS" | sort -g |
+            awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.3f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+    }
+    ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+
+    echo
+    echo "ping-pong, median of $rounds alternating rounds (each run reports the median of 7 repetitions)"
+    echo "latency: 8-byte one-way (half round trip), lower is better; bandwidth: 4 MiB, GB/s, higher is better"
+    for np in "${configs[@]}"; do
+        echo
+        printf '%-6s %-22s %12s %16s %6s\n' ranks implementation latency_us bandwidth_GBps runs
+        declare -A med_lat med_bw
+        for impl in "${ALL_IMPLS[@]}"; do
+            [ -n "${label[$impl]:-}" ] || continue
+            med_lat[$impl]="$(median "$impl" "$np" 3)"
+            med_bw[$impl]="$(median "$impl" "$np" 4)"
+            runs="$(awk -v i="$impl" -v n="$np" '$1 == i && $2 == n' "$RESULTS" | wc -l)"
+            printf '%-6s %-22s %12s %16s %6s\n' "$np" "${label[$impl]}" "${med_lat[$impl]}" "${med_bw[$impl]}" "$runs"
+        done
+        for ox in "${OX_IMPLS[@]}"; do
+            [ -n "${med_lat[$ox]:-}" ] || continue
+            for other in mpich openmpi; do
+                [ -n "${label[$other]:-}" ] || continue
+                printf '       %s/%-9s latency x%s (below 1: oxmpi faster), bandwidth x%s (above 1: oxmpi faster)\n' \
+                    "${short[$ox]}" "${short[$other]}" "$(ratio "${med_lat[$ox]}" "${med_lat[$other]}")" \
+                    "$(ratio "${med_bw[$ox]}" "${med_bw[$other]}")"
+            done
+        done
+        unset med_lat med_bw
+    done
+
+    # --- oversubscribed ring + allreduce ---
+    if [ "$ring" -gt 0 ]; then
+        RING="$WORK/ring-results.txt"
+        : >"$RING"
+        declare -A ring_iters=([oxmpi]=200 [oxthr]=200 [mpich]=5 [openmpi]=50)
+        for ((round = 1; round <= rounds; round++)); do
+            for impl in "${impls[@]}"; do
+                out="$WORK/ring-$impl.txt"
+                echo "== ring round $round/$rounds, $ring ranks: ${label[$impl]}"
+                # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+                if timeout -k 5 "$timeout_s" ${launcher[$impl]} "$ring" "$WORK/ring_allreduce-$impl" "${ring_iters[$impl]}" >"$out" 2>&1 &&
+                    line="$(grep -E '^iter_ms=[0-9.]+$' "$out" | tail -n 1)" && [ -n "$line" ]; then
+                    echo "   $line"
+                    echo "$impl ${line#iter_ms=}" >>"$RING"
+                else
+                    echo "*** ${label[$impl]} failed the ring benchmark. Output:" >&2
+                    tail -n 15 "$out" | sed 's/^/    /' >&2
+                fi
+            done
+        done
+        echo
+        echo "ring MPI_Sendrecv + 1-double MPI_Allreduce per iteration, $ring ranks on $(nproc) cores, ms per iteration (median of $rounds rounds), lower is better"
+        declare -A med_ring
+        for impl in "${ALL_IMPLS[@]}"; do
+            [ -n "${label[$impl]:-}" ] || continue
+            med_ring[$impl]="$(awk -v i="$impl" '$1 == i { print $2 }' "$RING" | sort -g |
+                awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+            printf '%-22s %12s ms\n' "${label[$impl]}" "${med_ring[$impl]}"
+        done
+        for ox in "${OX_IMPLS[@]}"; do
+            [ -n "${med_ring[$ox]:-}" ] || continue
+            for other in mpich openmpi; do
+                [ -n "${label[$other]:-}" ] || continue
+                printf '       %s is x%s faster than %s\n' "${short[$ox]}" "$(ratio "${med_ring[$other]}" "${med_ring[$ox]}")" "${short[$other]}"
+            done
+        done
+    fi
 }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+
+# --- coll: collective latency, alternating ---
+COLLRES="$WORK/coll-results.txt"
+coll() {
+    : >"$COLLRES"
+    local round np c impl out rc got
+    # one job per collective, so that a crash or a timeout loses only that collective's points
+    for ((round = 1; round <= coll_rounds; round++)); do
+        for np in "${COLL_RANKS[@]}"; do
+            for c in "${COLLS[@]}"; do
+                for impl in "${impls[@]}"; do
+                    out="$WORK/coll-$impl-$c-$np.txt"
+                    rc=0
+                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+                    timeout -k 5 "$coll_timeout" ${launcher[$impl]} "$np" "$WORK/coll_latency-$impl" -t "$coll_target" \
+                        -T "$coll_budget" -M "$coll_max" "$c" >"$out" 2>&1 || rc=$?
+                    # keep whatever points were printed, even if the job failed or timed out later
+                    got="$(grep -E "^$c [0-9]+ $np ([0-9.]+|n/a|skip)\$" "$out" || true)"
+                    awk -v i="$impl" 'NF { print i, $0 }' <<<"$got" >>"$COLLRES"
+                    printf '== round %d/%d, %2d ranks, %-9s %-18s %2d points, %d n/a, %d skipped\n' "$round" "$coll_rounds" \
+                        "$np" "$c" "${label[$impl]}" "$(grep -cE ' [0-9.]+$' <<<"$got")" "$(grep -c ' n/a$' <<<"$got")" \
+                        "$(grep -c ' skip$' <<<"$got")"
+                    if [ "$rc" -ne 0 ]; then
+                        echo "*** ${label[$impl]} failed $c with $np ranks (status $rc). Output:" >&2
+                        grep -v '^#' "$out" | grep -vE "^$c [0-9]+ $np " | tail -n 6 | sed 's/^/    /' >&2
+                    fi
+                done
+            done
+        done
+    done
+
+    echo
+    echo "collective latency, us per call (max over ranks of the mean), lower is better; $(nproc) cores"
+    echo "best-peer/oxmpi = min(MPICH, Open MPI) / oxmpi: above 1, oxmpi is faster"
+    [ "$coll_rounds" -eq 1 ] || echo "cells are medians of $coll_rounds alternating rounds"
+    awk -v colls="$coll_list" -v ranks="$coll_ranks" '
+        function fmt(v) {
+            if (v !~ /^[0-9.]+$/) return v
+            return v < 10 ? sprintf("%.2f", v) : v < 1000 ? sprintf("%.1f", v) : sprintf("%.0f", v)
+        }
+        function human(b) {
+            return b >= 1048576 ? b / 1048576 "M" : b >= 1024 ? b / 1024 "K" : b
+        }
+        # median of the numeric results of key, else its last non-numeric result (n/a, skip), else -
+        function cell(key,   n, i, j, t, v) {
+            n = cnt[key]
+            if (n == 0) return (key in word) ? word[key] : "-"
+            for (i = 1; i <= n; i++) v[i] = val[key, i] + 0
+            for (i = 2; i <= n; i++)
+                for (j = i; j > 1 && v[j - 1] > v[j]; j--) { t = v[j]; v[j] = v[j - 1]; v[j - 1] = t }
+            return n % 2 ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2
+        }
+        function num(x) { return x ~ /^[0-9.]+$/ }
+        {   # impl coll size ranks value
+            key = $1 SUBSEP $2 SUBSEP $3 SUBSEP $4
+            if (num($5)) val[key, ++cnt[key]] = $5; else word[key] = $5
+            seen[$2 SUBSEP $3 SUBSEP $4] = 1
+        }
+        END {
+            nc = split(colls, C, ","); nr = split(ranks, R, ",")
+            ns = split("0 8 64 512 4096 32768 262144 1048576 4194304", S, " ")
+            ni = split("oxmpi oxthr mpich openmpi", I, " ")
+            for (c = 1; c <= nc; c++) {
+                worst["oxmpi"] = worst["oxthr"] = ""
+                for (r = 1; r <= nr; r++) {
+                    printf "\n%s, %d ranks\n", C[c], R[r]
+                    printf "%7s %12s %12s %12s %12s %11s %11s\n", "size", "oxmpi-proc", "oxmpi-thr", "MPICH", "Open MPI", "peer/proc", "peer/thr"
+                    for (s = 1; s <= ns; s++) {
+                        if (!((C[c] SUBSEP S[s] SUBSEP R[r]) in seen)) continue
+                        for (i = 1; i <= ni; i++) x[I[i]] = cell(I[i] SUBSEP C[c] SUBSEP S[s] SUBSEP R[r])
+                        best = ""
+                        if (num(x["mpich"])) best = x["mpich"]
+                        if (num(x["openmpi"]) && (best == "" || x["openmpi"] < best)) best = x["openmpi"]
+                        for (m = 1; m <= 2; m++) {
+                            ox = m == 1 ? "oxmpi" : "oxthr"
+                            q[ox] = "-"
+                            if (best == "" || !num(x[ox]) || x[ox] <= 0) continue
+                            q[ox] = sprintf(best / x[ox] < 0.1 ? "x%.2g" : "x%.2f", best / x[ox])
+                            if (worst[ox] == "" || best / x[ox] < worst[ox]) {
+                                worst[ox] = best / x[ox]; where[ox] = (S[s] ? "size " human(S[s]) ", " : "") R[r] " ranks"
+                            }
+                        }
+                        printf "%7s %12s %12s %12s %12s %11s %11s\n", human(S[s]), fmt(x["oxmpi"]), fmt(x["oxthr"]),
+                            fmt(x["mpich"]), fmt(x["openmpi"]), q["oxmpi"], q["oxthr"]
+                    }
+                }
+                summary[c] = sprintf("%-10s processes %s, threads %s", C[c] ":",
+                    worst["oxmpi"] == "" ? "-" : sprintf(worst["oxmpi"] < 0.1 ? "x%.2g (%s)" : "x%.2f (%s)", worst["oxmpi"], where["oxmpi"]),
+                    worst["oxthr"] == "" ? "-" : sprintf(worst["oxthr"] < 0.1 ? "x%.2g (%s)" : "x%.2f (%s)", worst["oxthr"], where["oxthr"]))
+            }
+            printf "\nworst best-peer/oxmpi per collective (below 1: a peer is faster there)\n"
+            for (c = 1; c <= nc; c++) print "  " summary[c]
+        }' "$COLLRES"
+}
+
+[ "$do_p2p" = no ] || p2p
+[ "$do_coll" = no ] || coll
 
 echo
-echo "ping-pong, median of $rounds alternating rounds (each run reports the median of 7 repetitions)"
-echo "latency: 8-byte one-way (half round trip), lower is better; bandwidth: 4 MiB, GB/s, higher is better"
-for np in "${configs[@]}"; do
-    echo
-    printf '%-6s %-22s %12s %16s %6s\n' ranks implementation latency_us bandwidth_GBps runs
-    declare -A med_lat med_bw
-    for impl in "${ALL_IMPLS[@]}"; do
-        [ -n "${label[$impl]:-}" ] || continue
-        med_lat[$impl]="$(median "$impl" "$np" 3)"
-        med_bw[$impl]="$(median "$impl" "$np" 4)"
-        runs="$(awk -v i="$impl" -v n="$np" '$1 == i && $2 == n' "$RESULTS" | wc -l)"
-        printf '%-6s %-22s %12s %16s %6s\n' "$np" "${label[$impl]}" "${med_lat[$impl]}" "${med_bw[$impl]}" "$runs"
-    done
-    for ox in "${OX_IMPLS[@]}"; do
-        [ -n "${med_lat[$ox]:-}" ] || continue
-        for other in mpich openmpi; do
-            [ -n "${label[$other]:-}" ] || continue
-            printf '       %s/%-9s latency x%s (below 1: oxmpi faster), bandwidth x%s (above 1: oxmpi faster)\n' \
-                "${short[$ox]}" "${short[$other]}" "$(ratio "${med_lat[$ox]}" "${med_lat[$other]}")" \
-                "$(ratio "${med_bw[$ox]}" "${med_bw[$other]}")"
-        done
-    done
-    unset med_lat med_bw
-done
-
-# --- oversubscribed ring + allreduce ---
-if [ "$ring" -gt 0 ]; then
-    RING="$WORK/ring-results.txt"
-    : >"$RING"
-    declare -A ring_iters=([oxmpi]=200 [oxthr]=200 [mpich]=5 [openmpi]=50)
-    for ((round = 1; round <= rounds; round++)); do
-        for impl in "${impls[@]}"; do
-            out="$WORK/ring-$impl.txt"
-            echo "== ring round $round/$rounds, $ring ranks: ${label[$impl]}"
-            # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-            if timeout -k 5 "$timeout_s" ${launcher[$impl]} "$ring" "$WORK/ring-$impl" "${ring_iters[$impl]}" >"$out" 2>&1 &&
-                line="$(grep -E '^iter_ms=[0-9.]+$' "$out" | tail -n 1)" && [ -n "$line" ]; then
-                echo "   $line"
-                echo "$impl ${line#iter_ms=}" >>"$RING"
-            else
-                echo "*** ${label[$impl]} failed the ring benchmark. Output:" >&2
-                tail -n 15 "$out" | sed 's/^/    /' >&2
-            fi
-        done
-    done
-    echo
-    echo "ring MPI_Sendrecv + 1-double MPI_Allreduce per iteration, $ring ranks on $(nproc) cores, ms per iteration (median of $rounds rounds), lower is better"
-    declare -A med_ring
-    for impl in "${ALL_IMPLS[@]}"; do
-        [ -n "${label[$impl]:-}" ] || continue
-        med_ring[$impl]="$(awk -v i="$impl" '$1 == i { print $2 }' "$RING" | sort -g |
-            awk '{ v[NR] = $1 } END { if (NR == 0) print "-"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.4f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
-        printf '%-22s %12s ms\n' "${label[$impl]}" "${med_ring[$impl]}"
-    done
-    for ox in "${OX_IMPLS[@]}"; do
-        [ -n "${med_ring[$ox]:-}" ] || continue
-        for other in mpich openmpi; do
-            [ -n "${label[$other]:-}" ] || continue
-            printf '       %s is x%s faster than %s\n' "${short[$ox]}" "$(ratio "${med_ring[$other]}" "${med_ring[$ox]}")" "${short[$other]}"
-        done
-    done
-fi
-echo
-echo "raw results: $RESULTS${RING:+ and $RING}"
+raw=()
+[ "$do_p2p" = no ] || raw+=("$RESULTS" ${RING:+"$RING"})
+[ "$do_coll" = no ] || raw+=("$COLLRES")
+echo "raw results: ${raw[*]}"
