@@ -41,7 +41,7 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct"];
 
 /// Commutative reductions of at least this many bytes leave recursive doubling.
 const MEDIUM_MIN: usize = 32 << 10;
@@ -64,6 +64,7 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
         match algo {
             1 => super::rabenseifner::allreduce(cx, sendbuf, recvbuf, count, red),
             2 => super::ring::allreduce(cx, sendbuf, recvbuf, count, red),
+            3 => super::direct::allreduce(cx, sendbuf, recvbuf, count, red),
             _ => recursive_doubling(cx, sendbuf, recvbuf, count, red),
         }
     }

@@ -25,6 +25,7 @@ pub mod alltoall;
 pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
+pub mod direct;
 pub mod gather;
 pub mod inter;
 pub mod nonblocking;
