@@ -29,7 +29,7 @@ fn rust_values() -> Vec<(&'static str, i64)> {
         abi::MPI_BSEND_OVERHEAD, abi::MPI_VERSION, abi::MPI_SUBVERSION, abi::MPI_IDENT, abi::MPI_CONGRUENT,
         abi::MPI_SIMILAR, abi::MPI_UNEQUAL, abi::MPI_SUCCESS, abi::MPI_ERR_BUFFER, abi::MPI_ERR_COUNT,
         abi::MPI_ERR_TYPE, abi::MPI_ERR_TAG, abi::MPI_ERR_COMM, abi::MPI_ERR_RANK, abi::MPI_ERR_ROOT,
-        abi::MPI_ERR_GROUP, abi::MPI_ERR_OP, abi::MPI_ERR_TOPOLOGY, abi::MPI_ERR_DIMS, abi::MPI_ERR_ARG,
+        abi::MPI_ERR_GROUP, abi::MPI_ERR_OP, abi::MPI_ERR_TOPOLOGY, abi::MPI_ERR_DIMS, abi::MPI_ERR_FILE, abi::MPI_ERR_ARG,
         abi::MPI_ERR_UNKNOWN, abi::MPI_ERR_TRUNCATE, abi::MPI_ERR_OTHER, abi::MPI_ERR_INTERN,
         abi::MPI_ERR_IN_STATUS, abi::MPI_ERR_PENDING, abi::MPI_ERR_REQUEST, abi::MPI_ERR_NO_MEM,
         abi::MPI_ERR_UNSUPPORTED_OPERATION, abi::MPI_ERR_WIN, abi::MPI_ERR_KEYVAL, abi::MPI_ERR_SESSION,
