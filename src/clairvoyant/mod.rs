@@ -13,8 +13,10 @@
 //!
 //! `linear` is the plain version of the fixed pseudocode (the reference); `segtree` is the fast
 //! one (bit columns ORed in a segment tree). Both produce identical schedules.
+pub mod cache;
 pub mod linear;
 pub mod pattern;
+pub mod predict;
 pub mod segtree;
 
 /// One transfer: in round `round`, `from` sends its partial result of segment `seg` to `to`,
