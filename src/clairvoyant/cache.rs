@@ -64,10 +64,11 @@ pub fn get(pb: &Problem) -> Arc<Schedule> {
 
 /// Asks the background builder to have `pb`'s schedule ready for a later `get`.
 pub fn prefetch(pb: Problem) {
-    static TX: OnceLock<Mutex<mpsc::Sender<Problem>>> = OnceLock::new();
+    static TX: OnceLock<Option<Mutex<mpsc::Sender<Problem>>>> = OnceLock::new();
     let tx = TX.get_or_init(|| {
         let (tx, rx) = mpsc::channel::<Problem>();
         // The builder lives as long as the process; it sleeps in recv when there is no work.
+        // Without it (no thread could be spawned) schedules are built when a call needs them.
         std::thread::Builder::new()
             .name("oxmpi-clv-builder".into())
             .spawn(move || {
@@ -77,8 +78,10 @@ pub fn prefetch(pb: Problem) {
                     }
                 }
             })
-            .expect("spawning the schedule builder thread");
-        Mutex::new(tx)
+            .ok()
+            .map(|_| Mutex::new(tx))
     });
-    let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(pb);
+    if let Some(tx) = tx {
+        let _ = tx.lock().unwrap_or_else(|p| p.into_inner()).send(pb);
+    }
 }

@@ -41,7 +41,8 @@ pub struct Plan {
     pub segments: usize,
     pub sched: Arc<Schedule>,
     /// Predicted imbalance: the largest predicted arrival offset over the time of one
-    /// point-to-point transfer of the whole vector (Faraj et al.: > 1 means imbalanced).
+    /// point-to-point transfer of the whole vector (Faraj et al.: > 1 means imbalanced); 0 when
+    /// the predictor missed the previous call too widely to be trusted.
     pub imbalance: f64,
 }
 
@@ -87,6 +88,8 @@ struct State {
     pending: Option<Pending>,
     /// The prediction (quanta, quantum) the previous call ran with, to measure its error.
     used: Option<(Vec<i64>, i64)>,
+    /// Mean absolute error (ns) of the previous call's prediction; None before there is one.
+    last_error: Option<i64>,
 }
 
 type Key = (u32, Vec<usize>, usize);
@@ -127,6 +130,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
         st.history.push(&all);
         if let Some((q, quantum)) = st.used.take() {
             let e = error_ns(&q, quantum, st.history.last().unwrap_or(&[]));
+            st.last_error = Some(e);
             let s = cache::stats();
             s.prediction_error_ns.fetch_add(e.max(0) as u64, Relaxed);
             s.predictions.fetch_add(1, Relaxed);
@@ -154,8 +158,13 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
             cache::prefetch(npb);
         }
     }
+    // Imbalance factor (Faraj et al., via Proficz & Ocetkiewicz): the predicted spread over the
+    // time of moving the whole vector once (N rounds). A prediction that missed the previous
+    // call by more than a quarter of the spread is not trusted: random arrivals average out to
+    // a pattern that never happens, and a schedule built for it loses to a balanced tree.
     let spread = pattern.iter().max().copied().unwrap_or(0) * quantum;
-    let imbalance = spread as f64 / (round as f64 * segments as f64);
+    let trusted = st.last_error.is_some_and(|e| e.saturating_mul(4) < spread);
+    let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
     st.used = Some((pattern, quantum));
     drop(st);
     Ok(Plan { segments, sched: cache::get(&pb), imbalance })
