@@ -28,9 +28,6 @@ impl Tree {
         self.t.clear();
         self.t.resize(2 * self.m * self.w, 0);
     }
-    fn node(&self, v: usize) -> &[u64] {
-        &self.t[v * self.w..(v + 1) * self.w]
-    }
     fn bit(&self, v: usize, s: usize) -> bool {
         self.t[v * self.w + s / 64] >> (s % 64) & 1 == 1
     }
@@ -59,16 +56,25 @@ impl Tree {
             v /= 2;
         }
     }
-    /// OR of every leaf but k into `acc` (Listing 3): the siblings along k's path.
-    fn all_except_one(&self, k: usize, acc: &mut [u64]) {
-        acc.fill(0);
-        let mut v = self.m + k;
-        while v > 1 {
-            for (a, b) in acc.iter_mut().zip(self.node(v ^ 1)) {
-                *a |= b;
+    /// The lowest segment set both in `mask` (None: every segment) and in some leaf other
+    /// than k: the OR of the siblings along k's path (Listing 3), one word at a time, so the
+    /// search stops at the first word with a candidate.
+    fn lowest_except(&self, k: usize, mask: Option<&[u64]>) -> Option<usize> {
+        for i in 0..self.w {
+            let m = mask.map_or(u64::MAX, |c| c[i]);
+            if m == 0 {
+                continue;
             }
-            v /= 2;
+            let (mut v, mut o) = (self.m + k, 0u64);
+            while v > 1 {
+                o |= self.t[(v ^ 1) * self.w + i];
+                v /= 2;
+            }
+            if o & m != 0 {
+                return Some(i * 64 + (o & m).trailing_zeros() as usize);
+            }
         }
+        None
     }
     /// The leftmost leaf under node v holding bit s (Listing 4).
     fn leftmost(&self, mut v: usize, s: usize) -> Option<usize> {
@@ -115,7 +121,6 @@ pub fn schedule(pb: &Problem) -> Schedule {
     let mut tree = Tree { m: 1, w, t: Vec::new() };
     let mut sent = vec![false; p];
     let mut leaf_of = vec![usize::MAX; p];
-    let mut others = vec![0u64; w];
     let zero = vec![0u64; w];
     let mut primed: Vec<(usize, usize)> = Vec::new();
     let mut order: Vec<usize> = Vec::new();
@@ -171,15 +176,10 @@ pub fn schedule(pb: &Problem) -> Schedule {
         }
         tree.build();
         for (k, &q) in order.iter().enumerate() {
-            tree.all_except_one(k, &mut others);
             let qc = &col[q * w..(q + 1) * w];
             // FIND-PEER-ROOT for the sink (any segment a peer holds), FIND-PEER for the others
             // (a segment both hold); the lowest segment first.
-            let s = others.iter().zip(qc).enumerate().find_map(|(i, (&o, &c))| {
-                let cand = if k == 0 { o } else { o & c };
-                (cand != 0).then(|| i * 64 + cand.trailing_zeros() as usize)
-            });
-            let Some(s) = s else { continue };
+            let Some(s) = tree.lowest_except(k, if k == 0 { None } else { Some(qc) }) else { continue };
             let mut zl = tree.leftmost(1, s).expect("the bit came from the tree");
             if zl == k {
                 zl = tree.leftmost_after(k, s).expect("the bit came from another leaf");
