@@ -4,13 +4,14 @@
 //! segment's partial result.
 //!
 //! Execution is data-driven (`shared/design/clairvoyant.md` section 8): a rank walks its own
-//! rounds in order, posting at most one receive and one send per round and waiting for the
-//! receive (a send is waited for only before its segment's buffer is reused), so a transfer
-//! waits for its data, never for a clock; a wrong arrival prediction costs time, never
+//! rounds in order, posting at most one receive and one send per round and waiting for both, so
+//! a transfer waits for its data, never for a clock; a wrong arrival prediction costs time, never
 //! correctness. Every round depends only on earlier rounds, so the walk cannot deadlock. P' makes
 //! the segment sent in a round differ from the one received, so both can be in flight at once.
 //! Messages carry the round in the tag's round bits (`Coll::tag_at`); between two ranks they
-//! match in round order anyway (non-overtaking).
+//! match in round order anyway (non-overtaking). Waiting for the send in its own round is
+//! deliberate: a waiting sender of a large message copies half of it itself (split copies, see
+//! `OXMPI_SPLIT`); leaving sends in flight across rounds measured slower.
 //!
 //! Data: each segment lives either in the caller's send buffer (the rank's own contribution,
 //! read only) or in a private accumulator (the root's receive buffer, else one vector-sized
@@ -70,11 +71,6 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     let mut acc: *mut u8 = if is_root { recvbuf } else { std::ptr::null_mut() };
     let max_seg = seg(0).1;
     let mut incoming: Vec<u8> = Vec::new();
-    // Sends still in flight, with their segment: a rank does not wait for its send before the
-    // next round (the receiver may not have run yet); only a later receive into the same segment
-    // of the accumulator, and the end of the call, wait for it.
-    let mut sending: Vec<(crate::p2p::ReqId, usize)> = Vec::new();
-    let res = (|| -> MpiResult {
     for st in steps(sched, me) {
         let tag = cx.tag_at(st.round as usize);
         let mut r = None;
@@ -83,9 +79,6 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
                 acc = scratch.insert(vec![0u8; count * sz]).as_mut_ptr();
             }
             let (off, bytes, _) = seg(s);
-            if let Some(i) = sending.iter().position(|x| x.1 == s) {
-                cx.wait_sends(&[sending.swap_remove(i).0]);
-            }
             // Into the accumulator when nothing is there to combine with yet (copy, or the own
             // contribution still in sendbuf); else into `incoming`.
             let dst = if copy || !private[s] {
@@ -105,9 +98,8 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
             let (off, bytes, _) = seg(s);
             let src = if private[s] { acc.wrapping_add(off) as *const u8 } else { sendbuf.wrapping_add(off) };
             // SAFETY: the segment is `bytes` readable bytes of acc or sendbuf; P' guarantees it is
-            // not the segment received this round, and the send is waited for before anything
-            // is received into it again (above) or the call returns (below).
-            sreq = Some((unsafe { cx.isend_world(src, bytes, cx.c.world_rank(to), tag) }, s));
+            // not the segment received this round, and the send is waited for before the next.
+            sreq = Some(unsafe { cx.isend_world(src, bytes, cx.c.world_rank(to), tag) });
         }
         let mut res = Ok(());
         if let Some((req, from, s, copy, bytes)) = r {
@@ -127,16 +119,11 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
             }
             private[s] = true;
         }
-        if let Some((sr, s)) = sreq {
-            sending.push((sr?, s));
+        if let Some(sr) = sreq {
+            cx.wait_sends(&[sr?]);
         }
         res?;
     }
-    Ok(())
-    })();
-    let reqs: Vec<_> = sending.iter().map(|x| x.0).collect();
-    cx.wait_sends(&reqs);
-    res?;
     if is_root {
         // Segments the root never received (only with one process): its own contribution.
         for s in (0..segments).filter(|&s| !private[s]) {
