@@ -5,6 +5,7 @@
 //! `p2p` (matching, requests, send modes), `transport` (lock-free channels),
 //! `runtime` (launch environment, segment, waiting). Only `ffi` and `abi` know about C.
 pub mod abi;
+pub mod clairvoyant;
 pub mod coll;
 pub mod comm;
 pub mod datatype;

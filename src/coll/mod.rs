@@ -25,6 +25,8 @@ pub mod alltoall;
 pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
+pub mod clairvoyant_exec;
+pub mod clairvoyant_pap;
 pub mod direct;
 pub mod gather;
 pub mod inter;

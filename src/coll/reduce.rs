@@ -12,7 +12,12 @@
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner"];
+pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant"];
+
+/// Commutative reductions of at least this many bytes record and share their arrival times, and
+/// `auto` runs them with Clairvoyant when the predicted imbalance is above 1
+/// (`clairvoyant_pap`).
+const CLAIRVOYANT_MIN: usize = 256 << 10;
 
 /// Vectors of at least this many bytes on at least `RABENSEIFNER_RANKS` ranks use Rabenseifner's
 /// algorithm (commutative ops).
@@ -24,6 +29,7 @@ const RABENSEIFNER_RANKS: usize = 8;
 /// # Safety
 /// As `binomial`.
 pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let arrived = super::clairvoyant_pap::now_ns();
     let n = cx.size();
     let bytes = count * red.size;
     let forced = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
@@ -33,15 +39,41 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
         // SAFETY: per this function's contract.
         return unsafe { ordered(cx, sendbuf, recvbuf, count, red, root) };
     }
-    let algo = if n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
+    // Clairvoyant (Marendic et al. 2016; Proficz & Ocetkiewicz 2021) needs every rank to agree on
+    // the arrival pattern: candidate calls share their arrival times whatever runs them.
+    let forced_clv = forced == Some(CLAIRVOYANT);
+    let min = if forced_clv { 1 } else { CLAIRVOYANT_MIN };
+    let plan = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
+        Some(super::clairvoyant_pap::plan(cx, arrived, count, red.size, root)?)
+    } else {
+        None
+    };
+    let mut algo = if n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
+    if forced.is_none() && plan.as_ref().is_some_and(|p| p.imbalance > 1.0) {
+        algo = CLAIRVOYANT;
+    }
     // SAFETY: per this function's contract.
     unsafe {
         match algo {
             1 => super::rabenseifner::reduce(cx, sendbuf, recvbuf, count, red, root),
+            CLAIRVOYANT => match &plan {
+                Some(p) => super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments),
+                // A phase of a larger collective, or too few elements: a balanced schedule.
+                None if n > 1 && count > 0 => {
+                    let (segments, round) = super::clairvoyant_pap::params(count, red.size, n);
+                    let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round };
+                    let s = crate::clairvoyant::cache::get(&pb);
+                    super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments)
+                }
+                None => binomial(cx, sendbuf, recvbuf, count, red, root),
+            },
             _ => binomial(cx, sendbuf, recvbuf, count, red, root),
         }
     }
 }
+
+/// Index of Clairvoyant in `ALGORITHMS`.
+const CLAIRVOYANT: usize = 2;
 
 /// The automatic choice for a commutative op: an index into `ALGORITHMS`.
 ///

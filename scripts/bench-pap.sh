@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# The PAP mini-benchmark (benches/pap_reduce.c) for oxmpi's reduce algorithms, MPICH and Open MPI.
+set -euo pipefail
+
+OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
+# shellcheck source=scripts/common.sh source-path=SCRIPTDIR/..
+. "$OXMPI_ROOT/scripts/common.sh"
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/bench-pap.sh --prefix DIR [options]
+
+Builds benches/pap_reduce.c (Proficz & Ocetkiewicz 2021 section 6: double barrier, random
+per-rank delay, MPI_Reduce of COUNT floats to rank 0, validation) with oxmpi's mpicc (from the
+installation in DIR), mpicc.mpich and mpicc.openmpi, and runs it for each rank count, count and
+arrival mode with oxmpi forced to each reduce algorithm (OXMPI_REDUCE_ALGORITHM) and with auto,
+then MPICH and Open MPI. Prints a table of the mean time from the last arrival to the last
+finish and from the first arrival to the last finish, in microseconds. An implementation that
+is not installed is skipped.
+
+Options:
+  --prefix DIR     oxmpi installation (scripts/install.sh DIR); required
+  --ranks LIST     rank counts (default "4 8 16")
+  --counts LIST    float counts (default "131072 1048576")
+  --delay US       maximum per-rank delay in microseconds (default 20000)
+  --modes LIST     arrival modes: random (new delay every iteration, the paper's) and fixed
+                   (one delay per rank for the whole run: a repeating pattern) (default both)
+  --iters N        iterations per run (default 20)
+  --algos LIST     oxmpi algorithms (default "clairvoyant binomial rabenseifner auto")
+  --oxmode M       oxmpi rank mode, processes or threads (default processes)
+  --no-others      skip MPICH and Open MPI
+  -h, --help       show this help
+USAGE
+}
+
+prefix="" ranks="4 8 16" counts="131072 1048576" delay=20000 modes="random fixed" iters=20
+algos="clairvoyant binomial rabenseifner auto" oxmode=processes others=yes
+while [ $# -gt 0 ]; do
+    case "$1" in
+        -h | --help) usage; exit 0 ;;
+        --prefix) prefix="$2"; shift ;;
+        --ranks) ranks="$2"; shift ;;
+        --counts) counts="$2"; shift ;;
+        --delay) delay="$2"; shift ;;
+        --modes) modes="$2"; shift ;;
+        --iters) iters="$2"; shift ;;
+        --algos) algos="$2"; shift ;;
+        --oxmode) oxmode="$2"; shift ;;
+        --no-others) others=no ;;
+        *) usage >&2; die "unknown option: $1" ;;
+    esac
+    shift
+done
+[ -n "$prefix" ] || { usage >&2; exit 2; }
+[ -x "$prefix/bin/mpicc" ] || die "$prefix/bin/mpicc not found; run scripts/install.sh $prefix"
+
+work="$(mktemp -d)"
+trap 'rm -rf -- "$work"' EXIT
+src="$OXMPI_ROOT/benches/pap_reduce.c"
+"$prefix/bin/mpicc" -O2 -o "$work/ox" "$src"
+impls=()
+for a in $algos; do impls+=("oxmpi:$a"); done
+if [ "$others" = yes ]; then
+    if command -v mpicc.mpich >/dev/null && mpicc.mpich -O2 -o "$work/mpich" "$src" 2>/dev/null; then impls+=(MPICH); else echo "# MPICH skipped" >&2; fi
+    if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$work/ompi" "$src" 2>/dev/null; then impls+=("OpenMPI"); else echo "# Open MPI skipped" >&2; fi
+fi
+
+run() { # run IMPL N COUNT MODE -> "last first" or "failed"
+    local out
+    case "$1" in
+        oxmpi:*) out=$(OXMPI_REDUCE_ALGORITHM="${1#oxmpi:}" timeout 600 "$prefix/bin/mpiexec" --mode "$oxmode" -n "$2" "$work/ox" "$3" "$iters" "$delay" "$4") ;;
+        MPICH) out=$(timeout 600 mpiexec.mpich -n "$2" "$work/mpich" "$3" "$iters" "$delay" "$4") ;;
+        OpenMPI) out=$(timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$2" "$work/ompi" "$3" "$iters" "$delay" "$4" 2>/dev/null) ;;
+    esac || { echo "failed failed"; return; }
+    awk '{print $6, $7}' <<<"$out"
+}
+
+printf '%-20s %5s %8s %7s %14s %14s\n' implementation ranks count mode last_to_last_us first_to_last_us
+for n in $ranks; do
+    for c in $counts; do
+        for m in $modes; do
+            for i in "${impls[@]}"; do
+                read -r last first < <(run "$i" "$n" "$c" "$m")
+                printf '%-20s %5s %8s %7s %14s %14s\n' "$i" "$n" "$c" "$m" "$last" "$first"
+            done
+        done
+    done
+done

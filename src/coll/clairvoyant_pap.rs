@@ -1,0 +1,171 @@
+//! The arrival side of Clairvoyant MPI_Reduce: measuring, sharing and predicting each rank's
+//! arrival, and the schedule a call runs (`shared/design/clairvoyant.md` section 7).
+//!
+//! Every rank must build the schedule from bit-identical inputs, so ranks share *measurements*
+//! and run the same integer predictor on the same history:
+//! * at the entry of every candidate call (`candidate`) a rank reads CLOCK_MONOTONIC (one clock
+//!   for all processes of a node and all threads of a process) and sends the reading, 8 bytes, to
+//!   every other rank on a phase of that call's tag, without waiting;
+//! * at the entry of the next candidate call on the communicator, it receives the readings of the
+//!   previous call (sent long before, so normally already queued: this is off the critical path
+//!   in practice) and appends them to the history;
+//! * call k runs the schedule predicted from the history up to call k-2; at call k-1 that
+//!   prediction was handed to the background builder (`clairvoyant::cache::prefetch`) with call
+//!   k-1's root, segment count and round length, so a repeating iteration finds it built.
+//!
+//! Limitation: the history is per (communicator, rank) in call order, so a blocking MPI_Reduce
+//! overlapping an MPI_Ireduce of the same communicator (both large and commutative) could be
+//! recorded in different orders on different ranks; that combination is not supported with the
+//! predictor (forcing another algorithm avoids it).
+use super::Coll;
+use crate::clairvoyant::predict::{error_ns, History};
+use crate::clairvoyant::{cache, Problem, Schedule};
+use crate::error::{err, MpiResult};
+use crate::p2p::ReqId;
+use std::collections::HashMap;
+use std::sync::atomic::Ordering::Relaxed;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The phase carrying arrival readings (a sub-collective of the reduce that reads them).
+const PHASE_ARRIVAL: i32 = 250;
+
+/// Default segment size target and the bounds of the default segment count.
+const SEGMENT_BYTES: usize = 64 << 10;
+/// Default round length: a fixed cost plus a per-byte cost of moving and combining a segment
+/// (shared memory: a copy by the receiver plus the reduction, roughly 1 ns/byte together).
+const ROUND_FIXED_NS: i64 = 4_000;
+const ROUND_NS_PER_BYTE: f64 = 1.0;
+
+/// One call's Clairvoyant parameters, identical on every rank.
+pub struct Plan {
+    pub segments: usize,
+    pub sched: Arc<Schedule>,
+    /// Predicted imbalance: the largest predicted arrival offset over the time of one
+    /// point-to-point transfer of the whole vector (Faraj et al.: > 1 means imbalanced); 0 when
+    /// the predictor missed the previous call too widely to be trusted.
+    pub imbalance: f64,
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|&v| v > 0)
+}
+
+/// `OXMPI_CLV_SEGMENTS` and `OXMPI_CLV_ROUND_NS`, read once.
+fn env() -> &'static (Option<usize>, Option<usize>) {
+    static E: OnceLock<(Option<usize>, Option<usize>)> = OnceLock::new();
+    E.get_or_init(|| (env_usize("OXMPI_CLV_SEGMENTS"), env_usize("OXMPI_CLV_ROUND_NS")))
+}
+
+/// Segment count and round length (ns) for `count` elements of `size` bytes on `n` ranks.
+pub fn params(count: usize, size: usize, n: usize) -> (usize, i64) {
+    let bytes = count * size;
+    let segments = env().0.unwrap_or_else(|| (bytes / SEGMENT_BYTES).clamp(1, 2 * n)).min(count).max(1);
+    let seg_bytes = bytes.div_ceil(segments);
+    let round = env().1.map_or_else(|| ROUND_FIXED_NS + (seg_bytes as f64 * ROUND_NS_PER_BYTE) as i64, |d| d as i64);
+    (segments, round.max(1))
+}
+
+/// CLOCK_MONOTONIC in ns.
+pub fn now_ns() -> i64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: `ts` is a valid timespec to write; CLOCK_MONOTONIC always exists on Linux.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as i64 * 1_000_000_000 + ts.tv_nsec as i64
+}
+
+/// Readings sent at the previous call, to be received at the next.
+struct Pending {
+    tag: i32,
+    mine: Box<i64>,
+    sends: Vec<ReqId>,
+}
+
+#[derive(Default)]
+struct State {
+    history: History,
+    /// The history as it stood one call earlier: what the current call predicts from.
+    lagged: History,
+    pending: Option<Pending>,
+    /// The prediction (quanta, quantum) the previous call ran with, to measure its error.
+    used: Option<(Vec<i64>, i64)>,
+    /// Mean absolute error (ns) of the previous call's prediction; None before there is one.
+    last_error: Option<i64>,
+}
+
+type Key = (u32, Vec<usize>, usize);
+
+fn state(cx: &Coll) -> Arc<Mutex<State>> {
+    static M: OnceLock<Mutex<HashMap<Key, Arc<Mutex<State>>>>> = OnceLock::new();
+    let key = (cx.c.context, cx.c.group.clone(), cx.c.rank);
+    M.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone()
+}
+
+/// Whether a call takes part in the arrival exchange: commutative reductions of at least
+/// `min_bytes` on an intracommunicator's own collective (not a phase of a larger one), enough
+/// elements for the segments. Depends only on arguments every rank passes alike.
+pub fn candidate(cx: &Coll, count: usize, size: usize, min_bytes: usize) -> bool {
+    let n = cx.size();
+    n >= 2 && cx.tag & 0xff00 == 0 && count * size >= min_bytes && count >= params(count, size, n).0
+}
+
+/// Records this call's arrival (`arrived`, from `now_ns`), collects the previous call's, and
+/// returns the schedule this call runs (see the module documentation).
+pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> MpiResult<Plan> {
+    let n = cx.size();
+    let me = cx.rank();
+    let (segments, round) = params(count, size, n);
+    let st = state(cx);
+    let mut st = st.lock().unwrap_or_else(|p| p.into_inner());
+    // The previous call's readings.
+    if let Some(p) = st.pending.take() {
+        let prev = Coll { tag: p.tag, ..*cx }.phase(PHASE_ARRIVAL);
+        let mut all = vec![0i64; n];
+        all[me] = *p.mine;
+        for (r, slot) in all.iter_mut().enumerate().filter(|&(r, _)| r != me) {
+            // SAFETY: `slot` is 8 writable bytes, waited for inside `recv`.
+            unsafe { prev.recv(slot as *mut i64 as *mut u8, 8, r)? };
+        }
+        cx.wait_sends(&p.sends);
+        st.lagged = st.history.clone();
+        st.history.push(&all);
+        if let Some((q, quantum)) = st.used.take() {
+            let e = error_ns(&q, quantum, st.history.last().unwrap_or(&[]));
+            st.last_error = Some(e);
+            let s = cache::stats();
+            s.prediction_error_ns.fetch_add(e.max(0) as u64, Relaxed);
+            s.predictions.fetch_add(1, Relaxed);
+        }
+    }
+    // This call's reading, to everyone.
+    let mine = Box::new(arrived);
+    let ph = cx.phase(PHASE_ARRIVAL);
+    let mut sends = Vec::with_capacity(n - 1);
+    for r in (0..n).filter(|&r| r != me) {
+        // SAFETY: `mine` is boxed and kept in `pending` until the sends are waited for.
+        sends.push(unsafe { ph.isend(&*mine as *const i64 as *const u8, 8, r)? });
+    }
+    st.pending = Some(Pending { tag: cx.tag, mine, sends });
+    // This call runs the prediction from the lagged history; the one from the current history
+    // is built in the background for the next call.
+    let quantum = (round / 2).max(1);
+    let pattern = st.lagged.predict(quantum).unwrap_or_else(|| vec![0; n]);
+    let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round };
+    let pb = problem(&pattern);
+    pb.check().map_err(|e| err(crate::abi::MPI_ERR_INTERN, format!("Clairvoyant schedule inputs: {e}")))?;
+    if let Some(next) = st.history.predict(quantum) {
+        let npb = problem(&next);
+        if npb.check().is_ok() && npb != pb {
+            cache::prefetch(npb);
+        }
+    }
+    // Imbalance factor (Faraj et al., via Proficz & Ocetkiewicz): the predicted spread over the
+    // time of moving the whole vector once (N rounds). A prediction that missed the previous
+    // call by more than a quarter of the spread is not trusted: random arrivals average out to
+    // a pattern that never happens, and a schedule built for it loses to a balanced tree.
+    let spread = pattern.iter().max().copied().unwrap_or(0) * quantum;
+    let trusted = st.last_error.is_some_and(|e| e.saturating_mul(4) < spread);
+    let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
+    st.used = Some((pattern, quantum));
+    drop(st);
+    Ok(Plan { segments, sched: cache::get(&pb), imbalance })
+}
