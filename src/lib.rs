@@ -12,6 +12,8 @@ pub mod error;
 pub mod ffi;
 pub mod group;
 pub mod info;
+pub mod monitoring;
+pub mod mpit;
 pub mod op;
 pub mod p2p;
 pub mod runtime;
