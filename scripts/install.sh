@@ -12,7 +12,8 @@ Usage: scripts/install.sh [--no-build] PREFIX
 
 Runs 'cargo build --release', builds the threads-mode preload library with the
 system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
-  PREFIX/bin/mpiexec, PREFIX/bin/mpirun -> mpiexec, PREFIX/bin/mpicc, PREFIX/bin/mpicxx
+  PREFIX/bin/mpiexec, PREFIX/bin/mpirun -> mpiexec, PREFIX/bin/mpicc, PREFIX/bin/mpicxx,
+  PREFIX/bin/oxmpi-monitor (shows files written by mpiexec --monitor)
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
@@ -47,7 +48,7 @@ if [ "$build" = yes ]; then
 fi
 
 release="$(cargo_target_dir)/release"
-for f in "$release/liboxmpi.so" "$release/mpiexec"; do
+for f in "$release/liboxmpi.so" "$release/mpiexec" "$release/oxmpi-monitor"; do
     [ -f "$f" ] || die "$f not found; run 'cargo build --release' first"
 done
 headers=("$OXMPI_ROOT"/include/*.h)
@@ -79,6 +80,7 @@ link() { # link TARGET NAME (NAME may currently be a file, a link or absent)
 }
 
 put 755 "$release/mpiexec" "$prefix/bin/mpiexec"
+put 755 "$release/oxmpi-monitor" "$prefix/bin/oxmpi-monitor"
 link mpiexec "$prefix/bin/mpirun"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpicc"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicxx" "$prefix/bin/mpicxx"
