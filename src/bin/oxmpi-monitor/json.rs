@@ -1,7 +1,9 @@
 //! A small JSON reader, enough for the files `mpiexec --monitor` writes (std only, like mpiexec).
 use std::collections::BTreeMap;
 
+/// A JSON value (booleans and null are parsed though the monitor files have none).
 #[derive(Debug, Clone)]
+#[allow(dead_code)]
 pub enum Json {
     Null,
     Bool(bool),
