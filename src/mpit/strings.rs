@@ -28,3 +28,28 @@ pub unsafe fn put(s: &str, buf: *mut c_char, len: *mut c_int) {
         *len = n as c_int + 1;
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn length_query_truncation_and_full_copy() {
+        let mut len: c_int = 0;
+        // SAFETY: a valid length, no buffer.
+        unsafe { put("abcdef", std::ptr::null_mut(), &mut len) };
+        assert_eq!(len, 7);
+        let mut buf = [b'x' as c_char; 8];
+        len = 4;
+        // SAFETY: `buf` has at least `len` bytes.
+        unsafe { put("abcdef", buf.as_mut_ptr(), &mut len) };
+        assert_eq!(len, 4);
+        assert_eq!(&buf[..4], &[b'a' as c_char, b'b' as c_char, b'c' as c_char, 0]);
+        len = 8;
+        // SAFETY: as above.
+        unsafe { put("abcdef", buf.as_mut_ptr(), &mut len) };
+        assert_eq!(len, 7);
+        assert_eq!(buf[6], 0);
+        // SAFETY: a null length means no string is wanted.
+        unsafe { put("abc", buf.as_mut_ptr(), std::ptr::null_mut()) };
+    }
+}
