@@ -1,10 +1,11 @@
-/* oxmpi-test: ranks=1,2,3,4,5 timeout=60 mpich=skip */
+/* oxmpi-test: ranks=1,2,3,4,5 timeout=60 mpich=skip env=- env=OXMPI_MONITORING=1 */
 /* MPI_T monitoring variables (Open MPI's names): rank i sends i+1 messages of 100 bytes to rank
    i+1, and the per-peer arrays read exactly that; a bcast shows in the collective arrays and the
    o2a counter, not in the point-to-point ones; reading on a split communicator; MPI_T error paths
    (not initialised, bad index, wrong class, handle of another session, read-only variables,
    double start, string truncation). */
 #include "oxtest.h"
+#include <unistd.h>
 
 #define T_OK(call)                                                                       \
     do {                                                                                 \
@@ -180,6 +181,41 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Group_free(&wg));
         MPI_OK(MPI_Comm_free(&half));
         (void)hr;
+    }
+
+    /* pml_monitoring_flush: write a name, stop: <name>.<rank>.prof in Open MPI's format, with
+       this rank's point-to-point line to rank+1 (the counters are then reset). */
+    {
+        MPI_T_pvar_handle fh;
+        long job = (long)getpid();
+        char fname[200], path[260], line[512];
+        FILE *f;
+        int found = 0;
+        MPI_OK(MPI_Bcast(&job, 1, MPI_LONG, 0, MPI_COMM_WORLD));
+        snprintf(fname, sizeof fname, "/tmp/oxmpi_mpit_flush_%ld", job);
+        T_OK(MPI_T_pvar_handle_alloc(s, pvar("pml_monitoring_flush", MPI_T_PVAR_CLASS_GENERIC), NULL, &fh, &count));
+        T_OK(MPI_T_pvar_start(s, fh));
+        T_OK(MPI_T_pvar_write(s, fh, fname));
+        T_OK(MPI_T_pvar_stop(s, fh));
+        snprintf(path, sizeof path, "%s.%d.prof", fname, rank);
+        f = fopen(path, "r");
+        CHECK(f != NULL, "no flush file %s", path);
+        while (fgets(line, sizeof line, f)) {
+            int me, peer;
+            unsigned long long nb, nm;
+            if (sscanf(line, "E\t%d\t%d\t%llu bytes\t%llu msgs sent", &me, &peer, &nb, &nm) == 4 && peer == rank + 1) {
+                /* The 1-byte message went while no handle was started: recorded only if
+                   monitoring is on for the whole run (OXMPI_MONITORING=1). */
+                const char *env = getenv("OXMPI_MONITORING");
+                unsigned long long extra = (env && strcmp(env, "1") == 0) ? 1 : 0;
+                CHECK(me == rank && nm == (unsigned long long)rank + 1 + extra && nb == 100ull * (rank + 1) + extra, "flush line: %s", line);
+                found = 1;
+            }
+        }
+        fclose(f);
+        remove(path);
+        CHECK(found == (rank + 1 < size), "flush file without the line to rank %d", rank + 1);
+        T_OK(MPI_T_pvar_handle_free(s, &fh));
     }
 
     T_OK(MPI_T_pvar_handle_free(s, &pc));

@@ -69,7 +69,7 @@ impl CommCounters {
 /// Costs one relaxed load when monitoring is off.
 #[inline]
 pub fn collective(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm, pattern: Pattern, bytes: u64) {
-    if super::on() {
+    if super::on() && super::recording(u.rank, u.size) {
         let name = c.name();
         super::row(u.rank, u.size).comms.add(c.context, &name, &c.group, pattern, bytes);
     }

@@ -15,7 +15,8 @@
 //!
 //! Recording is on while `OXMPI_MONITORING=1` (also set by `mpiexec --monitor FILE`), while the
 //! `pml_monitoring_enable` control variable is 1, or while any monitoring performance variable
-//! handle is started (MPI_T). In threads mode the flag is shared by the ranks of the process.
+//! handle of the rank is started (MPI_T; per rank also in threads mode, where the environment and
+//! the control variable apply to every rank of the process).
 pub mod comms;
 pub mod dump;
 
@@ -35,23 +36,42 @@ pub enum Kind {
 }
 pub const KINDS: usize = 4;
 
-/// Reasons recording is on (environment, cvar, started handles): on while non-zero.
+/// Reasons recording is on anywhere in the process (a fast filter: one relaxed load per send).
 static ON: AtomicU32 = AtomicU32::new(0);
+/// Process-wide reasons: the environment, the `pml_monitoring_enable` control variable.
+static GLOBAL: AtomicU32 = AtomicU32::new(0);
 static ENV_READ: std::sync::Once = std::sync::Once::new();
 
-/// Whether recording is on (one relaxed load).
+/// Whether recording may be on (one relaxed load); `recording` decides for a rank.
 #[inline(always)]
 pub fn on() -> bool {
     ON.load(Ordering::Relaxed) != 0
 }
 
-/// Adds (`true`) or removes a reason for recording.
-pub fn hold(yes: bool) {
+fn count(a: &AtomicU32, yes: bool) {
     if yes {
-        ON.fetch_add(1, Ordering::Relaxed);
+        a.fetch_add(1, Ordering::Relaxed);
     } else {
-        let _ = ON.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
+        let _ = a.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |v| v.checked_sub(1));
     }
+}
+
+/// Adds (`true`) or removes a process-wide reason for recording.
+pub fn hold(yes: bool) {
+    count(&GLOBAL, yes);
+    count(&ON, yes);
+}
+
+/// Adds or removes a reason for world rank `me` (of `n`) only: a started MPI_T handle. In
+/// threads mode the other ranks of the process keep their own state.
+pub fn hold_rank(me: usize, n: usize, yes: bool) {
+    count(&row(me, n).held, yes);
+    count(&ON, yes);
+}
+
+/// Whether world rank `me` (of `n`) records now.
+pub fn recording(me: usize, n: usize) -> bool {
+    on() && (GLOBAL.load(Ordering::Relaxed) != 0 || row(me, n).held.load(Ordering::Relaxed) != 0)
 }
 
 /// Reads `OXMPI_MONITORING` once (at MPI_Init, through `rows`): `1` turns recording on for the
@@ -76,6 +96,8 @@ pub struct Row {
     hist: Box<[AtomicU64]>,
     /// Per-communicator collective counters (o2a, a2o, a2a).
     pub comms: comms::CommCounters,
+    /// Started MPI_T handles of this rank.
+    held: AtomicU32,
 }
 
 fn zeros(n: usize) -> Box<[AtomicU64]> {
@@ -84,7 +106,7 @@ fn zeros(n: usize) -> Box<[AtomicU64]> {
 
 impl Row {
     fn new(n: usize) -> Row {
-        Row { n, bytes: zeros(KINDS * n), hist: zeros(KINDS * n * BUCKETS), comms: Default::default() }
+        Row { n, bytes: zeros(KINDS * n), hist: zeros(KINDS * n * BUCKETS), comms: Default::default(), held: AtomicU32::new(0) }
     }
     pub fn peers(&self) -> usize {
         self.n
@@ -157,7 +179,7 @@ pub fn record_send(me: usize, n: usize, dest: usize, bytes: usize, ctx: u32) {
 #[cold]
 #[inline(never)]
 fn record_slow(me: usize, n: usize, dest: usize, bytes: usize, ctx: u32) {
-    if dest < n && me < n {
+    if dest < n && me < n && recording(me, n) {
         row(me, n).add(if ctx % 2 == 1 { Kind::Coll } else { Kind::P2p }, dest, bytes);
     }
 }

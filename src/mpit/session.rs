@@ -11,7 +11,8 @@
 //!   allocation or last reset; writable, and `readreset` is atomic for them.
 //! * `pml_monitoring_flush`: write a file name, then stop: the rank's counters are written and reset.
 //!
-//! Starting any monitoring handle turns recording on (`monitoring::hold`) until it is stopped.
+//! Starting any monitoring handle turns recording on for its rank (`monitoring::hold_rank`) until
+//! it is stopped.
 use super::pvars::{Field, Pvar, Source, PVARS};
 use super::*;
 use crate::monitoring;
@@ -94,6 +95,14 @@ fn is_sum(p: &Pvar) -> bool {
     p.class == CLASS_COUNTER || p.class == CLASS_AGGREGATE
 }
 
+/// A started handle keeps recording on for its rank (process-wide before MPI_Init).
+fn hold_for(b: &Bound, yes: bool) {
+    match b.me {
+        Some((me, n)) => monitoring::hold_rank(me, n, yes),
+        None => monitoring::hold(yes),
+    }
+}
+
 impl Handle {
     fn pvar(&self) -> &'static Pvar {
         &PVARS[self.pvar]
@@ -113,7 +122,7 @@ impl Handle {
         if self.started || self.pvar().continuous {
             return Err(MPI_T_ERR_PVAR_NO_STARTSTOP);
         }
-        monitoring::hold(true);
+        hold_for(&self.bound, true);
         self.started = true;
         if is_sum(self.pvar()) {
             self.base = live(self.pvar(), &self.bound)[0];
@@ -133,7 +142,7 @@ impl Handle {
             self.frozen = live(p, &self.bound);
         }
         self.started = false;
-        monitoring::hold(false);
+        hold_for(&self.bound, false);
         Ok(())
     }
     /// The flush variable's stop: writes `<name>.<world rank>.prof` and resets the counters.
@@ -178,7 +187,7 @@ pub fn session_free(s: usize) -> TResult {
         for h in r.all_of(s) {
             if let Some(h) = r.handles.remove(&h) {
                 if h.started {
-                    monitoring::hold(false);
+                    hold_for(&h.bound, false);
                 }
             }
         }
@@ -194,8 +203,8 @@ pub fn free_all(ctx: i32) {
     let mine: Vec<usize> = r.sessions.iter().filter(|(_, c)| **c == ctx).map(|(s, _)| *s).collect();
     for s in mine {
         for h in r.all_of(s) {
-            if r.handles.remove(&h).is_some_and(|h| h.started) {
-                monitoring::hold(false);
+            if let Some(h) = r.handles.remove(&h).filter(|h| h.started) {
+                hold_for(&h.bound, false);
             }
         }
         r.sessions.remove(&s);
@@ -221,9 +230,9 @@ pub fn handle_alloc(s: usize, pvar: usize, bound: Bound) -> TResult<(usize, usiz
 
 pub fn handle_free(s: usize, h: usize) -> TResult {
     with(|r| {
-        let started = r.handle(s, h)?.started;
-        if started {
-            monitoring::hold(false);
+        let x = r.handle(s, h)?;
+        if x.started {
+            hold_for(&x.bound, false);
         }
         r.handles.remove(&h);
         Ok(())
