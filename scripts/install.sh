@@ -14,6 +14,7 @@ Runs 'cargo build --release', builds the threads-mode preload library with the
 system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/bin/mpiexec, PREFIX/bin/mpirun -> mpiexec, PREFIX/bin/mpicc, PREFIX/bin/mpicxx,
   PREFIX/bin/clv-schedule (Clairvoyant reduce schedules)
+  PREFIX/bin/oxmpi-monitor (shows files written by mpiexec --monitor)
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
@@ -55,7 +56,7 @@ if [ "$build" = yes ]; then
 fi
 
 release="$(cargo_target_dir)/release"
-for f in "$release/liboxmpi.so" "$release/mpiexec" "$release/clv-schedule"; do
+for f in "$release/liboxmpi.so" "$release/mpiexec" "$release/clv-schedule" "$release/oxmpi-monitor"; do
     [ -f "$f" ] || die "$f not found; run 'cargo build --release' first"
 done
 headers=("$OXMPI_ROOT"/include/*.h)
@@ -96,6 +97,7 @@ link() { # link TARGET NAME (NAME may currently be a file, a link or absent)
 
 put 755 "$release/mpiexec" "$prefix/bin/mpiexec"
 put 755 "$release/clv-schedule" "$prefix/bin/clv-schedule"
+put 755 "$release/oxmpi-monitor" "$prefix/bin/oxmpi-monitor"
 link mpiexec "$prefix/bin/mpirun"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicc" "$prefix/bin/mpicc"
 put 755 "$OXMPI_ROOT/mpicc-wrapper/mpicxx" "$prefix/bin/mpicxx"

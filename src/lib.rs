@@ -14,6 +14,8 @@ pub mod ffi;
 pub mod fortran;
 pub mod group;
 pub mod info;
+pub mod monitoring;
+pub mod mpit;
 pub mod op;
 pub mod osc;
 pub mod p2p;

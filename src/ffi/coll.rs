@@ -7,7 +7,7 @@
 //! reduction kernels in `crate::op`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch};
+use super::coll_launch::{launch, monitor, Launch, Pattern};
 use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
@@ -23,6 +23,7 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToAll, 0, 0, true);
     if c.is_inter() {
         return launch(u, c, how, xc::barrier);
     }
@@ -37,6 +38,7 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::OneToAll, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
     let plan = Plan::new(count, datatype)?;
     if c.is_inter() {
         let root = inter_root(&c, root)?;
@@ -83,6 +85,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToOne, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
     let (red, n, plan) = reduction(count, datatype, op)?;
     if c.is_inter() {
         let root = inter_root(&c, root)?;
@@ -153,6 +156,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToAll, count, datatype, true);
     let (red, n, plan) = reduction(count, datatype, op)?;
     plan.check(recvbuf, "receive buffer")?;
     if c.is_inter() {

@@ -7,7 +7,7 @@
 //! `Blocks` also serves the neighborhood collectives (`coll_neighbor`).
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch};
+use super::coll_launch::{launch, monitor, Launch, Pattern};
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
 use crate::error::{err, MpiResult};
@@ -144,6 +144,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToAll, scount, stype, true);
     let m = c.peer_size() as i64;
     let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
     let rplan = Plan::new(total(rcount)?, rtype)?;
@@ -195,6 +196,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
 /// The blocks' addresses hold their elements; `how` as in `alltoall`.
 unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
     let u = check::universe()?;
+    monitor(u, &c, Pattern::AllToAll, 0, 0, true);
     launch(u, c, how, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE the

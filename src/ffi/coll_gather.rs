@@ -9,7 +9,7 @@
 //! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch};
+use super::coll_launch::{launch, monitor, Launch, Pattern};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
 use crate::coll::{allgather, gather, scatter};
@@ -193,6 +193,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToOne, scount, stype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
@@ -237,6 +238,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::OneToAll, rcount, rtype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
@@ -281,6 +283,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
+    monitor(u, &c, Pattern::AllToAll, scount, stype, true);
     let inter = c.is_inter();
     // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.7).
     let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };

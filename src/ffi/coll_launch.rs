@@ -13,6 +13,19 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
+pub use crate::monitoring::comms::Pattern;
+
+/// Monitoring hook, one line at each collective entry: counts a collective of `pattern` on `c`
+/// whose per-peer block is `count` elements of `dt`, on the ranks Open MPI counts at (`counted`:
+/// the root of a rooted collective, every rank otherwise). One relaxed load when monitoring is off.
+pub fn monitor(u: &Universe, c: &crate::comm::Comm, pattern: Pattern, count: i64, dt: MPI_Datatype, counted: bool) {
+    if crate::monitoring::on() && counted {
+        let size = if count > 0 { check::datatype_size(dt).unwrap_or(0) as u64 } else { 0 };
+        let peers = if c.is_inter() { c.peer_size() } else { c.size().saturating_sub(1) } as u64;
+        crate::monitoring::comms::collective(u, c, pattern, count.max(0) as u64 * size * peers);
+    }
+}
+
 /// Which form of a collective the user called.
 #[derive(Clone, Copy)]
 pub enum Launch {

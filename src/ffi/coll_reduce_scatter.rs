@@ -3,7 +3,7 @@
 //! in `crate::coll::reduce_scatter`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch};
+use super::coll_launch::{launch, monitor, Launch, Pattern};
 use crate::abi::*;
 use crate::coll::reduce_scatter as rs;
 use crate::error::{err, MpiResult};
@@ -53,6 +53,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
     let recvcounts = recvcounts?;
+    monitor(u, &c, Pattern::AllToAll, recvcounts.get(c.rank).copied().unwrap_or(0), datatype, true);
     let mut total: i64 = 0;
     for (i, &n) in recvcounts.iter().enumerate() {
         if n < 0 {

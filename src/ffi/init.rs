@@ -57,6 +57,7 @@ export! {
         let u = universe::get()?;
         super::attr::delete_all(u, MPI_COMM_SELF)?;
         super::attr::delete_all(u, MPI_COMM_WORLD)?;
+        crate::monitoring::dump::at_finalize(u.rank, u.size);
         universe::finalize()
     }
 

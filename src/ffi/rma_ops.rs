@@ -174,6 +174,16 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
         }
     }
     let s = span(&w, t, disp, &tt, passive_only)?;
+    if let Ok(u) = crate::runtime::universe::get() {
+        let peer = w.comm.world_rank(t);
+        let to_target = !matches!(kind, Kind::Get) && o.is_some();
+        let from_target = matches!(kind, Kind::Get) || res.is_some();
+        for (moved, sent) in [(to_target, true), (from_target, false)] {
+            if moved {
+                crate::monitoring::record_osc(u.rank, u.size, peer, tt.bytes(), sent);
+            }
+        }
+    }
     match kind {
         Kind::Put => {
             let o = o.expect("put has an origin");
@@ -279,6 +289,9 @@ win_export! {
         let t = window_rank(&w, target_rank)?;
         let tt = Typed::new(std::ptr::null(), 1, datatype, "target")?;
         let s = span(&w, t, target_disp, &tt, false)?;
+        let (u, peer) = (check::universe()?, w.comm.world_rank(t));
+        crate::monitoring::record_osc(u.rank, u.size, peer, size, true);
+        crate::monitoring::record_osc(u.rank, u.size, peer, size, false);
         // SAFETY: the three buffers hold one element each (MPI contract); checked non-NULL.
         unsafe {
             let o = std::slice::from_raw_parts(origin_addr as *const u8, size);

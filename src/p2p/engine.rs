@@ -280,6 +280,7 @@ impl Engine {
 
     fn start_send(&self, g: &mut Inner, id: ReqId, args: OpArgs) -> MpiResult {
         let OpArgs::Send { buf, bytes, dest, tag, ctx, mode } = args else { unreachable!() };
+        crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
         let mut data = buf;
         if mode == SendMode::Buffered {
             // Copy into the attached buffer; an internal request carries the copy while the user's
@@ -381,6 +382,7 @@ impl Engine {
             return false;
         }
         drop(g);
+        crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
         notify(self.seg.doorbell(dest));
         true
     }

@@ -241,6 +241,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
+    crate::monitoring::init(rank, size);
     engine.set_threaded(required >= crate::abi::MPI_THREAD_MULTIPLE);
     engine.set_local_peers(threads);
     let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);

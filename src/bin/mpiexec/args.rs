@@ -41,6 +41,8 @@ pub struct Options {
     pub timeout: Option<Timeout>,
     pub program: OsString,
     pub args: Vec<OsString>,
+    /// `--monitor FILE`: record communication and write it to FILE as JSON at the end.
+    pub monitor: Option<OsString>,
 }
 
 /// What the command line asks for.
@@ -113,6 +115,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut nranks: Option<usize> = None;
     let mut mode: Option<Mode> = None;
     let mut timeout: Option<Option<Timeout>> = None;
+    let mut monitor: Option<OsString> = None;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -154,6 +157,13 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 let v = value(&mut i)?;
                 timeout = Some(parse_timeout("--timeout", &v)?);
             }
+            "--monitor" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err("--monitor needs a file name");
+                }
+                monitor = Some(v.into());
+            }
             // Open MPI users type it; with one node there is nothing to oversubscribe.
             "--oversubscribe" | "-oversubscribe" => {
                 if inline.is_some() {
@@ -184,7 +194,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             None => None,
         },
     };
-    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, program, args: argv[i + 1..].to_vec() }))
+    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, program, args: argv[i + 1..].to_vec(), monitor }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -212,6 +222,9 @@ Options:
                            PROGRAM (needs an installed oxmpi: liboxmpi-threads.so
                            next to libmpi.so.12, and an ELF PROGRAM, not a script)
   --timeout SECONDS        end the job (exit status 124) if it runs longer
+  --monitor FILE           record who sends how much to whom (point-to-point, collective
+                           transfers, one-sided) and write the job's matrices to FILE as
+                           JSON at the end; 'oxmpi-monitor FILE' shows them
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version

@@ -11,6 +11,7 @@
 mod args;
 mod elf;
 mod libpath;
+mod monitor;
 mod supervise;
 mod threads;
 mod threads_host;
@@ -46,10 +47,10 @@ fn main() {
             println!("{name} (oxmpi) {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Cli::Run(opts)) => match opts.mode {
+        Ok(Cli::Run(opts)) => monitor::around(&opts, || match opts.mode {
             Mode::Processes => run_processes(&opts),
             Mode::Threads => threads::run(&opts),
-        },
+        }),
     };
     std::process::exit(code);
 }

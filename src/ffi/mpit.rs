@@ -1,0 +1,518 @@
+//! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
+//! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
+//! so they have their own boundary (`export_t!`) instead of `export!`.
+use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order};
+use crate::mpit::{self, categories, cvars, enums, pvars, session, strings, TResult, *};
+use std::ffi::CStr;
+use std::os::raw::{c_char, c_int, c_void};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// Runs an MPI_T body: success, its MPI_T error code, or MPI_T_ERR_INVALID if it panicked.
+fn run_t(f: impl FnOnce() -> TResult) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => MPI_SUCCESS,
+        Ok(Err(code)) => code,
+        Err(_) => MPI_T_ERR_INVALID,
+    }
+}
+
+/// Like `export!`, for MPI_T functions: `MPI_X` calls `PMPI_X`; the body returns `TResult`.
+macro_rules! export_t {
+    ($(
+        $(#[$meta:meta])*
+        fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $body:block
+    )*) => {$(
+        $(#[$meta])*
+        #[no_mangle]
+        #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> c_int {
+            run_t(move || -> TResult { $body })
+        }
+        #[no_mangle]
+        #[allow(non_snake_case, clippy::missing_safety_doc)]
+        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
+            $pname($($arg),*)
+        }
+    )*};
+}
+
+/// Stores `v` through an optional out pointer.
+///
+/// # Safety
+/// `p` is null or valid for a write.
+unsafe fn out<T>(p: *mut T, v: T) {
+    if !p.is_null() {
+        // SAFETY: non-null and valid (caller contract).
+        unsafe { p.write(v) };
+    }
+}
+
+/// A required pointer argument.
+fn need<T>(p: *const T) -> TResult {
+    if p.is_null() {
+        Err(MPI_T_ERR_INVALID)
+    } else {
+        Ok(())
+    }
+}
+
+/// A name argument.
+///
+/// # Safety
+/// `p` is null or a NUL-terminated string.
+unsafe fn name_arg<'a>(p: *const c_char) -> TResult<&'a str> {
+    need(p)?;
+    // SAFETY: non-null NUL-terminated string (caller contract).
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| MPI_T_ERR_INVALID_NAME)
+}
+
+fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
+    if s.is_null() {
+        Err(MPI_T_ERR_INVALID_SESSION)
+    } else {
+        Ok(s as usize)
+    }
+}
+
+/// A pvar handle: None for MPI_T_PVAR_ALL_HANDLES.
+fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
+    if h.is_null() {
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    } else if h == super::data_symbols::MPI_T_PVAR_ALL_HANDLES.get() {
+        Ok(None)
+    } else {
+        Ok(Some(h as usize))
+    }
+}
+
+fn one_handle(h: MPI_T_pvar_handle) -> TResult<usize> {
+    handle_id(h)?.ok_or(MPI_T_ERR_INVALID_HANDLE)
+}
+
+/// A cvar handle is the cvar index plus one.
+fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
+    (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(MPI_T_ERR_INVALID_HANDLE)
+}
+
+/// Fills `indices` with at most `len` entries of `v`.
+///
+/// # Safety
+/// `indices` has `len` ints when `len > 0`.
+unsafe fn put_indices(v: &[usize], len: c_int, indices: *mut c_int) -> TResult {
+    if len < 0 {
+        return Err(MPI_T_ERR_INVALID);
+    }
+    let n = v.len().min(len as usize);
+    if n > 0 {
+        need(indices)?;
+    }
+    for (k, &x) in v.iter().take(n).enumerate() {
+        // SAFETY: `indices` has `len >= n` ints (caller contract).
+        unsafe { *indices.add(k) = x as c_int };
+    }
+    Ok(())
+}
+
+/// Resolves a pvar's object: the communicator behind `obj` (an `MPI_Comm*`) for communicator
+/// variables, the calling rank for the others.
+///
+/// # Safety
+/// `obj` is null or points to an `MPI_Comm` for communicator-bound variables.
+unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
+    let u = crate::runtime::universe::get().ok();
+    let me = u.map(|u| (u.rank, u.size));
+    if p.bind != BIND_MPI_COMM {
+        return Ok(session::Bound { me, context: 0, members: vec![] });
+    }
+    need(obj)?;
+    // The communicator handle needs MPI initialised (and not finalised).
+    let u = u.ok_or(MPI_T_ERR_INVALID)?;
+    // SAFETY: for a communicator variable `obj` is an `MPI_Comm*` (MPI 4.1 section 15.3.7).
+    let h = unsafe { *(obj as *const MPI_Comm) };
+    let c = super::check::comm(u, h).map_err(|_| MPI_T_ERR_INVALID_HANDLE)?;
+    Ok(session::Bound { me, context: c.context, members: c.group.clone() })
+}
+
+export_t! {
+    fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) => {
+        let p = mpit::init();
+        out(provided, p);
+        Ok(())
+    }
+
+    fn MPI_T_finalize / PMPI_T_finalize () => {
+        mpit::finalize()
+    }
+
+    // ---------------------------------------------------------------- enums
+
+    fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
+        ready()?;
+        let e = enums::from_handle(enumtype as usize)?;
+        out(num, e.items.len() as c_int);
+        strings::put(&e.name, name, name_len);
+        Ok(())
+    }
+
+    fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
+        ready()?;
+        let e = enums::from_handle(enumtype as usize)?;
+        let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| MPI_T_ERR_INVALID_ITEM)?];
+        out(value, *v);
+        strings::put(n, name, name_len);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- control variables
+
+    fn MPI_T_cvar_get_num / PMPI_T_cvar_get_num (num_cvar: *mut c_int) => {
+        ready()?;
+        need(num_cvar)?;
+        out(num_cvar, cvars::all().len() as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_cvar_get_info / PMPI_T_cvar_get_info (cvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, scope: *mut c_int) => {
+        ready()?;
+        let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
+        strings::put(&c.name, name, name_len);
+        out(verbosity, c.verbosity);
+        out(datatype, crate::abi::datatypes::MPI_INT);
+        out(enumtype, c.enumtype.map_or(std::ptr::null_mut(), |e| (e + 1) as MPI_T_enum));
+        strings::put(&c.desc, desc, desc_len);
+        out(bind, BIND_NO_OBJECT);
+        out(scope, c.scope);
+        Ok(())
+    }
+
+    fn MPI_T_cvar_get_index / PMPI_T_cvar_get_index (name: *const c_char, cvar_index: *mut c_int) => {
+        ready()?;
+        need(cvar_index)?;
+        out(cvar_index, cvars::get_index(name_arg(name)?)? as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_cvar_handle_alloc / PMPI_T_cvar_handle_alloc (cvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_cvar_handle, count: *mut c_int) => {
+        ready()?;
+        need(handle)?;
+        need(count)?;
+        let i = mpit::index(cvar_index, cvars::all().len())?;
+        out(handle, (i + 1) as MPI_T_cvar_handle);
+        out(count, 1);
+        Ok(())
+    }
+
+    fn MPI_T_cvar_handle_free / PMPI_T_cvar_handle_free (handle: *mut MPI_T_cvar_handle) => {
+        ready()?;
+        need(handle)?;
+        cvar_of(*handle)?;
+        *handle = std::ptr::null_mut();
+        Ok(())
+    }
+
+    fn MPI_T_cvar_read / PMPI_T_cvar_read (handle: MPI_T_cvar_handle, buf: *mut c_void) => {
+        ready()?;
+        let c = cvar_of(handle)?;
+        need(buf)?;
+        out(buf as *mut c_int, c.read());
+        Ok(())
+    }
+
+    fn MPI_T_cvar_write / PMPI_T_cvar_write (handle: MPI_T_cvar_handle, buf: *const c_void) => {
+        ready()?;
+        let c = cvar_of(handle)?;
+        need(buf)?;
+        c.write(*(buf as *const c_int))
+    }
+
+    // ---------------------------------------------------------------- performance variables
+
+    fn MPI_T_pvar_get_num / PMPI_T_pvar_get_num (num_pvar: *mut c_int) => {
+        ready()?;
+        need(num_pvar)?;
+        out(num_pvar, pvars::PVARS.len() as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_pvar_get_info / PMPI_T_pvar_get_info (pvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, var_class: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, readonly: *mut c_int, continuous: *mut c_int, atomic: *mut c_int) => {
+        ready()?;
+        let p = &pvars::PVARS[mpit::index(pvar_index, pvars::PVARS.len())?];
+        strings::put(p.name, name, name_len);
+        out(verbosity, p.verbosity);
+        out(var_class, p.class);
+        out(datatype, p.datatype);
+        out(enumtype, std::ptr::null_mut());
+        strings::put(p.desc, desc, desc_len);
+        out(bind, p.bind);
+        out(readonly, p.readonly as c_int);
+        out(continuous, p.continuous as c_int);
+        out(atomic, p.atomic as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) => {
+        ready()?;
+        need(pvar_index)?;
+        out(pvar_index, pvars::get_index(name_arg(name)?, var_class)? as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_pvar_session_create / PMPI_T_pvar_session_create (session: *mut MPI_T_pvar_session) => {
+        ready()?;
+        need(session)?;
+        *session = session::session_create()? as MPI_T_pvar_session;
+        Ok(())
+    }
+
+    fn MPI_T_pvar_session_free / PMPI_T_pvar_session_free (session: *mut MPI_T_pvar_session) => {
+        ready()?;
+        need(session)?;
+        session::session_free(session_id(*session)?)?;
+        *session = std::ptr::null_mut();
+        Ok(())
+    }
+
+    fn MPI_T_pvar_handle_alloc / PMPI_T_pvar_handle_alloc (session: MPI_T_pvar_session, pvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_pvar_handle, count: *mut c_int) => {
+        ready()?;
+        let s = session_id(session)?;
+        let i = mpit::index(pvar_index, pvars::PVARS.len())?;
+        need(handle)?;
+        need(count)?;
+        let b = bind(&pvars::PVARS[i], obj_handle)?;
+        let (h, n) = session::handle_alloc(s, i, b)?;
+        *handle = h as MPI_T_pvar_handle;
+        *count = n as c_int;
+        Ok(())
+    }
+
+    fn MPI_T_pvar_handle_free / PMPI_T_pvar_handle_free (session: MPI_T_pvar_session, handle: *mut MPI_T_pvar_handle) => {
+        ready()?;
+        need(handle)?;
+        session::handle_free(session_id(session)?, one_handle(*handle)?)?;
+        *handle = std::ptr::null_mut();
+        Ok(())
+    }
+
+    fn MPI_T_pvar_start / PMPI_T_pvar_start (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+        ready()?;
+        session::start_stop(session_id(session)?, handle_id(handle)?, true)
+    }
+
+    fn MPI_T_pvar_stop / PMPI_T_pvar_stop (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+        ready()?;
+        session::start_stop(session_id(session)?, handle_id(handle)?, false)
+    }
+
+    fn MPI_T_pvar_read / PMPI_T_pvar_read (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) => {
+        read_into(session, handle, buf, false)
+    }
+
+    fn MPI_T_pvar_readreset / PMPI_T_pvar_readreset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) => {
+        read_into(session, handle, buf, true)
+    }
+
+    fn MPI_T_pvar_write / PMPI_T_pvar_write (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *const c_void) => {
+        ready()?;
+        let s = session_id(session)?;
+        let h = one_handle(handle)?;
+        let p = session::pvar_of(s, h)?;
+        if p.readonly {
+            return Err(MPI_T_ERR_PVAR_NO_WRITE);
+        }
+        need(buf)?;
+        let w = if p.datatype == crate::abi::datatypes::MPI_CHAR {
+            // The flush variable takes a file name; an empty string (or, as Open MPI, a pointer
+            // to a NULL pointer, whose first byte is 0) clears it.
+            session::Written::Name(CStr::from_ptr(buf as *const c_char).to_string_lossy().into_owned())
+        } else {
+            session::Written::Value(*(buf as *const u64))
+        };
+        session::write(s, h, w)
+    }
+
+    fn MPI_T_pvar_reset / PMPI_T_pvar_reset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+        ready()?;
+        session::reset(session_id(session)?, handle_id(handle)?)
+    }
+
+    // ---------------------------------------------------------------- categories
+
+    fn MPI_T_category_get_num / PMPI_T_category_get_num (num_cat: *mut c_int) => {
+        ready()?;
+        need(num_cat)?;
+        out(num_cat, categories::all().len() as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_category_get_info / PMPI_T_category_get_info (cat_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, num_cvars: *mut c_int, num_pvars: *mut c_int, num_categories: *mut c_int) => {
+        ready()?;
+        let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
+        strings::put(c.name, name, name_len);
+        strings::put(c.desc, desc, desc_len);
+        out(num_cvars, c.cvars.len() as c_int);
+        out(num_pvars, c.pvars.len() as c_int);
+        out(num_categories, 0);
+        Ok(())
+    }
+
+    fn MPI_T_category_get_index / PMPI_T_category_get_index (name: *const c_char, cat_index: *mut c_int) => {
+        ready()?;
+        need(cat_index)?;
+        out(cat_index, categories::get_index(name_arg(name)?)? as c_int);
+        Ok(())
+    }
+
+    fn MPI_T_category_get_cvars / PMPI_T_category_get_cvars (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+        ready()?;
+        let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
+        put_indices(&c.cvars, len, indices)
+    }
+
+    fn MPI_T_category_get_pvars / PMPI_T_category_get_pvars (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+        ready()?;
+        let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
+        put_indices(&c.pvars, len, indices)
+    }
+
+    fn MPI_T_category_get_categories / PMPI_T_category_get_categories (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+        ready()?;
+        mpit::index(cat_index, categories::all().len())?;
+        put_indices(&[], len, indices)
+    }
+
+    fn MPI_T_category_get_num_events / PMPI_T_category_get_num_events (cat_index: c_int, num_events: *mut c_int) => {
+        ready()?;
+        mpit::index(cat_index, categories::all().len())?;
+        need(num_events)?;
+        out(num_events, 0);
+        Ok(())
+    }
+
+    fn MPI_T_category_get_events / PMPI_T_category_get_events (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+        ready()?;
+        mpit::index(cat_index, categories::all().len())?;
+        put_indices(&[], len, indices)
+    }
+
+    fn MPI_T_category_changed / PMPI_T_category_changed (update_number: *mut c_int) => {
+        ready()?;
+        need(update_number)?;
+        // The variables and categories never change after start-up.
+        out(update_number, 0);
+        Ok(())
+    }
+
+    // ---------------------------------------------------------------- events: none are defined
+
+    fn MPI_T_source_get_num / PMPI_T_source_get_num (num_sources: *mut c_int) => {
+        ready()?;
+        need(num_sources)?;
+        out(num_sources, 0);
+        Ok(())
+    }
+
+    fn MPI_T_source_get_info / PMPI_T_source_get_info (source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_INDEX)
+    }
+
+    fn MPI_T_source_get_timestamp / PMPI_T_source_get_timestamp (source_index: c_int, timestamp: *mut MPI_Count) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_INDEX)
+    }
+
+    fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) => {
+        ready()?;
+        need(num_events)?;
+        out(num_events, 0);
+        Ok(())
+    }
+
+    fn MPI_T_event_get_info / PMPI_T_event_get_info (event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_INDEX)
+    }
+
+    fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) => {
+        ready()?;
+        name_arg(name)?;
+        Err(MPI_T_ERR_INVALID_NAME)
+    }
+
+    fn MPI_T_event_handle_alloc / PMPI_T_event_handle_alloc (event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_INDEX)
+    }
+
+    fn MPI_T_event_handle_free / PMPI_T_event_handle_free (event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: Option<MPI_T_event_free_cb_function>) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_handle_get_info / PMPI_T_event_handle_get_info (event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_handle_set_info / PMPI_T_event_handle_set_info (event_registration: MPI_T_event_registration, info: MPI_Info) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_register_callback / PMPI_T_event_register_callback (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: Option<MPI_T_event_cb_function>) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_callback_get_info / PMPI_T_event_callback_get_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_callback_set_info / PMPI_T_event_callback_set_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_set_dropped_handler / PMPI_T_event_set_dropped_handler (event_registration: MPI_T_event_registration, dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_read / PMPI_T_event_read (event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_copy / PMPI_T_event_copy (event_instance: MPI_T_event_instance, buffer: *mut c_void) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_get_timestamp / PMPI_T_event_get_timestamp (event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+
+    fn MPI_T_event_get_source / PMPI_T_event_get_source (event_instance: MPI_T_event_instance, source_index: *mut c_int) => {
+        ready()?;
+        Err(MPI_T_ERR_INVALID_HANDLE)
+    }
+}
+
+/// MPI_T_pvar_read / readreset: stores `count` values of the variable's type at `buf`.
+///
+/// # Safety
+/// `buf` holds the handle's count of elements of the variable's datatype.
+unsafe fn read_into(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void, reset: bool) -> TResult {
+    ready()?;
+    let s = session_id(session)?;
+    let h = one_handle(handle)?;
+    let (v, _) = session::read(s, h, reset)?;
+    if !v.is_empty() {
+        need(buf)?;
+        // SAFETY: the buffer holds `count` unsigned long longs (caller contract; count = v.len()).
+        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), buf as *mut u64, v.len()) };
+    }
+    Ok(())
+}

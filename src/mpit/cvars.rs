@@ -1,0 +1,119 @@
+//! Control variables: every value is one `int` (MPI_INT), not bound to an object.
+//!
+//! | name | scope | meaning |
+//! |---|---|---|
+//! | `OXMPI_EAGER_LIMIT` | constant | largest message sent through the lock-free rings; larger ones are single-copy |
+//! | `OXMPI_WAIT` | readonly | wait policy (enum WAIT_POLICY), from the environment at start |
+//! | `OXMPI_<COLL>_ALGORITHM` | all-equal | algorithm of a collective (enum `<COLL>_ALGORITHM`, 0 = auto); writing it calls `coll::select::force` |
+//! | `pml_monitoring_enable` | local | 1: record communication (monitoring), 0: not (Open MPI's name) |
+//!
+//! The algorithm choice is process-wide: in threads mode a write applies to every rank of the
+//! process, which the all-equal scope (every rank must set the same value) makes harmless.
+use super::enums::{self, WAIT_POLICIES};
+use super::*;
+use crate::coll::select::{self, Collective};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+use std::sync::OnceLock;
+
+#[derive(Clone, Copy)]
+pub enum Source {
+    EagerLimit,
+    Wait,
+    Algorithm(Collective),
+    MonitoringEnable,
+}
+
+pub struct Cvar {
+    pub name: String,
+    pub desc: String,
+    pub verbosity: i32,
+    pub enumtype: Option<usize>,
+    pub scope: i32,
+    pub source: Source,
+}
+
+pub fn all() -> &'static [Cvar] {
+    static V: OnceLock<Vec<Cvar>> = OnceLock::new();
+    V.get_or_init(|| {
+        let mut v = vec![
+            Cvar { name: "OXMPI_EAGER_LIMIT".into(), desc: "Largest message (bytes) copied through the shared-memory rings; larger messages are copied once, straight from the sender's buffer".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: None, scope: SCOPE_CONSTANT, source: Source::EagerLimit },
+            Cvar { name: "OXMPI_WAIT".into(), desc: "How a waiting rank waits: auto, spin, yield or block (environment variable OXMPI_WAIT, read at MPI_Init)".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: Some(enums::wait_policy()), scope: SCOPE_READONLY, source: Source::Wait },
+        ];
+        for &c in Collective::ALL.iter() {
+            if let Some(names) = enums::algorithms(c) {
+                v.push(Cvar {
+                    name: c.env_var(),
+                    desc: format!("Algorithm of {}: 0 = auto (chosen by size and ranks), or one of {}", c.name(), names.join(", ")),
+                    verbosity: VERBOSITY_TUNER_DETAIL,
+                    enumtype: enums::of_collective(c),
+                    scope: SCOPE_ALL_EQ,
+                    source: Source::Algorithm(c),
+                });
+            }
+        }
+        v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: VERBOSITY_USER_BASIC, enumtype: None, scope: SCOPE_LOCAL, source: Source::MonitoringEnable });
+        v
+    })
+}
+
+/// Values written to algorithm cvars (index into the enum, 0 = auto); unset: the environment.
+fn algo_slots() -> &'static [AtomicI32] {
+    static S: OnceLock<Vec<AtomicI32>> = OnceLock::new();
+    S.get_or_init(|| Collective::ALL.iter().map(|_| AtomicI32::new(-1)).collect())
+}
+
+/// The cvar's monitoring hold (see `monitoring::hold`).
+static MONITORING_HELD: AtomicBool = AtomicBool::new(false);
+
+fn env_choice(var: &str, names: &[&str]) -> i32 {
+    let v = std::env::var(var).unwrap_or_default().trim().to_ascii_lowercase();
+    names.iter().position(|n| *n == v).map_or(0, |i| i as i32)
+}
+
+impl Cvar {
+    pub fn read(&self) -> i32 {
+        match self.source {
+            Source::EagerLimit => crate::transport::ring::SLOT_PAYLOAD as i32,
+            Source::Wait => env_choice("OXMPI_WAIT", WAIT_POLICIES),
+            Source::Algorithm(c) => {
+                let slot = &algo_slots()[c as usize];
+                match slot.load(Ordering::Relaxed) {
+                    -1 => {
+                        let names: Vec<&str> = std::iter::once("auto").chain(enums::algorithms(c).unwrap_or(&[]).iter().copied()).collect();
+                        env_choice(&c.env_var(), &names)
+                    }
+                    v => v,
+                }
+            }
+            Source::MonitoringEnable => (MONITORING_HELD.load(Ordering::Relaxed) || crate::monitoring::from_env()) as i32,
+        }
+    }
+
+    pub fn write(&self, v: i32) -> TResult {
+        match self.source {
+            Source::EagerLimit | Source::Wait => Err(MPI_T_ERR_CVAR_SET_NEVER),
+            Source::Algorithm(c) => {
+                let names = enums::algorithms(c).unwrap_or(&[]);
+                let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(MPI_T_ERR_INVALID)?;
+                select::force(c, if i == 0 { "auto" } else { names[i - 1] });
+                algo_slots()[c as usize].store(v, Ordering::Relaxed);
+                Ok(())
+            }
+            Source::MonitoringEnable => {
+                let want = match v {
+                    0 => false,
+                    1 => true,
+                    _ => return Err(MPI_T_ERR_INVALID),
+                };
+                if MONITORING_HELD.swap(want, Ordering::Relaxed) != want {
+                    crate::monitoring::hold(want);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+pub fn get_index(name: &str) -> TResult<usize> {
+    all().iter().position(|c| c.name == name).ok_or(MPI_T_ERR_INVALID_NAME)
+}
