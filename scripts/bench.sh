@@ -37,7 +37,12 @@ An implementation that fails to build or run is skipped with a message. Missing 
 are installed with apt-get, as scripts/test.sh does.
 
 Options:
-  --only WHAT        run only p2p (ping-pong, and the ring if --ring) or only coll (default: both)
+  --only WHAT        run only p2p (ping-pong, and the ring if --ring) or only coll (default: both);
+                     or one of the benchmarks with a driver of their own, passing on --prefix:
+                     rma (scripts/bench-rma.sh: put/get latency and bandwidth), pap
+                     (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals)
+  --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
+                     processes mode) and report its latency against oxmpi without it
   --quick            shorter run: 2 p2p rounds, 5 ms per collective point, collectives up to 1 MiB,
                      2 s budget per collective (explicit options override these)
   --rounds R         number of alternating p2p rounds (default 5)
@@ -68,6 +73,7 @@ only=""
 quick=no
 rounds=""
 oversub=no
+monitor_overhead=no
 ring=0
 coll_list="bcast,reduce,allreduce,alltoall"
 coll_ranks="2,4,8,16"
@@ -86,6 +92,7 @@ while [ $# -gt 0 ]; do
         --only) only="${2:?--only needs a value}"; shift ;;
         --only=*) only="${1#*=}" ;;
         --quick) quick=yes ;;
+        --monitor-overhead) monitor_overhead=yes ;;
         --rounds) rounds="${2:?--rounds needs a value}"; shift ;;
         --rounds=*) rounds="${1#*=}" ;;
         --oversub) oversub=yes ;;
@@ -124,7 +131,8 @@ case "$only" in
     '') do_p2p=yes; do_coll=yes ;;
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
-    *) die "--only takes p2p or coll" ;;
+    rma | pap) do_p2p=no; do_coll=no ;;
+    *) die "--only takes p2p, coll, rma or pap" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -157,8 +165,8 @@ fi
 
 impls=()       # implementations still in the race
 declare -A label cc launcher
-declare -A short=([oxmpi]=oxmpi [oxthr]=oxmpi-thr [mpich]=MPICH [openmpi]=OpenMPI)
-ALL_IMPLS=(oxmpi oxthr mpich openmpi)
+declare -A short=([oxmpi]=oxmpi [oxthr]=oxmpi-thr [oxmon]=oxmpi-mon [mpich]=MPICH [openmpi]=OpenMPI)
+ALL_IMPLS=(oxmpi oxthr oxmon mpich openmpi)
 OX_IMPLS=(oxmpi oxthr)
 
 skip() { # skip IMPL REASON
@@ -187,6 +195,12 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] && [ -x "$prefix/bin/mpiexec" 
         launcher[oxmpi]="$prefix/bin/mpiexec --mode processes -n"
         impls+=(oxmpi)
     fi
+    if [ "$monitor_overhead" = yes ] && [ "$do_p2p" = yes ]; then
+        label[oxmon]="oxmpi (monitoring on)"
+        cc[oxmon]="$prefix/bin/mpicc"
+        launcher[oxmon]="env OXMPI_MONITORING=1 $prefix/bin/mpiexec --mode processes -n"
+        impls+=(oxmon)
+    fi
     if [ "$mode" != processes ]; then
         label[oxthr]="oxmpi (threads)"
         cc[oxthr]="$prefix/bin/mpicc"
@@ -196,6 +210,14 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] && [ -x "$prefix/bin/mpiexec" 
 else
     echo "*** skipping oxmpi: no usable installation (build or install failed)" >&2
 fi
+
+# --- benchmarks with drivers of their own ---
+case "$only" in
+    rma | pap)
+        [ -n "$prefix" ] || die "no usable oxmpi installation"
+        exec "$OXMPI_ROOT/scripts/bench-$only.sh" --prefix "$prefix"
+        ;;
+esac
 
 # --- MPICH and Open MPI from Debian ---
 if command -v mpicc.mpich >/dev/null && command -v mpiexec.mpich >/dev/null; then
@@ -284,6 +306,10 @@ p2p() {
             runs="$(awk -v i="$impl" -v n="$np" '$1 == i && $2 == n' "$RESULTS" | wc -l)"
             printf '%-6s %-22s %12s %16s %6s\n' "$np" "${label[$impl]}" "${med_lat[$impl]}" "${med_bw[$impl]}" "$runs"
         done
+        if [ -n "${med_lat[oxmon]:-}" ] && [ -n "${med_lat[oxmpi]:-}" ]; then
+            printf '       monitoring on/off (processes): latency x%s, bandwidth x%s\n' \
+                "$(ratio "${med_lat[oxmon]}" "${med_lat[oxmpi]}")" "$(ratio "${med_bw[oxmon]}" "${med_bw[oxmpi]}")"
+        fi
         for ox in "${OX_IMPLS[@]}"; do
             [ -n "${med_lat[$ox]:-}" ] || continue
             for other in mpich openmpi; do
@@ -345,6 +371,7 @@ coll() {
         for np in "${COLL_RANKS[@]}"; do
             for c in "${COLLS[@]}"; do
                 for impl in "${impls[@]}"; do
+                    [ "$impl" != oxmon ] || continue # monitoring overhead is a p2p figure
                     out="$WORK/coll-$impl-$c-$np.txt"
                     rc=0
                     # shellcheck disable=SC2086 # the launcher string is split into words on purpose
