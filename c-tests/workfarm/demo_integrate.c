@@ -1,6 +1,7 @@
 /* Work-farm demo: an exact integer Riemann sum, S = sum of i^3 for i in [0, N), cut into
    sub-intervals of P points that the farm computes. The closed form (N(N-1)/2)^2 (mod 2^64, as
-   the sum wraps) checks the result. Prints the result, the items each rank computed and how
+   the sum wraps) checks the result, with every item delivered once and items reassigned if and
+   only if a rank was lost; exit status 1 otherwise. Prints the result, the items each rank computed and how
    many items were reassigned after a rank was lost.
 
    mpiexec -n 5 demo_integrate [farm options] [--items M] [--points P] [--sleep-us U] [--cpu]
@@ -123,6 +124,9 @@ static int num_arg(const char *opt, const char *val, long lo, long *out)
     return 0;
 }
 
+#ifndef WF_DEMO_SLEEP_US_DEFAULT
+#define WF_DEMO_SLEEP_US_DEFAULT 0
+#endif
 #ifndef WF_DEMO_QUIET_DEFAULT
 #define WF_DEMO_QUIET_DEFAULT 0
 #endif
@@ -135,6 +139,7 @@ int main(int argc, char **argv)
     d.items = 400;
     d.points = 20000;
     d.die_rank = -1;
+    d.sleep_us = WF_DEMO_SLEEP_US_DEFAULT;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
@@ -188,6 +193,7 @@ int main(int argc, char **argv)
         return 2;
     }
 
+    cfg.quiet = quiet;
     wf_ops ops = {&d,           d_input,         d_calculate, d_output, d_pack_item, d_unpack_item,
                   d_pack_result, d_unpack_result, NULL,        NULL};
     wf_stats st;
@@ -203,7 +209,10 @@ int main(int argc, char **argv)
         long sum = 0;
         for (int r = 0; r < size; r++)
             sum += st.per_rank[r];
-        int ok = d.total == expect && st.items == (long)d.items && sum == st.items;
+        /* items are reassigned exactly when a rank was lost (killed or simulated) */
+        int lost = (cfg.simulate_loss >= 1 && cfg.simulate_loss < size) || (d.die_rank >= 1 && d.die_rank < size);
+        int ok = d.total == expect && st.items == (long)d.items && sum == st.items &&
+                 (lost ? st.reassigned > 0 : st.reassigned == 0);
         if (!quiet || !ok) {
             FILE *o = ok ? stdout : stderr;
             fprintf(o, "%sresult: %llu expected: %llu items: %ld of %llu\n", ok ? "" : "TEST FAILED ",

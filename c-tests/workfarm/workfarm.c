@@ -210,6 +210,7 @@ typedef struct farm {
     int *child;      /* communicator ranks of the children */
     long *child_cap; /* items a child's subtree may hold: 2 x its Calculate threads */
     int *child_alive;
+    int *simulated; /* --simulate-loss: 1 armed, 2 lost (still running, still told to stop) */
     ulist *child_out; /* items each child holds */
     long subtree_threads;
 
@@ -306,12 +307,20 @@ static void psend(farm *f, int dest, int tag, unsigned char *buf, int len)
 
 /* ------------------------------------------------------------------ progress thread */
 
-static int is_dead_error(int rc)
+/* An error on an operation with a peer: MPIX_ERR_PROC_FAILED is the expected one (ULFM); any
+   other error leaves the peer unreachable as well, so it is handled alike but reported. */
+static void peer_error(farm *f, int peer, int rc)
 {
     int cls = rc;
     MPI_Error_class(rc, &cls);
-    (void)cls; /* MPIX_ERR_PROC_FAILED and any other error alike: the peer is unreachable */
-    return rc != MPI_SUCCESS;
+    if (cls != MPIX_ERR_PROC_FAILED && !f->cfg->quiet) {
+        char msg[MPI_MAX_ERROR_STRING];
+        int len = 0;
+        msg[0] = 0;
+        MPI_Error_string(rc, msg, &len);
+        fprintf(stderr, "workfarm: rank %d: error with rank %d (class %d: %s); taken as lost\n", f->rank, peer,
+                cls, msg);
+    }
 }
 
 typedef struct pslot {
@@ -397,7 +406,9 @@ static void *progress_main(void *arg)
                 slot[k].peer = -1;
                 slot[k].buf = s->buf;
                 slot[k].dest = pi;
-                if (MPI_Isend(s->buf, s->len, MPI_BYTE, s->dest, s->tag, f->comm, &req[k]) != MPI_SUCCESS) {
+                int src = MPI_Isend(s->buf, s->len, MPI_BYTE, s->dest, s->tag, f->comm, &req[k]);
+                if (src != MPI_SUCCESS) {
+                    peer_error(f, s->dest, src);
                     req[k] = MPI_REQUEST_NULL;
                     free(slot[k].buf);
                     slot[k].buf = NULL;
@@ -440,7 +451,8 @@ static void *progress_main(void *arg)
             int err = rc == MPI_ERR_IN_STATUS ? st[j].MPI_ERROR : MPI_SUCCESS;
             busy = 1;
             if (i < npeers) {
-                if (err != MPI_SUCCESS && is_dead_error(err)) {
+                if (err != MPI_SUCCESS) {
+                    peer_error(f, peer[i], err);
                     req[i] = MPI_REQUEST_NULL;
                     if (!gone[i]) {
                         gone[i] = 1;
@@ -464,6 +476,7 @@ static void *progress_main(void *arg)
                 slot[i].buf = NULL;
                 int pi = slot[i].dest;
                 if (err != MPI_SUCCESS && pi >= 0 && !gone[pi]) {
+                    peer_error(f, peer[pi], err);
                     gone[pi] = 1;
                     eq_post(&f->inbox, EV_DEAD, peer[pi], NULL, 0, NULL);
                 }
@@ -681,7 +694,7 @@ static void send_results(farm *f, ulist *batch, long *reassigned)
 static void send_stop(farm *f)
 {
     for (int i = 0; i < f->nchild; i++) {
-        if (!f->child_alive[i])
+        if (!f->child_alive[i] && !f->simulated[i])
             continue;
         unsigned char *m = xmalloc(1);
         m[0] = WF_MSG_STOP;
@@ -715,6 +728,24 @@ static int seen_once(seen *s, uint64_t id)
     return 1;
 }
 
+/* Child i's subtree is lost: the items it held go back to pending, for the local Calculate
+   threads and the other children. Late messages from it find nothing in child_out and are
+   dropped. */
+static void lose_child(farm *f, int i, ulist *pending, long *report_re)
+{
+    unit *u;
+    f->child_alive[i] = 0;
+    f->dead++;
+    while ((u = ul_pop(&f->child_out[i]))) {
+        ul_push(pending, u);
+        f->reassigned++;
+        (*report_re)++;
+    }
+    if (!f->cfg->quiet)
+        fprintf(stderr, "workfarm: rank %d lost child %d and its subtree; its items go to others\n", f->rank,
+                f->child[i]);
+}
+
 static void relay_run(farm *f)
 {
     ulist pending = {0}, batch = {0};
@@ -736,6 +767,14 @@ static void relay_run(farm *f)
             long room = f->child_cap[i] - f->child_out[i].n;
             if (room > 0)
                 send_work(f, &pending, i, room);
+        }
+        /* an armed simulated loss strikes once the child holds items again (so that there is
+           something to reassign) */
+        for (int i = 0; i < f->nchild; i++) {
+            if (f->simulated[i] == 1 && f->child_alive[i] && f->child_out[i].n > 0) {
+                f->simulated[i] = 2;
+                lose_child(f, i, &pending, &report_re);
+            }
         }
         if (f->rank == 0) {
             if (input_done && delivered == produced)
@@ -775,17 +814,7 @@ static void relay_run(farm *f)
         case EV_DEAD: {
             int i = child_index(f, e->peer);
             if (i >= 0 && f->child_alive[i]) {
-                f->child_alive[i] = 0;
-                f->dead++;
-                unit *u;
-                while ((u = ul_pop(&f->child_out[i]))) {
-                    ul_push(&pending, u);
-                    f->reassigned++;
-                    report_re++;
-                }
-                if (!f->cfg->quiet)
-                    fprintf(stderr, "workfarm: rank %d lost child %d; its items go to others\n", f->rank,
-                            e->peer);
+                lose_child(f, i, &pending, &report_re);
             } else if (e->peer == f->parent) {
                 /* without a parent this subtree's work cannot reach the server: stop */
                 stop = 1;
@@ -860,6 +889,9 @@ static void relay_run(farm *f)
                     }
                     p += len;
                 }
+                /* simulated loss: armed by the child's first result batch */
+                if (i >= 0 && f->child[i] == f->cfg->simulate_loss && !f->simulated[i])
+                    f->simulated[i] = 1;
             }
             break;
         }
@@ -932,6 +964,7 @@ int wf_run(MPI_Comm comm_in, const wf_config *cfg, const wf_ops *ops, wf_stats *
     f->child_cap = xmalloc(sizeof(long) * (size_t)(f->nchild + 1));
     f->child_alive = xmalloc(sizeof(int) * (size_t)(f->nchild + 1));
     f->child_out = calloc((size_t)f->nchild + 1, sizeof(ulist));
+    f->simulated = calloc((size_t)f->nchild + 1, sizeof(int));
     for (int r = 0, i = 0; r < f->size; r++)
         if (cfg->parent[r] == f->rank)
             f->child[i++] = r;
@@ -1017,7 +1050,11 @@ int wf_run(MPI_Comm comm_in, const wf_config *cfg, const wf_ops *ops, wf_stats *
     free(f->child_alive);
     free(f->child_out);
     /* the duplicate is left unfreed when a rank was lost: freeing is collective */
-    if (f->dead == 0)
+    int real_dead = f->dead;
+    for (int i = 0; i < f->nchild; i++)
+        real_dead -= f->simulated[i] == 2;
+    free(f->simulated);
+    if (real_dead == 0)
         MPI_Comm_free(&f->comm);
     return MPI_SUCCESS;
 }
@@ -1155,6 +1192,14 @@ static int apply_opt(wf_config *cfg, const char *opt, const char *val, char **tr
         }
         return 2;
     }
+    if (!strcmp(opt, "--simulate-loss")) {
+        if (!val || parse_int(val, 1, 1 << 20, &v)) {
+            snprintf(err, errlen, "--simulate-loss needs a rank >= 1, got '%s'", val ? val : "");
+            return -1;
+        }
+        cfg->simulate_loss = (int)v;
+        return 2;
+    }
     if (!strcmp(opt, "--tree") || !strcmp(opt, "--tree-file")) {
         if (!val) {
             snprintf(err, errlen, "%s needs a value", opt);
@@ -1181,6 +1226,7 @@ int wf_config_from_args(wf_config *cfg, int size, int *argc, char **argv, char *
     memset(cfg, 0, sizeof *cfg);
     cfg->threads = 2;
     cfg->size = size;
+    cfg->simulate_loss = -1;
     if (size < 1) {
         snprintf(err, errlen, "size %d < 1", size);
         return -1;

@@ -50,6 +50,9 @@ typedef struct wf_config {
     int size;      /* number of ranks the tree covers (= communicator size) */
     int *parent;   /* parent[r] for every rank, -1 for rank 0; owned (wf_config_free) */
     int quiet;     /* no warnings on stderr */
+    int simulate_loss; /* rank whose parent treats it as lost at a result batch after which it
+                          still holds items (--simulate-loss R: the reassignment path without a
+                          dead process; R keeps running and is told to stop); -1: none */
 } wf_config;
 
 typedef struct wf_stats {
@@ -65,7 +68,7 @@ typedef struct wf_stats {
 /* Build a configuration for `size` ranks from command-line arguments; the options it knows are
    removed from argv. Options: --threads N, --fanout K (rank r's parent is (r-1)/K), --tree SPEC
    (SPEC: "P:C,C;P:C" - children C of P, ',' or '+' between children, ranks not named are children
-   of 0), --tree-file FILE (the same syntax, newlines as ';', '#' comments). The variable
+   of 0), --tree-file FILE (the same syntax, newlines as ';', '#' comments), --simulate-loss R. The variable
    WORKFARM_ARGS (whitespace-separated options) is read first; the command line overrides it.
    Default: --fanout 2, --threads 2. Returns 0, or -1 with a message in err. No global state
    (safe when ranks are threads of one process). */
