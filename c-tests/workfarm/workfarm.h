@@ -62,7 +62,7 @@ typedef struct wf_stats {
     long computed;       /* this rank: items its Calculate threads computed */
     double progress_cpu; /* this rank: CPU seconds of the progress thread */
     double wall;         /* this rank: seconds wf_run took */
-    int dead_ranks;      /* rank 0: ranks known lost */
+    int dead_ranks;      /* this rank: children it lost (with their subtrees) */
 } wf_stats;
 
 /* Build a configuration for `size` ranks from command-line arguments; the options it knows are
