@@ -40,7 +40,8 @@ Options:
   --only WHAT        run only p2p (ping-pong, and the ring if --ring) or only coll (default: both);
                      or one of the benchmarks with a driver of their own, passing on --prefix:
                      rma (scripts/bench-rma.sh: put/get latency and bandwidth), pap
-                     (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals)
+                     (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals),
+                     workfarm (scripts/bench-workfarm.sh: work-farm throughput, progress-thread CPU)
   --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
                      processes mode) and report its latency against oxmpi without it
   --quick            shorter run: 2 p2p rounds, 5 ms per collective point, collectives up to 1 MiB,
@@ -131,8 +132,8 @@ case "$only" in
     '') do_p2p=yes; do_coll=yes ;;
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
-    rma | pap) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, rma or pap" ;;
+    rma | pap | workfarm) do_p2p=no; do_coll=no ;;
+    *) die "--only takes p2p, coll, rma, pap or workfarm" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -213,7 +214,7 @@ fi
 
 # --- benchmarks with drivers of their own ---
 case "$only" in
-    rma | pap)
+    rma | pap | workfarm)
         [ -n "$prefix" ] || die "no usable oxmpi installation"
         exec "$OXMPI_ROOT/scripts/bench-$only.sh" --prefix "$prefix"
         ;;
