@@ -15,7 +15,7 @@
 //!   has bit k set to rank + k, and undo the rotation. ceil(log2 n) messages per rank instead of
 //!   n - 1, each carrying about half the data: the choice for small blocks on many ranks. Uniform
 //!   intracommunicator alltoall only; elsewhere it falls back to `linear`.
-use super::select::{forced, Collective};
+use super::select::{forced, oversubscribed, Collective};
 use super::Coll;
 use crate::error::MpiResult;
 use crate::p2p::ReqId;
@@ -41,12 +41,6 @@ pub struct Slot {
     pub buf: *mut u8,
     pub bytes: usize,
     pub round: usize,
-}
-
-/// Whether the ranks outnumber the cores (each rank is then often descheduled).
-fn oversubscribed(n: usize) -> bool {
-    let cores = std::thread::available_parallelism().map(|c| c.get()).unwrap_or(1);
-    n > cores
 }
 
 /// MPI_Alltoall on bytes: block j (`sblock` bytes at `send + j * sblock`) goes to peer j, block j

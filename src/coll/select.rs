@@ -101,6 +101,14 @@ pub fn threads_mode() -> bool {
     crate::runtime::universe::get().map(|u| u.engine.local_peers()).unwrap_or(false)
 }
 
+/// Whether `n` ranks outnumber the CPUs this process may use (each rank is then often
+/// descheduled). The CPU count is read once: asking the kernel (and cgroups) costs microseconds,
+/// too much per collective call.
+pub fn oversubscribed(n: usize) -> bool {
+    static CPUS: OnceLock<usize> = OnceLock::new();
+    n > *CPUS.get_or_init(crate::runtime::wait::available_cpus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
