@@ -19,3 +19,4 @@ pub mod p2p;
 pub mod runtime;
 pub mod topo;
 pub mod transport;
+pub mod ulfm;

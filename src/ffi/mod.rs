@@ -34,6 +34,7 @@ pub mod staged;
 pub mod threads_host;
 pub mod topo;
 pub mod type_attr;
+pub mod ulfm;
 pub mod unsupported;
 
 pub use crate::error;
@@ -65,3 +66,4 @@ pub use rma_sync::*;
 pub use threads_host::*;
 pub use topo::*;
 pub use type_attr::*;
+pub use ulfm::*;
