@@ -104,7 +104,8 @@ pub fn string_of(code: c_int) -> Option<String> {
 /// the 7 class bits of rich codes. Codes start at `USER_CODE_BASE`, far above every rich code
 /// (class | slot << 7 with slot <= MSG_SLOTS), so the two can never be confused.
 pub const USER_CODE_BASE: c_int = 1 << 20;
-const USER_CLASS_MAX: c_int = (1 << CLASS_BITS) - 1;
+/// Up to MPICH_ERR_FIRST_MPIX (100): the MPIX classes (ULFM) follow.
+const USER_CLASS_MAX: c_int = 100;
 
 struct UserErrors {
     /// Strings of classes MPICH_ERR_LAST_CLASS + 1 + i ("" until MPI_Add_error_string).

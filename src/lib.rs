@@ -22,3 +22,4 @@ pub mod p2p;
 pub mod runtime;
 pub mod topo;
 pub mod transport;
+pub mod ulfm;

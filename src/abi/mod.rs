@@ -220,6 +220,10 @@ pub const MPI_ERR_KEYVAL: c_int = 48;
 pub const MPI_ERR_SESSION: c_int = 75;
 pub const MPI_ERR_PROC_ABORTED: c_int = 76;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 77;
+/// ULFM classes, MPICH's values (`MPICH_ERR_FIRST_MPIX` + 1..3).
+pub const MPIX_ERR_PROC_FAILED: c_int = 101;
+pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = 102;
+pub const MPIX_ERR_REVOKED: c_int = 103;
 pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 43;
 pub const MPI_ERR_ERRHANDLER: c_int = 80;
 pub const MPI_T_ERR_INVALID: c_int = 74;
@@ -307,6 +311,9 @@ pub const ERROR_CLASSES: &[(c_int, &str, &str)] = &[
     (76, "MPI_ERR_PROC_ABORTED", "process aborted"),
     (77, "MPI_ERR_VALUE_TOO_LARGE", "value too large for output argument"),
     (78, "MPI_T_ERR_NOT_SUPPORTED", "MPI_T: not supported"),
+    (101, "MPIX_ERR_PROC_FAILED", "a process involved in the operation has failed"),
+    (102, "MPIX_ERR_PROC_FAILED_PENDING", "a wildcard receive could not complete because a process of the communicator failed"),
+    (103, "MPIX_ERR_REVOKED", "the communicator has been revoked"),
 ];
 
 pub fn error_class_name(class: c_int) -> Option<&'static str> {

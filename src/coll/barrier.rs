@@ -17,11 +17,10 @@ pub fn barrier(cx: &Coll) -> MpiResult {
         let r = unsafe { cx.irecv_world(&mut token, 0, from, cx.tag_at(round)) };
         // SAFETY: as above.
         let s = unsafe { cx.isend_world(&token, 0, to, cx.tag_at(round)) };
-        if let Ok(s) = s {
-            cx.u.engine.wait(s);
-        }
-        cx.u.engine.wait(r);
-        s?;
+        let sent = s.map(|s| cx.u.engine.wait(s));
+        // A dead peer or a revoked communicator (crate::ulfm) fails the barrier.
+        super::check_received(&cx.u.engine.wait(r), 0, (me + n - dist) % n)?;
+        crate::p2p::engine::failure_result(&sent?)?;
         dist *= 2;
         round += 1;
     }

@@ -56,6 +56,11 @@ pub const TAG_ALLREDUCE: i32 = 0x3 << 16;
 pub const TAG_INTER: i32 = 0x4 << 16;
 /// MPI_Comm_idup's context agreement (runs in the background, beside user collectives).
 pub const TAG_IDUP: i32 = 0x5 << 16;
+/// MPIX_Comm_shrink and MPIX_Comm_agree, attempt `a`: ids 0x100..=0x1ff, which a revocation
+/// spares (`crate::p2p::engine::is_ulfm_tag`).
+pub fn tag_ulfm(attempt: u32) -> i32 {
+    ((0x100 | (attempt & 0xff)) as i32) << 16
+}
 
 const SEQUENCED: i32 = 1 << 30;
 
@@ -234,6 +239,10 @@ pub(crate) fn blocks(total: usize, parts: usize, a: usize, b: usize) -> (usize, 
 
 /// Turns a receive status into an error if the message did not have the expected size.
 pub(crate) fn check_received(st: &crate::p2p::Status, bytes: usize, from: usize) -> MpiResult {
+    if matches!(st.error, crate::abi::MPIX_ERR_PROC_FAILED | crate::abi::MPIX_ERR_REVOKED) {
+        // A member died or the communicator was revoked (crate::ulfm): the collective fails here.
+        return crate::p2p::engine::failure_result(st).map_err(|e| err(e.class, format!("collective message from rank {from}: {}", e.msg)));
+    }
     if st.error != crate::abi::MPI_SUCCESS || st.bytes != bytes as u64 {
         return Err(err(
             crate::abi::MPI_ERR_TRUNCATE,

@@ -49,11 +49,13 @@ pub struct Comm {
     /// Nonblocking and persistent collectives waiting for or running on this communicator's
     /// background worker (`coll::nonblocking`).
     pub nbc: crate::coll::nonblocking::Queue,
+    /// World ranks of the failed members this rank acknowledged (MPIX_Comm_failure_ack).
+    pub acked: Mutex<Vec<usize>>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default(), acked: Mutex::new(Vec::new()) }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

@@ -123,7 +123,9 @@ export! {
         check::comm(u, h)?;
         // Attribute caching: delete callbacks run before the communicator goes away (ffi/attr.rs).
         super::attr::delete_all(u, h)?;
-        u.comms.remove(handle_index(h));
+        if let Some(c) = u.comms.remove(handle_index(h)) {
+            u.engine.forget_revoked(c.context);
+        }
         *comm = MPI_COMM_NULL;
         Ok(())
     }
@@ -291,6 +293,10 @@ fn set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> crate::error::M
         return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
     }
     c.set_errhandler(errhandler);
+    if !matches!(errhandler, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT) {
+        // The program handles errors itself: from now on a dead rank no longer ends the job.
+        crate::ulfm::want_survival(check::universe()?);
+    }
     Ok(())
 }
 

@@ -34,7 +34,7 @@ pub(crate) fn group(u: &Universe, h: MPI_Group) -> MpiResult<Arc<Group>> {
 }
 
 /// Registers `g` and returns its handle (`MPI_GROUP_EMPTY` for an empty group).
-fn new_handle(u: &Universe, g: Group) -> MpiResult<MPI_Group> {
+pub(crate) fn new_handle(u: &Universe, g: Group) -> MpiResult<MPI_Group> {
     if g.size() == 0 {
         return Ok(MPI_GROUP_EMPTY);
     }

@@ -35,6 +35,7 @@ pub mod staged;
 pub mod threads_host;
 pub mod topo;
 pub mod type_attr;
+pub mod ulfm;
 pub mod unsupported;
 
 pub use crate::error;
@@ -67,3 +68,4 @@ pub use rma_sync::*;
 pub use threads_host::*;
 pub use topo::*;
 pub use type_attr::*;
+pub use ulfm::*;

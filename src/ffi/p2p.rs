@@ -107,12 +107,13 @@ unsafe fn unpack_staged(data: &Data, staging: &mut [u8], received: u64) {
     }
 }
 
-/// Turns a receive status into the call's result: truncation is an error of the call.
+/// Turns a receive status into the call's result: truncation, a failed peer or a revoked
+/// communicator (crate::ulfm) are errors of the call.
 fn recv_result(st: &Status) -> MpiResult {
     if st.error == MPI_ERR_TRUNCATE {
         return Err(err(MPI_ERR_TRUNCATE, format!("message truncated: the message from world rank {} (tag {}) is longer than the receive buffer ({} bytes); post a larger receive or probe first", st.source, st.tag, st.bytes)));
     }
-    Ok(())
+    crate::p2p::engine::failure_result(st)
 }
 
 unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
@@ -244,7 +245,14 @@ export! {
         let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(recvbuf, cap, s.as_option(), recvtag, ctx)) };
         if let Some(d) = d {
             let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
-            u.engine.wait(sid);
+            let sst = u.engine.wait(sid);
+            if sst.error != MPI_SUCCESS {
+                if let Some(r) = r {
+                    u.engine.cancel(r);
+                    u.engine.wait(r);
+                }
+                return crate::p2p::engine::failure_result(&sst);
+            }
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
         unpack_staged(&rdata, &mut rstaging, st.bytes);
@@ -268,7 +276,14 @@ export! {
         let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(tmp.as_mut_ptr(), bytes, s.as_option(), recvtag, ctx)) };
         if let Some(d) = d {
             let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
-            u.engine.wait(sid);
+            let sst = u.engine.wait(sid);
+            if sst.error != MPI_SUCCESS {
+                if let Some(r) = r {
+                    u.engine.cancel(r);
+                    u.engine.wait(r);
+                }
+                return crate::p2p::engine::failure_result(&sst);
+            }
         }
         let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
         match &sdata {

@@ -41,6 +41,7 @@ fn status_error(st: &Status) -> MpiResult {
     match st.error {
         MPI_SUCCESS => Ok(()),
         MPI_ERR_TRUNCATE => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
+        MPIX_ERR_PROC_FAILED | MPIX_ERR_PROC_FAILED_PENDING | MPIX_ERR_REVOKED => crate::p2p::engine::failure_result(st),
         class => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
     }
 }

@@ -26,7 +26,10 @@ use crate::transport::cma;
 use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SYNC, SLOT_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+
+mod failure;
+pub use failure::{is_ulfm_tag, status_result as failure_result};
 
 /// Index of a matched-probe message (MPI_Message) in the engine's table.
 pub type MsgId = u32;
@@ -72,6 +75,12 @@ struct Inner {
     blocking_next: bool,
     /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
     cma: bool,
+    /// Failure survival (`failure.rs`): world ranks this rank has noticed failed, whether any has,
+    /// the launcher's failure count when last looked at, and the revoked context pairs (even id).
+    dead: Vec<bool>,
+    any_dead: bool,
+    failures_seen: u32,
+    revoked: std::collections::HashSet<u32>,
 }
 
 // SAFETY: the raw pointers in Inner are user buffers the MPI standard forbids the user to touch while
@@ -95,6 +104,9 @@ pub struct Engine {
     local_peers: std::sync::atomic::AtomicBool,
     /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
     spin_budget: AtomicU32,
+    /// Whether world rank `w` is a failed, unacknowledged member of the communicator of context
+    /// `ctx` (set once the universe exists; decides MPI_ANY_SOURCE receives, see `failure.rs`).
+    unacked: OnceLock<Box<failure::UnackedFn>>,
 }
 
 /// Messages from this size up are copied half by the receiver and half by a blocked sender.
@@ -131,12 +143,17 @@ impl Engine {
                 bsend: None,
                 blocking_next: false,
                 cma,
+                dead: vec![false; n],
+                any_dead: false,
+                failures_seen: 0,
+                revoked: Default::default(),
             }),
             waiting_threads: AtomicU32::new(0),
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
             local_peers: std::sync::atomic::AtomicBool::new(false),
             spin_budget: AtomicU32::new(policy.spins),
+            unacked: OnceLock::new(),
         }
     }
 
@@ -178,8 +195,7 @@ impl Engine {
     /// or into it, possibly from another rank, at any time until then.
     pub unsafe fn send_blocking(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
         let id = self.isend_flagged(buf, bytes, dest, tag, ctx, mode, true)?;
-        self.wait(id);
-        Ok(())
+        failure::status_result(&self.wait(id))
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -317,6 +333,9 @@ impl Engine {
         if std::mem::take(&mut g.blocking_next) {
             hdr.flags |= FLAG_BLOCKING;
         }
+        if (g.any_dead || !g.revoked.is_empty()) && self.refuse_send(g, id, dest, tag, ctx) {
+            return Ok(());
+        }
         {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
@@ -338,6 +357,10 @@ impl Engine {
     fn start_recv(&self, g: &mut Inner, id: ReqId, args: OpArgs) {
         let OpArgs::Recv { src, tag, ctx, .. } = args else { unreachable!() };
         g.reqs.get_mut(id).unwrap().op = Some(args);
+        if !g.revoked.is_empty() && Self::revoked(g, ctx, tag) {
+            self.fail(g, id, crate::abi::MPIX_ERR_REVOKED);
+            return;
+        }
         // Messages already drained into the unexpected queue arrived before anything still in the
         // channels, so matching them first and then posting keeps MPI's order; the progress pass
         // after posting matches channel slots straight into the user's buffer (no extra copy).
@@ -351,6 +374,9 @@ impl Engine {
         } else {
             g.posted.push_back(id);
             self.progress(g);
+        }
+        if g.any_dead {
+            self.refuse_recv(g, id);
         }
     }
 
@@ -367,7 +393,8 @@ impl Engine {
             return false;
         }
         let g = self.lock();
-        if !g.outq[dest].is_empty() {
+        // After a failure or a revocation the general path decides (`failure.rs`).
+        if !g.outq[dest].is_empty() || g.any_dead || !g.revoked.is_empty() {
             return false;
         }
         let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
@@ -464,6 +491,11 @@ impl Engine {
                 self.complete(g, id);
             }
             Body::Rts { sreq, addr, flags } => {
+                if self.seg.is_failed(u.src) {
+                    // Its buffer went with it: nothing to read, and no reason to give up single copies.
+                    self.fail(g, id, crate::abi::MPIX_ERR_PROC_FAILED);
+                    return;
+                }
                 let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
                 if g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && self.split_copies.load(Ordering::Relaxed) {
                     // Ask the (blocked) sender to write the second half while we read the first.
@@ -614,6 +646,7 @@ impl Engine {
                 self.enqueue(g, ssrc, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                 self.add_received(g, id, hdr.len);
             }
+            k if k == Kind::Revoke as u32 => self.revoked_by_peer(g, hdr.context),
             k if k == Kind::Data as u32 => {
                 let (id, gen) = wire_req(hdr.rreq);
                 let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen) else { return };
@@ -746,25 +779,37 @@ impl Engine {
     fn progress(&self, g: &mut Inner) -> bool {
         let mut any = false;
         for src in 0..self.n {
-            let ch = self.seg.channel(src, self.me);
-            let mut popped = false;
-            while let Some((hdr, payload)) = ch.peek() {
-                self.handle_incoming(g, src, &hdr, payload);
-                ch.pop();
-                popped = true;
-            }
-            if popped {
-                any = true;
-                fence(Ordering::SeqCst);
-                if ch.producer_waiting() {
-                    ring(self.seg.doorbell(src));
-                }
-            }
+            any |= self.drain(g, src);
         }
         for d in g.pending_dests.clone() {
             any |= self.flush_dest(g, d);
         }
+        // The one check failure survival adds to progress: a relaxed load of a header word only
+        // the launcher writes, and only when a rank dies.
+        let failures = self.seg.header().failures.load(Ordering::Relaxed);
+        if failures != g.failures_seen {
+            self.note_failures(g, failures);
+            any = true;
+        }
         any
+    }
+
+    /// Handles every slot waiting in the channel from `src`; returns whether there was any.
+    fn drain(&self, g: &mut Inner, src: usize) -> bool {
+        let ch = self.seg.channel(src, self.me);
+        let mut popped = false;
+        while let Some((hdr, payload)) = ch.peek() {
+            self.handle_incoming(g, src, &hdr, payload);
+            ch.pop();
+            popped = true;
+        }
+        if popped {
+            fence(Ordering::SeqCst);
+            if ch.producer_waiting() {
+                ring(self.seg.doorbell(src));
+            }
+        }
+        popped
     }
 
     /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),

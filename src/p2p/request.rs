@@ -112,6 +112,11 @@ impl<T> Slab<T> {
         self.entries.iter().flatten()
     }
 
+    /// Ids of the live entries.
+    pub fn ids(&self) -> impl Iterator<Item = u32> + '_ {
+        self.entries.iter().enumerate().filter(|(_, e)| e.is_some()).map(|(i, _)| i as u32)
+    }
+
     pub fn len(&self) -> usize {
         self.entries.len() - self.free.len()
     }

@@ -14,7 +14,7 @@ use std::io;
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 2;
+pub const LAYOUT_VERSION: u32 = 3;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -41,6 +41,13 @@ pub struct SegmentHeader {
     pub abort_code: AtomicI32,
     /// 1 once abort_rank and abort_code are written.
     pub abort_ready: AtomicU32,
+    /// Non-zero once the job opted in to surviving the loss of a rank (`mpiexec --survive`,
+    /// `OXMPI_SURVIVE=1`, or a rank set a non-fatal error handler on a communicator): the launcher
+    /// then marks a dead rank failed instead of ending the job (see `crate::ulfm`).
+    pub survive: AtomicU32,
+    /// Number of ranks the launcher marked failed (`RankControl::failed`); ranks compare it with
+    /// the count they saw last, one relaxed load per progress pass, to notice a new failure.
+    pub failures: AtomicU32,
 }
 
 /// Per-rank state the launcher watches.
@@ -50,6 +57,9 @@ pub struct RankControl {
     pub pid: AtomicI32,
     /// RANK_NOT_STARTED, RANK_INITIALIZED or RANK_FINALIZED.
     pub state: AtomicU32,
+    /// 1 once the launcher saw the rank die (signal, or exit without MPI_Finalize) in a job that
+    /// survives failures. Written before `SegmentHeader::failures` is incremented.
+    pub failed: AtomicU32,
 }
 
 /// Where a rank sleeps when it has nothing to do. Any peer that gives it work (a message, a freed
@@ -234,6 +244,32 @@ impl Segment {
         h.abort_code.store(code, Ordering::SeqCst);
         h.abort_ready.store(1, Ordering::SeqCst);
         true
+    }
+
+    /// Launcher: marks `rank` failed and wakes every rank, so that sleepers notice at once.
+    pub fn mark_failed(&self, rank: usize) {
+        if self.rank(rank).failed.swap(1, Ordering::SeqCst) != 0 {
+            return;
+        }
+        self.header().failures.fetch_add(1, Ordering::SeqCst);
+        for r in 0..self.nranks() {
+            crate::runtime::wait::ring(self.doorbell(r));
+        }
+    }
+
+    /// Whether the launcher marked `rank` failed.
+    pub fn is_failed(&self, rank: usize) -> bool {
+        self.rank(rank).failed.load(Ordering::Acquire) != 0
+    }
+
+    /// Records that the job wants to survive failures (see `SegmentHeader::survive`).
+    pub fn want_survival(&self) {
+        self.header().survive.store(1, Ordering::Relaxed);
+    }
+
+    /// Launcher: whether the job opted in to surviving failures.
+    pub fn survival_wanted(&self) -> bool {
+        self.header().survive.load(Ordering::SeqCst) != 0
     }
 
     /// Launcher: (rank, code) if some rank recorded an abort.

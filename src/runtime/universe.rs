@@ -271,6 +271,8 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
     if s.universe.set(u).is_err() {
         return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));
     }
+    let u: &'static Universe = s.universe.get().unwrap();
+    crate::ulfm::install(u);
     s.phase.store(PHASE_INIT, Ordering::Release);
     if threads {
         if let Some(job) = THREADS_JOB.get() {

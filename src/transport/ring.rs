@@ -40,6 +40,8 @@ pub enum Kind {
     /// The sender wrote its part of a split copy for receive request `rreq` (`FLAG_FAILED`: it
     /// could not, the receiver copies that part itself).
     SplitDone = 8,
+    /// MPIX_Comm_revoke: the communicator of context pair `context` is revoked (see `crate::ulfm`).
+    Revoke = 9,
 }
 
 /// Header at the start of every slot; 64 bytes so the payload starts cache-line aligned.

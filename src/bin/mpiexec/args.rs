@@ -39,6 +39,9 @@ pub struct Options {
     pub nranks: usize,
     pub mode: Mode,
     pub timeout: Option<Timeout>,
+    /// Keep the survivors running when a rank dies (`--survive`, `OXMPI_SURVIVE=1`); without it
+    /// the job still survives once a rank sets a non-fatal error handler (see `crate::ulfm`).
+    pub survive: bool,
     pub program: OsString,
     pub args: Vec<OsString>,
     /// `--monitor FILE`: record communication and write it to FILE as JSON at the end.
@@ -70,6 +73,8 @@ pub struct EnvDefaults {
     pub mode: Option<String>,
     /// `MPIEXEC_TIMEOUT` (MPICH's name, so existing job scripts keep working)
     pub timeout: Option<String>,
+    /// `OXMPI_SURVIVE` (1 = like --survive)
+    pub survive: bool,
 }
 
 impl EnvDefaults {
@@ -77,6 +82,7 @@ impl EnvDefaults {
         EnvDefaults {
             mode: std::env::var("OXMPI_MODE").ok().filter(|s| !s.is_empty()),
             timeout: std::env::var("MPIEXEC_TIMEOUT").ok().filter(|s| !s.is_empty()),
+            survive: std::env::var("OXMPI_SURVIVE").is_ok_and(|v| v == "1"),
         }
     }
 }
@@ -116,6 +122,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut mode: Option<Mode> = None;
     let mut timeout: Option<Option<Timeout>> = None;
     let mut monitor: Option<OsString> = None;
+    let mut survive = env.survive;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -164,6 +171,12 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 }
                 monitor = Some(v.into());
             }
+            "--survive" => {
+                if inline.is_some() {
+                    return err("--survive takes no value");
+                }
+                survive = true;
+            }
             // Open MPI users type it; with one node there is nothing to oversubscribe.
             "--oversubscribe" | "-oversubscribe" => {
                 if inline.is_some() {
@@ -194,7 +207,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             None => None,
         },
     };
-    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, program, args: argv[i + 1..].to_vec(), monitor }))
+    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -225,6 +238,10 @@ Options:
   --monitor FILE           record who sends how much to whom (point-to-point, collective
                            transfers, one-sided) and write the job's matrices to FILE as
                            JSON at the end; 'oxmpi-monitor FILE' shows them
+  --survive                when a rank dies, keep the others running (processes mode);
+                           operations involving the dead rank then fail with
+                           MPIX_ERR_PROC_FAILED. Also on once any rank sets a non-fatal
+                           error handler on a communicator
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version
@@ -236,10 +253,12 @@ Environment:
   OXMPI_PRELOAD     1 = always LD_PRELOAD oxmpi into MPICH-built programs, 0 = never
                     (default: only when LD_LIBRARY_PATH cannot redirect the program:
                     it has an RPATH/RUNPATH or needs a name OXMPI_LIBDIR lacks)
+  OXMPI_SURVIVE     1 = like --survive
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
-was killed by signal S; the MPI_Abort code; 124 on timeout; 127 if PROGRAM cannot run;
+was killed by signal S (also when the survivors went on and finished: the first
+death's status); the MPI_Abort code; 124 on timeout; 127 if PROGRAM cannot run;
 2 on a usage error.
 "
     )
@@ -300,17 +319,22 @@ mod tests {
 
     #[test]
     fn env_defaults() {
-        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()) };
+        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true };
         let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
         assert_eq!(o.mode, Mode::Threads);
         assert_eq!(o.timeout.unwrap().limit, Duration::from_secs(7));
+        assert!(o.survive);
+        let Ok(Command::Run(o)) = p(&["--survive", "p"]) else { panic!() };
+        assert!(o.survive);
+        let Ok(Command::Run(o)) = p(&["p"]) else { panic!() };
+        assert!(!o.survive);
         // Command line wins over the environment.
         let Ok(Command::Run(o)) = p_env(&["--mode", "processes", "--timeout", "3", "p"], env) else { panic!() };
         assert_eq!(o.mode, Mode::Processes);
         assert_eq!(o.timeout.unwrap().shown, "3");
-        let bad = EnvDefaults { mode: None, timeout: Some("soon".into()) };
+        let bad = EnvDefaults { mode: None, timeout: Some("soon".into()), survive: false };
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("MPIEXEC_TIMEOUT"));
-        let bad = EnvDefaults { mode: Some("fibers".into()), timeout: None };
+        let bad = EnvDefaults { mode: Some("fibers".into()), timeout: None, survive: false };
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_MODE"));
     }
 

@@ -124,6 +124,9 @@ fn run_processes(o: &Options) -> i32 {
             return 1;
         }
     };
+    if o.survive {
+        seg.want_survival();
+    }
     let fd = seg.fd().to_string();
     let size = n.to_string();
 

@@ -10,6 +10,12 @@
 //! while the 20 ms timeout bounds how late it notices an MPI_Abort recorded in the segment or the
 //! job's time limit.
 //!
+//! A job that opted in to surviving failures (`--survive`, or a rank set a non-fatal error
+//! handler, recorded in the segment) is not ended when a rank dies: the launcher reports the death,
+//! marks the rank failed in the segment and rings every doorbell, and the survivors go on (their
+//! operations with the dead rank fail with MPIX_ERR_PROC_FAILED, see `oxmpi::ulfm`). The job's
+//! exit status is then the first death's, once every survivor has ended.
+//!
 //! In threads mode the job is one host process that runs every rank and reports on them itself;
 //! the same supervision then watches that single process (see `Job::threads_host`).
 use crate::args::Timeout;
@@ -106,6 +112,8 @@ pub struct Job<'a> {
     seg: Option<&'a Segment>,
     pids: Vec<i32>,
     alive: Vec<bool>,
+    /// Exit status owed for a rank that died while the survivors went on (the first one).
+    survived: Option<i32>,
 }
 
 /// What a rank's exit means for the job.
@@ -117,13 +125,13 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new() }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None }
     }
 
     /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
     /// about them, so its exit code is passed on silently; only its death by a signal is reported.
     pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true] }
+        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None }
     }
 
     /// Records a started rank (ranks are added in rank order).
@@ -229,6 +237,18 @@ impl<'a> Job<'a> {
         Outcome::Normal
     }
 
+    /// In a job that survives failures, reports rank `r`'s death (`msg`, exit status `code`),
+    /// marks it failed and lets the others go on; false when the job must end as usual.
+    fn survive(&mut self, r: usize, msg: Option<&str>, code: i32) -> bool {
+        let Some(seg) = self.seg.filter(|s| s.survival_wanted()) else { return false };
+        if let Some(m) = msg {
+            eprintln!("{}; the other ranks go on (failure survival is on)", m.trim_end_matches("; ending the job"));
+        }
+        seg.mark_failed(r);
+        self.survived.get_or_insert(code);
+        true
+    }
+
     /// A rank recorded MPI_Abort / a fatal error and prints its own message: end the others now,
     /// give it a moment to finish printing and exit, then end it too.
     fn end_for_abort(&mut self, rank: i32, code: i32) -> i32 {
@@ -268,6 +288,9 @@ impl<'a> Job<'a> {
             }
             for (r, pid, status) in exited {
                 if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
+                    if self.survive(r, msg.as_deref(), code) {
+                        continue;
+                    }
                     if let Some(msg) = msg {
                         eprintln!("{msg}");
                     }
@@ -276,7 +299,7 @@ impl<'a> Job<'a> {
                 }
             }
             if !self.any_alive() {
-                return 0;
+                return self.survived.unwrap_or(0);
             }
             let mut wait = POLL;
             if let Some((end, shown)) = &deadline {

@@ -62,6 +62,10 @@ fn threads_libdir(found: Option<&libpath::LibDir>, exe: Option<&Path>) -> Result
 
 pub fn run(o: &Options) -> i32 {
     let shown = o.program.to_string_lossy().into_owned();
+    if o.survive {
+        // A rank is a thread: a signal that kills it kills the host process and every rank.
+        eprintln!("oxmpi: --survive has no effect in threads mode (a rank killed by a signal takes every rank with it); use --mode processes to survive the loss of a rank");
+    }
     let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
         Ok(p) => p,
         Err(e) => {

@@ -1,0 +1,55 @@
+//! The ULFM calls (MPIX_Comm_failure_ack, _failure_get_acked, _revoke, _shrink, _agree) with
+//! MPICH's prototypes; the work is in `crate::ulfm`.
+use super::check;
+use crate::abi::*;
+use crate::error::{err, MpiResult};
+use crate::export;
+use std::os::raw::c_int;
+
+fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
+    if p.is_null() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    }
+    Ok(p)
+}
+
+export! {
+    fn MPIX_Comm_failure_ack / PMPIX_Comm_failure_ack (comm: MPI_Comm) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        crate::ulfm::failure_ack(u, &c);
+        Ok(())
+    }
+
+    fn MPIX_Comm_failure_get_acked / PMPIX_Comm_failure_get_acked (comm: MPI_Comm, failedgrp: *mut MPI_Group) on comm => {
+        let failedgrp = out(failedgrp, "failedgrp")?;
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        *failedgrp = super::group::new_handle(u, crate::group::Group::new(crate::ulfm::get_acked(&c)))?;
+        Ok(())
+    }
+
+    fn MPIX_Comm_revoke / PMPIX_Comm_revoke (comm: MPI_Comm) on comm => {
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        crate::ulfm::revoke(u, &c);
+        Ok(())
+    }
+
+    fn MPIX_Comm_shrink / PMPIX_Comm_shrink (comm: MPI_Comm, newcomm: *mut MPI_Comm) on comm => {
+        let newcomm = out(newcomm, "newcomm")?;
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        *newcomm = check::comm_handle(crate::ulfm::shrink(u, &c)?);
+        Ok(())
+    }
+
+    fn MPIX_Comm_agree / PMPIX_Comm_agree (comm: MPI_Comm, flag: *mut c_int) on comm => {
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let c = check::comm(u, comm)?;
+        let (agreed, e) = crate::ulfm::agree(u, &c, *flag)?;
+        *flag = agreed;
+        e.map_or(Ok(()), Err)
+    }
+}
