@@ -38,6 +38,14 @@ impl CommTable {
         self.by_context.read().unwrap_or_else(|p| p.into_inner()).get(&base).cloned()
     }
 
+    /// The handle index of the communicator owning context id `context` (either of its pair).
+    /// A scan: only error paths ask.
+    pub fn index_of_context(&self, context: u32) -> Option<u32> {
+        let base = context & !1;
+        let e = self.entries.read().unwrap_or_else(|p| p.into_inner());
+        e.iter().position(|c| c.as_ref().is_some_and(|c| c.context == base)).map(|i| i as u32)
+    }
+
     /// Removes communicator `index` and gives its context ids back.
     pub fn remove(&self, index: u32) -> Option<Arc<Comm>> {
         let c = self.entries.write().unwrap_or_else(|p| p.into_inner()).get_mut(index as usize)?.take()?;

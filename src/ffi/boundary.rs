@@ -21,6 +21,21 @@ pub fn run(name: &'static str, comm: c_int, f: impl FnOnce() -> MpiResult) -> c_
     }
 }
 
+/// `run` with the communicator given by `comm`, called only when `f` fails (finding it may cost
+/// more than the call itself, e.g. the communicator of a request).
+pub fn run_lazy(name: &'static str, comm: impl FnOnce() -> c_int, f: impl FnOnce() -> MpiResult) -> c_int {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => crate::abi::MPI_SUCCESS,
+        Ok(Err(e)) => super::errhandler::raise(name, comm_or_world(comm), e),
+        Err(p) => run(name, comm_or_world(comm), move || std::panic::resume_unwind(p)),
+    }
+}
+
+/// Evaluates `comm` without letting a panic escape (MPI_COMM_WORLD then).
+fn comm_or_world(comm: impl FnOnce() -> c_int) -> c_int {
+    catch_unwind(AssertUnwindSafe(comm)).unwrap_or(crate::abi::MPI_COMM_WORLD)
+}
+
 /// Like `run` for functions that return something other than an error code (MPI_Wtime, the
 /// `_f2c` converters): a panic yields `fallback` instead of unwinding into C.
 pub fn run_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
@@ -49,8 +64,9 @@ macro_rules! export {
         #[no_mangle]
         #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
         pub unsafe extern "C" fn $pname($($arg: $ty),*) -> ::std::os::raw::c_int {
-            let __eh: ::std::os::raw::c_int = $eh;
-            $crate::ffi::boundary::run(stringify!($name), __eh, move || -> $crate::error::MpiResult { $body })
+            // The communicator whose handler takes the errors: worked out only when there is one.
+            let __eh = move || -> ::std::os::raw::c_int { $eh };
+            $crate::ffi::boundary::run_lazy(stringify!($name), __eh, move || -> $crate::error::MpiResult { $body })
         }
         #[no_mangle]
         #[allow(non_snake_case, clippy::missing_safety_doc)]

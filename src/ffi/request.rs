@@ -38,6 +38,9 @@ unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
 }
 
 fn status_error(st: &Status) -> MpiResult {
+    if st.error != MPI_SUCCESS {
+        check::note_failed_context(st.context);
+    }
     match st.error {
         MPI_SUCCESS => Ok(()),
         MPI_ERR_TRUNCATE => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
@@ -50,16 +53,18 @@ unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
     if check::status_ignored(statuses) { statuses } else { statuses.add(i) }
 }
 
-/// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS.
-fn in_status(errors: bool) -> MpiResult {
-    if errors {
+/// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS,
+/// raised on the communicator of the first failed one.
+fn in_status<'a>(mut statuses: impl Iterator<Item = &'a Status>) -> MpiResult {
+    if let Some(st) = statuses.find(|st| st.error != MPI_SUCCESS) {
+        check::note_failed_context(st.context);
         return Err(err(MPI_ERR_IN_STATUS, "one or more requests failed; see the MPI_ERROR field of their statuses"));
     }
     Ok(())
 }
 
 export! {
-    fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on check::failed_comm() => {
         let request = out(request, "request")?;
         let u = check::universe()?;
         let r = req_ref(u, *request)?;
@@ -77,7 +82,7 @@ export! {
         status_error(&st)
     }
 
-    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
         let request = out(request, "request")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -97,7 +102,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let r = req_ref(u, request)?;
@@ -115,7 +120,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
         for id in ids(&refs).into_iter().flatten() {
@@ -125,7 +130,7 @@ export! {
         finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
-    fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -137,7 +142,7 @@ export! {
         finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
-    fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let index = out(index, "index")?;
         let u = check::universe()?;
@@ -157,7 +162,7 @@ export! {
         status_error(&st)
     }
 
-    fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
@@ -191,11 +196,11 @@ export! {
         }
     }
 
-    fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
         some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
     }
 
-    fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
         some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
     }
 
@@ -292,7 +297,7 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
         release_handle(reqs.add(i), *r);
         write_status(status_at(statuses, i), st, errors);
     }
-    in_status(errors)
+    in_status(sts.iter())
 }
 
 unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
@@ -327,5 +332,5 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
         write_status(status_at(statuses, k), st, errors);
     }
     *outcount = done.len() as c_int;
-    in_status(errors)
+    in_status(done.iter().map(|(_, st)| st))
 }

@@ -86,6 +86,10 @@ impl Engine {
                 r.status.source = s as i32;
             }
         }
+        // The context tells the completion call whose error handler takes the failure.
+        if let Some(OpArgs::Recv { ctx, .. } | OpArgs::Send { ctx, .. }) = r.op {
+            r.status.context = ctx;
+        }
         r.status.error = class;
         self.complete(g, id);
     }
