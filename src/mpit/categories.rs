@@ -15,7 +15,7 @@ pub fn all() -> &'static [Category] {
         let by = |pred: &dyn Fn(&cvars::Cvar) -> bool| cv.iter().enumerate().filter(|(_, c)| pred(c)).map(|(i, _)| i).collect::<Vec<_>>();
         vec![
             Category { name: "TRANSPORT", desc: "Shared-memory transport and waiting", cvars: by(&|c| matches!(c.source, cvars::Source::EagerLimit | cvars::Source::Wait)), pvars: vec![] },
-            Category { name: "COLLECTIVE", desc: "Choice of collective algorithms", cvars: by(&|c| matches!(c.source, cvars::Source::Algorithm(_))), pvars: vec![] },
+            Category { name: "COLLECTIVE", desc: "Choice of collective algorithms and Clairvoyant MPI_Reduce knobs", cvars: by(&|c| matches!(c.source, cvars::Source::Algorithm(_) | cvars::Source::Clairvoyant(_))), pvars: vec![] },
             Category {
                 name: "MONITORING",
                 desc: "Per-peer communication monitoring (Open MPI's monitoring variables)",
