@@ -141,6 +141,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
             let s = cache::stats();
             s.prediction_error_ns.fetch_add(e.max(0) as u64, Relaxed);
             s.predictions.fetch_add(1, Relaxed);
+            s.last_error_ns.store(e.max(0) as u64, Relaxed);
         }
     }
     // This call's reading, to everyone.
