@@ -509,11 +509,19 @@ unsafe fn read_into(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf:
     ready()?;
     let s = session_id(session)?;
     let h = one_handle(handle)?;
-    let (v, _) = session::read(s, h, reset)?;
+    let (v, p) = session::read(s, h, reset)?;
     if !v.is_empty() {
         need(buf)?;
-        // SAFETY: the buffer holds `count` unsigned long longs (caller contract; count = v.len()).
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), buf as *mut u64, v.len()) };
+        if p.datatype == crate::abi::datatypes::MPI_INT {
+            for (k, &x) in v.iter().enumerate() {
+                // SAFETY: the buffer holds `count` ints (caller contract; count = v.len()).
+                unsafe { *(buf as *mut c_int).add(k) = x as c_int };
+            }
+        } else {
+            // SAFETY: the buffer holds `count` 8-byte values (unsigned long long, or double
+            // carried as its bits) (caller contract; count = v.len()).
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), buf as *mut u64, v.len()) };
+        }
     }
     Ok(())
 }
