@@ -23,6 +23,8 @@ pub struct Stats {
     /// Sum over calls of the mean absolute prediction error (ns), and the number of such calls.
     pub prediction_error_ns: AtomicU64,
     pub predictions: AtomicU64,
+    /// Mean absolute prediction error (ns) of the latest measured call.
+    pub last_error_ns: AtomicU64,
 }
 
 /// The process-wide counters (to be exposed as MPI_T performance variables).

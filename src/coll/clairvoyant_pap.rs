@@ -23,6 +23,7 @@ use crate::clairvoyant::{cache, Problem, Schedule};
 use crate::error::{err, MpiResult};
 use crate::p2p::ReqId;
 use std::collections::HashMap;
+use std::sync::atomic::AtomicUsize;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -46,22 +47,28 @@ pub struct Plan {
     pub imbalance: f64,
 }
 
-fn env_usize(name: &str) -> Option<usize> {
-    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).filter(|&v| v > 0)
+fn env_usize(name: &str) -> usize {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok()).unwrap_or(0)
 }
 
-/// `OXMPI_CLV_SEGMENTS` and `OXMPI_CLV_ROUND_NS`, read once.
-fn env() -> &'static (Option<usize>, Option<usize>) {
-    static E: OnceLock<(Option<usize>, Option<usize>)> = OnceLock::new();
-    E.get_or_init(|| (env_usize("OXMPI_CLV_SEGMENTS"), env_usize("OXMPI_CLV_ROUND_NS")))
+/// The two knobs, 0 = automatic: segment count and round length (ns). They start as
+/// `OXMPI_CLV_SEGMENTS` and `OXMPI_CLV_ROUND_NS` and are rewritten by their MPI_T control
+/// variables; every call reads them afresh, so a write applies from the next MPI_Reduce.
+pub fn knobs() -> &'static [AtomicUsize; 2] {
+    static K: OnceLock<[AtomicUsize; 2]> = OnceLock::new();
+    K.get_or_init(|| [AtomicUsize::new(env_usize("OXMPI_CLV_SEGMENTS")), AtomicUsize::new(env_usize("OXMPI_CLV_ROUND_NS"))])
+}
+
+fn knob(i: usize) -> Option<usize> {
+    Some(knobs()[i].load(Relaxed)).filter(|&v| v > 0)
 }
 
 /// Segment count and round length (ns) for `count` elements of `size` bytes on `n` ranks.
 pub fn params(count: usize, size: usize, n: usize) -> (usize, i64) {
     let bytes = count * size;
-    let segments = env().0.unwrap_or_else(|| (bytes / SEGMENT_BYTES).clamp(1, 2 * n)).min(count).max(1);
+    let segments = knob(0).unwrap_or_else(|| (bytes / SEGMENT_BYTES).clamp(1, 2 * n)).min(count).max(1);
     let seg_bytes = bytes.div_ceil(segments);
-    let round = env().1.map_or_else(|| ROUND_FIXED_NS + (seg_bytes as f64 * ROUND_NS_PER_BYTE) as i64, |d| d as i64);
+    let round = knob(1).map_or_else(|| ROUND_FIXED_NS + (seg_bytes as f64 * ROUND_NS_PER_BYTE) as i64, |d| d as i64);
     (segments, round.max(1))
 }
 
@@ -134,6 +141,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
             let s = cache::stats();
             s.prediction_error_ns.fetch_add(e.max(0) as u64, Relaxed);
             s.predictions.fetch_add(1, Relaxed);
+            s.last_error_ns.store(e.max(0) as u64, Relaxed);
         }
     }
     // This call's reading, to everyone.

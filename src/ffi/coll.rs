@@ -7,7 +7,7 @@
 //! reduction kernels in `crate::op`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
@@ -23,11 +23,11 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, 0, 0, true);
+    let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     if c.is_inter() {
-        return launch(u, c, how, xc::barrier);
+        return launch(u, c, how, tally, xc::barrier);
     }
-    launch(u, c, how, crate::coll::barrier::barrier)
+    launch(u, c, how, tally, crate::coll::barrier::barrier)
 }
 
 /// MPI_Bcast and its forms.
@@ -38,14 +38,14 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::OneToAll, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
+    let tally = Tally::new(Pattern::OneToAll, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
     let plan = Plan::new(count, datatype)?;
     if c.is_inter() {
         let root = inter_root(&c, root)?;
         if root != InterRoot::Idle {
             plan.check(buffer, "buffer")?;
         }
-        return launch(u, c, how, move |cx| {
+        return launch(u, c, how, tally, move |cx| {
             let mut tmp = Vec::new();
             // SAFETY: buffer holds `count` elements of the datatype (checked above): packed at
             // the root, received into the temporary and unpacked in the remote group.
@@ -62,7 +62,7 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let mut tmp = Vec::new();
         // SAFETY: buffer holds `count` elements of the datatype (checked above); the root's are
         // packed, the others' are received into the temporary and unpacked afterwards.
@@ -85,7 +85,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToOne, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
+    let tally = Tally::new(Pattern::AllToOne, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
     let (red, n, plan) = reduction(count, datatype, op)?;
     if c.is_inter() {
         let root = inter_root(&c, root)?;
@@ -94,7 +94,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
             InterRoot::Remote(_) => plan.check(sendbuf, "send buffer")?,
             InterRoot::Idle => {}
         }
-        return launch(u, c, how, move |cx| {
+        return launch(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: the significant buffers hold `n` elements of the reduction's type once
             // contiguous (checked above; MPI_IN_PLACE is not allowed on intercommunicators).
@@ -121,7 +121,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
         plan.check(sendbuf, "send buffer")?;
         sendbuf
     };
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         // SAFETY: the buffers hold `count` elements of the datatype (checked above), i.e. `n`
         // elements of the reduction's type once contiguous. A staged contribution is packed into
         // a temporary that is also the root's result (sendbuf == recvbuf is allowed), then
@@ -156,7 +156,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, count, datatype, true);
+    let tally = Tally::new(Pattern::AllToAll, count, datatype, true);
     let (red, n, plan) = reduction(count, datatype, op)?;
     plan.check(recvbuf, "receive buffer")?;
     if c.is_inter() {
@@ -164,7 +164,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
         // refuses it.
         plan.check(sendbuf, "send buffer")?;
         send_or_in_place(sendbuf, recvbuf, &plan)?;
-        return launch(u, c, how, move |cx| {
+        return launch(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
             // disjoint.
@@ -178,7 +178,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
         });
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's type
         // once contiguous); they are the same or disjoint. A staged contribution is packed into a
         // temporary that also takes the result (the same buffer is allowed), then unpacked.

@@ -7,7 +7,7 @@
 //! `Blocks` also serves the neighborhood collectives (`coll_neighbor`).
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
 use crate::error::{err, MpiResult};
@@ -144,7 +144,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, scount, stype, true);
+    let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let m = c.peer_size() as i64;
     let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
     let rplan = Plan::new(total(rcount)?, rtype)?;
@@ -154,7 +154,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
         if c.is_inter() {
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Alltoall on an intercommunicator"));
         }
-        return launch(u, c, how, move |cx| {
+        return launch(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
             // before anything is received into it.
@@ -176,7 +176,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
     }
     let sblock = splan.bytes / m as usize;
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: both buffers hold `m` blocks of their types (checked above) and are disjoint.
         unsafe {
@@ -196,8 +196,8 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
 /// The blocks' addresses hold their elements; `how` as in `alltoall`.
 unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
     let u = check::universe()?;
-    monitor(u, &c, Pattern::AllToAll, 0, 0, true);
-    launch(u, c, how, move |cx| {
+    let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE the
         // data to send is copied out of the receive blocks before they are written.

@@ -9,7 +9,7 @@
 //! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
 use crate::coll::{allgather, gather, scatter};
@@ -193,7 +193,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToOne, scount, stype, root == c.rank as c_int || root == MPI_ROOT);
+    let tally = Tally::new(Pattern::AllToOne, scount, stype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
@@ -209,7 +209,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
         // unpacked after the gather, except the root's own block when it is in place.
@@ -238,7 +238,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::OneToAll, rcount, rtype, root == c.rank as c_int || root == MPI_ROOT);
+    let tally = Tally::new(Pattern::OneToAll, rcount, rtype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
@@ -254,7 +254,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
         // unpacked after the scatter.
@@ -283,7 +283,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, scount, stype, true);
+    let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let inter = c.is_inter();
     // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.7).
     let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
@@ -291,7 +291,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
     let recv = unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? };
     let me = c.rank;
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above). In place, this rank's block is
         // taken from the receive buffer (packed first when staged) and not unpacked again.

@@ -15,14 +15,35 @@ use std::sync::{Arc, Mutex};
 
 pub use crate::monitoring::comms::Pattern;
 
-/// Monitoring hook, one line at each collective entry: counts a collective of `pattern` on `c`
-/// whose per-peer block is `count` elements of `dt`, on the ranks Open MPI counts at (`counted`:
-/// the root of a rooted collective, every rank otherwise). One relaxed load when monitoring is off.
-pub fn monitor(u: &Universe, c: &crate::comm::Comm, pattern: Pattern, count: i64, dt: MPI_Datatype, counted: bool) {
-    if crate::monitoring::on() && counted {
-        let size = if count > 0 { check::datatype_size(dt).unwrap_or(0) as u64 } else { 0 };
+/// What the monitoring counts for one collective call: a collective of `pattern` whose per-peer
+/// block is `count` elements of `dt`, on the ranks Open MPI counts at (`counted`: the root of a
+/// rooted collective, every rank otherwise). Built at each collective entry (no work), counted
+/// by `launch`: at the call for blocking and nonblocking forms, at each MPI_Start for persistent
+/// ones. One relaxed load when monitoring is off.
+#[derive(Clone, Copy)]
+pub struct Tally {
+    pattern: Pattern,
+    count: i64,
+    dt: MPI_Datatype,
+    counted: bool,
+}
+
+impl Tally {
+    pub fn new(pattern: Pattern, count: i64, dt: MPI_Datatype, counted: bool) -> Tally {
+        Tally { pattern, count, dt, counted }
+    }
+
+    /// The bytes one call moves (0 when not counted on this rank), for `c`.
+    fn bytes(&self, c: &crate::comm::Comm) -> u64 {
+        let size = if self.count > 0 { check::datatype_size(self.dt).unwrap_or(0) as u64 } else { 0 };
         let peers = if c.is_inter() { c.peer_size() } else { c.size().saturating_sub(1) } as u64;
-        crate::monitoring::comms::collective(u, c, pattern, count.max(0) as u64 * size * peers);
+        self.count.max(0) as u64 * size * peers
+    }
+
+    fn record(&self, u: &Universe, c: &crate::comm::Comm) {
+        if crate::monitoring::on() && self.counted {
+            crate::monitoring::comms::collective(u, c, self.pattern, self.bytes(c));
+        }
     }
 }
 
@@ -61,6 +82,8 @@ unsafe impl<T> Send for SendBody<T> {}
 /// A persistent collective request: its communicator and body, run once per MPI_Start.
 struct Persistent {
     comm: CommRef,
+    /// Counted at each start: every start is one collective.
+    tally: Tally,
     body: Arc<Mutex<SendBody<Body>>>,
 }
 
@@ -93,11 +116,15 @@ impl PersistentTable {
 ///
 /// # Safety
 /// For the nonblocking and persistent forms, the request pointer must be writable.
-pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
+pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
     let mut body: Body = Box::new(body);
     match how {
-        Launch::Blocking => body(&Coll::next(u, &c)),
+        Launch::Blocking => {
+            tally.record(u, &c);
+            body(&Coll::next(u, &c))
+        }
         Launch::Nonblocking(request) => {
+            tally.record(u, &c);
             let id = u.engine.new_external();
             submit(u, c, id, Box::new(move |cx| body(cx)));
             *request = check::req_handle(id);
@@ -105,7 +132,7 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, body: impl F
         }
         Launch::Persistent(request) => {
             let id = u.engine.new_external_persistent();
-            let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))) };
+            let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))), tally };
             u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             *request = check::req_handle(id);
             Ok(())
@@ -165,14 +192,15 @@ pub fn run_queued(u: &'static Universe, id: ReqId) {
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
-    let (comm, body) = {
+    let (comm, body, tally) = {
         let t = u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
-        (p.comm.clone(), p.body.clone())
+        (p.comm.clone(), p.body.clone(), p.tally)
     };
     if let Err(e) = u.engine.start_external(id) {
         return Some(Err(e));
     }
+    tally.record(u, &comm);
     submit(u, comm, id, Box::new(move |cx| (body.lock().unwrap_or_else(|p| p.into_inner()).0)(cx)));
     Some(Ok(()))
 }

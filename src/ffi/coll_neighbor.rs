@@ -6,7 +6,7 @@
 use super::check;
 use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -37,7 +37,7 @@ unsafe fn neighbor(
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, 0, 0, true);
+    let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     let topo = c.topo.get().ok_or_else(|| err(MPI_ERR_TOPOLOGY, "neighborhood collectives need a communicator with a Cartesian, graph or distributed graph topology; this one has none"))?;
     let (srcs, dsts) = crate::coll::neighbor::neighbors(topo, c.rank);
     if in_place(sendbuf) || in_place(recvbuf) {
@@ -49,7 +49,7 @@ unsafe fn neighbor(
     let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
     recv.check(recvbuf, "receive buffer")?;
     let topo = topo.clone();
-    launch(u, c, how, move |cx| run(cx, &topo, &send, &recv))
+    launch(u, c, how, tally, move |cx| run(cx, &topo, &send, &recv))
 }
 
 /// One run of a neighborhood exchange.

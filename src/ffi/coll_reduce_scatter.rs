@@ -3,7 +3,7 @@
 //! in `crate::coll::reduce_scatter`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::reduce_scatter as rs;
 use crate::error::{err, MpiResult};
@@ -53,7 +53,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
     let recvcounts = recvcounts?;
-    monitor(u, &c, Pattern::AllToAll, recvcounts.get(c.rank).copied().unwrap_or(0), datatype, true);
+    let tally = Tally::new(Pattern::AllToAll, recvcounts.get(c.rank).copied().unwrap_or(0), datatype, true);
     let mut total: i64 = 0;
     for (i, &n) in recvcounts.iter().enumerate() {
         if n < 0 {
@@ -74,7 +74,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         if !all.derived && overlap(sendbuf, all.bytes, recvbuf, mine.bytes) {
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments)"));
         }
-        return launch(u, c, how, move |cx| {
+        return launch(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: sendbuf holds the whole vector, recvbuf this rank's block (checked above),
             // contiguous once staged, disjoint.
@@ -97,7 +97,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE to reduce in place"));
         }
     }
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold the elements the counts describe (checked above); in place the
         // input is copied first, so the algorithms get disjoint buffers.

@@ -3,7 +3,7 @@
 //! `crate::coll::scan`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, monitor, Launch, Pattern};
+use super::coll_launch::{launch, Launch, Pattern, Tally};
 use super::coll_reduce_scatter::owned;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -19,7 +19,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
-    monitor(u, &c, Pattern::AllToAll, count, datatype, true);
+    let tally = Tally::new(Pattern::AllToAll, count, datatype, true);
     let name = if exclusive { "MPI_Exscan" } else { "MPI_Scan" };
     if c.is_inter() {
         return Err(err(MPI_ERR_COMM, format!("{name} is not defined on intercommunicators (MPI 4.1 section 6.11)")));
@@ -37,7 +37,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
             no_alias(sendbuf, recvbuf, plan.bytes)?;
         }
     }
-    launch(u, c, how, move |cx| {
+    launch(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place the
         // input is copied first, so the algorithms get disjoint buffers.

@@ -121,8 +121,9 @@ unsafe fn put_indices(v: &[usize], len: c_int, indices: *mut c_int) -> TResult {
 unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     let u = crate::runtime::universe::get().ok();
     let me = u.map(|u| (u.rank, u.size));
+    let gauges = u.map(|u| &u.engine.gauges);
     if p.bind != BIND_MPI_COMM {
-        return Ok(session::Bound { me, context: 0, members: vec![] });
+        return Ok(session::Bound { me, context: 0, members: vec![], gauges });
     }
     need(obj)?;
     // The communicator handle needs MPI initialised (and not finalised).
@@ -130,7 +131,7 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     // SAFETY: for a communicator variable `obj` is an `MPI_Comm*` (MPI 4.1 section 15.3.7).
     let h = unsafe { *(obj as *const MPI_Comm) };
     let c = super::check::comm(u, h).map_err(|_| MPI_T_ERR_INVALID_HANDLE)?;
-    Ok(session::Bound { me, context: c.context, members: c.group.clone() })
+    Ok(session::Bound { me, context: c.context, members: c.group.clone(), gauges })
 }
 
 export_t! {
@@ -241,7 +242,7 @@ export_t! {
         out(verbosity, p.verbosity);
         out(var_class, p.class);
         out(datatype, p.datatype);
-        out(enumtype, std::ptr::null_mut());
+        out(enumtype, if p.source == pvars::Source::MonitoringState { (enums::monitoring_state() + 1) as MPI_T_enum } else { std::ptr::null_mut() });
         strings::put(p.desc, desc, desc_len);
         out(bind, p.bind);
         out(readonly, p.readonly as c_int);
@@ -508,11 +509,19 @@ unsafe fn read_into(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf:
     ready()?;
     let s = session_id(session)?;
     let h = one_handle(handle)?;
-    let (v, _) = session::read(s, h, reset)?;
+    let (v, p) = session::read(s, h, reset)?;
     if !v.is_empty() {
         need(buf)?;
-        // SAFETY: the buffer holds `count` unsigned long longs (caller contract; count = v.len()).
-        unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), buf as *mut u64, v.len()) };
+        if p.datatype == crate::abi::datatypes::MPI_INT {
+            for (k, &x) in v.iter().enumerate() {
+                // SAFETY: the buffer holds `count` ints (caller contract; count = v.len()).
+                unsafe { *(buf as *mut c_int).add(k) = x as c_int };
+            }
+        } else {
+            // SAFETY: the buffer holds `count` 8-byte values (unsigned long long, or double
+            // carried as its bits) (caller contract; count = v.len()).
+            unsafe { std::ptr::copy_nonoverlapping(v.as_ptr(), buf as *mut u64, v.len()) };
+        }
     }
     Ok(())
 }

@@ -13,14 +13,17 @@ pub fn all() -> &'static [Category] {
     C.get_or_init(|| {
         let cv = cvars::all();
         let by = |pred: &dyn Fn(&cvars::Cvar) -> bool| cv.iter().enumerate().filter(|(_, c)| pred(c)).map(|(i, _)| i).collect::<Vec<_>>();
+        let pv = |pred: &dyn Fn(pvars::Source) -> bool| pvars::PVARS.iter().enumerate().filter(|(_, p)| pred(p.source)).map(|(i, _)| i).collect::<Vec<_>>();
+        use pvars::Source as P;
         vec![
-            Category { name: "TRANSPORT", desc: "Shared-memory transport and waiting", cvars: by(&|c| matches!(c.source, cvars::Source::EagerLimit | cvars::Source::Wait)), pvars: vec![] },
+            Category { name: "TRANSPORT", desc: "Shared-memory transport and waiting", cvars: by(&|c| matches!(c.source, cvars::Source::EagerLimit | cvars::Source::Wait)), pvars: pv(&|s| matches!(s, P::Unexpected | P::UnexpectedHigh | P::UnexpectedLow | P::EagerFraction | P::WaitBlocked)) },
             Category { name: "COLLECTIVE", desc: "Choice of collective algorithms", cvars: by(&|c| matches!(c.source, cvars::Source::Algorithm(_))), pvars: vec![] },
+            Category { name: "CLAIRVOYANT", desc: "Clairvoyant MPI_Reduce: schedule knobs and statistics", cvars: by(&|c| matches!(c.source, cvars::Source::Clairvoyant(_))), pvars: pv(&|s| matches!(s, P::Clv(_))) },
             Category {
                 name: "MONITORING",
                 desc: "Per-peer communication monitoring (Open MPI's monitoring variables)",
                 cvars: by(&|c| matches!(c.source, cvars::Source::MonitoringEnable)),
-                pvars: (0..pvars::PVARS.len()).collect(),
+                pvars: pv(&|s| s.is_monitoring() || s == P::MonitoringState),
             },
         ]
     })

@@ -5,12 +5,15 @@
 //! | `OXMPI_EAGER_LIMIT` | constant | largest message sent through the lock-free rings; larger ones are single-copy |
 //! | `OXMPI_WAIT` | readonly | wait policy (enum WAIT_POLICY), from the environment at start |
 //! | `OXMPI_<COLL>_ALGORITHM` | all-equal | algorithm of a collective (enum `<COLL>_ALGORITHM`, 0 = auto); writing it calls `coll::select::force` |
+//! | `OXMPI_CLV_SEGMENTS` | all-equal | Clairvoyant MPI_Reduce segment count, 0 = automatic (about 64 KiB a segment, at most 2 per rank); starts as the environment variable |
+//! | `OXMPI_CLV_ROUND_NS` | all-equal | Clairvoyant round length in ns, 0 = automatic (4 us + 1 ns per segment byte); starts as the environment variable |
 //! | `pml_monitoring_enable` | local | 1: record communication (monitoring), 0: not (Open MPI's name) |
 //!
-//! The algorithm choice is process-wide: in threads mode a write applies to every rank of the
+//! The algorithm choice and the Clairvoyant knobs are process-wide: in threads mode a write applies to every rank of the
 //! process, which the all-equal scope (every rank must set the same value) makes harmless.
 use super::enums::{self, WAIT_POLICIES};
 use super::*;
+use crate::coll::clairvoyant_pap;
 use crate::coll::select::{self, Collective};
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
@@ -21,6 +24,8 @@ pub enum Source {
     Wait,
     Algorithm(Collective),
     MonitoringEnable,
+    /// `coll::clairvoyant_pap::knobs()[i]`: 0 segments, 1 round length.
+    Clairvoyant(usize),
 }
 
 pub struct Cvar {
@@ -51,6 +56,8 @@ pub fn all() -> &'static [Cvar] {
                 });
             }
         }
+        v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(0) });
+        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (4 us + 1 ns per segment byte); applies from the next MPI_Reduce".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(1) });
         v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: VERBOSITY_USER_BASIC, enumtype: None, scope: SCOPE_LOCAL, source: Source::MonitoringEnable });
         v
     })
@@ -85,6 +92,7 @@ impl Cvar {
                     v => v,
                 }
             }
+            Source::Clairvoyant(i) => clairvoyant_pap::knobs()[i].load(Ordering::Relaxed).min(i32::MAX as usize) as i32,
             Source::MonitoringEnable => (MONITORING_HELD.load(Ordering::Relaxed) || crate::monitoring::from_env()) as i32,
         }
     }
@@ -97,6 +105,11 @@ impl Cvar {
                 let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(MPI_T_ERR_INVALID)?;
                 select::force(c, if i == 0 { "auto" } else { names[i - 1] });
                 algo_slots()[c as usize].store(v, Ordering::Relaxed);
+                Ok(())
+            }
+            Source::Clairvoyant(i) => {
+                let v = usize::try_from(v).map_err(|_| MPI_T_ERR_INVALID)?;
+                clairvoyant_pap::knobs()[i].store(v, Ordering::Relaxed);
                 Ok(())
             }
             Source::MonitoringEnable => {

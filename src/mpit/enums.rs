@@ -29,7 +29,10 @@ pub fn algorithms(c: Collective) -> Option<&'static [&'static str]> {
 /// Values of the wait policy (`OXMPI_WAIT`).
 pub const WAIT_POLICIES: &[&str] = &["auto", "spin", "yield", "block"];
 
-/// Every enumeration; `WAIT` is the last one.
+/// Values of `oxmpi_monitoring_state`.
+pub const MONITORING_STATES: &[&str] = &["off", "recording"];
+
+/// Every enumeration; MONITORING_STATE and WAIT_POLICY are the last two.
 pub fn all() -> &'static [EnumType] {
     static E: OnceLock<Vec<EnumType>> = OnceLock::new();
     E.get_or_init(|| {
@@ -41,6 +44,7 @@ pub fn all() -> &'static [EnumType] {
                 Some(EnumType { name: format!("{}_ALGORITHM", c.name()), items })
             })
             .collect();
+        v.push(EnumType { name: "MONITORING_STATE".into(), items: MONITORING_STATES.iter().enumerate().map(|(i, n)| (i as i32, n.to_string())).collect() });
         v.push(EnumType { name: "WAIT_POLICY".into(), items: WAIT_POLICIES.iter().enumerate().map(|(i, n)| (i as i32, n.to_string())).collect() });
         v
     })
@@ -50,6 +54,10 @@ pub fn all() -> &'static [EnumType] {
 pub fn of_collective(c: Collective) -> Option<usize> {
     let name = format!("{}_ALGORITHM", c.name());
     all().iter().position(|e| e.name == name)
+}
+
+pub fn monitoring_state() -> usize {
+    all().len() - 2
 }
 
 pub fn wait_policy() -> usize {

@@ -46,9 +46,15 @@ pub const SCOPE_CONSTANT: i32 = 60438;
 pub const SCOPE_READONLY: i32 = 60439;
 pub const SCOPE_LOCAL: i32 = 60440;
 pub const SCOPE_ALL_EQ: i32 = 60444;
+pub const CLASS_STATE: i32 = 240;
+pub const CLASS_LEVEL: i32 = 241;
 pub const CLASS_SIZE: i32 = 242;
+pub const CLASS_PERCENTAGE: i32 = 243;
+pub const CLASS_HIGHWATERMARK: i32 = 244;
+pub const CLASS_LOWWATERMARK: i32 = 245;
 pub const CLASS_COUNTER: i32 = 246;
 pub const CLASS_AGGREGATE: i32 = 247;
+pub const CLASS_TIMER: i32 = 248;
 pub const CLASS_GENERIC: i32 = 249;
 pub const MPI_THREAD_MULTIPLE: i32 = 3;
 

@@ -6,6 +6,27 @@
 //! sent to the member of rank i (on MPI_COMM_WORLD, the world rank, as Open MPI). Counts are of
 //! all traffic of that kind whatever the communicator it used. The o2a/a2o/a2a counters are per
 //! communicator (count 1).
+//!
+//! Beyond monitoring, one variable of every other class the standard defines (MPI 4.1 section
+//! 15.3.7), not bound to an object, count 1:
+//!
+//! | name | class | type | meaning |
+//! |---|---|---|---|
+//! | `oxmpi_monitoring_state` | STATE | int, enum MONITORING_STATE | 0 off, 1 this rank records monitoring counters now; continuous |
+//! | `p2p_unexpected_messages` | LEVEL | unsigned long long | messages in this rank's unexpected queue now; continuous |
+//! | `p2p_unexpected_messages_highwatermark` | HIGHWATERMARK | unsigned long long | largest queue length while started (starts at the current length; reset restarts it there) |
+//! | `p2p_unexpected_messages_lowwatermark` | LOWWATERMARK | unsigned long long | smallest queue length while started, same rules |
+//! | `p2p_eager_fraction` | PERCENTAGE | double in [0, 1] | share of this rank's sends (user and collective transfers) sent eagerly through the rings, since MPI_Init; continuous |
+//! | `p2p_wait_blocked_ns` | TIMER | unsigned long long, ns | time this rank spent blocked in waits while the handle was started |
+//! | `clairvoyant_schedules_built` | COUNTER | unsigned long long | Clairvoyant schedules generated (cache misses) |
+//! | `clairvoyant_cache_hits` | COUNTER | unsigned long long | Clairvoyant calls whose schedule was already cached |
+//! | `clairvoyant_build_ns` | TIMER | unsigned long long, ns | time spent generating Clairvoyant schedules |
+//! | `clairvoyant_prediction_error_ns` | LEVEL | unsigned long long, ns | mean absolute arrival prediction error of the latest measured Clairvoyant call; continuous |
+//!
+//! Timers are integers in nanoseconds (the standard lets a non-double timer use documented
+//! units; 1 ns is also MPI_Wtick here). The Clairvoyant variables are process-wide (in threads
+//! mode, every rank of the process together: the schedule cache is shared); the others are the
+//! calling rank's. COUNTER and TIMER handles sum what happened while started.
 use super::*;
 use crate::monitoring::comms::Pattern;
 use crate::monitoring::Kind;
@@ -21,6 +42,28 @@ pub enum Source {
     Pair(Kind, Field),
     Comm(Pattern, Field),
     Flush,
+    MonitoringState,
+    Unexpected,
+    UnexpectedHigh,
+    UnexpectedLow,
+    EagerFraction,
+    WaitBlocked,
+    Clv(ClvStat),
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum ClvStat {
+    Built,
+    Hits,
+    BuildNs,
+    ErrorNs,
+}
+
+impl Source {
+    /// A monitoring variable: a started handle turns recording on.
+    pub fn is_monitoring(self) -> bool {
+        matches!(self, Source::Pair(..) | Source::Comm(..) | Source::Flush)
+    }
 }
 
 pub struct Pvar {
@@ -38,6 +81,8 @@ pub struct Pvar {
 
 const ULL: i32 = 0x4c000819u32 as i32;
 const CHAR: i32 = 0x4c000101u32 as i32;
+const INT: i32 = 0x4c000405u32 as i32;
+const DOUBLE: i32 = 0x4c00080bu32 as i32;
 
 const fn pair(name: &'static str, desc: &'static str, kind: Kind, f: Field) -> Pvar {
     Pvar { name, desc, verbosity: VERBOSITY_USER_BASIC, class: CLASS_SIZE, datatype: ULL, bind: BIND_MPI_COMM, readonly: true, continuous: false, atomic: false, source: Source::Pair(kind, f) }
@@ -46,6 +91,14 @@ const fn pair(name: &'static str, desc: &'static str, kind: Kind, f: Field) -> P
 const fn comm(name: &'static str, desc: &'static str, p: Pattern, f: Field) -> Pvar {
     let class = if matches!(f, Field::Count) { CLASS_COUNTER } else { CLASS_AGGREGATE };
     Pvar { name, desc, verbosity: VERBOSITY_USER_DETAIL, class, datatype: ULL, bind: BIND_MPI_COMM, readonly: false, continuous: false, atomic: true, source: Source::Comm(p, f) }
+}
+
+/// A variable of the calling rank (or process), count 1.
+const fn gauge(name: &'static str, desc: &'static str, class: i32, datatype: i32, continuous: bool, source: Source) -> Pvar {
+    // Continuous gauges only show a state; the others (sums, watermarks) can be reset and written.
+    let readonly = continuous;
+    let atomic = class == CLASS_COUNTER || class == CLASS_TIMER;
+    Pvar { name, desc, verbosity: VERBOSITY_TUNER_DETAIL, class, datatype, bind: BIND_NO_OBJECT, readonly, continuous, atomic, source }
 }
 
 pub static PVARS: &[Pvar] = &[
@@ -75,6 +128,16 @@ pub static PVARS: &[Pvar] = &[
     comm("coll_monitoring_a2o_size", "Bytes of all-to-one collectives on the communicator (root side)", Pattern::AllToOne, Field::Bytes),
     comm("coll_monitoring_a2a_count", "Number of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Count),
     comm("coll_monitoring_a2a_size", "Bytes of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Bytes),
+    gauge("oxmpi_monitoring_state", "Whether this rank records monitoring counters now (enum MONITORING_STATE: 0 off, 1 recording)", CLASS_STATE, INT, true, Source::MonitoringState),
+    gauge("p2p_unexpected_messages", "Messages in this rank's unexpected queue (arrived before a matching receive was posted)", CLASS_LEVEL, ULL, true, Source::Unexpected),
+    gauge("p2p_unexpected_messages_highwatermark", "Largest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", CLASS_HIGHWATERMARK, ULL, false, Source::UnexpectedHigh),
+    gauge("p2p_unexpected_messages_lowwatermark", "Smallest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", CLASS_LOWWATERMARK, ULL, false, Source::UnexpectedLow),
+    gauge("p2p_eager_fraction", "Share of this rank's sends, user and collective transfers, sent eagerly through the shared-memory rings since MPI_Init, from 0.0 to 1.0 (larger messages go by rendezvous)", CLASS_PERCENTAGE, DOUBLE, true, Source::EagerFraction),
+    gauge("p2p_wait_blocked_ns", "Nanoseconds this rank spent blocked in waits (MPI_Wait, MPI_Recv, ...) while the handle was started", CLASS_TIMER, ULL, false, Source::WaitBlocked),
+    gauge("clairvoyant_schedules_built", "Clairvoyant MPI_Reduce schedules generated, foreground or background (cache misses); process-wide", CLASS_COUNTER, ULL, false, Source::Clv(ClvStat::Built)),
+    gauge("clairvoyant_cache_hits", "Clairvoyant MPI_Reduce calls whose schedule was already cached; process-wide", CLASS_COUNTER, ULL, false, Source::Clv(ClvStat::Hits)),
+    gauge("clairvoyant_build_ns", "Nanoseconds spent generating Clairvoyant schedules; process-wide", CLASS_TIMER, ULL, false, Source::Clv(ClvStat::BuildNs)),
+    gauge("clairvoyant_prediction_error_ns", "Mean absolute error (ns) of the arrival prediction of the latest measured Clairvoyant call; process-wide", CLASS_LEVEL, ULL, true, Source::Clv(ClvStat::ErrorNs)),
 ];
 
 /// `MPI_T_pvar_get_index`: the name and the class must both match.

@@ -11,9 +11,18 @@
 //!   allocation or last reset; writable, and `readreset` is atomic for them.
 //! * `pml_monitoring_flush`: write a file name, then stop: the rank's counters are written and reset.
 //!
+//! * Continuous variables (STATE, LEVEL, PERCENTAGE): started from allocation, never stopped
+//!   (start/stop give MPI_T_ERR_PVAR_NO_STARTSTOP); a read gives the current value; read-only.
+//! * TIMER: as COUNTER, in nanoseconds.
+//! * HIGH/LOWWATERMARK: while started, the largest/smallest level seen since the start or the
+//!   last reset, which both begin at the current level; while stopped, the value at the stop.
+//!   The engine keeps one pair of watermarks per rank; starting or resetting a handle first
+//!   folds them into every other started watermark handle of that rank, then restarts them.
+//!
 //! Starting any monitoring handle turns recording on for its rank (`monitoring::hold_rank`) until
-//! it is stopped.
-use super::pvars::{Field, Pvar, Source, PVARS};
+//! it is stopped; starting a `p2p_wait_blocked_ns` handle turns wait timing on.
+use super::pvars::{ClvStat, Field, Pvar, Source, PVARS};
+use crate::p2p::gauges::Gauges;
 use super::*;
 use crate::monitoring;
 use std::collections::HashMap;
@@ -26,6 +35,8 @@ pub struct Bound {
     pub context: u32,
     /// Members as world ranks, in communicator rank order (empty for NO_OBJECT).
     pub members: Vec<usize>,
+    /// The allocating rank's engine gauges (None: MPI not initialised).
+    pub gauges: Option<&'static Gauges>,
 }
 
 struct Handle {
@@ -35,7 +46,8 @@ struct Handle {
     started: bool,
     /// SIZE: the frozen values.
     frozen: Vec<u64>,
-    /// COUNTER/AGGREGATE: accumulated, and the live value at the last start/reset.
+    /// COUNTER/AGGREGATE/TIMER: accumulated, and the live value at the last start/reset.
+    /// Watermarks: the extreme seen before the rank's watermarks were last restarted.
     acc: u64,
     base: u64,
     flush_name: String,
@@ -69,6 +81,31 @@ impl Registry {
         self.session(s)?;
         self.handles.get_mut(&h).filter(|x| x.session == s).ok_or(MPI_T_ERR_INVALID_HANDLE)
     }
+    /// Before the watermarks of `g` restart: every started watermark handle on `g` keeps what
+    /// they saw.
+    fn fold_watermarks(&mut self, g: &Gauges) {
+        let (high, low) = g.watermarks();
+        for h in self.handles.values_mut().filter(|h| h.started && h.bound.gauges.is_some_and(|x| std::ptr::eq(x, g))) {
+            match h.pvar().source {
+                Source::UnexpectedHigh => h.acc = h.acc.max(high),
+                Source::UnexpectedLow => h.acc = h.acc.min(low),
+                _ => {}
+            }
+        }
+        g.restart_watermarks();
+    }
+    /// Restarts the watermarks of handle `h` at the current level (its start or reset).
+    fn restart_watermark(&mut self, h: usize) {
+        let Some(x) = self.handles.get(&h) else { return };
+        if !is_watermark(x.pvar()) {
+            return;
+        }
+        let Some(g) = x.bound.gauges else { return };
+        self.fold_watermarks(g);
+        let x = self.handles.get_mut(&h).unwrap();
+        x.acc = g.unexpected();
+        x.frozen = vec![x.acc];
+    }
     /// Handles of session `s` (for MPI_T_PVAR_ALL_HANDLES), in allocation order.
     fn all_of(&self, s: usize) -> Vec<usize> {
         let mut v: Vec<usize> = self.handles.iter().filter(|(_, h)| h.session == s).map(|(k, _)| *k).collect();
@@ -79,7 +116,26 @@ impl Registry {
 
 /// The live values of a variable for a binding.
 fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
+    let clv = crate::clairvoyant::cache::stats();
+    let load = |a: &std::sync::atomic::AtomicU64| a.load(std::sync::atomic::Ordering::Relaxed);
+    let gauge = |f: &dyn Fn(&Gauges) -> u64| vec![b.gauges.map_or(0, f)];
+    match p.source {
+        Source::Clv(ClvStat::Built) => return vec![load(&clv.schedules_built)],
+        Source::Clv(ClvStat::Hits) => return vec![load(&clv.cache_hits)],
+        Source::Clv(ClvStat::BuildNs) => return vec![load(&clv.build_ns)],
+        Source::Clv(ClvStat::ErrorNs) => return vec![load(&clv.last_error_ns)],
+        Source::Unexpected => return gauge(&|g| g.unexpected()),
+        Source::UnexpectedHigh => return gauge(&|g| g.watermarks().0),
+        Source::UnexpectedLow => return gauge(&|g| g.watermarks().1),
+        // A double, carried as its bits (read_into copies the 8 bytes).
+        Source::EagerFraction => return gauge(&|g| g.eager_fraction().to_bits()),
+        Source::WaitBlocked => return gauge(&|g| g.blocked_ns()),
+        _ => {}
+    }
     let Some((me, n)) = b.me else { return vec![0; b.members.len().max(1)] };
+    if p.source == Source::MonitoringState {
+        return vec![monitoring::recording(me, n) as u64];
+    }
     let row = monitoring::row(me, n);
     match p.source {
         Source::Pair(kind, f) => b.members.iter().map(|&m| if m >= n { 0 } else if f == Field::Count { row.count(kind, m) } else { row.bytes(kind, m) }).collect(),
@@ -87,19 +143,28 @@ fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
             let (c, bytes) = row.comms.get(b.context, &b.members, pat);
             vec![if f == Field::Count { c } else { bytes }]
         }
-        Source::Flush => vec![],
+        _ => vec![],
     }
 }
 
 fn is_sum(p: &Pvar) -> bool {
-    p.class == CLASS_COUNTER || p.class == CLASS_AGGREGATE
+    p.class == CLASS_COUNTER || p.class == CLASS_AGGREGATE || p.class == CLASS_TIMER
 }
 
-/// A started handle keeps recording on for its rank (process-wide before MPI_Init).
-fn hold_for(b: &Bound, yes: bool) {
-    match b.me {
-        Some((me, n)) => monitoring::hold_rank(me, n, yes),
-        None => monitoring::hold(yes),
+fn is_watermark(p: &Pvar) -> bool {
+    p.class == CLASS_HIGHWATERMARK || p.class == CLASS_LOWWATERMARK
+}
+
+/// What starting (`yes`) or stopping a handle switches on or off: a monitoring handle keeps
+/// recording on for its rank (process-wide before MPI_Init), a wait timer handle wait timing.
+fn engage(p: &Pvar, b: &Bound, yes: bool) {
+    match p.source {
+        s if s.is_monitoring() => match b.me {
+            Some((me, n)) => monitoring::hold_rank(me, n, yes),
+            None => monitoring::hold(yes),
+        },
+        Source::WaitBlocked => Gauges::timing(yes),
+        _ => {}
     }
 }
 
@@ -112,6 +177,9 @@ impl Handle {
         if is_sum(p) {
             let now = if self.started { live(p, &self.bound)[0].saturating_sub(self.base) } else { 0 };
             vec![self.acc + now]
+        } else if is_watermark(p) && self.started {
+            let seen = live(p, &self.bound)[0];
+            vec![if p.class == CLASS_HIGHWATERMARK { self.acc.max(seen) } else { self.acc.min(seen) }]
         } else if self.started {
             live(p, &self.bound)
         } else {
@@ -122,7 +190,7 @@ impl Handle {
         if self.started || self.pvar().continuous {
             return Err(MPI_T_ERR_PVAR_NO_STARTSTOP);
         }
-        hold_for(&self.bound, true);
+        engage(self.pvar(), &self.bound, true);
         self.started = true;
         if is_sum(self.pvar()) {
             self.base = live(self.pvar(), &self.bound)[0];
@@ -139,10 +207,10 @@ impl Handle {
         } else if p.source == Source::Flush {
             self.flush();
         } else {
-            self.frozen = live(p, &self.bound);
+            self.frozen = self.value();
         }
         self.started = false;
-        hold_for(&self.bound, false);
+        engage(p, &self.bound, false);
         Ok(())
     }
     /// The flush variable's stop: writes `<name>.<world rank>.prof` and resets the counters.
@@ -169,6 +237,7 @@ impl Handle {
         } else if p.source == Source::Flush {
             self.flush_name.clear();
         }
+        // Watermarks restart in `Registry::restart_watermark`, which sees the other handles.
         Ok(())
     }
 }
@@ -187,7 +256,7 @@ pub fn session_free(s: usize) -> TResult {
         for h in r.all_of(s) {
             if let Some(h) = r.handles.remove(&h) {
                 if h.started {
-                    hold_for(&h.bound, false);
+                    engage(h.pvar(), &h.bound, false);
                 }
             }
         }
@@ -204,7 +273,7 @@ pub fn free_all(ctx: i32) {
     for s in mine {
         for h in r.all_of(s) {
             if let Some(h) = r.handles.remove(&h).filter(|h| h.started) {
-                hold_for(&h.bound, false);
+                engage(h.pvar(), &h.bound, false);
             }
         }
         r.sessions.remove(&s);
@@ -218,12 +287,15 @@ pub fn handle_alloc(s: usize, pvar: usize, bound: Bound) -> TResult<(usize, usiz
         let p = &PVARS[pvar];
         let count = match p.source {
             Source::Pair(..) => bound.members.len(),
-            Source::Comm(..) => 1,
             Source::Flush => 0,
+            _ => 1,
         };
-        let frozen = live(p, &bound);
+        // A watermark's value before any start is the current level.
+        let frozen = if is_watermark(p) { vec![bound.gauges.map_or(0, |g| g.unexpected())] } else { live(p, &bound) };
+        let acc = if is_watermark(p) { frozen[0] } else { 0 };
         let id = r.id();
-        r.handles.insert(id, Handle { session: s, pvar, bound, started: false, frozen, acc: 0, base: 0, flush_name: String::new() });
+        // Continuous variables are started from allocation (MPI 4.1 section 15.3.7).
+        r.handles.insert(id, Handle { session: s, pvar, bound, started: p.continuous, frozen, acc, base: 0, flush_name: String::new() });
         Ok((id, count))
     })
 }
@@ -232,7 +304,7 @@ pub fn handle_free(s: usize, h: usize) -> TResult {
     with(|r| {
         let x = r.handle(s, h)?;
         if x.started {
-            hold_for(&x.bound, false);
+            engage(x.pvar(), &x.bound, false);
         }
         r.handles.remove(&h);
         Ok(())
@@ -246,7 +318,9 @@ pub fn start_stop(s: usize, h: Option<usize>, start: bool) -> TResult {
         Some(h) => {
             let x = r.handle(s, h)?;
             if start {
-                x.start()
+                x.start()?;
+                r.restart_watermark(h);
+                Ok(())
             } else {
                 x.stop()
             }
@@ -257,7 +331,8 @@ pub fn start_stop(s: usize, h: Option<usize>, start: bool) -> TResult {
                 let x = r.handles.get_mut(&id).unwrap();
                 if x.started != start && !x.pvar().continuous {
                     if start {
-                        x.start()?
+                        x.start()?;
+                        r.restart_watermark(id);
                     } else {
                         x.stop()?
                     }
@@ -309,6 +384,16 @@ pub fn write(s: usize, h: usize, w: Written) -> TResult {
         }
         match w {
             Written::Name(n) => x.flush_name = n,
+            Written::Value(v) if is_watermark(p) => {
+                // The handle's watermark becomes `v`; a started one goes on from there.
+                let (started, gauges) = (x.started, x.bound.gauges);
+                if let (true, Some(g)) = (started, gauges) {
+                    r.fold_watermarks(g);
+                }
+                let x = r.handles.get_mut(&h).unwrap();
+                x.acc = v;
+                x.frozen = vec![v];
+            }
             Written::Value(v) => {
                 x.acc = v;
                 x.base = if x.started { live(p, &x.bound)[0] } else { 0 };
@@ -321,13 +406,18 @@ pub fn write(s: usize, h: usize, w: Written) -> TResult {
 /// Reset one handle, or every writable handle of the session.
 pub fn reset(s: usize, h: Option<usize>) -> TResult {
     with(|r| match h {
-        Some(h) => r.handle(s, h)?.reset(),
+        Some(h) => {
+            r.handle(s, h)?.reset()?;
+            r.restart_watermark(h);
+            Ok(())
+        }
         None => {
             r.session(s)?;
             for id in r.all_of(s) {
                 let x = r.handles.get_mut(&id).unwrap();
                 if !x.pvar().readonly {
                     x.reset()?;
+                    r.restart_watermark(id);
                 }
             }
             Ok(())

@@ -107,6 +107,8 @@ pub struct Engine {
     /// Whether world rank `w` is a failed, unacknowledged member of the communicator of context
     /// `ctx` (set once the universe exists; decides MPI_ANY_SOURCE receives, see `failure.rs`).
     unacked: OnceLock<Box<failure::UnackedFn>>,
+    /// Counters for MPI_T performance variables.
+    pub gauges: super::gauges::Gauges,
 }
 
 /// Messages from this size up are copied half by the receiver and half by a blocked sender.
@@ -154,6 +156,7 @@ impl Engine {
             local_peers: std::sync::atomic::AtomicBool::new(false),
             spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
+            gauges: Default::default(),
         }
     }
 
@@ -340,6 +343,7 @@ impl Engine {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
         }
+        self.gauges.sent(bytes <= SLOT_PAYLOAD);
         let out = if bytes <= SLOT_PAYLOAD {
             hdr.kind = Kind::Eager as u32;
             hdr.len = bytes as u64;
@@ -367,6 +371,7 @@ impl Engine {
         let pos = g.unexpected.iter().position(|u| u.ctx == ctx && src.is_none_or(|s| s == u.src) && tag_matches(tag, u.tag));
         if let Some(i) = pos {
             let u = g.unexpected.remove(i).unwrap();
+            self.gauges.set_unexpected(g.unexpected.len());
             self.deliver(g, id, u);
             // Send the acknowledgement (SyncAck/Fin/Cts) now: the sender may be blocked on it
             // while this rank computes without calling MPI.
@@ -409,6 +414,7 @@ impl Engine {
             return false;
         }
         drop(g);
+        self.gauges.sent(true);
         crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
         notify(self.seg.doorbell(dest));
         true
@@ -587,6 +593,7 @@ impl Engine {
                         // SAFETY: payload holds hdr.len bytes.
                         let data = unsafe { std::slice::from_raw_parts(payload, hdr.len as usize) }.to_vec();
                         g.unexpected.push_back(Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.len, body: Body::Eager { data, sync_sreq: sync.then_some(hdr.sreq) } });
+                        self.gauges.set_unexpected(g.unexpected.len());
                     }
                 } else {
                     let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, addr: hdr.addr, flags: hdr.flags } };
@@ -595,6 +602,7 @@ impl Engine {
                         self.deliver(g, id, u);
                     } else {
                         g.unexpected.push_back(u);
+                        self.gauges.set_unexpected(g.unexpected.len());
                     }
                 }
             }
@@ -816,6 +824,7 @@ impl Engine {
     /// waiting on the doorbell between passes.
     fn wait_until<T>(&self, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
         self.waiting_threads.fetch_add(1, Ordering::SeqCst);
+        let began = super::gauges::Gauges::wait_begins();
         let bell = self.seg.doorbell(self.me);
         let out = loop {
             let seen = bell.seq.load(Ordering::Acquire);
@@ -829,6 +838,7 @@ impl Engine {
             self.policy.wait(bell, seen, &self.spin_budget, || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
+        self.gauges.wait_ends(began);
         out
     }
 
@@ -1098,9 +1108,10 @@ impl Engine {
         self.wait_until(|g| Self::find_unexpected(g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i])))
     }
 
-    fn take_message(g: &mut Inner, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
+    fn take_message(g: &mut Inner, gauges: &super::gauges::Gauges, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
         let i = Self::find_unexpected(g, src, tag, ctx)?;
         let u = g.unexpected.remove(i).unwrap();
+        gauges.set_unexpected(g.unexpected.len());
         let st = Self::probe_status(&u);
         Some((g.messages.insert_with(|_| u), st))
     }
@@ -1108,11 +1119,11 @@ impl Engine {
     pub fn improbe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
         let mut g = self.lock();
         self.progress(&mut g);
-        Self::take_message(&mut g, src, tag, ctx)
+        Self::take_message(&mut g, &self.gauges, src, tag, ctx)
     }
 
     pub fn mprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> (MsgId, Status) {
-        self.wait_until(|g| Self::take_message(g, src, tag, ctx))
+        self.wait_until(|g| Self::take_message(g, &self.gauges, src, tag, ctx))
     }
 
     pub fn message_valid(&self, m: MsgId) -> bool {

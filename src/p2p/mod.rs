@@ -2,6 +2,7 @@
 //! communicators and datatypes are resolved by the caller.
 pub mod bsend;
 pub mod engine;
+pub mod gauges;
 pub mod request;
 
 pub use engine::{Engine, MsgId};
