@@ -31,7 +31,8 @@ Environment:
 
 Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"):
   ranks=1,2,4,8  expect=fail  expect-exit=N  expect-stderr=TEXT (repeatable; quote
-  TEXT containing spaces: expect-stderr="killed by signal 11")  mpich=skip|nostderr
+  TEXT containing spaces: expect-stderr="killed by signal 11")  expect-stdout=TEXT (the same
+  for stdout)  mpich=skip|nostderr
   timeout=SECONDS  env=VAR=VALUE[,VAR=VALUE...] (repeatable: one run per env= key, with
   those variables set; env=- is a run with none; ignored with --mpich)
   env-matrix=VAR=A|B|C (one run per value of VAR)
@@ -99,11 +100,11 @@ rm -f "$LOGS"/*.result
 now() { echo "${EPOCHREALTIME/,/.}"; }
 
 # ---------------------------------------------------------------- headers
-# parse_header FILE: sets H_RANKS H_EXPECT_FAIL H_EXIT H_STDERR[] H_MPICH H_TIMEOUT H_ENVS[] H_MODES
+# parse_header FILE: sets H_RANKS H_EXPECT_FAIL H_EXIT H_STDERR[] H_STDOUT[] H_MPICH H_TIMEOUT H_ENVS[] H_MODES
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -118,6 +119,7 @@ parse_header() {
                 expect) [[ "$val" == fail ]] && H_EXPECT_FAIL=1 ;;
                 expect-exit) H_EXIT="$val" ;;
                 expect-stderr) H_STDERR+=("$val") ;;
+                expect-stdout) H_STDOUT+=("$val") ;;
                 mpich) H_MPICH="$val" ;;
                 timeout) H_TIMEOUT="$val" ;;
                 modes) H_MODES="${val//,/ }" ;;
@@ -184,6 +186,14 @@ run_one() {
         for s in "${H_STDERR[@]+"${H_STDERR[@]}"}"; do
             if ! grep -qF -- "$s" "$base.err"; then
                 verdict="FAIL"; why="stderr lacks '$s'"; break
+            fi
+        done
+    fi
+    if [[ $verdict == PASS ]]; then
+        local s
+        for s in "${H_STDOUT[@]+"${H_STDOUT[@]}"}"; do
+            if ! grep -qF -- "$s" "$base.out"; then
+                verdict="FAIL"; why="stdout lacks '$s'"; break
             fi
         done
     fi

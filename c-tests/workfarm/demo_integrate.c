@@ -130,6 +130,13 @@ static int num_arg(const char *opt, const char *val, long lo, long *out)
 #ifndef WF_DEMO_QUIET_DEFAULT
 #define WF_DEMO_QUIET_DEFAULT 0
 #endif
+/* --die-rank / --die-after defaults (c-tests workfarm_kill_*: the runner passes no arguments) */
+#ifndef WF_DEMO_DIE_RANK_DEFAULT
+#define WF_DEMO_DIE_RANK_DEFAULT -1
+#endif
+#ifndef WF_DEMO_DIE_AFTER_DEFAULT
+#define WF_DEMO_DIE_AFTER_DEFAULT 0
+#endif
 
 int main(int argc, char **argv)
 {
@@ -138,7 +145,8 @@ int main(int argc, char **argv)
     memset(&d, 0, sizeof d);
     d.items = 400;
     d.points = 20000;
-    d.die_rank = -1;
+    d.die_rank = WF_DEMO_DIE_RANK_DEFAULT;
+    d.die_after = WF_DEMO_DIE_AFTER_DEFAULT;
     d.sleep_us = WF_DEMO_SLEEP_US_DEFAULT;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Kill a work-farm worker with SIGKILL mid-run and check that the farm still gets the exact
 # result, with the lost items reassigned. Needs an MPI that keeps the survivors running after a
-# death and reports MPIX_ERR_PROC_FAILED to MPI_ERRORS_RETURN (ULFM). Not part of CI.
+# death and reports MPIX_ERR_PROC_FAILED to MPI_ERRORS_RETURN (ULFM). CI runs the same two kills
+# as the c-tests workfarm_kill_leaf/workfarm_kill_relay (oxmpi, processes mode); this script is
+# for other rank counts, other MPIs (--mpich) and repeated runs by hand.
 set -euo pipefail
 
 HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"

@@ -423,7 +423,14 @@ static void *progress_main(void *arg)
         }
 
         int n = npeers + nsends, out = 0;
-        int rc = MPI_Testsome(n, req, &out, idx, st);
+        int rc = MPI_Testsome(n, req, &out, idx, st), rc_class = rc;
+        /* the standard returns MPI_ERR_IN_STATUS itself; an MPI that returns another code of
+           that class must not send us down the path below, which would lose the requests
+           Testsome already completed and freed (a dead child would then go unnoticed) */
+        if (rc != MPI_SUCCESS)
+            MPI_Error_class(rc, &rc_class);
+        if (rc_class == MPI_ERR_IN_STATUS)
+            rc = MPI_ERR_IN_STATUS;
         if (rc != MPI_SUCCESS && rc != MPI_ERR_IN_STATUS) {
             /* an error not tied to one request: find the failing ones one by one */
             out = 0;
