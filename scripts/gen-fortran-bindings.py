@@ -45,7 +45,8 @@ def implemented():
         unsupported = set(re.findall(r"`(MPI_[A-Za-z0-9_]+)`", f.read()))
     with open(os.path.join(ROOT, "include", "mpi.h")) as f:
         text = f.read()
-    for m in re.finditer(r"^int (MPI_[A-Za-z0-9_]+)\((.*)\);$", text, re.M):
+    # MPI_ functions, and the ULFM MPIX_ extensions MPICH's libmpichfort binds too.
+    for m in re.finditer(r"^int (MPIX?_[A-Za-z0-9_]+)\((.*)\);$", text, re.M):
         name, params = m.group(1), m.group(2)
         if name in unsupported or name in HAND or name.endswith("_c") or name.startswith("MPI_T_"):
             continue
@@ -121,9 +122,10 @@ def generate():
             skipped.append(name)
             continue
         fparams, args = b
-        base = name[4:]
+        ext = name.startswith("MPIX_")
+        base = name[5:] if ext else name[4:]
         sig = ", ".join(fparams + ["ierr: *mut MPI_Fint"])
-        out.append(f"fortran_binding!({base.lower()}, {base.upper()}; ({sig}) => {{")
+        out.append(f"fortran_binding!({'mpix ' if ext else ''}{base.lower()}, {base.upper()}; ({sig}) => {{")
         out.append(f"    super::set_ierr(ierr, crate::ffi::P{name}({', '.join(args)}));")
         out.append("});")
     out.insert(2, "// Needing a hand-written binding (src/fortran/hand.rs) and not in its list: "

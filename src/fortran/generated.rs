@@ -808,3 +808,18 @@ fortran_binding!(win_unlock_all, WIN_UNLOCK_ALL; (win: *const MPI_Fint, ierr: *m
 fortran_binding!(win_wait, WIN_WAIT; (win: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Win_wait(*win));
 });
+fortran_binding!(mpix comm_failure_ack, COMM_FAILURE_ACK; (comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Comm_failure_ack(*comm));
+});
+fortran_binding!(mpix comm_failure_get_acked, COMM_FAILURE_GET_ACKED; (comm: *const MPI_Fint, failedgrp: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Comm_failure_get_acked(*comm, failedgrp as _));
+});
+fortran_binding!(mpix comm_revoke, COMM_REVOKE; (comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Comm_revoke(*comm));
+});
+fortran_binding!(mpix comm_shrink, COMM_SHRINK; (comm: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Comm_shrink(*comm, newcomm as _));
+});
+fortran_binding!(mpix comm_agree, COMM_AGREE; (comm: *const MPI_Fint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Comm_agree(*comm, flag as _));
+});

@@ -14,6 +14,28 @@ use std::os::raw::c_int;
 /// Defines one Fortran entry point under the eight names MPICH exports it as.
 /// `fortran_binding!(send, SEND; (args) [-> ret] => { body })`.
 macro_rules! fortran_binding {
+    // An MPIX_ extension: the same eight names with `mpix`/`MPIX` for `mpi`/`MPI`.
+    (mpix $lower:ident, $upper:ident; ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => { $($body:tt)* }) => {
+        const _: () = {
+            /// # Safety
+            /// Called from Fortran: every pointer is a by-reference argument of the caller.
+            #[inline(never)]
+            #[allow(unused_unsafe, clippy::missing_safety_doc)]
+            unsafe extern "C" fn imp($($a: $t),*) $(-> $r)? {
+                // SAFETY: the arguments are the Fortran caller's references (the MPI binding
+                // contract); the C function checks handles and values itself.
+                unsafe { $($body)* }
+            }
+            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("MPIX_", stringify!($upper)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!("PMPIX_", stringify!($upper)); $($a: $t),*; $($r)?);
+        };
+    };
     ($lower:ident, $upper:ident; ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => { $($body:tt)* }) => {
         const _: () = {
             /// # Safety
