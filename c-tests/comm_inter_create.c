@@ -106,6 +106,13 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_idup(inter, &d1, &reqs[0]));
     MPI_OK(MPI_Comm_idup_with_info(inter, info, &d2, &reqs[1]));
     MPI_OK(MPI_Info_free(&info));
+    /* Point-to-point on the parent while the idups are pending: rank r swaps with remote rank r
+       (the ranks both groups have). */
+    if (lr < rs) {
+        int out = 100 * side + lr, in = -1;
+        MPI_OK(MPI_Sendrecv(&out, 1, MPI_INT, lr, 4, &in, 1, MPI_INT, lr, 4, inter, MPI_STATUS_IGNORE));
+        CHECK(in == 100 * (1 - side) + lr, "rank %d: got %d from remote rank %d during the idups", rank, in, lr);
+    }
     MPI_OK(MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE));
     int cmp;
     MPI_OK(MPI_Comm_compare(inter, d1, &cmp));
