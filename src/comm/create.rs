@@ -57,15 +57,15 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
 
 /// MPI_Comm_dup: same group, new contexts, same error handler and topology (MPI 4.1 section
 /// 7.4.2: dup "duplicates topology information"). Returns the new table index. An
-/// intercommunicator's dup agrees over both groups (`inter::dup`).
+/// intercommunicator's dup agrees over both groups (`inter::dup_tagged`).
 pub fn dup(u: &Universe, parent: &Comm) -> MpiResult<Option<u32>> {
     dup_tagged(u, parent, crate::coll::TAG_ALLREDUCE)
 }
 
-/// `dup` with the context agreement on `tag` (MPI_Comm_idup: intracommunicators only).
+/// `dup` with the context agreement on `tag` (MPI_Comm_idup: `TAG_IDUP`).
 pub fn dup_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<Option<u32>> {
     if parent.is_inter() {
-        return super::inter::dup(u, parent).map(Some);
+        return super::inter::dup_tagged(u, parent, tag).map(Some);
     }
     let ctx = agree_context_tagged(u, parent, tag)?;
     let c = Comm::new(ctx, parent.group.clone(), parent.rank, parent.errhandler());
@@ -79,9 +79,10 @@ pub fn dup_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<Option<u32
 /// `color` None is MPI_UNDEFINED (no new communicator for this rank). All the new communicators
 /// share one context-id pair: their member sets are disjoint.
 pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiResult<Option<u32>> {
-    // Every constructor built on split (topologies, create) needs an intracommunicator parent.
+    // Intercommunicators split in `inter::split`; what else is built on this split (topologies)
+    // needs an intracommunicator parent.
     if parent.is_inter() {
-        return Err(err(crate::abi::MPI_ERR_COMM, "this operation needs an intracommunicator, not an intercommunicator (splitting intercommunicators is not implemented yet)"));
+        return Err(err(crate::abi::MPI_ERR_COMM, "this operation needs an intracommunicator, not an intercommunicator (MPI 4.1 section 8.2: topologies attach to intracommunicators only)"));
     }
     let n = parent.size();
     // Everybody's (color + 1 or 0, key), gathered with a SUM allreduce of a vector where each

@@ -1,12 +1,12 @@
 //! Intercommunicators (MPI 4.1 section 7.6): creation from two disjoint intracommunicator groups,
-//! dup, merge into an intracommunicator, and the barrier.
+//! dup, merge into an intracommunicator, and split and create (section 7.4.2).
 //!
 //! Both groups of an intercommunicator use the same context-id pair. Point-to-point traffic runs on
 //! `context` between the two groups; collective traffic on `context + 1`, both inside each group
 //! (through `local_view`, an intracommunicator over the local group on the same contexts: its
 //! messages never cross groups, so they cannot meet the inter-group ones) and between the two
 //! leaders (local rank 0 of each group), with tags of their own.
-use super::create::{agree_context, agree_context_with};
+use super::create::{agree_context, agree_context_tagged, agree_context_with};
 use super::Comm;
 use crate::coll::allreduce::allreduce_internal;
 use crate::coll::bcast::bcast;
@@ -114,10 +114,11 @@ fn union(inter: &Comm, first_local: bool) -> (Vec<usize>, usize) {
 }
 
 /// MPI_Comm_dup of an intercommunicator: same groups, a new context pair agreed over the union
-/// (low group first, so both groups build the same temporary communicator).
-pub fn dup(u: &Universe, inter: &Comm) -> MpiResult<u32> {
+/// (low group first, so both groups build the same temporary communicator), with the agreement's
+/// messages on `tag` (MPI_Comm_idup runs it beside the application's collectives: `TAG_IDUP`).
+pub fn dup_tagged(u: &Universe, inter: &Comm, tag: i32) -> MpiResult<u32> {
     let (all, rank) = union(inter, inter.low_group);
-    let ctx = agree_context(u, &Comm::new(inter.context, all, rank, inter.errhandler()))?;
+    let ctx = agree_context_tagged(u, &Comm::new(inter.context, all, rank, inter.errhandler()), tag)?;
     let remote = inter.peers().to_vec();
     Ok(u.comms.insert(Comm::new_inter(ctx, inter.group.clone(), inter.rank, remote, inter.low_group, inter.errhandler())))
 }
@@ -145,18 +146,33 @@ pub fn merge(u: &Universe, inter: &Comm, high: bool) -> MpiResult<u32> {
 /// rank); a color present in one group only (or MPI_UNDEFINED, `color` None) gives None.
 /// Collective over both groups.
 pub fn split(u: &Universe, inter: &Comm, color: Option<i32>, key: i32) -> MpiResult<Option<u32>> {
-    // Everybody's (color + 1 or 0, key) over the union, low group first (the same list on both
-    // sides), with a SUM allreduce where each member fills its own slots.
+    split_or_fail(u, inter, Ok(color), key)
+}
+
+/// `split`, where a process whose arguments were bad (`color` Err) still takes part in the
+/// exchange, so that every process of both groups returns an error instead of waiting for it.
+fn split_or_fail(u: &Universe, inter: &Comm, color: MpiResult<Option<i32>>, key: i32) -> MpiResult<Option<u32>> {
+    // Everybody's (color + 1, 0 for none or minus the error class of bad arguments; key) over the
+    // union, low group first (the same list on both sides), with a SUM allreduce where each member
+    // fills its own slots.
     let (all, me) = union(inter, inter.low_group);
     let union_comm = Comm::new(inter.context, all.clone(), me, inter.errhandler());
     let n = all.len();
     let mut mine = vec![0i64; 2 * n];
-    mine[2 * me] = color.map_or(0, |c| c as i64 + 1);
+    mine[2 * me] = match &color {
+        Ok(c) => c.map_or(0, |c| c as i64 + 1),
+        Err(e) => -(e.class.max(1) as i64),
+    };
     mine[2 * me + 1] = key as i64;
     let mut gathered = vec![0i64; 2 * n];
     let sum = Reduction::new(0x58000003, 0x4c00083a)?; // MPI_SUM on MPI_INT64_T
     // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
     unsafe { allreduce_internal(u, &union_comm, mine.as_ptr() as *const u8, gathered.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
+    let color = color?;
+    if let Some(i) = (0..n).find(|&i| gathered[2 * i] < 0) {
+        let class = -gathered[2 * i] as i32;
+        return Err(err(class, format!("world rank {} passed invalid arguments to this collective call on the intercommunicator", all[i])));
+    }
     let Some(color) = color else { return Ok(None) };
     let tag = color as i64 + 1;
     // Members of this color in a part of the union (union index range), ordered by (key, rank).
@@ -184,4 +200,15 @@ pub fn split(u: &Universe, inter: &Comm, color: Option<i32>, key: i32) -> MpiRes
     let remote_world: Vec<usize> = remote.iter().map(|&i| all[i]).collect();
     let rank = local_world.iter().position(|&w| w == all[me]).expect("this process is local");
     Ok(Some(u.comms.insert(Comm::new_inter(ctx, local_world, rank, remote_world, inter.low_group, inter.errhandler()))))
+}
+
+/// MPI_Comm_create of an intercommunicator (MPI 4.1 section 7.4.2): `members` (world ranks, a
+/// subset of the local group, in the group's order) and the remote side's subset form a new
+/// intercommunicator; a process outside its side's subset, or everybody when either subset is
+/// empty, gets None. It is `split` with color 0 for the members, keyed by their place in the group.
+/// Collective over both groups; `members` Err (a bad group argument) fails the call everywhere.
+pub fn create_subsets(u: &Universe, inter: &Comm, members: MpiResult<Vec<usize>>) -> MpiResult<Option<u32>> {
+    let me = inter.world_rank(inter.rank);
+    let pos = members.as_ref().ok().and_then(|m| m.iter().position(|&w| w == me));
+    split_or_fail(u, inter, members.map(|_| pos.map(|_| 0)), pos.map_or(0, |p| p as i32))
 }

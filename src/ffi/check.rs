@@ -57,7 +57,7 @@ pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<CommRef> {
 /// Rejects an intercommunicator in `call`, which oxmpi supports on intracommunicators only.
 pub fn intra(c: &Comm, call: &str) -> MpiResult {
     if c.is_inter() {
-        return Err(err(MPI_ERR_COMM, format!("{call} on an intercommunicator is not implemented yet (only intracommunicators)")));
+        return Err(err(MPI_ERR_COMM, format!("{call} needs an intracommunicator, not an intercommunicator")));
     }
     Ok(())
 }

@@ -104,12 +104,14 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        check::intra(&c_ref, "MPI_Comm_split_type")?;
         // Every rank of an oxmpi job shares this node's memory: MPI_COMM_TYPE_SHARED (1) and the
         // hardware-guided/unguided types (2, 3) group all ranks together; any other value,
-        // including MPI_UNDEFINED, gives MPI_COMM_NULL (MPI 4.1 section 7.4.2).
+        // including MPI_UNDEFINED, gives MPI_COMM_NULL (MPI 4.1 section 7.4.2). On an
+        // intercommunicator this is its split with one color (as MPICH): an intercommunicator
+        // between the two groups' members of the type.
         let color = matches!(split_type, 1..=3).then_some(0);
-        *newcomm = crate::comm::create::split(u, &c_ref, color, key)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        let made = if c_ref.is_inter() { crate::comm::inter::split(u, &c_ref, color, key)? } else { crate::comm::create::split(u, &c_ref, color, key)? };
+        *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
 
@@ -251,9 +253,6 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
     let request = out(request, "request")?;
     let u = check::universe()?;
     let parent = check::comm(u, comm)?;
-    if parent.is_inter() {
-        return Err(err(MPI_ERR_COMM, "MPI_Comm_idup on an intercommunicator is not implemented yet; use MPI_Comm_dup"));
-    }
     // The hints are copied now: `info` may be freed as soon as this call returns.
     let hints = (info != MPI_INFO_NULL).then(|| super::info::hints_of(info)).transpose()?;
     // Another thread of this rank now uses the engine: completions must wake other waiters.

@@ -186,7 +186,8 @@ export! {
 /// The group's members as world ranks, checked to lie within communicator `c`.
 fn members_within(c: &crate::comm::Comm, g: &Group) -> MpiResult<Vec<usize>> {
     if let Some(w) = g.members.iter().find(|w| !c.group.contains(w)) {
-        return Err(err(MPI_ERR_GROUP, format!("the group holds world rank {w}, which is not in the communicator")));
+        let whose = if c.is_inter() { "the intercommunicator's local group" } else { "the communicator" };
+        return Err(err(MPI_ERR_GROUP, format!("the group holds world rank {w}, which is not in {whose}")));
     }
     Ok(g.members.clone())
 }
@@ -195,18 +196,21 @@ export! {
     fn MPI_Comm_create / PMPI_Comm_create (comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) on comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        check::intra(&c, "MPI_Comm_create")?;
         let o = out(newcomm, "newcomm")?;
-        let g = self::group(u, group)?;
-        let members = members_within(&c, &g)?;
-        *o = crate::comm::create::create(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        // On an intercommunicator `group` is a subset of the local group (MPI 4.1 section 7.4.2);
+        // a bad one is reported to both groups, so that the other one does not wait.
+        let members = self::group(u, group).and_then(|g| members_within(&c, &g));
+        let made = if c.is_inter() { crate::comm::inter::create_subsets(u, &c, members)? } else { crate::comm::create::create(u, &c, &members?)? };
+        *o = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
 
     fn MPI_Comm_create_group / PMPI_Comm_create_group (comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) on comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        check::intra(&c, "MPI_Comm_create_group")?;
+        if c.is_inter() {
+            return Err(err(MPI_ERR_COMM, "MPI_Comm_create_group needs an intracommunicator: MPI 4.1 section 7.4.2 defines it on intracommunicators only (use MPI_Comm_create on an intercommunicator)"));
+        }
         let o = out(newcomm, "newcomm")?;
         check::send_tag(tag)?;
         let g = self::group(u, group)?;
