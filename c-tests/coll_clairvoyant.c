@@ -4,7 +4,10 @@
    call, the same pattern every iteration, so oxmpi's arrival predictor learns it and `auto`
    switches to the Clairvoyant schedule): counts 1, 7, 1001 and 300001 (odd: uneven segments),
    every root, with and without MPI_IN_PLACE, MPI_SUM and MPI_MAX on int (exact results), then a
-   run of repeated large reductions with a shifting pattern and a root that changes. */
+   run of repeated large reductions with a shifting pattern and a root that changes. Last, the
+   case of oxmpi's threads-mode direct path (peers read a leaf's send buffer in place): an
+   in-place root, and leaves that overwrite and free their send buffer the moment MPI_Reduce
+   returns, so a peer still reading it after the return would corrupt the result. */
 #define _POSIX_C_SOURCE 200809L /* nanosleep */
 #include "oxcoll.h"
 #include <time.h>
@@ -51,6 +54,34 @@ static void one(int count, int root, int in_place, MPI_Op op, int delay_us)
     free(r);
 }
 
+/* Root in place; every other rank scribbles over its send buffer and frees it on return. */
+static void scribble_after(int count, int root, int delay_us)
+{
+    int rank, n;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    int *s = oxt_malloc(sizeof(int) * (size_t)count);
+    for (long i = 0; i < count; i++)
+        s[i] = val(rank, i);
+    if (delay_us > 0) {
+        struct timespec ts = {delay_us / 1000000, (long)(delay_us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+    if (rank == root) {
+        MPI_OK(MPI_Reduce(MPI_IN_PLACE, s, count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+        for (long i = 0; i < count; i++) {
+            long want = 0;
+            for (int q = 0; q < n; q++)
+                want += val(q, i);
+            CHECK(s[i] == want, "scribble count %d root %d: element %ld is %d, expected %ld", count, root, i, s[i], want);
+        }
+    } else {
+        MPI_OK(MPI_Reduce(s, NULL, count, MPI_INT, MPI_SUM, root, MPI_COMM_WORLD));
+        memset(s, 0x5a, sizeof(int) * (size_t)count);
+    }
+    free(s);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -73,6 +104,12 @@ int main(int argc, char **argv)
         one(300001, n - 1, 0, MPI_SUM, (n - 1 - rank) * 1500);
     for (int k = 0; k < 4; k++)
         one(300001, k % n, 0, MPI_SUM, rank * 1500);
+    for (int k = 0; k < 2 * n; k++) {
+        int count = k % 2 ? 1001 : 300001;
+        if (k % n != 0 && count > 1000 && oxc_is_mpich()) /* pmodels/mpich#6540 again */
+            continue;
+        scribble_after(count, k % n, (k + rank) % n * 700);
+    }
     MPI_Finalize();
     return 0;
 }

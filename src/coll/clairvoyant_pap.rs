@@ -13,10 +13,14 @@
 //!   prediction was handed to the background builder (`clairvoyant::cache::prefetch`) with call
 //!   k-1's root, segment count and round length, so a repeating iteration finds it built.
 //!
+//! The round length is `clairvoyant_calib`'s cost model, agreed by every rank of the
+//! communicator at its first candidate call (a MAX over ranks, so bit-identical everywhere).
+//!
 //! Limitation: the history is per (communicator, rank) in call order, so a blocking MPI_Reduce
 //! overlapping an MPI_Ireduce of the same communicator (both large and commutative) could be
 //! recorded in different orders on different ranks; that combination is not supported with the
 //! predictor (forcing another algorithm avoids it).
+use super::clairvoyant_calib::{self, RoundCost, DEFAULT};
 use super::Coll;
 use crate::clairvoyant::predict::{error_ns, History};
 use crate::clairvoyant::{cache, Problem, Schedule};
@@ -32,10 +36,6 @@ const PHASE_ARRIVAL: i32 = 250;
 
 /// Default segment size target and the bounds of the default segment count.
 const SEGMENT_BYTES: usize = 64 << 10;
-/// Default round length: a fixed cost plus a per-byte cost of moving and combining a segment
-/// (shared memory: a copy by the receiver plus the reduction, roughly 1 ns/byte together).
-const ROUND_FIXED_NS: i64 = 4_000;
-const ROUND_NS_PER_BYTE: f64 = 1.0;
 
 /// One call's Clairvoyant parameters, identical on every rank.
 pub struct Plan {
@@ -63,13 +63,22 @@ fn knob(i: usize) -> Option<usize> {
     Some(knobs()[i].load(Relaxed)).filter(|&v| v > 0)
 }
 
-/// Segment count and round length (ns) for `count` elements of `size` bytes on `n` ranks.
+/// Segment count and round length (ns) for `count` elements of `size` bytes on `n` ranks, with
+/// the uncalibrated round cost (`clairvoyant_calib::DEFAULT`).
 pub fn params(count: usize, size: usize, n: usize) -> (usize, i64) {
-    let bytes = count * size;
-    let segments = knob(0).unwrap_or_else(|| (bytes / SEGMENT_BYTES).clamp(1, 2 * n)).min(count).max(1);
-    let seg_bytes = bytes.div_ceil(segments);
-    let round = knob(1).map_or_else(|| ROUND_FIXED_NS + (seg_bytes as f64 * ROUND_NS_PER_BYTE) as i64, |d| d as i64);
+    params_with(count, size, n, &DEFAULT)
+}
+
+/// `params` with the round cost `cost`.
+fn params_with(count: usize, size: usize, n: usize, cost: &RoundCost) -> (usize, i64) {
+    let segments = segment_count(count, size, n);
+    let round = knob(1).map_or_else(|| cost.round_ns((count * size).div_ceil(segments)), |d| d as i64);
     (segments, round.max(1))
+}
+
+/// The segment count for `count` elements of `size` bytes on `n` ranks.
+fn segment_count(count: usize, size: usize, n: usize) -> usize {
+    knob(0).unwrap_or_else(|| (count * size / SEGMENT_BYTES).clamp(1, 2 * n)).min(count).max(1)
 }
 
 /// CLOCK_MONOTONIC in ns.
@@ -97,6 +106,8 @@ struct State {
     used: Option<(Vec<i64>, i64)>,
     /// Mean absolute error (ns) of the previous call's prediction; None before there is one.
     last_error: Option<i64>,
+    /// The communicator's agreed round cost, from its first candidate call.
+    cost: Option<RoundCost>,
 }
 
 type Key = (u32, Vec<usize>, usize);
@@ -112,7 +123,7 @@ fn state(cx: &Coll) -> Arc<Mutex<State>> {
 /// elements for the segments. Depends only on arguments every rank passes alike.
 pub fn candidate(cx: &Coll, count: usize, size: usize, min_bytes: usize) -> bool {
     let n = cx.size();
-    n >= 2 && cx.tag & 0xff00 == 0 && count * size >= min_bytes && count >= params(count, size, n).0
+    n >= 2 && cx.tag & 0xff00 == 0 && count * size >= min_bytes && count >= segment_count(count, size, n)
 }
 
 /// Records this call's arrival (`arrived`, from `now_ns`), collects the previous call's, and
@@ -120,9 +131,13 @@ pub fn candidate(cx: &Coll, count: usize, size: usize, min_bytes: usize) -> bool
 pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> MpiResult<Plan> {
     let n = cx.size();
     let me = cx.rank();
-    let (segments, round) = params(count, size, n);
     let st = state(cx);
     let mut st = st.lock().unwrap_or_else(|p| p.into_inner());
+    let cost = match st.cost {
+        Some(c) => c,
+        None => *st.cost.insert(clairvoyant_calib::agree(cx, SEGMENT_BYTES)?),
+    };
+    let (segments, round) = params_with(count, size, n, &cost);
     // The previous call's readings.
     if let Some(p) = st.pending.take() {
         let prev = Coll { tag: p.tag, ..*cx }.phase(PHASE_ARRIVAL);

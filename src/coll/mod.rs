@@ -25,6 +25,7 @@ pub mod alltoall;
 pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
+pub mod clairvoyant_calib;
 pub mod clairvoyant_exec;
 pub mod clairvoyant_pap;
 pub mod direct;

@@ -6,7 +6,7 @@
 //! | `OXMPI_WAIT` | readonly | wait policy (enum WAIT_POLICY), from the environment at start |
 //! | `OXMPI_<COLL>_ALGORITHM` | all-equal | algorithm of a collective (enum `<COLL>_ALGORITHM`, 0 = auto); writing it calls `coll::select::force` |
 //! | `OXMPI_CLV_SEGMENTS` | all-equal | Clairvoyant MPI_Reduce segment count, 0 = automatic (about 64 KiB a segment, at most 2 per rank); starts as the environment variable |
-//! | `OXMPI_CLV_ROUND_NS` | all-equal | Clairvoyant round length in ns, 0 = automatic (4 us + 1 ns per segment byte); starts as the environment variable |
+//! | `OXMPI_CLV_ROUND_NS` | all-equal | Clairvoyant round length in ns, 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); starts as the environment variable |
 //! | `pml_monitoring_enable` | local | 1: record communication (monitoring), 0: not (Open MPI's name) |
 //!
 //! The algorithm choice and the Clairvoyant knobs are process-wide: in threads mode a write applies to every rank of the
@@ -57,7 +57,7 @@ pub fn all() -> &'static [Cvar] {
             }
         }
         v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(0) });
-        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (4 us + 1 ns per segment byte); applies from the next MPI_Reduce".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(1) });
+        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); applies from the next MPI_Reduce".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(1) });
         v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: VERBOSITY_USER_BASIC, enumtype: None, scope: SCOPE_LOCAL, source: Source::MonitoringEnable });
         v
     })
