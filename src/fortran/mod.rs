@@ -15,28 +15,13 @@ use std::os::raw::c_int;
 /// `fortran_binding!(send, SEND; (args) [-> ret] => { body })`.
 macro_rules! fortran_binding {
     // An MPIX_ extension: the same eight names with `mpix`/`MPIX` for `mpi`/`MPI`.
-    (mpix $lower:ident, $upper:ident; ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => { $($body:tt)* }) => {
-        const _: () = {
-            /// # Safety
-            /// Called from Fortran: every pointer is a by-reference argument of the caller.
-            #[inline(never)]
-            #[allow(unused_unsafe, clippy::missing_safety_doc)]
-            unsafe extern "C" fn imp($($a: $t),*) $(-> $r)? {
-                // SAFETY: the arguments are the Fortran caller's references (the MPI binding
-                // contract); the C function checks handles and values itself.
-                unsafe { $($body)* }
-            }
-            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("mpix_", stringify!($lower)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("MPIX_", stringify!($upper)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpix_", stringify!($lower)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("PMPIX_", stringify!($upper)); $($a: $t),*; $($r)?);
-        };
+    (mpix $lower:ident, $upper:ident; $($rest:tt)*) => {
+        fortran_binding!(@all ["mpix_", "MPIX_", "pmpix_", "PMPIX_"] $lower, $upper; $($rest)*);
     };
-    ($lower:ident, $upper:ident; ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => { $($body:tt)* }) => {
+    ($lower:ident, $upper:ident; $($rest:tt)*) => {
+        fortran_binding!(@all ["mpi_", "MPI_", "pmpi_", "PMPI_"] $lower, $upper; $($rest)*);
+    };
+    (@all [$lo:literal, $up:literal, $plo:literal, $pup:literal] $lower:ident, $upper:ident; ($($a:ident : $t:ty),* $(,)?) $(-> $r:ty)? => { $($body:tt)* }) => {
         const _: () = {
             /// # Safety
             /// Called from Fortran: every pointer is a by-reference argument of the caller.
@@ -47,14 +32,14 @@ macro_rules! fortran_binding {
                 // contract); the C function checks handles and values itself.
                 unsafe { $($body)* }
             }
-            fortran_binding!(@name imp, concat!("mpi_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("mpi_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("mpi_", stringify!($lower)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("MPI_", stringify!($upper)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpi_", stringify!($lower), "_"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpi_", stringify!($lower), "__"); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("pmpi_", stringify!($lower)); $($a: $t),*; $($r)?);
-            fortran_binding!(@name imp, concat!("PMPI_", stringify!($upper)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($lo, stringify!($lower), "_"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($lo, stringify!($lower), "__"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($lo, stringify!($lower)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($up, stringify!($upper)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($plo, stringify!($lower), "_"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($plo, stringify!($lower), "__"); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($plo, stringify!($lower)); $($a: $t),*; $($r)?);
+            fortran_binding!(@name imp, concat!($pup, stringify!($upper)); $($a: $t),*; $($r)?);
         };
     };
     (@name $imp:ident, $sym:expr; $($a:ident : $t:ty),*; $($r:ty)?) => {
