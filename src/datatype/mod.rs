@@ -478,6 +478,12 @@ fn strided(count: u64, blocklen: u64, stride: i64, old: &Arc<TypeRepr>, e: Envel
         let n = count.checked_mul(blocklen).ok_or(BuildError::Overflow)?;
         return blocks_of(old, std::iter::once(Ok((0, n))), e);
     }
+    let l = &old.layout;
+    if count > MAX_BLOCKS && blocklen > 0 && l.size > 0 && l.blocks.len() == 1 && l.extent() == l.size as i64 {
+        // A dense child's blocks that do not abut never merge: refuse before filling memory with
+        // a typemap that cannot be kept.
+        return Err(BuildError::TooManyBlocks(count));
+    }
     blocks_of(old, (0..count as i64).map(|i| Ok((mul3(i, stride, 1)?, blocklen))), e)
 }
 
