@@ -27,7 +27,7 @@ pub struct Darray<'a> {
     pub distribs: &'a [Distrib],
     pub psizes: &'a [i64],
     pub order: Order,
-    pub ints: Vec<i32>,
+    pub ints: Vec<i64>,
 }
 
 /// Stride in bytes between consecutive indices of dimension `dim` in the global array.
@@ -55,8 +55,8 @@ fn block(d: &Darray, dim: usize, nprocs: i64, coord: i64, darg: Option<i64>, ext
     };
     let mysize = (g - blksize * coord).clamp(0, blksize);
     let stride = dim_stride(d.gsizes, dim, d.order, ext);
-    let t = Arc::new(hvector(mysize as usize, 1, stride, old));
-    Ok((span_dimension(t, g, old), if mysize == 0 { 0 } else { blksize * coord }))
+    let t = Arc::new(hvector(mysize as u64, 1, stride, old)?);
+    Ok((span_dimension(t, g, old)?, if mysize == 0 { 0 } else { blksize * coord }))
 }
 
 /// Cyclic(k) distribution of dimension `dim`: blocks of k indices every `nprocs * k`. The
@@ -79,36 +79,36 @@ fn cyclic(d: &Darray, dim: usize, nprocs: i64, coord: i64, darg: Option<i64>, ex
     };
     let count = local / blksize;
     let rem = local % blksize;
-    let stride = nprocs * blksize * dim_stride(d.gsizes, dim, d.order, ext);
-    let mut t = Arc::new(hvector(count as usize, blksize as usize, stride, old));
+    let stride = (nprocs * blksize).checked_mul(dim_stride(d.gsizes, dim, d.order, ext)).ok_or_else(|| format!("the cyclic stride of dimension {dim} overflows 64 bits"))?;
+    let mut t = Arc::new(hvector(count as u64, blksize as u64, stride, old)?);
     if rem != 0 {
         // The last block is shorter.
-        t = Arc::new(create_struct(&[1, rem as i32], &[0, count * stride], &[t, old.clone()]));
+        t = Arc::new(create_struct(&[1, rem], &[0, count * stride], &[t, old.clone()])?);
     }
     let fastest = match d.order {
         Order::Fortran => dim == 0,
         Order::C => dim == d.gsizes.len() - 1,
     };
     if fastest {
-        let placed = Arc::new(hindexed(&[1], &[coord * blksize * ext], &t));
-        t = Arc::new(resized(&placed, 0, ext * g));
+        let placed = Arc::new(hindexed(&[1], &[coord * blksize * ext], &t)?);
+        t = Arc::new(resized(&placed, 0, ext * g)?);
         return Ok((t, 0));
     }
-    Ok((span_dimension(t, g, old), if local == 0 { 0 } else { coord * blksize }))
+    Ok((span_dimension(t, g, old)?, if local == 0 { 0 } else { coord * blksize }))
 }
 
 /// Resizes a dimension's type to the whole dimension (`g` copies of the previous dimension's
 /// type), so that a slower dimension repeating it (a cyclic block length > 1) steps over whole
 /// rows. MPICH does the same for block dimensions; without it a cyclic(k) dimension after a
 /// block one would overlap its blocks.
-fn span_dimension(t: Arc<TypeRepr>, g: i64, old: &Arc<TypeRepr>) -> Arc<TypeRepr> {
-    Arc::new(resized(&t, 0, g * old.layout.extent()))
+fn span_dimension(t: Arc<TypeRepr>, g: i64, old: &Arc<TypeRepr>) -> Result<Arc<TypeRepr>, DarrayError> {
+    Ok(Arc::new(resized(&t, 0, g * old.layout.extent())?))
 }
 
 /// Builds the darray type; arguments are checked here except the array pointers.
 pub fn darray(d: &Darray, old: &Arc<TypeRepr>) -> Result<TypeRepr, DarrayError> {
     let n = d.gsizes.len();
-    if d.psizes.iter().product::<i64>() != d.size {
+    if d.psizes.iter().try_fold(1i64, |acc, &p| acc.checked_mul(p)) != Some(d.size) {
         return Err(format!("the product of array_of_psizes {:?} must equal size {}", d.psizes, d.size));
     }
     for i in 0..n {
@@ -118,6 +118,12 @@ pub fn darray(d: &Darray, old: &Arc<TypeRepr>) -> Result<TypeRepr, DarrayError> 
         if d.distribs[i] == Distrib::None && d.psizes[i] != 1 {
             return Err(format!("dimension {i} has MPI_DISTRIBUTE_NONE, so its psize must be 1 (not {})", d.psizes[i]));
         }
+    }
+    // Every stride and displacement below is at most the global array's size in bytes: check it
+    // fits 64 bits once, then plain arithmetic cannot overflow.
+    let bytes = d.gsizes.iter().try_fold(old.layout.extent().checked_abs().unwrap_or(i64::MAX), |acc, &g| acc.checked_mul(g));
+    if bytes.is_none() {
+        return Err(format!("the global array of {:?} elements of extent {} overflows 64 bits", d.gsizes, old.layout.extent()));
     }
     // Process coordinates: the process grid is always in C (row-major) order.
     let mut coords = vec![0i64; n];
@@ -150,8 +156,8 @@ pub fn darray(d: &Darray, old: &Arc<TypeRepr>) -> Result<TypeRepr, DarrayError> 
         disp += starts[i] * total;
         total *= d.gsizes[i];
     }
-    let placed = Arc::new(hindexed(&[1], &[disp], &t));
-    let mut r = resized(&placed, 0, total);
+    let placed = Arc::new(hindexed(&[1], &[disp], &t)?);
+    let mut r = resized(&placed, 0, total)?;
     r.env = env(Combiner::Darray, d.ints.clone(), vec![], vec![old.clone()]);
     Ok(r)
 }

@@ -37,13 +37,67 @@ pub enum Combiner {
     Resized,
 }
 
-/// The arguments a type was constructed with, as MPI_Type_get_contents returns them.
+/// The arguments a type was constructed with, as MPI_Type_get_contents(_c) returns them. The
+/// `int` constructors fill `ints` (whose values then fit an `int`) and `addrs`; the large-count
+/// (`_c`) ones move their MPI_Count arguments to `counts` ([`Envelope::into_large`]).
 #[derive(Clone, Debug)]
 pub struct Envelope {
     pub combiner: Combiner,
-    pub ints: Vec<i32>,
+    pub ints: Vec<i64>,
     pub addrs: Vec<i64>,
+    pub counts: Vec<i64>,
     pub types: Vec<Arc<TypeRepr>>,
+}
+
+impl Envelope {
+    /// The envelope of the same constructor's large-count form (MPI 4.1 section 5.1.13, the
+    /// `c[]` column): every MPI_Count argument in order goes to the large counts; subarray keeps
+    /// ndims and order as integers, darray everything but the global sizes.
+    pub fn into_large(mut self) -> Envelope {
+        match self.combiner {
+            Combiner::Subarray => {
+                let n = self.ints[0] as usize;
+                self.counts = self.ints.drain(1..1 + 3 * n).collect();
+            }
+            Combiner::Darray => {
+                let n = self.ints[2] as usize;
+                self.counts = self.ints.drain(3..3 + n).collect();
+            }
+            _ => {
+                self.counts = std::mem::take(&mut self.ints);
+                self.counts.append(&mut self.addrs);
+            }
+        }
+        self
+    }
+}
+
+/// Why a constructor cannot build a type: its displacements, bounds or size overflow 64 bits, or
+/// its flattened typemap would be too large to hold (the FFI layer reports MPI_ERR_ARG / _NO_MEM).
+#[derive(Debug, PartialEq, Eq)]
+pub enum BuildError {
+    Overflow,
+    TooManyBlocks(u64),
+}
+
+/// Flattened typemaps longer than this are refused instead of exhausting memory (16 bytes each).
+pub const MAX_BLOCKS: u64 = 1 << 25;
+
+pub type Built = Result<TypeRepr, BuildError>;
+
+impl std::fmt::Display for BuildError {
+    fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+        match self {
+            BuildError::Overflow => write!(f, "the type's displacements, bounds or size overflow 64 bits"),
+            BuildError::TooManyBlocks(n) => write!(f, "the type has {n} non-contiguous pieces, more than the {MAX_BLOCKS} oxmpi's flattened typemaps hold"),
+        }
+    }
+}
+
+impl From<BuildError> for String {
+    fn from(e: BuildError) -> String {
+        e.to_string()
+    }
 }
 
 /// What a leaf (predefined type) is; markers carry no data but set sticky bounds in a struct.
@@ -158,8 +212,8 @@ impl TypeRepr {
         b.nat_lb = Some(0);
         b.nat_ub = Some(extent);
         b.align = align.max(1);
-        let env = Envelope { combiner: Combiner::Named, ints: vec![], addrs: vec![], types: vec![] };
-        let mut t = TypeRepr::new(b.finish(false), env);
+        let env = Envelope { combiner: Combiner::Named, ints: vec![], addrs: vec![], counts: vec![], types: vec![] };
+        let mut t = TypeRepr::new(b.finish(false).expect("predefined types are small"), env);
         t.leaf_id = Some(id);
         t.leaf_kind = kind;
         t.committed = AtomicBool::new(true);
@@ -196,6 +250,7 @@ struct Builder {
     blocks: Vec<(i64, usize)>,
     basics: Vec<(usize, u64)>,
     conv: Vec<(external32::Conv, u64)>,
+    error: Option<BuildError>,
 }
 
 fn min_opt(a: Option<i64>, b: i64) -> Option<i64> {
@@ -240,54 +295,82 @@ impl Builder {
     }
 
     /// Adds `reps` consecutive copies of `child` (each `child.extent()` apart) starting at `shift`.
+    /// Arithmetic is checked: a result beyond 64 bits records [`BuildError::Overflow`].
     fn add(&mut self, child: &TypeRepr, shift: i64, reps: u64) {
+        if self.error.is_none() && self.blocks.len() as u64 > MAX_BLOCKS {
+            self.error = Some(BuildError::TooManyBlocks(self.blocks.len() as u64));
+        }
+        if self.error.is_none() {
+            if let Err(e) = self.try_add(child, shift, reps) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn try_add(&mut self, child: &TypeRepr, shift: i64, reps: u64) -> Result<(), BuildError> {
+        use BuildError::Overflow;
         if reps == 0 {
-            return;
+            return Ok(());
         }
         let c = &child.layout;
         match child.leaf_kind {
             LeafKind::LbMarker => {
                 self.st_lb = min_opt(self.st_lb, shift);
-                return;
+                return Ok(());
             }
             LeafKind::UbMarker => {
                 self.st_ub = max_opt(self.st_ub, shift);
-                return;
+                return Ok(());
             }
             LeafKind::Data => {}
         }
         let ext = c.extent();
-        let last = shift + (reps as i64 - 1) * ext;
+        let reps_i = i64::try_from(reps).map_err(|_| Overflow)?;
+        let last = (reps_i - 1).checked_mul(ext).and_then(|x| x.checked_add(shift)).ok_or(Overflow)?;
         let (lo, hi) = (shift.min(last), shift.max(last));
+        let at = |base: i64, off: i64| base.checked_add(off).ok_or(Overflow);
         if c.lb_sticky {
-            self.st_lb = min_opt(self.st_lb, lo + c.lb);
+            self.st_lb = min_opt(self.st_lb, at(lo, c.lb)?);
         } else {
-            self.nat_lb = min_opt(self.nat_lb, lo + c.lb);
+            self.nat_lb = min_opt(self.nat_lb, at(lo, c.lb)?);
         }
         if c.ub_sticky {
-            self.st_ub = max_opt(self.st_ub, hi + c.ub);
+            self.st_ub = max_opt(self.st_ub, at(hi, c.ub)?);
         } else {
-            self.nat_ub = max_opt(self.nat_ub, hi + c.ub);
+            self.nat_ub = max_opt(self.nat_ub, at(hi, c.ub)?);
         }
         self.align = self.align.max(c.align);
         if c.size == 0 {
-            return;
+            return Ok(());
         }
-        self.true_lb = min_opt(self.true_lb, lo + c.true_lb);
-        self.true_ub = max_opt(self.true_ub, hi + c.true_ub);
-        self.size += c.size * reps as usize;
+        self.true_lb = min_opt(self.true_lb, at(lo, c.true_lb)?);
+        self.true_ub = max_opt(self.true_ub, at(hi, c.true_ub)?);
+        let bytes = (c.size as u64).checked_mul(reps).ok_or(Overflow)?;
+        self.size = u64::try_from(self.size).ok().and_then(|s| s.checked_add(bytes)).filter(|&s| s <= i64::MAX as u64).ok_or(Overflow)? as usize;
         if c.blocks.len() == 1 && ext == c.size as i64 {
-            // Dense child: all copies form one block (the common contiguous/vector case).
-            self.push_block(shift + c.blocks[0].0, c.size * reps as usize);
+            // Dense child: all copies form one block (the common contiguous/vector case), so a
+            // contiguous type of any size is one block, never materialised per element.
+            self.push_block(at(shift, c.blocks[0].0)?, bytes as usize);
         } else {
-            for k in 0..reps as i64 {
+            let n = (c.blocks.len() as u64).saturating_mul(reps).saturating_add(self.blocks.len() as u64);
+            if n > MAX_BLOCKS {
+                return Err(BuildError::TooManyBlocks(n));
+            }
+            for k in 0..reps_i {
+                // In range: k * ext lies between shift and last, both checked above.
+                let base = shift + k * ext;
                 for &(o, l) in &c.blocks {
-                    self.push_block(shift + k * ext + o, l);
+                    self.push_block(at(base, o)?, l);
                 }
             }
         }
+        let mul = |n: u64| n.checked_mul(reps).ok_or(Overflow);
+        let runs = (c.basics.len().max(c.conv.len()) as u64).saturating_mul(reps);
+        if (c.basics.len() > 1 || c.conv.len() > 1) && runs > MAX_BLOCKS {
+            return Err(BuildError::TooManyBlocks(runs));
+        }
         if c.basics.len() == 1 {
-            self.push_basic(c.basics[0].0, c.basics[0].1 * reps);
+            self.push_basic(c.basics[0].0, mul(c.basics[0].1)?);
         } else {
             for _ in 0..reps {
                 for &(s, n) in &c.basics {
@@ -296,7 +379,7 @@ impl Builder {
             }
         }
         if c.conv.len() == 1 {
-            self.push_conv(c.conv[0].0, c.conv[0].1 * reps);
+            self.push_conv(c.conv[0].0, mul(c.conv[0].1)?);
         } else {
             for _ in 0..reps {
                 for &(s, n) in &c.conv {
@@ -304,18 +387,22 @@ impl Builder {
                 }
             }
         }
+        Ok(())
     }
 
     /// The finished layout; `pad` applies MPICH's struct rule: without sticky markers the extent
     /// is rounded up to a multiple of the largest alignment inside.
-    fn finish(self, pad: bool) -> Layout {
+    fn finish(self, pad: bool) -> Result<Layout, BuildError> {
+        if let Some(e) = self.error {
+            return Err(e);
+        }
         let lb = self.st_lb.or(self.nat_lb).unwrap_or(0);
         let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(lb);
         if pad && self.st_lb.is_none() && self.st_ub.is_none() && self.align > 1 {
             let ext = ub - lb;
             let a = self.align as i64;
             if ext > 0 && ext % a != 0 {
-                ub += a - ext % a;
+                ub = ub.checked_add(a - ext % a).ok_or(BuildError::Overflow)?;
             }
         }
         let mut prefix = Vec::with_capacity(self.blocks.len());
@@ -324,7 +411,8 @@ impl Builder {
             prefix.push(p);
             p += b.1;
         }
-        Layout {
+        ub.checked_sub(lb).ok_or(BuildError::Overflow)?;
+        Ok(Layout {
             size: self.size,
             lb,
             ub,
@@ -337,86 +425,114 @@ impl Builder {
             prefix,
             basics: self.basics,
             conv: self.conv,
-        }
+        })
     }
 }
 
-fn env(combiner: Combiner, ints: Vec<i32>, addrs: Vec<i64>, types: Vec<Arc<TypeRepr>>) -> Envelope {
-    Envelope { combiner, ints, addrs, types }
+fn env(combiner: Combiner, ints: Vec<i64>, addrs: Vec<i64>, types: Vec<Arc<TypeRepr>>) -> Envelope {
+    Envelope { combiner, ints, addrs, counts: vec![], types }
 }
 
 /// Generic constructor core: blocks (displacement in bytes, blocklength) of one child type.
-fn blocks_of(child: &Arc<TypeRepr>, blocks: impl Iterator<Item = (i64, u64)>, e: Envelope) -> TypeRepr {
+fn blocks_of(child: &Arc<TypeRepr>, blocks: impl Iterator<Item = Result<(i64, u64), BuildError>>, e: Envelope) -> Built {
     let mut b = Builder::default();
-    for (d, n) in blocks {
+    for blk in blocks {
+        let (d, n) = blk?;
         b.add(child, d, n);
+        if b.error.is_some() {
+            break;
+        }
     }
-    TypeRepr::new(b.finish(false), e)
+    Ok(TypeRepr::new(b.finish(false)?, e))
 }
 
-// ---- constructors (arguments already validated by the caller: counts non-negative) ----
-
-pub fn contiguous(count: usize, old: &Arc<TypeRepr>) -> TypeRepr {
-    blocks_of(old, std::iter::once((0, count as u64)), env(Combiner::Contiguous, vec![count as i32], vec![], vec![old.clone()]))
+/// `a * b * c` in 64 bits, or [`BuildError::Overflow`].
+fn mul3(a: i64, b: i64, c: i64) -> Result<i64, BuildError> {
+    a.checked_mul(b).and_then(|x| x.checked_mul(c)).ok_or(BuildError::Overflow)
 }
 
-pub fn vector(count: usize, blocklen: usize, stride: i64, old: &Arc<TypeRepr>) -> TypeRepr {
+// ---- constructors (arguments already validated by the caller: counts and block lengths
+// non-negative). Counts are 64-bit so the large-count (`_c`) forms share them. ----
+
+pub fn contiguous(count: u64, old: &Arc<TypeRepr>) -> Built {
+    blocks_of(old, std::iter::once(Ok((0, count))), env(Combiner::Contiguous, vec![count as i64], vec![], vec![old.clone()]))
+}
+
+pub fn vector(count: u64, blocklen: u64, stride: i64, old: &Arc<TypeRepr>) -> Built {
     let ext = old.layout.extent();
-    let e = env(Combiner::Vector, vec![count as i32, blocklen as i32, stride as i32], vec![], vec![old.clone()]);
-    blocks_of(old, (0..count as i64).map(|i| (i * stride * ext, blocklen as u64)), e)
+    let e = env(Combiner::Vector, vec![count as i64, blocklen as i64, stride], vec![], vec![old.clone()]);
+    strided(count, blocklen, stride.checked_mul(ext).ok_or(BuildError::Overflow)?, old, e)
 }
 
-pub fn hvector(count: usize, blocklen: usize, stride: i64, old: &Arc<TypeRepr>) -> TypeRepr {
-    let e = env(Combiner::Hvector, vec![count as i32, blocklen as i32], vec![stride], vec![old.clone()]);
-    blocks_of(old, (0..count as i64).map(|i| (i * stride, blocklen as u64)), e)
+pub fn hvector(count: u64, blocklen: u64, stride: i64, old: &Arc<TypeRepr>) -> Built {
+    let e = env(Combiner::Hvector, vec![count as i64, blocklen as i64], vec![stride], vec![old.clone()]);
+    strided(count, blocklen, stride, old, e)
 }
 
-pub fn indexed(blocklens: &[i32], displs: &[i32], old: &Arc<TypeRepr>) -> TypeRepr {
+/// `count` blocks of `blocklen` copies of `old`, `stride` bytes apart. Blocks that abut (stride =
+/// blocklen * extent) are the same typemap as one block of count * blocklen copies, built in one
+/// step: a 2^32-element vector or darray dimension must not cost 2^32 iterations.
+fn strided(count: u64, blocklen: u64, stride: i64, old: &Arc<TypeRepr>, e: Envelope) -> Built {
+    let abut = i64::try_from(blocklen).ok().and_then(|b| b.checked_mul(old.layout.extent())) == Some(stride);
+    if count > 1 && abut {
+        let n = count.checked_mul(blocklen).ok_or(BuildError::Overflow)?;
+        return blocks_of(old, std::iter::once(Ok((0, n))), e);
+    }
+    let l = &old.layout;
+    if count > MAX_BLOCKS && blocklen > 0 && l.size > 0 && l.blocks.len() == 1 && l.extent() == l.size as i64 {
+        // A dense child's blocks that do not abut never merge: refuse before filling memory with
+        // a typemap that cannot be kept.
+        return Err(BuildError::TooManyBlocks(count));
+    }
+    blocks_of(old, (0..count as i64).map(|i| Ok((mul3(i, stride, 1)?, blocklen))), e)
+}
+
+pub fn indexed(blocklens: &[i64], displs: &[i64], old: &Arc<TypeRepr>) -> Built {
     let ext = old.layout.extent();
-    let mut ints = vec![blocklens.len() as i32];
+    let mut ints = vec![blocklens.len() as i64];
     ints.extend_from_slice(blocklens);
     ints.extend_from_slice(displs);
     let e = env(Combiner::Indexed, ints, vec![], vec![old.clone()]);
-    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| (d as i64 * ext, n as u64)), e)
+    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| Ok((mul3(d, ext, 1)?, n as u64))), e)
 }
 
-pub fn hindexed(blocklens: &[i32], displs: &[i64], old: &Arc<TypeRepr>) -> TypeRepr {
-    let mut ints = vec![blocklens.len() as i32];
+pub fn hindexed(blocklens: &[i64], displs: &[i64], old: &Arc<TypeRepr>) -> Built {
+    let mut ints = vec![blocklens.len() as i64];
     ints.extend_from_slice(blocklens);
     let e = env(Combiner::Hindexed, ints, displs.to_vec(), vec![old.clone()]);
-    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| (d, n as u64)), e)
+    blocks_of(old, displs.iter().zip(blocklens).map(|(&d, &n)| Ok((d, n as u64))), e)
 }
 
-pub fn indexed_block(blocklen: usize, displs: &[i32], old: &Arc<TypeRepr>) -> TypeRepr {
+pub fn indexed_block(blocklen: u64, displs: &[i64], old: &Arc<TypeRepr>) -> Built {
     let ext = old.layout.extent();
-    let mut ints = vec![displs.len() as i32, blocklen as i32];
+    let mut ints = vec![displs.len() as i64, blocklen as i64];
     ints.extend_from_slice(displs);
     let e = env(Combiner::IndexedBlock, ints, vec![], vec![old.clone()]);
-    blocks_of(old, displs.iter().map(|&d| (d as i64 * ext, blocklen as u64)), e)
+    blocks_of(old, displs.iter().map(|&d| Ok((mul3(d, ext, 1)?, blocklen))), e)
 }
 
-pub fn hindexed_block(blocklen: usize, displs: &[i64], old: &Arc<TypeRepr>) -> TypeRepr {
-    let e = env(Combiner::HindexedBlock, vec![displs.len() as i32, blocklen as i32], displs.to_vec(), vec![old.clone()]);
-    blocks_of(old, displs.iter().map(|&d| (d, blocklen as u64)), e)
+pub fn hindexed_block(blocklen: u64, displs: &[i64], old: &Arc<TypeRepr>) -> Built {
+    let e = env(Combiner::HindexedBlock, vec![displs.len() as i64, blocklen as i64], displs.to_vec(), vec![old.clone()]);
+    blocks_of(old, displs.iter().map(|&d| Ok((d, blocklen))), e)
 }
 
-pub fn create_struct(blocklens: &[i32], displs: &[i64], types: &[Arc<TypeRepr>]) -> TypeRepr {
+pub fn create_struct(blocklens: &[i64], displs: &[i64], types: &[Arc<TypeRepr>]) -> Built {
     let mut b = Builder::default();
     for ((&n, &d), t) in blocklens.iter().zip(displs).zip(types) {
         b.add(t, d, n as u64);
     }
-    let mut ints = vec![blocklens.len() as i32];
+    let mut ints = vec![blocklens.len() as i64];
     ints.extend_from_slice(blocklens);
-    TypeRepr::new(b.finish(true), env(Combiner::Struct, ints, displs.to_vec(), types.to_vec()))
+    Ok(TypeRepr::new(b.finish(true)?, env(Combiner::Struct, ints, displs.to_vec(), types.to_vec())))
 }
 
-pub fn resized(old: &Arc<TypeRepr>, lb: i64, extent: i64) -> TypeRepr {
+pub fn resized(old: &Arc<TypeRepr>, lb: i64, extent: i64) -> Built {
     let mut l = old.layout.clone();
     l.lb = lb;
-    l.ub = lb + extent;
+    l.ub = lb.checked_add(extent).ok_or(BuildError::Overflow)?;
     l.lb_sticky = true;
     l.ub_sticky = true;
-    TypeRepr::new(l, env(Combiner::Resized, vec![], vec![lb, extent], vec![old.clone()]))
+    Ok(TypeRepr::new(l, env(Combiner::Resized, vec![], vec![lb, extent], vec![old.clone()])))
 }
 
 pub fn dup(old: &Arc<TypeRepr>) -> TypeRepr {
@@ -437,7 +553,7 @@ pub enum Order {
 /// MPI_Type_create_subarray: an `ndims`-dimensional sub-block of a full array; lb 0 and the extent
 /// of the full array, as the standard prescribes. Built as nested hvectors placed at the start
 /// offset and resized. `order_value` is the caller's encoding of `order`, kept for the envelope.
-pub fn subarray(sizes: &[i32], subsizes: &[i32], starts: &[i32], order: Order, order_value: i32, old: &Arc<TypeRepr>) -> TypeRepr {
+pub fn subarray(sizes: &[i64], subsizes: &[i64], starts: &[i64], order: Order, order_value: i32, old: &Arc<TypeRepr>) -> Built {
     let n = sizes.len();
     let ext = old.layout.extent();
     // Dimensions from fastest- to slowest-varying.
@@ -449,19 +565,19 @@ pub fn subarray(sizes: &[i32], subsizes: &[i32], starts: &[i32], order: Order, o
     let mut stride = ext;
     let mut disp = 0i64;
     for &d in &dims {
-        t = Arc::new(hvector(subsizes[d] as usize, 1, stride, &t));
-        disp += starts[d] as i64 * stride;
-        stride *= sizes[d] as i64;
+        t = Arc::new(hvector(subsizes[d] as u64, 1, stride, &t)?);
+        disp = disp.checked_add(mul3(starts[d], stride, 1)?).ok_or(BuildError::Overflow)?;
+        stride = mul3(stride, sizes[d], 1)?;
     }
-    let placed = Arc::new(hindexed(&[1], &[disp], &t));
-    let mut r = resized(&placed, 0, stride);
-    let mut ints = vec![n as i32];
+    let placed = Arc::new(hindexed(&[1], &[disp], &t)?);
+    let mut r = resized(&placed, 0, stride)?;
+    let mut ints = vec![n as i64];
     ints.extend_from_slice(sizes);
     ints.extend_from_slice(subsizes);
     ints.extend_from_slice(starts);
-    ints.push(order_value);
+    ints.push(order_value as i64);
     r.env = env(Combiner::Subarray, ints, vec![], vec![old.clone()]);
-    r
+    Ok(r)
 }
 
 // ---- pack / unpack ----

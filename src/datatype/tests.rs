@@ -10,18 +10,18 @@ fn marker(kind: LeafKind) -> Arc<TypeRepr> {
 #[test]
 fn contiguous_and_vector_layouts() {
     let int = leaf(4);
-    let c = contiguous(3, &int);
+    let c = contiguous(3, &int).unwrap();
     assert_eq!((c.layout.size, c.layout.lb, c.layout.extent()), (12, 0, 12));
     assert_eq!(c.layout.blocks, vec![(0, 12)]);
     assert_eq!(c.layout.contiguous_span(5), Some((0, 60)));
 
-    let v = vector(3, 2, 4, &int); // blocks of 2 ints every 4 ints
+    let v = vector(3, 2, 4, &int).unwrap(); // blocks of 2 ints every 4 ints
     assert_eq!(v.layout.size, 24);
     assert_eq!((v.layout.lb, v.layout.ub), (0, 40));
     assert_eq!(v.layout.blocks, vec![(0, 8), (16, 8), (32, 8)]);
     assert_eq!(v.layout.contiguous_span(1), None);
 
-    let neg = vector(2, 1, -2, &int);
+    let neg = vector(2, 1, -2, &int).unwrap();
     assert_eq!((neg.layout.lb, neg.layout.ub, neg.layout.true_lb, neg.layout.true_ub), (-8, 4, -8, 4));
     assert_eq!(neg.layout.blocks, vec![(0, 4), (-8, 4)]);
 }
@@ -31,12 +31,12 @@ fn indexed_struct_and_padding() {
     let int = leaf(4);
     let dbl = leaf(8);
     let ch = leaf(1);
-    let ix = indexed(&[2, 1], &[3, 0], &int);
+    let ix = indexed(&[2, 1], &[3, 0], &int).unwrap();
     assert_eq!(ix.layout.blocks, vec![(12, 8), (0, 4)]);
     assert_eq!((ix.layout.lb, ix.layout.ub, ix.layout.size), (0, 20, 12));
 
     // struct { double d; char c; }: extent padded to 16 (MPICH), true extent 9.
-    let s = create_struct(&[1, 1], &[0, 8], &[dbl.clone(), ch.clone()]);
+    let s = create_struct(&[1, 1], &[0, 8], &[dbl.clone(), ch.clone()]).unwrap();
     assert_eq!((s.layout.size, s.layout.extent(), s.layout.true_extent()), (9, 16, 9));
     assert_eq!(s.layout.blocks, vec![(0, 9)]);
     assert_eq!(s.layout.basics, vec![(8, 1), (1, 1)]);
@@ -44,10 +44,10 @@ fn indexed_struct_and_padding() {
     // Sticky markers: lb from MPI_LB, ub from MPI_UB, no padding.
     let lbm = marker(LeafKind::LbMarker);
     let ubm = marker(LeafKind::UbMarker);
-    let m = create_struct(&[1, 1, 1], &[-4, 0, 20], &[lbm, int.clone(), ubm]);
+    let m = create_struct(&[1, 1, 1], &[-4, 0, 20], &[lbm, int.clone(), ubm]).unwrap();
     assert_eq!((m.layout.lb, m.layout.ub, m.layout.true_lb, m.layout.true_ub), (-4, 20, 0, 4));
     // The markers stay sticky inside a contiguous type.
-    let mc = contiguous(2, &Arc::new(m));
+    let mc = contiguous(2, &Arc::new(m)).unwrap();
     assert_eq!((mc.layout.lb, mc.layout.ub), (-4, 44));
     assert!(mc.layout.lb_sticky && mc.layout.ub_sticky);
 }
@@ -55,22 +55,22 @@ fn indexed_struct_and_padding() {
 #[test]
 fn resized_subarray_and_elements() {
     let int = leaf(4);
-    let r = resized(&int, -4, 16);
+    let r = resized(&int, -4, 16).unwrap();
     assert_eq!((r.layout.lb, r.layout.extent(), r.layout.true_lb, r.layout.true_extent()), (-4, 16, 0, 4));
-    let rc = contiguous(3, &Arc::new(r));
+    let rc = contiguous(3, &Arc::new(r)).unwrap();
     assert_eq!(rc.layout.blocks, vec![(0, 4), (16, 4), (32, 4)]);
     assert_eq!((rc.layout.lb, rc.layout.ub), (-4, 44));
 
     // 4x5 C array of ints, 2x3 block at (1,2).
-    let s = subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, 56, &int);
+    let s = subarray(&[4, 5], &[2, 3], &[1, 2], Order::C, 56, &int).unwrap();
     assert_eq!((s.layout.lb, s.layout.extent(), s.layout.size), (0, 80, 24));
     assert_eq!(s.layout.blocks, vec![(28, 12), (48, 12)]);
     // Fortran order: first index fastest; sizes (4,5), block (2,3) at (1,2).
-    let f = subarray(&[4, 5], &[2, 3], &[1, 2], Order::Fortran, 57, &int);
+    let f = subarray(&[4, 5], &[2, 3], &[1, 2], Order::Fortran, 57, &int).unwrap();
     assert_eq!(f.layout.blocks, vec![(36, 8), (52, 8), (68, 8)]);
 
     let dbl = leaf(8);
-    let st = create_struct(&[1, 2], &[0, 8], &[dbl, int]);
+    let st = create_struct(&[1, 2], &[0, 8], &[dbl, int]).unwrap();
     assert_eq!(st.layout.basic_elements_in(16 + 8 + 4), Some(5));
     assert_eq!(st.layout.basic_elements_in(16 + 6), Some(3));
 }
@@ -78,7 +78,7 @@ fn resized_subarray_and_elements() {
 #[test]
 fn partial_pack_matches_whole() {
     let int = leaf(4);
-    let v = Arc::new(vector(4, 3, 5, &int));
+    let v = Arc::new(vector(4, 3, 5, &int).unwrap());
     let src: Vec<u8> = (0..255u8).collect();
     let count = 2;
     let total = v.layout.size * count;
@@ -121,27 +121,27 @@ fn random_type(r: &mut Rng, depth: u32) -> Arc<TypeRepr> {
     let old = random_type(r, depth - 1);
     let ext = old.layout.extent().max(1);
     let t = match r.below(8) {
-        0 => contiguous(r.below(4) as usize, &old),
-        1 => vector(r.below(4) as usize, r.below(3) as usize, r.below(5) as i64 - 1, &old),
-        2 => hvector(r.below(4) as usize, 1 + r.below(2) as usize, (r.below(4) as i64 + 1) * ext + r.below(3) as i64, &old),
+        0 => contiguous(r.below(4) as u64, &old).unwrap(),
+        1 => vector(r.below(4) as u64, r.below(3) as u64, r.below(5) as i64 - 1, &old).unwrap(),
+        2 => hvector(r.below(4) as u64, 1 + r.below(2) as u64, (r.below(4) as i64 + 1) * ext + r.below(3) as i64, &old).unwrap(),
         3 => {
             let n = 1 + r.below(3) as usize;
-            let bl: Vec<i32> = (0..n).map(|_| r.below(3) as i32).collect();
-            let d: Vec<i32> = (0..n).map(|_| r.below(8) as i32).collect();
-            indexed(&bl, &d, &old)
+            let bl: Vec<i64> = (0..n).map(|_| r.below(3) as i64).collect();
+            let d: Vec<i64> = (0..n).map(|_| r.below(8) as i64).collect();
+            indexed(&bl, &d, &old).unwrap()
         }
         4 => {
             let n = 1 + r.below(3) as usize;
-            let bl: Vec<i32> = (0..n).map(|_| 1 + r.below(2) as i32).collect();
+            let bl: Vec<i64> = (0..n).map(|_| 1 + r.below(2) as i64).collect();
             let d: Vec<i64> = (0..n).map(|_| r.below(64) as i64).collect();
-            hindexed(&bl, &d, &old)
+            hindexed(&bl, &d, &old).unwrap()
         }
         5 => {
             let other = random_type(r, depth - 1);
-            create_struct(&[1 + r.below(2) as i32, 1], &[0, r.below(48) as i64], &[old, other])
+            create_struct(&[1 + r.below(2) as i64, 1], &[0, r.below(48) as i64], &[old, other]).unwrap()
         }
-        6 => resized(&old, -(r.below(3) as i64), ext + r.below(9) as i64),
-        _ => subarray(&[3, 4], &[1 + r.below(3) as i32, 1 + r.below(4) as i32], &[0, 0], if r.below(2) == 0 { Order::C } else { Order::Fortran }, 0, &old),
+        6 => resized(&old, -(r.below(3) as i64), ext + r.below(9) as i64).unwrap(),
+        _ => subarray(&[3, 4], &[1 + r.below(3) as i64, 1 + r.below(4) as i64], &[0, 0], if r.below(2) == 0 { Order::C } else { Order::Fortran }, 0, &old).unwrap(),
     };
     Arc::new(t)
 }
@@ -201,4 +201,52 @@ fn property_pack_unpack_roundtrip() {
         tested += 1;
     }
     assert!(tested > 100, "only {tested} random types were usable");
+}
+
+/// Large counts stay symbolic: a contiguous type of 3 * 2^31 bytes is one block, strides and
+/// displacements beyond 2^32 are exact, and 64-bit overflow is an error rather than a wrap.
+#[test]
+fn large_counts_and_overflow() {
+    let byte = leaf(1);
+    let int = leaf(4);
+    let c = contiguous(3 << 31, &byte).unwrap();
+    assert_eq!((c.layout.size, c.layout.extent(), c.layout.blocks.len()), (3 << 31, 3 << 31, 1));
+    let cc = contiguous(1 << 20, &Arc::new(c)).unwrap();
+    assert_eq!(cc.layout.size as u64, 3 << 51);
+
+    let v = vector(3, 2, 1 << 32, &int).unwrap();
+    assert_eq!(v.layout.blocks, vec![(0, 8), (1 << 34, 8), (2 << 34, 8)]);
+    assert_eq!(v.layout.extent(), (2 << 34) + 8);
+
+    let h = hindexed(&[1 << 31, 1], &[0, 1 << 34], &int).unwrap();
+    assert_eq!((h.layout.size as u64, h.layout.true_extent()), ((4 << 31) + 4, (1 << 34) + 4));
+
+    assert_eq!(vector(2, 1, i64::MAX / 2, &int).unwrap_err(), BuildError::Overflow);
+    assert_eq!(contiguous(u64::MAX / 2, &int).unwrap_err(), BuildError::Overflow);
+    assert_eq!(resized(&int, i64::MAX, 1).unwrap_err(), BuildError::Overflow);
+    let gap = resized(&int, 0, 8).unwrap();
+    assert!(matches!(contiguous(1 << 40, &Arc::new(gap)).unwrap_err(), BuildError::TooManyBlocks(_)));
+}
+
+#[test]
+fn large_count_envelopes() {
+    let int = leaf(4);
+    let h = hindexed(&[5, 6], &[0, 1 << 34], &int).unwrap();
+    let e = h.env.into_large();
+    assert_eq!((e.ints.len(), e.addrs.len(), e.counts), (0, 0, vec![2, 5, 6, 0, 1 << 34]));
+    let s = subarray(&[10, 20], &[2, 3], &[1, 4], Order::C, 56, &int).unwrap();
+    let e = s.env.into_large();
+    assert_eq!((e.ints, e.counts), (vec![2, 56], vec![10, 20, 2, 3, 1, 4]));
+}
+
+#[test]
+fn abutting_blocks_are_one_step() {
+    let int = leaf(4);
+    // 2^40 abutting blocks: one block, no per-block loop.
+    let v = hvector(1 << 40, 1, 4, &int).unwrap();
+    assert_eq!((v.layout.size as u64, v.layout.blocks.len()), (1 << 42, 1));
+    let w = vector(1 << 40, 2, 2, &int).unwrap();
+    assert_eq!(w.layout.blocks, vec![(0, 1 << 43)]);
+    // Gaps: refused once the typemap is too long, without walking all 2^40 blocks.
+    assert!(matches!(vector(1 << 40, 1, 2, &int).unwrap_err(), BuildError::TooManyBlocks(_)));
 }

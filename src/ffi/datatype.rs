@@ -15,18 +15,26 @@ pub(crate) fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
     Ok(p)
 }
 
-fn count(c: c_int, what: &str) -> MpiResult<usize> {
-    if c < 0 {
-        return Err(err(MPI_ERR_COUNT, format!("invalid {what} {c}: must be non-negative")));
-    }
-    Ok(c as usize)
+/// A count argument (`int` or MPI_Count), checked non-negative.
+pub(crate) fn count(c: impl Into<i64>, what: &str) -> MpiResult<u64> {
+    let c = c.into();
+    u64::try_from(c).map_err(|_| err(MPI_ERR_COUNT, format!("invalid {what} {c}: must be non-negative")))
 }
 
-pub(crate) fn blocklen(b: c_int) -> MpiResult<usize> {
-    if b < 0 {
-        return Err(err(MPI_ERR_ARG, format!("invalid blocklength {b}: must be non-negative")));
-    }
-    Ok(b as usize)
+/// A block length (`int` or MPI_Count), checked non-negative.
+pub(crate) fn blocklen(b: impl Into<i64>) -> MpiResult<u64> {
+    let b = b.into();
+    u64::try_from(b).map_err(|_| err(MPI_ERR_ARG, format!("invalid blocklength {b}: must be non-negative")))
+}
+
+/// Block lengths (`int` or MPI_Count) widened to 64 bits, each checked non-negative.
+pub(crate) fn blocklens<T: Copy + Into<i64>>(b: &[T]) -> MpiResult<Vec<i64>> {
+    b.iter().map(|&x| blocklen(x).map(|v| v as i64)).collect()
+}
+
+/// `int` displacements widened to 64 bits.
+pub(crate) fn widen(d: &[c_int]) -> Vec<i64> {
+    d.iter().map(|&x| x as i64).collect()
 }
 
 /// The `n` elements of C array `p` (which may be NULL only when `n` is 0).
@@ -41,28 +49,35 @@ pub(crate) unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResul
     Ok(std::slice::from_raw_parts(p, n))
 }
 
-pub(crate) unsafe fn store(t: TypeRepr, newtype: *mut MPI_Datatype) -> MpiResult {
+/// A constructor's failure as an MPI error: an overflow is a bad argument, an oversized typemap
+/// a resource limit.
+pub(crate) fn build_error(e: dt::BuildError) -> crate::error::MpiError {
+    match e {
+        dt::BuildError::Overflow => err(MPI_ERR_ARG, e.to_string()),
+        dt::BuildError::TooManyBlocks(_) => err(MPI_ERR_NO_MEM, e.to_string()),
+    }
+}
+
+pub(crate) unsafe fn store(t: dt::Built, newtype: *mut MPI_Datatype) -> MpiResult {
     let newtype = out(newtype, "newtype")?;
-    *newtype = register_type(t);
+    *newtype = register_type(t.map_err(build_error)?);
     Ok(())
 }
 
 unsafe fn hindexed(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
-    let n = count(count_, "count")?;
-    let b = array(blens, n, "array_of_blocklengths")?;
-    b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
+    let n = count(count_, "count")? as usize;
+    let b = blocklens(array(blens, n, "array_of_blocklengths")?)?;
     let d = array(displs, n, "array_of_displacements")?;
     let old = dtype(old)?;
-    store(dt::hindexed(b, d, &old), newtype)
+    store(dt::hindexed(&b, d, &old), newtype)
 }
 
 unsafe fn create_struct(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
-    let n = count(count_, "count")?;
-    let b = array(blens, n, "array_of_blocklengths")?;
-    b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
+    let n = count(count_, "count")? as usize;
+    let b = blocklens(array(blens, n, "array_of_blocklengths")?)?;
     let d = array(displs, n, "array_of_displacements")?;
     let ts: Vec<Arc<TypeRepr>> = array(types, n, "array_of_types")?.iter().map(|&t| dtype(t)).collect::<MpiResult<_>>()?;
-    store(dt::create_struct(b, d, &ts), newtype)
+    store(dt::create_struct(&b, d, &ts), newtype)
 }
 
 pub(crate) unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
@@ -77,7 +92,7 @@ pub(crate) unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> Mpi
 /// # Safety
 /// The array pointers are NULL or hold `ndims` ints each (the MPI call's contract).
 #[allow(clippy::too_many_arguments)]
-unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
+unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> MpiResult {
     use dt::darray::{Darray, Distrib};
     if size <= 0 || rank < 0 || rank >= size {
         return Err(err(MPI_ERR_ARG, format!("invalid size {size} / rank {rank}: need 0 <= rank < size")));
@@ -104,16 +119,17 @@ unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distrib
         57 => Order::Fortran,
         _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
     };
-    let mut ints = vec![size, rank, ndims];
-    ints.extend(gsizes.iter().map(|&g| i32::try_from(g).unwrap_or(i32::MAX)));
-    ints.extend_from_slice(ds);
-    ints.extend_from_slice(da);
-    ints.extend_from_slice(ps);
-    ints.push(order);
+    let mut ints = vec![size as i64, rank as i64, ndims as i64];
+    ints.extend_from_slice(gsizes);
+    ints.extend(ds.iter().chain(da).chain(ps).map(|&x| x as i64));
+    ints.push(order as i64);
     let p: Vec<i64> = ps.iter().map(|&x| x as i64).collect();
     let d = Darray { size: size as i64, rank: rank as i64, gsizes, distribs: &dist, psizes: &p, order: ord, ints };
-    let t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
-    store(t, newtype)
+    let mut t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
+    if large {
+        t.env = t.env.into_large();
+    }
+    store(Ok(t), newtype)
 }
 
 pub(crate) fn combiner_value(c: Combiner) -> c_int {
@@ -137,22 +153,41 @@ pub(crate) fn combiner_value(c: Combiner) -> c_int {
     }
 }
 
-/// MPI_Type_get_contents(_c): copies the constructor arguments of a derived datatype.
+/// The int form of MPI_Type_get_envelope/get_contents has no large-count output, so it cannot
+/// describe a type made by a large-count constructor (MPICH fails it too).
+fn int_envelope(t: &TypeRepr) -> MpiResult<&dt::Envelope> {
+    if !t.env.counts.is_empty() {
+        return Err(err(MPI_ERR_TYPE, "the datatype was built by a large-count (_c) constructor: use MPI_Type_get_envelope_c / MPI_Type_get_contents_c"));
+    }
+    Ok(&t.env)
+}
+
+/// MPI_Type_get_contents(_c): copies the constructor arguments of a derived datatype; `counts` is
+/// the `_c` form's (max_large_counts, array_of_large_counts), None for the int form.
 ///
 /// # Safety
 /// Each array must be NULL or hold its `max_*` elements.
-unsafe fn get_contents(datatype: MPI_Datatype, max_integers: i64, max_addresses: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) -> MpiResult {
+#[allow(clippy::too_many_arguments)]
+unsafe fn get_contents(datatype: MPI_Datatype, max_integers: i64, max_addresses: i64, max_datatypes: i64, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype, counts: Option<(i64, *mut MPI_Count)>) -> MpiResult {
     let t = dtype(datatype)?;
-    let e = &t.env;
+    let e = if counts.is_some() { &t.env } else { int_envelope(&t)? };
     if e.combiner == Combiner::Named {
         return Err(err(MPI_ERR_TYPE, format!("{} is a predefined datatype: MPI_Type_get_contents needs a derived one (check the combiner from MPI_Type_get_envelope)", t.name())));
     }
-    if max_integers < e.ints.len() as i64 || max_addresses < e.addrs.len() as i64 || max_datatypes < e.types.len() as i64 {
-        return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.types.len())));
+    let max_counts = counts.map_or(0, |c| c.0);
+    if max_integers < e.ints.len() as i64 || max_addresses < e.addrs.len() as i64 || max_datatypes < e.types.len() as i64 || max_counts < e.counts.len() as i64 {
+        return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} large counts, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.counts.len(), e.types.len())));
     }
-    // SAFETY (the three copies): the caller's arrays hold max_* >= the lengths checked above.
+    // SAFETY (the copies): the caller's arrays hold max_* >= the lengths checked above.
     if !e.ints.is_empty() {
-        std::ptr::copy_nonoverlapping(e.ints.as_ptr(), out(array_of_integers, "array_of_integers")?, e.ints.len());
+        let p = out(array_of_integers, "array_of_integers")?;
+        for (i, &v) in e.ints.iter().enumerate() {
+            // Integer arguments always came from `int` parameters.
+            *p.add(i) = v as c_int;
+        }
+    }
+    if let (false, Some((_, p))) = (e.counts.is_empty(), counts) {
+        std::ptr::copy_nonoverlapping(e.counts.as_ptr(), out(p, "array_of_large_counts")?, e.counts.len());
     }
     if !e.addrs.is_empty() {
         std::ptr::copy_nonoverlapping(e.addrs.as_ptr(), out(array_of_addresses, "array_of_addresses")?, e.addrs.len());
@@ -191,11 +226,10 @@ export! {
     }
 
     fn MPI_Type_indexed / PMPI_Type_indexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = array(array_of_blocklengths, n, "array_of_blocklengths")?;
-        b.iter().try_for_each(|&x| blocklen(x).map(drop))?;
-        let d = array(array_of_displacements, n, "array_of_displacements")?;
-        store(dt::indexed(b, d, &dtype(oldtype)?), newtype)
+        let n = count(count_, "count")? as usize;
+        let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
+        let d = widen(array(array_of_displacements, n, "array_of_displacements")?);
+        store(dt::indexed(&b, &d, &dtype(oldtype)?), newtype)
     }
 
     fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
@@ -209,14 +243,14 @@ export! {
     fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
-        let d = array(array_of_displacements, n, "array_of_displacements")?;
-        store(dt::indexed_block(b, d, &dtype(oldtype)?), newtype)
+        let d = widen(array(array_of_displacements, n as usize, "array_of_displacements")?);
+        store(dt::indexed_block(b, &d, &dtype(oldtype)?), newtype)
     }
 
     fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
-        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        let d = array(array_of_displacements, n as usize, "array_of_displacements")?;
         store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype)
     }
 
@@ -246,19 +280,19 @@ export! {
             57 => Order::Fortran,
             _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
         };
-        store(dt::subarray(sizes, subs, starts, ord, order, &dtype(oldtype)?), newtype)
+        store(dt::subarray(&widen(sizes), &widen(subs), &widen(starts), ord, order, &dtype(oldtype)?), newtype)
     }
 
     fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let n = if ndims > 0 { ndims as usize } else { 0 };
         let g: Vec<i64> = array(array_of_gsizes, n, "array_of_gsizes")?.iter().map(|&x| x as i64).collect();
-        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, false)
     }
 
     fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
         let n = if ndims > 0 { ndims as usize } else { 0 };
         let g = array(array_of_gsizes, n, "array_of_gsizes")?.to_vec();
-        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype)
+        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, true)
     }
 
     fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
@@ -347,7 +381,7 @@ export! {
 
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope (datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) on MPI_COMM_SELF => {
         let t = dtype(datatype)?;
-        let e = &t.env;
+        let e = int_envelope(&t)?;
         *out(num_integers, "num_integers")? = e.ints.len() as c_int;
         *out(num_addresses, "num_addresses")? = e.addrs.len() as c_int;
         *out(num_datatypes, "num_datatypes")? = e.types.len() as c_int;
@@ -356,17 +390,15 @@ export! {
     }
 
     fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes)
+        get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes, None)
     }
 
-    /// Large-count form: oxmpi keeps every constructor's counts as `int`s (the `_c` constructors
-    /// refuse larger ones), so there are never large counts to report.
     fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c (datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) on MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = &t.env;
         *out(num_integers, "num_integers")? = e.ints.len() as MPI_Count;
         *out(num_addresses, "num_addresses")? = e.addrs.len() as MPI_Count;
-        *out(num_large_counts, "num_large_counts")? = 0;
+        *out(num_large_counts, "num_large_counts")? = e.counts.len() as MPI_Count;
         *out(num_datatypes, "num_datatypes")? = e.types.len() as MPI_Count;
         *out(combiner, "combiner")? = combiner_value(e.combiner);
         Ok(())
@@ -376,7 +408,7 @@ export! {
         if max_large_counts < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid max_large_counts {max_large_counts}")));
         }
-        get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes)
+        get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, Some((max_large_counts, array_of_large_counts)))
     }
 
     fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on MPI_COMM_SELF => {

@@ -2,11 +2,11 @@
 //! MPI_Type_match_size and MPI_Type_create_f90_integer/real/complex: thin wrappers over the
 //! engine calls `ffi::datatype` uses.
 //!
-//! The engine's envelopes keep `int` counts, so the `_c` constructors accept counts, block lengths
-//! and strided displacements up to 2^31-1 (MPI_ERR_COUNT beyond: not supported yet) and record the
-//! same envelope as the `int` constructors; byte displacements are `MPI_Count` already.
+//! The engine takes 64-bit counts, block lengths and displacements (with checked arithmetic), so
+//! the `_c` constructors pass theirs unchanged and record them as large counts in the envelope
+//! (MPI_Type_get_envelope_c / get_contents_c).
 use super::check::{self, dtype};
-use super::datatype::{array, blocklen, out, store, write_pair};
+use super::datatype::{array, blocklen, blocklens, count, out, store, write_pair};
 use crate::abi::*;
 use crate::datatype::{self as dt, Combiner, Order, TypeRepr};
 use crate::error::{err, MpiResult};
@@ -15,30 +15,21 @@ use std::collections::HashMap;
 use std::os::raw::c_int;
 use std::sync::{Arc, Mutex};
 
-/// A large count that the engine's `int` envelopes can hold.
-fn small(v: MPI_Count, what: &str) -> MpiResult<i32> {
-    i32::try_from(v).map_err(|_| err(MPI_ERR_COUNT, format!("{what} {v} does not fit an int, which oxmpi's datatype engine does not support yet")))
-}
-
-fn count_c(v: MPI_Count, what: &str) -> MpiResult<usize> {
-    if v < 0 {
-        return Err(err(MPI_ERR_COUNT, format!("invalid {what} {v}: must be non-negative")));
-    }
-    Ok(small(v, what)? as usize)
-}
-
-/// Block lengths of a `_c` constructor as `int`s, each checked non-negative.
-///
-/// # Safety
-/// `p` is NULL or points to `n` counts (the MPI call's contract).
-unsafe fn blocklens_c(p: *const MPI_Count, n: usize) -> MpiResult<Vec<i32>> {
-    let v: Vec<i32> = array(p, n, "array_of_blocklengths")?.iter().map(|&b| small(b, "blocklength")).collect::<MpiResult<_>>()?;
-    v.iter().try_for_each(|&b| blocklen(b).map(drop))?;
-    Ok(v)
+/// A `_c` constructor's result, with its envelope in the large-count form.
+fn large(t: dt::Built) -> dt::Built {
+    t.map(|mut t| {
+        t.env = t.env.into_large();
+        t
+    })
 }
 
 /// The f90 parameterised types handed out so far, by (combiner, p, r): the standard makes them
 /// predefined, so the same arguments give the same handle and they are never freed.
+/// The number of entries of a `_c` constructor's arrays, checked non-negative.
+fn length(c: MPI_Count) -> MpiResult<usize> {
+    usize::try_from(count(c, "count")?).map_err(|_| err(MPI_ERR_COUNT, format!("count {c} is too large for an array")))
+}
+
 fn f90_type(combiner: Combiner, p: c_int, r: c_int, base: MPI_Datatype, ints: Vec<i32>) -> MpiResult<MPI_Datatype> {
     type Cache = HashMap<(u8, c_int, c_int), MPI_Datatype>;
     static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
@@ -48,7 +39,7 @@ fn f90_type(combiner: Combiner, p: c_int, r: c_int, base: MPI_Datatype, ints: Ve
         return Ok(h);
     }
     let mut t: TypeRepr = dt::dup(&dtype(base)?);
-    t.env = dt::Envelope { combiner, ints, addrs: vec![], types: vec![] };
+    t.env = dt::Envelope { combiner, ints: ints.into_iter().map(i64::from).collect(), addrs: vec![], counts: vec![], types: vec![] };
     t.commit();
     let h = check::register_type(t);
     cache.get_or_insert_with(HashMap::new).insert(key, h);
@@ -77,57 +68,57 @@ fn by_size(table: &[(usize, MPI_Datatype)], size: usize) -> MpiResult<MPI_Dataty
 }
 
 export! {
-    fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c (count: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        store(dt::contiguous(n, &dtype(oldtype)?), newtype)
+    fn MPI_Type_contiguous_c / PMPI_Type_contiguous_c (count_: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        store(large(dt::contiguous(n, &dtype(oldtype)?)), newtype)
     }
 
-    fn MPI_Type_vector_c / PMPI_Type_vector_c (count: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklen(small(blocklength, "blocklength")?)?;
-        store(dt::vector(n, b, small(stride, "stride")? as i64, &dtype(oldtype)?), newtype)
+    fn MPI_Type_vector_c / PMPI_Type_vector_c (count_: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        store(large(dt::vector(n, b, stride, &dtype(oldtype)?)), newtype)
     }
 
-    fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c (count: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklen(small(blocklength, "blocklength")?)?;
-        store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
+    fn MPI_Type_create_hvector_c / PMPI_Type_create_hvector_c (count_: MPI_Count, blocklength: MPI_Count, stride: MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = count(count_, "count")?;
+        let b = blocklen(blocklength)?;
+        store(large(dt::hvector(n, b, stride, &dtype(oldtype)?)), newtype)
     }
 
-    fn MPI_Type_indexed_c / PMPI_Type_indexed_c (count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklens_c(array_of_blocklengths, n)?;
-        let d: Vec<i32> = array(array_of_displacements, n, "array_of_displacements")?.iter().map(|&x| small(x, "displacement")).collect::<MpiResult<_>>()?;
-        store(dt::indexed(&b, &d, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_hindexed_c / PMPI_Type_create_hindexed_c (count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklens_c(array_of_blocklengths, n)?;
+    fn MPI_Type_indexed_c / PMPI_Type_indexed_c (count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = length(count_)?;
+        let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
         let d = array(array_of_displacements, n, "array_of_displacements")?;
-        store(dt::hindexed(&b, d, &dtype(oldtype)?), newtype)
+        store(large(dt::indexed(&b, d, &dtype(oldtype)?)), newtype)
     }
 
-    fn MPI_Type_create_indexed_block_c / PMPI_Type_create_indexed_block_c (count: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklen(small(blocklength, "blocklength")?)?;
-        let d: Vec<i32> = array(array_of_displacements, n, "array_of_displacements")?.iter().map(|&x| small(x, "displacement")).collect::<MpiResult<_>>()?;
-        store(dt::indexed_block(b, &d, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_hindexed_block_c / PMPI_Type_create_hindexed_block_c (count: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklen(small(blocklength, "blocklength")?)?;
+    fn MPI_Type_create_hindexed_c / PMPI_Type_create_hindexed_c (count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = length(count_)?;
+        let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
         let d = array(array_of_displacements, n, "array_of_displacements")?;
-        store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype)
+        store(large(dt::hindexed(&b, d, &dtype(oldtype)?)), newtype)
     }
 
-    fn MPI_Type_create_struct_c / PMPI_Type_create_struct_c (count: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        let n = count_c(count, "count")?;
-        let b = blocklens_c(array_of_blocklengths, n)?;
+    fn MPI_Type_create_indexed_block_c / PMPI_Type_create_indexed_block_c (count_: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = length(count_)?;
+        let b = blocklen(blocklength)?;
+        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        store(large(dt::indexed_block(b, d, &dtype(oldtype)?)), newtype)
+    }
+
+    fn MPI_Type_create_hindexed_block_c / PMPI_Type_create_hindexed_block_c (count_: MPI_Count, blocklength: MPI_Count, array_of_displacements: *const MPI_Count, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = length(count_)?;
+        let b = blocklen(blocklength)?;
+        let d = array(array_of_displacements, n, "array_of_displacements")?;
+        store(large(dt::hindexed_block(b, d, &dtype(oldtype)?)), newtype)
+    }
+
+    fn MPI_Type_create_struct_c / PMPI_Type_create_struct_c (count_: MPI_Count, array_of_blocklengths: *const MPI_Count, array_of_displacements: *const MPI_Count, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+        let n = length(count_)?;
+        let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
         let d = array(array_of_displacements, n, "array_of_displacements")?;
         let ts: Vec<Arc<TypeRepr>> = array(array_of_types, n, "array_of_types")?.iter().map(|&t| dtype(t)).collect::<MpiResult<_>>()?;
-        store(dt::create_struct(&b, d, &ts), newtype)
+        store(large(dt::create_struct(&b, d, &ts)), newtype)
     }
 
     fn MPI_Type_create_subarray_c / PMPI_Type_create_subarray_c (ndims: c_int, array_of_sizes: *const MPI_Count, array_of_subsizes: *const MPI_Count, array_of_starts: *const MPI_Count, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
@@ -135,8 +126,9 @@ export! {
             return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
         }
         let n = ndims as usize;
-        let conv = |p: *const MPI_Count, what: &str| -> MpiResult<Vec<i32>> { array(p, n, what)?.iter().map(|&x| small(x, what)).collect() };
-        let (sizes, subs, starts) = (conv(array_of_sizes, "array_of_sizes")?, conv(array_of_subsizes, "array_of_subsizes")?, conv(array_of_starts, "array_of_starts")?);
+        let sizes = array(array_of_sizes, n, "array_of_sizes")?;
+        let subs = array(array_of_subsizes, n, "array_of_subsizes")?;
+        let starts = array(array_of_starts, n, "array_of_starts")?;
         for i in 0..n {
             if sizes[i] <= 0 || subs[i] <= 0 || subs[i] > sizes[i] || starts[i] < 0 || starts[i] > sizes[i] - subs[i] {
                 return Err(err(MPI_ERR_ARG, format!("invalid subarray dimension {i}: size {}, subsize {}, start {} (need 0 < subsize <= size and 0 <= start <= size - subsize)", sizes[i], subs[i], starts[i])));
@@ -147,11 +139,11 @@ export! {
             57 => Order::Fortran,
             _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
         };
-        store(dt::subarray(&sizes, &subs, &starts, ord, order, &dtype(oldtype)?), newtype)
+        store(large(dt::subarray(sizes, subs, starts, ord, order, &dtype(oldtype)?)), newtype)
     }
 
     fn MPI_Type_create_resized_c / PMPI_Type_create_resized_c (oldtype: MPI_Datatype, lb: MPI_Count, extent: MPI_Count, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
-        store(dt::resized(&dtype(oldtype)?, lb, extent), newtype)
+        store(large(dt::resized(&dtype(oldtype)?, lb, extent)), newtype)
     }
 
     fn MPI_Type_size_c / PMPI_Type_size_c (datatype: MPI_Datatype, size: *mut MPI_Count) on MPI_COMM_SELF => {
