@@ -149,11 +149,10 @@ pub fn datatype_name(dt: MPI_Datatype) -> String {
     predefined_name(dt).map(str::to_string).unwrap_or_else(|| format!("0x{:08x}", dt as u32))
 }
 
-pub fn count(c: c_int) -> MpiResult<usize> {
-    if c < 0 {
-        return Err(err(MPI_ERR_COUNT, format!("invalid count {c}: must be non-negative")));
-    }
-    Ok(c as usize)
+/// A count argument (int or MPI_Count): MPI_ERR_COUNT when negative.
+pub fn count(c: impl Into<i64>) -> MpiResult<usize> {
+    let c = c.into();
+    usize::try_from(c).map_err(|_| err(MPI_ERR_COUNT, format!("invalid count {c}: must be non-negative")))
 }
 
 /// Bytes of a buffer of `count` elements of `dt`, checking that a non-empty buffer is not NULL.

@@ -13,10 +13,7 @@ use std::sync::Arc;
 
 pub use crate::coll::inter::InterRoot;
 
-/// A count argument (int or MPI_Count): MPI_ERR_COUNT when negative.
-pub fn count(n: i64) -> MpiResult<usize> {
-    usize::try_from(n).map_err(|_| err(MPI_ERR_COUNT, format!("invalid count {n}: must be non-negative")))
-}
+pub use super::check::count;
 
 pub fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE_ADDR

@@ -87,17 +87,18 @@ struct Persistent {
     body: Arc<Mutex<SendBody<Body>>>,
 }
 
-/// This rank's persistent collective requests, by engine request id, and the communicators of
-/// the runs queued and not yet started (so a thread that waits for one can run it: `run_queued`).
+/// This rank's collective requests: the persistent ones by engine request id, and the
+/// communicators of the runs queued and not yet started (so a thread that waits for one can run
+/// it: `run_queued`).
 #[derive(Default)]
-pub struct PersistentTable {
+pub struct CollRequests {
     reqs: Mutex<HashMap<ReqId, Persistent>>,
     queued: Mutex<HashMap<ReqId, CommRef>>,
     /// `queued.len()`, read without the lock on every MPI_Wait.
     n_queued: AtomicUsize,
 }
 
-impl PersistentTable {
+impl CollRequests {
     fn set_queued(&self, id: ReqId, c: Option<CommRef>) {
         let mut q = self.queued.lock().unwrap_or_else(|p| p.into_inner());
         match c {
@@ -133,7 +134,7 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
         Launch::Persistent(request) => {
             let id = u.engine.new_external_persistent();
             let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))), tally };
-            u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
+            u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             *request = check::req_handle(id);
             Ok(())
         }
@@ -148,12 +149,12 @@ fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
     let seq = c.coll_seq.fetch_add(1, Ordering::Relaxed);
     let comm = c.clone();
     let job = SendBody(move || {
-        u.coll_persistent.set_queued(id, None);
+        u.coll_requests.set_queued(id, None);
         let r = body(&Coll::sequenced(u, &comm, seq));
         u.engine.complete_external(id, r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class));
         r
     });
-    u.coll_persistent.set_queued(id, Some(c.clone()));
+    u.coll_requests.set_queued(id, Some(c.clone()));
     if !c.nbc.push(
         id,
         Box::new(move || {
@@ -181,10 +182,10 @@ fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
 /// Before a thread waits for request `id`: if it is a collective still queued for its
 /// communicator's worker, runs it here and now (see `Queue::take`).
 pub fn run_queued(u: &'static Universe, id: ReqId) {
-    if u.coll_persistent.n_queued.load(Ordering::Acquire) == 0 {
+    if u.coll_requests.n_queued.load(Ordering::Acquire) == 0 {
         return;
     }
-    let Some(c) = u.coll_persistent.queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
+    let Some(c) = u.coll_requests.queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
     if let Some(job) = c.nbc.take(id) {
         let _ = job();
     }
@@ -193,7 +194,7 @@ pub fn run_queued(u: &'static Universe, id: ReqId) {
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
     let (comm, body, tally) = {
-        let t = u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        let t = u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
         (p.comm.clone(), p.body.clone(), p.tally)
     };
@@ -208,5 +209,5 @@ pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
 /// MPI_Request_free on request `id`: forgets it if it is a persistent collective (a run in
 /// progress keeps its own reference and still finishes).
 pub fn forget(u: &Universe, id: ReqId) {
-    u.coll_persistent.reqs.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+    u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
 }

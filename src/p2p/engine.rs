@@ -413,8 +413,8 @@ impl Engine {
         if !self.seg.channel(self.me, dest).try_push(&hdr, payload) {
             return false;
         }
-        drop(g);
         self.gauges.sent(true);
+        drop(g);
         crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
         notify(self.seg.doorbell(dest));
         true

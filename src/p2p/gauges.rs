@@ -1,7 +1,7 @@
 //! Cheap per-rank gauges of the point-to-point engine, read by MPI_T performance variables:
 //! the unexpected-message queue length with its high and low watermarks, eager versus
-//! rendezvous sends, and the time spent blocked in waits. Relaxed atomics only; each event
-//! costs one add or store (the watermarks one compare more, and the wait timer runs only while
+//! rendezvous sends, and the time spent blocked in waits. Relaxed atomics only, written under the
+//! engine lock; each event costs one store (the watermarks one compare more, and the wait timer runs only while
 //! a tool has a timer handle started).
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering::Relaxed};
 use std::time::Instant;
@@ -58,8 +58,11 @@ impl Gauges {
         (self.high.load(Relaxed).max(now), self.low.load(Relaxed).min(now))
     }
 
+    /// Counts one send. Called under the engine lock (the only writer), so a plain load and store
+    /// do: no locked read-modify-write on the send path.
     pub fn sent(&self, eager: bool) {
-        if eager { &self.eager } else { &self.rendezvous }.fetch_add(1, Relaxed);
+        let c = if eager { &self.eager } else { &self.rendezvous };
+        c.store(c.load(Relaxed) + 1, Relaxed);
     }
 
     /// Fraction of this rank's sends that went eager, in [0, 1] (0 before any send).

@@ -47,8 +47,8 @@ pub struct Universe {
     /// The error handler of MPI_FILE_NULL, the default for file operations (MPI_ERRORS_RETURN
     /// until set).
     pub file_errhandler: std::sync::atomic::AtomicI32,
-    /// Persistent collective requests of this rank (MPI_*_init).
-    pub coll_persistent: crate::ffi::coll_launch::PersistentTable,
+    /// Persistent and queued nonblocking collective requests of this rank (`ffi::coll_launch`).
+    pub coll_requests: crate::ffi::coll_launch::CollRequests,
     /// This rank's RMA windows (MPI_Win handles index it).
     pub wins: crate::osc::window::WinTable,
     /// Keyvals and attributes of windows (MPI 4.1 section 7.7.3), per rank like `attrs`.
@@ -263,7 +263,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         groups: crate::group::GroupTable::new(),
         ops: Default::default(),
         staged: Default::default(),
-        coll_persistent: Default::default(),
+        coll_requests: Default::default(),
         file_errhandler: std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERRORS_RETURN),
         wins: Default::default(),
         win_attrs: Default::default(),
