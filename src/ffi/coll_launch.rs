@@ -127,7 +127,7 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
         Launch::Nonblocking(request) => {
             tally.record(u, &c);
             let id = u.engine.new_external();
-            submit(u, c, id, Box::new(move |cx| body(cx)));
+            submit(u, c, id, body);
             *request = check::req_handle(id);
             Ok(())
         }
