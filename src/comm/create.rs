@@ -51,7 +51,7 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
                 format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", super::context::PAIRS),
             ));
         }
-        std::thread::yield_now();
+        crate::runtime::threads::sched::yield_now();
     }
 }
 

@@ -295,12 +295,6 @@ pub fn status_ignored(s: *mut MPI_Status) -> bool {
     s.is_null() || s as usize == STATUS_IGNORE_ADDR
 }
 
-thread_local! {
-    /// The communicator of the request whose failure a completion call is about to report (see
-    /// `note_failed_context`).
-    static FAILED_COMM: std::cell::Cell<MPI_Comm> = const { std::cell::Cell::new(MPI_COMM_WORLD) };
-}
-
 /// Notes that a completion call (MPI_Wait, MPI_Testsome, ...) reports the failure of an operation
 /// on context id `ctx`: its error goes to that communicator's handler (MPI 4.1 section 9.3), not
 /// MPI_COMM_WORLD's. Found only on the error path, so completions cost nothing more.
@@ -311,13 +305,13 @@ pub fn note_failed_context(ctx: u32) {
         c if c == u.self_comm.context => MPI_COMM_SELF,
         c => u.comms.index_of_context(c).map_or(MPI_COMM_WORLD, comm_handle),
     };
-    FAILED_COMM.with(|f| f.set(h));
+    universe::set_failed_comm(h);
 }
 
 /// The communicator noted by `note_failed_context` during this call (MPI_COMM_WORLD if none),
 /// reset for the next call.
 pub fn failed_comm() -> MPI_Comm {
-    FAILED_COMM.with(|f| f.replace(MPI_COMM_WORLD))
+    universe::take_failed_comm()
 }
 
 /// The communicator an operation's context id belongs to.

@@ -87,7 +87,7 @@ export! {
 
     fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on MPI_COMM_SELF => {
         not_null(flag, "flag")?;
-        *flag = (check::universe()?.main_thread == std::thread::current().id()) as c_int;
+        *flag = (check::universe()?.main_thread == universe::caller_id()) as c_int;
         Ok(())
     }
 

@@ -2,6 +2,7 @@
 //! Tricky", 2011, mutex #3), a reader-writer lock and a doorbell. A waiter yields a few times and
 //! then sleeps on a futex (with a timeout, re-checking), never spins: ranks oversubscribe cores.
 use crate::runtime::futex;
+use crate::runtime::threads::sched;
 use std::sync::atomic::{AtomicU32, Ordering::*};
 use std::time::Duration;
 
@@ -15,10 +16,10 @@ pub fn lock(w: &AtomicU32) {
         if w.compare_exchange(0, 1, Acquire, Relaxed).is_ok() {
             return;
         }
-        std::thread::yield_now();
+        sched::yield_now();
     }
     while w.swap(2, Acquire) != 0 {
-        futex::wait(w, 2, NAP);
+        sched::futex_wait(w, 2, NAP);
     }
 }
 
@@ -46,13 +47,13 @@ pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool) {
         }
         if tries < YIELDS {
             tries += 1;
-            std::thread::yield_now();
+            sched::yield_now();
             continue;
         }
         // Dekker pairing with `rw_release`: count ourselves, then re-check the word in the
         // futex call; a releaser changes the word, then sees us and wakes.
         waiters.fetch_add(1, SeqCst);
-        futex::wait(state, s, NAP);
+        sched::futex_wait(state, s, NAP);
         waiters.fetch_sub(1, SeqCst);
     }
 }
@@ -87,12 +88,12 @@ pub fn wait_until(bell: &AtomicU32, sleepers: &AtomicU32, mut ready: impl FnMut(
         }
         if tries < YIELDS {
             tries += 1;
-            std::thread::yield_now();
+            sched::yield_now();
             continue;
         }
         sleepers.fetch_add(1, SeqCst);
         if !ready() {
-            futex::wait(bell, seen, NAP);
+            sched::futex_wait(bell, seen, NAP);
         }
         sleepers.fetch_sub(1, SeqCst);
     }

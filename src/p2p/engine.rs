@@ -952,7 +952,7 @@ impl Engine {
         let r = check(&mut g);
         if r.is_none() && self.policy.spins == 0 {
             drop(g);
-            std::thread::yield_now();
+            crate::runtime::threads::sched::yield_now();
         }
         r
     }

@@ -73,6 +73,9 @@ pub struct RankControl {
 pub struct Doorbell {
     pub seq: AtomicU32,
     pub sleepers: AtomicU32,
+    /// Threads mode with fibers: 1 + the scheduler slot whose sleeping carrier holds this rank's
+    /// parked fiber (see `threads::sched`), 0 if none ever did. `ring` wakes that carrier too.
+    pub carrier: AtomicU32,
 }
 
 /// Slots per channel for a job of `nranks`: fewer for big jobs so the segment stays bounded.

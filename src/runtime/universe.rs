@@ -12,7 +12,6 @@ use crate::p2p::Engine;
 use std::cell::Cell;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::thread::ThreadId;
 
 pub struct Universe {
     pub seg: Arc<Segment>,
@@ -33,7 +32,8 @@ pub struct Universe {
     pub type_attrs: crate::comm::attr::Attrs,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: i32,
-    pub main_thread: ThreadId,
+    /// `caller_id()` of the thread (or fiber) that initialised MPI.
+    pub main_thread: u64,
     /// Started without mpiexec.
     pub singleton: bool,
     /// This rank's group objects (MPI_Group handles index it); per rank, so that in threads mode
@@ -128,6 +128,61 @@ thread_local! {
     /// Threads mode: the rank the calling thread belongs to, -1 for none. Const-initialised, so
     /// reading it is a plain TLS load (also from a signal handler).
     static CONTEXT: Cell<i32> = const { Cell::new(-1) };
+    /// The communicator whose handler a completion call's error goes to (`ffi::check`).
+    static FAILED_COMM: Cell<i32> = const { Cell::new(crate::abi::MPI_COMM_WORLD) };
+}
+
+/// oxmpi's thread-local values of one rank. A rank running as a fiber (`threads::sched`) takes
+/// them along when it parks: its carrier serves other ranks meanwhile and may even change.
+#[derive(Clone, Copy, Debug)]
+pub struct Locals {
+    context: i32,
+    failed_comm: i32,
+}
+
+impl Locals {
+    /// The values of a thread that belongs to no rank.
+    pub const fn none() -> Locals {
+        Locals { context: -1, failed_comm: crate::abi::MPI_COMM_WORLD }
+    }
+
+    /// The values a rank's fiber starts with.
+    pub fn for_rank(rank: usize) -> Locals {
+        Locals { context: rank as i32, ..Locals::none() }
+    }
+
+    /// Makes `self` the calling thread's values.
+    pub fn restore(&self) {
+        CONTEXT.with(|c| c.set(self.context));
+        FAILED_COMM.with(|c| c.set(self.failed_comm));
+    }
+
+    /// Takes the calling thread's values, leaving those of no rank.
+    pub fn take() -> Locals {
+        let l = Locals { context: context(), failed_comm: FAILED_COMM.with(|c| c.get()) };
+        Locals::none().restore();
+        l
+    }
+}
+
+/// Notes the communicator whose handler the current completion call's error goes to.
+pub fn set_failed_comm(h: i32) {
+    FAILED_COMM.with(|f| f.set(h));
+}
+
+/// The communicator noted by `set_failed_comm`, reset to MPI_COMM_WORLD.
+pub fn take_failed_comm() -> i32 {
+    FAILED_COMM.with(|f| f.replace(crate::abi::MPI_COMM_WORLD))
+}
+
+/// Who is calling, for MPI_Is_thread_main: the rank's fiber (threads mode with fibers, where
+/// several ranks share kernel threads), else the kernel thread.
+pub fn caller_id() -> u64 {
+    if crate::runtime::threads::sched::in_fiber() {
+        return (1 << 63) | context() as u64;
+    }
+    // SAFETY: gettid has no preconditions.
+    unsafe { libc::gettid() as u64 }
 }
 
 /// Threads mode: installs the job (once, before rank threads start). Returns false if one exists.
@@ -258,7 +313,7 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         attrs: Default::default(),
         type_attrs: Default::default(),
         thread_level: required.clamp(0, crate::abi::MPI_THREAD_MULTIPLE),
-        main_thread: std::thread::current().id(),
+        main_thread: caller_id(),
         singleton,
         groups: crate::group::GroupTable::new(),
         ops: Default::default(),

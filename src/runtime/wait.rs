@@ -9,6 +9,7 @@
 //! and leave the cores to the busy pair; a partner that answers within a few yields is never slept on).
 use super::futex;
 use super::segment::Doorbell;
+use super::threads::sched;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
@@ -55,6 +56,11 @@ impl WaitPolicy {
     /// out instead of burning the time slices the peer needs (design/engine.md 4.3 item 3).
     pub fn wait(&self, bell: &Doorbell, seen: u32, budget: &AtomicU32, arrived: impl Fn() -> bool) {
         let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
+        if sched::in_fiber() {
+            // A rank fiber: its carrier runs other ranks until this one has news.
+            sched::park(&changed, Some(bell));
+            return;
+        }
         let spins = budget.load(Ordering::Relaxed).min(self.spins);
         let mut i = 0u32;
         while i < spins {
@@ -113,6 +119,10 @@ pub fn ring(bell: &Doorbell) {
     bell.seq.fetch_add(1, Ordering::SeqCst);
     if bell.sleepers.load(Ordering::SeqCst) != 0 {
         futex::wake_all(&bell.seq);
+        let carrier = bell.carrier.load(Ordering::SeqCst);
+        if carrier != 0 {
+            sched::wake_carrier(carrier as usize - 1);
+        }
     }
 }
 
@@ -138,7 +148,7 @@ mod tests {
 
     #[test]
     fn blocked_waiter_is_woken() {
-        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0) });
+        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), carrier: AtomicU32::new(0) });
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
             let p = WaitPolicy { spins: 0, yields: 0, block: true };

@@ -6,6 +6,7 @@
 //! code) or left MPI initialised, which ends the job with a one-line message; a crash signal in any
 //! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
 use super::loader::{self, MainFn};
+use super::sched;
 use crate::runtime::segment::Segment;
 use crate::runtime::universe::{self, ThreadsJob};
 use std::ffi::{CString, OsStr};
@@ -68,6 +69,8 @@ pub fn exit_hook(code: i32) -> bool {
     // SAFETY: flushing C stdio is always allowed; the rank's output must not be lost.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(ctx as usize, code);
+    // A rank fiber ends here (never returns); a rank thread returns and pthread_exits.
+    sched::exit_current();
     true
 }
 
@@ -78,6 +81,13 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
     let start = unsafe { &mut *(arg as *mut RankStart) };
     universe::set_context(start.rank as c_int);
     install_alt_stack();
+    run_rank(start);
+    std::ptr::null_mut()
+}
+
+/// Runs a rank's `main` on the calling thread or fiber (whose rank context is set) and records
+/// how it ended.
+fn run_rank(start: &mut RankStart) {
     let argc = (start.argv.len() - 1) as c_int;
     // SAFETY: calling the rank's private `main` with a NULL-terminated argv it owns and the
     // process environment, as the C runtime would.
@@ -85,8 +95,12 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
     // SAFETY: flush the program's buffered output before deciding about the job.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(start.rank, rc);
-    std::ptr::null_mut()
 }
+
+/// A leaked RankStart handed to a fiber (raw pointers inside are the rank's own argv).
+struct FiberStart(*mut RankStart);
+// SAFETY: the RankStart is used by exactly one fiber, whichever carrier runs it.
+unsafe impl Send for FiberStart {}
 
 /// Runs `n` ranks of `program` with `args` (args[0] is the program name as the user typed it).
 /// Returns the job's exit status; loading problems print one line and return 2.
@@ -99,9 +113,13 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
         }
     };
     let mut mains = Vec::with_capacity(n);
+    let mut instances_with_tls = Vec::new();
     for r in 0..n {
         match prepared.load_instance(r) {
             Ok(inst) => {
+                if inst.has_tls() {
+                    instances_with_tls.push(r);
+                }
                 // Fortran programs: the instance's own MPI_BOTTOM & co. (fortran::sentinels).
                 crate::fortran::sentinels::register_instance(r, |name| inst.symbol(name));
                 mains.push(inst.main)
@@ -129,8 +147,24 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
         libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IOLBF, 0);
     }
     install_crash_handlers();
-    let mut threads = Vec::with_capacity(n);
     let job = universe::threads_job().expect("installed above");
+    let stack = stack_size();
+    let fibers = if !sched::enabled(n) {
+        None
+    } else if let Some(r) = instances_with_tls.first() {
+        // A fiber that moves to another carrier would see that carrier's copy of the program's
+        // thread-local variables: run such programs as plain threads.
+        if std::env::var("OXMPI_FIBERS").is_ok_and(|v| v == "1" || v == "on" || v == "yes") {
+            eprintln!("oxmpi: rank {r}'s program defines thread-local variables; running ranks as kernel threads, not fibers");
+        }
+        None
+    } else {
+        match sched::Sched::install(n, crate::runtime::wait::available_cpus()) {
+            Ok(s) => Some(s),
+            Err(e) => end_job(2, &format!("oxmpi: cannot start the fiber scheduler: {e}; set OXMPI_FIBERS=0 to run ranks as kernel threads")),
+        }
+    };
+    let mut threads = Vec::with_capacity(n);
     for (rank, main) in mains.into_iter().enumerate() {
         if rank > 0 {
             // Start-up code runs one rank at a time (up to MPI_Init, or 1 s), and getopt starts
@@ -144,10 +178,25 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
         let start = Box::into_raw(Box::new(RankStart { rank, main, _args: own, argv }));
-        match spawn(start) {
+        if let Some(s) = fibers {
+            let st = FiberStart(start);
+            let body = Box::new(move || {
+                let st = st;
+                // SAFETY: the leaked RankStart of this rank, used by this fiber only.
+                run_rank(unsafe { &mut *st.0 })
+            });
+            if let Err(e) = s.add(rank, stack, body) {
+                end_job(2, &format!("oxmpi: cannot start the fiber of rank {rank}: {e}; set OXMPI_FIBERS=0 to run ranks as kernel threads"));
+            }
+            continue;
+        }
+        match spawn(start, stack) {
             Ok(t) => threads.push(t),
             Err(e) => end_job(2, &format!("oxmpi: cannot start the thread of rank {rank}: {e}")),
         }
+    }
+    if let Some(s) = fibers {
+        s.join();
     }
     for t in threads {
         // SAFETY: joining threads we created and never detached.
@@ -158,15 +207,19 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
     0
 }
 
-/// Starts a rank thread with the stack size the process's main thread would get.
-fn spawn(start: *mut RankStart) -> std::io::Result<libc::pthread_t> {
+/// The stack size the process's main thread would get (RLIMIT_STACK, 1 MiB to 1 GiB).
+fn stack_size() -> usize {
     let mut rl = libc::rlimit { rlim_cur: 0, rlim_max: 0 };
     // SAFETY: getrlimit writes into a local struct.
-    let stack = if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0 && rl.rlim_cur != libc::RLIM_INFINITY {
+    if unsafe { libc::getrlimit(libc::RLIMIT_STACK, &mut rl) } == 0 && rl.rlim_cur != libc::RLIM_INFINITY {
         (rl.rlim_cur as usize).clamp(1 << 20, 1 << 30)
     } else {
         8 << 20
-    };
+    }
+}
+
+/// Starts a rank thread with a stack of `stack` bytes.
+fn spawn(start: *mut RankStart, stack: usize) -> std::io::Result<libc::pthread_t> {
     // SAFETY: plain pthread attribute and creation calls with valid pointers; the start routine
     // has the C ABI pthread expects ("C-unwind" differs only in unwinding rules, not in calling
     // convention).
@@ -185,8 +238,9 @@ fn spawn(start: *mut RankStart) -> std::io::Result<libc::pthread_t> {
     }
 }
 
-/// Each rank thread gets an alternate signal stack so a stack overflow is still reported.
-fn install_alt_stack() {
+/// Each rank thread (and fiber carrier) gets an alternate signal stack so a stack overflow is
+/// still reported.
+pub fn install_alt_stack() {
     const SIZE: usize = 64 * 1024;
     // SAFETY: a fresh private mapping handed to sigaltstack for this thread; never unmapped (the
     // thread may use it until it ends).

@@ -128,6 +128,15 @@ impl Instance {
         let p = unsafe { libc::dlsym(self.handle, name.as_ptr()) };
         (!p.is_null()).then_some(p)
     }
+
+    /// Whether the program defines thread-local variables (a PT_TLS segment: glibc gives the
+    /// instance a TLS module id).
+    pub fn has_tls(&self) -> bool {
+        let mut modid: libc::size_t = 0;
+        // SAFETY: RTLD_DI_TLS_MODID writes one size_t; the handle is live.
+        let rc = unsafe { libc::dlinfo(self.handle, libc::RTLD_DI_TLS_MODID, &mut modid as *mut libc::size_t as *mut c_void) };
+        rc == 0 && modid != 0
+    }
 }
 
 impl Prepared {

@@ -1,3 +1,5 @@
 //! Threads mode: every rank of the job is a thread of one process (TMPI).
 pub mod host;
 pub mod loader;
+pub mod fiber;
+pub mod sched;
