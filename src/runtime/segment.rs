@@ -73,6 +73,9 @@ pub struct RankControl {
 pub struct Doorbell {
     pub seq: AtomicU32,
     pub sleepers: AtomicU32,
+    /// Threads mode with fibers: rank fibers parked on this doorbell. Like `sleepers` they make
+    /// `notify` ring, but need no FUTEX_WAKE: their carrier polls `seq`.
+    pub parked: AtomicU32,
     /// Threads mode with fibers: 1 + the scheduler slot whose sleeping carrier holds this rank's
     /// parked fiber (see `threads::sched`), 0 if none ever did. `ring` wakes that carrier too.
     pub carrier: AtomicU32,

@@ -57,8 +57,15 @@ impl WaitPolicy {
     pub fn wait(&self, bell: &Doorbell, seen: u32, budget: &AtomicU32, arrived: impl Fn() -> bool) {
         let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
         if sched::in_fiber() {
-            // A rank fiber: its carrier runs other ranks until this one has news.
-            sched::park(&changed, Some(bell));
+            // A rank fiber: its carrier runs other ranks until this one has news. Counted as
+            // parked, so senders ring the bell (Dekker pairing as for sleepers below): the
+            // carrier then checks one word, not every channel.
+            bell.parked.fetch_add(1, Ordering::SeqCst);
+            std::sync::atomic::fence(Ordering::SeqCst);
+            if !changed() {
+                sched::park(&|| bell.seq.load(Ordering::Acquire) != seen, Some(bell));
+            }
+            bell.parked.fetch_sub(1, Ordering::SeqCst);
             return;
         }
         let spins = budget.load(Ordering::Relaxed).min(self.spins);
@@ -108,7 +115,7 @@ impl WaitPolicy {
 /// Pairs with the waiter's `sleepers` increment + fence + channel check in `WaitPolicy::wait`.
 pub fn notify(bell: &Doorbell) {
     std::sync::atomic::fence(Ordering::SeqCst);
-    if bell.sleepers.load(Ordering::Relaxed) != 0 {
+    if bell.sleepers.load(Ordering::Relaxed) != 0 || bell.parked.load(Ordering::Relaxed) != 0 {
         ring(bell);
     }
 }
@@ -148,7 +155,7 @@ mod tests {
 
     #[test]
     fn blocked_waiter_is_woken() {
-        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), carrier: AtomicU32::new(0) });
+        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), carrier: AtomicU32::new(0) });
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
             let p = WaitPolicy { spins: 0, yields: 0, block: true };

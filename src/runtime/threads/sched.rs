@@ -270,7 +270,9 @@ impl Sched {
             (*cell).state = State::Ready;
             (*cell).locals = universe::Locals::for_rank(rank);
         }
-        let slot = rank % self.slots.len();
+        // Neighbouring ranks share a slot: rings, halving and doubling exchange mostly between
+        // near ranks, which then hand over within one carrier without crossing cores.
+        let slot = rank * self.slots.len() / self.fibers.len();
         self.lock(slot).fibers.push_back(rank);
         self.wake(slot);
         Ok(())
