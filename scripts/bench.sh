@@ -21,7 +21,9 @@ runs them ALTERNATELY with their own launchers:
 p2p (benches/pingpong.c, 2 ranks): the median over several rounds of the 8-byte one-way latency
 and the 4 MiB bandwidth, and the ratios of each oxmpi mode to MPICH and Open MPI. With --ring N
 also benches/ring_allreduce.c (a ring MPI_Sendrecv plus a small MPI_Allreduce per iteration) with
-N ranks, oversubscribed on small machines (the TMPI experiment), in milliseconds per iteration.
+N ranks, oversubscribed on small machines (the TMPI experiment), in milliseconds per iteration;
+threads mode runs twice there: with ranks as fibers (the default when ranks outnumber cores) and
+as kernel threads (OXMPI_FIBERS=0).
 
 coll (benches/coll_latency.c): latency of each collective of --coll for message sizes 8 B to
 4 MiB (alltoall: the block per peer, at most 16 MiB per rank in all) with each rank count of
@@ -166,9 +168,9 @@ fi
 
 impls=()       # implementations still in the race
 declare -A label cc launcher
-declare -A short=([oxmpi]=oxmpi [oxthr]=oxmpi-thr [oxmon]=oxmpi-mon [mpich]=MPICH [openmpi]=OpenMPI)
-ALL_IMPLS=(oxmpi oxthr oxmon mpich openmpi)
-OX_IMPLS=(oxmpi oxthr)
+declare -A short=([oxmpi]=oxmpi [oxthr]=oxmpi-thr [oxkthr]=oxmpi-thr-kthreads [oxmon]=oxmpi-mon [mpich]=MPICH [openmpi]=OpenMPI)
+ALL_IMPLS=(oxmpi oxthr oxkthr oxmon mpich openmpi)
+OX_IMPLS=(oxmpi oxthr oxkthr)
 
 skip() { # skip IMPL REASON
     echo "*** skipping ${label[$1]}: $2" >&2
@@ -207,6 +209,13 @@ if [ -n "$prefix" ] && [ -x "$prefix/bin/mpicc" ] && [ -x "$prefix/bin/mpiexec" 
         cc[oxthr]="$prefix/bin/mpicc"
         launcher[oxthr]="$prefix/bin/mpiexec --mode threads -n"
         impls+=(oxthr)
+        if [ "$ring" -gt 0 ] && [ "$do_p2p" = yes ]; then
+            # The ring only: threads mode with ranks as kernel threads instead of fibers.
+            label[oxkthr]="oxmpi (threads, OXMPI_FIBERS=0)"
+            cc[oxkthr]="$prefix/bin/mpicc"
+            launcher[oxkthr]="env OXMPI_FIBERS=0 $prefix/bin/mpiexec --mode threads -n"
+            impls+=(oxkthr)
+        fi
     fi
 else
     echo "*** skipping oxmpi: no usable installation (build or install failed)" >&2
@@ -264,6 +273,7 @@ p2p() {
         for impl in "${impls[@]}"; do alive[$impl:$np]=yes; done
         for ((round = 1; round <= rounds; round++)); do
             for impl in "${impls[@]}"; do
+                [ "$impl" != oxkthr ] || continue # a ring-only variant
                 [ "${alive[$impl:$np]}" = yes ] || continue
                 out="$WORK/out-$impl-$np.txt"
                 echo "== round $round/$rounds, $np ranks: ${label[$impl]}"
@@ -301,7 +311,7 @@ p2p() {
         printf '%-6s %-22s %12s %16s %6s\n' ranks implementation latency_us bandwidth_GBps runs
         declare -A med_lat med_bw
         for impl in "${ALL_IMPLS[@]}"; do
-            [ -n "${label[$impl]:-}" ] || continue
+            [ -n "${label[$impl]:-}" ] && [ "$impl" != oxkthr ] || continue
             med_lat[$impl]="$(median "$impl" "$np" 3)"
             med_bw[$impl]="$(median "$impl" "$np" 4)"
             runs="$(awk -v i="$impl" -v n="$np" '$1 == i && $2 == n' "$RESULTS" | wc -l)"
@@ -327,9 +337,10 @@ p2p() {
     if [ "$ring" -gt 0 ]; then
         RING="$WORK/ring-results.txt"
         : >"$RING"
-        declare -A ring_iters=([oxmpi]=200 [oxthr]=200 [mpich]=5 [openmpi]=50)
+        declare -A ring_iters=([oxmpi]=200 [oxthr]=1000 [oxkthr]=200 [mpich]=5 [openmpi]=50)
         for ((round = 1; round <= rounds; round++)); do
             for impl in "${impls[@]}"; do
+                [ "$impl" != oxmon ] || continue # monitoring overhead is a ping-pong figure
                 out="$WORK/ring-$impl.txt"
                 echo "== ring round $round/$rounds, $ring ranks: ${label[$impl]}"
                 # shellcheck disable=SC2086 # the launcher string is split into words on purpose
@@ -372,7 +383,7 @@ coll() {
         for np in "${COLL_RANKS[@]}"; do
             for c in "${COLLS[@]}"; do
                 for impl in "${impls[@]}"; do
-                    [ "$impl" != oxmon ] || continue # monitoring overhead is a p2p figure
+                    [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
                     out="$WORK/coll-$impl-$c-$np.txt"
                     rc=0
                     # shellcheck disable=SC2086 # the launcher string is split into words on purpose
