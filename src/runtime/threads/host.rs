@@ -113,12 +113,12 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
         }
     };
     let mut mains = Vec::with_capacity(n);
-    let mut instances_with_tls = Vec::new();
+    let mut no_fibers: Option<String> = None;
     for r in 0..n {
         match prepared.load_instance(r) {
             Ok(inst) => {
-                if inst.has_tls() {
-                    instances_with_tls.push(r);
+                if no_fibers.is_none() {
+                    no_fibers = fiber_blocker(&inst).map(|why| format!("rank {r}'s program {why}"));
                 }
                 // Fortran programs: the instance's own MPI_BOTTOM & co. (fortran::sentinels).
                 crate::fortran::sentinels::register_instance(r, |name| inst.symbol(name));
@@ -151,11 +151,9 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
     let stack = stack_size();
     let fibers = if !sched::enabled(n) {
         None
-    } else if let Some(r) = instances_with_tls.first() {
-        // A fiber that moves to another carrier would see that carrier's copy of the program's
-        // thread-local variables: run such programs as plain threads.
+    } else if let Some(why) = &no_fibers {
         if std::env::var("OXMPI_FIBERS").is_ok_and(|v| v == "1" || v == "on" || v == "yes") {
-            eprintln!("oxmpi: rank {r}'s program defines thread-local variables; running ranks as kernel threads, not fibers");
+            eprintln!("oxmpi: {why}; running ranks as kernel threads, not fibers");
         }
         None
     } else {
@@ -216,6 +214,20 @@ fn stack_size() -> usize {
     } else {
         8 << 20
     }
+}
+
+/// Why a program instance must not run as fibers, if it must not. Fibers share their carrier's
+/// thread-local state and may move to another carrier, so the program's own thread-local variables
+/// would be shared or lost; an OpenMP runtime keeps its team per kernel thread, so two ranks of one
+/// carrier inside parallel regions (MPI called from the master thread) would share it.
+fn fiber_blocker(inst: &loader::Instance) -> Option<&'static str> {
+    if inst.has_tls() {
+        return Some("defines thread-local variables");
+    }
+    if ["GOMP_parallel", "GOMP_parallel_start", "__kmpc_fork_call"].iter().any(|s| inst.symbol(s).is_some()) {
+        return Some("uses OpenMP");
+    }
+    None
 }
 
 /// Starts a rank thread with a stack of `stack` bytes.
