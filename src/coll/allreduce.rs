@@ -41,7 +41,13 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared"];
+
+/// Threads mode: reductions up to this many bytes meet in the communicator's shared arena.
+/// Measured (benches/ring_allreduce.c, 16 ranks on 2 cores, 8 bytes): one arena episode per call
+/// instead of log2(n) message rounds; beyond a few KiB the last arriver's serial combination
+/// over every contribution loses to the parallel algorithms.
+const SHARED_MAX: usize = 4 << 10;
 
 /// Commutative reductions of at least this many bytes leave recursive doubling.
 const MEDIUM_MIN: usize = 32 << 10;
@@ -58,6 +64,14 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     let forced = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
+    let arena = super::arena::of(cx).filter(|_| n > 1);
+    if let Some(a) = arena {
+        // The arena combines in rank order, so it serves non-commutative ops too.
+        if forced == Some(4) || (forced.is_none() && bytes <= SHARED_MAX) {
+            // SAFETY: per this function's contract.
+            return unsafe { shared(cx, a, sendbuf, recvbuf, count, red) };
+        }
+    }
     let algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // SAFETY: per this function's contract.
     unsafe {
@@ -105,6 +119,37 @@ fn auto(bytes: usize, count: usize, n: usize) -> usize {
     } else {
         0
     }
+}
+
+/// Through the shared arena (threads mode, blocking calls; see `arena`): the last rank to arrive
+/// folds every contribution right to left, `a0 op (a1 op (... op an-1))`, the order MPI defines,
+/// and every rank copies the one result. Elsewhere (`arena::of` gives none) `shared` is not
+/// available and forcing it falls back to recursive doubling.
+///
+/// # Safety
+/// As `allreduce_internal`.
+unsafe fn shared(cx: &Coll, arena: &super::arena::Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let bytes = count * red.size;
+    let combine = |all: &[*const u8], out: &mut Vec<u8>| {
+        out.clear();
+        out.resize(bytes, 0);
+        let last = *all.last().expect("n > 1");
+        // SAFETY: each contribution holds `bytes` bytes (same count and type on every rank) and
+        // stays valid until the episode completes; `out` was just sized to `bytes`.
+        unsafe {
+            std::ptr::copy_nonoverlapping(last, out.as_mut_ptr(), bytes);
+            for &a in all[..all.len() - 1].iter().rev() {
+                red.apply(a, out.as_mut_ptr(), count);
+            }
+        }
+    };
+    // SAFETY: our contribution (sendbuf, or recvbuf in place) stays untouched until the episode
+    // ends; the result has `bytes` bytes; recvbuf holds `bytes` and is not the result buffer.
+    unsafe {
+        let result = arena.episode(cx, cx.rank(), sendbuf, combine);
+        std::ptr::copy_nonoverlapping(result.as_ptr(), recvbuf, bytes);
+    }
+    Ok(())
 }
 
 /// Recursive doubling, for every message size.

@@ -1,11 +1,18 @@
 //! MPI_Barrier: dissemination (Hensgen, Finkel & Manber 1988). In round k every rank signals the
 //! rank 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds of zero-byte messages,
-//! each round on its own tag.
+//! each round on its own tag. In threads mode, blocking barriers meet in the communicator's shared
+//! arena instead (`arena`).
 use super::Coll;
 use crate::error::MpiResult;
 
 pub fn barrier(cx: &Coll) -> MpiResult {
     let n = cx.size();
+    if let Some(a) = super::arena::of(cx).filter(|_| n > 1) {
+        // Threads mode: one episode of the shared arena, with nothing to combine.
+        // SAFETY: no contribution is read.
+        unsafe { a.episode(cx, cx.rank(), std::ptr::null(), |_, _| {}) };
+        return Ok(());
+    }
     let me = cx.rank();
     let mut dist = 1;
     let mut round = 0;

@@ -21,6 +21,7 @@
 //! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
 pub mod allgather;
 pub mod allreduce;
+pub mod arena;
 pub mod alltoall;
 pub mod barrier;
 pub mod neighbor;
@@ -71,6 +72,9 @@ pub struct Coll<'a> {
     pub u: &'a Universe,
     pub c: &'a Comm,
     pub tag: i32,
+    /// A blocking collective the application called on `c` that may meet in the communicator's
+    /// shared arena (threads mode; see `arena`). False for internal and worker-run collectives.
+    pub shared: bool,
 }
 
 impl<'a> Coll<'a> {
@@ -82,12 +86,12 @@ impl<'a> Coll<'a> {
 
     /// The collective with sequence number `seq` on `c` (taken earlier with `take_seq`).
     pub fn sequenced(u: &'a Universe, c: &'a Comm, seq: u32) -> Coll<'a> {
-        Coll { u, c, tag: SEQUENCED | (((seq & 0x3fff) as i32) << 16) }
+        Coll { u, c, tag: SEQUENCED | (((seq & 0x3fff) as i32) << 16), shared: false }
     }
 
     /// An internal collective on fixed tag `tag` (one of `TAG_*`).
     pub fn fixed(u: &'a Universe, c: &'a Comm, tag: i32) -> Coll<'a> {
-        Coll { u, c, tag }
+        Coll { u, c, tag, shared: false }
     }
 
     /// The same collective on another communicator over the same contexts (an
@@ -96,14 +100,14 @@ impl<'a> Coll<'a> {
     where
         'a: 'b,
     {
-        Coll { u: self.u, c, tag: self.tag }
+        Coll { u: self.u, c, tag: self.tag, shared: false }
     }
 
     /// Phase `p` (1..=255) of a collective built from several others: its messages never match
     /// the other phases'.
     pub fn phase(&self, p: i32) -> Coll<'a> {
         debug_assert!((1..256).contains(&p));
-        Coll { tag: (self.tag & !0xff00) | (p << 8), ..*self }
+        Coll { tag: (self.tag & !0xff00) | (p << 8), shared: false, ..*self }
     }
 
     /// The tag of round `r` (0..=255) of this collective.

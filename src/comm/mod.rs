@@ -51,11 +51,16 @@ pub struct Comm {
     pub nbc: crate::coll::nonblocking::Queue,
     /// World ranks of the failed members this rank acknowledged (MPIX_Comm_failure_ack).
     pub acked: Mutex<Vec<usize>>,
+    /// A nonblocking or persistent collective was started on this communicator: blocking ones
+    /// no longer use the shared arena (`coll::arena`).
+    pub nbc_used: std::sync::atomic::AtomicBool,
+    /// Threads mode: this rank's hold on the communicator's shared arena, once used.
+    pub arena: std::sync::OnceLock<crate::coll::arena::ArenaRef>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default(), acked: Mutex::new(Vec::new()) }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default(), acked: Mutex::new(Vec::new()), nbc_used: Default::default(), arena: Default::default() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

@@ -122,9 +122,12 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
     match how {
         Launch::Blocking => {
             tally.record(u, &c);
-            body(&Coll::next(u, &c))
+            let mut cx = Coll::next(u, &c);
+            cx.shared = !c.nbc_used.load(Ordering::Relaxed);
+            body(&cx)
         }
         Launch::Nonblocking(request) => {
+            c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let id = u.engine.new_external();
             submit(u, c, id, body);
@@ -132,6 +135,7 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
             Ok(())
         }
         Launch::Persistent(request) => {
+            c.nbc_used.store(true, Ordering::Relaxed);
             let id = u.engine.new_external_persistent();
             let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))), tally };
             u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);

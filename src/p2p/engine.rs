@@ -842,6 +842,17 @@ impl Engine {
         out
     }
 
+    /// Waits, progressing meanwhile, until `cond` holds. Whoever makes it hold must ring this
+    /// rank's doorbell (`ring_rank`) so a sleeping waiter notices.
+    pub fn wait_for(&self, cond: impl Fn() -> bool) {
+        self.wait_until(|_| cond().then_some(()))
+    }
+
+    /// Rings world rank `r`'s doorbell: something it waits for with `wait_for` changed.
+    pub fn ring_rank(&self, r: usize) {
+        ring(self.seg.doorbell(r));
+    }
+
     /// Whether any channel into this rank holds a slot (the spinning waiter's check).
     fn anything_arrived(&self) -> bool {
         (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
