@@ -146,7 +146,7 @@ unsafe fn shared(cx: &Coll, arena: &super::arena::Arena, sendbuf: *const u8, rec
     // SAFETY: our contribution (sendbuf, or recvbuf in place) stays untouched until the episode
     // ends; the result has `bytes` bytes; recvbuf holds `bytes` and is not the result buffer.
     unsafe {
-        let result = arena.episode(cx, cx.rank(), sendbuf, combine);
+        let result = arena.episode(cx, cx.rank(), sendbuf, combine)?;
         std::ptr::copy_nonoverlapping(result.as_ptr(), recvbuf, bytes);
     }
     Ok(())

@@ -25,7 +25,9 @@
 //! message-based algorithms can: each collective has its own tags). Every rank starts the same
 //! collectives in the same order, so all of them make the same choice.
 use super::Coll;
+use crate::abi::MPIX_ERR_REVOKED;
 use crate::comm::Comm;
+use crate::error::{err, MpiResult};
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
@@ -118,7 +120,13 @@ impl Arena {
     /// # Safety
     /// `mine` must stay valid until this returns; `combine` must only read the contributions as
     /// the collective defines them.
-    pub unsafe fn episode(&self, cx: &Coll, me: usize, mine: *const u8, combine: impl FnOnce(&[*const u8], &mut Vec<u8>)) -> &[u8] {
+    pub unsafe fn episode(&self, cx: &Coll, me: usize, mine: *const u8, combine: impl FnOnce(&[*const u8], &mut Vec<u8>)) -> MpiResult<&[u8]> {
+        // A revoked communicator (ULFM) fails its collectives: at the revoker before it counts
+        // itself in, at the others while they wait (the revocation reaches them as a message).
+        let revoked = || err(MPIX_ERR_REVOKED, "the communicator was revoked (MPIX_Comm_revoke)");
+        if cx.u.engine.revoked_now(cx.c.context) {
+            return Err(revoked());
+        }
         let k = self.gen.load(Acquire);
         self.contributions[me].store(mine as *mut u8, Relaxed);
         let parity = (k & 1) as usize;
@@ -131,10 +139,11 @@ impl Arena {
             for &w in &self.members {
                 cx.u.engine.ring_rank(w);
             }
-        } else {
-            cx.u.engine.wait_for(|| self.gen.load(Acquire) != k);
+        } else if !cx.u.engine.wait_for_unless_revoked(cx.c.context, || self.gen.load(Acquire) != k) {
+            // The episode never completes: the communicator is unusable for collectives now.
+            return Err(revoked());
         }
         // SAFETY: the episode is complete; the buffer is not rewritten before our next episode.
-        unsafe { &*self.results[parity].get() }
+        Ok(unsafe { &*self.results[parity].get() })
     }
 }

@@ -10,8 +10,7 @@ pub fn barrier(cx: &Coll) -> MpiResult {
     if let Some(a) = super::arena::of(cx).filter(|_| n > 1) {
         // Threads mode: one episode of the shared arena, with nothing to combine.
         // SAFETY: no contribution is read.
-        unsafe { a.episode(cx, cx.rank(), std::ptr::null(), |_, _| {}) };
-        return Ok(());
+        return unsafe { a.episode(cx, cx.rank(), std::ptr::null(), |_, _| {}) }.map(|_| ());
     }
     let me = cx.rank();
     let mut dist = 1;

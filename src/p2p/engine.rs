@@ -848,6 +848,25 @@ impl Engine {
         self.wait_until(|_| cond().then_some(()))
     }
 
+    /// `wait_for` that gives up, returning false, once context pair `ctx` is revoked (a revoked
+    /// communicator's collectives fail at every member, ULFM).
+    pub fn wait_for_unless_revoked(&self, ctx: u32, cond: impl Fn() -> bool) -> bool {
+        self.wait_until(|g| {
+            if cond() {
+                Some(true)
+            } else if g.revoked.contains(&(ctx & !1)) {
+                Some(false)
+            } else {
+                None
+            }
+        })
+    }
+
+    /// Whether context pair `ctx` is known to be revoked here (no progress made).
+    pub fn revoked_now(&self, ctx: u32) -> bool {
+        self.lock().revoked.contains(&(ctx & !1))
+    }
+
     /// Rings world rank `r`'s doorbell: something it waits for with `wait_for` changed.
     pub fn ring_rank(&self, r: usize) {
         ring(self.seg.doorbell(r));

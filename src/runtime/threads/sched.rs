@@ -33,11 +33,14 @@ use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering::*};
 use std::sync::{Mutex, MutexGuard, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// A parked fiber is resumed at the latest after this long, as a kernel-mode waiter's futex
 /// times out: its caller re-checks and parks again if nothing changed.
 const FORCE: Duration = Duration::from_millis(100);
+/// `FORCE` in sysmon ticks (`Sched::epoch`): reading a clock per dispatch would cost more than
+/// the dispatch.
+const FORCE_TICKS: u64 = (FORCE.as_millis() / TICK.as_millis()) as u64;
 /// Idle rounds (nothing runnable) spent spinning, then yielding, before a carrier sleeps.
 const SPIN_ROUNDS: u32 = 50;
 const YIELD_ROUNDS: u32 = 10;
@@ -64,7 +67,8 @@ struct Wait {
     cond: *const (dyn Fn() -> bool + 'static),
     /// The rank's doorbell if a ring announces the condition (lets the carrier sleep).
     bell: *const Doorbell,
-    since: Instant,
+    /// `Sched::epoch` when it parked.
+    since: u64,
 }
 
 /// One rank's fiber. Owned by exactly one party at a time: the slot queue that holds its index,
@@ -97,6 +101,9 @@ struct SlotQueue {
     running: bool,
     /// Dispatches so far (sysmon compares it across ticks).
     dispatches: u64,
+    /// The serving carrier sleeps (or is about to) on the slot's word: whoever queues a fiber
+    /// here must wake it.
+    sleeping: bool,
 }
 
 /// The scheduler of a threads-mode job (one per process).
@@ -107,6 +114,8 @@ pub struct Sched {
     live: AtomicU32,
     stopping: AtomicBool,
     handoffs: AtomicU64,
+    /// Sysmon ticks so far: the coarse clock of `FORCE`.
+    epoch: AtomicU64,
 }
 
 // SAFETY: every Fiber is touched only by its current owner (see `Fiber`); the ownership moves
@@ -166,7 +175,7 @@ pub fn park(cond: &dyn Fn() -> bool, bell: Option<&Doorbell>) {
     // erased only to store the pointer.
     unsafe {
         let cond: *const (dyn Fn() -> bool + '_) = cond;
-        (*f).wait = Some(Wait { cond: std::mem::transmute::<*const (dyn Fn() -> bool + '_), *const (dyn Fn() -> bool + 'static)>(cond), bell: bell.map_or(std::ptr::null(), |b| b as *const Doorbell), since: Instant::now() });
+        (*f).wait = Some(Wait { cond: std::mem::transmute::<*const (dyn Fn() -> bool + '_), *const (dyn Fn() -> bool + 'static)>(cond), bell: bell.map_or(std::ptr::null(), |b| b as *const Doorbell), since: SCHED.get().map_or(0, |s| s.epoch.load(Relaxed)) });
         (*f).state = State::Parked;
         to_carrier(f);
     }
@@ -241,10 +250,11 @@ impl Sched {
         let slots = slots.clamp(1, n.max(1));
         let s = Sched {
             fibers: (0..n).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: universe::Locals::none(), body: None, stack: None })).collect(),
-            slots: (0..slots).map(|_| Slot { queue: Mutex::new(SlotQueue { fibers: VecDeque::new(), gen: 0, running: false, dispatches: 0 }), word: AtomicU32::new(0) }).collect(),
+            slots: (0..slots).map(|_| Slot { queue: Mutex::new(SlotQueue { fibers: VecDeque::new(), gen: 0, running: false, dispatches: 0, sleeping: false }), word: AtomicU32::new(0) }).collect(),
             live: AtomicU32::new(n as u32),
             stopping: AtomicBool::new(false),
             handoffs: AtomicU64::new(0),
+            epoch: AtomicU64::new(0),
         };
         if SCHED.set(s).is_err() {
             return Err(std::io::Error::other("a fiber scheduler already runs in this process"));
@@ -313,20 +323,49 @@ impl Sched {
         Ok(())
     }
 
-    /// Whether fiber `i` (owned by the caller) may run now.
-    fn runnable(&self, i: usize, now: Instant) -> bool {
+    /// Whether fiber `i` (owned by the caller) may run now (`now`: the current `epoch`).
+    fn runnable(&self, i: usize, now: u64) -> bool {
         // SAFETY: the caller owns fiber `i` (holds its slot's lock with `i` in the queue).
         let f = unsafe { &*self.fibers[i].get() };
         match (&f.state, &f.wait) {
             (State::Parked, Some(w)) => {
                 // SAFETY: the condition lives in the parked fiber's frame (see `Wait`).
-                now.duration_since(w.since) >= FORCE || unsafe { (*w.cond)() }
+                now.wrapping_sub(w.since) >= FORCE_TICKS || unsafe { (*w.cond)() }
             }
             _ => true,
         }
     }
 
-    /// A carrier: serves `slot` while its generation is `gen`.
+    /// Pops the first runnable fiber of queue `q` (rotating the others to the back).
+    fn pop_runnable(&self, q: &mut SlotQueue, now: u64) -> Option<usize> {
+        for _ in 0..q.fibers.len() {
+            let i = q.fibers.pop_front().expect("counted");
+            if self.runnable(i, now) {
+                return Some(i);
+            }
+            q.fibers.push_back(i);
+        }
+        None
+    }
+
+    /// A runnable fiber of another slot, for a carrier with nothing to run: that slot's carrier
+    /// may be descheduled (other processes load the machine) or busy with other ranks. Returns
+    /// (its slot, the fiber). `try_lock`: never wait for a busy queue.
+    fn help(&self, slot: usize) -> Option<(usize, usize)> {
+        let k = self.slots.len();
+        let now = self.epoch.load(Relaxed);
+        for d in 1..k {
+            let other = (slot + d) % k;
+            let Ok(mut q) = self.slots[other].queue.try_lock() else { continue };
+            if let Some(i) = self.pop_runnable(&mut q, now) {
+                return Some((other, i));
+            }
+        }
+        None
+    }
+
+    /// A carrier: serves `slot` while its generation is `gen`, and helps the other slots when it
+    /// has nothing to run.
     fn carrier(&'static self, slot: usize, gen: u64) {
         super::host::install_alt_stack();
         let mut idle = 0u32;
@@ -339,15 +378,19 @@ impl Sched {
                 if q.gen != gen {
                     return;
                 }
-                let now = Instant::now();
-                let mut found = None;
-                for _ in 0..q.fibers.len() {
-                    let i = q.fibers.pop_front().expect("counted");
-                    if self.runnable(i, now) {
-                        found = Some(i);
-                        break;
+                let mut found = self.pop_runnable(&mut q, self.epoch.load(Relaxed)).map(|i| (slot, i));
+                if found.is_none() {
+                    drop(q);
+                    found = self.help(slot);
+                    q = self.lock(slot);
+                    if q.gen != gen {
+                        // Replaced meanwhile: give a helped fiber back untouched.
+                        drop(q);
+                        if let Some((home, i)) = found {
+                            self.give_back(home, i);
+                        }
+                        return;
                     }
-                    q.fibers.push_back(i);
                 }
                 if found.is_some() {
                     q.running = true;
@@ -356,9 +399,9 @@ impl Sched {
                 found
             };
             match picked {
-                Some(i) => {
+                Some((home, i)) => {
                     idle = 0;
-                    if !self.dispatch(slot, gen, i) {
+                    if !self.dispatch(slot, gen, home, i) {
                         return;
                     }
                 }
@@ -379,11 +422,23 @@ impl Sched {
         }
     }
 
-    /// Runs fiber `i` until it parks, yields or ends. Returns false if this carrier was replaced
-    /// meanwhile (it then gave the fiber back to the slot and must end).
-    fn dispatch(&self, slot: usize, gen: u64, i: usize) -> bool {
+    /// Puts fiber `i` back into the queue of slot `home`, waking that slot's carrier if it sleeps
+    /// (it did not register on the fiber's doorbell: the fiber was away).
+    fn give_back(&self, home: usize, i: usize) {
+        let mut q = self.lock(home);
+        q.fibers.push_back(i);
+        let sleeping = q.sleeping;
+        drop(q);
+        if sleeping {
+            self.wake(home);
+        }
+    }
+
+    /// Runs fiber `i` (of slot `home`) until it parks, yields or ends. Returns false if this
+    /// carrier was replaced meanwhile (it then gave the fiber back and must end).
+    fn dispatch(&self, slot: usize, gen: u64, home: usize, i: usize) -> bool {
         let f = self.fibers[i].get();
-        // SAFETY: we popped `i` from the queue, so we own the fiber until we push it back.
+        // SAFETY: we popped `i` from a queue, so we own the fiber until we push it back.
         unsafe {
             (*f).wait = None;
             universe::Locals::restore(&(*f).locals);
@@ -403,10 +458,13 @@ impl Sched {
         if !replaced {
             q.running = false;
         }
-        if !done {
+        if !done && home == slot {
             q.fibers.push_back(i);
         }
         drop(q);
+        if !done && home != slot {
+            self.give_back(home, i);
+        }
         if done && self.live.fetch_sub(1, AcqRel) == 1 {
             futex::wake_all(&self.live);
         }
@@ -423,7 +481,7 @@ impl Sched {
         let mut bells: Vec<*const Doorbell> = Vec::new();
         let mut polled = false;
         {
-            let q = self.lock(slot);
+            let mut q = self.lock(slot);
             if q.gen != gen {
                 return;
             }
@@ -442,11 +500,13 @@ impl Sched {
                 b.sleepers.fetch_add(1, SeqCst);
             }
             fence(SeqCst);
-            let now = Instant::now();
+            let now = self.epoch.load(Relaxed);
             let ready = q.fibers.iter().any(|&i| self.runnable(i, now));
             if !ready && !self.stopping.load(Acquire) {
+                q.sleeping = true;
                 drop(q);
                 futex::wait(word, seen, Some(if polled { Duration::from_millis(1) } else { FORCE }));
+                self.lock(slot).sleeping = false;
             }
         }
         for &b in &bells {
@@ -462,6 +522,7 @@ impl Sched {
         let mut last = vec![u64::MAX; self.slots.len()];
         while !self.stopping.load(Acquire) {
             std::thread::sleep(TICK);
+            self.epoch.fetch_add(1, Relaxed);
             for (slot, seen) in last.iter_mut().enumerate() {
                 let mut q = self.lock(slot);
                 if q.running && q.dispatches == *seen && !q.fibers.is_empty() {
