@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4,5,6,7,8 timeout=60 */
+/* oxmpi-test: ranks=1,2,3,4,5,6,7,8,12 timeout=60 */
 /* MPI_Allreduce: SUM/PROD/MAX/MIN/bitwise/logical on int, long, double, float, unsigned char and
    int64_t, MINLOC/MAXLOC on MPI_DOUBLE_INT and MPI_2INT, with and without MPI_IN_PLACE, counts 0,
    1, 1000 and 100000, every rank count up to 8 (the non-power-of-two fold-in). Also checks that

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4,5,8 timeout=60 */
+/* oxmpi-test: ranks=1,2,3,4,5,8,12 timeout=60 */
 /* MPI_Bcast from every root: 0, 1 and 1 MiB bytes, several datatypes (int, double, char,
    MPI_DOUBLE_INT pairs), back-to-back broadcasts with changing roots, and a pre-posted wildcard
    receive that collective traffic must not match. */

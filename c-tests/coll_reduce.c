@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,3,4,5,8 timeout=60 */
+/* oxmpi-test: ranks=1,2,3,4,5,8,12 timeout=60 */
 /* MPI_Reduce: SUM/PROD/MAX/MIN/bitwise/logical on int, long, double, float, unsigned char and
    int64_t, MINLOC/MAXLOC on MPI_DOUBLE_INT and MPI_2INT, to several roots, with and without
    MPI_IN_PLACE, counts 0, 1, 1000 and 100000. Also MPI_Reduce_local and MPI_Op_commutative. */

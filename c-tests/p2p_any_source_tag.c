@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* MPI_ANY_SOURCE / MPI_ANY_TAG receives (and mixed with a specific source or tag):
    every message arrives exactly once, in order per sender, status is correct. */
 #include "oxtest.h"

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* MPI_Cancel of a posted receive + MPI_Test_cancelled; MPI_Request_free of an active
    send (the data still arrives). */
 #include "oxtest.h"

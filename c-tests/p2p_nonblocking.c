@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* MPI_Isend/MPI_Irecv: many outstanding requests of mixed sizes in both directions,
    receives posted in reverse tag order, completed with MPI_Waitall. */
 #include "oxtest.h"

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* Non-overtaking: 1000 messages with the same tag arrive in order (mixed Send/Isend,
    specific and ANY_SOURCE receives); interleaved small and large (1 MiB) messages from
    one sender arrive in order. */

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* MPI_Probe / MPI_Iprobe with MPI_ANY_SOURCE / MPI_ANY_TAG; MPI_Get_count from the
    probe status sizes the receive. */
 #include "oxtest.h"

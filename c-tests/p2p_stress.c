@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=2,4,8 */
+/* oxmpi-test: ranks=2,4,8,12 */
 /* Stress: every rank sends a reproducible pseudo-random number of messages with random
    sizes (0..256 KiB), tags and destinations (including itself). Receivers use
    MPI_ANY_SOURCE/MPI_ANY_TAG and verify a checksum embedded in each message. After its

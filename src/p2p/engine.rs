@@ -91,6 +91,8 @@ pub struct Engine {
     seg: Arc<Segment>,
     me: usize,
     n: usize,
+    /// Senders announce pushes in the receiver's `Doorbell::inbox` (jobs of 9 to 64 ranks).
+    inbox: bool,
     policy: WaitPolicy,
     inner: Mutex<Inner>,
     /// Threads of this rank inside `wait_until`; when non-zero, completions ring our own doorbell so
@@ -134,6 +136,7 @@ impl Engine {
             seg,
             me,
             n,
+            inbox: (9..=64).contains(&n),
             policy,
             inner: Mutex::new(Inner {
                 reqs: Slab::default(),
@@ -416,7 +419,7 @@ impl Engine {
         self.gauges.sent(true);
         drop(g);
         crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
-        notify(self.seg.doorbell(dest));
+        self.announce(dest);
         true
     }
 
@@ -763,7 +766,7 @@ impl Engine {
             }
         }
         if pushed {
-            notify(self.seg.doorbell(dest));
+            self.announce(dest);
         }
         if g.outq[dest].is_empty() {
             ch.set_producer_waiting(false);
@@ -786,8 +789,18 @@ impl Engine {
     /// happened.
     fn progress(&self, g: &mut Inner) -> bool {
         let mut any = false;
-        for src in 0..self.n {
-            any |= self.drain(g, src);
+        if self.inbox {
+            // Clear the announcements first: a push after this sets its bit again (`announce`).
+            let mut mask = self.seg.doorbell(self.me).inbox.swap(0, Ordering::SeqCst);
+            while mask != 0 {
+                let src = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                any |= self.drain(g, src);
+            }
+        } else {
+            for src in 0..self.n {
+                any |= self.drain(g, src);
+            }
         }
         for d in g.pending_dests.clone() {
             any |= self.flush_dest(g, d);
@@ -872,8 +885,20 @@ impl Engine {
         ring(self.seg.doorbell(r));
     }
 
+    /// Tells `dest` that our channel to it holds new slots (after pushing them).
+    fn announce(&self, dest: usize) {
+        let bell = self.seg.doorbell(dest);
+        if self.inbox {
+            bell.inbox.fetch_or(1 << self.me, Ordering::SeqCst);
+        }
+        notify(bell);
+    }
+
     /// Whether any channel into this rank holds a slot (the spinning waiter's check).
     fn anything_arrived(&self) -> bool {
+        if self.inbox {
+            return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
+        }
         (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
     }
 

@@ -11,7 +11,7 @@
 use crate::transport::ring::{channel_bytes, Channel};
 use crossbeam_utils::CachePadded;
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
 pub const LAYOUT_VERSION: u32 = 3;
@@ -76,6 +76,10 @@ pub struct Doorbell {
     /// Threads mode with fibers: rank fibers parked on this doorbell. Like `sleepers` they make
     /// `notify` ring, but need no FUTEX_WAKE: their carrier polls `seq`.
     pub parked: AtomicU32,
+    /// Jobs of 9 to 64 ranks: bit `src` is set when rank `src` pushed into its channel to this
+    /// rank, so progress drains only those channels instead of polling all of them (the scan
+    /// cost grows with the job; below 9 ranks it is cheaper than the extra atomic per send).
+    pub inbox: AtomicU64,
     /// Threads mode with fibers: 1 + the scheduler slot whose sleeping carrier holds this rank's
     /// parked fiber (see `threads::sched`), 0 if none ever did. `ring` wakes that carrier too.
     pub carrier: AtomicU32,

@@ -155,7 +155,7 @@ mod tests {
 
     #[test]
     fn blocked_waiter_is_woken() {
-        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), carrier: AtomicU32::new(0) });
+        let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), inbox: std::sync::atomic::AtomicU64::new(0), carrier: AtomicU32::new(0) });
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
             let p = WaitPolicy { spins: 0, yields: 0, block: true };
