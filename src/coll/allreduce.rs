@@ -64,7 +64,7 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     let forced = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
-    let arena = super::arena::of(cx).filter(|_| n > 1);
+    let arena = super::arena::of(cx).filter(|a| n > 1 && bytes <= a.capacity());
     if let Some(a) = arena {
         // The arena combines in rank order, so it serves non-commutative ops too.
         if forced == Some(4) || (forced.is_none() && bytes <= SHARED_MAX) {
@@ -121,7 +121,7 @@ fn auto(bytes: usize, count: usize, n: usize) -> usize {
     }
 }
 
-/// Through the shared arena (threads mode, blocking calls; see `arena`): the last rank to arrive
+/// Through the communicator's shared arena (blocking calls; see `arena`): the last rank to arrive
 /// folds every contribution right to left, `a0 op (a1 op (... op an-1))`, the order MPI defines,
 /// and every rank copies the one result. Elsewhere (`arena::of` gives none) `shared` is not
 /// available and forcing it falls back to recursive doubling.
@@ -130,23 +130,21 @@ fn auto(bytes: usize, count: usize, n: usize) -> usize {
 /// As `allreduce_internal`.
 unsafe fn shared(cx: &Coll, arena: &super::arena::Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
     let bytes = count * red.size;
-    let combine = |all: &[*const u8], out: &mut Vec<u8>| {
-        out.clear();
-        out.resize(bytes, 0);
+    let combine = |all: &[*const u8], out: *mut u8| {
         let last = *all.last().expect("n > 1");
         // SAFETY: each contribution holds `bytes` bytes (same count and type on every rank) and
-        // stays valid until the episode completes; `out` was just sized to `bytes`.
+        // stays valid until the episode completes; `out` has room for `bytes` (`episode`).
         unsafe {
-            std::ptr::copy_nonoverlapping(last, out.as_mut_ptr(), bytes);
+            std::ptr::copy_nonoverlapping(last, out, bytes);
             for &a in all[..all.len() - 1].iter().rev() {
-                red.apply(a, out.as_mut_ptr(), count);
+                red.apply(a, out, count);
             }
         }
     };
     // SAFETY: our contribution (sendbuf, or recvbuf in place) stays untouched until the episode
     // ends; the result has `bytes` bytes; recvbuf holds `bytes` and is not the result buffer.
     unsafe {
-        let result = arena.episode(cx, cx.rank(), sendbuf, combine)?;
+        let result = arena.episode(cx, cx.rank(), sendbuf, bytes, combine)?;
         std::ptr::copy_nonoverlapping(result.as_ptr(), recvbuf, bytes);
     }
     Ok(())

@@ -1,7 +1,12 @@
-//! Threads mode: a communicator's shared arena, where small blocking collectives meet in memory
-//! instead of exchanging messages. Every rank of the communicator is a thread (or fiber) of this
-//! process, so one `Arena` per communicator is shared by all its ranks through a process-wide
-//! registry keyed by (context id, member world ranks).
+//! A communicator's shared arena, where small blocking collectives meet in memory instead of
+//! exchanging messages.
+//! - Threads mode: every rank of the communicator is a thread (or fiber) of this process, so one
+//!   `Arena` per communicator is shared by all its ranks through a process-wide registry keyed by
+//!   (context id, member world ranks). Contributions stay in the ranks' buffers (a pointer each).
+//! - Processes mode: MPI_COMM_WORLD only, in the job segment (`Segment::world_arena`): each rank
+//!   copies its contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result
+//!   goes to a slot of the segment. In a job that survives failures (`crate::ulfm`) a dead rank
+//!   fails every later episode at every rank, instead of leaving them waiting.
 //!
 //! An *episode* is one collective: each rank publishes a pointer to its contribution and counts
 //! itself in; the last to arrive computes the result from every contribution (they stay valid:
@@ -25,12 +30,13 @@
 //! message-based algorithms can: each collective has its own tags). Every rank starts the same
 //! collectives in the same order, so all of them make the same choice.
 use super::Coll;
-use crate::abi::MPIX_ERR_REVOKED;
 use crate::comm::Comm;
-use crate::error::{err, MpiResult};
+use crate::error::MpiResult;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicPtr, AtomicU64, AtomicUsize, Ordering::*};
+use crate::runtime::segment::{ArenaCounters, ARENA_SLOT};
+use crate::runtime::universe::Universe;
+use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The shared state of one communicator's ranks.
@@ -39,20 +45,32 @@ pub struct Arena {
     n: usize,
     /// World rank of each member (whose doorbells the last arriver rings).
     members: Vec<usize>,
-    /// Completed episodes.
-    gen: AtomicU64,
-    /// Ranks counted into the current episode.
-    arrived: AtomicUsize,
-    /// Each rank's contribution to the current episode, by communicator rank.
-    contributions: Vec<AtomicPtr<u8>>,
-    /// Results of the episodes, by parity of their generation.
-    results: [UnsafeCell<Vec<u8>>; 2],
+    /// Where contributions and results live, and the episode counters.
+    store: Store,
     /// Ranks (of this process) that hold this arena; the last one out unregisters it.
     users: AtomicUsize,
 }
 
-// SAFETY: `results[p]` is written only by the last arriver of an episode of parity p, while no rank
-// reads it (see the module comment); everything else is atomic.
+enum Store {
+    /// Threads mode.
+    Pointers {
+        counters: ArenaCounters,
+        /// Each rank's contribution to the current episode, by communicator rank.
+        contributions: Vec<AtomicPtr<u8>>,
+        /// Results of the episodes, by parity of their generation.
+        results: [UnsafeCell<Vec<u8>>; 2],
+    },
+    /// Processes mode: the world arena of the job segment, which outlives every rank.
+    Segment {
+        counters: &'static ArenaCounters,
+        /// n contribution slots, then the two result slots, `ARENA_SLOT` bytes each.
+        slots: *mut u8,
+    },
+}
+
+// SAFETY: the result of parity p is written only by the last arriver of an episode of parity p,
+// while no rank reads it, and a rank writes only its own contribution slot, before counting
+// itself in (see the module comment); everything else is atomic. The segment outlives the job.
 unsafe impl Sync for Arena {}
 // SAFETY: as above.
 unsafe impl Send for Arena {}
@@ -64,86 +82,153 @@ fn registry() -> &'static Mutex<HashMap<Key, Arc<Arena>>> {
     R.get_or_init(Default::default)
 }
 
-/// A rank's hold on its communicator's arena (kept in `Comm::arena`).
+/// A rank's hold on its communicator's arena (kept in `Comm::arena`); None where the
+/// communicator has none.
 pub struct ArenaRef {
-    arena: Arc<Arena>,
-    key: Key,
+    arena: Option<Arc<Arena>>,
+    /// Threads mode: the registry entry.
+    key: Option<Key>,
 }
 
 impl Drop for ArenaRef {
     fn drop(&mut self) {
+        let (Some(arena), Some(key)) = (&self.arena, &self.key) else { return };
         let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
-        if self.arena.users.fetch_sub(1, AcqRel) == 1 && r.get(&self.key).is_some_and(|a| Arc::ptr_eq(a, &self.arena)) {
-            r.remove(&self.key);
+        if arena.users.fetch_sub(1, AcqRel) == 1 && r.get(key).is_some_and(|a| Arc::ptr_eq(a, arena)) {
+            r.remove(key);
         }
     }
 }
 
 impl ArenaRef {
-    /// The arena of communicator `c` (created by its first rank to ask). Two live communicators
-    /// with the same context id have disjoint groups, so the key tells them apart.
-    fn attach(c: &Comm) -> ArenaRef {
+    /// Threads mode: the arena of communicator `c` (created by its first rank to ask). Two live
+    /// communicators with the same context id have disjoint groups, so the key tells them apart.
+    fn shared(c: &Comm) -> ArenaRef {
         let key = (c.context, c.group.clone());
         let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
         let arena = r
             .entry(key.clone())
             .or_insert_with(|| {
+                let counters = ArenaCounters { gen: Default::default(), arrived: Default::default() };
                 Arc::new(Arena {
                     n: c.group.len(),
                     members: c.group.clone(),
-                    gen: AtomicU64::new(0),
-                    arrived: AtomicUsize::new(0),
-                    contributions: (0..c.group.len()).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
-                    results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
+                    store: Store::Pointers {
+                        counters,
+                        contributions: (0..c.group.len()).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
+                        results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
+                    },
                     users: AtomicUsize::new(0),
                 })
             })
             .clone();
         arena.users.fetch_add(1, AcqRel);
-        ArenaRef { arena, key }
+        ArenaRef { arena: Some(arena), key: Some(key) }
+    }
+
+    /// Processes mode: the world arena of the segment, for MPI_COMM_WORLD.
+    fn world(u: &Universe, c: &Comm) -> ArenaRef {
+        let is_world = c.context == u.world.context && c.group.len() == u.seg.nranks();
+        let arena = u.seg.world_arena().filter(|_| is_world).map(|(counters, slots)| {
+            // SAFETY: the segment stays mapped until the process exits (ranks never unmap it).
+            let counters: &'static ArenaCounters = unsafe { &*(counters as *const ArenaCounters) };
+            Arc::new(Arena { n: c.group.len(), members: c.group.clone(), store: Store::Segment { counters, slots }, users: AtomicUsize::new(1) })
+        });
+        ArenaRef { arena, key: None }
     }
 }
 
-/// The arena `cx` may use, if any: threads mode, a blocking collective on an intracommunicator
-/// that never ran a nonblocking or persistent one (see the module comment).
+/// The arena `cx` may use, if any: a blocking collective on an intracommunicator that never ran a
+/// nonblocking or persistent one (see the module comment); in threads mode any such
+/// communicator, in processes mode MPI_COMM_WORLD of a job that does not survive failures.
 pub fn of<'a>(cx: &Coll<'a>) -> Option<&'a Arena> {
-    if !cx.shared || cx.c.remote.is_some() || !super::select::threads_mode() {
+    if !cx.shared || cx.c.remote.is_some() {
         return None;
     }
-    Some(&cx.c.arena.get_or_init(|| ArenaRef::attach(cx.c)).arena)
+    let threads = super::select::threads_mode();
+    cx.c.arena.get_or_init(|| if threads { ArenaRef::shared(cx.c) } else { ArenaRef::world(cx.u, cx.c) }).arena.as_deref()
 }
 
 impl Arena {
-    /// Runs one episode: contributes `mine` as communicator rank `me`; the last arriver runs
-    /// `combine(contributions, result)`. Returns the result, valid until this rank's next episode.
+    /// The largest result (and, in processes mode, contribution) an episode can carry.
+    pub fn capacity(&self) -> usize {
+        match self.store {
+            Store::Pointers { .. } => usize::MAX,
+            Store::Segment { .. } => ARENA_SLOT,
+        }
+    }
+
+    fn counters(&self) -> &ArenaCounters {
+        match &self.store {
+            Store::Pointers { counters, .. } => counters,
+            Store::Segment { counters, .. } => counters,
+        }
+    }
+
+    /// Runs one episode: contributes the `bytes` bytes at `mine` as communicator rank `me`; the
+    /// last arriver runs `combine(contributions, out)`, which writes the `bytes`-byte result to
+    /// `out`. Returns the result, valid until this rank's next episode.
     ///
     /// # Safety
-    /// `mine` must stay valid until this returns; `combine` must only read the contributions as
-    /// the collective defines them.
-    pub unsafe fn episode(&self, cx: &Coll, me: usize, mine: *const u8, combine: impl FnOnce(&[*const u8], &mut Vec<u8>)) -> MpiResult<&[u8]> {
+    /// `mine` must hold `bytes` readable bytes and stay valid until this returns; `bytes` is the
+    /// same on every rank and at most `capacity()`; `combine` must only read `bytes` bytes of
+    /// each contribution and write `bytes` bytes to `out`.
+    pub unsafe fn episode(&self, cx: &Coll, me: usize, mine: *const u8, bytes: usize, combine: impl FnOnce(&[*const u8], *mut u8)) -> MpiResult<&[u8]> {
         // A revoked communicator (ULFM) fails its collectives: at the revoker before it counts
         // itself in, at the others while they wait (the revocation reaches them as a message).
-        let revoked = || err(MPIX_ERR_REVOKED, "the communicator was revoked (MPIX_Comm_revoke)");
-        if cx.u.engine.revoked_now(cx.c.context) {
-            return Err(revoked());
-        }
-        let k = self.gen.load(Acquire);
-        self.contributions[me].store(mine as *mut u8, Relaxed);
+        // So does a failed rank of the world arena: the episode could never complete, and the
+        // counters stay off, so every later episode fails too, as ULFM wants of a communicator
+        // with a failed member.
+        let world = matches!(self.store, Store::Segment { .. });
+        cx.u.engine.collective_refusal(cx.c.context, world)?;
+        let ctr = self.counters();
+        let k = ctr.gen.load(Acquire);
         let parity = (k & 1) as usize;
-        if self.arrived.fetch_add(1, AcqRel) == self.n - 1 {
-            let all: Vec<*const u8> = self.contributions.iter().map(|p| p.load(Relaxed) as *const u8).collect();
-            // SAFETY: we are the last arriver: nobody reads results[parity] until `gen` moves.
-            combine(&all, unsafe { &mut *self.results[parity].get() });
-            self.arrived.store(0, Relaxed);
-            self.gen.store(k + 1, Release);
+        match &self.store {
+            Store::Pointers { contributions, .. } => contributions[me].store(mine as *mut u8, Relaxed),
+            // SAFETY: slot `me` is ours and `bytes` fits it (caller contract); nobody reads it
+            // before we count ourselves in below.
+            Store::Segment { slots, .. } => unsafe {
+                if bytes > 0 {
+                    std::ptr::copy_nonoverlapping(mine, slots.add(me * ARENA_SLOT), bytes);
+                }
+            },
+        }
+        if ctr.arrived.fetch_add(1, AcqRel) as usize == self.n - 1 {
+            let out = match &self.store {
+                Store::Pointers { contributions, results, .. } => {
+                    let all: Vec<*const u8> = contributions.iter().map(|p| p.load(Relaxed) as *const u8).collect();
+                    // SAFETY: we are the last arriver: nobody reads results[parity] until `gen` moves.
+                    let v = unsafe { &mut *results[parity].get() };
+                    v.resize(bytes.max(v.len()), 0);
+                    combine(&all, v.as_mut_ptr());
+                    v.as_ptr()
+                }
+                Store::Segment { slots, .. } => {
+                    // SAFETY: the n contribution slots and the result slot lie in the arena.
+                    let all: Vec<*const u8> = (0..self.n).map(|r| unsafe { slots.add(r * ARENA_SLOT) as *const u8 }).collect();
+                    // SAFETY: as above; the result slot of this parity is unread until `gen` moves.
+                    let out = unsafe { slots.add((self.n + parity) * ARENA_SLOT) };
+                    combine(&all, out);
+                    out as *const u8
+                }
+            };
+            ctr.arrived.store(0, Relaxed);
+            ctr.gen.store(k + 1, Release);
             for &w in &self.members {
                 cx.u.engine.ring_rank(w);
             }
-        } else if !cx.u.engine.wait_for_unless_revoked(cx.c.context, || self.gen.load(Acquire) != k) {
-            // The episode never completes: the communicator is unusable for collectives now.
-            return Err(revoked());
+            // SAFETY: `bytes` result bytes, not rewritten before our next episode.
+            return Ok(unsafe { std::slice::from_raw_parts(out, bytes) });
         }
-        // SAFETY: the episode is complete; the buffer is not rewritten before our next episode.
-        Ok(unsafe { &*self.results[parity].get() })
+        cx.u.engine.wait_for_collective(cx.c.context, world, || ctr.gen.load(Acquire) != k)?;
+        let out = match &self.store {
+            // SAFETY: the episode is complete; the buffer is not rewritten before our next episode.
+            Store::Pointers { results, .. } => unsafe { (*results[parity].get()).as_ptr() },
+            // SAFETY: as above; the result slot of this parity.
+            Store::Segment { slots, .. } => unsafe { slots.add((self.n + parity) * ARENA_SLOT) as *const u8 },
+        };
+        // SAFETY: `bytes` result bytes (see above).
+        Ok(unsafe { std::slice::from_raw_parts(out, bytes) })
     }
 }

@@ -1,16 +1,16 @@
 //! MPI_Barrier: dissemination (Hensgen, Finkel & Manber 1988). In round k every rank signals the
 //! rank 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds of zero-byte messages,
-//! each round on its own tag. In threads mode, blocking barriers meet in the communicator's shared
-//! arena instead (`arena`).
+//! each round on its own tag. Blocking barriers meet in the communicator's shared arena instead
+//! where it has one (`arena`).
 use super::Coll;
 use crate::error::MpiResult;
 
 pub fn barrier(cx: &Coll) -> MpiResult {
     let n = cx.size();
     if let Some(a) = super::arena::of(cx).filter(|_| n > 1) {
-        // Threads mode: one episode of the shared arena, with nothing to combine.
+        // One episode of the shared arena, with nothing to combine.
         // SAFETY: no contribution is read.
-        return unsafe { a.episode(cx, cx.rank(), std::ptr::null(), |_, _| {}) }.map(|_| ());
+        return unsafe { a.episode(cx, cx.rank(), std::ptr::null(), 0, |_, _| {}) }.map(|_| ());
     }
     let me = cx.rank();
     let mut dist = 1;

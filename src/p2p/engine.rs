@@ -861,23 +861,33 @@ impl Engine {
         self.wait_until(|_| cond().then_some(()))
     }
 
-    /// `wait_for` that gives up, returning false, once context pair `ctx` is revoked (a revoked
-    /// communicator's collectives fail at every member, ULFM).
-    pub fn wait_for_unless_revoked(&self, ctx: u32, cond: impl Fn() -> bool) -> bool {
+    /// `wait_for` for a collective that meets in shared memory: gives up with MPIX_ERR_REVOKED
+    /// once context pair `ctx` is revoked, or with MPIX_ERR_PROC_FAILED once a rank of the job is
+    /// known dead when `all_ranks` (the collective involves every rank: it can never complete).
+    pub fn wait_for_collective(&self, ctx: u32, all_ranks: bool, cond: impl Fn() -> bool) -> MpiResult {
         self.wait_until(|g| {
             if cond() {
-                Some(true)
-            } else if g.revoked.contains(&(ctx & !1)) {
-                Some(false)
+                Some(Ok(()))
             } else {
-                None
+                Self::collective_refused(g, ctx, all_ranks).map(Err)
             }
         })
     }
 
-    /// Whether context pair `ctx` is known to be revoked here (no progress made).
-    pub fn revoked_now(&self, ctx: u32) -> bool {
-        self.lock().revoked.contains(&(ctx & !1))
+    /// Why a shared-memory collective on context pair `ctx` cannot run now, if it cannot (see
+    /// `wait_for_collective`); makes no progress.
+    pub fn collective_refusal(&self, ctx: u32, all_ranks: bool) -> MpiResult {
+        Self::collective_refused(&self.lock(), ctx, all_ranks).map_or(Ok(()), Err)
+    }
+
+    fn collective_refused(g: &Inner, ctx: u32, all_ranks: bool) -> Option<crate::error::MpiError> {
+        if g.revoked.contains(&(ctx & !1)) {
+            Some(err(crate::abi::MPIX_ERR_REVOKED, "the communicator was revoked (MPIX_Comm_revoke)"))
+        } else if all_ranks && g.any_dead {
+            Some(err(crate::abi::MPIX_ERR_PROC_FAILED, "a rank of the communicator failed"))
+        } else {
+            None
+        }
     }
 
     /// Rings world rank `r`'s doorbell: something it waits for with `wait_for` changed.

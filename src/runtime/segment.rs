@@ -7,6 +7,7 @@
 //! Layout (every part aligned like `CachePadded`, 128 bytes on x86_64):
 //! ```text
 //! SegmentHeader | RankControl[n] | Doorbell[n] | channel[src * n + dst] for all src, dst
+//!   | world arena (jobs of at most `ARENA_MAX_RANKS`): ArenaCounters | n + 2 slots of ARENA_SLOT
 //! ```
 use crate::transport::ring::{channel_bytes, Channel};
 use crossbeam_utils::CachePadded;
@@ -14,7 +15,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 3;
+pub const LAYOUT_VERSION: u32 = 4;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -94,6 +95,21 @@ pub fn slots_for(nranks: usize) -> usize {
     }
 }
 
+/// Bytes of one contribution (or result) slot of the world communicator's arena
+/// (`coll::arena`): processes-mode allreduces of at most this size meet there.
+pub const ARENA_SLOT: usize = 4096;
+/// Jobs of more ranks get no world arena (it would take `(n + 2) * ARENA_SLOT` bytes).
+pub const ARENA_MAX_RANKS: usize = 256;
+
+/// The counters of the world arena's episodes (see `coll::arena`), each on its own line.
+#[repr(C)]
+pub struct ArenaCounters {
+    /// Completed episodes.
+    pub gen: CachePadded<AtomicU64>,
+    /// Ranks counted into the current episode.
+    pub arrived: CachePadded<AtomicU64>,
+}
+
 fn align_line(x: usize) -> usize {
     // 128, not 64: crossbeam's CachePadded is 128-byte aligned on x86_64 (adjacent-line prefetch).
     const A: usize = std::mem::align_of::<CachePadded<u8>>();
@@ -109,6 +125,8 @@ pub struct Layout {
     pub doorbells_off: usize,
     pub channels_off: usize,
     pub channel_stride: usize,
+    /// Offset of the world arena, 0 if the job has none.
+    pub arena_off: usize,
     pub total: usize,
 }
 
@@ -118,8 +136,13 @@ impl Layout {
         let doorbells_off = align_line(ranks_off + nranks * std::mem::size_of::<RankControl>());
         let channels_off = align_line(doorbells_off + nranks * std::mem::size_of::<Doorbell>());
         let channel_stride = align_line(channel_bytes(nslots));
-        let total = align_line(channels_off + nranks * nranks * channel_stride);
-        Layout { nranks, nslots, ranks_off, doorbells_off, channels_off, channel_stride, total }
+        let mut total = align_line(channels_off + nranks * nranks * channel_stride);
+        let mut arena_off = 0;
+        if nranks <= ARENA_MAX_RANKS {
+            arena_off = total;
+            total = align_line(arena_off + std::mem::size_of::<ArenaCounters>() + (nranks + 2) * ARENA_SLOT);
+        }
+        Layout { nranks, nslots, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, total }
     }
 }
 
@@ -242,6 +265,20 @@ impl Segment {
         assert!(src < n && dst < n);
         // SAFETY: in bounds; each channel area is channel_stride >= channel_bytes(nslots) bytes.
         unsafe { Channel::from_raw(self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride), self.layout.nslots) }
+    }
+
+    /// The world arena: its counters and the first of its `n + 2` slots of `ARENA_SLOT` bytes
+    /// (one per rank, then the two result slots). None for jobs of more than `ARENA_MAX_RANKS`.
+    pub fn world_arena(&self) -> Option<(&ArenaCounters, *mut u8)> {
+        if self.layout.arena_off == 0 {
+            return None;
+        }
+        // SAFETY: the arena lies inside the mapping (see `Layout::new`); the counters are atomics
+        // in zero-initialised memory, which is their initial state.
+        unsafe {
+            let c = self.base.add(self.layout.arena_off);
+            Some((&*(c as *const ArenaCounters), c.add(std::mem::size_of::<ArenaCounters>())))
+        }
     }
 
     /// Records that `rank` aborts the job with `code`. Returns false if another rank was first.
