@@ -21,7 +21,14 @@
  *                     action does, and reports SIG_DFL as the old disposition); any other
  *                     disposition, and every call outside rank threads, goes to libc unchanged.
  *
- * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook) lives in
+ *   nanosleep(), clock_nanosleep(), usleep(), sleep()
+ *                     When ranks run as fibers on shared carrier threads, a rank sleeping in the
+ *                     kernel would hold its carrier, and the other ranks of that carrier, for the
+ *                     whole sleep. A rank fiber's sleep parks the fiber instead (oxmpi's
+ *                     oxmpi_threads_sleep); everyone else sleeps in libc as usual.
+ *
+ * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook,
+ * oxmpi_threads_sleep) lives in
  * liboxmpi.so (libmpi.so.12), which mpiexec preloads together with this library. The hooks are
  * looked up once, lazily, with dlsym(RTLD_DEFAULT); when they are absent (this library preloaded
  * into an unrelated process, e.g. a command a rank runs with system()) both interposers behave
@@ -37,11 +44,15 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef int (*current_fn)(void);
 typedef void (*adopt_fn)(int);
 typedef int (*exit_hook_fn)(int);
+typedef int (*sleep_hook_fn)(unsigned long long);
+typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
+typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
 typedef void (*exit_fn)(int) __attribute__((noreturn));
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
@@ -51,6 +62,9 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static current_fn hook_current;
 static adopt_fn hook_adopt;
 static exit_hook_fn hook_exit;
+static sleep_hook_fn hook_sleep;
+static nanosleep_fn real_nanosleep;
+static clock_nanosleep_fn real_clock_nanosleep;
 static exit_fn real_exit;
 static pthread_create_fn real_pthread_create;
 static sigaction_fn real_sigaction;
@@ -62,6 +76,9 @@ static void resolve(void)
     hook_current = (current_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_current");
     hook_adopt = (adopt_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_adopt");
     hook_exit = (exit_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_exit_hook");
+    hook_sleep = (sleep_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_sleep");
+    real_nanosleep = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
+    real_clock_nanosleep = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
     if (!hook_current || !hook_adopt)
         hook_current = NULL, hook_adopt = NULL; /* both or neither */
 
@@ -185,3 +202,68 @@ sighandler_t signal(int sig, sighandler_t handler)
 SIGNAL_ALIAS(__sysv_signal)
 SIGNAL_ALIAS(sysv_signal)
 SIGNAL_ALIAS(bsd_signal)
+
+/* Sleeps of rank fibers park the fiber (see the top of this file). Returns 1 if it did. */
+static int fiber_sleep(unsigned long long ns)
+{
+    init();
+    return hook_sleep && hook_current && hook_current() >= 0 && hook_sleep(ns);
+}
+
+static unsigned long long ns_of(const struct timespec *t)
+{
+    if (t->tv_sec < 0)
+        return 0;
+    return (unsigned long long)t->tv_sec * 1000000000ull + (unsigned long long)t->tv_nsec;
+}
+
+int nanosleep(const struct timespec *req, struct timespec *rem)
+{
+    if (req && req->tv_nsec >= 0 && req->tv_nsec < 1000000000L && fiber_sleep(ns_of(req))) {
+        if (rem)
+            rem->tv_sec = 0, rem->tv_nsec = 0;
+        return 0;
+    }
+    init();
+    return real_nanosleep(req, rem);
+}
+
+int clock_nanosleep(clockid_t clock, int flags, const struct timespec *req, struct timespec *rem)
+{
+    if (req && req->tv_nsec >= 0 && req->tv_nsec < 1000000000L && (clock == CLOCK_MONOTONIC || clock == CLOCK_REALTIME)) {
+        unsigned long long ns = ns_of(req);
+        if (flags & TIMER_ABSTIME) {
+            struct timespec now;
+            clock_gettime(clock, &now);
+            unsigned long long n = ns_of(&now);
+            ns = ns > n ? ns - n : 0;
+        }
+        if (fiber_sleep(ns)) {
+            if (rem && !(flags & TIMER_ABSTIME))
+                rem->tv_sec = 0, rem->tv_nsec = 0;
+            return 0;
+        }
+    }
+    init();
+    return real_clock_nanosleep(clock, flags, req, rem);
+}
+
+int usleep(useconds_t usec)
+{
+    if (fiber_sleep((unsigned long long)usec * 1000ull))
+        return 0;
+    struct timespec t = {usec / 1000000, (long)(usec % 1000000) * 1000};
+    init();
+    return real_nanosleep(&t, NULL);
+}
+
+unsigned int sleep(unsigned int seconds)
+{
+    if (fiber_sleep((unsigned long long)seconds * 1000000000ull))
+        return 0;
+    struct timespec t = {seconds, 0}, rem = {0, 0};
+    init();
+    if (real_nanosleep(&t, &rem) != 0)
+        return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
+    return 0;
+}

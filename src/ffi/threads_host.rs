@@ -38,3 +38,11 @@ pub extern "C" fn oxmpi_threads_adopt(ctx: c_int) {
 pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
     super::boundary::run_value(0, || host::exit_hook(code) as c_int)
 }
+
+/// A sleep of `ns` nanoseconds was asked (the preload library's `nanosleep` & co.): 1 if the
+/// caller is a rank fiber, which slept by parking so its carrier ran other ranks meanwhile;
+/// 0 if the caller must sleep in the kernel itself.
+#[no_mangle]
+pub extern "C" fn oxmpi_threads_sleep(ns: u64) -> c_int {
+    super::boundary::run_value(0, || crate::runtime::threads::sched::sleep(std::time::Duration::from_nanos(ns)) as c_int)
+}

@@ -41,6 +41,9 @@ const FORCE: Duration = Duration::from_millis(100);
 /// `FORCE` in sysmon ticks (`Sched::epoch`): reading a clock per dispatch would cost more than
 /// the dispatch.
 const FORCE_TICKS: u64 = (FORCE.as_millis() / TICK.as_millis()) as u64;
+/// How long a carrier with nothing to run sleeps when a parked fiber's condition is announced by
+/// no doorbell (a sleeping rank's deadline, a window lock word): it polls them at this period.
+const POLL_NAP: Duration = Duration::from_micros(250);
 /// Idle rounds (nothing runnable) spent spinning, then yielding, before a carrier sleeps.
 const SPIN_ROUNDS: u32 = 50;
 const YIELD_ROUNDS: u32 = 10;
@@ -202,6 +205,20 @@ pub fn futex_wait(word: &AtomicU32, expected: u32, timeout: Option<Duration>) {
     } else {
         futex::wait(word, expected, timeout);
     }
+}
+
+/// Sleeps `d` without blocking the carrier: a rank fiber parks until the deadline (the preload
+/// library's `nanosleep`, `usleep`, `sleep` and `clock_nanosleep` call this). Returns false
+/// outside fibers (the caller sleeps in the kernel).
+pub fn sleep(d: Duration) -> bool {
+    if !in_fiber() {
+        return false;
+    }
+    let deadline = std::time::Instant::now() + d;
+    while std::time::Instant::now() < deadline {
+        park(&|| std::time::Instant::now() >= deadline, None);
+    }
+    true
 }
 
 /// Ends the calling fiber for good (the rank called `exit`). Returns false outside fibers.
@@ -505,7 +522,7 @@ impl Sched {
             if !ready && !self.stopping.load(Acquire) {
                 q.sleeping = true;
                 drop(q);
-                futex::wait(word, seen, Some(if polled { Duration::from_millis(1) } else { FORCE }));
+                futex::wait(word, seen, Some(if polled { POLL_NAP } else { FORCE }));
                 self.lock(slot).sleeping = false;
             }
         }
