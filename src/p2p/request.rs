@@ -1,4 +1,6 @@
 //! Requests as the engine keeps them: a slab of entries indexed by `ReqId`.
+use super::buffer::Buf;
+use super::engine::Remote;
 use super::Status;
 
 /// Index of a request in the engine's table. The C handle is derived from it in `ffi`.
@@ -16,12 +18,13 @@ pub enum SendMode {
     Buffered,
 }
 
-/// Arguments of a send or receive, kept by persistent requests to start it again.
-#[derive(Clone, Copy, Debug)]
+/// Arguments of a send or receive, kept by persistent requests to start it again. `bytes` and `cap`
+/// are the buffer's packed size (a typed buffer's `count * size`).
+#[derive(Clone, Debug)]
 pub enum OpArgs {
-    Send { buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode },
+    Send { buf: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode },
     /// `src` None is MPI_ANY_SOURCE; `tag` -1 is MPI_ANY_TAG.
-    Recv { buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32 },
+    Recv { buf: Buf, cap: usize, src: Option<usize>, tag: i32, ctx: u32 },
     /// A persistent operation with MPI_PROC_NULL: completes at once when started.
     ProcNull,
 }
@@ -31,9 +34,9 @@ pub enum OpArgs {
 pub struct Streaming {
     pub received: u64,
     pub total: u64,
-    /// Split copy: (sender rank, its request id on the wire, its buffer address). The Fin that
-    /// releases the sender's buffer goes out once the sender's SplitDone arrives.
-    pub split: Option<(usize, u64, u64)>,
+    /// Split copy: (sender rank, its request id on the wire, its buffer as the Rts described it).
+    /// The Fin that releases the sender's buffer goes out once the sender's SplitDone arrives.
+    pub split: Option<(usize, u64, Remote)>,
 }
 
 #[derive(Debug)]
