@@ -13,6 +13,11 @@
 //!   `Fin`. If the kernel refuses (ptrace policy), the receiver answers `Cts` and the sender streams
 //!   `Data` fragments through the channel instead.
 //!
+//! Buffers are contiguous bytes or typed (`buffer::Buf`: elements of a derived datatype). A typed
+//! buffer is never packed as a whole: eager payloads and streamed fragments are packed straight
+//! into the slot and unpacked straight out of it, and a rendezvous copies between the two layouts
+//! block by block (`rendezvous.rs`).
+//!
 //! All state of a rank sits behind one mutex, so MPI_THREAD_MULTIPLE is safe; waiting threads release
 //! it and sleep on the rank's doorbell (runtime::wait).
 use super::bsend::BsendPool;
@@ -182,7 +187,7 @@ impl Engine {
 
     // ------------------------------------------------------------------ starting operations
 
-    /// Starts a send of `bytes` bytes at `buf` to world rank `dest`.
+    /// Starts a send of buffer `buf`, `bytes` packed bytes, to world rank `dest`.
     ///
     /// # Safety
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
@@ -218,7 +223,7 @@ impl Engine {
         Ok(id)
     }
 
-    /// Starts a receive into `cap` bytes at `buf` from world rank `src` (None: any source).
+    /// Starts a receive into buffer `buf` of `cap` packed bytes from world rank `src` (None: any source).
     ///
     /// # Safety
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
@@ -620,7 +625,7 @@ impl Engine {
             k if k == Kind::Split as u32 => {
                 // We are the sender: copy our part into the receiver, then tell it.
                 let (id, gen) = wire_req(hdr.sreq);
-                if !g.reqs.get(id).is_some_and(|r| r.gen == gen) {
+                if g.reqs.get(id).is_none_or(|r| r.gen != gen) {
                     return;
                 }
                 let Some(data) = self.send_data(g, id) else { return };

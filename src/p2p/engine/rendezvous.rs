@@ -95,7 +95,7 @@ impl Engine {
             prefix.push(size);
             size = size.checked_add(l).ok_or_else(|| bad("block lengths overflow"))?;
         }
-        if size == 0 || r.total % size as u64 != 0 {
+        if size == 0 || !r.total.is_multiple_of(size as u64) {
             return Err(bad("the sender's type does not divide the message"));
         }
         Ok(Resolved::Copied { base: r.addr, blocks, prefix, extent: c as i64, size, count: (r.total / size as u64) as usize })
