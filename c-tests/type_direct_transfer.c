@@ -18,7 +18,7 @@ typedef struct {
     MPI_Aint extent, true_lb, true_extent;
 } tdesc;
 
-static tdesc types[6];
+static tdesc types[7];
 static int ntypes;
 
 static void add(const char *name, MPI_Datatype t)
@@ -191,6 +191,36 @@ int main(int argc, char **argv)
                     }
                 }
             }
+
+    /* A vector of long blocks (16 KiB, the rendezvous reads them one by one rather than through a
+       covering range) into every type whose int count divides it, and back. */
+    {
+        MPI_Datatype big;
+        MPI_OK(MPI_Type_vector(3, 4096, 5000, MPI_INT, &big));
+        add("bigvector", big);
+        tdesc *bv = &types[--ntypes];
+        int total = 2 * bv->ints;
+        for (int b = 0; b < ntypes; b++) {
+            if (total % types[b].ints != 0)
+                continue;
+            for (int dir = 0; dir < 2; dir++, tag++) {
+                const tdesc *s = dir ? &types[b] : bv, *r = dir ? bv : &types[b];
+                int sc = total / s->ints, rc = total / r->ints;
+                if (even) {
+                    void *buf = send_image(s, sc, (unsigned)tag);
+                    MPI_OK(MPI_Send(buf, sc, s->t, peer, tag, MPI_COMM_WORLD));
+                    free(buf);
+                } else {
+                    void *buf = recv_image(r, rc);
+                    MPI_OK(MPI_Recv(buf, rc, r->t, peer, tag, MPI_COMM_WORLD, &st));
+                    check_count(&st, total);
+                    verify(r, rc, buf, s, sc, (unsigned)tag, "long blocks");
+                    free(buf);
+                }
+            }
+        }
+        MPI_OK(MPI_Type_free(&bv->t));
+    }
 
     const tdesc *vec = &types[0], *idx = &types[1], *sub = &types[4];
     /* Probe, then a typed receive of the probed size; matched probe; any source. */

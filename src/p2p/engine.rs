@@ -110,6 +110,8 @@ pub struct Engine {
     split_copies: std::sync::atomic::AtomicBool,
     /// Every peer lives in this address space (threads mode): rendezvous copies are plain memcpy.
     local_peers: std::sync::atomic::AtomicBool,
+    /// Bounce buffer of rendezvous reads of a sender's small typed pieces (`rendezvous.rs`).
+    bounce: Mutex<Vec<u8>>,
     /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
     spin_budget: AtomicU32,
     /// Whether world rank `w` is a failed, unacknowledged member of the communicator of context
@@ -162,6 +164,7 @@ impl Engine {
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
             local_peers: std::sync::atomic::AtomicBool::new(false),
+            bounce: Mutex::new(Vec::new()),
             spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
             gauges: Default::default(),

@@ -7,6 +7,11 @@
 //! element) out of the sender with process_vm_readv. The copy then walks both buffers' pieces:
 //! memcpy of the overlapping pieces in threads mode, batches of at most IOV_MAX local and remote
 //! iovecs per process_vm_readv/writev in processes mode. Nothing is packed.
+//!
+//! The kernel pins the pages of every remote iovec separately, which costs about as much as copying
+//! a few KiB: a sender's typemap of small, dense pieces (a vector of 1 KiB blocks) is therefore read
+//! as whole covering ranges of at most `BOUNCE` bytes, gaps included, into a bounce buffer, and
+//! copied out piece by piece from there (`read_covering`).
 use super::Engine;
 use crate::datatype::pieces::BlockMap;
 use crate::datatype::{TypeRepr, MAX_BLOCKS};
@@ -68,6 +73,13 @@ impl Resolved<'_> {
     }
 }
 
+/// Largest remote range read at once into the bounce buffer.
+const BOUNCE: usize = 256 * 1024;
+/// Remote pieces at least this long on average are read with one iovec each.
+const LONG_PIECE: usize = 8 * 1024;
+/// Read through the bounce buffer only if the data fills at least 1/SPARSE of the ranges read.
+const SPARSE: usize = 4;
+
 fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
@@ -109,6 +121,13 @@ impl Engine {
         }
         let src = self.resolve(pid, r)?;
         let (s, d) = (src.side(), dst.side());
+        if let Resolved::Copied { blocks, extent, size, .. } = &src {
+            let reach = blocks.iter().map(|b| b.0 + b.1 as i64).max().unwrap_or(0) - blocks.iter().map(|b| b.0).min().unwrap_or(0);
+            if size / blocks.len() < LONG_PIECE && (*extent).max(reach).unsigned_abs() as usize <= size * SPARSE {
+                let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
+                return read_covering(pid, &s, &d, start, end, &mut bounce);
+            }
+        }
         if self.local_peers() {
             // SAFETY: same address space; the sender keeps its buffer valid and unmodified until our
             // Fin, and the receive buffer holds `end` stream bytes (the receive contract).
@@ -133,4 +152,38 @@ impl Engine {
         }
         cma::transfer_pieces(false, pid, start, end, |a, b| s.pieces(a, b), |a, b| d.pieces(a, b))
     }
+}
+
+/// Copies stream bytes `[start, end)` of remote buffer `src` (process `pid`) into local `dst`
+/// through a bounce buffer: each round reads the remote range covering as many of the next pieces
+/// as fit `BOUNCE` bytes with one iovec, then copies those pieces out of it. `bounce` is the
+/// engine's buffer, allocated at the first use and kept.
+fn read_covering(pid: i32, src: &Side, dst: &Side, start: usize, end: usize, bounce: &mut Vec<u8>) -> io::Result<()> {
+    let Side::Map { base, map, count } = *src else { unreachable!("only typed senders are read through the bounce buffer") };
+    bounce.reserve(BOUNCE);
+    let mut pos = start;
+    while pos < end {
+        // The next pieces whose covering range fits the bounce buffer (at least part of one).
+        let (mut lo, mut hi, mut upto) = (u64::MAX, 0u64, pos);
+        for (a, l) in src.pieces(pos, end) {
+            let (nlo, nhi) = (lo.min(a), hi.max(a + l as u64));
+            if nhi - nlo > BOUNCE as u64 {
+                if upto == pos {
+                    // One piece longer than the buffer: take its first BOUNCE bytes.
+                    (lo, hi, upto) = (a, a + BOUNCE as u64, pos + BOUNCE);
+                }
+                break;
+            }
+            (lo, hi, upto) = (nlo, nhi, upto + l);
+        }
+        let len = (hi - lo) as usize;
+        cma::read_from(pid, lo, bounce.as_mut_ptr(), len)?;
+        // The sender's typemap based so that its address `lo` falls on the bounce buffer.
+        let here = Side::Map { base: base.wrapping_sub(lo).wrapping_add(bounce.as_ptr() as u64), map, count };
+        // SAFETY: the pieces of [pos, upto) lie in [lo, hi) remotely, so in the `len` bytes just read
+        // into the bounce buffer here; `dst` holds `end` stream bytes (the receive contract).
+        unsafe { copy_local(&here, dst, pos, upto) };
+        pos = upto;
+    }
+    Ok(())
 }
