@@ -8,6 +8,7 @@ use crate::datatype::pieces::{BlockMap, Pieces};
 use crate::datatype::TypeRepr;
 use std::sync::Arc;
 
+/// A send or receive buffer as the engine holds it.
 #[derive(Clone, Debug)]
 pub enum Buf {
     /// Contiguous bytes; their length is kept beside the buffer (the send's size, the receive's capacity).
