@@ -176,6 +176,9 @@ fn read_covering(pid: i32, src: &Side, dst: &Side, start: usize, end: usize, bou
             }
             (lo, hi, upto) = (nlo, nhi, upto + l);
         }
+        if upto == pos {
+            return Err(bad("the sender's typed buffer holds fewer bytes than the message"));
+        }
         let len = (hi - lo) as usize;
         cma::read_from(pid, lo, bounce.as_mut_ptr(), len)?;
         // The sender's typemap based so that its address `lo` falls on the bounce buffer.
