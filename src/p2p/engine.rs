@@ -407,10 +407,23 @@ impl Engine {
             return false;
         }
         let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
-        // SAFETY: `buf` holds `bytes` packed bytes (checked by the caller against count and
-        // datatype); the ring calls this only for a non-empty payload (a zero-byte send may pass NULL).
-        let fill = |dst: *mut u8| unsafe { buf.pack(0, dst, bytes) };
-        if !self.seg.channel(self.me, dest).try_push_with(&hdr, bytes, fill) {
+        let ch = self.seg.channel(self.me, dest);
+        let pushed = match buf {
+            // The latency-critical path: contiguous bytes, copied as a slice. A zero-byte send may
+            // pass NULL; never build a slice from a null pointer.
+            Buf::Flat(p) => {
+                let payload: &[u8] = if bytes == 0 {
+                    &[]
+                } else {
+                    // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and datatype).
+                    unsafe { std::slice::from_raw_parts(*p, bytes) }
+                };
+                ch.try_push(&hdr, payload)
+            }
+            // SAFETY: `buf` holds `bytes` packed bytes; the ring calls this only for a non-empty payload.
+            Buf::Typed { .. } => ch.try_push_with(&hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),
+        };
+        if !pushed {
             return false;
         }
         self.gauges.sent(true);
@@ -511,7 +524,7 @@ impl Engine {
                     let half = (n / 2) & !4095;
                     let r = g.reqs.get_mut(id).unwrap();
                     let rreq = req_wire(id, r.gen);
-                    r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some((u.src, sreq, remote)) });
+                    r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some(Box::new((u.src, sreq, remote))) });
                     let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: *dst as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
                     self.enqueue(g, u.src, Out::Ctl { hdr: split });
                     self.flush_dest(g, u.src);
@@ -646,7 +659,7 @@ impl Engine {
                 }
                 let r = g.reqs.get_mut(id).unwrap();
                 let Some(OpArgs::Recv { buf, .. }) = r.op.clone() else { return };
-                let Some((ssrc, sreq, remote)) = r.streaming.as_mut().and_then(|st| st.split.take()) else { return };
+                let Some(&(ssrc, sreq, remote)) = r.streaming.as_mut().and_then(|st| st.split.take()).as_deref() else { return };
                 if hdr.flags & FLAG_FAILED != 0 {
                     // The sender could not write its part; its buffer is still valid (no Fin yet).
                     let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);

@@ -30,13 +30,14 @@ pub enum OpArgs {
 }
 
 /// Progress of a receive whose data arrives in fragments (rendezvous without single copy).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Streaming {
     pub received: u64,
     pub total: u64,
     /// Split copy: (sender rank, its request id on the wire, its buffer as the Rts described it).
     /// The Fin that releases the sender's buffer goes out once the sender's SplitDone arrives.
-    pub split: Option<(usize, u64, Remote)>,
+    /// Boxed: only large messages split, and every request carries this field.
+    pub split: Option<Box<(usize, u64, Remote)>>,
 }
 
 #[derive(Debug)]
