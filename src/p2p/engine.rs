@@ -220,7 +220,7 @@ impl Engine {
         if let Err(e) = self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode }) {
             // Nothing was queued (start_send only fails before enqueueing): drop the entry, which
             // the caller never learns about and so could never free.
-            g.reqs.remove(id);
+            g.reqs.discard(id);
             return Err(e);
         }
         Ok(id)
@@ -571,7 +571,7 @@ impl Engine {
         r.done = true;
         if r.user_freed {
             let block = r.bsend_block;
-            g.reqs.remove(id);
+            g.reqs.discard(id);
             if let (Some(off), Some(pool)) = (block, g.bsend.as_mut()) {
                 pool.free(off);
             }
@@ -943,7 +943,7 @@ impl Engine {
         if r.persistent {
             r.active = false;
         } else {
-            g.reqs.remove(id);
+            g.reqs.discard(id);
         }
         Some(st)
     }
@@ -1085,7 +1085,7 @@ impl Engine {
         let mut g = self.lock();
         let Some(r) = g.reqs.get_mut(id) else { return };
         if r.done || (r.persistent && !r.active) {
-            g.reqs.remove(id);
+            g.reqs.discard(id);
         } else {
             r.user_freed = true;
             r.persistent = false;

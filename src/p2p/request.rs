@@ -62,6 +62,7 @@ pub struct Req {
 }
 
 impl Req {
+    #[inline]
     pub fn new(gen: u32, op: Option<OpArgs>) -> Req {
         Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, bsend_block: None }
     }
@@ -81,10 +82,14 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    #[inline]
     pub fn insert_with(&mut self, f: impl FnOnce(u32) -> T) -> u32 {
         if let Some(i) = self.free.pop() {
-            self.gens[i as usize] = self.gens[i as usize].wrapping_add(1);
-            self.entries[i as usize] = Some(f(self.gens[i as usize]));
+            let gen = self.gens[i as usize].wrapping_add(1);
+            self.gens[i as usize] = gen;
+            // A free entry is None: filling it this way (rather than assigning over it) drops
+            // nothing, so the entry is built in place instead of on the stack and copied.
+            self.entries[i as usize].get_or_insert_with(|| f(gen));
             i
         } else {
             self.entries.push(Some(f(0)));
@@ -104,6 +109,17 @@ impl<T> Slab<T> {
             self.free.push(i);
         }
         e
+    }
+    /// Drops live entry `i` where it lies (no move out, unlike `remove`: entries are large and
+    /// this is on every request's completion path).
+    #[inline]
+    pub fn discard(&mut self, i: u32) {
+        if let Some(e) = self.entries.get_mut(i as usize) {
+            if e.is_some() {
+                *e = None;
+                self.free.push(i);
+            }
+        }
     }
     /// Advances and returns the generation of live entry `i` (for a restarted persistent request).
     pub fn bump_gen(&mut self, i: u32) -> u32 {

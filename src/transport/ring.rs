@@ -158,8 +158,9 @@ impl Channel {
 
     /// Producer: like `try_push`, with the `len` payload bytes written by `fill` straight into the
     /// slot (a typed send packs its elements there, with no intermediate copy). `fill` gets a
-    /// pointer to room for exactly `len` bytes and runs only if the slot is free.
-    #[inline]
+    /// pointer to room for exactly `len` bytes and runs only if the slot is free. Always inlined:
+    /// `try_push` is the latency-critical path.
+    #[inline(always)]
     pub fn try_push_with(&self, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
         debug_assert!(len <= SLOT_PAYLOAD && hdr.kind != 0);
         let c = self.ctl();
