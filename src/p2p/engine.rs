@@ -29,7 +29,7 @@ use crate::error::{err, MpiResult};
 use crate::runtime::segment::Segment;
 use crate::runtime::wait::{notify, ring, WaitPolicy};
 use crate::transport::cma;
-use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SYNC, SLOT_PAYLOAD};
+use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SHORT_PIECES, FLAG_SYNC, SLOT_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -518,17 +518,21 @@ impl Engine {
                     return;
                 }
                 let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
-                // A split needs our buffer contiguous (the sender writes into it); the sender's may be typed.
-                if let (true, Buf::Flat(dst)) = (g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && self.split_copies.load(Ordering::Relaxed), &buf) {
+                // A split needs our buffer contiguous (the sender writes into it); the sender's may be
+                // typed. Without split copies, a sender of short typed pieces still writes it all: for
+                // it they are local iovecs, for us a bounce buffer that copies the gaps too.
+                let halves = self.split_copies.load(Ordering::Relaxed);
+                let split = g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && (halves || flags & FLAG_SHORT_PIECES != 0);
+                if let (true, Buf::Flat(dst)) = (split, &buf) {
                     // Ask the (blocked) sender to write the second half while we read the first.
-                    let half = (n / 2) & !4095;
+                    let half = if halves { (n / 2) & !4095 } else { 0 };
                     let r = g.reqs.get_mut(id).unwrap();
                     let rreq = req_wire(id, r.gen);
                     r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some(Box::new((u.src, sreq, remote))) });
                     let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: *dst as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
                     self.enqueue(g, u.src, Out::Ctl { hdr: split });
                     self.flush_dest(g, u.src);
-                    if self.read_message(pid, &remote, &buf, 0, half).is_err() {
+                    if half > 0 && self.read_message(pid, &remote, &buf, 0, half).is_err() {
                         // Not expected (reading worked before, or g.cma would be off); the sender's
                         // buffer stays valid until our Fin, so read it all, one more time.
                         g.cma = false;

@@ -91,6 +91,10 @@ pub const FLAG_FAILED: u32 = 4;
 /// blocks and `offset` the type's extent (the count is `total` over the type's size). The sender's
 /// request keeps the type alive until the receiver's Fin.
 pub const FLAG_TYPED: u32 = 8;
+/// On a typed Rts in processes mode: the sender's type is made of short pieces, which the receiver
+/// can only read through a bounce buffer (gaps included); a contiguous receiver rather asks a blocked
+/// sender to write the message itself, for which the pieces are cheap local iovecs.
+pub const FLAG_SHORT_PIECES: u32 = 16;
 
 /// Control words of one channel; the slots follow it in memory.
 #[repr(C)]

@@ -17,7 +17,7 @@ use crate::datatype::pieces::BlockMap;
 use crate::datatype::{TypeRepr, MAX_BLOCKS};
 use crate::p2p::buffer::{copy_local, Buf, Side};
 use crate::transport::cma;
-use crate::transport::ring::{SlotHeader, FLAG_TYPED};
+use crate::transport::ring::{SlotHeader, FLAG_SHORT_PIECES, FLAG_TYPED};
 use std::io;
 
 /// The sender's buffer as its Rts described it (raw fields; see `FLAG_TYPED`).
@@ -48,6 +48,9 @@ impl Remote {
                     h.rreq = t.layout.blocks.as_ptr() as u64;
                     h.len = t.layout.blocks.len() as u64;
                     h.offset = t.layout.extent() as u64;
+                    if t.layout.size / t.layout.blocks.len().max(1) < LONG_PIECE {
+                        h.flags |= FLAG_SHORT_PIECES;
+                    }
                 }
             }
         }
