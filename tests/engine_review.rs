@@ -1,7 +1,7 @@
 //! Regression tests from a review of the point-to-point engine. Same set-up as engine_stress.rs:
 //! ranks are threads of this process sharing one anonymous segment. Scenarios that could hang run
 //! in a thread joined with a generous bound, only to turn a hang into a failure.
-use oxmpi::p2p::{Engine, OpArgs, SendMode};
+use oxmpi::p2p::{Buf, Engine, OpArgs, SendMode};
 use oxmpi::runtime::segment::Segment;
 use oxmpi::runtime::wait::WaitPolicy;
 use std::sync::atomic::Ordering;
@@ -38,8 +38,8 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
     let e = world(2);
     let mut b0 = vec![0u8; 8];
     let mut b1 = vec![0u8; 8];
-    let p0 = e[1].persistent_t(OpArgs::Recv { buf: b0.as_mut_ptr(), cap: 8, src: Some(0), tag: 1, ctx: 0 });
-    let p1 = e[1].persistent_t(OpArgs::Recv { buf: b1.as_mut_ptr(), cap: 8, src: Some(0), tag: 2, ctx: 0 });
+    let p0 = e[1].persistent_t(OpArgs::Recv { buf: Buf::Flat(b0.as_mut_ptr()), cap: 8, src: Some(0), tag: 1, ctx: 0 });
+    let p1 = e[1].persistent_t(OpArgs::Recv { buf: Buf::Flat(b1.as_mut_ptr()), cap: 8, src: Some(0), tag: 2, ctx: 0 });
     e[1].start(p0).unwrap();
     e[1].start(p1).unwrap();
     let a = [7u8; 8];
@@ -79,7 +79,7 @@ fn waitsome_and_waitany_ignore_inactive_persistent_requests() {
 fn failed_start_leaves_persistent_request_inactive() {
     let e = world(2);
     let a = [3u8; 32];
-    let p = e[0].persistent_t(OpArgs::Send { buf: a.as_ptr(), bytes: 32, dest: 1, tag: 4, ctx: 0, mode: SendMode::Buffered });
+    let p = e[0].persistent_t(OpArgs::Send { buf: Buf::flat(a.as_ptr()), bytes: 32, dest: 1, tag: 4, ctx: 0, mode: SendMode::Buffered });
     let err = e[0].start(p).unwrap_err();
     assert_eq!(err.class, oxmpi::abi::MPI_ERR_BUFFER);
     let e0 = e[0].clone();

@@ -149,7 +149,7 @@ impl<'a> Coll<'a> {
     /// As `isend`.
     pub unsafe fn isend_world(&self, buf: *const u8, bytes: usize, to: usize, tag: i32) -> MpiResult<ReqId> {
         // SAFETY: per this function's contract.
-        unsafe { self.u.engine.isend(buf, bytes, to, tag, self.c.coll_context(), SendMode::Standard) }
+        unsafe { self.u.engine.isend(crate::p2p::Buf::flat(buf), bytes, to, tag, self.c.coll_context(), SendMode::Standard) }
     }
 
     /// `irecv` from world rank `from` with tag `tag`.
@@ -158,7 +158,7 @@ impl<'a> Coll<'a> {
     /// As `irecv`.
     pub unsafe fn irecv_world(&self, buf: *mut u8, bytes: usize, from: usize, tag: i32) -> ReqId {
         // SAFETY: per this function's contract.
-        unsafe { self.u.engine.irecv(buf, bytes, Some(from), tag, self.c.coll_context()) }
+        unsafe { self.u.engine.irecv(crate::p2p::Buf::Flat(buf), bytes, Some(from), tag, self.c.coll_context()) }
     }
 
     /// Waits for receive `r` (from communicator rank `from`), which must bring exactly `bytes`.

@@ -34,9 +34,9 @@ pub struct LeaderLink {
 fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResult<Vec<u64>> {
     let mut got = vec![0u64; cap];
     // SAFETY: `got` and `data` outlive both requests, which are waited for below.
-    let r = unsafe { u.engine.irecv(got.as_mut_ptr() as *mut u8, cap * 8, Some(link.remote_leader), link.tag, link.context) };
+    let r = unsafe { u.engine.irecv(crate::p2p::Buf::Flat(got.as_mut_ptr() as *mut u8), cap * 8, Some(link.remote_leader), link.tag, link.context) };
     // SAFETY: as above.
-    let s = unsafe { u.engine.isend(data.as_ptr() as *const u8, data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)? };
+    let s = unsafe { u.engine.isend(crate::p2p::Buf::flat(data.as_ptr() as *const u8), data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)? };
     u.engine.wait(s);
     let st = u.engine.wait(r);
     if st.error != crate::abi::MPI_SUCCESS || st.bytes % 8 != 0 {

@@ -9,6 +9,7 @@
 //! sticky `MPI_LB`/`MPI_UB` markers and MPICH's struct alignment padding.
 pub mod darray;
 pub mod external32;
+pub mod pieces;
 pub mod registry;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@ use crate::comm::Comm;
 use crate::datatype::{registry, LeafKind, TypeRepr};
 use std::sync::{Arc, OnceLock};
 use crate::error::{err, MpiResult};
-use crate::p2p::{MsgId, ReqId, Status};
+use crate::p2p::{Buf, MsgId, ReqId, Status};
 use crate::runtime::universe::{self, Universe};
 use std::os::raw::c_int;
 
@@ -245,7 +245,7 @@ pub enum ReqRef {
     ProcNull,
     /// An engine request, whether it is persistent, and its generation. Both are read when the
     /// handle is resolved, before any wait: afterwards the id may already belong to another
-    /// thread's request (the generation tells them apart; see `staged`).
+    /// thread's request (the generation tells them apart).
     Engine(ReqId, bool, u32),
 }
 
@@ -347,28 +347,20 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
 
 // ---- communication buffers ----
 
-/// How a communication buffer of `count` elements of a datatype reaches the byte-oriented engine.
-/// Staged buffers of nonblocking and persistent operations are owned by `staged::StagedTable`.
-pub enum Data {
-    /// The bytes are contiguous: (address of the first byte, length). Predefined types and
-    /// contiguous derived types (the pointer is already moved by the type's true lb).
-    Direct(*mut u8, usize),
-    /// A non-contiguous derived type: it must be packed into / unpacked from a staging buffer
-    /// of `bytes` bytes.
-    Staged { t: Arc<TypeRepr>, buf: *mut u8, count: usize, bytes: usize },
-}
-
 /// Checks a communication buffer: count, datatype (derived types must be committed) and NULL
 /// buffers for predefined types (a derived type may address absolute memory from MPI_BOTTOM).
-pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<Data> {
+/// Returns the buffer as the engine takes it and its packed size in bytes: contiguous bytes for
+/// predefined types and contiguous derived types (the pointer already moved by the type's true lb,
+/// the latency-critical path), else the typed buffer, which the engine moves block by block.
+pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<(Buf, usize)> {
     if predefined_size(dt).is_some() || dt == MPI_DATATYPE_NULL {
-        return Ok(Data::Direct(buf as *mut u8, buffer_bytes(buf, count_, dt)?));
+        return Ok((Buf::Flat(buf as *mut u8), buffer_bytes(buf, count_, dt)?));
     }
     let t = committed_dtype(dt)?;
     let n = count(count_)?;
     let bytes = n.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of datatype 0x{:08x} overflows", dt as u32)))?;
     Ok(match t.layout.contiguous_span(n) {
-        Some((off, b)) => Data::Direct((buf as *mut u8).wrapping_offset(off as isize), b),
-        None => Data::Staged { t, buf: buf as *mut u8, count: n, bytes },
+        Some((off, b)) => (Buf::Flat((buf as *mut u8).wrapping_offset(off as isize)), b),
+        None => (Buf::Typed { t, base: buf as *mut u8, count: n }, bytes),
     })
 }

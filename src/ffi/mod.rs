@@ -31,7 +31,6 @@ pub mod rma;
 pub mod rma_attr;
 pub mod rma_ops;
 pub mod rma_sync;
-pub mod staged;
 pub mod threads_host;
 pub mod topo;
 pub mod type_attr;

@@ -1,11 +1,10 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
-use super::check::{self, req_handle, write_status, Data, Source, REQ_PROC_NULL};
-use super::staged::Target;
+use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::p2p::{OpArgs, SendMode, Status};
+use crate::p2p::{Buf, OpArgs, SendMode, Status};
 use std::os::raw::{c_int, c_void};
 
 fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
@@ -15,15 +14,19 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
     Ok(p)
 }
 
+/// A checked send or receive buffer: as the engine takes it (contiguous or typed, never packed
+/// here), and its packed size in bytes.
+type Data = (Buf, usize);
+
 /// Checks a send's arguments; returns (the data, world dest or None for MPI_PROC_NULL, context).
 fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
-    let bytes = check::comm_data(buf, count, datatype)?;
+    let data = check::comm_data(buf, count, datatype)?;
     check::send_tag(tag)?;
     let d = check::dest_rank(c, dest)?;
-    Ok((bytes, d, c.context))
+    Ok((data, d, c.context))
 }
 
 /// Checks a receive's arguments; returns (the buffer, source, context).
@@ -31,80 +34,32 @@ fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
-    let cap = check::comm_data(buf, count, datatype)?;
+    let data = check::comm_data(buf, count, datatype)?;
     check::recv_tag(tag)?;
     let s = check::source_rank(c, source)?;
-    Ok((cap, s, c.context))
+    Ok((data, s, c.context))
 }
 
 unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let Some(d) = d else {
         *request = REQ_PROC_NULL;
         return Ok(());
     };
     let u = check::universe()?;
-    *request = req_handle(match data {
-        Data::Direct(buf, bytes) => u.engine.isend(buf as *const u8, bytes, d, tag, ctx, mode)?,
-        Data::Staged { .. } => {
-            // The packed copy is what the engine sends; the table keeps it until completion.
-            let stage = pack_staged(&data);
-            let id = u.engine.isend(stage.as_ptr(), stage.len(), d, tag, ctx, mode)?;
-            u.staged.add_send(&u.engine, id, stage);
-            id
-        }
-    });
+    *request = req_handle(u.engine.isend(buf, bytes, d, tag, ctx, mode)?);
     Ok(())
 }
 
 unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
-    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
-    // A non-contiguous type is packed first; the blocking send is done with the copy on return.
-    let staging = pack_staged(&data);
-    let (buf, bytes) = match &data {
-        Data::Direct(p, n) => (*p as *const u8, *n),
-        Data::Staged { bytes, .. } => (staging.as_ptr(), *bytes),
-    };
     let u = check::universe()?;
-    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(buf, bytes, d, tag, ctx) {
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(&buf, bytes, d, tag, ctx) {
         return Ok(());
     }
     u.engine.send_blocking(buf, bytes, d, tag, ctx, mode)
-}
-
-/// The packed bytes of a staged (non-contiguous) send buffer; empty for direct data.
-unsafe fn pack_staged(data: &Data) -> Vec<u8> {
-    match data {
-        Data::Direct(..) => Vec::new(),
-        Data::Staged { t, buf, count, bytes } => {
-            let mut v = vec![0u8; *bytes];
-            // SAFETY: the application's buffer holds `count` elements of the type; v has `bytes`.
-            crate::datatype::copy(&t.layout, *buf, *count, v.as_mut_ptr(), *bytes, 0, true);
-            v
-        }
-    }
-}
-
-/// A receive target: the user's bytes, or a staging buffer to unpack from once the receive is done.
-unsafe fn recv_target(data: &Data, staging: &mut Vec<u8>) -> (*mut u8, usize) {
-    match data {
-        Data::Direct(p, n) => (*p, *n),
-        Data::Staged { bytes, .. } => {
-            *staging = vec![0u8; *bytes];
-            (staging.as_mut_ptr(), *bytes)
-        }
-    }
-}
-
-/// Unpacks the `received` bytes of a staged receive into the user's buffer.
-unsafe fn unpack_staged(data: &Data, staging: &mut [u8], received: u64) {
-    if let Data::Staged { t, buf, count, .. } = data {
-        let n = (received as usize).min(staging.len());
-        // SAFETY: the application's buffer holds `count` elements; only received bytes are copied.
-        crate::datatype::copy(&t.layout, *buf, *count, staging.as_mut_ptr(), n, 0, false);
-    }
 }
 
 /// Turns a receive status into the call's result: truncation, a failed peer or a revoked
@@ -117,25 +72,33 @@ fn recv_result(st: &Status) -> MpiResult {
 }
 
 unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let (data, d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
     // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
-    let Some(dest) = d else {
-        *request = req_handle(u.engine.persistent(OpArgs::ProcNull));
-        return Ok(());
-    };
-    *request = req_handle(match data {
-        Data::Direct(buf, bytes) => u.engine.persistent(OpArgs::Send { buf: buf as *const u8, bytes, dest, tag, ctx, mode }),
-        Data::Staged { t, buf, count, bytes } => {
-            // The engine sends from a staging buffer, packed again at every MPI_Start.
-            let stage = vec![0u8; bytes];
-            let id = u.engine.persistent(OpArgs::Send { buf: stage.as_ptr(), bytes, dest, tag, ctx, mode });
-            u.staged.add_persistent(&u.engine, id, stage, Target { t, user: buf, count }, true);
-            id
-        }
+    *request = req_handle(match d {
+        None => u.engine.persistent(OpArgs::ProcNull),
+        Some(dest) => u.engine.persistent(OpArgs::Send { buf, bytes, dest, tag, ctx, mode }),
     });
     Ok(())
+}
+
+/// A send and a receive at once (MPI_Sendrecv, MPI_Sendrecv_replace): posts the receive, runs the
+/// send to completion, then waits for the receive.
+unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, usize, Option<usize>, i32)>, ctx: u32) -> MpiResult<Status> {
+    let u = check::universe()?;
+    let r = recv.map(|(buf, cap, src, tag)| u.engine.irecv(buf, cap, src, tag, ctx));
+    if let Some((buf, bytes, d, tag)) = send {
+        let sst = u.engine.wait(u.engine.isend(buf, bytes, d, tag, ctx, SendMode::Standard)?);
+        if sst.error != MPI_SUCCESS {
+            if let Some(r) = r {
+                u.engine.cancel(r);
+                u.engine.wait(r);
+            }
+            crate::p2p::engine::failure_result(&sst)?;
+        }
+    }
+    Ok(r.map_or(Status::proc_null(), |r| u.engine.wait(r)))
 }
 
 export! {
@@ -177,9 +140,7 @@ export! {
     }
 
     fn MPI_Recv / PMPI_Recv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let mut staging = Vec::new();
-        let (buf, cap) = recv_target(&data, &mut staging);
+        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let st = match s {
             Source::ProcNull => Status::proc_null(),
             _ => {
@@ -188,43 +149,28 @@ export! {
                 u.engine.wait(id)
             }
         };
-        unpack_staged(&data, &mut staging, st.bytes);
         write_status(status, &st, false);
         recv_result(&st)
     }
 
     fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
-        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let request = out(request, "request")?;
         let u = check::universe()?;
-        *request = match (s, data) {
-            (Source::ProcNull, _) => REQ_PROC_NULL,
-            (s, Data::Direct(buf, cap)) => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
-            (s, Data::Staged { t, buf, count, bytes }) => {
-                // Received into a staging buffer, unpacked when the request completes.
-                let mut stage = vec![0u8; bytes];
-                let id = u.engine.irecv(stage.as_mut_ptr(), bytes, s.as_option(), tag, ctx);
-                u.staged.add_recv(&u.engine, id, stage, Target { t, user: buf, count });
-                req_handle(id)
-            }
+        *request = match s {
+            Source::ProcNull => REQ_PROC_NULL,
+            s => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
         };
         Ok(())
     }
 
     fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
-        let (data, s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
+        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let request = out(request, "request")?;
         let u = check::universe()?;
-        *request = req_handle(match (s, data) {
-            (Source::ProcNull, _) => u.engine.persistent(OpArgs::ProcNull),
-            (s, Data::Direct(buf, cap)) => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
-            (s, Data::Staged { t, buf, count, bytes }) => {
-                // Every activation receives into the staging buffer, unpacked at its completion.
-                let mut stage = vec![0u8; bytes];
-                let id = u.engine.persistent(OpArgs::Recv { buf: stage.as_mut_ptr(), cap: bytes, src: s.as_option(), tag, ctx });
-                u.staged.add_persistent(&u.engine, id, stage, Target { t, user: buf, count }, false);
-                id
-            }
+        *request = req_handle(match s {
+            Source::ProcNull => u.engine.persistent(OpArgs::ProcNull),
+            s => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
         });
         Ok(())
     }
@@ -232,65 +178,25 @@ export! {
     fn MPI_Sendrecv / PMPI_Sendrecv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                       recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                       comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (sdata, d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let (rdata, s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let u = check::universe()?;
-        let sstaging = pack_staged(&sdata);
-        let (sendbuf, bytes) = match &sdata {
-            Data::Direct(p, n) => (*p as *const u8, *n),
-            Data::Staged { bytes, .. } => (sstaging.as_ptr(), *bytes),
-        };
-        let mut rstaging = Vec::new();
-        let (recvbuf, cap) = recv_target(&rdata, &mut rstaging);
-        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(recvbuf, cap, s.as_option(), recvtag, ctx)) };
-        if let Some(d) = d {
-            let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
-            let sst = u.engine.wait(sid);
-            if sst.error != MPI_SUCCESS {
-                if let Some(r) = r {
-                    u.engine.cancel(r);
-                    u.engine.wait(r);
-                }
-                return crate::p2p::engine::failure_result(&sst);
-            }
-        }
-        let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
-        unpack_staged(&rdata, &mut rstaging, st.bytes);
+        let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
+        let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
+        let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
+        let st = sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)?;
         write_status(status, &st, false);
         recv_result(&st)
     }
 
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                                       source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
-        let (sdata, d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
+        let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
         let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
-        let u = check::universe()?;
-        // The message is received into a temporary and copied (unpacked) over the buffer at the end;
-        // a non-contiguous buffer is sent from its packed copy.
-        let sstaging = pack_staged(&sdata);
-        let (sendbuf, bytes) = match &sdata {
-            Data::Direct(p, n) => (*p as *const u8, *n),
-            Data::Staged { bytes, .. } => (sstaging.as_ptr(), *bytes),
-        };
+        // The message is received into a temporary (the buffer is still being sent from) and
+        // copied over the buffer at the end: unpacked block by block for a typed buffer.
         let mut tmp = vec![0u8; bytes];
-        let r = match s { Source::ProcNull => None, _ => Some(u.engine.irecv(tmp.as_mut_ptr(), bytes, s.as_option(), recvtag, ctx)) };
-        if let Some(d) = d {
-            let sid = u.engine.isend(sendbuf, bytes, d, sendtag, ctx, SendMode::Standard)?;
-            let sst = u.engine.wait(sid);
-            if sst.error != MPI_SUCCESS {
-                if let Some(r) = r {
-                    u.engine.cancel(r);
-                    u.engine.wait(r);
-                }
-                return crate::p2p::engine::failure_result(&sst);
-            }
-        }
-        let st = r.map_or(Status::proc_null(), |r| u.engine.wait(r));
-        match &sdata {
-            // SAFETY: the user's buffer holds `bytes` bytes here; st.bytes <= bytes (the capacity).
-            Data::Direct(p, _) => std::ptr::copy_nonoverlapping(tmp.as_ptr(), *p, st.bytes as usize),
-            Data::Staged { .. } => unpack_staged(&sdata, &mut tmp, st.bytes),
-        }
+        let recv = match s { Source::ProcNull => None, s => Some((Buf::Flat(tmp.as_mut_ptr()), bytes, s.as_option(), recvtag)) };
+        let st = sendrecv(d.map(|d| (sbuf.clone(), bytes, d, sendtag)), recv, ctx)?;
+        // SAFETY: the user's buffer holds `bytes` packed bytes; st.bytes <= bytes (the capacity).
+        sbuf.unpack(0, tmp.as_ptr(), st.bytes as usize);
         write_status(status, &st, false);
         recv_result(&st)
     }
@@ -372,18 +278,15 @@ export! {
 
     fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let data = check::comm_data(buf, count, datatype)?;
+        let (buf, cap) = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
-        let mut staging = Vec::new();
         let st = match check::msg_ref(u, *message)? {
             check::MsgRef::NoProc => Status::proc_null(),
             check::MsgRef::Engine(m) => {
-                let (buf, cap) = recv_target(&data, &mut staging);
                 let id = u.engine.imrecv(m, buf, cap)?;
                 u.engine.wait(id)
             }
         };
-        unpack_staged(&data, &mut staging, st.bytes);
         *message = MPI_MESSAGE_NULL;
         write_status(status, &st, false);
         recv_result(&st)
@@ -391,18 +294,12 @@ export! {
 
     fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on MPI_COMM_WORLD => {
         let u = check::universe()?;
-        let data = check::comm_data(buf, count, datatype)?;
+        let (buf, cap) = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
         let request = out(request, "request")?;
-        *request = match (check::msg_ref(u, *message)?, data) {
-            (check::MsgRef::NoProc, _) => REQ_PROC_NULL,
-            (check::MsgRef::Engine(m), Data::Direct(buf, cap)) => req_handle(u.engine.imrecv(m, buf, cap)?),
-            (check::MsgRef::Engine(m), Data::Staged { t, buf, count, bytes }) => {
-                let mut stage = vec![0u8; bytes];
-                let id = u.engine.imrecv(m, stage.as_mut_ptr(), bytes)?;
-                u.staged.add_recv(&u.engine, id, stage, Target { t, user: buf, count });
-                req_handle(id)
-            }
+        *request = match check::msg_ref(u, *message)? {
+            check::MsgRef::NoProc => REQ_PROC_NULL,
+            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
         };
         *message = MPI_MESSAGE_NULL;
         Ok(())

@@ -76,7 +76,6 @@ export! {
                 u.engine.wait(id)
             }
         };
-        u.staged.complete(r, &st, true);
         release_handle(request, r);
         write_status(status, &st, false);
         status_error(&st)
@@ -94,7 +93,6 @@ export! {
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
-            u.staged.complete(r, &st, true);
             release_handle(request, r);
             write_status(status, &st, false);
             status_error(&st)?;
@@ -113,8 +111,6 @@ export! {
         };
         *flag = st.is_some() as c_int;
         if let Some(st) = st {
-            // Complete: a staged receive's data is visible now (the request stays allocated).
-            u.staged.complete(r, &st, false);
             write_status(status, &st, false);
         }
         Ok(())
@@ -155,7 +151,6 @@ export! {
             write_status(status, &Status::empty(), false);
             return Ok(());
         };
-        u.staged.complete(refs[i], &st, true);
         release_handle(array_of_requests.add(i), refs[i]);
         *index = i as c_int;
         write_status(status, &st, false);
@@ -175,7 +170,6 @@ export! {
         // requests count as null: none active means flag true and MPI_UNDEFINED.
         match u.engine.test_any(&ids(&refs)) {
             Some(Some((i, st))) => {
-                u.staged.complete(refs[i], &st, true);
                 release_handle(array_of_requests.add(i), refs[i]);
                 *index = i as c_int;
                 *flag = 1;
@@ -223,9 +217,9 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
-            r @ ReqRef::Engine(id, ..) => {
+            ReqRef::Engine(id, ..) => {
                 super::coll_launch::forget(u, id);
-                u.staged.free(&u.engine, r)
+                u.engine.free(id)
             }
         }
         *request = MPI_REQUEST_NULL;
@@ -238,7 +232,7 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.staged.start(&u.engine, id)),
+            ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.engine.start(id)),
         }
     }
 
@@ -249,7 +243,7 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.staged.start(&u.engine, id))?,
+                ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.engine.start(id))?,
             }
         }
         Ok(())
@@ -291,9 +285,7 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
         })
         .collect();
     let errors = sts.iter().any(|st| st.error != MPI_SUCCESS);
-    let u = check::universe()?;
     for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
-        u.staged.complete(*r, st, true);
         release_handle(reqs.add(i), *r);
         write_status(status_at(statuses, i), st, errors);
     }
@@ -326,7 +318,6 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     }
     let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
     for (k, (i, st)) in done.iter().enumerate() {
-        u.staged.complete(refs[*i], st, true);
         release_handle(reqs.add(*i), refs[*i]);
         *indices.add(k) = *i as c_int;
         write_status(status_at(statuses, k), st, errors);

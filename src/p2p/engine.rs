@@ -13,9 +13,15 @@
 //!   `Fin`. If the kernel refuses (ptrace policy), the receiver answers `Cts` and the sender streams
 //!   `Data` fragments through the channel instead.
 //!
+//! Buffers are contiguous bytes or typed (`buffer::Buf`: elements of a derived datatype). A typed
+//! buffer is never packed as a whole: eager payloads and streamed fragments are packed straight
+//! into the slot and unpacked straight out of it, and a rendezvous copies between the two layouts
+//! block by block (`rendezvous.rs`).
+//!
 //! All state of a rank sits behind one mutex, so MPI_THREAD_MULTIPLE is safe; waiting threads release
 //! it and sleep on the rank's doorbell (runtime::wait).
 use super::bsend::BsendPool;
+use super::buffer::Buf;
 use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
 use super::Status;
 use crate::abi::{MPI_ERR_BUFFER, MPI_ERR_OTHER, MPI_ERR_TRUNCATE, MPI_SUCCESS};
@@ -23,13 +29,15 @@ use crate::error::{err, MpiResult};
 use crate::runtime::segment::Segment;
 use crate::runtime::wait::{notify, ring, WaitPolicy};
 use crate::transport::cma;
-use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SYNC, SLOT_PAYLOAD};
+use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SHORT_PIECES, FLAG_SYNC, SLOT_PAYLOAD};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 mod failure;
+mod rendezvous;
 pub use failure::{is_ulfm_tag, status_result as failure_result};
+pub use rendezvous::Remote;
 
 /// Index of a matched-probe message (MPI_Message) in the engine's table.
 pub type MsgId = u32;
@@ -45,18 +53,18 @@ struct Unexpected {
 
 enum Body {
     Eager { data: Vec<u8>, sync_sreq: Option<u64> },
-    Rts { sreq: u64, addr: u64, flags: u32 },
+    Rts { sreq: u64, remote: Remote, flags: u32 },
 }
 
 /// Something waiting for room in the channel to a peer, in send order.
 enum Out {
-    /// A whole message from `data` (the user's buffer or a bsend block); `req` completes when pushed
-    /// unless the send is synchronous.
-    Eager { hdr: SlotHeader, data: *const u8, req: Option<ReqId> },
+    /// A whole message from `data` (the user's buffer or a bsend block), packed straight into the
+    /// slot; `req` completes when pushed unless the send is synchronous.
+    Eager { hdr: SlotHeader, data: Buf, req: Option<ReqId> },
     /// A control slot without payload (Rts, Cts, Fin, SyncAck).
     Ctl { hdr: SlotHeader },
     /// A message being streamed after a Cts; `req` completes after the last fragment.
-    Stream { req: ReqId, rreq: u64, addr: *const u8, total: u64, offset: u64 },
+    Stream { req: ReqId, rreq: u64, data: Buf, total: u64, offset: u64 },
 }
 
 struct Inner {
@@ -104,6 +112,8 @@ pub struct Engine {
     split_copies: std::sync::atomic::AtomicBool,
     /// Every peer lives in this address space (threads mode): rendezvous copies are plain memcpy.
     local_peers: std::sync::atomic::AtomicBool,
+    /// Bounce buffer of rendezvous reads of a sender's small typed pieces (`rendezvous.rs`).
+    bounce: Mutex<Vec<u8>>,
     /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
     spin_budget: AtomicU32,
     /// Whether world rank `w` is a failed, unacknowledged member of the communicator of context
@@ -157,6 +167,7 @@ impl Engine {
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
             local_peers: std::sync::atomic::AtomicBool::new(false),
+            bounce: Mutex::new(Vec::new()),
             spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
             gauges: Default::default(),
@@ -182,13 +193,13 @@ impl Engine {
 
     // ------------------------------------------------------------------ starting operations
 
-    /// Starts a send of `bytes` bytes at `buf` to world rank `dest`.
+    /// Starts a send of buffer `buf`, `bytes` packed bytes, to world rank `dest`.
     ///
     /// # Safety
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn isend(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
+    pub unsafe fn isend(&self, buf: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult<ReqId> {
         self.isend_flagged(buf, bytes, dest, tag, ctx, mode, false)
     }
 
@@ -199,32 +210,32 @@ impl Engine {
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn send_blocking(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
+    pub unsafe fn send_blocking(&self, buf: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> MpiResult {
         let id = self.isend_flagged(buf, bytes, dest, tag, ctx, mode, true)?;
         failure::status_result(&self.wait(id))
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn isend_flagged(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode, blocking: bool) -> MpiResult<ReqId> {
+    fn isend_flagged(&self, buf: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode, blocking: bool) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
         g.blocking_next = blocking;
         if let Err(e) = self.start_send(&mut g, id, OpArgs::Send { buf, bytes, dest, tag, ctx, mode }) {
             // Nothing was queued (start_send only fails before enqueueing): drop the entry, which
             // the caller never learns about and so could never free.
-            g.reqs.remove(id);
+            g.reqs.discard(id);
             return Err(e);
         }
         Ok(id)
     }
 
-    /// Starts a receive into `cap` bytes at `buf` from world rank `src` (None: any source).
+    /// Starts a receive into buffer `buf` of `cap` packed bytes from world rank `src` (None: any source).
     ///
     /// # Safety
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn irecv(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
+    pub unsafe fn irecv(&self, buf: Buf, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
         let mut g = self.lock();
         let id = g.reqs.insert_with(|gen| Req::new(gen, None));
         self.start_recv(&mut g, id, OpArgs::Recv { buf, cap, src, tag, ctx });
@@ -249,13 +260,6 @@ impl Engine {
 
     /// MPI_Start on a persistent request. Errors if it is not persistent or still active.
     pub fn start(&self, id: ReqId) -> MpiResult {
-        self.start_with(id, &mut || {})
-    }
-
-    /// MPI_Start that first runs `prepare` under the engine lock, once the request is known to be
-    /// an inactive persistent one: the FFI layer packs a non-contiguous send into the request's
-    /// staging buffer there, so it never writes to a buffer the engine may still be reading.
-    pub fn start_with(&self, id: ReqId, prepare: &mut dyn FnMut()) -> MpiResult {
         let mut g = self.lock();
         let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
         if !r.persistent {
@@ -264,8 +268,7 @@ impl Engine {
         if r.active {
             return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
         }
-        prepare();
-        let args = r.op.expect("persistent request keeps its arguments");
+        let args = r.op.clone().expect("persistent request keeps its arguments");
         // The slab's counter, not just the entry's: a later occupant of this slot must never reuse
         // a generation this request already put on the wire.
         let gen = g.reqs.bump_gen(id);
@@ -301,9 +304,8 @@ impl Engine {
     }
 
     fn start_send(&self, g: &mut Inner, id: ReqId, args: OpArgs) -> MpiResult {
-        let OpArgs::Send { buf, bytes, dest, tag, ctx, mode } = args else { unreachable!() };
+        let OpArgs::Send { ref buf, bytes, dest, tag, ctx, mode } = args else { unreachable!() };
         crate::monitoring::record_send(self.me, self.size(), dest, bytes, ctx);
-        let mut data = buf;
         if mode == SendMode::Buffered {
             // Copy into the attached buffer; an internal request carries the copy while the user's
             // request completes at once.
@@ -311,25 +313,26 @@ impl Engine {
             let (off, p) = pool.alloc(bytes).ok_or_else(|| {
                 err(MPI_ERR_BUFFER, format!("the attached buffer ({} bytes) has no room for {bytes} bytes plus MPI_BSEND_OVERHEAD; attach a larger buffer", pool.size()))
             })?;
-            // SAFETY: `p` has room for `bytes` (alloc above); `buf` is the user's send buffer of `bytes` bytes.
-            unsafe { std::ptr::copy_nonoverlapping(buf, p, bytes) };
-            data = p;
+            // SAFETY: `p` has room for `bytes` (alloc above); `buf` is the user's send buffer holding
+            // `bytes` packed bytes. A typed buffer is packed into the block.
+            unsafe { buf.pack(0, p, bytes) };
             let user = g.reqs.get_mut(id).unwrap();
-            user.op = Some(args);
+            user.op = Some(args.clone());
             user.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
             user.done = true;
             let internal = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
             let r = g.reqs.get_mut(internal).unwrap();
             r.user_freed = true;
             r.bsend_block = Some(off);
-            return self.post_send(g, internal, data, bytes, dest, tag, ctx, false);
+            return self.post_send(g, internal, Buf::Flat(p), bytes, dest, tag, ctx, false);
         }
+        let data = buf.clone();
         g.reqs.get_mut(id).unwrap().op = Some(args);
         self.post_send(g, id, data, bytes, dest, tag, ctx, mode == SendMode::Sync)
     }
 
     #[allow(clippy::too_many_arguments)]
-    fn post_send(&self, g: &mut Inner, id: ReqId, data: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, sync: bool) -> MpiResult {
+    fn post_send(&self, g: &mut Inner, id: ReqId, data: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, sync: bool) -> MpiResult {
         let gen = g.reqs.get(id).unwrap().gen;
         let sreq = req_wire(id, gen);
         let mut hdr = SlotHeader { tag, context: ctx, total: bytes as u64, sreq, ..Default::default() };
@@ -353,7 +356,8 @@ impl Engine {
             Out::Eager { hdr, data, req: Some(id) }
         } else {
             hdr.kind = Kind::Rts as u32;
-            hdr.addr = data as u64;
+            // The request's arguments keep a typed buffer's type alive until the Fin.
+            Remote::describe(&data, self.local_peers(), &mut hdr);
             Out::Ctl { hdr }
         };
         self.enqueue(g, dest, out);
@@ -396,7 +400,7 @@ impl Engine {
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn try_send_now(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
+    pub unsafe fn try_send_now(&self, buf: &Buf, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
         if bytes > SLOT_PAYLOAD {
             return false;
         }
@@ -406,14 +410,23 @@ impl Engine {
             return false;
         }
         let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
-        // A zero-byte send may pass NULL; never build a slice from a null pointer.
-        let payload: &[u8] = if bytes == 0 {
-            &[]
-        } else {
-            // SAFETY: `buf` holds `bytes` bytes (checked by the caller against count and datatype).
-            unsafe { std::slice::from_raw_parts(buf, bytes) }
+        let ch = self.seg.channel(self.me, dest);
+        let pushed = match buf {
+            // The latency-critical path: contiguous bytes, copied as a slice. A zero-byte send may
+            // pass NULL; never build a slice from a null pointer.
+            Buf::Flat(p) => {
+                let payload: &[u8] = if bytes == 0 {
+                    &[]
+                } else {
+                    // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and datatype).
+                    unsafe { std::slice::from_raw_parts(*p, bytes) }
+                };
+                ch.try_push(&hdr, payload)
+            }
+            // SAFETY: `buf` holds `bytes` packed bytes; the ring calls this only for a non-empty payload.
+            Buf::Typed { .. } => ch.try_push_with(&hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),
         };
-        if !self.seg.channel(self.me, dest).try_push(&hdr, payload) {
+        if !pushed {
             return false;
         }
         self.gauges.sent(true);
@@ -479,8 +492,8 @@ impl Engine {
 
     /// Hands message `u` to receive request `id` (already matched).
     fn deliver(&self, g: &mut Inner, id: ReqId, u: Unexpected) {
-        let (buf, cap) = match g.reqs.get(id).and_then(|r| r.op) {
-            Some(OpArgs::Recv { buf, cap, .. }) => (buf, cap),
+        let (buf, cap) = match g.reqs.get(id).and_then(|r| r.op.as_ref()) {
+            Some(OpArgs::Recv { buf, cap, .. }) => (buf.clone(), *cap),
             _ => unreachable!("deliver to a non-receive"),
         };
         let n = (u.total as usize).min(cap);
@@ -492,34 +505,41 @@ impl Engine {
         }
         match u.body {
             Body::Eager { data, sync_sreq } => {
-                // SAFETY: `buf` has room for `cap` >= n bytes (receive contract); data holds total >= n.
-                unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), buf, n) };
+                if n > 0 {
+                    // SAFETY: `buf` holds `cap` >= n stream bytes (receive contract); data holds total >= n.
+                    unsafe { buf.unpack(0, data.as_ptr(), n) };
+                }
                 if let Some(sreq) = sync_sreq {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::SyncAck as u32, sreq, ..Default::default() } });
                 }
                 self.complete(g, id);
             }
-            Body::Rts { sreq, addr, flags } => {
+            Body::Rts { sreq, remote, flags } => {
                 if self.seg.is_failed(u.src) {
                     // Its buffer went with it: nothing to read, and no reason to give up single copies.
                     self.fail(g, id, crate::abi::MPIX_ERR_PROC_FAILED);
                     return;
                 }
                 let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
-                if g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && self.split_copies.load(Ordering::Relaxed) {
+                // A split needs our buffer contiguous (the sender writes into it); the sender's may be
+                // typed. Without split copies, a sender of short typed pieces still writes it all: for
+                // it they are local iovecs, for us a bounce buffer that copies the gaps too.
+                let halves = self.split_copies.load(Ordering::Relaxed);
+                let split = g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && (halves || flags & FLAG_SHORT_PIECES != 0);
+                if let (true, Buf::Flat(dst)) = (split, &buf) {
                     // Ask the (blocked) sender to write the second half while we read the first.
-                    let half = (n / 2) & !4095;
+                    let half = if halves { (n / 2) & !4095 } else { 0 };
                     let r = g.reqs.get_mut(id).unwrap();
                     let rreq = req_wire(id, r.gen);
-                    r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some((u.src, sreq, addr)) });
-                    let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: buf as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
+                    r.streaming = Some(Streaming { received: 0, total: n as u64, split: Some(Box::new((u.src, sreq, remote))) });
+                    let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: *dst as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
                     self.enqueue(g, u.src, Out::Ctl { hdr: split });
                     self.flush_dest(g, u.src);
-                    if self.read_peer(pid, addr, buf, half).is_err() {
+                    if half > 0 && self.read_message(pid, &remote, &buf, 0, half).is_err() {
                         // Not expected (reading worked before, or g.cma would be off); the sender's
                         // buffer stays valid until our Fin, so read it all, one more time.
                         g.cma = false;
-                        if self.read_peer(pid, addr, buf, n).is_err() {
+                        if self.read_message(pid, &remote, &buf, 0, n).is_err() {
                             let r = g.reqs.get_mut(id).unwrap();
                             r.status.error = crate::abi::MPI_ERR_OTHER;
                         }
@@ -528,7 +548,7 @@ impl Engine {
                     self.add_received(g, id, half as u64);
                     return;
                 }
-                let copied = g.cma && (n == 0 || self.read_peer(pid, addr, buf, n).is_ok());
+                let copied = g.cma && (n == 0 || self.read_message(pid, &remote, &buf, 0, n).is_ok());
                 if copied {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                     self.complete(g, id);
@@ -558,7 +578,7 @@ impl Engine {
         r.done = true;
         if r.user_freed {
             let block = r.bsend_block;
-            g.reqs.remove(id);
+            g.reqs.discard(id);
             if let (Some(off), Some(pool)) = (block, g.bsend.as_mut()) {
                 pool.free(off);
             }
@@ -572,8 +592,8 @@ impl Engine {
     fn handle_incoming(&self, g: &mut Inner, src: usize, hdr: &SlotHeader, payload: *const u8) {
         match hdr.kind {
             k if k == Kind::Eager as u32 || k == Kind::Rts as u32 => {
-                let pos = g.posted.iter().position(|&id| match g.reqs.get(id).and_then(|r| r.op) {
-                    Some(OpArgs::Recv { src: s, tag, ctx, .. }) => ctx == hdr.context && s.is_none_or(|s| s == src) && tag_matches(tag, hdr.tag),
+                let pos = g.posted.iter().position(|&id| match g.reqs.get(id).and_then(|r| r.op.as_ref()) {
+                    Some(&OpArgs::Recv { src: s, tag, ctx, .. }) => ctx == hdr.context && s.is_none_or(|s| s == src) && tag_matches(tag, hdr.tag),
                     _ => false,
                 });
                 let sync = hdr.flags & FLAG_SYNC != 0;
@@ -581,11 +601,14 @@ impl Engine {
                     if let Some(i) = pos {
                         // Matched on arrival: copy straight from the slot into the user's buffer.
                         let id = g.posted.remove(i).unwrap();
-                        let Some(OpArgs::Recv { buf, cap, .. }) = g.reqs.get(id).and_then(|r| r.op) else { unreachable!() };
-                        let n = (hdr.len as usize).min(cap);
-                        // SAFETY: payload holds hdr.len bytes; buf has room for cap bytes.
-                        unsafe { std::ptr::copy_nonoverlapping(payload, buf, n) };
                         let r = g.reqs.get_mut(id).unwrap();
+                        let Some(OpArgs::Recv { buf, cap, .. }) = &r.op else { unreachable!() };
+                        let cap = *cap;
+                        let n = (hdr.len as usize).min(cap);
+                        if n > 0 {
+                            // SAFETY: payload holds hdr.len >= n bytes; buf holds cap >= n stream bytes.
+                            unsafe { buf.unpack(0, payload, n) };
+                        }
                         r.matched = true;
                         r.status = Status { source: src as i32, tag: hdr.tag, error: if hdr.len as usize > cap { MPI_ERR_TRUNCATE } else { MPI_SUCCESS }, bytes: n as u64, cancelled: false, context: hdr.context };
                         if sync {
@@ -599,7 +622,7 @@ impl Engine {
                         self.gauges.set_unexpected(g.unexpected.len());
                     }
                 } else {
-                    let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, addr: hdr.addr, flags: hdr.flags } };
+                    let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, remote: Remote::from_rts(hdr), flags: hdr.flags } };
                     if let Some(i) = pos {
                         let id = g.posted.remove(i).unwrap();
                         self.deliver(g, id, u);
@@ -618,22 +641,21 @@ impl Engine {
             k if k == Kind::Cts as u32 => {
                 let (id, gen) = wire_req(hdr.sreq);
                 let Some(r) = g.reqs.get(id).filter(|r| r.gen == gen) else { return };
-                let Some(OpArgs::Send { buf, bytes, .. }) = r.op else { return };
-                // A buffered send streams from its bsend block, which is the address it announced.
-                let _ = buf;
-                let addr = self.announced_addr(g, id).unwrap_or(buf);
-                self.enqueue(g, src, Out::Stream { req: id, rreq: hdr.rreq, addr, total: bytes as u64, offset: 0 });
+                let Some(OpArgs::Send { bytes, .. }) = r.op else { return };
+                let Some(data) = self.send_data(g, id) else { return };
+                self.enqueue(g, src, Out::Stream { req: id, rreq: hdr.rreq, data, total: bytes as u64, offset: 0 });
             }
             k if k == Kind::Split as u32 => {
                 // We are the sender: copy our part into the receiver, then tell it.
                 let (id, gen) = wire_req(hdr.sreq);
-                let Some(r) = g.reqs.get(id).filter(|r| r.gen == gen) else { return };
-                let Some(OpArgs::Send { buf, .. }) = r.op else { return };
-                let base = self.announced_addr(g, id).unwrap_or(buf);
+                if g.reqs.get(id).is_none_or(|r| r.gen != gen) {
+                    return;
+                }
+                let Some(data) = self.send_data(g, id) else { return };
                 let pid = self.seg.rank(src).pid.load(Ordering::Acquire);
-                // SAFETY (pointer arithmetic only): offset + len <= the message length the receiver took.
-                let from = base.wrapping_add(hdr.offset as usize);
-                let ok = self.write_peer(pid, hdr.addr, from, hdr.len as usize).is_ok();
+                // hdr.addr is where stream offset hdr.offset goes in the receiver's contiguous buffer.
+                let (start, end) = (hdr.offset as usize, (hdr.offset + hdr.len) as usize);
+                let ok = self.write_message(pid, &data, hdr.addr.wrapping_sub(hdr.offset), start, end).is_ok();
                 let done = SlotHeader { kind: Kind::SplitDone as u32, rreq: hdr.rreq, len: hdr.len, offset: hdr.offset, flags: if ok { 0 } else { FLAG_FAILED }, ..Default::default() };
                 self.enqueue(g, src, Out::Ctl { hdr: done });
             }
@@ -643,15 +665,14 @@ impl Engine {
                     return;
                 }
                 let r = g.reqs.get_mut(id).unwrap();
-                let Some(OpArgs::Recv { buf, .. }) = r.op else { return };
-                let Some((ssrc, sreq, saddr)) = r.streaming.as_mut().and_then(|st| st.split.take()) else { return };
+                let Some(OpArgs::Recv { buf, .. }) = r.op.clone() else { return };
+                let Some(&(ssrc, sreq, remote)) = r.streaming.as_mut().and_then(|st| st.split.take()).as_deref() else { return };
                 if hdr.flags & FLAG_FAILED != 0 {
                     // The sender could not write its part; its buffer is still valid (no Fin yet).
                     let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);
-                    // SAFETY (pointer arithmetic only): offset + len <= the receive's length.
-                    let dst = buf.wrapping_add(hdr.offset as usize);
-                    if self.read_peer(pid, saddr + hdr.offset, dst, hdr.len as usize).is_err() {
-                        r.status.error = crate::abi::MPI_ERR_OTHER;
+                    let (start, end) = (hdr.offset as usize, (hdr.offset + hdr.len) as usize);
+                    if self.read_message(pid, &remote, &buf, start, end).is_err() {
+                        g.reqs.get_mut(id).unwrap().status.error = crate::abi::MPI_ERR_OTHER;
                     }
                 }
                 self.enqueue(g, ssrc, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
@@ -661,11 +682,11 @@ impl Engine {
             k if k == Kind::Data as u32 => {
                 let (id, gen) = wire_req(hdr.rreq);
                 let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen) else { return };
-                let Some(OpArgs::Recv { buf, cap, .. }) = r.op else { return };
-                if (hdr.offset as usize) < cap {
-                    let n = (hdr.len as usize).min(cap - hdr.offset as usize);
-                    // SAFETY: offset + n <= cap; payload holds hdr.len >= n bytes.
-                    unsafe { std::ptr::copy_nonoverlapping(payload, buf.add(hdr.offset as usize), n) };
+                let Some(OpArgs::Recv { buf, cap, .. }) = &r.op else { return };
+                if (hdr.offset as usize) < *cap {
+                    let n = (hdr.len as usize).min(*cap - hdr.offset as usize);
+                    // SAFETY: offset + n <= cap stream bytes of the buffer; payload holds hdr.len >= n bytes.
+                    unsafe { buf.unpack(hdr.offset as usize, payload, n) };
                 }
                 let st = r.streaming.as_mut().expect("Data for a receive that is not streaming");
                 st.received += hdr.len;
@@ -677,12 +698,17 @@ impl Engine {
         }
     }
 
-    /// The address an Rts announced for send `id` (the bsend block for buffered sends).
-    fn announced_addr(&self, g: &Inner, id: ReqId) -> Option<*const u8> {
+    /// The buffer send `id` sends from: its bsend block for a buffered send (the address its Rts
+    /// announced), else the user's buffer.
+    fn send_data(&self, g: &Inner, id: ReqId) -> Option<Buf> {
         let r = g.reqs.get(id)?;
-        let off = r.bsend_block?;
-        let pool = g.bsend.as_ref()?;
-        Some(pool.base().wrapping_add(off + crate::abi::MPI_BSEND_OVERHEAD as usize) as *const u8)
+        if let (Some(off), Some(pool)) = (r.bsend_block, g.bsend.as_ref()) {
+            return Some(Buf::Flat(pool.base().wrapping_add(off + crate::abi::MPI_BSEND_OVERHEAD as usize)));
+        }
+        match &r.op {
+            Some(OpArgs::Send { buf, .. }) => Some(buf.clone()),
+            _ => None,
+        }
     }
 
     // ------------------------------------------------------------------ outgoing
@@ -719,29 +745,25 @@ impl Engine {
             let mut completed = None;
             let ok = match front {
                 Out::Eager { hdr, data, req } => {
-                    // A zero-byte send may pass a NULL buffer (MPI_Send(NULL, 0, ...)), and a slice
-                    // must never be built from a null pointer, even an empty one.
-                    let payload: &[u8] = if hdr.len == 0 {
-                        &[]
-                    } else {
-                        // SAFETY: `data` points at hdr.len bytes (user buffer or bsend block, valid until completion).
-                        unsafe { std::slice::from_raw_parts(*data, hdr.len as usize) }
-                    };
-                    let ok = ch.try_push(hdr, payload);
+                    let len = hdr.len as usize;
+                    // SAFETY: `data` holds hdr.len packed bytes (user buffer or bsend block, valid until
+                    // completion). The ring calls this only for a non-empty payload: a zero-byte send
+                    // may pass a NULL buffer (MPI_Send(NULL, 0, ...)).
+                    let ok = ch.try_push_with(hdr, len, |dst| unsafe { data.pack(0, dst, len) });
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
                     }
                     ok
                 }
                 Out::Ctl { hdr } => ch.try_push(hdr, &[]),
-                Out::Stream { req, rreq, addr, total, offset } => {
+                Out::Stream { req, rreq, data, total, offset } => {
                     let mut any = false;
                     while *offset < *total {
                         let len = ((*total - *offset) as usize).min(SLOT_PAYLOAD);
                         let hdr = SlotHeader { kind: Kind::Data as u32, len: len as u64, total: *total, rreq: *rreq, offset: *offset, ..Default::default() };
-                        // SAFETY: the send buffer holds `total` bytes; offset + len <= total.
-                        let payload = unsafe { std::slice::from_raw_parts(addr.add(*offset as usize), len) };
-                        if !ch.try_push(&hdr, payload) {
+                        let at = *offset as usize;
+                        // SAFETY: the send buffer holds `total` packed bytes; offset + len <= total.
+                        if !ch.try_push_with(&hdr, len, |dst| unsafe { data.pack(at, dst, len) }) {
                             break;
                         }
                         any = true;
@@ -990,7 +1012,7 @@ impl Engine {
         if r.persistent {
             r.active = false;
         } else {
-            g.reqs.remove(id);
+            g.reqs.discard(id);
         }
         Some(st)
     }
@@ -1132,7 +1154,7 @@ impl Engine {
         let mut g = self.lock();
         let Some(r) = g.reqs.get_mut(id) else { return };
         if r.done || (r.persistent && !r.active) {
-            g.reqs.remove(id);
+            g.reqs.discard(id);
         } else {
             r.user_freed = true;
             r.persistent = false;
@@ -1201,7 +1223,7 @@ impl Engine {
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn imrecv(&self, m: MsgId, buf: *mut u8, cap: usize) -> MpiResult<ReqId> {
+    pub unsafe fn imrecv(&self, m: MsgId, buf: Buf, cap: usize) -> MpiResult<ReqId> {
         let mut g = self.lock();
         let u = g.messages.remove(m).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid message handle (already received?)"))?;
         let args = OpArgs::Recv { buf, cap, src: Some(u.src), tag: u.tag, ctx: u.ctx };

@@ -1,10 +1,12 @@
 //! Point-to-point: matching, requests, send modes, probe. Works on world ranks and byte counts;
 //! communicators and datatypes are resolved by the caller.
 pub mod bsend;
+pub mod buffer;
 pub mod engine;
 pub mod gauges;
 pub mod request;
 
+pub use buffer::Buf;
 pub use engine::{Engine, MsgId};
 pub use request::{OpArgs, ReqId, SendMode};
 

@@ -1,4 +1,6 @@
 //! Requests as the engine keeps them: a slab of entries indexed by `ReqId`.
+use super::buffer::Buf;
+use super::engine::Remote;
 use super::Status;
 
 /// Index of a request in the engine's table. The C handle is derived from it in `ffi`.
@@ -16,24 +18,26 @@ pub enum SendMode {
     Buffered,
 }
 
-/// Arguments of a send or receive, kept by persistent requests to start it again.
-#[derive(Clone, Copy, Debug)]
+/// Arguments of a send or receive, kept by persistent requests to start it again. `bytes` and `cap`
+/// are the buffer's packed size (a typed buffer's `count * size`).
+#[derive(Clone, Debug)]
 pub enum OpArgs {
-    Send { buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode },
+    Send { buf: Buf, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode },
     /// `src` None is MPI_ANY_SOURCE; `tag` -1 is MPI_ANY_TAG.
-    Recv { buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32 },
+    Recv { buf: Buf, cap: usize, src: Option<usize>, tag: i32, ctx: u32 },
     /// A persistent operation with MPI_PROC_NULL: completes at once when started.
     ProcNull,
 }
 
 /// Progress of a receive whose data arrives in fragments (rendezvous without single copy).
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct Streaming {
     pub received: u64,
     pub total: u64,
-    /// Split copy: (sender rank, its request id on the wire, its buffer address). The Fin that
-    /// releases the sender's buffer goes out once the sender's SplitDone arrives.
-    pub split: Option<(usize, u64, u64)>,
+    /// Split copy: (sender rank, its request id on the wire, its buffer as the Rts described it).
+    /// The Fin that releases the sender's buffer goes out once the sender's SplitDone arrives.
+    /// Boxed: only large messages split, and every request carries this field.
+    pub split: Option<Box<(usize, u64, Remote)>>,
 }
 
 #[derive(Debug)]
@@ -58,6 +62,7 @@ pub struct Req {
 }
 
 impl Req {
+    #[inline]
     pub fn new(gen: u32, op: Option<OpArgs>) -> Req {
         Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, bsend_block: None }
     }
@@ -77,10 +82,14 @@ impl<T> Default for Slab<T> {
 }
 
 impl<T> Slab<T> {
+    #[inline]
     pub fn insert_with(&mut self, f: impl FnOnce(u32) -> T) -> u32 {
         if let Some(i) = self.free.pop() {
-            self.gens[i as usize] = self.gens[i as usize].wrapping_add(1);
-            self.entries[i as usize] = Some(f(self.gens[i as usize]));
+            let gen = self.gens[i as usize].wrapping_add(1);
+            self.gens[i as usize] = gen;
+            // A free entry is None: filling it this way (rather than assigning over it) drops
+            // nothing, so the entry is built in place instead of on the stack and copied.
+            self.entries[i as usize].get_or_insert_with(|| f(gen));
             i
         } else {
             self.entries.push(Some(f(0)));
@@ -100,6 +109,17 @@ impl<T> Slab<T> {
             self.free.push(i);
         }
         e
+    }
+    /// Drops live entry `i` where it lies (no move out, unlike `remove`: entries are large and
+    /// this is on every request's completion path).
+    #[inline]
+    pub fn discard(&mut self, i: u32) {
+        if let Some(e) = self.entries.get_mut(i as usize) {
+            if e.is_some() {
+                *e = None;
+                self.free.push(i);
+            }
+        }
     }
     /// Advances and returns the generation of live entry `i` (for a restarted persistent request).
     pub fn bump_gen(&mut self, i: u32) -> u32 {

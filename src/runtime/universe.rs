@@ -41,9 +41,6 @@ pub struct Universe {
     pub groups: crate::group::GroupTable,
     /// This rank's user-defined reduction ops (MPI_Op_create).
     pub ops: crate::op::user::OpTable,
-    /// Staging buffers of this rank's pending operations on non-contiguous datatypes (per rank:
-    /// keyed by this rank's engine requests).
-    pub staged: crate::ffi::staged::StagedTable,
     /// The error handler of MPI_FILE_NULL, the default for file operations (MPI_ERRORS_RETURN
     /// until set).
     pub file_errhandler: std::sync::atomic::AtomicI32,
@@ -317,7 +314,6 @@ pub fn init(required: i32, default_errhandler: i32) -> MpiResult<&'static Univer
         singleton,
         groups: crate::group::GroupTable::new(),
         ops: Default::default(),
-        staged: Default::default(),
         coll_requests: Default::default(),
         file_errhandler: std::sync::atomic::AtomicI32::new(crate::abi::MPI_ERRORS_RETURN),
         wins: Default::default(),

@@ -54,6 +54,81 @@ pub fn write_to(pid: i32, remote_addr: u64, src: *const u8, len: usize) -> io::R
     transfer(Direction::Write, pid, remote_addr, src as *mut u8, len)
 }
 
+/// Most iovecs one process_vm_readv/writev call takes (IOV_MAX on Linux).
+const IOV_MAX: usize = 1024;
+
+/// Fills `iov` with up to IOV_MAX of `pieces` (address, length), stopping at `limit` bytes; returns
+/// the bytes listed.
+fn fill(iov: &mut Vec<libc::iovec>, pieces: impl Iterator<Item = (u64, usize)>, limit: usize) -> usize {
+    iov.clear();
+    let mut total = 0;
+    for (a, l) in pieces.take(IOV_MAX) {
+        let l = l.min(limit - total);
+        iov.push(libc::iovec { iov_base: a as usize as *mut libc::c_void, iov_len: l });
+        total += l;
+        if total == limit {
+            break;
+        }
+    }
+    total
+}
+
+/// Cuts `iov` down to its first `n` bytes.
+fn trim(iov: &mut Vec<libc::iovec>, n: usize) {
+    let mut total = 0;
+    for (i, v) in iov.iter_mut().enumerate() {
+        if total + v.iov_len >= n {
+            v.iov_len = n - total;
+            iov.truncate(i + 1);
+            return;
+        }
+        total += v.iov_len;
+    }
+}
+
+/// Moves stream bytes `[start, end)` between scattered local pieces and scattered pieces of
+/// process `pid` (`read`: theirs to ours). `local(a, b)` and `remote(a, b)` list the (address,
+/// length) pieces of stream bytes `[a, b)` on each side. Each call moves at most IOV_MAX pieces a
+/// side; a partial transfer resumes at the byte it reached.
+pub fn transfer_pieces<L, R>(read: bool, pid: i32, start: usize, end: usize, local: impl Fn(usize, usize) -> L, remote: impl Fn(usize, usize) -> R) -> io::Result<()>
+where
+    L: Iterator<Item = (u64, usize)>,
+    R: Iterator<Item = (u64, usize)>,
+{
+    let (mut liov, mut riov) = (Vec::with_capacity(IOV_MAX), Vec::with_capacity(IOV_MAX));
+    let mut pos = start;
+    while pos < end {
+        let l = fill(&mut liov, local(pos, end), end - pos);
+        let r = fill(&mut riov, remote(pos, pos + l), l);
+        if r == 0 {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "a typed buffer holds fewer bytes than the message"));
+        }
+        trim(&mut liov, r);
+        // SAFETY: the local iovecs lie inside the caller's buffer (writable for a read, readable for
+        // a write, per the callers' contracts); the kernel validates the remote ones and fails with
+        // EFAULT rather than touching ours wrongly.
+        let n = unsafe {
+            if read {
+                libc::process_vm_readv(pid, liov.as_ptr(), liov.len() as libc::c_ulong, riov.as_ptr(), riov.len() as libc::c_ulong, 0)
+            } else {
+                libc::process_vm_writev(pid, liov.as_ptr(), liov.len() as libc::c_ulong, riov.as_ptr(), riov.len() as libc::c_ulong, 0)
+            }
+        };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.raw_os_error() == Some(libc::EINTR) {
+                continue;
+            }
+            return Err(e);
+        }
+        if n == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "process_vm_readv/writev moved 0 bytes"));
+        }
+        pos += n as usize;
+    }
+    Ok(())
+}
+
 /// Allows any process of ours to read this one with process_vm_readv under Yama ptrace_scope=1.
 pub fn allow_peers() {
     // SAFETY: prctl with PR_SET_PTRACER only changes this process's Yama exception; harmless when

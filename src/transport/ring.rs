@@ -85,6 +85,16 @@ fn inline(kind: u32, len: usize) -> bool {
 pub const FLAG_BLOCKING: u32 = 2;
 /// On a SplitDone: the sender's part of the copy failed.
 pub const FLAG_FAILED: u32 = 4;
+/// On an Rts: the sender's buffer is typed (non-contiguous) and `addr` is its base address. In
+/// threads mode `rreq` is the address of the sender's `TypeRepr` and `len` the element count; in
+/// processes mode `rreq` is the address of the type's flattened block list, `len` its number of
+/// blocks and `offset` the type's extent (the count is `total` over the type's size). The sender's
+/// request keeps the type alive until the receiver's Fin.
+pub const FLAG_TYPED: u32 = 8;
+/// On a typed Rts in processes mode: the sender's type is made of short pieces, which the receiver
+/// can only read through a bounce buffer (gaps included); a contiguous receiver rather asks a blocked
+/// sender to write the message itself, for which the pieces are cheap local iovecs.
+pub const FLAG_SHORT_PIECES: u32 = 16;
 
 /// Control words of one channel; the slots follow it in memory.
 #[repr(C)]
@@ -144,8 +154,19 @@ impl Channel {
 
     /// Producer: pushes a slot with `hdr` and `payload` (at most SLOT_PAYLOAD bytes; `hdr.kind`
     /// must not be 0). Returns false when the ring is full. Only the channel's producer may call it.
+    #[inline]
     pub fn try_push(&self, hdr: &SlotHeader, payload: &[u8]) -> bool {
-        debug_assert!(payload.len() <= SLOT_PAYLOAD && hdr.kind != 0);
+        // SAFETY: `fill` writes exactly payload.len() bytes from the payload slice.
+        self.try_push_with(hdr, payload.len(), |dst| unsafe { std::ptr::copy_nonoverlapping(payload.as_ptr(), dst, payload.len()) })
+    }
+
+    /// Producer: like `try_push`, with the `len` payload bytes written by `fill` straight into the
+    /// slot (a typed send packs its elements there, with no intermediate copy). `fill` gets a
+    /// pointer to room for exactly `len` bytes and runs only if the slot is free. Always inlined:
+    /// `try_push` is the latency-critical path.
+    #[inline(always)]
+    pub fn try_push_with(&self, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        debug_assert!(len <= SLOT_PAYLOAD && hdr.kind != 0);
         let c = self.ctl();
         let tail = c.tail.load(Ordering::Relaxed);
         if self.marker(tail).load(Ordering::Acquire) != 0 {
@@ -163,15 +184,19 @@ impl Channel {
             std::ptr::write(std::ptr::addr_of_mut!((*h).len), hdr.len);
             std::ptr::write(std::ptr::addr_of_mut!((*h).total), hdr.total);
             std::ptr::write(std::ptr::addr_of_mut!((*h).sreq), hdr.sreq);
-            if inline(hdr.kind, payload.len()) {
+            if inline(hdr.kind, len) {
                 // Small eager payloads ride in the header's last 24 bytes (unused by Eager), so the
                 // whole message is one cache line.
-                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(INLINE_OFFSET), payload.len());
+                if len > 0 {
+                    fill(p.add(INLINE_OFFSET));
+                }
             } else {
                 std::ptr::write(std::ptr::addr_of_mut!((*h).rreq), hdr.rreq);
                 std::ptr::write(std::ptr::addr_of_mut!((*h).addr), hdr.addr);
                 std::ptr::write(std::ptr::addr_of_mut!((*h).offset), hdr.offset);
-                std::ptr::copy_nonoverlapping(payload.as_ptr(), p.add(std::mem::size_of::<SlotHeader>()), payload.len());
+                if len > 0 {
+                    fill(p.add(std::mem::size_of::<SlotHeader>()));
+                }
             }
         }
         self.marker(tail).store(hdr.kind, Ordering::Release);

@@ -1,6 +1,6 @@
 #![allow(dead_code)]
 //! Shared by the engine test files.
-use oxmpi::p2p::{Engine, OpArgs, SendMode};
+use oxmpi::p2p::{Buf, Engine, OpArgs, SendMode};
 
 /// Safe wrappers for the tests: every buffer passed here outlives the wait on its request.
 pub trait TestOps {
@@ -14,19 +14,19 @@ pub trait TestOps {
 impl TestOps for Engine {
     fn isend_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId> {
         // SAFETY: the tests keep every send buffer alive until they waited for the request.
-        unsafe { self.isend(buf, bytes, dest, tag, ctx, mode) }
+        unsafe { self.isend(Buf::flat(buf), bytes, dest, tag, ctx, mode) }
     }
     fn irecv_t(&self, buf: *mut u8, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> oxmpi::p2p::ReqId {
         // SAFETY: the tests keep every receive buffer alive until they waited for the request.
-        unsafe { self.irecv(buf, cap, src, tag, ctx) }
+        unsafe { self.irecv(Buf::Flat(buf), cap, src, tag, ctx) }
     }
     fn imrecv_t(&self, m: oxmpi::p2p::MsgId, buf: *mut u8, cap: usize) -> oxmpi::error::MpiResult<oxmpi::p2p::ReqId> {
         // SAFETY: as for irecv_t.
-        unsafe { self.imrecv(m, buf, cap) }
+        unsafe { self.imrecv(m, Buf::Flat(buf), cap) }
     }
     fn send_blocking_t(&self, buf: *const u8, bytes: usize, dest: usize, tag: i32, ctx: u32, mode: SendMode) -> oxmpi::error::MpiResult {
         // SAFETY: blocking: the buffer is borrowed for the duration of the call.
-        unsafe { self.send_blocking(buf, bytes, dest, tag, ctx, mode) }
+        unsafe { self.send_blocking(Buf::flat(buf), bytes, dest, tag, ctx, mode) }
     }
     fn persistent_t(&self, args: OpArgs) -> oxmpi::p2p::ReqId {
         // SAFETY: as for the others: the tests outlive the request with the buffer.

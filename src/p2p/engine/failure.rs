@@ -239,8 +239,8 @@ impl Engine {
     /// Completes with MPIX_ERR_REVOKED every pending operation on context pair `base`, except
     /// unmatched-yet work of shrink and agree.
     fn fail_revoked(&self, g: &mut Inner, base: u32) {
-        let hit = |op: Option<OpArgs>| match op {
-            Some(OpArgs::Send { ctx, tag, .. }) | Some(OpArgs::Recv { ctx, tag, .. }) => ctx & !1 == base && !(ctx & 1 == 1 && is_ulfm_tag(tag)),
+        let hit = |op: &Option<OpArgs>| match op {
+            Some(OpArgs::Send { ctx, tag, .. }) | Some(OpArgs::Recv { ctx, tag, .. }) => ctx & !1 == base && !(ctx & 1 == 1 && is_ulfm_tag(*tag)),
             _ => false,
         };
         let mut failed = Vec::new();
@@ -253,7 +253,7 @@ impl Engine {
                     Out::Ctl { hdr } if hdr.kind == Kind::Rts as u32 => Some(hdr.sreq as u32),
                     _ => None,
                 })
-                .filter(|&id| reqs.get(id).is_some_and(|r| hit(r.op)))
+                .filter(|&id| reqs.get(id).is_some_and(|r| hit(&r.op)))
                 .collect();
             if !gone.is_empty() {
                 failed.extend(Self::drop_queued(g, d, |o| match o {
@@ -263,11 +263,11 @@ impl Engine {
                 }));
             }
         }
-        let posted: Vec<ReqId> = g.posted.iter().copied().filter(|&id| g.reqs.get(id).is_some_and(|r| hit(r.op))).collect();
+        let posted: Vec<ReqId> = g.posted.iter().copied().filter(|&id| g.reqs.get(id).is_some_and(|r| hit(&r.op))).collect();
         g.posted.retain(|id| !posted.contains(id));
         failed.extend(posted);
         // Sends on the wire waiting for an answer the revoked peer may never give.
-        failed.extend(g.reqs.ids().filter(|&id| g.reqs.get(id).is_some_and(|r| !r.done && r.active && matches!(r.op, Some(OpArgs::Send { .. })) && hit(r.op))));
+        failed.extend(g.reqs.ids().filter(|&id| g.reqs.get(id).is_some_and(|r| !r.done && r.active && matches!(r.op, Some(OpArgs::Send { .. })) && hit(&r.op))));
         failed.sort_unstable();
         failed.dedup();
         for id in failed {

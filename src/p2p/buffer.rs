@@ -1,0 +1,125 @@
+//! The buffers the engine copies from and into: contiguous bytes, or `count` elements of a derived
+//! datatype moved block by block (never packed into a whole-message temporary). A typed buffer
+//! keeps its type alive (`Arc`) as long as the request that holds it.
+//!
+//! Data is addressed by its position in the *packed stream* (MPI 4.1 section 4.1.11: the typemap
+//! order): an eager slot, a streamed fragment or a rendezvous copy each move a range of it.
+use crate::datatype::pieces::{BlockMap, Pieces};
+use crate::datatype::TypeRepr;
+use std::sync::Arc;
+
+/// A send or receive buffer as the engine holds it.
+#[derive(Clone, Debug)]
+pub enum Buf {
+    /// Contiguous bytes; their length is kept beside the buffer (the send's size, the receive's capacity).
+    Flat(*mut u8),
+    /// `count` elements of `t` at `base`.
+    Typed { base: *mut u8, t: Arc<TypeRepr>, count: usize },
+}
+
+impl Buf {
+    pub fn flat(p: *const u8) -> Buf {
+        Buf::Flat(p as *mut u8)
+    }
+
+    pub fn is_flat(&self) -> bool {
+        matches!(self, Buf::Flat(_))
+    }
+
+    /// This buffer as a [`Side`] of a copy.
+    pub fn side(&self) -> Side<'_> {
+        match self {
+            Buf::Flat(p) => Side::Flat(*p as u64),
+            Buf::Typed { base, t, count } => Side::Map { base: *base as u64, map: t.layout.map(), count: *count },
+        }
+    }
+
+    /// Copies stream bytes `[start, start + n)` out of the buffer to `dst`.
+    ///
+    /// # Safety
+    /// The buffer must hold those stream bytes (readable); `dst` must have room for `n` bytes and
+    /// not overlap the buffer.
+    #[inline]
+    pub unsafe fn pack(&self, start: usize, dst: *mut u8, n: usize) {
+        match self {
+            // SAFETY: per this function's contract.
+            Buf::Flat(p) => unsafe { std::ptr::copy_nonoverlapping(p.add(start), dst, n) },
+            // SAFETY: per this function's contract (copy clamps to the elements there are).
+            Buf::Typed { base, t, count } => unsafe {
+                crate::datatype::copy(&t.layout, *base, *count, dst, n, start, true);
+            },
+        }
+    }
+
+    /// Copies `n` bytes at `src` into stream bytes `[start, start + n)` of the buffer.
+    ///
+    /// # Safety
+    /// The buffer must hold those stream bytes (writable); `src` must hold `n` bytes and not
+    /// overlap the buffer.
+    #[inline]
+    pub unsafe fn unpack(&self, start: usize, src: *const u8, n: usize) {
+        match self {
+            // SAFETY: per this function's contract.
+            Buf::Flat(p) => unsafe { std::ptr::copy_nonoverlapping(src, p.add(start), n) },
+            // SAFETY: per this function's contract.
+            Buf::Typed { base, t, count } => unsafe {
+                crate::datatype::copy(&t.layout, *base, *count, src as *mut u8, n, start, false);
+            },
+        }
+    }
+}
+
+/// One side of a copy between two buffers, possibly in another process: addresses are `u64` so the
+/// same description serves a remote buffer.
+#[derive(Clone, Copy, Debug)]
+pub enum Side<'a> {
+    /// Contiguous bytes at this address.
+    Flat(u64),
+    /// `count` elements of the typemap `map` at `base`.
+    Map { base: u64, map: BlockMap<'a>, count: usize },
+}
+
+impl<'a> Side<'a> {
+    /// The (address, length) pieces holding stream bytes `[start, end)`.
+    pub fn pieces(&self, start: usize, end: usize) -> SidePieces<'a> {
+        match *self {
+            Side::Flat(a) => SidePieces::Flat((start < end).then(|| (a.wrapping_add(start as u64), end - start))),
+            Side::Map { base, map, count } => SidePieces::Map(base, map.pieces(count, start, end)),
+        }
+    }
+}
+
+/// Iterator of [`Side::pieces`].
+pub enum SidePieces<'a> {
+    Flat(Option<(u64, usize)>),
+    Map(u64, Pieces<'a>),
+}
+
+impl Iterator for SidePieces<'_> {
+    type Item = (u64, usize);
+    #[inline]
+    fn next(&mut self) -> Option<(u64, usize)> {
+        match self {
+            SidePieces::Flat(p) => p.take(),
+            SidePieces::Map(base, it) => it.next().map(|(off, len)| (base.wrapping_add_signed(off), len)),
+        }
+    }
+}
+
+/// Copies stream bytes `[start, end)` from `src` to `dst`, both in this address space, walking
+/// the two piece lists side by side (each copy is the overlap of the current pieces).
+///
+/// # Safety
+/// Both sides must hold those stream bytes (`src` readable, `dst` writable), not overlapping.
+pub unsafe fn copy_local(src: &Side, dst: &Side, start: usize, end: usize) {
+    let mut s = src.pieces(start, end);
+    let mut d = dst.pieces(start, end);
+    let (mut sp, mut dp) = (s.next(), d.next());
+    while let (Some((sa, sl)), Some((da, dl))) = (sp, dp) {
+        let k = sl.min(dl);
+        // SAFETY: both pieces lie inside their buffers (this function's contract).
+        unsafe { std::ptr::copy_nonoverlapping(sa as *const u8, da as *mut u8, k) };
+        sp = if k == sl { s.next() } else { Some((sa + k as u64, sl - k)) };
+        dp = if k == dl { d.next() } else { Some((da + k as u64, dl - k)) };
+    }
+}
