@@ -9,6 +9,7 @@
 //! variables).
 use crate::error::{err, MpiResult};
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// A collective whose algorithm can be chosen, named as in its environment variable.
@@ -73,15 +74,20 @@ fn from_env() -> &'static HashMap<Collective, String> {
     E.get_or_init(|| Collective::ALL.iter().filter_map(|&c| std::env::var(c.env_var()).ok().map(|v| (c, v.trim().to_ascii_lowercase()))).collect())
 }
 
+/// Whether `force` was ever called: until then `forced` skips the overrides' lock, which every
+/// rank of a threads-mode job would otherwise take on every collective.
+static ANY_OVERRIDE: AtomicBool = AtomicBool::new(false);
+
 /// Forces algorithm `name` for `coll` ("auto" restores the automatic choice).
 pub fn force(coll: Collective, name: &str) {
     overrides().lock().unwrap_or_else(|p| p.into_inner()).insert(coll, name.to_ascii_lowercase());
+    ANY_OVERRIDE.store(true, Ordering::Release);
 }
 
 /// The forced choice for `coll`, if any: the index of the algorithm in `names` (the collective's
 /// table), None for `auto`, MPI_ERR_ARG for a name not in the table.
 pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
-    let o = overrides().lock().unwrap_or_else(|p| p.into_inner()).get(&coll).cloned();
+    let o = if ANY_OVERRIDE.load(Ordering::Acquire) { overrides().lock().unwrap_or_else(|p| p.into_inner()).get(&coll).cloned() } else { None };
     let Some(name) = o.or_else(|| from_env().get(&coll).cloned()) else { return Ok(None) };
     if name.is_empty() || name == "auto" {
         return Ok(None);

@@ -101,6 +101,9 @@ pub struct Engine {
     n: usize,
     /// Senders announce pushes in the receiver's `Doorbell::inbox` (jobs of 9 to 64 ranks).
     inbox: bool,
+    /// A rank failed or a communicator was revoked (set before `Inner::any_dead` / `revoked`
+    /// change, under the lock): until then `collective_refusal` needs no lock.
+    faults: std::sync::atomic::AtomicBool,
     policy: WaitPolicy,
     inner: Mutex<Inner>,
     /// Threads of this rank inside `wait_until`; when non-zero, completions ring our own doorbell so
@@ -147,6 +150,7 @@ impl Engine {
             me,
             n,
             inbox: (9..=64).contains(&n),
+            faults: std::sync::atomic::AtomicBool::new(false),
             policy,
             inner: Mutex::new(Inner {
                 reqs: Slab::default(),
@@ -899,6 +903,9 @@ impl Engine {
     /// Why a shared-memory collective on context pair `ctx` cannot run now, if it cannot (see
     /// `wait_for_collective`); makes no progress.
     pub fn collective_refusal(&self, ctx: u32, all_ranks: bool) -> MpiResult {
+        if !self.faults.load(Ordering::Acquire) {
+            return Ok(());
+        }
         Self::collective_refused(&self.lock(), ctx, all_ranks).map_or(Ok(()), Err)
     }
 

@@ -74,6 +74,7 @@ impl Engine {
         }
         if new {
             g.any_dead = true;
+            self.faults.store(true, Ordering::Release);
             self.fail_pending(g);
         }
     }
@@ -203,6 +204,7 @@ impl Engine {
     pub fn revoke(&self, ctx: u32, members: &[usize]) {
         let base = ctx & !1;
         let mut g = self.lock();
+        self.faults.store(true, Ordering::Release);
         if g.revoked.insert(base) {
             self.fail_revoked(&mut g, base);
         }
@@ -219,6 +221,7 @@ impl Engine {
 
     /// A peer revoked context pair `ctx`.
     pub(super) fn revoked_by_peer(&self, g: &mut Inner, ctx: u32) {
+        self.faults.store(true, Ordering::Release);
         if g.revoked.insert(ctx & !1) {
             self.fail_revoked(g, ctx & !1);
         }
