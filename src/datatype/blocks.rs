@@ -230,6 +230,27 @@ impl<'a> Cursor<'a> {
         self.base + self.tile[self.bi].0 + self.inb as i64
     }
 
+    /// At the start of a tile: as many whole tiles of the current element as `max` bytes hold
+    /// (at least one), skipped over; returns the offset of the first, the stride and how many,
+    /// for a tight nested loop over the tile (the hot path of pack and unpack).
+    #[inline]
+    pub fn whole_tiles(&mut self, max: usize, tile_size: usize) -> Option<(i64, i64, usize)> {
+        if self.bi != 0 || self.inb != 0 || max < tile_size {
+            return None;
+        }
+        let m = (self.reps - self.rep).min(max / tile_size);
+        let first = self.base;
+        self.rep += m;
+        if self.rep == self.reps {
+            self.rep = 0;
+            self.elem_base += self.extent;
+            self.base = self.elem_base;
+        } else {
+            self.base += m as i64 * self.stride;
+        }
+        Some((first, self.stride, m))
+    }
+
     /// The next run within one block, at most `max` bytes: (offset, length).
     #[inline]
     pub fn take(&mut self, max: usize) -> (i64, usize) {

@@ -547,7 +547,18 @@ pub unsafe fn copy(l: &Layout, typed: *mut u8, count: usize, stream: *mut u8, st
     }
     let mut pos = start;
     let mut cur = Cursor::at(&l.blocks, l.extent(), start);
+    let (tile, ts) = (l.blocks.tile(), l.blocks.tile_size());
     while pos < end {
+        if let Some((first, stride, m)) = cur.whole_tiles(end - pos, ts) {
+            for k in 0..m as i64 {
+                let base = first + k * stride;
+                for &(o, n) in tile {
+                    mv(typed.offset((base + o) as isize), stream.add(pos - start), n);
+                    pos += n;
+                }
+            }
+            continue;
+        }
         let (off, n) = cur.take(end - pos);
         mv(typed.offset(off as isize), stream.add(pos - start), n);
         pos += n;
