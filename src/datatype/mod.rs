@@ -5,15 +5,20 @@
 //! A layout is a *flattened typemap*: the contiguous byte blocks `(offset, len)` one element covers,
 //! in typemap order (the order pack writes them), adjacent blocks merged. That makes pack/unpack a
 //! walk over a flat list with no recursion and no allocation, and lets a stream position be found
-//! by binary search (streaming/partial pack). Bounds follow MPI 4.1 section 5.1 plus the MPI-1
+//! by binary search (streaming/partial pack). The list is kept compactly as a tile repeated at a
+//! stride ([`blocks::Blocks`]), so a vector of any count costs one block. Bounds follow MPI 4.1 section 5.1 plus the MPI-1
 //! sticky `MPI_LB`/`MPI_UB` markers and MPICH's struct alignment padding.
+pub mod blocks;
 pub mod darray;
 pub mod external32;
 pub mod pieces;
 pub mod registry;
+pub mod runs;
 #[cfg(test)]
 mod tests;
 
+use blocks::{Blocks, Cursor};
+use runs::Runs;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -81,7 +86,8 @@ pub enum BuildError {
     TooManyBlocks(u64),
 }
 
-/// Flattened typemaps longer than this are refused instead of exhausting memory (16 bytes each).
+/// Tiles of flattened typemaps (and run lists) longer than this are refused instead of exhausting
+/// memory (16 bytes a block); a repetition of a tile costs nothing more.
 pub const MAX_BLOCKS: u64 = 1 << 25;
 
 pub type Built = Result<TypeRepr, BuildError>;
@@ -90,7 +96,7 @@ impl std::fmt::Display for BuildError {
     fn fmt(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
         match self {
             BuildError::Overflow => write!(f, "the type's displacements, bounds or size overflow 64 bits"),
-            BuildError::TooManyBlocks(n) => write!(f, "the type has {n} non-contiguous pieces, more than the {MAX_BLOCKS} oxmpi's flattened typemaps hold"),
+            BuildError::TooManyBlocks(n) => write!(f, "the type's repeated unit (tile) would have {n} non-contiguous pieces, more than the {MAX_BLOCKS} oxmpi holds"),
         }
     }
 }
@@ -124,15 +130,14 @@ pub struct Layout {
     pub true_ub: i64,
     /// Alignment used to pad struct extents (MPICH: largest basic-type alignment inside).
     pub align: usize,
-    /// The flattened typemap: (offset from the buffer address, length), merged where adjacent.
-    pub blocks: Vec<(i64, usize)>,
-    /// Packed-stream offset at which each block starts (prefix sums of the lengths).
-    pub prefix: Vec<usize>,
+    /// The flattened typemap: (offset from the buffer address, length), merged where adjacent,
+    /// as a tile repeated at a stride.
+    pub blocks: Blocks,
     /// Basic elements in typemap order, run-length encoded: (size of the basic type, how many).
-    pub basics: Vec<(usize, u64)>,
+    pub basics: Runs<usize>,
     /// The same basic elements with their external32 conversion (MPI_Pack_external), run-length
     /// encoded; kept apart from `basics` because a complex is one element but two swapped halves.
-    pub conv: Vec<(external32::Conv, u64)>,
+    pub conv: Runs<external32::Conv>,
 }
 
 impl Layout {
@@ -144,7 +149,7 @@ impl Layout {
     }
     /// Number of basic elements in one element.
     pub fn basic_count(&self) -> u64 {
-        self.basics.iter().map(|b| b.1).sum()
+        self.basics.runs().iter().map(|b| b.1).sum::<u64>() * self.basics.reps()
     }
     /// If `count` elements occupy one contiguous byte range, its (offset, length): the fast path
     /// that lets pack/unpack and communication use a plain copy.
@@ -153,7 +158,7 @@ impl Layout {
             return Some((0, 0));
         }
         if self.blocks.len() == 1 && (count == 1 || self.extent() == self.size as i64) {
-            return Some((self.blocks[0].0, self.size * count));
+            return Some((self.blocks.get(0).0, self.size * count));
         }
         None
     }
@@ -167,7 +172,12 @@ impl Layout {
         let whole = bytes / self.size as u64;
         let mut rest = bytes % self.size as u64;
         let mut n = whole * self.basic_count();
-        for &(s, k) in &self.basics {
+        // Whole repetitions of the runs, then the runs of the last, partial one.
+        let reps = self.basics.reps();
+        let rep_bytes = self.size as u64 / reps;
+        n += rest / rep_bytes * (self.basic_count() / reps);
+        rest %= rep_bytes;
+        for &(s, k) in self.basics.runs() {
             let take = (rest / s as u64).min(k);
             n += take;
             rest -= take * s as u64;
@@ -203,9 +213,9 @@ impl TypeRepr {
     pub fn leaf(id: i32, kind: LeafKind, parts: &[(i64, usize)], extent: i64, align: usize, name: &str) -> TypeRepr {
         let mut b = Builder::default();
         for &(o, s) in parts {
-            b.push_block(o, s);
-            b.push_basic(s, 1);
-            b.push_conv(external32::Conv::for_leaf(name, s), 1);
+            b.blocks.push(o, s).expect("predefined types are small");
+            b.basics.push(s, 1).expect("predefined types are small");
+            b.conv.push(external32::Conv::for_leaf(name, s), 1).expect("predefined types are small");
             b.size += s;
             b.true_lb = Some(b.true_lb.map_or(o, |t: i64| t.min(o)));
             b.true_ub = Some(b.true_ub.map_or(o + s as i64, |t: i64| t.max(o + s as i64)));
@@ -248,9 +258,9 @@ struct Builder {
     true_lb: Option<i64>,
     true_ub: Option<i64>,
     align: usize,
-    blocks: Vec<(i64, usize)>,
-    basics: Vec<(usize, u64)>,
-    conv: Vec<(external32::Conv, u64)>,
+    blocks: Blocks,
+    basics: Runs<usize>,
+    conv: Runs<external32::Conv>,
     error: Option<BuildError>,
 }
 
@@ -262,59 +272,27 @@ fn max_opt(a: Option<i64>, b: i64) -> Option<i64> {
 }
 
 impl Builder {
-    fn push_block(&mut self, off: i64, len: usize) {
-        if len == 0 {
-            return;
-        }
-        if let Some(last) = self.blocks.last_mut() {
-            if last.0 + last.1 as i64 == off {
-                last.1 += len;
-                return;
-            }
-        }
-        self.blocks.push((off, len));
-    }
-
-    fn push_basic(&mut self, size: usize, n: u64) {
-        if n == 0 {
-            return;
-        }
-        match self.basics.last_mut() {
-            Some(last) if last.0 == size => last.1 += n,
-            _ => self.basics.push((size, n)),
-        }
-    }
-
-    fn push_conv(&mut self, c: external32::Conv, n: u64) {
-        if n == 0 {
-            return;
-        }
-        match self.conv.last_mut() {
-            Some(last) if last.0 == c => last.1 += n,
-            _ => self.conv.push((c, n)),
-        }
-    }
-
     /// Adds `reps` consecutive copies of `child` (each `child.extent()` apart) starting at `shift`.
     /// Arithmetic is checked: a result beyond 64 bits records [`BuildError::Overflow`].
     fn add(&mut self, child: &TypeRepr, shift: i64, reps: u64) {
-        if self.error.is_none() && self.blocks.len() as u64 > MAX_BLOCKS {
-            self.error = Some(BuildError::TooManyBlocks(self.blocks.len() as u64));
-        }
+        self.add_strided(&child.layout, child.leaf_kind, shift, reps, child.layout.extent());
+    }
+
+    /// Adds `reps` copies of a `kind` element of layout `c`, the k-th at `shift + k * step`.
+    fn add_strided(&mut self, c: &Layout, kind: LeafKind, shift: i64, reps: u64, step: i64) {
         if self.error.is_none() {
-            if let Err(e) = self.try_add(child, shift, reps) {
+            if let Err(e) = self.try_add(c, kind, shift, reps, step) {
                 self.error = Some(e);
             }
         }
     }
 
-    fn try_add(&mut self, child: &TypeRepr, shift: i64, reps: u64) -> Result<(), BuildError> {
+    fn try_add(&mut self, c: &Layout, kind: LeafKind, shift: i64, reps: u64, step: i64) -> Result<(), BuildError> {
         use BuildError::Overflow;
         if reps == 0 {
             return Ok(());
         }
-        let c = &child.layout;
-        match child.leaf_kind {
+        match kind {
             LeafKind::LbMarker => {
                 self.st_lb = min_opt(self.st_lb, shift);
                 return Ok(());
@@ -325,9 +303,8 @@ impl Builder {
             }
             LeafKind::Data => {}
         }
-        let ext = c.extent();
         let reps_i = i64::try_from(reps).map_err(|_| Overflow)?;
-        let last = (reps_i - 1).checked_mul(ext).and_then(|x| x.checked_add(shift)).ok_or(Overflow)?;
+        let last = (reps_i - 1).checked_mul(step).and_then(|x| x.checked_add(shift)).ok_or(Overflow)?;
         let (lo, hi) = (shift.min(last), shift.max(last));
         let at = |base: i64, off: i64| base.checked_add(off).ok_or(Overflow);
         if c.lb_sticky {
@@ -348,46 +325,9 @@ impl Builder {
         self.true_ub = max_opt(self.true_ub, at(hi, c.true_ub)?);
         let bytes = (c.size as u64).checked_mul(reps).ok_or(Overflow)?;
         self.size = u64::try_from(self.size).ok().and_then(|s| s.checked_add(bytes)).filter(|&s| s <= i64::MAX as u64).ok_or(Overflow)? as usize;
-        if c.blocks.len() == 1 && ext == c.size as i64 {
-            // Dense child: all copies form one block (the common contiguous/vector case), so a
-            // contiguous type of any size is one block, never materialised per element.
-            self.push_block(at(shift, c.blocks[0].0)?, bytes as usize);
-        } else {
-            let n = (c.blocks.len() as u64).saturating_mul(reps).saturating_add(self.blocks.len() as u64);
-            if n > MAX_BLOCKS {
-                return Err(BuildError::TooManyBlocks(n));
-            }
-            for k in 0..reps_i {
-                // In range: k * ext lies between shift and last, both checked above.
-                let base = shift + k * ext;
-                for &(o, l) in &c.blocks {
-                    self.push_block(at(base, o)?, l);
-                }
-            }
-        }
-        let mul = |n: u64| n.checked_mul(reps).ok_or(Overflow);
-        let runs = (c.basics.len().max(c.conv.len()) as u64).saturating_mul(reps);
-        if (c.basics.len() > 1 || c.conv.len() > 1) && runs > MAX_BLOCKS {
-            return Err(BuildError::TooManyBlocks(runs));
-        }
-        if c.basics.len() == 1 {
-            self.push_basic(c.basics[0].0, mul(c.basics[0].1)?);
-        } else {
-            for _ in 0..reps {
-                for &(s, n) in &c.basics {
-                    self.push_basic(s, n);
-                }
-            }
-        }
-        if c.conv.len() == 1 {
-            self.push_conv(c.conv[0].0, mul(c.conv[0].1)?);
-        } else {
-            for _ in 0..reps {
-                for &(s, n) in &c.conv {
-                    self.push_conv(s, n);
-                }
-            }
-        }
+        self.blocks.repeat(&c.blocks, shift, reps, step)?;
+        self.basics.repeat(&c.basics, reps)?;
+        self.conv.repeat(&c.conv, reps)?;
         Ok(())
     }
 
@@ -406,12 +346,6 @@ impl Builder {
                 ub = ub.checked_add(a - ext % a).ok_or(BuildError::Overflow)?;
             }
         }
-        let mut prefix = Vec::with_capacity(self.blocks.len());
-        let mut p = 0;
-        for b in &self.blocks {
-            prefix.push(p);
-            p += b.1;
-        }
         ub.checked_sub(lb).ok_or(BuildError::Overflow)?;
         Ok(Layout {
             size: self.size,
@@ -423,7 +357,6 @@ impl Builder {
             true_ub: self.true_ub.unwrap_or(0),
             align: self.align.max(1),
             blocks: self.blocks,
-            prefix,
             basics: self.basics,
             conv: self.conv,
         })
@@ -479,13 +412,15 @@ fn strided(count: u64, blocklen: u64, stride: i64, old: &Arc<TypeRepr>, e: Envel
         let n = count.checked_mul(blocklen).ok_or(BuildError::Overflow)?;
         return blocks_of(old, std::iter::once(Ok((0, n))), e);
     }
-    let l = &old.layout;
-    if count > MAX_BLOCKS && blocklen > 0 && l.size > 0 && l.blocks.len() == 1 && l.extent() == l.size as i64 {
-        // A dense child's blocks that do not abut never merge: refuse before filling memory with
-        // a typemap that cannot be kept.
-        return Err(BuildError::TooManyBlocks(count));
+    if count <= 1 || old.leaf_kind != LeafKind::Data {
+        // (A vector of MPI_LB/MPI_UB markers: a few sticky bounds, no data.)
+        return blocks_of(old, (0..count as i64).map(|i| Ok((mul3(i, stride, 1)?, blocklen))), e);
     }
-    blocks_of(old, (0..count as i64).map(|i| Ok((mul3(i, stride, 1)?, blocklen))), e)
+    // One block of the vector, repeated count times: a compact typemap (see `blocks`).
+    let one = blocks_of(old, std::iter::once(Ok((0, blocklen))), e.clone())?;
+    let mut b = Builder::default();
+    b.add_strided(&one.layout, LeafKind::Data, 0, count, stride);
+    Ok(TypeRepr::new(b.finish(false)?, e))
 }
 
 pub fn indexed(blocklens: &[i64], displs: &[i64], old: &Arc<TypeRepr>) -> Built {
@@ -610,26 +545,23 @@ pub unsafe fn copy(l: &Layout, typed: *mut u8, count: usize, stream: *mut u8, st
         mv(typed.offset(off as isize + start as isize), stream, end - start);
         return end - start;
     }
-    let ext = l.extent() as isize;
     let mut pos = start;
-    let mut elem = pos / l.size;
-    let mut within = pos % l.size;
-    let mut bi = l.prefix.partition_point(|&p| p <= within) - 1;
+    let mut cur = Cursor::at(&l.blocks, l.extent(), start);
+    let (tile, ts) = (l.blocks.tile(), l.blocks.tile_size());
     while pos < end {
-        let (boff, blen) = l.blocks[bi];
-        let inb = within - l.prefix[bi];
-        let n = (blen - inb).min(end - pos);
-        mv(typed.offset(elem as isize * ext + boff as isize + inb as isize), stream.add(pos - start), n);
-        pos += n;
-        within += n;
-        if inb + n == blen {
-            bi += 1;
-            if bi == l.blocks.len() {
-                bi = 0;
-                elem += 1;
-                within = 0;
+        if let Some((first, stride, m)) = cur.whole_tiles(end - pos, ts) {
+            for k in 0..m as i64 {
+                let base = first + k * stride;
+                for &(o, n) in tile {
+                    mv(typed.offset((base + o) as isize), stream.add(pos - start), n);
+                    pos += n;
+                }
             }
+            continue;
         }
+        let (off, n) = cur.take(end - pos);
+        mv(typed.offset(off as isize), stream.add(pos - start), n);
+        pos += n;
     }
     end - start
 }

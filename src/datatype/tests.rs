@@ -163,7 +163,7 @@ fn property_pack_unpack_roundtrip() {
         // Byte offsets covered by the typemap of `count` elements, relative to the buffer origin.
         let mut covered = Vec::new();
         for e in 0..count as i64 {
-            for &(o, len) in &l.blocks {
+            for (o, len) in l.blocks.iter() {
                 for k in 0..len as i64 {
                     covered.push(e * ext + o + k);
                 }
@@ -224,8 +224,11 @@ fn large_counts_and_overflow() {
     assert_eq!(vector(2, 1, i64::MAX / 2, &int).unwrap_err(), BuildError::Overflow);
     assert_eq!(contiguous(u64::MAX / 2, &int).unwrap_err(), BuildError::Overflow);
     assert_eq!(resized(&int, i64::MAX, 1).unwrap_err(), BuildError::Overflow);
+    // 2^40 gapped elements: one tile of one block, repeated.
     let gap = resized(&int, 0, 8).unwrap();
-    assert!(matches!(contiguous(1 << 40, &Arc::new(gap)).unwrap_err(), BuildError::TooManyBlocks(_)));
+    let g = contiguous(1 << 40, &Arc::new(gap)).unwrap();
+    assert_eq!((g.layout.blocks.len(), g.layout.blocks.tile().len()), (1 << 40, 1));
+    assert_eq!(g.layout.blocks.get((1 << 40) - 1), (((1i64 << 40) - 1) * 8, 4));
 }
 
 #[test]
@@ -247,15 +250,101 @@ fn abutting_blocks_are_one_step() {
     assert_eq!((v.layout.size as u64, v.layout.blocks.len()), (1 << 42, 1));
     let w = vector(1 << 40, 2, 2, &int).unwrap();
     assert_eq!(w.layout.blocks, vec![(0, 1 << 43)]);
-    // Gaps: refused once the typemap is too long, without walking all 2^40 blocks.
-    assert!(matches!(vector(1 << 40, 1, 2, &int).unwrap_err(), BuildError::TooManyBlocks(_)));
+    // Gaps: a compact repetition, built without walking all 2^40 blocks.
+    let g = vector(1 << 40, 1, 2, &int).unwrap();
+    assert_eq!((g.layout.blocks.len(), g.layout.blocks.tile().len(), g.layout.size), (1 << 40, 1, 1 << 42));
+    // A repetition of a repetition whose tile would exceed MAX_BLOCKS is refused.
+    let big = Arc::new(vector(1 << 26, 1, 2, &int).unwrap());
+    assert!(matches!(hvector(2, 1, 1 << 30, &big).unwrap_err(), BuildError::TooManyBlocks(_)));
+}
+
+/// The vector of 2^26 strided blocks of the issue: 2^26 blocks, O(1) memory, exact positions.
+#[test]
+fn huge_strided_vector_is_compact() {
+    let ch = leaf(1);
+    let v = vector(1 << 26, 1, 2, &ch).unwrap();
+    let b = &v.layout.blocks;
+    assert_eq!((b.len(), b.tile().len(), v.layout.size, v.layout.extent()), (1 << 26, 1, 1 << 26, (1 << 27) - 1));
+    assert!(std::mem::size_of_val(b.tile()) + b.wire().1 as usize * 16 < 1024);
+    assert_eq!((b.get(12345), b.prefix(12345), b.locate(12345)), ((24690, 1), 12345, 12345));
+    assert_eq!(v.layout.basic_elements_in(1 << 26), Some(1 << 26));
+    // A stream range deep inside walks from there, block by block.
+    let p: Vec<_> = v.layout.map().pieces(1, (1 << 25) + 3, (1 << 25) + 6).collect();
+    assert_eq!(p, vec![((1 << 26) + 6, 1), ((1 << 26) + 8, 1), ((1 << 26) + 10, 1)]);
+}
+
+/// Vectors of vectors (and of structs) with large counts are compact, and every view of them
+/// (blocks, get/prefix/locate, pack, pieces, element counts) matches a naive expansion.
+#[test]
+fn property_compact_vectors_match_naive_expansion() {
+    let mut r = Rng(0x2545_f491_4f6c_dd1d);
+    for _ in 0..60 {
+        // Inner: a vector of leaves, or a struct of two leaves (several basic runs).
+        let (inner, inner_bytes): (Arc<TypeRepr>, Vec<i64>) = if r.below(2) == 0 {
+            let (n, bl, st) = (1 + r.below(3), 1 + r.below(2), 2 + r.below(3) as i64);
+            let t = vector(n, bl, st, &leaf(2)).unwrap();
+            let mut off = vec![];
+            for i in 0..n as i64 {
+                for j in 0..bl as i64 {
+                    off.extend((0..2).map(|k| i * st * 2 + j * 2 + k));
+                }
+            }
+            (Arc::new(t), off)
+        } else {
+            let t = create_struct(&[1, 1], &[0, 8], &[leaf(4), leaf(2)]).unwrap();
+            (Arc::new(t), (0..4).chain(8..10).collect())
+        };
+        let ext = inner.layout.extent();
+        let (count, bl) = (1 + r.below(5000), 1 + r.below(3));
+        let stride = (bl as i64) * ext + 1 + r.below(7) as i64;
+        let t = hvector(count, bl, stride, &inner).unwrap();
+        let l = &t.layout;
+        assert!(l.blocks.tile().len() as u64 <= bl * inner.layout.blocks.len() as u64);
+        let mut naive = vec![];
+        for i in 0..count as i64 {
+            for j in 0..bl as i64 {
+                naive.extend(inner_bytes.iter().map(|&o| i * stride + j * ext + o));
+            }
+        }
+        // Blocks, expanded to bytes, are the naive typemap; get/prefix/locate agree with iter.
+        let mut bytes = vec![];
+        let mut p = 0;
+        for (i, (o, len)) in l.blocks.iter().enumerate() {
+            if r.below(64) == 0 || i + 1 == l.blocks.len() {
+                assert_eq!((l.blocks.get(i), l.blocks.prefix(i)), ((o, len), p));
+                assert_eq!((l.blocks.locate(p), l.blocks.locate(p + len - 1)), (i, i));
+            }
+            bytes.extend(o..o + len as i64);
+            p += len;
+        }
+        assert_eq!(bytes, naive);
+        assert_eq!(l.size, naive.len());
+        // Pack of 2 elements is the naive gather.
+        let span = (l.true_ub + l.extent()) as usize;
+        let src: Vec<u8> = (0..span).map(|i| (i * 13 + 5) as u8).collect();
+        let mut packed = vec![0u8; 2 * l.size];
+        // SAFETY: both elements lie in [0, true_ub + extent).
+        unsafe { copy(l, src.as_ptr() as *mut u8, 2, packed.as_mut_ptr(), packed.len(), 0, true) };
+        let want: Vec<u8> = naive.iter().chain(naive.iter().map(|o| o + l.extent()).collect::<Vec<_>>().iter()).map(|&o| src[o as usize]).collect();
+        assert_eq!(packed, want);
+        // Pieces of a random range cover exactly its naive bytes.
+        let a = r.below(2 * l.size as u64) as usize;
+        let b = a + r.below(2 * l.size as u64 - a as u64 + 1) as usize;
+        let got: Vec<i64> = l.map().pieces(2, a, b).flat_map(|(o, n)| o..o + n as i64).collect();
+        let all: Vec<i64> = naive.iter().copied().chain(naive.iter().map(|o| o + l.extent())).collect();
+        assert_eq!(got, all[a..b]);
+        // Element counts: the inner basics repeated.
+        let per = inner.layout.basic_count() * bl * count;
+        assert_eq!(l.basic_elements_in(l.size as u64), Some(per));
+        assert_eq!(l.basic_elements_in(2 * l.size as u64 - 1), Some(2 * per - 1));
+    }
 }
 
 /// The byte offsets the typemap of `count` elements covers, in stream order, or None if entries overlap.
 fn covered_offsets(l: &Layout, count: usize) -> Option<Vec<i64>> {
     let mut covered = Vec::new();
     for e in 0..count as i64 {
-        for &(o, len) in &l.blocks {
+        for (o, len) in l.blocks.iter() {
             covered.extend((0..len as i64).map(|k| e * l.extent() + o + k));
         }
     }

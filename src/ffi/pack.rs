@@ -122,7 +122,8 @@ fn external_len(count: i64, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datat
     let n = usize::try_from(count).map_err(|_| err(MPI_ERR_COUNT, format!("count {count} too large")))?;
     let t = check::committed_dtype(dt)?;
     let native = n.checked_mul(t.layout.size);
-    let ext = (datatype::external32::size_of(&t.layout.conv) as usize).checked_mul(n);
+    let conv = &t.layout.conv;
+    let ext = (datatype::external32::size_of(conv.runs()) as usize).checked_mul(conv.reps() as usize).and_then(|e| e.checked_mul(n));
     match (native, ext) {
         (Some(a), Some(b)) => Ok((t, n, a, b)),
         _ => Err(err(MPI_ERR_COUNT, format!("count {n} of {} overflows", check::datatype_name(dt)))),
@@ -156,7 +157,7 @@ unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, 
     if ext > 0 {
         // SAFETY: outbuf has outsize >= start + ext bytes (checked above).
         let out = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(start), ext);
-        datatype::external32::convert(&t.layout.conv, n, &mut tmp, out, true);
+        datatype::external32::convert(t.layout.conv.runs(), n * t.layout.conv.reps() as usize, &mut tmp, out, true);
     }
     *position = (start + ext) as i64;
     Ok(())
@@ -189,7 +190,7 @@ unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64,
         // SAFETY: inbuf has insize >= start + ext bytes (checked above); src has ext bytes.
         std::ptr::copy_nonoverlapping((inbuf as *const u8).add(start), src.as_mut_ptr(), ext);
     }
-    datatype::external32::convert(&t.layout.conv, n, &mut tmp, &mut src, false);
+    datatype::external32::convert(t.layout.conv.runs(), n * t.layout.conv.reps() as usize, &mut tmp, &mut src, false);
     // SAFETY: the application's outbuf holds outcount elements of datatype; tmp has `native` bytes.
     datatype::copy(&t.layout, outbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, false);
     *position = (start + ext) as i64;

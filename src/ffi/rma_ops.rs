@@ -88,7 +88,7 @@ fn contiguous(l: &Layout, count: usize) -> Option<i64> {
     if l.blocks.is_empty() || count == 0 {
         return Some(0);
     }
-    (l.blocks.len() == 1 && (count == 1 || l.size as i64 == l.extent())).then(|| l.blocks[0].0)
+    (l.blocks.len() == 1 && (count == 1 || l.size as i64 == l.extent())).then(|| l.blocks.get(0).0)
 }
 
 /// The element-wise reduction of predefined `op` on the target's datatype (MPI 4.1 section

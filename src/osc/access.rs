@@ -21,22 +21,16 @@ impl TargetSpan<'_> {
     fn contiguous(&self) -> Option<(i64, usize)> {
         let l = self.layout;
         let one = l.blocks.len() == 1 && l.size as i64 == l.extent();
-        (one || self.count <= 1 && l.blocks.len() == 1).then(|| (l.blocks[0].0, l.size * self.count))
+        (one || self.count <= 1 && l.blocks.len() == 1).then(|| (l.blocks.get(0).0, l.size * self.count))
     }
 
     /// The (address, length) of every contiguous block, in typemap order.
-    fn blocks(&self) -> Vec<(usize, usize)> {
+    fn blocks(&self) -> Box<dyn Iterator<Item = (usize, usize)> + '_> {
         if let Some((off, len)) = self.contiguous() {
-            return vec![(self.addr.wrapping_add(off as usize), len)];
+            return Box::new(std::iter::once((self.addr.wrapping_add(off as usize), len)));
         }
-        let ext = self.layout.extent();
-        let mut v = Vec::with_capacity(self.count * self.layout.blocks.len());
-        for i in 0..self.count as i64 {
-            for &(off, len) in &self.layout.blocks {
-                v.push((self.addr.wrapping_add((i * ext + off) as usize), len));
-            }
-        }
-        v
+        let l = self.layout;
+        Box::new(l.map().pieces(self.count, 0, l.size * self.count).map(|(off, len)| (self.addr.wrapping_add(off as usize), len)))
     }
 
     /// Writes the packed `data` into the target elements.

@@ -87,8 +87,8 @@ pub const FLAG_BLOCKING: u32 = 2;
 pub const FLAG_FAILED: u32 = 4;
 /// On an Rts: the sender's buffer is typed (non-contiguous) and `addr` is its base address. In
 /// threads mode `rreq` is the address of the sender's `TypeRepr` and `len` the element count; in
-/// processes mode `rreq` is the address of the type's flattened block list, `len` its number of
-/// blocks and `offset` the type's extent (the count is `total` over the type's size). The sender's
+/// processes mode `rreq` is the address of the type's compact block list (a (stride, reps) header,
+/// then one tile's blocks: `datatype::blocks::Blocks::wire`), `len` its number of entries and `offset` the type's extent (the count is `total` over the type's size). The sender's
 /// request keeps the type alive until the receiver's Fin.
 pub const FLAG_TYPED: u32 = 8;
 /// On a typed Rts in processes mode: the sender's type is made of short pieces, which the receiver

@@ -3,8 +3,9 @@
 //! An Rts describes the sender's buffer (`FLAG_TYPED` in `transport::ring` says how). The receiver
 //! resolves that description into the sender's typemap: in threads mode it is the sender's own
 //! `TypeRepr` (same address space, kept alive by the sender's request until our Fin); in processes
-//! mode the receiver reads the flattened block list (16 bytes a block, one element's worth, not per
-//! element) out of the sender with process_vm_readv. The copy then walks both buffers' pieces:
+//! mode the receiver reads the flattened block list (16 bytes a block of one tile, plus a
+//! (stride, reps) header: one element's compact description, not per element nor per repetition)
+//! out of the sender with process_vm_readv. The copy then walks both buffers' pieces:
 //! memcpy of the overlapping pieces in threads mode, batches of at most IOV_MAX local and remote
 //! iovecs per process_vm_readv/writev in processes mode. Nothing is packed.
 //!
@@ -13,6 +14,7 @@
 //! as whole covering ranges of at most `BOUNCE` bytes, gaps included, into a bounce buffer, and
 //! copied out piece by piece from there (`read_covering`).
 use super::Engine;
+use crate::datatype::blocks::Blocks;
 use crate::datatype::pieces::BlockMap;
 use crate::datatype::{TypeRepr, MAX_BLOCKS};
 use crate::p2p::buffer::{copy_local, Buf, Side};
@@ -45,8 +47,7 @@ impl Remote {
                     h.rreq = std::sync::Arc::as_ptr(t) as u64;
                     h.len = *count as u64;
                 } else {
-                    h.rreq = t.layout.blocks.as_ptr() as u64;
-                    h.len = t.layout.blocks.len() as u64;
+                    (h.rreq, h.len) = t.layout.blocks.wire();
                     h.offset = t.layout.extent() as u64;
                     if t.layout.size / t.layout.blocks.len().max(1) < LONG_PIECE {
                         h.flags |= FLAG_SHORT_PIECES;
@@ -63,7 +64,7 @@ enum Resolved<'a> {
     /// Same address space: the sender's own type.
     Local { base: u64, t: &'a TypeRepr, count: usize },
     /// The block list read out of the sender's process.
-    Copied { base: u64, blocks: Vec<(i64, usize)>, prefix: Vec<usize>, extent: i64, size: usize, count: usize },
+    Copied { base: u64, blocks: Blocks, extent: i64, size: usize, count: usize },
 }
 
 impl Resolved<'_> {
@@ -71,7 +72,7 @@ impl Resolved<'_> {
         match self {
             Resolved::Flat(a) => Side::Flat(*a),
             Resolved::Local { base, t, count } => Side::Map { base: *base, map: t.layout.map(), count: *count },
-            Resolved::Copied { base, blocks, prefix, extent, size, count } => Side::Map { base: *base, map: BlockMap { blocks, prefix, extent: *extent, size: *size }, count: *count },
+            Resolved::Copied { base, blocks, extent, size, count } => Side::Map { base: *base, map: BlockMap { blocks, extent: *extent, size: *size }, count: *count },
         }
     }
 }
@@ -98,22 +99,18 @@ impl Engine {
             let t = unsafe { &*(a as usize as *const TypeRepr) };
             return Ok(Resolved::Local { base: r.addr, t, count: b as usize });
         }
-        if b == 0 || b > 2 * MAX_BLOCKS {
+        if !(2..=MAX_BLOCKS + 1).contains(&b) {
             return Err(bad("implausible block count in a typed Rts"));
         }
         let mut blocks = vec![(0i64, 0usize); b as usize];
         // Both processes run this same library, so the tuple's layout is the same on both sides.
         cma::read_from(pid, a, blocks.as_mut_ptr() as *mut u8, blocks.len() * std::mem::size_of::<(i64, usize)>())?;
-        let mut prefix = Vec::with_capacity(blocks.len());
-        let mut size = 0usize;
-        for &(_, l) in &blocks {
-            prefix.push(size);
-            size = size.checked_add(l).ok_or_else(|| bad("block lengths overflow"))?;
-        }
+        let blocks = Blocks::from_wire(blocks).ok_or_else(|| bad("malformed block list in a typed Rts"))?;
+        let size = blocks.tile_size() * blocks.reps();
         if size == 0 || !r.total.is_multiple_of(size as u64) {
             return Err(bad("the sender's type does not divide the message"));
         }
-        Ok(Resolved::Copied { base: r.addr, blocks, prefix, extent: c as i64, size, count: (r.total / size as u64) as usize })
+        Ok(Resolved::Copied { base: r.addr, blocks, extent: c as i64, size, count: (r.total / size as u64) as usize })
     }
 
     /// Copies stream bytes `[start, end)` of the sender's buffer `r` (in rank process `pid`) into
@@ -125,7 +122,8 @@ impl Engine {
         let src = self.resolve(pid, r)?;
         let (s, d) = (src.side(), dst.side());
         if let Resolved::Copied { blocks, extent, size, .. } = &src {
-            let reach = blocks.iter().map(|b| b.0 + b.1 as i64).max().unwrap_or(0) - blocks.iter().map(|b| b.0).min().unwrap_or(0);
+            let (lo, hi) = blocks.span();
+            let reach = hi - lo;
             if size / blocks.len() < LONG_PIECE && (*extent).max(reach).unsigned_abs() as usize <= size * SPARSE {
                 let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
                 return read_covering(pid, &s, &d, start, end, &mut bounce);
