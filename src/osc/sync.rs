@@ -78,7 +78,8 @@ pub fn ring(bell: &AtomicU32, sleepers: &AtomicU32) {
     }
 }
 
-/// Waits on doorbell `bell` until `ready()` holds.
+/// Waits on doorbell `bell` until `ready()` holds. `ready` may consume what it checks (PSCW
+/// counters are taken by it), so every true answer ends the wait: one ignored would be lost.
 pub fn wait_until(bell: &AtomicU32, sleepers: &AtomicU32, mut ready: impl FnMut() -> bool) {
     let mut tries = 0;
     loop {
@@ -92,9 +93,11 @@ pub fn wait_until(bell: &AtomicU32, sleepers: &AtomicU32, mut ready: impl FnMut(
             continue;
         }
         sleepers.fetch_add(1, SeqCst);
-        if !ready() {
-            sched::futex_wait(bell, seen, NAP);
+        if ready() {
+            sleepers.fetch_sub(1, SeqCst);
+            return;
         }
+        sched::futex_wait(bell, seen, NAP);
         sleepers.fetch_sub(1, SeqCst);
     }
 }

@@ -163,11 +163,13 @@ impl Locals {
 }
 
 /// Notes the communicator whose handler the current completion call's error goes to.
+#[inline(never)]
 pub fn set_failed_comm(h: i32) {
     FAILED_COMM.with(|f| f.set(h));
 }
 
 /// The communicator noted by `set_failed_comm`, reset to MPI_COMM_WORLD.
+#[inline(never)]
 pub fn take_failed_comm() -> i32 {
     FAILED_COMM.with(|f| f.replace(crate::abi::MPI_COMM_WORLD))
 }
@@ -191,12 +193,17 @@ pub fn threads_job() -> Option<&'static ThreadsJob> {
     THREADS_JOB.get()
 }
 
-/// The calling thread's rank context (threads mode), -1 if none.
+/// The calling thread's rank context (threads mode), -1 if none. Never inlined, here and in the
+/// other accessors of these thread locals: a rank fiber may resume on another carrier thread
+/// (`threads::sched`), so a thread local's address must not be computed once and reused across
+/// a wait, which the compiler may do with an inlined access.
+#[inline(never)]
 pub fn context() -> i32 {
     CONTEXT.with(|c| c.get())
 }
 
 /// Makes the calling thread act for rank `ctx` (-1: for none).
+#[inline(never)]
 pub fn set_context(ctx: i32) {
     CONTEXT.with(|c| c.set(ctx));
 }
