@@ -148,7 +148,7 @@ win_export! {
     }
 
     fn MPI_Win_test / PMPI_Win_test (win: MPI_Win, flag: *mut c_int) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         let flag = out(flag, "flag")?;
         let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_test without MPI_Win_post"))?;
         let done: Vec<_> = origins.iter().map(|&o| w.region.done(w.rank, o)).collect();
@@ -156,6 +156,8 @@ win_export! {
         if ok {
             fence(SeqCst);
             w.epochs().exposure = None;
+        } else {
+            u.engine.poll_failed();
         }
         *flag = ok as c_int;
         Ok(())

@@ -1038,8 +1038,8 @@ impl Engine {
         self.unsuccessful_test(g, |g| Self::take(g, id))
     }
 
-    /// Runs a test's `check` and returns its result; when it found nothing while this node's
-    /// cores are oversubscribed, yields the CPU first. An application polling MPI_Test* in a loop
+    /// Runs a test's (or probe's) `check` and returns its result; when it found nothing while this
+    /// node's cores are oversubscribed, yields the CPU first (a rank fiber: its carrier). An application polling MPI_Test* in a loop
     /// would otherwise burn whole time slices the peers it waits for need (MPICH yields the same
     /// way in its progress loop).
     fn unsuccessful_test<T>(&self, mut g: MutexGuard<'_, Inner>, check: impl FnOnce(&mut Inner) -> Option<T>) -> Option<T> {
@@ -1195,7 +1195,7 @@ impl Engine {
     pub fn iprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<Status> {
         let mut g = self.lock();
         self.progress(&mut g);
-        Self::find_unexpected(&g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i]))
+        self.unsuccessful_test(g, |g| Self::find_unexpected(g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i])))
     }
 
     pub fn probe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Status {
@@ -1213,7 +1213,15 @@ impl Engine {
     pub fn improbe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
         let mut g = self.lock();
         self.progress(&mut g);
-        Self::take_message(&mut g, &self.gauges, src, tag, ctx)
+        self.unsuccessful_test(g, |g| Self::take_message(g, &self.gauges, src, tag, ctx))
+    }
+
+    /// A polling call found nothing (MPI_Win_test and the like): on an oversubscribed node, let
+    /// the peers run first (see `unsuccessful_test`).
+    pub fn poll_failed(&self) {
+        if self.policy.spins == 0 {
+            crate::runtime::threads::sched::yield_now();
+        }
     }
 
     pub fn mprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> (MsgId, Status) {
