@@ -207,7 +207,7 @@ SIGNAL_ALIAS(bsd_signal)
 static int fiber_sleep(unsigned long long ns)
 {
     init();
-    return hook_sleep && hook_current && hook_current() >= 0 && hook_sleep(ns);
+    return hook_sleep && hook_sleep(ns);
 }
 
 static unsigned long long ns_of(const struct timespec *t)

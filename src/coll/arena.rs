@@ -41,8 +41,6 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 /// The shared state of one communicator's ranks.
 pub struct Arena {
-    /// Number of ranks.
-    n: usize,
     /// World rank of each member (whose doorbells the last arriver rings).
     members: Vec<usize>,
     /// Where contributions and results live, and the episode counters.
@@ -51,6 +49,9 @@ pub struct Arena {
     users: AtomicUsize,
 }
 
+// The threads-mode counters are cache-padded in place (each arena lives once, behind an Arc):
+// boxing them would add an indirection to every episode.
+#[allow(clippy::large_enum_variant)]
 enum Store {
     /// Threads mode.
     Pointers {
@@ -111,7 +112,6 @@ impl ArenaRef {
             .or_insert_with(|| {
                 let counters = ArenaCounters { gen: Default::default(), arrived: Default::default() };
                 Arc::new(Arena {
-                    n: c.group.len(),
                     members: c.group.clone(),
                     store: Store::Pointers {
                         counters,
@@ -132,7 +132,7 @@ impl ArenaRef {
         let arena = u.seg.world_arena().filter(|_| is_world).map(|(counters, slots)| {
             // SAFETY: the segment stays mapped until the process exits (ranks never unmap it).
             let counters: &'static ArenaCounters = unsafe { &*(counters as *const ArenaCounters) };
-            Arc::new(Arena { n: c.group.len(), members: c.group.clone(), store: Store::Segment { counters, slots }, users: AtomicUsize::new(1) })
+            Arc::new(Arena { members: c.group.clone(), store: Store::Segment { counters, slots }, users: AtomicUsize::new(1) })
         });
         ArenaRef { arena, key: None }
     }
@@ -140,7 +140,7 @@ impl ArenaRef {
 
 /// The arena `cx` may use, if any: a blocking collective on an intracommunicator that never ran a
 /// nonblocking or persistent one (see the module comment); in threads mode any such
-/// communicator, in processes mode MPI_COMM_WORLD of a job that does not survive failures.
+/// communicator, in processes mode MPI_COMM_WORLD.
 pub fn of<'a>(cx: &Coll<'a>) -> Option<&'a Arena> {
     if !cx.shared || cx.c.remote.is_some() {
         return None;
@@ -194,41 +194,53 @@ impl Arena {
                 }
             },
         }
-        if ctr.arrived.fetch_add(1, AcqRel) as usize == self.n - 1 {
-            let out = match &self.store {
-                Store::Pointers { contributions, results, .. } => {
-                    let all: Vec<*const u8> = contributions.iter().map(|p| p.load(Relaxed) as *const u8).collect();
-                    // SAFETY: we are the last arriver: nobody reads results[parity] until `gen` moves.
-                    let v = unsafe { &mut *results[parity].get() };
-                    v.resize(bytes.max(v.len()), 0);
-                    combine(&all, v.as_mut_ptr());
-                    v.as_ptr()
-                }
-                Store::Segment { slots, .. } => {
-                    // SAFETY: the n contribution slots and the result slot lie in the arena.
-                    let all: Vec<*const u8> = (0..self.n).map(|r| unsafe { slots.add(r * ARENA_SLOT) as *const u8 }).collect();
-                    // SAFETY: as above; the result slot of this parity is unread until `gen` moves.
-                    let out = unsafe { slots.add((self.n + parity) * ARENA_SLOT) };
-                    combine(&all, out);
-                    out as *const u8
-                }
-            };
+        if ctr.arrived.fetch_add(1, AcqRel) as usize == self.n() - 1 {
+            // SAFETY: we are the last arriver: every contribution is in, and nobody reads the
+            // result of this parity until `gen` moves.
+            unsafe { combine(&self.contributions(), self.result(parity, Some(bytes))) };
             ctr.arrived.store(0, Relaxed);
             ctr.gen.store(k + 1, Release);
             for &w in &self.members {
                 cx.u.engine.ring_rank(w);
             }
-            // SAFETY: `bytes` result bytes, not rewritten before our next episode.
-            return Ok(unsafe { std::slice::from_raw_parts(out, bytes) });
+        } else {
+            cx.u.engine.wait_for_collective(cx.c.context, world, || ctr.gen.load(Acquire) != k)?;
         }
-        cx.u.engine.wait_for_collective(cx.c.context, world, || ctr.gen.load(Acquire) != k)?;
-        let out = match &self.store {
-            // SAFETY: the episode is complete; the buffer is not rewritten before our next episode.
-            Store::Pointers { results, .. } => unsafe { (*results[parity].get()).as_ptr() },
-            // SAFETY: as above; the result slot of this parity.
-            Store::Segment { slots, .. } => unsafe { slots.add((self.n + parity) * ARENA_SLOT) as *const u8 },
-        };
-        // SAFETY: `bytes` result bytes (see above).
-        Ok(unsafe { std::slice::from_raw_parts(out, bytes) })
+        // SAFETY: the episode is complete; its `bytes` result bytes are not rewritten before our
+        // next episode.
+        Ok(unsafe { std::slice::from_raw_parts(self.result(parity, None), bytes) })
+    }
+
+    fn n(&self) -> usize {
+        self.members.len()
+    }
+
+    /// Where each rank's contribution to the current episode is.
+    fn contributions(&self) -> Vec<*const u8> {
+        match &self.store {
+            Store::Pointers { contributions, .. } => contributions.iter().map(|p| p.load(Relaxed) as *const u8).collect(),
+            // SAFETY: the n contribution slots lie in the arena.
+            Store::Segment { slots, .. } => (0..self.n()).map(|r| unsafe { slots.add(r * ARENA_SLOT) as *const u8 }).collect(),
+        }
+    }
+
+    /// The result buffer of parity `parity`; `grow` (the last arriver, writing it) makes room for
+    /// that many bytes first.
+    ///
+    /// # Safety
+    /// With `grow`, the caller is the episode's last arriver (nobody reads this buffer).
+    unsafe fn result(&self, parity: usize, grow: Option<usize>) -> *mut u8 {
+        match &self.store {
+            Store::Pointers { results, .. } => {
+                // SAFETY: per the contract, writers are alone; readers come after `gen` moved.
+                let v = unsafe { &mut *results[parity].get() };
+                if let Some(bytes) = grow {
+                    v.resize(bytes.max(v.len()), 0);
+                }
+                v.as_mut_ptr()
+            }
+            // SAFETY: the two result slots follow the n contribution slots in the arena.
+            Store::Segment { slots, .. } => unsafe { slots.add((self.n() + parity) * ARENA_SLOT) },
+        }
     }
 }

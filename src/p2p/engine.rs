@@ -881,13 +881,9 @@ impl Engine {
         out
     }
 
-    /// Waits, progressing meanwhile, until `cond` holds. Whoever makes it hold must ring this
-    /// rank's doorbell (`ring_rank`) so a sleeping waiter notices.
-    pub fn wait_for(&self, cond: impl Fn() -> bool) {
-        self.wait_until(|_| cond().then_some(()))
-    }
-
-    /// `wait_for` for a collective that meets in shared memory: gives up with MPIX_ERR_REVOKED
+    /// Waits, progressing meanwhile, until `cond` holds: a collective that meets in shared
+    /// memory. Whoever makes `cond` hold must ring this rank's doorbell (`ring_rank`) so a
+    /// sleeping waiter notices. Gives up with MPIX_ERR_REVOKED
     /// once context pair `ctx` is revoked, or with MPIX_ERR_PROC_FAILED once a rank of the job is
     /// known dead when `all_ranks` (the collective involves every rank: it can never complete).
     pub fn wait_for_collective(&self, ctx: u32, all_ranks: bool, cond: impl Fn() -> bool) -> MpiResult {
@@ -919,7 +915,7 @@ impl Engine {
         }
     }
 
-    /// Rings world rank `r`'s doorbell: something it waits for with `wait_for` changed.
+    /// Rings world rank `r`'s doorbell: something it waits for with `wait_for_collective` changed.
     pub fn ring_rank(&self, r: usize) {
         ring(self.seg.doorbell(r));
     }

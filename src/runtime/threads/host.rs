@@ -149,10 +149,11 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
     install_crash_handlers();
     let job = universe::threads_job().expect("installed above");
     let stack = stack_size();
-    let fibers = if !sched::enabled(n) {
+    let setting = sched::Setting::from_env();
+    let fibers = if !setting.enabled(n) {
         None
     } else if let Some(why) = &no_fibers {
-        if std::env::var("OXMPI_FIBERS").is_ok_and(|v| v == "1" || v == "on" || v == "yes") {
+        if setting == sched::Setting::Always {
             eprintln!("oxmpi: {why}; running ranks as kernel threads, not fibers");
         }
         None

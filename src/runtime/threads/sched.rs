@@ -152,16 +152,34 @@ pub fn in_fiber() -> bool {
     !current().is_null()
 }
 
-/// Whether to run `n` ranks as fibers: `OXMPI_FIBERS` = `auto` (default: when ranks outnumber the
-/// CPUs this process may use), `1`/`on` (always), `0`/`off` (never).
-pub fn enabled(n: usize) -> bool {
-    if !fiber::SUPPORTED {
-        return false;
+/// `OXMPI_FIBERS`: whether threads-mode ranks run as fibers.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Setting {
+    /// `0`/`off`/`no`.
+    Never,
+    /// `auto` or unset: when ranks outnumber the CPUs this process may use.
+    Auto,
+    /// `1`/`on`/`yes`.
+    Always,
+}
+
+impl Setting {
+    pub fn from_env() -> Setting {
+        match std::env::var("OXMPI_FIBERS").unwrap_or_default().as_str() {
+            "0" | "off" | "no" => Setting::Never,
+            "1" | "on" | "yes" => Setting::Always,
+            _ => Setting::Auto,
+        }
     }
-    match std::env::var("OXMPI_FIBERS").unwrap_or_default().as_str() {
-        "0" | "off" | "no" => false,
-        "1" | "on" | "yes" => true,
-        _ => n > crate::runtime::wait::available_cpus(),
+
+    /// Whether `n` ranks run as fibers (never where fibers are not supported).
+    pub fn enabled(self, n: usize) -> bool {
+        fiber::SUPPORTED
+            && match self {
+                Setting::Never => false,
+                Setting::Always => true,
+                Setting::Auto => n > crate::runtime::wait::available_cpus(),
+            }
     }
 }
 
