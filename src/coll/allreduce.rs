@@ -16,7 +16,7 @@ use super::{Coll, TAG_ALLREDUCE};
 use crate::comm::Comm;
 use crate::error::MpiResult;
 use crate::op::Reduction;
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 
 /// Reduces `count` elements from every rank into `recvbuf` on every rank. With MPI_IN_PLACE the
 /// caller passes `sendbuf == recvbuf`.

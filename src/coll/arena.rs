@@ -35,7 +35,7 @@ use crate::error::MpiResult;
 use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use crate::runtime::segment::{ArenaCounters, ARENA_SLOT};
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
 
@@ -146,7 +146,7 @@ pub fn of<'a>(cx: &Coll<'a>) -> Option<&'a Arena> {
         return None;
     }
     let threads = super::select::threads_mode();
-    cx.c.arena.get_or_init(|| if threads { ArenaRef::shared(cx.c) } else { ArenaRef::world(cx.u, cx.c) }).arena.as_deref()
+    super::state(cx.c).arena.get_or_init(|| if threads { ArenaRef::shared(cx.c) } else { ArenaRef::world(cx.u, cx.c) }).arena.as_deref()
 }
 
 impl Arena {

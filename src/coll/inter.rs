@@ -1,8 +1,7 @@
 //! Collectives on intercommunicators (MPI 4.1 section 6.2.2): each works through the local group
-//! (an intracommunicator view on the same contexts, `comm::inter::local_view`) and messages between
+//! (an intracommunicator view on the same contexts, `construct::inter::local_view`) and messages between
 //! the groups, on phases of the collective's tag so the parts never match each other.
 use super::Coll;
-use crate::comm::inter::local_view;
 use crate::error::MpiResult;
 use crate::op::Reduction;
 
@@ -65,7 +64,7 @@ pub unsafe fn swap_cross(cx: &Coll, sbuf: *const u8, rbuf: *mut u8, bytes: usize
 /// Local barrier, leaders swap a token, local barrier again (which nobody leaves before its
 /// leader got the remote token).
 pub fn barrier(cx: &Coll) -> MpiResult {
-    let local = local_view(cx.c);
+    let local = cx.c.local_view();
     super::barrier::barrier(&cx.on(&local).phase(LOCAL))?;
     if cx.rank() == 0 {
         let mut token = 0u8;
@@ -90,7 +89,7 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: InterRoot) -> M
                 // SAFETY: `buf` holds `bytes` writable bytes (caller contract).
                 unsafe { recv_cross(cx, buf, bytes, r)? };
             }
-            let local = local_view(cx.c);
+            let local = cx.c.local_view();
             // SAFETY: `buf` holds `bytes` writable bytes (caller contract).
             unsafe { super::bcast::bcast(&cx.on(&local).phase(LOCAL), buf, bytes, 0) }
         }
@@ -111,7 +110,7 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
         InterRoot::Root => unsafe { recv_cross(cx, recvbuf, bytes, 0) },
         InterRoot::Remote(r) => {
             let mut partial = vec![0u8; if cx.rank() == 0 { bytes } else { 0 }];
-            let local = local_view(cx.c);
+            let local = cx.c.local_view();
             // SAFETY: `sendbuf` holds `count` elements; `partial` is the distinct result buffer
             // at local rank 0 and unused elsewhere.
             unsafe { super::reduce::reduce(&cx.on(&local).phase(LOCAL), sendbuf, partial.as_mut_ptr(), count, red, 0)? };
@@ -133,7 +132,7 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
 /// distinct from `sendbuf`.
 pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
     let bytes = count * red.size;
-    let local = local_view(cx.c);
+    let local = cx.c.local_view();
     let mut partial = vec![0u8; if cx.rank() == 0 { bytes } else { 0 }];
     // SAFETY: as in `reduce`.
     unsafe { super::reduce::reduce(&cx.on(&local).phase(LOCAL), sendbuf, partial.as_mut_ptr(), count, red, 0)? };

@@ -46,7 +46,26 @@ pub mod select;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};
 use crate::p2p::{ReqId, SendMode};
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
+
+/// What the collectives keep per communicator (in `Comm::coll`).
+#[derive(Default)]
+pub struct CommState {
+    /// Nonblocking and persistent collectives waiting for or running on this communicator's
+    /// background worker (`nonblocking`).
+    pub nbc: nonblocking::Queue,
+    /// A nonblocking or persistent collective was started on this communicator: blocking ones
+    /// no longer use the shared arena (`arena`).
+    pub nbc_used: std::sync::atomic::AtomicBool,
+    /// This rank's hold on the communicator's shared arena, once used.
+    pub arena: std::sync::OnceLock<arena::ArenaRef>,
+}
+
+/// The collectives' state of communicator `c`, made at the first call.
+#[inline]
+pub fn state(c: &Comm) -> &CommState {
+    c.coll.get_or_init(|| Box::<CommState>::default()).downcast_ref().expect("Comm::coll holds a coll::CommState")
+}
 
 /// Fixed internal tags (bits 16-29; bit 30 clear), for collectives the library runs on its own
 /// behalf: the context agreement of communicator constructors and the like. The dissemination

@@ -13,7 +13,6 @@
 //! A forced algorithm that cannot run the call (a non-commutative op, a rank count that is not a
 //! power of two) falls back to `reduce_scatterv`, as MPICH does.
 use super::Coll;
-use crate::comm::inter::local_view;
 use crate::error::MpiResult;
 use crate::op::Reduction;
 
@@ -175,7 +174,7 @@ pub unsafe fn recursive_halving(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8,
 /// `sendbuf` holds `sum(counts)` elements of `red`'s size; `recvbuf` `counts[rank]` writable ones.
 pub unsafe fn inter(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, counts: &[usize], red: &Reduction) -> MpiResult {
     let total: usize = counts.iter().sum();
-    let local = local_view(cx.c);
+    let local = cx.c.local_view();
     let lead = cx.rank() == 0;
     let mut mine = vec![0u8; if lead { total * red.size } else { 0 }];
     let mut theirs = vec![0u8; if lead { total * red.size } else { 0 }];

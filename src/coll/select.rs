@@ -104,7 +104,7 @@ pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
 /// Whether the ranks of this job are threads of one process (shared-memory algorithms read peers'
 /// buffers directly there).
 pub fn threads_mode() -> bool {
-    crate::runtime::universe::get().map(|u| u.engine.local_peers()).unwrap_or(false)
+    crate::runtime::job::threads_job().is_some()
 }
 
 /// Whether `n` ranks outnumber the CPUs this process may use (each rank is then often

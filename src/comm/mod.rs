@@ -6,10 +6,11 @@
 //! traffic of its collectives, so the two can never match each other.
 pub mod attr;
 pub mod context;
-pub mod create;
 pub mod idup;
-pub mod inter;
 pub mod table;
+pub mod universe;
+
+pub use universe::Universe;
 
 use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
 use std::sync::Mutex;
@@ -46,26 +47,27 @@ pub struct Comm {
     /// 6.12), so the count is the same everywhere and tags the collective's messages
     /// (`coll::Coll::next`): collectives in flight at once never match each other's messages.
     pub coll_seq: AtomicU32,
-    /// Nonblocking and persistent collectives waiting for or running on this communicator's
-    /// background worker (`coll::nonblocking`).
-    pub nbc: crate::coll::nonblocking::Queue,
     /// World ranks of the failed members this rank acknowledged (MPIX_Comm_failure_ack).
     pub acked: Mutex<Vec<usize>>,
-    /// A nonblocking or persistent collective was started on this communicator: blocking ones
-    /// no longer use the shared arena (`coll::arena`).
-    pub nbc_used: std::sync::atomic::AtomicBool,
-    /// Threads mode: this rank's hold on the communicator's shared arena, once used.
-    pub arena: std::sync::OnceLock<crate::coll::arena::ArenaRef>,
+    /// The collective component's state for this communicator (`coll::CommState`: the queue of
+    /// nonblocking collectives, the shared arena), made at its first use. Opaque here, so that
+    /// `comm` needs nothing of `coll`: Open MPI's communicators hold their coll modules alike.
+    pub coll: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc: Default::default(), acked: Mutex::new(Vec::new()), nbc_used: Default::default(), arena: Default::default() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), acked: Mutex::new(Vec::new()), coll: std::sync::OnceLock::new() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.
     pub fn new_inter(context: u32, group: Vec<usize>, rank: usize, remote: Vec<usize>, low_group: bool, errhandler: i32) -> Comm {
         Comm { remote: Some(remote), low_group, ..Comm::new(context, group, rank, errhandler) }
+    }
+    /// An intracommunicator over the local group of intercommunicator `self` on its contexts:
+    /// the collectives inside one group of an intercommunicator run on it (`construct::inter`).
+    pub fn local_view(&self) -> Comm {
+        Comm::new(self.context, self.group.clone(), self.rank, self.errhandler())
     }
     pub fn is_inter(&self) -> bool {
         self.remote.is_some()

@@ -15,7 +15,7 @@ pub mod pieces;
 pub mod registry;
 pub mod runs;
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;
 
 use blocks::{Blocks, Cursor};
 use runs::Runs;

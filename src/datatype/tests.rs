@@ -100,7 +100,7 @@ fn partial_pack_matches_whole() {
 }
 
 /// xorshift64*: reproducible random nested types.
-struct Rng(u64);
+pub(crate) struct Rng(pub(crate) u64);
 impl Rng {
     fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
@@ -108,12 +108,12 @@ impl Rng {
         self.0 ^= self.0 >> 27;
         self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
     }
-    fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next() % n
     }
 }
 
-fn random_type(r: &mut Rng, depth: u32) -> Arc<TypeRepr> {
+pub(crate) fn random_type(r: &mut Rng, depth: u32) -> Arc<TypeRepr> {
     let leaves = [1usize, 2, 4, 8];
     if depth == 0 || r.below(4) == 0 {
         return leaf(leaves[r.below(4) as usize]);
@@ -341,7 +341,7 @@ fn property_compact_vectors_match_naive_expansion() {
 }
 
 /// The byte offsets the typemap of `count` elements covers, in stream order, or None if entries overlap.
-fn covered_offsets(l: &Layout, count: usize) -> Option<Vec<i64>> {
+pub(crate) fn covered_offsets(l: &Layout, count: usize) -> Option<Vec<i64>> {
     let mut covered = Vec::new();
     for e in 0..count as i64 {
         for (o, len) in l.blocks.iter() {
@@ -352,58 +352,4 @@ fn covered_offsets(l: &Layout, count: usize) -> Option<Vec<i64>> {
     sorted.sort();
     sorted.dedup();
     (sorted.len() == covered.len()).then_some(covered)
-}
-
-/// `pieces` of any stream range lists exactly the covered bytes of that range, in order, with
-/// touching runs merged; and a block-by-block copy between two random typed buffers (what a
-/// rendezvous does between two typed buffers) gives the same bytes as pack then unpack.
-#[test]
-fn property_pieces_and_typed_to_typed_copy() {
-    use crate::p2p::buffer::{copy_local, Side};
-    let mut r = Rng(0x5851_f42d_4c95_7f2d);
-    let mut tested = 0;
-    for _ in 0..400 {
-        let (a, b) = (random_type(&mut r, 3), random_type(&mut r, 3));
-        let (la, lb) = (&a.layout, &b.layout);
-        let (ca, cb) = (1 + r.below(4) as usize, 1 + r.below(4) as usize);
-        if la.size == 0 || lb.size == 0 || la.size * ca > 1 << 15 || lb.size * cb > 1 << 15 {
-            continue;
-        }
-        let (Some(cov_a), Some(cov_b)) = (covered_offsets(la, ca), covered_offsets(lb, cb)) else { continue };
-        // Pieces of a random range of a's stream.
-        let total = la.size * ca;
-        let start = r.below(total as u64 + 1) as usize;
-        let end = start + r.below((total - start) as u64 + 1) as usize;
-        let mut listed = Vec::new();
-        let mut last_end = None;
-        for (off, len) in la.map().pieces(ca, start, end) {
-            assert!(len > 0);
-            assert_ne!(last_end, Some(off), "touching pieces were not merged");
-            last_end = Some(off + len as i64);
-            listed.extend((0..len as i64).map(|k| off + k));
-        }
-        assert_eq!(listed, cov_a[start..end]);
-        // Typed a -> typed b, the common prefix of both streams.
-        let n = total.min(lb.size * cb);
-        let (alo, ahi) = (*cov_a.iter().min().unwrap(), *cov_a.iter().max().unwrap() + 1);
-        let (blo, bhi) = (*cov_b.iter().min().unwrap(), *cov_b.iter().max().unwrap() + 1);
-        let src: Vec<u8> = (0..(ahi - alo) as usize).map(|i| (i * 13 + 5) as u8).collect();
-        let mut dst = vec![0xeeu8; (bhi - blo) as usize];
-        let mut expect = dst.clone();
-        let (sbase, dbase) = (src.as_ptr().wrapping_offset(-alo as isize), dst.as_mut_ptr().wrapping_offset(-blo as isize));
-        let mut packed = vec![0u8; n];
-        let ebase = expect.as_mut_ptr().wrapping_offset(-blo as isize);
-        // SAFETY: every covered byte of both typemaps lies inside src / dst / expect (offsets from
-        // the bases above); the buffers are disjoint.
-        unsafe {
-            copy(la, sbase as *mut u8, ca, packed.as_mut_ptr(), n, 0, true);
-            copy(lb, ebase, cb, packed.as_mut_ptr(), n, 0, false);
-            let s = Side::Map { base: sbase as u64, map: la.map(), count: ca };
-            let d = Side::Map { base: dbase as u64, map: lb.map(), count: cb };
-            copy_local(&s, &d, 0, n);
-        }
-        assert_eq!(dst, expect);
-        tested += 1;
-    }
-    assert!(tested > 100, "only {tested} random type pairs were usable");
 }

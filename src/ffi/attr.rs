@@ -8,7 +8,7 @@ use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
@@ -42,7 +42,7 @@ fn keyval_handle(index: u32) -> c_int {
 }
 
 /// The registry index of a valid (created, not freed) user keyval handle.
-fn user_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
+fn user_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
     if keyval == MPI_KEYVAL_INVALID {
         return Err(err(MPI_ERR_KEYVAL, "invalid keyval MPI_KEYVAL_INVALID"));
     }
@@ -67,7 +67,7 @@ pub(crate) fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::err
 ///
 /// # Safety
 /// Calls the application's callback, which must follow the MPI_Comm_delete_attr_function contract.
-unsafe fn call_delete(u: &Universe, comm: MPI_Comm, k: u32, value: usize) -> MpiResult {
+unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> MpiResult {
     let Some(kv) = u.attrs.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a delete callback; it receives exactly the values
@@ -85,7 +85,7 @@ unsafe fn call_delete(u: &Universe, comm: MPI_Comm, k: u32, value: usize) -> Mpi
 ///
 /// # Safety
 /// Calls application callbacks (see `call_delete`).
-pub unsafe fn delete_all(u: &Universe, comm: MPI_Comm) -> MpiResult {
+pub unsafe fn delete_all(u: &Instance, comm: MPI_Comm) -> MpiResult {
     for (k, value) in u.attrs.list(comm).into_iter().rev() {
         call_delete(u, comm, k, value)?;
         u.attrs.remove(comm, k);
@@ -100,7 +100,7 @@ pub unsafe fn delete_all(u: &Universe, comm: MPI_Comm) -> MpiResult {
 ///
 /// # Safety
 /// Calls application callbacks (copy and, on failure, delete).
-pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult {
+pub unsafe fn copy_all(u: &Instance, old: MPI_Comm, new: MPI_Comm) -> MpiResult {
     for (k, value) in u.attrs.list(old) {
         let Some(kv) = u.attrs.keyval(k) else { continue };
         let Some(f) = kv.copy else { continue };
@@ -129,7 +129,7 @@ pub unsafe fn copy_all(u: &Universe, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
 ///
 /// # Safety
 /// Calls application callbacks (see `copy_all`).
-pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
+pub unsafe fn dup_with_attrs(u: &'static Instance, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
     dup_with_attrs_tagged(u, comm, parent, crate::coll::TAG_ALLREDUCE)
 }
 
@@ -137,8 +137,8 @@ pub unsafe fn dup_with_attrs(u: &'static Universe, comm: MPI_Comm, parent: &crat
 ///
 /// # Safety
 /// As `dup_with_attrs`.
-pub unsafe fn dup_with_attrs_tagged(u: &'static Universe, comm: MPI_Comm, parent: &crate::comm::Comm, tag: i32) -> MpiResult<MPI_Comm> {
-    let new = crate::comm::create::dup_tagged(u, parent, tag)?.map_or(MPI_COMM_NULL, check::comm_handle);
+pub unsafe fn dup_with_attrs_tagged(u: &'static Instance, comm: MPI_Comm, parent: &crate::comm::Comm, tag: i32) -> MpiResult<MPI_Comm> {
+    let new = crate::construct::intra::dup_tagged(u, parent, tag)?.map_or(MPI_COMM_NULL, check::comm_handle);
     if new != MPI_COMM_NULL {
         if let Err(e) = copy_all(u, comm, new) {
             u.comms.remove(handle_index(new));

@@ -7,11 +7,12 @@ use crate::datatype::{registry, LeafKind, TypeRepr};
 use std::sync::{Arc, OnceLock};
 use crate::error::{err, MpiResult};
 use crate::p2p::{Buf, MsgId, ReqId, Status};
-use crate::runtime::universe::{self, Universe};
+use crate::instance::{self, Instance};
+use crate::runtime::job;
 use std::os::raw::c_int;
 
-pub fn universe() -> MpiResult<&'static Universe> {
-    universe::get()
+pub fn universe() -> MpiResult<&'static Instance> {
+    instance::get()
 }
 
 /// A communicator looked up from its handle: the predefined ones by plain reference (no reference
@@ -39,7 +40,7 @@ pub fn comm_handle(index: u32) -> MPI_Comm {
 }
 
 /// The communicator behind handle `h`.
-pub fn comm(u: &'static Universe, h: MPI_Comm) -> MpiResult<CommRef> {
+pub fn comm(u: &'static Instance, h: MPI_Comm) -> MpiResult<CommRef> {
     match h {
         MPI_COMM_WORLD => Ok(CommRef::Static(&u.world)),
         MPI_COMM_SELF => Ok(CommRef::Static(&u.self_comm)),
@@ -249,7 +250,7 @@ pub enum ReqRef {
     Engine(ReqId, bool, u32),
 }
 
-pub fn req_ref(u: &Universe, h: MPI_Request) -> MpiResult<ReqRef> {
+pub fn req_ref(u: &Instance, h: MPI_Request) -> MpiResult<ReqRef> {
     if h == MPI_REQUEST_NULL {
         return Ok(ReqRef::Null);
     }
@@ -276,7 +277,7 @@ pub enum MsgRef {
     Engine(MsgId),
 }
 
-pub fn msg_ref(u: &Universe, h: MPI_Message) -> MpiResult<MsgRef> {
+pub fn msg_ref(u: &Instance, h: MPI_Message) -> MpiResult<MsgRef> {
     if h == MPI_MESSAGE_NO_PROC {
         return Ok(MsgRef::NoProc);
     }
@@ -299,23 +300,23 @@ pub fn status_ignored(s: *mut MPI_Status) -> bool {
 /// on context id `ctx`: its error goes to that communicator's handler (MPI 4.1 section 9.3), not
 /// MPI_COMM_WORLD's. Found only on the error path, so completions cost nothing more.
 pub fn note_failed_context(ctx: u32) {
-    let Some(u) = universe::peek() else { return };
+    let Some(u) = instance::peek() else { return };
     let h = match ctx & !1 {
         c if c == u.world.context => MPI_COMM_WORLD,
         c if c == u.self_comm.context => MPI_COMM_SELF,
         c => u.comms.index_of_context(c).map_or(MPI_COMM_WORLD, comm_handle),
     };
-    universe::set_failed_comm(h);
+    job::set_failed_comm(h);
 }
 
 /// The communicator noted by `note_failed_context` during this call (MPI_COMM_WORLD if none),
 /// reset for the next call.
 pub fn failed_comm() -> MPI_Comm {
-    universe::take_failed_comm()
+    job::take_failed_comm().unwrap_or(MPI_COMM_WORLD)
 }
 
 /// The communicator an operation's context id belongs to.
-pub fn comm_of_context(u: &'static Universe, ctx: u32) -> Option<CommRef> {
+pub fn comm_of_context(u: &'static Instance, ctx: u32) -> Option<CommRef> {
     if let Some(c) = [&u.world, &u.self_comm].into_iter().find(|c| ctx == c.context || ctx == c.coll_context()) {
         return Some(CommRef::Static(c));
     }
@@ -332,7 +333,7 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
     if status_ignored(s) {
         return;
     }
-    let source = match universe::peek() {
+    let source = match instance::peek() {
         Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.peer_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
         _ => st.source,
     };

@@ -8,7 +8,7 @@ use crate::abi::*;
 use crate::coll::Coll;
 use crate::error::{err, MpiResult};
 use crate::p2p::ReqId;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -40,9 +40,9 @@ impl Tally {
         self.count.max(0) as u64 * size * peers
     }
 
-    fn record(&self, u: &Universe, c: &crate::comm::Comm) {
+    fn record(&self, u: &Instance, c: &crate::comm::Comm) {
         if crate::monitoring::on() && self.counted {
-            crate::monitoring::comms::collective(u, c, self.pattern, self.bytes(c));
+            crate::monitoring::comms::collective(u.rank, u.size, c.context, || c.name(), &c.group, self.pattern, self.bytes(c));
         }
     }
 }
@@ -98,6 +98,13 @@ pub struct CollRequests {
     n_queued: AtomicUsize,
 }
 
+/// The collective requests of `u`'s rank: one table per rank of the job (in threads mode every
+/// rank of the process has its own), made at the first use.
+fn requests(u: &Instance) -> &'static CollRequests {
+    static TABLES: std::sync::OnceLock<Box<[CollRequests]>> = std::sync::OnceLock::new();
+    &TABLES.get_or_init(|| (0..u.size).map(|_| CollRequests::default()).collect())[u.rank]
+}
+
 impl CollRequests {
     fn set_queued(&self, id: ReqId, c: Option<CommRef>) {
         let mut q = self.queued.lock().unwrap_or_else(|p| p.into_inner());
@@ -117,17 +124,17 @@ impl CollRequests {
 ///
 /// # Safety
 /// For the nonblocking and persistent forms, the request pointer must be writable.
-pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
+pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
     let mut body: Body = Box::new(body);
     match how {
         Launch::Blocking => {
             tally.record(u, &c);
             let mut cx = Coll::next(u, &c);
-            cx.shared = !c.nbc_used.load(Ordering::Relaxed);
+            cx.shared = !crate::coll::state(&c).nbc_used.load(Ordering::Relaxed);
             body(&cx)
         }
         Launch::Nonblocking(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
+            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let id = u.engine.new_external();
             submit(u, c, id, body);
@@ -135,10 +142,10 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
             Ok(())
         }
         Launch::Persistent(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
+            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             let id = u.engine.new_external_persistent();
             let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))), tally };
-            u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
+            requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             *request = check::req_handle(id);
             Ok(())
         }
@@ -147,19 +154,19 @@ pub unsafe fn launch(u: &'static Universe, c: CommRef, how: Launch, tally: Tally
 
 /// Queues a run of `body` on `c`'s worker, completing engine request `id` (taking the
 /// collective's sequence number now, in the caller's start order).
-fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
+fn submit(u: &'static Instance, c: CommRef, id: ReqId, mut body: Body) {
     // Another thread of this rank now uses the engine: completions must wake other waiters.
     u.engine.set_threaded(true);
     let seq = c.coll_seq.fetch_add(1, Ordering::Relaxed);
     let comm = c.clone();
     let job = SendBody(move || {
-        u.coll_requests.set_queued(id, None);
+        requests(u).set_queued(id, None);
         let r = body(&Coll::sequenced(u, &comm, seq));
         u.engine.complete_external(id, r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class));
         r
     });
-    u.coll_requests.set_queued(id, Some(c.clone()));
-    if !c.nbc.push(
+    requests(u).set_queued(id, Some(c.clone()));
+    if !crate::coll::state(&c).nbc.push(
         id,
         Box::new(move || {
             let mut job = job;
@@ -168,16 +175,16 @@ fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
     ) {
         return;
     }
-    let ctx = crate::runtime::universe::context();
+    let ctx = crate::runtime::job::context();
     let worker = c.clone();
     let spawned = std::thread::Builder::new().name("oxmpi-coll".into()).spawn(move || {
-        crate::runtime::universe::set_context(ctx);
-        worker.nbc.drain();
+        crate::runtime::job::set_context(ctx);
+        crate::coll::state(&worker).nbc.drain();
     });
     if spawned.is_err() {
         // No thread: run the queue here, which still completes every request (the call then
         // blocks like its blocking form).
-        for job in c.nbc.take_all() {
+        for job in crate::coll::state(&c).nbc.take_all() {
             let _ = job();
         }
     }
@@ -185,20 +192,20 @@ fn submit(u: &'static Universe, c: CommRef, id: ReqId, mut body: Body) {
 
 /// Before a thread waits for request `id`: if it is a collective still queued for its
 /// communicator's worker, runs it here and now (see `Queue::take`).
-pub fn run_queued(u: &'static Universe, id: ReqId) {
-    if u.coll_requests.n_queued.load(Ordering::Acquire) == 0 {
+pub fn run_queued(u: &'static Instance, id: ReqId) {
+    if requests(u).n_queued.load(Ordering::Acquire) == 0 {
         return;
     }
-    let Some(c) = u.coll_requests.queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
-    if let Some(job) = c.nbc.take(id) {
+    let Some(c) = requests(u).queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
+    if let Some(job) = crate::coll::state(&c).nbc.take(id) {
         let _ = job();
     }
 }
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
-pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
+pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {
     let (comm, body, tally) = {
-        let t = u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner());
+        let t = requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
         (p.comm.clone(), p.body.clone(), p.tally)
     };
@@ -212,6 +219,6 @@ pub fn start(u: &'static Universe, id: ReqId) -> Option<MpiResult> {
 
 /// MPI_Request_free on request `id`: forgets it if it is a persistent collective (a run in
 /// progress keeps its own reference and still finishes).
-pub fn forget(u: &Universe, id: ReqId) {
-    u.coll_requests.reqs.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
+pub fn forget(u: &Instance, id: ReqId) {
+    requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).remove(&id);
 }

@@ -95,7 +95,7 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let color = (color != MPI_UNDEFINED).then_some(color);
-        let made = if c_ref.is_inter() { crate::comm::inter::split(u, &c_ref, color, key)? } else { crate::comm::create::split(u, &c_ref, color, key)? };
+        let made = if c_ref.is_inter() { crate::construct::inter::split(u, &c_ref, color, key)? } else { crate::construct::intra::split(u, &c_ref, color, key)? };
         *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
@@ -110,7 +110,7 @@ export! {
         // intercommunicator this is its split with one color (as MPICH): an intercommunicator
         // between the two groups' members of the type.
         let color = matches!(split_type, 1..=3).then_some(0);
-        let made = if c_ref.is_inter() { crate::comm::inter::split(u, &c_ref, color, key)? } else { crate::comm::create::split(u, &c_ref, color, key)? };
+        let made = if c_ref.is_inter() { crate::construct::inter::split(u, &c_ref, color, key)? } else { crate::construct::intra::split(u, &c_ref, color, key)? };
         *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
@@ -179,11 +179,11 @@ export! {
             if remote == u.rank {
                 return Err(err(MPI_ERR_RANK, format!("remote_leader {remote_leader} is this process: the two groups must be disjoint")));
             }
-            Some(crate::comm::inter::LeaderLink { remote_leader: remote, tag, context: peer.context })
+            Some(crate::construct::inter::LeaderLink { remote_leader: remote, tag, context: peer.context })
         } else {
             None
         };
-        let i = crate::comm::inter::create(u, &local, local_leader as usize, link)?;
+        let i = crate::construct::inter::create(u, &local, local_leader as usize, link)?;
         *newintercomm = check::comm_handle(i);
         Ok(())
     }
@@ -195,7 +195,7 @@ export! {
         if !c.is_inter() {
             return Err(err(MPI_ERR_COMM, "MPI_Intercomm_merge needs an intercommunicator"));
         }
-        *newintracomm = check::comm_handle(crate::comm::inter::merge(u, &c, high != 0)?);
+        *newintracomm = check::comm_handle(crate::construct::inter::merge(u, &c, high != 0)?);
         Ok(())
     }
 
@@ -259,10 +259,10 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
     u.engine.set_threaded(true);
     let id = u.engine.new_external();
     let ticket = u.idups.ticket(parent.context);
-    let ctx = crate::runtime::universe::context();
+    let ctx = crate::runtime::job::context();
     let out_addr = newcomm as usize;
     let spawned = std::thread::Builder::new().name("oxmpi-idup".into()).spawn(move || {
-        crate::runtime::universe::set_context(ctx);
+        crate::runtime::job::set_context(ctx);
         u.idups.wait_turn(parent.context, ticket);
         // SAFETY: attribute copy callbacks are the application's (as in MPI_Comm_dup).
         let result = unsafe { super::attr::dup_with_attrs_tagged(u, comm, &parent, crate::coll::TAG_IDUP) };
@@ -316,6 +316,6 @@ unsafe fn create_errhandler(f: Option<CommErrhandlerFn>, errhandler: *mut MPI_Er
 }
 
 /// The barrier of communicator constructors (fixed internal tag, see `coll`).
-pub fn barrier(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm) {
+pub fn barrier(u: &crate::instance::Instance, c: &crate::comm::Comm) {
     crate::coll::barrier::barrier(&crate::coll::Coll::fixed(u, c, 0)).expect("zero-byte standard sends do not fail");
 }

@@ -2,7 +2,7 @@
 //! dispatch of an error to the handler attached to a communicator.
 use crate::abi::*;
 use crate::error::{err, MpiError};
-use crate::runtime::universe;
+use crate::instance;
 use std::os::raw::c_int;
 use std::sync::Mutex;
 
@@ -50,7 +50,7 @@ pub fn free_errhandler(h: MPI_Errhandler) -> Result<(), MpiError> {
 }
 
 fn rank_prefix() -> String {
-    match universe::peek() {
+    match instance::peek() {
         Some(u) => format!("oxmpi: rank {}: ", u.rank),
         None => "oxmpi: ".to_string(),
     }
@@ -69,8 +69,8 @@ pub fn raise(name: &'static str, comm: c_int, e: MpiError) -> c_int {
 /// (MPI_Comm_call_errhandler passes the user's code through unchanged).
 pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> c_int {
     let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
-    let Ok(u) = universe::get() else {
-        universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
+    let Ok(u) = instance::get() else {
+        instance::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };
     // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
     let (h, ch) = match super::check::comm(u, comm) {
@@ -88,7 +88,7 @@ pub(crate) fn deliver<H: Copy>(name: &'static str, h: MPI_Errhandler, obj: H, e:
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
             let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
-            universe::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
+            instance::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
         }
         _ => {
             if let Some(f) = user_handler(h) {

@@ -22,7 +22,7 @@ fn file_null(fh: MPI_File) -> MpiResult {
 /// functions are raised on the file's handler, MPI 4.1 section 9.3.3). Before MPI_Init they are
 /// fatal, as everywhere.
 fn run_file(name: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
-    let h = crate::runtime::universe::get().map(|u| u.file_errhandler.load(Ordering::Acquire));
+    let h = crate::instance::get().map(|u| u.file_errhandler.load(Ordering::Acquire));
     match (catch_unwind(AssertUnwindSafe(f)), h) {
         (Ok(Ok(())), _) => MPI_SUCCESS,
         (Ok(Err(e)), Ok(h)) => {

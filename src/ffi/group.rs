@@ -9,7 +9,7 @@ use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
 use crate::group::Group;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::os::raw::c_int;
 use std::sync::Arc;
 
@@ -21,7 +21,7 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
 }
 
 /// The group behind handle `h`.
-pub(crate) fn group(u: &Universe, h: MPI_Group) -> MpiResult<Arc<Group>> {
+pub(crate) fn group(u: &Instance, h: MPI_Group) -> MpiResult<Arc<Group>> {
     match h {
         MPI_GROUP_EMPTY => Ok(Arc::new(Group::default())),
         MPI_GROUP_NULL => Err(err(MPI_ERR_GROUP, "invalid group: MPI_GROUP_NULL")),
@@ -34,7 +34,7 @@ pub(crate) fn group(u: &Universe, h: MPI_Group) -> MpiResult<Arc<Group>> {
 }
 
 /// Registers `g` and returns its handle (`MPI_GROUP_EMPTY` for an empty group).
-pub(crate) fn new_handle(u: &Universe, g: Group) -> MpiResult<MPI_Group> {
+pub(crate) fn new_handle(u: &Instance, g: Group) -> MpiResult<MPI_Group> {
     if g.size() == 0 {
         return Ok(MPI_GROUP_EMPTY);
     }
@@ -200,7 +200,7 @@ export! {
         // On an intercommunicator `group` is a subset of the local group (MPI 4.1 section 7.4.2);
         // a bad one is reported to both groups, so that the other one does not wait.
         let members = self::group(u, group).and_then(|g| members_within(&c, &g));
-        let made = if c.is_inter() { crate::comm::inter::create_subsets(u, &c, members)? } else { crate::comm::create::create(u, &c, &members?)? };
+        let made = if c.is_inter() { crate::construct::inter::create_subsets(u, &c, members)? } else { crate::construct::intra::create(u, &c, &members?)? };
         *o = made.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
@@ -215,7 +215,7 @@ export! {
         check::send_tag(tag)?;
         let g = self::group(u, group)?;
         let members = members_within(&c, &g)?;
-        *o = crate::comm::create::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        *o = crate::construct::intra::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
         Ok(())
     }
 }

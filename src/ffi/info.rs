@@ -12,7 +12,8 @@ use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
 use crate::info::{check_key, check_value, env_info, EnvFacts, Info};
-use crate::runtime::universe;
+use crate::instance;
+use crate::runtime::job;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
 
@@ -25,15 +26,15 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
 
 /// What `MPI_INFO_ENV` says right now.
 fn env_snapshot() -> Info {
-    let u = universe::peek();
+    let u = instance::peek();
     let mut host = [0 as c_char; 256];
     // SAFETY: gethostname writes at most `len - 1` bytes plus a terminator into the local buffer.
     let host = (unsafe { libc::gethostname(host.as_mut_ptr(), host.len() - 1) } == 0)
         // SAFETY: the buffer was zeroed and gethostname leaves at least its last byte 0.
         .then(|| unsafe { CStr::from_ptr(host.as_ptr()) }.to_string_lossy().into_owned());
     env_info(&EnvFacts {
-        args: universe::program_args(),
-        maxprocs: u.map(|u| u.size).or_else(|| universe::threads_job().map(|j| j.slots.len())),
+        args: job::program_args(),
+        maxprocs: u.map(|u| u.size).or_else(|| job::threads_job().map(|j| j.nranks())),
         thread_level: u.map(|u| u.thread_level),
         host,
         wdir: std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned()),
@@ -59,7 +60,7 @@ fn read<R>(h: MPI_Info, f: impl FnOnce(&Info) -> R) -> MpiResult<R> {
         return Ok(f(&env_snapshot()));
     }
     let i = user_index(h)?;
-    universe::infos()?.with(i, |info| f(info)).ok_or_else(|| stale(h))
+    instance::infos()?.with(i, |info| f(info)).ok_or_else(|| stale(h))
 }
 
 /// Runs `f` on the user info object `h` for writing.
@@ -68,11 +69,11 @@ fn write<R>(h: MPI_Info, f: impl FnOnce(&mut Info) -> R) -> MpiResult<R> {
         return Err(err(MPI_ERR_INFO, "MPI_INFO_ENV is read-only; MPI_Info_dup it to get a modifiable copy"));
     }
     let i = user_index(h)?;
-    universe::infos()?.with(i, f).ok_or_else(|| stale(h))
+    instance::infos()?.with(i, f).ok_or_else(|| stale(h))
 }
 
 pub(crate) fn new_handle(info: Info) -> MpiResult<MPI_Info> {
-    let i = universe::infos()?.insert(info).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many info objects exist (2^26); free some with MPI_Info_free"))?;
+    let i = instance::infos()?.insert(info).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many info objects exist (2^26); free some with MPI_Info_free"))?;
     Ok(make_handle(HANDLE_KIND_DIRECT, OBJ_INFO, i as u32))
 }
 
@@ -217,7 +218,7 @@ export! {
         let h = out(info, "info")?;
         if *h != MPI_INFO_ENV {
             let i = user_index(*h)?;
-            if !universe::infos()?.remove(i) {
+            if !instance::infos()?.remove(i) {
                 return Err(stale(*h));
             }
         }

@@ -3,7 +3,7 @@ use super::check;
 use crate::abi::*;
 use crate::error::{class_of, err, string_of};
 use crate::export;
-use crate::runtime::universe;
+use crate::instance;
 use std::os::raw::{c_char, c_int};
 use std::time::Instant;
 
@@ -36,7 +36,7 @@ fn epoch() -> Instant {
 export! {
     fn MPI_Init / PMPI_Init (argc: *mut c_int, argv: *mut *mut *mut c_char) on MPI_COMM_WORLD => {
         epoch();
-        universe::init(MPI_THREAD_SINGLE, MPI_ERRORS_ARE_FATAL)?;
+        instance::init(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
         Ok(())
     }
 
@@ -46,7 +46,7 @@ export! {
             return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
         }
         epoch();
-        let u = universe::init(required, MPI_ERRORS_ARE_FATAL)?;
+        let u = instance::init(required, MPI_THREAD_MULTIPLE, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
         *provided = u.thread_level;
         Ok(())
     }
@@ -54,29 +54,29 @@ export! {
     fn MPI_Finalize / PMPI_Finalize () on MPI_COMM_WORLD => {
         // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
         // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/attr.rs).
-        let u = universe::get()?;
+        let u = instance::get()?;
         super::attr::delete_all(u, MPI_COMM_SELF)?;
         super::attr::delete_all(u, MPI_COMM_WORLD)?;
         crate::monitoring::dump::at_finalize(u.rank, u.size);
-        universe::finalize()
+        instance::finalize()
     }
 
     fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on MPI_COMM_SELF => {
         not_null(flag, "flag")?;
-        *flag = universe::initialized() as c_int;
+        *flag = instance::initialized() as c_int;
         Ok(())
     }
 
     fn MPI_Finalized / PMPI_Finalized (flag: *mut c_int) on MPI_COMM_SELF => {
         not_null(flag, "flag")?;
-        *flag = universe::finalized() as c_int;
+        *flag = instance::finalized() as c_int;
         Ok(())
     }
 
     fn MPI_Abort / PMPI_Abort (comm: MPI_Comm, errorcode: c_int) on MPI_COMM_WORLD => {
-        let rank = universe::peek().map_or(0, |u| u.rank);
+        let rank = instance::peek().map_or(0, |u| u.rank);
         let name = match comm { MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(), MPI_COMM_SELF => "MPI_COMM_SELF".to_string(), c => format!("0x{:08x}", c as u32) };
-        universe::abort_job(errorcode, &format!("oxmpi: rank {rank}: MPI_Abort({name}, {errorcode}) called; ending the job"))
+        instance::abort_job(errorcode, &format!("oxmpi: rank {rank}: MPI_Abort({name}, {errorcode}) called; ending the job"))
     }
 
     fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on MPI_COMM_SELF => {
@@ -87,7 +87,7 @@ export! {
 
     fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on MPI_COMM_SELF => {
         not_null(flag, "flag")?;
-        *flag = (check::universe()?.main_thread == universe::caller_id()) as c_int;
+        *flag = (check::universe()?.main_thread == crate::runtime::job::caller_id()) as c_int;
         Ok(())
     }
 

@@ -119,7 +119,7 @@ unsafe fn put_indices(v: &[usize], len: c_int, indices: *mut c_int) -> TResult {
 /// # Safety
 /// `obj` is null or points to an `MPI_Comm` for communicator-bound variables.
 unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
-    let u = crate::runtime::universe::get().ok();
+    let u = crate::instance::get().ok();
     let me = u.map(|u| (u.rank, u.size));
     let gauges = u.map(|u| &u.engine.gauges);
     if p.bind != BIND_MPI_COMM {

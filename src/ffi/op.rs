@@ -7,7 +7,7 @@ use crate::error::{err, MpiResult};
 use crate::export;
 use crate::op::user::{UserFn, UserOp};
 use crate::op::Op;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::os::raw::c_int;
 
 /// What an op handle names.
@@ -31,7 +31,7 @@ fn is_user_handle(h: MPI_Op) -> bool {
 }
 
 /// The op behind handle `h`: MPI_ERR_OP for MPI_OP_NULL, a freed op or a non-op handle.
-pub fn resolve(u: &Universe, h: MPI_Op) -> MpiResult<OpRef> {
+pub fn resolve(u: &Instance, h: MPI_Op) -> MpiResult<OpRef> {
     if is_user_handle(h) {
         return u
             .ops

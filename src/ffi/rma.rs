@@ -12,7 +12,7 @@ use crate::error::{err, MpiError, MpiResult};
 use crate::export;
 use crate::osc::class::*;
 use crate::osc::window::{Flavor, Spec, Window};
-use crate::runtime::universe::{self, Universe};
+use crate::instance::{self, Instance};
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
@@ -55,14 +55,14 @@ pub fn run_win(name: &'static str, win: MPI_Win, f: impl FnOnce() -> MpiResult) 
 /// MPI_COMM_WORLD's handler, as in MPICH); `code` overrides the error code handed out.
 fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
     let code = code.unwrap_or_else(|| crate::error::make_code(e.class, &format!("{name}: {}", e.msg)));
-    let Some(w) = universe::get().ok().and_then(|u| window(u, win).ok()) else {
+    let Some(w) = instance::get().ok().and_then(|u| window(u, win).ok()) else {
         return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
     };
     super::errhandler::deliver(name, w.errhandler.load(std::sync::atomic::Ordering::Acquire), win, &e, code)
 }
 
 /// The window behind handle `h`.
-pub(crate) fn window(u: &Universe, h: MPI_Win) -> MpiResult<Arc<Window>> {
+pub(crate) fn window(u: &Instance, h: MPI_Win) -> MpiResult<Arc<Window>> {
     if h == MPI_WIN_NULL {
         return Err(err(MPI_ERR_WIN, "invalid window: MPI_WIN_NULL"));
     }
@@ -73,7 +73,7 @@ pub(crate) fn window(u: &Universe, h: MPI_Win) -> MpiResult<Arc<Window>> {
 }
 
 /// The window of handle `h` of the calling rank.
-pub(crate) fn win_of(h: MPI_Win) -> MpiResult<(&'static Universe, Arc<Window>)> {
+pub(crate) fn win_of(h: MPI_Win) -> MpiResult<(&'static Instance, Arc<Window>)> {
     let u = check::universe()?;
     Ok((u, window(u, h)?))
 }

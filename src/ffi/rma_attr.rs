@@ -4,7 +4,7 @@
 //! are kept but never called).
 //!
 //! Same bookkeeping as communicator attributes (`crate::comm::attr::Attrs`, one registry per rank
-//! in `Universe::win_attrs`), keyed by window handle. Callbacks run with no lock held.
+//! in `Instance::win_attrs`), keyed by window handle. Callbacks run with no lock held.
 //! Window keyval handles carry MPICH's window object bits (8 << 22) in the index, so a window
 //! keyval given to a communicator or datatype call (or the reverse) is an invalid keyval.
 use super::check;
@@ -12,7 +12,7 @@ use super::rma::{win_export, win_of};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::os::raw::{c_int, c_void};
 
 const WIN_KEYVAL_BITS: u32 = 8 << 22;
@@ -28,7 +28,7 @@ fn keyval_handle(index: u32) -> c_int {
 }
 
 /// The registry index of a valid (created, not freed) window keyval handle.
-fn user_win_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
+fn user_win_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
     let i = handle_index(keyval);
     if keyval == MPI_KEYVAL_INVALID || handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || i & WIN_KEYVAL_BITS != WIN_KEYVAL_BITS {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid window keyval 0x{:08x} (not made by MPI_Win_create_keyval)", keyval as u32)));
@@ -44,7 +44,7 @@ fn user_win_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
 ///
 /// # Safety
 /// Calls the application's callback (MPI_Win_delete_attr_function contract).
-unsafe fn call_delete(u: &Universe, win: MPI_Win, k: u32, value: usize) -> MpiResult {
+unsafe fn call_delete(u: &Instance, win: MPI_Win, k: u32, value: usize) -> MpiResult {
     let Some(kv) = u.win_attrs.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a window delete callback; it receives the values
@@ -61,7 +61,7 @@ unsafe fn call_delete(u: &Universe, win: MPI_Win, k: u32, value: usize) -> MpiRe
 ///
 /// # Safety
 /// Calls application callbacks.
-pub unsafe fn delete_win_attrs(u: &Universe, win: MPI_Win) -> MpiResult {
+pub unsafe fn delete_win_attrs(u: &Instance, win: MPI_Win) -> MpiResult {
     for (k, value) in u.win_attrs.list(win).into_iter().rev() {
         // SAFETY: per this function's contract.
         unsafe { call_delete(u, win, k, value)? };

@@ -174,7 +174,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
         }
     }
     let s = span(&w, t, disp, &tt, passive_only)?;
-    if let Ok(u) = crate::runtime::universe::get() {
+    if let Ok(u) = crate::instance::get() {
         let peer = w.comm.world_rank(t);
         let to_target = !matches!(kind, Kind::Get) && o.is_some();
         let from_target = matches!(kind, Kind::Get) || res.is_some();

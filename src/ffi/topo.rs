@@ -8,7 +8,7 @@ use crate::abi::*;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use crate::topo::{self, DistGraph, Topology};
 use std::os::raw::c_int;
 
@@ -74,7 +74,7 @@ fn dist_graph(c: &Comm) -> MpiResult<&DistGraph> {
 
 /// Attaches `t` to the freshly created communicator `index` and returns its handle
 /// (MPI_COMM_NULL for a process that got none).
-fn attach(u: &Universe, index: Option<u32>, t: Topology) -> MPI_Comm {
+fn attach(u: &Instance, index: Option<u32>, t: Topology) -> MPI_Comm {
     let Some(i) = index else { return MPI_COMM_NULL };
     let c = u.comms.get(i).expect("a communicator just created is in the table");
     c.topo.set(t).expect("a new communicator has no topology yet");
@@ -181,7 +181,7 @@ export! {
             return Err(err(MPI_ERR_ARG, format!("the grid has {n} processes but the communicator only {}", c.size())));
         }
         // Rank order kept; ranks beyond the grid get MPI_COMM_NULL.
-        let idx = crate::comm::create::split(u, &c, (c.rank < n).then_some(0), c.rank as i32)?;
+        let idx = crate::construct::intra::split(u, &c, (c.rank < n).then_some(0), c.rank as i32)?;
         *comm_cart = attach(u, idx, Topology::Cart { dims, periods });
         Ok(())
     }
@@ -286,7 +286,7 @@ export! {
         // With no dimension kept the result is a zero-dimensional grid; like MPICH (which makes it
         // with Cart_create over the parent), only rank 0 is in it and the others get MPI_COMM_NULL.
         let color = if sd.is_empty() { (c.rank == 0).then_some(0) } else { Some(color as i32) };
-        let idx = crate::comm::create::split(u, &c, color, c.rank as i32)?;
+        let idx = crate::construct::intra::split(u, &c, color, c.rank as i32)?;
         *newcomm = attach(u, idx, Topology::Cart { dims: sd, periods: sp });
         Ok(())
     }
@@ -299,7 +299,7 @@ export! {
         let c = check::comm(u, comm_old)?;
         let (index, edges) = graph_args(nnodes, indx, edges, c.size())?;
         let n = nnodes as usize;
-        let idx = crate::comm::create::split(u, &c, (c.rank < n).then_some(0), c.rank as i32)?;
+        let idx = crate::construct::intra::split(u, &c, (c.rank < n).then_some(0), c.rank as i32)?;
         *comm_graph = attach(u, idx, Topology::Graph { index, edges });
         Ok(())
     }
@@ -375,7 +375,7 @@ export! {
             destinations: dst,
             weighted: !unweighted(sourceweights) && !unweighted(destweights),
         };
-        let idx = crate::comm::create::dup(u, &c)?;
+        let idx = crate::construct::intra::dup(u, &c)?;
         *comm_dist_graph = attach(u, idx, Topology::DistGraph(g));
         Ok(())
     }
@@ -407,7 +407,7 @@ export! {
                 k += 1;
             }
         }
-        let all = crate::topo::exchange::allgather_edges(u, &c, &mine)?;
+        let all = crate::construct::dist_graph::allgather_edges(u, &c, &mine)?;
         let me = c.rank as i32;
         let (ins, outs): (Vec<_>, Vec<_>) = (all.iter().filter(|e| e.1 == me).collect(), all.iter().filter(|e| e.0 == me).collect());
         let g = DistGraph {
@@ -417,7 +417,7 @@ export! {
             dest_weights: outs.iter().map(|e| e.2).collect(),
             weighted: !unweighted(weights),
         };
-        let idx = crate::comm::create::dup(u, &c)?;
+        let idx = crate::construct::intra::dup(u, &c)?;
         *comm_dist_graph = attach(u, idx, Topology::DistGraph(g));
         Ok(())
     }

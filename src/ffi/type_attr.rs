@@ -2,14 +2,14 @@
 //! copied by MPI_Type_dup and deleted by MPI_Type_free (hooked in `ffi::datatype`).
 //!
 //! Same bookkeeping as communicator attributes (`crate::comm::attr::Attrs`, one registry per rank
-//! in `Universe::type_attrs`), keyed by datatype handle. Callbacks run with no lock held.
+//! in `Instance::type_attrs`), keyed by datatype handle. Callbacks run with no lock held.
 //! Type keyval handles carry MPICH's datatype object bits (3 << 22) in the index, so a type keyval
 //! given to a communicator call (or the reverse) is an invalid keyval, not a different one.
 use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::runtime::universe::Universe;
+use crate::instance::Instance;
 use std::os::raw::{c_int, c_void};
 
 /// MPICH's keyval kind bits for datatype keyvals.
@@ -20,7 +20,7 @@ fn keyval_handle(index: u32) -> c_int {
 }
 
 /// The registry index of a valid (created, not freed) type keyval handle.
-fn user_type_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
+fn user_type_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
     let i = handle_index(keyval);
     if keyval == MPI_KEYVAL_INVALID || handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || i & TYPE_KEYVAL_BITS != TYPE_KEYVAL_BITS {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (not made by MPI_Type_create_keyval)", keyval as u32)));
@@ -36,7 +36,7 @@ fn user_type_keyval(u: &Universe, keyval: c_int) -> MpiResult<u32> {
 ///
 /// # Safety
 /// Calls the application's callback (MPI_Type_delete_attr_function contract).
-unsafe fn call_delete(u: &Universe, dt: MPI_Datatype, k: u32, value: usize) -> MpiResult {
+unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> MpiResult {
     let Some(kv) = u.type_attrs.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a type delete callback; it receives the values it

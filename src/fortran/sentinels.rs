@@ -11,7 +11,7 @@
 //! covers.
 #![allow(non_upper_case_globals)]
 use crate::abi::{MPI_Fint, MPI_Status};
-use crate::runtime::universe;
+use crate::runtime::job;
 use std::os::raw::{c_int, c_void};
 use std::ptr::addr_of;
 use std::sync::RwLock;
@@ -78,10 +78,10 @@ fn any(f: impl Fn(&Blocks) -> bool) -> bool {
     if f(&global()) {
         return true;
     }
-    if universe::threads_job().is_none() {
+    if job::threads_job().is_none() {
         return false;
     }
-    let ctx = universe::context();
+    let ctx = job::context();
     let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
     ctx >= 0 && v.get(ctx as usize).is_some_and(|b| b.priv1 != 0 && f(b))
 }

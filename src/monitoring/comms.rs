@@ -65,12 +65,12 @@ impl CommCounters {
     }
 }
 
-/// Hook for the collective entry points: counts one collective started by this rank on `c`.
-/// Costs one relaxed load when monitoring is off.
+/// Hook for the collective entry points: counts one collective started by world rank `rank` (of
+/// `size`) on the communicator of context `context` whose members are the world ranks `members`;
+/// `name` gives its name, asked only when recording. Costs one relaxed load when monitoring is off.
 #[inline]
-pub fn collective(u: &crate::runtime::universe::Universe, c: &crate::comm::Comm, pattern: Pattern, bytes: u64) {
-    if super::on() && super::recording(u.rank, u.size) {
-        let name = c.name();
-        super::row(u.rank, u.size).comms.add(c.context, &name, &c.group, pattern, bytes);
+pub fn collective(rank: usize, size: usize, context: u32, name: impl FnOnce() -> String, members: &[usize], pattern: Pattern, bytes: u64) {
+    if super::on() && super::recording(rank, size) {
+        super::row(rank, size).comms.add(context, &name(), members, pattern, bytes);
     }
 }

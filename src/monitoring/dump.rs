@@ -54,7 +54,7 @@ pub fn at_finalize(me: usize, n: usize) {
     let row = super::row(me, n);
     let path = std::path::Path::new(&dir).join(format!("rank.{me}"));
     if let Err(e) = std::fs::write(&path, rank_lines(row, me)) {
-        crate::runtime::universe::say(&format!("oxmpi: rank {me}: cannot write the monitoring data to {}: {e}", path.display()));
+        crate::runtime::job::say(&format!("oxmpi: rank {me}: cannot write the monitoring data to {}: {e}", path.display()));
     }
 }
 

@@ -64,7 +64,7 @@ pub const MPI_THREAD_MULTIPLE: i32 = 3;
 static INITS: Mutex<Vec<(i32, usize)>> = Mutex::new(Vec::new());
 
 fn with_count<T>(f: impl FnOnce(&mut usize) -> T) -> T {
-    let me = crate::runtime::universe::context();
+    let me = crate::runtime::job::context();
     let mut g = INITS.lock().unwrap_or_else(|p| p.into_inner());
     let i = match g.iter().position(|e| e.0 == me) {
         Some(i) => i,
@@ -93,7 +93,7 @@ pub fn finalize() -> TResult {
         Ok(*n == 0)
     })?;
     if last {
-        session::free_all(crate::runtime::universe::context());
+        session::free_all(crate::runtime::job::context());
     }
     Ok(())
 }

@@ -222,7 +222,7 @@ impl Handle {
         let row = monitoring::row(me, n);
         let path = format!("{}.{me}.prof", self.flush_name);
         if let Err(e) = std::fs::write(&path, monitoring::dump::prof_text(row, me)) {
-            crate::runtime::universe::say(&format!("oxmpi: rank {me}: pml_monitoring_flush cannot write {path}: {e}"));
+            crate::runtime::job::say(&format!("oxmpi: rank {me}: pml_monitoring_flush cannot write {path}: {e}"));
         }
         row.clear();
     }
@@ -245,7 +245,7 @@ impl Handle {
 pub fn session_create() -> TResult<usize> {
     with(|r| {
         let id = r.id();
-        r.sessions.insert(id, crate::runtime::universe::context());
+        r.sessions.insert(id, crate::runtime::job::context());
         Ok(id)
     })
 }

@@ -6,7 +6,7 @@ use super::class::*;
 use crate::coll::Coll;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 use std::sync::atomic::{AtomicI32, Ordering::*};
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -99,7 +99,7 @@ impl Window {
     /// and maps the shared region (with the memory of the allocating flavors), and publishes where
     /// each rank's memory is.
     pub fn create(u: &'static Universe, parent: &Comm, spec: Spec) -> MpiResult<Window> {
-        let idx = crate::comm::create::dup(u, parent)?.ok_or_else(|| err(MPI_ERR_INTERN, "duplicating the window's communicator gave MPI_COMM_NULL"))?;
+        let idx = crate::construct::intra::dup(u, parent)?.ok_or_else(|| err(MPI_ERR_INTERN, "duplicating the window's communicator gave MPI_COMM_NULL"))?;
         let comm = u.comms.get(idx).ok_or_else(|| err(MPI_ERR_INTERN, "the window's communicator vanished"))?;
         match Self::build(u, comm.clone(), idx, spec) {
             Ok(w) => Ok(w),
@@ -178,7 +178,7 @@ impl Window {
         a.data_off.store(if alloc { offs[me] } else { NO_DATA }, Relaxed);
         a.pid.store(std::process::id() as i32, Release);
         crate::coll::barrier::barrier(&cx.phase(4))?;
-        let threads = crate::runtime::universe::threads_job().is_some();
+        let threads = crate::runtime::job::threads_job().is_some();
         Ok(Window {
             comm,
             comm_index,

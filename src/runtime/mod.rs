@@ -15,4 +15,4 @@ pub mod env {
     pub const MODE: &str = "OXMPI_MODE";
 }
 pub mod wait;
-pub mod universe;
+pub mod job;

@@ -1,7 +1,6 @@
 //! Process topologies (MPI 4.1 chapter 8): the virtual topology attached to a communicator and the
 //! pure computations on it (coordinates, shifts, neighbours, balanced dimensions). No C types here:
 //! `ffi::topo` checks arguments, creates the communicators and attaches a `Topology` once.
-pub mod exchange;
 
 use crate::abi::{MPI_ERR_ARG, MPI_ERR_DIMS, MPI_ERR_RANK};
 use crate::error::{err, MpiResult};

@@ -25,7 +25,7 @@ use crate::abi::{MPIX_ERR_PROC_FAILED, MPI_ERR_COMM, MPI_ERR_OTHER};
 use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
 use crate::error::{err, MpiError, MpiResult};
 use crate::op::Reduction;
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 
 const MPI_BAND: i32 = 0x58000006;
 const MPI_UINT64_T: i32 = 0x4c00083e;
@@ -158,7 +158,7 @@ pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
         let view = survivors(u, c);
         let alive = alive_words(c, &view);
         let mut seen = Vec::new();
-        let agreed = crate::comm::create::agree_context_with(u, |mine, agreed| {
+        let agreed = crate::construct::intra::agree_context_with(u, |mine, agreed| {
             let mut words = mine.to_vec();
             words.extend(&alive);
             let out = and_over(u, &view, attempt, &words)?;

@@ -8,7 +8,7 @@
 use super::loader::{self, MainFn};
 use super::sched;
 use crate::runtime::segment::Segment;
-use crate::runtime::universe::{self, ThreadsJob};
+use crate::runtime::job::{self, ThreadsJob};
 use std::ffi::{CString, OsStr};
 use std::os::raw::{c_char, c_int, c_void};
 use std::os::unix::ffi::OsStrExt;
@@ -38,32 +38,42 @@ pub fn end_job(code: i32, message: &str) -> ! {
     // SAFETY: flush C stdio, report, then leave at once; other ranks are in unknown states.
     unsafe {
         libc::fflush(std::ptr::null_mut());
-        universe::say(message);
+        job::say(message);
         libc::_exit(if code & 0xff == 0 { 1 } else { code & 0xff });
     }
 }
 
+/// What the host needs from the layers above the runtime, which it runs below: given to `run`.
+pub struct Upcalls {
+    /// Called with each rank's number and a symbol look-up in its loaded program instance (the
+    /// Fortran boundary finds the instance's own MPI_BOTTOM & co. with it).
+    pub instance_loaded: fn(usize, &dyn Fn(&str) -> Option<*mut c_void>),
+    /// Whether rank r is inside MPI (called MPI_Init, not yet MPI_Finalize).
+    pub rank_in_mpi: fn(usize) -> bool,
+}
+
+/// Set by `run` before any rank starts.
+static UPCALLS: std::sync::OnceLock<Upcalls> = std::sync::OnceLock::new();
+
 /// A rank finished with `code` (returned from main or called exit): fine if 0 and MPI is not left
 /// initialised; anything else ends the job, as a dying process does in processes mode.
 pub fn rank_finished(rank: usize, code: i32) {
-    if let Some(job) = universe::threads_job() {
+    if let Some(job) = job::threads_job() {
         job.mark_started(rank);
     }
     if code != 0 {
         end_job(code, &format!("oxmpi: rank {rank} exited with code {code}; ending the job"));
     }
-    if let Some(job) = universe::threads_job() {
-        if job.slots[rank].is_active() {
-            end_job(1, &format!("oxmpi: rank {rank} exited before calling MPI_Finalize; ending the job"));
-        }
+    if job::threads_job().is_some() && UPCALLS.get().is_some_and(|u| (u.rank_in_mpi)(rank)) {
+        end_job(1, &format!("oxmpi: rank {rank} exited before calling MPI_Finalize; ending the job"));
     }
 }
 
 /// Called by the preload library's `exit` interposer. Returns true when the caller is a rank's
 /// thread: the exit was recorded and the caller must end just its thread (pthread_exit).
 pub fn exit_hook(code: i32) -> bool {
-    let ctx = universe::context();
-    if ctx < 0 || universe::threads_job().is_none() {
+    let ctx = job::context();
+    if ctx < 0 || job::threads_job().is_none() {
         return false;
     }
     // SAFETY: flushing C stdio is always allowed; the rank's output must not be lost.
@@ -79,7 +89,7 @@ pub fn exit_hook(code: i32) -> bool {
 extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
     // SAFETY: `arg` is the leaked RankStart given to pthread_create for this thread.
     let start = unsafe { &mut *(arg as *mut RankStart) };
-    universe::set_context(start.rank as c_int);
+    job::set_context(start.rank as c_int);
     install_alt_stack();
     run_rank(start);
     std::ptr::null_mut()
@@ -104,7 +114,8 @@ unsafe impl Send for FiberStart {}
 
 /// Runs `n` ranks of `program` with `args` (args[0] is the program name as the user typed it).
 /// Returns the job's exit status; loading problems print one line and return 2.
-pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
+pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 {
+    let upcalls = UPCALLS.get_or_init(|| upcalls);
     let prepared = match loader::prepare(program) {
         Ok(p) => p,
         Err(e) => {
@@ -120,8 +131,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
                 if no_fibers.is_none() {
                     no_fibers = fiber_blocker(&inst).map(|why| format!("rank {r}'s program {why}"));
                 }
-                // Fortran programs: the instance's own MPI_BOTTOM & co. (fortran::sentinels).
-                crate::fortran::sentinels::register_instance(r, |name| inst.symbol(name));
+                (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
                 mains.push(inst.main)
             }
             Err(e) => {
@@ -137,7 +147,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
             return 2;
         }
     };
-    if !universe::install_threads_job(ThreadsJob::new(seg, n, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
+    if !job::install_threads_job(ThreadsJob::new(seg, n, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
@@ -147,7 +157,7 @@ pub fn run(n: usize, program: &Path, args: &[CString]) -> i32 {
         libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IOLBF, 0);
     }
     install_crash_handlers();
-    let job = universe::threads_job().expect("installed above");
+    let job = job::threads_job().expect("installed above");
     let stack = stack_size();
     let setting = sched::Setting::from_env();
     let fibers = if !setting.enabled(n) {
@@ -312,7 +322,7 @@ fn put_num(buf: &mut [u8; 160], len: &mut usize, mut v: u32) {
 extern "C" fn on_crash(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut c_void) {
     let mut buf = [0u8; 160];
     let mut len = 0;
-    let rank = universe::context();
+    let rank = job::context();
     put(&mut buf, &mut len, b"oxmpi: ");
     if rank >= 0 {
         put(&mut buf, &mut len, b"rank ");

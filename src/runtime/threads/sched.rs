@@ -23,12 +23,12 @@
 //! bell, then sees the sleeper and bumps the word.
 //!
 //! Fibers move between carriers only through a hand-off. Thread-local state is then the new
-//! carrier's: oxmpi's own per-rank thread locals travel with the fiber (`universe::Locals`), and
+//! carrier's: oxmpi's own per-rank thread locals travel with the fiber (`job::Locals`), and
 //! programs that define thread-local variables are not run as fibers (`host` checks).
 use super::fiber::{self, Stack};
 use crate::runtime::futex;
 use crate::runtime::segment::Doorbell;
-use crate::runtime::universe;
+use crate::runtime::job;
 use std::cell::{Cell, UnsafeCell};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicBool, AtomicU32, AtomicU64, Ordering::*};
@@ -82,7 +82,7 @@ struct Fiber {
     state: State,
     wait: Option<Wait>,
     /// oxmpi's thread-local values of this rank while it is not running.
-    locals: universe::Locals,
+    locals: job::Locals,
     /// The rank's code; taken when the fiber first runs.
     body: Option<Box<dyn FnOnce() + Send>>,
     stack: Option<Stack>,
@@ -284,7 +284,7 @@ impl Sched {
     pub fn install(n: usize, slots: usize) -> std::io::Result<&'static Sched> {
         let slots = slots.clamp(1, n.max(1));
         let s = Sched {
-            fibers: (0..n).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: universe::Locals::none(), body: None, stack: None })).collect(),
+            fibers: (0..n).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: job::Locals::none(), body: None, stack: None })).collect(),
             slots: (0..slots).map(|_| Slot { queue: Mutex::new(SlotQueue { fibers: VecDeque::new(), gen: 0, running: false, dispatches: 0, sleeping: false }), word: AtomicU32::new(0) }).collect(),
             live: AtomicU32::new(n as u32),
             stopping: AtomicBool::new(false),
@@ -313,7 +313,7 @@ impl Sched {
             (*cell).stack = Some(st);
             (*cell).body = Some(body);
             (*cell).state = State::Ready;
-            (*cell).locals = universe::Locals::for_rank(rank);
+            (*cell).locals = job::Locals::for_rank(rank);
         }
         // Neighbouring ranks share a slot: rings, halving and doubling exchange mostly between
         // near ranks, which then hand over within one carrier without crossing cores.
@@ -476,11 +476,11 @@ impl Sched {
         // SAFETY: we popped `i` from a queue, so we own the fiber until we push it back.
         unsafe {
             (*f).wait = None;
-            universe::Locals::restore(&(*f).locals);
+            job::Locals::restore(&(*f).locals);
             CURRENT.with(|c| c.set(f));
             fiber::switch(SCHED_SP.with(|s| s.as_ptr()), (*f).sp);
             CURRENT.with(|c| c.set(std::ptr::null_mut()));
-            (*f).locals = universe::Locals::take();
+            (*f).locals = job::Locals::take();
         }
         // SAFETY: still ours (the fiber switched back to us and is not queued).
         let done = unsafe { (*f).state == State::Done };

@@ -3,18 +3,18 @@
 //!
 //! Both groups of an intercommunicator use the same context-id pair. Point-to-point traffic runs on
 //! `context` between the two groups; collective traffic on `context + 1`, both inside each group
-//! (through `local_view`, an intracommunicator over the local group on the same contexts: its
+//! (through `Comm::local_view`, an intracommunicator over the local group on the same contexts: its
 //! messages never cross groups, so they cannot meet the inter-group ones) and between the two
 //! leaders (local rank 0 of each group), with tags of their own.
-use super::create::{agree_context, agree_context_tagged, agree_context_with};
-use super::Comm;
+use super::intra::{agree_context, agree_context_tagged, agree_context_with};
+use crate::comm::Comm;
 use crate::coll::allreduce::allreduce_internal;
 use crate::coll::bcast::bcast;
 use crate::coll::{Coll, TAG_INTER};
 use crate::error::{err, MpiResult};
 use crate::op::Reduction;
 use crate::p2p::SendMode;
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 
 const MPI_BAND: i32 = 0x58000006;
 const MPI_UINT64_T: i32 = 0x4c00083e;
@@ -92,11 +92,6 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
     Ok(u.comms.insert(Comm::new_inter(ctx, local.group.clone(), local.rank, remote, low, local.errhandler())))
 }
 
-/// An intracommunicator over the local group of `inter` on its contexts (see the module doc).
-pub fn local_view(inter: &Comm) -> Comm {
-    Comm::new(inter.context, inter.group.clone(), inter.rank, inter.errhandler())
-}
-
 /// The link between the two leaders (local rank 0 of each group) on the collective context.
 fn leader_link(inter: &Comm, tag: i32) -> Option<LeaderLink> {
     (inter.rank == 0).then(|| LeaderLink { remote_leader: inter.peer_world_rank(0), tag, context: inter.coll_context() })
@@ -126,7 +121,7 @@ pub fn dup_tagged(u: &Universe, inter: &Comm, tag: i32) -> MpiResult<u32> {
 /// MPI_Intercomm_merge: the group that passed `high` = false comes first; when both passed the
 /// same value, the low group (MPICH's rule) does. Returns the new intracommunicator's index.
 pub fn merge(u: &Universe, inter: &Comm, high: bool) -> MpiResult<u32> {
-    let local = local_view(inter);
+    let local = inter.local_view();
     let mut flags = [high as u64, 0];
     if let Some(link) = leader_link(inter, TAG_MERGE) {
         let theirs = exchange(u, link, &flags[..1], 1)?;

@@ -1,7 +1,8 @@
-//! C entry points of threads mode, called by mpiexec's threads-mode host and by the preload
+//! C entry points of threads mode (above both MPI boundaries: the host wires the Fortran one to each
+//! rank's program), called by mpiexec's threads-mode host and by the preload
 //! library `liboxmpi-threads.so` (its `exit` and `pthread_create` interposers). Not MPI functions.
 use crate::runtime::threads::host;
-use crate::runtime::universe;
+use crate::runtime::job;
 use std::os::raw::{c_char, c_int};
 
 /// Runs a threads-mode job of `nranks` ranks of `program` in this process; returns its exit status.
@@ -10,33 +11,37 @@ use std::os::raw::{c_char, c_int};
 /// `program` is a C string; `argv` holds `argc` C strings (argv[0] the program as typed).
 #[no_mangle]
 pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_char, argc: c_int, argv: *mut *mut c_char) -> c_int {
-    super::boundary::run_value(70, || {
+    crate::ffi::boundary::run_value(70, || {
         if nranks < 1 || program.is_null() || argv.is_null() {
             eprintln!("oxmpi: internal: bad arguments to oxmpi_threads_main");
             return 2;
         }
         let prog = std::ffi::CStr::from_ptr(program);
-        host::run(nranks as usize, host::path_from_c(prog), &host::args_from_c(argc, argv))
+        let upcalls = host::Upcalls {
+            instance_loaded: |r, lookup| crate::fortran::sentinels::register_instance(r, lookup),
+            rank_in_mpi: crate::instance::rank_active,
+        };
+        host::run(nranks as usize, host::path_from_c(prog), &host::args_from_c(argc, argv), upcalls)
     })
 }
 
 /// The calling thread's rank context, -1 if it belongs to no rank.
 #[no_mangle]
 pub extern "C" fn oxmpi_threads_current() -> c_int {
-    super::boundary::run_value(-1, universe::context)
+    crate::ffi::boundary::run_value(-1, job::context)
 }
 
 /// Makes the calling thread belong to rank context `ctx` (a thread created by a rank's thread).
 #[no_mangle]
 pub extern "C" fn oxmpi_threads_adopt(ctx: c_int) {
-    super::boundary::run_value((), || universe::set_context(ctx))
+    crate::ffi::boundary::run_value((), || job::set_context(ctx))
 }
 
 /// `exit(code)` was called: 1 if the caller is a rank's thread (recorded; it must pthread_exit),
 /// 0 if the process should exit normally.
 #[no_mangle]
 pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
-    super::boundary::run_value(0, || host::exit_hook(code) as c_int)
+    crate::ffi::boundary::run_value(0, || host::exit_hook(code) as c_int)
 }
 
 /// A sleep of `ns` nanoseconds was asked (the preload library's `nanosleep` & co.): 1 if the
@@ -44,5 +49,5 @@ pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
 /// 0 if the caller must sleep in the kernel itself.
 #[no_mangle]
 pub extern "C" fn oxmpi_threads_sleep(ns: u64) -> c_int {
-    super::boundary::run_value(0, || crate::runtime::threads::sched::sleep(std::time::Duration::from_nanos(ns)) as c_int)
+    crate::ffi::boundary::run_value(0, || crate::runtime::threads::sched::sleep(std::time::Duration::from_nanos(ns)) as c_int)
 }

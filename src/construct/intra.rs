@@ -1,9 +1,9 @@
 //! Making new communicators from a parent: dup and split (collective over the parent).
-use super::Comm;
+use crate::comm::Comm;
 use crate::coll::allreduce::allreduce_internal;
 use crate::error::{err, MpiResult};
 use crate::op::Reduction;
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 
 const MPI_BAND: i32 = 0x58000006;
 const MPI_SUM: i32 = 0x58000003;
@@ -48,7 +48,7 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
         if all_owners {
             return Err(err(
                 crate::abi::MPI_ERR_OTHER,
-                format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", super::context::PAIRS),
+                format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS),
             ));
         }
         crate::runtime::threads::sched::yield_now();

@@ -6,7 +6,7 @@ use crate::coll::allreduce::allreduce_internal;
 use crate::comm::Comm;
 use crate::error::MpiResult;
 use crate::op::Reduction;
-use crate::runtime::universe::Universe;
+use crate::comm::Universe;
 
 const MPI_SUM: i32 = 0x58000003;
 const MPI_INT64_T: i32 = 0x4c00083a;

@@ -1,0 +1,42 @@
+//! The universe of one rank as the layers below the MPI instance see it: who it is, the segment,
+//! the engine, the predefined and user communicators. The instance (`crate::instance`) wraps it
+//! with the rest of the rank's objects (groups, ops, windows, attributes).
+use super::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
+use crate::p2p::Engine;
+use crate::runtime::segment::Segment;
+use std::sync::Arc;
+
+pub struct Universe {
+    /// The job's shared segment (one per job; in threads mode shared by every rank's universe).
+    pub seg: Arc<Segment>,
+    /// This rank's number in MPI_COMM_WORLD.
+    pub rank: usize,
+    /// Number of ranks in MPI_COMM_WORLD.
+    pub size: usize,
+    /// This rank's point-to-point engine.
+    pub engine: Engine,
+    pub world: Comm,
+    pub self_comm: Comm,
+    /// User communicators (MPI_Comm_dup, split, ...).
+    pub comms: super::table::CommTable,
+    /// Issue order of MPI_Comm_idup per parent communicator.
+    pub idups: super::idup::IdupOrder,
+}
+
+impl Universe {
+    /// The universe of rank `rank` of `seg`'s job over `engine`; the predefined communicators
+    /// start with error handler `errhandler` (an opaque handle value of the C boundary).
+    pub fn new(seg: Arc<Segment>, rank: usize, engine: Engine, errhandler: i32) -> Universe {
+        let size = seg.nranks();
+        Universe {
+            seg,
+            rank,
+            size,
+            engine,
+            world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, errhandler).with_name("MPI_COMM_WORLD"),
+            self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, errhandler).with_name("MPI_COMM_SELF"),
+            comms: Default::default(),
+            idups: Default::default(),
+        }
+    }
+}
