@@ -1,0 +1,258 @@
+//! The layer check: every top-level module of `src/` imports only modules of lower layers
+//! (docs/ARCHITECTURE.md draws them). It reads the sources, not the compiler's view: every
+//! `crate::name` path (in `use` lines, in `crate::{a, b}` groups and inline) counts as an edge
+//! from the file's top-level module to `name`. Comments do not count.
+//!
+//! A module may import a module only of a strictly lower layer: modules on one layer never import
+//! each other, so no cycle can form. `KNOWN_UPWARD` lists the upward edges that are still to be
+//! removed (issue 15); the check fails on any other upward edge, and also on a listed edge that
+//! no longer exists, so the list can only shrink.
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+/// Top-level modules and their layers, bottom first.
+const LAYERS: &[(&str, u32)] = &[
+    // The engine's own error type.
+    ("error", 0),
+    // Launch environment, the job segment, waiting, fibers, the threads-mode job.
+    ("runtime", 1),
+    // Building blocks that know nothing of communicators.
+    ("transport", 2),
+    ("datatype", 2),
+    ("op", 2),
+    ("clairvoyant", 2),
+    ("info", 2),
+    ("group", 2),
+    ("topo", 2),
+    ("monitoring", 2),
+    // Matching, requests, send modes over a transport.
+    ("p2p", 3),
+    // Communicator objects, their table and context ids, attributes; the rank's universe.
+    ("comm", 4),
+    // Collective algorithms over point-to-point on a communicator.
+    ("coll", 5),
+    // Communicator constructors: they agree on context ids with collectives.
+    ("construct", 6),
+    // What is built on collectives and constructors: fault tolerance, one-sided.
+    ("ulfm", 7),
+    ("osc", 7),
+    // The object registry of an MPI instance and its life cycle (MPI_Init .. MPI_Finalize).
+    ("instance", 8),
+    // The tools interface reads every layer's counters.
+    ("mpit", 9),
+    // The MPICH ABI: handle values and constants, the C boundary, the Fortran boundary.
+    ("abi", 10),
+    ("ffi", 11),
+    ("fortran", 12),
+    // The threads-mode host's C entry points, which wire both boundaries to each rank's program.
+    ("threads_host", 13),
+];
+
+/// Upward edges still to be removed, as (from, to). Remove an entry when its edge goes.
+const KNOWN_UPWARD: &[(&str, &str)] = &[
+    // The job segment lays out the shared-memory rings: they move into the shared-memory
+    // implementation of the transport seam.
+    ("runtime", "transport"),
+    // MPICH values still used below the C boundary (error classes, op and datatype handles,
+    // predefined constants): the engine is to know no ABI.
+    ("error", "abi"),
+    ("op", "abi"),
+    ("group", "abi"),
+    ("info", "abi"),
+    ("topo", "abi"),
+    ("p2p", "abi"),
+    ("comm", "abi"),
+    ("coll", "abi"),
+    ("construct", "abi"),
+    ("ulfm", "abi"),
+    ("osc", "abi"),
+    ("instance", "abi"),
+];
+
+fn src_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// `text` without comments (line, block and doc comments) and without string literals, which may
+/// mention `crate::` paths.
+fn strip(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = String::with_capacity(text.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+            while i < b.len() && b[i] != b'\n' {
+                i += 1;
+            }
+        } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+            let mut depth = 0;
+            while i < b.len() {
+                if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
+                    depth += 1;
+                    i += 2;
+                } else if b[i] == b'*' && b.get(i + 1) == Some(&b'/') {
+                    depth -= 1;
+                    i += 2;
+                    if depth == 0 {
+                        break;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+        } else if b[i] == b'"' && (i == 0 || b[i - 1] != b'\'') {
+            // A string literal (raw strings in this tree hold no quotes of their own kind).
+            i += 1;
+            while i < b.len() && b[i] != b'"' {
+                if b[i] == b'\\' {
+                    i += 1;
+                }
+                i += 1;
+            }
+            i += 1;
+            out.push_str("\"\"");
+        } else {
+            let ch = text[i..].chars().next().unwrap();
+            out.push(ch);
+            i += ch.len_utf8();
+        }
+    }
+    out
+}
+
+fn ident_at(s: &str) -> &str {
+    let end = s.find(|c: char| !(c.is_ascii_alphanumeric() || c == '_')).unwrap_or(s.len());
+    &s[..end]
+}
+
+/// The top-level modules a file's text names through `crate::`.
+fn imports(text: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = text;
+    while let Some(p) = rest.find("crate::") {
+        // `$crate::` in a macro is the same crate.
+        let after = &rest[p + "crate::".len()..];
+        let before_ok = p == 0 || {
+            let c = rest.as_bytes()[p - 1];
+            !(c.is_ascii_alphanumeric() || c == b'_')
+        };
+        if before_ok {
+            if let Some(group) = after.strip_prefix('{') {
+                // A `crate::{a::x, b}` group: the first name of every top-level item.
+                let mut depth = 1;
+                let mut item_start = true;
+                for (k, c) in group.char_indices() {
+                    match c {
+                        '{' => depth += 1,
+                        '}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        ',' if depth == 1 => item_start = true,
+                        c if c.is_whitespace() => {}
+                        _ if item_start && depth == 1 => {
+                            item_start = false;
+                            let name = ident_at(&group[k..]);
+                            if !name.is_empty() {
+                                out.insert(name.to_string());
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+            } else {
+                let name = ident_at(after);
+                if !name.is_empty() {
+                    out.insert(name.to_string());
+                }
+            }
+        }
+        rest = after;
+    }
+    out
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every edge between distinct top-level modules, with the files that make it.
+fn edges() -> BTreeMap<(String, String), BTreeSet<String>> {
+    let src = src_dir();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut out: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        let first = rel.components().next().unwrap().as_os_str().to_str().unwrap().to_string();
+        // The binaries are crates of their own, where `crate::` means themselves.
+        if first == "bin" || first == "lib.rs" {
+            continue;
+        }
+        let module = first.trim_end_matches(".rs").to_string();
+        let text = strip(&std::fs::read_to_string(&f).unwrap());
+        for to in imports(&text) {
+            if to != module {
+                out.entry((module.clone(), to)).or_default().insert(rel.display().to_string());
+            }
+        }
+    }
+    out
+}
+
+fn layer(m: &str) -> Option<u32> {
+    LAYERS.iter().find(|(n, _)| *n == m).map(|&(_, l)| l)
+}
+
+#[test]
+fn every_module_has_a_layer() {
+    let lib = std::fs::read_to_string(src_dir().join("lib.rs")).unwrap();
+    let declared: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|l| l.trim_end_matches(';')).collect();
+    assert!(!declared.is_empty());
+    for m in &declared {
+        assert!(layer(m).is_some(), "src/lib.rs declares module `{m}`, which has no layer in tests/layers.rs LAYERS: give it one (docs/ARCHITECTURE.md)");
+    }
+    for (m, _) in LAYERS {
+        assert!(declared.contains(m), "tests/layers.rs LAYERS names `{m}`, which src/lib.rs does not declare");
+    }
+}
+
+#[test]
+fn modules_import_only_lower_layers() {
+    let mut problems = Vec::new();
+    let mut seen_known = BTreeSet::new();
+    for ((from, to), files) in edges() {
+        let (Some(lf), Some(lt)) = (layer(&from), layer(&to)) else { continue };
+        if lt < lf {
+            continue;
+        }
+        if KNOWN_UPWARD.contains(&(from.as_str(), to.as_str())) {
+            seen_known.insert((from.clone(), to.clone()));
+            continue;
+        }
+        let files: Vec<_> = files.into_iter().collect();
+        problems.push(format!("`{from}` (layer {lf}) imports `{to}` (layer {lt}) in {}", files.join(", ")));
+    }
+    for (from, to) in KNOWN_UPWARD {
+        if !seen_known.contains(&(from.to_string(), to.to_string())) {
+            problems.push(format!("KNOWN_UPWARD lists `{from}` -> `{to}`, which no longer exists: remove it from the list"));
+        }
+    }
+    assert!(problems.is_empty(), "layer violations (see docs/ARCHITECTURE.md):\n  {}", problems.join("\n  "));
+}
+
+#[test]
+fn the_parser_sees_groups_and_paths() {
+    let t = strip("use crate::{a::x, b, c::{d, e}};\n// crate::hidden\nfn f() { crate::g::h(); let s = \"crate::str\"; }");
+    let got: Vec<String> = imports(&t).into_iter().collect();
+    assert_eq!(got, ["a", "b", "c", "g"]);
+}
