@@ -6,7 +6,7 @@ in docs/UNSUPPORTED.md), except the large-count `_c` forms (Fortran 77/90 has no
 handle conversions, and the functions in HAND (src/fortran/hand.rs binds those: strings, callbacks,
 attributes, 1-based indices, functions returning values).
 
-Mechanical rule (MPICH ABI, docs: shared design abi.md 2.2-2.4): every argument is passed by
+Mechanical rule (MPICH ABI, docs/design/abi.md 2.2-2.4): every argument is passed by
 reference; by-value C scalars and handles are read through the pointer (INTEGER = int = handle,
 INTEGER(KIND=MPI_ADDRESS_KIND/OFFSET_KIND/COUNT_KIND) = 8 bytes); pointers and arrays pass through
 (same layout; gfortran's .TRUE. is 1 like C); choice buffers, statuses and weights are mapped from

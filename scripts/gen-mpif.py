@@ -2,11 +2,11 @@
 """Writes include/mpif.h, the Fortran include file of oxmpi (MPICH ABI), from include/mpi.h.
 
 Every integer constant of mpi.h becomes an INTEGER PARAMETER with the same value (Fortran
-handles are the C handles, shared design abi.md 2.3), except where Fortran differs from C:
+handles are the C handles, docs/design/abi.md 2.3), except where Fortran differs from C:
 predefined attribute keys are one more, MPI_MAX_* string lengths one less. Then come the
 Fortran-only constants, the COMMON blocks whose member addresses are MPI_BOTTOM, MPI_IN_PLACE,
 MPI_STATUS(ES)_IGNORE, MPI_ERRCODES_IGNORE, MPI_ARGV(S)_NULL, MPI_UNWEIGHTED and
-MPI_WEIGHTS_EMPTY (MPICH's block names and layout, abi.md 2.4), and the EXTERNAL functions.
+MPI_WEIGHTS_EMPTY (MPICH's block names and layout, docs/design/abi.md 2.4), and the EXTERNAL functions.
 
 The output is valid fixed form and free form: statements start in column 7, lines stay within
 72 columns, comments start with '!' in column 1.

@@ -5,7 +5,7 @@
 //! imbalances in process arrival times", J. Supercomputing 72 (2016), with the fixes and the
 //! segment-tree generator of Proficz & Ocetkiewicz, "Improving Clairvoyant: reduction algorithm
 //! resilient to imbalanced process arrival patterns", J. Supercomputing 77 (2021). The paper's
-//! listings are lost; `shared/design/clairvoyant.md` reconstructs them. Choices made here, as
+//! listings are lost; `docs/design/clairvoyant.md` reconstructs them. Choices made here, as
 //! that note recommends: integer time, the half-open group window `[a_head, a_head + d)`, peers
 //! ordered sink first then by (availability, rank), the P' state (a segment received in a round
 //! is not forwarded in that round), idle-round skipping, and stop when every non-root process

@@ -1,5 +1,5 @@
 //! The fast generator (Proficz & Ocetkiewicz 2021, section 5; reconstructed in
-//! `shared/design/clairvoyant.md` section 5): the same schedule as `linear`, found with
+//! `docs/design/clairvoyant.md` section 5): the same schedule as `linear`, found with
 //! * merge-and-clean: the group comes from merging the previous group (still in availability
 //!   order, every member having gained d) with the queue of processes yet to arrive, sorted once;
 //! * idle-round skipping when the group has one member;

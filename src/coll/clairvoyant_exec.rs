@@ -3,7 +3,7 @@
 //! (`super::block`), and each transfer (round, from, to, segment) is one message of that
 //! segment's partial result.
 //!
-//! Execution is data-driven (`shared/design/clairvoyant.md` section 8): a rank walks its own
+//! Execution is data-driven (`docs/design/clairvoyant.md` section 8): a rank walks its own
 //! rounds in order, posting at most one receive and one send per round and waiting for both, so
 //! a transfer waits for its data, never for a clock; a wrong arrival prediction costs time, never
 //! correctness. Every round depends only on earlier rounds, so the walk cannot deadlock. P' makes

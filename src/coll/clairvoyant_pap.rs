@@ -1,5 +1,5 @@
 //! The arrival side of Clairvoyant MPI_Reduce: measuring, sharing and predicting each rank's
-//! arrival, and the schedule a call runs (`shared/design/clairvoyant.md` section 7).
+//! arrival, and the schedule a call runs (`docs/design/clairvoyant.md` section 7).
 //!
 //! Every rank must build the schedule from bit-identical inputs, so ranks share *measurements*
 //! and run the same integer predictor on the same history:

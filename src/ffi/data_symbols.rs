@@ -1,4 +1,4 @@
-//! Data symbols of the MPICH ABI and `MPIR_Dup_fn` (docs/abi.md 1.7-1.10).
+//! Data symbols of the MPICH ABI and `MPIR_Dup_fn` (`docs/design/abi.md` 1.7-1.10).
 //!
 //! Executables built against `mpi.h` take copies of these objects (`R_X86_64_COPY`), so each must
 //! exist with MPICH's size (`nm -D -S libmpich.so.12`; scripts/check-abi.sh compares them). They use

@@ -1,7 +1,7 @@
-//! The Fortran bindings of `mpif.h` and `use mpi` (MPICH ABI, `libmpifort.so.12`; shared design
-//! abi.md section 2), inside the main library: `libmpifort.so.12` and `libmpichfort.so.12` are
-//! installed as links to it, so an MPICH-built Fortran program finds every name it needs in one
-//! object.
+//! The Fortran bindings of `mpif.h` and `use mpi` (MPICH ABI, `libmpifort.so.12`;
+//! `docs/design/abi.md` section 2), inside the main library: `libmpifort.so.12` and
+//! `libmpichfort.so.12` are installed as links to it, so an MPICH-built Fortran program finds every
+//! name it needs in one object.
 //!
 //! Each Fortran entry point is exported under MPICH's eight spellings (`mpi_send_`, `mpi_send__`,
 //! `mpi_send`, `MPI_SEND` and the same with `pmpi`), all calling the C `PMPI_*` function.

@@ -1,6 +1,6 @@
 //! The COMMON blocks of `mpif.h` / `use mpi` whose member addresses stand for `MPI_BOTTOM`,
 //! `MPI_IN_PLACE`, `MPI_STATUS(ES)_IGNORE`, `MPI_ERRCODES_IGNORE`, `MPI_ARGV(S)_NULL`,
-//! `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` (MPICH's names and sizes, abi.md 2.4), and their
+//! `MPI_UNWEIGHTED` and `MPI_WEIGHTS_EMPTY` (MPICH's names and sizes, `docs/design/abi.md` 2.4), and their
 //! mapping to the C sentinels.
 //!
 //! Every Fortran program defines these blocks; the library defines them too, and its references

@@ -1,6 +1,6 @@
 //! Communication monitoring: per-pair message counts, bytes and a log2 size histogram, after the
 //! Open MPI monitoring components (Bosilca, Foyer, Jeannot, Mercier, Papauré, "MPI Monitoring
-//! Interface"; design notes in docs and `shared/design/monitoring.md`).
+//! Interface"; design notes in `docs/design/monitoring.md`).
 //!
 //! What is counted: every send this rank starts, on the sender side, by destination
 //! `MPI_COMM_WORLD` rank, with its payload bytes. The engine tells user traffic from internal

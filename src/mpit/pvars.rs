@@ -1,5 +1,5 @@
 //! Performance variables: Open MPI's monitoring variables, same names, classes and types
-//! (shared/design/monitoring.md section 2.2), always present.
+//! (`docs/design/monitoring.md` section 2.2), always present.
 //!
 //! The per-peer arrays (class SIZE, `unsigned long long`, read-only) bind to a communicator and
 //! have one element per member, in that communicator's rank order: element i is what this rank

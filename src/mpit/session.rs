@@ -4,7 +4,7 @@
 //! up here, so a stale or foreign value gives an error instead of a crash. Each handle remembers
 //! its session: using it with another session is MPI_T_ERR_INVALID_HANDLE.
 //!
-//! Values, as Open MPI's MPI_T layer (monitoring.md section 3.3):
+//! Values, as Open MPI's MPI_T layer (`docs/design/monitoring.md` section 3.3):
 //! * SIZE arrays: while started, a read gives the live counters; while stopped, the values at the
 //!   last stop (or at allocation). Read-only: write and reset give MPI_T_ERR_PVAR_NO_WRITE.
 //! * COUNTER / AGGREGATE: the sum of what happened while the handle was started, since its

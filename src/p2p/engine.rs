@@ -1,6 +1,6 @@
 //! The point-to-point engine of one rank: matching, protocols, progress.
 //!
-//! The receiving rank owns all matching (design/engine.md 6.4): senders only push slots into the
+//! The receiving rank owns all matching (`docs/design/engine.md` 6.4): senders only push slots into the
 //! per-pair channels; the receiver drains them in progress, matches against its posted receives
 //! (in post order) or files them as unexpected (in arrival order). Channels are FIFO per pair, so
 //! MPI's non-overtaking rule holds by construction.

@@ -1,7 +1,7 @@
 //! Waiting for something to happen: spin while ranks have cores to themselves, then yield, then block
 //! on the rank's futex doorbell, which peers ring when they give it work.
 //!
-//! Measured on a 2-core machine (design/engine.md 4.3): with 8 ranks a fixed spin budget costs ~250 us
+//! Measured on a 2-core machine (`docs/design/engine.md` 4.3): with 8 ranks a fixed spin budget costs ~250 us
 //! per hop and pure spinning ~42 ms, so the spin budget is zero when the job oversubscribes the CPUs it
 //! may run on, and a few microseconds otherwise. Measured here with oxmpi (8 ranks, 2 cores, 2026-11):
 //! blocking at once gave 8.5 us per ping-pong hop (4 pairs), 19 us with 6 idle ranks and 46 us per
@@ -57,7 +57,7 @@ impl WaitPolicy {
     /// `budget` is the caller's adaptive spin budget (at most `self.spins`): halved each time a
     /// spin phase ends empty-handed, doubled when the event comes while spinning. So when other
     /// work shares the cores (a loaded machine, not only our own oversubscription) spinning fades
-    /// out instead of burning the time slices the peer needs (design/engine.md 4.3 item 3).
+    /// out instead of burning the time slices the peer needs (`docs/design/engine.md` 4.3 item 3).
     pub fn wait(&self, bell: &Doorbell, seen: u32, budget: &AtomicU32, arrived: impl Fn() -> bool) {
         let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
         if sched::in_fiber() {

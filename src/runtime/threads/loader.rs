@@ -1,7 +1,7 @@
 //! Threads mode loader: one private instance of the user's program per rank, in one process.
 //!
 //! Each rank runs the program's `main` with its own copy of the program's globals and static
-//! locals, without changing its source. How (design notes, engine.md §2.5 and §2.6):
+//! locals, without changing its source. How (`docs/design/engine.md` §2.5 and §2.6):
 //!
 //! * `dlopen` of the same path returns the same instance, so every rank gets its own path: the
 //!   image is written into a `memfd_create` file per rank and opened as `/proc/self/fd/N`

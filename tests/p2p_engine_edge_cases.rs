@@ -1,6 +1,8 @@
-//! Regression tests from a review of the point-to-point engine. Same set-up as engine_stress.rs:
-//! ranks are threads of this process sharing one anonymous segment. Scenarios that could hang run
-//! in a thread joined with a generous bound, only to turn a hang into a failure.
+//! Edge cases of the point-to-point engine, each a regression test: inactive persistent requests
+//! in Waitsome/Waitany and after a failed start, zero-byte messages with null buffers, and a long
+//! send queue drained concurrently. Same set-up as engine_stress.rs: ranks are threads of this
+//! process sharing one anonymous segment. Scenarios that could hang run in a thread joined with a
+//! generous bound, only to turn a hang into a failure.
 use oxmpi::p2p::{Buf, Engine, OpArgs, SendMode};
 use oxmpi::runtime::segment::Segment;
 use oxmpi::runtime::wait::WaitPolicy;
