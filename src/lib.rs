@@ -1,9 +1,11 @@
 //! oxmpi: a drop-in MPI library (MPICH ABI, `libmpi.so.12`) over a Rust shared-memory engine.
 //!
-//! Layers, top to bottom: `ffi` (the C boundary: panic boundary, argument checks, handle
-//! conversion), `coll` (collective algorithms over point-to-point) with `op` (reduction kernels),
-//! `p2p` (matching, requests, send modes), `transport` (lock-free channels),
-//! `runtime` (launch environment, segment, waiting). Only `ffi` and `abi` know about C.
+//! One engine below thin ABI layers; each top-level module imports only modules of lower layers
+//! (`docs/ARCHITECTURE.md` draws them, `tests/layers.rs` enforces them). Bottom to top: `error`;
+//! `runtime`; `transport`, `datatype`, `clairvoyant`, `info`, `group`, `topo`, `monitoring`;
+//! `p2p`, `op`; `comm`; `coll`; `construct`; `ulfm`, `osc`; `instance`; `mpit`; and the MPICH ABI
+//! on top: `abi`, `ffi` (the C boundary), `fortran`, `threads_host`. Only `abi` and `ffi` (and
+//! the Fortran boundary) know MPICH's values.
 pub mod abi;
 pub mod clairvoyant;
 pub mod coll;
