@@ -26,9 +26,10 @@ use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
 use super::Status;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::runtime::segment::Segment;
-use crate::runtime::wait::{notify, ring, WaitPolicy};
-use crate::transport::cma;
-use crate::transport::ring::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SHORT_PIECES, FLAG_SYNC, SLOT_PAYLOAD};
+use crate::runtime::wait::WaitPolicy;
+use crate::transport::shm::Shm;
+use crate::transport::{Locality, Transport};
+use crate::transport::packet::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SHORT_PIECES, FLAG_SYNC};
 use std::collections::VecDeque;
 use std::sync::atomic::{fence, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
@@ -94,12 +95,12 @@ struct Inner {
 // the operation is pending; they are only dereferenced under the engine mutex.
 unsafe impl Send for Inner {}
 
-pub struct Engine {
-    seg: Arc<Segment>,
+/// The engine of one rank over transport `T` (shared memory unless said otherwise).
+pub struct Engine<T: Transport = Shm> {
+    /// How packets and one-sided copies reach the peers (`crate::transport`).
+    t: T,
     me: usize,
     n: usize,
-    /// Senders announce pushes in the receiver's `Doorbell::inbox` (jobs of 9 to 64 ranks).
-    inbox: bool,
     /// A rank failed or a communicator was revoked (set before `Inner::any_dead` / `revoked`
     /// change, under the lock): until then `collective_refusal` needs no lock.
     faults: std::sync::atomic::AtomicBool,
@@ -112,8 +113,6 @@ pub struct Engine {
     threaded: std::sync::atomic::AtomicBool,
     /// Large messages to a blocked sender are copied half by each side (see `set_split_copies`).
     split_copies: std::sync::atomic::AtomicBool,
-    /// Every peer lives in this address space (threads mode): rendezvous copies are plain memcpy.
-    local_peers: std::sync::atomic::AtomicBool,
     /// Bounce buffer of rendezvous reads of a sender's small typed pieces (`rendezvous.rs`).
     bounce: Mutex<Vec<u8>>,
     /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
@@ -140,15 +139,28 @@ fn tag_matches(want: i32, got: i32) -> bool {
     want == super::ANY_TAG || want == got
 }
 
-impl Engine {
-    pub fn new(seg: Arc<Segment>, me: usize, policy: WaitPolicy) -> Engine {
-        let n = seg.nranks();
+impl Engine<Shm> {
+    /// The engine of rank `me` of the job of segment `seg`, over shared memory.
+    pub fn new(seg: Arc<Segment>, me: usize, policy: WaitPolicy) -> Engine<Shm> {
+        Engine::over(Shm::new(seg, me), me, policy)
+    }
+
+    /// Declares that all peers share this address space (threads mode): the receiver of a large
+    /// message copies it straight from the sender's buffer with memcpy (TMPI section 4), no syscall.
+    pub fn set_local_peers(&self, local: bool) {
+        self.t.set_same_process(local);
+    }
+}
+
+impl<X: Transport> Engine<X> {
+    /// The engine of rank `me` over transport `t`.
+    pub fn over(t: X, me: usize, policy: WaitPolicy) -> Engine<X> {
+        let n = t.nranks();
         let cma = std::env::var("OXMPI_CMA").map(|v| v != "0").unwrap_or(true);
         Engine {
-            seg,
+            t,
             me,
             n,
-            inbox: (9..=64).contains(&n),
             faults: std::sync::atomic::AtomicBool::new(false),
             policy,
             inner: Mutex::new(Inner {
@@ -169,7 +181,6 @@ impl Engine {
             waiting_threads: AtomicU32::new(0),
             threaded: std::sync::atomic::AtomicBool::new(true),
             split_copies: std::sync::atomic::AtomicBool::new(false),
-            local_peers: std::sync::atomic::AtomicBool::new(false),
             bounce: Mutex::new(Vec::new()),
             spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
@@ -352,15 +363,15 @@ impl Engine {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { source: self.me as i32, tag, error: None, bytes: bytes as u64, cancelled: false, context: ctx };
         }
-        self.gauges.sent(bytes <= SLOT_PAYLOAD);
-        let out = if bytes <= SLOT_PAYLOAD {
+        self.gauges.sent(bytes <= X::MAX_PAYLOAD);
+        let out = if bytes <= X::MAX_PAYLOAD {
             hdr.kind = Kind::Eager as u32;
             hdr.len = bytes as u64;
             Out::Eager { hdr, data, req: Some(id) }
         } else {
             hdr.kind = Kind::Rts as u32;
             // The request's arguments keep a typed buffer's type alive until the Fin.
-            Remote::describe(&data, self.local_peers(), &mut hdr);
+            Remote::describe(&data, self.same_process(dest), &mut hdr);
             Out::Ctl { hdr }
         };
         self.enqueue(g, dest, out);
@@ -404,7 +415,7 @@ impl Engine {
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
     pub unsafe fn try_send_now(&self, buf: &Buf, bytes: usize, dest: usize, tag: i32, ctx: u32) -> bool {
-        if bytes > SLOT_PAYLOAD {
+        if bytes > X::MAX_PAYLOAD {
             return false;
         }
         let g = self.lock();
@@ -413,21 +424,18 @@ impl Engine {
             return false;
         }
         let hdr = SlotHeader { kind: Kind::Eager as u32, tag, context: ctx, len: bytes as u64, total: bytes as u64, ..Default::default() };
-        let ch = self.seg.channel(self.me, dest);
         let pushed = match buf {
             // The latency-critical path: contiguous bytes, copied as a slice. A zero-byte send may
             // pass NULL; never build a slice from a null pointer.
             Buf::Flat(p) => {
-                let payload: &[u8] = if bytes == 0 {
-                    &[]
-                } else {
-                    // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and datatype).
-                    unsafe { std::slice::from_raw_parts(*p, bytes) }
-                };
-                ch.try_push(&hdr, payload)
+                let p = *p;
+                // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and
+                // datatype); the transport calls this only for a non-empty payload, so a zero-byte
+                // send's NULL is never read.
+                self.t.try_send(dest, &hdr, bytes, |dst| unsafe { std::ptr::copy_nonoverlapping(p, dst, bytes) })
             }
-            // SAFETY: `buf` holds `bytes` packed bytes; the ring calls this only for a non-empty payload.
-            Buf::Typed { .. } => ch.try_push_with(&hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),
+            // SAFETY: `buf` holds `bytes` packed bytes; the transport calls this only for a non-empty payload.
+            Buf::Typed { .. } => self.t.try_send(dest, &hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),
         };
         if !pushed {
             return false;
@@ -445,37 +453,14 @@ impl Engine {
         self.split_copies.store(on, Ordering::Relaxed);
     }
 
-    /// Declares that all peers share this address space (threads mode): the receiver of a large
-    /// message copies it straight from the sender's buffer with memcpy (TMPI section 4), no syscall.
     /// Whether every peer lives in this address space (threads mode).
     pub fn local_peers(&self) -> bool {
-        self.local_peers.load(Ordering::Relaxed)
+        self.t.all_same_process()
     }
 
-    pub fn set_local_peers(&self, local: bool) {
-        self.local_peers.store(local, Ordering::Relaxed);
-    }
-
-    /// Copies `len` bytes at `addr` in rank `src`'s memory into `dst`.
-    fn read_peer(&self, pid: i32, addr: u64, dst: *mut u8, len: usize) -> std::io::Result<()> {
-        if self.local_peers.load(Ordering::Relaxed) {
-            // SAFETY: same address space; the sender keeps `addr..addr+len` valid and unmodified
-            // until our Fin (MPI forbids touching a pending send buffer); `dst` has room for `len`.
-            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst, len) };
-            return Ok(());
-        }
-        cma::read_from(pid, addr, dst, len)
-    }
-
-    /// Copies `len` bytes from `src` to `addr` in rank `dst_rank`'s memory.
-    fn write_peer(&self, pid: i32, addr: u64, src: *const u8, len: usize) -> std::io::Result<()> {
-        if self.local_peers.load(Ordering::Relaxed) {
-            // SAFETY: same address space; the receiver announced `addr..addr+len` inside its posted
-            // receive buffer and waits for our SplitDone before touching it.
-            unsafe { std::ptr::copy_nonoverlapping(src, addr as *mut u8, len) };
-            return Ok(());
-        }
-        cma::write_to(pid, addr, src, len)
+    /// Whether `peer`'s buffers are in this address space.
+    fn same_process(&self, peer: usize) -> bool {
+        self.t.locality(peer) == Locality::SameProcess
     }
 
     /// Declares whether several threads of this rank may call MPI at once (MPI_THREAD_MULTIPLE);
@@ -518,12 +503,11 @@ impl Engine {
                 self.complete(g, id);
             }
             Body::Rts { sreq, remote, flags } => {
-                if self.seg.is_failed(u.src) {
+                if self.t.peer_failed(u.src) {
                     // Its buffer went with it: nothing to read, and no reason to give up single copies.
                     self.fail(g, id, ErrorClass::ProcFailed);
                     return;
                 }
-                let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
                 // A split needs our buffer contiguous (the sender writes into it); the sender's may be
                 // typed. Without split copies, a sender of short typed pieces still writes it all: for
                 // it they are local iovecs, for us a bounce buffer that copies the gaps too.
@@ -538,11 +522,11 @@ impl Engine {
                     let split = SlotHeader { kind: Kind::Split as u32, sreq, rreq, addr: *dst as u64 + half as u64, len: (n - half) as u64, offset: half as u64, ..Default::default() };
                     self.enqueue(g, u.src, Out::Ctl { hdr: split });
                     self.flush_dest(g, u.src);
-                    if half > 0 && self.read_message(pid, &remote, &buf, 0, half).is_err() {
+                    if half > 0 && self.read_message(u.src, &remote, &buf, 0, half).is_err() {
                         // Not expected (reading worked before, or g.cma would be off); the sender's
                         // buffer stays valid until our Fin, so read it all, one more time.
                         g.cma = false;
-                        if self.read_message(pid, &remote, &buf, 0, n).is_err() {
+                        if self.read_message(u.src, &remote, &buf, 0, n).is_err() {
                             let r = g.reqs.get_mut(id).unwrap();
                             r.status.error = Some(ErrorClass::Other);
                         }
@@ -551,7 +535,7 @@ impl Engine {
                     self.add_received(g, id, half as u64);
                     return;
                 }
-                let copied = g.cma && (n == 0 || self.read_message(pid, &remote, &buf, 0, n).is_ok());
+                let copied = g.cma && (n == 0 || self.read_message(u.src, &remote, &buf, 0, n).is_ok());
                 if copied {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                     self.complete(g, id);
@@ -587,7 +571,7 @@ impl Engine {
             }
         }
         if self.threaded.load(Ordering::Relaxed) && self.waiting_threads.load(Ordering::Relaxed) > 0 {
-            ring(self.seg.doorbell(self.me));
+            self.t.wake(self.me);
         }
     }
 
@@ -655,10 +639,9 @@ impl Engine {
                     return;
                 }
                 let Some(data) = self.send_data(g, id) else { return };
-                let pid = self.seg.rank(src).pid.load(Ordering::Acquire);
                 // hdr.addr is where stream offset hdr.offset goes in the receiver's contiguous buffer.
                 let (start, end) = (hdr.offset as usize, (hdr.offset + hdr.len) as usize);
-                let ok = self.write_message(pid, &data, hdr.addr.wrapping_sub(hdr.offset), start, end).is_ok();
+                let ok = self.write_message(src, &data, hdr.addr.wrapping_sub(hdr.offset), start, end).is_ok();
                 let done = SlotHeader { kind: Kind::SplitDone as u32, rreq: hdr.rreq, len: hdr.len, offset: hdr.offset, flags: if ok { 0 } else { FLAG_FAILED }, ..Default::default() };
                 self.enqueue(g, src, Out::Ctl { hdr: done });
             }
@@ -672,9 +655,8 @@ impl Engine {
                 let Some(&(ssrc, sreq, remote)) = r.streaming.as_mut().and_then(|st| st.split.take()).as_deref() else { return };
                 if hdr.flags & FLAG_FAILED != 0 {
                     // The sender could not write its part; its buffer is still valid (no Fin yet).
-                    let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);
                     let (start, end) = (hdr.offset as usize, (hdr.offset + hdr.len) as usize);
-                    if self.read_message(pid, &remote, &buf, start, end).is_err() {
+                    if self.read_message(ssrc, &remote, &buf, start, end).is_err() {
                         g.reqs.get_mut(id).unwrap().status.error = Some(ErrorClass::Other);
                     }
                 }
@@ -741,7 +723,6 @@ impl Engine {
     /// One pass of `flush_dest`: (whether anything was pushed, whether to pass again because the
     /// consumer freed room between our last failed push and setting `producer_waiting`).
     fn flush_dest_once(&self, g: &mut Inner, dest: usize) -> (bool, bool) {
-        let ch = self.seg.channel(self.me, dest);
         let mut pushed = false;
         loop {
             let Some(front) = g.outq[dest].front_mut() else { break };
@@ -752,21 +733,21 @@ impl Engine {
                     // SAFETY: `data` holds hdr.len packed bytes (user buffer or bsend block, valid until
                     // completion). The ring calls this only for a non-empty payload: a zero-byte send
                     // may pass a NULL buffer (MPI_Send(NULL, 0, ...)).
-                    let ok = ch.try_push_with(hdr, len, |dst| unsafe { data.pack(0, dst, len) });
+                    let ok = self.t.try_send(dest, hdr, len, |dst| unsafe { data.pack(0, dst, len) });
                     if ok && hdr.flags & FLAG_SYNC == 0 {
                         completed = *req;
                     }
                     ok
                 }
-                Out::Ctl { hdr } => ch.try_push(hdr, &[]),
+                Out::Ctl { hdr } => self.t.try_send(dest, hdr, 0, |_| {}),
                 Out::Stream { req, rreq, data, total, offset } => {
                     let mut any = false;
                     while *offset < *total {
-                        let len = ((*total - *offset) as usize).min(SLOT_PAYLOAD);
+                        let len = ((*total - *offset) as usize).min(X::MAX_PAYLOAD);
                         let hdr = SlotHeader { kind: Kind::Data as u32, len: len as u64, total: *total, rreq: *rreq, offset: *offset, ..Default::default() };
                         let at = *offset as usize;
                         // SAFETY: the send buffer holds `total` packed bytes; offset + len <= total.
-                        if !ch.try_push_with(&hdr, len, |dst| unsafe { data.pack(at, dst, len) }) {
+                        if !self.t.try_send(dest, &hdr, len, |dst| unsafe { data.pack(at, dst, len) }) {
                             break;
                         }
                         any = true;
@@ -794,14 +775,14 @@ impl Engine {
             self.announce(dest);
         }
         if g.outq[dest].is_empty() {
-            ch.set_producer_waiting(false);
+            self.t.want_room(dest, false);
             g.pending_dests.retain(|&d| d != dest);
         } else {
             // Ask the consumer to ring us when it frees a slot, then look once more (Dekker pairing
             // with the consumer's pop + SeqCst fence + flag check in `progress`).
-            ch.set_producer_waiting(true);
+            self.t.want_room(dest, true);
             fence(Ordering::SeqCst);
-            if ch.has_space() {
+            if self.t.has_room(dest) {
                 return (pushed, true);
             }
         }
@@ -813,26 +794,12 @@ impl Engine {
     /// Drains every incoming channel and pushes pending outgoing slots. Returns whether anything
     /// happened.
     fn progress(&self, g: &mut Inner) -> bool {
-        let mut any = false;
-        if self.inbox {
-            // Clear the announcements first: a push after this sets its bit again (`announce`).
-            let mut mask = self.seg.doorbell(self.me).inbox.swap(0, Ordering::SeqCst);
-            while mask != 0 {
-                let src = mask.trailing_zeros() as usize;
-                mask &= mask - 1;
-                any |= self.drain(g, src);
-            }
-        } else {
-            for src in 0..self.n {
-                any |= self.drain(g, src);
-            }
-        }
+        let mut any = self.t.poll(|src, hdr, payload| self.handle_incoming(g, src, hdr, payload));
         for d in g.pending_dests.clone() {
             any |= self.flush_dest(g, d);
         }
-        // The one check failure survival adds to progress: a relaxed load of a header word only
-        // the launcher writes, and only when a rank dies.
-        let failures = self.seg.header().failures.load(Ordering::Relaxed);
+        // The one check failure survival adds to progress (a relaxed load on shared memory).
+        let failures = self.t.failure_epoch();
         if failures != g.failures_seen {
             self.note_failures(g, failures);
             any = true;
@@ -840,22 +807,9 @@ impl Engine {
         any
     }
 
-    /// Handles every slot waiting in the channel from `src`; returns whether there was any.
+    /// Handles every packet waiting from `src`; returns whether there was any.
     fn drain(&self, g: &mut Inner, src: usize) -> bool {
-        let ch = self.seg.channel(src, self.me);
-        let mut popped = false;
-        while let Some((hdr, payload)) = ch.peek() {
-            self.handle_incoming(g, src, &hdr, payload);
-            ch.pop();
-            popped = true;
-        }
-        if popped {
-            fence(Ordering::SeqCst);
-            if ch.producer_waiting() {
-                ring(self.seg.doorbell(src));
-            }
-        }
-        popped
+        self.t.poll_from(src, |src, hdr, payload| self.handle_incoming(g, src, hdr, payload))
     }
 
     /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),
@@ -863,7 +817,7 @@ impl Engine {
     fn wait_until<T>(&self, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
         self.waiting_threads.fetch_add(1, Ordering::SeqCst);
         let began = super::gauges::Gauges::wait_begins();
-        let bell = self.seg.doorbell(self.me);
+        let bell = self.t.doorbell();
         let out = loop {
             let seen = bell.seq.load(Ordering::Acquire);
             {
@@ -916,24 +870,18 @@ impl Engine {
 
     /// Rings world rank `r`'s doorbell: something it waits for with `wait_for_collective` changed.
     pub fn ring_rank(&self, r: usize) {
-        ring(self.seg.doorbell(r));
+        self.t.wake(r);
     }
 
-    /// Tells `dest` that our channel to it holds new slots (after pushing them).
+    /// Tells `dest` that packets wait for it (after sending them).
+    #[inline]
     fn announce(&self, dest: usize) {
-        let bell = self.seg.doorbell(dest);
-        if self.inbox {
-            bell.inbox.fetch_or(1 << self.me, Ordering::SeqCst);
-        }
-        notify(bell);
+        self.t.announce(dest);
     }
 
-    /// Whether any channel into this rank holds a slot (the spinning waiter's check).
+    /// Whether a packet waits for this rank (the spinning waiter's check).
     fn anything_arrived(&self) -> bool {
-        if self.inbox {
-            return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
-        }
-        (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
+        self.t.pending()
     }
 
     /// A request completed by someone other than the engine (MPI_Comm_idup's background thread):
@@ -976,7 +924,7 @@ impl Engine {
         }
         self.complete(&mut g, id);
         drop(g);
-        ring(self.seg.doorbell(self.me));
+        self.t.wake(self.me);
     }
 
     /// One progress pass (MPI_Test* and friends).
@@ -1173,7 +1121,7 @@ impl Engine {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { cancelled: true, ..Status::empty() };
             self.complete(&mut g, id);
-            ring(self.seg.doorbell(self.me));
+            self.t.wake(self.me);
         }
     }
 

@@ -1,3 +1,97 @@
-//! Shared-memory channels between ranks.
-pub mod ring;
+//! The transport seam: what the point-to-point protocols need from the peers of a rank, in the
+//! spirit of MPICH's netmods and Open MPI's BTLs, and its shared-memory implementation.
+//!
+//! The protocols (`p2p::engine`: eager, rendezvous with single copy or streaming, split copies,
+//! synchronous acknowledgements, revocations) talk to peers only through `Transport`: packets (a
+//! 64-byte `packet::SlotHeader` and up to `Transport::MAX_PAYLOAD` bytes) delivered in order per pair,
+//! one-sided reads and writes of a peer's memory for rendezvous, wake-ups, and failure notices.
+//! `shm::Shm` implements it over the job segment (FastForward rings, doorbells, process_vm_readv
+//! or plain copies in threads mode). A network transport is another implementation, and the
+//! engine is generic over it (static dispatch: the latency path stays inlined).
 pub mod cma;
+pub mod packet;
+pub mod ring;
+pub mod shm;
+
+use crate::runtime::segment::Doorbell;
+use ring::SlotHeader;
+use std::io;
+
+/// Where a peer lives, as the protocols care about it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Locality {
+    /// In this address space (threads mode): its buffers can be read and written directly.
+    SameProcess,
+    /// On this node, another process: reachable through the transport's one-sided copies.
+    SameNode,
+}
+
+/// What the point-to-point engine of one rank needs from the transport. One value per rank; the
+/// engine calls it under its own lock, so the calls that touch one pair's channel come from one
+/// thread at a time (the single producer / single consumer of each direction).
+pub trait Transport: Send + Sync {
+    /// The largest payload of one packet: messages up to this size go eagerly, in one packet.
+    const MAX_PAYLOAD: usize;
+
+    /// Number of ranks the transport reaches (the job's world size).
+    fn nranks(&self) -> usize;
+
+    /// Delivers one packet to `dest` now: header `hdr` and `len` payload bytes (at most
+    /// `MAX_PAYLOAD`) that `fill` writes at the pointer it gets (called only if `len > 0`
+    /// and there is room). False when there is no room now: the caller keeps the packet, asks for
+    /// room with `want_room` and tries again. Packets to one peer arrive in the order sent.
+    fn try_send(&self, dest: usize, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool;
+
+    /// Whether a packet to `dest` would be taken now.
+    fn has_room(&self, dest: usize) -> bool;
+
+    /// Asks (true) or stops asking (false) `dest` to wake this rank when it makes room. After
+    /// asking, the caller checks `has_room` once more (the wake-up may have come before the ask).
+    fn want_room(&self, dest: usize, on: bool);
+
+    /// Tells `dest` that packets wait for it (after one or more `try_send`s).
+    fn announce(&self, dest: usize);
+
+    /// Hands every packet that arrived to `f(src, header, payload)`, in order per source (the
+    /// payload pointer is valid during the call only); returns whether there was any.
+    fn poll(&self, f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool;
+
+    /// `poll` for the packets from `src` only.
+    fn poll_from(&self, src: usize, f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool;
+
+    /// Whether a packet waits (a cheap check for the wait loop; makes no progress).
+    fn pending(&self) -> bool;
+
+    /// Where `peer` lives.
+    fn locality(&self, peer: usize) -> Locality;
+
+    /// Whether every peer is a thread of this process (threads mode).
+    fn all_same_process(&self) -> bool;
+
+    /// Copies `len` bytes at `addr` in `peer`'s memory into `dst` (a rendezvous read).
+    fn read(&self, peer: usize, addr: u64, dst: *mut u8, len: usize) -> io::Result<()>;
+
+    /// Copies `len` bytes from `src` to `addr` in `peer`'s memory (a split copy's write).
+    fn write(&self, peer: usize, addr: u64, src: *const u8, len: usize) -> io::Result<()>;
+
+    /// Moves stream bytes `[start, end)` between scattered local pieces and scattered pieces of
+    /// `peer`'s memory (`read`: theirs to ours); `local(a, b)` and `remote(a, b)` list the
+    /// (address, length) pieces of stream bytes `[a, b)` on each side.
+    fn transfer_pieces<L, R>(&self, read: bool, peer: usize, start: usize, end: usize, local: impl Fn(usize, usize) -> L, remote: impl Fn(usize, usize) -> R) -> io::Result<()>
+    where
+        L: Iterator<Item = (u64, usize)>,
+        R: Iterator<Item = (u64, usize)>;
+
+    /// The doorbell this rank sleeps on when it waits (`runtime::wait`); every wake-up of the
+    /// transport (`announce`, `wake`, room made) rings it.
+    fn doorbell(&self) -> &Doorbell;
+
+    /// Wakes rank `peer`: something it waits for changed that no packet tells it.
+    fn wake(&self, peer: usize);
+
+    /// A number that changes whenever a peer is newly known failed (cheap to read in progress).
+    fn failure_epoch(&self) -> u32;
+
+    /// Whether `peer` is known failed.
+    fn peer_failed(&self, peer: usize) -> bool;
+}

@@ -17,8 +17,8 @@
 use super::{Engine, Inner, Out};
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::{OpArgs, ReqId, Status};
-use crate::runtime::wait::ring;
-use crate::transport::ring::{Kind, SlotHeader};
+use crate::transport::Transport;
+use crate::transport::packet::{Kind, SlotHeader};
 use std::sync::atomic::{fence, Ordering};
 
 /// `unacked(ctx, w)`: world rank `w` is a failed member of the communicator of context pair
@@ -45,7 +45,7 @@ pub fn status_result(st: &Status) -> MpiResult {
     }
 }
 
-impl Engine {
+impl<X: Transport> Engine<X> {
     /// Installs the membership test of MPI_ANY_SOURCE receives (once, at MPI_Init).
     pub fn set_unacked(&self, f: Box<UnackedFn>) {
         let _ = self.unacked.set(f);
@@ -64,7 +64,7 @@ impl Engine {
         fence(Ordering::Acquire);
         let mut new = false;
         for r in 0..self.n {
-            if !g.dead[r] && self.seg.is_failed(r) {
+            if !g.dead[r] && self.t.peer_failed(r) {
                 g.dead[r] = true;
                 new = true;
                 // Whatever it sent before dying is still to be received, in order.
@@ -120,7 +120,7 @@ impl Engine {
         for d in 0..self.n {
             if g.dead[d] && !g.outq[d].is_empty() {
                 failed.extend(Self::drop_queued(g, d, |_| true));
-                self.seg.channel(self.me, d).set_producer_waiting(false);
+                self.t.want_room(d, false);
             }
         }
         for id in failed {
@@ -215,7 +215,7 @@ impl Engine {
         }
         drop(g);
         // Other threads of this rank may wait on the revoked communicator.
-        ring(self.seg.doorbell(self.me));
+        self.t.wake(self.me);
     }
 
     /// A peer revoked context pair `ctx`.

@@ -18,8 +18,8 @@ use crate::datatype::blocks::Blocks;
 use crate::datatype::pieces::BlockMap;
 use crate::datatype::{TypeRepr, MAX_BLOCKS};
 use crate::p2p::buffer::{copy_local, Buf, Side};
-use crate::transport::cma;
-use crate::transport::ring::{SlotHeader, FLAG_SHORT_PIECES, FLAG_TYPED};
+use crate::transport::Transport;
+use crate::transport::packet::{SlotHeader, FLAG_SHORT_PIECES, FLAG_TYPED};
 use std::io;
 
 /// The sender's buffer as its Rts described it (raw fields; see `FLAG_TYPED`).
@@ -88,13 +88,13 @@ fn bad(what: &str) -> io::Error {
     io::Error::new(io::ErrorKind::InvalidData, what.to_string())
 }
 
-impl Engine {
-    fn resolve(&self, pid: i32, r: &Remote) -> io::Result<Resolved<'static>> {
+impl<X: Transport> Engine<X> {
+    fn resolve(&self, peer: usize, r: &Remote) -> io::Result<Resolved<'static>> {
         if !r.typed {
             return Ok(Resolved::Flat(r.addr));
         }
         let [a, b, c] = r.desc;
-        if self.local_peers() {
+        if self.same_process(peer) {
             // SAFETY: same address space; the sender's request holds an Arc of this type until our Fin.
             let t = unsafe { &*(a as usize as *const TypeRepr) };
             return Ok(Resolved::Local { base: r.addr, t, count: b as usize });
@@ -104,7 +104,7 @@ impl Engine {
         }
         let mut blocks = vec![(0i64, 0usize); b as usize];
         // Both processes run this same library, so the tuple's layout is the same on both sides.
-        cma::read_from(pid, a, blocks.as_mut_ptr() as *mut u8, blocks.len() * std::mem::size_of::<(i64, usize)>())?;
+        self.t.read(peer, a, blocks.as_mut_ptr() as *mut u8, blocks.len() * std::mem::size_of::<(i64, usize)>())?;
         let blocks = Blocks::from_wire(blocks).ok_or_else(|| bad("malformed block list in a typed Rts"))?;
         let size = blocks.tile_size() * blocks.reps();
         if size == 0 || !r.total.is_multiple_of(size as u64) {
@@ -113,53 +113,54 @@ impl Engine {
         Ok(Resolved::Copied { base: r.addr, blocks, extent: c as i64, size, count: (r.total / size as u64) as usize })
     }
 
-    /// Copies stream bytes `[start, end)` of the sender's buffer `r` (in rank process `pid`) into
+    /// Copies stream bytes `[start, end)` of the sender's buffer `r` (of world rank `peer`) into
     /// the same stream bytes of receive buffer `dst`.
-    pub(super) fn read_message(&self, pid: i32, r: &Remote, dst: &Buf, start: usize, end: usize) -> io::Result<()> {
+    pub(super) fn read_message(&self, peer: usize, r: &Remote, dst: &Buf, start: usize, end: usize) -> io::Result<()> {
         if let (false, Buf::Flat(p)) = (r.typed, dst) {
-            return self.read_peer(pid, r.addr + start as u64, p.wrapping_add(start), end - start);
+            return self.t.read(peer, r.addr + start as u64, p.wrapping_add(start), end - start);
         }
-        let src = self.resolve(pid, r)?;
+        let src = self.resolve(peer, r)?;
         let (s, d) = (src.side(), dst.side());
         if let Resolved::Copied { blocks, extent, size, .. } = &src {
             let (lo, hi) = blocks.span();
             let reach = hi - lo;
             if size / blocks.len() < LONG_PIECE && (*extent).max(reach).unsigned_abs() as usize <= size * SPARSE {
                 let mut bounce = self.bounce.lock().unwrap_or_else(|p| p.into_inner());
-                return read_covering(pid, &s, &d, start, end, &mut bounce);
+                return read_covering(&self.t, peer, &s, &d, start, end, &mut bounce);
             }
         }
-        if self.local_peers() {
+        if self.same_process(peer) {
             // SAFETY: same address space; the sender keeps its buffer valid and unmodified until our
             // Fin, and the receive buffer holds `end` stream bytes (the receive contract).
             unsafe { copy_local(&s, &d, start, end) };
             return Ok(());
         }
-        cma::transfer_pieces(true, pid, start, end, |a, b| d.pieces(a, b), |a, b| s.pieces(a, b))
+        self.t.transfer_pieces(true, peer, start, end, |a, b| d.pieces(a, b), |a, b| s.pieces(a, b))
     }
 
     /// Copies stream bytes `[start, end)` of our send buffer `src` into the receiver's contiguous
     /// buffer whose stream offset 0 is at `addr` (a split copy).
-    pub(super) fn write_message(&self, pid: i32, src: &Buf, addr: u64, start: usize, end: usize) -> io::Result<()> {
+    pub(super) fn write_message(&self, peer: usize, src: &Buf, addr: u64, start: usize, end: usize) -> io::Result<()> {
         if let Buf::Flat(p) = src {
-            return self.write_peer(pid, addr + start as u64, p.wrapping_add(start), end - start);
+            return self.t.write(peer, addr + start as u64, p.wrapping_add(start), end - start);
         }
         let (s, d) = (src.side(), Side::Flat(addr));
-        if self.local_peers() {
+        if self.same_process(peer) {
             // SAFETY: same address space; the receiver announced this range of its posted buffer
             // and waits for our SplitDone before touching it.
             unsafe { copy_local(&s, &d, start, end) };
             return Ok(());
         }
-        cma::transfer_pieces(false, pid, start, end, |a, b| s.pieces(a, b), |a, b| d.pieces(a, b))
+        self.t.transfer_pieces(false, peer, start, end, |a, b| s.pieces(a, b), |a, b| d.pieces(a, b))
     }
 }
 
-/// Copies stream bytes `[start, end)` of remote buffer `src` (process `pid`) into local `dst`
+/// Copies stream bytes `[start, end)` of remote buffer `src` (of world rank `peer`, through
+/// transport `t`) into local `dst`
 /// through a bounce buffer: each round reads the remote range covering as many of the next pieces
 /// as fit `BOUNCE` bytes with one iovec, then copies those pieces out of it. `bounce` is the
 /// engine's buffer, allocated at the first use and kept.
-fn read_covering(pid: i32, src: &Side, dst: &Side, start: usize, end: usize, bounce: &mut Vec<u8>) -> io::Result<()> {
+fn read_covering(t: &impl Transport, peer: usize, src: &Side, dst: &Side, start: usize, end: usize, bounce: &mut Vec<u8>) -> io::Result<()> {
     let Side::Map { base, map, count } = *src else { unreachable!("only typed senders are read through the bounce buffer") };
     bounce.reserve(BOUNCE);
     let mut pos = start;
@@ -181,7 +182,7 @@ fn read_covering(pid: i32, src: &Side, dst: &Side, start: usize, end: usize, bou
             return Err(bad("the sender's typed buffer holds fewer bytes than the message"));
         }
         let len = (hi - lo) as usize;
-        cma::read_from(pid, lo, bounce.as_mut_ptr(), len)?;
+        t.read(peer, lo, bounce.as_mut_ptr(), len)?;
         // The sender's typemap based so that its address `lo` falls on the bounce buffer.
         let here = Side::Map { base: base.wrapping_sub(lo).wrapping_add(bounce.as_ptr() as u64), map, count };
         // SAFETY: the pieces of [pos, upto) lie in [lo, hi) remotely, so in the `len` bytes just read

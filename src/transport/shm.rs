@@ -1,0 +1,187 @@
+//! The shared-memory transport: the job segment's N x N FastForward rings (`ring`), the ranks'
+//! doorbells, and one-sided copies of a peer's memory: plain `memcpy` when every rank is a thread
+//! of this process (threads mode), process_vm_readv/writev (`cma`) between processes.
+use super::ring::{Channel, SlotHeader};
+use super::{cma, Locality, Transport};
+use crate::runtime::segment::{Doorbell, Segment};
+use crate::runtime::wait::{notify, ring};
+use std::io;
+use std::sync::atomic::{fence, AtomicBool, Ordering};
+use std::sync::Arc;
+
+pub struct Shm {
+    seg: Arc<Segment>,
+    /// This rank.
+    me: usize,
+    n: usize,
+    /// Senders announce pushes in the receiver's `Doorbell::inbox` (jobs of 9 to 64 ranks), so the
+    /// receiver drains only the channels whose bit is set.
+    inbox: bool,
+    /// Every peer lives in this address space (threads mode): copies are plain memcpy.
+    same_process: AtomicBool,
+}
+
+impl Shm {
+    pub fn new(seg: Arc<Segment>, me: usize) -> Shm {
+        let n = seg.nranks();
+        Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false) }
+    }
+
+    /// Declares that every peer is a thread of this process (threads mode).
+    pub fn set_same_process(&self, on: bool) {
+        self.same_process.store(on, Ordering::Relaxed);
+    }
+
+    fn same_process(&self) -> bool {
+        self.same_process.load(Ordering::Relaxed)
+    }
+
+    fn pid(&self, peer: usize) -> i32 {
+        self.seg.rank(peer).pid.load(Ordering::Acquire)
+    }
+
+    /// Handles every slot waiting in the channel from `src`; returns whether there was any.
+    #[inline]
+    fn drain(&self, src: usize, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
+        let ch = self.seg.channel(src, self.me);
+        let mut popped = false;
+        while let Some((hdr, payload)) = ch.peek() {
+            f(src, &hdr, payload);
+            ch.pop();
+            popped = true;
+        }
+        if popped {
+            // Dekker pairing with the producer's `want_room(true)` + fence + `has_room` check.
+            fence(Ordering::SeqCst);
+            if ch.producer_waiting() {
+                ring(self.seg.doorbell(src));
+            }
+        }
+        popped
+    }
+
+    fn out(&self, dest: usize) -> Channel {
+        self.seg.channel(self.me, dest)
+    }
+}
+
+impl Transport for Shm {
+    const MAX_PAYLOAD: usize = super::ring::SLOT_PAYLOAD;
+
+    fn nranks(&self) -> usize {
+        self.n
+    }
+
+    #[inline(always)]
+    fn try_send(&self, dest: usize, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        self.out(dest).try_push_with(hdr, len, fill)
+    }
+
+    fn has_room(&self, dest: usize) -> bool {
+        self.out(dest).has_space()
+    }
+
+    fn want_room(&self, dest: usize, on: bool) {
+        self.out(dest).set_producer_waiting(on);
+    }
+
+    #[inline]
+    fn announce(&self, dest: usize) {
+        let bell = self.seg.doorbell(dest);
+        if self.inbox {
+            bell.inbox.fetch_or(1 << self.me, Ordering::SeqCst);
+        }
+        notify(bell);
+    }
+
+    #[inline]
+    fn poll(&self, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
+        let mut any = false;
+        if self.inbox {
+            // Clear the announcements first: a push after this sets its bit again (`announce`).
+            let mut mask = self.seg.doorbell(self.me).inbox.swap(0, Ordering::SeqCst);
+            while mask != 0 {
+                let src = mask.trailing_zeros() as usize;
+                mask &= mask - 1;
+                any |= self.drain(src, &mut f);
+            }
+        } else {
+            for src in 0..self.n {
+                any |= self.drain(src, &mut f);
+            }
+        }
+        any
+    }
+
+    fn poll_from(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
+        self.drain(src, &mut f)
+    }
+
+    #[inline]
+    fn pending(&self) -> bool {
+        if self.inbox {
+            return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
+        }
+        (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
+    }
+
+    fn locality(&self, _peer: usize) -> Locality {
+        if self.same_process() {
+            Locality::SameProcess
+        } else {
+            Locality::SameNode
+        }
+    }
+
+    fn all_same_process(&self) -> bool {
+        self.same_process()
+    }
+
+    fn read(&self, peer: usize, addr: u64, dst: *mut u8, len: usize) -> io::Result<()> {
+        if self.same_process() {
+            // SAFETY: same address space; the sender keeps `addr..addr+len` valid and unmodified
+            // until the receiver's Fin (MPI forbids touching a pending send buffer); `dst` has room
+            // for `len` (the caller's contract).
+            unsafe { std::ptr::copy_nonoverlapping(addr as *const u8, dst, len) };
+            return Ok(());
+        }
+        cma::read_from(self.pid(peer), addr, dst, len)
+    }
+
+    fn write(&self, peer: usize, addr: u64, src: *const u8, len: usize) -> io::Result<()> {
+        if self.same_process() {
+            // SAFETY: same address space; the receiver announced `addr..addr+len` inside its posted
+            // receive buffer and waits for our SplitDone before touching it.
+            unsafe { std::ptr::copy_nonoverlapping(src, addr as *mut u8, len) };
+            return Ok(());
+        }
+        cma::write_to(self.pid(peer), addr, src, len)
+    }
+
+    fn transfer_pieces<L, R>(&self, read: bool, peer: usize, start: usize, end: usize, local: impl Fn(usize, usize) -> L, remote: impl Fn(usize, usize) -> R) -> io::Result<()>
+    where
+        L: Iterator<Item = (u64, usize)>,
+        R: Iterator<Item = (u64, usize)>,
+    {
+        cma::transfer_pieces(read, self.pid(peer), start, end, local, remote)
+    }
+
+    #[inline]
+    fn doorbell(&self) -> &Doorbell {
+        self.seg.doorbell(self.me)
+    }
+
+    fn wake(&self, peer: usize) {
+        ring(self.seg.doorbell(peer));
+    }
+
+    #[inline]
+    fn failure_epoch(&self) -> u32 {
+        // A relaxed load of a header word only the launcher writes, and only when a rank dies.
+        self.seg.header().failures.load(Ordering::Relaxed)
+    }
+
+    fn peer_failed(&self, peer: usize) -> bool {
+        self.seg.is_failed(peer)
+    }
+}
