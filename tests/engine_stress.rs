@@ -74,7 +74,7 @@ fn all_to_random(n: usize, msgs: usize, policy: WaitPolicy, single_copy: bool) {
                 for _ in 0..my_expect {
                     let id = e.irecv_t(rbuf.as_mut_ptr(), rbuf.len(), None, -1, 7);
                     let st = e.wait(id);
-                    assert_eq!(st.error, 0);
+                    assert_eq!(st.error, None);
                     let len = st.bytes as usize;
                     if len >= 16 {
                         let src = u64::from_le_bytes(rbuf[..8].try_into().unwrap()) as usize;
@@ -156,7 +156,7 @@ fn sync_and_truncation() {
     let mut small = vec![0u8; 10];
     let r = e[1].irecv_t(small.as_mut_ptr(), 10, Some(0), 9, 0);
     let st = e[1].wait(r);
-    assert_eq!(st.error, oxmpi::abi::MPI_ERR_TRUNCATE);
+    assert_eq!(st.error, Some(oxmpi::error::ErrorClass::Truncate));
     assert_eq!(st.bytes, 10);
     e[0].wait(s);
     // A large truncated message (rendezvous path).
@@ -165,7 +165,7 @@ fn sync_and_truncation() {
     let mut rb = vec![0u8; 50_000];
     let r = e[1].irecv_t(rb.as_mut_ptr(), rb.len(), Some(0), 1, 0);
     let st = e[1].wait(r);
-    assert_eq!(st.error, oxmpi::abi::MPI_ERR_TRUNCATE);
+    assert_eq!(st.error, Some(oxmpi::error::ErrorClass::Truncate));
     assert!(rb.iter().all(|&b| b == 1));
     e[0].wait(s);
 }
@@ -213,7 +213,7 @@ fn split_copies_of_large_blocking_sends() {
         let st = e[1].wait(r);
         let want = pattern(0, i as u64, n);
         assert_eq!(st.bytes as usize, cap.min(n));
-        assert_eq!(st.error, if cap < n { oxmpi::abi::MPI_ERR_TRUNCATE } else { 0 });
+        assert_eq!(st.error, if cap < n { Some(oxmpi::error::ErrorClass::Truncate) } else { None });
         assert!(buf[..] == want[..cap], "split copy of {n} bytes into {cap} differs");
     }
     e[1].flush_all();

@@ -19,14 +19,14 @@ const LAYERS: &[(&str, u32)] = &[
     // Building blocks that know nothing of communicators.
     ("transport", 2),
     ("datatype", 2),
-    ("op", 2),
     ("clairvoyant", 2),
     ("info", 2),
     ("group", 2),
     ("topo", 2),
     ("monitoring", 2),
-    // Matching, requests, send modes over a transport.
+    // Matching, requests, send modes over a transport; reduction kernels on the predefined types.
     ("p2p", 3),
+    ("op", 3),
     // Communicator objects, their table and context ids, attributes; the rank's universe.
     ("comm", 4),
     // Collective algorithms over point-to-point on a communicator.
@@ -53,20 +53,6 @@ const KNOWN_UPWARD: &[(&str, &str)] = &[
     // The job segment lays out the shared-memory rings: they move into the shared-memory
     // implementation of the transport seam.
     ("runtime", "transport"),
-    // MPICH values still used below the C boundary (error classes, op and datatype handles,
-    // predefined constants): the engine is to know no ABI.
-    ("error", "abi"),
-    ("op", "abi"),
-    ("group", "abi"),
-    ("info", "abi"),
-    ("topo", "abi"),
-    ("p2p", "abi"),
-    ("comm", "abi"),
-    ("coll", "abi"),
-    ("construct", "abi"),
-    ("ulfm", "abi"),
-    ("osc", "abi"),
-    ("instance", "abi"),
 ];
 
 fn src_dir() -> PathBuf {

@@ -89,7 +89,7 @@ fn failed_start_leaves_persistent_request_inactive() {
     assert_eq!(st.bytes, 0, "an inactive request reports an empty status");
     let mut pool = vec![0u8; 32 + oxmpi::abi::MPI_BSEND_OVERHEAD as usize];
     // SAFETY: `pool` outlives every buffered send of this test (detached or dropped at the end).
-    unsafe { e[0].buffer_attach(pool.as_mut_ptr(), pool.len()) }.unwrap();
+    unsafe { e[0].buffer_attach(pool.as_mut_ptr(), pool.len(), oxmpi::abi::MPI_BSEND_OVERHEAD as usize) }.unwrap();
     e[0].start(p).expect("restart after the failed start");
     e[0].wait(p);
     let mut r = [0u8; 32];

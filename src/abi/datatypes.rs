@@ -3,6 +3,7 @@
 //! A builtin datatype handle reads `0x4c00SSII`: SS is the size in bytes, II a unique index.
 //! The five C pair types (`MPI_FLOAT_INT`...) are DIRECT handles `0x8c00000N` with fixed layouts.
 use super::MPI_Datatype;
+use crate::datatype::basic::Basic;
 
 /// (handle, name) of every builtin datatype of MPICH 4.0.2's `mpi.h` (x86-64 LP64).
 pub const BUILTIN: &[(MPI_Datatype, &str)] = &[
@@ -108,6 +109,83 @@ pub fn predefined_name(h: MPI_Datatype) -> Option<&'static str> {
     BUILTIN.iter().find(|b| b.0 == h).map(|b| b.1).or_else(|| PAIRS.iter().find(|p| p.0 == h).map(|p| p.1))
 }
 
+/// The engine's name of every predefined data type's MPICH handle.
+pub const BASIC: &[(MPI_Datatype, Basic)] = &[
+    (0x4c000101, Basic::Char),
+    (0x4c000102, Basic::UnsignedChar),
+    (0x4c000203, Basic::Short),
+    (0x4c000204, Basic::UnsignedShort),
+    (0x4c000405, Basic::Int),
+    (0x4c000406, Basic::Unsigned),
+    (0x4c000807, Basic::Long),
+    (0x4c000808, Basic::UnsignedLong),
+    (0x4c000809, Basic::LongLong),
+    (0x4c00040a, Basic::Float),
+    (0x4c00080b, Basic::Double),
+    (0x4c00100c, Basic::LongDouble),
+    (0x4c00010d, Basic::Byte),
+    (0x4c00040e, Basic::Wchar),
+    (0x4c00010f, Basic::Packed),
+    (0x4c000816, Basic::TwoInt),
+    (0x4c000118, Basic::SignedChar),
+    (0x4c000819, Basic::UnsignedLongLong),
+    (0x4c00011a, Basic::Character),
+    (0x4c00041b, Basic::Integer),
+    (0x4c00041c, Basic::Real),
+    (0x4c00041d, Basic::Logical),
+    (0x4c00081e, Basic::Complex),
+    (0x4c00081f, Basic::DoublePrecision),
+    (0x4c000820, Basic::TwoInteger),
+    (0x4c000821, Basic::TwoReal),
+    (0x4c001022, Basic::DoubleComplex),
+    (0x4c001023, Basic::TwoDoublePrecision),
+    (0x4c000427, Basic::Real4),
+    (0x4c000828, Basic::Complex8),
+    (0x4c000829, Basic::Real8),
+    (0x4c00102a, Basic::Complex16),
+    (0x4c00102b, Basic::Real16),
+    (0x4c00202c, Basic::Complex32),
+    (0x4c00012d, Basic::Integer1),
+    (0x4c00022f, Basic::Integer2),
+    (0x4c000430, Basic::Integer4),
+    (0x4c000831, Basic::Integer8),
+    (0x4c000133, Basic::CxxBool),
+    (0x4c000834, Basic::CxxFloatComplex),
+    (0x4c001035, Basic::CxxDoubleComplex),
+    (0x4c002036, Basic::CxxLongDoubleComplex),
+    (0x4c000137, Basic::Int8T),
+    (0x4c000238, Basic::Int16T),
+    (0x4c000439, Basic::Int32T),
+    (0x4c00083a, Basic::Int64T),
+    (0x4c00013b, Basic::Uint8T),
+    (0x4c00023c, Basic::Uint16T),
+    (0x4c00043d, Basic::Uint32T),
+    (0x4c00083e, Basic::Uint64T),
+    (0x4c00013f, Basic::CBool),
+    (0x4c000840, Basic::CFloatComplex),
+    (0x4c001041, Basic::CDoubleComplex),
+    (0x4c002042, Basic::CLongDoubleComplex),
+    (0x4c000843, Basic::Aint),
+    (0x4c000844, Basic::Offset),
+    (0x4c000845, Basic::Count),
+    (0x4c000246, Basic::CFloat16),
+    (0x8c000000u32 as i32, Basic::FloatInt),
+    (0x8c000001u32 as i32, Basic::DoubleInt),
+    (0x8c000002u32 as i32, Basic::LongInt),
+    (0x8c000003u32 as i32, Basic::ShortInt),
+    (0x8c000004u32 as i32, Basic::LongDoubleInt),
+];
+
+/// The predefined data type behind MPICH handle `h`, if it is one.
+pub fn basic(h: MPI_Datatype) -> Option<Basic> {
+    BASIC.iter().find(|e| e.0 == h).map(|e| e.1)
+}
+
+/// The MPICH handle of `b`.
+pub fn basic_handle(b: Basic) -> MPI_Datatype {
+    BASIC.iter().find(|e| e.1 == b).map(|e| e.0).expect("every Basic has an MPICH handle")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,5 +197,19 @@ mod tests {
         assert_eq!(predefined_size(0x8c000001u32 as i32), Some(16));
         assert_eq!(predefined_size(0x0c000000), None);
         assert_eq!(predefined_size(0x4c000999), None);
+    }
+}
+
+#[cfg(test)]
+mod basic_tests {
+    use super::*;
+    #[test]
+    fn every_basic_type_has_its_mpich_handle_name_and_size() {
+        for b in Basic::all() {
+            let h = basic_handle(b);
+            assert_eq!(basic(h), Some(b));
+            assert_eq!(predefined_name(h), Some(b.name()), "{b:?}");
+            assert_eq!(predefined_size(h), Some(b.size()), "{b:?}");
+        }
     }
 }

@@ -6,6 +6,8 @@
 #![allow(non_camel_case_types, non_upper_case_globals, non_snake_case, dead_code)]
 
 pub mod datatypes;
+pub mod errors;
+pub mod ops;
 
 use std::os::raw::{c_int, c_void};
 
@@ -175,6 +177,33 @@ pub const MPI_MAX_OBJECT_NAME: usize = 128;
 pub const MPI_MAX_INFO_KEY: usize = 255;
 pub const MPI_MAX_INFO_VAL: usize = 1024;
 pub const MPI_BSEND_OVERHEAD: c_int = 96;
+pub const MPI_WIN_FLAVOR_CREATE: c_int = 1;
+pub const MPI_WIN_FLAVOR_ALLOCATE: c_int = 2;
+pub const MPI_WIN_FLAVOR_DYNAMIC: c_int = 3;
+pub const MPI_WIN_FLAVOR_SHARED: c_int = 4;
+pub const MPI_WIN_SEPARATE: c_int = 1;
+pub const MPI_WIN_UNIFIED: c_int = 2;
+pub const MPI_MODE_NOCHECK: c_int = 1024;
+pub const MPI_MODE_NOSTORE: c_int = 2048;
+pub const MPI_MODE_NOPUT: c_int = 4096;
+pub const MPI_MODE_NOPRECEDE: c_int = 8192;
+pub const MPI_MODE_NOSUCCEED: c_int = 16384;
+pub const MPI_LOCK_EXCLUSIVE: c_int = 234;
+pub const MPI_LOCK_SHARED: c_int = 235;
+/// The predefined attribute keys.
+pub const MPI_TAG_UB: c_int = 0x64400001;
+pub const MPI_HOST: c_int = 0x64400003;
+pub const MPI_IO: c_int = 0x64400005;
+pub const MPI_WTIME_IS_GLOBAL: c_int = 0x64400007;
+pub const MPI_UNIVERSE_SIZE: c_int = 0x64400009;
+pub const MPI_LASTUSEDCODE: c_int = 0x6440000b;
+pub const MPI_APPNUM: c_int = 0x6440000d;
+pub const MPI_WIN_BASE: c_int = 0x66000001;
+pub const MPI_WIN_SIZE: c_int = 0x66000003;
+pub const MPI_WIN_DISP_UNIT: c_int = 0x66000005;
+pub const MPI_WIN_CREATE_FLAVOR: c_int = 0x66000007;
+pub const MPI_WIN_MODEL: c_int = 0x66000009;
+
 pub const MPI_VERSION: c_int = 4;
 pub const MPI_SUBVERSION: c_int = 0;
 pub const MPI_IDENT: c_int = 0;
@@ -217,6 +246,15 @@ pub const MPI_ERR_NO_MEM: c_int = 34;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 44;
 pub const MPI_ERR_WIN: c_int = 45;
 pub const MPI_ERR_KEYVAL: c_int = 48;
+pub const MPI_ERR_BASE: c_int = 46;
+pub const MPI_ERR_LOCKTYPE: c_int = 47;
+pub const MPI_ERR_RMA_SYNC: c_int = 50;
+pub const MPI_ERR_SIZE: c_int = 51;
+pub const MPI_ERR_DISP: c_int = 52;
+pub const MPI_ERR_ASSERT: c_int = 53;
+pub const MPI_ERR_RMA_RANGE: c_int = 55;
+pub const MPI_ERR_RMA_ATTACH: c_int = 56;
+pub const MPI_ERR_RMA_FLAVOR: c_int = 58;
 pub const MPI_ERR_SESSION: c_int = 75;
 pub const MPI_ERR_PROC_ABORTED: c_int = 76;
 pub const MPI_ERR_VALUE_TOO_LARGE: c_int = 77;

@@ -22,7 +22,7 @@
 //! segment.
 use super::{block, Coll};
 use crate::clairvoyant::Schedule;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::ReqId;
 use crate::op::Reduction;
 
@@ -250,7 +250,7 @@ impl Exec<'_, '_> {
     fn combine(&mut self, s: usize, copy: bool, peer: [u64; 2]) -> MpiResult {
         let (off, bytes, len) = self.seg(s);
         if peer[1] != bytes as u64 || peer[0] == 0 {
-            return Err(err(crate::abi::MPI_ERR_INTERN, format!("Clairvoyant reduce: a peer announced {} bytes of segment {s}, expected {bytes}", peer[1])));
+            return Err(err(ErrorClass::Intern, format!("Clairvoyant reduce: a peer announced {} bytes of segment {s}, expected {bytes}", peer[1])));
         }
         // Our last copy of `s` (if we sent it) has been read before we overwrite it.
         if let Some((a, from)) = self.acks[s].take() {

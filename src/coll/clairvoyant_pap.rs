@@ -24,7 +24,7 @@ use super::clairvoyant_calib::{self, RoundCost, DEFAULT};
 use super::Coll;
 use crate::clairvoyant::predict::{error_ns, History};
 use crate::clairvoyant::{cache, Problem, Schedule};
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::ReqId;
 use std::collections::HashMap;
 use std::sync::atomic::AtomicUsize;
@@ -174,7 +174,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
     let pattern = st.lagged.predict(quantum).unwrap_or_else(|| vec![0; n]);
     let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round };
     let pb = problem(&pattern);
-    pb.check().map_err(|e| err(crate::abi::MPI_ERR_INTERN, format!("Clairvoyant schedule inputs: {e}")))?;
+    pb.check().map_err(|e| err(ErrorClass::Intern, format!("Clairvoyant schedule inputs: {e}")))?;
     if let Some(next) = st.history.predict(quantum) {
         let npb = problem(&next);
         if npb.check().is_ok() && npb != pb {

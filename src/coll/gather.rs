@@ -15,7 +15,7 @@
 use super::inter::InterRoot;
 use super::select::{forced, Collective};
 use super::Coll;
-use crate::error::MpiResult;
+use crate::error::{MpiResult, ErrorClass};
 use crate::p2p::ReqId;
 
 /// The algorithms, in the order `select` names them.
@@ -59,7 +59,7 @@ impl Blocks {
 pub(crate) fn own_block_mismatch(sent: usize, expected: usize) -> MpiResult {
     if sent != expected {
         return Err(crate::error::err(
-            crate::abi::MPI_ERR_TRUNCATE,
+            ErrorClass::Truncate,
             format!("this rank's own contribution has {sent} bytes but its block in the receive buffer {expected}: the send and receive counts or datatypes do not match"),
         ));
     }

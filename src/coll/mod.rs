@@ -44,7 +44,7 @@ pub mod scatter_allgather;
 pub mod select;
 
 use crate::comm::Comm;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::{ReqId, SendMode};
 use crate::comm::Universe;
 
@@ -263,13 +263,13 @@ pub(crate) fn blocks(total: usize, parts: usize, a: usize, b: usize) -> (usize, 
 
 /// Turns a receive status into an error if the message did not have the expected size.
 pub(crate) fn check_received(st: &crate::p2p::Status, bytes: usize, from: usize) -> MpiResult {
-    if matches!(st.error, crate::abi::MPIX_ERR_PROC_FAILED | crate::abi::MPIX_ERR_REVOKED) {
+    if matches!(st.error, Some(ErrorClass::ProcFailed | ErrorClass::Revoked)) {
         // A member died or the communicator was revoked (crate::ulfm): the collective fails here.
         return crate::p2p::engine::failure_result(st).map_err(|e| err(e.class, format!("collective message from rank {from}: {}", e.msg)));
     }
-    if st.error != crate::abi::MPI_SUCCESS || st.bytes != bytes as u64 {
+    if st.error.is_some() || st.bytes != bytes as u64 {
         return Err(err(
-            crate::abi::MPI_ERR_TRUNCATE,
+            ErrorClass::Truncate,
             format!("collective message from rank {from} has {} bytes, expected {bytes}: the ranks passed different counts or datatypes", st.bytes),
         ));
     }

@@ -168,7 +168,7 @@ pub unsafe fn recursive_halving(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8,
 /// reduction of the OTHER group's vectors, scattered over its ranks by its own `counts`. Each group
 /// reduces to its rank 0 in rank order, the two ranks 0 swap the results, and each scatters the
 /// remote result. Both groups' vectors have `sum(counts)` elements (the standard requires the
-/// totals to match; a mismatch is MPI_ERR_TRUNCATE at the leaders).
+/// totals to match; a mismatch is ErrorClass::Truncate at the leaders).
 ///
 /// # Safety
 /// `sendbuf` holds `sum(counts)` elements of `red`'s size; `recvbuf` `counts[rank]` writable ones.

@@ -4,10 +4,10 @@
 //! Every collective has a table of named algorithms (in its family's file). The environment
 //! variable `OXMPI_<COLLECTIVE>_ALGORITHM` (for example `OXMPI_BCAST_ALGORITHM=binomial`) forces
 //! one; `auto` or unset lets the collective decide. The variable is read once per process; an
-//! unknown name makes the collective fail with MPI_ERR_ARG naming the valid ones, so a typo is
+//! unknown name makes the collective fail with ErrorClass::Arg naming the valid ones, so a typo is
 //! never silently ignored. `force` overrides the environment at run time (for MPI_T control
 //! variables).
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
@@ -85,7 +85,7 @@ pub fn force(coll: Collective, name: &str) {
 }
 
 /// The forced choice for `coll`, if any: the index of the algorithm in `names` (the collective's
-/// table), None for `auto`, MPI_ERR_ARG for a name not in the table.
+/// table), None for `auto`, ErrorClass::Arg for a name not in the table.
 pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
     let o = if ANY_OVERRIDE.load(Ordering::Acquire) { overrides().lock().unwrap_or_else(|p| p.into_inner()).get(&coll).cloned() } else { None };
     let Some(name) = o.or_else(|| from_env().get(&coll).cloned()) else { return Ok(None) };
@@ -95,7 +95,7 @@ pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
     match names.iter().position(|n| *n == name) {
         Some(i) => Ok(Some(i)),
         None => Err(err(
-            crate::abi::MPI_ERR_ARG,
+            ErrorClass::Arg,
             format!("{}={name} names no algorithm of this collective; choose one of: auto, {}", coll.env_var(), names.join(", ")),
         )),
     }
@@ -127,7 +127,7 @@ mod tests {
         assert_eq!(forced(Collective::Scan, &names).unwrap(), None);
         force(Collective::Scan, "ring");
         let e = forced(Collective::Scan, &names).unwrap_err();
-        assert_eq!(e.class, crate::abi::MPI_ERR_ARG);
+        assert_eq!(e.class, ErrorClass::Arg);
         assert!(e.msg.contains("OXMPI_SCAN_ALGORITHM=ring") && e.msg.contains("binomial, linear"), "{}", e.msg);
         force(Collective::Scan, "auto");
     }

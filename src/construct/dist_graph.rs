@@ -5,17 +5,16 @@
 use crate::coll::allreduce::allreduce_internal;
 use crate::comm::Comm;
 use crate::error::MpiResult;
-use crate::op::Reduction;
+use crate::datatype::basic::Basic;
+use crate::op::{Op, Reduction};
 use crate::comm::Universe;
 
-const MPI_SUM: i32 = 0x58000003;
-const MPI_INT64_T: i32 = 0x4c00083a;
 
 /// Gathers every process's `(source, destination, weight)` edges onto every process, in order of
 /// contributing rank then of contribution. Collective over `parent`.
 pub fn allgather_edges(u: &Universe, parent: &Comm, mine: &[(i32, i32, i32)]) -> MpiResult<Vec<(i32, i32, i32)>> {
     let n = parent.size();
-    let sum = Reduction::new(MPI_SUM, MPI_INT64_T)?;
+    let sum = Reduction::new(Op::Sum, Basic::Int64T)?;
     let mut counts = vec![0i64; n];
     counts[parent.rank] = mine.len() as i64;
     let mut all_counts = vec![0i64; n];

@@ -11,13 +11,12 @@ use crate::comm::Comm;
 use crate::coll::allreduce::allreduce_internal;
 use crate::coll::bcast::bcast;
 use crate::coll::{Coll, TAG_INTER};
-use crate::error::{err, MpiResult};
-use crate::op::Reduction;
+use crate::error::{err, MpiResult, ErrorClass};
+use crate::datatype::basic::Basic;
+use crate::op::{Op, Reduction};
 use crate::p2p::SendMode;
 use crate::comm::Universe;
 
-const MPI_BAND: i32 = 0x58000006;
-const MPI_UINT64_T: i32 = 0x4c00083e;
 
 /// Collective-context tag of the leaders' exchange in MPI_Intercomm_merge.
 const TAG_MERGE: i32 = TAG_INTER | 1;
@@ -39,8 +38,8 @@ fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResu
     let s = unsafe { u.engine.isend(crate::p2p::Buf::flat(data.as_ptr() as *const u8), data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)? };
     u.engine.wait(s);
     let st = u.engine.wait(r);
-    if st.error != crate::abi::MPI_SUCCESS || st.bytes % 8 != 0 {
-        return Err(err(crate::abi::MPI_ERR_OTHER, "intercommunicator setup: malformed message from the remote leader (is the same tag used for other messages on the peer communicator?)"));
+    if st.error.is_some() || st.bytes % 8 != 0 {
+        return Err(err(ErrorClass::Other, "intercommunicator setup: malformed message from the remote leader (is the same tag used for other messages on the peer communicator?)"));
     }
     got.truncate(st.bytes as usize / 8);
     Ok(got)
@@ -69,11 +68,11 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
     }
     bcast_u64(u, local, &mut info, leader)?;
     if info[0] == 0 {
-        return Err(err(crate::abi::MPI_ERR_COMM, "MPI_Intercomm_create: the local and remote groups overlap; they must be disjoint"));
+        return Err(err(ErrorClass::Comm, "MPI_Intercomm_create: the local and remote groups overlap; they must be disjoint"));
     }
     let n = info[1] as usize;
     let remote: Vec<usize> = info[3..3 + n].iter().map(|&w| w as usize).collect();
-    let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
     // The AND over both groups: within the group, across the leaders, back within the group.
     let ctx = agree_context_with(u, |mine, agreed| {
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
@@ -81,7 +80,7 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
         if let Some(link) = link {
             let theirs = exchange(u, link, agreed, agreed.len())?;
             if theirs.len() != agreed.len() {
-                return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Intercomm_create: the remote leader sent a malformed context mask"));
+                return Err(err(ErrorClass::Other, "MPI_Intercomm_create: the remote leader sent a malformed context mask"));
             }
             agreed.iter_mut().zip(&theirs).for_each(|(a, t)| *a &= t);
         }
@@ -125,7 +124,7 @@ pub fn merge(u: &Universe, inter: &Comm, high: bool) -> MpiResult<u32> {
     let mut flags = [high as u64, 0];
     if let Some(link) = leader_link(inter, TAG_MERGE) {
         let theirs = exchange(u, link, &flags[..1], 1)?;
-        flags[1] = *theirs.first().ok_or_else(|| err(crate::abi::MPI_ERR_OTHER, "MPI_Intercomm_merge: empty message from the remote leader"))?;
+        flags[1] = *theirs.first().ok_or_else(|| err(ErrorClass::Other, "MPI_Intercomm_merge: empty message from the remote leader"))?;
     }
     bcast_u64(u, &local, &mut flags, 0)?;
     // Every local rank uses the leader's `high` (the standard asks all to pass the same one).
@@ -156,16 +155,16 @@ fn split_or_fail(u: &Universe, inter: &Comm, color: MpiResult<Option<i32>>, key:
     let mut mine = vec![0i64; 2 * n];
     mine[2 * me] = match &color {
         Ok(c) => c.map_or(0, |c| c as i64 + 1),
-        Err(e) => -(e.class.max(1) as i64),
+        Err(e) => -e.class.wire(),
     };
     mine[2 * me + 1] = key as i64;
     let mut gathered = vec![0i64; 2 * n];
-    let sum = Reduction::new(0x58000003, 0x4c00083a)?; // MPI_SUM on MPI_INT64_T
+    let sum = Reduction::new(Op::Sum, Basic::Int64T)?;
     // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
     unsafe { allreduce_internal(u, &union_comm, mine.as_ptr() as *const u8, gathered.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
     let color = color?;
     if let Some(i) = (0..n).find(|&i| gathered[2 * i] < 0) {
-        let class = -gathered[2 * i] as i32;
+        let class = ErrorClass::from_wire(-gathered[2 * i]);
         return Err(err(class, format!("world rank {} passed invalid arguments to this collective call on the intercommunicator", all[i])));
     }
     let Some(color) = color else { return Ok(None) };

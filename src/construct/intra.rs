@@ -1,14 +1,11 @@
 //! Making new communicators from a parent: dup and split (collective over the parent).
 use crate::comm::Comm;
 use crate::coll::allreduce::allreduce_internal;
-use crate::error::{err, MpiResult};
-use crate::op::Reduction;
+use crate::error::{err, MpiResult, ErrorClass};
+use crate::datatype::basic::Basic;
+use crate::op::{Op, Reduction};
 use crate::comm::Universe;
 
-const MPI_BAND: i32 = 0x58000006;
-const MPI_SUM: i32 = 0x58000003;
-const MPI_UINT64_T: i32 = 0x4c00083e;
-const MPI_INT64_T: i32 = 0x4c00083a;
 
 /// Agrees with the other members of `parent` on a context-id pair free for all of them
 /// (see `context.rs`); returns its first context id.
@@ -18,7 +15,7 @@ pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
 
 /// `agree_context` with the agreement's messages on `tag` (see `allreduce_tagged`).
 pub fn agree_context_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<u32> {
-    let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
     agree_context_with(u, |mine, agreed| {
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
         unsafe { crate::coll::allreduce::allreduce_tagged(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band, tag) }
@@ -47,7 +44,7 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
         }
         if all_owners {
             return Err(err(
-                crate::abi::MPI_ERR_OTHER,
+                ErrorClass::Other,
                 format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS),
             ));
         }
@@ -82,7 +79,7 @@ pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiRe
     // Intercommunicators split in `inter::split`; what else is built on this split (topologies)
     // needs an intracommunicator parent.
     if parent.is_inter() {
-        return Err(err(crate::abi::MPI_ERR_COMM, "this operation needs an intracommunicator, not an intercommunicator (MPI 4.1 section 8.2: topologies attach to intracommunicators only)"));
+        return Err(err(ErrorClass::Comm, "this operation needs an intracommunicator, not an intercommunicator (MPI 4.1 section 8.2: topologies attach to intracommunicators only)"));
     }
     let n = parent.size();
     // Everybody's (color + 1 or 0, key), gathered with a SUM allreduce of a vector where each
@@ -91,7 +88,7 @@ pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiRe
     mine[2 * parent.rank] = color.map_or(0, |c| c as i64 + 1);
     mine[2 * parent.rank + 1] = key as i64;
     let mut all = vec![0i64; 2 * n];
-    let sum = Reduction::new(MPI_SUM, MPI_INT64_T)?;
+    let sum = Reduction::new(Op::Sum, Basic::Int64T)?;
     // SAFETY: both vectors hold 2n i64 elements; distinct buffers.
     unsafe { allreduce_internal(u, parent, mine.as_ptr() as *const u8, all.as_mut_ptr() as *mut u8, 2 * n, &sum)? };
     let ctx = agree_context(u, parent)?;

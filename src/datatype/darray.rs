@@ -15,7 +15,7 @@ pub enum Distrib {
     None,
 }
 
-/// Why a darray request is invalid (the FFI layer turns it into MPI_ERR_ARG).
+/// Why a darray request is invalid (the FFI layer turns it into ErrorClass::Arg).
 pub type DarrayError = String;
 
 /// Arguments of MPI_Type_create_darray as the engine needs them; `ints` is the envelope's integer

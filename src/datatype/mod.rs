@@ -8,6 +8,7 @@
 //! by binary search (streaming/partial pack). The list is kept compactly as a tile repeated at a
 //! stride ([`blocks::Blocks`]), so a vector of any count costs one block. Bounds follow MPI 4.1 section 5.1 plus the MPI-1
 //! sticky `MPI_LB`/`MPI_UB` markers and MPICH's struct alignment padding.
+pub mod basic;
 pub mod blocks;
 pub mod darray;
 pub mod external32;
@@ -79,7 +80,7 @@ impl Envelope {
 }
 
 /// Why a constructor cannot build a type: its displacements, bounds or size overflow 64 bits, or
-/// its flattened typemap would be too large to hold (the FFI layer reports MPI_ERR_ARG / _NO_MEM).
+/// its flattened typemap would be too large to hold (the FFI layer reports ErrorClass::Arg / _NO_MEM).
 #[derive(Debug, PartialEq, Eq)]
 pub enum BuildError {
     Overflow,

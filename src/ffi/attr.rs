@@ -8,17 +8,32 @@ use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
+use crate::comm::attr::Attrs;
 use crate::instance::Instance;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::OnceLock;
 
-const KEY_TAG_UB: c_int = 0x64400001;
-const KEY_HOST: c_int = 0x64400003;
-const KEY_IO: c_int = 0x64400005;
-const KEY_WTIME_IS_GLOBAL: c_int = 0x64400007;
-const KEY_UNIVERSE_SIZE: c_int = 0x64400009;
-const KEY_LASTUSEDCODE: c_int = 0x6440000b;
-const KEY_APPNUM: c_int = 0x6440000d;
+/// The attribute registries of one rank: of its communicators, datatypes and windows.
+#[derive(Default)]
+pub struct RankAttrs {
+    pub comm: Attrs<MPI_Comm_copy_attr_function, MPI_Comm_delete_attr_function>,
+    pub types: Attrs<MPI_Type_copy_attr_function, MPI_Type_delete_attr_function>,
+    pub wins: Attrs<MPI_Win_copy_attr_function, MPI_Win_delete_attr_function>,
+}
+
+/// The attribute registries of `u`'s rank.
+pub fn attrs(u: &Instance) -> &'static RankAttrs {
+    static ATTRS: super::rank_local::RankLocal<RankAttrs> = super::rank_local::RankLocal::new();
+    ATTRS.get(u)
+}
+
+const KEY_TAG_UB: c_int = MPI_TAG_UB;
+const KEY_HOST: c_int = MPI_HOST;
+const KEY_IO: c_int = MPI_IO;
+const KEY_WTIME_IS_GLOBAL: c_int = MPI_WTIME_IS_GLOBAL;
+const KEY_UNIVERSE_SIZE: c_int = MPI_UNIVERSE_SIZE;
+const KEY_LASTUSEDCODE: c_int = MPI_LASTUSEDCODE;
+const KEY_APPNUM: c_int = MPI_APPNUM;
 
 /// Values of the predefined attributes; the application receives pointers to these.
 struct Predefined {
@@ -50,7 +65,7 @@ fn user_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is predefined: its attribute cannot be set, deleted or freed", keyval as u32)));
     }
     let i = handle_index(keyval);
-    if handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || u.attrs.live_keyval(i).is_none() {
+    if handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || attrs(u).comm.live_keyval(i).is_none() {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid keyval 0x{:08x} (freed, or never created with MPI_Comm_create_keyval)", keyval as u32)));
     }
     Ok(i)
@@ -59,7 +74,7 @@ fn user_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
 /// The error a callback returned, as an MPI error (its code is the callback's, so a user class or
 /// code survives; anything unknown becomes MPI_ERR_OTHER).
 pub(crate) fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::error::MpiError {
-    let class = crate::error::class_of(rc).unwrap_or(MPI_ERR_OTHER);
+    let class = crate::ffi::error_codes::class_of(rc).unwrap_or(MPI_ERR_OTHER);
     err(class, format!("the {what} callback of keyval 0x{:08x} returned error {rc}", keyval as u32))
 }
 
@@ -68,7 +83,7 @@ pub(crate) fn callback_error(what: &str, keyval: c_int, rc: c_int) -> crate::err
 /// # Safety
 /// Calls the application's callback, which must follow the MPI_Comm_delete_attr_function contract.
 unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> MpiResult {
-    let Some(kv) = u.attrs.keyval(k) else { return Ok(()) };
+    let Some(kv) = attrs(u).comm.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a delete callback; it receives exactly the values
     // the application gave us (attribute value and extra_state), as the standard specifies.
@@ -86,9 +101,9 @@ unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> Mpi
 /// # Safety
 /// Calls application callbacks (see `call_delete`).
 pub unsafe fn delete_all(u: &Instance, comm: MPI_Comm) -> MpiResult {
-    for (k, value) in u.attrs.list(comm).into_iter().rev() {
+    for (k, value) in attrs(u).comm.list(comm).into_iter().rev() {
         call_delete(u, comm, k, value)?;
-        u.attrs.remove(comm, k);
+        attrs(u).comm.remove(comm, k);
     }
     Ok(())
 }
@@ -101,8 +116,8 @@ pub unsafe fn delete_all(u: &Instance, comm: MPI_Comm) -> MpiResult {
 /// # Safety
 /// Calls application callbacks (copy and, on failure, delete).
 pub unsafe fn copy_all(u: &Instance, old: MPI_Comm, new: MPI_Comm) -> MpiResult {
-    for (k, value) in u.attrs.list(old) {
-        let Some(kv) = u.attrs.keyval(k) else { continue };
+    for (k, value) in attrs(u).comm.list(old) {
+        let Some(kv) = attrs(u).comm.keyval(k) else { continue };
         let Some(f) = kv.copy else { continue };
         let mut out: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
@@ -114,11 +129,11 @@ pub unsafe fn copy_all(u: &Instance, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
             // The copies made so far get their delete callbacks; whatever remains is dropped
             // because the new communicator's handle is about to be reused.
             let _ = delete_all(u, new);
-            u.attrs.clear(new);
+            attrs(u).comm.clear(new);
             return Err(e);
         }
         if flag != 0 {
-            u.attrs.put(new, k, out as usize);
+            attrs(u).comm.put(new, k, out as usize);
         }
     }
     Ok(())
@@ -175,12 +190,12 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         KEY_WTIME_IS_GLOBAL => &v.wtime_is_global,
         KEY_UNIVERSE_SIZE => &v.universe_size,
         // Follows MPI_Add_error_class / MPI_Add_error_code.
-        KEY_LASTUSEDCODE => crate::error::LAST_USED_CODE.as_ptr(),
+        KEY_LASTUSEDCODE => crate::ffi::error_codes::LAST_USED_CODE.as_ptr(),
         KEY_APPNUM => &v.appnum,
         _ if is_predefined(keyval) => return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is not a predefined communicator attribute oxmpi knows", keyval as u32))),
         _ => {
             let k = user_keyval(u, keyval)?;
-            match u.attrs.get(comm, k) {
+            match attrs(u).comm.get(comm, k) {
                 Some(value) => {
                     // SAFETY: checked non-NULL above; the caller passes the address of a `void *`.
                     *(attribute_val as *mut *mut c_void) = value as *mut c_void;
@@ -207,10 +222,10 @@ unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResu
     let k = user_keyval(u, keyval)?;
     // Replacing a value deletes the old one first (MPI 4.1 section 7.7.3); if that fails the
     // attribute keeps its old value.
-    if let Some(old) = u.attrs.get(comm, k) {
+    if let Some(old) = attrs(u).comm.get(comm, k) {
         call_delete(u, comm, k, old)?;
     }
-    u.attrs.put(comm, k, value as usize);
+    attrs(u).comm.put(comm, k, value as usize);
     Ok(())
 }
 
@@ -223,9 +238,9 @@ unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     check::comm(u, comm)?;
     let k = user_keyval(u, keyval)?;
     // Deleting an attribute that is not set does nothing (as MPICH).
-    if let Some(old) = u.attrs.get(comm, k) {
+    if let Some(old) = attrs(u).comm.get(comm, k) {
         call_delete(u, comm, k, old)?;
-        u.attrs.remove(comm, k);
+        attrs(u).comm.remove(comm, k);
     }
     Ok(())
 }
@@ -240,7 +255,7 @@ unsafe fn create_keyval(copy: Option<MPI_Comm_copy_attr_function>, delete: Optio
         return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
     }
     // SAFETY: checked non-NULL above.
-    *keyval = keyval_handle(u.attrs.create_keyval(copy, delete, extra_state as usize));
+    *keyval = keyval_handle(attrs(u).comm.create_keyval(copy, delete, extra_state as usize));
     Ok(())
 }
 
@@ -256,7 +271,7 @@ unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
     // SAFETY: checked non-NULL above.
     let k = user_keyval(u, *keyval)?;
     // Attributes still set with it keep working and get their delete callback later.
-    u.attrs.free_keyval(k);
+    attrs(u).comm.free_keyval(k);
     *keyval = MPI_KEYVAL_INVALID;
     Ok(())
 }
@@ -297,14 +312,14 @@ export! {
         if errorclass.is_null() {
             return Err(err(MPI_ERR_ARG, "errorclass is NULL"));
         }
-        *errorclass = crate::error::add_error_class()?;
+        *errorclass = crate::ffi::error_codes::add_error_class()?;
         Ok(())
     }
     fn MPI_Add_error_code / PMPI_Add_error_code (errorclass: c_int, errorcode: *mut c_int) on MPI_COMM_SELF => {
         if errorcode.is_null() {
             return Err(err(MPI_ERR_ARG, "errorcode is NULL"));
         }
-        *errorcode = crate::error::add_error_code(errorclass)?;
+        *errorcode = crate::ffi::error_codes::add_error_code(errorclass)?;
         Ok(())
     }
     fn MPI_Add_error_string / PMPI_Add_error_string (errorcode: c_int, string: *const c_char) on MPI_COMM_SELF => {
@@ -313,6 +328,6 @@ export! {
         }
         // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
         let s = std::ffi::CStr::from_ptr(string).to_string_lossy();
-        crate::error::add_error_string(errorcode, &s)
+        crate::ffi::error_codes::add_error_string(errorcode, &s)
     }
 }

@@ -5,7 +5,7 @@ use crate::abi::*;
 use crate::comm::Comm;
 use crate::datatype::{registry, LeafKind, TypeRepr};
 use std::sync::{Arc, OnceLock};
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::{Buf, MsgId, ReqId, Status};
 use crate::instance::{self, Instance};
 use crate::runtime::job;
@@ -341,7 +341,7 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
     out.MPI_SOURCE = source;
     out.MPI_TAG = st.tag;
     if set_error {
-        out.MPI_ERROR = st.error;
+        out.MPI_ERROR = st.error.map_or(MPI_SUCCESS, ErrorClass::mpich);
     }
     out.set_count_bytes(st.bytes, st.cancelled);
 }
@@ -365,3 +365,6 @@ pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Dataty
         None => (Buf::Typed { t, base: buf as *mut u8, count: n }, bytes),
     })
 }
+
+// The engine's wildcard and null values are MPICH's, so statuses and arguments pass unconverted.
+const _: () = assert!(MPI_ANY_SOURCE == crate::p2p::ANY_SOURCE && MPI_PROC_NULL == crate::p2p::PROC_NULL && MPI_ANY_TAG == crate::p2p::ANY_TAG);

@@ -12,7 +12,6 @@ use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::op::Reduction;
 use std::os::raw::{c_int, c_void};
 
 /// MPI_Barrier and its forms.
@@ -219,13 +218,13 @@ unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, 
         }
         if n > 0 {
             // SAFETY: both buffers hold `n` elements of the datatype (the MPI contract).
-            unsafe { crate::op::call_user(user.f, inbuf as *mut u8, inoutbuf as *mut u8, n, datatype, extent) };
+            unsafe { super::op::call_user(user.f, inbuf as *mut u8, inoutbuf as *mut u8, n, datatype, extent) };
         }
         return Ok(());
     }
     let size = check::datatype_size(datatype)?;
     let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} overflows")))?;
-    let red = Reduction::new(op, datatype)?;
+    let red = super::op::reduction(op, datatype)?;
     buffer(inbuf, bytes, "input buffer")?;
     buffer(inoutbuf, bytes, "input/output buffer")?;
     no_alias(inbuf, inoutbuf, bytes)?;

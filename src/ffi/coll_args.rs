@@ -219,19 +219,19 @@ pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(R
     let n = self::count(count)?;
     if let Ok(size) = check::datatype_size(datatype) {
         let plan = Plan::new(count, datatype)?;
-        return Ok((Reduction::user(user, datatype, size, 0), n, plan));
+        return Ok((Reduction::user(user, super::op::call_user, datatype, size, 0), n, plan));
     }
     let t = check::committed_dtype(datatype)?;
     let (extent, lb) = (t.layout.extent().max(0) as usize, t.layout.true_lb as isize);
     let plan = Plan::native(n, t)?;
-    Ok((Reduction::user(user, datatype, extent, lb), n, plan))
+    Ok((Reduction::user(user, super::op::call_user, datatype, extent, lb), n, plan))
 }
 
 /// `reduction` for a predefined op.
 fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
     let plan = Plan::new(count, datatype)?;
     let red = if !plan.derived {
-        Reduction::new(op, datatype)?
+        super::op::reduction(op, datatype)?
     } else {
         let t = check::dtype(datatype)?;
         let mut leaf = None;
@@ -242,7 +242,7 @@ fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiRe
         if PAIRS.iter().any(|p| p.0 == elem) {
             return Err(err(MPI_ERR_TYPE, format!("reductions on derived datatypes built from {} are not supported yet; reduce the pair type itself", check::datatype_name(elem))));
         }
-        Reduction::new(op, elem)?
+        super::op::reduction(op, elem)?
     };
     let n = plan.bytes.checked_div(red.size).unwrap_or(0);
     Ok((red, n, plan))

@@ -101,8 +101,8 @@ pub struct CollRequests {
 /// The collective requests of `u`'s rank: one table per rank of the job (in threads mode every
 /// rank of the process has its own), made at the first use.
 fn requests(u: &Instance) -> &'static CollRequests {
-    static TABLES: std::sync::OnceLock<Box<[CollRequests]>> = std::sync::OnceLock::new();
-    &TABLES.get_or_init(|| (0..u.size).map(|_| CollRequests::default()).collect())[u.rank]
+    static REQUESTS: super::rank_local::RankLocal<CollRequests> = super::rank_local::RankLocal::new();
+    REQUESTS.get(u)
 }
 
 impl CollRequests {
@@ -162,7 +162,7 @@ fn submit(u: &'static Instance, c: CommRef, id: ReqId, mut body: Body) {
     let job = SendBody(move || {
         requests(u).set_queued(id, None);
         let r = body(&Coll::sequenced(u, &comm, seq));
-        u.engine.complete_external(id, r.as_ref().err().map_or(MPI_SUCCESS, |e| e.class));
+        u.engine.complete_external(id, r.as_ref().err().map(|e| e.class));
         r
     });
     requests(u).set_queued(id, Some(c.clone()));

@@ -2,7 +2,7 @@
 use super::check;
 use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
 use crate::abi::*;
-use crate::error::err;
+use crate::error::{err, ErrorClass};
 use crate::export;
 use std::os::raw::{c_char, c_int};
 
@@ -235,7 +235,7 @@ export! {
 
     fn MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler (comm: MPI_Comm, errorcode: c_int) on comm => {
         check::comm(check::universe()?, comm)?;
-        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         // Route through the normal dispatch; the call itself succeeds if the handler returns.
         super::errhandler::raise_code("MPI_Comm_call_errhandler", comm, err(class, format!("error code {errorcode} raised by the application")), errorcode);
         Ok(())
@@ -268,8 +268,8 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
         let result = unsafe { super::attr::dup_with_attrs_tagged(u, comm, &parent, crate::coll::TAG_IDUP) };
         u.idups.done(parent.context);
         let (handle, class) = match result {
-            Ok(h) => (h, MPI_SUCCESS),
-            Err(e) => (MPI_COMM_NULL, e.class),
+            Ok(h) => (h, None),
+            Err(e) => (MPI_COMM_NULL, Some(e.class)),
         };
         if let (Some(h), Ok(c)) = (hints, check::comm(u, handle)) {
             *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = h;
@@ -279,7 +279,7 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
         u.engine.complete_external(id, class);
     });
     if let Err(e) = spawned {
-        u.engine.complete_external(id, MPI_ERR_OTHER);
+        u.engine.complete_external(id, Some(ErrorClass::Other));
         return Err(err(MPI_ERR_OTHER, format!("cannot start the MPI_Comm_idup thread: {e}")));
     }
     *request = check::req_handle(id);

@@ -61,16 +61,16 @@ fn rank_prefix() -> String {
 /// An invalid or null `comm` uses MPI_COMM_WORLD's handler, as MPICH does; before MPI_Init and
 /// after MPI_Finalize errors are fatal.
 pub fn raise(name: &'static str, comm: c_int, e: MpiError) -> c_int {
-    let code = crate::error::make_code(e.class, &format!("{name}: {}", e.msg));
+    let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
     raise_code(name, comm, e, code)
 }
 
 /// Like `raise`, with the error code the handler receives given by the caller
 /// (MPI_Comm_call_errhandler passes the user's code through unchanged).
 pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> c_int {
-    let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
+    let class_name = error_class_name(e.class.mpich()).unwrap_or("MPI_ERR_UNKNOWN");
     let Ok(u) = instance::get() else {
-        instance::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
+        instance::abort_job(e.class.mpich().max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };
     // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
     let (h, ch) = match super::check::comm(u, comm) {
@@ -87,8 +87,8 @@ pub(crate) fn deliver<H: Copy>(name: &'static str, h: MPI_Errhandler, obj: H, e:
     match h {
         MPI_ERRORS_RETURN => code,
         MPI_ERRORS_ARE_FATAL | MPI_ERRORS_ABORT => {
-            let class_name = error_class_name(e.class).unwrap_or("MPI_ERR_UNKNOWN");
-            instance::abort_job(e.class.max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
+            let class_name = error_class_name(e.class.mpich()).unwrap_or("MPI_ERR_UNKNOWN");
+            instance::abort_job(e.class.mpich().max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
         }
         _ => {
             if let Some(f) = user_handler(h) {

@@ -26,7 +26,7 @@ fn run_file(name: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
     match (catch_unwind(AssertUnwindSafe(f)), h) {
         (Ok(Ok(())), _) => MPI_SUCCESS,
         (Ok(Err(e)), Ok(h)) => {
-            let code = crate::error::make_code(e.class, &format!("{name}: {}", e.msg));
+            let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
             deliver(name, h, std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)
         }
         (Ok(Err(e)), Err(_)) => super::errhandler::raise(name, MPI_COMM_SELF, e),
@@ -86,7 +86,7 @@ file_export! {
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler (fh: MPI_File, errorcode: c_int) => {
         let u = check::universe()?;
         file_null(fh)?;
-        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         let e = err(class, format!("error code {errorcode} raised by the application"));
         // The call succeeds when the handler returns (MPI 4.1 section 9.5); the handle the
         // user's handler sees is MPI_FILE_NULL.

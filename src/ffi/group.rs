@@ -8,7 +8,7 @@ use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
-use crate::group::Group;
+use crate::group::{Comparison, Group, Translated};
 use crate::instance::Instance;
 use std::os::raw::c_int;
 use std::sync::Arc;
@@ -80,7 +80,7 @@ export! {
     fn MPI_Group_rank / PMPI_Group_rank (group: MPI_Group, rank: *mut c_int) on MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        *out(rank, "rank")? = g.rank_or_undefined(u.rank);
+        *out(rank, "rank")? = g.rank_of(u.rank).map_or(MPI_UNDEFINED, |r| r as c_int);
         Ok(())
     }
 
@@ -91,10 +91,15 @@ export! {
         if n > 0 && ranks2.is_null() {
             return Err(err(MPI_ERR_ARG, format!("ranks2 is NULL with n = {n}")));
         }
-        let result = a.translate(input, &b)?;
+        let input: Vec<Option<c_int>> = input.iter().map(|&r| (r != MPI_PROC_NULL).then_some(r)).collect();
+        let result = a.translate(&input, &b)?;
         // Written after the whole input is read and checked: ranks1 and ranks2 may be the same array.
         for (i, r) in result.into_iter().enumerate() {
-            *ranks2.add(i) = r;
+            *ranks2.add(i) = match r {
+                Translated::Rank(r) => r as c_int,
+                Translated::NotMember => MPI_UNDEFINED,
+                Translated::NullProcess => MPI_PROC_NULL,
+            };
         }
         Ok(())
     }
@@ -102,7 +107,11 @@ export! {
     fn MPI_Group_compare / PMPI_Group_compare (group1: MPI_Group, group2: MPI_Group, result: *mut c_int) on MPI_COMM_SELF => {
         let u = check::universe()?;
         let (a, b) = (group(u, group1)?, group(u, group2)?);
-        *out(result, "result")? = a.compare(&b);
+        *out(result, "result")? = match a.compare(&b) {
+            Comparison::Ident => MPI_IDENT,
+            Comparison::Similar => MPI_SIMILAR,
+            Comparison::Unequal => MPI_UNEQUAL,
+        };
         Ok(())
     }
 

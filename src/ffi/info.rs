@@ -262,3 +262,6 @@ pub(crate) fn set_hints(c: &crate::comm::Comm, info: MPI_Info) -> MpiResult {
     *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = hints;
     Ok(())
 }
+
+// The ABI announces the engine's limits.
+const _: () = assert!(MPI_MAX_INFO_KEY == crate::info::MAX_KEY && MPI_MAX_INFO_VAL == crate::info::MAX_VALUE);

@@ -1,7 +1,8 @@
 //! Environment management: init, finalize, abort, versions, timers, error strings.
 use super::check;
 use crate::abi::*;
-use crate::error::{class_of, err, string_of};
+use crate::error::err;
+use crate::ffi::error_codes::{class_of, string_of};
 use crate::export;
 use crate::instance;
 use std::os::raw::{c_char, c_int};

@@ -17,6 +17,8 @@ pub mod data_symbols;
 pub mod datatype;
 pub mod datatype_c;
 pub mod errhandler;
+pub mod rank_local;
+pub mod error_codes;
 pub mod file_errhandler;
 pub mod group;
 pub mod handles;

@@ -6,7 +6,7 @@ use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
 use crate::op::user::{UserFn, UserOp};
-use crate::op::Op;
+use crate::op::{Op, Reduction};
 use crate::instance::Instance;
 use std::os::raw::c_int;
 
@@ -39,7 +39,59 @@ pub fn resolve(u: &Instance, h: MPI_Op) -> MpiResult<OpRef> {
             .map(OpRef::User)
             .ok_or_else(|| err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (freed, or never created by this rank)", h as u32)));
     }
-    Op::from_handle(h).map(OpRef::Predefined)
+    predefined(h).map(OpRef::Predefined)
+}
+
+/// The predefined op behind handle `h`, or MPI_ERR_OP saying why there is none.
+pub fn predefined(h: MPI_Op) -> MpiResult<Op> {
+    if let Some(op) = crate::abi::ops::op(h) {
+        return Ok(op);
+    }
+    if h == MPI_OP_NULL {
+        return Err(err(MPI_ERR_OP, "invalid reduction operation: MPI_OP_NULL"));
+    }
+    Err(err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (not a predefined op)", h as u32)))
+}
+
+/// Predefined op `op` on predefined datatype `dt`: MPI_ERR_OP for a bad op or pair, MPI_ERR_TYPE
+/// for a datatype that is not predefined.
+pub fn reduction(op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
+    let op = predefined(op)?;
+    let dt = crate::abi::datatypes::basic(dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype)", dt as u32)))?;
+    Reduction::new(op, dt)
+}
+
+/// `UserFn::signature` of an `MPI_User_function` (MPI_Op_create): the length is an `int`.
+const SIG_INT: u8 = 0;
+/// `UserFn::signature` of an `MPI_User_function_c` (MPI_Op_create_c): the length is an `MPI_Count`.
+const SIG_COUNT: u8 = 1;
+
+/// Calls the application's function `f` on `count` elements `size` bytes apart (the engine's
+/// `op::user::Caller`). A function with an `int` length gets counts above `i32::MAX` in pieces.
+///
+/// # Safety
+/// `inp` and `inout` hold `count` elements of `datatype`; `f` was made by `create`.
+pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
+    let mut dt = datatype;
+    if f.signature == SIG_COUNT {
+        // SAFETY: `create` stored this address from an `MPI_User_function_c`.
+        let func: MPI_User_function_c = unsafe { std::mem::transmute::<usize, MPI_User_function_c>(f.addr) };
+        let mut len = count as MPI_Count;
+        // SAFETY: the user's function on buffers that hold `count` elements (caller contract).
+        unsafe { func(inp as *mut _, inout as *mut _, &mut len, &mut dt) };
+        return;
+    }
+    // SAFETY: `create` stored this address from an `MPI_User_function`.
+    let func: MPI_User_function = unsafe { std::mem::transmute::<usize, MPI_User_function>(f.addr) };
+    let mut done = 0usize;
+    while done < count {
+        let n = (count - done).min(i32::MAX as usize);
+        let mut len = n as c_int;
+        let off = done * size;
+        // SAFETY: elements done..done+n of both buffers (caller contract).
+        unsafe { func(inp.wrapping_add(off) as *mut _, inout.wrapping_add(off) as *mut _, &mut len, &mut dt) };
+        done += n;
+    }
 }
 
 /// MPI_Op_create and MPI_Op_create_c.
@@ -60,10 +112,10 @@ unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> MpiResul
 
 export! {
     fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
-        create(user_fn.map(UserFn::Int), commute, op)
+        create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_INT }), commute, op)
     }
     fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
-        create(user_fn.map(UserFn::Count), commute, op)
+        create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_COUNT }), commute, op)
     }
 
     /// Frees a user-defined op and sets the handle to MPI_OP_NULL; predefined ops cannot be freed.
@@ -74,7 +126,7 @@ export! {
         }
         let h = *op;
         if !is_user_handle(h) {
-            let what = match Op::from_handle(h) {
+            let what = match predefined(h) {
                 Ok(p) => format!("{} is a predefined op, which cannot be freed", p.name()),
                 Err(e) => e.msg,
             };
@@ -85,5 +137,19 @@ export! {
         }
         *op = MPI_OP_NULL;
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn invalid_op_and_type_handles() {
+        let class = |op, dt| reduction(op, dt).err().map(|e| e.class.mpich());
+        assert_eq!(class(0x58000000, crate::abi::datatypes::MPI_INT), Some(MPI_ERR_OP));
+        assert_eq!(class(0x5800000f, crate::abi::datatypes::MPI_INT), Some(MPI_ERR_OP));
+        assert_eq!(class(MPI_OP_NULL, crate::abi::datatypes::MPI_INT), Some(MPI_ERR_OP));
+        assert_eq!(class(crate::abi::ops::op_handle(Op::Sum), MPI_DATATYPE_NULL), Some(MPI_ERR_TYPE));
+        assert_eq!(class(crate::abi::ops::op_handle(Op::Sum), crate::abi::datatypes::MPI_INT), None);
     }
 }

@@ -2,7 +2,7 @@
 //! buffer attach/detach, counts from statuses.
 use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
 use crate::p2p::{Buf, OpArgs, SendMode, Status};
 use std::os::raw::{c_int, c_void};
@@ -65,7 +65,7 @@ unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c
 /// Turns a receive status into the call's result: truncation, a failed peer or a revoked
 /// communicator (crate::ulfm) are errors of the call.
 fn recv_result(st: &Status) -> MpiResult {
-    if st.error == MPI_ERR_TRUNCATE {
+    if st.error == Some(ErrorClass::Truncate) {
         return Err(err(MPI_ERR_TRUNCATE, format!("message truncated: the message from world rank {} (tag {}) is longer than the receive buffer ({} bytes); post a larger receive or probe first", st.source, st.tag, st.bytes)));
     }
     crate::p2p::engine::failure_result(st)
@@ -90,7 +90,7 @@ unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, us
     let r = recv.map(|(buf, cap, src, tag)| u.engine.irecv(buf, cap, src, tag, ctx));
     if let Some((buf, bytes, d, tag)) = send {
         let sst = u.engine.wait(u.engine.isend(buf, bytes, d, tag, ctx, SendMode::Standard)?);
-        if sst.error != MPI_SUCCESS {
+        if sst.error.is_some() {
             if let Some(r) = r {
                 u.engine.cancel(r);
                 u.engine.wait(r);
@@ -313,7 +313,7 @@ export! {
         if buffer.is_null() && size > 0 {
             return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
         }
-        u.engine.buffer_attach(buffer as *mut u8, size as usize)
+        u.engine.buffer_attach(buffer as *mut u8, size as usize, MPI_BSEND_OVERHEAD as usize)
     }
 
     fn MPI_Buffer_detach / PMPI_Buffer_detach (buffer_addr: *mut c_void, size: *mut c_int) on MPI_COMM_SELF => {

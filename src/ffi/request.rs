@@ -1,7 +1,7 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
 use super::check::{self, req_ref, write_status, ReqRef};
 use crate::abi::*;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
 use crate::p2p::{ReqId, Status};
 use std::os::raw::c_int;
@@ -38,14 +38,14 @@ unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
 }
 
 fn status_error(st: &Status) -> MpiResult {
-    if st.error != MPI_SUCCESS {
+    if st.error.is_some() {
         check::note_failed_context(st.context);
     }
     match st.error {
-        MPI_SUCCESS => Ok(()),
-        MPI_ERR_TRUNCATE => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
-        MPIX_ERR_PROC_FAILED | MPIX_ERR_PROC_FAILED_PENDING | MPIX_ERR_REVOKED => crate::p2p::engine::failure_result(st),
-        class => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
+        None => Ok(()),
+        Some(ErrorClass::Truncate) => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
+        Some(ErrorClass::ProcFailed | ErrorClass::ProcFailedPending | ErrorClass::Revoked) => crate::p2p::engine::failure_result(st),
+        Some(class) => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
     }
 }
 
@@ -56,7 +56,7 @@ unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
 /// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS,
 /// raised on the communicator of the first failed one.
 fn in_status<'a>(mut statuses: impl Iterator<Item = &'a Status>) -> MpiResult {
-    if let Some(st) = statuses.find(|st| st.error != MPI_SUCCESS) {
+    if let Some(st) = statuses.find(|st| st.error.is_some()) {
         check::note_failed_context(st.context);
         return Err(err(MPI_ERR_IN_STATUS, "one or more requests failed; see the MPI_ERROR field of their statuses"));
     }
@@ -284,7 +284,7 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
             ReqRef::Null => Status::empty(),
         })
         .collect();
-    let errors = sts.iter().any(|st| st.error != MPI_SUCCESS);
+    let errors = sts.iter().any(|st| st.error.is_some());
     for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
         release_handle(reqs.add(i), *r);
         write_status(status_at(statuses, i), st, errors);
@@ -316,7 +316,7 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
         }
         None => {}
     }
-    let errors = done.iter().any(|(_, st)| st.error != MPI_SUCCESS);
+    let errors = done.iter().any(|(_, st)| st.error.is_some());
     for (k, (i, st)) in done.iter().enumerate() {
         release_handle(reqs.add(*i), refs[*i]);
         *indices.add(k) = *i as c_int;

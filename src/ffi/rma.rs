@@ -10,7 +10,6 @@ use super::datatype::out;
 use crate::abi::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;
-use crate::osc::class::*;
 use crate::osc::window::{Flavor, Spec, Window};
 use crate::instance::{self, Instance};
 use std::os::raw::{c_char, c_int, c_void};
@@ -54,7 +53,7 @@ pub fn run_win(name: &'static str, win: MPI_Win, f: impl FnOnce() -> MpiResult) 
 /// Delivers `e` to the error handler of `win` (an invalid window's errors go to
 /// MPI_COMM_WORLD's handler, as in MPICH); `code` overrides the error code handed out.
 fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
-    let code = code.unwrap_or_else(|| crate::error::make_code(e.class, &format!("{name}: {}", e.msg)));
+    let code = code.unwrap_or_else(|| crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg)));
     let Some(w) = instance::get().ok().and_then(|u| window(u, win).ok()) else {
         return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
     };
@@ -99,7 +98,21 @@ unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c
         return Err(err(MPI_ERR_BASE, format!("base is NULL with a window size of {size} bytes")));
     }
     let hints = super::info::hints_of(info)?;
-    let w = Window::create(u, &c, Spec { flavor, base: base as usize, size: size as usize, disp_unit: disp_unit as usize, hints })?;
+    let w = Window::create(u, &c, Spec {
+        flavor,
+        base: base as usize,
+        size: size as usize,
+        disp_unit: disp_unit as usize,
+        hints,
+        flavor_attr: match flavor {
+            Flavor::Create => MPI_WIN_FLAVOR_CREATE,
+            Flavor::Allocate => MPI_WIN_FLAVOR_ALLOCATE,
+            Flavor::Dynamic => MPI_WIN_FLAVOR_DYNAMIC,
+            Flavor::Shared => MPI_WIN_FLAVOR_SHARED,
+        },
+        model_attr: MPI_WIN_UNIFIED,
+        errhandler: MPI_ERRORS_ARE_FATAL,
+    })?;
     let w = u.wins.insert(w);
     *win = make_handle(HANDLE_KIND_DIRECT, OBJ_WIN, w);
     u.wins.get(w).ok_or_else(|| err(MPI_ERR_INTERN, "the new window vanished"))
@@ -303,7 +316,7 @@ win_export! {
     }
     fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler (win: MPI_Win, errorcode: c_int) on win win => {
         win_of(win)?;
-        let class = crate::error::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
+        let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         // The call itself succeeds when the handler returns.
         raise_win("MPI_Win_call_errhandler", win, err(class, format!("error code {errorcode} raised by the application")), Some(errorcode));
         Ok(())

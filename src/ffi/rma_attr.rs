@@ -17,11 +17,11 @@ use std::os::raw::{c_int, c_void};
 
 const WIN_KEYVAL_BITS: u32 = 8 << 22;
 
-const KEY_WIN_BASE: c_int = 0x66000001;
-const KEY_WIN_SIZE: c_int = 0x66000003;
-const KEY_WIN_DISP_UNIT: c_int = 0x66000005;
-const KEY_WIN_CREATE_FLAVOR: c_int = 0x66000007;
-const KEY_WIN_MODEL: c_int = 0x66000009;
+const KEY_WIN_BASE: c_int = MPI_WIN_BASE;
+const KEY_WIN_SIZE: c_int = MPI_WIN_SIZE;
+const KEY_WIN_DISP_UNIT: c_int = MPI_WIN_DISP_UNIT;
+const KEY_WIN_CREATE_FLAVOR: c_int = MPI_WIN_CREATE_FLAVOR;
+const KEY_WIN_MODEL: c_int = MPI_WIN_MODEL;
 
 fn keyval_handle(index: u32) -> c_int {
     make_handle(HANDLE_KIND_DIRECT, OBJ_KEYVAL, index | WIN_KEYVAL_BITS)
@@ -34,7 +34,7 @@ fn user_win_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid window keyval 0x{:08x} (not made by MPI_Win_create_keyval)", keyval as u32)));
     }
     let k = i & !WIN_KEYVAL_BITS;
-    if u.win_attrs.live_keyval(k).is_none() {
+    if super::attr::attrs(u).wins.live_keyval(k).is_none() {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid window keyval 0x{:08x} (freed)", keyval as u32)));
     }
     Ok(k)
@@ -45,7 +45,7 @@ fn user_win_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
 /// # Safety
 /// Calls the application's callback (MPI_Win_delete_attr_function contract).
 unsafe fn call_delete(u: &Instance, win: MPI_Win, k: u32, value: usize) -> MpiResult {
-    let Some(kv) = u.win_attrs.keyval(k) else { return Ok(()) };
+    let Some(kv) = super::attr::attrs(u).wins.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a window delete callback; it receives the values
     // it gave us (attribute value, extra_state), as the standard specifies.
@@ -62,10 +62,10 @@ unsafe fn call_delete(u: &Instance, win: MPI_Win, k: u32, value: usize) -> MpiRe
 /// # Safety
 /// Calls application callbacks.
 pub unsafe fn delete_win_attrs(u: &Instance, win: MPI_Win) -> MpiResult {
-    for (k, value) in u.win_attrs.list(win).into_iter().rev() {
+    for (k, value) in super::attr::attrs(u).wins.list(win).into_iter().rev() {
         // SAFETY: per this function's contract.
         unsafe { call_delete(u, win, k, value)? };
-        u.win_attrs.remove(win, k);
+        super::attr::attrs(u).wins.remove(win, k);
     }
     Ok(())
 }
@@ -74,7 +74,7 @@ export! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval (win_copy_attr_fn: Option<MPI_Win_copy_attr_function>, win_delete_attr_fn: Option<MPI_Win_delete_attr_function>, win_keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
         let u = check::universe()?;
         let out = super::datatype::out(win_keyval, "win_keyval")?;
-        *out = keyval_handle(u.win_attrs.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
+        *out = keyval_handle(super::attr::attrs(u).wins.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
         Ok(())
     }
 
@@ -83,7 +83,7 @@ export! {
         let out = super::datatype::out(win_keyval, "win_keyval")?;
         let k = user_win_keyval(u, *out)?;
         // Attributes still set with it keep working and get their delete callback later.
-        u.win_attrs.free_keyval(k);
+        super::attr::attrs(u).wins.free_keyval(k);
         *out = MPI_KEYVAL_INVALID;
         Ok(())
     }
@@ -94,10 +94,10 @@ win_export! {
         let (u, _) = win_of(win)?;
         let k = user_win_keyval(u, win_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
-        if let Some(old) = u.win_attrs.get(win, k) {
+        if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
             call_delete(u, win, k, old)?;
         }
-        u.win_attrs.put(win, k, attribute_val as usize);
+        super::attr::attrs(u).wins.put(win, k, attribute_val as usize);
         Ok(())
     }
 
@@ -111,13 +111,13 @@ win_export! {
         // pointers to their values (MPI 4.1 section 12.2.6), which live as long as the window.
         let v: *const c_void = match win_keyval {
             KEY_WIN_BASE => w.base as *const c_void,
-            KEY_WIN_SIZE => &w.size_attr as *const MPI_Aint as *const c_void,
+            KEY_WIN_SIZE => &w.size_attr as *const isize as *const c_void,
             KEY_WIN_DISP_UNIT => &w.disp_unit_attr as *const i32 as *const c_void,
             KEY_WIN_CREATE_FLAVOR => &w.flavor_attr as *const i32 as *const c_void,
             KEY_WIN_MODEL => &w.model_attr as *const i32 as *const c_void,
             _ => {
                 let k = user_win_keyval(u, win_keyval)?;
-                match u.win_attrs.get(win, k) {
+                match super::attr::attrs(u).wins.get(win, k) {
                     Some(v) => {
                         *slot = v as *const c_void;
                         *flag = 1;
@@ -135,9 +135,9 @@ win_export! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr (win: MPI_Win, win_keyval: c_int) on win win => {
         let (u, _) = win_of(win)?;
         let k = user_win_keyval(u, win_keyval)?;
-        if let Some(old) = u.win_attrs.get(win, k) {
+        if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
             call_delete(u, win, k, old)?;
-            u.win_attrs.remove(win, k);
+            super::attr::attrs(u).wins.remove(win, k);
         }
         Ok(())
     }

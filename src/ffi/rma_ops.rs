@@ -9,7 +9,6 @@ use crate::abi::*;
 use crate::datatype::{Layout, TypeRepr};
 use crate::error::{err, MpiResult};
 use crate::osc::access::{self, TargetSpan};
-use crate::osc::class::*;
 use crate::osc::window::{Flavor, Target, Window};
 use crate::op::{Op, Reduction};
 use std::borrow::Cow;
@@ -94,7 +93,7 @@ fn contiguous(l: &Layout, count: usize) -> Option<i64> {
 /// The element-wise reduction of predefined `op` on the target's datatype (MPI 4.1 section
 /// 12.3.4: the target datatype's basic elements, all of one predefined type).
 fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Reduction> {
-    if Op::from_handle(op).is_err() {
+    if super::op::predefined(op).is_err() {
         return Err(err(MPI_ERR_OP, format!("invalid op 0x{:08x} for an accumulate: only predefined ops (and MPI_REPLACE, MPI_NO_OP) are allowed", op as u32)));
     }
     let elem = if t.leaf_id.is_some() {
@@ -106,7 +105,7 @@ fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Re
         }
         leaf.unwrap_or(crate::abi::datatypes::MPI_INT)
     };
-    Reduction::new(op, elem)
+    super::op::reduction(op, elem)
 }
 
 fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
@@ -148,7 +147,7 @@ fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: b
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
     let (_, w) = win_of(win)?;
-    let no_op = matches!(kind, Kind::GetAcc(op, ..) if op == crate::op::OP_BASE + Op::NoOp as MPI_Op);
+    let no_op = matches!(kind, Kind::GetAcc(op, ..) if op == crate::abi::ops::op_handle(Op::NoOp));
     let o = if no_op { None } else { Some(Typed::new(origin, ocount, odt, "origin")?) };
     let tt = Typed::new(std::ptr::null(), tcount, tdt, "target")?;
     let red = match kind {
@@ -236,7 +235,7 @@ unsafe fn rma_request(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i
     unsafe { rma(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, true)? };
     let u = check::universe()?;
     let id = u.engine.new_external();
-    u.engine.complete_external(id, MPI_SUCCESS);
+    u.engine.complete_external(id, None);
     *request = check::req_handle(id);
     Ok(())
 }
@@ -277,7 +276,7 @@ win_export! {
         let (_, w) = win_of(win)?;
         let size = check::datatype_size(datatype).map_err(|_| err(MPI_ERR_TYPE, "MPI_Compare_and_swap needs a predefined integer, logical or byte datatype"))?;
         // The datatypes MPI 4.1 section 12.3.5 allows: integers, logicals, bytes (and no pairs).
-        Reduction::new(crate::op::OP_BASE + Op::Band as MPI_Op, datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
+        super::op::reduction(crate::abi::ops::op_handle(Op::Band), datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
         if target_rank == MPI_PROC_NULL {
             return Ok(());
         }

@@ -6,19 +6,11 @@ use super::datatype::out;
 use super::rma::{win_export, win_of};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
-use crate::osc::class::*;
 use crate::osc::sync;
 use crate::osc::window::Window;
 use std::os::raw::c_int;
 use std::sync::atomic::{fence, Ordering::*};
 
-const MPI_MODE_NOCHECK: c_int = 1024;
-const MPI_MODE_NOSTORE: c_int = 2048;
-const MPI_MODE_NOPUT: c_int = 4096;
-const MPI_MODE_NOPRECEDE: c_int = 8192;
-const MPI_MODE_NOSUCCEED: c_int = 16384;
-const MPI_LOCK_EXCLUSIVE: c_int = 234;
-const MPI_LOCK_SHARED: c_int = 235;
 
 fn check_assert(assert: c_int, allowed: c_int) -> MpiResult {
     if assert & !allowed != 0 {

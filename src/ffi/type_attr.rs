@@ -26,7 +26,7 @@ fn user_type_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (not made by MPI_Type_create_keyval)", keyval as u32)));
     }
     let k = i & !TYPE_KEYVAL_BITS;
-    if u.type_attrs.live_keyval(k).is_none() {
+    if super::attr::attrs(u).types.live_keyval(k).is_none() {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (freed)", keyval as u32)));
     }
     Ok(k)
@@ -37,7 +37,7 @@ fn user_type_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
 /// # Safety
 /// Calls the application's callback (MPI_Type_delete_attr_function contract).
 unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> MpiResult {
-    let Some(kv) = u.type_attrs.keyval(k) else { return Ok(()) };
+    let Some(kv) = super::attr::attrs(u).types.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a type delete callback; it receives the values it
     // gave us (attribute value, extra_state), as the standard specifies.
@@ -55,9 +55,9 @@ unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> M
 /// Calls application callbacks.
 pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
     let Ok(u) = check::universe() else { return Ok(()) };
-    for (k, value) in u.type_attrs.list(dt).into_iter().rev() {
+    for (k, value) in super::attr::attrs(u).types.list(dt).into_iter().rev() {
         call_delete(u, dt, k, value)?;
-        u.type_attrs.remove(dt, k);
+        super::attr::attrs(u).types.remove(dt, k);
     }
     Ok(())
 }
@@ -70,8 +70,8 @@ pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
 /// Calls application callbacks.
 pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult {
     let Ok(u) = check::universe() else { return Ok(()) };
-    for (k, value) in u.type_attrs.list(old) {
-        let Some(kv) = u.type_attrs.keyval(k) else { continue };
+    for (k, value) in super::attr::attrs(u).types.list(old) {
+        let Some(kv) = super::attr::attrs(u).types.keyval(k) else { continue };
         let Some(f) = kv.copy else { continue };
         let mut out: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
@@ -81,11 +81,11 @@ pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult
         if rc != MPI_SUCCESS {
             let e = super::attr::callback_error("type copy", keyval_handle(k), rc);
             let _ = delete_type_attrs(new);
-            u.type_attrs.clear(new);
+            super::attr::attrs(u).types.clear(new);
             return Err(e);
         }
         if flag != 0 {
-            u.type_attrs.put(new, k, out as usize);
+            super::attr::attrs(u).types.put(new, k, out as usize);
         }
     }
     Ok(())
@@ -98,7 +98,7 @@ export! {
             return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
         }
         // SAFETY: checked non-NULL; the caller passes the address of an `int`.
-        *type_keyval = keyval_handle(u.type_attrs.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
+        *type_keyval = keyval_handle(super::attr::attrs(u).types.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
         Ok(())
     }
 
@@ -110,7 +110,7 @@ export! {
         // SAFETY: checked non-NULL; the caller passes the address of an `int`.
         let k = user_type_keyval(u, *type_keyval)?;
         // Attributes still set with it keep working and get their delete callback later.
-        u.type_attrs.free_keyval(k);
+        super::attr::attrs(u).types.free_keyval(k);
         *type_keyval = MPI_KEYVAL_INVALID;
         Ok(())
     }
@@ -120,10 +120,10 @@ export! {
         check::dtype(datatype)?;
         let k = user_type_keyval(u, type_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
-        if let Some(old) = u.type_attrs.get(datatype, k) {
+        if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
             call_delete(u, datatype, k, old)?;
         }
-        u.type_attrs.put(datatype, k, attribute_val as usize);
+        super::attr::attrs(u).types.put(datatype, k, attribute_val as usize);
         Ok(())
     }
 
@@ -134,7 +134,7 @@ export! {
         if flag.is_null() || attribute_val.is_null() {
             return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
         }
-        match u.type_attrs.get(datatype, k) {
+        match super::attr::attrs(u).types.get(datatype, k) {
             Some(v) => {
                 // SAFETY: checked non-NULL; the caller passes the address of a `void *`.
                 *(attribute_val as *mut *mut c_void) = v as *mut c_void;
@@ -150,9 +150,9 @@ export! {
         let u = check::universe()?;
         check::dtype(datatype)?;
         let k = user_type_keyval(u, type_keyval)?;
-        if let Some(old) = u.type_attrs.get(datatype, k) {
+        if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
             call_delete(u, datatype, k, old)?;
-            u.type_attrs.remove(datatype, k);
+            super::attr::attrs(u).types.remove(datatype, k);
         }
         Ok(())
     }

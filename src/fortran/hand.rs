@@ -5,20 +5,28 @@ use super::callbacks::{keyval_state, KeyvalKind};
 use super::sentinels::{self, status, statuses};
 use super::set_ierr;
 use super::strings::{input, output, FLen};
-use crate::abi::{MPI_Aint, MPI_Fint, MPI_User_function, MPI_Win_errhandler_function};
+use crate::abi::{
+    MPI_Aint, MPI_Fint, MPI_User_function, MPI_Win_errhandler_function, MPI_APPNUM, MPI_HOST, MPI_IO, MPI_LASTUSEDCODE, MPI_SUCCESS, MPI_TAG_UB, MPI_UNDEFINED, MPI_UNIVERSE_SIZE,
+    MPI_WIN_BASE, MPI_WIN_CREATE_FLAVOR, MPI_WIN_DISP_UNIT, MPI_WIN_MODEL, MPI_WIN_SIZE, MPI_WTIME_IS_GLOBAL,
+};
 use crate::ffi::CommErrhandlerFn;
 use std::os::raw::{c_char, c_int, c_void};
 
-const MPI_UNDEFINED: c_int = -32766;
-const MPI_SUCCESS: c_int = 0;
-/// The C values of MPI_WIN_BASE and MPI_WIN_SIZE, the window attributes that are not `int`s.
-const MPI_WIN_BASE: c_int = 0x66000001;
-const MPI_WIN_SIZE: c_int = 0x66000003;
 
 /// The C values of the predefined attribute keys (include/mpi.h); Fortran passes each plus one.
 const PREDEFINED_KEYS: [c_int; 12] = [
-    0x64400001, 0x64400003, 0x64400005, 0x64400007, 0x64400009, 0x6440000b, 0x6440000d, 0x66000001, 0x66000003,
-    0x66000005, 0x66000007, 0x66000009,
+    MPI_TAG_UB,
+    MPI_HOST,
+    MPI_IO,
+    MPI_WTIME_IS_GLOBAL,
+    MPI_UNIVERSE_SIZE,
+    MPI_LASTUSEDCODE,
+    MPI_APPNUM,
+    MPI_WIN_BASE,
+    MPI_WIN_SIZE,
+    MPI_WIN_DISP_UNIT,
+    MPI_WIN_CREATE_FLAVOR,
+    MPI_WIN_MODEL,
 ];
 
 /// A Fortran keyval as the C library knows it, and whether it names a predefined attribute

@@ -3,13 +3,32 @@
 //!
 //! The set operations are pure functions on `Group`; only the FFI layer turns indices into handles.
 //! Errors carry the classes MPICH raises (checked against MPICH 4.0.2 by `c-tests/group_ops.c`):
-//! an invalid rank in a rank list is `MPI_ERR_RANK`, a bad count or range triplet is `MPI_ERR_ARG`.
+//! an invalid rank in a rank list is `ErrorClass::Rank`, a bad count or range triplet is `ErrorClass::Arg`.
 //! MPICH 4.0.2 accepts duplicate ranks in MPI_Group_incl/excl (the standard says they are
-//! erroneous); oxmpi reports them as `MPI_ERR_RANK`, the class of the other rank-list errors.
-use crate::abi::{MPI_ERR_ARG, MPI_ERR_RANK, MPI_IDENT, MPI_PROC_NULL, MPI_SIMILAR, MPI_UNDEFINED, MPI_UNEQUAL};
-use crate::error::{err, MpiResult};
+//! erroneous); oxmpi reports them as `ErrorClass::Rank`, the class of the other rank-list errors.
+use crate::error::{err, MpiResult, ErrorClass};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
+
+/// MPI_Group_compare's answer (MPI 4.1 section 7.3.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Comparison {
+    /// Same members in the same order.
+    Ident,
+    /// Same members, another order.
+    Similar,
+    Unequal,
+}
+
+/// One rank of MPI_Group_translate_ranks's answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Translated {
+    Rank(usize),
+    /// The process is not a member of the other group (MPI_UNDEFINED in C).
+    NotMember,
+    /// The null process, which translates to itself.
+    NullProcess,
+}
 
 /// An ordered list of distinct world ranks; group rank `i` is world rank `members[i]`.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -28,43 +47,37 @@ impl Group {
     pub fn rank_of(&self, w: usize) -> Option<usize> {
         self.members.iter().position(|&m| m == w)
     }
-    /// MPI_Group_rank for the calling process (world rank `me`): `MPI_UNDEFINED` if not a member.
-    pub fn rank_or_undefined(&self, me: usize) -> i32 {
-        self.rank_of(me).map_or(MPI_UNDEFINED, |r| r as i32)
-    }
 
     fn check_rank(&self, r: i32, what: &str) -> MpiResult<usize> {
         if r < 0 || r as usize >= self.size() {
-            return Err(err(MPI_ERR_RANK, format!("invalid rank {r} in {what}: the group has {} members (ranks 0..{})", self.size(), self.size())));
+            return Err(err(ErrorClass::Rank, format!("invalid rank {r} in {what}: the group has {} members (ranks 0..{})", self.size(), self.size())));
         }
         Ok(r as usize)
     }
 
-    /// MPI_Group_translate_ranks: the rank in `other` of each rank of `self`;
-    /// `MPI_PROC_NULL` stays `MPI_PROC_NULL`, a process not in `other` gives `MPI_UNDEFINED`.
-    pub fn translate(&self, ranks: &[i32], other: &Group) -> MpiResult<Vec<i32>> {
+    /// MPI_Group_translate_ranks: the rank in `other` of each rank of `self` (None: the null
+    /// process, which stays null).
+    pub fn translate(&self, ranks: &[Option<i32>], other: &Group) -> MpiResult<Vec<Translated>> {
         // One map instead of a linear search per rank: translate_ranks is often called with every rank.
         let index: HashMap<usize, usize> = other.members.iter().enumerate().map(|(i, &w)| (w, i)).collect();
         ranks
             .iter()
             .map(|&r| {
-                if r == MPI_PROC_NULL {
-                    return Ok(MPI_PROC_NULL);
-                }
+                let Some(r) = r else { return Ok(Translated::NullProcess) };
                 let w = self.members[self.check_rank(r, "ranks1")?];
-                Ok(index.get(&w).map_or(MPI_UNDEFINED, |&i| i as i32))
+                Ok(index.get(&w).map_or(Translated::NotMember, |&i| Translated::Rank(i)))
             })
             .collect()
     }
 
     /// MPI_Group_compare: IDENT (same members, same order), SIMILAR (same members), else UNEQUAL.
-    pub fn compare(&self, other: &Group) -> i32 {
+    pub fn compare(&self, other: &Group) -> Comparison {
         if self.members == other.members {
-            MPI_IDENT
+            Comparison::Ident
         } else if self.size() == other.size() && self.members.iter().collect::<HashSet<_>>() == other.members.iter().collect::<HashSet<_>>() {
-            MPI_SIMILAR
+            Comparison::Similar
         } else {
-            MPI_UNEQUAL
+            Comparison::Unequal
         }
     }
 
@@ -91,7 +104,7 @@ impl Group {
     /// Checks a list of distinct valid ranks (MPI_Group_incl / excl) and returns them as indices.
     fn distinct_ranks(&self, ranks: &[i32]) -> MpiResult<Vec<usize>> {
         if ranks.len() > self.size() {
-            return Err(err(MPI_ERR_ARG, format!("n = {} is larger than the group ({} members)", ranks.len(), self.size())));
+            return Err(err(ErrorClass::Arg, format!("n = {} is larger than the group ({} members)", ranks.len(), self.size())));
         }
         let mut seen = vec![false; self.size()];
         ranks
@@ -100,7 +113,7 @@ impl Group {
             .map(|(i, &r)| {
                 let r = self.check_rank(r, &format!("ranks[{i}]"))?;
                 if std::mem::replace(&mut seen[r], true) {
-                    return Err(err(MPI_ERR_RANK, format!("rank {r} appears twice in ranks (again at ranks[{i}])")));
+                    return Err(err(ErrorClass::Rank, format!("rank {r} appears twice in ranks (again at ranks[{i}])")));
                 }
                 Ok(r)
             })
@@ -123,7 +136,7 @@ impl Group {
 
     /// Expands `(first, last, stride)` triplets into ranks, in order, with MPICH's checks: a zero
     /// stride, a first or last *produced* rank outside the group, a triplet whose stride points away from `last`, or a
-    /// rank produced twice is `MPI_ERR_ARG`.
+    /// rank produced twice is `ErrorClass::Arg`.
     fn expand_ranges(&self, ranges: &[[i32; 3]]) -> MpiResult<Vec<usize>> {
         let size = self.size() as i64;
         let mut seen = vec![false; self.size()];
@@ -131,23 +144,23 @@ impl Group {
         for (i, &[first, last, stride]) in ranges.iter().enumerate() {
             let (first, last, stride) = (first as i64, last as i64, stride as i64);
             if stride == 0 {
-                return Err(err(MPI_ERR_ARG, format!("ranges[{i}] has stride 0")));
+                return Err(err(ErrorClass::Arg, format!("ranges[{i}] has stride 0")));
             }
             if first < 0 || first >= size {
-                return Err(err(MPI_ERR_ARG, format!("ranges[{i}] starts at {first}, outside the group of {size} members")));
+                return Err(err(ErrorClass::Arg, format!("ranges[{i}] starts at {first}, outside the group of {size} members")));
             }
             if (stride > 0 && first > last) || (stride < 0 && first < last) {
-                return Err(err(MPI_ERR_ARG, format!("ranges[{i}] = ({first}, {last}, {stride}): the stride points away from the last rank")));
+                return Err(err(ErrorClass::Arg, format!("ranges[{i}] = ({first}, {last}, {stride}): the stride points away from the last rank")));
             }
             // Only the ranks actually produced must exist: (0, 8, 3) in a group of 8 is 0, 3, 6.
             let produced_last = first + stride * ((last - first) / stride);
             if produced_last < 0 || produced_last >= size {
-                return Err(err(MPI_ERR_ARG, format!("ranges[{i}] = ({first}, {last}, {stride}) reaches rank {produced_last}, outside the group of {size} members")));
+                return Err(err(ErrorClass::Arg, format!("ranges[{i}] = ({first}, {last}, {stride}) reaches rank {produced_last}, outside the group of {size} members")));
             }
             let mut r = first;
             while (stride > 0 && r <= last) || (stride < 0 && r >= last) {
                 if std::mem::replace(&mut seen[r as usize], true) {
-                    return Err(err(MPI_ERR_ARG, format!("rank {r} is produced twice by ranges (again by ranges[{i}])")));
+                    return Err(err(ErrorClass::Arg, format!("rank {r} is produced twice by ranges (again by ranges[{i}])")));
                 }
                 out.push(r as usize);
                 r += stride;
@@ -251,10 +264,10 @@ mod tests {
         assert_eq!(a.intersection(&b), g(&[3, 4]));
         assert_eq!(b.intersection(&a), g(&[4, 3]));
         assert_eq!(a.difference(&b), g(&[1, 0]));
-        assert_eq!(a.compare(&a.clone()), MPI_IDENT);
-        assert_eq!(a.compare(&g(&[0, 1, 3, 4])), MPI_SIMILAR);
-        assert_eq!(a.compare(&b), MPI_UNEQUAL);
-        assert_eq!(a.compare(&g(&[3, 1, 4])), MPI_UNEQUAL);
+        assert_eq!(a.compare(&a.clone()), Comparison::Ident);
+        assert_eq!(a.compare(&g(&[0, 1, 3, 4])), Comparison::Similar);
+        assert_eq!(a.compare(&b), Comparison::Unequal);
+        assert_eq!(a.compare(&g(&[3, 1, 4])), Comparison::Unequal);
     }
 
     #[test]
@@ -263,15 +276,15 @@ mod tests {
         let i = w.incl(&[5, 0, 3]).unwrap();
         assert_eq!(i, g(&[5, 0, 3]));
         assert_eq!(w.excl(&[5, 0, 3]).unwrap(), g(&[1, 2, 4]));
-        assert_eq!(w.translate(&[0, 3, MPI_PROC_NULL, 5], &i).unwrap(), vec![1, 2, MPI_PROC_NULL, 0]);
-        assert_eq!(w.translate(&[1], &i).unwrap(), vec![MPI_UNDEFINED]);
-        assert_eq!(w.translate(&[6], &i).unwrap_err().class, MPI_ERR_RANK);
-        assert_eq!(w.incl(&[1, 1]).unwrap_err().class, MPI_ERR_RANK);
-        assert_eq!(w.incl(&[-1]).unwrap_err().class, MPI_ERR_RANK);
-        assert_eq!(w.excl(&[6]).unwrap_err().class, MPI_ERR_RANK);
+        assert_eq!(w.translate(&[Some(0), Some(3), None, Some(5)], &i).unwrap(), vec![Translated::Rank(1), Translated::Rank(2), Translated::NullProcess, Translated::Rank(0)]);
+        assert_eq!(w.translate(&[Some(1)], &i).unwrap(), vec![Translated::NotMember]);
+        assert_eq!(w.translate(&[Some(6)], &i).unwrap_err().class, ErrorClass::Rank);
+        assert_eq!(w.incl(&[1, 1]).unwrap_err().class, ErrorClass::Rank);
+        assert_eq!(w.incl(&[-1]).unwrap_err().class, ErrorClass::Rank);
+        assert_eq!(w.excl(&[6]).unwrap_err().class, ErrorClass::Rank);
         assert_eq!(w.incl(&[]).unwrap(), g(&[]));
-        assert_eq!(i.rank_or_undefined(3), 2);
-        assert_eq!(i.rank_or_undefined(1), MPI_UNDEFINED);
+        assert_eq!(i.rank_of(3), Some(2));
+        assert_eq!(i.rank_of(1), None);
     }
 
     #[test]
@@ -280,11 +293,11 @@ mod tests {
         assert_eq!(w.range_incl(&[[0, 6, 3], [7, 5, -2]]).unwrap(), g(&[10, 13, 16, 17, 15]));
         assert_eq!(w.range_incl(&[[2, 2, 1]]).unwrap(), g(&[12]));
         assert_eq!(w.range_excl(&[[0, 6, 3], [7, 5, -2]]).unwrap(), g(&[11, 12, 14]));
-        assert_eq!(w.range_incl(&[[0, 3, 0]]).unwrap_err().class, MPI_ERR_ARG);
-        assert_eq!(w.range_incl(&[[0, 8, 1]]).unwrap_err().class, MPI_ERR_ARG);
+        assert_eq!(w.range_incl(&[[0, 3, 0]]).unwrap_err().class, ErrorClass::Arg);
+        assert_eq!(w.range_incl(&[[0, 8, 1]]).unwrap_err().class, ErrorClass::Arg);
         assert_eq!(w.range_incl(&[[0, 8, 3]]).unwrap(), g(&[10, 13, 16]));
-        assert_eq!(w.range_incl(&[[3, 1, 1]]).unwrap_err().class, MPI_ERR_ARG);
-        assert_eq!(w.range_incl(&[[0, 3, 1], [3, 4, 1]]).unwrap_err().class, MPI_ERR_ARG);
+        assert_eq!(w.range_incl(&[[3, 1, 1]]).unwrap_err().class, ErrorClass::Arg);
+        assert_eq!(w.range_incl(&[[0, 3, 1], [3, 4, 1]]).unwrap_err().class, ErrorClass::Arg);
     }
 
     #[test]

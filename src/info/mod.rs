@@ -7,8 +7,7 @@
 //! MPI_Init and after MPI_Finalize.
 //!
 //! `MPI_INFO_ENV` is not stored: `env_info` builds it when it is read, from the state of the moment.
-use crate::abi::{MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE, MPI_MAX_INFO_KEY, MPI_MAX_INFO_VAL};
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use std::sync::{Mutex, MutexGuard};
 
 /// One info object: (key, value) pairs in insertion order, keys distinct. Bytes, not `String`:
@@ -18,22 +17,27 @@ pub struct Info {
     entries: Vec<(Vec<u8>, Vec<u8>)>,
 }
 
-/// Checks a key: 1 to `MPI_MAX_INFO_KEY` bytes, else `MPI_ERR_INFO_KEY`.
+/// The longest key and value the engine stores, in bytes: what MPI_MAX_INFO_KEY and
+/// MPI_MAX_INFO_VAL announce (the C boundary checks that its ABI's values agree).
+pub const MAX_KEY: usize = 255;
+pub const MAX_VALUE: usize = 1024;
+
+/// Checks a key: 1 to `MAX_KEY` bytes, else `ErrorClass::InfoKey`.
 pub fn check_key(key: &[u8]) -> MpiResult {
     if key.is_empty() {
-        return Err(err(MPI_ERR_INFO_KEY, "the info key is empty"));
+        return Err(err(ErrorClass::InfoKey, "the info key is empty"));
     }
-    if key.len() > MPI_MAX_INFO_KEY {
-        return Err(err(MPI_ERR_INFO_KEY, format!("the info key is {} bytes long; MPI_MAX_INFO_KEY is {MPI_MAX_INFO_KEY}", key.len())));
+    if key.len() > MAX_KEY {
+        return Err(err(ErrorClass::InfoKey, format!("the info key is {} bytes long; MPI_MAX_INFO_KEY is {MAX_KEY}", key.len())));
     }
     Ok(())
 }
 
-/// Checks a value: at most `MPI_MAX_INFO_VAL` bytes, else `MPI_ERR_INFO_VALUE`. An empty value is
+/// Checks a value: at most `MAX_VALUE` bytes, else `ErrorClass::InfoValue`. An empty value is
 /// accepted, as MPICH does.
 pub fn check_value(value: &[u8]) -> MpiResult {
-    if value.len() > MPI_MAX_INFO_VAL {
-        return Err(err(MPI_ERR_INFO_VALUE, format!("the info value is {} bytes long; MPI_MAX_INFO_VAL is {MPI_MAX_INFO_VAL}", value.len())));
+    if value.len() > MAX_VALUE {
+        return Err(err(ErrorClass::InfoValue, format!("the info value is {} bytes long; MPI_MAX_INFO_VAL is {MAX_VALUE}", value.len())));
     }
     Ok(())
 }
@@ -93,7 +97,7 @@ pub fn thread_level_name(level: i32) -> &'static str {
 
 /// Builds the `MPI_INFO_ENV` object: `command` (argv[0]), `argv` (the other arguments separated by
 /// spaces, if any), `maxprocs`, `host`, `arch` (the processor architecture oxmpi was built for),
-/// `wdir` (the working directory) and `thread_level`. Values too long for MPI_MAX_INFO_VAL are cut
+/// `wdir` (the working directory) and `thread_level`. Values longer than MAX_VALUE are cut
 /// (at a character boundary), so that every value can be read back with a buffer of that size.
 pub fn env_info(f: &EnvFacts) -> Info {
     let mut info = Info::new();
@@ -101,7 +105,7 @@ pub fn env_info(f: &EnvFacts) -> Info {
         if v.is_empty() {
             return;
         }
-        let mut end = v.len().min(MPI_MAX_INFO_VAL);
+        let mut end = v.len().min(MAX_VALUE);
         while !v.is_char_boundary(end) {
             end -= 1;
         }
@@ -191,7 +195,7 @@ impl Default for InfoTable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::abi::{MPI_ERR_INFO_KEY, MPI_ERR_INFO_VALUE};
+    
 
     #[test]
     fn insertion_order_and_replace_in_place() {
@@ -210,12 +214,12 @@ mod tests {
 
     #[test]
     fn limits() {
-        assert!(check_key("k".repeat(MPI_MAX_INFO_KEY).as_bytes()).is_ok());
-        assert_eq!(check_key("k".repeat(MPI_MAX_INFO_KEY + 1).as_bytes()).unwrap_err().class, MPI_ERR_INFO_KEY);
-        assert_eq!(check_key(b"").unwrap_err().class, MPI_ERR_INFO_KEY);
-        assert!(check_value("v".repeat(MPI_MAX_INFO_VAL).as_bytes()).is_ok());
+        assert!(check_key("k".repeat(MAX_KEY).as_bytes()).is_ok());
+        assert_eq!(check_key("k".repeat(MAX_KEY + 1).as_bytes()).unwrap_err().class, ErrorClass::InfoKey);
+        assert_eq!(check_key(b"").unwrap_err().class, ErrorClass::InfoKey);
+        assert!(check_value("v".repeat(MAX_VALUE).as_bytes()).is_ok());
         assert!(check_value(b"").is_ok());
-        assert_eq!(check_value("v".repeat(MPI_MAX_INFO_VAL + 1).as_bytes()).unwrap_err().class, MPI_ERR_INFO_VALUE);
+        assert_eq!(check_value("v".repeat(MAX_VALUE + 1).as_bytes()).unwrap_err().class, ErrorClass::InfoValue);
     }
 
     #[test]

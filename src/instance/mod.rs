@@ -6,7 +6,7 @@
 //! every rank of the job, one slot each, found through the calling thread's rank context
 //! (`runtime::job::context`).
 use crate::comm::Universe;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::Engine;
 use crate::runtime::job::{caller_id, context, threads_job};
 use crate::runtime::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
@@ -17,12 +17,6 @@ use std::sync::{Arc, OnceLock};
 /// One rank's MPI objects. Dereferences to its `Universe`, which the layers below take.
 pub struct Instance {
     pub universe: Universe,
-    /// Keyvals and communicator attributes of this rank (per rank: in threads mode the ranks of a
-    /// process must not share them).
-    pub attrs: crate::comm::attr::Attrs,
-    /// Keyvals and attributes of datatypes (MPI 4.1 section 7.7.4), per rank like `attrs`; the
-    /// same bookkeeping keyed by datatype handle.
-    pub type_attrs: crate::comm::attr::Attrs,
     /// Thread level granted by MPI_Init_thread.
     pub thread_level: i32,
     /// `caller_id()` of the thread (or fiber) that initialised MPI.
@@ -39,8 +33,6 @@ pub struct Instance {
     pub file_errhandler: std::sync::atomic::AtomicI32,
     /// This rank's RMA windows (MPI_Win handles index it).
     pub wins: crate::osc::window::WinTable,
-    /// Keyvals and attributes of windows (MPI 4.1 section 7.7.3), per rank like `attrs`.
-    pub win_attrs: crate::comm::attr::Attrs,
 }
 
 impl std::ops::Deref for Instance {
@@ -93,7 +85,7 @@ fn slot() -> MpiResult<&'static RankSlot> {
             let slots = THREAD_SLOTS.get_or_init(|| (0..job.nranks()).map(|_| RankSlot::new()).collect());
             let c = context();
             slots.get(c as usize).filter(|_| c >= 0).ok_or_else(|| {
-                err(crate::abi::MPI_ERR_OTHER, "this thread belongs to no rank: in threads mode, call MPI from a rank's main thread or from threads it created")
+                err(ErrorClass::Other, "this thread belongs to no rank: in threads mode, call MPI from a rank's main thread or from threads it created")
             })
         }
     }
@@ -116,8 +108,8 @@ pub fn get() -> MpiResult<&'static Instance> {
     let s = slot()?;
     match s.phase.load(Ordering::Acquire) {
         PHASE_INIT => Ok(s.instance.get().expect("phase says initialised")),
-        PHASE_NONE => Err(err(crate::abi::MPI_ERR_OTHER, "MPI is not initialized; call MPI_Init or MPI_Init_thread first")),
-        _ => Err(err(crate::abi::MPI_ERR_OTHER, "MPI has already been finalized (MPI_Finalize was called)")),
+        PHASE_NONE => Err(err(ErrorClass::Other, "MPI is not initialized; call MPI_Init or MPI_Init_thread first")),
+        _ => Err(err(ErrorClass::Other, "MPI has already been finalized (MPI_Finalize was called)")),
     }
 }
 
@@ -145,15 +137,15 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
     let fd = std::env::var(env::SHM_FD).ok().and_then(|v| v.parse::<i32>().ok());
     match fd {
         Some(fd) => {
-            let seg = Segment::attach(fd).map_err(|e| err(crate::abi::MPI_ERR_OTHER, format!("cannot attach the job segment: {e}")))?;
-            let rank = env_usize(env::RANK).ok_or_else(|| err(crate::abi::MPI_ERR_OTHER, "OXMPI_RANK is not set; start the program with oxmpi's mpiexec"))?;
+            let seg = Segment::attach(fd).map_err(|e| err(ErrorClass::Other, format!("cannot attach the job segment: {e}")))?;
+            let rank = env_usize(env::RANK).ok_or_else(|| err(ErrorClass::Other, "OXMPI_RANK is not set; start the program with oxmpi's mpiexec"))?;
             if rank >= seg.nranks() {
-                return Err(err(crate::abi::MPI_ERR_OTHER, format!("OXMPI_RANK={rank} but the job has {} ranks", seg.nranks())));
+                return Err(err(ErrorClass::Other, format!("OXMPI_RANK={rank} but the job has {} ranks", seg.nranks())));
             }
             Ok((Arc::new(seg), rank, false, false))
         }
         None => {
-            let seg = Segment::anonymous(1).map_err(|e| err(crate::abi::MPI_ERR_NO_MEM, format!("cannot create a segment: {e}")))?;
+            let seg = Segment::anonymous(1).map_err(|e| err(ErrorClass::NoMem, format!("cannot create a segment: {e}")))?;
             Ok((Arc::new(seg), 0, true, false))
         }
     }
@@ -165,7 +157,7 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
 pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
     let s = slot()?;
     if s.phase.load(Ordering::Acquire) != PHASE_NONE {
-        return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
+        return Err(err(ErrorClass::Other, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
@@ -182,8 +174,6 @@ pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandl
     engine.set_split_copies(split && size <= crate::runtime::wait::available_cpus());
     let inst = Instance {
         universe: Universe::new(seg, rank, engine, default_errhandler),
-        attrs: Default::default(),
-        type_attrs: Default::default(),
         thread_level: required.clamp(0, multiple),
         main_thread: caller_id(),
         singleton,
@@ -191,10 +181,9 @@ pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandl
         ops: Default::default(),
         file_errhandler: std::sync::atomic::AtomicI32::new(file_errhandler),
         wins: Default::default(),
-        win_attrs: Default::default(),
     };
     if s.instance.set(inst).is_err() {
-        return Err(err(crate::abi::MPI_ERR_OTHER, "MPI_Init raced with another MPI_Init"));
+        return Err(err(ErrorClass::Other, "MPI_Init raced with another MPI_Init"));
     }
     let inst: &'static Instance = s.instance.get().unwrap();
     crate::ulfm::install(&inst.universe);

@@ -9,13 +9,12 @@
 pub mod kernels;
 pub mod user;
 
-use crate::abi::datatypes::{predefined_name, predefined_size};
-use crate::abi::{MPI_Count, MPI_Datatype, MPI_Op, MPI_ERR_OP, MPI_ERR_TYPE, MPI_OP_NULL};
-use crate::error::{err, MpiResult};
+use crate::datatype::basic::Basic;
+use crate::error::{err, MpiResult, ErrorClass};
 use kernels::{Complex, Kernel};
-use user::{UserFn, UserOp};
+use user::{Caller, UserOp};
 
-/// A predefined reduction operation; the discriminant is the low byte of the handle.
+/// A predefined reduction operation (MPI 4.1 section 6.9.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Op {
     Max = 1,
@@ -34,25 +33,11 @@ pub enum Op {
     NoOp,
 }
 
-const OPS: [Op; 14] = [Op::Max, Op::Min, Op::Sum, Op::Prod, Op::Land, Op::Band, Op::Lor, Op::Bor, Op::Lxor, Op::Bxor, Op::Minloc, Op::Maxloc, Op::Replace, Op::NoOp];
+/// Every predefined op.
+pub const ALL_OPS: [Op; 14] = [Op::Max, Op::Min, Op::Sum, Op::Prod, Op::Land, Op::Band, Op::Lor, Op::Bor, Op::Lxor, Op::Bxor, Op::Minloc, Op::Maxloc, Op::Replace, Op::NoOp];
 const NAMES: [&str; 14] = ["MPI_MAX", "MPI_MIN", "MPI_SUM", "MPI_PROD", "MPI_LAND", "MPI_BAND", "MPI_LOR", "MPI_BOR", "MPI_LXOR", "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP"];
 
-/// Handles of the predefined ops are `0x58000001..=0x5800000e` (MPICH ABI).
-pub const OP_BASE: MPI_Op = 0x5800_0000;
-
 impl Op {
-    /// The predefined op behind handle `h`, or MPI_ERR_OP saying why there is none.
-    pub fn from_handle(h: MPI_Op) -> MpiResult<Op> {
-        let i = h.wrapping_sub(OP_BASE);
-        if (1..=14).contains(&i) {
-            return Ok(OPS[i as usize - 1]);
-        }
-        if h == MPI_OP_NULL {
-            return Err(err(MPI_ERR_OP, "invalid reduction operation: MPI_OP_NULL"));
-        }
-        Err(err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (not a predefined op)", h as u32)))
-    }
-
     pub fn name(self) -> &'static str {
         NAMES[self as usize - 1]
     }
@@ -109,74 +94,74 @@ enum Group {
     None,
 }
 
-/// (handle, element, group) of every predefined datatype.
-const TYPES: &[(MPI_Datatype, Elem, Group)] = {
+/// (type, element, group) of every predefined data type.
+const TYPES: &[(Basic, Elem, Group)] = {
     use Elem::*;
     use Group::*;
     &[
-        (0x4c000101, Opaque, None),                // MPI_CHAR
-        (0x4c000102, U8, CInteger),                // MPI_UNSIGNED_CHAR
-        (0x4c000203, I16, CInteger),               // MPI_SHORT
-        (0x4c000204, U16, CInteger),               // MPI_UNSIGNED_SHORT
-        (0x4c000405, I32, CInteger),               // MPI_INT
-        (0x4c000406, U32, CInteger),               // MPI_UNSIGNED
-        (0x4c000807, I64, CInteger),               // MPI_LONG
-        (0x4c000808, U64, CInteger),               // MPI_UNSIGNED_LONG
-        (0x4c000809, I64, CInteger),               // MPI_LONG_LONG
-        (0x4c00040a, F32, Floating),               // MPI_FLOAT
-        (0x4c00080b, F64, Floating),               // MPI_DOUBLE
-        (0x4c00100c, NoArith, Floating),           // MPI_LONG_DOUBLE
-        (0x4c00010d, U8, Byte),                    // MPI_BYTE
-        (0x4c00040e, Opaque, None),                // MPI_WCHAR
-        (0x4c00010f, Opaque, None),                // MPI_PACKED
-        (0x4c000816, TwoInt, Pair),                // MPI_2INT
-        (0x4c000118, I8, CInteger),                // MPI_SIGNED_CHAR
-        (0x4c000819, U64, CInteger),               // MPI_UNSIGNED_LONG_LONG
-        (0x4c00011a, Opaque, None),                // MPI_CHARACTER
-        (0x4c00041b, I32, FortranInteger),         // MPI_INTEGER
-        (0x4c00041c, F32, Floating),               // MPI_REAL
-        (0x4c00041d, I32, Logical),                // MPI_LOGICAL
-        (0x4c00081e, C32, Complex),                // MPI_COMPLEX
-        (0x4c00081f, F64, Floating),               // MPI_DOUBLE_PRECISION
-        (0x4c000820, TwoInt, Pair),                // MPI_2INTEGER
-        (0x4c000821, TwoReal, Pair),               // MPI_2REAL
-        (0x4c001022, C64, Complex),                // MPI_DOUBLE_COMPLEX
-        (0x4c001023, TwoDouble, Pair),             // MPI_2DOUBLE_PRECISION
-        (0x4c000427, F32, Floating),               // MPI_REAL4
-        (0x4c000828, C32, Complex),                // MPI_COMPLEX8
-        (0x4c000829, F64, Floating),               // MPI_REAL8
-        (0x4c00102a, C64, Complex),                // MPI_COMPLEX16
-        (0x4c00102b, NoArith, Floating),           // MPI_REAL16
-        (0x4c00202c, NoArith, Complex),            // MPI_COMPLEX32
-        (0x4c00012d, I8, FortranInteger),          // MPI_INTEGER1
-        (0x4c00022f, I16, FortranInteger),         // MPI_INTEGER2
-        (0x4c000430, I32, FortranInteger),         // MPI_INTEGER4
-        (0x4c000831, I64, FortranInteger),         // MPI_INTEGER8
-        (0x4c000133, U8, Logical),                 // MPI_CXX_BOOL
-        (0x4c000834, C32, Complex),                // MPI_CXX_FLOAT_COMPLEX
-        (0x4c001035, C64, Complex),                // MPI_CXX_DOUBLE_COMPLEX
-        (0x4c002036, NoArith, Complex),            // MPI_CXX_LONG_DOUBLE_COMPLEX
-        (0x4c000137, I8, CInteger),                // MPI_INT8_T
-        (0x4c000238, I16, CInteger),               // MPI_INT16_T
-        (0x4c000439, I32, CInteger),               // MPI_INT32_T
-        (0x4c00083a, I64, CInteger),               // MPI_INT64_T
-        (0x4c00013b, U8, CInteger),                // MPI_UINT8_T
-        (0x4c00023c, U16, CInteger),               // MPI_UINT16_T
-        (0x4c00043d, U32, CInteger),               // MPI_UINT32_T
-        (0x4c00083e, U64, CInteger),               // MPI_UINT64_T
-        (0x4c00013f, U8, Logical),                 // MPI_C_BOOL
-        (0x4c000840, C32, Complex),                // MPI_C_FLOAT_COMPLEX
-        (0x4c001041, C64, Complex),                // MPI_C_DOUBLE_COMPLEX
-        (0x4c002042, NoArith, Complex),            // MPI_C_LONG_DOUBLE_COMPLEX
-        (0x4c000843, I64, MultiInteger),           // MPI_AINT
-        (0x4c000844, I64, MultiInteger),           // MPI_OFFSET
-        (0x4c000845, I64, MultiInteger),           // MPI_COUNT
-        (0x4c000246, NoArith, Floating),           // MPIX_C_FLOAT16
-        (0x8c000000u32 as i32, FloatInt, Pair),    // MPI_FLOAT_INT
-        (0x8c000001u32 as i32, DoubleInt, Pair),   // MPI_DOUBLE_INT
-        (0x8c000002u32 as i32, LongInt, Pair),     // MPI_LONG_INT
-        (0x8c000003u32 as i32, ShortInt, Pair),    // MPI_SHORT_INT
-        (0x8c000004u32 as i32, NoArith, Pair),     // MPI_LONG_DOUBLE_INT
+        (Basic::Char, Opaque, None),
+        (Basic::UnsignedChar, U8, CInteger),
+        (Basic::Short, I16, CInteger),
+        (Basic::UnsignedShort, U16, CInteger),
+        (Basic::Int, I32, CInteger),
+        (Basic::Unsigned, U32, CInteger),
+        (Basic::Long, I64, CInteger),
+        (Basic::UnsignedLong, U64, CInteger),
+        (Basic::LongLong, I64, CInteger),
+        (Basic::Float, F32, Floating),
+        (Basic::Double, F64, Floating),
+        (Basic::LongDouble, NoArith, Floating),
+        (Basic::Byte, U8, Byte),
+        (Basic::Wchar, Opaque, None),
+        (Basic::Packed, Opaque, None),
+        (Basic::TwoInt, TwoInt, Pair),
+        (Basic::SignedChar, I8, CInteger),
+        (Basic::UnsignedLongLong, U64, CInteger),
+        (Basic::Character, Opaque, None),
+        (Basic::Integer, I32, FortranInteger),
+        (Basic::Real, F32, Floating),
+        (Basic::Logical, I32, Logical),
+        (Basic::Complex, C32, Complex),
+        (Basic::DoublePrecision, F64, Floating),
+        (Basic::TwoInteger, TwoInt, Pair),
+        (Basic::TwoReal, TwoReal, Pair),
+        (Basic::DoubleComplex, C64, Complex),
+        (Basic::TwoDoublePrecision, TwoDouble, Pair),
+        (Basic::Real4, F32, Floating),
+        (Basic::Complex8, C32, Complex),
+        (Basic::Real8, F64, Floating),
+        (Basic::Complex16, C64, Complex),
+        (Basic::Real16, NoArith, Floating),
+        (Basic::Complex32, NoArith, Complex),
+        (Basic::Integer1, I8, FortranInteger),
+        (Basic::Integer2, I16, FortranInteger),
+        (Basic::Integer4, I32, FortranInteger),
+        (Basic::Integer8, I64, FortranInteger),
+        (Basic::CxxBool, U8, Logical),
+        (Basic::CxxFloatComplex, C32, Complex),
+        (Basic::CxxDoubleComplex, C64, Complex),
+        (Basic::CxxLongDoubleComplex, NoArith, Complex),
+        (Basic::Int8T, I8, CInteger),
+        (Basic::Int16T, I16, CInteger),
+        (Basic::Int32T, I32, CInteger),
+        (Basic::Int64T, I64, CInteger),
+        (Basic::Uint8T, U8, CInteger),
+        (Basic::Uint16T, U16, CInteger),
+        (Basic::Uint32T, U32, CInteger),
+        (Basic::Uint64T, U64, CInteger),
+        (Basic::CBool, U8, Logical),
+        (Basic::CFloatComplex, C32, Complex),
+        (Basic::CDoubleComplex, C64, Complex),
+        (Basic::CLongDoubleComplex, NoArith, Complex),
+        (Basic::Aint, I64, MultiInteger),
+        (Basic::Offset, I64, MultiInteger),
+        (Basic::Count, I64, MultiInteger),
+        (Basic::CFloat16, NoArith, Floating),
+        (Basic::FloatInt, FloatInt, Pair),
+        (Basic::DoubleInt, DoubleInt, Pair),
+        (Basic::LongInt, LongInt, Pair),
+        (Basic::ShortInt, ShortInt, Pair),
+        (Basic::LongDoubleInt, NoArith, Pair),
     ]
 };
 
@@ -212,8 +197,10 @@ enum Func {
     },
     User {
         op: UserOp,
-        /// The user's datatype handle, passed to the function as given.
-        datatype: MPI_Datatype,
+        /// The C boundary's way of calling `op.f`.
+        caller: Caller,
+        /// The application's datatype handle, opaque here: passed to the function as given.
+        datatype: i32,
         /// The datatype's true lower bound: element data starts `lb` bytes after the address the
         /// function expects (the algorithms' buffers start at the first byte of data).
         lb: isize,
@@ -294,29 +281,27 @@ fn kernel(op: Op, e: Elem) -> Option<(Kernel, bool)> {
 }
 
 impl Reduction {
-    /// Checks that `op` is a predefined op that applies to `dt`. Errors: MPI_ERR_OP for an
-    /// invalid op, a combination the standard does not allow, or a type oxmpi cannot compute;
-    /// MPI_ERR_TYPE for a datatype that is not predefined.
-    pub fn new(op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
-        let op = Op::from_handle(op)?;
-        let &(_, elem, group) = TYPES.iter().find(|t| t.0 == dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype; derived datatypes are not implemented yet)", dt as u32)))?;
-        let size = predefined_size(dt).unwrap_or(0);
-        let tname = predefined_name(dt).unwrap_or("?");
+    /// Checks that predefined op `op` applies to `dt`. Errors (class Op): a combination the
+    /// standard does not allow, or a type oxmpi cannot compute.
+    pub fn new(op: Op, dt: Basic) -> MpiResult<Reduction> {
+        let &(_, elem, group) = TYPES.iter().find(|t| t.0 == dt).expect("every Basic is in TYPES");
+        let size = dt.size();
+        let tname = dt.name();
         if !allowed(op, group) {
-            return Err(err(MPI_ERR_OP, format!("{} is not defined on {tname} (MPI 4.1 section 6.9.2 lists the datatypes each predefined op applies to)", op.name())));
+            return Err(err(ErrorClass::Op, format!("{} is not defined on {tname} (MPI 4.1 section 6.9.2 lists the datatypes each predefined op applies to)", op.name())));
         }
         if elem == Elem::NoArith && !matches!(op, Op::Replace | Op::NoOp) {
             let what = if tname.contains("LONG_DOUBLE") { "MPI_LONG_DOUBLE" } else { tname };
-            return Err(err(MPI_ERR_OP, format!("{what} reductions are not supported yet ({} on {tname})", op.name())));
+            return Err(err(ErrorClass::Op, format!("{what} reductions are not supported yet ({} on {tname})", op.name())));
         }
-        let (kernel, bytewise) = kernel(op, elem).ok_or_else(|| err(crate::abi::MPI_ERR_INTERN, format!("no kernel for {} on {tname}", op.name())))?;
+        let (kernel, bytewise) = kernel(op, elem).ok_or_else(|| err(ErrorClass::Intern, format!("no kernel for {} on {tname}", op.name())))?;
         Ok(Reduction { size, func: Func::Predefined { op, kernel, scale: if bytewise { size } else { 1 } } })
     }
 
-    /// A user-defined op on datatype handle `datatype`, whose elements are `size` bytes apart in
+    /// A user-defined op, called through the C boundary's `caller`, on datatype handle `datatype`, whose elements are `size` bytes apart in
     /// the algorithms' buffers and whose data starts `lb` bytes after an element's address.
-    pub fn user(op: UserOp, datatype: MPI_Datatype, size: usize, lb: isize) -> Reduction {
-        Reduction { size, func: Func::User { op, datatype, lb } }
+    pub fn user(op: UserOp, caller: Caller, datatype: i32, size: usize, lb: isize) -> Reduction {
+        Reduction { size, func: Func::User { op, caller, datatype, lb } }
     }
 
     /// The predefined op, or None for a user-defined one.
@@ -344,38 +329,11 @@ impl Reduction {
         match self.func {
             // SAFETY: the kernel matches the datatype checked in `new`; buffers per caller contract.
             Func::Predefined { kernel, scale, .. } => unsafe { kernel(inp, inout, count * scale) },
-            Func::User { op, datatype, lb } => {
+            Func::User { op, caller, datatype, lb } => {
                 // The function addresses elements as the datatype places them: from `base - lb`.
                 let (inp, inout) = (inp.wrapping_offset(-lb), inout.wrapping_offset(-lb));
                 // SAFETY: per this function's contract.
-                unsafe { call_user(op.f, inp as *mut u8, inout, count, datatype, self.size) }
-            }
-        }
-    }
-}
-
-/// Calls user function `f` on `count` elements `size` bytes apart. A function with an `int`
-/// length gets counts above `i32::MAX` in pieces.
-///
-/// # Safety
-/// As `Reduction::apply`, with `inp` and `inout` the addresses the datatype is relative to.
-pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: MPI_Datatype, size: usize) {
-    let mut dt = datatype;
-    match f {
-        UserFn::Count(f) => {
-            let mut len = count as MPI_Count;
-            // SAFETY: the user's function on buffers that hold `count` elements (caller contract).
-            unsafe { f(inp as *mut _, inout as *mut _, &mut len, &mut dt) };
-        }
-        UserFn::Int(f) => {
-            let mut done = 0usize;
-            while done < count {
-                let n = (count - done).min(i32::MAX as usize);
-                let mut len = n as std::os::raw::c_int;
-                let off = done * size;
-                // SAFETY: elements done..done+n of both buffers (caller contract).
-                unsafe { f(inp.wrapping_add(off) as *mut _, inout.wrapping_add(off) as *mut _, &mut len, &mut dt) };
-                done += n;
+                unsafe { caller(op.f, inp as *mut u8, inout, count, datatype, self.size) }
             }
         }
     }

@@ -1,52 +1,53 @@
 //! Kernel tests: every op on a few datatypes of each group, the MINLOC/MAXLOC tie rule, and the
 //! op/type checks.
+use crate::error::ErrorClass;
 use super::kernels::{Complex, Pair};
 use super::*;
-use crate::abi::{MPI_ERR_OP, MPI_ERR_TYPE};
 
-const MAX: MPI_Op = 0x58000001;
-const MIN: MPI_Op = 0x58000002;
-const SUM: MPI_Op = 0x58000003;
-const PROD: MPI_Op = 0x58000004;
-const LAND: MPI_Op = 0x58000005;
-const BAND: MPI_Op = 0x58000006;
-const LOR: MPI_Op = 0x58000007;
-const BOR: MPI_Op = 0x58000008;
-const LXOR: MPI_Op = 0x58000009;
-const BXOR: MPI_Op = 0x5800000a;
-const MINLOC: MPI_Op = 0x5800000b;
-const MAXLOC: MPI_Op = 0x5800000c;
-const REPLACE: MPI_Op = 0x5800000d;
-const NO_OP: MPI_Op = 0x5800000e;
 
-const INT: MPI_Datatype = 0x4c000405;
-const UNSIGNED_CHAR: MPI_Datatype = 0x4c000102;
-const SIGNED_CHAR: MPI_Datatype = 0x4c000118;
-const LONG: MPI_Datatype = 0x4c000807;
-const UINT64: MPI_Datatype = 0x4c00083e;
-const INT16: MPI_Datatype = 0x4c000238;
-const FLOAT: MPI_Datatype = 0x4c00040a;
-const DOUBLE: MPI_Datatype = 0x4c00080b;
-const LONG_DOUBLE: MPI_Datatype = 0x4c00100c;
-const BYTE: MPI_Datatype = 0x4c00010d;
-const CHAR: MPI_Datatype = 0x4c000101;
-const INTEGER: MPI_Datatype = 0x4c00041b;
-const REAL: MPI_Datatype = 0x4c00041c;
-const DOUBLE_PRECISION: MPI_Datatype = 0x4c00081f;
-const LOGICAL: MPI_Datatype = 0x4c00041d;
-const C_BOOL: MPI_Datatype = 0x4c00013f;
-const C_DOUBLE_COMPLEX: MPI_Datatype = 0x4c001041;
-const COMPLEX: MPI_Datatype = 0x4c00081e;
-const TWO_INT: MPI_Datatype = 0x4c000816;
-const DOUBLE_INT: MPI_Datatype = 0x8c000001u32 as i32;
-const FLOAT_INT: MPI_Datatype = 0x8c000000u32 as i32;
-const LONG_INT: MPI_Datatype = 0x8c000002u32 as i32;
-const SHORT_INT: MPI_Datatype = 0x8c000003u32 as i32;
-const LONG_DOUBLE_INT: MPI_Datatype = 0x8c000004u32 as i32;
-const TWO_DOUBLE_PRECISION: MPI_Datatype = 0x4c001023;
+const MAX: Op = Op::Max;
+const MIN: Op = Op::Min;
+const SUM: Op = Op::Sum;
+const PROD: Op = Op::Prod;
+const LAND: Op = Op::Land;
+const BAND: Op = Op::Band;
+const LOR: Op = Op::Lor;
+const BOR: Op = Op::Bor;
+const LXOR: Op = Op::Lxor;
+const BXOR: Op = Op::Bxor;
+const MINLOC: Op = Op::Minloc;
+const MAXLOC: Op = Op::Maxloc;
+const REPLACE: Op = Op::Replace;
+const NO_OP: Op = Op::NoOp;
+
+const INT: Basic = Basic::Int;
+const UNSIGNED_CHAR: Basic = Basic::UnsignedChar;
+const SIGNED_CHAR: Basic = Basic::SignedChar;
+const LONG: Basic = Basic::Long;
+const UINT64: Basic = Basic::Uint64T;
+const INT16: Basic = Basic::Int16T;
+const FLOAT: Basic = Basic::Float;
+const DOUBLE: Basic = Basic::Double;
+const LONG_DOUBLE: Basic = Basic::LongDouble;
+const BYTE: Basic = Basic::Byte;
+const CHAR: Basic = Basic::Char;
+const INTEGER: Basic = Basic::Integer;
+const REAL: Basic = Basic::Real;
+const DOUBLE_PRECISION: Basic = Basic::DoublePrecision;
+const LOGICAL: Basic = Basic::Logical;
+const C_BOOL: Basic = Basic::CBool;
+const C_DOUBLE_COMPLEX: Basic = Basic::CDoubleComplex;
+const COMPLEX: Basic = Basic::Complex;
+const TWO_INT: Basic = Basic::TwoInt;
+const DOUBLE_INT: Basic = Basic::DoubleInt;
+const FLOAT_INT: Basic = Basic::FloatInt;
+const LONG_INT: Basic = Basic::LongInt;
+const SHORT_INT: Basic = Basic::ShortInt;
+const LONG_DOUBLE_INT: Basic = Basic::LongDoubleInt;
+const TWO_DOUBLE_PRECISION: Basic = Basic::TwoDoublePrecision;
 
 /// `inout = in op inout` through the public entry point.
-fn reduce<T: Copy>(op: MPI_Op, dt: MPI_Datatype, inp: &[T], inout: &[T]) -> Vec<T> {
+fn reduce<T: Copy>(op: Op, dt: Basic, inp: &[T], inout: &[T]) -> Vec<T> {
     assert_eq!(inp.len(), inout.len());
     let r = Reduction::new(op, dt).unwrap_or_else(|e| panic!("{e:?}"));
     assert_eq!(r.size, std::mem::size_of::<T>());
@@ -56,11 +57,8 @@ fn reduce<T: Copy>(op: MPI_Op, dt: MPI_Datatype, inp: &[T], inout: &[T]) -> Vec<
     out
 }
 
-fn class(op: MPI_Op, dt: MPI_Datatype) -> i32 {
-    match Reduction::new(op, dt) {
-        Ok(_) => 0,
-        Err(e) => e.class,
-    }
+fn class(op: Op, dt: Basic) -> Option<ErrorClass> {
+    Reduction::new(op, dt).err().map(|e| e.class)
 }
 
 #[test]
@@ -166,36 +164,32 @@ fn unaligned_buffers() {
 
 #[test]
 fn invalid_combinations() {
-    assert_eq!(class(BAND, DOUBLE), MPI_ERR_OP);
-    assert_eq!(class(LAND, DOUBLE), MPI_ERR_OP);
-    assert_eq!(class(LAND, INTEGER), MPI_ERR_OP);
-    assert_eq!(class(MAX, C_DOUBLE_COMPLEX), MPI_ERR_OP);
-    assert_eq!(class(MAX, BYTE), MPI_ERR_OP);
-    assert_eq!(class(SUM, CHAR), MPI_ERR_OP);
-    assert_eq!(class(SUM, LOGICAL), MPI_ERR_OP);
-    assert_eq!(class(MINLOC, DOUBLE), MPI_ERR_OP);
-    assert_eq!(class(SUM, DOUBLE_INT), MPI_ERR_OP);
-    assert_eq!(class(0x58000000, INT), MPI_ERR_OP);
-    assert_eq!(class(0x5800000f, INT), MPI_ERR_OP);
-    assert_eq!(class(0x18000000, INT), MPI_ERR_OP);
-    assert_eq!(class(SUM, 0x0c000000), MPI_ERR_TYPE);
+    assert_eq!(class(BAND, DOUBLE), Some(ErrorClass::Op));
+    assert_eq!(class(LAND, DOUBLE), Some(ErrorClass::Op));
+    assert_eq!(class(LAND, INTEGER), Some(ErrorClass::Op));
+    assert_eq!(class(MAX, C_DOUBLE_COMPLEX), Some(ErrorClass::Op));
+    assert_eq!(class(MAX, BYTE), Some(ErrorClass::Op));
+    assert_eq!(class(SUM, CHAR), Some(ErrorClass::Op));
+    assert_eq!(class(SUM, LOGICAL), Some(ErrorClass::Op));
+    assert_eq!(class(MINLOC, DOUBLE), Some(ErrorClass::Op));
+    assert_eq!(class(SUM, DOUBLE_INT), Some(ErrorClass::Op));
     let e = Reduction::new(BAND, DOUBLE).unwrap_err();
     assert!(e.msg.contains("MPI_BAND") && e.msg.contains("MPI_DOUBLE"), "{}", e.msg);
     for dt in [LONG_DOUBLE, LONG_DOUBLE_INT] {
         let op = if dt == LONG_DOUBLE { SUM } else { MAXLOC };
         let e = Reduction::new(op, dt).unwrap_err();
-        assert_eq!(e.class, MPI_ERR_OP);
+        assert_eq!(e.class, ErrorClass::Op);
         assert!(e.msg.contains("MPI_LONG_DOUBLE reductions are not supported yet"), "{}", e.msg);
     }
-    assert_eq!(class(REPLACE, LONG_DOUBLE), 0);
+    assert_eq!(class(REPLACE, LONG_DOUBLE), None);
 }
 
 #[test]
 fn every_allowed_combination_has_a_kernel() {
-    for op in 0x58000001..=0x5800000e {
+    for op in ALL_OPS {
         for &(dt, _, _) in TYPES {
             if let Err(e) = Reduction::new(op, dt) {
-                assert_eq!(e.class, MPI_ERR_OP, "op 0x{op:x} dt 0x{dt:x}: {}", e.msg);
+                assert_eq!(e.class, ErrorClass::Op, "op {op:?} dt {dt:?}: {}", e.msg);
             }
         }
     }

@@ -3,17 +3,23 @@
 //!
 //! The table is per rank (held by the `Universe`), as groups are: in threads mode the ranks share
 //! the process but not their handles.
-use crate::abi::{MPI_User_function, MPI_User_function_c};
 use std::sync::Mutex;
 
-/// The user's combining function, in one of the two C signatures.
-#[derive(Clone, Copy, Debug)]
-pub enum UserFn {
-    /// `MPI_User_function` (MPI_Op_create): the length is an `int`.
-    Int(MPI_User_function),
-    /// `MPI_User_function_c` (MPI_Op_create_c): the length is an `MPI_Count`.
-    Count(MPI_User_function_c),
+/// The application's combining function as the C boundary registered it: its address and which
+/// of the boundary's signatures it has, both opaque to the engine (the boundary's `Caller` makes
+/// the call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct UserFn {
+    pub addr: usize,
+    pub signature: u8,
 }
+
+/// How the C boundary calls `f` on `count` elements `size` bytes apart:
+/// `caller(f, in, inout, count, datatype, size)`, with `datatype` the handle the application gave.
+///
+/// # Safety
+/// `in` and `inout` hold `count` elements of the datatype; `f` is a function the boundary made.
+pub type Caller = unsafe fn(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize);
 
 /// A user-defined op.
 #[derive(Clone, Copy, Debug)]

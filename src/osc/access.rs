@@ -4,9 +4,8 @@
 //! `Target::Remote`: one process_vm_readv/writev per contiguous block), and the read-combine-write
 //! of accumulates under the target's accumulate mutex.
 use super::window::{Target, Window};
-use crate::abi::*;
 use crate::datatype::Layout;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::op::Reduction;
 
 /// `count` elements of type `layout` at target address `addr` (bytes, in the target's space).
@@ -87,7 +86,7 @@ impl TargetSpan<'_> {
 }
 
 fn cma_error(pid: i32, e: std::io::Error) -> crate::error::MpiError {
-    err(MPI_ERR_OTHER, format!("cannot reach the target's window memory in process {pid} with process_vm_readv/writev: {e}"))
+    err(ErrorClass::Other, format!("cannot reach the target's window memory in process {pid} with process_vm_readv/writev: {e}"))
 }
 
 /// One accumulate-family operation at a target, atomically with respect to every other

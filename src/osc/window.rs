@@ -1,11 +1,9 @@
 //! A window (MPI 4.1 section 12.2) as one rank sees it: its private communicator, its shared
 //! region, where each rank's memory is, and this rank's synchronisation state (epochs).
 use super::shm::{Layout, Region, NO_DATA};
-use crate::abi::*;
-use super::class::*;
 use crate::coll::Coll;
 use crate::comm::Comm;
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::comm::Universe;
 use std::sync::atomic::{AtomicI32, Ordering::*};
 use std::sync::{Arc, Mutex, RwLock};
@@ -67,7 +65,7 @@ pub struct Window {
     /// This rank's memory (MPI_WIN_BASE), size and displacement unit, as the attributes return
     /// them (the attribute functions hand out pointers to these).
     pub base: usize,
-    pub size_attr: MPI_Aint,
+    pub size_attr: isize,
     pub disp_unit_attr: i32,
     pub flavor_attr: i32,
     pub model_attr: i32,
@@ -88,10 +86,15 @@ pub struct Spec {
     pub size: usize,
     pub disp_unit: usize,
     pub hints: crate::info::Info,
+    /// What the C boundary's attributes and error handler start as, in its ABI's values: the
+    /// MPI_WIN_CREATE_FLAVOR and MPI_WIN_MODEL attributes and the window's error handler.
+    pub flavor_attr: i32,
+    pub model_attr: i32,
+    pub errhandler: i32,
 }
 
 fn ioerr(what: &str, e: std::io::Error) -> crate::error::MpiError {
-    err(MPI_ERR_NO_MEM, format!("cannot {what} the window's shared memory: {e}"))
+    err(ErrorClass::NoMem, format!("cannot {what} the window's shared memory: {e}"))
 }
 
 impl Window {
@@ -99,8 +102,8 @@ impl Window {
     /// and maps the shared region (with the memory of the allocating flavors), and publishes where
     /// each rank's memory is.
     pub fn create(u: &'static Universe, parent: &Comm, spec: Spec) -> MpiResult<Window> {
-        let idx = crate::construct::intra::dup(u, parent)?.ok_or_else(|| err(MPI_ERR_INTERN, "duplicating the window's communicator gave MPI_COMM_NULL"))?;
-        let comm = u.comms.get(idx).ok_or_else(|| err(MPI_ERR_INTERN, "the window's communicator vanished"))?;
+        let idx = crate::construct::intra::dup(u, parent)?.ok_or_else(|| err(ErrorClass::Intern, "duplicating the window's communicator gave MPI_COMM_NULL"))?;
+        let comm = u.comms.get(idx).ok_or_else(|| err(ErrorClass::Intern, "the window's communicator vanished"))?;
         match Self::build(u, comm.clone(), idx, spec) {
             Ok(w) => Ok(w),
             Err(e) => {
@@ -130,7 +133,7 @@ impl Window {
         let mut at = layout.data_off as u64;
         for &s in &sizes {
             offs.push(at);
-            at = at.checked_add(pad(s)).ok_or_else(|| err(MPI_ERR_SIZE, "the window's total size overflows"))?;
+            at = at.checked_add(pad(s)).ok_or_else(|| err(ErrorClass::Size, "the window's total size overflows"))?;
         }
         let len = at.max(layout.data_off as u64 + 1) as usize;
         // Rank 0 creates the memfd and tells the others (pid, fd); a failure is sent as fd -1.
@@ -152,7 +155,7 @@ impl Window {
         // SAFETY: `id` is 8 writable bytes on every rank.
         unsafe { crate::coll::bcast::bcast(&cx.phase(2), id.as_mut_ptr() as *mut u8, 8, 0)? };
         if id[1] < 0 {
-            return Err(failure.unwrap_or_else(|| err(MPI_ERR_NO_MEM, "rank 0 of the window could not create its shared memory")));
+            return Err(failure.unwrap_or_else(|| err(ErrorClass::NoMem, "rank 0 of the window could not create its shared memory")));
         }
         let region = match made {
             Some(r) => Ok(r),
@@ -187,13 +190,13 @@ impl Window {
             rank: me,
             size: n,
             base,
-            size_attr: spec.size as MPI_Aint,
+            size_attr: spec.size as isize,
             disp_unit_attr: spec.disp_unit as i32,
-            flavor_attr: spec.flavor as i32,
-            model_attr: 2, // MPI_WIN_UNIFIED
+            flavor_attr: spec.flavor_attr,
+            model_attr: spec.model_attr,
             threads,
             name: Mutex::new(String::new()),
-            errhandler: AtomicI32::new(MPI_ERRORS_ARE_FATAL),
+            errhandler: AtomicI32::new(spec.errhandler),
             hints: Mutex::new(spec.hints),
             epochs: Mutex::new(Epochs { locks: vec![None; n], ..Default::default() }),
             attached: Mutex::new(Vec::new()),
@@ -225,7 +228,7 @@ impl Window {
     }
 
     /// The window's bytes `[lo, hi)` of target `t` (offsets from its window start; for a dynamic
-    /// window absolute addresses) must lie in its memory, or MPI_ERR_RMA_RANGE.
+    /// window absolute addresses) must lie in its memory, or ErrorClass::RmaRange.
     pub fn check_range(&self, t: usize, lo: i128, hi: i128) -> MpiResult {
         if hi <= lo {
             return Ok(());
@@ -240,13 +243,13 @@ impl Window {
             });
             super::sync::unlock(&a.acc);
             if !inside {
-                return Err(err(MPI_ERR_RMA_RANGE, format!("target rank {t} has no attached memory covering addresses 0x{lo:x}..0x{hi:x} of this dynamic window")));
+                return Err(err(ErrorClass::RmaRange, format!("target rank {t} has no attached memory covering addresses 0x{lo:x}..0x{hi:x} of this dynamic window")));
             }
             return Ok(());
         }
         let (size, _) = self.extent_of(t);
         if lo < 0 || hi > size as i128 {
-            return Err(err(MPI_ERR_RMA_RANGE, format!("target bytes {lo}..{hi} are outside target rank {t}'s window of {size} bytes")));
+            return Err(err(ErrorClass::RmaRange, format!("target bytes {lo}..{hi} are outside target rank {t}'s window of {size} bytes")));
         }
         Ok(())
     }
@@ -255,10 +258,10 @@ impl Window {
     pub fn attach(&self, addr: u64, len: u64) -> MpiResult {
         let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
         if at.len() >= super::shm::MAX_REGIONS {
-            return Err(err(MPI_ERR_RMA_ATTACH, format!("at most {} regions can be attached to a dynamic window at once", super::shm::MAX_REGIONS)));
+            return Err(err(ErrorClass::RmaAttach, format!("at most {} regions can be attached to a dynamic window at once", super::shm::MAX_REGIONS)));
         }
         if at.iter().any(|&(b, l)| addr < b + l && b < addr + len) {
-            return Err(err(MPI_ERR_RMA_ATTACH, "the region overlaps a region already attached to this window"));
+            return Err(err(ErrorClass::RmaAttach, "the region overlaps a region already attached to this window"));
         }
         at.push((addr, len));
         self.publish(&at);
@@ -268,7 +271,7 @@ impl Window {
     /// MPI_Win_detach of the region attached at `addr`.
     pub fn detach(&self, addr: u64) -> MpiResult {
         let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
-        let i = at.iter().position(|r| r.0 == addr).ok_or_else(|| err(MPI_ERR_RMA_ATTACH, format!("no region is attached at address 0x{addr:x}")))?;
+        let i = at.iter().position(|r| r.0 == addr).ok_or_else(|| err(ErrorClass::RmaAttach, format!("no region is attached at address 0x{addr:x}")))?;
         at.remove(i);
         self.publish(&at);
         Ok(())

@@ -18,6 +18,10 @@ impl BsendPool {
     pub fn base(&self) -> *mut u8 {
         self.base
     }
+    /// Bytes each block reserves before its payload.
+    pub fn overhead(&self) -> usize {
+        self.overhead
+    }
     pub fn size(&self) -> usize {
         self.size
     }

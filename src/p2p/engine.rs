@@ -24,8 +24,7 @@ use super::bsend::BsendPool;
 use super::buffer::Buf;
 use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
 use super::Status;
-use crate::abi::{MPI_ERR_BUFFER, MPI_ERR_OTHER, MPI_ERR_TRUNCATE, MPI_SUCCESS};
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::runtime::segment::Segment;
 use crate::runtime::wait::{notify, ring, WaitPolicy};
 use crate::transport::cma;
@@ -138,7 +137,7 @@ fn wire_req(w: u64) -> (ReqId, u32) {
 }
 
 fn tag_matches(want: i32, got: i32) -> bool {
-    want == crate::abi::MPI_ANY_TAG || want == got
+    want == super::ANY_TAG || want == got
 }
 
 impl Engine {
@@ -265,12 +264,12 @@ impl Engine {
     /// MPI_Start on a persistent request. Errors if it is not persistent or still active.
     pub fn start(&self, id: ReqId) -> MpiResult {
         let mut g = self.lock();
-        let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
+        let r = g.reqs.get_mut(id).ok_or_else(|| err(ErrorClass::Request, "invalid request"))?;
         if !r.persistent {
-            return Err(err(crate::abi::MPI_ERR_REQUEST, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"));
+            return Err(err(ErrorClass::Request, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)"));
         }
         if r.active {
-            return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
+            return Err(err(ErrorClass::Request, "the persistent request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
         }
         let args = r.op.clone().expect("persistent request keeps its arguments");
         // The slab's counter, not just the entry's: a later occupant of this slot must never reuse
@@ -287,7 +286,7 @@ impl Engine {
             OpArgs::Send { .. } => {
                 let res = self.start_send(&mut g, id, args);
                 if res.is_err() {
-                    // The send did not start (e.g. a buffered send with no room, MPI_ERR_BUFFER) and
+                    // The send did not start (e.g. a buffered send with no room, ErrorClass::Buffer) and
                     // nothing was queued: leave the request inactive as it was, or MPI_Wait on it
                     // would block forever and MPI_Start could never be retried.
                     g.reqs.get_mut(id).unwrap().active = false;
@@ -313,16 +312,16 @@ impl Engine {
         if mode == SendMode::Buffered {
             // Copy into the attached buffer; an internal request carries the copy while the user's
             // request completes at once.
-            let pool = g.bsend.as_mut().ok_or_else(|| err(MPI_ERR_BUFFER, format!("buffered send of {bytes} bytes but no buffer is attached (call MPI_Buffer_attach first)")))?;
+            let pool = g.bsend.as_mut().ok_or_else(|| err(ErrorClass::Buffer, format!("buffered send of {bytes} bytes but no buffer is attached (call MPI_Buffer_attach first)")))?;
             let (off, p) = pool.alloc(bytes).ok_or_else(|| {
-                err(MPI_ERR_BUFFER, format!("the attached buffer ({} bytes) has no room for {bytes} bytes plus MPI_BSEND_OVERHEAD; attach a larger buffer", pool.size()))
+                err(ErrorClass::Buffer, format!("the attached buffer ({} bytes) has no room for {bytes} bytes plus MPI_BSEND_OVERHEAD; attach a larger buffer", pool.size()))
             })?;
             // SAFETY: `p` has room for `bytes` (alloc above); `buf` is the user's send buffer holding
             // `bytes` packed bytes. A typed buffer is packed into the block.
             unsafe { buf.pack(0, p, bytes) };
             let user = g.reqs.get_mut(id).unwrap();
             user.op = Some(args.clone());
-            user.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
+            user.status = Status { source: self.me as i32, tag, error: None, bytes: bytes as u64, cancelled: false, context: ctx };
             user.done = true;
             let internal = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
             let r = g.reqs.get_mut(internal).unwrap();
@@ -351,7 +350,7 @@ impl Engine {
         }
         {
             let r = g.reqs.get_mut(id).unwrap();
-            r.status = Status { source: self.me as i32, tag, error: MPI_SUCCESS, bytes: bytes as u64, cancelled: false, context: ctx };
+            r.status = Status { source: self.me as i32, tag, error: None, bytes: bytes as u64, cancelled: false, context: ctx };
         }
         self.gauges.sent(bytes <= SLOT_PAYLOAD);
         let out = if bytes <= SLOT_PAYLOAD {
@@ -373,7 +372,7 @@ impl Engine {
         let OpArgs::Recv { src, tag, ctx, .. } = args else { unreachable!() };
         g.reqs.get_mut(id).unwrap().op = Some(args);
         if !g.revoked.is_empty() && Self::revoked(g, ctx, tag) {
-            self.fail(g, id, crate::abi::MPIX_ERR_REVOKED);
+            self.fail(g, id, ErrorClass::Revoked);
             return;
         }
         // Messages already drained into the unexpected queue arrived before anything still in the
@@ -501,7 +500,7 @@ impl Engine {
             _ => unreachable!("deliver to a non-receive"),
         };
         let n = (u.total as usize).min(cap);
-        let error = if (u.total as usize) > cap { MPI_ERR_TRUNCATE } else { MPI_SUCCESS };
+        let error = if (u.total as usize) > cap { Some(ErrorClass::Truncate) } else { None };
         {
             let r = g.reqs.get_mut(id).unwrap();
             r.matched = true;
@@ -521,7 +520,7 @@ impl Engine {
             Body::Rts { sreq, remote, flags } => {
                 if self.seg.is_failed(u.src) {
                     // Its buffer went with it: nothing to read, and no reason to give up single copies.
-                    self.fail(g, id, crate::abi::MPIX_ERR_PROC_FAILED);
+                    self.fail(g, id, ErrorClass::ProcFailed);
                     return;
                 }
                 let pid = self.seg.rank(u.src).pid.load(Ordering::Acquire);
@@ -545,7 +544,7 @@ impl Engine {
                         g.cma = false;
                         if self.read_message(pid, &remote, &buf, 0, n).is_err() {
                             let r = g.reqs.get_mut(id).unwrap();
-                            r.status.error = crate::abi::MPI_ERR_OTHER;
+                            r.status.error = Some(ErrorClass::Other);
                         }
                     }
                     // Complete (and send Fin) once the sender's SplitDone is in.
@@ -614,7 +613,7 @@ impl Engine {
                             unsafe { buf.unpack(0, payload, n) };
                         }
                         r.matched = true;
-                        r.status = Status { source: src as i32, tag: hdr.tag, error: if hdr.len as usize > cap { MPI_ERR_TRUNCATE } else { MPI_SUCCESS }, bytes: n as u64, cancelled: false, context: hdr.context };
+                        r.status = Status { source: src as i32, tag: hdr.tag, error: if hdr.len as usize > cap { Some(ErrorClass::Truncate) } else { None }, bytes: n as u64, cancelled: false, context: hdr.context };
                         if sync {
                             self.enqueue(g, src, Out::Ctl { hdr: SlotHeader { kind: Kind::SyncAck as u32, sreq: hdr.sreq, ..Default::default() } });
                         }
@@ -676,7 +675,7 @@ impl Engine {
                     let pid = self.seg.rank(ssrc).pid.load(Ordering::Acquire);
                     let (start, end) = (hdr.offset as usize, (hdr.offset + hdr.len) as usize);
                     if self.read_message(pid, &remote, &buf, start, end).is_err() {
-                        g.reqs.get_mut(id).unwrap().status.error = crate::abi::MPI_ERR_OTHER;
+                        g.reqs.get_mut(id).unwrap().status.error = Some(ErrorClass::Other);
                     }
                 }
                 self.enqueue(g, ssrc, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
@@ -707,7 +706,7 @@ impl Engine {
     fn send_data(&self, g: &Inner, id: ReqId) -> Option<Buf> {
         let r = g.reqs.get(id)?;
         if let (Some(off), Some(pool)) = (r.bsend_block, g.bsend.as_ref()) {
-            return Some(Buf::Flat(pool.base().wrapping_add(off + crate::abi::MPI_BSEND_OVERHEAD as usize)));
+            return Some(Buf::Flat(pool.base().wrapping_add(off + pool.overhead())));
         }
         match &r.op {
             Some(OpArgs::Send { buf, .. }) => Some(buf.clone()),
@@ -883,8 +882,8 @@ impl Engine {
 
     /// Waits, progressing meanwhile, until `cond` holds: a collective that meets in shared
     /// memory. Whoever makes `cond` hold must ring this rank's doorbell (`ring_rank`) so a
-    /// sleeping waiter notices. Gives up with MPIX_ERR_REVOKED
-    /// once context pair `ctx` is revoked, or with MPIX_ERR_PROC_FAILED once a rank of the job is
+    /// sleeping waiter notices. Gives up with ErrorClass::Revoked
+    /// once context pair `ctx` is revoked, or with ErrorClass::ProcFailed once a rank of the job is
     /// known dead when `all_ranks` (the collective involves every rank: it can never complete).
     pub fn wait_for_collective(&self, ctx: u32, all_ranks: bool, cond: impl Fn() -> bool) -> MpiResult {
         self.wait_until(|g| {
@@ -907,9 +906,9 @@ impl Engine {
 
     fn collective_refused(g: &Inner, ctx: u32, all_ranks: bool) -> Option<crate::error::MpiError> {
         if g.revoked.contains(&(ctx & !1)) {
-            Some(err(crate::abi::MPIX_ERR_REVOKED, "the communicator was revoked (MPIX_Comm_revoke)"))
+            Some(err(ErrorClass::Revoked, "the communicator was revoked (MPIX_Comm_revoke)"))
         } else if all_ranks && g.any_dead {
-            Some(err(crate::abi::MPIX_ERR_PROC_FAILED, "a rank of the communicator failed"))
+            Some(err(ErrorClass::ProcFailed, "a rank of the communicator failed"))
         } else {
             None
         }
@@ -958,9 +957,9 @@ impl Engine {
     /// MPI_Start on a request from `new_external_persistent`: errors unless it is inactive.
     pub fn start_external(&self, id: ReqId) -> MpiResult {
         let mut g = self.lock();
-        let r = g.reqs.get_mut(id).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid request"))?;
+        let r = g.reqs.get_mut(id).ok_or_else(|| err(ErrorClass::Request, "invalid request"))?;
         if r.active {
-            return Err(err(crate::abi::MPI_ERR_REQUEST, "the persistent collective request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
+            return Err(err(ErrorClass::Request, "the persistent collective request is still active; complete it (MPI_Wait/MPI_Test) before starting it again"));
         }
         r.active = true;
         r.done = false;
@@ -970,7 +969,7 @@ impl Engine {
 
     /// Completes external request `id` with error class `error` (MPI_SUCCESS for none) and wakes
     /// every thread of this rank that may be waiting for it.
-    pub fn complete_external(&self, id: ReqId, error: i32) {
+    pub fn complete_external(&self, id: ReqId, error: Option<ErrorClass>) {
         let mut g = self.lock();
         if let Some(r) = g.reqs.get_mut(id) {
             r.status.error = error;
@@ -1185,7 +1184,7 @@ impl Engine {
     }
 
     fn probe_status(u: &Unexpected) -> Status {
-        Status { source: u.src as i32, tag: u.tag, error: MPI_SUCCESS, bytes: u.total, cancelled: false, context: u.ctx }
+        Status { source: u.src as i32, tag: u.tag, error: None, bytes: u.total, cancelled: false, context: u.ctx }
     }
 
     pub fn iprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<Status> {
@@ -1236,7 +1235,7 @@ impl Engine {
     /// or into it, possibly from another rank, at any time until then.
     pub unsafe fn imrecv(&self, m: MsgId, buf: Buf, cap: usize) -> MpiResult<ReqId> {
         let mut g = self.lock();
-        let u = g.messages.remove(m).ok_or_else(|| err(crate::abi::MPI_ERR_REQUEST, "invalid message handle (already received?)"))?;
+        let u = g.messages.remove(m).ok_or_else(|| err(ErrorClass::Request, "invalid message handle (already received?)"))?;
         let args = OpArgs::Recv { buf, cap, src: Some(u.src), tag: u.tag, ctx: u.ctx };
         let id = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
         self.deliver(&mut g, id, u);
@@ -1251,19 +1250,19 @@ impl Engine {
     /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
     /// caller) until the operation completes, as MPI requires of its users: the engine copies from
     /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn buffer_attach(&self, base: *mut u8, size: usize) -> MpiResult {
+    pub unsafe fn buffer_attach(&self, base: *mut u8, size: usize, overhead: usize) -> MpiResult {
         let mut g = self.lock();
         if g.bsend.is_some() {
-            return Err(err(MPI_ERR_BUFFER, "a buffer is already attached; detach it first (MPI_Buffer_detach)"));
+            return Err(err(ErrorClass::Buffer, "a buffer is already attached; detach it first (MPI_Buffer_detach)"));
         }
-        g.bsend = Some(BsendPool::new(base, size, crate::abi::MPI_BSEND_OVERHEAD as usize));
+        g.bsend = Some(BsendPool::new(base, size, overhead));
         Ok(())
     }
 
     /// MPI_Buffer_detach: waits until every buffered message has left the buffer.
     pub fn buffer_detach(&self) -> MpiResult<(*mut u8, usize)> {
         if self.lock().bsend.is_none() {
-            return Err(err(MPI_ERR_BUFFER, "no buffer is attached"));
+            return Err(err(ErrorClass::Buffer, "no buffer is attached"));
         }
         Ok(self.wait_until(|g| {
             if g.bsend.as_ref().is_some_and(|p| p.in_use()) {
@@ -1291,6 +1290,6 @@ impl Engine {
 
     /// Internal consistency error for callers that need one.
     pub fn internal(msg: &str) -> crate::error::MpiError {
-        err(MPI_ERR_OTHER, msg.to_string())
+        err(ErrorClass::Other, msg.to_string())
     }
 }

@@ -10,14 +10,21 @@ pub use buffer::Buf;
 pub use engine::{Engine, MsgId};
 pub use request::{OpArgs, ReqId, SendMode};
 
+/// The engine's wildcard and null values of a source, destination or tag. Chosen equal to the
+/// MPICH ABI's (the C boundary checks that at compile time and passes them through unconverted);
+/// another ABI converts its own at its boundary.
+pub const ANY_SOURCE: i32 = -2;
+pub const PROC_NULL: i32 = -1;
+pub const ANY_TAG: i32 = -1;
+
 /// Completion information of an operation, in engine terms (world ranks, bytes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Status {
     /// World rank of the sender, or MPI_ANY_SOURCE / MPI_PROC_NULL values.
     pub source: i32,
     pub tag: i32,
-    /// Error class (MPI_SUCCESS, MPI_ERR_TRUNCATE).
-    pub error: i32,
+    /// The operation's error, if it failed (truncation, a failed peer).
+    pub error: Option<crate::error::ErrorClass>,
     pub bytes: u64,
     pub cancelled: bool,
     /// Context id of the operation (lets the caller map `source` to a communicator rank).
@@ -27,10 +34,10 @@ pub struct Status {
 impl Status {
     /// The "empty" status of MPI 4.1 section 3.7.3: source ANY_SOURCE, tag ANY_TAG, count 0.
     pub fn empty() -> Status {
-        Status { source: crate::abi::MPI_ANY_SOURCE, tag: crate::abi::MPI_ANY_TAG, error: 0, bytes: 0, cancelled: false, context: u32::MAX }
+        Status { source: ANY_SOURCE, tag: ANY_TAG, error: None, bytes: 0, cancelled: false, context: u32::MAX }
     }
     /// Status of an operation with MPI_PROC_NULL.
     pub fn proc_null() -> Status {
-        Status { source: crate::abi::MPI_PROC_NULL, tag: crate::abi::MPI_ANY_TAG, error: 0, bytes: 0, cancelled: false, context: u32::MAX }
+        Status { source: PROC_NULL, tag: ANY_TAG, error: None, bytes: 0, cancelled: false, context: u32::MAX }
     }
 }

@@ -2,8 +2,8 @@
 //! pure computations on it (coordinates, shifts, neighbours, balanced dimensions). No C types here:
 //! `ffi::topo` checks arguments, creates the communicators and attaches a `Topology` once.
 
-use crate::abi::{MPI_ERR_ARG, MPI_ERR_DIMS, MPI_ERR_RANK};
-use crate::error::{err, MpiResult};
+
+use crate::error::{err, MpiResult, ErrorClass};
 
 /// The topology of a communicator, fixed when the communicator is created (and copied by dup).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -47,7 +47,7 @@ pub fn cart_coords(dims: &[i32], rank: usize) -> Vec<i32> {
 }
 
 /// Rank of the process at `coords`: periodic dimensions wrap, an out-of-range coordinate in a
-/// non-periodic dimension is MPI_ERR_ARG (MPICH's class for MPI_Cart_rank).
+/// non-periodic dimension is ErrorClass::Arg (MPICH's class for MPI_Cart_rank).
 pub fn cart_rank(dims: &[i32], periods: &[bool], coords: &[i32]) -> MpiResult<usize> {
     let mut r = 0usize;
     for (i, (&d, &c)) in dims.iter().zip(coords).enumerate() {
@@ -56,7 +56,7 @@ pub fn cart_rank(dims: &[i32], periods: &[bool], coords: &[i32]) -> MpiResult<us
         } else if (0..d).contains(&c) {
             c
         } else {
-            return Err(err(MPI_ERR_ARG, format!("coordinate {c} of dimension {i} is outside 0..{d} and the dimension is not periodic")));
+            return Err(err(ErrorClass::Arg, format!("coordinate {c} of dimension {i} is outside 0..{d} and the dimension is not periodic")));
         };
         r = r * d as usize + c as usize;
     }
@@ -88,24 +88,24 @@ pub fn cart_shift(dims: &[i32], periods: &[bool], rank: usize, direction: usize,
 /// smallest spread (largest minus smallest free dimension), ties broken towards the smaller
 /// largest dimension; this gives the same answers as MPICH on the usual cases (6x1 -> 3x2,
 /// 12x3 -> 3x2x2, 16x2 -> 4x4, prime nnodes -> nnodes x 1 ...). Nonzero entries are kept;
-/// MPI_ERR_DIMS if their product does not divide `nnodes` or an entry is negative.
+/// ErrorClass::Dims if their product does not divide `nnodes` or an entry is negative.
 pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult {
     if nnodes < 0 {
-        return Err(err(MPI_ERR_ARG, format!("invalid nnodes {nnodes}: must be non-negative")));
+        return Err(err(ErrorClass::Arg, format!("invalid nnodes {nnodes}: must be non-negative")));
     }
     if let Some(d) = dims.iter().find(|&&d| d < 0) {
-        return Err(err(MPI_ERR_DIMS, format!("invalid dimension {d}: entries of dims must be non-negative")));
+        return Err(err(ErrorClass::Dims, format!("invalid dimension {d}: entries of dims must be non-negative")));
     }
     let fixed: i64 = dims.iter().filter(|&&d| d > 0).map(|&d| d as i64).product();
     let free = dims.iter().filter(|&&d| d == 0).count();
     if free == 0 {
         if fixed != nnodes as i64 {
-            return Err(err(MPI_ERR_DIMS, format!("the product of dims ({fixed}) is not nnodes ({nnodes})")));
+            return Err(err(ErrorClass::Dims, format!("the product of dims ({fixed}) is not nnodes ({nnodes})")));
         }
         return Ok(());
     }
     if nnodes == 0 || nnodes as i64 % fixed != 0 {
-        return Err(err(MPI_ERR_DIMS, format!("nnodes ({nnodes}) is not a multiple of the product of the fixed dims ({fixed})")));
+        return Err(err(ErrorClass::Dims, format!("nnodes ({nnodes}) is not a multiple of the product of the fixed dims ({fixed})")));
     }
     let rest = (nnodes as i64 / fixed) as u64;
     let mut best: Option<Vec<u64>> = None;
@@ -151,7 +151,7 @@ fn search(n: u64, k: usize, max: u64, cur: &mut Vec<u64>, best: &mut Option<Vec<
 /// Checks a rank argument against a communicator of `size` ranks.
 pub fn check_rank(rank: i32, size: usize) -> MpiResult<usize> {
     if rank < 0 || rank as usize >= size {
-        return Err(err(MPI_ERR_RANK, format!("invalid rank {rank}: the communicator has {size} ranks")));
+        return Err(err(ErrorClass::Rank, format!("invalid rank {rank}: the communicator has {size} ranks")));
     }
     Ok(rank as usize)
 }

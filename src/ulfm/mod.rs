@@ -8,27 +8,26 @@
 //! (`p2p/engine/failure.rs`). This module holds the recovery calls:
 //! - `failure_ack` / `get_acked`: the failed members a rank has acknowledged, which also stops
 //!   them from failing its MPI_ANY_SOURCE receives;
-//! - `revoke`: every pending and later operation on the communicator fails with MPIX_ERR_REVOKED
+//! - `revoke`: every pending and later operation on the communicator fails with ErrorClass::Revoked
 //!   on every member, which frees ranks blocked on a survivor that gave up;
 //! - `shrink`: a new communicator of the survivors, with a context id agreed among them only;
 //! - `agree`: a bitwise AND of an int over the survivors, which also reports unacknowledged
 //!   failures.
 //!
 //! Shrink and agree run an allreduce over the survivors as each rank sees them, on tags that a
-//! revocation spares. A rank that dies during one of them makes it fail with MPIX_ERR_PROC_FAILED
+//! revocation spares. A rank that dies during one of them makes it fail with ErrorClass::ProcFailed
 //! at the ranks that notice, which start another attempt; the attempt also checks that all
 //! survivors saw the same failures (AND of the alive masks equals their OR) and retries if not.
 //! This is not a consensus protocol that tolerates every failure pattern during the call (ULFM's
 //! early-returning agreement, Herault et al., "Practical scalable consensus for pseudo-synchronous
 //! distributed systems", SC 2015): survivors whose attempts diverge may wait for each other.
-use crate::abi::{MPIX_ERR_PROC_FAILED, MPI_ERR_COMM, MPI_ERR_OTHER};
+
 use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
-use crate::error::{err, MpiError, MpiResult};
-use crate::op::Reduction;
+use crate::error::{err, MpiError, MpiResult, ErrorClass};
+use crate::datatype::basic::Basic;
+use crate::op::{Op, Reduction};
 use crate::comm::Universe;
 
-const MPI_BAND: i32 = 0x58000006;
-const MPI_UINT64_T: i32 = 0x4c00083e;
 /// Attempts of shrink or agree before giving up (one per failure noticed during the call).
 const ATTEMPTS: u32 = 256;
 
@@ -97,7 +96,7 @@ pub fn is_revoked(u: &Universe, c: &Comm) -> bool {
 
 fn intra(c: &Comm, what: &str) -> MpiResult {
     if c.is_inter() {
-        return Err(err(MPI_ERR_COMM, format!("{what} on an intercommunicator is not implemented; use it on an intracommunicator")));
+        return Err(err(ErrorClass::Comm, format!("{what} on an intercommunicator is not implemented; use it on an intracommunicator")));
     }
     Ok(())
 }
@@ -138,7 +137,7 @@ fn consistent(c: &Comm, anded: &[u64]) -> bool {
 
 /// One allreduce (bitwise AND of u64 words) over the survivors of `c`, attempt `attempt`.
 fn and_over(u: &Universe, view: &Comm, attempt: u32, mine: &[u64]) -> MpiResult<Vec<u64>> {
-    let band = Reduction::new(MPI_BAND, MPI_UINT64_T)?;
+    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
     let mut out = vec![0u64; mine.len()];
     // SAFETY: both buffers hold mine.len() u64 words; distinct.
     unsafe { crate::coll::allreduce::allreduce_tagged(u, view, mine.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, mine.len(), &band, crate::coll::tag_ulfm(attempt))? };
@@ -147,7 +146,7 @@ fn and_over(u: &Universe, view: &Comm, attempt: u32, mine: &[u64]) -> MpiResult<
 
 /// Whether error `e` says a rank died during the call (so another attempt may succeed).
 fn died_during(e: &MpiError) -> bool {
-    e.class == MPIX_ERR_PROC_FAILED
+    e.class == ErrorClass::ProcFailed
 }
 
 /// MPIX_Comm_shrink: a new communicator (its table index) of the survivors of `c`, in the order
@@ -175,11 +174,11 @@ pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
             Err(e) => return Err(e),
         }
     }
-    Err(err(MPI_ERR_OTHER, format!("MPIX_Comm_shrink: the survivors did not agree after {ATTEMPTS} attempts")))
+    Err(err(ErrorClass::Other, format!("MPIX_Comm_shrink: the survivors did not agree after {ATTEMPTS} attempts")))
 }
 
 /// MPIX_Comm_agree: the bitwise AND of `flag` over the survivors of `c`. The second value is
-/// the error to report with it: MPIX_ERR_PROC_FAILED when a member of `c` has failed and this
+/// the error to report with it: ErrorClass::ProcFailed when a member of `c` has failed and this
 /// rank had not acknowledged it (ULFM).
 pub fn agree(u: &Universe, c: &Comm, flag: i32) -> MpiResult<(i32, Option<MpiError>)> {
     intra(c, "MPIX_Comm_agree")?;
@@ -192,7 +191,7 @@ pub fn agree(u: &Universe, c: &Comm, flag: i32) -> MpiResult<(i32, Option<MpiErr
                 let acked = acked(c).clone();
                 let unacked: Vec<usize> = c.group.iter().copied().filter(|w| !view.group.contains(w) && !acked.contains(w)).collect();
                 let e = (!unacked.is_empty()).then(|| {
-                    err(MPIX_ERR_PROC_FAILED, format!("MPIX_Comm_agree: world rank(s) {unacked:?} of the communicator failed and were not acknowledged (MPIX_Comm_failure_ack); the flag is the survivors' agreement"))
+                    err(ErrorClass::ProcFailed, format!("MPIX_Comm_agree: world rank(s) {unacked:?} of the communicator failed and were not acknowledged (MPIX_Comm_failure_ack); the flag is the survivors' agreement"))
                 });
                 return Ok((out[0] as u32 as i32, e));
             }
@@ -201,5 +200,5 @@ pub fn agree(u: &Universe, c: &Comm, flag: i32) -> MpiResult<(i32, Option<MpiErr
             Err(e) => return Err(e),
         }
     }
-    Err(err(MPI_ERR_OTHER, format!("MPIX_Comm_agree: the survivors did not agree after {ATTEMPTS} attempts")))
+    Err(err(ErrorClass::Other, format!("MPIX_Comm_agree: the survivors did not agree after {ATTEMPTS} attempts")))
 }

@@ -4,19 +4,18 @@
 //! mode, in a job that survives failures). Each progress pass compares the segment's failure
 //! count with the one it saw last (one relaxed load); on a change, `note_failures` first drains
 //! what the dead rank sent before dying (still receivable, in order), then completes with
-//! MPIX_ERR_PROC_FAILED every operation that waits for it: receives from it, sends to it (queued,
+//! ErrorClass::ProcFailed every operation that waits for it: receives from it, sends to it (queued,
 //! or waiting for a rendezvous Fin or a synchronous acknowledgement), receives it was streaming.
 //! A pending MPI_ANY_SOURCE receive whose communicator has an unacknowledged failed member
-//! completes with MPIX_ERR_PROC_FAILED_PENDING (ULFM keeps such a request pending; oxmpi completes
+//! completes with ErrorClass::ProcFailedPending (ULFM keeps such a request pending; oxmpi completes
 //! it, documented in README "Failures"). Operations started later are refused at once.
 //!
 //! MPIX_Comm_revoke sends a `Revoke` slot with the communicator's context pair to every live
 //! member; each rank then completes the pending operations of both contexts with
-//! MPIX_ERR_REVOKED and refuses new ones, except the messages of MPIX_Comm_shrink and
+//! ErrorClass::Revoked and refuses new ones, except the messages of MPIX_Comm_shrink and
 //! MPIX_Comm_agree (tags of `is_ulfm_tag`), which must work on a revoked communicator.
 use super::{Engine, Inner, Out};
-use crate::abi::{MPIX_ERR_PROC_FAILED, MPIX_ERR_PROC_FAILED_PENDING, MPIX_ERR_REVOKED, MPI_SUCCESS};
-use crate::error::{err, MpiResult};
+use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::{OpArgs, ReqId, Status};
 use crate::runtime::wait::ring;
 use crate::transport::ring::{Kind, SlotHeader};
@@ -35,14 +34,14 @@ pub fn is_ulfm_tag(tag: i32) -> bool {
 /// The result of a finished send or receive whose caller has no other way to see its error.
 pub fn status_result(st: &Status) -> MpiResult {
     match st.error {
-        MPI_SUCCESS => Ok(()),
-        MPIX_ERR_PROC_FAILED => Err(err(MPIX_ERR_PROC_FAILED, format!("world rank {} has failed (it died before the operation could complete)", st.source))),
-        MPIX_ERR_REVOKED => Err(err(MPIX_ERR_REVOKED, "the communicator was revoked (MPIX_Comm_revoke)")),
-        MPIX_ERR_PROC_FAILED_PENDING => Err(err(
-            MPIX_ERR_PROC_FAILED_PENDING,
+        None => Ok(()),
+        Some(ErrorClass::ProcFailed) => Err(err(ErrorClass::ProcFailed, format!("world rank {} has failed (it died before the operation could complete)", st.source))),
+        Some(ErrorClass::Revoked) => Err(err(ErrorClass::Revoked, "the communicator was revoked (MPIX_Comm_revoke)")),
+        Some(ErrorClass::ProcFailedPending) => Err(err(
+            ErrorClass::ProcFailedPending,
             "a rank of the communicator has failed, so this MPI_ANY_SOURCE receive may never match; acknowledge with MPIX_Comm_failure_ack and post it again",
         )),
-        class => Err(err(class, "the operation failed")),
+        Some(class) => Err(err(class, "the operation failed")),
     }
 }
 
@@ -80,7 +79,7 @@ impl Engine {
     }
 
     /// Completes request `id` with error class `class`.
-    pub(super) fn fail(&self, g: &mut Inner, id: ReqId, class: i32) {
+    pub(super) fn fail(&self, g: &mut Inner, id: ReqId, class: ErrorClass) {
         let Some(r) = g.reqs.get_mut(id) else { return };
         if let Some(OpArgs::Recv { src: Some(s), .. }) = r.op {
             if !r.matched {
@@ -91,7 +90,7 @@ impl Engine {
         if let Some(OpArgs::Recv { ctx, .. } | OpArgs::Send { ctx, .. }) = r.op {
             r.status.context = ctx;
         }
-        r.status.error = class;
+        r.status.error = Some(class);
         self.complete(g, id);
     }
 
@@ -125,7 +124,7 @@ impl Engine {
             }
         }
         for id in failed {
-            self.fail(g, id, MPIX_ERR_PROC_FAILED);
+            self.fail(g, id, ErrorClass::ProcFailed);
         }
         let posted: Vec<ReqId> = g.posted.iter().copied().collect();
         for id in posted {
@@ -143,23 +142,23 @@ impl Engine {
                 _ => false,
             };
             if dead {
-                self.fail(g, id, MPIX_ERR_PROC_FAILED);
+                self.fail(g, id, ErrorClass::ProcFailed);
             }
         }
     }
 
     /// Why receive `id` cannot complete any more, if it cannot.
-    fn recv_failure(&self, g: &Inner, id: ReqId) -> Option<i32> {
+    fn recv_failure(&self, g: &Inner, id: ReqId) -> Option<ErrorClass> {
         let r = g.reqs.get(id)?;
         let Some(OpArgs::Recv { src, ctx, .. }) = r.op else { return None };
         if r.matched {
-            return (r.status.source >= 0 && g.dead[r.status.source as usize]).then_some(MPIX_ERR_PROC_FAILED);
+            return (r.status.source >= 0 && g.dead[r.status.source as usize]).then_some(ErrorClass::ProcFailed);
         }
         match src {
-            Some(s) => g.dead[s].then_some(MPIX_ERR_PROC_FAILED),
+            Some(s) => g.dead[s].then_some(ErrorClass::ProcFailed),
             None => {
                 let unacked = self.unacked.get()?;
-                (0..self.n).any(|w| g.dead[w] && unacked(ctx & !1, w)).then_some(MPIX_ERR_PROC_FAILED_PENDING)
+                (0..self.n).any(|w| g.dead[w] && unacked(ctx & !1, w)).then_some(ErrorClass::ProcFailedPending)
             }
         }
     }
@@ -181,9 +180,9 @@ impl Engine {
     /// returns whether it did.
     pub(super) fn refuse_send(&self, g: &mut Inner, id: ReqId, dest: usize, tag: i32, ctx: u32) -> bool {
         let class = if g.dead[dest] {
-            MPIX_ERR_PROC_FAILED
+            ErrorClass::ProcFailed
         } else if Self::revoked(g, ctx, tag) {
-            MPIX_ERR_REVOKED
+            ErrorClass::Revoked
         } else {
             return false;
         };
@@ -239,7 +238,7 @@ impl Engine {
         self.lock().revoked.remove(&(ctx & !1));
     }
 
-    /// Completes with MPIX_ERR_REVOKED every pending operation on context pair `base`, except
+    /// Completes with ErrorClass::Revoked every pending operation on context pair `base`, except
     /// unmatched-yet work of shrink and agree.
     fn fail_revoked(&self, g: &mut Inner, base: u32) {
         let hit = |op: &Option<OpArgs>| match op {
@@ -274,7 +273,7 @@ impl Engine {
         failed.sort_unstable();
         failed.dedup();
         for id in failed {
-            self.fail(g, id, MPIX_ERR_REVOKED);
+            self.fail(g, id, ErrorClass::Revoked);
         }
     }
 }
