@@ -1,17 +1,19 @@
 //! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
 //! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
 //! so they have their own boundary (`export_t!`) instead of `export!`.
-use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order};
+use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_T_ERR_INVALID};
+use crate::error::ErrorClass;
 use crate::mpit::{self, categories, cvars, enums, pvars, session, strings, TResult, *};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs an MPI_T body: success, its MPI_T error code, or MPI_T_ERR_INVALID if it panicked.
+/// Runs an MPI_T body: success, its error class as MPICH's MPI_T error code, or
+/// MPI_T_ERR_INVALID if it panicked.
 fn run_t(f: impl FnOnce() -> TResult) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => MPI_SUCCESS,
-        Ok(Err(code)) => code,
+        Ok(Err(class)) => class.mpich(),
         Err(_) => MPI_T_ERR_INVALID,
     }
 }
@@ -50,7 +52,7 @@ unsafe fn out<T>(p: *mut T, v: T) {
 /// A required pointer argument.
 fn need<T>(p: *const T) -> TResult {
     if p.is_null() {
-        Err(MPI_T_ERR_INVALID)
+        Err(ErrorClass::TInvalid)
     } else {
         Ok(())
     }
@@ -63,12 +65,12 @@ fn need<T>(p: *const T) -> TResult {
 unsafe fn name_arg<'a>(p: *const c_char) -> TResult<&'a str> {
     need(p)?;
     // SAFETY: non-null NUL-terminated string (caller contract).
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| MPI_T_ERR_INVALID_NAME)
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ErrorClass::TInvalidName)
 }
 
 fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
     if s.is_null() {
-        Err(MPI_T_ERR_INVALID_SESSION)
+        Err(ErrorClass::TInvalidSession)
     } else {
         Ok(s as usize)
     }
@@ -77,7 +79,7 @@ fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
 /// A pvar handle: None for MPI_T_PVAR_ALL_HANDLES.
 fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
     if h.is_null() {
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     } else if h == super::data_symbols::MPI_T_PVAR_ALL_HANDLES.get() {
         Ok(None)
     } else {
@@ -86,12 +88,12 @@ fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
 }
 
 fn one_handle(h: MPI_T_pvar_handle) -> TResult<usize> {
-    handle_id(h)?.ok_or(MPI_T_ERR_INVALID_HANDLE)
+    handle_id(h)?.ok_or(ErrorClass::TInvalidHandle)
 }
 
 /// A cvar handle is the cvar index plus one.
 fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
-    (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(MPI_T_ERR_INVALID_HANDLE)
+    (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(ErrorClass::TInvalidHandle)
 }
 
 /// Fills `indices` with at most `len` entries of `v`.
@@ -100,7 +102,7 @@ fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
 /// `indices` has `len` ints when `len > 0`.
 unsafe fn put_indices(v: &[usize], len: c_int, indices: *mut c_int) -> TResult {
     if len < 0 {
-        return Err(MPI_T_ERR_INVALID);
+        return Err(ErrorClass::TInvalid);
     }
     let n = v.len().min(len as usize);
     if n > 0 {
@@ -127,10 +129,10 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     }
     need(obj)?;
     // The communicator handle needs MPI initialised (and not finalised).
-    let u = u.ok_or(MPI_T_ERR_INVALID)?;
+    let u = u.ok_or(ErrorClass::TInvalid)?;
     // SAFETY: for a communicator variable `obj` is an `MPI_Comm*` (MPI 4.1 section 15.3.7).
     let h = unsafe { *(obj as *const MPI_Comm) };
-    let c = super::check::comm(u, h).map_err(|_| MPI_T_ERR_INVALID_HANDLE)?;
+    let c = super::check::comm(u, h).map_err(|_| ErrorClass::TInvalidHandle)?;
     Ok(session::Bound { me, context: c.context, members: c.group.clone(), gauges })
 }
 
@@ -158,7 +160,7 @@ export_t! {
     fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
         ready()?;
         let e = enums::from_handle(enumtype as usize)?;
-        let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| MPI_T_ERR_INVALID_ITEM)?];
+        let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| ErrorClass::TInvalidItem)?];
         out(value, *v);
         strings::put(n, name, name_len);
         Ok(())
@@ -318,7 +320,7 @@ export_t! {
         let h = one_handle(handle)?;
         let p = session::pvar_of(s, h)?;
         if p.readonly {
-            return Err(MPI_T_ERR_PVAR_NO_WRITE);
+            return Err(ErrorClass::TPvarNoWrite);
         }
         need(buf)?;
         let w = if p.datatype == crate::abi::datatypes::MPI_CHAR {
@@ -414,12 +416,12 @@ export_t! {
 
     fn MPI_T_source_get_info / PMPI_T_source_get_info (source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_source_get_timestamp / PMPI_T_source_get_timestamp (source_index: c_int, timestamp: *mut MPI_Count) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) => {
@@ -431,73 +433,73 @@ export_t! {
 
     fn MPI_T_event_get_info / PMPI_T_event_get_info (event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) => {
         ready()?;
         name_arg(name)?;
-        Err(MPI_T_ERR_INVALID_NAME)
+        Err(ErrorClass::TInvalidName)
     }
 
     fn MPI_T_event_handle_alloc / PMPI_T_event_handle_alloc (event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_handle_free / PMPI_T_event_handle_free (event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: Option<MPI_T_event_free_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_handle_get_info / PMPI_T_event_handle_get_info (event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_handle_set_info / PMPI_T_event_handle_set_info (event_registration: MPI_T_event_registration, info: MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_register_callback / PMPI_T_event_register_callback (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: Option<MPI_T_event_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_callback_get_info / PMPI_T_event_callback_get_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_callback_set_info / PMPI_T_event_callback_set_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_set_dropped_handler / PMPI_T_event_set_dropped_handler (event_registration: MPI_T_event_registration, dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_read / PMPI_T_event_read (event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_copy / PMPI_T_event_copy (event_instance: MPI_T_event_instance, buffer: *mut c_void) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_get_timestamp / PMPI_T_event_get_timestamp (event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_get_source / PMPI_T_event_get_source (event_instance: MPI_T_event_instance, source_index: *mut c_int) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 }
 

@@ -99,16 +99,16 @@ impl Cvar {
 
     pub fn write(&self, v: i32) -> TResult {
         match self.source {
-            Source::EagerLimit | Source::Wait => Err(MPI_T_ERR_CVAR_SET_NEVER),
+            Source::EagerLimit | Source::Wait => Err(ErrorClass::TCvarSetNever),
             Source::Algorithm(c) => {
                 let names = enums::algorithms(c).unwrap_or(&[]);
-                let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(MPI_T_ERR_INVALID)?;
+                let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(ErrorClass::TInvalid)?;
                 select::force(c, if i == 0 { "auto" } else { names[i - 1] });
                 algo_slots()[c as usize].store(v, Ordering::Relaxed);
                 Ok(())
             }
             Source::Clairvoyant(i) => {
-                let v = usize::try_from(v).map_err(|_| MPI_T_ERR_INVALID)?;
+                let v = usize::try_from(v).map_err(|_| ErrorClass::TInvalid)?;
                 clairvoyant_pap::knobs()[i].store(v, Ordering::Relaxed);
                 Ok(())
             }
@@ -116,7 +116,7 @@ impl Cvar {
                 let want = match v {
                     0 => false,
                     1 => true,
-                    _ => return Err(MPI_T_ERR_INVALID),
+                    _ => return Err(ErrorClass::TInvalid),
                 };
                 if MONITORING_HELD.swap(want, Ordering::Relaxed) != want {
                     crate::monitoring::hold(want);
@@ -128,5 +128,5 @@ impl Cvar {
 }
 
 pub fn get_index(name: &str) -> TResult<usize> {
-    all().iter().position(|c| c.name == name).ok_or(MPI_T_ERR_INVALID_NAME)
+    all().iter().position(|c| c.name == name).ok_or(ErrorClass::TInvalidName)
 }

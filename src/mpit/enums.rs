@@ -2,6 +2,7 @@
 //! then the table in order) and one for the wait policy. An `MPI_T_enum` handle is the index
 //! plus one (0 is MPI_T_ENUM_NULL).
 use crate::coll::select::Collective;
+use crate::error::ErrorClass;
 use std::sync::OnceLock;
 
 pub struct EnumType {
@@ -66,5 +67,5 @@ pub fn wait_policy() -> usize {
 
 /// The enumeration behind a handle (index + 1).
 pub fn from_handle(h: usize) -> super::TResult<&'static EnumType> {
-    h.checked_sub(1).and_then(|i| all().get(i)).ok_or(super::MPI_T_ERR_INVALID_HANDLE)
+    h.checked_sub(1).and_then(|i| all().get(i)).ok_or(ErrorClass::TInvalidHandle)
 }

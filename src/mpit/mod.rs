@@ -3,8 +3,9 @@
 //! Events: none are defined (MPI_T_event_get_num gives 0, which the standard allows).
 //!
 //! This layer is independent of MPI_Init: it works before it, after MPI_Finalize, and from any
-//! thread; one lock guards its state. Errors are MPI_T error codes (MPICH ABI values), returned
-//! as they are: MPI_T calls never invoke error handlers (MPI 4.1 section 15.3.10).
+//! thread; one lock guards its state. Errors are the tools interface's classes of
+//! `crate::error::ErrorClass` (the `T*` variants), which the boundary returns as its ABI's codes:
+//! MPI_T calls never invoke error handlers (MPI 4.1 section 15.3.10).
 pub mod categories;
 pub mod cvars;
 pub mod enums;
@@ -12,28 +13,11 @@ pub mod pvars;
 pub mod session;
 pub mod strings;
 
+use crate::error::ErrorClass;
 use std::sync::Mutex;
 
-/// An MPI_T error code.
-pub type TResult<T = ()> = Result<T, i32>;
-
-pub const MPI_T_ERR_MEMORY: i32 = 59;
-pub const MPI_T_ERR_NOT_INITIALIZED: i32 = 60;
-pub const MPI_T_ERR_CANNOT_INIT: i32 = 61;
-pub const MPI_T_ERR_INVALID_INDEX: i32 = 62;
-pub const MPI_T_ERR_INVALID_ITEM: i32 = 63;
-pub const MPI_T_ERR_INVALID_HANDLE: i32 = 64;
-pub const MPI_T_ERR_OUT_OF_HANDLES: i32 = 65;
-pub const MPI_T_ERR_OUT_OF_SESSIONS: i32 = 66;
-pub const MPI_T_ERR_INVALID_SESSION: i32 = 67;
-pub const MPI_T_ERR_CVAR_SET_NOT_NOW: i32 = 68;
-pub const MPI_T_ERR_CVAR_SET_NEVER: i32 = 69;
-pub const MPI_T_ERR_PVAR_NO_STARTSTOP: i32 = 70;
-pub const MPI_T_ERR_PVAR_NO_WRITE: i32 = 71;
-pub const MPI_T_ERR_PVAR_NO_ATOMIC: i32 = 72;
-pub const MPI_T_ERR_INVALID_NAME: i32 = 73;
-pub const MPI_T_ERR_INVALID: i32 = 74;
-pub const MPI_T_ERR_NOT_SUPPORTED: i32 = 78;
+/// The result of an MPI_T call: an error is one of the tools interface's classes.
+pub type TResult<T = ()> = Result<T, ErrorClass>;
 
 // MPICH ABI constants (include/mpi.h).
 pub const VERBOSITY_USER_BASIC: i32 = 221;
@@ -87,7 +71,7 @@ pub fn init() -> i32 {
 pub fn finalize() -> TResult {
     let last = with_count(|n| {
         if *n == 0 {
-            return Err(MPI_T_ERR_NOT_INITIALIZED);
+            return Err(ErrorClass::TNotInitialized);
         }
         *n -= 1;
         Ok(*n == 0)
@@ -101,7 +85,7 @@ pub fn finalize() -> TResult {
 /// Every MPI_T call but init needs the interface initialised.
 pub fn ready() -> TResult {
     if with_count(|n| *n) == 0 {
-        Err(MPI_T_ERR_NOT_INITIALIZED)
+        Err(ErrorClass::TNotInitialized)
     } else {
         Ok(())
     }
@@ -109,5 +93,5 @@ pub fn ready() -> TResult {
 
 /// A checked index into a table of `len` entries.
 pub fn index(i: i32, len: usize) -> TResult<usize> {
-    usize::try_from(i).ok().filter(|&i| i < len).ok_or(MPI_T_ERR_INVALID_INDEX)
+    usize::try_from(i).ok().filter(|&i| i < len).ok_or(ErrorClass::TInvalidIndex)
 }

@@ -142,5 +142,5 @@ pub static PVARS: &[Pvar] = &[
 
 /// `MPI_T_pvar_get_index`: the name and the class must both match.
 pub fn get_index(name: &str, class: i32) -> TResult<usize> {
-    PVARS.iter().position(|p| p.name == name && p.class == class).ok_or(MPI_T_ERR_INVALID_NAME)
+    PVARS.iter().position(|p| p.name == name && p.class == class).ok_or(ErrorClass::TInvalidName)
 }
