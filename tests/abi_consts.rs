@@ -38,6 +38,15 @@ fn rust_values() -> Vec<(&'static str, i64)> {
         abi::MPIX_ERR_PROC_FAILED, abi::MPIX_ERR_PROC_FAILED_PENDING, abi::MPIX_ERR_REVOKED,
         abi::MPI_DISTRIBUTE_BLOCK, abi::MPI_DISTRIBUTE_CYCLIC, abi::MPI_DISTRIBUTE_NONE, abi::MPI_DISTRIBUTE_DFLT_DARG,
         abi::MPI_TYPECLASS_REAL, abi::MPI_TYPECLASS_INTEGER, abi::MPI_TYPECLASS_COMPLEX,
+        abi::MPI_APPNUM, abi::MPI_ERR_ASSERT, abi::MPI_ERR_BASE, abi::MPI_ERR_DISP, abi::MPI_ERR_LOCKTYPE,
+        abi::MPI_ERR_RMA_ATTACH, abi::MPI_ERR_RMA_FLAVOR, abi::MPI_ERR_RMA_RANGE, abi::MPI_ERR_RMA_SYNC,
+        abi::MPI_ERR_SIZE, abi::MPI_HOST, abi::MPI_IO, abi::MPI_LASTUSEDCODE, abi::MPI_LOCK_EXCLUSIVE,
+        abi::MPI_LOCK_SHARED, abi::MPI_MODE_NOCHECK, abi::MPI_MODE_NOPRECEDE, abi::MPI_MODE_NOPUT,
+        abi::MPI_MODE_NOSTORE, abi::MPI_MODE_NOSUCCEED, abi::MPI_TAG_UB, abi::MPI_UNIVERSE_SIZE,
+        abi::MPI_WIN_BASE, abi::MPI_WIN_CREATE_FLAVOR, abi::MPI_WIN_DISP_UNIT, abi::MPI_WIN_FLAVOR_ALLOCATE,
+        abi::MPI_WIN_FLAVOR_CREATE, abi::MPI_WIN_FLAVOR_DYNAMIC, abi::MPI_WIN_FLAVOR_SHARED,
+        abi::MPI_WIN_MODEL, abi::MPI_WIN_SEPARATE, abi::MPI_WIN_SIZE, abi::MPI_WIN_UNIFIED,
+        abi::MPI_WTIME_IS_GLOBAL,
         datatypes::MPI_BYTE, datatypes::MPI_INT, datatypes::MPI_CHAR, datatypes::MPI_DOUBLE, datatypes::MPI_PACKED,
     ]
 }
@@ -52,12 +61,26 @@ fn declared_consts(file: &str) -> BTreeSet<String> {
         .collect()
 }
 
+/// Constants that mpi.h declares as enumerators, not macros (so `#ifdef` cannot see them).
+const ENUMERATORS: &[&str] = &[
+    "MPI_WIN_FLAVOR_CREATE",
+    "MPI_WIN_FLAVOR_ALLOCATE",
+    "MPI_WIN_FLAVOR_DYNAMIC",
+    "MPI_WIN_FLAVOR_SHARED",
+    "MPI_WIN_SEPARATE",
+    "MPI_WIN_UNIFIED",
+];
+
 /// Compiles and runs a probe printing `NAME VALUE` (or `NAME undefined`) for every name.
 fn c_values(names: &BTreeSet<String>, extra: &str) -> BTreeMap<String, String> {
     let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("abi_consts");
     std::fs::create_dir_all(&dir).unwrap();
     let mut c = String::from("#include <mpi.h>\n#include <stdio.h>\n#include <stddef.h>\n#include <stdint.h>\nint main(void) {\n");
     for n in names {
+        if ENUMERATORS.contains(&n.as_str()) {
+            c += &format!("    printf(\"{n} %lld\\n\", (long long)({n}));\n");
+            continue;
+        }
         c += &format!(
             "#ifdef {n}\n    printf(\"{n} %lld\\n\", (long long)(intptr_t)({n}));\n#else\n    printf(\"{n} undefined\\n\");\n#endif\n"
         );
