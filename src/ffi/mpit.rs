@@ -124,7 +124,7 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     let u = crate::instance::get().ok();
     let me = u.map(|u| (u.rank, u.size));
     let gauges = u.map(|u| &u.engine.gauges);
-    if p.bind != BIND_MPI_COMM {
+    if p.bind != Bind::Comm {
         return Ok(session::Bound { me, context: 0, members: vec![], gauges });
     }
     need(obj)?;
@@ -179,12 +179,12 @@ export_t! {
         ready()?;
         let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
         strings::put(&c.name, name, name_len);
-        out(verbosity, c.verbosity);
+        out(verbosity, c.verbosity.mpich());
         out(datatype, crate::abi::datatypes::MPI_INT);
         out(enumtype, c.enumtype.map_or(std::ptr::null_mut(), |e| (e + 1) as MPI_T_enum));
         strings::put(&c.desc, desc, desc_len);
-        out(bind, BIND_NO_OBJECT);
-        out(scope, c.scope);
+        out(bind, cvars::BIND.mpich());
+        out(scope, c.scope.mpich());
         Ok(())
     }
 
@@ -241,12 +241,12 @@ export_t! {
         ready()?;
         let p = &pvars::PVARS[mpit::index(pvar_index, pvars::PVARS.len())?];
         strings::put(p.name, name, name_len);
-        out(verbosity, p.verbosity);
-        out(var_class, p.class);
+        out(verbosity, p.verbosity.mpich());
+        out(var_class, p.class.mpich());
         out(datatype, p.datatype);
         out(enumtype, if p.source == pvars::Source::MonitoringState { (enums::monitoring_state() + 1) as MPI_T_enum } else { std::ptr::null_mut() });
         strings::put(p.desc, desc, desc_len);
-        out(bind, p.bind);
+        out(bind, p.bind.mpich());
         out(readonly, p.readonly as c_int);
         out(continuous, p.continuous as c_int);
         out(atomic, p.atomic as c_int);
@@ -256,7 +256,10 @@ export_t! {
     fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) => {
         ready()?;
         need(pvar_index)?;
-        out(pvar_index, pvars::get_index(name_arg(name)?, var_class)? as c_int);
+        let name = name_arg(name)?;
+        // A value that names no class matches no variable.
+        let class = PvarClass::from_mpich(var_class).ok_or(ErrorClass::TInvalidName)?;
+        out(pvar_index, pvars::get_index(name, class)? as c_int);
         Ok(())
     }
 

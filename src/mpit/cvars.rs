@@ -28,12 +28,15 @@ pub enum Source {
     Clairvoyant(usize),
 }
 
+/// Control variables are not bound to an object (MPI_T_cvar_handle_alloc ignores its object).
+pub const BIND: Bind = Bind::NoObject;
+
 pub struct Cvar {
     pub name: String,
     pub desc: String,
-    pub verbosity: i32,
+    pub verbosity: Verbosity,
     pub enumtype: Option<usize>,
-    pub scope: i32,
+    pub scope: Scope,
     pub source: Source,
 }
 
@@ -41,24 +44,24 @@ pub fn all() -> &'static [Cvar] {
     static V: OnceLock<Vec<Cvar>> = OnceLock::new();
     V.get_or_init(|| {
         let mut v = vec![
-            Cvar { name: "OXMPI_EAGER_LIMIT".into(), desc: "Largest message (bytes) copied through the shared-memory rings; larger messages are copied once, straight from the sender's buffer".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: None, scope: SCOPE_CONSTANT, source: Source::EagerLimit },
-            Cvar { name: "OXMPI_WAIT".into(), desc: "How a waiting rank waits: auto, spin, yield or block (environment variable OXMPI_WAIT, read at MPI_Init)".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: Some(enums::wait_policy()), scope: SCOPE_READONLY, source: Source::Wait },
+            Cvar { name: "OXMPI_EAGER_LIMIT".into(), desc: "Largest message (bytes) copied through the shared-memory rings; larger messages are copied once, straight from the sender's buffer".into(), verbosity: Verbosity::TunerBasic, enumtype: None, scope: Scope::Constant, source: Source::EagerLimit },
+            Cvar { name: "OXMPI_WAIT".into(), desc: "How a waiting rank waits: auto, spin, yield or block (environment variable OXMPI_WAIT, read at MPI_Init)".into(), verbosity: Verbosity::TunerBasic, enumtype: Some(enums::wait_policy()), scope: Scope::Readonly, source: Source::Wait },
         ];
         for &c in Collective::ALL.iter() {
             if let Some(names) = enums::algorithms(c) {
                 v.push(Cvar {
                     name: c.env_var(),
                     desc: format!("Algorithm of {}: 0 = auto (chosen by size and ranks), or one of {}", c.name(), names.join(", ")),
-                    verbosity: VERBOSITY_TUNER_DETAIL,
+                    verbosity: Verbosity::TunerDetail,
                     enumtype: enums::of_collective(c),
-                    scope: SCOPE_ALL_EQ,
+                    scope: Scope::AllEq,
                     source: Source::Algorithm(c),
                 });
             }
         }
-        v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(0) });
-        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); applies from the next MPI_Reduce".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(1) });
-        v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: VERBOSITY_USER_BASIC, enumtype: None, scope: SCOPE_LOCAL, source: Source::MonitoringEnable });
+        v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: Verbosity::TunerDetail, enumtype: None, scope: Scope::AllEq, source: Source::Clairvoyant(0) });
+        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); applies from the next MPI_Reduce".into(), verbosity: Verbosity::TunerDetail, enumtype: None, scope: Scope::AllEq, source: Source::Clairvoyant(1) });
+        v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: Verbosity::UserBasic, enumtype: None, scope: Scope::Local, source: Source::MonitoringEnable });
         v
     })
 }

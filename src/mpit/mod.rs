@@ -19,27 +19,66 @@ use std::sync::Mutex;
 /// The result of an MPI_T call: an error is one of the tools interface's classes.
 pub type TResult<T = ()> = Result<T, ErrorClass>;
 
-// MPICH ABI constants (include/mpi.h).
-pub const VERBOSITY_USER_BASIC: i32 = 221;
-pub const VERBOSITY_USER_DETAIL: i32 = 222;
-pub const VERBOSITY_TUNER_BASIC: i32 = 224;
-pub const VERBOSITY_TUNER_DETAIL: i32 = 225;
-pub const BIND_NO_OBJECT: i32 = 9700;
-pub const BIND_MPI_COMM: i32 = 9701;
-pub const SCOPE_CONSTANT: i32 = 60438;
-pub const SCOPE_READONLY: i32 = 60439;
-pub const SCOPE_LOCAL: i32 = 60440;
-pub const SCOPE_ALL_EQ: i32 = 60444;
-pub const CLASS_STATE: i32 = 240;
-pub const CLASS_LEVEL: i32 = 241;
-pub const CLASS_SIZE: i32 = 242;
-pub const CLASS_PERCENTAGE: i32 = 243;
-pub const CLASS_HIGHWATERMARK: i32 = 244;
-pub const CLASS_LOWWATERMARK: i32 = 245;
-pub const CLASS_COUNTER: i32 = 246;
-pub const CLASS_AGGREGATE: i32 = 247;
-pub const CLASS_TIMER: i32 = 248;
-pub const CLASS_GENERIC: i32 = 249;
+/// How much a variable tells and to whom (MPI 4.1 section 15.3.1): tools filter by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    UserBasic,
+    UserDetail,
+    UserAll,
+    TunerBasic,
+    TunerDetail,
+    TunerAll,
+    MpidevBasic,
+    MpidevDetail,
+    MpidevAll,
+}
+
+/// The kind of MPI object a variable is bound to (MPI 4.1 section 15.3.2): a handle of a
+/// variable bound to an object is allocated for one such object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bind {
+    NoObject,
+    Comm,
+    Datatype,
+    Errhandler,
+    File,
+    Group,
+    Op,
+    Request,
+    Win,
+    Message,
+    Info,
+}
+
+/// Where a control variable may be changed, and which processes must agree (MPI 4.1 section
+/// 15.3.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Constant,
+    Readonly,
+    Local,
+    Group,
+    GroupEq,
+    All,
+    AllEq,
+}
+
+/// A performance variable's class (MPI 4.1 section 15.3.7): what its value means, and so how
+/// start, stop, reset and write act on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PvarClass {
+    State,
+    Level,
+    Size,
+    Percentage,
+    HighWatermark,
+    LowWatermark,
+    Counter,
+    Aggregate,
+    Timer,
+    Generic,
+}
+
 pub const MPI_THREAD_MULTIPLE: i32 = 3;
 
 /// How many MPI_T_init_thread calls are not yet matched by MPI_T_finalize, per rank: in threads

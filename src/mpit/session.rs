@@ -148,11 +148,11 @@ fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
 }
 
 fn is_sum(p: &Pvar) -> bool {
-    p.class == CLASS_COUNTER || p.class == CLASS_AGGREGATE || p.class == CLASS_TIMER
+    matches!(p.class, PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer)
 }
 
 fn is_watermark(p: &Pvar) -> bool {
-    p.class == CLASS_HIGHWATERMARK || p.class == CLASS_LOWWATERMARK
+    matches!(p.class, PvarClass::HighWatermark | PvarClass::LowWatermark)
 }
 
 /// What starting (`yes`) or stopping a handle switches on or off: a monitoring handle keeps
@@ -179,7 +179,7 @@ impl Handle {
             vec![self.acc + now]
         } else if is_watermark(p) && self.started {
             let seen = live(p, &self.bound)[0];
-            vec![if p.class == CLASS_HIGHWATERMARK { self.acc.max(seen) } else { self.acc.min(seen) }]
+            vec![if p.class == PvarClass::HighWatermark { self.acc.max(seen) } else { self.acc.min(seen) }]
         } else if self.started {
             live(p, &self.bound)
         } else {
