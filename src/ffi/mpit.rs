@@ -1,7 +1,9 @@
 //! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
 //! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
 //! so they have their own boundary (`export_t!`) instead of `export!`.
-use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_T_ERR_INVALID};
+use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_THREAD_MULTIPLE, MPI_T_ERR_INVALID};
+use crate::abi::datatypes::basic_handle;
+use crate::datatype::basic::Basic;
 use crate::error::ErrorClass;
 use crate::mpit::{self, categories, cvars, enums, pvars, session, strings, TResult, *};
 use std::ffi::CStr;
@@ -91,6 +93,15 @@ fn one_handle(h: MPI_T_pvar_handle) -> TResult<usize> {
     handle_id(h)?.ok_or(ErrorClass::TInvalidHandle)
 }
 
+/// An `MPI_T_enum` is the enumeration's index plus one (null is MPI_T_ENUM_NULL).
+fn enum_handle(i: Option<usize>) -> MPI_T_enum {
+    i.map_or(std::ptr::null_mut(), |i| (i + 1) as MPI_T_enum)
+}
+
+fn enum_of(h: MPI_T_enum) -> TResult<&'static enums::EnumType> {
+    enums::get((h as usize).checked_sub(1).ok_or(ErrorClass::TInvalidHandle)?)
+}
+
 /// A cvar handle is the cvar index plus one.
 fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
     (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(ErrorClass::TInvalidHandle)
@@ -138,8 +149,8 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
 
 export_t! {
     fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) => {
-        let p = mpit::init();
-        out(provided, p);
+        mpit::init();
+        out(provided, MPI_THREAD_MULTIPLE);
         Ok(())
     }
 
@@ -151,7 +162,7 @@ export_t! {
 
     fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
         ready()?;
-        let e = enums::from_handle(enumtype as usize)?;
+        let e = enum_of(enumtype)?;
         out(num, e.items.len() as c_int);
         strings::put(&e.name, name, name_len);
         Ok(())
@@ -159,7 +170,7 @@ export_t! {
 
     fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
         ready()?;
-        let e = enums::from_handle(enumtype as usize)?;
+        let e = enum_of(enumtype)?;
         let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| ErrorClass::TInvalidItem)?];
         out(value, *v);
         strings::put(n, name, name_len);
@@ -180,8 +191,8 @@ export_t! {
         let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
         strings::put(&c.name, name, name_len);
         out(verbosity, c.verbosity.mpich());
-        out(datatype, crate::abi::datatypes::MPI_INT);
-        out(enumtype, c.enumtype.map_or(std::ptr::null_mut(), |e| (e + 1) as MPI_T_enum));
+        out(datatype, basic_handle(cvars::DATATYPE));
+        out(enumtype, enum_handle(c.enumtype));
         strings::put(&c.desc, desc, desc_len);
         out(bind, cvars::BIND.mpich());
         out(scope, c.scope.mpich());
@@ -243,8 +254,8 @@ export_t! {
         strings::put(p.name, name, name_len);
         out(verbosity, p.verbosity.mpich());
         out(var_class, p.class.mpich());
-        out(datatype, p.datatype);
-        out(enumtype, if p.source == pvars::Source::MonitoringState { (enums::monitoring_state() + 1) as MPI_T_enum } else { std::ptr::null_mut() });
+        out(datatype, basic_handle(p.datatype));
+        out(enumtype, enum_handle((p.source == pvars::Source::MonitoringState).then(enums::monitoring_state)));
         strings::put(p.desc, desc, desc_len);
         out(bind, p.bind.mpich());
         out(readonly, p.readonly as c_int);
@@ -326,7 +337,7 @@ export_t! {
             return Err(ErrorClass::TPvarNoWrite);
         }
         need(buf)?;
-        let w = if p.datatype == crate::abi::datatypes::MPI_CHAR {
+        let w = if p.datatype == Basic::Char {
             // The flush variable takes a file name; an empty string (or, as Open MPI, a pointer
             // to a NULL pointer, whose first byte is 0) clears it.
             session::Written::Name(CStr::from_ptr(buf as *const c_char).to_string_lossy().into_owned())
@@ -517,7 +528,7 @@ unsafe fn read_into(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf:
     let (v, p) = session::read(s, h, reset)?;
     if !v.is_empty() {
         need(buf)?;
-        if p.datatype == crate::abi::datatypes::MPI_INT {
+        if p.datatype == Basic::Int {
             for (k, &x) in v.iter().enumerate() {
                 // SAFETY: the buffer holds `count` ints (caller contract; count = v.len()).
                 unsafe { *(buf as *mut c_int).add(k) = x as c_int };

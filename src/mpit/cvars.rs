@@ -15,6 +15,7 @@ use super::enums::{self, WAIT_POLICIES};
 use super::*;
 use crate::coll::clairvoyant_pap;
 use crate::coll::select::{self, Collective};
+use crate::datatype::basic::Basic;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
@@ -27,6 +28,9 @@ pub enum Source {
     /// `coll::clairvoyant_pap::knobs()[i]`: 0 segments, 1 round length.
     Clairvoyant(usize),
 }
+
+/// Every control variable's value is one `int` (`read` and `write` take an i32).
+pub const DATATYPE: Basic = Basic::Int;
 
 /// Control variables are not bound to an object (MPI_T_cvar_handle_alloc ignores its object).
 pub const BIND: Bind = Bind::NoObject;

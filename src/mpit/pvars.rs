@@ -28,6 +28,7 @@
 //! mode, every rank of the process together: the schedule cache is shared); the others are the
 //! calling rank's. COUNTER and TIMER handles sum what happened while started.
 use super::*;
+use crate::datatype::basic::Basic;
 use crate::monitoring::comms::Pattern;
 use crate::monitoring::Kind;
 
@@ -71,7 +72,7 @@ pub struct Pvar {
     pub desc: &'static str,
     pub verbosity: Verbosity,
     pub class: PvarClass,
-    pub datatype: i32,
+    pub datatype: Basic,
     pub bind: Bind,
     pub readonly: bool,
     pub continuous: bool,
@@ -79,10 +80,10 @@ pub struct Pvar {
     pub source: Source,
 }
 
-const ULL: i32 = 0x4c000819u32 as i32;
-const CHAR: i32 = 0x4c000101u32 as i32;
-const INT: i32 = 0x4c000405u32 as i32;
-const DOUBLE: i32 = 0x4c00080bu32 as i32;
+const ULL: Basic = Basic::UnsignedLongLong;
+const CHAR: Basic = Basic::Char;
+const INT: Basic = Basic::Int;
+const DOUBLE: Basic = Basic::Double;
 
 const fn pair(name: &'static str, desc: &'static str, kind: Kind, f: Field) -> Pvar {
     Pvar { name, desc, verbosity: Verbosity::UserBasic, class: PvarClass::Size, datatype: ULL, bind: Bind::Comm, readonly: true, continuous: false, atomic: false, source: Source::Pair(kind, f) }
@@ -94,7 +95,7 @@ const fn comm(name: &'static str, desc: &'static str, p: Pattern, f: Field) -> P
 }
 
 /// A variable of the calling rank (or process), count 1.
-const fn gauge(name: &'static str, desc: &'static str, class: PvarClass, datatype: i32, continuous: bool, source: Source) -> Pvar {
+const fn gauge(name: &'static str, desc: &'static str, class: PvarClass, datatype: Basic, continuous: bool, source: Source) -> Pvar {
     // Continuous gauges only show a state; the others (sums, watermarks) can be reset and written.
     let readonly = continuous;
     let atomic = matches!(class, PvarClass::Counter | PvarClass::Timer);
