@@ -2,7 +2,7 @@
 //! against the header with the system C compiler (`$CC`, default `cc`), runs it and compares every
 //! value with the Rust constant of the same name. It also fails if `src/abi/` gains an `MPI_`
 //! constant that is not listed here, so new constants cannot escape the comparison.
-use oxmpi::abi::{self, datatypes};
+use oxmpi::abi::{self, datatypes, mpit};
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::process::Command;
@@ -48,6 +48,18 @@ fn rust_values() -> Vec<(&'static str, i64)> {
         abi::MPI_WIN_MODEL, abi::MPI_WIN_SEPARATE, abi::MPI_WIN_SIZE, abi::MPI_WIN_UNIFIED,
         abi::MPI_WTIME_IS_GLOBAL,
         datatypes::MPI_BYTE, datatypes::MPI_INT, datatypes::MPI_CHAR, datatypes::MPI_DOUBLE, datatypes::MPI_PACKED,
+        mpit::MPI_T_VERBOSITY_USER_BASIC, mpit::MPI_T_VERBOSITY_USER_DETAIL, mpit::MPI_T_VERBOSITY_USER_ALL,
+        mpit::MPI_T_VERBOSITY_TUNER_BASIC, mpit::MPI_T_VERBOSITY_TUNER_DETAIL, mpit::MPI_T_VERBOSITY_TUNER_ALL,
+        mpit::MPI_T_VERBOSITY_MPIDEV_BASIC, mpit::MPI_T_VERBOSITY_MPIDEV_DETAIL, mpit::MPI_T_VERBOSITY_MPIDEV_ALL,
+        mpit::MPI_T_BIND_NO_OBJECT, mpit::MPI_T_BIND_MPI_COMM, mpit::MPI_T_BIND_MPI_DATATYPE,
+        mpit::MPI_T_BIND_MPI_ERRHANDLER, mpit::MPI_T_BIND_MPI_FILE, mpit::MPI_T_BIND_MPI_GROUP, mpit::MPI_T_BIND_MPI_OP,
+        mpit::MPI_T_BIND_MPI_REQUEST, mpit::MPI_T_BIND_MPI_WIN, mpit::MPI_T_BIND_MPI_MESSAGE, mpit::MPI_T_BIND_MPI_INFO,
+        mpit::MPI_T_SCOPE_CONSTANT, mpit::MPI_T_SCOPE_READONLY, mpit::MPI_T_SCOPE_LOCAL, mpit::MPI_T_SCOPE_GROUP,
+        mpit::MPI_T_SCOPE_GROUP_EQ, mpit::MPI_T_SCOPE_ALL, mpit::MPI_T_SCOPE_ALL_EQ,
+        mpit::MPI_T_PVAR_CLASS_STATE, mpit::MPI_T_PVAR_CLASS_LEVEL, mpit::MPI_T_PVAR_CLASS_SIZE,
+        mpit::MPI_T_PVAR_CLASS_PERCENTAGE, mpit::MPI_T_PVAR_CLASS_HIGHWATERMARK, mpit::MPI_T_PVAR_CLASS_LOWWATERMARK,
+        mpit::MPI_T_PVAR_CLASS_COUNTER, mpit::MPI_T_PVAR_CLASS_AGGREGATE, mpit::MPI_T_PVAR_CLASS_TIMER,
+        mpit::MPI_T_PVAR_CLASS_GENERIC,
     ]
 }
 
@@ -69,6 +81,17 @@ const ENUMERATORS: &[&str] = &[
     "MPI_WIN_FLAVOR_SHARED",
     "MPI_WIN_SEPARATE",
     "MPI_WIN_UNIFIED",
+    "MPI_T_VERBOSITY_USER_BASIC", "MPI_T_VERBOSITY_USER_DETAIL", "MPI_T_VERBOSITY_USER_ALL",
+    "MPI_T_VERBOSITY_TUNER_BASIC", "MPI_T_VERBOSITY_TUNER_DETAIL", "MPI_T_VERBOSITY_TUNER_ALL",
+    "MPI_T_VERBOSITY_MPIDEV_BASIC", "MPI_T_VERBOSITY_MPIDEV_DETAIL", "MPI_T_VERBOSITY_MPIDEV_ALL",
+    "MPI_T_BIND_NO_OBJECT", "MPI_T_BIND_MPI_COMM", "MPI_T_BIND_MPI_DATATYPE", "MPI_T_BIND_MPI_ERRHANDLER",
+    "MPI_T_BIND_MPI_FILE", "MPI_T_BIND_MPI_GROUP", "MPI_T_BIND_MPI_OP", "MPI_T_BIND_MPI_REQUEST",
+    "MPI_T_BIND_MPI_WIN", "MPI_T_BIND_MPI_MESSAGE", "MPI_T_BIND_MPI_INFO",
+    "MPI_T_SCOPE_CONSTANT", "MPI_T_SCOPE_READONLY", "MPI_T_SCOPE_LOCAL", "MPI_T_SCOPE_GROUP",
+    "MPI_T_SCOPE_GROUP_EQ", "MPI_T_SCOPE_ALL", "MPI_T_SCOPE_ALL_EQ",
+    "MPI_T_PVAR_CLASS_STATE", "MPI_T_PVAR_CLASS_LEVEL", "MPI_T_PVAR_CLASS_SIZE", "MPI_T_PVAR_CLASS_PERCENTAGE",
+    "MPI_T_PVAR_CLASS_HIGHWATERMARK", "MPI_T_PVAR_CLASS_LOWWATERMARK", "MPI_T_PVAR_CLASS_COUNTER",
+    "MPI_T_PVAR_CLASS_AGGREGATE", "MPI_T_PVAR_CLASS_TIMER", "MPI_T_PVAR_CLASS_GENERIC",
 ];
 
 /// Compiles and runs a probe printing `NAME VALUE` (or `NAME undefined`) for every name.
@@ -112,6 +135,7 @@ fn rust_constants_equal_header() {
     let listed: BTreeSet<String> = rust.iter().map(|(n, _)| n.to_string()).collect();
     let mut declared = declared_consts("src/abi/mod.rs");
     declared.extend(declared_consts("src/abi/datatypes.rs"));
+    declared.extend(declared_consts("src/abi/mpit.rs"));
     let unlisted: Vec<_> = declared.difference(&listed).collect();
     assert!(unlisted.is_empty(), "add these src/abi constants to tests/abi_consts.rs: {unlisted:?}");
 

@@ -7,6 +7,7 @@
 
 pub mod datatypes;
 pub mod errors;
+pub mod mpit;
 pub mod ops;
 
 use std::os::raw::{c_int, c_void};

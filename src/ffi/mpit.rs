@@ -1,17 +1,21 @@
 //! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
 //! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
 //! so they have their own boundary (`export_t!`) instead of `export!`.
-use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order};
+use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_THREAD_MULTIPLE, MPI_T_ERR_INVALID};
+use crate::abi::datatypes::basic_handle;
+use crate::datatype::basic::Basic;
+use crate::error::ErrorClass;
 use crate::mpit::{self, categories, cvars, enums, pvars, session, strings, TResult, *};
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Runs an MPI_T body: success, its MPI_T error code, or MPI_T_ERR_INVALID if it panicked.
+/// Runs an MPI_T body: success, its error class as MPICH's MPI_T error code, or
+/// MPI_T_ERR_INVALID if it panicked.
 fn run_t(f: impl FnOnce() -> TResult) -> c_int {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(Ok(())) => MPI_SUCCESS,
-        Ok(Err(code)) => code,
+        Ok(Err(class)) => class.mpich(),
         Err(_) => MPI_T_ERR_INVALID,
     }
 }
@@ -50,7 +54,7 @@ unsafe fn out<T>(p: *mut T, v: T) {
 /// A required pointer argument.
 fn need<T>(p: *const T) -> TResult {
     if p.is_null() {
-        Err(MPI_T_ERR_INVALID)
+        Err(ErrorClass::TInvalid)
     } else {
         Ok(())
     }
@@ -63,12 +67,12 @@ fn need<T>(p: *const T) -> TResult {
 unsafe fn name_arg<'a>(p: *const c_char) -> TResult<&'a str> {
     need(p)?;
     // SAFETY: non-null NUL-terminated string (caller contract).
-    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| MPI_T_ERR_INVALID_NAME)
+    unsafe { CStr::from_ptr(p) }.to_str().map_err(|_| ErrorClass::TInvalidName)
 }
 
 fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
     if s.is_null() {
-        Err(MPI_T_ERR_INVALID_SESSION)
+        Err(ErrorClass::TInvalidSession)
     } else {
         Ok(s as usize)
     }
@@ -77,7 +81,7 @@ fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
 /// A pvar handle: None for MPI_T_PVAR_ALL_HANDLES.
 fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
     if h.is_null() {
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     } else if h == super::data_symbols::MPI_T_PVAR_ALL_HANDLES.get() {
         Ok(None)
     } else {
@@ -86,12 +90,21 @@ fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
 }
 
 fn one_handle(h: MPI_T_pvar_handle) -> TResult<usize> {
-    handle_id(h)?.ok_or(MPI_T_ERR_INVALID_HANDLE)
+    handle_id(h)?.ok_or(ErrorClass::TInvalidHandle)
+}
+
+/// An `MPI_T_enum` is the enumeration's index plus one (null is MPI_T_ENUM_NULL).
+fn enum_handle(i: Option<usize>) -> MPI_T_enum {
+    i.map_or(std::ptr::null_mut(), |i| (i + 1) as MPI_T_enum)
+}
+
+fn enum_of(h: MPI_T_enum) -> TResult<&'static enums::EnumType> {
+    enums::get((h as usize).checked_sub(1).ok_or(ErrorClass::TInvalidHandle)?)
 }
 
 /// A cvar handle is the cvar index plus one.
 fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
-    (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(MPI_T_ERR_INVALID_HANDLE)
+    (h as usize).checked_sub(1).and_then(|i| cvars::all().get(i)).ok_or(ErrorClass::TInvalidHandle)
 }
 
 /// Fills `indices` with at most `len` entries of `v`.
@@ -100,7 +113,7 @@ fn cvar_of(h: MPI_T_cvar_handle) -> TResult<&'static cvars::Cvar> {
 /// `indices` has `len` ints when `len > 0`.
 unsafe fn put_indices(v: &[usize], len: c_int, indices: *mut c_int) -> TResult {
     if len < 0 {
-        return Err(MPI_T_ERR_INVALID);
+        return Err(ErrorClass::TInvalid);
     }
     let n = v.len().min(len as usize);
     if n > 0 {
@@ -122,22 +135,22 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     let u = crate::instance::get().ok();
     let me = u.map(|u| (u.rank, u.size));
     let gauges = u.map(|u| &u.engine.gauges);
-    if p.bind != BIND_MPI_COMM {
+    if p.bind != Bind::Comm {
         return Ok(session::Bound { me, context: 0, members: vec![], gauges });
     }
     need(obj)?;
     // The communicator handle needs MPI initialised (and not finalised).
-    let u = u.ok_or(MPI_T_ERR_INVALID)?;
+    let u = u.ok_or(ErrorClass::TInvalid)?;
     // SAFETY: for a communicator variable `obj` is an `MPI_Comm*` (MPI 4.1 section 15.3.7).
     let h = unsafe { *(obj as *const MPI_Comm) };
-    let c = super::check::comm(u, h).map_err(|_| MPI_T_ERR_INVALID_HANDLE)?;
+    let c = super::check::comm(u, h).map_err(|_| ErrorClass::TInvalidHandle)?;
     Ok(session::Bound { me, context: c.context, members: c.group.clone(), gauges })
 }
 
 export_t! {
     fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) => {
-        let p = mpit::init();
-        out(provided, p);
+        mpit::init();
+        out(provided, MPI_THREAD_MULTIPLE);
         Ok(())
     }
 
@@ -149,7 +162,7 @@ export_t! {
 
     fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
         ready()?;
-        let e = enums::from_handle(enumtype as usize)?;
+        let e = enum_of(enumtype)?;
         out(num, e.items.len() as c_int);
         strings::put(&e.name, name, name_len);
         Ok(())
@@ -157,8 +170,8 @@ export_t! {
 
     fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
         ready()?;
-        let e = enums::from_handle(enumtype as usize)?;
-        let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| MPI_T_ERR_INVALID_ITEM)?];
+        let e = enum_of(enumtype)?;
+        let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| ErrorClass::TInvalidItem)?];
         out(value, *v);
         strings::put(n, name, name_len);
         Ok(())
@@ -177,12 +190,12 @@ export_t! {
         ready()?;
         let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
         strings::put(&c.name, name, name_len);
-        out(verbosity, c.verbosity);
-        out(datatype, crate::abi::datatypes::MPI_INT);
-        out(enumtype, c.enumtype.map_or(std::ptr::null_mut(), |e| (e + 1) as MPI_T_enum));
+        out(verbosity, c.verbosity.mpich());
+        out(datatype, basic_handle(cvars::DATATYPE));
+        out(enumtype, enum_handle(c.enumtype));
         strings::put(&c.desc, desc, desc_len);
-        out(bind, BIND_NO_OBJECT);
-        out(scope, c.scope);
+        out(bind, cvars::BIND.mpich());
+        out(scope, c.scope.mpich());
         Ok(())
     }
 
@@ -239,12 +252,12 @@ export_t! {
         ready()?;
         let p = &pvars::PVARS[mpit::index(pvar_index, pvars::PVARS.len())?];
         strings::put(p.name, name, name_len);
-        out(verbosity, p.verbosity);
-        out(var_class, p.class);
-        out(datatype, p.datatype);
-        out(enumtype, if p.source == pvars::Source::MonitoringState { (enums::monitoring_state() + 1) as MPI_T_enum } else { std::ptr::null_mut() });
+        out(verbosity, p.verbosity.mpich());
+        out(var_class, p.class.mpich());
+        out(datatype, basic_handle(p.datatype));
+        out(enumtype, enum_handle((p.source == pvars::Source::MonitoringState).then(enums::monitoring_state)));
         strings::put(p.desc, desc, desc_len);
-        out(bind, p.bind);
+        out(bind, p.bind.mpich());
         out(readonly, p.readonly as c_int);
         out(continuous, p.continuous as c_int);
         out(atomic, p.atomic as c_int);
@@ -254,7 +267,10 @@ export_t! {
     fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) => {
         ready()?;
         need(pvar_index)?;
-        out(pvar_index, pvars::get_index(name_arg(name)?, var_class)? as c_int);
+        let name = name_arg(name)?;
+        // A value that names no class matches no variable.
+        let class = PvarClass::from_mpich(var_class).ok_or(ErrorClass::TInvalidName)?;
+        out(pvar_index, pvars::get_index(name, class)? as c_int);
         Ok(())
     }
 
@@ -318,10 +334,10 @@ export_t! {
         let h = one_handle(handle)?;
         let p = session::pvar_of(s, h)?;
         if p.readonly {
-            return Err(MPI_T_ERR_PVAR_NO_WRITE);
+            return Err(ErrorClass::TPvarNoWrite);
         }
         need(buf)?;
-        let w = if p.datatype == crate::abi::datatypes::MPI_CHAR {
+        let w = if p.datatype == Basic::Char {
             // The flush variable takes a file name; an empty string (or, as Open MPI, a pointer
             // to a NULL pointer, whose first byte is 0) clears it.
             session::Written::Name(CStr::from_ptr(buf as *const c_char).to_string_lossy().into_owned())
@@ -414,12 +430,12 @@ export_t! {
 
     fn MPI_T_source_get_info / PMPI_T_source_get_info (source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_source_get_timestamp / PMPI_T_source_get_timestamp (source_index: c_int, timestamp: *mut MPI_Count) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) => {
@@ -431,73 +447,73 @@ export_t! {
 
     fn MPI_T_event_get_info / PMPI_T_event_get_info (event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) => {
         ready()?;
         name_arg(name)?;
-        Err(MPI_T_ERR_INVALID_NAME)
+        Err(ErrorClass::TInvalidName)
     }
 
     fn MPI_T_event_handle_alloc / PMPI_T_event_handle_alloc (event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_INDEX)
+        Err(ErrorClass::TInvalidIndex)
     }
 
     fn MPI_T_event_handle_free / PMPI_T_event_handle_free (event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: Option<MPI_T_event_free_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_handle_get_info / PMPI_T_event_handle_get_info (event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_handle_set_info / PMPI_T_event_handle_set_info (event_registration: MPI_T_event_registration, info: MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_register_callback / PMPI_T_event_register_callback (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: Option<MPI_T_event_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_callback_get_info / PMPI_T_event_callback_get_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_callback_set_info / PMPI_T_event_callback_set_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_set_dropped_handler / PMPI_T_event_set_dropped_handler (event_registration: MPI_T_event_registration, dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_read / PMPI_T_event_read (event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_copy / PMPI_T_event_copy (event_instance: MPI_T_event_instance, buffer: *mut c_void) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_get_timestamp / PMPI_T_event_get_timestamp (event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 
     fn MPI_T_event_get_source / PMPI_T_event_get_source (event_instance: MPI_T_event_instance, source_index: *mut c_int) => {
         ready()?;
-        Err(MPI_T_ERR_INVALID_HANDLE)
+        Err(ErrorClass::TInvalidHandle)
     }
 }
 
@@ -512,7 +528,7 @@ unsafe fn read_into(session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf:
     let (v, p) = session::read(s, h, reset)?;
     if !v.is_empty() {
         need(buf)?;
-        if p.datatype == crate::abi::datatypes::MPI_INT {
+        if p.datatype == Basic::Int {
             for (k, &x) in v.iter().enumerate() {
                 // SAFETY: the buffer holds `count` ints (caller contract; count = v.len()).
                 unsafe { *(buf as *mut c_int).add(k) = x as c_int };

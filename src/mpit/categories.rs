@@ -1,5 +1,6 @@
 //! Categories: groups of variables for tools to browse.
 use super::{cvars, pvars};
+use crate::error::ErrorClass;
 
 pub struct Category {
     pub name: &'static str,
@@ -30,5 +31,5 @@ pub fn all() -> &'static [Category] {
 }
 
 pub fn get_index(name: &str) -> super::TResult<usize> {
-    all().iter().position(|c| c.name == name).ok_or(super::MPI_T_ERR_INVALID_NAME)
+    all().iter().position(|c| c.name == name).ok_or(ErrorClass::TInvalidName)
 }

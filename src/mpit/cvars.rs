@@ -15,6 +15,7 @@ use super::enums::{self, WAIT_POLICIES};
 use super::*;
 use crate::coll::clairvoyant_pap;
 use crate::coll::select::{self, Collective};
+use crate::datatype::basic::Basic;
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::OnceLock;
 
@@ -28,12 +29,18 @@ pub enum Source {
     Clairvoyant(usize),
 }
 
+/// Every control variable's value is one `int` (`read` and `write` take an i32).
+pub const DATATYPE: Basic = Basic::Int;
+
+/// Control variables are not bound to an object (MPI_T_cvar_handle_alloc ignores its object).
+pub const BIND: Bind = Bind::NoObject;
+
 pub struct Cvar {
     pub name: String,
     pub desc: String,
-    pub verbosity: i32,
+    pub verbosity: Verbosity,
     pub enumtype: Option<usize>,
-    pub scope: i32,
+    pub scope: Scope,
     pub source: Source,
 }
 
@@ -41,24 +48,24 @@ pub fn all() -> &'static [Cvar] {
     static V: OnceLock<Vec<Cvar>> = OnceLock::new();
     V.get_or_init(|| {
         let mut v = vec![
-            Cvar { name: "OXMPI_EAGER_LIMIT".into(), desc: "Largest message (bytes) copied through the shared-memory rings; larger messages are copied once, straight from the sender's buffer".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: None, scope: SCOPE_CONSTANT, source: Source::EagerLimit },
-            Cvar { name: "OXMPI_WAIT".into(), desc: "How a waiting rank waits: auto, spin, yield or block (environment variable OXMPI_WAIT, read at MPI_Init)".into(), verbosity: VERBOSITY_TUNER_BASIC, enumtype: Some(enums::wait_policy()), scope: SCOPE_READONLY, source: Source::Wait },
+            Cvar { name: "OXMPI_EAGER_LIMIT".into(), desc: "Largest message (bytes) copied through the shared-memory rings; larger messages are copied once, straight from the sender's buffer".into(), verbosity: Verbosity::TunerBasic, enumtype: None, scope: Scope::Constant, source: Source::EagerLimit },
+            Cvar { name: "OXMPI_WAIT".into(), desc: "How a waiting rank waits: auto, spin, yield or block (environment variable OXMPI_WAIT, read at MPI_Init)".into(), verbosity: Verbosity::TunerBasic, enumtype: Some(enums::wait_policy()), scope: Scope::Readonly, source: Source::Wait },
         ];
         for &c in Collective::ALL.iter() {
             if let Some(names) = enums::algorithms(c) {
                 v.push(Cvar {
                     name: c.env_var(),
                     desc: format!("Algorithm of {}: 0 = auto (chosen by size and ranks), or one of {}", c.name(), names.join(", ")),
-                    verbosity: VERBOSITY_TUNER_DETAIL,
+                    verbosity: Verbosity::TunerDetail,
                     enumtype: enums::of_collective(c),
-                    scope: SCOPE_ALL_EQ,
+                    scope: Scope::AllEq,
                     source: Source::Algorithm(c),
                 });
             }
         }
-        v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(0) });
-        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); applies from the next MPI_Reduce".into(), verbosity: VERBOSITY_TUNER_DETAIL, enumtype: None, scope: SCOPE_ALL_EQ, source: Source::Clairvoyant(1) });
-        v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: VERBOSITY_USER_BASIC, enumtype: None, scope: SCOPE_LOCAL, source: Source::MonitoringEnable });
+        v.push(Cvar { name: "OXMPI_CLV_SEGMENTS".into(), desc: "Segments of a Clairvoyant MPI_Reduce: 0 = automatic (about 64 KiB each, at most 2 per rank), n = n segments (at most the element count); applies from the next MPI_Reduce; every rank must use the same value (in threads mode the value is shared by the ranks of the process: change it between reduces separated by a barrier)".into(), verbosity: Verbosity::TunerDetail, enumtype: None, scope: Scope::AllEq, source: Source::Clairvoyant(0) });
+        v.push(Cvar { name: "OXMPI_CLV_ROUND_NS".into(), desc: "Round length (ns) of Clairvoyant schedules: 0 = automatic (a zero-byte round trip + the copy-and-combine cost per segment byte, calibrated at the communicator's first Clairvoyant reduce); applies from the next MPI_Reduce".into(), verbosity: Verbosity::TunerDetail, enumtype: None, scope: Scope::AllEq, source: Source::Clairvoyant(1) });
+        v.push(Cvar { name: "pml_monitoring_enable".into(), desc: "1: record per-peer communication counters (monitoring performance variables), 0: off; starts as OXMPI_MONITORING".into(), verbosity: Verbosity::UserBasic, enumtype: None, scope: Scope::Local, source: Source::MonitoringEnable });
         v
     })
 }
@@ -99,16 +106,16 @@ impl Cvar {
 
     pub fn write(&self, v: i32) -> TResult {
         match self.source {
-            Source::EagerLimit | Source::Wait => Err(MPI_T_ERR_CVAR_SET_NEVER),
+            Source::EagerLimit | Source::Wait => Err(ErrorClass::TCvarSetNever),
             Source::Algorithm(c) => {
                 let names = enums::algorithms(c).unwrap_or(&[]);
-                let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(MPI_T_ERR_INVALID)?;
+                let i = usize::try_from(v).ok().filter(|&i| i <= names.len()).ok_or(ErrorClass::TInvalid)?;
                 select::force(c, if i == 0 { "auto" } else { names[i - 1] });
                 algo_slots()[c as usize].store(v, Ordering::Relaxed);
                 Ok(())
             }
             Source::Clairvoyant(i) => {
-                let v = usize::try_from(v).map_err(|_| MPI_T_ERR_INVALID)?;
+                let v = usize::try_from(v).map_err(|_| ErrorClass::TInvalid)?;
                 clairvoyant_pap::knobs()[i].store(v, Ordering::Relaxed);
                 Ok(())
             }
@@ -116,7 +123,7 @@ impl Cvar {
                 let want = match v {
                     0 => false,
                     1 => true,
-                    _ => return Err(MPI_T_ERR_INVALID),
+                    _ => return Err(ErrorClass::TInvalid),
                 };
                 if MONITORING_HELD.swap(want, Ordering::Relaxed) != want {
                     crate::monitoring::hold(want);
@@ -128,5 +135,5 @@ impl Cvar {
 }
 
 pub fn get_index(name: &str) -> TResult<usize> {
-    all().iter().position(|c| c.name == name).ok_or(MPI_T_ERR_INVALID_NAME)
+    all().iter().position(|c| c.name == name).ok_or(ErrorClass::TInvalidName)
 }

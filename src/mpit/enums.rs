@@ -1,7 +1,7 @@
 //! Enumerations of control variable values: one per collective's algorithm table (`auto` = 0,
-//! then the table in order) and one for the wait policy. An `MPI_T_enum` handle is the index
-//! plus one (0 is MPI_T_ENUM_NULL).
+//! then the table in order) and one for the wait policy, named by their index in `all()`.
 use crate::coll::select::Collective;
+use crate::error::ErrorClass;
 use std::sync::OnceLock;
 
 pub struct EnumType {
@@ -64,7 +64,7 @@ pub fn wait_policy() -> usize {
     all().len() - 1
 }
 
-/// The enumeration behind a handle (index + 1).
-pub fn from_handle(h: usize) -> super::TResult<&'static EnumType> {
-    h.checked_sub(1).and_then(|i| all().get(i)).ok_or(super::MPI_T_ERR_INVALID_HANDLE)
+/// The enumeration of index `i`: tools pass it back, so a bad one is an invalid handle.
+pub fn get(i: usize) -> super::TResult<&'static EnumType> {
+    all().get(i).ok_or(ErrorClass::TInvalidHandle)
 }

@@ -3,8 +3,9 @@
 //! Events: none are defined (MPI_T_event_get_num gives 0, which the standard allows).
 //!
 //! This layer is independent of MPI_Init: it works before it, after MPI_Finalize, and from any
-//! thread; one lock guards its state. Errors are MPI_T error codes (MPICH ABI values), returned
-//! as they are: MPI_T calls never invoke error handlers (MPI 4.1 section 15.3.10).
+//! thread; one lock guards its state. Errors are the tools interface's classes of
+//! `crate::error::ErrorClass` (the `T*` variants), which the boundary returns as its ABI's codes:
+//! MPI_T calls never invoke error handlers (MPI 4.1 section 15.3.10).
 pub mod categories;
 pub mod cvars;
 pub mod enums;
@@ -12,51 +13,72 @@ pub mod pvars;
 pub mod session;
 pub mod strings;
 
+use crate::error::ErrorClass;
 use std::sync::Mutex;
 
-/// An MPI_T error code.
-pub type TResult<T = ()> = Result<T, i32>;
+/// The result of an MPI_T call: an error is one of the tools interface's classes.
+pub type TResult<T = ()> = Result<T, ErrorClass>;
 
-pub const MPI_T_ERR_MEMORY: i32 = 59;
-pub const MPI_T_ERR_NOT_INITIALIZED: i32 = 60;
-pub const MPI_T_ERR_CANNOT_INIT: i32 = 61;
-pub const MPI_T_ERR_INVALID_INDEX: i32 = 62;
-pub const MPI_T_ERR_INVALID_ITEM: i32 = 63;
-pub const MPI_T_ERR_INVALID_HANDLE: i32 = 64;
-pub const MPI_T_ERR_OUT_OF_HANDLES: i32 = 65;
-pub const MPI_T_ERR_OUT_OF_SESSIONS: i32 = 66;
-pub const MPI_T_ERR_INVALID_SESSION: i32 = 67;
-pub const MPI_T_ERR_CVAR_SET_NOT_NOW: i32 = 68;
-pub const MPI_T_ERR_CVAR_SET_NEVER: i32 = 69;
-pub const MPI_T_ERR_PVAR_NO_STARTSTOP: i32 = 70;
-pub const MPI_T_ERR_PVAR_NO_WRITE: i32 = 71;
-pub const MPI_T_ERR_PVAR_NO_ATOMIC: i32 = 72;
-pub const MPI_T_ERR_INVALID_NAME: i32 = 73;
-pub const MPI_T_ERR_INVALID: i32 = 74;
-pub const MPI_T_ERR_NOT_SUPPORTED: i32 = 78;
+/// How much a variable tells and to whom (MPI 4.1 section 15.3.1): tools filter by it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verbosity {
+    UserBasic,
+    UserDetail,
+    UserAll,
+    TunerBasic,
+    TunerDetail,
+    TunerAll,
+    MpidevBasic,
+    MpidevDetail,
+    MpidevAll,
+}
 
-// MPICH ABI constants (include/mpi.h).
-pub const VERBOSITY_USER_BASIC: i32 = 221;
-pub const VERBOSITY_USER_DETAIL: i32 = 222;
-pub const VERBOSITY_TUNER_BASIC: i32 = 224;
-pub const VERBOSITY_TUNER_DETAIL: i32 = 225;
-pub const BIND_NO_OBJECT: i32 = 9700;
-pub const BIND_MPI_COMM: i32 = 9701;
-pub const SCOPE_CONSTANT: i32 = 60438;
-pub const SCOPE_READONLY: i32 = 60439;
-pub const SCOPE_LOCAL: i32 = 60440;
-pub const SCOPE_ALL_EQ: i32 = 60444;
-pub const CLASS_STATE: i32 = 240;
-pub const CLASS_LEVEL: i32 = 241;
-pub const CLASS_SIZE: i32 = 242;
-pub const CLASS_PERCENTAGE: i32 = 243;
-pub const CLASS_HIGHWATERMARK: i32 = 244;
-pub const CLASS_LOWWATERMARK: i32 = 245;
-pub const CLASS_COUNTER: i32 = 246;
-pub const CLASS_AGGREGATE: i32 = 247;
-pub const CLASS_TIMER: i32 = 248;
-pub const CLASS_GENERIC: i32 = 249;
-pub const MPI_THREAD_MULTIPLE: i32 = 3;
+/// The kind of MPI object a variable is bound to (MPI 4.1 section 15.3.2): a handle of a
+/// variable bound to an object is allocated for one such object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Bind {
+    NoObject,
+    Comm,
+    Datatype,
+    Errhandler,
+    File,
+    Group,
+    Op,
+    Request,
+    Win,
+    Message,
+    Info,
+}
+
+/// Where a control variable may be changed, and which processes must agree (MPI 4.1 section
+/// 15.3.6).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope {
+    Constant,
+    Readonly,
+    Local,
+    Group,
+    GroupEq,
+    All,
+    AllEq,
+}
+
+/// A performance variable's class (MPI 4.1 section 15.3.7): what its value means, and so how
+/// start, stop, reset and write act on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PvarClass {
+    State,
+    Level,
+    Size,
+    Percentage,
+    HighWatermark,
+    LowWatermark,
+    Counter,
+    Aggregate,
+    Timer,
+    Generic,
+}
+
 
 /// How many MPI_T_init_thread calls are not yet matched by MPI_T_finalize, per rank: in threads
 /// mode the ranks of a process are separate MPI processes, keyed by their thread context
@@ -76,18 +98,17 @@ fn with_count<T>(f: impl FnOnce(&mut usize) -> T) -> T {
     f(&mut g[i].1)
 }
 
-/// MPI_T_init_thread: counts one more initialisation; the interface is thread safe, so the
-/// provided level is always MPI_THREAD_MULTIPLE.
-pub fn init() -> i32 {
+/// MPI_T_init_thread: counts one more initialisation. The interface is thread safe whatever
+/// level is asked for, so the boundary always provides MPI_THREAD_MULTIPLE.
+pub fn init() {
     with_count(|n| *n += 1);
-    MPI_THREAD_MULTIPLE
 }
 
 /// MPI_T_finalize: one fewer; the last one frees the rank's sessions.
 pub fn finalize() -> TResult {
     let last = with_count(|n| {
         if *n == 0 {
-            return Err(MPI_T_ERR_NOT_INITIALIZED);
+            return Err(ErrorClass::TNotInitialized);
         }
         *n -= 1;
         Ok(*n == 0)
@@ -101,7 +122,7 @@ pub fn finalize() -> TResult {
 /// Every MPI_T call but init needs the interface initialised.
 pub fn ready() -> TResult {
     if with_count(|n| *n) == 0 {
-        Err(MPI_T_ERR_NOT_INITIALIZED)
+        Err(ErrorClass::TNotInitialized)
     } else {
         Ok(())
     }
@@ -109,5 +130,5 @@ pub fn ready() -> TResult {
 
 /// A checked index into a table of `len` entries.
 pub fn index(i: i32, len: usize) -> TResult<usize> {
-    usize::try_from(i).ok().filter(|&i| i < len).ok_or(MPI_T_ERR_INVALID_INDEX)
+    usize::try_from(i).ok().filter(|&i| i < len).ok_or(ErrorClass::TInvalidIndex)
 }

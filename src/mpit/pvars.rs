@@ -28,6 +28,7 @@
 //! mode, every rank of the process together: the schedule cache is shared); the others are the
 //! calling rank's. COUNTER and TIMER handles sum what happened while started.
 use super::*;
+use crate::datatype::basic::Basic;
 use crate::monitoring::comms::Pattern;
 use crate::monitoring::Kind;
 
@@ -69,46 +70,46 @@ impl Source {
 pub struct Pvar {
     pub name: &'static str,
     pub desc: &'static str,
-    pub verbosity: i32,
-    pub class: i32,
-    pub datatype: i32,
-    pub bind: i32,
+    pub verbosity: Verbosity,
+    pub class: PvarClass,
+    pub datatype: Basic,
+    pub bind: Bind,
     pub readonly: bool,
     pub continuous: bool,
     pub atomic: bool,
     pub source: Source,
 }
 
-const ULL: i32 = 0x4c000819u32 as i32;
-const CHAR: i32 = 0x4c000101u32 as i32;
-const INT: i32 = 0x4c000405u32 as i32;
-const DOUBLE: i32 = 0x4c00080bu32 as i32;
+const ULL: Basic = Basic::UnsignedLongLong;
+const CHAR: Basic = Basic::Char;
+const INT: Basic = Basic::Int;
+const DOUBLE: Basic = Basic::Double;
 
 const fn pair(name: &'static str, desc: &'static str, kind: Kind, f: Field) -> Pvar {
-    Pvar { name, desc, verbosity: VERBOSITY_USER_BASIC, class: CLASS_SIZE, datatype: ULL, bind: BIND_MPI_COMM, readonly: true, continuous: false, atomic: false, source: Source::Pair(kind, f) }
+    Pvar { name, desc, verbosity: Verbosity::UserBasic, class: PvarClass::Size, datatype: ULL, bind: Bind::Comm, readonly: true, continuous: false, atomic: false, source: Source::Pair(kind, f) }
 }
 
 const fn comm(name: &'static str, desc: &'static str, p: Pattern, f: Field) -> Pvar {
-    let class = if matches!(f, Field::Count) { CLASS_COUNTER } else { CLASS_AGGREGATE };
-    Pvar { name, desc, verbosity: VERBOSITY_USER_DETAIL, class, datatype: ULL, bind: BIND_MPI_COMM, readonly: false, continuous: false, atomic: true, source: Source::Comm(p, f) }
+    let class = if matches!(f, Field::Count) { PvarClass::Counter } else { PvarClass::Aggregate };
+    Pvar { name, desc, verbosity: Verbosity::UserDetail, class, datatype: ULL, bind: Bind::Comm, readonly: false, continuous: false, atomic: true, source: Source::Comm(p, f) }
 }
 
 /// A variable of the calling rank (or process), count 1.
-const fn gauge(name: &'static str, desc: &'static str, class: i32, datatype: i32, continuous: bool, source: Source) -> Pvar {
+const fn gauge(name: &'static str, desc: &'static str, class: PvarClass, datatype: Basic, continuous: bool, source: Source) -> Pvar {
     // Continuous gauges only show a state; the others (sums, watermarks) can be reset and written.
     let readonly = continuous;
-    let atomic = class == CLASS_COUNTER || class == CLASS_TIMER;
-    Pvar { name, desc, verbosity: VERBOSITY_TUNER_DETAIL, class, datatype, bind: BIND_NO_OBJECT, readonly, continuous, atomic, source }
+    let atomic = matches!(class, PvarClass::Counter | PvarClass::Timer);
+    Pvar { name, desc, verbosity: Verbosity::TunerDetail, class, datatype, bind: Bind::NoObject, readonly, continuous, atomic, source }
 }
 
 pub static PVARS: &[Pvar] = &[
     Pvar {
         name: "pml_monitoring_flush",
         desc: "Write a file name, then stop the handle: this rank's counters go to <name>.<world rank>.prof (Open MPI's format) and are reset",
-        verbosity: VERBOSITY_USER_BASIC,
-        class: CLASS_GENERIC,
+        verbosity: Verbosity::UserBasic,
+        class: PvarClass::Generic,
         datatype: CHAR,
-        bind: BIND_NO_OBJECT,
+        bind: Bind::NoObject,
         readonly: false,
         continuous: false,
         atomic: false,
@@ -128,19 +129,19 @@ pub static PVARS: &[Pvar] = &[
     comm("coll_monitoring_a2o_size", "Bytes of all-to-one collectives on the communicator (root side)", Pattern::AllToOne, Field::Bytes),
     comm("coll_monitoring_a2a_count", "Number of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Count),
     comm("coll_monitoring_a2a_size", "Bytes of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Bytes),
-    gauge("oxmpi_monitoring_state", "Whether this rank records monitoring counters now (enum MONITORING_STATE: 0 off, 1 recording)", CLASS_STATE, INT, true, Source::MonitoringState),
-    gauge("p2p_unexpected_messages", "Messages in this rank's unexpected queue (arrived before a matching receive was posted)", CLASS_LEVEL, ULL, true, Source::Unexpected),
-    gauge("p2p_unexpected_messages_highwatermark", "Largest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", CLASS_HIGHWATERMARK, ULL, false, Source::UnexpectedHigh),
-    gauge("p2p_unexpected_messages_lowwatermark", "Smallest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", CLASS_LOWWATERMARK, ULL, false, Source::UnexpectedLow),
-    gauge("p2p_eager_fraction", "Share of this rank's sends, user and collective transfers, sent eagerly through the shared-memory rings since MPI_Init, from 0.0 to 1.0 (larger messages go by rendezvous)", CLASS_PERCENTAGE, DOUBLE, true, Source::EagerFraction),
-    gauge("p2p_wait_blocked_ns", "Nanoseconds this rank spent blocked in waits (MPI_Wait, MPI_Recv, ...) while the handle was started", CLASS_TIMER, ULL, false, Source::WaitBlocked),
-    gauge("clairvoyant_schedules_built", "Clairvoyant MPI_Reduce schedules generated, foreground or background (cache misses); process-wide", CLASS_COUNTER, ULL, false, Source::Clv(ClvStat::Built)),
-    gauge("clairvoyant_cache_hits", "Clairvoyant MPI_Reduce calls whose schedule was already cached; process-wide", CLASS_COUNTER, ULL, false, Source::Clv(ClvStat::Hits)),
-    gauge("clairvoyant_build_ns", "Nanoseconds spent generating Clairvoyant schedules; process-wide", CLASS_TIMER, ULL, false, Source::Clv(ClvStat::BuildNs)),
-    gauge("clairvoyant_prediction_error_ns", "Mean absolute error (ns) of the arrival prediction of the latest measured Clairvoyant call; process-wide", CLASS_LEVEL, ULL, true, Source::Clv(ClvStat::ErrorNs)),
+    gauge("oxmpi_monitoring_state", "Whether this rank records monitoring counters now (enum MONITORING_STATE: 0 off, 1 recording)", PvarClass::State, INT, true, Source::MonitoringState),
+    gauge("p2p_unexpected_messages", "Messages in this rank's unexpected queue (arrived before a matching receive was posted)", PvarClass::Level, ULL, true, Source::Unexpected),
+    gauge("p2p_unexpected_messages_highwatermark", "Largest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", PvarClass::HighWatermark, ULL, false, Source::UnexpectedHigh),
+    gauge("p2p_unexpected_messages_lowwatermark", "Smallest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", PvarClass::LowWatermark, ULL, false, Source::UnexpectedLow),
+    gauge("p2p_eager_fraction", "Share of this rank's sends, user and collective transfers, sent eagerly through the shared-memory rings since MPI_Init, from 0.0 to 1.0 (larger messages go by rendezvous)", PvarClass::Percentage, DOUBLE, true, Source::EagerFraction),
+    gauge("p2p_wait_blocked_ns", "Nanoseconds this rank spent blocked in waits (MPI_Wait, MPI_Recv, ...) while the handle was started", PvarClass::Timer, ULL, false, Source::WaitBlocked),
+    gauge("clairvoyant_schedules_built", "Clairvoyant MPI_Reduce schedules generated, foreground or background (cache misses); process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Built)),
+    gauge("clairvoyant_cache_hits", "Clairvoyant MPI_Reduce calls whose schedule was already cached; process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Hits)),
+    gauge("clairvoyant_build_ns", "Nanoseconds spent generating Clairvoyant schedules; process-wide", PvarClass::Timer, ULL, false, Source::Clv(ClvStat::BuildNs)),
+    gauge("clairvoyant_prediction_error_ns", "Mean absolute error (ns) of the arrival prediction of the latest measured Clairvoyant call; process-wide", PvarClass::Level, ULL, true, Source::Clv(ClvStat::ErrorNs)),
 ];
 
 /// `MPI_T_pvar_get_index`: the name and the class must both match.
-pub fn get_index(name: &str, class: i32) -> TResult<usize> {
-    PVARS.iter().position(|p| p.name == name && p.class == class).ok_or(MPI_T_ERR_INVALID_NAME)
+pub fn get_index(name: &str, class: PvarClass) -> TResult<usize> {
+    PVARS.iter().position(|p| p.name == name && p.class == class).ok_or(ErrorClass::TInvalidName)
 }

@@ -75,11 +75,11 @@ impl Registry {
         self.next
     }
     fn session(&self, s: usize) -> TResult {
-        self.sessions.get(&s).map(|_| ()).ok_or(MPI_T_ERR_INVALID_SESSION)
+        self.sessions.get(&s).map(|_| ()).ok_or(ErrorClass::TInvalidSession)
     }
     fn handle(&mut self, s: usize, h: usize) -> TResult<&mut Handle> {
         self.session(s)?;
-        self.handles.get_mut(&h).filter(|x| x.session == s).ok_or(MPI_T_ERR_INVALID_HANDLE)
+        self.handles.get_mut(&h).filter(|x| x.session == s).ok_or(ErrorClass::TInvalidHandle)
     }
     /// Before the watermarks of `g` restart: every started watermark handle on `g` keeps what
     /// they saw.
@@ -148,11 +148,11 @@ fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
 }
 
 fn is_sum(p: &Pvar) -> bool {
-    p.class == CLASS_COUNTER || p.class == CLASS_AGGREGATE || p.class == CLASS_TIMER
+    matches!(p.class, PvarClass::Counter | PvarClass::Aggregate | PvarClass::Timer)
 }
 
 fn is_watermark(p: &Pvar) -> bool {
-    p.class == CLASS_HIGHWATERMARK || p.class == CLASS_LOWWATERMARK
+    matches!(p.class, PvarClass::HighWatermark | PvarClass::LowWatermark)
 }
 
 /// What starting (`yes`) or stopping a handle switches on or off: a monitoring handle keeps
@@ -179,7 +179,7 @@ impl Handle {
             vec![self.acc + now]
         } else if is_watermark(p) && self.started {
             let seen = live(p, &self.bound)[0];
-            vec![if p.class == CLASS_HIGHWATERMARK { self.acc.max(seen) } else { self.acc.min(seen) }]
+            vec![if p.class == PvarClass::HighWatermark { self.acc.max(seen) } else { self.acc.min(seen) }]
         } else if self.started {
             live(p, &self.bound)
         } else {
@@ -188,7 +188,7 @@ impl Handle {
     }
     fn start(&mut self) -> TResult {
         if self.started || self.pvar().continuous {
-            return Err(MPI_T_ERR_PVAR_NO_STARTSTOP);
+            return Err(ErrorClass::TPvarNoStartstop);
         }
         engage(self.pvar(), &self.bound, true);
         self.started = true;
@@ -199,7 +199,7 @@ impl Handle {
     }
     fn stop(&mut self) -> TResult {
         if !self.started || self.pvar().continuous {
-            return Err(MPI_T_ERR_PVAR_NO_STARTSTOP);
+            return Err(ErrorClass::TPvarNoStartstop);
         }
         let p = self.pvar();
         if is_sum(p) {
@@ -229,7 +229,7 @@ impl Handle {
     fn reset(&mut self) -> TResult {
         let p = self.pvar();
         if p.readonly {
-            return Err(MPI_T_ERR_PVAR_NO_WRITE);
+            return Err(ErrorClass::TPvarNoWrite);
         }
         if is_sum(p) {
             self.acc = 0;
@@ -350,10 +350,10 @@ pub fn read(s: usize, h: usize, reset: bool) -> TResult<(Vec<u64>, &'static Pvar
         let p = x.pvar();
         if reset {
             if p.readonly {
-                return Err(MPI_T_ERR_PVAR_NO_WRITE);
+                return Err(ErrorClass::TPvarNoWrite);
             }
             if !p.atomic {
-                return Err(MPI_T_ERR_PVAR_NO_ATOMIC);
+                return Err(ErrorClass::TPvarNoAtomic);
             }
         }
         let v = x.value();
@@ -380,7 +380,7 @@ pub fn write(s: usize, h: usize, w: Written) -> TResult {
         let x = r.handle(s, h)?;
         let p = x.pvar();
         if p.readonly {
-            return Err(MPI_T_ERR_PVAR_NO_WRITE);
+            return Err(ErrorClass::TPvarNoWrite);
         }
         match w {
             Written::Name(n) => x.flush_name = n,
