@@ -7,7 +7,7 @@ pub mod gauges;
 pub mod request;
 
 pub use buffer::Buf;
-pub use engine::{Engine, MsgId};
+pub use engine::{Engine, MsgId, Progress};
 pub use request::{OpArgs, ReqId, SendMode};
 
 /// Completion information of an operation, in engine terms (world ranks, bytes).
