@@ -39,7 +39,9 @@ An implementation that fails to build or run is skipped with a message. Missing 
 are installed with apt-get, as scripts/test.sh does.
 
 Options:
-  --only WHAT        run only p2p (ping-pong, and the ring if --ring) or only coll (default: both);
+  --only WHAT        run only p2p (ping-pong, and the ring if --ring), only coll, or only nbc
+                     (benches/nbc_overlap.c: MPI_Iallreduce overlap in the OSU style and its
+                     latency beside MPI_Allreduce, 2 and 8 ranks) (default: all three);
                      or one of the benchmarks with a driver of their own, passing on --prefix:
                      rma (scripts/bench-rma.sh: put/get latency and bandwidth), pap
                      (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals),
@@ -131,11 +133,12 @@ if [ "$quick" = yes ]; then
 fi
 : "${rounds:=5}" "${coll_target:=0.02}" "${coll_budget:=8}" "${coll_max:=4194304}"
 case "$only" in
-    '') do_p2p=yes; do_coll=yes ;;
+    '') do_p2p=yes; do_coll=yes; do_nbc=yes ;;
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
+    nbc) do_p2p=no; do_coll=no; do_nbc=yes ;;
     rma | pap | workfarm) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, rma, pap or workfarm" ;;
+    *) die "--only takes p2p, coll, nbc, rma, pap or workfarm" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -253,6 +256,7 @@ export OMPI_MCA_plm_rsh_agent="${OMPI_MCA_plm_rsh_agent:-}"
 benches=()
 [ "$do_p2p" = no ] || benches+=(pingpong ring_allreduce)
 [ "$do_coll" = no ] || benches+=(coll_latency)
+[ "${do_nbc:-no}" = no ] || benches+=(nbc_overlap)
 for impl in "${impls[@]}"; do
     echo "== compiling ${benches[*]/#/benches/} with ${cc[$impl]}"
     for b in "${benches[@]}"; do
@@ -468,8 +472,25 @@ coll() {
         }' "$COLLRES"
 }
 
+# --- nbc: MPI_Iallreduce overlap (OSU style) and Iallreduce+Wait vs Allreduce latency ---
+# benches/nbc_overlap.c: one double, 2 and 8 ranks, every implementation once per round; no
+# timing is asserted, the lines are printed for the reader.
+nbc() {
+    echo
+    echo "MPI_Iallreduce of 1 double: latency (us) of Iallreduce+Wait and of Allreduce, overlap (%)"
+    for np in 2 8; do
+        for impl in "${impls[@]}"; do
+            [ "$impl" != oxkthr ] && [ "$impl" != oxmon ] || continue
+            # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+            line="$(timeout -k 5 "$timeout_s" ${launcher[$impl]} "$np" "$WORK/nbc_overlap-$impl" 1 2000 2>/dev/null | grep '^count=' | tail -n 1)" || line="failed"
+            printf '  %-10s n=%-2s %s\n' "${short[$impl]}" "$np" "${line:-failed}"
+        done
+    done
+}
+
 [ "$do_p2p" = no ] || p2p
 [ "$do_coll" = no ] || coll
+[ "${do_nbc:-no}" = no ] || nbc
 
 echo
 raw=()

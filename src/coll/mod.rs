@@ -41,6 +41,8 @@ pub mod reduce_scatter;
 pub mod scan;
 pub mod ring;
 pub mod scatter_allgather;
+pub mod schedule;
+pub mod nbc;
 pub mod select;
 
 use crate::comm::Comm;

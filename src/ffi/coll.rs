@@ -7,12 +7,14 @@
 //! reduction kernels in `crate::op`.
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
+use super::coll_launch::{launch, launch_scheduled, Build, Launch, Pattern, Tally};
+use crate::coll::nbc;
 use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
 use crate::export;
 use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
 
 /// MPI_Barrier and its forms.
 ///
@@ -26,7 +28,7 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     if c.is_inter() {
         return launch(u, c, how, tally, xc::barrier);
     }
-    launch(u, c, how, tally, crate::coll::barrier::barrier)
+    launch_scheduled(u, c, how, tally, crate::coll::barrier::barrier, Some(Box::new(|cx, s| nbc::barrier(s, cx))))
 }
 
 /// MPI_Bcast and its forms.
@@ -61,7 +63,16 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
-    launch(u, c, how, tally, move |cx| {
+    let plan = Arc::new(plan);
+    let sp = plan.clone();
+    let build: Option<Build> = Some(Box::new(move |cx, s| {
+        let p = stage(&sp, s, buffer, is_root);
+        nbc::bcast(s, cx, p, sp.bytes, root);
+        if !is_root {
+            unstage(&sp, s, buffer, p);
+        }
+    }));
+    launch_scheduled(u, c, how, tally, move |cx| {
         let mut tmp = Vec::new();
         // SAFETY: buffer holds `count` elements of the datatype (checked above); the root's are
         // packed, the others' are received into the temporary and unpacked afterwards.
@@ -73,7 +84,7 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
             }
         }
         Ok(())
-    })
+    }, build)
 }
 
 /// MPI_Reduce and its forms.
@@ -120,7 +131,25 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
         plan.check(sendbuf, "send buffer")?;
         sendbuf
     };
-    launch(u, c, how, tally, move |cx| {
+    let plan = Arc::new(plan);
+    let (sp, red2) = (plan.clone(), Arc::new(red));
+    let build: Option<Build> = Some(Box::new(move |cx, s| match sp.shape {
+        Shape::Direct(_) => {
+            let snd = stage(&sp, s, send, false);
+            let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
+            nbc::reduce(s, cx, snd, rcv, n, red2, root);
+        }
+        Shape::Staged(..) => {
+            // The contribution is packed into a staging buffer that also takes the root's result.
+            let t = stage(&sp, s, send, true);
+            s.round();
+            nbc::reduce(s, cx, t, t, n, red2, root);
+            if is_root {
+                unstage(&sp, s, recvbuf, t);
+            }
+        }
+    }));
+    launch_scheduled(u, c, how, tally, move |cx| {
         // SAFETY: the buffers hold `count` elements of the datatype (checked above), i.e. `n`
         // elements of the reduction's type once contiguous. A staged contribution is packed into
         // a temporary that is also the root's result (sendbuf == recvbuf is allowed), then
@@ -144,7 +173,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
                 }
             }
         }
-    })
+    }, build)
 }
 
 /// MPI_Allreduce and its forms.
@@ -177,7 +206,22 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
         });
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
-    launch(u, c, how, tally, move |cx| {
+    let plan = Arc::new(plan);
+    let (sp, red2) = (plan.clone(), Arc::new(red));
+    let build: Option<Build> = Some(Box::new(move |cx, s| {
+        // A staged contribution is packed into a staging buffer that also takes the result.
+        let (snd, rcv) = match sp.shape {
+            Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
+            Shape::Staged(..) => {
+                let t = stage(&sp, s, send, true);
+                (t as *const u8, t)
+            }
+        };
+        s.round();
+        nbc::allreduce(s, cx, snd, rcv, n, red2);
+        unstage(&sp, s, recvbuf, rcv);
+    }));
+    launch_scheduled(u, c, how, tally, move |cx| {
         // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's type
         // once contiguous); they are the same or disjoint. A staged contribution is packed into a
         // temporary that also takes the result (the same buffer is allowed), then unpacked.
@@ -197,7 +241,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
                 }
             }
         }
-    })
+    }, build)
 }
 
 /// MPI_Reduce_local and its large-count form.

@@ -7,6 +7,7 @@ use crate::abi::*;
 use crate::comm::Comm;
 use crate::datatype::{LeafKind, TypeRepr};
 use crate::error::{err, MpiResult};
+use crate::coll::schedule::{Schedule, Step};
 use crate::op::{Op, Reduction};
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
@@ -186,6 +187,52 @@ impl Plan {
             // SAFETY: per this function's contract.
             unsafe { crate::datatype::copy(&t.layout, p as *mut u8, *n, tmp.as_mut_ptr(), tmp.len(), 0, false) };
         }
+    }
+}
+
+/// A user buffer address a schedule's local step keeps.
+#[derive(Clone, Copy)]
+struct UserPtr(*mut c_void);
+// SAFETY: the buffer is the application's, which MPI forbids it to touch until the collective
+// completes; the schedule's steps run on one thread at a time.
+unsafe impl Send for UserPtr {}
+
+/// The contiguous bytes of user buffer `p` in schedule `s`: its own address, or a staging buffer
+/// of the schedule, packed by a local step of the current round when `fill` (every run packs
+/// afresh: a persistent collective's buffer may change between starts).
+pub fn stage(plan: &Arc<Plan>, s: &mut Schedule, p: *const c_void, fill: bool) -> *mut u8 {
+    let Shape::Staged(..) = plan.shape else {
+        // SAFETY: a plan of its own buffer: the empty Vec is not used by a direct shape.
+        return unsafe { plan.bytes_of(p, &mut Vec::new(), false) };
+    };
+    let t = s.scratch(plan.bytes);
+    if fill {
+        let (plan, user, dst) = (plan.clone(), UserPtr(p as *mut c_void), UserPtr(t as *mut c_void));
+        s.push(Step::Local(Box::new(move || {
+            let (user, dst) = (user, dst);
+            let mut tmp = Vec::new();
+            // SAFETY: the user buffer holds the plan's elements (checked at the call); the
+            // staging buffer holds `plan.bytes` bytes.
+            unsafe {
+                let src = plan.bytes_of(user.0, &mut tmp, true);
+                std::ptr::copy_nonoverlapping(src, dst.0 as *mut u8, plan.bytes);
+            }
+        })));
+    }
+    t
+}
+
+/// Unpacks staging buffer `t` (from `stage`) into user buffer `p` in a last round of `s`.
+pub fn unstage(plan: &Arc<Plan>, s: &mut Schedule, p: *mut c_void, t: *mut u8) {
+    if let Shape::Staged(..) = plan.shape {
+        s.round();
+        let (plan, user, src) = (plan.clone(), UserPtr(p), UserPtr(t as *mut c_void));
+        s.push(Step::Local(Box::new(move || {
+            let (user, src) = (user, src);
+            // SAFETY: the staging buffer holds `plan.bytes` bytes the schedule filled; the user
+            // buffer the plan's elements, disjoint from it.
+            unsafe { plan.unpack(user.0, std::slice::from_raw_parts_mut(src.0 as *mut u8, plan.bytes)) };
+        })));
     }
 }
 

@@ -1,10 +1,13 @@
-//! How a checked collective call runs: now (blocking), on the communicator's background worker
-//! completing a request (`MPI_I*`), or as a persistent request that each MPI_Start queues on the
-//! worker (`MPI_*_init`). Every collective's FFI function checks its arguments, builds the body
-//! (a closure that does the whole operation given its `Coll`, staging included) and hands it here,
-//! so the three forms share one implementation and one argument check.
+//! How a checked collective call runs: now (blocking), as a schedule the engine progresses
+//! (`MPI_I*`, and `MPI_*_init` whose every MPI_Start re-runs the schedule), or, for the calls that
+//! have no schedule (see `launch_scheduled`'s callers), on the communicator's background worker
+//! completing a request. Every collective's FFI function checks its arguments, builds the body (a
+//! closure that does the whole operation given its `Coll`, staging included) and, when the call
+//! can run as a schedule, the schedule's builder, and hands them here, so the forms share one
+//! argument check.
 use super::check::{self, CommRef};
 use crate::abi::*;
+use crate::coll::schedule::{self, Schedule};
 use crate::coll::Coll;
 use crate::error::{err, MpiResult};
 use crate::p2p::ReqId;
@@ -79,12 +82,23 @@ struct SendBody<T>(T);
 // captures are owned values and Arcs of Send + Sync data.
 unsafe impl<T> Send for SendBody<T> {}
 
-/// A persistent collective request: its communicator and body, run once per MPI_Start.
+/// Builds a nonblocking or persistent collective's schedule for collective `Coll`.
+pub type Build = Box<dyn FnOnce(&Coll, &mut Schedule)>;
+
+/// What each MPI_Start of a persistent collective runs.
+enum Work {
+    /// The body, queued on the worker.
+    Body(Arc<Mutex<SendBody<Body>>>),
+    /// The schedule, re-run with the start's sequence tag.
+    Sched(Arc<Mutex<Schedule>>),
+}
+
+/// A persistent collective request: its communicator and work, run once per MPI_Start.
 struct Persistent {
     comm: CommRef,
     /// Counted at each start: every start is one collective.
     tally: Tally,
-    body: Arc<Mutex<SendBody<Body>>>,
+    work: Work,
 }
 
 /// This rank's collective requests: the persistent ones by engine request id, and the
@@ -144,7 +158,42 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
         Launch::Persistent(request) => {
             crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             let id = u.engine.new_external_persistent();
-            let p = Persistent { comm: c, body: Arc::new(Mutex::new(SendBody(body))), tally };
+            let p = Persistent { comm: c, work: Work::Body(Arc::new(Mutex::new(SendBody(body)))), tally };
+            requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
+            *request = check::req_handle(id);
+            Ok(())
+        }
+    }
+}
+
+/// Runs a collective as `launch` does, except that the nonblocking and persistent forms run
+/// `build`'s schedule, progressed by the engine (`crate::coll::schedule`), when it is given.
+///
+/// # Safety
+/// As `launch`; `build` must only capture buffers that stay valid as the MPI contract of the call
+/// requires.
+pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
+    let Some(build) = build else { return launch(u, c, how, tally, body) };
+    match how {
+        Launch::Blocking => launch(u, c, how, tally, body),
+        Launch::Nonblocking(request) => {
+            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            tally.record(u, &c);
+            let cx = Coll::next(u, &c);
+            let mut s = Schedule::new(&cx);
+            build(&cx, &mut s);
+            let id = u.engine.new_external();
+            *request = check::req_handle(id);
+            schedule::start(&u.engine, Arc::new(Mutex::new(s)), cx.tag, id);
+            Ok(())
+        }
+        Launch::Persistent(request) => {
+            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            // Built with sequence 0; each start sets the tag of its own sequence number.
+            let mut s = Schedule::new(&Coll::sequenced(u, &c, 0));
+            build(&Coll::sequenced(u, &c, 0), &mut s);
+            let id = u.engine.new_external_persistent();
+            let p = Persistent { comm: c, work: Work::Sched(Arc::new(Mutex::new(s))), tally };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             *request = check::req_handle(id);
             Ok(())
@@ -204,17 +253,31 @@ pub fn run_queued(u: &'static Instance, id: ReqId) {
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {
-    let (comm, body, tally) = {
+    let (comm, work, tally) = {
         let t = requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
-        (p.comm.clone(), p.body.clone(), p.tally)
+        let work = match &p.work {
+            Work::Body(b) => Work::Body(b.clone()),
+            Work::Sched(s) => Work::Sched(s.clone()),
+        };
+        (p.comm.clone(), work, p.tally)
     };
     if let Err(e) = u.engine.start_external(id) {
         return Some(Err(e));
     }
     tally.record(u, &comm);
-    submit(u, comm, id, Box::new(move |cx| (body.lock().unwrap_or_else(|p| p.into_inner()).0)(cx)));
+    match work {
+        Work::Body(body) => submit(u, comm, id, Box::new(move |cx| (body.lock().unwrap_or_else(|p| p.into_inner()).0)(cx))),
+        Work::Sched(s) => schedule::start(&u.engine, s, Coll::next(u, &comm).tag, id),
+    }
     Some(Ok(()))
+}
+
+/// Whether request `id` is a collective's (MPI_Cancel refuses those).
+pub fn is_collective(u: &Instance, id: ReqId) -> bool {
+    requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id)
+        || requests(u).queued.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id)
+        || schedule::running(&u.engine, id)
 }
 
 /// MPI_Request_free on request `id`: forgets it if it is a persistent collective (a run in

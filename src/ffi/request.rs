@@ -204,6 +204,8 @@ export! {
         match req_ref(u, *request)? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
+            // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
+            ReqRef::Engine(id, _, _) if super::coll_launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
             ReqRef::Engine(id, _, _) => {
                 u.engine.cancel(id);
                 Ok(())

@@ -122,6 +122,28 @@ pub struct Engine<T: Transport = Shm> {
     unacked: OnceLock<Box<failure::UnackedFn>>,
     /// Counters for MPI_T performance variables.
     pub gauges: super::gauges::Gauges,
+    /// Progress hooks of higher layers (`Progress`), run by every progress loop while
+    /// `hook_work` is non-zero.
+    hooks: std::sync::RwLock<Vec<Hook<T>>>,
+    /// How many operations the hooks have in flight (`hook_busy`): zero keeps the hooks off the
+    /// point-to-point paths (one relaxed load).
+    hook_work: AtomicU32,
+}
+
+/// A registered hook: the object as `Any` (found again by type in `hook`) and as `Progress`.
+type Hook<T> = (Arc<dyn std::any::Any + Send + Sync>, Arc<dyn Progress<T>>);
+
+/// Work that a layer above the engine has in flight and that advances as messages arrive
+/// (collective schedules): every progress loop of the engine (wait, test, probe and the
+/// blocking calls built on them) calls `progress` while the owner declares work with
+/// `Engine::hook_busy`, so the work moves whenever the rank is inside MPI, with no thread.
+///
+/// `progress` runs without the engine lock held and may start and test operations; it must not
+/// wait. It returns whether anything moved (a round ended, an operation completed): the waiting
+/// loop then looks again at once instead of sleeping, since the step may have completed what it
+/// waits for or sent what a peer needs.
+pub trait Progress<T: Transport = Shm>: Send + Sync {
+    fn progress(&self, e: &Engine<T>) -> bool;
 }
 
 /// Messages from this size up are copied half by the receiver and half by a blocked sender.
@@ -185,6 +207,8 @@ impl<X: Transport> Engine<X> {
             spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
             gauges: Default::default(),
+            hooks: Default::default(),
+            hook_work: AtomicU32::new(0),
         }
     }
 
@@ -820,12 +844,19 @@ impl<X: Transport> Engine<X> {
         let bell = self.t.doorbell();
         let out = loop {
             let seen = bell.seq.load(Ordering::Acquire);
-            {
+            let hooked = self.run_hooks();
+            let moved = {
                 let mut g = self.lock();
-                self.progress(&mut g);
+                let moved = self.progress(&mut g);
                 if let Some(v) = cond(&mut g) {
                     break v;
                 }
+                moved
+            };
+            // With hooks at work, what progress just delivered may let a schedule take its next
+            // step (which nobody would ring us for): look again before sleeping.
+            if hooked || (moved && self.hook_work.load(Ordering::Relaxed) != 0) {
+                continue;
             }
             self.policy.wait(bell, seen, &self.spin_budget, || self.anything_arrived());
         };
@@ -927,10 +958,66 @@ impl<X: Transport> Engine<X> {
         self.t.wake(self.me);
     }
 
+    /// Completes external request `id` with `result`: its error's class on failure.
+    pub fn finish_external(&self, id: ReqId, result: &MpiResult) {
+        self.complete_external(id, result.as_ref().err().map(|e| e.class));
+    }
+
     /// One progress pass (MPI_Test* and friends).
     pub fn poke(&self) {
+        self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
+    }
+
+    // ------------------------------------------------------------------ progress hooks
+
+    /// The registered hook of type `T`, registering `make()` first if there is none (one per
+    /// engine: coll keeps its schedules of this rank in it).
+    pub fn hook<H: Progress<X> + 'static>(&self, make: impl FnOnce() -> H) -> Arc<H> {
+        let find = |hooks: &[Hook<X>]| hooks.iter().find_map(|(any, _)| any.clone().downcast::<H>().ok());
+        if let Some(h) = find(&self.hooks.read().unwrap_or_else(|p| p.into_inner())) {
+            return h;
+        }
+        let mut hooks = self.hooks.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(h) = find(&hooks) {
+            return h;
+        }
+        let h = Arc::new(make());
+        hooks.push((h.clone(), h.clone()));
+        h
+    }
+
+    /// A hook's owner starts (`true`) or ends (`false`) one operation the hooks must advance.
+    pub fn hook_busy(&self, start: bool) {
+        if start {
+            self.hook_work.fetch_add(1, Ordering::SeqCst);
+        } else {
+            self.hook_work.fetch_sub(1, Ordering::SeqCst);
+        }
+    }
+
+    /// Runs the hooks if they have work; whether any moved.
+    fn run_hooks(&self) -> bool {
+        if self.hook_work.load(Ordering::Relaxed) == 0 {
+            return false;
+        }
+        let hooks: Vec<Arc<dyn Progress<X>>> = self.hooks.read().unwrap_or_else(|p| p.into_inner()).iter().map(|h| h.1.clone()).collect();
+        let mut any = false;
+        for h in hooks {
+            any |= h.progress(self);
+        }
+        any
+    }
+
+    /// The status of request `id` if it completed, releasing it; no progress, no hooks (for
+    /// hooks testing their own operations).
+    pub fn take_done(&self, id: ReqId) -> Option<Status> {
+        let mut g = self.lock();
+        if !Self::is_done(&g, id) {
+            return None;
+        }
+        Self::take(&mut g, id)
     }
 
     // ------------------------------------------------------------------ completion
@@ -974,6 +1061,7 @@ impl<X: Transport> Engine<X> {
 
     /// MPI_Test: progress once; the status if `id` completed (the request is then released).
     pub fn test(&self, id: ReqId) -> Option<Status> {
+        self.run_hooks();
         let mut g = self.lock();
         if !Self::is_done(&g, id) {
             self.progress(&mut g);
@@ -1028,6 +1116,7 @@ impl<X: Transport> Engine<X> {
     /// MPI_Testany: None if no active request completed (flag false); Some(None) if no request
     /// is active (flag true, index MPI_UNDEFINED); else Some((index, status)).
     pub fn test_any(&self, ids: &[Option<ReqId>]) -> Option<Option<(usize, Status)>> {
+        self.run_hooks();
         let mut g = self.lock();
         if !Self::any_active(&g, ids) {
             return Some(None);
@@ -1039,6 +1128,7 @@ impl<X: Transport> Engine<X> {
     /// Completes every active request in `ids` that is done now; returns (index, status) of each,
     /// or None when no request is active (the caller reports MPI_UNDEFINED).
     pub fn test_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+        self.run_hooks();
         let mut g = self.lock();
         if !Self::any_active(&g, ids) {
             return None;
@@ -1072,6 +1162,7 @@ impl<X: Transport> Engine<X> {
 
     /// MPI_Testall: statuses of all if all are done (then all are released), else None.
     pub fn test_all(&self, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
+        self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
         self.unsuccessful_test(g, |g| Self::take_all(g, ids))
@@ -1090,6 +1181,7 @@ impl<X: Transport> Engine<X> {
 
     /// MPI_Request_get_status: the status if done, without releasing the request.
     pub fn peek_status(&self, id: ReqId) -> Option<Status> {
+        self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
         let r = g.reqs.get(id)?;
@@ -1136,6 +1228,7 @@ impl<X: Transport> Engine<X> {
     }
 
     pub fn iprobe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<Status> {
+        self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
         self.unsuccessful_test(g, |g| Self::find_unexpected(g, src, tag, ctx).map(|i| Self::probe_status(&g.unexpected[i])))
@@ -1154,6 +1247,7 @@ impl<X: Transport> Engine<X> {
     }
 
     pub fn improbe(&self, src: Option<usize>, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
+        self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
         self.unsuccessful_test(g, |g| Self::take_message(g, &self.gauges, src, tag, ctx))

@@ -7,7 +7,7 @@ pub mod gauges;
 pub mod request;
 
 pub use buffer::Buf;
-pub use engine::{Engine, MsgId};
+pub use engine::{Engine, MsgId, Progress};
 pub use request::{OpArgs, ReqId, SendMode};
 
 /// The engine's wildcard and null values of a source, destination or tag. Chosen equal to the

@@ -1,0 +1,270 @@
+//! The algorithms of nonblocking and persistent collectives, as schedules (`schedule.rs`).
+//!
+//! Each function appends the rounds of one collective to a schedule for rank `cx.rank()`. They
+//! move contiguous bytes, like the blocking algorithms; the FFI layer decides when a call can run
+//! as a schedule. Latency-optimal choices, since a nonblocking collective is posted and then
+//! overlapped, and since a round costs a trip through the progress loop:
+//! - barrier: dissemination (Hensgen, Finkel and Manber 1988), ceil(log2 n) rounds;
+//! - bcast: binomial tree (MPICH `MPIR_Ibcast_intra_sched_binomial`), 2 rounds per rank;
+//! - reduce: binomial tree, receiving from every child at once (libnbc's `NBC_Ireduce` binomial),
+//!   rooted at the root for commutative ops, at rank 0 in rank order otherwise, then forwarded;
+//! - allreduce: recursive doubling with the pre/post steps of Thakur, Rabenseifner and Gropp
+//!   (2005) for non-power-of-two rank counts (MPICH `MPIR_Iallreduce_intra_sched_recursive_doubling`);
+//! - gather, scatter, allgather, alltoall: linear, every message of the rank posted in one round
+//!   (libnbc's linear `NBC_Igather`, `NBC_Iscatter`, `NBC_Iallgather`, `NBC_Ialltoall`; MPICH's
+//!   "scattered" alltoall): one round, which on shared memory beats log-depth trees at the rank
+//!   counts of one node.
+use super::gather::Blocks;
+use super::schedule::{Schedule, Step};
+use super::Coll;
+use crate::op::Reduction;
+use std::sync::Arc;
+
+/// MPI_Ibarrier: dissemination, round k sends to rank + 2^k and receives from rank - 2^k.
+pub fn barrier(s: &mut Schedule, cx: &Coll) {
+    let (n, r) = (cx.size(), cx.rank());
+    let mut d = 1;
+    while d < n {
+        s.send(cx, std::ptr::null(), 0, (r + d) % n);
+        s.recv(cx, std::ptr::null_mut(), 0, (r + n - d) % n);
+        s.round();
+        d <<= 1;
+    }
+}
+
+/// MPI_Ibcast of `bytes` at `buf` from `root`: binomial tree over ranks relative to the root.
+pub fn bcast(s: &mut Schedule, cx: &Coll, buf: *mut u8, bytes: usize, root: usize) {
+    let n = cx.size();
+    if n == 1 || bytes == 0 {
+        return;
+    }
+    let vr = (cx.rank() + n - root) % n;
+    let mut mask = 1;
+    while mask < n {
+        if vr & mask != 0 {
+            s.recv(cx, buf, bytes, (vr - mask + root) % n);
+            s.round();
+            break;
+        }
+        mask <<= 1;
+    }
+    mask >>= 1;
+    while mask > 0 {
+        if vr + mask < n {
+            s.send(cx, buf, bytes, (vr + mask + root) % n);
+        }
+        mask >>= 1;
+    }
+}
+
+/// MPI_Ireduce of `count` elements from `send` into `recv` at `root` (`send == recv` allowed:
+/// in place, or a staged buffer).
+pub fn reduce(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, count: usize, red: Arc<Reduction>, root: usize) {
+    let (n, r) = (cx.size(), cx.rank());
+    let bytes = count * red.size;
+    if n == 1 || bytes == 0 {
+        if r == root && !std::ptr::eq(send, recv) && bytes > 0 {
+            s.push(Step::Copy { src: send, dst: recv, bytes });
+        }
+        return;
+    }
+    let commutative = red.commutative();
+    // The tree's root: the root itself, or rank 0 (ranks in order) for a non-commutative op.
+    let top = if commutative { root } else { 0 };
+    let vr = (r + n - top) % n;
+    let mut children = Vec::new();
+    let mut parent = None;
+    let mut mask = 1;
+    while mask < n {
+        if vr & mask != 0 {
+            parent = Some((vr - mask + top) % n);
+            break;
+        }
+        if vr | mask < n {
+            children.push(((vr | mask) + top) % n);
+        }
+        mask <<= 1;
+    }
+    // The partial result: the root's receive buffer, a private copy where children contribute,
+    // the send buffer itself at a leaf.
+    let acc: *mut u8 = if r == root && r == top {
+        if !std::ptr::eq(send, recv) {
+            s.push(Step::Copy { src: send, dst: recv, bytes });
+        }
+        recv
+    } else if !children.is_empty() || r == top || r == root {
+        let a = s.scratch(bytes);
+        s.push(Step::Copy { src: send, dst: a, bytes });
+        a
+    } else {
+        send as *mut u8
+    };
+    let tmps: Vec<*mut u8> = children.iter().map(|&c| {
+        let t = s.scratch(bytes);
+        s.recv(cx, t, bytes, c);
+        t
+    }).collect();
+    s.round();
+    // Children in increasing relative rank: each covers the ranks just above what acc holds.
+    for &t in &tmps {
+        combine(s, t, acc, count, &red, true);
+    }
+    if r == root && r != top {
+        // The result, from the tree's root; posted with our own contribution's send, which the
+        // tree's root needs first.
+        s.recv(cx, recv, bytes, top);
+    }
+    if let Some(p) = parent {
+        s.send(cx, acc, bytes, p);
+    } else if r != root {
+        s.send(cx, acc, bytes, root);
+    }
+}
+
+/// Appends `acc = acc op tmp` (`tmp_above`: tmp holds higher ranks' data) or `acc = tmp op acc`.
+fn combine(s: &mut Schedule, tmp: *mut u8, acc: *mut u8, count: usize, red: &Arc<Reduction>, tmp_above: bool) {
+    if !tmp_above || red.commutative() {
+        s.push(Step::Reduce { inp: tmp, inout: acc, count, red: red.clone() });
+    } else {
+        s.push(Step::Reduce { inp: acc, inout: tmp, count, red: red.clone() });
+        s.push(Step::Copy { src: tmp, dst: acc, bytes: count * red.size });
+    }
+}
+
+/// MPI_Iallreduce of `count` elements from `send` into `recv` (`send == recv` allowed).
+pub fn allreduce(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, count: usize, red: Arc<Reduction>) {
+    let (n, r) = (cx.size(), cx.rank());
+    let bytes = count * red.size;
+    if !std::ptr::eq(send, recv) && bytes > 0 {
+        s.push(Step::Copy { src: send, dst: recv, bytes });
+    }
+    if n == 1 || bytes == 0 {
+        return;
+    }
+    let tmp = s.scratch(bytes);
+    let p2 = 1 << (usize::BITS - 1 - n.leading_zeros());
+    let rem = n - p2;
+    // Pre-step: of the first 2 * rem ranks, the even ones hand their data to the odd ones and
+    // sit out; the rest renumber to 0..p2.
+    let me = if r < 2 * rem {
+        if r % 2 == 0 {
+            s.send(cx, recv, bytes, r + 1);
+            s.round();
+            None
+        } else {
+            s.recv(cx, tmp, bytes, r - 1);
+            s.round();
+            combine(s, tmp, recv, count, &red, false);
+            Some(r / 2)
+        }
+    } else {
+        Some(r - rem)
+    };
+    if let Some(nr) = me {
+        let mut mask = 1;
+        while mask < p2 {
+            let nd = nr ^ mask;
+            let dst = if nd < rem { nd * 2 + 1 } else { nd + rem };
+            s.send(cx, recv, bytes, dst);
+            s.recv(cx, tmp, bytes, dst);
+            s.round();
+            combine(s, tmp, recv, count, &red, dst > r);
+            mask <<= 1;
+        }
+    }
+    if r < 2 * rem {
+        if r % 2 == 1 {
+            s.send(cx, recv, bytes, r - 1);
+        } else {
+            s.recv(cx, recv, bytes, r + 1);
+        }
+    }
+}
+
+/// MPI_Igather: `send` (None: in place at the root) to block `i` of `recv` (the root's).
+pub fn gather(s: &mut Schedule, cx: &Coll, send: Option<(*const u8, usize)>, recv: Option<&Blocks>, root: usize) {
+    let r = cx.rank();
+    match recv {
+        Some(b) if r == root => {
+            for i in 0..cx.size() {
+                if i == r {
+                    if let Some((p, len)) = send {
+                        if len > 0 {
+                            s.push(Step::Copy { src: p, dst: b.ptr(i), bytes: len.min(b.lens[i]) });
+                        }
+                    }
+                } else if b.lens[i] > 0 {
+                    s.recv(cx, b.ptr(i), b.lens[i], i);
+                }
+            }
+        }
+        _ => {
+            if let Some((p, len)) = send.filter(|s| s.1 > 0) {
+                s.send(cx, p, len, root);
+            }
+        }
+    }
+}
+
+/// MPI_Iscatter: block `i` of `send` (the root's) to `recv` (None: in place at the root).
+pub fn scatter(s: &mut Schedule, cx: &Coll, send: Option<&Blocks>, recv: Option<(*mut u8, usize)>, root: usize) {
+    let r = cx.rank();
+    match send {
+        Some(b) if r == root => {
+            for i in 0..cx.size() {
+                if i == r {
+                    if let Some((p, len)) = recv {
+                        if len > 0 {
+                            s.push(Step::Copy { src: b.ptr(i), dst: p, bytes: len.min(b.lens[i]) });
+                        }
+                    }
+                } else if b.lens[i] > 0 {
+                    s.send(cx, b.ptr(i), b.lens[i], i);
+                }
+            }
+        }
+        _ => {
+            if let Some((p, len)) = recv.filter(|r| r.1 > 0) {
+                s.recv(cx, p, len, root);
+            }
+        }
+    }
+}
+
+/// MPI_Iallgather: this rank's `send` (None: already in its block of `recv`) to every rank's
+/// block of `recv`.
+pub fn allgather(s: &mut Schedule, cx: &Coll, send: Option<(*const u8, usize)>, recv: &Blocks) {
+    let r = cx.rank();
+    if let Some((p, len)) = send {
+        if len > 0 {
+            s.push(Step::Copy { src: p, dst: recv.ptr(r), bytes: len.min(recv.lens[r]) });
+        }
+    }
+    let (own, own_len) = (recv.ptr(r) as *const u8, recv.lens[r]);
+    for i in (0..cx.size()).filter(|&i| i != r) {
+        if recv.lens[i] > 0 {
+            s.recv(cx, recv.ptr(i), recv.lens[i], i);
+        }
+        if own_len > 0 {
+            s.send(cx, own, own_len, i);
+        }
+    }
+}
+
+/// MPI_Ialltoall: block `i` of `send` to rank `i`, block `i` of `recv` from rank `i`.
+pub fn alltoall(s: &mut Schedule, cx: &Coll, send: &Blocks, recv: &Blocks) {
+    let (n, r) = (cx.size(), cx.rank());
+    if recv.lens[r] > 0 {
+        s.push(Step::Copy { src: send.ptr(r), dst: recv.ptr(r), bytes: recv.lens[r].min(send.lens[r]) });
+    }
+    // Start with the next rank up, so that not every rank sends to rank 0 first.
+    for k in 1..n {
+        let (to, from) = ((r + k) % n, (r + n - k) % n);
+        if recv.lens[from] > 0 {
+            s.recv(cx, recv.ptr(from), recv.lens[from], from);
+        }
+        if send.lens[to] > 0 {
+            s.send(cx, send.ptr(to), send.lens[to], to);
+        }
+    }
+}
