@@ -20,6 +20,7 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
         let upcalls = host::Upcalls {
             instance_loaded: |r, lookup| crate::fortran::sentinels::register_instance(r, lookup),
             rank_in_mpi: crate::instance::rank_active,
+            channel_geometry: crate::transport::shm::geometry,
         };
         host::run(nranks as usize, host::path_from_c(prog), &host::args_from_c(argc, argv), upcalls)
     })

@@ -12,7 +12,7 @@ use common::{Rng, TestOps};
 
 
 fn world(n: usize, policy: WaitPolicy) -> Vec<Arc<Engine>> {
-    let seg = Arc::new(Segment::anonymous(n).unwrap());
+    let seg = Arc::new(Segment::anonymous(n, oxmpi::transport::shm::geometry(n)).unwrap());
     (0..n)
         .map(|r| {
             seg.rank(r).pid.store(std::process::id() as i32, Ordering::SeqCst);

@@ -4,7 +4,7 @@
 //! they write the rank state or the abort record into the job segment through
 //! /proc/self/fd/$OXMPI_SHM_FD, at offsets taken from the crate's own layout.
 //! Time is only asserted as generous upper bounds, to catch hangs.
-use oxmpi::runtime::segment::{slots_for, Layout, RankControl, SegmentHeader};
+use oxmpi::runtime::segment::{Layout, RankControl, SegmentHeader};
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -142,7 +142,7 @@ fn assert_pids_gone(dir: &TempDir, expected: usize) {
 const PUT: &str = r#"put() { printf "$2" | dd of=/proc/$$/fd/$OXMPI_SHM_FD bs=1 seek=$1 conv=notrunc status=none; }"#;
 
 fn state_offset(nranks: usize, rank: usize) -> usize {
-    let l = Layout::new(nranks, slots_for(nranks));
+    let l = Layout::new(nranks, oxmpi::transport::shm::geometry(nranks));
     l.ranks_off + rank * std::mem::size_of::<RankControl>() + std::mem::offset_of!(RankControl, state)
 }
 

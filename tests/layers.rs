@@ -4,9 +4,7 @@
 //! from the file's top-level module to `name`. Comments do not count.
 //!
 //! A module may import a module only of a strictly lower layer: modules on one layer never import
-//! each other, so no cycle can form. `KNOWN_UPWARD` lists the upward edges that are still to be
-//! removed (issue 15); the check fails on any other upward edge, and also on a listed edge that
-//! no longer exists, so the list can only shrink.
+//! each other, so no cycle can form. There is no exception list.
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -48,12 +46,6 @@ const LAYERS: &[(&str, u32)] = &[
     ("threads_host", 13),
 ];
 
-/// Upward edges still to be removed, as (from, to). Remove an entry when its edge goes.
-const KNOWN_UPWARD: &[(&str, &str)] = &[
-    // The job segment lays out the shared-memory rings: they move into the shared-memory
-    // implementation of the transport seam.
-    ("runtime", "transport"),
-];
 
 fn src_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
@@ -215,23 +207,13 @@ fn every_module_has_a_layer() {
 #[test]
 fn modules_import_only_lower_layers() {
     let mut problems = Vec::new();
-    let mut seen_known = BTreeSet::new();
     for ((from, to), files) in edges() {
         let (Some(lf), Some(lt)) = (layer(&from), layer(&to)) else { continue };
         if lt < lf {
             continue;
         }
-        if KNOWN_UPWARD.contains(&(from.as_str(), to.as_str())) {
-            seen_known.insert((from.clone(), to.clone()));
-            continue;
-        }
         let files: Vec<_> = files.into_iter().collect();
         problems.push(format!("`{from}` (layer {lf}) imports `{to}` (layer {lt}) in {}", files.join(", ")));
-    }
-    for (from, to) in KNOWN_UPWARD {
-        if !seen_known.contains(&(from.to_string(), to.to_string())) {
-            problems.push(format!("KNOWN_UPWARD lists `{from}` -> `{to}`, which no longer exists: remove it from the list"));
-        }
     }
     assert!(problems.is_empty(), "layer violations (see docs/ARCHITECTURE.md):\n  {}", problems.join("\n  "));
 }

@@ -14,7 +14,7 @@ mod common;
 use common::TestOps;
 
 fn world(n: usize) -> Vec<Arc<Engine>> {
-    let seg = Arc::new(Segment::anonymous(n).unwrap());
+    let seg = Arc::new(Segment::anonymous(n, oxmpi::transport::shm::geometry(n)).unwrap());
     (0..n)
         .map(|r| {
             seg.rank(r).pid.store(std::process::id() as i32, Ordering::SeqCst);

@@ -145,7 +145,7 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
             Ok((Arc::new(seg), rank, false, false))
         }
         None => {
-            let seg = Segment::anonymous(1).map_err(|e| err(ErrorClass::NoMem, format!("cannot create a segment: {e}")))?;
+            let seg = Segment::anonymous(1, crate::transport::shm::geometry(1)).map_err(|e| err(ErrorClass::NoMem, format!("cannot create a segment: {e}")))?;
             Ok((Arc::new(seg), 0, true, false))
         }
     }

@@ -1,4 +1,6 @@
-//! The job's shared-memory segment: header, per-rank control blocks, doorbells and the N x N channels.
+//! The job's shared-memory segment: header, per-rank control blocks, doorbells and the N x N
+//! channel areas, whose size and contents belong to the shared-memory transport
+//! (`transport::shm`): the segment only lays them out, `ChannelGeometry` tells it how.
 //!
 //! In processes mode `mpiexec` creates the segment as a memfd (so nothing ever appears in /dev/shm),
 //! initialises it, and the ranks inherit the descriptor (`OXMPI_SHM_FD`). A program started without
@@ -9,13 +11,12 @@
 //! SegmentHeader | RankControl[n] | Doorbell[n] | channel[src * n + dst] for all src, dst
 //!   | world arena (jobs of at most `ARENA_MAX_RANKS`): ArenaCounters | n + 2 slots of ARENA_SLOT
 //! ```
-use crate::transport::ring::{channel_bytes, Channel};
 use crossbeam_utils::CachePadded;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 4;
+pub const LAYOUT_VERSION: u32 = 5;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -30,8 +31,10 @@ pub struct SegmentHeader {
     pub version: u32,
     /// Number of ranks in the job.
     pub nranks: u32,
-    /// Slots per channel (chosen by the launcher from nranks).
+    /// Slots per channel (chosen by the transport from nranks; `ChannelGeometry::nslots`).
     pub nslots: u32,
+    /// Bytes of one channel area (`ChannelGeometry::bytes`).
+    pub channel_bytes: u32,
     /// Process id of the launcher (0 for a singleton).
     pub launcher_pid: i32,
     /// Set to 1 by the first rank that aborts the job (MPI_Abort or a fatal error); first writer wins.
@@ -86,13 +89,13 @@ pub struct Doorbell {
     pub carrier: AtomicU32,
 }
 
-/// Slots per channel for a job of `nranks`: fewer for big jobs so the segment stays bounded.
-pub fn slots_for(nranks: usize) -> usize {
-    match nranks {
-        0..=64 => 8,
-        65..=256 => 4,
-        _ => 2,
-    }
+/// What the shared-memory transport keeps per ordered pair of ranks, as the segment lays it out:
+/// `bytes` bytes holding a channel of `nslots` slots (the transport reads `nslots` back from the
+/// segment, which is all a rank attaching to the launcher's segment learns).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ChannelGeometry {
+    pub nslots: usize,
+    pub bytes: usize,
 }
 
 /// Bytes of one contribution (or result) slot of the world communicator's arena
@@ -120,7 +123,7 @@ fn align_line(x: usize) -> usize {
 #[derive(Clone, Copy, Debug)]
 pub struct Layout {
     pub nranks: usize,
-    pub nslots: usize,
+    pub channel: ChannelGeometry,
     pub ranks_off: usize,
     pub doorbells_off: usize,
     pub channels_off: usize,
@@ -131,18 +134,18 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(nranks: usize, nslots: usize) -> Layout {
+    pub fn new(nranks: usize, channel: ChannelGeometry) -> Layout {
         let ranks_off = align_line(std::mem::size_of::<SegmentHeader>());
         let doorbells_off = align_line(ranks_off + nranks * std::mem::size_of::<RankControl>());
         let channels_off = align_line(doorbells_off + nranks * std::mem::size_of::<Doorbell>());
-        let channel_stride = align_line(channel_bytes(nslots));
+        let channel_stride = align_line(channel.bytes);
         let mut total = align_line(channels_off + nranks * nranks * channel_stride);
         let mut arena_off = 0;
         if nranks <= ARENA_MAX_RANKS {
             arena_off = total;
             total = align_line(arena_off + std::mem::size_of::<ArenaCounters>() + (nranks + 2) * ARENA_SLOT);
         }
-        Layout { nranks, nslots, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, total }
+        Layout { nranks, channel, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, total }
     }
 }
 
@@ -158,10 +161,11 @@ unsafe impl Send for Segment {}
 unsafe impl Sync for Segment {}
 
 impl Segment {
-    /// Launcher side: creates and initialises a memfd-backed segment for `nranks` ranks.
-    /// The descriptor is inheritable (no CLOEXEC) so that children find it at `fd()`.
-    pub fn create(nranks: usize, launcher_pid: i32) -> io::Result<Segment> {
-        let layout = Layout::new(nranks, slots_for(nranks));
+    /// Launcher side: creates and initialises a memfd-backed segment for `nranks` ranks with
+    /// channels of `channel` (`transport::shm::geometry`). The descriptor is inheritable (no
+    /// CLOEXEC) so that children find it at `fd()`.
+    pub fn create(nranks: usize, launcher_pid: i32, channel: ChannelGeometry) -> io::Result<Segment> {
+        let layout = Layout::new(nranks, channel);
         // SAFETY: the name is a valid C string; flags 0 = inheritable.
         let fd = unsafe { libc::memfd_create(c"oxmpi-job".as_ptr(), 0) };
         if fd < 0 {
@@ -175,13 +179,14 @@ impl Segment {
             return Err(e);
         }
         let seg = Self::map(fd, layout, true)?;
-        seg.init_header(nranks, layout.nslots, launcher_pid);
+        seg.init_header(nranks, channel, launcher_pid);
         Ok(seg)
     }
 
-    /// Singleton side: a private anonymous segment for a program run without mpiexec.
-    pub fn anonymous(nranks: usize) -> io::Result<Segment> {
-        let layout = Layout::new(nranks, slots_for(nranks));
+    /// Singleton and threads-mode side: a private anonymous segment (a program run without
+    /// mpiexec, or all the ranks of a threads-mode job), with channels of `channel`.
+    pub fn anonymous(nranks: usize, channel: ChannelGeometry) -> io::Result<Segment> {
+        let layout = Layout::new(nranks, channel);
         // SAFETY: anonymous shared mapping of a fresh size; checked for MAP_FAILED.
         let p = unsafe {
             libc::mmap(std::ptr::null_mut(), layout.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
@@ -190,7 +195,7 @@ impl Segment {
             return Err(io::Error::last_os_error());
         }
         let seg = Segment { base: p as *mut u8, layout, fd: -1, owned_mapping: true };
-        seg.init_header(nranks, layout.nslots, 0);
+        seg.init_header(nranks, channel, 0);
         Ok(seg)
     }
 
@@ -207,10 +212,11 @@ impl Segment {
         let version = u32::from_ne_bytes(hdr_bytes[8..12].try_into().unwrap());
         let nranks = u32::from_ne_bytes(hdr_bytes[12..16].try_into().unwrap()) as usize;
         let nslots = u32::from_ne_bytes(hdr_bytes[16..20].try_into().unwrap()) as usize;
+        let bytes = u32::from_ne_bytes(hdr_bytes[20..24].try_into().unwrap()) as usize;
         if magic != MAGIC || version != LAYOUT_VERSION {
             return Err(io::Error::new(io::ErrorKind::InvalidData, format!("OXMPI_SHM_FD={fd}: not an oxmpi segment of layout version {LAYOUT_VERSION} (was this program started by another oxmpi's mpiexec?)")));
         }
-        Self::map(fd, Layout::new(nranks, nslots), false)
+        Self::map(fd, Layout::new(nranks, ChannelGeometry { nslots, bytes }), false)
     }
 
     fn map(fd: i32, layout: Layout, owned: bool) -> io::Result<Segment> {
@@ -222,14 +228,15 @@ impl Segment {
         Ok(Segment { base: p as *mut u8, layout, fd, owned_mapping: owned })
     }
 
-    fn init_header(&self, nranks: usize, nslots: usize, launcher_pid: i32) {
+    fn init_header(&self, nranks: usize, channel: ChannelGeometry, launcher_pid: i32) {
         // SAFETY: the mapping is fresh (zero-filled) and at least size_of::<SegmentHeader>() long;
         // nobody else uses it yet.
         unsafe {
             let h = self.base as *mut SegmentHeader;
             (*h).version = LAYOUT_VERSION;
             (*h).nranks = nranks as u32;
-            (*h).nslots = nslots as u32;
+            (*h).nslots = channel.nslots as u32;
+            (*h).channel_bytes = channel.bytes as u32;
             (*h).launcher_pid = launcher_pid;
             std::sync::atomic::fence(Ordering::Release);
             (*h).magic = MAGIC;
@@ -259,12 +266,18 @@ impl Segment {
         // SAFETY: in bounds of the Doorbell array.
         unsafe { &*(self.base.add(self.layout.doorbells_off) as *const Doorbell).add(r) }
     }
-    /// The channel carrying messages from `src` to `dst`.
-    pub fn channel(&self, src: usize, dst: usize) -> Channel {
+    /// The area of the channel carrying messages from `src` to `dst`: `channel_geometry().bytes`
+    /// bytes, zero-filled at creation, aligned like `CachePadded`.
+    pub fn channel_area(&self, src: usize, dst: usize) -> *mut u8 {
         let n = self.layout.nranks;
         assert!(src < n && dst < n);
-        // SAFETY: in bounds; each channel area is channel_stride >= channel_bytes(nslots) bytes.
-        unsafe { Channel::from_raw(self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride), self.layout.nslots) }
+        // SAFETY: in bounds: n * n areas of channel_stride >= channel.bytes bytes each.
+        unsafe { self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride) }
+    }
+
+    /// How the channel areas were laid out.
+    pub fn channel_geometry(&self) -> ChannelGeometry {
+        self.layout.channel
     }
 
     /// The world arena: its counters and the first of its `n + 2` slots of `ARENA_SLOT` bytes
@@ -349,13 +362,16 @@ mod tests {
     use super::*;
     #[test]
     fn create_attach_roundtrip() {
-        let s = Segment::create(4, 1).unwrap();
+        let g = ChannelGeometry { nslots: 8, bytes: 4096 };
+        let s = Segment::create(4, 1, g).unwrap();
         s.rank(2).state.store(RANK_INITIALIZED, Ordering::SeqCst);
         let a = Segment::attach(s.fd()).unwrap();
         assert_eq!(a.nranks(), 4);
         assert_eq!(a.rank(2).state.load(Ordering::SeqCst), RANK_INITIALIZED);
-        assert!(a.channel(1, 3).try_push(&crate::transport::ring::SlotHeader { kind: 1, ..Default::default() }, b"hi"));
-        assert!(s.channel(1, 3).peek().is_some());
+        assert_eq!(a.channel_geometry(), g);
+        // SAFETY: both areas are 4096 bytes of the shared mapping.
+        unsafe { *a.channel_area(1, 3).add(7) = 42 };
+        assert_eq!(unsafe { *s.channel_area(1, 3).add(7) }, 42);
         assert!(s.record_abort(3, 7));
         assert!(!a.record_abort(1, 9));
         assert_eq!(a.abort_record(), Some((3, 7)));

@@ -1,13 +1,24 @@
 //! The shared-memory transport: the job segment's N x N FastForward rings (`ring`), the ranks'
 //! doorbells, and one-sided copies of a peer's memory: plain `memcpy` when every rank is a thread
 //! of this process (threads mode), process_vm_readv/writev (`cma`) between processes.
-use super::ring::{Channel, SlotHeader};
+use super::ring::{channel_bytes, Channel, SlotHeader};
 use super::{cma, Locality, Transport};
-use crate::runtime::segment::{Doorbell, Segment};
+use crate::runtime::segment::{ChannelGeometry, Doorbell, Segment};
 use crate::runtime::wait::{notify, ring};
 use std::io;
 use std::sync::atomic::{fence, AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// The channels of a job of `nranks`: fewer slots per channel for big jobs, so that the n x n
+/// channels of the segment stay bounded.
+pub fn geometry(nranks: usize) -> ChannelGeometry {
+    let nslots = match nranks {
+        0..=64 => 8,
+        65..=256 => 4,
+        _ => 2,
+    };
+    ChannelGeometry { nslots, bytes: channel_bytes(nslots) }
+}
 
 pub struct Shm {
     seg: Arc<Segment>,
@@ -19,12 +30,16 @@ pub struct Shm {
     inbox: bool,
     /// Every peer lives in this address space (threads mode): copies are plain memcpy.
     same_process: AtomicBool,
+    /// Slots per channel, as the segment's creator laid them out.
+    nslots: usize,
 }
 
 impl Shm {
     pub fn new(seg: Arc<Segment>, me: usize) -> Shm {
         let n = seg.nranks();
-        Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false) }
+        let g = seg.channel_geometry();
+        assert!(g.nslots.is_power_of_two() && g.bytes >= channel_bytes(g.nslots), "the job segment's channels are not this transport's ({g:?})");
+        Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false), nslots: g.nslots }
     }
 
     /// Declares that every peer is a thread of this process (threads mode).
@@ -40,10 +55,17 @@ impl Shm {
         self.seg.rank(peer).pid.load(Ordering::Acquire)
     }
 
+    /// The channel carrying packets from `src` to `dst`.
+    fn channel(&self, src: usize, dst: usize) -> Channel {
+        // SAFETY: the area holds `channel_bytes(nslots)` bytes (checked in `new`), zero-filled at
+        // creation, aligned like `CachePadded`, mapped for the segment's life (which `self` holds).
+        unsafe { Channel::from_raw(self.seg.channel_area(src, dst), self.nslots) }
+    }
+
     /// Handles every slot waiting in the channel from `src`; returns whether there was any.
     #[inline]
     fn drain(&self, src: usize, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
-        let ch = self.seg.channel(src, self.me);
+        let ch = self.channel(src, self.me);
         let mut popped = false;
         while let Some((hdr, payload)) = ch.peek() {
             f(src, &hdr, payload);
@@ -61,7 +83,7 @@ impl Shm {
     }
 
     fn out(&self, dest: usize) -> Channel {
-        self.seg.channel(self.me, dest)
+        self.channel(self.me, dest)
     }
 }
 
@@ -122,7 +144,7 @@ impl Transport for Shm {
         if self.inbox {
             return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
         }
-        (0..self.n).any(|src| self.seg.channel(src, self.me).is_nonempty())
+        (0..self.n).any(|src| self.channel(src, self.me).is_nonempty())
     }
 
     fn locality(&self, _peer: usize) -> Locality {

@@ -117,7 +117,7 @@ fn run_processes(o: &Options) -> i32 {
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
     let n = o.nranks;
-    let seg = match Segment::create(n, launcher_pid) {
+    let seg = match Segment::create(n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared memory segment for {n} ranks: {e}");

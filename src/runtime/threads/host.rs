@@ -50,6 +50,8 @@ pub struct Upcalls {
     pub instance_loaded: fn(usize, &dyn Fn(&str) -> Option<*mut c_void>),
     /// Whether rank r is inside MPI (called MPI_Init, not yet MPI_Finalize).
     pub rank_in_mpi: fn(usize) -> bool,
+    /// How the transport wants the segment's channels laid out for a job of n ranks.
+    pub channel_geometry: fn(usize) -> crate::runtime::segment::ChannelGeometry,
 }
 
 /// Set by `run` before any rank starts.
@@ -140,7 +142,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             }
         }
     }
-    let seg = match Segment::anonymous(n) {
+    let seg = match Segment::anonymous(n, (upcalls.channel_geometry)(n)) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared segment for {n} ranks: {e}");
