@@ -111,15 +111,15 @@ unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> MpiResul
 }
 
 export! {
-    fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
+    fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
         create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_INT }), commute, op)
     }
-    fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
+    fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
         create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_COUNT }), commute, op)
     }
 
     /// Frees a user-defined op and sets the handle to MPI_OP_NULL; predefined ops cannot be freed.
-    fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on MPI_COMM_SELF => {
+    fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on comm MPI_COMM_SELF => {
         let u = super::check::universe()?;
         if op.is_null() {
             return Err(err(MPI_ERR_ARG, "op is NULL"));
