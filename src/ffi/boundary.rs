@@ -92,7 +92,8 @@ macro_rules! export {
         #[no_mangle]
         #[allow(non_snake_case, clippy::missing_safety_doc)]
         pub unsafe extern "C" fn $name($($arg: $ty),*) -> ::std::os::raw::c_int {
-            $pname($($arg),*)
+            // SAFETY: the same function under its other name, with the caller's arguments.
+            unsafe { $pname($($arg),*) }
         }
     )*};
     (@error tool) => { $crate::error::ErrorClass };

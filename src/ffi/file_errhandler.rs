@@ -39,7 +39,9 @@ export! {
         // SAFETY: MPI_File_errhandler_function and the communicator handler type have the same C
         // signature (a handle pointer, an int pointer, varargs); handlers are called with two
         // arguments, the file handle's address as the first.
-        *errhandler = create_user_handler(std::mem::transmute::<MPI_File_errhandler_function, MPI_Comm_errhandler_function>(f));
+        let f = unsafe { std::mem::transmute::<MPI_File_errhandler_function, MPI_Comm_errhandler_function>(f) };
+        // SAFETY: non-null (checked above), and the caller passes a writable handle.
+        unsafe { *errhandler = create_user_handler(f) };
         Ok(())
     }
 
@@ -59,7 +61,8 @@ export! {
         if errhandler.is_null() {
             return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
         }
-        *errhandler = u.file_errhandler.load(Ordering::Acquire);
+        // SAFETY: non-null (checked above), and the caller passes a writable handle.
+        unsafe { *errhandler = u.file_errhandler.load(Ordering::Acquire) };
         Ok(())
     }
 

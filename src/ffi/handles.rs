@@ -101,7 +101,9 @@ crate::export! {
         if f_status.is_null() {
             return Err(err(MPI_ERR_ARG, "f_status is NULL"));
         }
-        std::ptr::copy_nonoverlapping(c_status, f_status as *mut MPI_Status, 1);
+        // SAFETY: both non-null statuses (caller contract); a Fortran status is MPI_F_STATUS_SIZE
+        // integers, laid out as MPI_Status in the MPICH ABI.
+        unsafe { std::ptr::copy_nonoverlapping(c_status, f_status as *mut MPI_Status, 1) };
         Ok(())
     }
 
@@ -113,7 +115,8 @@ crate::export! {
         if is_ignore(c_status) {
             return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL"));
         }
-        std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1);
+        // SAFETY: as in MPI_Status_c2f, the other way round.
+        unsafe { std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1) };
         Ok(())
     }
 

@@ -152,7 +152,8 @@ export! {
         } else {
             u.engine.poll_failed();
         }
-        *flag = ok as c_int;
+        // SAFETY: `out` checked `flag` non-null; the caller passes a writable int.
+        unsafe { *flag = ok as c_int };
         Ok(())
     }
 

@@ -2,6 +2,9 @@
 //! and queries, MPI_Dims_create, MPI_Topo_test. Argument checks and error classes follow MPICH
 //! 4.0.2 where the standard leaves them open. Reordering is never done (`reorder` is a hint):
 //! ranks keep their order, so the map functions return the identity.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::data_symbols::{MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY};
 use crate::abi::*;

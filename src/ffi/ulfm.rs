@@ -25,7 +25,9 @@ export! {
         let failedgrp = out(failedgrp, "failedgrp")?;
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        *failedgrp = super::group::new_handle(u, crate::group::Group::new(crate::ulfm::get_acked(&c)))?;
+        let g = super::group::new_handle(u, crate::group::Group::new(crate::ulfm::get_acked(&c)))?;
+        // SAFETY: non-null (`out`), and the caller passes a writable handle.
+        unsafe { *failedgrp = g };
         Ok(())
     }
 
@@ -40,7 +42,9 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        *newcomm = check::comm_handle(crate::ulfm::shrink(u, &c)?);
+        let shrunk = check::comm_handle(crate::ulfm::shrink(u, &c)?);
+        // SAFETY: non-null (`out`), and the caller passes a writable handle.
+        unsafe { *newcomm = shrunk };
         Ok(())
     }
 
@@ -48,8 +52,10 @@ export! {
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        let (agreed, e) = crate::ulfm::agree(u, &c, *flag)?;
-        *flag = agreed;
+        // SAFETY: non-null (`out`); the caller passes a readable and writable int.
+        let (agreed, e) = crate::ulfm::agree(u, &c, unsafe { *flag })?;
+        // SAFETY: as above.
+        unsafe { *flag = agreed };
         e.map_or(Ok(()), Err)
     }
 }
