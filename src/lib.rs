@@ -6,6 +6,7 @@
 //! `p2p`, `op`; `comm`; `coll`; `construct`; `ulfm`, `osc`; `instance`; `mpit`; and the MPICH ABI
 //! on top: `abi`, `ffi` (the C boundary), `fortran`, `threads_host`. Only `abi` and `ffi` (and
 //! the Fortran boundary) know MPICH's values.
+#![deny(unsafe_op_in_unsafe_fn)]
 pub mod abi;
 pub mod clairvoyant;
 pub mod coll;

@@ -16,13 +16,16 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
             eprintln!("oxmpi: internal: bad arguments to oxmpi_threads_main");
             return 2;
         }
-        let prog = std::ffi::CStr::from_ptr(program);
+        // SAFETY: `program` is a non-null C string (checked above; caller contract).
+        let prog = unsafe { std::ffi::CStr::from_ptr(program) };
         let upcalls = host::Upcalls {
             instance_loaded: |r, lookup| crate::fortran::sentinels::register_instance(r, lookup),
             rank_in_mpi: crate::instance::rank_active,
             channel_geometry: crate::transport::shm::geometry,
         };
-        host::run(nranks as usize, host::path_from_c(prog), &host::args_from_c(argc, argv), upcalls)
+        // SAFETY: `argv` is non-null and holds `argc` C strings (caller contract).
+        let args = unsafe { host::args_from_c(argc, argv) };
+        host::run(nranks as usize, host::path_from_c(prog), &args, upcalls)
     })
 }
 

@@ -176,10 +176,12 @@ pub unsafe fn recursive_doubling(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8
     // Fold-in: even ranks below 2 rem give their data to rank + 1.
     let newrank = if rank < 2 * rem {
         if rank & 1 == 0 {
-            cx.send(cur, bytes, rank + 1)?;
+            // SAFETY: `cur` (recvbuf) holds `bytes` readable bytes (caller contract).
+            unsafe { cx.send(cur, bytes, rank + 1) }?;
             None
         } else {
-            cx.recv(other, bytes, rank - 1)?;
+            // SAFETY: `other` is `scratch`, `bytes` long.
+            unsafe { cx.recv(other, bytes, rank - 1) }?;
             // SAFETY: `other` and `cur` are disjoint buffers of `count` elements.
             unsafe { red.apply(other, cur, count) };
             Some(rank / 2)
@@ -193,7 +195,8 @@ pub unsafe fn recursive_doubling(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8
         while mask < pof2 {
             let newdst = newrank ^ mask;
             let dst = if newdst < rem { newdst * 2 + 1 } else { newdst + rem };
-            cx.sendrecv(cur, bytes, dst, other, bytes, dst)?;
+            // SAFETY: `cur` and `other` are recvbuf and scratch (in some order), `bytes` each and disjoint.
+            unsafe { cx.sendrecv(cur, bytes, dst, other, bytes, dst) }?;
             if newdst < newrank {
                 // SAFETY: disjoint buffers of `count` elements; partner's (lower) operand first.
                 unsafe { red.apply(other, cur, count) };
@@ -209,9 +212,11 @@ pub unsafe fn recursive_doubling(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8
     // Fold-out: odd ranks below 2 rem return the result to rank - 1.
     if rank < 2 * rem {
         if rank & 1 == 1 {
-            cx.send(cur, bytes, rank - 1)?;
+            // SAFETY: `cur` holds the `bytes`-byte result (recvbuf or scratch).
+            unsafe { cx.send(cur, bytes, rank - 1) }?;
         } else {
-            cx.recv(cur, bytes, rank + 1)?;
+            // SAFETY: `cur` is recvbuf here (the even rank never swapped), `bytes` writable bytes.
+            unsafe { cx.recv(cur, bytes, rank + 1) }?;
         }
     }
     if cur != recvbuf {

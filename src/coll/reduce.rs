@@ -146,14 +146,16 @@ pub unsafe fn binomial(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: u
                     }
                 }
                 let tmp = scratch.as_mut_ptr();
-                cx.recv(tmp, bytes, (src + root) % n)?;
+                // SAFETY: `tmp` is scratch[..bytes].
+                unsafe { cx.recv(tmp, bytes, (src + root) % n) }?;
                 // SAFETY: `tmp` (scratch[..bytes]) and `acc_mut` (recvbuf or scratch[bytes..])
                 // each hold `count` elements and are disjoint.
                 unsafe { red.apply(tmp, acc_mut, count) };
             }
         } else {
             let dst = vr & !mask;
-            cx.send(acc, bytes, (dst + root) % n)?;
+            // SAFETY: `acc` is sendbuf (`bytes` readable, caller contract) or recvbuf/scratch, as long.
+            unsafe { cx.send(acc, bytes, (dst + root) % n) }?;
             break;
         }
         mask <<= 1;
@@ -196,14 +198,16 @@ pub unsafe fn ordered(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: us
                     acc = own;
                     inc = own.wrapping_add(bytes);
                 }
-                cx.recv(inc, bytes, src)?;
+                // SAFETY: `inc` is the second half of scratch, `bytes` long.
+                unsafe { cx.recv(inc, bytes, src) }?;
                 // SAFETY: `acc` and `inc` are the two disjoint halves of scratch; lower ranks'
                 // operand (acc) first.
                 unsafe { red.apply(acc, inc, count) };
                 std::mem::swap(&mut acc, &mut inc);
             }
         } else {
-            cx.send(acc, bytes, rank & !mask)?;
+            // SAFETY: `acc` is sendbuf (`bytes` readable, caller contract) or a half of scratch.
+            unsafe { cx.send(acc, bytes, rank & !mask) }?;
             break;
         }
         mask <<= 1;
@@ -214,7 +218,8 @@ pub unsafe fn ordered(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: us
             // n > 1) holds `bytes` bytes; recvbuf holds `bytes` writable ones.
             unsafe { std::ptr::copy(acc, recvbuf, bytes) };
         } else {
-            cx.send(acc, bytes, root)?;
+            // SAFETY: `acc` is a `bytes`-byte half of scratch (rank 0 received at least once as n > 1).
+            unsafe { cx.send(acc, bytes, root) }?;
         }
     } else if rank == root {
         // SAFETY: recvbuf holds `bytes` writable bytes at the root (caller contract).

@@ -48,30 +48,35 @@ pub unsafe fn linear(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
             unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
         }
         if n > 1 {
-            cx.send(sendbuf, bytes, 1)?;
+            // SAFETY: sendbuf holds `bytes` readable bytes (caller contract).
+            unsafe { cx.send(sendbuf, bytes, 1) }?;
         }
         return Ok(());
     }
     if exclusive {
         // recvbuf = prefix of 0..r-1; pass on prefix op mine.
-        cx.recv(recvbuf, bytes, rank - 1)?;
+        // SAFETY: recvbuf holds `bytes` writable bytes (caller contract).
+        unsafe { cx.recv(recvbuf, bytes, rank - 1) }?;
         if rank + 1 < n {
             let mut next = vec![0u8; bytes];
             // SAFETY: `next` holds `bytes` bytes; sendbuf as many (disjoint).
             unsafe { std::ptr::copy_nonoverlapping(sendbuf, next.as_mut_ptr(), bytes) };
             // SAFETY: recvbuf and next hold `count` elements, disjoint; the prefix goes first.
             unsafe { red.apply(recvbuf, next.as_mut_ptr(), count) };
-            cx.send(next.as_ptr(), bytes, rank + 1)?;
+            // SAFETY: `next` holds `bytes` bytes.
+            unsafe { cx.send(next.as_ptr(), bytes, rank + 1) }?;
         }
     } else {
         let mut prefix = vec![0u8; bytes];
-        cx.recv(prefix.as_mut_ptr(), bytes, rank - 1)?;
+        // SAFETY: `prefix` holds `bytes` bytes.
+        unsafe { cx.recv(prefix.as_mut_ptr(), bytes, rank - 1) }?;
         // SAFETY: both hold `bytes` bytes, disjoint.
         unsafe { std::ptr::copy_nonoverlapping(sendbuf, recvbuf, bytes) };
         // SAFETY: prefix and recvbuf hold `count` elements, disjoint; the prefix goes first.
         unsafe { red.apply(prefix.as_ptr(), recvbuf, count) };
         if rank + 1 < n {
-            cx.send(recvbuf, bytes, rank + 1)?;
+            // SAFETY: recvbuf holds the `bytes`-byte prefix.
+            unsafe { cx.send(recvbuf, bytes, rank + 1) }?;
         }
     }
     Ok(())

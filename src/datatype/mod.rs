@@ -543,7 +543,8 @@ pub unsafe fn copy(l: &Layout, typed: *mut u8, count: usize, stream: *mut u8, st
         }
     };
     if let Some((off, _)) = l.contiguous_span(count) {
-        mv(typed.offset(off as isize + start as isize), stream, end - start);
+        // SAFETY: the span lies inside the typemap of `count` elements at `typed` (caller contract).
+        mv(unsafe { typed.offset(off as isize + start as isize) }, stream, end - start);
         return end - start;
     }
     let mut pos = start;
@@ -554,14 +555,19 @@ pub unsafe fn copy(l: &Layout, typed: *mut u8, count: usize, stream: *mut u8, st
             for k in 0..m as i64 {
                 let base = first + k * stride;
                 for &(o, n) in tile {
-                    mv(typed.offset((base + o) as isize), stream.add(pos - start), n);
+                    // SAFETY: block `o` of tile `k` is inside the typemap at `typed` (caller
+                    // contract); `pos - start < end - start <= stream_len`.
+                    let (t, s) = unsafe { (typed.offset((base + o) as isize), stream.add(pos - start)) };
+                    mv(t, s, n);
                     pos += n;
                 }
             }
             continue;
         }
         let (off, n) = cur.take(end - pos);
-        mv(typed.offset(off as isize), stream.add(pos - start), n);
+        // SAFETY: as for whole tiles: a block of the typemap, and a stream offset below `stream_len`.
+        let (t, s) = unsafe { (typed.offset(off as isize), stream.add(pos - start)) };
+        mv(t, s, n);
         pos += n;
     }
     end - start

@@ -4,6 +4,9 @@
 //!
 //! The bookkeeping is `crate::comm::attr` (one registry per rank). Callbacks are called here with
 //! no lock held. Type and window attributes come with derived datatypes and RMA.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -277,52 +280,52 @@ unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
 }
 
 export! {
-    fn MPI_Comm_get_attr / PMPI_Comm_get_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm => {
+    fn MPI_Comm_get_attr / PMPI_Comm_get_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm comm => {
         get_attr(comm, comm_keyval, attribute_val, flag)
     }
-    fn MPI_Attr_get / PMPI_Attr_get (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm => {
+    fn MPI_Attr_get / PMPI_Attr_get (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm comm => {
         get_attr(comm, keyval, attribute_val, flag)
     }
-    fn MPI_Comm_set_attr / PMPI_Comm_set_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) on comm => {
+    fn MPI_Comm_set_attr / PMPI_Comm_set_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) on comm comm => {
         set_attr(comm, comm_keyval, attribute_val)
     }
-    fn MPI_Attr_put / PMPI_Attr_put (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) on comm => {
+    fn MPI_Attr_put / PMPI_Attr_put (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) on comm comm => {
         set_attr(comm, keyval, attribute_val)
     }
-    fn MPI_Comm_delete_attr / PMPI_Comm_delete_attr (comm: MPI_Comm, comm_keyval: c_int) on comm => {
+    fn MPI_Comm_delete_attr / PMPI_Comm_delete_attr (comm: MPI_Comm, comm_keyval: c_int) on comm comm => {
         delete_attr(comm, comm_keyval)
     }
-    fn MPI_Attr_delete / PMPI_Attr_delete (comm: MPI_Comm, keyval: c_int) on comm => {
+    fn MPI_Attr_delete / PMPI_Attr_delete (comm: MPI_Comm, keyval: c_int) on comm comm => {
         delete_attr(comm, keyval)
     }
-    fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval (comm_copy_attr_fn: Option<MPI_Comm_copy_attr_function>, comm_delete_attr_fn: Option<MPI_Comm_delete_attr_function>, comm_keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
+    fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval (comm_copy_attr_fn: Option<MPI_Comm_copy_attr_function>, comm_delete_attr_fn: Option<MPI_Comm_delete_attr_function>, comm_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
     }
-    fn MPI_Keyval_create / PMPI_Keyval_create (copy_fn: Option<MPI_Copy_function>, delete_fn: Option<MPI_Delete_function>, keyval: *mut c_int, extra_state: *mut c_void) on MPI_COMM_SELF => {
+    fn MPI_Keyval_create / PMPI_Keyval_create (copy_fn: Option<MPI_Copy_function>, delete_fn: Option<MPI_Delete_function>, keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         create_keyval(copy_fn, delete_fn, keyval, extra_state)
     }
-    fn MPI_Comm_free_keyval / PMPI_Comm_free_keyval (comm_keyval: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Comm_free_keyval / PMPI_Comm_free_keyval (comm_keyval: *mut c_int) on comm MPI_COMM_SELF => {
         free_keyval(comm_keyval)
     }
-    fn MPI_Keyval_free / PMPI_Keyval_free (keyval: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Keyval_free / PMPI_Keyval_free (keyval: *mut c_int) on comm MPI_COMM_SELF => {
         free_keyval(keyval)
     }
 
-    fn MPI_Add_error_class / PMPI_Add_error_class (errorclass: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Add_error_class / PMPI_Add_error_class (errorclass: *mut c_int) on comm MPI_COMM_SELF => {
         if errorclass.is_null() {
             return Err(err(MPI_ERR_ARG, "errorclass is NULL"));
         }
         *errorclass = crate::ffi::error_codes::add_error_class()?;
         Ok(())
     }
-    fn MPI_Add_error_code / PMPI_Add_error_code (errorclass: c_int, errorcode: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Add_error_code / PMPI_Add_error_code (errorclass: c_int, errorcode: *mut c_int) on comm MPI_COMM_SELF => {
         if errorcode.is_null() {
             return Err(err(MPI_ERR_ARG, "errorcode is NULL"));
         }
         *errorcode = crate::ffi::error_codes::add_error_code(errorclass)?;
         Ok(())
     }
-    fn MPI_Add_error_string / PMPI_Add_error_string (errorcode: c_int, string: *const c_char) on MPI_COMM_SELF => {
+    fn MPI_Add_error_string / PMPI_Add_error_string (errorcode: c_int, string: *const c_char) on comm MPI_COMM_SELF => {
         if string.is_null() {
             return Err(err(MPI_ERR_ARG, "string is NULL"));
         }

@@ -337,7 +337,8 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
         Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.peer_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
         _ => st.source,
     };
-    let out = &mut *s;
+    // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
+    let out = unsafe { &mut *s };
     out.MPI_SOURCE = source;
     out.MPI_TAG = st.tag;
     if set_error {

@@ -7,6 +7,9 @@
 //! the buffer address (for the non-v forms `counts[i] = count`, `displs[i] = i * count`). The two
 //! sides may use different datatypes with the same type signature; each is staged on its own.
 //! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch, Launch, Pattern, Tally};
@@ -314,117 +317,117 @@ use Counts::{Each, Same};
 use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
 
 export! {
-    fn MPI_Gather / PMPI_Gather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Gather / PMPI_Gather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Blocking)
     }
-    fn MPI_Gather_c / PMPI_Gather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Gather_c / PMPI_Gather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Blocking)
     }
-    fn MPI_Igather / PMPI_Igather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Igather / PMPI_Igather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Nb(request))
     }
-    fn MPI_Igather_c / PMPI_Igather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Igather_c / PMPI_Igather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Nb(request))
     }
-    fn MPI_Gather_init / PMPI_Gather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Gather_init / PMPI_Gather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Ps(request))
     }
-    fn MPI_Gather_init_c / PMPI_Gather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Gather_init_c / PMPI_Gather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Ps(request))
     }
 
-    fn MPI_Gatherv / PMPI_Gatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Gatherv / PMPI_Gatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Blocking)
     }
-    fn MPI_Gatherv_c / PMPI_Gatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Gatherv_c / PMPI_Gatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Blocking)
     }
-    fn MPI_Igatherv / PMPI_Igatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Igatherv / PMPI_Igatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Nb(request))
     }
-    fn MPI_Igatherv_c / PMPI_Igatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Igatherv_c / PMPI_Igatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Nb(request))
     }
-    fn MPI_Gatherv_init / PMPI_Gatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Gatherv_init / PMPI_Gatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Ps(request))
     }
-    fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Ps(request))
     }
 
-    fn MPI_Scatter / PMPI_Scatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Scatter / PMPI_Scatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
     }
-    fn MPI_Scatter_c / PMPI_Scatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Scatter_c / PMPI_Scatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
     }
-    fn MPI_Iscatter / PMPI_Iscatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iscatter / PMPI_Iscatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
     }
-    fn MPI_Iscatter_c / PMPI_Iscatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iscatter_c / PMPI_Iscatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
     }
-    fn MPI_Scatter_init / PMPI_Scatter_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Scatter_init / PMPI_Scatter_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
     }
-    fn MPI_Scatter_init_c / PMPI_Scatter_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Scatter_init_c / PMPI_Scatter_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
     }
 
-    fn MPI_Scatterv / PMPI_Scatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Scatterv / PMPI_Scatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
     }
-    fn MPI_Scatterv_c / PMPI_Scatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Scatterv_c / PMPI_Scatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
         scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
     }
-    fn MPI_Iscatterv / PMPI_Iscatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iscatterv / PMPI_Iscatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
     }
-    fn MPI_Iscatterv_c / PMPI_Iscatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iscatterv_c / PMPI_Iscatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
     }
-    fn MPI_Scatterv_init / PMPI_Scatterv_init (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Scatterv_init / PMPI_Scatterv_init (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
     }
-    fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
     }
 
-    fn MPI_Allgather / PMPI_Allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Allgather / PMPI_Allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Blocking)
     }
-    fn MPI_Allgather_c / PMPI_Allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Allgather_c / PMPI_Allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Blocking)
     }
-    fn MPI_Iallgather / PMPI_Iallgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iallgather / PMPI_Iallgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Nb(request))
     }
-    fn MPI_Iallgather_c / PMPI_Iallgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iallgather_c / PMPI_Iallgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Nb(request))
     }
-    fn MPI_Allgather_init / PMPI_Allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Allgather_init / PMPI_Allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Ps(request))
     }
-    fn MPI_Allgather_init_c / PMPI_Allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Allgather_init_c / PMPI_Allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Ps(request))
     }
 
-    fn MPI_Allgatherv / PMPI_Allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Allgatherv / PMPI_Allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Blocking)
     }
-    fn MPI_Allgatherv_c / PMPI_Allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Allgatherv_c / PMPI_Allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Blocking)
     }
-    fn MPI_Iallgatherv / PMPI_Iallgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iallgatherv / PMPI_Iallgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Nb(request))
     }
-    fn MPI_Iallgatherv_c / PMPI_Iallgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Iallgatherv_c / PMPI_Iallgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Nb(request))
     }
-    fn MPI_Allgatherv_init / PMPI_Allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Allgatherv_init / PMPI_Allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Ps(request))
     }
-    fn MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Ps(request))
     }
 }

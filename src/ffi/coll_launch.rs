@@ -152,7 +152,8 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
             tally.record(u, &c);
             let id = u.engine.new_external();
             submit(u, c, id, body);
-            *request = check::req_handle(id);
+            // SAFETY: `request` is writable (caller contract of `launch`).
+            unsafe { *request = check::req_handle(id) };
             Ok(())
         }
         Launch::Persistent(request) => {
@@ -160,7 +161,8 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
             let id = u.engine.new_external_persistent();
             let p = Persistent { comm: c, work: Work::Body(Arc::new(Mutex::new(SendBody(body)))), tally };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
-            *request = check::req_handle(id);
+            // SAFETY: as above.
+            unsafe { *request = check::req_handle(id) };
             Ok(())
         }
     }
@@ -173,9 +175,11 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
 /// As `launch`; `build` must only capture buffers that stay valid as the MPI contract of the call
 /// requires.
 pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
-    let Some(build) = build else { return launch(u, c, how, tally, body) };
+    // SAFETY (both calls): the caller gives `launch`'s guarantees.
+    let Some(build) = build else { return unsafe { launch(u, c, how, tally, body) } };
     match how {
-        Launch::Blocking => launch(u, c, how, tally, body),
+        // SAFETY: as above.
+        Launch::Blocking => unsafe { launch(u, c, how, tally, body) },
         Launch::Nonblocking(request) => {
             crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
@@ -183,7 +187,8 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
             let mut s = Schedule::new(&cx);
             build(&cx, &mut s);
             let id = u.engine.new_external();
-            *request = check::req_handle(id);
+            // SAFETY: `request` is writable (caller contract).
+            unsafe { *request = check::req_handle(id) };
             schedule::start(&u.engine, Arc::new(Mutex::new(s)), cx.tag, id);
             Ok(())
         }
@@ -195,7 +200,8 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
             let id = u.engine.new_external_persistent();
             let p = Persistent { comm: c, work: Work::Sched(Arc::new(Mutex::new(s))), tally };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
-            *request = check::req_handle(id);
+            // SAFETY: as above.
+            unsafe { *request = check::req_handle(id) };
             Ok(())
         }
     }

@@ -1,6 +1,9 @@
 //! MPI_Reduce_scatter and MPI_Reduce_scatter_block (MPI 4.1 section 6.11) in their six forms, on
 //! intra- and intercommunicators. The block form is the general one with equal counts. Algorithms
 //! in `crate::coll::reduce_scatter`.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch, Launch, Pattern, Tally};
@@ -129,47 +132,47 @@ unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, da
 use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
 
 export! {
-    fn MPI_Reduce_scatter / PMPI_Reduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+    fn MPI_Reduce_scatter / PMPI_Reduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
     }
-    fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+    fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
     }
-    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
     }
-    fn MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
     }
-    fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
     }
-    fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
         reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
     }
 
-    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
         block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Blocking)
     }
-    fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm => {
+    fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
         block(sendbuf, recvbuf, recvcount, datatype, op, comm, Blocking)
     }
-    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Nb(request))
     }
-    fn MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         block(sendbuf, recvbuf, recvcount, datatype, op, comm, Nb(request))
     }
-    fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Ps(request))
     }
-    fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm => {
+    fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
         block(sendbuf, recvbuf, recvcount, datatype, op, comm, Ps(request))
     }
 }

@@ -1,4 +1,7 @@
 //! Communicator queries, error handlers on communicators, and MPI_Barrier.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
 use crate::abi::*;
@@ -14,21 +17,21 @@ fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
 }
 
 export! {
-    fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm => {
+    fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let c = &*c_ref;
         *out(rank, "rank")? = c.rank as c_int;
         Ok(())
     }
 
-    fn MPI_Comm_size / PMPI_Comm_size (comm: MPI_Comm, size: *mut c_int) on comm => {
+    fn MPI_Comm_size / PMPI_Comm_size (comm: MPI_Comm, size: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let c = &*c_ref;
         *out(size, "size")? = c.size() as c_int;
         Ok(())
     }
 
-    fn MPI_Comm_compare / PMPI_Comm_compare (comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) on comm1 => {
+    fn MPI_Comm_compare / PMPI_Comm_compare (comm1: MPI_Comm, comm2: MPI_Comm, result: *mut c_int) on comm comm1 => {
         let u = check::universe()?;
         let a_ref = check::comm(u, comm1)?;
         let a = &*a_ref;
@@ -55,7 +58,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_dup / PMPI_Comm_dup (comm: MPI_Comm, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_dup / PMPI_Comm_dup (comm: MPI_Comm, newcomm: *mut MPI_Comm) on comm comm => {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
@@ -64,7 +67,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_dup_with_info / PMPI_Comm_dup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm) on comm comm => {
         // No communicator info hints are acted on yet (hints may be ignored, MPI 4.1 section
         // 7.4.4); the new communicator keeps `info`'s hints for MPI_Comm_get_info.
         let newcomm = out(newcomm, "newcomm")?;
@@ -79,15 +82,15 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_idup / PMPI_Comm_idup (comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Comm_idup / PMPI_Comm_idup (comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm comm => {
         idup(comm, MPI_INFO_NULL, newcomm, request)
     }
 
-    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm comm => {
         idup(comm, info, newcomm, request)
     }
 
-    fn MPI_Comm_split / PMPI_Comm_split (comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_split / PMPI_Comm_split (comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) on comm comm => {
         let newcomm = out(newcomm, "newcomm")?;
         if color < 0 && color != MPI_UNDEFINED {
             return Err(err(MPI_ERR_ARG, format!("invalid color {color}: must be non-negative or MPI_UNDEFINED")));
@@ -100,7 +103,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_split_type / PMPI_Comm_split_type (comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_split_type / PMPI_Comm_split_type (comm: MPI_Comm, split_type: c_int, key: c_int, info: MPI_Info, newcomm: *mut MPI_Comm) on comm comm => {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
@@ -115,7 +118,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_free / PMPI_Comm_free (comm: *mut MPI_Comm) on MPI_COMM_WORLD => {
+    fn MPI_Comm_free / PMPI_Comm_free (comm: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
         let comm = out(comm, "comm")?;
         let u = check::universe()?;
         let h = *comm;
@@ -132,7 +135,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_set_name / PMPI_Comm_set_name (comm: MPI_Comm, comm_name: *const c_char) on comm => {
+    fn MPI_Comm_set_name / PMPI_Comm_set_name (comm: MPI_Comm, comm_name: *const c_char) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let name = out(comm_name as *mut c_char, "comm_name")?;
         let s = std::ffi::CStr::from_ptr(name).to_string_lossy();
@@ -141,7 +144,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_get_name / PMPI_Comm_get_name (comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) on comm => {
+    fn MPI_Comm_get_name / PMPI_Comm_get_name (comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let name = out(comm_name, "comm_name")?;
         let len = out(resultlen, "resultlen")?;
@@ -149,20 +152,20 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_test_inter / PMPI_Comm_test_inter (comm: MPI_Comm, flag: *mut c_int) on comm => {
+    fn MPI_Comm_test_inter / PMPI_Comm_test_inter (comm: MPI_Comm, flag: *mut c_int) on comm comm => {
         let c = check::comm(check::universe()?, comm)?;
         *out(flag, "flag")? = c.is_inter() as c_int;
         Ok(())
     }
 
-    fn MPI_Comm_remote_size / PMPI_Comm_remote_size (comm: MPI_Comm, size: *mut c_int) on comm => {
+    fn MPI_Comm_remote_size / PMPI_Comm_remote_size (comm: MPI_Comm, size: *mut c_int) on comm comm => {
         let c = check::comm(check::universe()?, comm)?;
         let remote = c.remote.as_ref().ok_or_else(|| err(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"))?;
         *out(size, "size")? = remote.len() as c_int;
         Ok(())
     }
 
-    fn MPI_Intercomm_create / PMPI_Intercomm_create (local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) on local_comm => {
+    fn MPI_Intercomm_create / PMPI_Intercomm_create (local_comm: MPI_Comm, local_leader: c_int, peer_comm: MPI_Comm, remote_leader: c_int, tag: c_int, newintercomm: *mut MPI_Comm) on comm local_comm => {
         let newintercomm = out(newintercomm, "newintercomm")?;
         let u = check::universe()?;
         let local = check::comm(u, local_comm)?;
@@ -188,7 +191,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Intercomm_merge / PMPI_Intercomm_merge (intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) on intercomm => {
+    fn MPI_Intercomm_merge / PMPI_Intercomm_merge (intercomm: MPI_Comm, high: c_int, newintracomm: *mut MPI_Comm) on comm intercomm => {
         let newintracomm = out(newintracomm, "newintracomm")?;
         let u = check::universe()?;
         let c = check::comm(u, intercomm)?;
@@ -199,41 +202,41 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
+    fn MPI_Comm_set_errhandler / PMPI_Comm_set_errhandler (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm comm => {
         set_errhandler(comm, errhandler)
     }
 
     /// MPI-1 name of MPI_Comm_set_errhandler (deprecated, still exported by MPICH).
-    fn MPI_Errhandler_set / PMPI_Errhandler_set (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm => {
+    fn MPI_Errhandler_set / PMPI_Errhandler_set (comm: MPI_Comm, errhandler: MPI_Errhandler) on comm comm => {
         set_errhandler(comm, errhandler)
     }
 
-    fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
+    fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm comm => {
         get_errhandler(comm, errhandler)
     }
 
     /// MPI-1 name of MPI_Comm_get_errhandler.
-    fn MPI_Errhandler_get / PMPI_Errhandler_get (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm => {
+    fn MPI_Errhandler_get / PMPI_Errhandler_get (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm comm => {
         get_errhandler(comm, errhandler)
     }
 
-    fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+    fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
         create_errhandler(comm_errhandler_fn, errhandler)
     }
 
     /// MPI-1 name of MPI_Comm_create_errhandler.
-    fn MPI_Errhandler_create / PMPI_Errhandler_create (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+    fn MPI_Errhandler_create / PMPI_Errhandler_create (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
         create_errhandler(comm_errhandler_fn, errhandler)
     }
 
-    fn MPI_Errhandler_free / PMPI_Errhandler_free (errhandler: *mut MPI_Errhandler) on MPI_COMM_SELF => {
+    fn MPI_Errhandler_free / PMPI_Errhandler_free (errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
         let h = out(errhandler, "errhandler")?;
         free_errhandler(*h)?;
         *h = MPI_ERRHANDLER_NULL;
         Ok(())
     }
 
-    fn MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler (comm: MPI_Comm, errorcode: c_int) on comm => {
+    fn MPI_Comm_call_errhandler / PMPI_Comm_call_errhandler (comm: MPI_Comm, errorcode: c_int) on comm comm => {
         check::comm(check::universe()?, comm)?;
         let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         // Route through the normal dispatch; the call itself succeeds if the handler returns.

@@ -85,10 +85,12 @@ pub unsafe extern "C" fn MPIR_Dup_fn(
     flag: *mut c_int,
 ) -> c_int {
     if !attribute_val_out.is_null() {
-        *(attribute_val_out as *mut *mut c_void) = attribute_val_in;
+        // SAFETY: non-null; MPI passes the address of a `void *` to fill.
+        unsafe { *(attribute_val_out as *mut *mut c_void) = attribute_val_in };
     }
     if !flag.is_null() {
-        *flag = 1;
+        // SAFETY: non-null; MPI passes the address of an int.
+        unsafe { *flag = 1 };
     }
     MPI_SUCCESS
 }

@@ -1,5 +1,8 @@
 //! Datatype constructors, queries, envelope/contents, names and MPI_Get_address: argument checks
 //! and handle conversion around the engine in `crate::datatype`.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check::{self, dtype, register_type};
 use crate::abi::*;
 use crate::datatype::{self as dt, registry, Combiner, Order, TypeRepr};
@@ -202,67 +205,67 @@ unsafe fn get_contents(datatype: MPI_Datatype, max_integers: i64, max_addresses:
 }
 
 export! {
-    fn MPI_Type_contiguous / PMPI_Type_contiguous (count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_contiguous / PMPI_Type_contiguous (count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         store(dt::contiguous(n, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_vector / PMPI_Type_vector (count_: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_vector / PMPI_Type_vector (count_: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
         store(dt::vector(n, b, stride as i64, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_create_hvector / PMPI_Type_create_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_hvector / PMPI_Type_create_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
         store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_hvector / PMPI_Type_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_hvector / PMPI_Type_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
         store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_indexed / PMPI_Type_indexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_indexed / PMPI_Type_indexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")? as usize;
         let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
         let d = widen(array(array_of_displacements, n, "array_of_displacements")?);
         store(dt::indexed(&b, &d, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
     }
 
-    fn MPI_Type_hindexed / PMPI_Type_hindexed (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_hindexed / PMPI_Type_hindexed (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
     }
 
-    fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
         let d = widen(array(array_of_displacements, n as usize, "array_of_displacements")?);
         store(dt::indexed_block(b, &d, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = count(count_, "count")?;
         let b = blocklen(blocklength)?;
         let d = array(array_of_displacements, n as usize, "array_of_displacements")?;
         store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_create_struct / PMPI_Type_create_struct (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_struct / PMPI_Type_create_struct (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
     }
 
-    fn MPI_Type_struct / PMPI_Type_struct (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_struct / PMPI_Type_struct (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
     }
 
-    fn MPI_Type_create_subarray / PMPI_Type_create_subarray (ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_subarray / PMPI_Type_create_subarray (ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         if ndims <= 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
         }
@@ -283,23 +286,23 @@ export! {
         store(dt::subarray(&widen(sizes), &widen(subs), &widen(starts), ord, order, &dtype(oldtype)?), newtype)
     }
 
-    fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = if ndims > 0 { ndims as usize } else { 0 };
         let g: Vec<i64> = array(array_of_gsizes, n, "array_of_gsizes")?.iter().map(|&x| x as i64).collect();
         darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, false)
     }
 
-    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let n = if ndims > 0 { ndims as usize } else { 0 };
         let g = array(array_of_gsizes, n, "array_of_gsizes")?.to_vec();
         darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, true)
     }
 
-    fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         store(dt::resized(&dtype(oldtype)?, lb, extent), newtype)
     }
 
-    fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let old = dtype(oldtype)?;
         let newtype = out(newtype, "newtype")?;
         let h = register_type(dt::dup(&old));
@@ -312,13 +315,13 @@ export! {
         Ok(())
     }
 
-    fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
         dtype(*p)?.commit();
         Ok(())
     }
 
-    fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
         let t = dtype(*p)?;
         if t.leaf_id.is_some() || matches!(t.env.combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer) {
@@ -332,54 +335,54 @@ export! {
         Ok(())
     }
 
-    fn MPI_Type_size / PMPI_Type_size (datatype: MPI_Datatype, size: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Type_size / PMPI_Type_size (datatype: MPI_Datatype, size: *mut c_int) on comm MPI_COMM_SELF => {
         let s = dtype(datatype)?.layout.size;
         *out(size, "size")? = c_int::try_from(s).unwrap_or(MPI_UNDEFINED);
         Ok(())
     }
 
-    fn MPI_Type_size_x / PMPI_Type_size_x (datatype: MPI_Datatype, size: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Type_size_x / PMPI_Type_size_x (datatype: MPI_Datatype, size: *mut MPI_Count) on comm MPI_COMM_SELF => {
         let s = dtype(datatype)?.layout.size;
         *out(size, "size")? = s as MPI_Count;
         Ok(())
     }
 
-    fn MPI_Type_get_extent / PMPI_Type_get_extent (datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Type_get_extent / PMPI_Type_get_extent (datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         write_pair(lb, extent, t.layout.lb, t.layout.extent())
     }
 
-    fn MPI_Type_get_extent_x / PMPI_Type_get_extent_x (datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Type_get_extent_x / PMPI_Type_get_extent_x (datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         write_pair(lb, extent, t.layout.lb, t.layout.extent())
     }
 
-    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent (datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent (datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
     }
 
-    fn MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x (datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x (datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
     }
 
-    fn MPI_Type_extent / PMPI_Type_extent (datatype: MPI_Datatype, extent: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Type_extent / PMPI_Type_extent (datatype: MPI_Datatype, extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         *out(extent, "extent")? = dtype(datatype)?.layout.extent();
         Ok(())
     }
 
-    fn MPI_Type_lb / PMPI_Type_lb (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Type_lb / PMPI_Type_lb (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         *out(displacement, "displacement")? = dtype(datatype)?.layout.lb;
         Ok(())
     }
 
-    fn MPI_Type_ub / PMPI_Type_ub (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Type_ub / PMPI_Type_ub (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         *out(displacement, "displacement")? = dtype(datatype)?.layout.ub;
         Ok(())
     }
 
-    fn MPI_Type_get_envelope / PMPI_Type_get_envelope (datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Type_get_envelope / PMPI_Type_get_envelope (datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = int_envelope(&t)?;
         *out(num_integers, "num_integers")? = e.ints.len() as c_int;
@@ -389,11 +392,11 @@ export! {
         Ok(())
     }
 
-    fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes, None)
     }
 
-    fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c (datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c (datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = &t.env;
         *out(num_integers, "num_integers")? = e.ints.len() as MPI_Count;
@@ -404,14 +407,14 @@ export! {
         Ok(())
     }
 
-    fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c (datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c (datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         if max_large_counts < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid max_large_counts {max_large_counts}")));
         }
         get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, Some((max_large_counts, array_of_large_counts)))
     }
 
-    fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on MPI_COMM_SELF => {
+    fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         if type_name.is_null() {
             return Err(err(MPI_ERR_ARG, "type_name is NULL"));
@@ -429,7 +432,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Type_get_name / PMPI_Type_get_name (datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Type_get_name / PMPI_Type_get_name (datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
         let name = dtype(datatype)?.name();
         let p = out(type_name, "type_name")?;
         let len = out(resultlen, "resultlen")?;
@@ -440,12 +443,12 @@ export! {
         Ok(())
     }
 
-    fn MPI_Get_address / PMPI_Get_address (location: *const c_void, address: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Get_address / PMPI_Get_address (location: *const c_void, address: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         *out(address, "address")? = location as MPI_Aint;
         Ok(())
     }
 
-    fn MPI_Address / PMPI_Address (location: *mut c_void, address: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Address / PMPI_Address (location: *mut c_void, address: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         *out(address, "address")? = location as MPI_Aint;
         Ok(())
     }

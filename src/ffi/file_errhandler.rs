@@ -5,8 +5,8 @@
 use super::check;
 use super::errhandler::{create_user_handler, deliver, is_valid_errhandler};
 use crate::abi::*;
-use crate::error::{err, MpiResult};
-use std::panic::{catch_unwind, AssertUnwindSafe};
+use crate::error::{err, MpiError, MpiResult};
+use crate::export;
 use std::os::raw::c_int;
 use std::sync::atomic::Ordering;
 
@@ -18,40 +18,20 @@ fn file_null(fh: MPI_File) -> MpiResult {
     Ok(())
 }
 
-/// Runs exported function `name`; errors go to MPI_FILE_NULL's handler (errors of file
-/// functions are raised on the file's handler, MPI 4.1 section 9.3.3). Before MPI_Init they are
-/// fatal, as everywhere.
-fn run_file(name: &'static str, f: impl FnOnce() -> MpiResult) -> c_int {
-    let h = crate::instance::get().map(|u| u.file_errhandler.load(Ordering::Acquire));
-    match (catch_unwind(AssertUnwindSafe(f)), h) {
-        (Ok(Ok(())), _) => MPI_SUCCESS,
-        (Ok(Err(e)), Ok(h)) => {
-            let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
-            deliver(name, h, std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)
-        }
-        (Ok(Err(e)), Err(_)) => super::errhandler::raise(name, MPI_COMM_SELF, e),
-        (Err(_), _) => super::boundary::run(name, MPI_COMM_SELF, || Err(err(MPI_ERR_INTERN, "internal error (a bug in oxmpi, please report it)"))),
-    }
+/// The error path of `on file`: delivers `e`, raised by `name`, to the handler of file `fh`.
+/// No file is ever open, so every file's errors (an invalid handle's too, as in MPICH) go to
+/// MPI_FILE_NULL's handler with MPI_FILE_NULL as the handle (MPI 4.1 section 9.3.3). Before
+/// MPI_Init they are fatal, as everywhere.
+pub(crate) fn raise_file(name: &'static str, _fh: MPI_File, e: MpiError) -> c_int {
+    let Ok(u) = crate::instance::get() else {
+        return super::errhandler::raise(name, MPI_COMM_SELF, e);
+    };
+    let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
+    deliver(name, u.file_errhandler.load(Ordering::Acquire), std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)
 }
 
-/// Defines `MPI_x` and `PMPI_x` running `body` under `run_file`.
-macro_rules! file_export {
-    ($(fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* ) => $body:block)*) => {$(
-        #[no_mangle]
-        #[allow(non_snake_case, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> c_int {
-            run_file(stringify!($name), move || -> MpiResult { $body })
-        }
-        #[no_mangle]
-        #[allow(non_snake_case, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
-            $pname($($arg),*)
-        }
-    )*};
-}
-
-file_export! {
-    fn MPI_File_create_errhandler / PMPI_File_create_errhandler (file_errhandler_fn: Option<MPI_File_errhandler_function>, errhandler: *mut MPI_Errhandler) => {
+export! {
+    fn MPI_File_create_errhandler / PMPI_File_create_errhandler (file_errhandler_fn: Option<MPI_File_errhandler_function>, errhandler: *mut MPI_Errhandler) on file std::ptr::null_mut() => {
         let f = file_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "file_errhandler_fn is NULL"))?;
         if errhandler.is_null() {
             return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
@@ -59,11 +39,13 @@ file_export! {
         // SAFETY: MPI_File_errhandler_function and the communicator handler type have the same C
         // signature (a handle pointer, an int pointer, varargs); handlers are called with two
         // arguments, the file handle's address as the first.
-        *errhandler = create_user_handler(std::mem::transmute::<MPI_File_errhandler_function, MPI_Comm_errhandler_function>(f));
+        let f = unsafe { std::mem::transmute::<MPI_File_errhandler_function, MPI_Comm_errhandler_function>(f) };
+        // SAFETY: non-null (checked above), and the caller passes a writable handle.
+        unsafe { *errhandler = create_user_handler(f) };
         Ok(())
     }
 
-    fn MPI_File_set_errhandler / PMPI_File_set_errhandler (file: MPI_File, errhandler: MPI_Errhandler) => {
+    fn MPI_File_set_errhandler / PMPI_File_set_errhandler (file: MPI_File, errhandler: MPI_Errhandler) on file file => {
         let u = check::universe()?;
         file_null(file)?;
         if !is_valid_errhandler(errhandler) {
@@ -73,17 +55,18 @@ file_export! {
         Ok(())
     }
 
-    fn MPI_File_get_errhandler / PMPI_File_get_errhandler (file: MPI_File, errhandler: *mut MPI_Errhandler) => {
+    fn MPI_File_get_errhandler / PMPI_File_get_errhandler (file: MPI_File, errhandler: *mut MPI_Errhandler) on file file => {
         let u = check::universe()?;
         file_null(file)?;
         if errhandler.is_null() {
             return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
         }
-        *errhandler = u.file_errhandler.load(Ordering::Acquire);
+        // SAFETY: non-null (checked above), and the caller passes a writable handle.
+        unsafe { *errhandler = u.file_errhandler.load(Ordering::Acquire) };
         Ok(())
     }
 
-    fn MPI_File_call_errhandler / PMPI_File_call_errhandler (fh: MPI_File, errorcode: c_int) => {
+    fn MPI_File_call_errhandler / PMPI_File_call_errhandler (fh: MPI_File, errorcode: c_int) on file fh => {
         let u = check::universe()?;
         file_null(fh)?;
         let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);

@@ -4,6 +4,9 @@
 //! (as MPICH does), and freeing `MPI_GROUP_EMPTY` succeeds without destroying it, because a program
 //! cannot tell whether an operation gave it the predefined handle and must free every result.
 //! Calls without a communicator raise their errors on MPI_COMM_SELF.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -71,20 +74,20 @@ fn binary(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group, op: fn
 }
 
 export! {
-    fn MPI_Group_size / PMPI_Group_size (group: MPI_Group, size: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Group_size / PMPI_Group_size (group: MPI_Group, size: *mut c_int) on comm MPI_COMM_SELF => {
         let g = self::group(check::universe()?, group)?;
         *out(size, "size")? = g.size() as c_int;
         Ok(())
     }
 
-    fn MPI_Group_rank / PMPI_Group_rank (group: MPI_Group, rank: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Group_rank / PMPI_Group_rank (group: MPI_Group, rank: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
         *out(rank, "rank")? = g.rank_of(u.rank).map_or(MPI_UNDEFINED, |r| r as c_int);
         Ok(())
     }
 
-    fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks (group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks (group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let (a, b) = (group(u, group1)?, group(u, group2)?);
         let input = array(ranks1, n, "ranks1")?;
@@ -104,7 +107,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_compare / PMPI_Group_compare (group1: MPI_Group, group2: MPI_Group, result: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Group_compare / PMPI_Group_compare (group1: MPI_Group, group2: MPI_Group, result: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let (a, b) = (group(u, group1)?, group(u, group2)?);
         *out(result, "result")? = match a.compare(&b) {
@@ -115,19 +118,19 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_union / PMPI_Group_union (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_union / PMPI_Group_union (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         binary(group1, group2, newgroup, Group::union)
     }
 
-    fn MPI_Group_intersection / PMPI_Group_intersection (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_intersection / PMPI_Group_intersection (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         binary(group1, group2, newgroup, Group::intersection)
     }
 
-    fn MPI_Group_difference / PMPI_Group_difference (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_difference / PMPI_Group_difference (group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         binary(group1, group2, newgroup, Group::difference)
     }
 
-    fn MPI_Group_incl / PMPI_Group_incl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_incl / PMPI_Group_incl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
         let result = g.incl(array(ranks, n, "ranks")?)?;
@@ -135,7 +138,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_excl / PMPI_Group_excl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_excl / PMPI_Group_excl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
         let result = g.excl(array(ranks, n, "ranks")?)?;
@@ -143,7 +146,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_range_incl / PMPI_Group_range_incl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_range_incl / PMPI_Group_range_incl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
         let result = g.range_incl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
@@ -151,7 +154,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_range_excl / PMPI_Group_range_excl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_range_excl / PMPI_Group_range_excl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
         let result = g.range_excl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
@@ -159,7 +162,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Group_free / PMPI_Group_free (group: *mut MPI_Group) on MPI_COMM_SELF => {
+    fn MPI_Group_free / PMPI_Group_free (group: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let h = out(group, "group")?;
         match *h {
@@ -174,7 +177,7 @@ export! {
     }
 
     /// The group of MPI_COMM_WORLD or MPI_COMM_SELF, as a new group object.
-    fn MPI_Comm_group / PMPI_Comm_group (comm: MPI_Comm, group: *mut MPI_Group) on comm => {
+    fn MPI_Comm_group / PMPI_Comm_group (comm: MPI_Comm, group: *mut MPI_Group) on comm comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
         let o = out(group, "group")?;
@@ -182,7 +185,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_remote_group / PMPI_Comm_remote_group (comm: MPI_Comm, group: *mut MPI_Group) on comm => {
+    fn MPI_Comm_remote_group / PMPI_Comm_remote_group (comm: MPI_Comm, group: *mut MPI_Group) on comm comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
         let o = out(group, "group")?;
@@ -202,7 +205,7 @@ fn members_within(c: &crate::comm::Comm, g: &Group) -> MpiResult<Vec<usize>> {
 }
 
 export! {
-    fn MPI_Comm_create / PMPI_Comm_create (comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_create / PMPI_Comm_create (comm: MPI_Comm, group: MPI_Group, newcomm: *mut MPI_Comm) on comm comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
         let o = out(newcomm, "newcomm")?;
@@ -214,7 +217,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Comm_create_group / PMPI_Comm_create_group (comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Comm_create_group / PMPI_Comm_create_group (comm: MPI_Comm, group: MPI_Group, tag: c_int, newcomm: *mut MPI_Comm) on comm comm => {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
         if c.is_inter() {

@@ -94,32 +94,35 @@ fn is_ignore(p: *const MPI_Status) -> bool {
 
 crate::export! {
     /// Copies a C status into a Fortran `INTEGER STATUS(MPI_STATUS_SIZE)` (same layout here).
-    fn MPI_Status_c2f / PMPI_Status_c2f (c_status: *const MPI_Status, f_status: *mut MPI_Fint) on MPI_COMM_SELF => {
+    fn MPI_Status_c2f / PMPI_Status_c2f (c_status: *const MPI_Status, f_status: *mut MPI_Fint) on comm MPI_COMM_SELF => {
         if is_ignore(c_status) {
             return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL; there is no status to convert"));
         }
         if f_status.is_null() {
             return Err(err(MPI_ERR_ARG, "f_status is NULL"));
         }
-        std::ptr::copy_nonoverlapping(c_status, f_status as *mut MPI_Status, 1);
+        // SAFETY: both non-null statuses (caller contract); a Fortran status is MPI_F_STATUS_SIZE
+        // integers, laid out as MPI_Status in the MPICH ABI.
+        unsafe { std::ptr::copy_nonoverlapping(c_status, f_status as *mut MPI_Status, 1) };
         Ok(())
     }
 
     /// Copies a Fortran status into a C status.
-    fn MPI_Status_f2c / PMPI_Status_f2c (f_status: *const MPI_Fint, c_status: *mut MPI_Status) on MPI_COMM_SELF => {
+    fn MPI_Status_f2c / PMPI_Status_f2c (f_status: *const MPI_Fint, c_status: *mut MPI_Status) on comm MPI_COMM_SELF => {
         if f_status.is_null() || f_status == super::data_symbols::fortran_status_ignore() {
             return Err(err(MPI_ERR_ARG, "f_status is MPI_F_STATUS_IGNORE or NULL; there is no status to convert"));
         }
         if is_ignore(c_status) {
             return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL"));
         }
-        std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1);
+        // SAFETY: as in MPI_Status_c2f, the other way round.
+        unsafe { std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1) };
         Ok(())
     }
 
     /// Profiling control: oxmpi has no built-in profiler, so every level is accepted and ignored
     /// (MPI-4.0 section 15.2.4). Declared variadic in C; extra arguments are ignored.
-    fn MPI_Pcontrol / PMPI_Pcontrol (level: c_int) on MPI_COMM_SELF => {
+    fn MPI_Pcontrol / PMPI_Pcontrol (level: c_int) on comm MPI_COMM_SELF => {
         Ok(())
     }
 }

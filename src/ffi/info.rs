@@ -8,6 +8,9 @@
 //! `MPI_INFO_NULL`, as in MPICH. Error classes follow MPICH 4.0.2 where it is consistent with the
 //! standard: `MPI_INFO_NULL` is `MPI_ERR_ARG`, another invalid handle `MPI_ERR_INFO`. Unlike MPICH,
 //! MPI_Info_get truncates a long value without an error, as the standard specifies.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -104,7 +107,7 @@ unsafe fn put_string(dst: *mut c_char, cap: usize, src: &[u8]) {
 }
 
 export! {
-    fn MPI_Info_create / PMPI_Info_create (info: *mut MPI_Info) on MPI_COMM_SELF => {
+    fn MPI_Info_create / PMPI_Info_create (info: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let o = out(info, "info")?;
         *o = new_handle(Info::new())?;
         Ok(())
@@ -113,13 +116,13 @@ export! {
     /// A new info object with the contents of MPI_INFO_ENV. MPI 4.1 lets the arguments describe
     /// the program's command line when MPI is not initialised; oxmpi always reports the real one,
     /// so `argc` and `argv` are not used.
-    fn MPI_Info_create_env / PMPI_Info_create_env (argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) on MPI_COMM_SELF => {
+    fn MPI_Info_create_env / PMPI_Info_create_env (argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let o = out(info, "info")?;
         *o = new_handle(env_snapshot())?;
         Ok(())
     }
 
-    fn MPI_Info_set / PMPI_Info_set (info: MPI_Info, key: *const c_char, value: *const c_char) on MPI_COMM_SELF => {
+    fn MPI_Info_set / PMPI_Info_set (info: MPI_Info, key: *const c_char, value: *const c_char) on comm MPI_COMM_SELF => {
         let k = key_bytes(key)?;
         if value.is_null() {
             return Err(err(MPI_ERR_ARG, "the info value is NULL"));
@@ -129,7 +132,7 @@ export! {
         write(info, |i| i.set(k, v))
     }
 
-    fn MPI_Info_delete / PMPI_Info_delete (info: MPI_Info, key: *const c_char) on MPI_COMM_SELF => {
+    fn MPI_Info_delete / PMPI_Info_delete (info: MPI_Info, key: *const c_char) on comm MPI_COMM_SELF => {
         let k = key_bytes(key)?;
         if !write(info, |i| i.delete(k))? {
             return Err(err(MPI_ERR_INFO_NOKEY, format!("the info object has no key \"{}\"", String::from_utf8_lossy(k))));
@@ -139,7 +142,7 @@ export! {
 
     /// Deprecated in MPI 4.0 for MPI_Info_get_string. A value longer than `valuelen` is cut to
     /// `valuelen` bytes (plus the terminator: `value` must hold `valuelen + 1` bytes).
-    fn MPI_Info_get / PMPI_Info_get (info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Info_get / PMPI_Info_get (info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) on comm MPI_COMM_SELF => {
         let k = key_bytes(key)?;
         if valuelen < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid valuelen {valuelen}: must be non-negative")));
@@ -154,7 +157,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen (info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen (info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) on comm MPI_COMM_SELF => {
         let k = key_bytes(key)?;
         let valuelen = out(valuelen, "valuelen")?;
         let flag = out(flag, "flag")?;
@@ -169,7 +172,7 @@ export! {
     /// MPI 4.0: `*buflen` is the size of `value` on input; if the key exists, the value is stored
     /// cut to `*buflen - 1` bytes plus a terminator (nothing is written when `*buflen` is 0, and
     /// `value` may then be NULL) and `*buflen` becomes the length of the whole value plus one.
-    fn MPI_Info_get_string / PMPI_Info_get_string (info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Info_get_string / PMPI_Info_get_string (info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) on comm MPI_COMM_SELF => {
         let k = key_bytes(key)?;
         let buflen = out(buflen, "buflen")?;
         let flag = out(flag, "flag")?;
@@ -191,14 +194,14 @@ export! {
         Ok(())
     }
 
-    fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys (info: MPI_Info, nkeys: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys (info: MPI_Info, nkeys: *mut c_int) on comm MPI_COMM_SELF => {
         let o = out(nkeys, "nkeys")?;
         *o = read(info, Info::nkeys)? as c_int;
         Ok(())
     }
 
     /// The `n`-th key in insertion order; `key` must hold MPI_MAX_INFO_KEY + 1 bytes.
-    fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey (info: MPI_Info, n: c_int, key: *mut c_char) on MPI_COMM_SELF => {
+    fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey (info: MPI_Info, n: c_int, key: *mut c_char) on comm MPI_COMM_SELF => {
         let key = out(key, "key")?;
         let (k, nkeys) = read(info, |i| (usize::try_from(n).ok().and_then(|n| i.nth_key(n)).map(<[u8]>::to_vec), i.nkeys()))?;
         let k = k.ok_or_else(|| err(MPI_ERR_ARG, format!("invalid key number {n}: the info object has {nkeys} keys (0..{nkeys})")))?;
@@ -207,14 +210,14 @@ export! {
     }
 
     /// A new info object with the same keys, values and order (a modifiable copy for MPI_INFO_ENV).
-    fn MPI_Info_dup / PMPI_Info_dup (info: MPI_Info, newinfo: *mut MPI_Info) on MPI_COMM_SELF => {
+    fn MPI_Info_dup / PMPI_Info_dup (info: MPI_Info, newinfo: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let copy = read(info, Info::clone)?;
         let o = out(newinfo, "newinfo")?;
         *o = new_handle(copy)?;
         Ok(())
     }
 
-    fn MPI_Info_free / PMPI_Info_free (info: *mut MPI_Info) on MPI_COMM_SELF => {
+    fn MPI_Info_free / PMPI_Info_free (info: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let h = out(info, "info")?;
         if *h != MPI_INFO_ENV {
             let i = user_index(*h)?;
@@ -228,14 +231,14 @@ export! {
 }
 
 export! {
-    fn MPI_Comm_set_info / PMPI_Comm_set_info (comm: MPI_Comm, info: MPI_Info) on comm => {
+    fn MPI_Comm_set_info / PMPI_Comm_set_info (comm: MPI_Comm, info: MPI_Info) on comm comm => {
         let c = super::check::comm(super::check::universe()?, comm)?;
         let hints = read(info, |i| i.clone())?;
         *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = hints;
         Ok(())
     }
 
-    fn MPI_Comm_get_info / PMPI_Comm_get_info (comm: MPI_Comm, info_used: *mut MPI_Info) on comm => {
+    fn MPI_Comm_get_info / PMPI_Comm_get_info (comm: MPI_Comm, info_used: *mut MPI_Info) on comm comm => {
         let c = super::check::comm(super::check::universe()?, comm)?;
         let o = out(info_used, "info_used")?;
         let hints = c.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();

@@ -1,4 +1,7 @@
 //! Environment management: init, finalize, abort, versions, timers, error strings.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use crate::abi::*;
 use crate::error::err;
@@ -35,13 +38,13 @@ fn epoch() -> Instant {
 }
 
 export! {
-    fn MPI_Init / PMPI_Init (argc: *mut c_int, argv: *mut *mut *mut c_char) on MPI_COMM_WORLD => {
+    fn MPI_Init / PMPI_Init (argc: *mut c_int, argv: *mut *mut *mut c_char) on comm MPI_COMM_WORLD => {
         epoch();
         instance::init(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
         Ok(())
     }
 
-    fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on MPI_COMM_WORLD => {
+    fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on comm MPI_COMM_WORLD => {
         not_null(provided, "provided")?;
         if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
             return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
@@ -52,7 +55,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Finalize / PMPI_Finalize () on MPI_COMM_WORLD => {
+    fn MPI_Finalize / PMPI_Finalize () on comm MPI_COMM_WORLD => {
         // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
         // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/attr.rs).
         let u = instance::get()?;
@@ -62,37 +65,37 @@ export! {
         instance::finalize()
     }
 
-    fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(flag, "flag")?;
         *flag = instance::initialized() as c_int;
         Ok(())
     }
 
-    fn MPI_Finalized / PMPI_Finalized (flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Finalized / PMPI_Finalized (flag: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(flag, "flag")?;
         *flag = instance::finalized() as c_int;
         Ok(())
     }
 
-    fn MPI_Abort / PMPI_Abort (comm: MPI_Comm, errorcode: c_int) on MPI_COMM_WORLD => {
+    fn MPI_Abort / PMPI_Abort (comm: MPI_Comm, errorcode: c_int) on comm MPI_COMM_WORLD => {
         let rank = instance::peek().map_or(0, |u| u.rank);
         let name = match comm { MPI_COMM_WORLD => "MPI_COMM_WORLD".to_string(), MPI_COMM_SELF => "MPI_COMM_SELF".to_string(), c => format!("0x{:08x}", c as u32) };
         instance::abort_job(errorcode, &format!("oxmpi: rank {rank}: MPI_Abort({name}, {errorcode}) called; ending the job"))
     }
 
-    fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(provided, "provided")?;
         *provided = check::universe()?.thread_level;
         Ok(())
     }
 
-    fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(flag, "flag")?;
         *flag = (check::universe()?.main_thread == crate::runtime::job::caller_id()) as c_int;
         Ok(())
     }
 
-    fn MPI_Get_version / PMPI_Get_version (version: *mut c_int, subversion: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Get_version / PMPI_Get_version (version: *mut c_int, subversion: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(version, "version")?;
         not_null(subversion, "subversion")?;
         *version = MPI_VERSION;
@@ -100,14 +103,14 @@ export! {
         Ok(())
     }
 
-    fn MPI_Get_library_version / PMPI_Get_library_version (version: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Get_library_version / PMPI_Get_library_version (version: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(version, "version")?;
         not_null(resultlen, "resultlen")?;
         *resultlen = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING, LIBRARY_VERSION) as c_int;
         Ok(())
     }
 
-    fn MPI_Get_processor_name / PMPI_Get_processor_name (name: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Get_processor_name / PMPI_Get_processor_name (name: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(name, "name")?;
         not_null(resultlen, "resultlen")?;
         let mut buf = [0 as c_char; 256];
@@ -119,13 +122,13 @@ export! {
         Ok(())
     }
 
-    fn MPI_Error_class / PMPI_Error_class (errorcode: c_int, errorclass: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Error_class / PMPI_Error_class (errorcode: c_int, errorclass: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(errorclass, "errorclass")?;
         *errorclass = class_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
         Ok(())
     }
 
-    fn MPI_Error_string / PMPI_Error_string (errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Error_string / PMPI_Error_string (errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(string, "string")?;
         not_null(resultlen, "resultlen")?;
         let s = string_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;

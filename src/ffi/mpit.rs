@@ -1,44 +1,17 @@
 //! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
 //! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
-//! so they have their own boundary (`export_t!`) instead of `export!`.
-use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_SUCCESS, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_THREAD_MULTIPLE, MPI_T_ERR_INVALID};
+//! so they use `export!`'s `on tool` form.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
+use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_THREAD_MULTIPLE};
 use crate::abi::datatypes::basic_handle;
 use crate::datatype::basic::Basic;
 use crate::error::ErrorClass;
 use crate::mpit::{self, categories, cvars, enums, pvars, session, strings, TResult, *};
+use crate::export;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// Runs an MPI_T body: success, its error class as MPICH's MPI_T error code, or
-/// MPI_T_ERR_INVALID if it panicked.
-fn run_t(f: impl FnOnce() -> TResult) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => MPI_SUCCESS,
-        Ok(Err(class)) => class.mpich(),
-        Err(_) => MPI_T_ERR_INVALID,
-    }
-}
-
-/// Like `export!`, for MPI_T functions: `MPI_X` calls `PMPI_X`; the body returns `TResult`.
-macro_rules! export_t {
-    ($(
-        $(#[$meta:meta])*
-        fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) => $body:block
-    )*) => {$(
-        $(#[$meta])*
-        #[no_mangle]
-        #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> c_int {
-            run_t(move || -> TResult { $body })
-        }
-        #[no_mangle]
-        #[allow(non_snake_case, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> c_int {
-            $pname($($arg),*)
-        }
-    )*};
-}
 
 /// Stores `v` through an optional out pointer.
 ///
@@ -147,20 +120,20 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     Ok(session::Bound { me, context: c.context, members: c.group.clone(), gauges })
 }
 
-export_t! {
-    fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) => {
+export! {
+    fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) on tool => {
         mpit::init();
         out(provided, MPI_THREAD_MULTIPLE);
         Ok(())
     }
 
-    fn MPI_T_finalize / PMPI_T_finalize () => {
+    fn MPI_T_finalize / PMPI_T_finalize () on tool => {
         mpit::finalize()
     }
 
     // ---------------------------------------------------------------- enums
 
-    fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
+    fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) on tool => {
         ready()?;
         let e = enum_of(enumtype)?;
         out(num, e.items.len() as c_int);
@@ -168,7 +141,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) => {
+    fn MPI_T_enum_get_item / PMPI_T_enum_get_item (enumtype: MPI_T_enum, indx: c_int, value: *mut c_int, name: *mut c_char, name_len: *mut c_int) on tool => {
         ready()?;
         let e = enum_of(enumtype)?;
         let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| ErrorClass::TInvalidItem)?];
@@ -179,14 +152,14 @@ export_t! {
 
     // ---------------------------------------------------------------- control variables
 
-    fn MPI_T_cvar_get_num / PMPI_T_cvar_get_num (num_cvar: *mut c_int) => {
+    fn MPI_T_cvar_get_num / PMPI_T_cvar_get_num (num_cvar: *mut c_int) on tool => {
         ready()?;
         need(num_cvar)?;
         out(num_cvar, cvars::all().len() as c_int);
         Ok(())
     }
 
-    fn MPI_T_cvar_get_info / PMPI_T_cvar_get_info (cvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, scope: *mut c_int) => {
+    fn MPI_T_cvar_get_info / PMPI_T_cvar_get_info (cvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, scope: *mut c_int) on tool => {
         ready()?;
         let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
         strings::put(&c.name, name, name_len);
@@ -199,14 +172,14 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_cvar_get_index / PMPI_T_cvar_get_index (name: *const c_char, cvar_index: *mut c_int) => {
+    fn MPI_T_cvar_get_index / PMPI_T_cvar_get_index (name: *const c_char, cvar_index: *mut c_int) on tool => {
         ready()?;
         need(cvar_index)?;
         out(cvar_index, cvars::get_index(name_arg(name)?)? as c_int);
         Ok(())
     }
 
-    fn MPI_T_cvar_handle_alloc / PMPI_T_cvar_handle_alloc (cvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_cvar_handle, count: *mut c_int) => {
+    fn MPI_T_cvar_handle_alloc / PMPI_T_cvar_handle_alloc (cvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_cvar_handle, count: *mut c_int) on tool => {
         ready()?;
         need(handle)?;
         need(count)?;
@@ -216,7 +189,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_cvar_handle_free / PMPI_T_cvar_handle_free (handle: *mut MPI_T_cvar_handle) => {
+    fn MPI_T_cvar_handle_free / PMPI_T_cvar_handle_free (handle: *mut MPI_T_cvar_handle) on tool => {
         ready()?;
         need(handle)?;
         cvar_of(*handle)?;
@@ -224,7 +197,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_cvar_read / PMPI_T_cvar_read (handle: MPI_T_cvar_handle, buf: *mut c_void) => {
+    fn MPI_T_cvar_read / PMPI_T_cvar_read (handle: MPI_T_cvar_handle, buf: *mut c_void) on tool => {
         ready()?;
         let c = cvar_of(handle)?;
         need(buf)?;
@@ -232,7 +205,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_cvar_write / PMPI_T_cvar_write (handle: MPI_T_cvar_handle, buf: *const c_void) => {
+    fn MPI_T_cvar_write / PMPI_T_cvar_write (handle: MPI_T_cvar_handle, buf: *const c_void) on tool => {
         ready()?;
         let c = cvar_of(handle)?;
         need(buf)?;
@@ -241,14 +214,14 @@ export_t! {
 
     // ---------------------------------------------------------------- performance variables
 
-    fn MPI_T_pvar_get_num / PMPI_T_pvar_get_num (num_pvar: *mut c_int) => {
+    fn MPI_T_pvar_get_num / PMPI_T_pvar_get_num (num_pvar: *mut c_int) on tool => {
         ready()?;
         need(num_pvar)?;
         out(num_pvar, pvars::PVARS.len() as c_int);
         Ok(())
     }
 
-    fn MPI_T_pvar_get_info / PMPI_T_pvar_get_info (pvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, var_class: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, readonly: *mut c_int, continuous: *mut c_int, atomic: *mut c_int) => {
+    fn MPI_T_pvar_get_info / PMPI_T_pvar_get_info (pvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, var_class: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, readonly: *mut c_int, continuous: *mut c_int, atomic: *mut c_int) on tool => {
         ready()?;
         let p = &pvars::PVARS[mpit::index(pvar_index, pvars::PVARS.len())?];
         strings::put(p.name, name, name_len);
@@ -264,7 +237,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) => {
+    fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) on tool => {
         ready()?;
         need(pvar_index)?;
         let name = name_arg(name)?;
@@ -274,14 +247,14 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_pvar_session_create / PMPI_T_pvar_session_create (session: *mut MPI_T_pvar_session) => {
+    fn MPI_T_pvar_session_create / PMPI_T_pvar_session_create (session: *mut MPI_T_pvar_session) on tool => {
         ready()?;
         need(session)?;
         *session = session::session_create()? as MPI_T_pvar_session;
         Ok(())
     }
 
-    fn MPI_T_pvar_session_free / PMPI_T_pvar_session_free (session: *mut MPI_T_pvar_session) => {
+    fn MPI_T_pvar_session_free / PMPI_T_pvar_session_free (session: *mut MPI_T_pvar_session) on tool => {
         ready()?;
         need(session)?;
         session::session_free(session_id(*session)?)?;
@@ -289,7 +262,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_pvar_handle_alloc / PMPI_T_pvar_handle_alloc (session: MPI_T_pvar_session, pvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_pvar_handle, count: *mut c_int) => {
+    fn MPI_T_pvar_handle_alloc / PMPI_T_pvar_handle_alloc (session: MPI_T_pvar_session, pvar_index: c_int, obj_handle: *mut c_void, handle: *mut MPI_T_pvar_handle, count: *mut c_int) on tool => {
         ready()?;
         let s = session_id(session)?;
         let i = mpit::index(pvar_index, pvars::PVARS.len())?;
@@ -302,7 +275,7 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_pvar_handle_free / PMPI_T_pvar_handle_free (session: MPI_T_pvar_session, handle: *mut MPI_T_pvar_handle) => {
+    fn MPI_T_pvar_handle_free / PMPI_T_pvar_handle_free (session: MPI_T_pvar_session, handle: *mut MPI_T_pvar_handle) on tool => {
         ready()?;
         need(handle)?;
         session::handle_free(session_id(session)?, one_handle(*handle)?)?;
@@ -310,25 +283,25 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_pvar_start / PMPI_T_pvar_start (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+    fn MPI_T_pvar_start / PMPI_T_pvar_start (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) on tool => {
         ready()?;
         session::start_stop(session_id(session)?, handle_id(handle)?, true)
     }
 
-    fn MPI_T_pvar_stop / PMPI_T_pvar_stop (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+    fn MPI_T_pvar_stop / PMPI_T_pvar_stop (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) on tool => {
         ready()?;
         session::start_stop(session_id(session)?, handle_id(handle)?, false)
     }
 
-    fn MPI_T_pvar_read / PMPI_T_pvar_read (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) => {
+    fn MPI_T_pvar_read / PMPI_T_pvar_read (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) on tool => {
         read_into(session, handle, buf, false)
     }
 
-    fn MPI_T_pvar_readreset / PMPI_T_pvar_readreset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) => {
+    fn MPI_T_pvar_readreset / PMPI_T_pvar_readreset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) on tool => {
         read_into(session, handle, buf, true)
     }
 
-    fn MPI_T_pvar_write / PMPI_T_pvar_write (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *const c_void) => {
+    fn MPI_T_pvar_write / PMPI_T_pvar_write (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *const c_void) on tool => {
         ready()?;
         let s = session_id(session)?;
         let h = one_handle(handle)?;
@@ -347,21 +320,21 @@ export_t! {
         session::write(s, h, w)
     }
 
-    fn MPI_T_pvar_reset / PMPI_T_pvar_reset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) => {
+    fn MPI_T_pvar_reset / PMPI_T_pvar_reset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle) on tool => {
         ready()?;
         session::reset(session_id(session)?, handle_id(handle)?)
     }
 
     // ---------------------------------------------------------------- categories
 
-    fn MPI_T_category_get_num / PMPI_T_category_get_num (num_cat: *mut c_int) => {
+    fn MPI_T_category_get_num / PMPI_T_category_get_num (num_cat: *mut c_int) on tool => {
         ready()?;
         need(num_cat)?;
         out(num_cat, categories::all().len() as c_int);
         Ok(())
     }
 
-    fn MPI_T_category_get_info / PMPI_T_category_get_info (cat_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, num_cvars: *mut c_int, num_pvars: *mut c_int, num_categories: *mut c_int) => {
+    fn MPI_T_category_get_info / PMPI_T_category_get_info (cat_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, num_cvars: *mut c_int, num_pvars: *mut c_int, num_categories: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
         strings::put(c.name, name, name_len);
@@ -372,32 +345,32 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_category_get_index / PMPI_T_category_get_index (name: *const c_char, cat_index: *mut c_int) => {
+    fn MPI_T_category_get_index / PMPI_T_category_get_index (name: *const c_char, cat_index: *mut c_int) on tool => {
         ready()?;
         need(cat_index)?;
         out(cat_index, categories::get_index(name_arg(name)?)? as c_int);
         Ok(())
     }
 
-    fn MPI_T_category_get_cvars / PMPI_T_category_get_cvars (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+    fn MPI_T_category_get_cvars / PMPI_T_category_get_cvars (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
         put_indices(&c.cvars, len, indices)
     }
 
-    fn MPI_T_category_get_pvars / PMPI_T_category_get_pvars (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+    fn MPI_T_category_get_pvars / PMPI_T_category_get_pvars (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
         put_indices(&c.pvars, len, indices)
     }
 
-    fn MPI_T_category_get_categories / PMPI_T_category_get_categories (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+    fn MPI_T_category_get_categories / PMPI_T_category_get_categories (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
         put_indices(&[], len, indices)
     }
 
-    fn MPI_T_category_get_num_events / PMPI_T_category_get_num_events (cat_index: c_int, num_events: *mut c_int) => {
+    fn MPI_T_category_get_num_events / PMPI_T_category_get_num_events (cat_index: c_int, num_events: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
         need(num_events)?;
@@ -405,13 +378,13 @@ export_t! {
         Ok(())
     }
 
-    fn MPI_T_category_get_events / PMPI_T_category_get_events (cat_index: c_int, len: c_int, indices: *mut c_int) => {
+    fn MPI_T_category_get_events / PMPI_T_category_get_events (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
         put_indices(&[], len, indices)
     }
 
-    fn MPI_T_category_changed / PMPI_T_category_changed (update_number: *mut c_int) => {
+    fn MPI_T_category_changed / PMPI_T_category_changed (update_number: *mut c_int) on tool => {
         ready()?;
         need(update_number)?;
         // The variables and categories never change after start-up.
@@ -421,97 +394,97 @@ export_t! {
 
     // ---------------------------------------------------------------- events: none are defined
 
-    fn MPI_T_source_get_num / PMPI_T_source_get_num (num_sources: *mut c_int) => {
+    fn MPI_T_source_get_num / PMPI_T_source_get_num (num_sources: *mut c_int) on tool => {
         ready()?;
         need(num_sources)?;
         out(num_sources, 0);
         Ok(())
     }
 
-    fn MPI_T_source_get_info / PMPI_T_source_get_info (source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) => {
+    fn MPI_T_source_get_info / PMPI_T_source_get_info (source_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, ordering: *mut MPI_T_source_order, ticks_per_second: *mut MPI_Count, max_ticks: *mut MPI_Count, info: *mut MPI_Info) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidIndex)
     }
 
-    fn MPI_T_source_get_timestamp / PMPI_T_source_get_timestamp (source_index: c_int, timestamp: *mut MPI_Count) => {
+    fn MPI_T_source_get_timestamp / PMPI_T_source_get_timestamp (source_index: c_int, timestamp: *mut MPI_Count) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidIndex)
     }
 
-    fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) => {
+    fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) on tool => {
         ready()?;
         need(num_events)?;
         out(num_events, 0);
         Ok(())
     }
 
-    fn MPI_T_event_get_info / PMPI_T_event_get_info (event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) => {
+    fn MPI_T_event_get_info / PMPI_T_event_get_info (event_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, array_of_datatypes: *mut MPI_Datatype, array_of_displacements: *mut MPI_Aint, num_elements: *mut c_int, enumtype: *mut MPI_T_enum, info: *mut MPI_Info, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidIndex)
     }
 
-    fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) => {
+    fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) on tool => {
         ready()?;
         name_arg(name)?;
         Err(ErrorClass::TInvalidName)
     }
 
-    fn MPI_T_event_handle_alloc / PMPI_T_event_handle_alloc (event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) => {
+    fn MPI_T_event_handle_alloc / PMPI_T_event_handle_alloc (event_index: c_int, obj_handle: *mut c_void, info: MPI_Info, event_registration: *mut MPI_T_event_registration) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidIndex)
     }
 
-    fn MPI_T_event_handle_free / PMPI_T_event_handle_free (event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: Option<MPI_T_event_free_cb_function>) => {
+    fn MPI_T_event_handle_free / PMPI_T_event_handle_free (event_registration: MPI_T_event_registration, user_data: *mut c_void, free_cb_function: Option<MPI_T_event_free_cb_function>) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_handle_get_info / PMPI_T_event_handle_get_info (event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) => {
+    fn MPI_T_event_handle_get_info / PMPI_T_event_handle_get_info (event_registration: MPI_T_event_registration, info_used: *mut MPI_Info) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_handle_set_info / PMPI_T_event_handle_set_info (event_registration: MPI_T_event_registration, info: MPI_Info) => {
+    fn MPI_T_event_handle_set_info / PMPI_T_event_handle_set_info (event_registration: MPI_T_event_registration, info: MPI_Info) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_register_callback / PMPI_T_event_register_callback (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: Option<MPI_T_event_cb_function>) => {
+    fn MPI_T_event_register_callback / PMPI_T_event_register_callback (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info, user_data: *mut c_void, event_cb_function: Option<MPI_T_event_cb_function>) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_callback_get_info / PMPI_T_event_callback_get_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) => {
+    fn MPI_T_event_callback_get_info / PMPI_T_event_callback_get_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info_used: *mut MPI_Info) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_callback_set_info / PMPI_T_event_callback_set_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) => {
+    fn MPI_T_event_callback_set_info / PMPI_T_event_callback_set_info (event_registration: MPI_T_event_registration, cb_safety: MPI_T_cb_safety, info: MPI_Info) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_set_dropped_handler / PMPI_T_event_set_dropped_handler (event_registration: MPI_T_event_registration, dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) => {
+    fn MPI_T_event_set_dropped_handler / PMPI_T_event_set_dropped_handler (event_registration: MPI_T_event_registration, dropped_cb_function: Option<MPI_T_event_dropped_cb_function>) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_read / PMPI_T_event_read (event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) => {
+    fn MPI_T_event_read / PMPI_T_event_read (event_instance: MPI_T_event_instance, element_index: c_int, buffer: *mut c_void) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_copy / PMPI_T_event_copy (event_instance: MPI_T_event_instance, buffer: *mut c_void) => {
+    fn MPI_T_event_copy / PMPI_T_event_copy (event_instance: MPI_T_event_instance, buffer: *mut c_void) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_get_timestamp / PMPI_T_event_get_timestamp (event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) => {
+    fn MPI_T_event_get_timestamp / PMPI_T_event_get_timestamp (event_instance: MPI_T_event_instance, event_timestamp: *mut MPI_Count) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }
 
-    fn MPI_T_event_get_source / PMPI_T_event_get_source (event_instance: MPI_T_event_instance, source_index: *mut c_int) => {
+    fn MPI_T_event_get_source / PMPI_T_event_get_source (event_instance: MPI_T_event_instance, source_index: *mut c_int) on tool => {
         ready()?;
         Err(ErrorClass::TInvalidHandle)
     }

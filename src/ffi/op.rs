@@ -111,20 +111,23 @@ unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> MpiResul
 }
 
 export! {
-    fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
-        create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_INT }), commute, op)
+    fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
+        // SAFETY: `op` is NULL or writable, as `create` needs (caller contract).
+        unsafe { create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_INT }), commute, op) }
     }
-    fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on MPI_COMM_SELF => {
-        create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_COUNT }), commute, op)
+    fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
+        // SAFETY: as in MPI_Op_create.
+        unsafe { create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_COUNT }), commute, op) }
     }
 
     /// Frees a user-defined op and sets the handle to MPI_OP_NULL; predefined ops cannot be freed.
-    fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on MPI_COMM_SELF => {
+    fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on comm MPI_COMM_SELF => {
         let u = super::check::universe()?;
         if op.is_null() {
             return Err(err(MPI_ERR_ARG, "op is NULL"));
         }
-        let h = *op;
+        // SAFETY: non-null (checked above), and the caller passes a readable, writable handle.
+        let h = unsafe { *op };
         if !is_user_handle(h) {
             let what = match predefined(h) {
                 Ok(p) => format!("{} is a predefined op, which cannot be freed", p.name()),
@@ -135,7 +138,8 @@ export! {
         if !u.ops.remove(handle_index(h) as usize) {
             return Err(err(MPI_ERR_OP, format!("invalid reduction operation 0x{:08x} (already freed, or never created by this rank)", h as u32)));
         }
-        *op = MPI_OP_NULL;
+        // SAFETY: as above.
+        unsafe { *op = MPI_OP_NULL };
         Ok(())
     }
 }

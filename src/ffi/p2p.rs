@@ -1,5 +1,8 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
@@ -102,44 +105,44 @@ unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, us
 }
 
 export! {
-    fn MPI_Send / PMPI_Send (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Send / PMPI_Send (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
         send(buf, count, datatype, dest, tag, comm, SendMode::Standard)
     }
-    fn MPI_Ssend / PMPI_Ssend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Ssend / PMPI_Ssend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
         send(buf, count, datatype, dest, tag, comm, SendMode::Sync)
     }
-    fn MPI_Rsend / PMPI_Rsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Rsend / PMPI_Rsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
         send(buf, count, datatype, dest, tag, comm, SendMode::Ready)
     }
-    fn MPI_Bsend / PMPI_Bsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Bsend / PMPI_Bsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
         send(buf, count, datatype, dest, tag, comm, SendMode::Buffered)
     }
-    fn MPI_Isend / PMPI_Isend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Isend / PMPI_Isend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         isend(buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
     }
-    fn MPI_Issend / PMPI_Issend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Issend / PMPI_Issend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         isend(buf, count, datatype, dest, tag, comm, SendMode::Sync, request)
     }
-    fn MPI_Irsend / PMPI_Irsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Irsend / PMPI_Irsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         isend(buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
     }
-    fn MPI_Ibsend / PMPI_Ibsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ibsend / PMPI_Ibsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         isend(buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
     }
-    fn MPI_Send_init / PMPI_Send_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Send_init / PMPI_Send_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         persistent(buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
     }
-    fn MPI_Ssend_init / PMPI_Ssend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Ssend_init / PMPI_Ssend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         persistent(buf, count, datatype, dest, tag, comm, SendMode::Sync, request)
     }
-    fn MPI_Rsend_init / PMPI_Rsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Rsend_init / PMPI_Rsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         persistent(buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
     }
-    fn MPI_Bsend_init / PMPI_Bsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Bsend_init / PMPI_Bsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         persistent(buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
     }
 
-    fn MPI_Recv / PMPI_Recv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
+    fn MPI_Recv / PMPI_Recv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let st = match s {
             Source::ProcNull => Status::proc_null(),
@@ -153,7 +156,7 @@ export! {
         recv_result(&st)
     }
 
-    fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let request = out(request, "request")?;
         let u = check::universe()?;
@@ -164,7 +167,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm => {
+    fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
         let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
         let request = out(request, "request")?;
         let u = check::universe()?;
@@ -177,7 +180,7 @@ export! {
 
     fn MPI_Sendrecv / PMPI_Sendrecv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                       recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
-                                      comm: MPI_Comm, status: *mut MPI_Status) on comm => {
+                                      comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
         let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
         let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
@@ -187,7 +190,7 @@ export! {
     }
 
     fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                                                      source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
+                                                      source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
         let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
         // The message is received into a temporary (the buffer is still being sent from) and
@@ -201,7 +204,7 @@ export! {
         recv_result(&st)
     }
 
-    fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm => {
+    fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
@@ -214,7 +217,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Iprobe / PMPI_Iprobe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) on comm => {
+    fn MPI_Iprobe / PMPI_Iprobe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
@@ -231,7 +234,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Mprobe / PMPI_Mprobe (source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) on comm => {
+    fn MPI_Mprobe / PMPI_Mprobe (source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
@@ -252,7 +255,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Improbe / PMPI_Improbe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) on comm => {
+    fn MPI_Improbe / PMPI_Improbe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         let c = &*c_ref;
@@ -276,7 +279,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on MPI_COMM_WORLD => {
+    fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on comm MPI_COMM_WORLD => {
         let u = check::universe()?;
         let (buf, cap) = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
@@ -292,7 +295,7 @@ export! {
         recv_result(&st)
     }
 
-    fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on MPI_COMM_WORLD => {
+    fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let u = check::universe()?;
         let (buf, cap) = check::comm_data(buf, count, datatype)?;
         let message = out(message, "message")?;
@@ -305,7 +308,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Buffer_attach / PMPI_Buffer_attach (buffer: *mut c_void, size: c_int) on MPI_COMM_SELF => {
+    fn MPI_Buffer_attach / PMPI_Buffer_attach (buffer: *mut c_void, size: c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         if size < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid buffer size {size}")));
@@ -316,7 +319,7 @@ export! {
         u.engine.buffer_attach(buffer as *mut u8, size as usize, MPI_BSEND_OVERHEAD as usize)
     }
 
-    fn MPI_Buffer_detach / PMPI_Buffer_detach (buffer_addr: *mut c_void, size: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Buffer_detach / PMPI_Buffer_detach (buffer_addr: *mut c_void, size: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let size = out(size, "size")?;
         let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
@@ -326,7 +329,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Get_count / PMPI_Get_count (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Get_count / PMPI_Get_count (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on comm MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
         let size = check::datatype_size(datatype).or_else(|_| check::dtype(datatype).map(|t| t.layout.size))?;
         let count = out(count, "count")?;
@@ -341,7 +344,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Get_elements / PMPI_Get_elements (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Get_elements / PMPI_Get_elements (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on comm MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
         let count = out(count, "count")?;
         if check::datatype_size(datatype).is_ok() {
@@ -356,7 +359,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on comm MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
         let count = out(count, "count")?;
         let bytes = (*st).count_bytes();
@@ -370,7 +373,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Status_set_elements / PMPI_Status_set_elements (status: *mut MPI_Status, datatype: MPI_Datatype, count: c_int) on MPI_COMM_SELF => {
+    fn MPI_Status_set_elements / PMPI_Status_set_elements (status: *mut MPI_Status, datatype: MPI_Datatype, count: c_int) on comm MPI_COMM_SELF => {
         let st = out(status, "status")?;
         let size = check::datatype_size(datatype)?;
         let n = check::count(count)?;
@@ -379,7 +382,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
         let st = out(status, "status")?;
         let size = check::datatype_size(datatype)?;
         if count < 0 {
@@ -390,14 +393,14 @@ export! {
         Ok(())
     }
 
-    fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled (status: *mut MPI_Status, flag: c_int) on MPI_COMM_SELF => {
+    fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled (status: *mut MPI_Status, flag: c_int) on comm MPI_COMM_SELF => {
         let st = out(status, "status")?;
         let b = (*st).count_bytes();
         (*st).set_count_bytes(b, flag != 0);
         Ok(())
     }
 
-    fn MPI_Test_cancelled / PMPI_Test_cancelled (status: *const MPI_Status, flag: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Test_cancelled / PMPI_Test_cancelled (status: *const MPI_Status, flag: *mut c_int) on comm MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
         *out(flag, "flag")? = (*st).cancelled() as c_int;
         Ok(())

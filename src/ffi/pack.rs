@@ -1,6 +1,9 @@
 //! MPI_Pack / MPI_Unpack / MPI_Pack_size for any committed datatype. The packed form is the
 //! native bytes of the typemap in order (as MPICH on a homogeneous node), so MPI_PACKED data can
 //! be sent and unpacked with any type of matching signature.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use crate::abi::*;
 use crate::datatype;
@@ -74,7 +77,7 @@ unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_v
 }
 
 export! {
-    fn MPI_Pack_size / PMPI_Pack_size (incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) on comm => {
+    fn MPI_Pack_size / PMPI_Pack_size (incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) on comm comm => {
         check::comm(check::universe()?, comm)?;
         let (_, n) = packed_len(incount as i64, datatype)?;
         if size.is_null() {
@@ -84,13 +87,13 @@ export! {
         Ok(())
     }
 
-    fn MPI_Pack / PMPI_Pack (inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position_: *mut c_int, comm: MPI_Comm) on comm => {
+    fn MPI_Pack / PMPI_Pack (inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position_: *mut c_int, comm: MPI_Comm) on comm comm => {
         let pos = position(position_)?;
         *pos = pack(inbuf, incount as i64, datatype, outbuf, outsize as i64, *pos as i64, comm)? as c_int;
         Ok(())
     }
 
-    fn MPI_Unpack / PMPI_Unpack (inbuf: *const c_void, insize: c_int, position_: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Unpack / PMPI_Unpack (inbuf: *const c_void, insize: c_int, position_: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         let pos = position(position_)?;
         *pos = unpack(inbuf, insize as i64, *pos as i64, outbuf, outcount as i64, datatype, comm)? as c_int;
         Ok(())
@@ -210,19 +213,19 @@ unsafe fn position_c(p: *mut MPI_Count) -> MpiResult<*mut MPI_Count> {
 }
 
 export! {
-    fn MPI_Pack_external / PMPI_Pack_external (datarep_: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position_: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Pack_external / PMPI_Pack_external (datarep_: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position_: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         pack_external(datarep_, inbuf, incount as i64, datatype, outbuf, outsize, position_)
     }
-    fn MPI_Pack_external_c / PMPI_Pack_external_c (datarep_: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Pack_external_c / PMPI_Pack_external_c (datarep_: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count) on comm MPI_COMM_SELF => {
         pack_external(datarep_, inbuf, incount, datatype, outbuf, outsize, position_)
     }
-    fn MPI_Unpack_external / PMPI_Unpack_external (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position_: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Unpack_external / PMPI_Unpack_external (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position_: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) on comm MPI_COMM_SELF => {
         unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount as i64, datatype)
     }
-    fn MPI_Unpack_external_c / PMPI_Unpack_external_c (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) on MPI_COMM_SELF => {
+    fn MPI_Unpack_external_c / PMPI_Unpack_external_c (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) on comm MPI_COMM_SELF => {
         unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount, datatype)
     }
-    fn MPI_Pack_external_size / PMPI_Pack_external_size (datarep_: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) on MPI_COMM_SELF => {
+    fn MPI_Pack_external_size / PMPI_Pack_external_size (datarep_: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) on comm MPI_COMM_SELF => {
         datarep(datarep_)?;
         let (_, _, _, ext) = external_len(incount as i64, datatype)?;
         if size.is_null() {
@@ -232,7 +235,7 @@ export! {
         *size = ext as MPI_Aint;
         Ok(())
     }
-    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c (datarep_: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) on MPI_COMM_SELF => {
+    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c (datarep_: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) on comm MPI_COMM_SELF => {
         datarep(datarep_)?;
         let (_, _, _, ext) = external_len(incount, datatype)?;
         if size.is_null() {
@@ -243,7 +246,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Pack_size_c / PMPI_Pack_size_c (incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) on comm => {
+    fn MPI_Pack_size_c / PMPI_Pack_size_c (incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) on comm comm => {
         check::comm(check::universe()?, comm)?;
         if incount < 0 {
             return Err(err(MPI_ERR_COUNT, format!("invalid count {incount}: must be non-negative")));
@@ -257,12 +260,12 @@ export! {
         *size = n as MPI_Count;
         Ok(())
     }
-    fn MPI_Pack_c / PMPI_Pack_c (inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count, comm: MPI_Comm) on comm => {
+    fn MPI_Pack_c / PMPI_Pack_c (inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count, comm: MPI_Comm) on comm comm => {
         let pos = position_c(position_)?;
         *pos = pack(inbuf, incount, datatype, outbuf, outsize, *pos, comm)?;
         Ok(())
     }
-    fn MPI_Unpack_c / PMPI_Unpack_c (inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) on comm => {
+    fn MPI_Unpack_c / PMPI_Unpack_c (inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
         let pos = position_c(position_)?;
         *pos = unpack(inbuf, insize, *pos, outbuf, outcount, datatype, comm)?;
         Ok(())

@@ -1,4 +1,7 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check::{self, req_ref, write_status, ReqRef};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
@@ -64,7 +67,7 @@ fn in_status<'a>(mut statuses: impl Iterator<Item = &'a Status>) -> MpiResult {
 }
 
 export! {
-    fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on comm check::failed_comm() => {
         let request = out(request, "request")?;
         let u = check::universe()?;
         let r = req_ref(u, *request)?;
@@ -81,7 +84,7 @@ export! {
         status_error(&st)
     }
 
-    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
         let request = out(request, "request")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -100,7 +103,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let r = req_ref(u, request)?;
@@ -116,7 +119,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
         for id in ids(&refs).into_iter().flatten() {
@@ -126,7 +129,7 @@ export! {
         finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
-    fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -138,7 +141,7 @@ export! {
         finish_all(&refs, sts, array_of_requests, array_of_statuses)
     }
 
-    fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let index = out(index, "index")?;
         let u = check::universe()?;
@@ -157,7 +160,7 @@ export! {
         status_error(&st)
     }
 
-    fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
         let refs = resolve(count, array_of_requests)?;
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
@@ -190,15 +193,15 @@ export! {
         }
     }
 
-    fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
     }
 
-    fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on check::failed_comm() => {
+    fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
     }
 
-    fn MPI_Cancel / PMPI_Cancel (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+    fn MPI_Cancel / PMPI_Cancel (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
         match req_ref(u, *request)? {
@@ -213,7 +216,7 @@ export! {
         }
     }
 
-    fn MPI_Request_free / PMPI_Request_free (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+    fn MPI_Request_free / PMPI_Request_free (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
         match req_ref(u, *request)? {
@@ -228,7 +231,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Start / PMPI_Start (request: *mut MPI_Request) on MPI_COMM_WORLD => {
+    fn MPI_Start / PMPI_Start (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
         match req_ref(u, *request)? {
@@ -238,7 +241,7 @@ export! {
         }
     }
 
-    fn MPI_Startall / PMPI_Startall (count: c_int, array_of_requests: *mut MPI_Request) on MPI_COMM_WORLD => {
+    fn MPI_Startall / PMPI_Startall (count: c_int, array_of_requests: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let refs = resolve(count, array_of_requests)?;
         let u = check::universe()?;
         for r in refs {

@@ -3,8 +3,11 @@
 //! error handlers, MPI_Alloc_mem. The operations are in `rma_ops`, synchronisation in `rma_sync`,
 //! attributes in `rma_attr`; the engine is `crate::osc`.
 //!
-//! Errors of calls on a window go to the window's error handler (`win_export!`); errors of the
+//! Errors of calls on a window go to the window's error handler (`export!` with `on win`); errors of the
 //! constructors go to the communicator's.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::datatype::out;
 use crate::abi::*;
@@ -13,46 +16,11 @@ use crate::export;
 use crate::osc::window::{Flavor, Spec, Window};
 use crate::instance::{self, Instance};
 use std::os::raw::{c_char, c_int, c_void};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
-
-/// Like `export!`, with errors delivered to the error handler of window `$w`.
-macro_rules! win_export {
-    ($(
-        $(#[$meta:meta])*
-        fn $name:ident / $pname:ident ( $($arg:ident : $ty:ty),* $(,)? ) on win $w:expr => $body:block
-    )*) => {$(
-        $(#[$meta])*
-        #[no_mangle]
-        #[allow(non_snake_case, unused_variables, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $pname($($arg: $ty),*) -> ::std::os::raw::c_int {
-            let __w: $crate::abi::MPI_Win = $w;
-            $crate::ffi::rma::run_win(stringify!($name), __w, move || -> $crate::error::MpiResult { $body })
-        }
-        #[no_mangle]
-        #[allow(non_snake_case, clippy::missing_safety_doc)]
-        pub unsafe extern "C" fn $name($($arg: $ty),*) -> ::std::os::raw::c_int {
-            $pname($($arg),*)
-        }
-    )*};
-}
-pub(crate) use win_export;
-
-/// Runs `f` for exported function `name`; errors go to window `win`'s error handler.
-pub fn run_win(name: &'static str, win: MPI_Win, f: impl FnOnce() -> MpiResult) -> c_int {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(Ok(())) => MPI_SUCCESS,
-        Ok(Err(e)) => raise_win(name, win, e, None),
-        Err(p) => {
-            let what = p.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| p.downcast_ref::<String>().cloned()).unwrap_or_else(|| "unknown panic".into());
-            raise_win(name, win, MpiError::new(MPI_ERR_INTERN, format!("internal error (a bug in oxmpi, please report it): {what}")), None)
-        }
-    }
-}
 
 /// Delivers `e` to the error handler of `win` (an invalid window's errors go to
 /// MPI_COMM_WORLD's handler, as in MPICH); `code` overrides the error code handed out.
-fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
+pub(crate) fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
     let code = code.unwrap_or_else(|| crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg)));
     let Some(w) = instance::get().ok().and_then(|u| window(u, win).ok()) else {
         return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
@@ -165,30 +133,30 @@ unsafe fn shared_query<D: TryFrom<u64>>(win: MPI_Win, rank: c_int, size: *mut MP
 }
 
 export! {
-    fn MPI_Win_create / PMPI_Win_create (base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_create / PMPI_Win_create (base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
         construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
     }
-    fn MPI_Win_create_c / PMPI_Win_create_c (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_create_c / PMPI_Win_create_c (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
         construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
     }
-    fn MPI_Win_allocate / PMPI_Win_allocate (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_allocate / PMPI_Win_allocate (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
         allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
     }
-    fn MPI_Win_allocate_c / PMPI_Win_allocate_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_allocate_c / PMPI_Win_allocate_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
         allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
     }
-    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
         allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
     }
-    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
         allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
     }
-    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm => {
+    fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
         construct(comm, info, Flavor::Dynamic, std::ptr::null_mut(), 0, 1, win).map(drop)
     }
 
     /// Memory for RMA (MPI 4.1 section 9.2): any memory works with oxmpi's windows, so malloc.
-    fn MPI_Alloc_mem / PMPI_Alloc_mem (size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) on MPI_COMM_WORLD => {
+    fn MPI_Alloc_mem / PMPI_Alloc_mem (size: MPI_Aint, info: MPI_Info, baseptr: *mut c_void) on comm MPI_COMM_WORLD => {
         let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
         if size < 0 {
             return Err(err(MPI_ERR_SIZE, format!("invalid size {size}: must be non-negative")));
@@ -201,12 +169,12 @@ export! {
         *baseptr = p;
         Ok(())
     }
-    fn MPI_Free_mem / PMPI_Free_mem (base: *mut c_void) on MPI_COMM_WORLD => {
+    fn MPI_Free_mem / PMPI_Free_mem (base: *mut c_void) on comm MPI_COMM_WORLD => {
         libc::free(base);
         Ok(())
     }
 
-    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler (win_errhandler_fn: Option<MPI_Win_errhandler_function>, errhandler: *mut MPI_Errhandler) on MPI_COMM_WORLD => {
+    fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler (win_errhandler_fn: Option<MPI_Win_errhandler_function>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_WORLD => {
         let errhandler = out(errhandler, "errhandler")?;
         let f = win_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "win_errhandler_fn is NULL"))?;
         *errhandler = super::errhandler::create_user_handler(f);
@@ -214,7 +182,7 @@ export! {
     }
 }
 
-win_export! {
+export! {
     fn MPI_Win_free / PMPI_Win_free (win: *mut MPI_Win) on win if win.is_null() { MPI_WIN_NULL } else { *win } => {
         let h = *out(win, "win")?;
         let (u, w) = win_of(h)?;

@@ -3,7 +3,8 @@
 //! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
 //! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
 use super::datatype::out;
-use super::rma::{win_export, win_of};
+use super::rma::win_of;
+use crate::export;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::osc::sync;
@@ -64,7 +65,7 @@ fn take_all(counters: &[&std::sync::atomic::AtomicU32]) -> bool {
     true
 }
 
-win_export! {
+export! {
     fn MPI_Win_fence / PMPI_Win_fence (assert: c_int, win: MPI_Win) on win win => {
         let (u, w) = win_of(win)?;
         check_assert(assert, MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)?;
@@ -151,7 +152,8 @@ win_export! {
         } else {
             u.engine.poll_failed();
         }
-        *flag = ok as c_int;
+        // SAFETY: `out` checked `flag` non-null; the caller passes a writable int.
+        unsafe { *flag = ok as c_int };
         Ok(())
     }
 

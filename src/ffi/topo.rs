@@ -2,6 +2,9 @@
 //! and queries, MPI_Dims_create, MPI_Topo_test. Argument checks and error classes follow MPICH
 //! 4.0.2 where the standard leaves them open. Reordering is never done (`reorder` is a hint):
 //! ranks keep their order, so the map functions return the identity.
+// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
+// the caller's pointers without their own `unsafe` blocks.
+#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::data_symbols::{MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY};
 use crate::abi::*;
@@ -156,7 +159,7 @@ fn check_ranks(v: &[i32], size: usize, what: &str) -> MpiResult {
 }
 
 export! {
-    fn MPI_Dims_create / PMPI_Dims_create (nnodes: c_int, ndims: c_int, dims: *mut c_int) on MPI_COMM_SELF => {
+    fn MPI_Dims_create / PMPI_Dims_create (nnodes: c_int, ndims: c_int, dims: *mut c_int) on comm MPI_COMM_SELF => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         if ndims < 0 {
@@ -169,7 +172,7 @@ export! {
         topo::dims_create(nnodes, d)
     }
 
-    fn MPI_Cart_create / PMPI_Cart_create (comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) on comm_old => {
+    fn MPI_Cart_create / PMPI_Cart_create (comm_old: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, reorder: c_int, comm_cart: *mut MPI_Comm) on comm comm_old => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_cart = out(comm_cart, "comm_cart")?;
@@ -186,7 +189,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cart_map / PMPI_Cart_map (comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) on comm => {
+    fn MPI_Cart_map / PMPI_Cart_map (comm: MPI_Comm, ndims: c_int, dims: *const c_int, periods: *const c_int, newrank: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newrank = out(newrank, "newrank")?;
@@ -200,7 +203,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cartdim_get / PMPI_Cartdim_get (comm: MPI_Comm, ndims: *mut c_int) on comm => {
+    fn MPI_Cartdim_get / PMPI_Cartdim_get (comm: MPI_Comm, ndims: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -208,7 +211,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cart_get / PMPI_Cart_get (comm: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) on comm => {
+    fn MPI_Cart_get / PMPI_Cart_get (comm: MPI_Comm, maxdims: c_int, dims: *mut c_int, periods: *mut c_int, coords: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -223,7 +226,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cart_rank / PMPI_Cart_rank (comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) on comm => {
+    fn MPI_Cart_rank / PMPI_Cart_rank (comm: MPI_Comm, coords: *const c_int, rank: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let rank = out(rank, "rank")?;
@@ -234,7 +237,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cart_coords / PMPI_Cart_coords (comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) on comm => {
+    fn MPI_Cart_coords / PMPI_Cart_coords (comm: MPI_Comm, rank: c_int, maxdims: c_int, coords: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -246,7 +249,7 @@ export! {
         output(coords, &topo::cart_coords(d, r), "coords")
     }
 
-    fn MPI_Cart_shift / PMPI_Cart_shift (comm: MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) on comm => {
+    fn MPI_Cart_shift / PMPI_Cart_shift (comm: MPI_Comm, direction: c_int, disp: c_int, rank_source: *mut c_int, rank_dest: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let rank_source = out(rank_source, "rank_source")?;
@@ -262,7 +265,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Cart_sub / PMPI_Cart_sub (comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) on comm => {
+    fn MPI_Cart_sub / PMPI_Cart_sub (comm: MPI_Comm, remain_dims: *const c_int, newcomm: *mut MPI_Comm) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newcomm = out(newcomm, "newcomm")?;
@@ -291,7 +294,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graph_create / PMPI_Graph_create (comm_old: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) on comm_old => {
+    fn MPI_Graph_create / PMPI_Graph_create (comm_old: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut MPI_Comm) on comm comm_old => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_graph = out(comm_graph, "comm_graph")?;
@@ -304,7 +307,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graph_map / PMPI_Graph_map (comm: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) on comm => {
+    fn MPI_Graph_map / PMPI_Graph_map (comm: MPI_Comm, nnodes: c_int, indx: *const c_int, edges: *const c_int, newrank: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let newrank = out(newrank, "newrank")?;
@@ -314,7 +317,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graphdims_get / PMPI_Graphdims_get (comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) on comm => {
+    fn MPI_Graphdims_get / PMPI_Graphdims_get (comm: MPI_Comm, nnodes: *mut c_int, nedges: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -324,7 +327,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graph_get / PMPI_Graph_get (comm: MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) on comm => {
+    fn MPI_Graph_get / PMPI_Graph_get (comm: MPI_Comm, maxindex: c_int, maxedges: c_int, indx: *mut c_int, edges: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -334,7 +337,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graph_neighbors_count / PMPI_Graph_neighbors_count (comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) on comm => {
+    fn MPI_Graph_neighbors_count / PMPI_Graph_neighbors_count (comm: MPI_Comm, rank: c_int, nneighbors: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -344,7 +347,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Graph_neighbors / PMPI_Graph_neighbors (comm: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) on comm => {
+    fn MPI_Graph_neighbors / PMPI_Graph_neighbors (comm: MPI_Comm, rank: c_int, maxneighbors: c_int, neighbors: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -354,7 +357,7 @@ export! {
         output(neighbors, &nb[..(maxneighbors.max(0) as usize).min(nb.len())], "neighbors")
     }
 
-    fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent (comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm_old => {
+    fn MPI_Dist_graph_create_adjacent / PMPI_Dist_graph_create_adjacent (comm_old: MPI_Comm, indegree: c_int, sources: *const c_int, sourceweights: *const c_int, outdegree: c_int, destinations: *const c_int, destweights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm comm_old => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_dist_graph = out(comm_dist_graph, "comm_dist_graph")?;
@@ -380,7 +383,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Dist_graph_create / PMPI_Dist_graph_create (comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm_old => {
+    fn MPI_Dist_graph_create / PMPI_Dist_graph_create (comm_old: MPI_Comm, n: c_int, sources: *const c_int, degrees: *const c_int, destinations: *const c_int, weights: *const c_int, info: MPI_Info, reorder: c_int, comm_dist_graph: *mut MPI_Comm) on comm comm_old => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let comm_dist_graph = out(comm_dist_graph, "comm_dist_graph")?;
@@ -422,7 +425,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Dist_graph_neighbors_count / PMPI_Dist_graph_neighbors_count (comm: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) on comm => {
+    fn MPI_Dist_graph_neighbors_count / PMPI_Dist_graph_neighbors_count (comm: MPI_Comm, indegree: *mut c_int, outdegree: *mut c_int, weighted: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -433,7 +436,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Dist_graph_neighbors / PMPI_Dist_graph_neighbors (comm: MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) on comm => {
+    fn MPI_Dist_graph_neighbors / PMPI_Dist_graph_neighbors (comm: MPI_Comm, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;
@@ -452,7 +455,7 @@ export! {
         Ok(())
     }
 
-    fn MPI_Topo_test / PMPI_Topo_test (comm: MPI_Comm, status: *mut c_int) on comm => {
+    fn MPI_Topo_test / PMPI_Topo_test (comm: MPI_Comm, status: *mut c_int) on comm comm => {
         // SAFETY (pointer reads and writes below): MPI requires each array argument to hold the
         // number of elements the other arguments give it; `out`/`input`/`output` reject NULL.
         let c = check::comm(check::universe()?, comm)?;

@@ -6,12 +6,8 @@ use crate::abi::MPI_ERR_UNSUPPORTED_OPERATION;
 use std::os::raw::c_int;
 
 pub fn report(name: &'static str, comm: c_int) -> c_int {
-    super::boundary::run(name, comm, || {
-        Err(crate::error::err(
-            MPI_ERR_UNSUPPORTED_OPERATION,
-            format!("{name} is not implemented in oxmpi yet (see README, Limitations)"),
-        ))
-    })
+    let e = crate::error::err(MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not implemented in oxmpi yet (see README, Limitations)"));
+    super::errhandler::raise(name, comm, e)
 }
 
 // One `MPI_X`/`PMPI_X` stub pair per unimplemented prototype of include/mpi.h, plus compile-time

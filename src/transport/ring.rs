@@ -60,7 +60,9 @@ impl Channel {
     /// `nslots` must be a power of two.
     pub unsafe fn from_raw(base: *mut u8, nslots: usize) -> Channel {
         debug_assert!(nslots.is_power_of_two());
-        Channel { ctl: base as *const ChannelControl, slots: base.add(std::mem::size_of::<ChannelControl>()), mask: nslots as u64 - 1 }
+        // SAFETY: the slots follow the control block inside the `channel_bytes(nslots)` bytes at `base`.
+        let slots = unsafe { base.add(std::mem::size_of::<ChannelControl>()) };
+        Channel { ctl: base as *const ChannelControl, slots, mask: nslots as u64 - 1 }
     }
 
     fn ctl(&self) -> &ChannelControl {

@@ -350,7 +350,8 @@ extern "C" fn on_crash(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut c_voi
 /// # Safety
 /// `argv` must hold `argc` valid C strings.
 pub unsafe fn args_from_c(argc: c_int, argv: *mut *mut c_char) -> Vec<CString> {
-    (0..argc.max(0) as usize).map(|i| CString::from(std::ffi::CStr::from_ptr(*argv.add(i)))).collect()
+    // SAFETY: `i < argc`, and argv[i] is a valid C string (caller contract).
+    (0..argc.max(0) as usize).map(|i| CString::from(unsafe { std::ffi::CStr::from_ptr(*argv.add(i)) })).collect()
 }
 
 pub fn path_from_c(p: &std::ffi::CStr) -> &Path {
