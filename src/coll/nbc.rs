@@ -253,18 +253,27 @@ pub fn allgather(s: &mut Schedule, cx: &Coll, send: Option<(*const u8, usize)>, 
 
 /// MPI_Ialltoall: block `i` of `send` to rank `i`, block `i` of `recv` from rank `i`.
 pub fn alltoall(s: &mut Schedule, cx: &Coll, send: &Blocks, recv: &Blocks) {
+    let n = cx.size();
+    let sends: Vec<_> = (0..n).map(|i| (send.ptr(i), send.lens[i])).collect();
+    let recvs: Vec<_> = (0..n).map(|i| (recv.ptr(i), recv.lens[i])).collect();
+    alltoallv(s, cx, &sends, &recvs);
+}
+
+/// MPI_Ialltoallv / MPI_Ialltoallw on bytes: `sends[i]` (address, length) to rank `i`,
+/// `recvs[i]` from rank `i`; the rank's own block is copied.
+pub fn alltoallv(s: &mut Schedule, cx: &Coll, sends: &[(*mut u8, usize)], recvs: &[(*mut u8, usize)]) {
     let (n, r) = (cx.size(), cx.rank());
-    if recv.lens[r] > 0 {
-        s.push(Step::Copy { src: send.ptr(r), dst: recv.ptr(r), bytes: recv.lens[r].min(send.lens[r]) });
+    if recvs[r].1 > 0 {
+        s.push(Step::Copy { src: sends[r].0, dst: recvs[r].0, bytes: recvs[r].1.min(sends[r].1) });
     }
     // Start with the next rank up, so that not every rank sends to rank 0 first.
     for k in 1..n {
         let (to, from) = ((r + k) % n, (r + n - k) % n);
-        if recv.lens[from] > 0 {
-            s.recv(cx, recv.ptr(from), recv.lens[from], from);
+        if recvs[from].1 > 0 {
+            s.recv(cx, recvs[from].0, recvs[from].1, from);
         }
-        if send.lens[to] > 0 {
-            s.send(cx, send.ptr(to), send.lens[to], to);
+        if sends[to].1 > 0 {
+            s.send(cx, sends[to].0, sends[to].1, to);
         }
     }
 }
