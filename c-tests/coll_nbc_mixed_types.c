@@ -1,11 +1,14 @@
-/* oxmpi-test: ranks=1,2,3,4,8 timeout=60 */
+/* oxmpi-test: ranks=1,2,3,4,8 timeout=60 mpich=skip */
 /* Nonblocking and persistent collectives where ranks pass different datatypes with the same
    type signature: odd ranks describe their buffers with a strided vector (non-contiguous),
    even ranks with plain MPI_INT. MPI_Igather, MPI_Iscatter, MPI_Iallgather, MPI_Ialltoall,
    MPI_Ialltoallv, MPI_Ireduce_scatter_block, MPI_Iscan and MPI_Iexscan, each also in place where
    MPI allows it, and MPI_Gather_init / MPI_Alltoall_init started 3 times with the data changed
    in between. Gaps of the strided buffers must stay untouched. Every rank must take the same
-   path (a rank-local choice between schedule and worker hangs here). */
+   path (a rank-local choice between schedule and worker hangs here). MPICH refuses MPI_SUM on a
+   derived datatype (oxmpi reduces it as its basic elements), hence mpich=skip; built with
+   -DNO_DERIVED_REDUCTIONS the rest passes under MPICH 4.0.2 except MPI_Gather_init, where MPICH
+   takes the root's own block at init rather than at each start. */
 #include "oxtest.h"
 
 #define K 3         /* ints per block */
@@ -152,6 +155,7 @@ int main(int argc, char **argv)
         free(s.p), free(r.p);
     }
 
+#ifndef NO_DERIVED_REDUCTIONS
     /* Reductions: MPI_SUM over blocks of K ints */
     for (int inplace = 0; inplace < 2; inplace++) {
         buf_t s = mk(size), r = mk(inplace ? size : 1);
@@ -187,6 +191,8 @@ int main(int argc, char **argv)
             free(s.p), free(r.p);
         }
     }
+
+#endif
 
     /* Persistent: Gather_init and Alltoall_init, 3 starts, data changed in between */
     {
