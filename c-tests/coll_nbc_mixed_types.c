@@ -3,7 +3,7 @@
    type signature: odd ranks describe their buffers with a strided vector (non-contiguous),
    even ranks with plain MPI_INT. MPI_Igather, MPI_Iscatter, MPI_Iallgather, MPI_Ialltoall,
    MPI_Ialltoallv, MPI_Ireduce_scatter_block, MPI_Iscan and MPI_Iexscan, each also in place where
-   MPI allows it, and MPI_Gather_init / MPI_Alltoall_init started 3 times with the data changed
+   MPI allows it (and the last three with a non-commutative user op, whose rank order must hold), and MPI_Gather_init / MPI_Alltoall_init started 3 times with the data changed
    in between. Gaps of the strided buffers must stay untouched. Every rank must take the same
    path (a rank-local choice between schedule and worker hangs here). MPICH refuses MPI_SUM on a
    derived datatype (oxmpi reduces it as its basic elements), hence mpich=skip; built with
@@ -66,6 +66,33 @@ static void holes(buf_t *b, const char *what)
 }
 
 static int v(int from, int to, int salt) { return salt * 100000 + from * 1000 + to * 10; }
+
+/* A non-commutative op: (a, b) is the map x -> a x + b (mod 1000003); in o inout = in after inout
+   composed as in(inout(x)). */
+#define P 1000003L
+static void compose(void *in, void *inout, int *len, MPI_Datatype *t)
+{
+    (void)t;
+    long *f = in, *g = inout;
+    for (int i = 0; i < *len; i++, f += 2, g += 2) {
+        long a = f[0] * g[0] % P, b = (f[0] * g[1] + f[1]) % P;
+        g[0] = a, g[1] = b;
+    }
+}
+
+static void fmap(int who, long out[2]) { out[0] = 3 + who, out[1] = 7 * who + 1; }
+
+static void compose_ranks(int lo, int hi, long out[2])
+{
+    out[0] = 1, out[1] = 0;
+    for (int q = lo; q <= hi; q++) {
+        long f[2], one = 1;
+        fmap(q, f);
+        int n = (int)one;
+        compose(out, f, &n, NULL); /* f = out o f */
+        out[0] = f[0], out[1] = f[1];
+    }
+}
 
 static void wait(MPI_Request *r) { MPI_OK(MPI_Wait(r, MPI_STATUS_IGNORE)); }
 
@@ -193,6 +220,44 @@ int main(int argc, char **argv)
     }
 
 #endif
+
+    /* Non-commutative user op: rank order must hold */
+    {
+        MPI_Op op;
+        MPI_Datatype pair;
+        MPI_OK(MPI_Type_contiguous(2, MPI_LONG, &pair));
+        MPI_OK(MPI_Type_commit(&pair));
+        MPI_OK(MPI_Op_create(compose, 0, &op));
+        long in[2 * 64], out[2], e[2];
+        for (int q = 0; q < size; q++)
+            fmap(rank * 10 + q, &in[2 * q]);
+        for (int ex = 0; ex < 2; ex++) {
+            long mine[2];
+            fmap(rank, mine);
+            out[0] = out[1] = -1;
+            if (ex)
+                MPI_OK(MPI_Iexscan(mine, out, 1, pair, op, MPI_COMM_WORLD, &req));
+            else
+                MPI_OK(MPI_Iscan(mine, out, 1, pair, op, MPI_COMM_WORLD, &req));
+            wait(&req);
+            compose_ranks(0, ex ? rank - 1 : rank, e);
+            if (!(ex && rank == 0))
+                CHECK(out[0] == e[0] && out[1] == e[1], "%s with a non-commutative op: (%ld, %ld), expected (%ld, %ld)", ex ? "iexscan" : "iscan", out[0], out[1], e[0], e[1]);
+        }
+        MPI_OK(MPI_Ireduce_scatter_block(in, out, 1, pair, op, MPI_COMM_WORLD, &req));
+        wait(&req);
+        e[0] = 1, e[1] = 0;
+        for (int q = 0; q < size; q++) {
+            long f[2];
+            int one = 1;
+            fmap(q * 10 + rank, f);
+            compose(e, f, &one, NULL);
+            e[0] = f[0], e[1] = f[1];
+        }
+        CHECK(out[0] == e[0] && out[1] == e[1], "ireduce_scatter_block with a non-commutative op: (%ld, %ld), expected (%ld, %ld)", out[0], out[1], e[0], e[1]);
+        MPI_OK(MPI_Op_free(&op));
+        MPI_OK(MPI_Type_free(&pair));
+    }
 
     /* Persistent: Gather_init and Alltoall_init, 3 starts, data changed in between */
     {

@@ -277,3 +277,70 @@ pub fn alltoallv(s: &mut Schedule, cx: &Coll, sends: &[(*mut u8, usize)], recvs:
         }
     }
 }
+
+/// MPI_Ireduce_scatter(_block): `send` holds every rank's block (`counts[i]` elements each, in
+/// rank order), `recv` takes this rank's block of the reduction. Linear: every rank sends block
+/// `i` to rank `i` and receives its own block from every rank in one round, then combines them
+/// in rank order (`x_0 op (x_1 op (... op x_{n-1}))`, right for non-commutative ops too).
+/// `send` must not overlap `recv` (the caller copies an in-place input).
+pub fn reduce_scatter(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, counts: &[usize], red: Arc<Reduction>) {
+    let (n, r) = (cx.size(), cx.rank());
+    let offs: Vec<usize> = counts.iter().scan(0, |at, &c| {
+        let o = *at;
+        *at += c * red.size;
+        Some(o)
+    }).collect();
+    let block = |i: usize| send.wrapping_add(offs[i]);
+    let bytes = counts[r] * red.size;
+    let mut parts: Vec<*const u8> = vec![std::ptr::null(); n];
+    for k in 1..n {
+        let (to, from) = ((r + k) % n, (r + n - k) % n);
+        if bytes > 0 {
+            let t = s.scratch(bytes);
+            s.recv(cx, t, bytes, from);
+            parts[from] = t;
+        }
+        if counts[to] > 0 {
+            s.send(cx, block(to), counts[to] * red.size, to);
+        }
+    }
+    parts[r] = block(r);
+    s.round();
+    if bytes > 0 {
+        fold(s, &parts, recv, counts[r], &red);
+    }
+}
+
+/// Appends `acc = parts[0] op (parts[1] op (... op parts[last]))` (rank order).
+fn fold(s: &mut Schedule, parts: &[*const u8], acc: *mut u8, count: usize, red: &Arc<Reduction>) {
+    let Some((&last, rest)) = parts.split_last() else { return };
+    s.push(Step::Copy { src: last, dst: acc, bytes: count * red.size });
+    for &p in rest.iter().rev() {
+        s.push(Step::Reduce { inp: p, inout: acc, count, red: red.clone() });
+    }
+}
+
+/// MPI_Iscan (`exclusive` false) and MPI_Iexscan of `count` elements: linear, every rank sends
+/// its `send` to every higher rank and receives every lower rank's in one round, then combines
+/// them in rank order into `recv` (not written by rank 0 of an exscan: it may be null there).
+/// `send` must not overlap `recv`.
+pub fn scan(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, count: usize, red: Arc<Reduction>, exclusive: bool) {
+    let (n, r) = (cx.size(), cx.rank());
+    let bytes = count * red.size;
+    if bytes == 0 {
+        return;
+    }
+    let mut parts: Vec<*const u8> = (0..r).map(|i| {
+        let t = s.scratch(bytes);
+        s.recv(cx, t, bytes, i);
+        t as *const u8
+    }).collect();
+    for j in r + 1..n {
+        s.send(cx, send, bytes, j);
+    }
+    s.round();
+    if !exclusive {
+        parts.push(send);
+    }
+    fold(s, &parts, recv, count, &red);
+}
