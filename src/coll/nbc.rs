@@ -1,8 +1,9 @@
 //! The algorithms of nonblocking and persistent collectives, as schedules (`schedule.rs`).
 //!
 //! Each function appends the rounds of one collective to a schedule for rank `cx.rank()`. They
-//! move contiguous bytes, like the blocking algorithms; the FFI layer decides when a call can run
-//! as a schedule. Latency-optimal choices, since a nonblocking collective is posted and then
+//! move contiguous bytes, like the blocking algorithms; the FFI layer stages derived datatypes
+//! inside the schedule, so that on an intracommunicator every rank runs the schedule whatever
+//! its datatypes. Latency-optimal choices, since a nonblocking collective is posted and then
 //! overlapped, and since a round costs a trip through the progress loop:
 //! - barrier: dissemination (Hensgen, Finkel and Manber 1988), ceil(log2 n) rounds;
 //! - bcast: binomial tree (MPICH `MPIR_Ibcast_intra_sched_binomial`), 2 rounds per rank;
@@ -13,7 +14,10 @@
 //! - gather, scatter, allgather, alltoall: linear, every message of the rank posted in one round
 //!   (libnbc's linear `NBC_Igather`, `NBC_Iscatter`, `NBC_Iallgather`, `NBC_Ialltoall`; MPICH's
 //!   "scattered" alltoall): one round, which on shared memory beats log-depth trees at the rank
-//!   counts of one node.
+//!   counts of one node (the v/w forms the same, with per-rank blocks);
+//! - reduce_scatter, scan, exscan: linear, one round of messages (every block to its rank; every
+//!   contribution to every higher rank), then the blocks combined in rank order, which keeps
+//!   non-commutative ops right.
 use super::gather::Blocks;
 use super::schedule::{Schedule, Step};
 use super::Coll;
