@@ -1,8 +1,9 @@
 //! The algorithms of nonblocking and persistent collectives, as schedules (`schedule.rs`).
 //!
 //! Each function appends the rounds of one collective to a schedule for rank `cx.rank()`. They
-//! move contiguous bytes, like the blocking algorithms; the FFI layer decides when a call can run
-//! as a schedule. Latency-optimal choices, since a nonblocking collective is posted and then
+//! move contiguous bytes, like the blocking algorithms; the FFI layer stages derived datatypes
+//! inside the schedule, so that on an intracommunicator every rank runs the schedule whatever
+//! its datatypes. Latency-optimal choices, since a nonblocking collective is posted and then
 //! overlapped, and since a round costs a trip through the progress loop:
 //! - barrier: dissemination (Hensgen, Finkel and Manber 1988), ceil(log2 n) rounds;
 //! - bcast: binomial tree (MPICH `MPIR_Ibcast_intra_sched_binomial`), 2 rounds per rank;
@@ -13,7 +14,10 @@
 //! - gather, scatter, allgather, alltoall: linear, every message of the rank posted in one round
 //!   (libnbc's linear `NBC_Igather`, `NBC_Iscatter`, `NBC_Iallgather`, `NBC_Ialltoall`; MPICH's
 //!   "scattered" alltoall): one round, which on shared memory beats log-depth trees at the rank
-//!   counts of one node.
+//!   counts of one node (the v/w forms the same, with per-rank blocks);
+//! - reduce_scatter, scan, exscan: linear, one round of messages (every block to its rank; every
+//!   contribution to every higher rank), then the blocks combined in rank order, which keeps
+//!   non-commutative ops right.
 use super::gather::Blocks;
 use super::schedule::{Schedule, Step};
 use super::Coll;
@@ -253,18 +257,94 @@ pub fn allgather(s: &mut Schedule, cx: &Coll, send: Option<(*const u8, usize)>, 
 
 /// MPI_Ialltoall: block `i` of `send` to rank `i`, block `i` of `recv` from rank `i`.
 pub fn alltoall(s: &mut Schedule, cx: &Coll, send: &Blocks, recv: &Blocks) {
+    let n = cx.size();
+    let sends: Vec<_> = (0..n).map(|i| (send.ptr(i), send.lens[i])).collect();
+    let recvs: Vec<_> = (0..n).map(|i| (recv.ptr(i), recv.lens[i])).collect();
+    alltoallv(s, cx, &sends, &recvs);
+}
+
+/// MPI_Ialltoallv / MPI_Ialltoallw on bytes: `sends[i]` (address, length) to rank `i`,
+/// `recvs[i]` from rank `i`; the rank's own block is copied.
+pub fn alltoallv(s: &mut Schedule, cx: &Coll, sends: &[(*mut u8, usize)], recvs: &[(*mut u8, usize)]) {
     let (n, r) = (cx.size(), cx.rank());
-    if recv.lens[r] > 0 {
-        s.push(Step::Copy { src: send.ptr(r), dst: recv.ptr(r), bytes: recv.lens[r].min(send.lens[r]) });
+    if recvs[r].1 > 0 {
+        s.push(Step::Copy { src: sends[r].0, dst: recvs[r].0, bytes: recvs[r].1.min(sends[r].1) });
     }
     // Start with the next rank up, so that not every rank sends to rank 0 first.
     for k in 1..n {
         let (to, from) = ((r + k) % n, (r + n - k) % n);
-        if recv.lens[from] > 0 {
-            s.recv(cx, recv.ptr(from), recv.lens[from], from);
+        if recvs[from].1 > 0 {
+            s.recv(cx, recvs[from].0, recvs[from].1, from);
         }
-        if send.lens[to] > 0 {
-            s.send(cx, send.ptr(to), send.lens[to], to);
+        if sends[to].1 > 0 {
+            s.send(cx, sends[to].0, sends[to].1, to);
         }
     }
+}
+
+/// MPI_Ireduce_scatter(_block): `send` holds every rank's block (`counts[i]` elements each, in
+/// rank order), `recv` takes this rank's block of the reduction. Linear: every rank sends block
+/// `i` to rank `i` and receives its own block from every rank in one round, then combines them
+/// in rank order (`x_0 op (x_1 op (... op x_{n-1}))`, right for non-commutative ops too).
+/// `send` must not overlap `recv` (the caller copies an in-place input).
+pub fn reduce_scatter(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, counts: &[usize], red: Arc<Reduction>) {
+    let (n, r) = (cx.size(), cx.rank());
+    let offs: Vec<usize> = counts.iter().scan(0, |at, &c| {
+        let o = *at;
+        *at += c * red.size;
+        Some(o)
+    }).collect();
+    let block = |i: usize| send.wrapping_add(offs[i]);
+    let bytes = counts[r] * red.size;
+    let mut parts: Vec<*const u8> = vec![std::ptr::null(); n];
+    for k in 1..n {
+        let (to, from) = ((r + k) % n, (r + n - k) % n);
+        if bytes > 0 {
+            let t = s.scratch(bytes);
+            s.recv(cx, t, bytes, from);
+            parts[from] = t;
+        }
+        if counts[to] > 0 {
+            s.send(cx, block(to), counts[to] * red.size, to);
+        }
+    }
+    parts[r] = block(r);
+    s.round();
+    if bytes > 0 {
+        fold(s, &parts, recv, counts[r], &red);
+    }
+}
+
+/// Appends `acc = parts[0] op (parts[1] op (... op parts[last]))` (rank order).
+fn fold(s: &mut Schedule, parts: &[*const u8], acc: *mut u8, count: usize, red: &Arc<Reduction>) {
+    let Some((&last, rest)) = parts.split_last() else { return };
+    s.push(Step::Copy { src: last, dst: acc, bytes: count * red.size });
+    for &p in rest.iter().rev() {
+        s.push(Step::Reduce { inp: p, inout: acc, count, red: red.clone() });
+    }
+}
+
+/// MPI_Iscan (`exclusive` false) and MPI_Iexscan of `count` elements: linear, every rank sends
+/// its `send` to every higher rank and receives every lower rank's in one round, then combines
+/// them in rank order into `recv` (not written by rank 0 of an exscan: it may be null there).
+/// `send` must not overlap `recv`.
+pub fn scan(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, count: usize, red: Arc<Reduction>, exclusive: bool) {
+    let (n, r) = (cx.size(), cx.rank());
+    let bytes = count * red.size;
+    if bytes == 0 {
+        return;
+    }
+    let mut parts: Vec<*const u8> = (0..r).map(|i| {
+        let t = s.scratch(bytes);
+        s.recv(cx, t, bytes, i);
+        t as *const u8
+    }).collect();
+    for j in r + 1..n {
+        s.send(cx, send, bytes, j);
+    }
+    s.round();
+    if !exclusive {
+        parts.push(send);
+    }
+    fold(s, &parts, recv, count, &red);
 }

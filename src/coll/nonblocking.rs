@@ -1,14 +1,11 @@
 //! Nonblocking and persistent collectives that have no schedule yet: the blocking algorithm, run
 //! on a background worker thread of the communicator, completing an engine request.
 //!
-//! MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce (and their `_init` forms) on
-//! intracommunicators run as schedules the engine progresses (`schedule`, `nbc`), with no thread.
-//! Everything else still comes here: intercommunicator forms, gather, scatter, allgather and
-//! alltoall with their v/w variants, reduce_scatter, scan and exscan, and the neighborhood
-//! collectives. (Gather, scatter, allgather and alltoall have schedules in `nbc` but are not
-//! wired yet: the choice between schedule and worker must not depend on a rank's own datatypes,
-//! which differ between ranks, so they need staging inside the schedule first, as `ffi::coll_args::stage`
-//! does for single buffers.)
+//! On intracommunicators every nonblocking and persistent collective of chapter 6 (barrier,
+//! bcast, reduce, allreduce, gather, scatter, allgather, alltoall with their v/w forms,
+//! reduce_scatter, scan, exscan) runs as a schedule the engine progresses (`schedule`, `nbc`),
+//! with no thread. What still comes here: the intercommunicator forms and the neighborhood
+//! collectives.
 //!
 //! Why a thread per communicator, not one per rank: MPI fixes the order of collectives only per
 //! communicator. A rank may start Ibcast on A then on B while another starts B then A; one worker

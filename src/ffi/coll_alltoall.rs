@@ -5,24 +5,32 @@
 //! The vector forms describe one typed block per peer (`Blocks`): each is sent straight from the
 //! user buffer when contiguous, or packed into its own temporary (and unpacked after receiving).
 //! `Blocks` also serves the neighborhood collectives (`coll_neighbor`).
+//!
+//! On intracommunicators the nonblocking and persistent forms always run as schedules
+//! (`crate::coll::nbc`), whatever the datatypes (another rank's may be contiguous where this
+//! rank's are not): non-contiguous blocks are packed and unpacked by local steps of the
+//! schedule. Intercommunicator forms run on the communicator's worker.
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
+use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
+use crate::coll::nbc;
+use crate::coll::schedule::{Schedule, Step};
 use crate::error::{err, MpiResult};
 use crate::export;
 use std::os::raw::{c_int, c_void};
+use std::sync::Arc;
 
 /// One typed block of a vector collective: `plan`'s elements at `addr`, to or from peer `peer`
 /// (None: MPI_PROC_NULL, never touched).
 pub struct Block {
     pub peer: Option<usize>,
     pub addr: *mut c_void,
-    pub plan: Plan,
+    pub plan: Arc<Plan>,
 }
 
 /// The blocks of one side (send or receive) of a vector collective, in peer order.
@@ -69,6 +77,41 @@ impl Blocks {
             }
         }
         slots
+    }
+
+    /// The blocks' bytes inside schedule `s`, as `stage` gives them (packed by a local step of
+    /// the current round when `fill`); None for MPI_PROC_NULL.
+    pub fn stage(&self, s: &mut Schedule, fill: bool) -> Vec<Option<(*mut u8, usize)>> {
+        self.0.iter().map(|b| b.peer.map(|_| (stage(&b.plan, s, b.addr, fill), b.plan.bytes))).collect()
+    }
+
+    /// Private copies of every block inside schedule `s` (MPI_IN_PLACE): packed by a local step
+    /// of the current round, or copied from the user buffer for a contiguous block.
+    pub fn stage_copies(&self, s: &mut Schedule) -> Vec<Option<(*mut u8, usize)>> {
+        self.0
+            .iter()
+            .map(|b| {
+                b.peer.map(|_| {
+                    let p = stage(&b.plan, s, b.addr, true);
+                    if matches!(b.plan.shape, Shape::Staged(..)) || b.plan.bytes == 0 {
+                        return (p, b.plan.bytes);
+                    }
+                    let t = s.scratch(b.plan.bytes);
+                    s.push(Step::Copy { src: p, dst: t, bytes: b.plan.bytes });
+                    (t, b.plan.bytes)
+                })
+            })
+            .collect()
+    }
+
+    /// Unpacks the staged blocks `st` (from `stage`) into the user buffer in a last round of `s`.
+    pub fn unstage(&self, s: &mut Schedule, st: &[Option<(*mut u8, usize)>]) {
+        s.round();
+        for (b, t) in self.0.iter().zip(st) {
+            if let Some((t, _)) = t {
+                unstage_now(&b.plan, s, b.addr, *t);
+            }
+        }
     }
 
     /// Unpacks the staged receive blocks from `tmps` (from `slots`).
@@ -119,7 +162,7 @@ pub fn extent(dt: MPI_Datatype) -> MpiResult<i64> {
 pub fn blocks(base: *const c_void, peers: &[Option<usize>], counts: &[i64], displs: &[i64], types: &[MPI_Datatype]) -> MpiResult<Blocks> {
     let mut v = Vec::with_capacity(peers.len());
     for (j, &peer) in peers.iter().enumerate() {
-        let plan = Plan::new(counts[j], types[j])?;
+        let plan = Arc::new(Plan::new(counts[j], types[j])?);
         v.push(Block { peer, addr: (base as *mut u8).wrapping_offset(displs[j] as isize) as *mut c_void, plan });
     }
     Ok(Blocks(v))
@@ -150,14 +193,31 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
     let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let m = c.peer_size() as i64;
     let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
-    let rplan = Plan::new(total(rcount)?, rtype)?;
+    let rplan = Arc::new(Plan::new(total(rcount)?, rtype)?);
     rplan.check(recvbuf, "receive buffer")?;
     let rblock = rplan.bytes / m as usize;
+    let uniform = move |p: *mut u8, block: usize| crate::coll::gather::Blocks { base: p, offs: (0..m as usize).map(|i| (i * block) as isize).collect(), lens: vec![block; m as usize] };
     if in_place(sendbuf) {
         if c.is_inter() {
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Alltoall on an intercommunicator"));
         }
-        return launch(u, c, how, tally, move |cx| {
+        let rp = rplan.clone();
+        let build: Build = Box::new(move |cx, s| {
+            // The data to send is a private copy of the receive buffer, taken before anything
+            // is received into it.
+            let src = stage(&rp, s, recvbuf, true);
+            let snd = if matches!(rp.shape, Shape::Staged(..)) || rp.bytes == 0 {
+                src
+            } else {
+                let t = s.scratch(rp.bytes);
+                s.push(Step::Copy { src, dst: t, bytes: rp.bytes });
+                t
+            };
+            let rcv = stage(&rp, s, recvbuf, false);
+            nbc::alltoall(s, cx, &uniform(snd, rblock), &uniform(rcv, rblock));
+            unstage(&rp, s, recvbuf, rcv);
+        });
+        return launch_scheduled(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
             // before anything is received into it.
@@ -171,15 +231,24 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
                 rplan.unpack(recvbuf, &mut tr);
             }
             Ok(())
-        });
+        }, Some(build));
     }
-    let splan = Plan::new(total(scount)?, stype)?;
+    let splan = Arc::new(Plan::new(total(scount)?, stype)?);
     splan.check(sendbuf, "send buffer")?;
     if !splan.derived && !rplan.derived {
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
     }
     let sblock = splan.bytes / m as usize;
-    launch(u, c, how, tally, move |cx| {
+    let build: Option<Build> = (!c.is_inter()).then(|| {
+        let (sp, rp) = (splan.clone(), rplan.clone());
+        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+            let snd = stage(&sp, s, sendbuf, true);
+            let rcv = stage(&rp, s, recvbuf, false);
+            nbc::alltoall(s, cx, &uniform(snd, sblock), &uniform(rcv, rblock));
+            unstage(&rp, s, recvbuf, rcv);
+        }) as Build
+    });
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: both buffers hold `m` blocks of their types (checked above) and are disjoint.
         unsafe {
@@ -189,7 +258,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
             rplan.unpack(recvbuf, &mut tr);
         }
         Ok(())
-    })
+    }, build)
 }
 
 /// The receive side and, unless MPI_IN_PLACE, the send side of a vector all-to-all, as checked
@@ -200,12 +269,26 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
 unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
     let u = check::universe()?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
-    launch(u, c, how, tally, move |cx| {
+    let (send, recv) = (Arc::new(send), Arc::new(recv));
+    let build: Option<Build> = (!c.is_inter()).then(|| {
+        let (send, recv) = (send.clone(), recv.clone());
+        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+            let snd = match &*send {
+                Some(b) => b.stage(s, true),
+                None => recv.stage_copies(s),
+            };
+            let rcv = recv.stage(s, false);
+            let flat = |v: &[Option<(*mut u8, usize)>]| v.iter().map(|b| b.unwrap_or((std::ptr::null_mut(), 0))).collect::<Vec<_>>();
+            nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+            recv.unstage(s, &rcv);
+        }) as Build
+    });
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE the
         // data to send is copied out of the receive blocks before they are written.
         unsafe {
-            let sends = match &send {
+            let sends = match &*send {
                 Some(s) => s.slots(&mut ts, true),
                 None => recv.copies(&mut ts),
             };
@@ -214,7 +297,7 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv:
             recv.unpack(&mut tr);
         }
         Ok(())
-    })
+    }, build)
 }
 
 /// MPI_Alltoallv and MPI_Alltoallw and their forms: per-peer counts, byte displacements and

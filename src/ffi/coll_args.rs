@@ -192,7 +192,7 @@ impl Plan {
 
 /// A user buffer address a schedule's local step keeps.
 #[derive(Clone, Copy)]
-struct UserPtr(*mut c_void);
+pub struct UserPtr(pub *mut c_void);
 // SAFETY: the buffer is the application's, which MPI forbids it to touch until the collective
 // completes; the schedule's steps run on one thread at a time.
 unsafe impl Send for UserPtr {}
@@ -226,6 +226,14 @@ pub fn stage(plan: &Arc<Plan>, s: &mut Schedule, p: *const c_void, fill: bool) -
 pub fn unstage(plan: &Arc<Plan>, s: &mut Schedule, p: *mut c_void, t: *mut u8) {
     if let Shape::Staged(..) = plan.shape {
         s.round();
+        unstage_now(plan, s, p, t);
+    }
+}
+
+/// `unstage` in the current round of `s` (which the caller started after the one that filled
+/// `t`): for several buffers unpacked in one last round.
+pub fn unstage_now(plan: &Arc<Plan>, s: &mut Schedule, p: *mut c_void, t: *mut u8) {
+    if let Shape::Staged(..) = plan.shape {
         let (plan, user, src) = (plan.clone(), UserPtr(p), UserPtr(t as *mut c_void));
         s.push(Step::Local(Box::new(move || {
             let (user, src) = (user, src);

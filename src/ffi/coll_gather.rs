@@ -7,15 +7,22 @@
 //! the buffer address (for the non-v forms `counts[i] = count`, `displs[i] = i * count`). The two
 //! sides may use different datatypes with the same type signature; each is staged on its own.
 //! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
+//!
+//! On intracommunicators the nonblocking and persistent forms always run as schedules
+//! (`crate::coll::nbc`), whatever the datatypes: a rank's datatypes may be contiguous where
+//! another's are not, so the choice must not depend on them. Non-contiguous buffers are packed
+//! and unpacked by local steps of the schedule, per block. Intercommunicator forms run on the
+//! communicator's worker (`crate::coll::nonblocking`).
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
+use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
-use crate::coll::{allgather, gather, scatter};
+use crate::coll::schedule::{Schedule, Step};
+use crate::coll::{allgather, gather, nbc, scatter};
 use crate::datatype::TypeRepr;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -132,15 +139,7 @@ impl TypedBlocks {
             return Blocks { base, offs: offs.clone(), lens: self.lens.clone() };
         }
         *tmp = vec![0u8; self.lens.iter().sum()];
-        let offs: Vec<isize> = self
-            .lens
-            .iter()
-            .scan(0isize, |at, &l| {
-                let o = *at;
-                *at += l as isize;
-                Some(o)
-            })
-            .collect();
+        let offs = packed_offsets(&self.lens);
         for (i, &off) in offs.iter().enumerate() {
             if fill == Fill::All || fill == Fill::One(i) {
                 // SAFETY: block `i` of the user buffer holds `counts[i]` elements (caller), the
@@ -149,6 +148,50 @@ impl TypedBlocks {
             }
         }
         Blocks { base: tmp.as_mut_ptr(), offs, lens: self.lens.clone() }
+    }
+
+    /// The blocks as bytes inside schedule `s`: in the user's buffer when every block is
+    /// contiguous, else in a staging buffer of the schedule, packed (the blocks `fill` names) by
+    /// a local step of the current round at every run.
+    fn stage(self: &Arc<Self>, s: &mut Schedule, buf: *mut c_void, fill: Fill) -> Blocks {
+        if let Some(offs) = &self.direct {
+            return Blocks { base: buf as *mut u8, offs: offs.clone(), lens: self.lens.clone() };
+        }
+        let t = s.scratch(self.lens.iter().sum());
+        let offs = packed_offsets(&self.lens);
+        if fill != Fill::Nothing {
+            let (me, user, dst, at) = (self.clone(), UserPtr(buf), UserPtr(t as *mut c_void), offs.clone());
+            s.push(Step::Local(Box::new(move || {
+                let (user, dst) = (user, dst);
+                for (i, &off) in at.iter().enumerate() {
+                    if fill == Fill::All || fill == Fill::One(i) {
+                        // SAFETY: block `i` of the user buffer holds `counts[i]` elements (checked
+                        // at the call), the staging buffer `lens[i]` bytes at `off`.
+                        unsafe { crate::datatype::copy(&me.t.layout, (user.0 as *mut u8).wrapping_offset(me.displs[i]), me.counts[i], (dst.0 as *mut u8).offset(off), me.lens[i], 0, true) };
+                    }
+                }
+            })));
+        }
+        Blocks { base: t, offs, lens: self.lens.clone() }
+    }
+
+    /// Unpacks the staging buffer of `b` (from `stage`) into the user's buffer, except block
+    /// `skip`, in a last round of `s`.
+    fn unstage(self: &Arc<Self>, s: &mut Schedule, buf: *mut c_void, b: &Blocks, skip: Option<usize>) {
+        if self.direct.is_some() {
+            return;
+        }
+        s.round();
+        let (me, user, src, at) = (self.clone(), UserPtr(buf), UserPtr(b.base as *mut c_void), b.offs.clone());
+        s.push(Step::Local(Box::new(move || {
+            let (user, src) = (user, src);
+            for (i, &off) in at.iter().enumerate() {
+                if skip != Some(i) {
+                    // SAFETY: as in `stage`, in the other direction.
+                    unsafe { crate::datatype::copy(&me.t.layout, (user.0 as *mut u8).wrapping_offset(me.displs[i]), me.counts[i], (src.0 as *mut u8).offset(off), me.lens[i], 0, false) };
+                }
+            }
+        })));
     }
 
     /// Unpacks a staged temporary (from `blocks`) into the user's buffer, except block `skip`.
@@ -170,6 +213,17 @@ impl TypedBlocks {
     }
 }
 
+/// Where each of blocks of `lens` bytes starts when they are packed one after the other.
+fn packed_offsets(lens: &[usize]) -> Vec<isize> {
+    lens.iter()
+        .scan(0isize, |at, &l| {
+            let o = *at;
+            *at += l as isize;
+            Some(o)
+        })
+        .collect()
+}
+
 /// A checked single buffer of `count` elements.
 fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResult<Plan> {
     let plan = Plan::new(count, dt)?;
@@ -181,7 +235,7 @@ fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResu
 ///
 /// # Safety
 /// `p` must hold the plan's elements, readable.
-unsafe fn sending(plan: &Option<Plan>, p: *const c_void, tmp: &mut Vec<u8>) -> Option<(*const u8, usize)> {
+unsafe fn sending(plan: &Option<Arc<Plan>>, p: *const c_void, tmp: &mut Vec<u8>) -> Option<(*const u8, usize)> {
     // SAFETY: per this function's contract.
     plan.as_ref().map(|s| (unsafe { s.bytes_of(p, tmp, true) } as *const u8, s.bytes))
 }
@@ -199,20 +253,31 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
     let tally = Tally::new(Pattern::AllToOne, scount, stype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
-        let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
+        let send = if matches!(root, InterRoot::Remote(_)) { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) } else { None };
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let recv = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        let recv = if root == InterRoot::Root { Some(Arc::new(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? })) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
-        let send = if is_root && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
+        let send = if is_root && in_place(sendbuf) { None } else { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) };
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let recv = if is_root { Some(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        let recv = if is_root { Some(Arc::new(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? })) } else { None };
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
-    launch(u, c, how, tally, move |cx| {
+    let build: Option<Build> = root.ok().map(|root| {
+        let (send, recv) = (send.clone(), recv.clone());
+        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+            let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
+            let b = recv.as_ref().map(|r| r.stage(s, recvbuf, Fill::Nothing));
+            nbc::gather(s, cx, snd, b.as_ref(), root);
+            if let (Some(r), Some(b)) = (&recv, &b) {
+                r.unstage(s, recvbuf, b, if snd.is_none() { Some(root) } else { None });
+            }
+        }) as Build
+    });
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
         // unpacked after the gather, except the root's own block when it is in place.
@@ -229,7 +294,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
             }
             res
         }
-    })
+    }, build)
 }
 
 /// MPI_Scatter / MPI_Scatterv and their forms.
@@ -245,19 +310,30 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let send = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? }) } else { None };
-        let recv = if matches!(root, InterRoot::Remote(_)) { Some(single(recvbuf, rcount, rtype, "receive buffer")?) } else { None };
+        let send = if root == InterRoot::Root { Some(Arc::new(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? })) } else { None };
+        let recv = if matches!(root, InterRoot::Remote(_)) { Some(Arc::new(single(recvbuf, rcount, rtype, "receive buffer")?)) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let send = if is_root { Some(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
-        let recv = if is_root && in_place(recvbuf) { None } else { Some(single(recvbuf, rcount, rtype, "receive buffer")?) };
+        let send = if is_root { Some(Arc::new(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? })) } else { None };
+        let recv = if is_root && in_place(recvbuf) { None } else { Some(Arc::new(single(recvbuf, rcount, rtype, "receive buffer")?)) };
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
-    launch(u, c, how, tally, move |cx| {
+    let build: Option<Build> = root.ok().map(|root| {
+        let (send, recv) = (send.clone(), recv.clone());
+        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+            let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
+            let r = recv.as_ref().map(|p| (stage(p, s, recvbuf, false), p.bytes));
+            nbc::scatter(s, cx, b.as_ref(), r, root);
+            if let (Some(p), Some((t, _))) = (&recv, r) {
+                unstage(p, s, recvbuf, t);
+            }
+        }) as Build
+    });
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
         // unpacked after the scatter.
@@ -274,7 +350,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
             }
             res
         }
-    })
+    }, build)
 }
 
 /// MPI_Allgather / MPI_Allgatherv and their forms.
@@ -289,12 +365,23 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let inter = c.is_inter();
     // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.7).
-    let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
+    let send = if !inter && in_place(sendbuf) { None } else { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) };
     let n = if inter { c.peer_size() } else { c.size() };
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
-    let recv = unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? };
+    let recv = Arc::new(unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? });
     let me = c.rank;
-    launch(u, c, how, tally, move |cx| {
+    let build: Option<Build> = (!inter).then(|| {
+        let (send, recv) = (send.clone(), recv.clone());
+        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+            let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
+            // In place, this rank's block is taken from the receive buffer and not unpacked.
+            let own = snd.is_none().then_some(me);
+            let b = recv.stage(s, recvbuf, own.map_or(Fill::Nothing, Fill::One));
+            nbc::allgather(s, cx, snd, &b);
+            recv.unstage(s, recvbuf, &b, own);
+        }) as Build
+    });
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold their elements (checked above). In place, this rank's block is
         // taken from the receive buffer (packed first when staged) and not unpacked again.
@@ -309,7 +396,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
             recv.unpack(recvbuf, &mut tr, own);
             res
         }
-    })
+    }, build)
 }
 
 use Arr::{Big, Int};

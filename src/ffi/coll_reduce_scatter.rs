@@ -6,7 +6,10 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
+use super::coll_launch::{launch, launch_scheduled, Build, Launch, Pattern, Tally};
+use crate::coll::nbc;
+use crate::coll::schedule::{Schedule, Step};
+use std::sync::Arc;
 use crate::abi::*;
 use crate::coll::reduce_scatter as rs;
 use crate::error::{err, MpiResult};
@@ -100,7 +103,18 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE to reduce in place"));
         }
     }
-    launch(u, c, how, tally, move |cx| {
+    let (all, mine) = (Arc::new(all), Arc::new(mine));
+    let build: Build = {
+        let (all, mine, counts, red) = (all.clone(), mine.clone(), counts.clone(), Arc::new(red.clone()));
+        Box::new(move |cx, s| {
+            // The input, disjoint from the result: packed, or a private copy when in place.
+            let inp = if inplace { private(&all, s, recvbuf) } else { stage(&all, s, sendbuf, true) };
+            let out = stage(&mine, s, recvbuf, false);
+            nbc::reduce_scatter(s, cx, inp, out, &counts, red);
+            unstage(&mine, s, recvbuf, out);
+        })
+    };
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold the elements the counts describe (checked above); in place the
         // input is copied first, so the algorithms get disjoint buffers.
@@ -116,7 +130,19 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             mine.unpack(recvbuf, &mut tr);
         }
         Ok(())
-    })
+    }, Some(build))
+}
+
+/// The bytes of user buffer `p` as a private copy inside schedule `s`, taken by steps of the
+/// current round at every run (MPI_IN_PLACE: the result overwrites the input).
+pub(crate) fn private(plan: &Arc<Plan>, s: &mut Schedule, p: *const c_void) -> *const u8 {
+    let src = stage(plan, s, p, true);
+    if matches!(plan.shape, Shape::Staged(..)) || plan.bytes == 0 {
+        return src;
+    }
+    let t = s.scratch(plan.bytes);
+    s.push(Step::Copy { src, dst: t, bytes: plan.bytes });
+    t
 }
 
 /// MPI_Reduce_scatter_block: every rank gets `recvcount` elements.

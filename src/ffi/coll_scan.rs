@@ -6,8 +6,10 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
-use super::coll_reduce_scatter::owned;
+use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_reduce_scatter::{owned, private};
+use crate::coll::nbc;
+use std::sync::Arc;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -40,7 +42,20 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
             no_alias(sendbuf, recvbuf, plan.bytes)?;
         }
     }
-    launch(u, c, how, tally, move |cx| {
+    let plan = Arc::new(plan);
+    let build: Build = {
+        let (plan, red) = (plan.clone(), Arc::new(red.clone()));
+        Box::new(move |cx, s| {
+            // The input, disjoint from the result: packed, or a private copy when in place.
+            let inp = if inplace { private(&plan, s, recvbuf) } else { stage(&plan, s, sendbuf, true) };
+            let out = if writes { stage(&plan, s, recvbuf, false) } else { std::ptr::null_mut() };
+            nbc::scan(s, cx, inp, out, n, red, exclusive);
+            if writes {
+                unstage(&plan, s, recvbuf, out);
+            }
+        })
+    };
+    launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place the
         // input is copied first, so the algorithms get disjoint buffers.
@@ -58,7 +73,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
             }
         }
         Ok(())
-    })
+    }, Some(build))
 }
 
 use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
