@@ -67,14 +67,16 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
     let plan = Arc::new(plan);
-    let sp = plan.clone();
-    let build: Option<Build> = Some(Box::new(move |cx, s| {
-        let p = stage(&sp, s, buffer, is_root);
-        nbc::bcast(s, cx, p, sp.bytes, root);
-        if !is_root {
-            unstage(&sp, s, buffer, p);
-        }
-    }));
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+        let sp = plan.clone();
+        Box::new(move |cx, s| {
+            let p = stage(&sp, s, buffer, is_root);
+            nbc::bcast(s, cx, p, sp.bytes, root);
+            if !is_root {
+                unstage(&sp, s, buffer, p);
+            }
+        })
+    });
     launch_scheduled(u, c, how, tally, move |cx| {
         let mut tmp = Vec::new();
         // SAFETY: buffer holds `count` elements of the datatype (checked above); the root's are
@@ -135,23 +137,25 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
         sendbuf
     };
     let plan = Arc::new(plan);
-    let (sp, red2) = (plan.clone(), Arc::new(red));
-    let build: Option<Build> = Some(Box::new(move |cx, s| match sp.shape {
-        Shape::Direct(_) => {
-            let snd = stage(&sp, s, send, false);
-            let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
-            nbc::reduce(s, cx, snd, rcv, n, red2, root);
-        }
-        Shape::Staged(..) => {
-            // The contribution is packed into a staging buffer that also takes the root's result.
-            let t = stage(&sp, s, send, true);
-            s.round();
-            nbc::reduce(s, cx, t, t, n, red2, root);
-            if is_root {
-                unstage(&sp, s, recvbuf, t);
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+        let (sp, red2) = (plan.clone(), Arc::new(red));
+        Box::new(move |cx, s| match sp.shape {
+            Shape::Direct(_) => {
+                let snd = stage(&sp, s, send, false);
+                let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
+                nbc::reduce(s, cx, snd, rcv, n, red2, root);
             }
-        }
-    }));
+            Shape::Staged(..) => {
+                // The contribution is packed into a staging buffer that also takes the root's result.
+                let t = stage(&sp, s, send, true);
+                s.round();
+                nbc::reduce(s, cx, t, t, n, red2, root);
+                if is_root {
+                    unstage(&sp, s, recvbuf, t);
+                }
+            }
+        })
+    });
     launch_scheduled(u, c, how, tally, move |cx| {
         // SAFETY: the buffers hold `count` elements of the datatype (checked above), i.e. `n`
         // elements of the reduction's type once contiguous. A staged contribution is packed into
@@ -210,20 +214,22 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
     let plan = Arc::new(plan);
-    let (sp, red2) = (plan.clone(), Arc::new(red));
-    let build: Option<Build> = Some(Box::new(move |cx, s| {
-        // A staged contribution is packed into a staging buffer that also takes the result.
-        let (snd, rcv) = match sp.shape {
-            Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
-            Shape::Staged(..) => {
-                let t = stage(&sp, s, send, true);
-                (t as *const u8, t)
-            }
-        };
-        s.round();
-        nbc::allreduce(s, cx, snd, rcv, n, red2);
-        unstage(&sp, s, recvbuf, rcv);
-    }));
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+        let (sp, red2) = (plan.clone(), Arc::new(red));
+        Box::new(move |cx, s| {
+            // A staged contribution is packed into a staging buffer that also takes the result.
+            let (snd, rcv) = match sp.shape {
+                Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
+                Shape::Staged(..) => {
+                    let t = stage(&sp, s, send, true);
+                    (t as *const u8, t)
+                }
+            };
+            s.round();
+            nbc::allreduce(s, cx, snd, rcv, n, red2);
+            unstage(&sp, s, recvbuf, rcv);
+        })
+    });
     launch_scheduled(u, c, how, tally, move |cx| {
         // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's type
         // once contiguous); they are the same or disjoint. A staged contribution is packed into a

@@ -202,7 +202,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Alltoall on an intercommunicator"));
         }
         let rp = rplan.clone();
-        let build: Build = Box::new(move |cx, s| {
+        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build { Box::new(move |cx, s| {
             // The data to send is a private copy of the receive buffer, taken before anything
             // is received into it.
             let src = stage(&rp, s, recvbuf, true);
@@ -216,7 +216,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
             let rcv = stage(&rp, s, recvbuf, false);
             nbc::alltoall(s, cx, &uniform(snd, rblock), &uniform(rcv, rblock));
             unstage(&rp, s, recvbuf, rcv);
-        });
+        }) });
         return launch_scheduled(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
@@ -231,7 +231,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
                 rplan.unpack(recvbuf, &mut tr);
             }
             Ok(())
-        }, Some(build));
+        }, build);
     }
     let splan = Arc::new(Plan::new(total(scount)?, stype)?);
     splan.check(sendbuf, "send buffer")?;
@@ -239,7 +239,7 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
     }
     let sblock = splan.bytes / m as usize;
-    let build: Option<Build> = (!c.is_inter()).then(|| {
+    let build: Option<Build> = (!c.is_inter() && !how.is_blocking()).then(|| {
         let (sp, rp) = (splan.clone(), rplan.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = stage(&sp, s, sendbuf, true);
@@ -270,7 +270,7 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv:
     let u = check::universe()?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     let (send, recv) = (Arc::new(send), Arc::new(recv));
-    let build: Option<Build> = (!c.is_inter()).then(|| {
+    let build: Option<Build> = (!c.is_inter() && !how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = match &*send {

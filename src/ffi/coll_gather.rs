@@ -266,7 +266,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
-    let build: Option<Build> = root.ok().map(|root| {
+    let build: Option<Build> = root.ok().filter(|_| !how.is_blocking()).map(|root| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
@@ -322,7 +322,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
-    let build: Option<Build> = root.ok().map(|root| {
+    let build: Option<Build> = root.ok().filter(|_| !how.is_blocking()).map(|root| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
@@ -370,7 +370,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
     let recv = Arc::new(unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? });
     let me = c.rank;
-    let build: Option<Build> = (!inter).then(|| {
+    let build: Option<Build> = (!inter && !how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));

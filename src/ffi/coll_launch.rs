@@ -61,6 +61,11 @@ pub enum Launch {
 }
 
 impl Launch {
+    /// The blocking form: no request, nothing runs later (so no schedule is built for it).
+    pub fn is_blocking(self) -> bool {
+        matches!(self, Launch::Blocking)
+    }
+
     /// Checks the request argument before anything else is done.
     pub fn check(self) -> MpiResult<Launch> {
         match self {
@@ -138,9 +143,9 @@ impl CollRequests {
 ///
 /// # Safety
 /// For the nonblocking and persistent forms, the request pointer must be writable.
-pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
-    let mut body: Body = Box::new(body);
+pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, mut body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
     match how {
+        // Run at once: no box, no allocation on the latency path.
         Launch::Blocking => {
             tally.record(u, &c);
             let mut cx = Coll::next(u, &c);
@@ -151,7 +156,7 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
             crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let id = u.engine.new_external();
-            submit(u, c, id, body);
+            submit(u, c, id, Box::new(body));
             // SAFETY: `request` is writable (caller contract of `launch`).
             unsafe { *request = check::req_handle(id) };
             Ok(())
@@ -159,6 +164,7 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
         Launch::Persistent(request) => {
             crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
             let id = u.engine.new_external_persistent();
+            let body: Body = Box::new(body);
             let p = Persistent { comm: c, work: Work::Body(Arc::new(Mutex::new(SendBody(body)))), tally };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             // SAFETY: as above.

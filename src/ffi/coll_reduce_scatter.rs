@@ -104,7 +104,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         }
     }
     let (all, mine) = (Arc::new(all), Arc::new(mine));
-    let build: Build = {
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
         let (all, mine, counts, red) = (all.clone(), mine.clone(), counts.clone(), Arc::new(red.clone()));
         Box::new(move |cx, s| {
             // The input, disjoint from the result: packed, or a private copy when in place.
@@ -113,7 +113,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             nbc::reduce_scatter(s, cx, inp, out, &counts, red);
             unstage(&mine, s, recvbuf, out);
         })
-    };
+    });
     launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold the elements the counts describe (checked above); in place the
@@ -130,7 +130,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             mine.unpack(recvbuf, &mut tr);
         }
         Ok(())
-    }, Some(build))
+    }, build)
 }
 
 /// The bytes of user buffer `p` as a private copy inside schedule `s`, taken by steps of the

@@ -43,7 +43,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
         }
     }
     let plan = Arc::new(plan);
-    let build: Build = {
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
         let (plan, red) = (plan.clone(), Arc::new(red.clone()));
         Box::new(move |cx, s| {
             // The input, disjoint from the result: packed, or a private copy when in place.
@@ -54,7 +54,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
                 unstage(&plan, s, recvbuf, out);
             }
         })
-    };
+    });
     launch_scheduled(u, c, how, tally, move |cx| {
         let (mut ts, mut tr) = (Vec::new(), Vec::new());
         // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place the
@@ -73,7 +73,7 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
             }
         }
         Ok(())
-    }, Some(build))
+    }, build)
 }
 
 use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
