@@ -20,9 +20,10 @@ pub const OPS: [(MPI_Op, Op); 14] = [
     (0x5800000e, Op::NoOp),
 ];
 
-/// The predefined op behind MPICH handle `h`, if it is one.
+/// The predefined op behind MPICH handle `h`, if it is one (`OPS` is in handle order).
 pub fn op(h: MPI_Op) -> Option<Op> {
-    OPS.iter().find(|e| e.0 == h).map(|e| e.1)
+    let i = h.wrapping_sub(OPS[0].0);
+    (0..OPS.len() as i32).contains(&i).then(|| OPS[i as usize].1)
 }
 
 /// The MPICH handle of `op`.

@@ -94,7 +94,8 @@ enum Group {
     None,
 }
 
-/// (type, element, group) of every predefined data type.
+/// (type, element, group) of every predefined data type, in `Basic`'s declaration order (a
+/// type's entry is at its discriminant).
 const TYPES: &[(Basic, Elem, Group)] = {
     use Elem::*;
     use Group::*;
@@ -284,7 +285,8 @@ impl Reduction {
     /// Checks that predefined op `op` applies to `dt`. Errors (class Op): a combination the
     /// standard does not allow, or a type oxmpi cannot compute.
     pub fn new(op: Op, dt: Basic) -> MpiResult<Reduction> {
-        let &(_, elem, group) = TYPES.iter().find(|t| t.0 == dt).expect("every Basic is in TYPES");
+        let (t, elem, group) = TYPES[dt as usize];
+        debug_assert_eq!(t, dt);
         let size = dt.size();
         let tname = dt.name();
         if !allowed(op, group) {

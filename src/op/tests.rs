@@ -194,3 +194,11 @@ fn every_allowed_combination_has_a_kernel() {
         }
     }
 }
+
+#[test]
+fn types_are_in_basic_order() {
+    for (i, t) in TYPES.iter().enumerate() {
+        assert_eq!(t.0 as usize, i, "TYPES is not in Basic's order at {:?}", t.0);
+    }
+    assert_eq!(TYPES.len(), Basic::all().count());
+}
