@@ -2,8 +2,10 @@
 //! source file spells one as a number. `tests/layers.rs` already keeps the engine from importing
 //! `crate::abi`; this catches the other way the values leaked before, re-declaring them as hex
 //! literals (`const MPI_BAND: i32 = 0x58000006`).
+mod common;
+use common::rust_files;
 use oxmpi::abi;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Every predefined handle of the MPICH ABI, by name.
 fn handles() -> Vec<(String, u32)> {
@@ -31,16 +33,6 @@ fn handles() -> Vec<(String, u32)> {
     v
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// The values of the hexadecimal literals of `line` (comments excluded).
 fn hex_literals(line: &str) -> Vec<u64> {

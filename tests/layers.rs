@@ -5,6 +5,8 @@
 //!
 //! A module may import a module only of a strictly lower layer: modules on one layer never import
 //! each other, so no cycle can form. There is no exception list.
+mod common;
+use common::rust_files;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
@@ -152,16 +154,6 @@ fn imports(text: &str) -> BTreeSet<String> {
     out
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for e in std::fs::read_dir(dir).unwrap() {
-        let p = e.unwrap().path();
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|x| x == "rs") {
-            out.push(p);
-        }
-    }
-}
 
 /// Every edge between distinct top-level modules, with the files that make it.
 fn edges() -> BTreeMap<(String, String), BTreeSet<String>> {

@@ -47,3 +47,15 @@ impl Rng {
         self.next() % n
     }
 }
+
+/// Every `.rs` file below `dir`, recursively (for the tests that read the source tree).
+pub fn rust_files(dir: &std::path::Path, out: &mut Vec<std::path::PathBuf>) {
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "rs") {
+            out.push(p);
+        }
+    }
+}
