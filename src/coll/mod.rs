@@ -56,9 +56,6 @@ pub struct CommState {
     /// Nonblocking and persistent collectives waiting for or running on this communicator's
     /// background worker (`nonblocking`).
     pub nbc: nonblocking::Queue,
-    /// A nonblocking or persistent collective was started on this communicator: blocking ones
-    /// no longer use the shared arena (`arena`).
-    pub nbc_used: std::sync::atomic::AtomicBool,
     /// This rank's hold on the communicator's shared arena, once used.
     pub arena: std::sync::OnceLock<arena::ArenaRef>,
 }

@@ -149,11 +149,11 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
         Launch::Blocking => {
             tally.record(u, &c);
             let mut cx = Coll::next(u, &c);
-            cx.shared = !crate::coll::state(&c).nbc_used.load(Ordering::Relaxed);
+            cx.shared = !c.nbc_used.load(Ordering::Relaxed);
             body(&cx)
         }
         Launch::Nonblocking(request) => {
-            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let id = u.engine.new_external();
             submit(u, c, id, Box::new(body));
@@ -162,7 +162,7 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
             Ok(())
         }
         Launch::Persistent(request) => {
-            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            c.nbc_used.store(true, Ordering::Relaxed);
             let id = u.engine.new_external_persistent();
             let body: Body = Box::new(body);
             let p = Persistent { comm: c, work: Work::Body(Arc::new(Mutex::new(SendBody(body)))), tally };
@@ -187,7 +187,7 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
         // SAFETY: as above.
         Launch::Blocking => unsafe { launch(u, c, how, tally, body) },
         Launch::Nonblocking(request) => {
-            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let cx = Coll::next(u, &c);
             let mut s = Schedule::new(&cx);
@@ -199,7 +199,7 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
             Ok(())
         }
         Launch::Persistent(request) => {
-            crate::coll::state(&c).nbc_used.store(true, Ordering::Relaxed);
+            c.nbc_used.store(true, Ordering::Relaxed);
             // Built with sequence 0; each start sets the tag of its own sequence number.
             let mut s = Schedule::new(&Coll::sequenced(u, &c, 0));
             build(&Coll::sequenced(u, &c, 0), &mut s);

@@ -997,11 +997,18 @@ impl<X: Transport> Engine<X> {
         }
     }
 
-    /// Runs the hooks if they have work; whether any moved.
+    /// Runs the hooks if they have work; whether any moved. Inlined: without work (nearly always
+    /// on the point-to-point paths) it is one relaxed load.
+    #[inline]
     fn run_hooks(&self) -> bool {
         if self.hook_work.load(Ordering::Relaxed) == 0 {
             return false;
         }
+        self.run_hooks_now()
+    }
+
+    #[inline(never)]
+    fn run_hooks_now(&self) -> bool {
         let hooks: Vec<Arc<dyn Progress<X>>> = self.hooks.read().unwrap_or_else(|p| p.into_inner()).iter().map(|h| h.1.clone()).collect();
         let mut any = false;
         for h in hooks {
