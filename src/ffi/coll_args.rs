@@ -268,7 +268,7 @@ pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(R
             if matches!(p, Op::Replace | Op::NoOp) {
                 return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", p.name())));
             }
-            return predefined_reduction(count, datatype, op);
+            return predefined_reduction(count, datatype, p);
         }
     };
     let n = self::count(count)?;
@@ -283,10 +283,10 @@ pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(R
 }
 
 /// `reduction` for a predefined op.
-fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
+fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: Op) -> MpiResult<(Reduction, usize, Plan)> {
     let plan = Plan::new(count, datatype)?;
     let red = if !plan.derived {
-        super::op::reduction(op, datatype)?
+        super::op::reduction_of(op, datatype)?
     } else {
         let t = check::dtype(datatype)?;
         let mut leaf = None;
@@ -297,7 +297,7 @@ fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiRe
         if PAIRS.iter().any(|p| p.0 == elem) {
             return Err(err(MPI_ERR_TYPE, format!("reductions on derived datatypes built from {} are not supported yet; reduce the pair type itself", check::datatype_name(elem))));
         }
-        super::op::reduction(op, elem)?
+        super::op::reduction_of(op, elem)?
     };
     let n = plan.bytes.checked_div(red.size).unwrap_or(0);
     Ok((red, n, plan))

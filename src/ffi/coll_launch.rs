@@ -143,6 +143,7 @@ impl CollRequests {
 ///
 /// # Safety
 /// For the nonblocking and persistent forms, the request pointer must be writable.
+#[inline]
 pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, mut body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
     match how {
         // Run at once: no box, no allocation on the latency path.
@@ -180,6 +181,7 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
 /// # Safety
 /// As `launch`; `build` must only capture buffers that stay valid as the MPI contract of the call
 /// requires.
+#[inline]
 pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
     // SAFETY (both calls): the caller gives `launch`'s guarantees.
     let Some(build) = build else { return unsafe { launch(u, c, how, tally, body) } };

@@ -56,7 +56,12 @@ pub fn predefined(h: MPI_Op) -> MpiResult<Op> {
 /// Predefined op `op` on predefined datatype `dt`: MPI_ERR_OP for a bad op or pair, MPI_ERR_TYPE
 /// for a datatype that is not predefined.
 pub fn reduction(op: MPI_Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
-    let op = predefined(op)?;
+    reduction_of(predefined(op)?, dt)
+}
+
+/// `reduction` for an op already resolved (the collectives resolve it once, to tell user ops).
+#[inline]
+pub fn reduction_of(op: Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
     let dt = crate::abi::datatypes::basic(dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype)", dt as u32)))?;
     Reduction::new(op, dt)
 }
