@@ -10,7 +10,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, launch, scheduled, Launch, Pattern, Tally};
 use crate::coll::nbc;
 use crate::abi::*;
 use crate::coll::inter as xc;
@@ -31,7 +31,10 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     if c.is_inter() {
         return launch(u, c, how, tally, xc::barrier);
     }
-    launch_scheduled(u, c, how, tally, crate::coll::barrier::barrier, Some(Box::new(|cx, s| nbc::barrier(s, cx))))
+    if how.is_blocking() {
+        return blocking(u, &c, tally, crate::coll::barrier::barrier);
+    }
+    scheduled(u, c, how, tally, Box::new(|cx, s| nbc::barrier(s, cx)))
 }
 
 /// MPI_Bcast and its forms.
@@ -66,30 +69,29 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
-    let plan = Arc::new(plan);
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let sp = plan.clone();
-        Box::new(move |cx, s| {
-            let p = stage(&sp, s, buffer, is_root);
-            nbc::bcast(s, cx, p, sp.bytes, root);
-            if !is_root {
-                unstage(&sp, s, buffer, p);
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let mut tmp = Vec::new();
+            // SAFETY: buffer holds `count` elements of the datatype (checked above); the root's
+            // are packed, the others' are received into the temporary and unpacked afterwards.
+            unsafe {
+                let p = plan.bytes_of(buffer, &mut tmp, is_root);
+                crate::coll::bcast::bcast(cx, p, plan.bytes, root)?;
+                if !is_root {
+                    plan.unpack(buffer, &mut tmp);
+                }
             }
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let mut tmp = Vec::new();
-        // SAFETY: buffer holds `count` elements of the datatype (checked above); the root's are
-        // packed, the others' are received into the temporary and unpacked afterwards.
-        unsafe {
-            let p = plan.bytes_of(buffer, &mut tmp, is_root);
-            crate::coll::bcast::bcast(cx, p, plan.bytes, root)?;
-            if !is_root {
-                plan.unpack(buffer, &mut tmp);
-            }
+            Ok(())
+        });
+    }
+    let sp = Arc::new(plan);
+    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        let p = stage(&sp, s, buffer, is_root);
+        nbc::bcast(s, cx, p, sp.bytes, root);
+        if !is_root {
+            unstage(&sp, s, buffer, p);
         }
-        Ok(())
-    }, build)
+    }))
 }
 
 /// MPI_Reduce and its forms.
@@ -136,51 +138,50 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
         plan.check(sendbuf, "send buffer")?;
         sendbuf
     };
-    let plan = Arc::new(plan);
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let (sp, red2) = (plan.clone(), Arc::new(red));
-        Box::new(move |cx, s| match sp.shape {
-            Shape::Direct(_) => {
-                let snd = stage(&sp, s, send, false);
-                let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
-                nbc::reduce(s, cx, snd, rcv, n, red2, root);
-            }
-            Shape::Staged(..) => {
-                // The contribution is packed into a staging buffer that also takes the root's result.
-                let t = stage(&sp, s, send, true);
-                s.round();
-                nbc::reduce(s, cx, t, t, n, red2, root);
-                if is_root {
-                    unstage(&sp, s, recvbuf, t);
-                }
-            }
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        // SAFETY: the buffers hold `count` elements of the datatype (checked above), i.e. `n`
-        // elements of the reduction's type once contiguous. A staged contribution is packed into
-        // a temporary that is also the root's result (sendbuf == recvbuf is allowed), then
-        // unpacked.
-        unsafe {
-            match plan.shape {
-                Shape::Direct(_) => {
-                    let mut unused = Vec::new();
-                    let s = plan.bytes_of(send, &mut unused, true);
-                    let r = if is_root { plan.bytes_of(recvbuf, &mut unused, false) } else { recvbuf as *mut u8 };
-                    crate::coll::reduce::reduce(cx, s, r, n, &red, root)
-                }
-                Shape::Staged(..) => {
-                    let mut tmp = Vec::new();
-                    let p = plan.bytes_of(send, &mut tmp, true);
-                    crate::coll::reduce::reduce(cx, p, p, n, &red, root)?;
-                    if is_root {
-                        plan.unpack(recvbuf, &mut tmp);
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            // SAFETY: the buffers hold `count` elements of the datatype (checked above), i.e. `n`
+            // elements of the reduction's type once contiguous. A staged contribution is packed
+            // into a temporary that is also the root's result (sendbuf == recvbuf is allowed),
+            // then unpacked.
+            unsafe {
+                match plan.shape {
+                    Shape::Direct(_) => {
+                        let mut unused = Vec::new();
+                        let s = plan.bytes_of(send, &mut unused, true);
+                        let r = if is_root { plan.bytes_of(recvbuf, &mut unused, false) } else { recvbuf as *mut u8 };
+                        crate::coll::reduce::reduce(cx, s, r, n, &red, root)
                     }
-                    Ok(())
+                    Shape::Staged(..) => {
+                        let mut tmp = Vec::new();
+                        let p = plan.bytes_of(send, &mut tmp, true);
+                        crate::coll::reduce::reduce(cx, p, p, n, &red, root)?;
+                        if is_root {
+                            plan.unpack(recvbuf, &mut tmp);
+                        }
+                        Ok(())
+                    }
                 }
+            }
+        });
+    }
+    let (sp, red) = (Arc::new(plan), Arc::new(red));
+    scheduled(u, c, how, tally, Box::new(move |cx, s| match sp.shape {
+        Shape::Direct(_) => {
+            let snd = stage(&sp, s, send, false);
+            let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
+            nbc::reduce(s, cx, snd, rcv, n, red, root);
+        }
+        Shape::Staged(..) => {
+            // The contribution is packed into a staging buffer that also takes the root's result.
+            let t = stage(&sp, s, send, true);
+            s.round();
+            nbc::reduce(s, cx, t, t, n, red, root);
+            if is_root {
+                unstage(&sp, s, recvbuf, t);
             }
         }
-    }, build)
+    }))
 }
 
 /// MPI_Allreduce and its forms.
@@ -213,44 +214,44 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
         });
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
-    let plan = Arc::new(plan);
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let (sp, red2) = (plan.clone(), Arc::new(red));
-        Box::new(move |cx, s| {
-            // A staged contribution is packed into a staging buffer that also takes the result.
-            let (snd, rcv) = match sp.shape {
-                Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
-                Shape::Staged(..) => {
-                    let t = stage(&sp, s, send, true);
-                    (t as *const u8, t)
-                }
-            };
-            s.round();
-            nbc::allreduce(s, cx, snd, rcv, n, red2);
-            unstage(&sp, s, recvbuf, rcv);
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's type
-        // once contiguous); they are the same or disjoint. A staged contribution is packed into a
-        // temporary that also takes the result (the same buffer is allowed), then unpacked.
-        unsafe {
-            let mut tmp = Vec::new();
-            match plan.shape {
-                Shape::Direct(_) => {
-                    let s = plan.bytes_of(send, &mut tmp, true);
-                    let r = plan.bytes_of(recvbuf, &mut tmp, false);
-                    crate::coll::allreduce::allreduce(cx, s, r, n, &red)
-                }
-                Shape::Staged(..) => {
-                    let p = plan.bytes_of(send, &mut tmp, true);
-                    crate::coll::allreduce::allreduce(cx, p, p, n, &red)?;
-                    plan.unpack(recvbuf, &mut tmp);
-                    Ok(())
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            // SAFETY: both buffers hold `count` elements of the datatype (`n` of the reduction's
+            // type once contiguous); they are the same or disjoint. A staged contribution is
+            // packed into a temporary that also takes the result (the same buffer is allowed),
+            // then unpacked.
+            unsafe {
+                let mut tmp = Vec::new();
+                match plan.shape {
+                    Shape::Direct(_) => {
+                        let s = plan.bytes_of(send, &mut tmp, true);
+                        let r = plan.bytes_of(recvbuf, &mut tmp, false);
+                        crate::coll::allreduce::allreduce(cx, s, r, n, &red)
+                    }
+                    Shape::Staged(..) => {
+                        let p = plan.bytes_of(send, &mut tmp, true);
+                        crate::coll::allreduce::allreduce(cx, p, p, n, &red)?;
+                        plan.unpack(recvbuf, &mut tmp);
+                        Ok(())
+                    }
                 }
             }
-        }
-    }, build)
+        });
+    }
+    let (sp, red) = (Arc::new(plan), Arc::new(red));
+    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        // A staged contribution is packed into a staging buffer that also takes the result.
+        let (snd, rcv) = match sp.shape {
+            Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
+            Shape::Staged(..) => {
+                let t = stage(&sp, s, send, true);
+                (t as *const u8, t)
+            }
+        };
+        s.round();
+        nbc::allreduce(s, cx, snd, rcv, n, red);
+        unstage(&sp, s, recvbuf, rcv);
+    }))
 }
 
 /// MPI_Reduce_local and its large-count form.

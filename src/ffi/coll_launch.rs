@@ -144,15 +144,10 @@ impl CollRequests {
 /// # Safety
 /// For the nonblocking and persistent forms, the request pointer must be writable.
 #[inline]
-pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, mut body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
+pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
     match how {
         // Run at once: no box, no allocation on the latency path.
-        Launch::Blocking => {
-            tally.record(u, &c);
-            let mut cx = Coll::next(u, &c);
-            cx.shared = !c.nbc_used.load(Ordering::Relaxed);
-            body(&cx)
-        }
+        Launch::Blocking => blocking(u, &c, tally, body),
         Launch::Nonblocking(request) => {
             c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
@@ -175,6 +170,17 @@ pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally
     }
 }
 
+/// Runs a blocking collective now: counted, on `c`'s next sequence number, the shared arena
+/// allowed while `c` never ran a nonblocking collective. The body may borrow the caller's locals:
+/// nothing is boxed, moved or shared on the latency path.
+#[inline]
+pub fn blocking(u: &'static Instance, c: &crate::comm::Comm, tally: Tally, body: impl FnOnce(&Coll) -> MpiResult) -> MpiResult {
+    tally.record(u, c);
+    let mut cx = Coll::next(u, c);
+    cx.shared = !c.nbc_used.load(Ordering::Relaxed);
+    body(&cx)
+}
+
 /// Runs a collective as `launch` does, except that the nonblocking and persistent forms run
 /// `build`'s schedule, progressed by the engine (`crate::coll::schedule`), when it is given.
 ///
@@ -186,8 +192,21 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
     // SAFETY (both calls): the caller gives `launch`'s guarantees.
     let Some(build) = build else { return unsafe { launch(u, c, how, tally, body) } };
     match how {
+        Launch::Blocking => blocking(u, &c, tally, body),
         // SAFETY: as above.
-        Launch::Blocking => unsafe { launch(u, c, how, tally, body) },
+        _ => unsafe { scheduled(u, c, how, tally, build) },
+    }
+}
+
+/// Starts the nonblocking or persistent collective `how` (never `Launch::Blocking`, which runs
+/// through `blocking`) as `build`'s schedule, progressed by the engine.
+///
+/// # Safety
+/// `how`'s request pointer must be writable; `build` must only capture buffers that stay valid as
+/// the MPI contract of the call requires.
+pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, build: Build) -> MpiResult {
+    match how {
+        Launch::Blocking => unreachable!("blocking collectives run through coll_launch::blocking"),
         Launch::Nonblocking(request) => {
             c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
