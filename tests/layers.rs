@@ -210,6 +210,30 @@ fn modules_import_only_lower_layers() {
     assert!(problems.is_empty(), "layer violations (see docs/ARCHITECTURE.md):\n  {}", problems.join("\n  "));
 }
 
+/// The shared-memory transport's mechanisms (its rings, process_vm_readv/writev) are its own:
+/// every other module goes through the `transport::Transport` trait, so another transport
+/// replaces them without touching p2p, coll or osc (docs/ARCHITECTURE.md, "the transport seam").
+#[test]
+fn only_the_transport_names_its_mechanisms() {
+    let src = src_dir();
+    let mut files = Vec::new();
+    rust_files(&src, &mut files);
+    let mut problems = Vec::new();
+    for f in files {
+        let rel = f.strip_prefix(&src).unwrap();
+        if rel.starts_with("transport") {
+            continue;
+        }
+        let text = strip(&std::fs::read_to_string(&f).unwrap());
+        for m in ["transport::cma", "transport::ring"] {
+            if text.contains(m) {
+                problems.push(format!("{} names `{m}`", rel.display()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "use the Transport trait instead:\n  {}", problems.join("\n  "));
+}
+
 #[test]
 fn the_parser_sees_groups_and_paths() {
     let t = strip("use crate::{a::x, b, c::{d, e}};\n// crate::hidden\nfn f() { crate::g::h(); let s = \"crate::str\"; }");

@@ -141,7 +141,7 @@ fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: b
         Target::Direct(b) => b,
         Target::Remote { base, .. } => base as usize,
     };
-    Ok(TargetSpan { target, addr: base.wrapping_add(off as usize), layout: l, count: tt.count })
+    Ok(TargetSpan { engine: &check::universe()?.engine, target, addr: base.wrapping_add(off as usize), layout: l, count: tt.count })
 }
 
 /// Every RMA communication call.

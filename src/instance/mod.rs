@@ -161,9 +161,6 @@ pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandl
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
-    if !threads {
-        crate::transport::cma::allow_peers();
-    }
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));

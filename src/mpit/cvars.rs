@@ -87,7 +87,8 @@ fn env_choice(var: &str, names: &[&str]) -> i32 {
 impl Cvar {
     pub fn read(&self) -> i32 {
         match self.source {
-            Source::EagerLimit => crate::transport::ring::SLOT_PAYLOAD as i32,
+            // The largest message one packet of the shared-memory transport carries.
+            Source::EagerLimit => <crate::transport::shm::Shm as crate::transport::Transport>::MAX_PAYLOAD as i32,
             Source::Wait => env_choice("OXMPI_WAIT", WAIT_POLICIES),
             Source::Algorithm(c) => {
                 let slot = &algo_slots()[c as usize];

@@ -1,15 +1,20 @@
 //! Moving data to and from a target's window memory: the origin's data as a packed byte stream
 //! (MPI 4.1 section 12.3: the target datatype's typemap is applied at the target address), read
 //! or written where the target's memory is (`Target::Direct`: memcpy through the typemap;
-//! `Target::Remote`: one process_vm_readv/writev per contiguous block), and the read-combine-write
+//! `Target::Remote`: one transport read or write of peer memory per contiguous block, CMA for
+//! shared memory), and the read-combine-write
 //! of accumulates under the target's accumulate mutex.
 use super::window::{Target, Window};
 use crate::datatype::Layout;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::op::Reduction;
+use crate::p2p::Engine;
+use crate::transport::Transport;
 
 /// `count` elements of type `layout` at target address `addr` (bytes, in the target's space).
 pub struct TargetSpan<'a> {
+    /// The engine whose transport reaches a remote target's memory.
+    pub engine: &'a Engine,
     pub target: Target,
     pub addr: usize,
     pub layout: &'a Layout,
@@ -43,10 +48,10 @@ impl TargetSpan<'_> {
                 unsafe { crate::datatype::copy(self.layout, self.addr as *mut u8, self.count, data.as_ptr() as *mut u8, data.len(), 0, false) };
                 Ok(())
             }
-            Target::Remote { pid, .. } => {
+            Target::Remote { peer, .. } => {
                 let mut at = 0;
                 for (a, len) in self.blocks() {
-                    crate::transport::cma::write_to(pid, a as u64, data[at..].as_ptr(), len).map_err(|e| cma_error(pid, e))?;
+                    self.engine.transport().write(peer, a as u64, data[at..].as_ptr(), len).map_err(|e| unreachable(peer, e))?;
                     at += len;
                 }
                 Ok(())
@@ -65,10 +70,10 @@ impl TargetSpan<'_> {
                 unsafe { crate::datatype::copy(self.layout, self.addr as *mut u8, self.count, data.as_mut_ptr(), data.len(), 0, true) };
                 Ok(())
             }
-            Target::Remote { pid, .. } => {
+            Target::Remote { peer, .. } => {
                 let mut at = 0;
                 for (a, len) in self.blocks() {
-                    crate::transport::cma::read_from(pid, a as u64, data[at..].as_mut_ptr(), len).map_err(|e| cma_error(pid, e))?;
+                    self.engine.transport().read(peer, a as u64, data[at..].as_mut_ptr(), len).map_err(|e| unreachable(peer, e))?;
                     at += len;
                 }
                 Ok(())
@@ -85,8 +90,8 @@ impl TargetSpan<'_> {
     }
 }
 
-fn cma_error(pid: i32, e: std::io::Error) -> crate::error::MpiError {
-    err(ErrorClass::Other, format!("cannot reach the target's window memory in process {pid} with process_vm_readv/writev: {e}"))
+fn unreachable(peer: usize, e: std::io::Error) -> crate::error::MpiError {
+    err(ErrorClass::Other, format!("cannot reach the window memory of the target (rank {peer} of MPI_COMM_WORLD): {e}"))
 }
 
 /// One accumulate-family operation at a target, atomically with respect to every other

@@ -10,7 +10,7 @@
 //! (same user, so allowed; in threads mode it is our own process) and map it; all then close their
 //! descriptor, the mappings stay until `MPI_Win_free`.
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicU32, AtomicU64};
+use std::sync::atomic::{AtomicU32, AtomicU64};
 
 /// Regions a rank may have attached to one dynamic window at a time.
 pub const MAX_REGIONS: usize = 64;
@@ -25,7 +25,6 @@ pub struct RankArea {
     pub disp_unit: AtomicU64,
     /// Offset of the rank's memory in this region (allocated windows), or `NO_DATA`.
     pub data_off: AtomicU64,
-    pub pid: AtomicI32,
     /// Passive-target lock: `WRITER` bit, or the number of shared holders (`sync::RwLock`).
     pub lock: AtomicU32,
     pub lock_waiters: AtomicU32,

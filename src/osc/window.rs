@@ -23,8 +23,9 @@ pub enum Target {
     /// Addressable here: window offset 0 of the target (0 for a dynamic window, whose
     /// displacements are addresses).
     Direct(usize),
-    /// In process `pid` at address `base` (processes mode, user memory): CMA.
-    Remote { pid: i32, base: u64 },
+    /// In the address space of job rank `peer` at address `base` (processes mode, user memory):
+    /// reached through the transport's reads and writes of peer memory.
+    Remote { peer: usize, base: u64 },
 }
 
 /// This rank's epochs on the window (MPI 4.1 section 12.5).
@@ -179,7 +180,6 @@ impl Window {
         a.size.store(spec.size as u64, Relaxed);
         a.disp_unit.store(spec.disp_unit as u64, Relaxed);
         a.data_off.store(if alloc { offs[me] } else { NO_DATA }, Relaxed);
-        a.pid.store(std::process::id() as i32, Release);
         crate::coll::barrier::barrier(&cx.phase(4))?;
         let threads = crate::runtime::job::threads_job().is_some();
         Ok(Window {
@@ -214,7 +214,7 @@ impl Window {
         if self.threads || t == self.rank {
             return Target::Direct(base as usize);
         }
-        Target::Remote { pid: a.pid.load(Acquire), base }
+        Target::Remote { peer: self.comm.world_rank(t), base }
     }
 
     /// (size, disp_unit) of target `t`.

@@ -218,6 +218,12 @@ impl<X: Transport> Engine<X> {
         self.lock().cma = false;
     }
 
+    /// The transport under this engine, for the one-sided layer's reads and writes of a peer's
+    /// memory (`crate::osc::access`).
+    pub fn transport(&self) -> &X {
+        &self.t
+    }
+
     pub fn rank(&self) -> usize {
         self.me
     }

@@ -42,8 +42,13 @@ impl Shm {
         Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false), nslots: g.nslots }
     }
 
-    /// Declares that every peer is a thread of this process (threads mode).
+    /// Declares whether every peer is a thread of this process (threads mode). When they are
+    /// other processes, lets them read and write this one (CMA) under Yama's ptrace_scope=1; set
+    /// before this rank sends anything, so before any peer reaches for its memory.
     pub fn set_same_process(&self, on: bool) {
+        if !on {
+            cma::allow_peers();
+        }
         self.same_process.store(on, Ordering::Relaxed);
     }
 
