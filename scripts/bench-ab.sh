@@ -341,6 +341,7 @@ resolve B "${args[1]}"
 # --- compile the benchmarks with each build's mpicc ---
 RUN="$AB/run"
 RAW="$AB/raw.txt"
+JOBLOG="$RUN/jobs.txt" # side mode round job seconds status
 MD="$AB/ab.md"
 declare -A NEED=([pingpong]=yes) # pingpong: also the warm-up
 for j in "${JOBS[@]}"; do
@@ -364,6 +365,7 @@ done
 declare -A SELECTED
 for r in "${ROWS[@]}"; do SELECTED[$r]=1; done
 : >"$RAW"
+: >"$JOBLOG"
 failures=0
 record() { # record SIDE MODE ROUND ROW VALUE
     [ -n "${SELECTED[$4]:-}" ] || return 0
@@ -445,6 +447,10 @@ echo "== A: ${DESC[A]}"
 echo "== B: ${DESC[B]}"
 echo "== ${#ROWS[@]} rows x ${#MODES[@]} modes, $rounds rounds, jobs: ${JOBS[*]}; $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 load_start="$(cut -d' ' -f1-3 /proc/loadavg)"
+if awk -v l="${load_start%% *}" -v n="$(nproc)" 'BEGIN { exit !(l > n / 2) }'; then
+    echo "*** warning: load average ${load_start%% *} on $(nproc) cores: other work competes with the benchmarks," \
+        "expect large spreads and slow runs" >&2
+fi
 out="$RUN/out.txt"
 for mode in "${MODES[@]}"; do
     for side in A B; do
@@ -457,10 +463,13 @@ for ((round = 1; round <= rounds; round++)); do
         for job in "${JOBS[@]}"; do
             for side in "${order[@]}"; do
                 rc=0
+                t0=$SECONDS
                 run_job "$side" "$mode" "$job" "$out" || rc=$?
+                echo "$side $mode $round $job $((SECONDS - t0)) $rc" >>"$JOBLOG"
                 # keep whatever a failed job printed (a collective job reports point by point)
                 if summary="$(parse_job "$side" "$mode" "$round" "$job" "$out")" && [ "$rc" -eq 0 ]; then
-                    printf '== round %d/%d %-9s %s %-9s %s\n' "$round" "$rounds" "$mode" "$side" "$job" "$summary"
+                    printf '== round %d/%d %-9s %s %-9s %3d s  %s\n' "$round" "$rounds" "$mode" "$side" "$job" \
+                        "$((SECONDS - t0))" "$summary"
                 else
                     failures=$((failures + 1))
                     echo "*** round $round $mode $side: $job failed (status $rc)${summary:+, kept: $summary}. Output:" >&2
