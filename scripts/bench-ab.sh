@@ -2,6 +2,9 @@
 # Paired A/B benchmark of two oxmpi builds (install prefixes or git commits): is B slower than A
 # anywhere? See --help.
 set -euo pipefail
+# The whole script is one compound command, which bash reads completely before running it: editing
+# or checking out another version of this file during a run does not disturb the run.
+{
 
 OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
 # shellcheck source=scripts/common.sh source-path=SCRIPTDIR/..
@@ -265,13 +268,18 @@ AB="$(cd -- "$AB" && pwd)"
 
 # --- A and B: prefixes, or git commits built into prefixes ---
 build_wt=""
+job_pid=""
 cleanup() {
+    if [ -n "$job_pid" ]; then
+        kill "$job_pid" 2>/dev/null || true
+    fi
     if [ -n "$build_wt" ]; then
         git -C "$OXMPI_ROOT" worktree remove --force "$build_wt" 2>/dev/null || rm -rf -- "$build_wt"
         git -C "$OXMPI_ROOT" worktree prune 2>/dev/null || true
     fi
 }
 trap cleanup EXIT
+trap 'echo "*** interrupted" >&2; exit 130' INT TERM
 
 declare -A PREFIX DESC REBUILT
 # needs_build HASH12: no complete prefix for it yet, or --rebuild and not yet rebuilt in this run
@@ -343,7 +351,7 @@ RUN="$AB/run"
 RAW="$AB/raw.txt"
 JOBLOG="$RUN/jobs.txt" # side mode round job seconds status
 MD="$AB/ab.md"
-declare -A NEED=([pingpong]=yes) # pingpong: also the warm-up
+declare -A NEED=([ring_allreduce]=yes) # also the warm-up
 for j in "${JOBS[@]}"; do
     case "$j" in
         pingpong) NEED[pingpong]=yes ;;
@@ -380,7 +388,7 @@ record() { # record SIDE MODE ROUND ROW VALUE
 run_job() {
     local side="$1" mode="$2" job="$3" bin="$RUN/$1" np cmd
     case "$job" in
-        warmup) np=2 cmd=("$bin/pingpong" -r 1 -t 0.01) ;;
+        warmup) np=2 cmd=("$bin/ring_allreduce" 1) ;;
         pingpong) np=2 cmd=("$bin/pingpong" -t "$pp_target") ;;
         ring)
             np="$ring_n"
@@ -394,7 +402,14 @@ run_job() {
         rma) np=2 cmd=("$bin/rma_latency" --max 8) ;;
         pap) np="$PAP_N" cmd=("$bin/pap_reduce" 131072 30 2000 random 1) ;;
     esac
-    timeout -k 5 "$timeout_s" "${PREFIX[$side]}/bin/mpiexec" --mode "$mode" -n "$np" "${cmd[@]}" >"$4" 2>&1
+    # In the background, so that an interrupted script can stop it (timeout runs in a process
+    # group of its own, which a Ctrl-C does not reach).
+    timeout -k 5 "$timeout_s" "${PREFIX[$side]}/bin/mpiexec" --mode "$mode" -n "$np" "${cmd[@]}" >"$4" 2>&1 &
+    job_pid=$!
+    local rc=0
+    wait "$job_pid" || rc=$?
+    job_pid=""
+    return "$rc"
 }
 
 # parse_job SIDE MODE ROUND JOB OUT: record the rows of a finished job; prints a summary
@@ -578,3 +593,5 @@ if [ -n "$flagged" ]; then
     echo "rerun the flagged rows with:"
     echo "  scripts/bench-ab.sh --rounds $((rounds > 5 ? rounds : 5)) --modes $flagged_modes --only-rows '^($flagged)\$' ${args[0]} ${args[1]}"
 fi
+exit 0
+}
