@@ -94,6 +94,10 @@ USAGE
 }
 
 # --- options ---
+cmdline="scripts/bench-ab.sh"
+for a in "$@"; do
+    if [[ "$a" =~ ^[][A-Za-z0-9_./,=:+~^@-]+$ ]]; then cmdline+=" $a"; else cmdline+=" '${a//\'/\'\\\'\'}'"; fi
+done
 rounds=""
 quick=no
 modes="processes,threads"
@@ -377,11 +381,8 @@ for r in "${ROWS[@]}"; do SELECTED[$r]=1; done
 failures=0
 record() { # record SIDE MODE ROUND ROW VALUE
     [ -n "${SELECTED[$4]:-}" ] || return 0
-    if is_number "$5"; then
-        echo "$1 $2 $4 $3 $5" >>"$RAW"
-    else
-        echo "   *** $1 $2 $4: '$5'" >&2
-    fi
+    is_number "$5" || echo "   *** $1 $2 $4: '$5'" >&2
+    echo "$1 $2 $4 $3 $5" >>"$RAW"
 }
 
 # run_job SIDE MODE JOB OUT: one mpiexec job; its output in OUT
@@ -441,7 +442,9 @@ parse_job() {
         rma)
             local points=0
             while read -r win op s v; do
-                record "$side" "$mode" "$round" "rma-$op-${s}B-$win" "$v"
+                row="rma-$op-${s}B-$win"
+                [ -n "${SELECTED[$row]:-}" ] || continue
+                record "$side" "$mode" "$round" "$row" "$v"
                 points=$((points + 1))
             done < <(awk '$4 == "B" && $6 == "us" { print $1, $2, $3, $5 }' "$out")
             [ "$points" -gt 0 ] || return 1
@@ -502,10 +505,13 @@ elapsed=$((SECONDS - start))
     for r in "${ROWS[@]}"; do echo "$r ${UNIT[$r]} ${DIR[$r]}"; done
 } >"$RUN/rows.txt"
 table="$(awk -v modes="${MODES[*]}" -v thr="$threshold" '
-    function fmt(v) {
+    function fmt(v,   d) { # 3 significant digits, at least the units
         if (v == "") return "-"
-        return v >= 1000 ? sprintf("%.0f", v) : sprintf("%.3g", v)
+        if (v >= 100 || v <= 0) return sprintf("%.0f", v)
+        d = 2 - int(log(v) / log(10) + 100) + 100 # 2 - floor(log10(v))
+        return sprintf("%.*f", d, v)
     }
+    function num(x) { return x ~ /^[0-9]*\.?[0-9]+([eE][-+]?[0-9]+)?$/ }
     function sortv(a, n,   i, j, t) {
         for (i = 2; i <= n; i++)
             for (j = i; j > 1 && a[j - 1] > a[j]; j--) { t = a[j]; a[j] = a[j - 1]; a[j - 1] = t }
@@ -520,7 +526,10 @@ table="$(awk -v modes="${MODES[*]}" -v thr="$threshold" '
         return sprintf("%.0f%%", (a[n] - a[1]) / m * 100)
     }
     FNR == NR { order[++nrows] = $1; unit[$1] = $2; dir[$1] = $3; next }
-    { val[$1, $2, $3, $4] = $5; if ($4 > maxround) maxround = $4 }
+    {   # side mode row round value (a number, or n/a or skip from coll_latency)
+        if (num($5)) val[$1, $2, $3, $4] = $5; else word[$1, $2, $3] = $5
+        if ($4 > maxround) maxround = $4
+    }
     END {
         nm = split(modes, M, " ")
         for (i = 1; i <= nrows; i++) for (m = 1; m <= nm; m++) {
@@ -534,10 +543,10 @@ table="$(awk -v modes="${MODES[*]}" -v thr="$threshold" '
                 if (ha && hb && val["A", mode, r, k] > 0 && val["B", mode, r, k] > 0)
                     P[++np] = dir[r] == "b" ? val["A", mode, r, k] / val["B", mode, r, k] : val["B", mode, r, k] / val["A", mode, r, k]
             }
-            if (na == 0 && nb == 0) continue
             ma = median(A, na); mb = median(B, nb)
             ratio = ""; flag = ""
-            if (na == 0) flag = "no A"
+            if (na == 0 && nb == 0) flag = "no result"
+            else if (na == 0) flag = "no A"
             else if (nb == 0) flag = "no B"
             else if (ma > 0 && mb > 0) {
                 ratio = dir[r] == "b" ? ma / mb : mb / ma
@@ -549,7 +558,8 @@ table="$(awk -v modes="${MODES[*]}" -v thr="$threshold" '
             pr = "-"
             if (np > 0) { sortv(P, np); pr = np == 1 ? sprintf("%.3f", P[1]) : sprintf("%.2f-%.2f", P[1], P[np]) }
             printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s/%s\t%s\n", r, mode == "processes" ? "proc" : "thr", unit[r],
-                fmt(ma), fmt(mb), ratio == "" ? "-" : sprintf("%.3f", ratio), pr, spread(A, na, ma), spread(B, nb, mb), flag
+                na ? fmt(ma) : (("A", mode, r) in word) ? word["A", mode, r] : "-",
+                nb ? fmt(mb) : (("B", mode, r) in word) ? word["B", mode, r] : "-", ratio == "" ? "-" : sprintf("%.3f", ratio), pr, spread(A, na, ma), spread(B, nb, mb), flag
         }
     }' "$RUN/rows.txt" "$RAW")"
 
@@ -572,6 +582,7 @@ nmissing="$(awk -F'\t' '$9 ~ /^no /' <<<"$table" | wc -l)"
 {
     echo "## oxmpi A/B benchmark, $(date -u '+%Y-%m-%d %H:%M UTC')"
     echo
+    echo "- \`$cmdline\`"
     echo "- A: ${DESC[A]}"
     echo "- B: ${DESC[B]}"
     echo "- $(nproc) cores, load average $load_start at the start, $load_end at the end; $rounds alternating rounds, $((elapsed / 60)) min $((elapsed % 60)) s"
@@ -586,12 +597,15 @@ nmissing="$(awk -F'\t' '$9 ~ /^no /' <<<"$table" | wc -l)"
 } >"$MD"
 
 echo
-echo "$nflag flagged rows, $nmissing rows without a result on one side, $failures failed jobs; $((elapsed / 60)) min $((elapsed % 60)) s"
+echo "$nflag flagged rows, $nmissing rows lacking a result, $failures failed jobs; $((elapsed / 60)) min $((elapsed % 60)) s"
 echo "load average $load_start at the start, $load_end at the end"
 echo "Markdown: $MD; raw results: $RAW"
-if [ -n "$flagged" ]; then
+if [ "$nflag" -gt 20 ]; then
+    echo "$nflag rows flagged: rerun everything, with more rounds (--rounds 5), on a quieter machine"
+elif [ -n "$flagged" ]; then
     echo "rerun the flagged rows with:"
-    echo "  scripts/bench-ab.sh --rounds $((rounds > 5 ? rounds : 5)) --modes $flagged_modes --only-rows '^($flagged)\$' ${args[0]} ${args[1]}"
+    echo "  scripts/bench-ab.sh --rounds $((rounds > 5 ? rounds : 5)) --modes $flagged_modes --only-rows '^($flagged)\$' \\"
+    echo "      ${PREFIX[A]} ${PREFIX[B]}"
 fi
 exit 0
 }
