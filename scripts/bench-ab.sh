@@ -350,6 +350,10 @@ resolve A "${args[0]}"
 resolve B "${args[1]}"
 [ "${PREFIX[A]}" != "${PREFIX[B]}" ] || echo "== A and B are the same build: an A/A run (measures the noise)"
 
+# --- one run at a time per target directory (run/, raw.txt and ab.md are shared) ---
+exec 8>"$AB/.run.lock"
+flock -n 8 || die "another scripts/bench-ab.sh is running with $AB (two runs would also disturb each other's timings)"
+
 # --- compile the benchmarks with each build's mpicc ---
 RUN="$AB/run"
 RAW="$AB/raw.txt"
