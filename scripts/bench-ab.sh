@@ -31,7 +31,9 @@ The benchmark programs are always the ones in this checkout's benches/, compiled
 build's own mpicc -O2. Every measurement runs for A and for B back to back, in the order AB in
 odd rounds and BA in even rounds, and this for --rounds rounds (the machine is noisy and
 bimodal: the same binary can measure 0.35 or 0.75 us in different runs). Each is a separate
-mpiexec job in each rank mode of --modes (mpiexec --mode processes / --mode threads).
+mpiexec job in each rank mode of --modes (mpiexec --mode processes / --mode threads), after one
+untimed warm-up job per build and mode. The builds run with oxmpi's defaults (algorithm choice,
+fibers in threads mode when ranks outnumber cores) and the environment the script inherits.
 
 Rows (name: what, unit):
   pingpong-lat-8B       benches/pingpong.c, 2 ranks: 8-byte one-way latency, us
@@ -56,10 +58,14 @@ back to back); spread: (max - min) / median of the A runs and of the B runs, in 
   SLOWER    B/A > 1 + threshold (default 5 %)
   SLOWER?   the same, but in some round B was not slower than A: likely noise, rerun that row
   faster    B/A < 1 - threshold
-  no A/B    that side has no result (the job failed or timed out; see the messages above it)
+  no A, no B, no result
+            that side (or both) has no number: its job failed or timed out (see the messages
+            above the table), or the collective reported n/a (an error or a wrong result) or
+            skip (its 60 s budget was used up)
 The table is printed and written as Markdown to target/bench-ab/ab.md; the raw results (one line
-per run: side mode row round value) go to target/bench-ab/raw.txt. At the end the script prints
-the command that reruns only the flagged rows (--only-rows).
+per run: side mode row round value) go to target/bench-ab/raw.txt, the time of each job to
+target/bench-ab/run/jobs.txt (target/ is $CARGO_TARGET_DIR if set). At the end the script prints
+the command that reruns only the flagged rows (--only-rows). One run at a time per target/.
 
 Options:
   --rounds R           alternating rounds (default 3)
