@@ -69,7 +69,7 @@ the command that reruns only the flagged rows (--only-rows). One run at a time p
 
 Options:
   --rounds R           alternating rounds (default 3)
-  --quick              shorter run: 2 rounds, 5 ms per collective point instead of 20, ping-pong
+  --quick              shorter run: 2 rounds, 5 ms per collective point instead of 50, ping-pong
                        target 0.03 s instead of 0.1, sizes 8,4K,256K (explicit options win)
   --modes LIST         rank modes, comma-separated: processes, threads (default both)
   --coll LIST          collectives, comma-separated, among bcast, reduce, allreduce, alltoall,
@@ -79,7 +79,7 @@ Options:
                        bytes) (default 8,4K,256K,1M)
   --alltoall-cap B     largest alltoall buffer per rank, block size x ranks (default 4M: 1M
                        blocks at 2 ranks, 256K at 8 and 16)
-  --coll-target S      seconds of timed calls per collective point (default 0.02)
+  --coll-target S      seconds of timed calls per collective point (default 0.05)
   --ring N             ranks of the ring row, 0 for none (default 16)
   --only-rows REGEX    run only the rows whose name matches this extended regex (grep -E), e.g.
                        '^pingpong' or '^(allreduce-8B-n16|barrier-n8)$'
@@ -90,8 +90,10 @@ Options:
   --list-rows          print the selected rows and exit (nothing is built or run)
   -h, --help           show this help
 
-The default run (57 rows in each of 2 modes, 3 rounds of 2 builds) takes about 10 minutes on an
-idle 2-core machine, plus the builds of git refs (a few minutes each, once); --quick about 4.
+The default run (57 rows in each of 2 modes, 3 rounds of 2 builds: 84 jobs) took 2.5 minutes on
+the 2-core development VM with a load average of 11 from other builds, --quick (47 rows, 56
+jobs) under a minute; a git ref not built yet adds its build (about 5 minutes there). More
+rounds (--rounds 5 or 7) still fit well within 15 minutes. A job that hangs costs --timeout.
 Examples:
   scripts/bench-ab.sh main HEAD                       # has the branch made anything slower?
   scripts/install.sh /tmp/wip && scripts/bench-ab.sh main /tmp/wip     # uncommitted work
@@ -156,7 +158,7 @@ if [ "$quick" = yes ]; then
 else
     pp_target=0.1
 fi
-: "${rounds:=3}" "${coll_target:=0.02}" "${sizes:=8,4K,256K,1M}"
+: "${rounds:=3}" "${coll_target:=0.05}" "${sizes:=8,4K,256K,1M}"
 
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
 is_number() { [[ "$1" =~ ^[0-9]*\.?[0-9]+$ ]]; }
