@@ -171,6 +171,29 @@ pub const MPI_THREAD_SINGLE: c_int = 0;
 pub const MPI_THREAD_FUNNELED: c_int = 1;
 pub const MPI_THREAD_SERIALIZED: c_int = 2;
 pub const MPI_THREAD_MULTIPLE: c_int = 3;
+
+/// The engine's thread level of MPICH value `v`, if it is one.
+pub fn thread_level(v: c_int) -> Option<crate::runtime::thread_level::ThreadLevel> {
+    use crate::runtime::thread_level::ThreadLevel::*;
+    Some(match v {
+        MPI_THREAD_SINGLE => Single,
+        MPI_THREAD_FUNNELED => Funneled,
+        MPI_THREAD_SERIALIZED => Serialized,
+        MPI_THREAD_MULTIPLE => Multiple,
+        _ => return None,
+    })
+}
+
+/// MPICH's value of thread level `l`.
+pub fn thread_level_value(l: crate::runtime::thread_level::ThreadLevel) -> c_int {
+    use crate::runtime::thread_level::ThreadLevel::*;
+    match l {
+        Single => MPI_THREAD_SINGLE,
+        Funneled => MPI_THREAD_FUNNELED,
+        Serialized => MPI_THREAD_SERIALIZED,
+        Multiple => MPI_THREAD_MULTIPLE,
+    }
+}
 pub const MPI_MAX_PROCESSOR_NAME: usize = 128;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: usize = 8192;
 pub const MPI_MAX_ERROR_STRING: usize = 512;

@@ -8,6 +8,7 @@ use crate::error::err;
 use crate::ffi::error_codes::{class_of, string_of};
 use crate::export;
 use crate::instance;
+use crate::runtime::thread_level::ThreadLevel;
 use std::os::raw::{c_char, c_int};
 use std::time::Instant;
 
@@ -40,18 +41,18 @@ fn epoch() -> Instant {
 export! {
     fn MPI_Init / PMPI_Init (argc: *mut c_int, argv: *mut *mut *mut c_char) on comm MPI_COMM_WORLD => {
         epoch();
-        instance::init(MPI_THREAD_SINGLE, MPI_THREAD_MULTIPLE, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
+        instance::init(ThreadLevel::Single, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
         Ok(())
     }
 
     fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on comm MPI_COMM_WORLD => {
         not_null(provided, "provided")?;
-        if !(MPI_THREAD_SINGLE..=MPI_THREAD_MULTIPLE).contains(&required) {
+        let Some(level) = crate::abi::thread_level(required) else {
             return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
-        }
+        };
         epoch();
-        let u = instance::init(required, MPI_THREAD_MULTIPLE, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
-        *provided = u.thread_level;
+        let u = instance::init(level, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
+        *provided = crate::abi::thread_level_value(u.thread_level);
         Ok(())
     }
 
@@ -85,7 +86,7 @@ export! {
 
     fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on comm MPI_COMM_SELF => {
         not_null(provided, "provided")?;
-        *provided = check::universe()?.thread_level;
+        *provided = crate::abi::thread_level_value(check::universe()?.thread_level);
         Ok(())
     }
 

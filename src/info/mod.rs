@@ -80,19 +80,9 @@ pub struct EnvFacts {
     /// Number of ranks of the job, once known.
     pub maxprocs: Option<usize>,
     /// Thread level granted by MPI_Init_thread, once initialised.
-    pub thread_level: Option<i32>,
+    pub thread_level: Option<crate::runtime::thread_level::ThreadLevel>,
     pub host: Option<String>,
     pub wdir: Option<String>,
-}
-
-/// The name of a thread level constant, as `thread_level` shows it.
-pub fn thread_level_name(level: i32) -> &'static str {
-    match level {
-        0 => "MPI_THREAD_SINGLE",
-        1 => "MPI_THREAD_FUNNELED",
-        2 => "MPI_THREAD_SERIALIZED",
-        _ => "MPI_THREAD_MULTIPLE",
-    }
 }
 
 /// Builds the `MPI_INFO_ENV` object: `command` (argv[0]), `argv` (the other arguments separated by
@@ -126,7 +116,7 @@ pub fn env_info(f: &EnvFacts) -> Info {
         put("wdir", w);
     }
     if let Some(l) = f.thread_level {
-        put("thread_level", thread_level_name(l));
+        put("thread_level", l.name());
     }
     info
 }
@@ -224,7 +214,7 @@ mod tests {
 
     #[test]
     fn env_info_keys() {
-        let f = EnvFacts { args: vec!["./a.out".into(), "-x".into(), "y".into()], maxprocs: Some(4), thread_level: Some(3), host: Some("h".into()), wdir: Some("/w".into()) };
+        let f = EnvFacts { args: vec!["./a.out".into(), "-x".into(), "y".into()], maxprocs: Some(4), thread_level: Some(crate::runtime::thread_level::ThreadLevel::Multiple), host: Some("h".into()), wdir: Some("/w".into()) };
         let i = env_info(&f);
         assert_eq!(i.get(b"command"), Some(&b"./a.out"[..]));
         assert_eq!(i.get(b"argv"), Some(&b"-x y"[..]));

@@ -9,6 +9,7 @@ use crate::comm::Universe;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::Engine;
 use crate::runtime::job::{caller_id, context, threads_job};
+use crate::runtime::thread_level::ThreadLevel;
 use crate::runtime::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
 use crate::runtime::wait::WaitPolicy;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -18,7 +19,7 @@ use std::sync::{Arc, OnceLock};
 pub struct Instance {
     pub universe: Universe,
     /// Thread level granted by MPI_Init_thread.
-    pub thread_level: i32,
+    pub thread_level: ThreadLevel,
     /// `caller_id()` of the thread (or fiber) that initialised MPI.
     pub main_thread: u64,
     /// Started without mpiexec.
@@ -151,10 +152,10 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
     }
 }
 
-/// MPI_Init / MPI_Init_thread with thread level `required`. `multiple` is the value of
-/// MPI_THREAD_MULTIPLE, `default_errhandler` the handle value of MPI_ERRORS_ARE_FATAL and
-/// `file_errhandler` the initial handler of MPI_FILE_NULL (the C boundary owns these encodings).
-pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
+/// MPI_Init / MPI_Init_thread with thread level `required` (every level is granted as asked).
+/// `default_errhandler` is the handle value of MPI_ERRORS_ARE_FATAL and `file_errhandler` the
+/// initial handler of MPI_FILE_NULL (the C boundary owns these encodings).
+pub fn init(required: ThreadLevel, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
     let s = slot()?;
     if s.phase.load(Ordering::Acquire) != PHASE_NONE {
         return Err(err(ErrorClass::Other, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
@@ -165,13 +166,13 @@ pub fn init(required: i32, multiple: i32, default_errhandler: i32, file_errhandl
     seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
     crate::monitoring::init(rank, size);
-    engine.set_threaded(required >= multiple);
+    engine.set_threaded(required == ThreadLevel::Multiple);
     engine.set_local_peers(threads);
     let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);
     engine.set_split_copies(split && size <= crate::runtime::wait::available_cpus());
     let inst = Instance {
         universe: Universe::new(seg, rank, engine, default_errhandler),
-        thread_level: required.clamp(0, multiple),
+        thread_level: required,
         main_thread: caller_id(),
         singleton,
         groups: crate::group::GroupTable::new(),

@@ -1,6 +1,7 @@
 //! How ranks come to be and find each other: launch environment, the shared segment, waiting.
 pub mod futex;
 pub mod segment;
+pub mod thread_level;
 pub mod threads;
 
 /// Environment variables `mpiexec` sets for every rank (the launcher/rank contract).
