@@ -43,6 +43,7 @@ pub mod ring;
 pub mod scatter_allgather;
 pub mod schedule;
 pub mod nbc;
+pub mod nbc_inter;
 pub mod select;
 
 use crate::comm::Comm;
