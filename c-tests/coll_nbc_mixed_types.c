@@ -5,7 +5,7 @@
    MPI_Ialltoallv, MPI_Ireduce_scatter_block, MPI_Iscan and MPI_Iexscan, each also in place where
    MPI allows it (and the last three with a non-commutative user op, whose rank order must hold), and MPI_Gather_init / MPI_Alltoall_init started 3 times with the data changed
    in between. Gaps of the strided buffers must stay untouched. Every rank must take the same
-   path (a rank-local choice between schedule and worker hangs here). MPICH refuses MPI_SUM on a
+   path (a rank-local choice between a schedule and another algorithm hangs here). MPICH refuses MPI_SUM on a
    derived datatype (oxmpi reduces it as its basic elements), hence mpich=skip; built with
    -DNO_DERIVED_REDUCTIONS the rest passes under MPICH 4.0.2 except MPI_Gather_init, where MPICH
    takes the root's own block at init rather than at each start. */

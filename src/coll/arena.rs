@@ -25,10 +25,12 @@
 //! every rank arrived at k+1, that is, after every rank finished reading the result of k.
 //!
 //! Only blocking collectives use the arena, and only on communicators on which no nonblocking or
-//! persistent collective was ever started: those run on a worker thread, in an order per rank
-//! that may differ from the blocking ones', which generation counting cannot tell apart (the
-//! message-based algorithms can: each collective has its own tags). Every rank starts the same
-//! collectives in the same order, so all of them make the same choice.
+//! persistent collective was ever started. The rule dates from when those ran on a background
+//! worker thread, in an order per rank that could differ from the blocking ones', which
+//! generation counting cannot tell apart (the message-based algorithms can: each collective has
+//! its own tags); they now run as schedules (`schedule`) and never touch the arena, and the rule
+//! is kept as the conservative choice. Every rank starts the same collectives in the same order,
+//! so all of them make the same choice.
 use super::Coll;
 use crate::comm::Comm;
 use crate::error::MpiResult;

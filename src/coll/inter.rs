@@ -1,14 +1,15 @@
 //! Collectives on intercommunicators (MPI 4.1 section 6.2.2): each works through the local group
 //! (an intracommunicator view on the same contexts, `construct::inter::local_view`) and messages between
-//! the groups, on phases of the collective's tag so the parts never match each other.
+//! the groups, on phases of the collective's tag so the parts never match each other. Their
+//! nonblocking and persistent forms are schedules built alike (`nbc_inter`).
 use super::Coll;
 use crate::error::MpiResult;
 use crate::op::Reduction;
 
-/// Phases of the intercommunicator collectives' tags.
-const LOCAL: i32 = 1;
-const CROSS: i32 = 2;
-const LOCAL_AFTER: i32 = 3;
+/// Phases of the intercommunicator collectives' tags (the schedules of `nbc_inter` use them too).
+pub(super) const LOCAL: i32 = 1;
+pub(super) const CROSS: i32 = 2;
+pub(super) const LOCAL_AFTER: i32 = 3;
 
 /// Where a rank stands in a rooted intercommunicator collective (MPI 4.1 section 6.2.2).
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]

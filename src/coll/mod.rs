@@ -12,9 +12,9 @@
 //!
 //! The sequence number counts the collectives a rank started on the communicator; every rank
 //! starts them in the same order, so it is the same on all ranks, and collectives in flight at once
-//! (a blocking one beside nonblocking ones on the background worker) never match each other's
-//! messages. Within one tag, messages between two ranks match in order (non-overtaking), so an
-//! algorithm may reuse one tag for all its rounds when each pair exchanges in a fixed order.
+//! (a blocking one beside nonblocking ones running as schedules, `schedule`) never match each
+//! other's messages. Within one tag, messages between two ranks match in order (non-overtaking),
+//! so an algorithm may reuse one tag for all its rounds when each pair exchanges in a fixed order.
 //!
 //! Algorithms move contiguous bytes; the FFI layer stages derived datatypes. Which algorithm
 //! runs is chosen per call in `select`, from the size, the rank count and the rank mode, or
@@ -32,7 +32,6 @@ pub mod clairvoyant_pap;
 pub mod direct;
 pub mod gather;
 pub mod inter;
-pub mod nonblocking;
 pub mod pipeline;
 pub mod rabenseifner;
 pub mod reduce;
@@ -43,6 +42,7 @@ pub mod ring;
 pub mod scatter_allgather;
 pub mod schedule;
 pub mod nbc;
+pub mod nbc_inter;
 pub mod select;
 
 use crate::comm::Comm;
@@ -53,9 +53,6 @@ use crate::comm::Universe;
 /// What the collectives keep per communicator (in `Comm::coll`).
 #[derive(Default)]
 pub struct CommState {
-    /// Nonblocking and persistent collectives waiting for or running on this communicator's
-    /// background worker (`nonblocking`).
-    pub nbc: nonblocking::Queue,
     /// This rank's hold on the communicator's shared arena, once used.
     pub arena: std::sync::OnceLock<arena::ArenaRef>,
 }
@@ -91,7 +88,7 @@ pub struct Coll<'a> {
     pub c: &'a Comm,
     pub tag: i32,
     /// A blocking collective the application called on `c` that may meet in the communicator's
-    /// shared arena (threads mode; see `arena`). False for internal and worker-run collectives.
+    /// shared arena (threads mode; see `arena`). False for internal collectives and schedules.
     pub shared: bool,
 }
 

@@ -17,7 +17,11 @@
 //!   counts of one node (the v/w forms the same, with per-rank blocks);
 //! - reduce_scatter, scan, exscan: linear, one round of messages (every block to its rank; every
 //!   contribution to every higher rank), then the blocks combined in rank order, which keeps
-//!   non-commutative ops right.
+//!   non-commutative ops right;
+//! - neighborhood collectives: one round, the schedule form of `alltoall::linear` (`exchange`).
+//!
+//! The intercommunicator forms are in `nbc_inter`.
+use super::alltoall::Slot;
 use super::gather::Blocks;
 use super::schedule::{Schedule, Step};
 use super::Coll;
@@ -347,4 +351,22 @@ pub fn scan(s: &mut Schedule, cx: &Coll, send: *const u8, recv: *mut u8, count: 
         parts.push(send);
     }
     fold(s, &parts, recv, count, &red);
+}
+
+/// MPI_Ineighbor_* on bytes, the schedule form of `alltoall::linear`: every receive slot in slot
+/// order, then every send slot, in one round; each slot with its round tag (`Slot::round`, which
+/// pairs Cartesian blocks by direction: `neighbor::pair_blocks`); MPI_PROC_NULL slots are
+/// skipped. Messages of one tag between two ranks match in slot order, which neighbors that
+/// appear several times rely on.
+pub fn exchange(s: &mut Schedule, cx: &Coll, sends: &[Slot], recvs: &[Slot]) {
+    for r in recvs {
+        if let Some(p) = r.peer {
+            s.recv_peer(&Coll { tag: cx.tag_at(r.round), ..*cx }, r.buf, r.bytes, p);
+        }
+    }
+    for x in sends {
+        if let Some(p) = x.peer {
+            s.send_peer(&Coll { tag: cx.tag_at(x.round), ..*cx }, x.buf, x.bytes, p);
+        }
+    }
 }

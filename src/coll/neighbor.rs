@@ -1,6 +1,7 @@
 //! Neighborhood collectives (MPI 4.1 section 8.6): who a process exchanges with, in which order,
 //! and how repeated neighbors pair their blocks, on each kind of virtual topology. The exchange
-//! itself is `alltoall::linear` over one slot per neighbor.
+//! itself is `alltoall::linear` over one slot per neighbor, or its schedule form `nbc::exchange`
+//! for the nonblocking and persistent collectives.
 //!
 //! The order is the standard's: for a Cartesian topology, for each dimension the source then the
 //! destination of MPI_Cart_shift(dim, 1), i.e. the -1 then the +1 neighbor, MPI_PROC_NULL

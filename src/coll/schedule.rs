@@ -13,7 +13,11 @@
 //! Messages travel on the communicator's collective context with the collective's sequence tag
 //! (`Coll::tag`), the same for every round: collectives started on one communicator match by
 //! start order, and within one collective the messages of one pair of ranks match in the order
-//! both post them (non-overtaking), which the round order fixes on both sides.
+//! both post them (non-overtaking), which the round order fixes on both sides. A step keeps the
+//! phase and round bits of the `Coll` it was added with (`Coll::phase`, `Coll::tag_at`), so a
+//! collective built from parts (the intercommunicator forms) or one that pairs blocks by tag
+//! (Cartesian neighborhoods) matches as its blocking form does; each run ORs them into its
+//! sequence tag.
 //!
 //! Progress: every rank keeps its running schedules in one `Active` list, registered as a hook
 //! of its engine. The engine calls it from every wait, test and probe while a schedule runs
@@ -34,11 +38,11 @@ use std::sync::{Arc, Mutex};
 
 /// One step of a round.
 pub enum Step {
-    /// Send `bytes` at `buf` to world rank `to`.
-    Send { buf: *const u8, bytes: usize, to: usize },
+    /// Send `bytes` at `buf` to world rank `to`, with the phase and round bits `sub` in the tag.
+    Send { buf: *const u8, bytes: usize, to: usize, sub: i32 },
     /// Receive exactly `bytes` into `buf` from world rank `from` (communicator rank `rank`, for
-    /// the error message).
-    Recv { buf: *mut u8, bytes: usize, from: usize, rank: usize },
+    /// the error message), with the phase and round bits `sub` in the tag.
+    Recv { buf: *mut u8, bytes: usize, from: usize, rank: usize, sub: i32 },
     /// `inout = inp op inout` over `count` elements.
     Reduce { inp: *const u8, inout: *mut u8, count: usize, red: Arc<Reduction> },
     /// Copy `bytes` from `src` to `dst` (disjoint).
@@ -96,13 +100,24 @@ impl Schedule {
 
     /// Sends `bytes` at `buf` to communicator rank `to` of `cx` in the current round.
     pub fn send(&mut self, cx: &Coll, buf: *const u8, bytes: usize, to: usize) {
-        self.push(Step::Send { buf, bytes, to: cx.c.world_rank(to) });
+        self.push(Step::Send { buf, bytes, to: cx.c.world_rank(to), sub: sub(cx) });
     }
 
     /// Receives exactly `bytes` into `buf` from communicator rank `from` of `cx` in the current
     /// round.
     pub fn recv(&mut self, cx: &Coll, buf: *mut u8, bytes: usize, from: usize) {
-        self.push(Step::Recv { buf, bytes, from: cx.c.world_rank(from), rank: from });
+        self.push(Step::Recv { buf, bytes, from: cx.c.world_rank(from), rank: from, sub: sub(cx) });
+    }
+
+    /// `send` to point-to-point peer `to` of `cx`'s communicator (the remote group of an
+    /// intercommunicator).
+    pub fn send_peer(&mut self, cx: &Coll, buf: *const u8, bytes: usize, to: usize) {
+        self.push(Step::Send { buf, bytes, to: cx.c.peer_world_rank(to), sub: sub(cx) });
+    }
+
+    /// `recv` from point-to-point peer `from` of `cx`'s communicator.
+    pub fn recv_peer(&mut self, cx: &Coll, buf: *mut u8, bytes: usize, from: usize) {
+        self.push(Step::Recv { buf, bytes, from: cx.c.peer_world_rank(from), rank: from, sub: sub(cx) });
     }
 
     /// Number of rounds (for tests).
@@ -116,15 +131,15 @@ impl Schedule {
         let (ctx, tag) = (self.ctx, self.tag);
         for step in &mut self.rounds[i] {
             match step {
-                Step::Send { buf, bytes, to } => {
+                Step::Send { buf, bytes, to, sub } => {
                     // SAFETY: `buf` holds `bytes` bytes (the builder's contract) until the
                     // schedule completes, which waits for this send.
-                    let id = unsafe { e.isend(crate::p2p::Buf::flat(*buf), *bytes, *to, tag, ctx, crate::p2p::SendMode::Standard)? };
+                    let id = unsafe { e.isend(crate::p2p::Buf::flat(*buf), *bytes, *to, tag | *sub, ctx, crate::p2p::SendMode::Standard)? };
                     pending.push(Pending { id, recv: None });
                 }
-                Step::Recv { buf, bytes, from, rank } => {
+                Step::Recv { buf, bytes, from, rank, sub } => {
                     // SAFETY: `buf` holds `bytes` writable bytes until the schedule completes.
-                    let id = unsafe { e.irecv(crate::p2p::Buf::Flat(*buf), *bytes, Some(*from), tag, ctx) };
+                    let id = unsafe { e.irecv(crate::p2p::Buf::Flat(*buf), *bytes, Some(*from), tag | *sub, ctx) };
                     pending.push(Pending { id, recv: Some((*bytes, *rank)) });
                 }
                 // SAFETY: the builder placed `count` elements at both (disjoint or equal), and
@@ -137,6 +152,11 @@ impl Schedule {
         }
         Ok(())
     }
+}
+
+/// The phase and round bits of `cx`'s tag (bits 0-15), which a step keeps across runs.
+fn sub(cx: &Coll) -> i32 {
+    cx.tag & 0xffff
 }
 
 /// An operation a running schedule posted and waits for.

@@ -53,8 +53,8 @@ pub struct Comm {
     /// longer meet in the shared arena (`coll::arena`). Here, not in `coll`, because every
     /// blocking collective reads it (one load, no look-up).
     pub nbc_used: std::sync::atomic::AtomicBool,
-    /// The collective component's state for this communicator (`coll::CommState`: the queue of
-    /// nonblocking collectives, the shared arena), made at its first use. Opaque here, so that
+    /// The collective component's state for this communicator (`coll::CommState`: the shared
+    /// arena), made at its first use. Opaque here, so that
     /// `comm` needs nothing of `coll`: Open MPI's communicators hold their coll modules alike.
     pub coll: std::sync::OnceLock<Box<dyn std::any::Any + Send + Sync>>,
 }

@@ -3,15 +3,15 @@
 //! (`*_c`) forms, and the local helpers MPI_Reduce_local and MPI_Op_commutative.
 //!
 //! Each collective has one function here that checks the arguments and builds the body; the form
-//! only changes how `coll_launch::launch` runs it. The algorithms are in `crate::coll`, the
+//! only changes how `coll_launch::launch_scheduled` runs it. The algorithms are in `crate::coll`, the
 //! reduction kernels in `crate::op`.
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{blocking, launch, scheduled, Launch, Pattern, Tally};
-use crate::coll::nbc;
+use super::coll_launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
+use crate::coll::{nbc, nbc_inter as nbi};
 use crate::abi::*;
 use crate::coll::inter as xc;
 use crate::error::{err, MpiResult};
@@ -29,7 +29,7 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let c = check::comm(u, comm)?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     if c.is_inter() {
-        return launch(u, c, how, tally, xc::barrier);
+        return launch_scheduled(u, c, how, tally, xc::barrier, Some(Box::new(|cx, s| nbi::barrier(s, cx))));
     }
     if how.is_blocking() {
         return blocking(u, &c, tally, crate::coll::barrier::barrier);
@@ -52,7 +52,21 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
         if root != InterRoot::Idle {
             plan.check(buffer, "buffer")?;
         }
-        return launch(u, c, how, tally, move |cx| {
+        let plan = Arc::new(plan);
+        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+            let sp = plan.clone();
+            Box::new(move |cx, s| {
+                if root == InterRoot::Idle {
+                    return;
+                }
+                let p = stage(&sp, s, buffer, root == InterRoot::Root);
+                nbi::bcast(s, cx, p, sp.bytes, root);
+                if root != InterRoot::Root {
+                    unstage(&sp, s, buffer, p);
+                }
+            })
+        });
+        return launch_scheduled(u, c, how, tally, move |cx| {
             let mut tmp = Vec::new();
             // SAFETY: buffer holds `count` elements of the datatype (checked above): packed at
             // the root, received into the temporary and unpacked in the remote group.
@@ -64,7 +78,7 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
                 }
             }
             Ok(())
-        });
+        }, build);
     }
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
@@ -111,7 +125,19 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
             InterRoot::Remote(_) => plan.check(sendbuf, "send buffer")?,
             InterRoot::Idle => {}
         }
-        return launch(u, c, how, tally, move |cx| {
+        let plan = Arc::new(plan);
+        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+            let (sp, red2) = (plan.clone(), Arc::new(red));
+            Box::new(move |cx, s| {
+                let snd = if matches!(root, InterRoot::Remote(_)) { stage(&sp, s, sendbuf, true) } else { std::ptr::null_mut() };
+                let rcv = if root == InterRoot::Root { stage(&sp, s, recvbuf, false) } else { std::ptr::null_mut() };
+                nbi::reduce(s, cx, snd, rcv, n, red2, root);
+                if root == InterRoot::Root {
+                    unstage(&sp, s, recvbuf, rcv);
+                }
+            })
+        });
+        return launch_scheduled(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: the significant buffers hold `n` elements of the reduction's type once
             // contiguous (checked above; MPI_IN_PLACE is not allowed on intercommunicators).
@@ -124,7 +150,7 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
                 }
             }
             Ok(())
-        });
+        }, build);
     }
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
@@ -200,7 +226,17 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
         // refuses it.
         plan.check(sendbuf, "send buffer")?;
         send_or_in_place(sendbuf, recvbuf, &plan)?;
-        return launch(u, c, how, tally, move |cx| {
+        let plan = Arc::new(plan);
+        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+            let (sp, red2) = (plan.clone(), Arc::new(red));
+            Box::new(move |cx, s| {
+                let snd = stage(&sp, s, sendbuf, true);
+                let rcv = stage(&sp, s, recvbuf, false);
+                nbi::allreduce(s, cx, snd, rcv, n, red2);
+                unstage(&sp, s, recvbuf, rcv);
+            })
+        });
+        return launch_scheduled(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
             // disjoint.
@@ -211,7 +247,7 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
                 plan.unpack(recvbuf, &mut tr);
             }
             Ok(())
-        });
+        }, build);
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
     if how.is_blocking() {

@@ -9,7 +9,7 @@
 //! On intracommunicators the nonblocking and persistent forms always run as schedules
 //! (`crate::coll::nbc`), whatever the datatypes (another rank's may be contiguous where this
 //! rank's are not): non-contiguous blocks are packed and unpacked by local steps of the
-//! schedule. Intercommunicator forms run on the communicator's worker.
+//! schedule. Intercommunicator forms run as the schedules of `crate::coll::nbc_inter`.
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
@@ -18,7 +18,7 @@ use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
-use crate::coll::nbc;
+use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -239,12 +239,18 @@ unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, rec
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
     }
     let sblock = splan.bytes / m as usize;
-    let build: Option<Build> = (!c.is_inter() && !how.is_blocking()).then(|| {
+    let inter = c.is_inter();
+    let build: Option<Build> = (!how.is_blocking()).then(|| {
         let (sp, rp) = (splan.clone(), rplan.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = stage(&sp, s, sendbuf, true);
             let rcv = stage(&rp, s, recvbuf, false);
-            nbc::alltoall(s, cx, &uniform(snd, sblock), &uniform(rcv, rblock));
+            let (sb, rb) = (uniform(snd, sblock), uniform(rcv, rblock));
+            if inter {
+                nbi::alltoall(s, cx, &sb, &rb);
+            } else {
+                nbc::alltoall(s, cx, &sb, &rb);
+            }
             unstage(&rp, s, recvbuf, rcv);
         }) as Build
     });
@@ -270,7 +276,8 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv:
     let u = check::universe()?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     let (send, recv) = (Arc::new(send), Arc::new(recv));
-    let build: Option<Build> = (!c.is_inter() && !how.is_blocking()).then(|| {
+    let inter = c.is_inter();
+    let build: Option<Build> = (!how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = match &*send {
@@ -279,7 +286,11 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv:
             };
             let rcv = recv.stage(s, false);
             let flat = |v: &[Option<(*mut u8, usize)>]| v.iter().map(|b| b.unwrap_or((std::ptr::null_mut(), 0))).collect::<Vec<_>>();
-            nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+            if inter {
+                nbi::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+            } else {
+                nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+            }
             recv.unstage(s, &rcv);
         }) as Build
     });

@@ -11,8 +11,8 @@
 //! On intracommunicators the nonblocking and persistent forms always run as schedules
 //! (`crate::coll::nbc`), whatever the datatypes: a rank's datatypes may be contiguous where
 //! another's are not, so the choice must not depend on them. Non-contiguous buffers are packed
-//! and unpacked by local steps of the schedule, per block. Intercommunicator forms run on the
-//! communicator's worker (`crate::coll::nonblocking`).
+//! and unpacked by local steps of the schedule, per block. Intercommunicator forms run as the
+//! schedules of `crate::coll::nbc_inter`.
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
@@ -22,7 +22,7 @@ use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
 use crate::coll::schedule::{Schedule, Step};
-use crate::coll::{allgather, gather, nbc, scatter};
+use crate::coll::{allgather, gather, nbc, nbc_inter as nbi, scatter};
 use crate::datatype::TypeRepr;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -266,14 +266,17 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
-    let build: Option<Build> = root.ok().filter(|_| !how.is_blocking()).map(|root| {
+    let build: Option<Build> = (!how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
             let b = recv.as_ref().map(|r| r.stage(s, recvbuf, Fill::Nothing));
-            nbc::gather(s, cx, snd, b.as_ref(), root);
+            match root {
+                Ok(root) => nbc::gather(s, cx, snd, b.as_ref(), root),
+                Err(root) => nbi::gather(s, cx, snd, b.as_ref(), root),
+            }
             if let (Some(r), Some(b)) = (&recv, &b) {
-                r.unstage(s, recvbuf, b, if snd.is_none() { Some(root) } else { None });
+                r.unstage(s, recvbuf, b, if snd.is_none() { root.ok() } else { None });
             }
         }) as Build
     });
@@ -322,12 +325,15 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
-    let build: Option<Build> = root.ok().filter(|_| !how.is_blocking()).map(|root| {
+    let build: Option<Build> = (!how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
             let r = recv.as_ref().map(|p| (stage(p, s, recvbuf, false), p.bytes));
-            nbc::scatter(s, cx, b.as_ref(), r, root);
+            match root {
+                Ok(root) => nbc::scatter(s, cx, b.as_ref(), r, root),
+                Err(root) => nbi::scatter(s, cx, b.as_ref(), r, root),
+            }
             if let (Some(p), Some((t, _))) = (&recv, r) {
                 unstage(p, s, recvbuf, t);
             }
@@ -370,14 +376,17 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
     let recv = Arc::new(unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? });
     let me = c.rank;
-    let build: Option<Build> = (!inter && !how.is_blocking()).then(|| {
+    let build: Option<Build> = (!how.is_blocking()).then(|| {
         let (send, recv) = (send.clone(), recv.clone());
         Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
             // In place, this rank's block is taken from the receive buffer and not unpacked.
             let own = snd.is_none().then_some(me);
             let b = recv.stage(s, recvbuf, own.map_or(Fill::Nothing, Fill::One));
-            nbc::allgather(s, cx, snd, &b);
+            match snd {
+                Some(snd) if inter => nbi::allgather(s, cx, snd, &b),
+                _ => nbc::allgather(s, cx, snd, &b),
+            }
             recv.unstage(s, recvbuf, &b, own);
         }) as Build
     });

@@ -1,10 +1,9 @@
-//! How a checked collective call runs: now (blocking), as a schedule the engine progresses
-//! (`MPI_I*`, and `MPI_*_init` whose every MPI_Start re-runs the schedule), or, for the calls that
-//! have no schedule (see `launch_scheduled`'s callers), on the communicator's background worker
-//! completing a request. Every collective's FFI function checks its arguments, builds the body (a
-//! closure that does the whole operation given its `Coll`, staging included) and, when the call
-//! can run as a schedule, the schedule's builder, and hands them here, so the forms share one
-//! argument check.
+//! How a checked collective call runs: now (blocking), or as a schedule the engine progresses
+//! (`MPI_I*`, and `MPI_*_init` whose every MPI_Start re-runs the schedule), with no thread.
+//! Every collective's FFI function checks its arguments, builds the body (a closure that does the
+//! whole blocking operation given its `Coll`, staging included) and, for the nonblocking and
+//! persistent forms, the schedule's builder, and hands them here, so the forms share one argument
+//! check.
 use super::check::{self, CommRef};
 use crate::abi::*;
 use crate::coll::schedule::{self, Schedule};
@@ -13,7 +12,7 @@ use crate::error::{err, MpiResult};
 use crate::p2p::ReqId;
 use crate::instance::Instance;
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 pub use crate::monitoring::comms::Pattern;
@@ -75,46 +74,22 @@ impl Launch {
     }
 }
 
-/// A collective's body. It captures user buffer addresses, which MPI requires to stay valid and
-/// untouched until the operation completes.
-type Body = Box<dyn FnMut(&Coll) -> MpiResult>;
-
-/// A body (or a job made of one) that may move to the worker thread.
-struct SendBody<T>(T);
-// SAFETY: the only non-Send captures of a body are user buffer addresses; the standard forbids the
-// application to touch those buffers until the request completes (MPI 4.1 section 6.12), and the
-// body runs on one thread at a time (the worker, or the caller for blocking calls). Its other
-// captures are owned values and Arcs of Send + Sync data.
-unsafe impl<T> Send for SendBody<T> {}
-
 /// Builds a nonblocking or persistent collective's schedule for collective `Coll`.
 pub type Build = Box<dyn FnOnce(&Coll, &mut Schedule)>;
 
-/// What each MPI_Start of a persistent collective runs.
-enum Work {
-    /// The body, queued on the worker.
-    Body(Arc<Mutex<SendBody<Body>>>),
-    /// The schedule, re-run with the start's sequence tag.
-    Sched(Arc<Mutex<Schedule>>),
-}
-
-/// A persistent collective request: its communicator and work, run once per MPI_Start.
+/// A persistent collective request: its communicator and schedule, run once per MPI_Start with
+/// the start's sequence tag.
 struct Persistent {
     comm: CommRef,
     /// Counted at each start: every start is one collective.
     tally: Tally,
-    work: Work,
+    sched: Arc<Mutex<Schedule>>,
 }
 
-/// This rank's collective requests: the persistent ones by engine request id, and the
-/// communicators of the runs queued and not yet started (so a thread that waits for one can run
-/// it: `run_queued`).
+/// This rank's persistent collective requests, by engine request id.
 #[derive(Default)]
 pub struct CollRequests {
     reqs: Mutex<HashMap<ReqId, Persistent>>,
-    queued: Mutex<HashMap<ReqId, CommRef>>,
-    /// `queued.len()`, read without the lock on every MPI_Wait.
-    n_queued: AtomicUsize,
 }
 
 /// The collective requests of `u`'s rank: one table per rank of the job (in threads mode every
@@ -122,52 +97,6 @@ pub struct CollRequests {
 fn requests(u: &Instance) -> &'static CollRequests {
     static REQUESTS: super::rank_local::RankLocal<CollRequests> = super::rank_local::RankLocal::new();
     REQUESTS.get(u)
-}
-
-impl CollRequests {
-    fn set_queued(&self, id: ReqId, c: Option<CommRef>) {
-        let mut q = self.queued.lock().unwrap_or_else(|p| p.into_inner());
-        match c {
-            Some(c) => {
-                q.insert(id, c);
-            }
-            None => {
-                q.remove(&id);
-            }
-        }
-        self.n_queued.store(q.len(), Ordering::Release);
-    }
-}
-
-/// Runs `body` as the user asked: see `Launch`.
-///
-/// # Safety
-/// For the nonblocking and persistent forms, the request pointer must be writable.
-#[inline]
-pub unsafe fn launch(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static) -> MpiResult {
-    match how {
-        // Run at once: no box, no allocation on the latency path.
-        Launch::Blocking => blocking(u, &c, tally, body),
-        Launch::Nonblocking(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
-            tally.record(u, &c);
-            let id = u.engine.new_external();
-            submit(u, c, id, Box::new(body));
-            // SAFETY: `request` is writable (caller contract of `launch`).
-            unsafe { *request = check::req_handle(id) };
-            Ok(())
-        }
-        Launch::Persistent(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
-            let id = u.engine.new_external_persistent();
-            let body: Body = Box::new(body);
-            let p = Persistent { comm: c, work: Work::Body(Arc::new(Mutex::new(SendBody(body)))), tally };
-            requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
-            // SAFETY: as above.
-            unsafe { *request = check::req_handle(id) };
-            Ok(())
-        }
-    }
 }
 
 /// Runs a blocking collective now: counted, on `c`'s next sequence number, the shared arena
@@ -181,21 +110,21 @@ pub fn blocking(u: &'static Instance, c: &crate::comm::Comm, tally: Tally, body:
     body(&cx)
 }
 
-/// Runs a collective as `launch` does, except that the nonblocking and persistent forms run
-/// `build`'s schedule, progressed by the engine (`crate::coll::schedule`), when it is given.
+/// Runs a collective as the user asked (`Launch`): `body` now for the blocking form, `build`'s
+/// schedule, progressed by the engine (`crate::coll::schedule`), for the nonblocking and
+/// persistent forms (the callers pass `build` for those).
 ///
 /// # Safety
-/// As `launch`; `build` must only capture buffers that stay valid as the MPI contract of the call
-/// requires.
+/// For the nonblocking and persistent forms, the request pointer must be writable; `build` must
+/// only capture buffers that stay valid as the MPI contract of the call requires.
 #[inline]
-pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnMut(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
-    // SAFETY (both calls): the caller gives `launch`'s guarantees.
-    let Some(build) = build else { return unsafe { launch(u, c, how, tally, body) } };
-    match how {
-        Launch::Blocking => blocking(u, &c, tally, body),
-        // SAFETY: as above.
-        _ => unsafe { scheduled(u, c, how, tally, build) },
+pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnOnce(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
+    if how.is_blocking() {
+        return blocking(u, &c, tally, body);
     }
+    let Some(build) = build else { return Err(err(MPI_ERR_INTERN, "a nonblocking collective was started without its schedule")) };
+    // SAFETY: the caller's guarantees.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// Starts the nonblocking or persistent collective `how` (never `Launch::Blocking`, which runs
@@ -205,10 +134,10 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
 /// `how`'s request pointer must be writable; `build` must only capture buffers that stay valid as
 /// the MPI contract of the call requires.
 pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, build: Build) -> MpiResult {
+    c.nbc_used.store(true, Ordering::Relaxed);
     match how {
         Launch::Blocking => unreachable!("blocking collectives run through coll_launch::blocking"),
         Launch::Nonblocking(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
             tally.record(u, &c);
             let cx = Coll::next(u, &c);
             let mut s = Schedule::new(&cx);
@@ -220,12 +149,11 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
             Ok(())
         }
         Launch::Persistent(request) => {
-            c.nbc_used.store(true, Ordering::Relaxed);
             // Built with sequence 0; each start sets the tag of its own sequence number.
             let mut s = Schedule::new(&Coll::sequenced(u, &c, 0));
             build(&Coll::sequenced(u, &c, 0), &mut s);
             let id = u.engine.new_external_persistent();
-            let p = Persistent { comm: c, work: Work::Sched(Arc::new(Mutex::new(s))), tally };
+            let p = Persistent { comm: c, sched: Arc::new(Mutex::new(s)), tally };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             // SAFETY: as above.
             unsafe { *request = check::req_handle(id) };
@@ -234,83 +162,30 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
     }
 }
 
-/// Queues a run of `body` on `c`'s worker, completing engine request `id` (taking the
-/// collective's sequence number now, in the caller's start order).
-fn submit(u: &'static Instance, c: CommRef, id: ReqId, mut body: Body) {
-    // Another thread of this rank now uses the engine: completions must wake other waiters.
-    u.engine.set_threaded(true);
-    let seq = c.coll_seq.fetch_add(1, Ordering::Relaxed);
-    let comm = c.clone();
-    let job = SendBody(move || {
-        requests(u).set_queued(id, None);
-        let r = body(&Coll::sequenced(u, &comm, seq));
-        u.engine.complete_external(id, r.as_ref().err().map(|e| e.class));
-        r
-    });
-    requests(u).set_queued(id, Some(c.clone()));
-    if !crate::coll::state(&c).nbc.push(
-        id,
-        Box::new(move || {
-            let mut job = job;
-            (job.0)()
-        }),
-    ) {
-        return;
-    }
-    let ctx = crate::runtime::job::context();
-    let worker = c.clone();
-    let spawned = std::thread::Builder::new().name("oxmpi-coll".into()).spawn(move || {
-        crate::runtime::job::set_context(ctx);
-        crate::coll::state(&worker).nbc.drain();
-    });
-    if spawned.is_err() {
-        // No thread: run the queue here, which still completes every request (the call then
-        // blocks like its blocking form).
-        for job in crate::coll::state(&c).nbc.take_all() {
-            let _ = job();
-        }
-    }
-}
-
-/// Before a thread waits for request `id`: if it is a collective still queued for its
-/// communicator's worker, runs it here and now (see `Queue::take`).
-pub fn run_queued(u: &'static Instance, id: ReqId) {
-    if requests(u).n_queued.load(Ordering::Acquire) == 0 {
-        return;
-    }
-    let Some(c) = requests(u).queued.lock().unwrap_or_else(|p| p.into_inner()).get(&id).cloned() else { return };
-    if let Some(job) = crate::coll::state(&c).nbc.take(id) {
-        let _ = job();
-    }
-}
+/// Before a thread waits for request `id`: nothing to do any more, as every collective runs as
+/// a schedule the wait itself progresses. Kept for its callers in `ffi::request`'s export
+/// blocks until they are rewritten.
+#[inline]
+pub fn run_queued(_u: &'static Instance, _id: ReqId) {}
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {
-    let (comm, work, tally) = {
+    let (comm, sched, tally) = {
         let t = requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
-        let work = match &p.work {
-            Work::Body(b) => Work::Body(b.clone()),
-            Work::Sched(s) => Work::Sched(s.clone()),
-        };
-        (p.comm.clone(), work, p.tally)
+        (p.comm.clone(), p.sched.clone(), p.tally)
     };
     if let Err(e) = u.engine.start_external(id) {
         return Some(Err(e));
     }
     tally.record(u, &comm);
-    match work {
-        Work::Body(body) => submit(u, comm, id, Box::new(move |cx| (body.lock().unwrap_or_else(|p| p.into_inner()).0)(cx))),
-        Work::Sched(s) => schedule::start(&u.engine, s, Coll::next(u, &comm).tag, id),
-    }
+    schedule::start(&u.engine, sched, Coll::next(u, &comm).tag, id);
     Some(Ok(()))
 }
 
 /// Whether request `id` is a collective's (MPI_Cancel refuses those).
 pub fn is_collective(u: &Instance, id: ReqId) -> bool {
-    requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id)
-        || requests(u).queued.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id)
-        || schedule::running(&u.engine, id)
+    requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&id) || schedule::running(&u.engine, id)
 }
 
 /// MPI_Request_free on request `id`: forgets it if it is a persistent collective (a run in

@@ -2,14 +2,18 @@
 //! _alltoall, _alltoallv and _alltoallw in their blocking, nonblocking, persistent and
 //! large-count forms. Every one is an exchange of typed blocks with the neighbors
 //! (`crate::coll::neighbor` gives them and their order): the forms differ only in how the blocks
-//! are laid out in the user buffers, which is all this file works out.
+//! are laid out in the user buffers, which is all this file works out. The nonblocking and
+//! persistent forms run as a schedule (`crate::coll::nbc::exchange`), non-contiguous blocks
+//! packed and unpacked by its local steps.
 // Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
 use super::coll_args::*;
-use super::coll_launch::{launch, Launch, Pattern, Tally};
+use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use crate::coll::alltoall::Slot;
+use std::sync::Arc;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -51,8 +55,24 @@ unsafe fn neighbor(
     send.check(sendbuf, "send buffer")?;
     let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
     recv.check(recvbuf, "receive buffer")?;
-    let topo = topo.clone();
-    launch(u, c, how, tally, move |cx| run(cx, &topo, &send, &recv))
+    let (topo, send, recv) = (Arc::new(topo.clone()), Arc::new(send), Arc::new(recv));
+    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+        let (topo, send, recv) = (topo.clone(), send.clone(), recv.clone());
+        Box::new(move |cx, s| {
+            let slots = |b: &Blocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
+                b.0.iter().zip(st).map(|(b, t)| {
+                    let (buf, bytes) = t.unwrap_or((std::ptr::null_mut(), 0));
+                    Slot { peer: b.peer, buf, bytes, round: 0 }
+                }).collect()
+            };
+            let (st, rt) = (send.stage(s, true), recv.stage(s, false));
+            let (mut sends, mut recvs) = (slots(&send, &st), slots(&recv, &rt));
+            crate::coll::neighbor::pair_blocks(&topo, &mut sends, &mut recvs);
+            crate::coll::nbc::exchange(s, cx, &sends, &recvs);
+            recv.unstage(s, &rt);
+        })
+    });
+    launch_scheduled(u, c, how, tally, move |cx| run(cx, &topo, &send, &recv), build)
 }
 
 /// One run of a neighborhood exchange.

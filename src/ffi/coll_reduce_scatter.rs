@@ -6,8 +6,8 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch, launch_scheduled, Build, Launch, Pattern, Tally};
-use crate::coll::nbc;
+use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
 use std::sync::Arc;
 use crate::abi::*;
@@ -80,7 +80,17 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         if !all.derived && overlap(sendbuf, all.bytes, recvbuf, mine.bytes) {
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments)"));
         }
-        return launch(u, c, how, tally, move |cx| {
+        let (all, mine) = (Arc::new(all), Arc::new(mine));
+        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
+            let (all, mine, counts, red) = (all.clone(), mine.clone(), counts.clone(), Arc::new(red));
+            Box::new(move |cx, s| {
+                let inp = stage(&all, s, sendbuf, true);
+                let out = stage(&mine, s, recvbuf, false);
+                nbi::reduce_scatter(s, cx, inp, out, &counts, red);
+                unstage(&mine, s, recvbuf, out);
+            })
+        });
+        return launch_scheduled(u, c, how, tally, move |cx| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: sendbuf holds the whole vector, recvbuf this rank's block (checked above),
             // contiguous once staged, disjoint.
@@ -91,7 +101,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
                 mine.unpack(recvbuf, &mut tr);
             }
             Ok(())
-        });
+        }, build);
     }
     let inplace = in_place(sendbuf);
     if inplace {

@@ -11,7 +11,7 @@
 //!
 //! Cost: `record_send` first does one relaxed load of a process-wide flag; when it is off, nothing
 //! else happens. When on, each rank updates its own row with relaxed atomic adds (a rank may send
-//! from several threads: MPI_THREAD_MULTIPLE, collective worker threads), no lock.
+//! from several threads: MPI_THREAD_MULTIPLE, MPI_Comm_idup's background thread), no lock.
 //!
 //! Recording is on while `OXMPI_MONITORING=1` (also set by `mpiexec --monitor FILE`), while the
 //! `pml_monitoring_enable` control variable is 1, or while any monitoring performance variable
