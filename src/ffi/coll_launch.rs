@@ -9,7 +9,7 @@ use super::check::{self, CommRef};
 use crate::abi::*;
 use crate::coll::schedule::{self, Schedule};
 use crate::coll::Coll;
-use crate::error::{err, MpiResult};
+use crate::error::MpiResult;
 use crate::p2p::ReqId;
 use crate::instance::Instance;
 use std::collections::HashMap;
@@ -50,30 +50,7 @@ impl Tally {
     }
 }
 
-/// Which form of a collective the user called.
-#[derive(Clone, Copy)]
-pub enum Launch {
-    Blocking,
-    /// `MPI_I*`: the request handle to write.
-    Nonblocking(*mut MPI_Request),
-    /// `MPI_*_init`: the request handle to write.
-    Persistent(*mut MPI_Request),
-}
-
-impl Launch {
-    /// The blocking form: no request, nothing runs later (so no schedule is built for it).
-    pub fn is_blocking(self) -> bool {
-        matches!(self, Launch::Blocking)
-    }
-
-    /// Checks the request argument before anything else is done.
-    pub fn check(self) -> MpiResult<Launch> {
-        match self {
-            Launch::Nonblocking(r) | Launch::Persistent(r) if r.is_null() => Err(err(MPI_ERR_REQUEST, "request is NULL")),
-            l => Ok(l),
-        }
-    }
-}
+pub use super::families::Launch;
 
 /// A collective's body. It captures user buffer addresses, which MPI requires to stay valid and
 /// untouched until the operation completes.
