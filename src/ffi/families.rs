@@ -19,7 +19,8 @@
 //! `build.rs` checks that every variant's parameters are MPI_Base's plus `info`/`request`, and
 //! counts the generated functions as implemented (no unsupported stub, signature checked against
 //! the header). A function written by hand must not also be generated.
-use crate::abi::{MPI_Request, MPI_COMM_SELF, MPI_ERR_ARG, MPI_ERR_REQUEST, MPI_ERR_VALUE_TOO_LARGE};
+use crate::abi::{MPI_Request, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_ERR_ARG, MPI_ERR_REQUEST, MPI_ERR_VALUE_TOO_LARGE};
+use crate::p2p::SendMode;
 use crate::error::{err, MpiResult};
 use std::os::raw::c_int;
 
@@ -29,6 +30,20 @@ macro_rules! families {
 }
 
 families! {
+    MPI_Send: I init c => p2p::send(SendMode::Standard) on comm comm;
+    MPI_Ssend: I init c => p2p::send(SendMode::Sync) on comm comm;
+    MPI_Bsend: I init c => p2p::send(SendMode::Buffered) on comm comm;
+    MPI_Rsend: I init c => p2p::send(SendMode::Ready) on comm comm;
+    MPI_Recv: c => p2p::recv on comm comm;
+    MPI_Irecv: c => p2p::irecv on comm comm;
+    MPI_Recv_init: c => p2p::recv_init on comm comm;
+    MPI_Sendrecv: c => p2p::send_recv on comm comm;
+    MPI_Sendrecv_replace: c => p2p::sendrecv_replace on comm comm;
+    MPI_Mrecv: c => p2p::mrecv on comm MPI_COMM_WORLD;
+    MPI_Imrecv: c => p2p::imrecv on comm MPI_COMM_WORLD;
+    MPI_Buffer_attach: c => p2p::buffer_attach on comm MPI_COMM_SELF;
+    MPI_Buffer_detach: c => p2p::buffer_detach on comm MPI_COMM_SELF;
+
     MPI_Barrier: I init => coll::barrier on comm comm;
     MPI_Bcast: I init c => coll::bcast on comm comm;
     MPI_Reduce: I init c => coll::reduce on comm comm;
