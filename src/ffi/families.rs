@@ -67,6 +67,11 @@ families! {
     MPI_Neighbor_alltoall: I init c => coll_neighbor::uniform(true) on comm comm;
     MPI_Neighbor_alltoallv: I init c => coll_neighbor::alltoallv on comm comm;
     MPI_Neighbor_alltoallw: I init c => coll_neighbor::alltoallw on comm comm;
+
+    MPI_Put: R c => rma_ops::put on win win;
+    MPI_Get: R c => rma_ops::get on win win;
+    MPI_Accumulate: R c => rma_ops::accumulate on win win;
+    MPI_Get_accumulate: R c => rma_ops::get_accumulate on win win;
 }
 
 /// A count as the C functions pass it: `int` in the classic forms, `MPI_Count` (or, for
