@@ -72,6 +72,12 @@ families! {
     MPI_Get: R c => rma_ops::get on win win;
     MPI_Accumulate: R c => rma_ops::accumulate on win win;
     MPI_Get_accumulate: R c => rma_ops::get_accumulate on win win;
+
+    MPI_Pack: c => pack::pack_family on comm comm;
+    MPI_Unpack: c => pack::unpack_family on comm comm;
+    MPI_Pack_external: c => pack::pack_external_family on comm MPI_COMM_SELF;
+    MPI_Unpack_external: c => pack::unpack_external_family on comm MPI_COMM_SELF;
+    MPI_Pack_external_size: c => pack::pack_external_size on comm MPI_COMM_SELF;
 }
 
 /// A count as the C functions pass it: `int` in the classic forms, `MPI_Count` (or, for
