@@ -75,7 +75,8 @@ pub fn run_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 ///
 /// The body returns `MpiResult` (`TResult` for `on tool`). `MPI_X` calls `PMPI_X`, so a profiling
 /// tool that interposes `MPI_X` and calls `PMPI_X` sees exactly one call. `build.rs` scans for
-/// `fn MPI_* /` in this form to know what is implemented.
+/// `fn MPI_* /` in this form to know what is implemented, and generates the variants of the
+/// families of `ffi/families.rs` (`_c`, `I*`, `*_init`, ...) in this form too.
 #[macro_export]
 macro_rules! export {
     ($(

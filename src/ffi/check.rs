@@ -157,7 +157,7 @@ pub fn count(c: impl Into<i64>) -> MpiResult<usize> {
 }
 
 /// Bytes of a buffer of `count` elements of `dt`, checking that a non-empty buffer is not NULL.
-pub fn buffer_bytes(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<usize> {
+pub fn buffer_bytes(buf: *const std::os::raw::c_void, count_: impl Into<i64>, dt: MPI_Datatype) -> MpiResult<usize> {
     let n = count(count_)?;
     let size = datatype_size(dt)?;
     let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", datatype_name(dt))))?;
@@ -354,7 +354,8 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
 /// Returns the buffer as the engine takes it and its packed size in bytes: contiguous bytes for
 /// predefined types and contiguous derived types (the pointer already moved by the type's true lb,
 /// the latency-critical path), else the typed buffer, which the engine moves block by block.
-pub fn comm_data(buf: *const std::os::raw::c_void, count_: c_int, dt: MPI_Datatype) -> MpiResult<(Buf, usize)> {
+pub fn comm_data(buf: *const std::os::raw::c_void, count_: impl Into<i64>, dt: MPI_Datatype) -> MpiResult<(Buf, usize)> {
+    let count_ = count_.into();
     if predefined_size(dt).is_some() || dt == MPI_DATATYPE_NULL {
         return Ok((Buf::Flat(buf as *mut u8), buffer_bytes(buf, count_, dt)?));
     }

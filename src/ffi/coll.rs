@@ -11,6 +11,7 @@
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
+use super::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::abi::*;
 use crate::coll::inter as xc;
@@ -23,7 +24,7 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// `how`'s request pointer must be writable (checked for NULL).
-unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -41,7 +42,8 @@ unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
 ///
 /// # Safety
 /// `buffer` must hold `count` elements of `datatype` (the MPI contract); `how` as in `barrier`.
-unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -112,7 +114,8 @@ unsafe fn bcast(buffer: *mut c_void, count: i64, datatype: MPI_Datatype, root: c
 ///
 /// # Safety
 /// The significant buffers must hold `count` elements of `datatype`; `how` as in `barrier`.
-unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -214,7 +217,8 @@ unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datat
 ///
 /// # Safety
 /// The buffers must hold `count` elements of `datatype`; `how` as in `barrier`.
-unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -294,7 +298,8 @@ unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, da
 ///
 /// # Safety
 /// Both buffers must hold `count` elements of `datatype`.
-unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult {
+pub(super) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult {
+    let count = count.get();
     let n = self::count(count)?;
     let u = check::universe()?;
     if let super::op::OpRef::User(user) = super::op::resolve(u, op)? {
@@ -323,77 +328,7 @@ unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: i64, 
     Ok(())
 }
 
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
-
 export! {
-    fn MPI_Barrier / PMPI_Barrier (comm: MPI_Comm) on comm comm => { barrier(comm, Blocking) }
-    fn MPI_Ibarrier / PMPI_Ibarrier (comm: MPI_Comm, request: *mut MPI_Request) on comm comm => { barrier(comm, Nb(request)) }
-    fn MPI_Barrier_init / PMPI_Barrier_init (comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => { barrier(comm, Ps(request)) }
-
-    fn MPI_Bcast / PMPI_Bcast (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        bcast(buffer, count as i64, datatype, root, comm, Blocking)
-    }
-    fn MPI_Bcast_c / PMPI_Bcast_c (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        bcast(buffer, count, datatype, root, comm, Blocking)
-    }
-    fn MPI_Ibcast / PMPI_Ibcast (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        bcast(buffer, count as i64, datatype, root, comm, Nb(request))
-    }
-    fn MPI_Ibcast_c / PMPI_Ibcast_c (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        bcast(buffer, count, datatype, root, comm, Nb(request))
-    }
-    fn MPI_Bcast_init / PMPI_Bcast_init (buffer: *mut c_void, count: c_int, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        bcast(buffer, count as i64, datatype, root, comm, Ps(request))
-    }
-    fn MPI_Bcast_init_c / PMPI_Bcast_init_c (buffer: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        bcast(buffer, count, datatype, root, comm, Ps(request))
-    }
-
-    fn MPI_Reduce / PMPI_Reduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm comm => {
-        reduce(sendbuf, recvbuf, count as i64, datatype, op, root, comm, Blocking)
-    }
-    fn MPI_Reduce_c / PMPI_Reduce_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm) on comm comm => {
-        reduce(sendbuf, recvbuf, count, datatype, op, root, comm, Blocking)
-    }
-    fn MPI_Ireduce / PMPI_Ireduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        reduce(sendbuf, recvbuf, count as i64, datatype, op, root, comm, Nb(request))
-    }
-    fn MPI_Ireduce_c / PMPI_Ireduce_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        reduce(sendbuf, recvbuf, count, datatype, op, root, comm, Nb(request))
-    }
-    fn MPI_Reduce_init / PMPI_Reduce_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        reduce(sendbuf, recvbuf, count as i64, datatype, op, root, comm, Ps(request))
-    }
-    fn MPI_Reduce_init_c / PMPI_Reduce_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        reduce(sendbuf, recvbuf, count, datatype, op, root, comm, Ps(request))
-    }
-
-    fn MPI_Allreduce / PMPI_Allreduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        allreduce(sendbuf, recvbuf, count as i64, datatype, op, comm, Blocking)
-    }
-    fn MPI_Allreduce_c / PMPI_Allreduce_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        allreduce(sendbuf, recvbuf, count, datatype, op, comm, Blocking)
-    }
-    fn MPI_Iallreduce / PMPI_Iallreduce (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allreduce(sendbuf, recvbuf, count as i64, datatype, op, comm, Nb(request))
-    }
-    fn MPI_Iallreduce_c / PMPI_Iallreduce_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allreduce(sendbuf, recvbuf, count, datatype, op, comm, Nb(request))
-    }
-    fn MPI_Allreduce_init / PMPI_Allreduce_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allreduce(sendbuf, recvbuf, count as i64, datatype, op, comm, Ps(request))
-    }
-    fn MPI_Allreduce_init_c / PMPI_Allreduce_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allreduce(sendbuf, recvbuf, count, datatype, op, comm, Ps(request))
-    }
-
-    fn MPI_Reduce_local / PMPI_Reduce_local (inbuf: *const c_void, inoutbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op) on comm MPI_COMM_SELF => {
-        reduce_local(inbuf, inoutbuf, count as i64, datatype, op)
-    }
-    fn MPI_Reduce_local_c / PMPI_Reduce_local_c (inbuf: *const c_void, inoutbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op) on comm MPI_COMM_SELF => {
-        reduce_local(inbuf, inoutbuf, count, datatype, op)
-    }
-
     fn MPI_Op_commutative / PMPI_Op_commutative (op: MPI_Op, commute: *mut c_int) on comm MPI_COMM_SELF => {
         let op = super::op::resolve(check::universe()?, op)?;
         if commute.is_null() {

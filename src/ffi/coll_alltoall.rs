@@ -16,13 +16,13 @@
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::families::CountArg;
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
 use crate::error::{err, MpiResult};
-use crate::export;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_void;
 use std::sync::Arc;
 
 /// One typed block of a vector collective: `plan`'s elements at `addr`, to or from peer `peer`
@@ -186,7 +186,8 @@ fn all_peers(c: &crate::comm::Comm) -> Vec<Option<usize>> {
 /// The buffers hold `peers * count` elements of their datatypes (the MPI contract); `how`'s
 /// request pointer is writable.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoall(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: i64, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let (scount, rcount) = (scount.get(), rcount.get());
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -359,7 +360,7 @@ unsafe fn alltoallw(
 /// # Safety
 /// As `alltoallw`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,
@@ -393,7 +394,7 @@ unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
 /// # Safety
 /// As `alltoallw`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw_raw<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+pub(super) unsafe fn alltoallw_raw<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,
@@ -419,66 +420,5 @@ unsafe fn alltoallw_raw<C: Copy + Into<i64>, D: Copy + Into<i64>>(
             comm,
             how,
         )
-    }
-}
-
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
-
-export! {
-    fn MPI_Alltoall / PMPI_Alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
-    }
-    fn MPI_Alltoall_c / PMPI_Alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
-    }
-    fn MPI_Ialltoall / PMPI_Ialltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ialltoall_c / PMPI_Ialltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
-    }
-    fn MPI_Alltoall_init / PMPI_Alltoall_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoall(sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
-    }
-    fn MPI_Alltoall_init_c / PMPI_Alltoall_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoall(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Alltoallv / PMPI_Alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
-    }
-    fn MPI_Alltoallv_c / PMPI_Alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
-    }
-    fn MPI_Ialltoallv / PMPI_Ialltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ialltoallv_c / PMPI_Ialltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
-    }
-    fn MPI_Alltoallv_init / PMPI_Alltoallv_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
-    }
-    fn MPI_Alltoallv_init_c / PMPI_Alltoallv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Alltoallw / PMPI_Alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
-    }
-    fn MPI_Alltoallw_c / PMPI_Alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
-    }
-    fn MPI_Ialltoallw / PMPI_Ialltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
-    }
-    fn MPI_Ialltoallw_c / PMPI_Ialltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
-    }
-    fn MPI_Alltoallw_init / PMPI_Alltoallw_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
-    }
-    fn MPI_Alltoallw_init_c / PMPI_Alltoallw_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallw_raw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
     }
 }

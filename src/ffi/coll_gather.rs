@@ -19,54 +19,22 @@
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::families::{CountArg, CountArray};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
 use crate::coll::schedule::{Schedule, Step};
 use crate::coll::{allgather, gather, nbc, nbc_inter as nbi, scatter};
 use crate::datatype::TypeRepr;
 use crate::error::{err, MpiResult};
-use crate::export;
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
-
-/// A count or displacement array as the int and the large-count forms pass it.
-#[derive(Clone, Copy)]
-enum Arr {
-    Int(*const c_int),
-    Big(*const i64),
-}
-
-impl Arr {
-    /// The first `n` entries; MPI_ERR_ARG if the array is NULL.
-    ///
-    /// # Safety
-    /// A non-NULL array must hold `n` entries.
-    unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
-        let null = match self {
-            Arr::Int(p) => p.is_null(),
-            Arr::Big(p) => p.is_null(),
-        };
-        if null && n > 0 {
-            return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-        }
-        // SAFETY: the array holds `n` entries (caller contract; checked non-NULL above).
-        Ok((0..n)
-            .map(|i| unsafe {
-                match self {
-                    Arr::Int(p) => *p.add(i) as i64,
-                    Arr::Big(p) => *p.add(i),
-                }
-            })
-            .collect())
-    }
-}
 
 /// The counts of a buffer of per-rank blocks: one for all ranks (MPI_Gather), or per rank with
 /// displacements (MPI_Gatherv).
 #[derive(Clone, Copy)]
 enum Counts {
     Same(i64),
-    Each(Arr, Arr),
+    Each(CountArray, CountArray),
 }
 
 impl Counts {
@@ -408,122 +376,28 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     }, build)
 }
 
-use Arr::{Big, Int};
-use Counts::{Each, Same};
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
+// The cores of the families (src/ffi/families.rs).
 
-export! {
-    fn MPI_Gather / PMPI_Gather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Blocking)
-    }
-    fn MPI_Gather_c / PMPI_Gather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Blocking)
-    }
-    fn MPI_Igather / PMPI_Igather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Igather_c / PMPI_Igather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Gather_init / PMPI_Gather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, root, comm, Ps(request))
-    }
-    fn MPI_Gather_init_c / PMPI_Gather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, root, comm, Ps(request))
-    }
+pub(super) unsafe fn gather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, root, comm, how)
+}
 
-    fn MPI_Gatherv / PMPI_Gatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Blocking)
-    }
-    fn MPI_Gatherv_c / PMPI_Gatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Blocking)
-    }
-    fn MPI_Igatherv / PMPI_Igatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Igatherv_c / PMPI_Igatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Gatherv_init / PMPI_Gatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, root, comm, Ps(request))
-    }
-    fn MPI_Gatherv_init_c / PMPI_Gatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        gather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, root, comm, Ps(request))
-    }
+pub(super) unsafe fn gatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, root, comm, how)
+}
 
-    fn MPI_Scatter / PMPI_Scatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
-    }
-    fn MPI_Scatter_c / PMPI_Scatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
-    }
-    fn MPI_Iscatter / PMPI_Iscatter (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Iscatter_c / PMPI_Iscatter_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Scatter_init / PMPI_Scatter_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount as i64), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
-    }
-    fn MPI_Scatter_init_c / PMPI_Scatter_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Same(sendcount), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
-    }
+pub(super) unsafe fn scatter(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    scatter_any(sendbuf, Counts::Same(sendcount.get()), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how)
+}
 
-    fn MPI_Scatterv / PMPI_Scatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Blocking)
-    }
-    fn MPI_Scatterv_c / PMPI_Scatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm) on comm comm => {
-        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Blocking)
-    }
-    fn MPI_Iscatterv / PMPI_Iscatterv (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Iscatterv_c / PMPI_Iscatterv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Nb(request))
-    }
-    fn MPI_Scatterv_init / PMPI_Scatterv_init (sendbuf: *const c_void, sendcounts: *const c_int, displs: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Each(Int(sendcounts), Int(displs)), sendtype, recvbuf, recvcount as i64, recvtype, root, comm, Ps(request))
-    }
-    fn MPI_Scatterv_init_c / PMPI_Scatterv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, displs: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scatter_any(sendbuf, Each(Big(sendcounts), Big(displs)), sendtype, recvbuf, recvcount, recvtype, root, comm, Ps(request))
-    }
+pub(super) unsafe fn scatterv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+    scatter_any(sendbuf, Counts::Each(C::array(sendcounts), D::array(displs)), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how)
+}
 
-    fn MPI_Allgather / PMPI_Allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Blocking)
-    }
-    fn MPI_Allgather_c / PMPI_Allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Blocking)
-    }
-    fn MPI_Iallgather / PMPI_Iallgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Nb(request))
-    }
-    fn MPI_Iallgather_c / PMPI_Iallgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Nb(request))
-    }
-    fn MPI_Allgather_init / PMPI_Allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Same(recvcount as i64), recvtype, comm, Ps(request))
-    }
-    fn MPI_Allgather_init_c / PMPI_Allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Same(recvcount), recvtype, comm, Ps(request))
-    }
+pub(super) unsafe fn allgather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, comm, how)
+}
 
-    fn MPI_Allgatherv / PMPI_Allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Blocking)
-    }
-    fn MPI_Allgatherv_c / PMPI_Allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Blocking)
-    }
-    fn MPI_Iallgatherv / PMPI_Iallgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Nb(request))
-    }
-    fn MPI_Iallgatherv_c / PMPI_Iallgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Nb(request))
-    }
-    fn MPI_Allgatherv_init / PMPI_Allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount as i64, sendtype, recvbuf, Each(Int(recvcounts), Int(displs)), recvtype, comm, Ps(request))
-    }
-    fn MPI_Allgatherv_init_c / PMPI_Allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgather_any(sendbuf, sendcount, sendtype, recvbuf, Each(Big(recvcounts), Big(displs)), recvtype, comm, Ps(request))
-    }
+pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+    allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, comm, how)
 }

@@ -49,30 +49,7 @@ impl Tally {
     }
 }
 
-/// Which form of a collective the user called.
-#[derive(Clone, Copy)]
-pub enum Launch {
-    Blocking,
-    /// `MPI_I*`: the request handle to write.
-    Nonblocking(*mut MPI_Request),
-    /// `MPI_*_init`: the request handle to write.
-    Persistent(*mut MPI_Request),
-}
-
-impl Launch {
-    /// The blocking form: no request, nothing runs later (so no schedule is built for it).
-    pub fn is_blocking(self) -> bool {
-        matches!(self, Launch::Blocking)
-    }
-
-    /// Checks the request argument before anything else is done.
-    pub fn check(self) -> MpiResult<Launch> {
-        match self {
-            Launch::Nonblocking(r) | Launch::Persistent(r) if r.is_null() => Err(err(MPI_ERR_REQUEST, "request is NULL")),
-            l => Ok(l),
-        }
-    }
-}
+pub use super::families::Launch;
 
 /// Builds a nonblocking or persistent collective's schedule for collective `Coll`.
 pub type Build = Box<dyn FnOnce(&Coll, &mut Schedule)>;

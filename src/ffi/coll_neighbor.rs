@@ -12,13 +12,13 @@ use super::check;
 use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
 use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::families::CountArg;
 use crate::coll::alltoall::Slot;
 use std::sync::Arc;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
-use crate::export;
 use crate::topo::Topology;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_void;
 
 /// Builds per-side arrays for a side of `n` blocks.
 type Arr<'a, T> = &'a dyn Fn(usize) -> MpiResult<Vec<T>>;
@@ -102,7 +102,8 @@ fn consecutive(n: usize, count: i64, dt: MPI_Datatype) -> MpiResult<Vec<i64>> {
 /// # Safety
 /// As `neighbor`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn uniform(each: bool, sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: i64, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn uniform(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, each: bool, how: Launch) -> MpiResult {
+    let (scount, rcount) = (scount.get(), rcount.get());
     // SAFETY: per this function's contract.
     unsafe {
         neighbor(
@@ -125,9 +126,9 @@ unsafe fn uniform(each: bool, sendbuf: *const c_void, scount: i64, stype: MPI_Da
 /// # Safety
 /// As `neighbor`; `rcounts`/`displs` hold one entry per source.
 #[allow(clippy::too_many_arguments)]
-unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
-    scount: i64,
+    scount: impl CountArg,
     stype: MPI_Datatype,
     recvbuf: *mut c_void,
     rcounts: *const C,
@@ -136,6 +137,7 @@ unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
     comm: MPI_Comm,
     how: Launch,
 ) -> MpiResult {
+    let scount = scount.get();
     // SAFETY: per this function's contract.
     unsafe {
         neighbor(
@@ -158,7 +160,7 @@ unsafe fn allgatherv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
 /// # Safety
 /// As `neighbor`; the send arrays hold one entry per destination, the receive ones per source.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
+pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,
@@ -192,7 +194,7 @@ unsafe fn alltoallv<C: Copy + Into<i64>, D: Copy + Into<i64>>(
 /// # Safety
 /// As `alltoallv`, plus the type arrays.
 #[allow(clippy::too_many_arguments)]
-unsafe fn alltoallw<C: Copy + Into<i64>>(
+pub(super) unsafe fn alltoallw<C: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const MPI_Aint,
@@ -218,104 +220,5 @@ unsafe fn alltoallw<C: Copy + Into<i64>>(
             comm,
             how,
         )
-    }
-}
-
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
-
-export! {
-    fn MPI_Neighbor_allgather / PMPI_Neighbor_allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
-    }
-    fn MPI_Neighbor_allgather_c / PMPI_Neighbor_allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
-    }
-    fn MPI_Ineighbor_allgather / PMPI_Ineighbor_allgather (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ineighbor_allgather_c / PMPI_Ineighbor_allgather_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
-    }
-    fn MPI_Neighbor_allgather_init / PMPI_Neighbor_allgather_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        uniform(false, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
-    }
-    fn MPI_Neighbor_allgather_init_c / PMPI_Neighbor_allgather_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        uniform(false, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Neighbor_allgatherv / PMPI_Neighbor_allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Blocking)
-    }
-    fn MPI_Neighbor_allgatherv_c / PMPI_Neighbor_allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Blocking)
-    }
-    fn MPI_Ineighbor_allgatherv / PMPI_Ineighbor_allgatherv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ineighbor_allgatherv_c / PMPI_Ineighbor_allgatherv_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Nb(request))
-    }
-    fn MPI_Neighbor_allgatherv_init / PMPI_Neighbor_allgatherv_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, displs: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgatherv(sendbuf, sendcount as i64, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Ps(request))
-    }
-    fn MPI_Neighbor_allgatherv_init_c / PMPI_Neighbor_allgatherv_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, displs: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Neighbor_alltoall / PMPI_Neighbor_alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Blocking)
-    }
-    fn MPI_Neighbor_alltoall_c / PMPI_Neighbor_alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Blocking)
-    }
-    fn MPI_Ineighbor_alltoall / PMPI_Ineighbor_alltoall (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ineighbor_alltoall_c / PMPI_Ineighbor_alltoall_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Nb(request))
-    }
-    fn MPI_Neighbor_alltoall_init / PMPI_Neighbor_alltoall_init (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        uniform(true, sendbuf, sendcount as i64, sendtype, recvbuf, recvcount as i64, recvtype, comm, Ps(request))
-    }
-    fn MPI_Neighbor_alltoall_init_c / PMPI_Neighbor_alltoall_init_c (sendbuf: *const c_void, sendcount: MPI_Count, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: MPI_Count, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        uniform(true, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Neighbor_alltoallv / PMPI_Neighbor_alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
-    }
-    fn MPI_Neighbor_alltoallv_c / PMPI_Neighbor_alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Blocking)
-    }
-    fn MPI_Ineighbor_alltoallv / PMPI_Ineighbor_alltoallv (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
-    }
-    fn MPI_Ineighbor_alltoallv_c / PMPI_Ineighbor_alltoallv_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Nb(request))
-    }
-    fn MPI_Neighbor_alltoallv_init / PMPI_Neighbor_alltoallv_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const c_int, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const c_int, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
-    }
-    fn MPI_Neighbor_alltoallv_init_c / PMPI_Neighbor_alltoallv_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtype: MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, Ps(request))
-    }
-
-    fn MPI_Neighbor_alltoallw / PMPI_Neighbor_alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
-    }
-    fn MPI_Neighbor_alltoallw_c / PMPI_Neighbor_alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Blocking)
-    }
-    fn MPI_Ineighbor_alltoallw / PMPI_Ineighbor_alltoallw (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
-    }
-    fn MPI_Ineighbor_alltoallw_c / PMPI_Ineighbor_alltoallw_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Nb(request))
-    }
-    fn MPI_Neighbor_alltoallw_init / PMPI_Neighbor_alltoallw_init (sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
-    }
-    fn MPI_Neighbor_alltoallw_init_c / PMPI_Neighbor_alltoallw_init_c (sendbuf: *const c_void, sendcounts: *const MPI_Count, sdispls: *const MPI_Aint, sendtypes: *const MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const MPI_Count, rdispls: *const MPI_Aint, recvtypes: *const MPI_Datatype, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, Ps(request))
     }
 }

@@ -7,20 +7,20 @@
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
 use std::sync::Arc;
 use crate::abi::*;
 use crate::coll::reduce_scatter as rs;
 use crate::error::{err, MpiResult};
-use crate::export;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_void;
 
 /// The `n` entries of a recvcounts array, as i64.
 ///
 /// # Safety
 /// `p` must point to `n` readable elements when `n > 0` (checked for NULL).
-unsafe fn counts_of<T: Copy + Into<i64>>(p: *const T, n: usize) -> MpiResult<Vec<i64>> {
+unsafe fn counts_of<T: CountArg>(p: *const T, n: usize) -> MpiResult<Vec<i64>> {
     if n > 0 && p.is_null() {
         return Err(err(MPI_ERR_ARG, "recvcounts is NULL"));
     }
@@ -159,56 +159,19 @@ pub(crate) fn private(plan: &Arc<Plan>, s: &mut Schedule, p: *const c_void) -> *
 ///
 /// # Safety
 /// As `reduce_scatter`.
-unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: i64, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(super) unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let recvcount = recvcount.get();
     let size = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size());
     // SAFETY: per this function's contract (the comm error, if any, is reported by `reduce_scatter`).
     unsafe { reduce_scatter(sendbuf, recvbuf, Ok(vec![recvcount; size.unwrap_or(0)]), datatype, op, comm, how) }
 }
 
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
-
-export! {
-    fn MPI_Reduce_scatter / PMPI_Reduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
-    }
-    fn MPI_Reduce_scatter_c / PMPI_Reduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Blocking)
-    }
-    fn MPI_Ireduce_scatter / PMPI_Ireduce_scatter (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
-    }
-    fn MPI_Ireduce_scatter_c / PMPI_Ireduce_scatter_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Nb(request))
-    }
-    fn MPI_Reduce_scatter_init / PMPI_Reduce_scatter_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
-    }
-    fn MPI_Reduce_scatter_init_c / PMPI_Reduce_scatter_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
-        reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, Ps(request))
-    }
-
-    fn MPI_Reduce_scatter_block / PMPI_Reduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Blocking)
-    }
-    fn MPI_Reduce_scatter_block_c / PMPI_Reduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Blocking)
-    }
-    fn MPI_Ireduce_scatter_block / PMPI_Ireduce_scatter_block (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Nb(request))
-    }
-    fn MPI_Ireduce_scatter_block_c / PMPI_Ireduce_scatter_block_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Nb(request))
-    }
-    fn MPI_Reduce_scatter_block_init / PMPI_Reduce_scatter_block_init (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        block(sendbuf, recvbuf, recvcount as i64, datatype, op, comm, Ps(request))
-    }
-    fn MPI_Reduce_scatter_block_init_c / PMPI_Reduce_scatter_block_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        block(sendbuf, recvbuf, recvcount, datatype, op, comm, Ps(request))
-    }
+/// MPI_Reduce_scatter: rank `i` of the local group gets `recvcounts[i]` elements.
+///
+/// # Safety
+/// As `reduce_scatter`; `recvcounts` holds one entry per rank of the local group.
+pub(super) unsafe fn varying<C: CountArg>(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+    let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
+    // SAFETY: per this function's contract (the comm error, if any, is reported by `reduce_scatter`).
+    unsafe { reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, how) }
 }

@@ -7,20 +7,21 @@
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::families::CountArg;
 use super::coll_reduce_scatter::{owned, private};
 use crate::coll::nbc;
 use std::sync::Arc;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
-use crate::export;
-use std::os::raw::{c_int, c_void};
+use std::os::raw::c_void;
 
 /// MPI_Scan (`exclusive` false) or MPI_Exscan and their forms.
 ///
 /// # Safety
 /// The buffers must hold `count` elements of `datatype`; `how`'s request must be writable.
 #[allow(clippy::too_many_arguments)]
-unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, exclusive: bool, how: Launch) -> MpiResult {
+pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, exclusive: bool, how: Launch) -> MpiResult {
+    let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -74,46 +75,4 @@ unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i64, datatyp
         }
         Ok(())
     }, build)
-}
-
-use Launch::{Blocking, Nonblocking as Nb, Persistent as Ps};
-
-export! {
-    fn MPI_Scan / PMPI_Scan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Blocking)
-    }
-    fn MPI_Scan_c / PMPI_Scan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Blocking)
-    }
-    fn MPI_Iscan / PMPI_Iscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Nb(request))
-    }
-    fn MPI_Iscan_c / PMPI_Iscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Nb(request))
-    }
-    fn MPI_Scan_init / PMPI_Scan_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, false, Ps(request))
-    }
-    fn MPI_Scan_init_c / PMPI_Scan_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, false, Ps(request))
-    }
-
-    fn MPI_Exscan / PMPI_Exscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Blocking)
-    }
-    fn MPI_Exscan_c / PMPI_Exscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Blocking)
-    }
-    fn MPI_Iexscan / PMPI_Iexscan (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Nb(request))
-    }
-    fn MPI_Iexscan_c / PMPI_Iexscan_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Nb(request))
-    }
-    fn MPI_Exscan_init / PMPI_Exscan_init (sendbuf: *const c_void, recvbuf: *mut c_void, count: c_int, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count as i64, datatype, op, comm, true, Ps(request))
-    }
-    fn MPI_Exscan_init_c / PMPI_Exscan_init_c (sendbuf: *const c_void, recvbuf: *mut c_void, count: MPI_Count, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, info: MPI_Info, request: *mut MPI_Request) on comm comm => {
-        scan(sendbuf, recvbuf, count, datatype, op, comm, true, Ps(request))
-    }
 }

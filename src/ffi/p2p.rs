@@ -7,6 +7,7 @@ use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
+use super::families::{CountArg, Launch};
 use crate::p2p::{Buf, OpArgs, SendMode, Status};
 use std::os::raw::{c_int, c_void};
 
@@ -22,7 +23,7 @@ fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
 type Data = (Buf, usize);
 
 /// Checks a send's arguments; returns (the data, world dest or None for MPI_PROC_NULL, context).
-fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
+fn send_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
@@ -33,7 +34,7 @@ fn send_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_i
 }
 
 /// Checks a receive's arguments; returns (the buffer, source, context).
-fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Source, u32)> {
+fn recv_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Source, u32)> {
     let u = check::universe()?;
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
@@ -43,7 +44,7 @@ fn recv_args(buf: *const c_void, count: c_int, datatype: MPI_Datatype, source: c
     Ok((data, s, c.context))
 }
 
-unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
+unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
     let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let Some(d) = d else {
@@ -55,7 +56,7 @@ unsafe fn isend(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: 
     Ok(())
 }
 
-unsafe fn send(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
+unsafe fn send_now(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
     let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
     let u = check::universe()?;
@@ -74,7 +75,7 @@ fn recv_result(st: &Status) -> MpiResult {
     crate::p2p::engine::failure_result(st)
 }
 
-unsafe fn persistent(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
+unsafe fn persistent(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
     let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
@@ -104,106 +105,175 @@ unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, us
     Ok(r.map_or(Status::proc_null(), |r| u.engine.wait(r)))
 }
 
+// The cores of the point-to-point families (src/ffi/families.rs).
+
+/// MPI_Send, MPI_Ssend, MPI_Bsend, MPI_Rsend (`mode`) and their nonblocking, persistent and
+/// large-count forms.
+///
+/// # Safety
+/// `buf` must hold `count` elements of `datatype` (the MPI contract); a request pointer must be
+/// writable (checked for NULL).
+pub(super) unsafe fn send(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, how: Launch) -> MpiResult {
+    match how {
+        Launch::Blocking => send_now(buf, count.get(), datatype, dest, tag, comm, mode),
+        Launch::Nonblocking(request) => isend(buf, count.get(), datatype, dest, tag, comm, mode, request),
+        Launch::Persistent(request) => persistent(buf, count.get(), datatype, dest, tag, comm, mode, request),
+    }
+}
+
+/// MPI_Recv and MPI_Recv_c.
+///
+/// # Safety
+/// `buf` must have room for `count` elements of `datatype`; `status` is MPI_STATUS_IGNORE or writable.
+pub(super) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
+    let st = match s {
+        Source::ProcNull => Status::proc_null(),
+        _ => {
+            let u = check::universe()?;
+            let id = u.engine.irecv(buf, cap, s.as_option(), tag, ctx);
+            u.engine.wait(id)
+        }
+    };
+    write_status(status, &st, false);
+    recv_result(&st)
+}
+
+/// MPI_Irecv and MPI_Irecv_c.
+///
+/// # Safety
+/// As `recv`; `request` must be writable (checked for NULL).
+pub(super) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
+    let request = out(request, "request")?;
+    let u = check::universe()?;
+    *request = match s {
+        Source::ProcNull => REQ_PROC_NULL,
+        s => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
+    };
+    Ok(())
+}
+
+/// MPI_Recv_init and MPI_Recv_init_c.
+///
+/// # Safety
+/// As `irecv`.
+pub(super) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
+    let request = out(request, "request")?;
+    let u = check::universe()?;
+    *request = req_handle(match s {
+        Source::ProcNull => u.engine.persistent(OpArgs::ProcNull),
+        s => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
+    });
+    Ok(())
+}
+
+/// MPI_Sendrecv and MPI_Sendrecv_c.
+///
+/// # Safety
+/// The buffers must hold their counts of elements (the MPI contract); `status` as in `recv`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                               recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
+                               comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+    let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
+    let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
+    let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
+    let st = sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)?;
+    write_status(status, &st, false);
+    recv_result(&st)
+}
+
+/// MPI_Sendrecv_replace and MPI_Sendrecv_replace_c.
+///
+/// # Safety
+/// As `send_recv`, with one buffer.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                                      source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+    let count = count.get();
+    let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
+    let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+    // The message is received into a temporary (the buffer is still being sent from) and
+    // copied over the buffer at the end: unpacked block by block for a typed buffer.
+    let mut tmp = vec![0u8; bytes];
+    let recv = match s { Source::ProcNull => None, s => Some((Buf::Flat(tmp.as_mut_ptr()), bytes, s.as_option(), recvtag)) };
+    let st = sendrecv(d.map(|d| (sbuf.clone(), bytes, d, sendtag)), recv, ctx)?;
+    // SAFETY: the user's buffer holds `bytes` packed bytes; st.bytes <= bytes (the capacity).
+    sbuf.unpack(0, tmp.as_ptr(), st.bytes as usize);
+    write_status(status, &st, false);
+    recv_result(&st)
+}
+
+/// MPI_Mrecv and MPI_Mrecv_c.
+///
+/// # Safety
+/// As `recv`; `message` must be writable (checked for NULL).
+pub(super) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> MpiResult {
+    let u = check::universe()?;
+    let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
+    let message = out(message, "message")?;
+    let st = match check::msg_ref(u, *message)? {
+        check::MsgRef::NoProc => Status::proc_null(),
+        check::MsgRef::Engine(m) => {
+            let id = u.engine.imrecv(m, buf, cap)?;
+            u.engine.wait(id)
+        }
+    };
+    *message = MPI_MESSAGE_NULL;
+    write_status(status, &st, false);
+    recv_result(&st)
+}
+
+/// MPI_Imrecv and MPI_Imrecv_c.
+///
+/// # Safety
+/// As `mrecv`; `request` must be writable (checked for NULL).
+pub(super) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> MpiResult {
+    let u = check::universe()?;
+    let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
+    let message = out(message, "message")?;
+    let request = out(request, "request")?;
+    *request = match check::msg_ref(u, *message)? {
+        check::MsgRef::NoProc => REQ_PROC_NULL,
+        check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
+    };
+    *message = MPI_MESSAGE_NULL;
+    Ok(())
+}
+
+/// MPI_Buffer_attach and MPI_Buffer_attach_c.
+///
+/// # Safety
+/// `buffer` must be `size` writable bytes that stay valid until detached.
+pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
+    let u = check::universe()?;
+    let size = size.get();
+    let Ok(bytes) = usize::try_from(size) else {
+        return Err(err(MPI_ERR_ARG, format!("invalid buffer size {size}")));
+    };
+    if buffer.is_null() && bytes > 0 {
+        return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
+    }
+    u.engine.buffer_attach(buffer as *mut u8, bytes, MPI_BSEND_OVERHEAD as usize)
+}
+
+/// MPI_Buffer_detach and MPI_Buffer_detach_c.
+///
+/// # Safety
+/// `buffer_addr` must point to a writable `void *`, `size` be writable (both checked for NULL).
+pub(super) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: *mut C) -> MpiResult {
+    let u = check::universe()?;
+    let size = out(size, "size")?;
+    let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
+    let (p, n) = u.engine.buffer_detach()?;
+    *addr = p as *mut c_void;
+    *size = C::put(n as i64, "the detached buffer's size")?;
+    Ok(())
+}
+
 export! {
-    fn MPI_Send / PMPI_Send (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
-        send(buf, count, datatype, dest, tag, comm, SendMode::Standard)
-    }
-    fn MPI_Ssend / PMPI_Ssend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
-        send(buf, count, datatype, dest, tag, comm, SendMode::Sync)
-    }
-    fn MPI_Rsend / PMPI_Rsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
-        send(buf, count, datatype, dest, tag, comm, SendMode::Ready)
-    }
-    fn MPI_Bsend / PMPI_Bsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) on comm comm => {
-        send(buf, count, datatype, dest, tag, comm, SendMode::Buffered)
-    }
-    fn MPI_Isend / PMPI_Isend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        isend(buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
-    }
-    fn MPI_Issend / PMPI_Issend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        isend(buf, count, datatype, dest, tag, comm, SendMode::Sync, request)
-    }
-    fn MPI_Irsend / PMPI_Irsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        isend(buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
-    }
-    fn MPI_Ibsend / PMPI_Ibsend (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        isend(buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
-    }
-    fn MPI_Send_init / PMPI_Send_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        persistent(buf, count, datatype, dest, tag, comm, SendMode::Standard, request)
-    }
-    fn MPI_Ssend_init / PMPI_Ssend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        persistent(buf, count, datatype, dest, tag, comm, SendMode::Sync, request)
-    }
-    fn MPI_Rsend_init / PMPI_Rsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        persistent(buf, count, datatype, dest, tag, comm, SendMode::Ready, request)
-    }
-    fn MPI_Bsend_init / PMPI_Bsend_init (buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        persistent(buf, count, datatype, dest, tag, comm, SendMode::Buffered, request)
-    }
-
-    fn MPI_Recv / PMPI_Recv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
-        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let st = match s {
-            Source::ProcNull => Status::proc_null(),
-            _ => {
-                let u = check::universe()?;
-                let id = u.engine.irecv(buf, cap, s.as_option(), tag, ctx);
-                u.engine.wait(id)
-            }
-        };
-        write_status(status, &st, false);
-        recv_result(&st)
-    }
-
-    fn MPI_Irecv / PMPI_Irecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let request = out(request, "request")?;
-        let u = check::universe()?;
-        *request = match s {
-            Source::ProcNull => REQ_PROC_NULL,
-            s => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
-        };
-        Ok(())
-    }
-
-    fn MPI_Recv_init / PMPI_Recv_init (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        let ((buf, cap), s, ctx) = recv_args(buf, count, datatype, source, tag, comm)?;
-        let request = out(request, "request")?;
-        let u = check::universe()?;
-        *request = req_handle(match s {
-            Source::ProcNull => u.engine.persistent(OpArgs::ProcNull),
-            s => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
-        });
-        Ok(())
-    }
-
-    fn MPI_Sendrecv / PMPI_Sendrecv (sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                                      recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
-                                      comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
-        let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount, sendtype, dest, sendtag, comm)?;
-        let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount, recvtype, source, recvtag, comm)?;
-        let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
-        let st = sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)?;
-        write_status(status, &st, false);
-        recv_result(&st)
-    }
-
-    fn MPI_Sendrecv_replace / PMPI_Sendrecv_replace (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                                                      source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
-        let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
-        let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
-        // The message is received into a temporary (the buffer is still being sent from) and
-        // copied over the buffer at the end: unpacked block by block for a typed buffer.
-        let mut tmp = vec![0u8; bytes];
-        let recv = match s { Source::ProcNull => None, s => Some((Buf::Flat(tmp.as_mut_ptr()), bytes, s.as_option(), recvtag)) };
-        let st = sendrecv(d.map(|d| (sbuf.clone(), bytes, d, sendtag)), recv, ctx)?;
-        // SAFETY: the user's buffer holds `bytes` packed bytes; st.bytes <= bytes (the capacity).
-        sbuf.unpack(0, tmp.as_ptr(), st.bytes as usize);
-        write_status(status, &st, false);
-        recv_result(&st)
-    }
-
     fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
@@ -276,56 +346,6 @@ export! {
         if let Some(st) = st {
             write_status(status, &st, false);
         }
-        Ok(())
-    }
-
-    fn MPI_Mrecv / PMPI_Mrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) on comm MPI_COMM_WORLD => {
-        let u = check::universe()?;
-        let (buf, cap) = check::comm_data(buf, count, datatype)?;
-        let message = out(message, "message")?;
-        let st = match check::msg_ref(u, *message)? {
-            check::MsgRef::NoProc => Status::proc_null(),
-            check::MsgRef::Engine(m) => {
-                let id = u.engine.imrecv(m, buf, cap)?;
-                u.engine.wait(id)
-            }
-        };
-        *message = MPI_MESSAGE_NULL;
-        write_status(status, &st, false);
-        recv_result(&st)
-    }
-
-    fn MPI_Imrecv / PMPI_Imrecv (buf: *mut c_void, count: c_int, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
-        let u = check::universe()?;
-        let (buf, cap) = check::comm_data(buf, count, datatype)?;
-        let message = out(message, "message")?;
-        let request = out(request, "request")?;
-        *request = match check::msg_ref(u, *message)? {
-            check::MsgRef::NoProc => REQ_PROC_NULL,
-            check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
-        };
-        *message = MPI_MESSAGE_NULL;
-        Ok(())
-    }
-
-    fn MPI_Buffer_attach / PMPI_Buffer_attach (buffer: *mut c_void, size: c_int) on comm MPI_COMM_SELF => {
-        let u = check::universe()?;
-        if size < 0 {
-            return Err(err(MPI_ERR_ARG, format!("invalid buffer size {size}")));
-        }
-        if buffer.is_null() && size > 0 {
-            return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
-        }
-        u.engine.buffer_attach(buffer as *mut u8, size as usize, MPI_BSEND_OVERHEAD as usize)
-    }
-
-    fn MPI_Buffer_detach / PMPI_Buffer_detach (buffer_addr: *mut c_void, size: *mut c_int) on comm MPI_COMM_SELF => {
-        let u = check::universe()?;
-        let size = out(size, "size")?;
-        let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
-        let (p, n) = u.engine.buffer_detach()?;
-        *addr = p as *mut c_void;
-        *size = n as c_int;
         Ok(())
     }
 

@@ -9,10 +9,12 @@ use crate::abi::*;
 use crate::datatype;
 use crate::error::{err, MpiResult};
 use crate::export;
+use super::families::CountArg;
 use std::os::raw::{c_char, c_int, c_void};
 
-unsafe fn position(p: *mut c_int) -> MpiResult<*mut c_int> {
-    if p.is_null() || *p < 0 {
+unsafe fn position<C: CountArg>(p: *mut C) -> MpiResult<*mut C> {
+    // SAFETY: dereferenced only when non-NULL (the caller passes a position to read).
+    if p.is_null() || unsafe { *p }.get() < 0 {
         return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
     }
     Ok(p)
@@ -76,6 +78,59 @@ unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_v
     Ok((start + n) as i64)
 }
 
+// The cores of the pack families (src/ffi/families.rs).
+
+/// MPI_Pack and MPI_Pack_c.
+///
+/// # Safety
+/// The buffers hold what the counts and sizes say; `position` is NULL or readable and writable.
+pub(super) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: C, position_: *mut C, comm: MPI_Comm) -> MpiResult {
+    let pos = position(position_)?;
+    *pos = C::put(pack(inbuf, incount.get(), datatype, outbuf, outsize.get(), (*pos).get(), comm)?, "position")?;
+    Ok(())
+}
+
+/// MPI_Unpack and MPI_Unpack_c.
+///
+/// # Safety
+/// As `pack_family`.
+pub(super) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C, position_: *mut C, outbuf: *mut c_void, outcount: C, datatype: MPI_Datatype, comm: MPI_Comm) -> MpiResult {
+    let pos = position(position_)?;
+    *pos = C::put(unpack(inbuf, insize.get(), (*pos).get(), outbuf, outcount.get(), datatype, comm)?, "position")?;
+    Ok(())
+}
+
+/// MPI_Pack_external and MPI_Pack_external_c (sizes and position are MPI_Aint / MPI_Count, both i64).
+///
+/// # Safety
+/// As `pack_external`.
+pub(super) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const c_void, incount: impl CountArg, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position_: *mut i64) -> MpiResult {
+    pack_external(datarep_, inbuf, incount.get(), datatype, outbuf, outsize, position_)
+}
+
+/// MPI_Unpack_external and MPI_Unpack_external_c.
+///
+/// # Safety
+/// As `unpack_external`.
+pub(super) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *const c_void, insize: i64, position_: *mut i64, outbuf: *mut c_void, outcount: impl CountArg, datatype: MPI_Datatype) -> MpiResult {
+    unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount.get(), datatype)
+}
+
+/// MPI_Pack_external_size and MPI_Pack_external_size_c.
+///
+/// # Safety
+/// `datarep_` is a C string; `size` is NULL or writable.
+pub(super) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl CountArg, datatype: MPI_Datatype, size: *mut i64) -> MpiResult {
+    datarep(datarep_)?;
+    let (_, _, _, ext) = external_len(incount.get(), datatype)?;
+    if size.is_null() {
+        return Err(err(MPI_ERR_ARG, "size is NULL"));
+    }
+    // SAFETY: checked non-NULL; the caller passes the address of an MPI_Aint / MPI_Count.
+    *size = ext as i64;
+    Ok(())
+}
+
 export! {
     fn MPI_Pack_size / PMPI_Pack_size (incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) on comm comm => {
         check::comm(check::universe()?, comm)?;
@@ -87,17 +142,6 @@ export! {
         Ok(())
     }
 
-    fn MPI_Pack / PMPI_Pack (inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: c_int, position_: *mut c_int, comm: MPI_Comm) on comm comm => {
-        let pos = position(position_)?;
-        *pos = pack(inbuf, incount as i64, datatype, outbuf, outsize as i64, *pos as i64, comm)? as c_int;
-        Ok(())
-    }
-
-    fn MPI_Unpack / PMPI_Unpack (inbuf: *const c_void, insize: c_int, position_: *mut c_int, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        let pos = position(position_)?;
-        *pos = unpack(inbuf, insize as i64, *pos as i64, outbuf, outcount as i64, datatype, comm)? as c_int;
-        Ok(())
-    }
 }
 
 /// Checks the data representation name: only "external32" is supported (MPI 4.1 section 5.2.3;
@@ -200,52 +244,7 @@ unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64,
     Ok(())
 }
 
-/// The `MPI_Count` position of the `_c` pack calls, checked.
-///
-/// # Safety
-/// `p`, when not NULL, points to an `MPI_Count` the caller owns.
-unsafe fn position_c(p: *mut MPI_Count) -> MpiResult<*mut MPI_Count> {
-    // SAFETY: dereferenced only when non-NULL (see the contract above).
-    if p.is_null() || *p < 0 {
-        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
-    }
-    Ok(p)
-}
-
 export! {
-    fn MPI_Pack_external / PMPI_Pack_external (datarep_: *const c_char, inbuf: *const c_void, incount: c_int, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Aint, position_: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        pack_external(datarep_, inbuf, incount as i64, datatype, outbuf, outsize, position_)
-    }
-    fn MPI_Pack_external_c / PMPI_Pack_external_c (datarep_: *const c_char, inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count) on comm MPI_COMM_SELF => {
-        pack_external(datarep_, inbuf, incount, datatype, outbuf, outsize, position_)
-    }
-    fn MPI_Unpack_external / PMPI_Unpack_external (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Aint, position_: *mut MPI_Aint, outbuf: *mut c_void, outcount: c_int, datatype: MPI_Datatype) on comm MPI_COMM_SELF => {
-        unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount as i64, datatype)
-    }
-    fn MPI_Unpack_external_c / PMPI_Unpack_external_c (datarep_: *const c_char, inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype) on comm MPI_COMM_SELF => {
-        unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount, datatype)
-    }
-    fn MPI_Pack_external_size / PMPI_Pack_external_size (datarep_: *const c_char, incount: c_int, datatype: MPI_Datatype, size: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        datarep(datarep_)?;
-        let (_, _, _, ext) = external_len(incount as i64, datatype)?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Aint.
-        *size = ext as MPI_Aint;
-        Ok(())
-    }
-    fn MPI_Pack_external_size_c / PMPI_Pack_external_size_c (datarep_: *const c_char, incount: MPI_Count, datatype: MPI_Datatype, size: *mut MPI_Count) on comm MPI_COMM_SELF => {
-        datarep(datarep_)?;
-        let (_, _, _, ext) = external_len(incount, datatype)?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
-        *size = ext as MPI_Count;
-        Ok(())
-    }
-
     fn MPI_Pack_size_c / PMPI_Pack_size_c (incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) on comm comm => {
         check::comm(check::universe()?, comm)?;
         if incount < 0 {
@@ -258,16 +257,6 @@ export! {
         }
         // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
         *size = n as MPI_Count;
-        Ok(())
-    }
-    fn MPI_Pack_c / PMPI_Pack_c (inbuf: *const c_void, incount: MPI_Count, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: MPI_Count, position_: *mut MPI_Count, comm: MPI_Comm) on comm comm => {
-        let pos = position_c(position_)?;
-        *pos = pack(inbuf, incount, datatype, outbuf, outsize, *pos, comm)?;
-        Ok(())
-    }
-    fn MPI_Unpack_c / PMPI_Unpack_c (inbuf: *const c_void, insize: MPI_Count, position_: *mut MPI_Count, outbuf: *mut c_void, outcount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm) on comm comm => {
-        let pos = position_c(position_)?;
-        *pos = unpack(inbuf, insize, *pos, outbuf, outcount, datatype, comm)?;
         Ok(())
     }
 }

@@ -7,6 +7,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::datatype::out;
+use super::families::{CountArg, Launch};
 use super::rma::win_of;
 use crate::export;
 use crate::abi::*;
@@ -244,31 +245,60 @@ unsafe fn rma_request(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i
     Ok(())
 }
 
+/// Runs an operation in the form the user called: at once (`MPI_Put`), or request-based
+/// (`MPI_Rput`). RMA operations have no persistent form.
+///
+/// # Safety
+/// As `rma`; a request pointer must be NULL or writable.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, how: Launch) -> MpiResult {
+    match how {
+        Launch::Blocking => rma(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, false),
+        Launch::Nonblocking(request) => rma_request(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, request),
+        Launch::Persistent(_) => Err(err(MPI_ERR_INTERN, "RMA operations have no persistent form")),
+    }
+}
+
+// The cores of the RMA families (src/ffi/families.rs).
+
+/// MPI_Put, MPI_Rput and their `_c` forms.
+///
+/// # Safety
+/// As `rma`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
+    launch(win, Kind::Put, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+}
+
+/// MPI_Get, MPI_Rget and their `_c` forms.
+///
+/// # Safety
+/// As `rma`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
+    launch(win, Kind::Get, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+}
+
+/// MPI_Accumulate, MPI_Raccumulate and their `_c` forms.
+///
+/// # Safety
+/// As `rma`.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
+    launch(win, Kind::Acc(op), origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+}
+
+/// MPI_Get_accumulate, MPI_Rget_accumulate and their `_c` forms.
+///
+/// # Safety
+/// As `rma`; the result buffer holds `result_count` writable elements.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn get_accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: impl CountArg, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
+    let kind = Kind::GetAcc(op, result_addr, result_count.get(), result_datatype);
+    launch(win, kind, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+}
+
 export! {
-    fn MPI_Put / PMPI_Put (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
-        rma(win, Kind::Put, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
-    }
-    fn MPI_Put_c / PMPI_Put_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
-        rma(win, Kind::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
-    }
-    fn MPI_Get / PMPI_Get (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
-        rma(win, Kind::Get, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
-    }
-    fn MPI_Get_c / PMPI_Get_c (origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win) on win win => {
-        rma(win, Kind::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
-    }
-    fn MPI_Accumulate / PMPI_Accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
-        rma(win, Kind::Acc(op), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
-    }
-    fn MPI_Accumulate_c / PMPI_Accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
-        rma(win, Kind::Acc(op), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
-    }
-    fn MPI_Get_accumulate / PMPI_Get_accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
-        rma(win, Kind::GetAcc(op, result_addr, result_count as i64, result_datatype), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, false)
-    }
-    fn MPI_Get_accumulate_c / PMPI_Get_accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win) on win win => {
-        rma(win, Kind::GetAcc(op, result_addr, result_count, result_datatype), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, false)
-    }
     fn MPI_Fetch_and_op / PMPI_Fetch_and_op (origin_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, op: MPI_Op, win: MPI_Win) on win win => {
         if check::datatype_size(datatype).is_err() {
             check::committed_dtype(datatype)?;
@@ -304,30 +334,5 @@ export! {
             std::ptr::copy_nonoverlapping(r.as_ptr(), result_addr as *mut u8, size);
         }
         Ok(())
-    }
-
-    fn MPI_Rput / PMPI_Rput (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Put, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
-    }
-    fn MPI_Rput_c / PMPI_Rput_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Put, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
-    }
-    fn MPI_Rget / PMPI_Rget (origin_addr: *mut c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Get, origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
-    }
-    fn MPI_Rget_c / PMPI_Rget_c (origin_addr: *mut c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Get, origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
-    }
-    fn MPI_Raccumulate / PMPI_Raccumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Acc(op), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
-    }
-    fn MPI_Raccumulate_c / PMPI_Raccumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::Acc(op), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
-    }
-    fn MPI_Rget_accumulate / PMPI_Rget_accumulate (origin_addr: *const c_void, origin_count: c_int, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: c_int, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: c_int, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::GetAcc(op, result_addr, result_count as i64, result_datatype), origin_addr, origin_count as i64, origin_datatype, target_rank, target_disp, target_count as i64, target_datatype, request)
-    }
-    fn MPI_Rget_accumulate_c / PMPI_Rget_accumulate_c (origin_addr: *const c_void, origin_count: MPI_Count, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: MPI_Count, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: MPI_Count, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, request: *mut MPI_Request) on win win => {
-        rma_request(win, Kind::GetAcc(op, result_addr, result_count, result_datatype), origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, request)
     }
 }

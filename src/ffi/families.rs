@@ -1,0 +1,179 @@
+//! Families of C functions that differ only in the width of their counts and in how they run:
+//! MPI_Bcast, MPI_Bcast_c, MPI_Ibcast, MPI_Ibcast_c, MPI_Bcast_init, MPI_Bcast_init_c are one
+//! family. Each family is one line of the table below; `build.rs` reads it and, for every variant
+//! of the family that `include/mpi.h` declares, generates an `export!` definition with exactly the
+//! header's parameter list that calls the family's core (`$OUT_DIR/variants.rs`, included here).
+//!
+//! A line is `MPI_Base: FORMS => module::core(EXTRA) on KIND EXPR;` where
+//! * FORMS are the variants besides `MPI_Base` itself: `I` (MPI_Ibase, nonblocking), `R`
+//!   (MPI_Rbase, the request-based RMA calls), `init` (MPI_Base_init, persistent) and `c` (the
+//!   large-count `_c` of each of these that the header declares);
+//! * `module::core` (a path below `crate::ffi`) is called with the variant's parameters named as
+//!   in MPI_Base's prototype, in its order, then the `EXTRA` arguments if any, then, if FORMS
+//!   names a form other than `c`, a [`Launch`] (`Blocking`, `Nonblocking(request)`,
+//!   `Persistent(request)`). A persistent form's `info` is not passed. The core is generic over
+//!   the count types ([`CountArg`]): `c_int` in MPI_Base, `MPI_Count` / `MPI_Aint` in the `_c`
+//!   forms, as scalars and as arrays (`*const C`);
+//! * `on KIND EXPR` is the `export!` error path (`on comm comm`, `on win win`, ...).
+//!
+//! `build.rs` checks that every variant's parameters are MPI_Base's plus `info`/`request`, and
+//! counts the generated functions as implemented (no unsupported stub, signature checked against
+//! the header). A function written by hand must not also be generated.
+use crate::abi::{MPI_Request, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_ERR_ARG, MPI_ERR_REQUEST, MPI_ERR_VALUE_TOO_LARGE};
+use crate::p2p::SendMode;
+use crate::error::{err, MpiResult};
+use std::os::raw::c_int;
+
+/// The table `build.rs` reads; the macro itself expands to nothing.
+macro_rules! families {
+    ($($table:tt)*) => {};
+}
+
+families! {
+    MPI_Send: I init c => p2p::send(SendMode::Standard) on comm comm;
+    MPI_Ssend: I init c => p2p::send(SendMode::Sync) on comm comm;
+    MPI_Bsend: I init c => p2p::send(SendMode::Buffered) on comm comm;
+    MPI_Rsend: I init c => p2p::send(SendMode::Ready) on comm comm;
+    MPI_Recv: c => p2p::recv on comm comm;
+    MPI_Irecv: c => p2p::irecv on comm comm;
+    MPI_Recv_init: c => p2p::recv_init on comm comm;
+    MPI_Sendrecv: c => p2p::send_recv on comm comm;
+    MPI_Sendrecv_replace: c => p2p::sendrecv_replace on comm comm;
+    MPI_Mrecv: c => p2p::mrecv on comm MPI_COMM_WORLD;
+    MPI_Imrecv: c => p2p::imrecv on comm MPI_COMM_WORLD;
+    MPI_Buffer_attach: c => p2p::buffer_attach on comm MPI_COMM_SELF;
+    MPI_Buffer_detach: c => p2p::buffer_detach on comm MPI_COMM_SELF;
+
+    MPI_Barrier: I init => coll::barrier on comm comm;
+    MPI_Bcast: I init c => coll::bcast on comm comm;
+    MPI_Reduce: I init c => coll::reduce on comm comm;
+    MPI_Allreduce: I init c => coll::allreduce on comm comm;
+    MPI_Reduce_local: c => coll::reduce_local on comm MPI_COMM_SELF;
+    MPI_Gather: I init c => coll_gather::gather on comm comm;
+    MPI_Gatherv: I init c => coll_gather::gatherv on comm comm;
+    MPI_Scatter: I init c => coll_gather::scatter on comm comm;
+    MPI_Scatterv: I init c => coll_gather::scatterv on comm comm;
+    MPI_Allgather: I init c => coll_gather::allgather on comm comm;
+    MPI_Allgatherv: I init c => coll_gather::allgatherv on comm comm;
+    MPI_Alltoall: I init c => coll_alltoall::alltoall on comm comm;
+    MPI_Alltoallv: I init c => coll_alltoall::alltoallv on comm comm;
+    MPI_Alltoallw: I init c => coll_alltoall::alltoallw_raw on comm comm;
+    MPI_Reduce_scatter: I init c => coll_reduce_scatter::varying on comm comm;
+    MPI_Reduce_scatter_block: I init c => coll_reduce_scatter::block on comm comm;
+    MPI_Scan: I init c => coll_scan::scan(false) on comm comm;
+    MPI_Exscan: I init c => coll_scan::scan(true) on comm comm;
+    MPI_Neighbor_allgather: I init c => coll_neighbor::uniform(false) on comm comm;
+    MPI_Neighbor_allgatherv: I init c => coll_neighbor::allgatherv on comm comm;
+    MPI_Neighbor_alltoall: I init c => coll_neighbor::uniform(true) on comm comm;
+    MPI_Neighbor_alltoallv: I init c => coll_neighbor::alltoallv on comm comm;
+    MPI_Neighbor_alltoallw: I init c => coll_neighbor::alltoallw on comm comm;
+
+    MPI_Put: R c => rma_ops::put on win win;
+    MPI_Get: R c => rma_ops::get on win win;
+    MPI_Accumulate: R c => rma_ops::accumulate on win win;
+    MPI_Get_accumulate: R c => rma_ops::get_accumulate on win win;
+
+    MPI_Pack: c => pack::pack_family on comm comm;
+    MPI_Unpack: c => pack::unpack_family on comm comm;
+    MPI_Pack_external: c => pack::pack_external_family on comm MPI_COMM_SELF;
+    MPI_Unpack_external: c => pack::unpack_external_family on comm MPI_COMM_SELF;
+    MPI_Pack_external_size: c => pack::pack_external_size on comm MPI_COMM_SELF;
+}
+
+/// A count as the C functions pass it: `int` in the classic forms, `MPI_Count` (or, for
+/// displacements, `MPI_Aint`) in the `_c` forms. A core takes `impl CountArg` for a scalar and
+/// `*const C` with `C: CountArg` for an array, and converts through [`CountArg::get`] (then
+/// `check::count`, which refuses a negative count with MPI_ERR_COUNT) or [`CountArg::array`].
+pub trait CountArg: Copy + Into<i64> {
+    /// The value, widened.
+    fn get(self) -> i64 {
+        self.into()
+    }
+
+    /// An array of such counts or displacements.
+    fn array(p: *const Self) -> CountArray;
+
+    /// `n` as this type, for an output count: MPI_ERR_VALUE_TOO_LARGE if it does not fit
+    /// (MPI 4.1 section 2.5.8), never truncated.
+    fn put(n: i64, what: &str) -> MpiResult<Self>;
+}
+
+impl CountArg for c_int {
+    fn array(p: *const c_int) -> CountArray {
+        CountArray::Int(p)
+    }
+
+    fn put(n: i64, what: &str) -> MpiResult<c_int> {
+        c_int::try_from(n).map_err(|_| err(MPI_ERR_VALUE_TOO_LARGE, format!("{what} {n} does not fit an int: use the large-count (_c) form")))
+    }
+}
+
+impl CountArg for i64 {
+    fn array(p: *const i64) -> CountArray {
+        CountArray::Big(p)
+    }
+
+    fn put(n: i64, _what: &str) -> MpiResult<i64> {
+        Ok(n)
+    }
+}
+
+/// A count or displacement array as the int and the large-count forms pass it.
+#[derive(Clone, Copy)]
+pub enum CountArray {
+    Int(*const c_int),
+    Big(*const i64),
+}
+
+impl CountArray {
+    /// The first `n` entries; MPI_ERR_ARG if the array is NULL.
+    ///
+    /// # Safety
+    /// A non-NULL array must hold `n` entries.
+    pub unsafe fn read(self, n: usize, what: &str) -> MpiResult<Vec<i64>> {
+        let null = match self {
+            CountArray::Int(p) => p.is_null(),
+            CountArray::Big(p) => p.is_null(),
+        };
+        if null && n > 0 {
+            return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+        }
+        // SAFETY: the array holds `n` entries (caller contract; checked non-NULL above).
+        Ok((0..n)
+            .map(|i| unsafe {
+                match self {
+                    CountArray::Int(p) => *p.add(i) as i64,
+                    CountArray::Big(p) => *p.add(i),
+                }
+            })
+            .collect())
+    }
+}
+
+/// Which form of a call the user made.
+#[derive(Clone, Copy)]
+pub enum Launch {
+    Blocking,
+    /// `MPI_I*` and `MPI_R*`: the request handle to write.
+    Nonblocking(*mut MPI_Request),
+    /// `MPI_*_init`: the request handle to write.
+    Persistent(*mut MPI_Request),
+}
+
+impl Launch {
+    /// The blocking form: no request, nothing runs later (so no schedule is built for it).
+    pub fn is_blocking(self) -> bool {
+        matches!(self, Launch::Blocking)
+    }
+
+    /// Checks the request argument before anything else is done.
+    pub fn check(self) -> MpiResult<Launch> {
+        match self {
+            Launch::Nonblocking(r) | Launch::Persistent(r) if r.is_null() => Err(err(MPI_ERR_REQUEST, "request is NULL")),
+            l => Ok(l),
+        }
+    }
+}
+
+// One `export!` definition per variant of the families above that include/mpi.h declares.
+include!(concat!(env!("OUT_DIR"), "/variants.rs"));
