@@ -61,3 +61,46 @@ pub unsafe fn c_str<'a>(p: *const c_char, what: &str) -> MpiResult<&'a CStr> {
     // SAFETY: non-NULL, and NUL-terminated and unchanging by this function's contract.
     Ok(unsafe { CStr::from_ptr(p) })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::raw::c_int;
+
+    fn class<T: std::fmt::Debug>(r: MpiResult<T>) -> c_int {
+        r.unwrap_err().class.mpich()
+    }
+
+    #[test]
+    fn null_pointers_are_mpi_err_arg() {
+        assert_eq!(class(out(std::ptr::null_mut::<c_int>(), "size")), MPI_ERR_ARG);
+        // SAFETY: NULL is checked before any read or write.
+        unsafe {
+            assert_eq!(class(input(std::ptr::null::<c_int>(), 2, "ranks")), MPI_ERR_ARG);
+            assert_eq!(class(output(std::ptr::null_mut::<c_int>(), &[1], "ranks")), MPI_ERR_ARG);
+            assert_eq!(class(c_str(std::ptr::null(), "name")), MPI_ERR_ARG);
+        }
+    }
+
+    #[test]
+    fn empty_arrays_ignore_the_pointer() {
+        // SAFETY: nothing is read or written for zero elements.
+        unsafe {
+            assert!(input(std::ptr::null::<c_int>(), 0, "ranks").unwrap().is_empty());
+            output(std::ptr::null_mut::<c_int>(), &[], "ranks").unwrap();
+        }
+    }
+
+    #[test]
+    fn reads_and_writes() {
+        let src = [1, 2, 3];
+        let mut dst = [0; 3];
+        // SAFETY: both arrays hold three ints; the string is NUL-terminated.
+        unsafe {
+            assert_eq!(input(src.as_ptr(), 3, "src").unwrap(), &src);
+            output(dst.as_mut_ptr(), &src, "dst").unwrap();
+            assert_eq!(c_str(c"abc".as_ptr(), "s").unwrap().to_bytes(), b"abc");
+        }
+        assert_eq!(dst, src);
+    }
+}
