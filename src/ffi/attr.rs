@@ -4,10 +4,8 @@
 //!
 //! The bookkeeping is `crate::comm::attr` (one registry per rank). Callbacks are called here with
 //! no lock held. Type and window attributes come with derived datatypes and RMA.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -90,7 +88,7 @@ unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> Mpi
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a delete callback; it receives exactly the values
     // the application gave us (attribute value and extra_state), as the standard specifies.
-    let rc = f(comm, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
+    let rc = unsafe { f(comm, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void) };
     if rc != MPI_SUCCESS {
         return Err(callback_error("delete", keyval_handle(k), rc));
     }
@@ -105,7 +103,8 @@ unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> Mpi
 /// Calls application callbacks (see `call_delete`).
 pub unsafe fn delete_all(u: &Instance, comm: MPI_Comm) -> MpiResult {
     for (k, value) in attrs(u).comm.list(comm).into_iter().rev() {
-        call_delete(u, comm, k, value)?;
+        // SAFETY: the callback is the application's (this function's contract).
+        unsafe { call_delete(u, comm, k, value)? };
         attrs(u).comm.remove(comm, k);
     }
     Ok(())
@@ -126,12 +125,13 @@ pub unsafe fn copy_all(u: &Instance, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
         let mut flag: c_int = 0;
         // SAFETY: the application registered `f` as a copy callback; `out` and `flag` are valid
         // locals it may write (a `void *` and an `int`), the other arguments are its own values.
-        let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
+        let rc = unsafe { f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
         if rc != MPI_SUCCESS {
             let e = callback_error("copy", keyval_handle(k), rc);
             // The copies made so far get their delete callbacks; whatever remains is dropped
             // because the new communicator's handle is about to be reused.
-            let _ = delete_all(u, new);
+            // SAFETY: this function's contract (the delete callbacks are the application's).
+            let _ = unsafe { delete_all(u, new) };
             attrs(u).comm.clear(new);
             return Err(e);
         }
@@ -148,7 +148,8 @@ pub unsafe fn copy_all(u: &Instance, old: MPI_Comm, new: MPI_Comm) -> MpiResult 
 /// # Safety
 /// Calls application callbacks (see `copy_all`).
 pub unsafe fn dup_with_attrs(u: &'static Instance, comm: MPI_Comm, parent: &crate::comm::Comm) -> MpiResult<MPI_Comm> {
-    dup_with_attrs_tagged(u, comm, parent, crate::coll::TAG_ALLREDUCE)
+    // SAFETY: the callbacks are the application's (this function's contract).
+    unsafe { dup_with_attrs_tagged(u, comm, parent, crate::coll::TAG_ALLREDUCE) }
 }
 
 /// `dup_with_attrs` with the context agreement on `tag` (MPI_Comm_idup).
@@ -158,7 +159,8 @@ pub unsafe fn dup_with_attrs(u: &'static Instance, comm: MPI_Comm, parent: &crat
 pub unsafe fn dup_with_attrs_tagged(u: &'static Instance, comm: MPI_Comm, parent: &crate::comm::Comm, tag: i32) -> MpiResult<MPI_Comm> {
     let new = crate::construct::intra::dup_tagged(u, parent, tag)?.map_or(MPI_COMM_NULL, check::comm_handle);
     if new != MPI_COMM_NULL {
-        if let Err(e) = copy_all(u, comm, new) {
+        // SAFETY: the callbacks are the application's (this function's contract).
+        if let Err(e) = unsafe { copy_all(u, comm, new) } {
             u.comms.remove(handle_index(new));
             return Err(e);
         }
@@ -186,32 +188,30 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         universe_size: u.size as c_int,
         appnum: 0,
     });
-    let p: *const c_int = match keyval {
-        KEY_TAG_UB => &v.tag_ub,
-        KEY_HOST => &v.host,
-        KEY_IO => &v.io,
-        KEY_WTIME_IS_GLOBAL => &v.wtime_is_global,
-        KEY_UNIVERSE_SIZE => &v.universe_size,
+    // The predefined attributes are pointers to their values; a user attribute is its value.
+    let found: Option<*const c_void> = match keyval {
+        KEY_TAG_UB => Some(&v.tag_ub as *const c_int as *const c_void),
+        KEY_HOST => Some(&v.host as *const c_int as *const c_void),
+        KEY_IO => Some(&v.io as *const c_int as *const c_void),
+        KEY_WTIME_IS_GLOBAL => Some(&v.wtime_is_global as *const c_int as *const c_void),
+        KEY_UNIVERSE_SIZE => Some(&v.universe_size as *const c_int as *const c_void),
         // Follows MPI_Add_error_class / MPI_Add_error_code.
-        KEY_LASTUSEDCODE => crate::ffi::error_codes::LAST_USED_CODE.as_ptr(),
-        KEY_APPNUM => &v.appnum,
+        KEY_LASTUSEDCODE => Some(crate::ffi::error_codes::LAST_USED_CODE.as_ptr() as *const c_void),
+        KEY_APPNUM => Some(&v.appnum as *const c_int as *const c_void),
         _ if is_predefined(keyval) => return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is not a predefined communicator attribute oxmpi knows", keyval as u32))),
         _ => {
             let k = user_keyval(u, keyval)?;
-            match attrs(u).comm.get(comm, k) {
-                Some(value) => {
-                    // SAFETY: checked non-NULL above; the caller passes the address of a `void *`.
-                    *(attribute_val as *mut *mut c_void) = value as *mut c_void;
-                    *flag = 1;
-                }
-                None => *flag = 0,
-            }
-            return Ok(());
+            attrs(u).comm.get(comm, k).map(|value| value as *const c_void)
         }
     };
-    // SAFETY: checked non-NULL above; the caller passes the address of a `void *` and an `int`.
-    *(attribute_val as *mut *const c_int) = p;
-    *flag = 1;
+    // SAFETY: both checked non-NULL above; the caller passes the address of a `void *` and of an
+    // `int` (this function's contract).
+    unsafe {
+        if let Some(p) = found {
+            *(attribute_val as *mut *const c_void) = p;
+        }
+        *flag = found.is_some() as c_int;
+    }
     Ok(())
 }
 
@@ -226,7 +226,8 @@ unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResu
     // Replacing a value deletes the old one first (MPI 4.1 section 7.7.3); if that fails the
     // attribute keeps its old value.
     if let Some(old) = attrs(u).comm.get(comm, k) {
-        call_delete(u, comm, k, old)?;
+        // SAFETY: the callback is the application's (this function's contract).
+        unsafe { call_delete(u, comm, k, old)? };
     }
     attrs(u).comm.put(comm, k, value as usize);
     Ok(())
@@ -242,7 +243,8 @@ unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let k = user_keyval(u, keyval)?;
     // Deleting an attribute that is not set does nothing (as MPICH).
     if let Some(old) = attrs(u).comm.get(comm, k) {
-        call_delete(u, comm, k, old)?;
+        // SAFETY: the callback is the application's (this function's contract).
+        unsafe { call_delete(u, comm, k, old)? };
         attrs(u).comm.remove(comm, k);
     }
     Ok(())
@@ -254,11 +256,10 @@ unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
 /// `keyval`, when not NULL, points to an `int` the caller owns.
 unsafe fn create_keyval(copy: Option<MPI_Comm_copy_attr_function>, delete: Option<MPI_Comm_delete_attr_function>, keyval: *mut c_int, extra_state: *mut c_void) -> MpiResult {
     let u = check::universe()?;
-    if keyval.is_null() {
-        return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
-    }
-    // SAFETY: checked non-NULL above.
-    *keyval = keyval_handle(attrs(u).comm.create_keyval(copy, delete, extra_state as usize));
+    let keyval = out(keyval, "comm_keyval")?;
+    let h = keyval_handle(attrs(u).comm.create_keyval(copy, delete, extra_state as usize));
+    // SAFETY: checked non-NULL above; the caller passes an int for the keyval (contract).
+    unsafe { *keyval = h };
     Ok(())
 }
 
@@ -268,69 +269,75 @@ unsafe fn create_keyval(copy: Option<MPI_Comm_copy_attr_function>, delete: Optio
 /// `keyval`, when not NULL, points to an `int` the caller owns.
 unsafe fn free_keyval(keyval: *mut c_int) -> MpiResult {
     let u = check::universe()?;
-    if keyval.is_null() {
-        return Err(err(MPI_ERR_ARG, "comm_keyval is NULL"));
-    }
-    // SAFETY: checked non-NULL above.
-    let k = user_keyval(u, *keyval)?;
+    let keyval = out(keyval, "comm_keyval")?;
+    // SAFETY: checked non-NULL above; the caller passes its keyval, an int (contract).
+    let k = user_keyval(u, unsafe { *keyval })?;
     // Attributes still set with it keep working and get their delete callback later.
     attrs(u).comm.free_keyval(k);
-    *keyval = MPI_KEYVAL_INVALID;
+    // SAFETY: as above; the keyval argument is in-out.
+    unsafe { *keyval = MPI_KEYVAL_INVALID };
     Ok(())
 }
 
 export! {
     fn MPI_Comm_get_attr / PMPI_Comm_get_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm comm => {
-        get_attr(comm, comm_keyval, attribute_val, flag)
+        // SAFETY: the caller passes the address of a `void *` and of an int (or NULL, rejected).
+        unsafe { get_attr(comm, comm_keyval, attribute_val, flag) }
     }
     fn MPI_Attr_get / PMPI_Attr_get (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, flag: *mut c_int) on comm comm => {
-        get_attr(comm, keyval, attribute_val, flag)
+        // SAFETY: the caller passes the address of a `void *` and of an int (or NULL, rejected).
+        unsafe { get_attr(comm, keyval, attribute_val, flag) }
     }
     fn MPI_Comm_set_attr / PMPI_Comm_set_attr (comm: MPI_Comm, comm_keyval: c_int, attribute_val: *mut c_void) on comm comm => {
-        set_attr(comm, comm_keyval, attribute_val)
+        // SAFETY: the delete callback called, if any, is the application's.
+        unsafe { set_attr(comm, comm_keyval, attribute_val) }
     }
     fn MPI_Attr_put / PMPI_Attr_put (comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void) on comm comm => {
-        set_attr(comm, keyval, attribute_val)
+        // SAFETY: the delete callback called, if any, is the application's.
+        unsafe { set_attr(comm, keyval, attribute_val) }
     }
     fn MPI_Comm_delete_attr / PMPI_Comm_delete_attr (comm: MPI_Comm, comm_keyval: c_int) on comm comm => {
-        delete_attr(comm, comm_keyval)
+        // SAFETY: the delete callback called, if any, is the application's.
+        unsafe { delete_attr(comm, comm_keyval) }
     }
     fn MPI_Attr_delete / PMPI_Attr_delete (comm: MPI_Comm, keyval: c_int) on comm comm => {
-        delete_attr(comm, keyval)
+        // SAFETY: the delete callback called, if any, is the application's.
+        unsafe { delete_attr(comm, keyval) }
     }
     fn MPI_Comm_create_keyval / PMPI_Comm_create_keyval (comm_copy_attr_fn: Option<MPI_Comm_copy_attr_function>, comm_delete_attr_fn: Option<MPI_Comm_delete_attr_function>, comm_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
-        create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state)
+        // SAFETY: the caller passes an int for the keyval (or NULL, rejected).
+        unsafe { create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state) }
     }
     fn MPI_Keyval_create / PMPI_Keyval_create (copy_fn: Option<MPI_Copy_function>, delete_fn: Option<MPI_Delete_function>, keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
-        create_keyval(copy_fn, delete_fn, keyval, extra_state)
+        // SAFETY: the caller passes an int for the keyval (or NULL, rejected).
+        unsafe { create_keyval(copy_fn, delete_fn, keyval, extra_state) }
     }
     fn MPI_Comm_free_keyval / PMPI_Comm_free_keyval (comm_keyval: *mut c_int) on comm MPI_COMM_SELF => {
-        free_keyval(comm_keyval)
+        // SAFETY: the caller passes its keyval, an int (or NULL, rejected).
+        unsafe { free_keyval(comm_keyval) }
     }
     fn MPI_Keyval_free / PMPI_Keyval_free (keyval: *mut c_int) on comm MPI_COMM_SELF => {
-        free_keyval(keyval)
+        // SAFETY: the caller passes its keyval, an int (or NULL, rejected).
+        unsafe { free_keyval(keyval) }
     }
 
     fn MPI_Add_error_class / PMPI_Add_error_class (errorclass: *mut c_int) on comm MPI_COMM_SELF => {
-        if errorclass.is_null() {
-            return Err(err(MPI_ERR_ARG, "errorclass is NULL"));
-        }
-        *errorclass = crate::ffi::error_codes::add_error_class()?;
+        let errorclass = out(errorclass, "errorclass")?;
+        let class = crate::ffi::error_codes::add_error_class()?;
+        // SAFETY: checked non-NULL above; the caller passes an int for the new class.
+        unsafe { *errorclass = class };
         Ok(())
     }
     fn MPI_Add_error_code / PMPI_Add_error_code (errorclass: c_int, errorcode: *mut c_int) on comm MPI_COMM_SELF => {
-        if errorcode.is_null() {
-            return Err(err(MPI_ERR_ARG, "errorcode is NULL"));
-        }
-        *errorcode = crate::ffi::error_codes::add_error_code(errorclass)?;
+        let errorcode = out(errorcode, "errorcode")?;
+        let code = crate::ffi::error_codes::add_error_code(errorclass)?;
+        // SAFETY: checked non-NULL above; the caller passes an int for the new code.
+        unsafe { *errorcode = code };
         Ok(())
     }
     fn MPI_Add_error_string / PMPI_Add_error_string (errorcode: c_int, string: *const c_char) on comm MPI_COMM_SELF => {
-        if string.is_null() {
-            return Err(err(MPI_ERR_ARG, "string is NULL"));
-        }
-        // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
-        let s = std::ffi::CStr::from_ptr(string).to_string_lossy();
+        // SAFETY: the standard requires a NUL-terminated string (NULL is rejected).
+        let s = unsafe { c_str(string, "string")? }.to_string_lossy();
         crate::ffi::error_codes::add_error_string(errorcode, &s)
     }
 }

@@ -139,11 +139,6 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
     }
 }
 
-/// Before a thread waits for request `id`: nothing to do any more, as every collective runs as
-/// a schedule the wait itself progresses. Kept for its callers in `ffi::request`'s export
-/// blocks until they are rewritten.
-#[inline]
-pub fn run_queued(_u: &'static Instance, _id: ReqId) {}
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {

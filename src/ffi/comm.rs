@@ -1,33 +1,28 @@
 //! Communicator queries, error handlers on communicators, and MPI_Barrier.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
+use super::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, ErrorClass};
 use crate::export;
 use std::os::raw::{c_char, c_int};
 
-fn out<T>(p: *mut T, what: &str) -> crate::error::MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
-
 export! {
     fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let c = &*c_ref;
-        *out(rank, "rank")? = c.rank as c_int;
+        let rank = out(rank, "rank")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *rank = c.rank as c_int };
         Ok(())
     }
 
     fn MPI_Comm_size / PMPI_Comm_size (comm: MPI_Comm, size: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
         let c = &*c_ref;
-        *out(size, "size")? = c.size() as c_int;
+        let size = out(size, "size")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *size = c.size() as c_int };
         Ok(())
     }
 
@@ -44,7 +39,8 @@ export! {
             g.sort_unstable();
             g
         };
-        *out(result, "result")? = if comm1 == comm2 || a.context == b.context && a.group == b.group && a.remote == b.remote {
+        let result = out(result, "result")?;
+        let r = if comm1 == comm2 || a.context == b.context && a.group == b.group && a.remote == b.remote {
             MPI_IDENT
         } else if a.is_inter() != b.is_inter() {
             MPI_UNEQUAL
@@ -55,6 +51,8 @@ export! {
         } else {
             MPI_UNEQUAL
         };
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *result = r };
         Ok(())
     }
 
@@ -63,7 +61,10 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
-        *newcomm = super::attr::dup_with_attrs(u, comm, &c_ref)?;
+        // SAFETY: the callbacks are the application's, registered with their keyvals.
+        let h = unsafe { super::attr::dup_with_attrs(u, comm, &c_ref)? };
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newcomm = h };
         Ok(())
     }
 
@@ -74,8 +75,10 @@ export! {
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
         // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
-        let h = super::attr::dup_with_attrs(u, comm, &c_ref)?;
-        *newcomm = h;
+        // SAFETY: the callbacks are the application's, registered with their keyvals.
+        let h = unsafe { super::attr::dup_with_attrs(u, comm, &c_ref)? };
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newcomm = h };
         if let Ok(c) = check::comm(u, h) {
             super::info::set_hints(&c, info)?;
         }
@@ -83,11 +86,14 @@ export! {
     }
 
     fn MPI_Comm_idup / PMPI_Comm_idup (comm: MPI_Comm, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        idup(comm, MPI_INFO_NULL, newcomm, request)
+        // SAFETY: the caller passes an MPI_Comm and an MPI_Request to write (NULL is rejected),
+        // `newcomm` valid until the request completes, as the standard requires.
+        unsafe { idup(comm, MPI_INFO_NULL, newcomm, request) }
     }
 
     fn MPI_Comm_idup_with_info / PMPI_Comm_idup_with_info (comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: *mut MPI_Request) on comm comm => {
-        idup(comm, info, newcomm, request)
+        // SAFETY: as in MPI_Comm_idup.
+        unsafe { idup(comm, info, newcomm, request) }
     }
 
     fn MPI_Comm_split / PMPI_Comm_split (comm: MPI_Comm, color: c_int, key: c_int, newcomm: *mut MPI_Comm) on comm comm => {
@@ -99,7 +105,8 @@ export! {
         let c_ref = check::comm(u, comm)?;
         let color = (color != MPI_UNDEFINED).then_some(color);
         let made = if c_ref.is_inter() { crate::construct::inter::split(u, &c_ref, color, key)? } else { crate::construct::intra::split(u, &c_ref, color, key)? };
-        *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle) };
         Ok(())
     }
 
@@ -114,31 +121,35 @@ export! {
         // between the two groups' members of the type.
         let color = matches!(split_type, 1..=3).then_some(0);
         let made = if c_ref.is_inter() { crate::construct::inter::split(u, &c_ref, color, key)? } else { crate::construct::intra::split(u, &c_ref, color, key)? };
-        *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle);
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle) };
         Ok(())
     }
 
     fn MPI_Comm_free / PMPI_Comm_free (comm: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
         let comm = out(comm, "comm")?;
         let u = check::universe()?;
-        let h = *comm;
+        // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Comm.
+        let h = unsafe { *comm };
         if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
             return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
         }
         check::comm(u, h)?;
         // Attribute caching: delete callbacks run before the communicator goes away (ffi/attr.rs).
-        super::attr::delete_all(u, h)?;
+        // SAFETY: the callbacks are the application's, registered with their keyvals.
+        unsafe { super::attr::delete_all(u, h)? };
         if let Some(c) = u.comms.remove(handle_index(h)) {
             u.engine.forget_revoked(c.context);
         }
-        *comm = MPI_COMM_NULL;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *comm = MPI_COMM_NULL };
         Ok(())
     }
 
     fn MPI_Comm_set_name / PMPI_Comm_set_name (comm: MPI_Comm, comm_name: *const c_char) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
-        let name = out(comm_name as *mut c_char, "comm_name")?;
-        let s = std::ffi::CStr::from_ptr(name).to_string_lossy();
+        // SAFETY: the standard makes `comm_name` a NUL-terminated string (NULL is rejected).
+        let s = unsafe { c_str(comm_name, "comm_name")? }.to_string_lossy();
         let s: String = s.chars().take(MPI_MAX_OBJECT_NAME - 1).collect();
         c_ref.set_name(&s);
         Ok(())
@@ -148,20 +159,27 @@ export! {
         let c_ref = check::comm(check::universe()?, comm)?;
         let name = out(comm_name, "comm_name")?;
         let len = out(resultlen, "resultlen")?;
-        *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &c_ref.name()) as c_int;
+        let s = c_ref.name();
+        // SAFETY: both checked non-NULL above; the standard makes `comm_name` hold
+        // MPI_MAX_OBJECT_NAME chars and `resultlen` an int.
+        unsafe { *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
         Ok(())
     }
 
     fn MPI_Comm_test_inter / PMPI_Comm_test_inter (comm: MPI_Comm, flag: *mut c_int) on comm comm => {
         let c = check::comm(check::universe()?, comm)?;
-        *out(flag, "flag")? = c.is_inter() as c_int;
+        let flag = out(flag, "flag")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *flag = c.is_inter() as c_int };
         Ok(())
     }
 
     fn MPI_Comm_remote_size / PMPI_Comm_remote_size (comm: MPI_Comm, size: *mut c_int) on comm comm => {
         let c = check::comm(check::universe()?, comm)?;
         let remote = c.remote.as_ref().ok_or_else(|| err(MPI_ERR_COMM, "MPI_Comm_remote_size needs an intercommunicator"))?;
-        *out(size, "size")? = remote.len() as c_int;
+        let size = out(size, "size")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *size = remote.len() as c_int };
         Ok(())
     }
 
@@ -187,7 +205,8 @@ export! {
             None
         };
         let i = crate::construct::inter::create(u, &local, local_leader as usize, link)?;
-        *newintercomm = check::comm_handle(i);
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newintercomm = check::comm_handle(i) };
         Ok(())
     }
 
@@ -198,7 +217,9 @@ export! {
         if !c.is_inter() {
             return Err(err(MPI_ERR_COMM, "MPI_Intercomm_merge needs an intercommunicator"));
         }
-        *newintracomm = check::comm_handle(crate::construct::inter::merge(u, &c, high != 0)?);
+        let i = crate::construct::inter::merge(u, &c, high != 0)?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *newintracomm = check::comm_handle(i) };
         Ok(())
     }
 
@@ -212,27 +233,33 @@ export! {
     }
 
     fn MPI_Comm_get_errhandler / PMPI_Comm_get_errhandler (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm comm => {
-        get_errhandler(comm, errhandler)
+        // SAFETY: the caller passes an MPI_Errhandler to write (NULL is rejected).
+        unsafe { get_errhandler(comm, errhandler) }
     }
 
     /// MPI-1 name of MPI_Comm_get_errhandler.
     fn MPI_Errhandler_get / PMPI_Errhandler_get (comm: MPI_Comm, errhandler: *mut MPI_Errhandler) on comm comm => {
-        get_errhandler(comm, errhandler)
+        // SAFETY: the caller passes an MPI_Errhandler to write (NULL is rejected).
+        unsafe { get_errhandler(comm, errhandler) }
     }
 
     fn MPI_Comm_create_errhandler / PMPI_Comm_create_errhandler (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
-        create_errhandler(comm_errhandler_fn, errhandler)
+        // SAFETY: the caller passes an MPI_Errhandler to write (NULL is rejected).
+        unsafe { create_errhandler(comm_errhandler_fn, errhandler) }
     }
 
     /// MPI-1 name of MPI_Comm_create_errhandler.
     fn MPI_Errhandler_create / PMPI_Errhandler_create (comm_errhandler_fn: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
-        create_errhandler(comm_errhandler_fn, errhandler)
+        // SAFETY: the caller passes an MPI_Errhandler to write (NULL is rejected).
+        unsafe { create_errhandler(comm_errhandler_fn, errhandler) }
     }
 
     fn MPI_Errhandler_free / PMPI_Errhandler_free (errhandler: *mut MPI_Errhandler) on comm MPI_COMM_SELF => {
         let h = out(errhandler, "errhandler")?;
-        free_errhandler(*h)?;
-        *h = MPI_ERRHANDLER_NULL;
+        // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Errhandler.
+        free_errhandler(unsafe { *h })?;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *h = MPI_ERRHANDLER_NULL };
         Ok(())
     }
 
@@ -285,7 +312,8 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
         u.engine.complete_external(id, Some(ErrorClass::Other));
         return Err(err(MPI_ERR_OTHER, format!("cannot start the MPI_Comm_idup thread: {e}")));
     }
-    *request = check::req_handle(id);
+    // SAFETY: checked non-NULL above; the caller passes an MPI_Request (contract).
+    unsafe { *request = check::req_handle(id) };
     Ok(())
 }
 
@@ -306,7 +334,9 @@ fn set_errhandler(comm: MPI_Comm, errhandler: MPI_Errhandler) -> crate::error::M
 /// `errhandler` must be NULL or writable.
 unsafe fn get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> crate::error::MpiResult {
     let c = check::comm(check::universe()?, comm)?;
-    *out(errhandler, "errhandler")? = c.errhandler();
+    let errhandler = out(errhandler, "errhandler")?;
+    // SAFETY: checked non-NULL above; writable by this function's contract.
+    unsafe { *errhandler = c.errhandler() };
     Ok(())
 }
 
@@ -314,7 +344,10 @@ unsafe fn get_errhandler(comm: MPI_Comm, errhandler: *mut MPI_Errhandler) -> cra
 /// `errhandler` must be NULL or writable.
 unsafe fn create_errhandler(f: Option<CommErrhandlerFn>, errhandler: *mut MPI_Errhandler) -> crate::error::MpiResult {
     let f = f.ok_or_else(|| err(MPI_ERR_ARG, "the error handler function is NULL"))?;
-    *out(errhandler, "errhandler")? = create_user_handler(f);
+    let h = create_user_handler(f);
+    let errhandler = out(errhandler, "errhandler")?;
+    // SAFETY: checked non-NULL above; writable by this function's contract.
+    unsafe { *errhandler = h };
     Ok(())
 }
 

@@ -4,10 +4,8 @@
 //! (as MPICH does), and freeing `MPI_GROUP_EMPTY` succeeds without destroying it, because a program
 //! cannot tell whether an operation gave it the predefined handle and must free every result.
 //! Calls without a communicator raise their errors on MPI_COMM_SELF.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::pointer_args::{out, output};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -15,13 +13,6 @@ use crate::group::{Comparison, Group, Translated};
 use crate::instance::Instance;
 use std::os::raw::c_int;
 use std::sync::Arc;
-
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
 
 /// The group behind handle `h`.
 pub(crate) fn group(u: &Instance, h: MPI_Group) -> MpiResult<Arc<Group>> {
@@ -60,7 +51,7 @@ unsafe fn array<'a, T>(p: *const T, n: c_int, what: &str) -> MpiResult<&'a [T]> 
         return Err(err(MPI_ERR_ARG, format!("{what} is NULL with n = {n}")));
     }
     // SAFETY: the caller guarantees `n` readable elements at the non-NULL `p`.
-    Ok(std::slice::from_raw_parts(p, n as usize))
+    Ok(unsafe { std::slice::from_raw_parts(p, n as usize) })
 }
 
 /// Shared body of the two-group constructors (union, intersection, difference).
@@ -68,53 +59,65 @@ fn binary(group1: MPI_Group, group2: MPI_Group, newgroup: *mut MPI_Group, op: fn
     let u = check::universe()?;
     let (a, b) = (group(u, group1)?, group(u, group2)?);
     let o = out(newgroup, "newgroup")?;
+    let h = new_handle(u, op(&a, &b))?;
     // SAFETY: `o` is non-NULL and, by the MPI contract, points to an MPI_Group.
-    unsafe { *o = new_handle(u, op(&a, &b))? };
+    unsafe { *o = h };
     Ok(())
 }
 
 export! {
     fn MPI_Group_size / PMPI_Group_size (group: MPI_Group, size: *mut c_int) on comm MPI_COMM_SELF => {
         let g = self::group(check::universe()?, group)?;
-        *out(size, "size")? = g.size() as c_int;
+        let size = out(size, "size")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *size = g.size() as c_int };
         Ok(())
     }
 
     fn MPI_Group_rank / PMPI_Group_rank (group: MPI_Group, rank: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        *out(rank, "rank")? = g.rank_of(u.rank).map_or(MPI_UNDEFINED, |r| r as c_int);
+        let rank = out(rank, "rank")?;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *rank = g.rank_of(u.rank).map_or(MPI_UNDEFINED, |r| r as c_int) };
         Ok(())
     }
 
     fn MPI_Group_translate_ranks / PMPI_Group_translate_ranks (group1: MPI_Group, n: c_int, ranks1: *const c_int, group2: MPI_Group, ranks2: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let (a, b) = (group(u, group1)?, group(u, group2)?);
-        let input = array(ranks1, n, "ranks1")?;
+        // SAFETY: the standard makes `ranks1` hold `n` ints; it is read in full here, before
+        // `ranks2` (which may be the same array) is written.
+        let input = unsafe { array(ranks1, n, "ranks1")? };
         if n > 0 && ranks2.is_null() {
             return Err(err(MPI_ERR_ARG, format!("ranks2 is NULL with n = {n}")));
         }
         let input: Vec<Option<c_int>> = input.iter().map(|&r| (r != MPI_PROC_NULL).then_some(r)).collect();
-        let result = a.translate(&input, &b)?;
-        // Written after the whole input is read and checked: ranks1 and ranks2 may be the same array.
-        for (i, r) in result.into_iter().enumerate() {
-            *ranks2.add(i) = match r {
+        let result: Vec<c_int> = a
+            .translate(&input, &b)?
+            .into_iter()
+            .map(|r| match r {
                 Translated::Rank(r) => r as c_int,
                 Translated::NotMember => MPI_UNDEFINED,
                 Translated::NullProcess => MPI_PROC_NULL,
-            };
-        }
-        Ok(())
+            })
+            .collect();
+        // Written after the whole input is read and checked: ranks1 and ranks2 may be the same array.
+        // SAFETY: the standard makes `ranks2` hold `n` ints (`result` has one per input rank).
+        unsafe { output(ranks2, &result, "ranks2") }
     }
 
     fn MPI_Group_compare / PMPI_Group_compare (group1: MPI_Group, group2: MPI_Group, result: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let (a, b) = (group(u, group1)?, group(u, group2)?);
-        *out(result, "result")? = match a.compare(&b) {
+        let result = out(result, "result")?;
+        let r = match a.compare(&b) {
             Comparison::Ident => MPI_IDENT,
             Comparison::Similar => MPI_SIMILAR,
             Comparison::Unequal => MPI_UNEQUAL,
         };
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *result = r };
         Ok(())
     }
 
@@ -133,46 +136,64 @@ export! {
     fn MPI_Group_incl / PMPI_Group_incl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        let result = g.incl(array(ranks, n, "ranks")?)?;
-        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        // SAFETY: the standard makes `ranks` hold `n` ints (NULL is rejected).
+        let result = g.incl(unsafe { array(ranks, n, "ranks")? })?;
+        let h = new_handle(u, result)?;
+        let newgroup = out(newgroup, "newgroup")?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *newgroup = h };
         Ok(())
     }
 
     fn MPI_Group_excl / PMPI_Group_excl (group: MPI_Group, n: c_int, ranks: *const c_int, newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        let result = g.excl(array(ranks, n, "ranks")?)?;
-        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        // SAFETY: the standard makes `ranks` hold `n` ints (NULL is rejected).
+        let result = g.excl(unsafe { array(ranks, n, "ranks")? })?;
+        let h = new_handle(u, result)?;
+        let newgroup = out(newgroup, "newgroup")?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *newgroup = h };
         Ok(())
     }
 
     fn MPI_Group_range_incl / PMPI_Group_range_incl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        let result = g.range_incl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
-        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        // SAFETY: the standard makes `ranges` hold `n` triplets of ints (NULL is rejected).
+        let result = g.range_incl(unsafe { array(ranges as *const [c_int; 3], n, "ranges")? })?;
+        let h = new_handle(u, result)?;
+        let newgroup = out(newgroup, "newgroup")?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *newgroup = h };
         Ok(())
     }
 
     fn MPI_Group_range_excl / PMPI_Group_range_excl (group: MPI_Group, n: c_int, ranges: *mut [c_int; 3], newgroup: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let g = self::group(u, group)?;
-        let result = g.range_excl(array(ranges as *const [c_int; 3], n, "ranges")?)?;
-        *out(newgroup, "newgroup")? = new_handle(u, result)?;
+        // SAFETY: the standard makes `ranges` hold `n` triplets of ints (NULL is rejected).
+        let result = g.range_excl(unsafe { array(ranges as *const [c_int; 3], n, "ranges")? })?;
+        let h = new_handle(u, result)?;
+        let newgroup = out(newgroup, "newgroup")?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *newgroup = h };
         Ok(())
     }
 
     fn MPI_Group_free / PMPI_Group_free (group: *mut MPI_Group) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
-        let h = out(group, "group")?;
-        match *h {
+        let p = out(group, "group")?;
+        // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Group.
+        match unsafe { *p } {
             MPI_GROUP_EMPTY => {}
             g => {
                 self::group(u, g)?;
                 u.groups.remove(handle_index(g) as usize);
             }
         }
-        *h = MPI_GROUP_NULL;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *p = MPI_GROUP_NULL };
         Ok(())
     }
 
@@ -181,7 +202,9 @@ export! {
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
         let o = out(group, "group")?;
-        *o = new_handle(u, Group::new(c.group.clone()))?;
+        let h = new_handle(u, Group::new(c.group.clone()))?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 
@@ -190,7 +213,9 @@ export! {
         let c = check::comm(u, comm)?;
         let o = out(group, "group")?;
         let remote = c.remote.as_ref().ok_or_else(|| err(MPI_ERR_COMM, "MPI_Comm_remote_group needs an intercommunicator"))?;
-        *o = new_handle(u, Group::new(remote.clone()))?;
+        let h = new_handle(u, Group::new(remote.clone()))?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 }
@@ -213,7 +238,8 @@ export! {
         // a bad one is reported to both groups, so that the other one does not wait.
         let members = self::group(u, group).and_then(|g| members_within(&c, &g));
         let made = if c.is_inter() { crate::construct::inter::create_subsets(u, &c, members)? } else { crate::construct::intra::create(u, &c, &members?)? };
-        *o = made.map_or(MPI_COMM_NULL, check::comm_handle);
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *o = made.map_or(MPI_COMM_NULL, check::comm_handle) };
         Ok(())
     }
 
@@ -227,7 +253,9 @@ export! {
         check::send_tag(tag)?;
         let g = self::group(u, group)?;
         let members = members_within(&c, &g)?;
-        *o = crate::construct::intra::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        let h = crate::construct::intra::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 }

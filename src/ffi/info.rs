@@ -8,9 +8,7 @@
 //! `MPI_INFO_NULL`, as in MPICH. Error classes follow MPICH 4.0.2 where it is consistent with the
 //! standard: `MPI_INFO_NULL` is `MPI_ERR_ARG`, another invalid handle `MPI_ERR_INFO`. Unlike MPICH,
 //! MPI_Info_get truncates a long value without an error, as the standard specifies.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
+use super::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -19,13 +17,6 @@ use crate::instance;
 use crate::runtime::job;
 use std::ffi::CStr;
 use std::os::raw::{c_char, c_int};
-
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
 
 /// What `MPI_INFO_ENV` says right now.
 fn env_snapshot() -> Info {
@@ -89,7 +80,7 @@ unsafe fn key_bytes<'a>(key: *const c_char) -> MpiResult<&'a [u8]> {
         return Err(err(MPI_ERR_INFO_KEY, "the info key is NULL"));
     }
     // SAFETY: non-NULL and NUL-terminated by the caller's contract.
-    let k = CStr::from_ptr(key).to_bytes();
+    let k = unsafe { CStr::from_ptr(key) }.to_bytes();
     check_key(k)?;
     Ok(k)
 }
@@ -102,14 +93,18 @@ unsafe fn key_bytes<'a>(key: *const c_char) -> MpiResult<&'a [u8]> {
 unsafe fn put_string(dst: *mut c_char, cap: usize, src: &[u8]) {
     let n = src.len().min(cap - 1);
     // SAFETY: n + 1 <= cap bytes of `dst` are writable; `src` is a distinct Rust buffer.
-    std::ptr::copy_nonoverlapping(src.as_ptr() as *const c_char, dst, n);
-    *dst.add(n) = 0;
+    unsafe {
+        std::ptr::copy_nonoverlapping(src.as_ptr() as *const c_char, dst, n);
+        *dst.add(n) = 0;
+    }
 }
 
 export! {
     fn MPI_Info_create / PMPI_Info_create (info: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let o = out(info, "info")?;
-        *o = new_handle(Info::new())?;
+        let h = new_handle(Info::new())?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Info for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 
@@ -118,22 +113,24 @@ export! {
     /// so `argc` and `argv` are not used.
     fn MPI_Info_create_env / PMPI_Info_create_env (argc: c_int, argv: *mut *mut c_char, info: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let o = out(info, "info")?;
-        *o = new_handle(env_snapshot())?;
+        let h = new_handle(env_snapshot())?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Info for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 
     fn MPI_Info_set / PMPI_Info_set (info: MPI_Info, key: *const c_char, value: *const c_char) on comm MPI_COMM_SELF => {
-        let k = key_bytes(key)?;
-        if value.is_null() {
-            return Err(err(MPI_ERR_ARG, "the info value is NULL"));
-        }
-        let v = CStr::from_ptr(value).to_bytes();
+        // SAFETY: the standard makes `key` a NUL-terminated string (NULL is rejected).
+        let k = unsafe { key_bytes(key)? };
+        // SAFETY: the standard makes `value` a NUL-terminated string (NULL is rejected).
+        let v = unsafe { c_str(value, "the info value")? }.to_bytes();
         check_value(v)?;
         write(info, |i| i.set(k, v))
     }
 
     fn MPI_Info_delete / PMPI_Info_delete (info: MPI_Info, key: *const c_char) on comm MPI_COMM_SELF => {
-        let k = key_bytes(key)?;
+        // SAFETY: the standard makes `key` a NUL-terminated string (NULL is rejected).
+        let k = unsafe { key_bytes(key)? };
         if !write(info, |i| i.delete(k))? {
             return Err(err(MPI_ERR_INFO_NOKEY, format!("the info object has no key \"{}\"", String::from_utf8_lossy(k))));
         }
@@ -143,28 +140,37 @@ export! {
     /// Deprecated in MPI 4.0 for MPI_Info_get_string. A value longer than `valuelen` is cut to
     /// `valuelen` bytes (plus the terminator: `value` must hold `valuelen + 1` bytes).
     fn MPI_Info_get / PMPI_Info_get (info: MPI_Info, key: *const c_char, valuelen: c_int, value: *mut c_char, flag: *mut c_int) on comm MPI_COMM_SELF => {
-        let k = key_bytes(key)?;
+        // SAFETY: the standard makes `key` a NUL-terminated string (NULL is rejected).
+        let k = unsafe { key_bytes(key)? };
         if valuelen < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid valuelen {valuelen}: must be non-negative")));
         }
         let value = out(value, "value")?;
         let flag = out(flag, "flag")?;
         let found = read(info, |i| i.get(k).map(<[u8]>::to_vec))?;
-        *flag = found.is_some() as c_int;
-        if let Some(v) = found {
-            put_string(value, valuelen as usize + 1, &v);
+        // SAFETY: both checked non-NULL above; the caller passes an int for the flag and, as
+        // documented above, `valuelen + 1` chars for the value.
+        unsafe {
+            *flag = found.is_some() as c_int;
+            if let Some(v) = found {
+                put_string(value, valuelen as usize + 1, &v);
+            }
         }
         Ok(())
     }
 
     fn MPI_Info_get_valuelen / PMPI_Info_get_valuelen (info: MPI_Info, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int) on comm MPI_COMM_SELF => {
-        let k = key_bytes(key)?;
+        // SAFETY: the standard makes `key` a NUL-terminated string (NULL is rejected).
+        let k = unsafe { key_bytes(key)? };
         let valuelen = out(valuelen, "valuelen")?;
         let flag = out(flag, "flag")?;
         let len = read(info, |i| i.get(k).map(<[u8]>::len))?;
-        *flag = len.is_some() as c_int;
-        if let Some(n) = len {
-            *valuelen = n as c_int;
+        // SAFETY: both checked non-NULL above; the caller passes two ints.
+        unsafe {
+            *flag = len.is_some() as c_int;
+            if let Some(n) = len {
+                *valuelen = n as c_int;
+            }
         }
         Ok(())
     }
@@ -173,10 +179,12 @@ export! {
     /// cut to `*buflen - 1` bytes plus a terminator (nothing is written when `*buflen` is 0, and
     /// `value` may then be NULL) and `*buflen` becomes the length of the whole value plus one.
     fn MPI_Info_get_string / PMPI_Info_get_string (info: MPI_Info, key: *const c_char, buflen: *mut c_int, value: *mut c_char, flag: *mut c_int) on comm MPI_COMM_SELF => {
-        let k = key_bytes(key)?;
+        // SAFETY: the standard makes `key` a NUL-terminated string (NULL is rejected).
+        let k = unsafe { key_bytes(key)? };
         let buflen = out(buflen, "buflen")?;
         let flag = out(flag, "flag")?;
-        let cap = *buflen;
+        // SAFETY: checked non-NULL above; the caller passes an int, the size of `value`.
+        let cap = unsafe { *buflen };
         if cap < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid *buflen {cap}: must be non-negative")));
         }
@@ -184,19 +192,25 @@ export! {
             return Err(err(MPI_ERR_ARG, format!("value is NULL with *buflen = {cap}")));
         }
         let found = read(info, |i| i.get(k).map(<[u8]>::to_vec))?;
-        *flag = found.is_some() as c_int;
-        if let Some(v) = found {
-            if cap > 0 {
-                put_string(value, cap as usize, &v);
+        // SAFETY: `flag` and `buflen` checked non-NULL above (two ints); `value` holds `cap`
+        // chars, and is non-NULL when `cap` > 0 (checked above).
+        unsafe {
+            *flag = found.is_some() as c_int;
+            if let Some(v) = found {
+                if cap > 0 {
+                    put_string(value, cap as usize, &v);
+                }
+                *buflen = v.len() as c_int + 1;
             }
-            *buflen = v.len() as c_int + 1;
         }
         Ok(())
     }
 
     fn MPI_Info_get_nkeys / PMPI_Info_get_nkeys (info: MPI_Info, nkeys: *mut c_int) on comm MPI_COMM_SELF => {
         let o = out(nkeys, "nkeys")?;
-        *o = read(info, Info::nkeys)? as c_int;
+        let n = read(info, Info::nkeys)? as c_int;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *o = n };
         Ok(())
     }
 
@@ -205,7 +219,8 @@ export! {
         let key = out(key, "key")?;
         let (k, nkeys) = read(info, |i| (usize::try_from(n).ok().and_then(|n| i.nth_key(n)).map(<[u8]>::to_vec), i.nkeys()))?;
         let k = k.ok_or_else(|| err(MPI_ERR_ARG, format!("invalid key number {n}: the info object has {nkeys} keys (0..{nkeys})")))?;
-        put_string(key, MPI_MAX_INFO_KEY + 1, &k);
+        // SAFETY: checked non-NULL above; the standard makes `key` hold MPI_MAX_INFO_KEY + 1 chars.
+        unsafe { put_string(key, MPI_MAX_INFO_KEY + 1, &k) };
         Ok(())
     }
 
@@ -213,19 +228,24 @@ export! {
     fn MPI_Info_dup / PMPI_Info_dup (info: MPI_Info, newinfo: *mut MPI_Info) on comm MPI_COMM_SELF => {
         let copy = read(info, Info::clone)?;
         let o = out(newinfo, "newinfo")?;
-        *o = new_handle(copy)?;
+        let h = new_handle(copy)?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Info for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 
     fn MPI_Info_free / PMPI_Info_free (info: *mut MPI_Info) on comm MPI_COMM_SELF => {
-        let h = out(info, "info")?;
-        if *h != MPI_INFO_ENV {
-            let i = user_index(*h)?;
+        let p = out(info, "info")?;
+        // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Info.
+        let h = unsafe { *p };
+        if h != MPI_INFO_ENV {
+            let i = user_index(h)?;
             if !instance::infos()?.remove(i) {
-                return Err(stale(*h));
+                return Err(stale(h));
             }
         }
-        *h = MPI_INFO_NULL;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *p = MPI_INFO_NULL };
         Ok(())
     }
 }
@@ -242,7 +262,9 @@ export! {
         let c = super::check::comm(super::check::universe()?, comm)?;
         let o = out(info_used, "info_used")?;
         let hints = c.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        *o = new_handle(hints)?;
+        let h = new_handle(hints)?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Info for the new handle.
+        unsafe { *o = h };
         Ok(())
     }
 }

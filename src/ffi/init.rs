@@ -1,8 +1,6 @@
 //! Environment management: init, finalize, abort, versions, timers, error strings.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::pointer_args::out;
 use crate::abi::*;
 use crate::error::err;
 use crate::ffi::error_codes::{class_of, string_of};
@@ -20,16 +18,13 @@ pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), "
 /// `dst` must be writable for `cap` bytes.
 pub unsafe fn write_cstr(dst: *mut c_char, cap: usize, s: &str) -> usize {
     let n = s.len().min(cap.saturating_sub(1));
-    std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, dst, n);
-    *dst.add(n) = 0;
-    n
-}
-
-fn not_null<T>(p: *const T, what: &str) -> crate::error::MpiResult {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
+    // SAFETY: `n + 1` bytes, at most `cap`, of `dst` are writable (contract); `s` is a Rust
+    // string, not in the caller's buffer.
+    unsafe {
+        std::ptr::copy_nonoverlapping(s.as_ptr() as *const c_char, dst, n);
+        *dst.add(n) = 0;
     }
-    Ok(())
+    n
 }
 
 static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
@@ -46,13 +41,14 @@ export! {
     }
 
     fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on comm MPI_COMM_WORLD => {
-        not_null(provided, "provided")?;
+        let provided = out(provided, "provided")?;
         let Some(level) = crate::abi::thread_level(required) else {
             return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
         };
         epoch();
         let u = instance::init(level, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
-        *provided = crate::abi::thread_level_value(u.thread_level);
+        // SAFETY: checked non-NULL above; the caller passes an int for the level provided.
+        unsafe { *provided = crate::abi::thread_level_value(u.thread_level) };
         Ok(())
     }
 
@@ -60,21 +56,26 @@ export! {
         // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
         // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/attr.rs).
         let u = instance::get()?;
-        super::attr::delete_all(u, MPI_COMM_SELF)?;
-        super::attr::delete_all(u, MPI_COMM_WORLD)?;
+        // SAFETY: the callbacks called are the application's, registered with their keyvals.
+        unsafe {
+            super::attr::delete_all(u, MPI_COMM_SELF)?;
+            super::attr::delete_all(u, MPI_COMM_WORLD)?;
+        }
         crate::monitoring::dump::at_finalize(u.rank, u.size);
         instance::finalize()
     }
 
     fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(flag, "flag")?;
-        *flag = instance::initialized() as c_int;
+        let flag = out(flag, "flag")?;
+        // SAFETY: checked non-NULL above; the caller passes an int for the flag.
+        unsafe { *flag = instance::initialized() as c_int };
         Ok(())
     }
 
     fn MPI_Finalized / PMPI_Finalized (flag: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(flag, "flag")?;
-        *flag = instance::finalized() as c_int;
+        let flag = out(flag, "flag")?;
+        // SAFETY: checked non-NULL above; the caller passes an int for the flag.
+        unsafe { *flag = instance::finalized() as c_int };
         Ok(())
     }
 
@@ -85,55 +86,72 @@ export! {
     }
 
     fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(provided, "provided")?;
-        *provided = crate::abi::thread_level_value(check::universe()?.thread_level);
+        let provided = out(provided, "provided")?;
+        let level = crate::abi::thread_level_value(check::universe()?.thread_level);
+        // SAFETY: checked non-NULL above; the caller passes an int for the level.
+        unsafe { *provided = level };
         Ok(())
     }
 
     fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(flag, "flag")?;
-        *flag = (check::universe()?.main_thread == crate::runtime::job::caller_id()) as c_int;
+        let flag = out(flag, "flag")?;
+        let main = check::universe()?.main_thread == crate::runtime::job::caller_id();
+        // SAFETY: checked non-NULL above; the caller passes an int for the flag.
+        unsafe { *flag = main as c_int };
         Ok(())
     }
 
     fn MPI_Get_version / PMPI_Get_version (version: *mut c_int, subversion: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(version, "version")?;
-        not_null(subversion, "subversion")?;
-        *version = MPI_VERSION;
-        *subversion = MPI_SUBVERSION;
+        let version = out(version, "version")?;
+        let subversion = out(subversion, "subversion")?;
+        // SAFETY: both checked non-NULL above; the caller passes two ints.
+        unsafe {
+            *version = MPI_VERSION;
+            *subversion = MPI_SUBVERSION;
+        }
         Ok(())
     }
 
     fn MPI_Get_library_version / PMPI_Get_library_version (version: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(version, "version")?;
-        not_null(resultlen, "resultlen")?;
-        *resultlen = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING, LIBRARY_VERSION) as c_int;
+        let version = out(version, "version")?;
+        let resultlen = out(resultlen, "resultlen")?;
+        // SAFETY: both checked non-NULL above; the standard makes `version` hold
+        // MPI_MAX_LIBRARY_VERSION_STRING chars and `resultlen` an int.
+        unsafe { *resultlen = write_cstr(version, MPI_MAX_LIBRARY_VERSION_STRING, LIBRARY_VERSION) as c_int };
         Ok(())
     }
 
     fn MPI_Get_processor_name / PMPI_Get_processor_name (name: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(name, "name")?;
-        not_null(resultlen, "resultlen")?;
-        let mut buf = [0 as c_char; 256];
-        if libc::gethostname(buf.as_mut_ptr(), buf.len()) != 0 {
+        let name = out(name, "name")?;
+        let resultlen = out(resultlen, "resultlen")?;
+        let mut buf = [0u8; 256];
+        // SAFETY: gethostname writes at most `len` bytes into the local buffer; the last byte is
+        // left out so that it stays a terminator.
+        if unsafe { libc::gethostname(buf.as_mut_ptr() as *mut c_char, buf.len() - 1) } != 0 {
             return Err(err(MPI_ERR_OTHER, format!("gethostname failed: {}", std::io::Error::last_os_error())));
         }
-        let host = std::ffi::CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
-        *resultlen = write_cstr(name, MPI_MAX_PROCESSOR_NAME, &host) as c_int;
+        let host = std::ffi::CStr::from_bytes_until_nul(&buf).map_or_else(|_| String::new(), |h| h.to_string_lossy().into_owned());
+        // SAFETY: both checked non-NULL above; the standard makes `name` hold
+        // MPI_MAX_PROCESSOR_NAME chars and `resultlen` an int.
+        unsafe { *resultlen = write_cstr(name, MPI_MAX_PROCESSOR_NAME, &host) as c_int };
         Ok(())
     }
 
     fn MPI_Error_class / PMPI_Error_class (errorcode: c_int, errorclass: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(errorclass, "errorclass")?;
-        *errorclass = class_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+        let errorclass = out(errorclass, "errorclass")?;
+        let class = class_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
+        // SAFETY: checked non-NULL above; the caller passes an int for the class.
+        unsafe { *errorclass = class };
         Ok(())
     }
 
     fn MPI_Error_string / PMPI_Error_string (errorcode: c_int, string: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
-        not_null(string, "string")?;
-        not_null(resultlen, "resultlen")?;
+        let string = out(string, "string")?;
+        let resultlen = out(resultlen, "resultlen")?;
         let s = string_of(errorcode).ok_or_else(|| err(MPI_ERR_ARG, format!("{errorcode} is not a valid error code")))?;
-        *resultlen = write_cstr(string, MPI_MAX_ERROR_STRING, &s) as c_int;
+        // SAFETY: both checked non-NULL above; the standard makes `string` hold
+        // MPI_MAX_ERROR_STRING chars and `resultlen` an int.
+        unsafe { *resultlen = write_cstr(string, MPI_MAX_ERROR_STRING, &s) as c_int };
         Ok(())
     }
 }

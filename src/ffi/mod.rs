@@ -29,6 +29,7 @@ pub mod op;
 pub mod init;
 pub mod p2p;
 pub mod pack;
+pub mod pointer_args;
 pub mod request;
 pub mod rma;
 pub mod rma_attr;

@@ -1,9 +1,10 @@
 //! The MPI_T boundary (MPI 4.1 chapter 15): pointer checks, handle conversion, string rules; the
 //! engine is `crate::mpit`. MPI_T calls return their error code and never call error handlers,
 //! so they use `export!`'s `on tool` form.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
+//!
+//! The SAFETY comments below rely on the standard's rules for MPI_T arguments: an out-argument is
+//! NULL (then `out` skips it, or `need` rejects it) or points to the type its prototype gives, and
+//! a string buffer holds `*len` chars (section 15.3.3, `strings::put`).
 use crate::abi::{MPI_Aint, MPI_Comm, MPI_Count, MPI_Datatype, MPI_Info, MPI_T_cb_safety, MPI_T_cvar_handle, MPI_T_enum, MPI_T_event_cb_function, MPI_T_event_dropped_cb_function, MPI_T_event_free_cb_function, MPI_T_event_instance, MPI_T_event_registration, MPI_T_pvar_handle, MPI_T_pvar_session, MPI_T_source_order, MPI_THREAD_MULTIPLE};
 use crate::abi::datatypes::basic_handle;
 use crate::datatype::basic::Basic;
@@ -123,7 +124,8 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
 export! {
     fn MPI_T_init_thread / PMPI_T_init_thread (required: c_int, provided: *mut c_int) on tool => {
         mpit::init();
-        out(provided, MPI_THREAD_MULTIPLE);
+        // SAFETY: `provided` is NULL (skipped) or an int.
+        unsafe { out(provided, MPI_THREAD_MULTIPLE) };
         Ok(())
     }
 
@@ -136,8 +138,11 @@ export! {
     fn MPI_T_enum_get_info / PMPI_T_enum_get_info (enumtype: MPI_T_enum, num: *mut c_int, name: *mut c_char, name_len: *mut c_int) on tool => {
         ready()?;
         let e = enum_of(enumtype)?;
-        out(num, e.items.len() as c_int);
-        strings::put(&e.name, name, name_len);
+        // SAFETY: `num` is NULL (skipped) or an int; `name` holds `*name_len` chars.
+        unsafe {
+            out(num, e.items.len() as c_int);
+            strings::put(&e.name, name, name_len);
+        }
         Ok(())
     }
 
@@ -145,8 +150,11 @@ export! {
         ready()?;
         let e = enum_of(enumtype)?;
         let (v, n) = &e.items[mpit::index(indx, e.items.len()).map_err(|_| ErrorClass::TInvalidItem)?];
-        out(value, *v);
-        strings::put(n, name, name_len);
+        // SAFETY: `value` is NULL (skipped) or an int; `name` holds `*name_len` chars.
+        unsafe {
+            out(value, *v);
+            strings::put(n, name, name_len);
+        }
         Ok(())
     }
 
@@ -155,27 +163,35 @@ export! {
     fn MPI_T_cvar_get_num / PMPI_T_cvar_get_num (num_cvar: *mut c_int) on tool => {
         ready()?;
         need(num_cvar)?;
-        out(num_cvar, cvars::all().len() as c_int);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_cvar, cvars::all().len() as c_int) };
         Ok(())
     }
 
     fn MPI_T_cvar_get_info / PMPI_T_cvar_get_info (cvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, scope: *mut c_int) on tool => {
         ready()?;
         let c = &cvars::all()[mpit::index(cvar_index, cvars::all().len())?];
-        strings::put(&c.name, name, name_len);
-        out(verbosity, c.verbosity.mpich());
-        out(datatype, basic_handle(cvars::DATATYPE));
-        out(enumtype, enum_handle(c.enumtype));
-        strings::put(&c.desc, desc, desc_len);
-        out(bind, cvars::BIND.mpich());
-        out(scope, c.scope.mpich());
+        // SAFETY: each out-argument is NULL (skipped) or of its prototype's type; `name` and
+        // `desc` hold `*name_len` and `*desc_len` chars.
+        unsafe {
+            strings::put(&c.name, name, name_len);
+            out(verbosity, c.verbosity.mpich());
+            out(datatype, basic_handle(cvars::DATATYPE));
+            out(enumtype, enum_handle(c.enumtype));
+            strings::put(&c.desc, desc, desc_len);
+            out(bind, cvars::BIND.mpich());
+            out(scope, c.scope.mpich());
+        }
         Ok(())
     }
 
     fn MPI_T_cvar_get_index / PMPI_T_cvar_get_index (name: *const c_char, cvar_index: *mut c_int) on tool => {
         ready()?;
         need(cvar_index)?;
-        out(cvar_index, cvars::get_index(name_arg(name)?)? as c_int);
+        // SAFETY: `name` is a NUL-terminated string (NULL is rejected).
+        let i = cvars::get_index(unsafe { name_arg(name)? })? as c_int;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(cvar_index, i) };
         Ok(())
     }
 
@@ -184,16 +200,21 @@ export! {
         need(handle)?;
         need(count)?;
         let i = mpit::index(cvar_index, cvars::all().len())?;
-        out(handle, (i + 1) as MPI_T_cvar_handle);
-        out(count, 1);
+        // SAFETY: both checked non-NULL above; the caller passes a handle and an int.
+        unsafe {
+            out(handle, (i + 1) as MPI_T_cvar_handle);
+            out(count, 1);
+        }
         Ok(())
     }
 
     fn MPI_T_cvar_handle_free / PMPI_T_cvar_handle_free (handle: *mut MPI_T_cvar_handle) on tool => {
         ready()?;
         need(handle)?;
-        cvar_of(*handle)?;
-        *handle = std::ptr::null_mut();
+        // SAFETY: checked non-NULL above; the caller passes its handle.
+        cvar_of(unsafe { *handle })?;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *handle = std::ptr::null_mut() };
         Ok(())
     }
 
@@ -201,7 +222,8 @@ export! {
         ready()?;
         let c = cvar_of(handle)?;
         need(buf)?;
-        out(buf as *mut c_int, c.read());
+        // SAFETY: checked non-NULL above; the buffer holds the variable's one int (count 1).
+        unsafe { out(buf as *mut c_int, c.read()) };
         Ok(())
     }
 
@@ -209,7 +231,8 @@ export! {
         ready()?;
         let c = cvar_of(handle)?;
         need(buf)?;
-        c.write(*(buf as *const c_int))
+        // SAFETY: checked non-NULL above; the buffer holds the variable's one int (count 1).
+        c.write(unsafe { *(buf as *const c_int) })
     }
 
     // ---------------------------------------------------------------- performance variables
@@ -217,48 +240,61 @@ export! {
     fn MPI_T_pvar_get_num / PMPI_T_pvar_get_num (num_pvar: *mut c_int) on tool => {
         ready()?;
         need(num_pvar)?;
-        out(num_pvar, pvars::PVARS.len() as c_int);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_pvar, pvars::PVARS.len() as c_int) };
         Ok(())
     }
 
     fn MPI_T_pvar_get_info / PMPI_T_pvar_get_info (pvar_index: c_int, name: *mut c_char, name_len: *mut c_int, verbosity: *mut c_int, var_class: *mut c_int, datatype: *mut MPI_Datatype, enumtype: *mut MPI_T_enum, desc: *mut c_char, desc_len: *mut c_int, bind: *mut c_int, readonly: *mut c_int, continuous: *mut c_int, atomic: *mut c_int) on tool => {
         ready()?;
         let p = &pvars::PVARS[mpit::index(pvar_index, pvars::PVARS.len())?];
-        strings::put(p.name, name, name_len);
-        out(verbosity, p.verbosity.mpich());
-        out(var_class, p.class.mpich());
-        out(datatype, basic_handle(p.datatype));
-        out(enumtype, enum_handle((p.source == pvars::Source::MonitoringState).then(enums::monitoring_state)));
-        strings::put(p.desc, desc, desc_len);
-        out(bind, p.bind.mpich());
-        out(readonly, p.readonly as c_int);
-        out(continuous, p.continuous as c_int);
-        out(atomic, p.atomic as c_int);
+        let enumtype_value = enum_handle((p.source == pvars::Source::MonitoringState).then(enums::monitoring_state));
+        // SAFETY: each out-argument is NULL (skipped) or of its prototype's type; `name` and
+        // `desc` hold `*name_len` and `*desc_len` chars.
+        unsafe {
+            strings::put(p.name, name, name_len);
+            out(verbosity, p.verbosity.mpich());
+            out(var_class, p.class.mpich());
+            out(datatype, basic_handle(p.datatype));
+            out(enumtype, enumtype_value);
+            strings::put(p.desc, desc, desc_len);
+            out(bind, p.bind.mpich());
+            out(readonly, p.readonly as c_int);
+            out(continuous, p.continuous as c_int);
+            out(atomic, p.atomic as c_int);
+        }
         Ok(())
     }
 
     fn MPI_T_pvar_get_index / PMPI_T_pvar_get_index (name: *const c_char, var_class: c_int, pvar_index: *mut c_int) on tool => {
         ready()?;
         need(pvar_index)?;
-        let name = name_arg(name)?;
+        // SAFETY: `name` is a NUL-terminated string (NULL is rejected).
+        let name = unsafe { name_arg(name)? };
         // A value that names no class matches no variable.
         let class = PvarClass::from_mpich(var_class).ok_or(ErrorClass::TInvalidName)?;
-        out(pvar_index, pvars::get_index(name, class)? as c_int);
+        let i = pvars::get_index(name, class)? as c_int;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(pvar_index, i) };
         Ok(())
     }
 
     fn MPI_T_pvar_session_create / PMPI_T_pvar_session_create (session: *mut MPI_T_pvar_session) on tool => {
         ready()?;
         need(session)?;
-        *session = session::session_create()? as MPI_T_pvar_session;
+        let s = session::session_create()? as MPI_T_pvar_session;
+        // SAFETY: checked non-NULL above; the caller passes a session handle to set.
+        unsafe { *session = s };
         Ok(())
     }
 
     fn MPI_T_pvar_session_free / PMPI_T_pvar_session_free (session: *mut MPI_T_pvar_session) on tool => {
         ready()?;
         need(session)?;
-        session::session_free(session_id(*session)?)?;
-        *session = std::ptr::null_mut();
+        // SAFETY: checked non-NULL above; the caller passes its session handle.
+        session::session_free(session_id(unsafe { *session })?)?;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *session = std::ptr::null_mut() };
         Ok(())
     }
 
@@ -268,18 +304,24 @@ export! {
         let i = mpit::index(pvar_index, pvars::PVARS.len())?;
         need(handle)?;
         need(count)?;
-        let b = bind(&pvars::PVARS[i], obj_handle)?;
+        // SAFETY: for a communicator variable `obj_handle` is NULL (rejected) or an MPI_Comm*.
+        let b = unsafe { bind(&pvars::PVARS[i], obj_handle)? };
         let (h, n) = session::handle_alloc(s, i, b)?;
-        *handle = h as MPI_T_pvar_handle;
-        *count = n as c_int;
+        // SAFETY: both checked non-NULL above; the caller passes a handle and an int.
+        unsafe {
+            *handle = h as MPI_T_pvar_handle;
+            *count = n as c_int;
+        }
         Ok(())
     }
 
     fn MPI_T_pvar_handle_free / PMPI_T_pvar_handle_free (session: MPI_T_pvar_session, handle: *mut MPI_T_pvar_handle) on tool => {
         ready()?;
         need(handle)?;
-        session::handle_free(session_id(session)?, one_handle(*handle)?)?;
-        *handle = std::ptr::null_mut();
+        // SAFETY: checked non-NULL above; the caller passes its handle.
+        session::handle_free(session_id(session)?, one_handle(unsafe { *handle })?)?;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *handle = std::ptr::null_mut() };
         Ok(())
     }
 
@@ -294,11 +336,13 @@ export! {
     }
 
     fn MPI_T_pvar_read / PMPI_T_pvar_read (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) on tool => {
-        read_into(session, handle, buf, false)
+        // SAFETY: `buf` holds the handle's count of elements of the variable's datatype.
+        unsafe { read_into(session, handle, buf, false) }
     }
 
     fn MPI_T_pvar_readreset / PMPI_T_pvar_readreset (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *mut c_void) on tool => {
-        read_into(session, handle, buf, true)
+        // SAFETY: `buf` holds the handle's count of elements of the variable's datatype.
+        unsafe { read_into(session, handle, buf, true) }
     }
 
     fn MPI_T_pvar_write / PMPI_T_pvar_write (session: MPI_T_pvar_session, handle: MPI_T_pvar_handle, buf: *const c_void) on tool => {
@@ -313,9 +357,11 @@ export! {
         let w = if p.datatype == Basic::Char {
             // The flush variable takes a file name; an empty string (or, as Open MPI, a pointer
             // to a NULL pointer, whose first byte is 0) clears it.
-            session::Written::Name(CStr::from_ptr(buf as *const c_char).to_string_lossy().into_owned())
+            // SAFETY: checked non-NULL above; a char variable's buffer is a NUL-terminated string.
+            session::Written::Name(unsafe { CStr::from_ptr(buf as *const c_char) }.to_string_lossy().into_owned())
         } else {
-            session::Written::Value(*(buf as *const u64))
+            // SAFETY: checked non-NULL above; the other variables hold one 8-byte value.
+            session::Written::Value(unsafe { *(buf as *const u64) })
         };
         session::write(s, h, w)
     }
@@ -330,65 +376,79 @@ export! {
     fn MPI_T_category_get_num / PMPI_T_category_get_num (num_cat: *mut c_int) on tool => {
         ready()?;
         need(num_cat)?;
-        out(num_cat, categories::all().len() as c_int);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_cat, categories::all().len() as c_int) };
         Ok(())
     }
 
     fn MPI_T_category_get_info / PMPI_T_category_get_info (cat_index: c_int, name: *mut c_char, name_len: *mut c_int, desc: *mut c_char, desc_len: *mut c_int, num_cvars: *mut c_int, num_pvars: *mut c_int, num_categories: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
-        strings::put(c.name, name, name_len);
-        strings::put(c.desc, desc, desc_len);
-        out(num_cvars, c.cvars.len() as c_int);
-        out(num_pvars, c.pvars.len() as c_int);
-        out(num_categories, 0);
+        // SAFETY: each out-argument is NULL (skipped) or an int; `name` and `desc` hold
+        // `*name_len` and `*desc_len` chars.
+        unsafe {
+            strings::put(c.name, name, name_len);
+            strings::put(c.desc, desc, desc_len);
+            out(num_cvars, c.cvars.len() as c_int);
+            out(num_pvars, c.pvars.len() as c_int);
+            out(num_categories, 0);
+        }
         Ok(())
     }
 
     fn MPI_T_category_get_index / PMPI_T_category_get_index (name: *const c_char, cat_index: *mut c_int) on tool => {
         ready()?;
         need(cat_index)?;
-        out(cat_index, categories::get_index(name_arg(name)?)? as c_int);
+        // SAFETY: `name` is a NUL-terminated string (NULL is rejected).
+        let i = categories::get_index(unsafe { name_arg(name)? })? as c_int;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(cat_index, i) };
         Ok(())
     }
 
     fn MPI_T_category_get_cvars / PMPI_T_category_get_cvars (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
-        put_indices(&c.cvars, len, indices)
+        // SAFETY: `indices` holds `len` ints.
+        unsafe { put_indices(&c.cvars, len, indices) }
     }
 
     fn MPI_T_category_get_pvars / PMPI_T_category_get_pvars (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         let c = &categories::all()[mpit::index(cat_index, categories::all().len())?];
-        put_indices(&c.pvars, len, indices)
+        // SAFETY: `indices` holds `len` ints.
+        unsafe { put_indices(&c.pvars, len, indices) }
     }
 
     fn MPI_T_category_get_categories / PMPI_T_category_get_categories (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
-        put_indices(&[], len, indices)
+        // SAFETY: `indices` holds `len` ints (none is written).
+        unsafe { put_indices(&[], len, indices) }
     }
 
     fn MPI_T_category_get_num_events / PMPI_T_category_get_num_events (cat_index: c_int, num_events: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
         need(num_events)?;
-        out(num_events, 0);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_events, 0) };
         Ok(())
     }
 
     fn MPI_T_category_get_events / PMPI_T_category_get_events (cat_index: c_int, len: c_int, indices: *mut c_int) on tool => {
         ready()?;
         mpit::index(cat_index, categories::all().len())?;
-        put_indices(&[], len, indices)
+        // SAFETY: `indices` holds `len` ints (none is written).
+        unsafe { put_indices(&[], len, indices) }
     }
 
     fn MPI_T_category_changed / PMPI_T_category_changed (update_number: *mut c_int) on tool => {
         ready()?;
         need(update_number)?;
         // The variables and categories never change after start-up.
-        out(update_number, 0);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(update_number, 0) };
         Ok(())
     }
 
@@ -397,7 +457,8 @@ export! {
     fn MPI_T_source_get_num / PMPI_T_source_get_num (num_sources: *mut c_int) on tool => {
         ready()?;
         need(num_sources)?;
-        out(num_sources, 0);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_sources, 0) };
         Ok(())
     }
 
@@ -414,7 +475,8 @@ export! {
     fn MPI_T_event_get_num / PMPI_T_event_get_num (num_events: *mut c_int) on tool => {
         ready()?;
         need(num_events)?;
-        out(num_events, 0);
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { out(num_events, 0) };
         Ok(())
     }
 
@@ -425,7 +487,8 @@ export! {
 
     fn MPI_T_event_get_index / PMPI_T_event_get_index (name: *const c_char, event_index: *mut c_int) on tool => {
         ready()?;
-        name_arg(name)?;
+        // SAFETY: `name` is a NUL-terminated string (NULL is rejected).
+        unsafe { name_arg(name)? };
         Err(ErrorClass::TInvalidName)
     }
 

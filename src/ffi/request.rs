@@ -1,30 +1,24 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check::{self, req_ref, write_status, ReqRef};
+use super::pointer_args::{input, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
 use crate::p2p::{ReqId, Status};
 use std::os::raw::c_int;
 
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
-
 /// Resolves an array of request handles: None for MPI_REQUEST_NULL and (already complete)
 /// MPI_PROC_NULL requests, which are handled by the caller.
+///
+/// # Safety
+/// `reqs` is NULL or holds `count` request handles.
 unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Vec<ReqRef>> {
     let n = check::count(count)?;
-    if n > 0 && reqs.is_null() {
-        return Err(err(MPI_ERR_ARG, "array_of_requests is NULL"));
-    }
+    // SAFETY: `count` handles at `reqs` (this function's contract); the slice is dropped before
+    // anyone writes them.
+    let handles = unsafe { input(reqs as *const MPI_Request, n, "array_of_requests")? };
     let u = check::universe()?;
-    (0..n).map(|i| req_ref(u, *reqs.add(i))).collect()
+    handles.iter().map(|&h| req_ref(u, h)).collect()
 }
 
 fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
@@ -33,10 +27,14 @@ fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
 
 /// Sets the user's handle after completion: persistent requests keep theirs (they only become
 /// inactive), every other request handle becomes MPI_REQUEST_NULL.
+///
+/// # Safety
+/// `h` points to the caller's request handle (writable).
 unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
     match r {
         ReqRef::Engine(_, true, _) => {}
-        _ => *h = MPI_REQUEST_NULL,
+        // SAFETY: this function's contract.
+        _ => unsafe { *h = MPI_REQUEST_NULL },
     }
 }
 
@@ -52,8 +50,10 @@ fn status_error(st: &Status) -> MpiResult {
     }
 }
 
-unsafe fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
-    if check::status_ignored(statuses) { statuses } else { statuses.add(i) }
+/// The `i`-th status of an array of statuses, or MPI_STATUSES_IGNORE if it is that. Only address
+/// arithmetic: whoever writes the status vouches for the array.
+fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
+    if check::status_ignored(statuses) { statuses } else { statuses.wrapping_add(i) }
 }
 
 /// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS,
@@ -70,17 +70,19 @@ export! {
     fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on comm check::failed_comm() => {
         let request = out(request, "request")?;
         let u = check::universe()?;
-        let r = req_ref(u, *request)?;
+        // SAFETY: checked non-NULL above; the caller passes its request handle.
+        let r = req_ref(u, unsafe { *request })?;
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id, _, _) => {
-                super::coll_launch::run_queued(u, id);
-                u.engine.wait(id)
-            }
+            ReqRef::Engine(id, _, _) => u.engine.wait(id),
         };
-        release_handle(request, r);
-        write_status(status, &st, false);
+        // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
+        // caller lets us write.
+        unsafe {
+            release_handle(request, r);
+            write_status(status, &st, false);
+        }
         status_error(&st)
     }
 
@@ -88,16 +90,22 @@ export! {
         let request = out(request, "request")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        let r = req_ref(u, *request)?;
+        // SAFETY: checked non-NULL above; the caller passes its request handle.
+        let r = req_ref(u, unsafe { *request })?;
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
             ReqRef::Engine(id, _, _) => u.engine.test(id),
         };
-        *flag = st.is_some() as c_int;
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *flag = st.is_some() as c_int };
         if let Some(st) = st {
-            release_handle(request, r);
-            write_status(status, &st, false);
+            // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
+            // caller lets us write.
+            unsafe {
+                release_handle(request, r);
+                write_status(status, &st, false);
+            }
             status_error(&st)?;
         }
         Ok(())
@@ -112,99 +120,136 @@ export! {
             ReqRef::ProcNull => Some(Status::proc_null()),
             ReqRef::Engine(id, _, _) => u.engine.peek_status(id),
         };
-        *flag = st.is_some() as c_int;
-        if let Some(st) = st {
-            write_status(status, &st, false);
+        // SAFETY: `flag` checked non-NULL above, an int; `status` is MPI_STATUS_IGNORE or a
+        // status the caller lets us write.
+        unsafe {
+            *flag = st.is_some() as c_int;
+            if let Some(st) = st {
+                write_status(status, &st, false);
+            }
         }
         Ok(())
     }
 
     fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let refs = resolve(count, array_of_requests)?;
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+        let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
-        for id in ids(&refs).into_iter().flatten() {
-            super::coll_launch::run_queued(u, id);
-        }
         let sts = u.engine.wait_all(&ids(&refs));
-        finish_all(&refs, sts, array_of_requests, array_of_statuses)
+        // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
+        // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
+        unsafe { finish_all(&refs, sts, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let refs = resolve(count, array_of_requests)?;
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+        let refs = unsafe { resolve(count, array_of_requests)? };
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let Some(sts) = u.engine.test_all(&ids(&refs)) else {
-            *flag = 0;
+            // SAFETY: checked non-NULL above; the caller passes an int.
+            unsafe { *flag = 0 };
             return Ok(());
         };
-        *flag = 1;
-        finish_all(&refs, sts, array_of_requests, array_of_statuses)
+        // SAFETY: as above.
+        unsafe { *flag = 1 };
+        // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
+        // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
+        unsafe { finish_all(&refs, sts, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let refs = resolve(count, array_of_requests)?;
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+        let refs = unsafe { resolve(count, array_of_requests)? };
         let index = out(index, "index")?;
         let u = check::universe()?;
-        if any_settled_without_engine(&refs, array_of_requests, index, status) {
+        // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
+        // (resolved above), `index` is an int (checked non-NULL above), `status` is
+        // MPI_STATUS_IGNORE or a status the caller lets us write.
+        if unsafe { any_settled_without_engine(&refs, array_of_requests, index, status) } {
             return Ok(());
         }
         // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
         let Some((i, st)) = u.engine.wait_any(&ids(&refs)) else {
-            *index = MPI_UNDEFINED;
-            write_status(status, &Status::empty(), false);
+            // SAFETY: see above.
+            unsafe {
+                *index = MPI_UNDEFINED;
+                write_status(status, &Status::empty(), false);
+            }
             return Ok(());
         };
-        release_handle(array_of_requests.add(i), refs[i]);
-        *index = i as c_int;
-        write_status(status, &st, false);
+        // SAFETY: see above; `i` < `count`.
+        unsafe {
+            release_handle(array_of_requests.add(i), refs[i]);
+            *index = i as c_int;
+            write_status(status, &st, false);
+        }
         status_error(&st)
     }
 
     fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let refs = resolve(count, array_of_requests)?;
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+        let refs = unsafe { resolve(count, array_of_requests)? };
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        if any_settled_without_engine(&refs, array_of_requests, index, status) {
-            *flag = 1;
+        // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
+        // (resolved above), `index` and `flag` are ints (checked non-NULL above), `status` is
+        // MPI_STATUS_IGNORE or a status the caller lets us write.
+        if unsafe { any_settled_without_engine(&refs, array_of_requests, index, status) } {
+            // SAFETY: see above.
+            unsafe { *flag = 1 };
             return Ok(());
         }
         // Complete at most one: the first active request that is done. Inactive persistent
         // requests count as null: none active means flag true and MPI_UNDEFINED.
         match u.engine.test_any(&ids(&refs)) {
             Some(Some((i, st))) => {
-                release_handle(array_of_requests.add(i), refs[i]);
-                *index = i as c_int;
-                *flag = 1;
-                write_status(status, &st, false);
+                // SAFETY: see above; `i` < `count`.
+                unsafe {
+                    release_handle(array_of_requests.add(i), refs[i]);
+                    *index = i as c_int;
+                    *flag = 1;
+                    write_status(status, &st, false);
+                }
                 status_error(&st)
             }
             Some(None) => {
-                *index = MPI_UNDEFINED;
-                *flag = 1;
-                write_status(status, &Status::empty(), false);
+                // SAFETY: see above.
+                unsafe {
+                    *index = MPI_UNDEFINED;
+                    *flag = 1;
+                    write_status(status, &Status::empty(), false);
+                }
                 Ok(())
             }
             None => {
-                *flag = 0;
-                *index = MPI_UNDEFINED;
+                // SAFETY: see above.
+                unsafe {
+                    *flag = 0;
+                    *index = MPI_UNDEFINED;
+                }
                 Ok(())
             }
         }
     }
 
     fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true)
+        // SAFETY: the arrays hold `incount` elements each (or are MPI_STATUSES_IGNORE), as the
+        // standard requires; `outcount` is an int (NULL pointers are rejected).
+        unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true) }
     }
 
     fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false)
+        // SAFETY: as in MPI_Waitsome.
+        unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false) }
     }
 
     fn MPI_Cancel / PMPI_Cancel (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
-        match req_ref(u, *request)? {
+        // SAFETY: checked non-NULL above; the caller passes its request handle.
+        match req_ref(u, unsafe { *request })? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
@@ -219,7 +264,8 @@ export! {
     fn MPI_Request_free / PMPI_Request_free (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
-        match req_ref(u, *request)? {
+        // SAFETY: checked non-NULL above; the caller passes its request handle.
+        match req_ref(u, unsafe { *request })? {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
             ReqRef::Engine(id, ..) => {
@@ -227,14 +273,16 @@ export! {
                 u.engine.free(id)
             }
         }
-        *request = MPI_REQUEST_NULL;
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *request = MPI_REQUEST_NULL };
         Ok(())
     }
 
     fn MPI_Start / PMPI_Start (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
         let request = out(request, "request")?;
         let u = check::universe()?;
-        match req_ref(u, *request)? {
+        // SAFETY: checked non-NULL above; the caller passes its request handle.
+        match req_ref(u, unsafe { *request })? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
             ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.engine.start(id)),
@@ -242,7 +290,8 @@ export! {
     }
 
     fn MPI_Startall / PMPI_Startall (count: c_int, array_of_requests: *mut MPI_Request) on comm MPI_COMM_WORLD => {
-        let refs = resolve(count, array_of_requests)?;
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+        let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
         for r in refs {
             match r {
@@ -263,14 +312,21 @@ export! {
 /// `reqs` holds `refs.len()` handles; `index` is writable; `status` is a status or IGNORE.
 unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> bool {
     if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
-        *reqs.add(i) = MPI_REQUEST_NULL;
-        *index = i as c_int;
-        write_status(status, &Status::proc_null(), false);
+        // SAFETY: `i` < `refs.len()`, the handles at `reqs`; `index` and `status` as this
+        // function's contract says.
+        unsafe {
+            *reqs.add(i) = MPI_REQUEST_NULL;
+            *index = i as c_int;
+            write_status(status, &Status::proc_null(), false);
+        }
         return true;
     }
     if refs.iter().all(|r| *r == ReqRef::Null) {
-        *index = MPI_UNDEFINED;
-        write_status(status, &Status::empty(), false);
+        // SAFETY: this function's contract.
+        unsafe {
+            *index = MPI_UNDEFINED;
+            write_status(status, &Status::empty(), false);
+        }
         return true;
     }
     false
@@ -279,6 +335,9 @@ unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, in
 /// Ends MPI_Waitall/MPI_Testall once every request is complete: releases the handles and writes the
 /// statuses; their MPI_ERROR fields are set only when the call returns MPI_ERR_IN_STATUS (MPI 4.1
 /// section 3.7.5).
+///
+/// # Safety
+/// `reqs` holds `refs.len()` handles; `statuses` is MPI_STATUSES_IGNORE or `refs.len()` statuses.
 unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
     let sts: Vec<Status> = refs
         .iter()
@@ -291,18 +350,28 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
         .collect();
     let errors = sts.iter().any(|st| st.error.is_some());
     for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
-        release_handle(reqs.add(i), *r);
-        write_status(status_at(statuses, i), st, errors);
+        // SAFETY: `i` < `refs.len()`: a handle and a status (or IGNORE) of this function's contract.
+        unsafe {
+            release_handle(reqs.add(i), *r);
+            write_status(status_at(statuses, i), st, errors);
+        }
     }
     in_status(sts.iter())
 }
 
+/// MPI_Waitsome (`block`) / MPI_Testsome.
+///
+/// # Safety
+/// `reqs` and `indices` are NULL or hold `incount` elements; `outcount` is NULL or an int;
+/// `statuses` is MPI_STATUSES_IGNORE or holds `incount` statuses.
 unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
-    let refs = resolve(incount, reqs)?;
+    // SAFETY: this function's contract.
+    let refs = unsafe { resolve(incount, reqs)? };
     let outcount = out(outcount, "outcount")?;
     let u = check::universe()?;
     if refs.iter().all(|r| *r == ReqRef::Null) {
-        *outcount = MPI_UNDEFINED;
+        // SAFETY: checked non-NULL above; an int by this function's contract.
+        unsafe { *outcount = MPI_UNDEFINED };
         return Ok(());
     }
     // Checked before anything completes: a completed request's status must never be lost.
@@ -316,17 +385,23 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     match more {
         Some(v) => done.extend(v),
         None if done.is_empty() => {
-            *outcount = MPI_UNDEFINED;
+            // SAFETY: as above.
+            unsafe { *outcount = MPI_UNDEFINED };
             return Ok(());
         }
         None => {}
     }
     let errors = done.iter().any(|(_, st)| st.error.is_some());
     for (k, (i, st)) in done.iter().enumerate() {
-        release_handle(reqs.add(*i), refs[*i]);
-        *indices.add(k) = *i as c_int;
-        write_status(status_at(statuses, k), st, errors);
+        // SAFETY: `k` <= `i` < `incount`: a handle, an index slot (`indices` checked non-NULL
+        // above) and a status (or IGNORE) of this function's contract.
+        unsafe {
+            release_handle(reqs.add(*i), refs[*i]);
+            *indices.add(k) = *i as c_int;
+            write_status(status_at(statuses, k), st, errors);
+        }
     }
-    *outcount = done.len() as c_int;
+    // SAFETY: checked non-NULL above; an int by this function's contract.
+    unsafe { *outcount = done.len() as c_int };
     in_status(done.iter().map(|(_, st)| st))
 }

@@ -7,10 +7,8 @@
 //! in `Instance::win_attrs`), keyed by window handle. Callbacks run with no lock held.
 //! Window keyval handles carry MPICH's window object bits (8 << 22) in the index, so a window
 //! keyval given to a communicator or datatype call (or the reverse) is an invalid keyval.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::pointer_args::out;
 use super::rma::win_of;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -76,18 +74,22 @@ pub unsafe fn delete_win_attrs(u: &Instance, win: MPI_Win) -> MpiResult {
 export! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval (win_copy_attr_fn: Option<MPI_Win_copy_attr_function>, win_delete_attr_fn: Option<MPI_Win_delete_attr_function>, win_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
-        let out = super::datatype::out(win_keyval, "win_keyval")?;
-        *out = keyval_handle(super::attr::attrs(u).wins.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
+        let win_keyval = out(win_keyval, "win_keyval")?;
+        let h = keyval_handle(super::attr::attrs(u).wins.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
+        // SAFETY: checked non-NULL above; the caller passes the address of an `int`.
+        unsafe { *win_keyval = h };
         Ok(())
     }
 
     fn MPI_Win_free_keyval / PMPI_Win_free_keyval (win_keyval: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
-        let out = super::datatype::out(win_keyval, "win_keyval")?;
-        let k = user_win_keyval(u, *out)?;
+        let win_keyval = out(win_keyval, "win_keyval")?;
+        // SAFETY: checked non-NULL above; the caller passes the address of its keyval, an `int`.
+        let k = user_win_keyval(u, unsafe { *win_keyval })?;
         // Attributes still set with it keep working and get their delete callback later.
         super::attr::attrs(u).wins.free_keyval(k);
-        *out = MPI_KEYVAL_INVALID;
+        // SAFETY: as above; the keyval argument is in-out.
+        unsafe { *win_keyval = MPI_KEYVAL_INVALID };
         Ok(())
     }
 }
@@ -98,7 +100,8 @@ export! {
         let k = user_win_keyval(u, win_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
         if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
-            call_delete(u, win, k, old)?;
+            // SAFETY: the callback is the application's, registered with its keyval.
+            unsafe { call_delete(u, win, k, old)? };
         }
         super::attr::attrs(u).wins.put(win, k, attribute_val as usize);
         Ok(())
@@ -109,29 +112,27 @@ export! {
         if flag.is_null() || attribute_val.is_null() {
             return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
         }
-        let slot = attribute_val as *mut *const c_void;
         // The predefined attributes: MPI_WIN_BASE is the base address itself, the others
         // pointers to their values (MPI 4.1 section 12.2.6), which live as long as the window.
-        let v: *const c_void = match win_keyval {
-            KEY_WIN_BASE => w.base as *const c_void,
-            KEY_WIN_SIZE => &w.size_attr as *const isize as *const c_void,
-            KEY_WIN_DISP_UNIT => &w.disp_unit_attr as *const i32 as *const c_void,
-            KEY_WIN_CREATE_FLAVOR => &w.flavor_attr as *const i32 as *const c_void,
-            KEY_WIN_MODEL => &w.model_attr as *const i32 as *const c_void,
+        let found: Option<*const c_void> = match win_keyval {
+            KEY_WIN_BASE => Some(w.base as *const c_void),
+            KEY_WIN_SIZE => Some(&w.size_attr as *const isize as *const c_void),
+            KEY_WIN_DISP_UNIT => Some(&w.disp_unit_attr as *const i32 as *const c_void),
+            KEY_WIN_CREATE_FLAVOR => Some(&w.flavor_attr as *const i32 as *const c_void),
+            KEY_WIN_MODEL => Some(&w.model_attr as *const i32 as *const c_void),
             _ => {
                 let k = user_win_keyval(u, win_keyval)?;
-                match super::attr::attrs(u).wins.get(win, k) {
-                    Some(v) => {
-                        *slot = v as *const c_void;
-                        *flag = 1;
-                    }
-                    None => *flag = 0,
-                }
-                return Ok(());
+                super::attr::attrs(u).wins.get(win, k).map(|v| v as *const c_void)
             }
         };
-        *slot = v;
-        *flag = 1;
+        // SAFETY: both checked non-NULL above; the caller passes the address of a `void *` and
+        // of an `int`.
+        unsafe {
+            if let Some(v) = found {
+                *(attribute_val as *mut *const c_void) = v;
+            }
+            *flag = found.is_some() as c_int;
+        }
         Ok(())
     }
 
@@ -139,7 +140,8 @@ export! {
         let (u, _) = win_of(win)?;
         let k = user_win_keyval(u, win_keyval)?;
         if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
-            call_delete(u, win, k, old)?;
+            // SAFETY: the callback is the application's, registered with its keyval.
+            unsafe { call_delete(u, win, k, old)? };
             super::attr::attrs(u).wins.remove(win, k);
         }
         Ok(())

@@ -5,10 +5,8 @@
 //! in `Instance::type_attrs`), keyed by datatype handle. Callbacks run with no lock held.
 //! Type keyval handles carry MPICH's datatype object bits (3 << 22) in the index, so a type keyval
 //! given to a communicator call (or the reverse) is an invalid keyval, not a different one.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::pointer_args::out;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -44,7 +42,7 @@ unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> M
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a type delete callback; it receives the values it
     // gave us (attribute value, extra_state), as the standard specifies.
-    let rc = f(dt, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void);
+    let rc = unsafe { f(dt, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void) };
     if rc != MPI_SUCCESS {
         return Err(super::attr::callback_error("type delete", keyval_handle(k), rc));
     }
@@ -59,7 +57,8 @@ unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> M
 pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
     let Ok(u) = check::universe() else { return Ok(()) };
     for (k, value) in super::attr::attrs(u).types.list(dt).into_iter().rev() {
-        call_delete(u, dt, k, value)?;
+        // SAFETY: the callback is the application's (this function's contract).
+        unsafe { call_delete(u, dt, k, value)? };
         super::attr::attrs(u).types.remove(dt, k);
     }
     Ok(())
@@ -80,10 +79,11 @@ pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult
         let mut flag: c_int = 0;
         // SAFETY: `f` is the application's copy callback; `out` and `flag` are valid locals it may
         // write (a `void *` and an `int`), the other arguments are its own values.
-        let rc = f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag);
+        let rc = unsafe { f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
         if rc != MPI_SUCCESS {
             let e = super::attr::callback_error("type copy", keyval_handle(k), rc);
-            let _ = delete_type_attrs(new);
+            // SAFETY: the delete callbacks are the application's (this function's contract).
+            let _ = unsafe { delete_type_attrs(new) };
             super::attr::attrs(u).types.clear(new);
             return Err(e);
         }
@@ -97,24 +97,22 @@ pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult
 export! {
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval (type_copy_attr_fn: Option<MPI_Type_copy_attr_function>, type_delete_attr_fn: Option<MPI_Type_delete_attr_function>, type_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
-        if type_keyval.is_null() {
-            return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
-        }
+        let type_keyval = out(type_keyval, "type_keyval")?;
+        let h = keyval_handle(super::attr::attrs(u).types.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
         // SAFETY: checked non-NULL; the caller passes the address of an `int`.
-        *type_keyval = keyval_handle(super::attr::attrs(u).types.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
+        unsafe { *type_keyval = h };
         Ok(())
     }
 
     fn MPI_Type_free_keyval / PMPI_Type_free_keyval (type_keyval: *mut c_int) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
-        if type_keyval.is_null() {
-            return Err(err(MPI_ERR_ARG, "type_keyval is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller passes the address of an `int`.
-        let k = user_type_keyval(u, *type_keyval)?;
+        let type_keyval = out(type_keyval, "type_keyval")?;
+        // SAFETY: checked non-NULL; the caller passes the address of its keyval, an `int`.
+        let k = user_type_keyval(u, unsafe { *type_keyval })?;
         // Attributes still set with it keep working and get their delete callback later.
         super::attr::attrs(u).types.free_keyval(k);
-        *type_keyval = MPI_KEYVAL_INVALID;
+        // SAFETY: as above; the keyval argument is in-out.
+        unsafe { *type_keyval = MPI_KEYVAL_INVALID };
         Ok(())
     }
 
@@ -124,7 +122,8 @@ export! {
         let k = user_type_keyval(u, type_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
         if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
-            call_delete(u, datatype, k, old)?;
+            // SAFETY: the callback is the application's, registered with its keyval.
+            unsafe { call_delete(u, datatype, k, old)? };
         }
         super::attr::attrs(u).types.put(datatype, k, attribute_val as usize);
         Ok(())
@@ -137,14 +136,13 @@ export! {
         if flag.is_null() || attribute_val.is_null() {
             return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
         }
-        match super::attr::attrs(u).types.get(datatype, k) {
-            Some(v) => {
-                // SAFETY: checked non-NULL; the caller passes the address of a `void *`.
+        let found = super::attr::attrs(u).types.get(datatype, k);
+        // SAFETY: both checked non-NULL; the caller passes the address of a `void *` and of an `int`.
+        unsafe {
+            if let Some(v) = found {
                 *(attribute_val as *mut *mut c_void) = v as *mut c_void;
-                *flag = 1;
             }
-            // SAFETY: checked non-NULL; the caller passes the address of an `int`.
-            None => *flag = 0,
+            *flag = found.is_some() as c_int;
         }
         Ok(())
     }
@@ -154,7 +152,8 @@ export! {
         check::dtype(datatype)?;
         let k = user_type_keyval(u, type_keyval)?;
         if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
-            call_delete(u, datatype, k, old)?;
+            // SAFETY: the callback is the application's, registered with its keyval.
+            unsafe { call_delete(u, datatype, k, old)? };
             super::attr::attrs(u).types.remove(datatype, k);
         }
         Ok(())
