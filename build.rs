@@ -379,6 +379,25 @@ fn rust_ident(name: &str) -> String {
     }
 }
 
+/// `extra` with every identifier `c_form` replaced by `true` in a `_c` variant and `false` in the
+/// others: for cores whose forms do not differ in the Rust type of any parameter (MPI_Aint and
+/// MPI_Count are both `i64`) but must know which one the caller used.
+fn with_c_form(extra: &str, c: bool) -> String {
+    let mut out = String::new();
+    let mut word = String::new();
+    for ch in extra.chars().chain(std::iter::once(' ')) {
+        if ch.is_ascii_alphanumeric() || ch == '_' {
+            word.push(ch);
+            continue;
+        }
+        out.push_str(if word == "c_form" { if c { "true" } else { "false" } } else { &word });
+        word.clear();
+        out.push(ch);
+    }
+    out.pop();
+    out
+}
+
 /// Writes `export!` definitions of every variant of every family that include/mpi.h declares;
 /// returns them and their names.
 fn generate_variants(families: &[Family], protos: &[Proto]) -> (String, Vec<String>) {
@@ -435,7 +454,7 @@ fn generate_variants(families: &[Family], protos: &[Proto]) -> (String, Vec<Stri
                 let decl: Vec<String> = p.params.iter().map(|a| format!("{}: {}", rust_ident(&a.name), a.rust)).collect();
                 let mut call: Vec<String> = core_args.iter().map(|a| rust_ident(&a.name)).collect();
                 if !f.extra.is_empty() {
-                    call.push(f.extra.clone());
+                    call.push(with_c_form(&f.extra, v.ends_with("_c")));
                 }
                 if launched {
                     call.push(format!("crate::ffi::families::Launch::{launch}"));

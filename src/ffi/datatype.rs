@@ -1,9 +1,14 @@
 //! Datatype constructors, queries, envelope/contents, names and MPI_Get_address: argument checks
 //! and handle conversion around the engine in `crate::datatype`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
+//!
+//! The constructors and the size and extent queries are families (`ffi/families.rs`): one
+//! count-generic core below per MPI_Type_xxx / MPI_Type_xxx_c pair. The engine takes 64-bit
+//! counts, block lengths and displacements (with checked arithmetic), so a `_c` constructor passes
+//! its own unchanged and records them as large counts in the envelope (`c_form`), which
+//! MPI_Type_get_envelope_c / get_contents_c report.
 use super::check::{self, dtype, register_type};
+use super::families::CountArg;
+use super::pointer_args::{c_str, input, out, output};
 use crate::abi::*;
 use crate::datatype::{self as dt, registry, Combiner, Order, TypeRepr};
 use crate::error::{err, MpiResult};
@@ -11,17 +16,16 @@ use crate::export;
 use std::os::raw::{c_char, c_int, c_void};
 use std::sync::Arc;
 
-pub(crate) fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
-
-/// A count argument (`int` or MPI_Count), checked non-negative.
+/// A count argument (`int` or MPI_Count), checked non-negative: MPI_ERR_COUNT.
 pub(crate) fn count(c: impl Into<i64>, what: &str) -> MpiResult<u64> {
     let c = c.into();
     u64::try_from(c).map_err(|_| err(MPI_ERR_COUNT, format!("invalid {what} {c}: must be non-negative")))
+}
+
+/// The number of entries of a constructor's arrays, checked non-negative.
+fn length(c: impl CountArg) -> MpiResult<usize> {
+    let n = count(c.get(), "count")?;
+    usize::try_from(n).map_err(|_| err(MPI_ERR_COUNT, format!("count {n} is too large for an array")))
 }
 
 /// A block length (`int` or MPI_Count), checked non-negative.
@@ -35,21 +39,9 @@ pub(crate) fn blocklens<T: Copy + Into<i64>>(b: &[T]) -> MpiResult<Vec<i64>> {
     b.iter().map(|&x| blocklen(x).map(|v| v as i64)).collect()
 }
 
-/// `int` displacements widened to 64 bits.
-pub(crate) fn widen(d: &[c_int]) -> Vec<i64> {
-    d.iter().map(|&x| x as i64).collect()
-}
-
-/// The `n` elements of C array `p` (which may be NULL only when `n` is 0).
-pub(crate) unsafe fn array<'a, T>(p: *const T, n: usize, what: &str) -> MpiResult<&'a [T]> {
-    if n == 0 {
-        return Ok(&[]);
-    }
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    // SAFETY: the application passes an array of at least `n` elements, as the MPI call requires.
-    Ok(std::slice::from_raw_parts(p, n))
+/// `int` or MPI_Count values widened to 64 bits.
+pub(crate) fn widen<T: Copy + Into<i64>>(d: &[T]) -> Vec<i64> {
+    d.iter().map(|&x| x.into()).collect()
 }
 
 /// A constructor's failure as an MPI error: an overflow is a bad argument, an oversized typemap
@@ -61,52 +53,192 @@ pub(crate) fn build_error(e: dt::BuildError) -> crate::error::MpiError {
     }
 }
 
-pub(crate) unsafe fn store(t: dt::Built, newtype: *mut MPI_Datatype) -> MpiResult {
-    let newtype = out(newtype, "newtype")?;
-    *newtype = register_type(t.map_err(build_error)?);
-    Ok(())
-}
-
-unsafe fn hindexed(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, old: MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
-    let n = count(count_, "count")? as usize;
-    let b = blocklens(array(blens, n, "array_of_blocklengths")?)?;
-    let d = array(displs, n, "array_of_displacements")?;
-    let old = dtype(old)?;
-    store(dt::hindexed(&b, d, &old), newtype)
-}
-
-unsafe fn create_struct(count_: c_int, blens: *const c_int, displs: *const MPI_Aint, types: *const MPI_Datatype, newtype: *mut MPI_Datatype) -> MpiResult {
-    let n = count(count_, "count")? as usize;
-    let b = blocklens(array(blens, n, "array_of_blocklengths")?)?;
-    let d = array(displs, n, "array_of_displacements")?;
-    let ts: Vec<Arc<TypeRepr>> = array(types, n, "array_of_types")?.iter().map(|&t| dtype(t)).collect::<MpiResult<_>>()?;
-    store(dt::create_struct(&b, d, &ts), newtype)
-}
-
-pub(crate) unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
-    *out(a, "lb")? = x;
-    *out(b, "extent")? = y;
-    Ok(())
-}
-
-/// MPI_Type_create_darray(_c) once the global sizes are read: checks the arguments and builds the
-/// type with `crate::datatype::darray`.
+/// Registers a new type and writes its handle to `newtype`; a `_c` constructor's (`c_form`)
+/// envelope records its arguments as large counts.
 ///
 /// # Safety
-/// The array pointers are NULL or hold `ndims` ints each (the MPI call's contract).
+/// `newtype` is NULL or writable.
+pub(crate) unsafe fn store(t: dt::Built, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let newtype = out(newtype, "newtype")?;
+    let mut t = t.map_err(build_error)?;
+    if c_form {
+        t.env = t.env.into_large();
+    }
+    let h = register_type(t);
+    // SAFETY: non-NULL (`out`); the caller passes the address of a datatype handle.
+    unsafe { *newtype = h };
+    Ok(())
+}
+
+/// Writes a (lower bound, extent) pair to the caller's MPI_Aint or MPI_Count outputs.
+///
+/// # Safety
+/// `a` and `b` are NULL or writable.
+pub(crate) unsafe fn write_pair(a: *mut i64, b: *mut i64, x: i64, y: i64) -> MpiResult {
+    let (a, b) = (out(a, "lb")?, out(b, "extent")?);
+    // SAFETY: non-NULL (`out`); the caller passes the addresses of two MPI_Aint / MPI_Count.
+    unsafe {
+        *a = x;
+        *b = y;
+    }
+    Ok(())
+}
+
+fn order_of(order: c_int) -> MpiResult<Order> {
+    match order {
+        56 => Ok(Order::C),
+        57 => Ok(Order::Fortran),
+        _ => Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
+    }
+}
+
+// The cores of the constructor and query families (src/ffi/families.rs). Each takes the C
+// arguments of MPI_Type_xxx and MPI_Type_xxx_c; `c_form` says which one the caller used.
+
+/// MPI_Type_contiguous(_c).
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn contiguous(count_: impl CountArg, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = count(count_.get(), "count")?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::contiguous(n, &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_vector(_c).
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn vector<C: CountArg>(count_: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = count(count_.get(), "count")?;
+    let b = blocklen(blocklength.get())?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::vector(n, b, stride.get(), &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_hvector(_c) and MPI_Type_hvector (stride MPI_Aint or MPI_Count).
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn hvector(count_: impl CountArg, blocklength: impl CountArg, stride: i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = count(count_.get(), "count")?;
+    let b = blocklen(blocklength.get())?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_indexed(_c).
+///
+/// # Safety
+/// Each array is NULL or holds `count_` elements.
+pub(super) unsafe fn indexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = length(count_)?;
+    // SAFETY: both arrays hold `n` elements (this function's contract).
+    let (b, d) = unsafe { (input(array_of_blocklengths, n, "array_of_blocklengths")?, input(array_of_displacements, n, "array_of_displacements")?) };
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::indexed(&blocklens(b)?, &widen(d), &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_hindexed(_c) and MPI_Type_hindexed.
+///
+/// # Safety
+/// Each array is NULL or holds `count_` elements.
+pub(super) unsafe fn hindexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = length(count_)?;
+    // SAFETY: both arrays hold `n` elements (this function's contract).
+    let (b, d) = unsafe { (input(array_of_blocklengths, n, "array_of_blocklengths")?, input(array_of_displacements, n, "array_of_displacements")?) };
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::hindexed(&blocklens(b)?, d, &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_indexed_block(_c).
+///
+/// # Safety
+/// `array_of_displacements` is NULL or holds `count_` elements.
+pub(super) unsafe fn indexed_block<C: CountArg>(count_: C, blocklength: C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = length(count_)?;
+    let b = blocklen(blocklength.get())?;
+    // SAFETY: the array holds `n` elements (this function's contract).
+    let d = unsafe { input(array_of_displacements, n, "array_of_displacements")? };
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::indexed_block(b, &widen(d), &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_hindexed_block(_c).
+///
+/// # Safety
+/// `array_of_displacements` is NULL or holds `count_` elements.
+pub(super) unsafe fn hindexed_block(count_: impl CountArg, blocklength: impl CountArg, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = length(count_)?;
+    let b = blocklen(blocklength.get())?;
+    // SAFETY: the array holds `n` elements (this function's contract).
+    let d = unsafe { input(array_of_displacements, n, "array_of_displacements")? };
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_struct(_c) and MPI_Type_struct.
+///
+/// # Safety
+/// Each array is NULL or holds `count_` elements.
+pub(super) unsafe fn create_struct<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    let n = length(count_)?;
+    // SAFETY: the three arrays hold `n` elements (this function's contract).
+    let (b, d, types) = unsafe {
+        (input(array_of_blocklengths, n, "array_of_blocklengths")?, input(array_of_displacements, n, "array_of_displacements")?, input(array_of_types, n, "array_of_types")?)
+    };
+    let b = blocklens(b)?;
+    let ts: Vec<Arc<TypeRepr>> = types.iter().map(|&t| dtype(t)).collect::<MpiResult<_>>()?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::create_struct(&b, d, &ts), newtype, c_form) }
+}
+
+/// MPI_Type_create_subarray(_c).
+///
+/// # Safety
+/// Each array is NULL or holds `ndims` elements.
 #[allow(clippy::too_many_arguments)]
-unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distribs: *const c_int, dargs: *const c_int, psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, large: bool) -> MpiResult {
+pub(super) unsafe fn subarray<C: CountArg>(ndims: c_int, array_of_sizes: *const C, array_of_subsizes: *const C, array_of_starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    if ndims <= 0 {
+        return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
+    }
+    let n = ndims as usize;
+    // SAFETY: the three arrays hold `ndims` elements (this function's contract).
+    let (sizes, subs, starts) = unsafe {
+        (input(array_of_sizes, n, "array_of_sizes")?, input(array_of_subsizes, n, "array_of_subsizes")?, input(array_of_starts, n, "array_of_starts")?)
+    };
+    let (sizes, subs, starts) = (widen(sizes), widen(subs), widen(starts));
+    for i in 0..n {
+        if sizes[i] <= 0 || subs[i] <= 0 || subs[i] > sizes[i] || starts[i] < 0 || starts[i] > sizes[i] - subs[i] {
+            return Err(err(MPI_ERR_ARG, format!("invalid subarray dimension {i}: size {}, subsize {}, start {} (need 0 < subsize <= size and 0 <= start <= size - subsize)", sizes[i], subs[i], starts[i])));
+        }
+    }
+    let ord = order_of(order)?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::subarray(&sizes, &subs, &starts, ord, order, &dtype(oldtype)?), newtype, c_form) }
+}
+
+/// MPI_Type_create_darray(_c): checks the arguments and builds the type with
+/// `crate::datatype::darray`.
+///
+/// # Safety
+/// The array pointers are NULL or hold `ndims` elements each.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn darray<C: CountArg>(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const C, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     use dt::darray::{Darray, Distrib};
+    let n = if ndims > 0 { ndims as usize } else { 0 };
+    // SAFETY: the array holds `ndims` elements (this function's contract).
+    let gsizes = widen(unsafe { input(array_of_gsizes, n, "array_of_gsizes")? });
     if size <= 0 || rank < 0 || rank >= size {
         return Err(err(MPI_ERR_ARG, format!("invalid size {size} / rank {rank}: need 0 <= rank < size")));
     }
     if ndims <= 0 {
         return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
     }
-    let n = ndims as usize;
-    let ds = array(distribs, n, "array_of_distribs")?;
-    let da = array(dargs, n, "array_of_dargs")?;
-    let ps = array(psizes, n, "array_of_psizes")?;
+    // SAFETY: the three arrays hold `ndims` elements (this function's contract).
+    let (ds, da, ps) = unsafe {
+        (input(array_of_distribs, n, "array_of_distribs")?, input(array_of_dargs, n, "array_of_dargs")?, input(array_of_psizes, n, "array_of_psizes")?)
+    };
     let mut dist = Vec::with_capacity(n);
     for i in 0..n {
         let arg = if da[i] == MPI_DISTRIBUTE_DFLT_DARG { None } else { Some(da[i] as i64) };
@@ -117,22 +249,58 @@ unsafe fn darray(size: c_int, rank: c_int, ndims: c_int, gsizes: &[i64], distrib
             d => return Err(err(MPI_ERR_ARG, format!("invalid distribution {d} in dimension {i}: use MPI_DISTRIBUTE_BLOCK, _CYCLIC or _NONE"))),
         });
     }
-    let ord = match order {
-        56 => Order::C,
-        57 => Order::Fortran,
-        _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
-    };
+    let ord = order_of(order)?;
     let mut ints = vec![size as i64, rank as i64, ndims as i64];
-    ints.extend_from_slice(gsizes);
+    ints.extend_from_slice(&gsizes);
     ints.extend(ds.iter().chain(da).chain(ps).map(|&x| x as i64));
     ints.push(order as i64);
-    let p: Vec<i64> = ps.iter().map(|&x| x as i64).collect();
-    let d = Darray { size: size as i64, rank: rank as i64, gsizes, distribs: &dist, psizes: &p, order: ord, ints };
-    let mut t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
-    if large {
-        t.env = t.env.into_large();
-    }
-    store(Ok(t), newtype)
+    let p: Vec<i64> = widen(ps);
+    let d = Darray { size: size as i64, rank: rank as i64, gsizes: &gsizes, distribs: &dist, psizes: &p, order: ord, ints };
+    let t = dt::darray::darray(&d, &dtype(oldtype)?).map_err(|m| err(MPI_ERR_ARG, m))?;
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(Ok(t), newtype, c_form) }
+}
+
+/// MPI_Type_create_resized(_c): `lb` and `extent` are MPI_Aint or MPI_Count.
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn resized(oldtype: MPI_Datatype, lb: i64, extent: i64, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+    // SAFETY: `newtype` is NULL or writable (this function's contract).
+    unsafe { store(dt::resized(&dtype(oldtype)?, lb, extent), newtype, c_form) }
+}
+
+/// MPI_Type_size(_c): the int form says MPI_UNDEFINED for a size above INT_MAX (MPI 4.1
+/// section 5.1.5).
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn size<C: CountArg>(datatype: MPI_Datatype, size: *mut C) -> MpiResult {
+    let s = dtype(datatype)?.layout.size;
+    let size = out(size, "size")?;
+    // SAFETY: non-NULL (`out`); the caller passes the address of an int / MPI_Count.
+    unsafe { *size = C::put_or_undefined(s as i64) };
+    Ok(())
+}
+
+/// MPI_Type_get_extent(_c) and MPI_Type_get_extent_x (MPI_Aint or MPI_Count outputs).
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn get_extent(datatype: MPI_Datatype, lb: *mut i64, extent: *mut i64) -> MpiResult {
+    let t = dtype(datatype)?;
+    // SAFETY: the outputs are NULL or writable (this function's contract).
+    unsafe { write_pair(lb, extent, t.layout.lb, t.layout.extent()) }
+}
+
+/// MPI_Type_get_true_extent(_c) and MPI_Type_get_true_extent_x.
+///
+/// # Safety
+/// The output pointers are NULL or writable.
+pub(super) unsafe fn get_true_extent(datatype: MPI_Datatype, true_lb: *mut i64, true_extent: *mut i64) -> MpiResult {
+    let t = dtype(datatype)?;
+    // SAFETY: the outputs are NULL or writable (this function's contract).
+    unsafe { write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent()) }
 }
 
 pub(crate) fn combiner_value(c: Combiner) -> c_int {
@@ -181,125 +349,50 @@ unsafe fn get_contents(datatype: MPI_Datatype, max_integers: i64, max_addresses:
     if max_integers < e.ints.len() as i64 || max_addresses < e.addrs.len() as i64 || max_datatypes < e.types.len() as i64 || max_counts < e.counts.len() as i64 {
         return Err(err(MPI_ERR_ARG, format!("the output arrays are too small: need {} integers, {} addresses, {} large counts, {} datatypes (see MPI_Type_get_envelope)", e.ints.len(), e.addrs.len(), e.counts.len(), e.types.len())));
     }
-    // SAFETY (the copies): the caller's arrays hold max_* >= the lengths checked above.
-    if !e.ints.is_empty() {
-        let p = out(array_of_integers, "array_of_integers")?;
-        for (i, &v) in e.ints.iter().enumerate() {
-            // Integer arguments always came from `int` parameters.
-            *p.add(i) = v as c_int;
+    // Integer arguments always came from `int` parameters.
+    let ints: Vec<c_int> = e.ints.iter().map(|&v| v as c_int).collect();
+    let types: Vec<MPI_Datatype> = e.types.iter().map(check::handle_for).collect();
+    // SAFETY: the caller's arrays hold max_* >= the lengths checked above (this function's
+    // contract); `output` rejects NULL for a non-empty copy.
+    unsafe {
+        output(array_of_integers, &ints, "array_of_integers")?;
+        if let Some((_, p)) = counts {
+            output(p, &e.counts, "array_of_large_counts")?;
         }
-    }
-    if let (false, Some((_, p))) = (e.counts.is_empty(), counts) {
-        std::ptr::copy_nonoverlapping(e.counts.as_ptr(), out(p, "array_of_large_counts")?, e.counts.len());
-    }
-    if !e.addrs.is_empty() {
-        std::ptr::copy_nonoverlapping(e.addrs.as_ptr(), out(array_of_addresses, "array_of_addresses")?, e.addrs.len());
-    }
-    if !e.types.is_empty() {
-        let p = out(array_of_datatypes, "array_of_datatypes")?;
-        for (i, ty) in e.types.iter().enumerate() {
-            *p.add(i) = check::handle_for(ty);
-        }
+        output(array_of_addresses, &e.addrs, "array_of_addresses")?;
+        output(array_of_datatypes, &types, "array_of_datatypes")?;
     }
     Ok(())
 }
 
+/// Writes `v` to the caller's output `p` (NULL: MPI_ERR_ARG naming `what`).
+///
+/// # Safety
+/// `p` is NULL or writable.
+unsafe fn put<T>(p: *mut T, v: T, what: &str) -> MpiResult {
+    let p = out(p, what)?;
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *p = v };
+    Ok(())
+}
+
 export! {
-    fn MPI_Type_contiguous / PMPI_Type_contiguous (count_: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        store(dt::contiguous(n, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_vector / PMPI_Type_vector (count_: c_int, blocklength: c_int, stride: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = blocklen(blocklength)?;
-        store(dt::vector(n, b, stride as i64, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_hvector / PMPI_Type_create_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = blocklen(blocklength)?;
-        store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
-    }
-
+    /// MPI-1's MPI_Type_hvector (removed in MPI 3.0): MPI_Type_create_hvector's core.
     fn MPI_Type_hvector / PMPI_Type_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = blocklen(blocklength)?;
-        store(dt::hvector(n, b, stride, &dtype(oldtype)?), newtype)
+        // SAFETY: `newtype` is NULL or writable (caller contract).
+        unsafe { hvector(count_, blocklength, stride, oldtype, newtype, false) }
     }
 
-    fn MPI_Type_indexed / PMPI_Type_indexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")? as usize;
-        let b = blocklens(array(array_of_blocklengths, n, "array_of_blocklengths")?)?;
-        let d = widen(array(array_of_displacements, n, "array_of_displacements")?);
-        store(dt::indexed(&b, &d, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_hindexed / PMPI_Type_create_hindexed (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
-    }
-
+    /// MPI-1's MPI_Type_hindexed (removed in MPI 3.0): MPI_Type_create_hindexed's core.
     fn MPI_Type_hindexed / PMPI_Type_hindexed (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype)
+        // SAFETY: the arrays hold `count_` elements, `newtype` is NULL or writable (caller contract).
+        unsafe { hindexed(count_, array_of_blocklengths, array_of_displacements, oldtype, newtype, false) }
     }
 
-    fn MPI_Type_create_indexed_block / PMPI_Type_create_indexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = blocklen(blocklength)?;
-        let d = widen(array(array_of_displacements, n as usize, "array_of_displacements")?);
-        store(dt::indexed_block(b, &d, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_hindexed_block / PMPI_Type_create_hindexed_block (count_: c_int, blocklength: c_int, array_of_displacements: *const MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = count(count_, "count")?;
-        let b = blocklen(blocklength)?;
-        let d = array(array_of_displacements, n as usize, "array_of_displacements")?;
-        store(dt::hindexed_block(b, d, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_struct / PMPI_Type_create_struct (count_: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const MPI_Aint, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
-    }
-
+    /// MPI-1's MPI_Type_struct (removed in MPI 3.0): MPI_Type_create_struct's core.
     fn MPI_Type_struct / PMPI_Type_struct (count_: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut MPI_Aint, array_of_types: *mut MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
-    }
-
-    fn MPI_Type_create_subarray / PMPI_Type_create_subarray (ndims: c_int, array_of_sizes: *const c_int, array_of_subsizes: *const c_int, array_of_starts: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        if ndims <= 0 {
-            return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
-        }
-        let n = ndims as usize;
-        let sizes = array(array_of_sizes, n, "array_of_sizes")?;
-        let subs = array(array_of_subsizes, n, "array_of_subsizes")?;
-        let starts = array(array_of_starts, n, "array_of_starts")?;
-        for i in 0..n {
-            if sizes[i] <= 0 || subs[i] <= 0 || subs[i] > sizes[i] || starts[i] < 0 || starts[i] > sizes[i] - subs[i] {
-                return Err(err(MPI_ERR_ARG, format!("invalid subarray dimension {i}: size {}, subsize {}, start {} (need 0 < subsize <= size and 0 <= start <= size - subsize)", sizes[i], subs[i], starts[i])));
-            }
-        }
-        let ord = match order {
-            56 => Order::C,
-            57 => Order::Fortran,
-            _ => return Err(err(MPI_ERR_ARG, format!("invalid order {order}: use MPI_ORDER_C or MPI_ORDER_FORTRAN"))),
-        };
-        store(dt::subarray(&widen(sizes), &widen(subs), &widen(starts), ord, order, &dtype(oldtype)?), newtype)
-    }
-
-    fn MPI_Type_create_darray / PMPI_Type_create_darray (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const c_int, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = if ndims > 0 { ndims as usize } else { 0 };
-        let g: Vec<i64> = array(array_of_gsizes, n, "array_of_gsizes")?.iter().map(|&x| x as i64).collect();
-        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, false)
-    }
-
-    fn MPI_Type_create_darray_c / PMPI_Type_create_darray_c (size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const MPI_Count, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        let n = if ndims > 0 { ndims as usize } else { 0 };
-        let g = array(array_of_gsizes, n, "array_of_gsizes")?.to_vec();
-        darray(size, rank, ndims, &g, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, true)
-    }
-
-    fn MPI_Type_create_resized / PMPI_Type_create_resized (oldtype: MPI_Datatype, lb: MPI_Aint, extent: MPI_Aint, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        store(dt::resized(&dtype(oldtype)?, lb, extent), newtype)
+        // SAFETY: the arrays hold `count_` elements, `newtype` is NULL or writable (caller contract).
+        unsafe { create_struct(count_, array_of_blocklengths, array_of_displacements, array_of_types, newtype, false) }
     }
 
     fn MPI_Type_dup / PMPI_Type_dup (oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
@@ -307,120 +400,121 @@ export! {
         let newtype = out(newtype, "newtype")?;
         let h = register_type(dt::dup(&old));
         // Attribute caching: the copy callbacks of oldtype's attributes (ffi/type_attr.rs).
-        if let Err(e) = super::type_attr::copy_type_attrs(oldtype, h) {
+        // SAFETY: runs the application's copy callbacks, registered for this type's attributes.
+        if let Err(e) = unsafe { super::type_attr::copy_type_attrs(oldtype, h) } {
             registry::remove(handle_index(h));
             return Err(e);
         }
-        *newtype = h;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a datatype handle.
+        unsafe { *newtype = h };
         Ok(())
     }
 
     fn MPI_Type_commit / PMPI_Type_commit (datatype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
-        dtype(*p)?.commit();
+        // SAFETY: non-NULL (`out`); the caller passes the address of a datatype handle.
+        let h = unsafe { *p };
+        dtype(h)?.commit();
         Ok(())
     }
 
     fn MPI_Type_free / PMPI_Type_free (datatype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         let p = out(datatype, "datatype")?;
-        let t = dtype(*p)?;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a datatype handle.
+        let h = unsafe { *p };
+        let t = dtype(h)?;
         if t.leaf_id.is_some() || matches!(t.env.combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer) {
             return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", if t.name().is_empty() { "from MPI_Type_create_f90_*".to_string() } else { t.name() })));
         }
         // Attribute caching: delete callbacks first; if one fails the type stays (ffi/type_attr.rs).
-        super::type_attr::delete_type_attrs(*p)?;
+        // SAFETY: runs the application's delete callbacks, registered for this type's attributes.
+        unsafe { super::type_attr::delete_type_attrs(h)? };
         // Types built from this one and operations in flight hold their own reference.
-        registry::remove(handle_index(*p));
-        *p = MPI_DATATYPE_NULL;
-        Ok(())
-    }
-
-    fn MPI_Type_size / PMPI_Type_size (datatype: MPI_Datatype, size: *mut c_int) on comm MPI_COMM_SELF => {
-        let s = dtype(datatype)?.layout.size;
-        *out(size, "size")? = c_int::try_from(s).unwrap_or(MPI_UNDEFINED);
+        registry::remove(handle_index(h));
+        // SAFETY: as above.
+        unsafe { *p = MPI_DATATYPE_NULL };
         Ok(())
     }
 
     fn MPI_Type_size_x / PMPI_Type_size_x (datatype: MPI_Datatype, size: *mut MPI_Count) on comm MPI_COMM_SELF => {
         let s = dtype(datatype)?.layout.size;
-        *out(size, "size")? = s as MPI_Count;
-        Ok(())
-    }
-
-    fn MPI_Type_get_extent / PMPI_Type_get_extent (datatype: MPI_Datatype, lb: *mut MPI_Aint, extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        let t = dtype(datatype)?;
-        write_pair(lb, extent, t.layout.lb, t.layout.extent())
+        // SAFETY: the caller passes the address of an MPI_Count (NULL is checked).
+        unsafe { put(size, s as MPI_Count, "size") }
     }
 
     fn MPI_Type_get_extent_x / PMPI_Type_get_extent_x (datatype: MPI_Datatype, lb: *mut MPI_Count, extent: *mut MPI_Count) on comm MPI_COMM_SELF => {
-        let t = dtype(datatype)?;
-        write_pair(lb, extent, t.layout.lb, t.layout.extent())
-    }
-
-    fn MPI_Type_get_true_extent / PMPI_Type_get_true_extent (datatype: MPI_Datatype, true_lb: *mut MPI_Aint, true_extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        let t = dtype(datatype)?;
-        write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
+        // SAFETY: the caller passes the addresses of two MPI_Count (NULL is checked).
+        unsafe { get_extent(datatype, lb, extent) }
     }
 
     fn MPI_Type_get_true_extent_x / PMPI_Type_get_true_extent_x (datatype: MPI_Datatype, true_lb: *mut MPI_Count, true_extent: *mut MPI_Count) on comm MPI_COMM_SELF => {
-        let t = dtype(datatype)?;
-        write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent())
+        // SAFETY: the caller passes the addresses of two MPI_Count (NULL is checked).
+        unsafe { get_true_extent(datatype, true_lb, true_extent) }
     }
 
     fn MPI_Type_extent / PMPI_Type_extent (datatype: MPI_Datatype, extent: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        *out(extent, "extent")? = dtype(datatype)?.layout.extent();
-        Ok(())
+        let v = dtype(datatype)?.layout.extent();
+        // SAFETY: the caller passes the address of an MPI_Aint (NULL is checked).
+        unsafe { put(extent, v, "extent") }
     }
 
     fn MPI_Type_lb / PMPI_Type_lb (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        *out(displacement, "displacement")? = dtype(datatype)?.layout.lb;
-        Ok(())
+        let v = dtype(datatype)?.layout.lb;
+        // SAFETY: the caller passes the address of an MPI_Aint (NULL is checked).
+        unsafe { put(displacement, v, "displacement") }
     }
 
     fn MPI_Type_ub / PMPI_Type_ub (datatype: MPI_Datatype, displacement: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        *out(displacement, "displacement")? = dtype(datatype)?.layout.ub;
-        Ok(())
+        let v = dtype(datatype)?.layout.ub;
+        // SAFETY: the caller passes the address of an MPI_Aint (NULL is checked).
+        unsafe { put(displacement, v, "displacement") }
     }
 
+    // MPI_Type_get_envelope(_c) and MPI_Type_get_contents(_c) stay written by hand: the `_c` forms
+    // have parameters the int forms lack (num_large_counts, max_large_counts,
+    // array_of_large_counts), so they are not variants of one parameter list (ffi/families.rs).
     fn MPI_Type_get_envelope / PMPI_Type_get_envelope (datatype: MPI_Datatype, num_integers: *mut c_int, num_addresses: *mut c_int, num_datatypes: *mut c_int, combiner: *mut c_int) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = int_envelope(&t)?;
-        *out(num_integers, "num_integers")? = e.ints.len() as c_int;
-        *out(num_addresses, "num_addresses")? = e.addrs.len() as c_int;
-        *out(num_datatypes, "num_datatypes")? = e.types.len() as c_int;
-        *out(combiner, "combiner")? = combiner_value(e.combiner);
-        Ok(())
+        // SAFETY: the caller passes the addresses of four ints (NULL is checked).
+        unsafe {
+            put(num_integers, e.ints.len() as c_int, "num_integers")?;
+            put(num_addresses, e.addrs.len() as c_int, "num_addresses")?;
+            put(num_datatypes, e.types.len() as c_int, "num_datatypes")?;
+            put(combiner, combiner_value(e.combiner), "combiner")
+        }
     }
 
     fn MPI_Type_get_contents / PMPI_Type_get_contents (datatype: MPI_Datatype, max_integers: c_int, max_addresses: c_int, max_datatypes: c_int, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_datatypes: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
-        get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes, None)
+        // SAFETY: each array holds its max_* elements (caller contract).
+        unsafe { get_contents(datatype, max_integers as i64, max_addresses as i64, max_datatypes as i64, array_of_integers, array_of_addresses, array_of_datatypes, None) }
     }
 
     fn MPI_Type_get_envelope_c / PMPI_Type_get_envelope_c (datatype: MPI_Datatype, num_integers: *mut MPI_Count, num_addresses: *mut MPI_Count, num_large_counts: *mut MPI_Count, num_datatypes: *mut MPI_Count, combiner: *mut c_int) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
         let e = &t.env;
-        *out(num_integers, "num_integers")? = e.ints.len() as MPI_Count;
-        *out(num_addresses, "num_addresses")? = e.addrs.len() as MPI_Count;
-        *out(num_large_counts, "num_large_counts")? = e.counts.len() as MPI_Count;
-        *out(num_datatypes, "num_datatypes")? = e.types.len() as MPI_Count;
-        *out(combiner, "combiner")? = combiner_value(e.combiner);
-        Ok(())
+        // SAFETY: the caller passes the addresses of four MPI_Count and an int (NULL is checked).
+        unsafe {
+            put(num_integers, e.ints.len() as MPI_Count, "num_integers")?;
+            put(num_addresses, e.addrs.len() as MPI_Count, "num_addresses")?;
+            put(num_large_counts, e.counts.len() as MPI_Count, "num_large_counts")?;
+            put(num_datatypes, e.types.len() as MPI_Count, "num_datatypes")?;
+            put(combiner, combiner_value(e.combiner), "combiner")
+        }
     }
 
     fn MPI_Type_get_contents_c / PMPI_Type_get_contents_c (datatype: MPI_Datatype, max_integers: MPI_Count, max_addresses: MPI_Count, max_large_counts: MPI_Count, max_datatypes: MPI_Count, array_of_integers: *mut c_int, array_of_addresses: *mut MPI_Aint, array_of_large_counts: *mut MPI_Count, array_of_datatypes: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         if max_large_counts < 0 {
             return Err(err(MPI_ERR_ARG, format!("invalid max_large_counts {max_large_counts}")));
         }
-        get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, Some((max_large_counts, array_of_large_counts)))
+        // SAFETY: each array holds its max_* elements (caller contract).
+        unsafe { get_contents(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, Some((max_large_counts, array_of_large_counts))) }
     }
 
     fn MPI_Type_set_name / PMPI_Type_set_name (datatype: MPI_Datatype, type_name: *const c_char) on comm MPI_COMM_SELF => {
         let t = dtype(datatype)?;
-        if type_name.is_null() {
-            return Err(err(MPI_ERR_ARG, "type_name is NULL"));
-        }
-        let s = std::ffi::CStr::from_ptr(type_name).to_string_lossy();
-        let mut s = s.into_owned();
+        // SAFETY: a NUL-terminated string (caller contract); NULL is checked.
+        let mut s = unsafe { c_str(type_name, "type_name")? }.to_string_lossy().into_owned();
         if s.len() > MPI_MAX_OBJECT_NAME - 1 {
             let mut cut = MPI_MAX_OBJECT_NAME - 1;
             while !s.is_char_boundary(cut) {
@@ -436,20 +530,23 @@ export! {
         let name = dtype(datatype)?.name();
         let p = out(type_name, "type_name")?;
         let len = out(resultlen, "resultlen")?;
-        // SAFETY: type_name has room for MPI_MAX_OBJECT_NAME chars; names are shorter (set_name cuts).
-        std::ptr::copy_nonoverlapping(name.as_ptr() as *const c_char, p, name.len());
-        *p.add(name.len()) = 0;
-        *len = name.len() as c_int;
+        // SAFETY: type_name has room for MPI_MAX_OBJECT_NAME chars (caller contract); names are
+        // shorter (set_name cuts); both pointers are non-NULL (`out`).
+        unsafe {
+            std::ptr::copy_nonoverlapping(name.as_ptr() as *const c_char, p, name.len());
+            *p.add(name.len()) = 0;
+            *len = name.len() as c_int;
+        }
         Ok(())
     }
 
     fn MPI_Get_address / PMPI_Get_address (location: *const c_void, address: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        *out(address, "address")? = location as MPI_Aint;
-        Ok(())
+        // SAFETY: the caller passes the address of an MPI_Aint (NULL is checked).
+        unsafe { put(address, location as MPI_Aint, "address") }
     }
 
     fn MPI_Address / PMPI_Address (location: *mut c_void, address: *mut MPI_Aint) on comm MPI_COMM_SELF => {
-        *out(address, "address")? = location as MPI_Aint;
-        Ok(())
+        // SAFETY: the caller passes the address of an MPI_Aint (NULL is checked).
+        unsafe { put(address, location as MPI_Aint, "address") }
     }
 }

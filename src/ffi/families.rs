@@ -13,13 +13,16 @@
 //!   names a form other than `c`, a [`Launch`] (`Blocking`, `Nonblocking(request)`,
 //!   `Persistent(request)`). A persistent form's `info` is not passed. The core is generic over
 //!   the count types ([`CountArg`]): `c_int` in MPI_Base, `MPI_Count` / `MPI_Aint` in the `_c`
-//!   forms, as scalars and as arrays (`*const C`);
+//!   forms, as scalars, as arrays (`*const C`) and as outputs (`*mut C`, written with
+//!   [`CountArg::put`]). Where the forms differ only in C types that are both `i64` in Rust
+//!   (`MPI_Aint` and `MPI_Count`), `EXTRA` may name `c_form`, which `build.rs` replaces by `true`
+//!   in the `_c` variants and `false` in the others;
 //! * `on KIND EXPR` is the `export!` error path (`on comm comm`, `on win win`, ...).
 //!
 //! `build.rs` checks that every variant's parameters are MPI_Base's plus `info`/`request`, and
 //! counts the generated functions as implemented (no unsupported stub, signature checked against
 //! the header). A function written by hand must not also be generated.
-use crate::abi::{MPI_Request, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_ERR_ARG, MPI_ERR_REQUEST, MPI_ERR_VALUE_TOO_LARGE};
+use crate::abi::{MPI_Request, MPI_COMM_SELF, MPI_COMM_WORLD, MPI_ERR_ARG, MPI_ERR_REQUEST, MPI_ERR_VALUE_TOO_LARGE, MPI_UNDEFINED};
 use crate::p2p::SendMode;
 use crate::error::{err, MpiResult};
 use std::os::raw::c_int;
@@ -43,6 +46,8 @@ families! {
     MPI_Imrecv: c => p2p::imrecv on comm MPI_COMM_WORLD;
     MPI_Buffer_attach: c => p2p::buffer_attach on comm MPI_COMM_SELF;
     MPI_Buffer_detach: c => p2p::buffer_detach on comm MPI_COMM_SELF;
+    MPI_Get_count: c => p2p::get_count on comm MPI_COMM_SELF;
+    MPI_Get_elements: c => p2p::get_elements on comm MPI_COMM_SELF;
 
     MPI_Barrier: I init => coll::barrier on comm comm;
     MPI_Bcast: I init c => coll::bcast on comm comm;
@@ -73,6 +78,21 @@ families! {
     MPI_Accumulate: R c => rma_ops::accumulate on win win;
     MPI_Get_accumulate: R c => rma_ops::get_accumulate on win win;
 
+    MPI_Type_contiguous: c => datatype::contiguous(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_vector: c => datatype::vector(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_hvector: c => datatype::hvector(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_indexed: c => datatype::indexed(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_hindexed: c => datatype::hindexed(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_indexed_block: c => datatype::indexed_block(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_hindexed_block: c => datatype::hindexed_block(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_struct: c => datatype::create_struct(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_subarray: c => datatype::subarray(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_darray: c => datatype::darray(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_create_resized: c => datatype::resized(c_form) on comm MPI_COMM_SELF;
+    MPI_Type_size: c => datatype::size on comm MPI_COMM_SELF;
+    MPI_Type_get_extent: c => datatype::get_extent on comm MPI_COMM_SELF;
+    MPI_Type_get_true_extent: c => datatype::get_true_extent on comm MPI_COMM_SELF;
+
     MPI_Pack: c => pack::pack_family on comm comm;
     MPI_Unpack: c => pack::unpack_family on comm comm;
     MPI_Pack_external: c => pack::pack_external_family on comm MPI_COMM_SELF;
@@ -96,6 +116,11 @@ pub trait CountArg: Copy + Into<i64> {
     /// `n` as this type, for an output count: MPI_ERR_VALUE_TOO_LARGE if it does not fit
     /// (MPI 4.1 section 2.5.8), never truncated.
     fn put(n: i64, what: &str) -> MpiResult<Self>;
+
+    /// `n` as this type, or MPI_UNDEFINED if it does not fit: for the outputs whose int form the
+    /// standard defines so (MPI_Type_size, MPI_Get_count, MPI_Get_elements: MPI 4.1 sections
+    /// 3.2.5, 5.1.5, 5.1.11).
+    fn put_or_undefined(n: i64) -> Self;
 }
 
 impl CountArg for c_int {
@@ -106,6 +131,10 @@ impl CountArg for c_int {
     fn put(n: i64, what: &str) -> MpiResult<c_int> {
         c_int::try_from(n).map_err(|_| err(MPI_ERR_VALUE_TOO_LARGE, format!("{what} {n} does not fit an int: use the large-count (_c) form")))
     }
+
+    fn put_or_undefined(n: i64) -> c_int {
+        c_int::try_from(n).unwrap_or(MPI_UNDEFINED)
+    }
 }
 
 impl CountArg for i64 {
@@ -115,6 +144,10 @@ impl CountArg for i64 {
 
     fn put(n: i64, _what: &str) -> MpiResult<i64> {
         Ok(n)
+    }
+
+    fn put_or_undefined(n: i64) -> i64 {
+        n
     }
 }
 

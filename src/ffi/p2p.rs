@@ -273,6 +273,62 @@ pub(super) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: 
     Ok(())
 }
 
+/// The number of `size`-byte elements in `bytes` received bytes, or MPI_UNDEFINED if they are
+/// not a whole number of them (MPI 4.1 section 3.2.5).
+fn whole_elements(bytes: u64, size: u64) -> i64 {
+    if size == 0 {
+        if bytes == 0 { 0 } else { MPI_UNDEFINED as i64 }
+    } else if bytes % size != 0 {
+        MPI_UNDEFINED as i64
+    } else {
+        (bytes / size) as i64
+    }
+}
+
+/// The received bytes of the caller's status.
+///
+/// # Safety
+/// `status` is NULL or a readable MPI_Status.
+unsafe fn status_bytes(status: *const MPI_Status) -> MpiResult<u64> {
+    let st = out(status as *mut MPI_Status, "status")?;
+    // SAFETY: non-NULL (`out`) and readable (this function's contract).
+    Ok(unsafe { (*st).count_bytes() })
+}
+
+/// MPI_Get_count(_c): whole elements of `datatype` received; MPI_UNDEFINED if the bytes are not
+/// a whole number of them or the count does not fit the int form (MPI 4.1 section 3.2.5).
+///
+/// # Safety
+/// `status` is NULL or readable; `count` is NULL or writable.
+pub(super) unsafe fn get_count<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
+    // SAFETY: `status` is NULL or readable (this function's contract).
+    let bytes = unsafe { status_bytes(status)? };
+    let size = check::datatype_size(datatype).or_else(|_| check::dtype(datatype).map(|t| t.layout.size))?;
+    let count = out(count, "count")?;
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *count = C::put_or_undefined(whole_elements(bytes, size as u64)) };
+    Ok(())
+}
+
+/// MPI_Get_elements(_c): basic elements received (MPI 4.1 section 5.1.11): for a predefined
+/// datatype (pair types included) the whole elements, as MPI_Get_count; MPI_UNDEFINED if that
+/// number does not fit the int form.
+///
+/// # Safety
+/// As `get_count`.
+pub(super) unsafe fn get_elements<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
+    // SAFETY: `status` is NULL or readable (this function's contract).
+    let bytes = unsafe { status_bytes(status)? };
+    let count = out(count, "count")?;
+    let n = match check::datatype_size(datatype) {
+        Ok(size) => whole_elements(bytes, size as u64),
+        Err(_) => check::dtype(datatype)?.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as i64, |n| i64::try_from(n).unwrap_or(i64::MAX)),
+    };
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *count = C::put_or_undefined(n) };
+    Ok(())
+}
+
 export! {
     fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
         let u = check::universe()?;
@@ -346,36 +402,6 @@ export! {
         if let Some(st) = st {
             write_status(status, &st, false);
         }
-        Ok(())
-    }
-
-    fn MPI_Get_count / PMPI_Get_count (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on comm MPI_COMM_SELF => {
-        let st = out(status as *mut MPI_Status, "status")?;
-        let size = check::datatype_size(datatype).or_else(|_| check::dtype(datatype).map(|t| t.layout.size))?;
-        let count = out(count, "count")?;
-        let bytes = (*st).count_bytes();
-        *count = if size == 0 {
-            if bytes == 0 { 0 } else { MPI_UNDEFINED }
-        } else if bytes % size as u64 != 0 || bytes / size as u64 > i32::MAX as u64 {
-            MPI_UNDEFINED
-        } else {
-            (bytes / size as u64) as c_int
-        };
-        Ok(())
-    }
-
-    fn MPI_Get_elements / PMPI_Get_elements (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut c_int) on comm MPI_COMM_SELF => {
-        let st = out(status as *mut MPI_Status, "status")?;
-        let count = out(count, "count")?;
-        if check::datatype_size(datatype).is_ok() {
-            // For predefined datatypes the number of basic elements equals the count.
-            return match PMPI_Get_count(st, datatype, count) { MPI_SUCCESS => Ok(()), _ => Err(err(MPI_ERR_TYPE, "invalid datatype")) };
-        }
-        let t = check::dtype(datatype)?;
-        *count = match t.layout.basic_elements_in((*st).count_bytes()) {
-            Some(n) if n <= i32::MAX as u64 => n as c_int,
-            _ => MPI_UNDEFINED,
-        };
         Ok(())
     }
 

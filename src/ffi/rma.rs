@@ -9,7 +9,7 @@
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
-use super::datatype::out;
+use super::pointer_args::out;
 use crate::abi::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;

@@ -6,7 +6,7 @@
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
-use super::datatype::out;
+use super::pointer_args::out;
 use super::families::{CountArg, Launch};
 use super::rma::win_of;
 use crate::export;

@@ -2,7 +2,7 @@
 //! locks, flush and sync. Operations complete before they return (see `crate::osc`), so these
 //! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
 //! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
-use super::datatype::out;
+use super::pointer_args::out;
 use super::rma::win_of;
 use crate::export;
 use crate::abi::*;
