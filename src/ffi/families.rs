@@ -73,6 +73,10 @@ families! {
     MPI_Neighbor_alltoallv: I init c => coll_neighbor::alltoallv on comm comm;
     MPI_Neighbor_alltoallw: I init c => coll_neighbor::alltoallw on comm comm;
 
+    MPI_Win_create: c => rma::create on comm comm;
+    MPI_Win_allocate: c => rma::allocate(crate::osc::window::Flavor::Allocate) on comm comm;
+    MPI_Win_allocate_shared: c => rma::allocate(crate::osc::window::Flavor::Shared) on comm comm;
+    MPI_Win_shared_query: c => rma::shared_query on win win;
     MPI_Put: R c => rma_ops::put on win win;
     MPI_Get: R c => rma_ops::get on win win;
     MPI_Accumulate: R c => rma_ops::accumulate on win win;

@@ -5,11 +5,9 @@
 //!
 //! Errors of calls on a window go to the window's error handler (`export!` with `on win`); errors of the
 //! constructors go to the communicator's.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
-use super::pointer_args::out;
+use super::families::CountArg;
+use super::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;
@@ -82,27 +80,43 @@ unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c
         errhandler: MPI_ERRORS_ARE_FATAL,
     })?;
     let w = u.wins.insert(w);
-    *win = make_handle(HANDLE_KIND_DIRECT, OBJ_WIN, w);
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *win = make_handle(HANDLE_KIND_DIRECT, OBJ_WIN, w) };
     u.wins.get(w).ok_or_else(|| err(MPI_ERR_INTERN, "the new window vanished"))
 }
 
-/// MPI_Win_allocate(_shared): `baseptr` receives this rank's memory.
+// The cores of the window families (src/ffi/families.rs): `disp_unit` is an int or, in the `_c`
+// forms, an MPI_Aint.
+
+/// MPI_Win_create(_c).
+///
+/// # Safety
+/// `win` must be NULL or writable.
+pub(super) unsafe fn create(base: *mut c_void, size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> MpiResult {
+    // SAFETY: `win` is NULL or writable (this function's contract).
+    unsafe { construct(comm, info, Flavor::Create, base, size, disp_unit.get(), win) }.map(drop)
+}
+
+/// MPI_Win_allocate(_c) (`flavor` Allocate) and MPI_Win_allocate_shared(_c) (Shared):
+/// `baseptr` receives this rank's memory.
 ///
 /// # Safety
 /// `baseptr` must be NULL or point to a writable `void *`; `win` as in `construct`.
-unsafe fn allocate(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, size: MPI_Aint, disp_unit: i64, baseptr: *mut c_void, win: *mut MPI_Win) -> MpiResult {
+pub(super) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win, flavor: Flavor) -> MpiResult {
     let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
-    let w = construct(comm, info, flavor, std::ptr::null_mut(), size, disp_unit, win)?;
-    *baseptr = w.base as *mut c_void;
+    // SAFETY: `win` is NULL or writable (this function's contract).
+    let w = unsafe { construct(comm, info, flavor, std::ptr::null_mut(), size, disp_unit.get(), win)? };
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *baseptr = w.base as *mut c_void };
     Ok(())
 }
 
-/// MPI_Win_shared_query: `rank`'s memory as this process addresses it (MPI_PROC_NULL: the
+/// MPI_Win_shared_query(_c): `rank`'s memory as this process addresses it (MPI_PROC_NULL: the
 /// lowest rank with a non-empty segment).
 ///
 /// # Safety
-/// The output pointers must be NULL or writable (`disp_unit` of type `D`).
-unsafe fn shared_query<D: TryFrom<u64>>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut D, baseptr: *mut c_void) -> MpiResult {
+/// The output pointers must be NULL or writable (`disp_unit` an int or an MPI_Aint).
+pub(super) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut C, baseptr: *mut c_void) -> MpiResult {
     let (_, w) = win_of(win)?;
     let (size, disp_unit, baseptr) = (out(size, "size")?, out(disp_unit, "disp_unit")?, out(baseptr as *mut *mut c_void, "baseptr")?);
     if !matches!(w.flavor, Flavor::Shared | Flavor::Allocate) {
@@ -115,44 +129,29 @@ unsafe fn shared_query<D: TryFrom<u64>>(win: MPI_Win, rank: c_int, size: *mut MP
     } else {
         Some(rank as usize)
     };
-    match r {
+    let (s, d, p) = match r {
         Some(r) => {
             let (s, d) = w.extent_of(r);
             let crate::osc::window::Target::Direct(p) = w.target(r) else { unreachable!("allocated memory is mapped") };
-            *size = s as MPI_Aint;
-            *disp_unit = D::try_from(d).map_err(|_| err(MPI_ERR_DISP, "displacement unit too large"))?;
-            *baseptr = p as *mut c_void;
+            (s as MPI_Aint, d as i64, p as *mut c_void)
         }
-        None => {
-            *size = 0;
-            *disp_unit = D::try_from(1).map_err(|_| err(MPI_ERR_INTERN, "1"))?;
-            *baseptr = std::ptr::null_mut();
-        }
+        None => (0, 1, std::ptr::null_mut()),
+    };
+    // The unit was checked to fit an int when the window was made, so `put` cannot fail here.
+    let d = C::put(d, "disp_unit")?;
+    // SAFETY: the three are non-NULL (`out`) and writable (this function's contract).
+    unsafe {
+        *size = s;
+        *disp_unit = d;
+        *baseptr = p;
     }
     Ok(())
 }
 
 export! {
-    fn MPI_Win_create / PMPI_Win_create (base: *mut c_void, size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
-        construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
-    }
-    fn MPI_Win_create_c / PMPI_Win_create_c (base: *mut c_void, size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
-        construct(comm, info, Flavor::Create, base, size, disp_unit as i64, win).map(drop)
-    }
-    fn MPI_Win_allocate / PMPI_Win_allocate (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
-        allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
-    }
-    fn MPI_Win_allocate_c / PMPI_Win_allocate_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
-        allocate(comm, info, Flavor::Allocate, size, disp_unit as i64, baseptr, win)
-    }
-    fn MPI_Win_allocate_shared / PMPI_Win_allocate_shared (size: MPI_Aint, disp_unit: c_int, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
-        allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
-    }
-    fn MPI_Win_allocate_shared_c / PMPI_Win_allocate_shared_c (size: MPI_Aint, disp_unit: MPI_Aint, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win) on comm comm => {
-        allocate(comm, info, Flavor::Shared, size, disp_unit as i64, baseptr, win)
-    }
     fn MPI_Win_create_dynamic / PMPI_Win_create_dynamic (info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) on comm comm => {
-        construct(comm, info, Flavor::Dynamic, std::ptr::null_mut(), 0, 1, win).map(drop)
+        // SAFETY: `win` is NULL or writable (caller contract).
+        unsafe { construct(comm, info, Flavor::Dynamic, std::ptr::null_mut(), 0, 1, win) }.map(drop)
     }
 
     /// Memory for RMA (MPI 4.1 section 9.2): any memory works with oxmpi's windows, so malloc.
@@ -162,47 +161,51 @@ export! {
             return Err(err(MPI_ERR_SIZE, format!("invalid size {size}: must be non-negative")));
         }
         super::info::hints_of(info)?;
-        let p = libc::malloc((size as usize).max(1));
+        // SAFETY: malloc of a positive size; the result is checked.
+        let p = unsafe { libc::malloc((size as usize).max(1)) };
         if p.is_null() {
             return Err(err(MPI_ERR_NO_MEM, format!("cannot allocate {size} bytes")));
         }
-        *baseptr = p;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a `void *`.
+        unsafe { *baseptr = p };
         Ok(())
     }
     fn MPI_Free_mem / PMPI_Free_mem (base: *mut c_void) on comm MPI_COMM_WORLD => {
-        libc::free(base);
+        // SAFETY: `base` is NULL or came from MPI_Alloc_mem (caller contract), i.e. from malloc.
+        unsafe { libc::free(base) };
         Ok(())
     }
 
     fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler (win_errhandler_fn: Option<MPI_Win_errhandler_function>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_WORLD => {
         let errhandler = out(errhandler, "errhandler")?;
         let f = win_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "win_errhandler_fn is NULL"))?;
-        *errhandler = super::errhandler::create_user_handler(f);
+        let h = super::errhandler::create_user_handler(f);
+        // SAFETY: non-NULL (`out`); the caller passes the address of a handle.
+        unsafe { *errhandler = h };
         Ok(())
     }
 }
 
 export! {
-    fn MPI_Win_free / PMPI_Win_free (win: *mut MPI_Win) on win if win.is_null() { MPI_WIN_NULL } else { *win } => {
-        let h = *out(win, "win")?;
+    // The handle is read before the body to find the error handler; SAFETY: the caller passes the
+    // address of a window handle (NULL is checked).
+    fn MPI_Win_free / PMPI_Win_free (win: *mut MPI_Win) on win if win.is_null() { MPI_WIN_NULL } else { unsafe { *win } } => {
+        let win = out(win, "win")?;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a window handle.
+        let h = unsafe { *win };
         let (u, w) = win_of(h)?;
         if w.epochs().passive() {
             return Err(err(MPI_ERR_RMA_SYNC, "the window is still locked by this rank (MPI_Win_unlock/unlock_all first)"));
         }
         // Collective: every rank's operations on the window are done once all arrived.
         w.barrier(u)?;
-        super::rma_attr::delete_win_attrs(u, h)?;
+        // SAFETY: runs the application's delete callbacks, registered for this window's attributes.
+        unsafe { super::rma_attr::delete_win_attrs(u, h)? };
         u.wins.remove(handle_index(h));
         u.comms.remove(w.comm_index);
-        *win = MPI_WIN_NULL;
+        // SAFETY: as above.
+        unsafe { *win = MPI_WIN_NULL };
         Ok(())
-    }
-
-    fn MPI_Win_shared_query / PMPI_Win_shared_query (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut c_int, baseptr: *mut c_void) on win win => {
-        shared_query(win, rank, size, disp_unit, baseptr)
-    }
-    fn MPI_Win_shared_query_c / PMPI_Win_shared_query_c (win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut MPI_Aint, baseptr: *mut c_void) on win win => {
-        shared_query(win, rank, size, disp_unit, baseptr)
     }
 
     fn MPI_Win_attach / PMPI_Win_attach (win: MPI_Win, base: *mut c_void, size: MPI_Aint) on win win => {
@@ -230,14 +233,15 @@ export! {
         let (u, w) = win_of(win)?;
         let group = out(group, "group")?;
         let i = u.groups.insert(crate::group::Group::new(w.comm.group.clone())).ok_or_else(|| err(MPI_ERR_NO_MEM, "too many groups exist; free some with MPI_Group_free"))?;
-        *group = make_handle(HANDLE_KIND_DIRECT, OBJ_GROUP, i as u32);
+        // SAFETY: non-NULL (`out`); the caller passes the address of a group handle.
+        unsafe { *group = make_handle(HANDLE_KIND_DIRECT, OBJ_GROUP, i as u32) };
         Ok(())
     }
 
     fn MPI_Win_set_name / PMPI_Win_set_name (win: MPI_Win, win_name: *const c_char) on win win => {
         let (_, w) = win_of(win)?;
-        let name = out(win_name as *mut c_char, "win_name")?;
-        let s = std::ffi::CStr::from_ptr(name).to_string_lossy();
+        // SAFETY: a NUL-terminated string (caller contract); NULL is checked.
+        let s = unsafe { c_str(win_name, "win_name")? }.to_string_lossy();
         *w.name.lock().unwrap_or_else(|p| p.into_inner()) = s.chars().take(MPI_MAX_OBJECT_NAME - 1).collect();
         Ok(())
     }
@@ -245,7 +249,9 @@ export! {
         let (_, w) = win_of(win)?;
         let (name, len) = (out(win_name, "win_name")?, out(resultlen, "resultlen")?);
         let s = w.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int;
+        // SAFETY: `win_name` has room for MPI_MAX_OBJECT_NAME chars and `resultlen` is an int
+        // (caller contract); both non-NULL (`out`).
+        unsafe { *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
         Ok(())
     }
 
@@ -265,7 +271,9 @@ export! {
         let (_, w) = win_of(win)?;
         let o = out(info_used, "info_used")?;
         let hints = w.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        *o = super::info::new_handle(hints)?;
+        let h = super::info::new_handle(hints)?;
+        // SAFETY: non-NULL (`out`); the caller passes the address of an info handle.
+        unsafe { *o = h };
         Ok(())
     }
 
@@ -279,7 +287,9 @@ export! {
     }
     fn MPI_Win_get_errhandler / PMPI_Win_get_errhandler (win: MPI_Win, errhandler: *mut MPI_Errhandler) on win win => {
         let (_, w) = win_of(win)?;
-        *out(errhandler, "errhandler")? = w.errhandler.load(std::sync::atomic::Ordering::Acquire);
+        let errhandler = out(errhandler, "errhandler")?;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a handle.
+        unsafe { *errhandler = w.errhandler.load(std::sync::atomic::Ordering::Acquire) };
         Ok(())
     }
     fn MPI_Win_call_errhandler / PMPI_Win_call_errhandler (win: MPI_Win, errorcode: c_int) on win win => {

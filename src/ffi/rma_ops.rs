@@ -2,9 +2,6 @@
 //! request-based forms and the `_c` variants. Argument checks here; the data movement is
 //! `crate::osc::access`. Every operation has completed when the call returns (`crate::osc`), so
 //! the request of an `MPI_R*` call is complete at once.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::pointer_args::out;
 use super::families::{CountArg, Launch};
@@ -241,7 +238,8 @@ unsafe fn rma_request(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i
     let u = check::universe()?;
     let id = u.engine.new_external();
     u.engine.complete_external(id, None);
-    *request = check::req_handle(id);
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *request = check::req_handle(id) };
     Ok(())
 }
 
@@ -252,9 +250,11 @@ unsafe fn rma_request(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i
 /// As `rma`; a request pointer must be NULL or writable.
 #[allow(clippy::too_many_arguments)]
 unsafe fn launch(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, how: Launch) -> MpiResult {
+    // SAFETY (both calls): the buffers and the request are as `rma` and `rma_request` need (this
+    // function's contract).
     match how {
-        Launch::Blocking => rma(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, false),
-        Launch::Nonblocking(request) => rma_request(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, request),
+        Launch::Blocking => unsafe { rma(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, false) },
+        Launch::Nonblocking(request) => unsafe { rma_request(win, kind, origin, ocount, odt, rank, disp, tcount, tdt, request) },
         Launch::Persistent(_) => Err(err(MPI_ERR_INTERN, "RMA operations have no persistent form")),
     }
 }
@@ -267,7 +267,8 @@ unsafe fn launch(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, o
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
-    launch(win, Kind::Put, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+    // SAFETY: the buffers are as `rma` needs (this function's contract).
+    unsafe { launch(win, Kind::Put, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
 
 /// MPI_Get, MPI_Rget and their `_c` forms.
@@ -276,7 +277,8 @@ pub(super) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
-    launch(win, Kind::Get, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+    // SAFETY: the buffers are as `rma` needs (this function's contract).
+    unsafe { launch(win, Kind::Get, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
 
 /// MPI_Accumulate, MPI_Raccumulate and their `_c` forms.
@@ -285,7 +287,8 @@ pub(super) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, 
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
-    launch(win, Kind::Acc(op), origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+    // SAFETY: the buffers are as `rma` needs (this function's contract).
+    unsafe { launch(win, Kind::Acc(op), origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
 
 /// MPI_Get_accumulate, MPI_Rget_accumulate and their `_c` forms.
@@ -295,7 +298,8 @@ pub(super) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl C
 #[allow(clippy::too_many_arguments)]
 pub(super) unsafe fn get_accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: impl CountArg, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
     let kind = Kind::GetAcc(op, result_addr, result_count.get(), result_datatype);
-    launch(win, kind, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how)
+    // SAFETY: the buffers are as `rma` needs (this function's contract).
+    unsafe { launch(win, kind, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
 
 export! {
@@ -304,7 +308,8 @@ export! {
             check::committed_dtype(datatype)?;
             return Err(err(MPI_ERR_TYPE, "MPI_Fetch_and_op needs a predefined datatype"));
         }
-        rma(win, Kind::GetAcc(op, result_addr, 1, datatype), origin_addr, 1, datatype, target_rank, target_disp, 1, datatype, false)
+        // SAFETY: the origin and result buffers hold one element of `datatype` (caller contract).
+        unsafe { rma(win, Kind::GetAcc(op, result_addr, 1, datatype), origin_addr, 1, datatype, target_rank, target_disp, 1, datatype, false) }
     }
     fn MPI_Compare_and_swap / PMPI_Compare_and_swap (origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) on win win => {
         let (_, w) = win_of(win)?;
