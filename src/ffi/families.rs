@@ -101,6 +101,7 @@ families! {
     MPI_Unpack: c => pack::unpack_family on comm comm;
     MPI_Pack_external: c => pack::pack_external_family on comm MPI_COMM_SELF;
     MPI_Unpack_external: c => pack::unpack_external_family on comm MPI_COMM_SELF;
+    MPI_Pack_size: c => pack::pack_size on comm comm;
     MPI_Pack_external_size: c => pack::pack_external_size on comm MPI_COMM_SELF;
 }
 

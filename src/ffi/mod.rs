@@ -58,7 +58,6 @@ pub use mpit::*;
 pub use op::*;
 pub use init::*;
 pub use p2p::*;
-pub use pack::*;
 pub use request::*;
 pub use rma::*;
 pub use rma_attr::*;

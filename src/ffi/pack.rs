@@ -1,17 +1,18 @@
 //! MPI_Pack / MPI_Unpack / MPI_Pack_size for any committed datatype. The packed form is the
 //! native bytes of the typemap in order (as MPICH on a homogeneous node), so MPI_PACKED data can
 //! be sent and unpacked with any type of matching signature.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
+use super::families::CountArg;
+use super::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::datatype;
 use crate::error::{err, MpiResult};
-use crate::export;
-use super::families::CountArg;
-use std::os::raw::{c_char, c_int, c_void};
+use std::os::raw::{c_char, c_void};
 
+/// The position argument: MPI_ERR_ARG if NULL or negative.
+///
+/// # Safety
+/// `p` is NULL or readable.
 unsafe fn position<C: CountArg>(p: *mut C) -> MpiResult<*mut C> {
     // SAFETY: dereferenced only when non-NULL (the caller passes a position to read).
     if p.is_null() || unsafe { *p }.get() < 0 {
@@ -51,7 +52,7 @@ unsafe fn pack(inbuf: *const c_void, incount: i64, datatype: MPI_Datatype, outbu
     }
     // SAFETY: the application's inbuf holds incount elements of datatype; outbuf has outsize
     // >= start + n bytes (checked above).
-    datatype::copy(&t.layout, inbuf as *mut u8, incount as usize, (outbuf as *mut u8).add(start), n, 0, true);
+    unsafe { datatype::copy(&t.layout, inbuf as *mut u8, incount as usize, (outbuf as *mut u8).add(start), n, 0, true) };
     Ok((start + n) as i64)
 }
 
@@ -74,7 +75,7 @@ unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_v
     }
     // SAFETY: inbuf has insize >= start + n bytes (checked above); the application's outbuf
     // holds outcount elements of datatype.
-    datatype::copy(&t.layout, outbuf as *mut u8, outcount as usize, (inbuf as *mut u8).add(start), n, 0, false);
+    unsafe { datatype::copy(&t.layout, outbuf as *mut u8, outcount as usize, (inbuf as *mut u8).add(start), n, 0, false) };
     Ok((start + n) as i64)
 }
 
@@ -85,8 +86,10 @@ unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_v
 /// # Safety
 /// The buffers hold what the counts and sizes say; `position` is NULL or readable and writable.
 pub(super) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: C, position_: *mut C, comm: MPI_Comm) -> MpiResult {
-    let pos = position(position_)?;
-    *pos = C::put(pack(inbuf, incount.get(), datatype, outbuf, outsize.get(), (*pos).get(), comm)?, "position")?;
+    // SAFETY: `position_` is NULL or readable and writable (this function's contract).
+    let pos = unsafe { position(position_)? };
+    // SAFETY: non-NULL (`position`); the buffers are as `pack` needs (this function's contract).
+    unsafe { *pos = C::put(pack(inbuf, incount.get(), datatype, outbuf, outsize.get(), (*pos).get(), comm)?, "position")? };
     Ok(())
 }
 
@@ -95,8 +98,10 @@ pub(super) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, 
 /// # Safety
 /// As `pack_family`.
 pub(super) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C, position_: *mut C, outbuf: *mut c_void, outcount: C, datatype: MPI_Datatype, comm: MPI_Comm) -> MpiResult {
-    let pos = position(position_)?;
-    *pos = C::put(unpack(inbuf, insize.get(), (*pos).get(), outbuf, outcount.get(), datatype, comm)?, "position")?;
+    // SAFETY: `position_` is NULL or readable and writable (this function's contract).
+    let pos = unsafe { position(position_)? };
+    // SAFETY: non-NULL (`position`); the buffers are as `unpack` needs (this function's contract).
+    unsafe { *pos = C::put(unpack(inbuf, insize.get(), (*pos).get(), outbuf, outcount.get(), datatype, comm)?, "position")? };
     Ok(())
 }
 
@@ -105,7 +110,8 @@ pub(super) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C,
 /// # Safety
 /// As `pack_external`.
 pub(super) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const c_void, incount: impl CountArg, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position_: *mut i64) -> MpiResult {
-    pack_external(datarep_, inbuf, incount.get(), datatype, outbuf, outsize, position_)
+    // SAFETY: as `pack_external` needs (this function's contract).
+    unsafe { pack_external(datarep_, inbuf, incount.get(), datatype, outbuf, outsize, position_) }
 }
 
 /// MPI_Unpack_external and MPI_Unpack_external_c.
@@ -113,7 +119,8 @@ pub(super) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const
 /// # Safety
 /// As `unpack_external`.
 pub(super) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *const c_void, insize: i64, position_: *mut i64, outbuf: *mut c_void, outcount: impl CountArg, datatype: MPI_Datatype) -> MpiResult {
-    unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount.get(), datatype)
+    // SAFETY: as `unpack_external` needs (this function's contract).
+    unsafe { unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount.get(), datatype) }
 }
 
 /// MPI_Pack_external_size and MPI_Pack_external_size_c.
@@ -121,27 +128,28 @@ pub(super) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *con
 /// # Safety
 /// `datarep_` is a C string; `size` is NULL or writable.
 pub(super) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl CountArg, datatype: MPI_Datatype, size: *mut i64) -> MpiResult {
-    datarep(datarep_)?;
+    // SAFETY: a C string (this function's contract).
+    unsafe { datarep(datarep_)? };
     let (_, _, _, ext) = external_len(incount.get(), datatype)?;
-    if size.is_null() {
-        return Err(err(MPI_ERR_ARG, "size is NULL"));
-    }
-    // SAFETY: checked non-NULL; the caller passes the address of an MPI_Aint / MPI_Count.
-    *size = ext as i64;
+    let size = out(size, "size")?;
+    // SAFETY: non-NULL (`out`); the caller passes the address of an MPI_Aint / MPI_Count.
+    unsafe { *size = ext as i64 };
     Ok(())
 }
 
-export! {
-    fn MPI_Pack_size / PMPI_Pack_size (incount: c_int, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut c_int) on comm comm => {
-        check::comm(check::universe()?, comm)?;
-        let (_, n) = packed_len(incount as i64, datatype)?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
-        }
-        *size = c_int::try_from(n).map_err(|_| err(MPI_ERR_COUNT, format!("pack size {n} does not fit an int; use MPI_Pack_size_c")))?;
-        Ok(())
-    }
-
+/// MPI_Pack_size and MPI_Pack_size_c. A size that does not fit the int form's output is
+/// MPI_ERR_VALUE_TOO_LARGE (MPI 4.1 section 2.5.8; MPI_ERR_COUNT before), never truncated.
+///
+/// # Safety
+/// `size` is NULL or writable.
+pub(super) unsafe fn pack_size<C: CountArg>(incount: C, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut C) -> MpiResult {
+    check::comm(check::universe()?, comm)?;
+    let (_, n) = packed_len(incount.get(), datatype)?;
+    let size = out(size, "size")?;
+    let n = C::put(n as i64, "pack size")?;
+    // SAFETY: non-NULL (`out`); the caller passes the address of an int / MPI_Count.
+    unsafe { *size = n };
+    Ok(())
 }
 
 /// Checks the data representation name: only "external32" is supported (MPI 4.1 section 5.2.3;
@@ -150,11 +158,8 @@ export! {
 /// # Safety
 /// `p`, when not NULL, is a NUL-terminated string.
 unsafe fn datarep(p: *const c_char) -> MpiResult {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, "datarep is NULL"));
-    }
-    // SAFETY: checked non-NULL; the standard requires a NUL-terminated string.
-    let s = std::ffi::CStr::from_ptr(p).to_string_lossy();
+    // SAFETY: NULL or NUL-terminated (this function's contract); NULL is checked.
+    let s = unsafe { c_str(p, "datarep")? }.to_string_lossy();
     if s != "external32" {
         return Err(err(MPI_ERR_UNSUPPORTED_DATAREP, format!("unsupported data representation \"{s}\": only \"external32\" is")));
     }
@@ -182,13 +187,13 @@ fn external_len(count: i64, dt: MPI_Datatype) -> MpiResult<(std::sync::Arc<datat
 /// # Safety
 /// The application's buffers must be as the MPI call describes them.
 unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, dt: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position: *mut i64) -> MpiResult {
-    datarep(rep)?;
+    // SAFETY: NULL or a C string (this function's contract).
+    unsafe { datarep(rep)? };
     let (t, n, native, ext) = external_len(incount, dt)?;
-    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
-    if position.is_null() || *position < 0 {
-        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
-    }
-    let start = *position as usize;
+    // SAFETY: NULL or an MPI_Aint to read and write (this function's contract).
+    let position = unsafe { self::position(position)? };
+    // SAFETY: non-NULL (`position`).
+    let start = unsafe { *position } as usize;
     if outsize < 0 || start + ext > outsize as usize {
         return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Pack_external: {ext} bytes at position {start} do not fit the output buffer of {outsize} bytes")));
     }
@@ -200,13 +205,14 @@ unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, 
     }
     let mut tmp = vec![0u8; native];
     // SAFETY: the application's inbuf holds incount elements of datatype; tmp has `native` bytes.
-    datatype::copy(&t.layout, inbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, true);
+    unsafe { datatype::copy(&t.layout, inbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, true) };
     if ext > 0 {
         // SAFETY: outbuf has outsize >= start + ext bytes (checked above).
-        let out = std::slice::from_raw_parts_mut((outbuf as *mut u8).add(start), ext);
+        let out = unsafe { std::slice::from_raw_parts_mut((outbuf as *mut u8).add(start), ext) };
         datatype::external32::convert(t.layout.conv.runs(), n * t.layout.conv.reps() as usize, &mut tmp, out, true);
     }
-    *position = (start + ext) as i64;
+    // SAFETY: non-NULL (`position`), writable (this function's contract).
+    unsafe { *position = (start + ext) as i64 };
     Ok(())
 }
 
@@ -215,13 +221,13 @@ unsafe fn pack_external(rep: *const c_char, inbuf: *const c_void, incount: i64, 
 /// # Safety
 /// The application's buffers must be as the MPI call describes them.
 unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64, position: *mut i64, outbuf: *mut c_void, outcount: i64, dt: MPI_Datatype) -> MpiResult {
-    datarep(rep)?;
+    // SAFETY: NULL or a C string (this function's contract).
+    unsafe { datarep(rep)? };
     let (t, n, native, ext) = external_len(outcount, dt)?;
-    // SAFETY: `*position` is read only when non-NULL; the caller passes the address of an MPI_Aint.
-    if position.is_null() || *position < 0 {
-        return Err(err(MPI_ERR_ARG, "position is NULL or negative"));
-    }
-    let start = *position as usize;
+    // SAFETY: NULL or an MPI_Aint to read and write (this function's contract).
+    let position = unsafe { self::position(position)? };
+    // SAFETY: non-NULL (`position`).
+    let start = unsafe { *position } as usize;
     if insize < 0 || start + ext > insize as usize {
         return Err(err(MPI_ERR_TRUNCATE, format!("MPI_Unpack_external: {ext} bytes at position {start} exceed the input buffer of {insize} bytes")));
     }
@@ -235,28 +241,12 @@ unsafe fn unpack_external(rep: *const c_char, inbuf: *const c_void, insize: i64,
     let mut src = vec![0u8; ext];
     if ext > 0 {
         // SAFETY: inbuf has insize >= start + ext bytes (checked above); src has ext bytes.
-        std::ptr::copy_nonoverlapping((inbuf as *const u8).add(start), src.as_mut_ptr(), ext);
+        unsafe { std::ptr::copy_nonoverlapping((inbuf as *const u8).add(start), src.as_mut_ptr(), ext) };
     }
     datatype::external32::convert(t.layout.conv.runs(), n * t.layout.conv.reps() as usize, &mut tmp, &mut src, false);
     // SAFETY: the application's outbuf holds outcount elements of datatype; tmp has `native` bytes.
-    datatype::copy(&t.layout, outbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, false);
-    *position = (start + ext) as i64;
+    unsafe { datatype::copy(&t.layout, outbuf as *mut u8, n, tmp.as_mut_ptr(), native, 0, false) };
+    // SAFETY: non-NULL (`position`), writable (this function's contract).
+    unsafe { *position = (start + ext) as i64 };
     Ok(())
-}
-
-export! {
-    fn MPI_Pack_size_c / PMPI_Pack_size_c (incount: MPI_Count, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut MPI_Count) on comm comm => {
-        check::comm(check::universe()?, comm)?;
-        if incount < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("invalid count {incount}: must be non-negative")));
-        }
-        let t = check::committed_dtype(datatype)?;
-        let n = (incount as u64).checked_mul(t.layout.size as u64).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {incount} overflows")))?;
-        if size.is_null() {
-            return Err(err(MPI_ERR_ARG, "size is NULL"));
-        }
-        // SAFETY: checked non-NULL; the caller passes the address of an MPI_Count.
-        *size = n as MPI_Count;
-        Ok(())
-    }
 }
