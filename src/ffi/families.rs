@@ -53,6 +53,7 @@ families! {
     MPI_Bcast: I init c => coll::bcast on comm comm;
     MPI_Reduce: I init c => coll::reduce on comm comm;
     MPI_Allreduce: I init c => coll::allreduce on comm comm;
+    MPI_Op_create: c => op::create on comm MPI_COMM_SELF;
     MPI_Reduce_local: c => coll::reduce_local on comm MPI_COMM_SELF;
     MPI_Gather: I init c => coll_gather::gather on comm comm;
     MPI_Gatherv: I init c => coll_gather::gatherv on comm comm;

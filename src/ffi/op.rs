@@ -1,5 +1,5 @@
-//! User-defined reduction ops (MPI 4.1 section 6.9.5): MPI_Op_create, MPI_Op_create_c,
-//! MPI_Op_free, and the handle lookup every reduction uses. User ops are `DIRECT | OP | index`
+//! User-defined reduction ops (MPI 4.1 section 6.9.5): MPI_Op_create and MPI_Op_create_c (a
+//! family, ffi/families.rs), MPI_Op_free, and the handle lookup every reduction uses. User ops are `DIRECT | OP | index`
 //! into the rank's `OpTable` (0x98000000 + index), never equal to the built-in
 //! `BUILTIN | OP | n` handles of the predefined ops (0x58000001..) or to MPI_OP_NULL.
 use crate::abi::*;
@@ -99,13 +99,33 @@ pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, d
     }
 }
 
-/// MPI_Op_create and MPI_Op_create_c.
+/// The user function of MPI_Op_create (`MPI_User_function`, an `int` length) or MPI_Op_create_c
+/// (`MPI_User_function_c`, an `MPI_Count` length): what `call_user` needs to call it back. The
+/// two callback types are the one difference between the forms, so the core is generic over it
+/// as the count families are over `CountArg`.
+pub trait UserCallback: Copy {
+    fn user_fn(self) -> UserFn;
+}
+
+impl UserCallback for MPI_User_function {
+    fn user_fn(self) -> UserFn {
+        UserFn { addr: self as usize, signature: SIG_INT }
+    }
+}
+
+impl UserCallback for MPI_User_function_c {
+    fn user_fn(self) -> UserFn {
+        UserFn { addr: self as usize, signature: SIG_COUNT }
+    }
+}
+
+/// MPI_Op_create and MPI_Op_create_c (the `MPI_Op_create` family, ffi/families.rs).
 ///
 /// # Safety
 /// `op` must be writable (checked for NULL).
-unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
+pub(super) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
     let u = super::check::universe()?;
-    let f = f.ok_or_else(|| err(MPI_ERR_ARG, "user_fn is NULL"))?;
+    let f = user_fn.ok_or_else(|| err(MPI_ERR_ARG, "user_fn is NULL"))?.user_fn();
     if op.is_null() {
         return Err(err(MPI_ERR_ARG, "op is NULL"));
     }
@@ -116,15 +136,6 @@ unsafe fn create(f: Option<UserFn>, commute: c_int, op: *mut MPI_Op) -> MpiResul
 }
 
 export! {
-    fn MPI_Op_create / PMPI_Op_create (user_fn: Option<MPI_User_function>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
-        // SAFETY: `op` is NULL or writable, as `create` needs (caller contract).
-        unsafe { create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_INT }), commute, op) }
-    }
-    fn MPI_Op_create_c / PMPI_Op_create_c (user_fn: Option<MPI_User_function_c>, commute: c_int, op: *mut MPI_Op) on comm MPI_COMM_SELF => {
-        // SAFETY: as in MPI_Op_create.
-        unsafe { create(user_fn.map(|f| UserFn { addr: f as usize, signature: SIG_COUNT }), commute, op) }
-    }
-
     /// Frees a user-defined op and sets the handle to MPI_OP_NULL; predefined ops cannot be freed.
     fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on comm MPI_COMM_SELF => {
         let u = super::check::universe()?;
