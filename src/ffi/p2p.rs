@@ -1,22 +1,13 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
 use super::families::{CountArg, Launch};
+use super::pointer_args::out;
 use crate::p2p::{Buf, OpArgs, SendMode, Status};
 use std::os::raw::{c_int, c_void};
-
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
 
 /// A checked send or receive buffer: as the engine takes it (contiguous or typed, never packed
 /// here), and its packed size in bytes.
@@ -48,11 +39,16 @@ unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_
     let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let Some(d) = d else {
-        *request = REQ_PROC_NULL;
+        // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
+        unsafe { *request = REQ_PROC_NULL };
         return Ok(());
     };
     let u = check::universe()?;
-    *request = req_handle(u.engine.isend(buf, bytes, d, tag, ctx, mode)?);
+    // SAFETY: `buf` holds `count` elements of `datatype` until the request completes (the MPI
+    // contract, this function's).
+    let id = unsafe { u.engine.isend(buf, bytes, d, tag, ctx, mode)? };
+    // SAFETY: as above.
+    unsafe { *request = req_handle(id) };
     Ok(())
 }
 
@@ -60,10 +56,11 @@ unsafe fn send_now(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest:
     let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
     let u = check::universe()?;
-    if matches!(mode, SendMode::Standard | SendMode::Ready) && u.engine.try_send_now(&buf, bytes, d, tag, ctx) {
+    // SAFETY (both calls): `buf` holds `count` elements of `datatype` (this function's contract).
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && unsafe { u.engine.try_send_now(&buf, bytes, d, tag, ctx) } {
         return Ok(());
     }
-    u.engine.send_blocking(buf, bytes, d, tag, ctx, mode)
+    unsafe { u.engine.send_blocking(buf, bytes, d, tag, ctx, mode) }
 }
 
 /// Turns a receive status into the call's result: truncation, a failed peer or a revoked
@@ -80,20 +77,31 @@ unsafe fn persistent(buf: *const c_void, count: i64, datatype: MPI_Datatype, des
     let request = out(request, "request")?;
     let u = check::universe()?;
     // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
-    *request = req_handle(match d {
-        None => u.engine.persistent(OpArgs::ProcNull),
-        Some(dest) => u.engine.persistent(OpArgs::Send { buf, bytes, dest, tag, ctx, mode }),
-    });
+    // SAFETY: `buf` holds `count` elements of `datatype` while the request lives (the MPI
+    // contract, this function's).
+    let id = unsafe {
+        match d {
+            None => u.engine.persistent(OpArgs::ProcNull),
+            Some(dest) => u.engine.persistent(OpArgs::Send { buf, bytes, dest, tag, ctx, mode }),
+        }
+    };
+    // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
+    unsafe { *request = req_handle(id) };
     Ok(())
 }
 
 /// A send and a receive at once (MPI_Sendrecv, MPI_Sendrecv_replace): posts the receive, runs the
 /// send to completion, then waits for the receive.
+///
+/// # Safety
+/// The send buffer holds its bytes and the receive buffer has room for its capacity.
 unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, usize, Option<usize>, i32)>, ctx: u32) -> MpiResult<Status> {
     let u = check::universe()?;
-    let r = recv.map(|(buf, cap, src, tag)| u.engine.irecv(buf, cap, src, tag, ctx));
+    // SAFETY: the receive buffer has room for `cap` bytes until the wait below (this function's contract).
+    let r = recv.map(|(buf, cap, src, tag)| unsafe { u.engine.irecv(buf, cap, src, tag, ctx) });
     if let Some((buf, bytes, d, tag)) = send {
-        let sst = u.engine.wait(u.engine.isend(buf, bytes, d, tag, ctx, SendMode::Standard)?);
+        // SAFETY: the send buffer holds `bytes` bytes until the wait (this function's contract).
+        let sst = u.engine.wait(unsafe { u.engine.isend(buf, bytes, d, tag, ctx, SendMode::Standard)? });
         if sst.error.is_some() {
             if let Some(r) = r {
                 u.engine.cancel(r);
@@ -114,10 +122,11 @@ unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, us
 /// `buf` must hold `count` elements of `datatype` (the MPI contract); a request pointer must be
 /// writable (checked for NULL).
 pub(super) unsafe fn send(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, how: Launch) -> MpiResult {
+    // SAFETY (the three calls): `buf` and the request as this function's contract says.
     match how {
-        Launch::Blocking => send_now(buf, count.get(), datatype, dest, tag, comm, mode),
-        Launch::Nonblocking(request) => isend(buf, count.get(), datatype, dest, tag, comm, mode, request),
-        Launch::Persistent(request) => persistent(buf, count.get(), datatype, dest, tag, comm, mode, request),
+        Launch::Blocking => unsafe { send_now(buf, count.get(), datatype, dest, tag, comm, mode) },
+        Launch::Nonblocking(request) => unsafe { isend(buf, count.get(), datatype, dest, tag, comm, mode, request) },
+        Launch::Persistent(request) => unsafe { persistent(buf, count.get(), datatype, dest, tag, comm, mode, request) },
     }
 }
 
@@ -131,11 +140,13 @@ pub(super) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_
         Source::ProcNull => Status::proc_null(),
         _ => {
             let u = check::universe()?;
-            let id = u.engine.irecv(buf, cap, s.as_option(), tag, ctx);
+            // SAFETY: `buf` has room for `count` elements until the wait (this function's contract).
+            let id = unsafe { u.engine.irecv(buf, cap, s.as_option(), tag, ctx) };
             u.engine.wait(id)
         }
     };
-    write_status(status, &st, false);
+    // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe { write_status(status, &st, false) };
     recv_result(&st)
 }
 
@@ -147,10 +158,14 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI
     let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
-    *request = match s {
+    let h = match s {
         Source::ProcNull => REQ_PROC_NULL,
-        s => req_handle(u.engine.irecv(buf, cap, s.as_option(), tag, ctx)),
+        // SAFETY: `buf` has room for `count` elements until the request completes (this
+        // function's contract).
+        s => req_handle(unsafe { u.engine.irecv(buf, cap, s.as_option(), tag, ctx) }),
     };
+    // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
+    unsafe { *request = h };
     Ok(())
 }
 
@@ -162,10 +177,15 @@ pub(super) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype:
     let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
-    *request = req_handle(match s {
-        Source::ProcNull => u.engine.persistent(OpArgs::ProcNull),
-        s => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
-    });
+    // SAFETY: `buf` has room for `count` elements while the request lives (this function's contract).
+    let id = unsafe {
+        match s {
+            Source::ProcNull => u.engine.persistent(OpArgs::ProcNull),
+            s => u.engine.persistent(OpArgs::Recv { buf, cap, src: s.as_option(), tag, ctx }),
+        }
+    };
+    // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
+    unsafe { *request = req_handle(id) };
     Ok(())
 }
 
@@ -180,8 +200,10 @@ pub(super) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg,
     let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
     let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
     let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
-    let st = sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)?;
-    write_status(status, &st, false);
+    // SAFETY: the buffers hold their counts of elements (this function's contract).
+    let st = unsafe { sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)? };
+    // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe { write_status(status, &st, false) };
     recv_result(&st)
 }
 
@@ -199,10 +221,12 @@ pub(super) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, da
     // copied over the buffer at the end: unpacked block by block for a typed buffer.
     let mut tmp = vec![0u8; bytes];
     let recv = match s { Source::ProcNull => None, s => Some((Buf::Flat(tmp.as_mut_ptr()), bytes, s.as_option(), recvtag)) };
-    let st = sendrecv(d.map(|d| (sbuf.clone(), bytes, d, sendtag)), recv, ctx)?;
+    // SAFETY: the user's buffer holds `count` elements; `tmp` has room for `bytes`.
+    let st = unsafe { sendrecv(d.map(|d| (sbuf.clone(), bytes, d, sendtag)), recv, ctx)? };
     // SAFETY: the user's buffer holds `bytes` packed bytes; st.bytes <= bytes (the capacity).
-    sbuf.unpack(0, tmp.as_ptr(), st.bytes as usize);
-    write_status(status, &st, false);
+    unsafe { sbuf.unpack(0, tmp.as_ptr(), st.bytes as usize) };
+    // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe { write_status(status, &st, false) };
     recv_result(&st)
 }
 
@@ -214,15 +238,21 @@ pub(super) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI
     let u = check::universe()?;
     let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
     let message = out(message, "message")?;
-    let st = match check::msg_ref(u, *message)? {
+    // SAFETY: non-NULL (`out`); the caller passes the address of a message handle.
+    let m = unsafe { *message };
+    let st = match check::msg_ref(u, m)? {
         check::MsgRef::NoProc => Status::proc_null(),
         check::MsgRef::Engine(m) => {
-            let id = u.engine.imrecv(m, buf, cap)?;
+            // SAFETY: `buf` has room for `count` elements until the wait (this function's contract).
+            let id = unsafe { u.engine.imrecv(m, buf, cap)? };
             u.engine.wait(id)
         }
     };
-    *message = MPI_MESSAGE_NULL;
-    write_status(status, &st, false);
+    // SAFETY: as above; `status` is MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe {
+        *message = MPI_MESSAGE_NULL;
+        write_status(status, &st, false);
+    }
     recv_result(&st)
 }
 
@@ -235,11 +265,19 @@ pub(super) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, datatype: MP
     let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
     let message = out(message, "message")?;
     let request = out(request, "request")?;
-    *request = match check::msg_ref(u, *message)? {
+    // SAFETY: non-NULL (`out`); the caller passes the address of a message handle.
+    let m = unsafe { *message };
+    let h = match check::msg_ref(u, m)? {
         check::MsgRef::NoProc => REQ_PROC_NULL,
-        check::MsgRef::Engine(m) => req_handle(u.engine.imrecv(m, buf, cap)?),
+        // SAFETY: `buf` has room for `count` elements until the request completes (this
+        // function's contract).
+        check::MsgRef::Engine(m) => req_handle(unsafe { u.engine.imrecv(m, buf, cap)? }),
     };
-    *message = MPI_MESSAGE_NULL;
+    // SAFETY: both non-NULL (`out`), the caller's request and message handles.
+    unsafe {
+        *request = h;
+        *message = MPI_MESSAGE_NULL;
+    }
     Ok(())
 }
 
@@ -256,7 +294,8 @@ pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> 
     if buffer.is_null() && bytes > 0 {
         return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
     }
-    u.engine.buffer_attach(buffer as *mut u8, bytes, MPI_BSEND_OVERHEAD as usize)
+    // SAFETY: `size` writable bytes that stay valid until detached (this function's contract).
+    unsafe { u.engine.buffer_attach(buffer as *mut u8, bytes, MPI_BSEND_OVERHEAD as usize) }
 }
 
 /// MPI_Buffer_detach and MPI_Buffer_detach_c.
@@ -268,8 +307,12 @@ pub(super) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: 
     let size = out(size, "size")?;
     let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
     let (p, n) = u.engine.buffer_detach()?;
-    *addr = p as *mut c_void;
-    *size = C::put(n as i64, "the detached buffer's size")?;
+    let n = C::put(n as i64, "the detached buffer's size")?;
+    // SAFETY: both non-NULL (`out`) and writable (this function's contract).
+    unsafe {
+        *addr = p as *mut c_void;
+        *size = n;
+    }
     Ok(())
 }
 
@@ -339,7 +382,8 @@ export! {
             Source::ProcNull => Status::proc_null(),
             s => u.engine.probe(s.as_option(), tag, c.context),
         };
-        write_status(status, &st, false);
+        // SAFETY: `status` is MPI_STATUS_IGNORE or writable (caller contract).
+        unsafe { write_status(status, &st, false) };
         Ok(())
     }
 
@@ -353,9 +397,12 @@ export! {
             Source::ProcNull => Some(Status::proc_null()),
             s => u.engine.iprobe(s.as_option(), tag, c.context),
         };
-        *flag = st.is_some() as c_int;
-        if let Some(st) = st {
-            write_status(status, &st, false);
+        // SAFETY: `flag` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (caller contract).
+        unsafe {
+            *flag = st.is_some() as c_int;
+            if let Some(st) = st {
+                write_status(status, &st, false);
+            }
         }
         Ok(())
     }
@@ -366,18 +413,18 @@ export! {
         let c = &*c_ref;
         check::recv_tag(tag)?;
         let message = out(message, "message")?;
-        let st = match check::source_rank(c, source)? {
-            Source::ProcNull => {
-                *message = MPI_MESSAGE_NO_PROC;
-                Status::proc_null()
-            }
+        let (m, st) = match check::source_rank(c, source)? {
+            Source::ProcNull => (MPI_MESSAGE_NO_PROC, Status::proc_null()),
             s => {
                 let (m, st) = u.engine.mprobe(s.as_option(), tag, c.context);
-                *message = check::msg_handle(m);
-                st
+                (check::msg_handle(m), st)
             }
         };
-        write_status(status, &st, false);
+        // SAFETY: `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (caller contract).
+        unsafe {
+            *message = m;
+            write_status(status, &st, false);
+        }
         Ok(())
     }
 
@@ -388,34 +435,33 @@ export! {
         check::recv_tag(tag)?;
         let flag = out(flag, "flag")?;
         let message = out(message, "message")?;
-        let st = match check::source_rank(c, source)? {
-            Source::ProcNull => {
-                *message = MPI_MESSAGE_NO_PROC;
-                Some(Status::proc_null())
-            }
-            s => u.engine.improbe(s.as_option(), tag, c.context).map(|(m, st)| {
-                *message = check::msg_handle(m);
-                st
-            }),
+        let found = match check::source_rank(c, source)? {
+            Source::ProcNull => Some((MPI_MESSAGE_NO_PROC, Status::proc_null())),
+            s => u.engine.improbe(s.as_option(), tag, c.context).map(|(m, st)| (check::msg_handle(m), st)),
         };
-        *flag = st.is_some() as c_int;
-        if let Some(st) = st {
-            write_status(status, &st, false);
+        // SAFETY: `flag` and `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable
+        // (caller contract).
+        unsafe {
+            *flag = found.is_some() as c_int;
+            if let Some((m, st)) = found {
+                *message = m;
+                write_status(status, &st, false);
+            }
         }
         Ok(())
     }
 
     fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on comm MPI_COMM_SELF => {
-        let st = out(status as *mut MPI_Status, "status")?;
+        // SAFETY: the caller's status (NULL is checked).
+        let bytes = unsafe { status_bytes(status)? };
         let count = out(count, "count")?;
-        let bytes = (*st).count_bytes();
-        let Ok(size) = check::datatype_size(datatype) else {
+        let n = match check::datatype_size(datatype) {
+            Ok(size) => if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count },
             // Derived type: basic elements in the received bytes (MPI 4.1 section 5.1.11).
-            let t = check::dtype(datatype)?;
-            *count = t.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count);
-            return Ok(());
+            Err(_) => check::dtype(datatype)?.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count),
         };
-        *count = if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count };
+        // SAFETY: non-NULL (`out`); the caller passes the address of an MPI_Count.
+        unsafe { *count = n };
         Ok(())
     }
 
@@ -423,8 +469,10 @@ export! {
         let st = out(status, "status")?;
         let size = check::datatype_size(datatype)?;
         let n = check::count(count)?;
-        let c = (*st).cancelled();
-        (*st).set_count_bytes((n * size) as u64, c);
+        // SAFETY: non-NULL (`out`); the caller's status.
+        let st = unsafe { &mut *st };
+        let c = st.cancelled();
+        st.set_count_bytes((n * size) as u64, c);
         Ok(())
     }
 
@@ -434,21 +482,27 @@ export! {
         if count < 0 {
             return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
         }
-        let c = (*st).cancelled();
-        (*st).set_count_bytes(count as u64 * size as u64, c);
+        // SAFETY: non-NULL (`out`); the caller's status.
+        let st = unsafe { &mut *st };
+        let c = st.cancelled();
+        st.set_count_bytes(count as u64 * size as u64, c);
         Ok(())
     }
 
     fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled (status: *mut MPI_Status, flag: c_int) on comm MPI_COMM_SELF => {
         let st = out(status, "status")?;
-        let b = (*st).count_bytes();
-        (*st).set_count_bytes(b, flag != 0);
+        // SAFETY: non-NULL (`out`); the caller's status.
+        let st = unsafe { &mut *st };
+        let b = st.count_bytes();
+        st.set_count_bytes(b, flag != 0);
         Ok(())
     }
 
     fn MPI_Test_cancelled / PMPI_Test_cancelled (status: *const MPI_Status, flag: *mut c_int) on comm MPI_COMM_SELF => {
         let st = out(status as *mut MPI_Status, "status")?;
-        *out(flag, "flag")? = (*st).cancelled() as c_int;
+        let flag = out(flag, "flag")?;
+        // SAFETY: both non-NULL (`out`): the caller's status and an int.
+        unsafe { *flag = (*st).cancelled() as c_int };
         Ok(())
     }
 }

@@ -1,17 +1,10 @@
 //! The ULFM calls (MPIX_Comm_failure_ack, _failure_get_acked, _revoke, _shrink, _agree) with
 //! MPICH's prototypes; the work is in `crate::ulfm`.
 use super::check;
+use super::pointer_args::out;
 use crate::abi::*;
-use crate::error::{err, MpiResult};
 use crate::export;
 use std::os::raw::c_int;
-
-fn out<T>(p: *mut T, what: &str) -> MpiResult<*mut T> {
-    if p.is_null() {
-        return Err(err(MPI_ERR_ARG, format!("{what} is NULL")));
-    }
-    Ok(p)
-}
 
 export! {
     fn MPIX_Comm_failure_ack / PMPIX_Comm_failure_ack (comm: MPI_Comm) on comm comm => {
