@@ -138,7 +138,9 @@ pub(super) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl C
 }
 
 /// MPI_Pack_size and MPI_Pack_size_c. A size that does not fit the int form's output is
-/// MPI_ERR_VALUE_TOO_LARGE (MPI 4.1 section 2.5.8; MPI_ERR_COUNT before), never truncated.
+/// MPI_ERR_VALUE_TOO_LARGE (`CountArg::put`, as for MPI_Pack's position; MPI_ERR_COUNT before),
+/// never truncated. MPICH 4 differs: it returns MPI_SUCCESS with `*size` = MPI_UNDEFINED, which a
+/// program that does not check for it would pass on as a negative size.
 ///
 /// # Safety
 /// `size` is NULL or writable.
