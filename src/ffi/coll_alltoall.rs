@@ -15,7 +15,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::abi::*;
 use crate::coll::alltoall::{self as a2a, Slot};
@@ -194,7 +194,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
     let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let m = c.peer_size() as i64;
     let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
-    let rplan = Arc::new(Plan::new(total(rcount)?, rtype)?);
+    let rplan = Plan::new(total(rcount)?, rtype)?;
     rplan.check(recvbuf, "receive buffer")?;
     let rblock = rplan.bytes / m as usize;
     let uniform = move |p: *mut u8, block: usize| crate::coll::gather::Blocks { base: p, offs: (0..m as usize).map(|i| (i * block) as isize).collect(), lens: vec![block; m as usize] };
@@ -202,8 +202,25 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
         if c.is_inter() {
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in MPI_Alltoall on an intercommunicator"));
         }
-        let rp = rplan.clone();
-        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build { Box::new(move |cx, s| {
+        if how.is_blocking() {
+            return blocking(u, &c, tally, |cx| {
+                let (mut ts, mut tr) = (Vec::new(), Vec::new());
+                // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
+                // before anything is received into it.
+                unsafe {
+                    let s = rplan.bytes_of(recvbuf, &mut ts, true);
+                    if ts.is_empty() {
+                        ts = std::slice::from_raw_parts(s, rplan.bytes).to_vec();
+                    }
+                    let r = rplan.bytes_of(recvbuf, &mut tr, false);
+                    a2a::alltoall(cx, ts.as_ptr(), rblock, r, rblock)?;
+                    rplan.unpack(recvbuf, &mut tr);
+                }
+                Ok(())
+            });
+        }
+        let rp = Arc::new(rplan);
+        return scheduled(u, c, how, tally, Box::new(move |cx, s| {
             // The data to send is a private copy of the receive buffer, taken before anything
             // is received into it.
             let src = stage(&rp, s, recvbuf, true);
@@ -217,55 +234,40 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
             let rcv = stage(&rp, s, recvbuf, false);
             nbc::alltoall(s, cx, &uniform(snd, rblock), &uniform(rcv, rblock));
             unstage(&rp, s, recvbuf, rcv);
-        }) });
-        return launch_scheduled(u, c, how, tally, move |cx| {
-            let (mut ts, mut tr) = (Vec::new(), Vec::new());
-            // SAFETY: recvbuf holds `m * rcount` elements (checked above); its data is copied
-            // before anything is received into it.
-            unsafe {
-                let s = rplan.bytes_of(recvbuf, &mut ts, true);
-                if ts.is_empty() {
-                    ts = std::slice::from_raw_parts(s, rplan.bytes).to_vec();
-                }
-                let r = rplan.bytes_of(recvbuf, &mut tr, false);
-                a2a::alltoall(cx, ts.as_ptr(), rblock, r, rblock)?;
-                rplan.unpack(recvbuf, &mut tr);
-            }
-            Ok(())
-        }, build);
+        }));
     }
-    let splan = Arc::new(Plan::new(total(scount)?, stype)?);
+    let splan = Plan::new(total(scount)?, stype)?;
     splan.check(sendbuf, "send buffer")?;
     if !splan.derived && !rplan.derived {
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
     }
     let sblock = splan.bytes / m as usize;
-    let inter = c.is_inter();
-    let build: Option<Build> = (!how.is_blocking()).then(|| {
-        let (sp, rp) = (splan.clone(), rplan.clone());
-        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
-            let snd = stage(&sp, s, sendbuf, true);
-            let rcv = stage(&rp, s, recvbuf, false);
-            let (sb, rb) = (uniform(snd, sblock), uniform(rcv, rblock));
-            if inter {
-                nbi::alltoall(s, cx, &sb, &rb);
-            } else {
-                nbc::alltoall(s, cx, &sb, &rb);
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: both buffers hold `m` blocks of their types (checked above) and are disjoint.
+            unsafe {
+                let s = splan.bytes_of(sendbuf, &mut ts, true);
+                let r = rplan.bytes_of(recvbuf, &mut tr, false);
+                a2a::alltoall(cx, s, sblock, r, rblock)?;
+                rplan.unpack(recvbuf, &mut tr);
             }
-            unstage(&rp, s, recvbuf, rcv);
-        }) as Build
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: both buffers hold `m` blocks of their types (checked above) and are disjoint.
-        unsafe {
-            let s = splan.bytes_of(sendbuf, &mut ts, true);
-            let r = rplan.bytes_of(recvbuf, &mut tr, false);
-            a2a::alltoall(cx, s, sblock, r, rblock)?;
-            rplan.unpack(recvbuf, &mut tr);
+            Ok(())
+        });
+    }
+    let inter = c.is_inter();
+    let (sp, rp) = (Arc::new(splan), Arc::new(rplan));
+    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+        let snd = stage(&sp, s, sendbuf, true);
+        let rcv = stage(&rp, s, recvbuf, false);
+        let (sb, rb) = (uniform(snd, sblock), uniform(rcv, rblock));
+        if inter {
+            nbi::alltoall(s, cx, &sb, &rb);
+        } else {
+            nbc::alltoall(s, cx, &sb, &rb);
         }
-        Ok(())
-    }, build)
+        unstage(&rp, s, recvbuf, rcv);
+    }))
 }
 
 /// The receive side and, unless MPI_IN_PLACE, the send side of a vector all-to-all, as checked
@@ -276,40 +278,38 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
 unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
     let u = check::universe()?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
-    let (send, recv) = (Arc::new(send), Arc::new(recv));
-    let inter = c.is_inter();
-    let build: Option<Build> = (!how.is_blocking()).then(|| {
-        let (send, recv) = (send.clone(), recv.clone());
-        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
-            let snd = match &*send {
-                Some(b) => b.stage(s, true),
-                None => recv.stage_copies(s),
-            };
-            let rcv = recv.stage(s, false);
-            let flat = |v: &[Option<(*mut u8, usize)>]| v.iter().map(|b| b.unwrap_or((std::ptr::null_mut(), 0))).collect::<Vec<_>>();
-            if inter {
-                nbi::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
-            } else {
-                nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE
+            // the data to send is copied out of the receive blocks before they are written.
+            unsafe {
+                let sends = match &send {
+                    Some(s) => s.slots(&mut ts, true),
+                    None => recv.copies(&mut ts),
+                };
+                let recvs = recv.slots(&mut tr, false);
+                a2a::alltoallv(cx, &sends, &recvs)?;
+                recv.unpack(&mut tr);
             }
-            recv.unstage(s, &rcv);
-        }) as Build
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: every block holds its elements (checked by the caller); with MPI_IN_PLACE the
-        // data to send is copied out of the receive blocks before they are written.
-        unsafe {
-            let sends = match &*send {
-                Some(s) => s.slots(&mut ts, true),
-                None => recv.copies(&mut ts),
-            };
-            let recvs = recv.slots(&mut tr, false);
-            a2a::alltoallv(cx, &sends, &recvs)?;
-            recv.unpack(&mut tr);
+            Ok(())
+        });
+    }
+    let inter = c.is_inter();
+    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+        let snd = match &send {
+            Some(b) => b.stage(s, true),
+            None => recv.stage_copies(s),
+        };
+        let rcv = recv.stage(s, false);
+        let flat = |v: &[Option<(*mut u8, usize)>]| v.iter().map(|b| b.unwrap_or((std::ptr::null_mut(), 0))).collect::<Vec<_>>();
+        if inter {
+            nbi::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
+        } else {
+            nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
         }
-        Ok(())
-    }, build)
+        recv.unstage(s, &rcv);
+    }))
 }
 
 /// MPI_Alltoallv and MPI_Alltoallw and their forms: per-peer counts, byte displacements and

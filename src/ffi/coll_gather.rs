@@ -18,7 +18,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::{CountArg, CountArray};
 use crate::abi::*;
 use crate::coll::gather::Blocks;
@@ -203,9 +203,9 @@ fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResu
 ///
 /// # Safety
 /// `p` must hold the plan's elements, readable.
-unsafe fn sending(plan: &Option<Arc<Plan>>, p: *const c_void, tmp: &mut Vec<u8>) -> Option<(*const u8, usize)> {
+unsafe fn sending(plan: Option<&Plan>, p: *const c_void, tmp: &mut Vec<u8>) -> Option<(*const u8, usize)> {
     // SAFETY: per this function's contract.
-    plan.as_ref().map(|s| (unsafe { s.bytes_of(p, tmp, true) } as *const u8, s.bytes))
+    plan.map(|s| (unsafe { s.bytes_of(p, tmp, true) } as *const u8, s.bytes))
 }
 
 /// MPI_Gather / MPI_Gatherv and their forms.
@@ -221,22 +221,41 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
     let tally = Tally::new(Pattern::AllToOne, scount, stype, root == c.rank as c_int || root == MPI_ROOT);
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
-        let send = if matches!(root, InterRoot::Remote(_)) { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) } else { None };
+        let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let recv = if root == InterRoot::Root { Some(Arc::new(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? })) } else { None };
+        let recv = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? }) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
-        let send = if is_root && in_place(sendbuf) { None } else { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) };
+        let send = if is_root && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let recv = if is_root { Some(Arc::new(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? })) } else { None };
+        let recv = if is_root { Some(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
-    let build: Option<Build> = (!how.is_blocking()).then(|| {
-        let (send, recv) = (send.clone(), recv.clone());
-        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
+            // unpacked after the gather, except the root's own block when it is in place.
+            unsafe {
+                let s = sending(send.as_ref(), sendbuf, &mut ts);
+                let b = recv.as_ref().map(|r| r.blocks(recvbuf, &mut tr, Fill::Nothing));
+                let res = match root {
+                    Err(root) => gather::inter(cx, s, b.as_ref(), root),
+                    Ok(root) if varying => gather::linear(cx, s, b.as_ref(), root),
+                    Ok(root) => gather::gather(cx, s, b.as_ref(), root),
+                };
+                if let Some(r) = &recv {
+                    r.unpack(recvbuf, &mut tr, if s.is_none() { root.ok() } else { None });
+                }
+                res
+            }
+        });
+    }
+    let (send, recv) = (send.map(Arc::new), recv.map(Arc::new));
+    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
             let b = recv.as_ref().map(|r| r.stage(s, recvbuf, Fill::Nothing));
             match root {
@@ -246,26 +265,7 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
             if let (Some(r), Some(b)) = (&recv, &b) {
                 r.unstage(s, recvbuf, b, if snd.is_none() { root.ok() } else { None });
             }
-        }) as Build
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
-        // unpacked after the gather, except the root's own block when it is in place.
-        unsafe {
-            let s = sending(&send, sendbuf, &mut ts);
-            let b = recv.as_ref().map(|r| r.blocks(recvbuf, &mut tr, Fill::Nothing));
-            let res = match root {
-                Err(root) => gather::inter(cx, s, b.as_ref(), root),
-                Ok(root) if varying => gather::linear(cx, s, b.as_ref(), root),
-                Ok(root) => gather::gather(cx, s, b.as_ref(), root),
-            };
-            if let Some(r) = &recv {
-                r.unpack(recvbuf, &mut tr, if s.is_none() { root.ok() } else { None });
-            }
-            res
-        }
-    }, build)
+    }))
 }
 
 /// MPI_Scatter / MPI_Scatterv and their forms.
@@ -281,21 +281,40 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let send = if root == InterRoot::Root { Some(Arc::new(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? })) } else { None };
-        let recv = if matches!(root, InterRoot::Remote(_)) { Some(Arc::new(single(recvbuf, rcount, rtype, "receive buffer")?)) } else { None };
+        let send = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let recv = if matches!(root, InterRoot::Remote(_)) { Some(single(recvbuf, rcount, rtype, "receive buffer")?) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let send = if is_root { Some(Arc::new(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? })) } else { None };
-        let recv = if is_root && in_place(recvbuf) { None } else { Some(Arc::new(single(recvbuf, rcount, rtype, "receive buffer")?)) };
+        let send = if is_root { Some(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let recv = if is_root && in_place(recvbuf) { None } else { Some(single(recvbuf, rcount, rtype, "receive buffer")?) };
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
-    let build: Option<Build> = (!how.is_blocking()).then(|| {
-        let (send, recv) = (send.clone(), recv.clone());
-        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
+            // unpacked after the scatter.
+            unsafe {
+                let s = send.as_ref().map(|s| s.blocks(sendbuf as *mut c_void, &mut ts, Fill::All));
+                let r = recv.as_ref().map(|p| (p.bytes_of(recvbuf, &mut tr, false), p.bytes));
+                let res = match root {
+                    Err(root) => scatter::inter(cx, s.as_ref(), r, root),
+                    Ok(root) if varying => scatter::linear(cx, s.as_ref(), r, root),
+                    Ok(root) => scatter::scatter(cx, s.as_ref(), r, root),
+                };
+                if let Some(p) = &recv {
+                    p.unpack(recvbuf, &mut tr);
+                }
+                res
+            }
+        });
+    }
+    let (send, recv) = (send.map(Arc::new), recv.map(Arc::new));
+    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
             let r = recv.as_ref().map(|p| (stage(p, s, recvbuf, false), p.bytes));
             match root {
@@ -305,26 +324,7 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
             if let (Some(p), Some((t, _))) = (&recv, r) {
                 unstage(p, s, recvbuf, t);
             }
-        }) as Build
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: the buffers hold their elements (checked above); a staged receive buffer is
-        // unpacked after the scatter.
-        unsafe {
-            let s = send.as_ref().map(|s| s.blocks(sendbuf as *mut c_void, &mut ts, Fill::All));
-            let r = recv.as_ref().map(|p| (p.bytes_of(recvbuf, &mut tr, false), p.bytes));
-            let res = match root {
-                Err(root) => scatter::inter(cx, s.as_ref(), r, root),
-                Ok(root) if varying => scatter::linear(cx, s.as_ref(), r, root),
-                Ok(root) => scatter::scatter(cx, s.as_ref(), r, root),
-            };
-            if let Some(p) = &recv {
-                p.unpack(recvbuf, &mut tr);
-            }
-            res
-        }
-    }, build)
+    }))
 }
 
 /// MPI_Allgather / MPI_Allgatherv and their forms.
@@ -339,14 +339,31 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let inter = c.is_inter();
     // MPI_IN_PLACE is not allowed on intercommunicators (MPI 4.1 section 6.7).
-    let send = if !inter && in_place(sendbuf) { None } else { Some(Arc::new(single(sendbuf, scount, stype, "send buffer")?)) };
+    let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
     let n = if inter { c.peer_size() } else { c.size() };
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
-    let recv = Arc::new(unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? });
+    let recv = unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? };
     let me = c.rank;
-    let build: Option<Build> = (!how.is_blocking()).then(|| {
-        let (send, recv) = (send.clone(), recv.clone());
-        Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: the buffers hold their elements (checked above). In place, this rank's block
+            // is taken from the receive buffer (packed first when staged) and not unpacked again.
+            unsafe {
+                let s = sending(send.as_ref(), sendbuf, &mut ts);
+                let own = if s.is_none() { Some(me) } else { None };
+                let b = recv.blocks(recvbuf, &mut tr, own.map_or(Fill::Nothing, Fill::One));
+                let res = match s {
+                    Some(s) if inter => allgather::inter(cx, s, &b),
+                    _ => allgather::allgather(cx, s, &b),
+                };
+                recv.unpack(recvbuf, &mut tr, own);
+                res
+            }
+        });
+    }
+    let (send, recv) = (send.map(Arc::new), Arc::new(recv));
+    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
             let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
             // In place, this rank's block is taken from the receive buffer and not unpacked.
             let own = snd.is_none().then_some(me);
@@ -356,24 +373,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
                 _ => nbc::allgather(s, cx, snd, &b),
             }
             recv.unstage(s, recvbuf, &b, own);
-        }) as Build
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: the buffers hold their elements (checked above). In place, this rank's block is
-        // taken from the receive buffer (packed first when staged) and not unpacked again.
-        unsafe {
-            let s = sending(&send, sendbuf, &mut ts);
-            let own = if s.is_none() { Some(me) } else { None };
-            let b = recv.blocks(recvbuf, &mut tr, own.map_or(Fill::Nothing, Fill::One));
-            let res = match s {
-                Some(s) if inter => allgather::inter(cx, s, &b),
-                _ => allgather::allgather(cx, s, &b),
-            };
-            recv.unpack(recvbuf, &mut tr, own);
-            res
-        }
-    }, build)
+    }))
 }
 
 // The cores of the families (src/ffi/families.rs).

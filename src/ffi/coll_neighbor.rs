@@ -11,10 +11,9 @@
 use super::check;
 use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
 use super::coll_args::*;
-use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::alltoall::Slot;
-use std::sync::Arc;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::topo::Topology;
@@ -55,24 +54,23 @@ unsafe fn neighbor(
     send.check(sendbuf, "send buffer")?;
     let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
     recv.check(recvbuf, "receive buffer")?;
-    let (topo, send, recv) = (Arc::new(topo.clone()), Arc::new(send), Arc::new(recv));
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let (topo, send, recv) = (topo.clone(), send.clone(), recv.clone());
-        Box::new(move |cx, s| {
-            let slots = |b: &Blocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
-                b.0.iter().zip(st).map(|(b, t)| {
-                    let (buf, bytes) = t.unwrap_or((std::ptr::null_mut(), 0));
-                    Slot { peer: b.peer, buf, bytes, round: 0 }
-                }).collect()
-            };
-            let (st, rt) = (send.stage(s, true), recv.stage(s, false));
-            let (mut sends, mut recvs) = (slots(&send, &st), slots(&recv, &rt));
-            crate::coll::neighbor::pair_blocks(&topo, &mut sends, &mut recvs);
-            crate::coll::nbc::exchange(s, cx, &sends, &recvs);
-            recv.unstage(s, &rt);
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| run(cx, &topo, &send, &recv), build)
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| run(cx, topo, &send, &recv));
+    }
+    let topo = topo.clone();
+    scheduled(u, c.clone(), how, tally, Box::new(move |cx, s| {
+        let slots = |b: &Blocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
+            b.0.iter().zip(st).map(|(b, t)| {
+                let (buf, bytes) = t.unwrap_or((std::ptr::null_mut(), 0));
+                Slot { peer: b.peer, buf, bytes, round: 0 }
+            }).collect()
+        };
+        let (st, rt) = (send.stage(s, true), recv.stage(s, false));
+        let (mut sends, mut recvs) = (slots(&send, &st), slots(&recv, &rt));
+        crate::coll::neighbor::pair_blocks(&topo, &mut sends, &mut recvs);
+        crate::coll::nbc::exchange(s, cx, &sends, &recvs);
+        recv.unstage(s, &rt);
+    }))
 }
 
 /// One run of a neighborhood exchange.

@@ -6,7 +6,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
@@ -80,28 +80,27 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         if !all.derived && overlap(sendbuf, all.bytes, recvbuf, mine.bytes) {
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments)"));
         }
-        let (all, mine) = (Arc::new(all), Arc::new(mine));
-        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-            let (all, mine, counts, red) = (all.clone(), mine.clone(), counts.clone(), Arc::new(red));
-            Box::new(move |cx, s| {
-                let inp = stage(&all, s, sendbuf, true);
-                let out = stage(&mine, s, recvbuf, false);
-                nbi::reduce_scatter(s, cx, inp, out, &counts, red);
-                unstage(&mine, s, recvbuf, out);
-            })
-        });
-        return launch_scheduled(u, c, how, tally, move |cx| {
-            let (mut ts, mut tr) = (Vec::new(), Vec::new());
-            // SAFETY: sendbuf holds the whole vector, recvbuf this rank's block (checked above),
-            // contiguous once staged, disjoint.
-            unsafe {
-                let s = all.bytes_of(sendbuf, &mut ts, true);
-                let r = mine.bytes_of(recvbuf, &mut tr, false);
-                rs::inter(cx, s, r, &counts, &red)?;
-                mine.unpack(recvbuf, &mut tr);
-            }
-            Ok(())
-        }, build);
+        if how.is_blocking() {
+            return blocking(u, &c, tally, |cx| {
+                let (mut ts, mut tr) = (Vec::new(), Vec::new());
+                // SAFETY: sendbuf holds the whole vector, recvbuf this rank's block (checked
+                // above), contiguous once staged, disjoint.
+                unsafe {
+                    let s = all.bytes_of(sendbuf, &mut ts, true);
+                    let r = mine.bytes_of(recvbuf, &mut tr, false);
+                    rs::inter(cx, s, r, &counts, &red)?;
+                    mine.unpack(recvbuf, &mut tr);
+                }
+                Ok(())
+            });
+        }
+        let (all, mine, red) = (Arc::new(all), Arc::new(mine), Arc::new(red));
+        return scheduled(u, c, how, tally, Box::new(move |cx, s| {
+            let inp = stage(&all, s, sendbuf, true);
+            let out = stage(&mine, s, recvbuf, false);
+            nbi::reduce_scatter(s, cx, inp, out, &counts, red);
+            unstage(&mine, s, recvbuf, out);
+        }));
     }
     let inplace = in_place(sendbuf);
     if inplace {
@@ -113,34 +112,33 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             return Err(err(MPI_ERR_BUFFER, "the send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE to reduce in place"));
         }
     }
-    let (all, mine) = (Arc::new(all), Arc::new(mine));
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let (all, mine, counts, red) = (all.clone(), mine.clone(), counts.clone(), Arc::new(red.clone()));
-        Box::new(move |cx, s| {
-            // The input, disjoint from the result: packed, or a private copy when in place.
-            let inp = if inplace { private(&all, s, recvbuf) } else { stage(&all, s, sendbuf, true) };
-            let out = stage(&mine, s, recvbuf, false);
-            nbc::reduce_scatter(s, cx, inp, out, &counts, red);
-            unstage(&mine, s, recvbuf, out);
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: the buffers hold the elements the counts describe (checked above); in place the
-        // input is copied first, so the algorithms get disjoint buffers.
-        unsafe {
-            let s = if inplace {
-                ts = owned(&all, recvbuf);
-                ts.as_ptr()
-            } else {
-                all.bytes_of(sendbuf, &mut ts, true)
-            };
-            let r = mine.bytes_of(recvbuf, &mut tr, false);
-            rs::reduce_scatter(cx, s, r, &counts, &red)?;
-            mine.unpack(recvbuf, &mut tr);
-        }
-        Ok(())
-    }, build)
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: the buffers hold the elements the counts describe (checked above); in place
+            // the input is copied first, so the algorithms get disjoint buffers.
+            unsafe {
+                let s = if inplace {
+                    ts = owned(&all, recvbuf);
+                    ts.as_ptr()
+                } else {
+                    all.bytes_of(sendbuf, &mut ts, true)
+                };
+                let r = mine.bytes_of(recvbuf, &mut tr, false);
+                rs::reduce_scatter(cx, s, r, &counts, &red)?;
+                mine.unpack(recvbuf, &mut tr);
+            }
+            Ok(())
+        });
+    }
+    let (all, mine, red) = (Arc::new(all), Arc::new(mine), Arc::new(red));
+    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        // The input, disjoint from the result: packed, or a private copy when in place.
+        let inp = if inplace { private(&all, s, recvbuf) } else { stage(&all, s, sendbuf, true) };
+        let out = stage(&mine, s, recvbuf, false);
+        nbc::reduce_scatter(s, cx, inp, out, &counts, red);
+        unstage(&mine, s, recvbuf, out);
+    }))
 }
 
 /// The bytes of user buffer `p` as a private copy inside schedule `s`, taken by steps of the

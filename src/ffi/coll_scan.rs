@@ -6,7 +6,7 @@
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{launch_scheduled, Build, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use super::coll_reduce_scatter::{owned, private};
 use crate::coll::nbc;
@@ -43,36 +43,35 @@ pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i
             no_alias(sendbuf, recvbuf, plan.bytes)?;
         }
     }
-    let plan = Arc::new(plan);
-    let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-        let (plan, red) = (plan.clone(), Arc::new(red.clone()));
-        Box::new(move |cx, s| {
-            // The input, disjoint from the result: packed, or a private copy when in place.
-            let inp = if inplace { private(&plan, s, recvbuf) } else { stage(&plan, s, sendbuf, true) };
-            let out = if writes { stage(&plan, s, recvbuf, false) } else { std::ptr::null_mut() };
-            nbc::scan(s, cx, inp, out, n, red, exclusive);
-            if writes {
-                unstage(&plan, s, recvbuf, out);
+    if how.is_blocking() {
+        return blocking(u, &c, tally, |cx| {
+            let (mut ts, mut tr) = (Vec::new(), Vec::new());
+            // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place
+            // the input is copied first, so the algorithms get disjoint buffers.
+            unsafe {
+                let s = if inplace {
+                    ts = owned(&plan, recvbuf);
+                    ts.as_ptr()
+                } else {
+                    plan.bytes_of(sendbuf, &mut ts, true)
+                };
+                let r = if writes { plan.bytes_of(recvbuf, &mut tr, false) } else { std::ptr::null_mut() };
+                crate::coll::scan::scan(cx, s, r, n, &red, exclusive)?;
+                if writes {
+                    plan.unpack(recvbuf, &mut tr);
+                }
             }
-        })
-    });
-    launch_scheduled(u, c, how, tally, move |cx| {
-        let (mut ts, mut tr) = (Vec::new(), Vec::new());
-        // SAFETY: the buffers hold `count` elements of the datatype (checked above); in place the
-        // input is copied first, so the algorithms get disjoint buffers.
-        unsafe {
-            let s = if inplace {
-                ts = owned(&plan, recvbuf);
-                ts.as_ptr()
-            } else {
-                plan.bytes_of(sendbuf, &mut ts, true)
-            };
-            let r = if writes { plan.bytes_of(recvbuf, &mut tr, false) } else { std::ptr::null_mut() };
-            crate::coll::scan::scan(cx, s, r, n, &red, exclusive)?;
-            if writes {
-                plan.unpack(recvbuf, &mut tr);
-            }
+            Ok(())
+        });
+    }
+    let (plan, red) = (Arc::new(plan), Arc::new(red));
+    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        // The input, disjoint from the result: packed, or a private copy when in place.
+        let inp = if inplace { private(&plan, s, recvbuf) } else { stage(&plan, s, sendbuf, true) };
+        let out = if writes { stage(&plan, s, recvbuf, false) } else { std::ptr::null_mut() };
+        nbc::scan(s, cx, inp, out, n, red, exclusive);
+        if writes {
+            unstage(&plan, s, recvbuf, out);
         }
-        Ok(())
-    }, build)
+    }))
 }
