@@ -44,6 +44,7 @@ pub mod schedule;
 pub mod nbc;
 pub mod nbc_inter;
 pub mod select;
+pub mod stage;
 
 use crate::comm::Comm;
 use crate::error::{err, MpiResult, ErrorClass};

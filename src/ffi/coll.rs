@@ -48,7 +48,7 @@ pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: 
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
     let tally = Tally::new(Pattern::OneToAll, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
-    let plan = Plan::new(count, datatype)?;
+    let plan = plan_of(count, datatype)?;
     if c.is_inter() {
         let root = inter_root(&c, root)?;
         if root != InterRoot::Idle {

@@ -18,115 +18,13 @@ use super::coll_args::*;
 use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::abi::*;
-use crate::coll::alltoall::{self as a2a, Slot};
+use crate::coll::alltoall as a2a;
+pub use crate::coll::stage::{PeerBlock, PeerBlocks};
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::coll::schedule::{Schedule, Step};
 use crate::error::{err, MpiResult};
 use std::os::raw::c_void;
 use std::sync::Arc;
-
-/// One typed block of a vector collective: `plan`'s elements at `addr`, to or from peer `peer`
-/// (None: MPI_PROC_NULL, never touched).
-pub struct Block {
-    pub peer: Option<usize>,
-    pub addr: *mut c_void,
-    pub plan: Arc<Plan>,
-}
-
-/// The blocks of one side (send or receive) of a vector collective, in peer order.
-pub struct Blocks(pub Vec<Block>);
-
-impl Blocks {
-    /// Checks every block with data against buffer `base` (NULL only with derived types).
-    pub fn check(&self, base: *const c_void, what: &str) -> MpiResult {
-        self.0.iter().filter(|b| b.peer.is_some()).try_for_each(|b| b.plan.check(base, what))
-    }
-
-    /// The byte slots of a run: contiguous blocks in place, the others in `tmps` (packed when
-    /// `fill`). `tmps` must stay alive, unmoved, until the run is over.
-    ///
-    /// # Safety
-    /// Every block's address holds its plan's elements (readable when `fill`).
-    pub unsafe fn slots(&self, tmps: &mut Vec<Vec<u8>>, fill: bool) -> Vec<Slot> {
-        tmps.clear();
-        tmps.resize_with(self.0.len(), Vec::new);
-        self.0
-            .iter()
-            .zip(tmps.iter_mut())
-            .map(|(b, t)| match b.peer {
-                // SAFETY: per this function's contract.
-                Some(_) => Slot { peer: b.peer, buf: unsafe { b.plan.bytes_of(b.addr, t, fill) }, bytes: b.plan.bytes, round: 0 },
-                None => Slot { peer: None, buf: std::ptr::null_mut(), bytes: 0, round: 0 },
-            })
-            .collect()
-    }
-
-    /// Packed copies of every block (MPI_IN_PLACE: the data to send is what the receive buffer
-    /// holds before it is overwritten), as slots over `tmps`.
-    ///
-    /// # Safety
-    /// Every block's address holds its plan's elements, readable.
-    pub unsafe fn copies(&self, tmps: &mut Vec<Vec<u8>>) -> Vec<Slot> {
-        // SAFETY: per this function's contract.
-        let mut slots = unsafe { self.slots(tmps, true) };
-        for (s, t) in slots.iter_mut().zip(tmps.iter_mut()) {
-            if s.peer.is_some() && t.is_empty() && s.bytes > 0 {
-                // SAFETY: a direct slot points at `bytes` readable bytes of the user buffer.
-                *t = unsafe { std::slice::from_raw_parts(s.buf, s.bytes) }.to_vec();
-                s.buf = t.as_mut_ptr();
-            }
-        }
-        slots
-    }
-
-    /// The blocks' bytes inside schedule `s`, as `stage` gives them (packed by a local step of
-    /// the current round when `fill`); None for MPI_PROC_NULL.
-    pub fn stage(&self, s: &mut Schedule, fill: bool) -> Vec<Option<(*mut u8, usize)>> {
-        self.0.iter().map(|b| b.peer.map(|_| (stage(&b.plan, s, b.addr, fill), b.plan.bytes))).collect()
-    }
-
-    /// Private copies of every block inside schedule `s` (MPI_IN_PLACE): packed by a local step
-    /// of the current round, or copied from the user buffer for a contiguous block.
-    pub fn stage_copies(&self, s: &mut Schedule) -> Vec<Option<(*mut u8, usize)>> {
-        self.0
-            .iter()
-            .map(|b| {
-                b.peer.map(|_| {
-                    let p = stage(&b.plan, s, b.addr, true);
-                    if matches!(b.plan.shape, Shape::Staged(..)) || b.plan.bytes == 0 {
-                        return (p, b.plan.bytes);
-                    }
-                    let t = s.scratch(b.plan.bytes);
-                    s.push(Step::Copy { src: p, dst: t, bytes: b.plan.bytes });
-                    (t, b.plan.bytes)
-                })
-            })
-            .collect()
-    }
-
-    /// Unpacks the staged blocks `st` (from `stage`) into the user buffer in a last round of `s`.
-    pub fn unstage(&self, s: &mut Schedule, st: &[Option<(*mut u8, usize)>]) {
-        s.round();
-        for (b, t) in self.0.iter().zip(st) {
-            if let Some((t, _)) = t {
-                unstage_now(&b.plan, s, b.addr, *t);
-            }
-        }
-    }
-
-    /// Unpacks the staged receive blocks from `tmps` (from `slots`).
-    ///
-    /// # Safety
-    /// Every block's address holds its plan's elements, writable, disjoint from `tmps`.
-    pub unsafe fn unpack(&self, tmps: &mut [Vec<u8>]) {
-        for (b, t) in self.0.iter().zip(tmps.iter_mut()) {
-            if b.peer.is_some() {
-                // SAFETY: per this function's contract.
-                unsafe { b.plan.unpack(b.addr, t) };
-            }
-        }
-    }
-}
 
 /// Reads an array argument of `n` integers (int, MPI_Count or MPI_Aint) as i64.
 ///
@@ -159,13 +57,18 @@ pub fn extent(dt: MPI_Datatype) -> MpiResult<i64> {
 
 /// Builds the blocks of one side: block j holds `counts[j]` elements of `types[j]` at byte
 /// displacement `displs[j]` from `base`, exchanged with `peers[j]`.
-pub fn blocks(base: *const c_void, peers: &[Option<usize>], counts: &[i64], displs: &[i64], types: &[MPI_Datatype]) -> MpiResult<Blocks> {
+pub fn blocks(base: *const c_void, peers: &[Option<usize>], counts: &[i64], displs: &[i64], types: &[MPI_Datatype]) -> MpiResult<PeerBlocks> {
     let mut v = Vec::with_capacity(peers.len());
     for (j, &peer) in peers.iter().enumerate() {
-        let plan = Arc::new(Plan::new(counts[j], types[j])?);
-        v.push(Block { peer, addr: (base as *mut u8).wrapping_offset(displs[j] as isize) as *mut c_void, plan });
+        let plan = plan_of(counts[j], types[j])?;
+        v.push(PeerBlock { peer, addr: (base as *mut u8).wrapping_offset(displs[j] as isize) as *mut c_void, plan });
     }
-    Ok(Blocks(v))
+    Ok(PeerBlocks(v))
+}
+
+/// Checks every block with data of `b` against buffer `base` (NULL only with derived types).
+pub fn check_blocks(b: &PeerBlocks, base: *const c_void, what: &str) -> MpiResult {
+    b.0.iter().filter(|b| b.peer.is_some()).try_for_each(|b| b.plan.check(base, what))
 }
 
 /// Displacements in elements of `dt` as byte displacements.
@@ -194,7 +97,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
     let tally = Tally::new(Pattern::AllToAll, scount, stype, true);
     let m = c.peer_size() as i64;
     let total = |n: i64| count(n).and_then(|_| n.checked_mul(m).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} times {m} ranks overflows"))));
-    let rplan = Plan::new(total(rcount)?, rtype)?;
+    let rplan = plan_of(total(rcount)?, rtype)?;
     rplan.check(recvbuf, "receive buffer")?;
     let rblock = rplan.bytes / m as usize;
     let uniform = move |p: *mut u8, block: usize| crate::coll::gather::Blocks { base: p, offs: (0..m as usize).map(|i| (i * block) as isize).collect(), lens: vec![block; m as usize] };
@@ -236,7 +139,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
             unstage(&rp, s, recvbuf, rcv);
         }));
     }
-    let splan = Plan::new(total(scount)?, stype)?;
+    let splan = plan_of(total(scount)?, stype)?;
     splan.check(sendbuf, "send buffer")?;
     if !splan.derived && !rplan.derived {
         no_alias(sendbuf, recvbuf, splan.bytes.min(rplan.bytes))?;
@@ -275,7 +178,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
 ///
 /// # Safety
 /// The blocks' addresses hold their elements; `how` as in `alltoall`.
-unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<Blocks>, recv: Blocks) -> MpiResult {
+unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<PeerBlocks>, recv: PeerBlocks) -> MpiResult {
     let u = check::universe()?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     if how.is_blocking() {
@@ -340,7 +243,7 @@ unsafe fn alltoallw(
         return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed as the receive buffer"));
     }
     let recv = blocks(recvbuf, &peers, &rcounts(m)?, &rdispls(m)?, &rtypes(m)?)?;
-    recv.check(recvbuf, "receive buffer")?;
+    check_blocks(&recv, recvbuf, "receive buffer")?;
     let send = if in_place(sendbuf) {
         if c.is_inter() {
             return Err(err(MPI_ERR_BUFFER, "MPI_IN_PLACE is not allowed in all-to-all on an intercommunicator"));
@@ -348,7 +251,7 @@ unsafe fn alltoallw(
         None
     } else {
         let s = blocks(sendbuf, &peers, &scounts(m)?, &sdispls(m)?, &stypes(m)?)?;
-        s.check(sendbuf, "send buffer")?;
+        check_blocks(&s, sendbuf, "send buffer")?;
         Some(s)
     };
     // SAFETY: the blocks describe the user buffers (MPI contract).

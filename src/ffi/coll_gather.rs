@@ -21,10 +21,9 @@ use super::coll_args::*;
 use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::{CountArg, CountArray};
 use crate::abi::*;
-use crate::coll::gather::Blocks;
-use crate::coll::schedule::{Schedule, Step};
+use crate::coll::stage::{Fill, TypedBlocks};
+use crate::coll::schedule::Schedule;
 use crate::coll::{allgather, gather, nbc, nbc_inter as nbi, scatter};
-use crate::datatype::TypeRepr;
 use crate::error::{err, MpiResult};
 use std::os::raw::{c_int, c_void};
 use std::sync::Arc;
@@ -43,158 +42,36 @@ impl Counts {
     }
 }
 
-/// Which blocks to pack from the user buffer into the temporary of a staged buffer.
-#[derive(Clone, Copy, PartialEq)]
-enum Fill {
-    Nothing,
-    One(usize),
-    All,
-}
-
-/// A checked buffer of per-rank blocks of one datatype.
-struct TypedBlocks {
-    t: Arc<TypeRepr>,
-    counts: Vec<usize>,
-    /// Byte displacement of each block from the buffer address.
-    displs: Vec<isize>,
-    lens: Vec<usize>,
-    /// Where each block's bytes start when every block is contiguous (None: staged).
-    direct: Option<Vec<isize>>,
-}
-
-impl TypedBlocks {
-    /// Checks the datatype, counts, displacements and buffer of `n` blocks.
-    ///
-    /// # Safety
-    /// The arrays in `counts` must hold `n` entries when not NULL.
-    unsafe fn new(counts: Counts, n: usize, dt: MPI_Datatype, buf: *const c_void, what: &str) -> MpiResult<TypedBlocks> {
-        let t = check::committed_dtype(dt)?;
-        let (cs, ds) = match counts {
-            Counts::Same(k) => {
-                let k = count(k)? as i64;
-                (vec![k; n], (0..n as i64).map(|i| i * k).collect())
-            }
-            // SAFETY: per this function's contract.
-            Counts::Each(c, d) => unsafe { (c.read(n, "the counts array")?, d.read(n, "the displacements array")?) },
-        };
-        let counts = cs.into_iter().map(count).collect::<MpiResult<Vec<usize>>>()?;
-        let extent = t.layout.extent();
-        let displs = ds
-            .iter()
-            .map(|&d| d.checked_mul(extent).map(|b| b as isize).ok_or_else(|| err(MPI_ERR_ARG, format!("displacement {d} times the extent {extent} overflows"))))
-            .collect::<MpiResult<Vec<isize>>>()?;
-        let lens = counts
-            .iter()
-            .map(|&k| k.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {k} of datatype {} overflows", check::datatype_name(dt)))))
-            .collect::<MpiResult<Vec<usize>>>()?;
-        let direct = counts.iter().zip(&displs).map(|(&k, &d)| t.layout.contiguous_span(k).map(|(off, _)| d + off as isize)).collect();
-        if in_place(buf) {
-            return Err(err(MPI_ERR_BUFFER, format!("MPI_IN_PLACE is not allowed as the {what} here")));
+/// A checked buffer of `n` per-rank blocks of `dt` (`TypedBlocks`): the datatype, counts,
+/// displacements and buffer checked.
+///
+/// # Safety
+/// The arrays in `counts` must hold `n` entries when not NULL.
+unsafe fn typed_blocks(counts: Counts, n: usize, dt: MPI_Datatype, buf: *const c_void, what: &str) -> MpiResult<TypedBlocks> {
+    let t = check::committed_dtype(dt)?;
+    let (cs, ds) = match counts {
+        Counts::Same(k) => {
+            let k = count(k)? as i64;
+            (vec![k; n], (0..n as i64).map(|i| i * k).collect())
         }
-        if t.leaf_id.is_some() && buf.is_null() && lens.iter().any(|&l| l > 0) {
-            return Err(err(MPI_ERR_BUFFER, format!("invalid {what}: NULL with a non-empty message")));
-        }
-        Ok(TypedBlocks { t, counts, displs, lens, direct })
+        // SAFETY: per this function's contract.
+        Counts::Each(c, d) => unsafe { (c.read(n, "the counts array")?, d.read(n, "the displacements array")?) },
+    };
+    let counts = cs.into_iter().map(count).collect::<MpiResult<Vec<usize>>>()?;
+    let leaf = t.leaf_id.is_some();
+    let blocks = TypedBlocks::new(t, counts, &ds, || check::datatype_name(dt))?;
+    if in_place(buf) {
+        return Err(err(MPI_ERR_BUFFER, format!("MPI_IN_PLACE is not allowed as the {what} here")));
     }
-
-    /// The blocks as bytes: in the user's buffer, or in `tmp` (packing the blocks `fill` names).
-    ///
-    /// # Safety
-    /// `buf` must hold the blocks (readable where packed).
-    unsafe fn blocks(&self, buf: *mut c_void, tmp: &mut Vec<u8>, fill: Fill) -> Blocks {
-        let base = buf as *mut u8;
-        if let Some(offs) = &self.direct {
-            return Blocks { base, offs: offs.clone(), lens: self.lens.clone() };
-        }
-        *tmp = vec![0u8; self.lens.iter().sum()];
-        let offs = packed_offsets(&self.lens);
-        for (i, &off) in offs.iter().enumerate() {
-            if fill == Fill::All || fill == Fill::One(i) {
-                // SAFETY: block `i` of the user buffer holds `counts[i]` elements (caller), the
-                // temporary `lens[i]` bytes at `off`; they are disjoint.
-                unsafe { crate::datatype::copy(&self.t.layout, base.wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().offset(off), self.lens[i], 0, true) };
-            }
-        }
-        Blocks { base: tmp.as_mut_ptr(), offs, lens: self.lens.clone() }
+    if leaf && buf.is_null() && blocks.lens.iter().any(|&l| l > 0) {
+        return Err(err(MPI_ERR_BUFFER, format!("invalid {what}: NULL with a non-empty message")));
     }
-
-    /// The blocks as bytes inside schedule `s`: in the user's buffer when every block is
-    /// contiguous, else in a staging buffer of the schedule, packed (the blocks `fill` names) by
-    /// a local step of the current round at every run.
-    fn stage(self: &Arc<Self>, s: &mut Schedule, buf: *mut c_void, fill: Fill) -> Blocks {
-        if let Some(offs) = &self.direct {
-            return Blocks { base: buf as *mut u8, offs: offs.clone(), lens: self.lens.clone() };
-        }
-        let t = s.scratch(self.lens.iter().sum());
-        let offs = packed_offsets(&self.lens);
-        if fill != Fill::Nothing {
-            let (me, user, dst, at) = (self.clone(), UserPtr(buf), UserPtr(t as *mut c_void), offs.clone());
-            s.push(Step::Local(Box::new(move || {
-                let (user, dst) = (user, dst);
-                for (i, &off) in at.iter().enumerate() {
-                    if fill == Fill::All || fill == Fill::One(i) {
-                        // SAFETY: block `i` of the user buffer holds `counts[i]` elements (checked
-                        // at the call), the staging buffer `lens[i]` bytes at `off`.
-                        unsafe { crate::datatype::copy(&me.t.layout, (user.0 as *mut u8).wrapping_offset(me.displs[i]), me.counts[i], (dst.0 as *mut u8).offset(off), me.lens[i], 0, true) };
-                    }
-                }
-            })));
-        }
-        Blocks { base: t, offs, lens: self.lens.clone() }
-    }
-
-    /// Unpacks the staging buffer of `b` (from `stage`) into the user's buffer, except block
-    /// `skip`, in a last round of `s`.
-    fn unstage(self: &Arc<Self>, s: &mut Schedule, buf: *mut c_void, b: &Blocks, skip: Option<usize>) {
-        if self.direct.is_some() {
-            return;
-        }
-        s.round();
-        let (me, user, src, at) = (self.clone(), UserPtr(buf), UserPtr(b.base as *mut c_void), b.offs.clone());
-        s.push(Step::Local(Box::new(move || {
-            let (user, src) = (user, src);
-            for (i, &off) in at.iter().enumerate() {
-                if skip != Some(i) {
-                    // SAFETY: as in `stage`, in the other direction.
-                    unsafe { crate::datatype::copy(&me.t.layout, (user.0 as *mut u8).wrapping_offset(me.displs[i]), me.counts[i], (src.0 as *mut u8).offset(off), me.lens[i], 0, false) };
-                }
-            }
-        })));
-    }
-
-    /// Unpacks a staged temporary (from `blocks`) into the user's buffer, except block `skip`.
-    ///
-    /// # Safety
-    /// `buf` must hold the blocks, writable, disjoint from `tmp`.
-    unsafe fn unpack(&self, buf: *mut c_void, tmp: &mut [u8], skip: Option<usize>) {
-        if self.direct.is_some() {
-            return;
-        }
-        let mut at = 0usize;
-        for i in 0..self.lens.len() {
-            if skip != Some(i) {
-                // SAFETY: as in `blocks`, in the other direction.
-                unsafe { crate::datatype::copy(&self.t.layout, (buf as *mut u8).wrapping_offset(self.displs[i]), self.counts[i], tmp.as_mut_ptr().add(at), self.lens[i], 0, false) };
-            }
-            at += self.lens[i];
-        }
-    }
-}
-
-/// Where each of blocks of `lens` bytes starts when they are packed one after the other.
-fn packed_offsets(lens: &[usize]) -> Vec<isize> {
-    lens.iter()
-        .scan(0isize, |at, &l| {
-            let o = *at;
-            *at += l as isize;
-            Some(o)
-        })
-        .collect()
+    Ok(blocks)
 }
 
 /// A checked single buffer of `count` elements.
 fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResult<Plan> {
-    let plan = Plan::new(count, dt)?;
+    let plan = plan_of(count, dt)?;
     plan.check(p, what)?;
     Ok(plan)
 }
@@ -223,14 +100,14 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         let root = inter_root(&c, root)?;
         let send = if matches!(root, InterRoot::Remote(_)) { Some(single(sendbuf, scount, stype, "send buffer")?) } else { None };
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let recv = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        let recv = if root == InterRoot::Root { Some(unsafe { typed_blocks(rcounts, c.peer_size(), rtype, recvbuf, "receive buffer")? }) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
         let send = if is_root && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let recv = if is_root { Some(unsafe { TypedBlocks::new(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        let recv = if is_root { Some(unsafe { typed_blocks(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
@@ -281,14 +158,14 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
     let (send, recv, root) = if c.is_inter() {
         let root = inter_root(&c, root)?;
         // SAFETY: the arrays hold one entry per remote rank at the root (MPI contract).
-        let send = if root == InterRoot::Root { Some(unsafe { TypedBlocks::new(scounts, c.peer_size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let send = if root == InterRoot::Root { Some(unsafe { typed_blocks(scounts, c.peer_size(), stype, sendbuf, "send buffer")? }) } else { None };
         let recv = if matches!(root, InterRoot::Remote(_)) { Some(single(recvbuf, rcount, rtype, "receive buffer")?) } else { None };
         (send, recv, Err(root))
     } else {
         let root = root_rank(&c, root)?;
         let is_root = c.rank == root;
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
-        let send = if is_root { Some(unsafe { TypedBlocks::new(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
+        let send = if is_root { Some(unsafe { typed_blocks(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
         let recv = if is_root && in_place(recvbuf) { None } else { Some(single(recvbuf, rcount, rtype, "receive buffer")?) };
         (send, recv, Ok(root))
     };
@@ -342,7 +219,7 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
     let send = if !inter && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
     let n = if inter { c.peer_size() } else { c.size() };
     // SAFETY: the arrays hold one entry per (remote) rank (MPI contract).
-    let recv = unsafe { TypedBlocks::new(rcounts, n, rtype, recvbuf, "receive buffer")? };
+    let recv = unsafe { typed_blocks(rcounts, n, rtype, recvbuf, "receive buffer")? };
     let me = c.rank;
     if how.is_blocking() {
         return blocking(u, &c, tally, |cx| {

@@ -9,7 +9,7 @@
 // the caller's pointers without their own `unsafe` blocks.
 #![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
-use super::coll_alltoall::{blocks, extent, int_array, scaled, type_array, Blocks};
+use super::coll_alltoall::{blocks, check_blocks, extent, int_array, scaled, type_array, PeerBlocks};
 use super::coll_args::*;
 use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
@@ -51,15 +51,15 @@ unsafe fn neighbor(
     }
     let (ni, no) = (srcs.len(), dsts.len());
     let send = blocks(sendbuf, &dsts, &scounts(no)?, &sdispls(no)?, &stypes(no)?)?;
-    send.check(sendbuf, "send buffer")?;
+    check_blocks(&send, sendbuf, "send buffer")?;
     let recv = blocks(recvbuf, &srcs, &rcounts(ni)?, &rdispls(ni)?, &rtypes(ni)?)?;
-    recv.check(recvbuf, "receive buffer")?;
+    check_blocks(&recv, recvbuf, "receive buffer")?;
     if how.is_blocking() {
         return blocking(u, &c, tally, |cx| run(cx, topo, &send, &recv));
     }
     let topo = topo.clone();
     scheduled(u, c.clone(), how, tally, Box::new(move |cx, s| {
-        let slots = |b: &Blocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
+        let slots = |b: &PeerBlocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
             b.0.iter().zip(st).map(|(b, t)| {
                 let (buf, bytes) = t.unwrap_or((std::ptr::null_mut(), 0));
                 Slot { peer: b.peer, buf, bytes, round: 0 }
@@ -74,7 +74,7 @@ unsafe fn neighbor(
 }
 
 /// One run of a neighborhood exchange.
-fn run(cx: &crate::coll::Coll, topo: &Topology, send: &Blocks, recv: &Blocks) -> MpiResult {
+fn run(cx: &crate::coll::Coll, topo: &Topology, send: &PeerBlocks, recv: &PeerBlocks) -> MpiResult {
     let (mut ts, mut tr) = (Vec::new(), Vec::new());
     // SAFETY: every block holds its elements (checked when the call was made); the receive blocks
     // of distinct sources must not overlap (MPI forbids it) and never overlap the temporaries.

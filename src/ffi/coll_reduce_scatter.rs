@@ -9,7 +9,6 @@ use super::coll_args::*;
 use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
-use crate::coll::schedule::{Schedule, Step};
 use std::sync::Arc;
 use crate::abi::*;
 use crate::coll::reduce_scatter as rs;
@@ -32,22 +31,6 @@ unsafe fn counts_of<T: CountArg>(p: *const T, n: usize) -> MpiResult<Vec<i64>> {
 fn overlap(a: *const c_void, alen: usize, b: *const c_void, blen: usize) -> bool {
     let (a, b) = (a as usize, b as usize);
     alen > 0 && blen > 0 && a < b.saturating_add(blen) && b < a.saturating_add(alen)
-}
-
-/// A private copy of the `bytes_of` bytes at `p` (for MPI_IN_PLACE, where the result overwrites
-/// the input).
-///
-/// # Safety
-/// `p` holds the plan's elements, readable.
-pub(crate) unsafe fn owned(plan: &Plan, p: *const c_void) -> Vec<u8> {
-    let mut tmp = Vec::new();
-    // SAFETY: per this function's contract.
-    let q = unsafe { plan.bytes_of(p, &mut tmp, true) };
-    if !tmp.is_empty() || plan.bytes == 0 {
-        return tmp;
-    }
-    // SAFETY: a direct plan: `q` is the user's `plan.bytes` contiguous bytes.
-    unsafe { std::slice::from_raw_parts(q, plan.bytes) }.to_vec()
 }
 
 /// MPI_Reduce_scatter (and the block form) with the local group's `recvcounts`.
@@ -119,7 +102,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             // the input is copied first, so the algorithms get disjoint buffers.
             unsafe {
                 let s = if inplace {
-                    ts = owned(&all, recvbuf);
+                    ts = all.owned(recvbuf);
                     ts.as_ptr()
                 } else {
                     all.bytes_of(sendbuf, &mut ts, true)
@@ -139,18 +122,6 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         nbc::reduce_scatter(s, cx, inp, out, &counts, red);
         unstage(&mine, s, recvbuf, out);
     }))
-}
-
-/// The bytes of user buffer `p` as a private copy inside schedule `s`, taken by steps of the
-/// current round at every run (MPI_IN_PLACE: the result overwrites the input).
-pub(crate) fn private(plan: &Arc<Plan>, s: &mut Schedule, p: *const c_void) -> *const u8 {
-    let src = stage(plan, s, p, true);
-    if matches!(plan.shape, Shape::Staged(..)) || plan.bytes == 0 {
-        return src;
-    }
-    let t = s.scratch(plan.bytes);
-    s.push(Step::Copy { src, dst: t, bytes: plan.bytes });
-    t
 }
 
 /// MPI_Reduce_scatter_block: every rank gets `recvcount` elements.

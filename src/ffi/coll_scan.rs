@@ -8,7 +8,6 @@ use super::check;
 use super::coll_args::*;
 use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
 use super::families::CountArg;
-use super::coll_reduce_scatter::{owned, private};
 use crate::coll::nbc;
 use std::sync::Arc;
 use crate::abi::*;
@@ -50,7 +49,7 @@ pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i
             // the input is copied first, so the algorithms get disjoint buffers.
             unsafe {
                 let s = if inplace {
-                    ts = owned(&plan, recvbuf);
+                    ts = plan.owned(recvbuf);
                     ts.as_ptr()
                 } else {
                     plan.bytes_of(sendbuf, &mut ts, true)
