@@ -5,9 +5,6 @@
 //! Each collective has one function here that checks the arguments and builds the body; the form
 //! only changes how `coll_launch::launch_scheduled` runs it. The algorithms are in `crate::coll`, the
 //! reduction kernels in `crate::op`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
 use super::coll_launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
@@ -30,12 +27,19 @@ pub(super) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let c = check::comm(u, comm)?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     if c.is_inter() {
-        return launch_scheduled(u, c, how, tally, xc::barrier, Some(Box::new(|cx, s| nbi::barrier(s, cx))));
+        let body = xc::barrier;
+        let build: Option<Build> = Some(Box::new(|cx, s| nbi::barrier(s, cx)));
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
     }
     if how.is_blocking() {
         return blocking(u, &c, tally, crate::coll::barrier::barrier);
     }
-    scheduled(u, c, how, tally, Box::new(|cx, s| nbc::barrier(s, cx)))
+    let build: Build = Box::new(|cx, s| nbc::barrier(s, cx));
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Bcast and its forms.
@@ -68,7 +72,7 @@ pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: 
                 }
             })
         });
-        return launch_scheduled(u, c, how, tally, move |cx| {
+        let body = move |cx: &crate::coll::Coll| {
             let mut tmp = Vec::new();
             // SAFETY: buffer holds `count` elements of the datatype (checked above): packed at
             // the root, received into the temporary and unpacked in the remote group.
@@ -80,7 +84,10 @@ pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: 
                 }
             }
             Ok(())
-        }, build);
+        };
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
     }
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
@@ -101,13 +108,16 @@ pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: 
         });
     }
     let sp = Arc::new(plan);
-    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+    let build: Build = Box::new(move |cx, s| {
         let p = stage(&sp, s, buffer, is_root);
         nbc::bcast(s, cx, p, sp.bytes, root);
         if !is_root {
             unstage(&sp, s, buffer, p);
         }
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Reduce and its forms.
@@ -140,7 +150,7 @@ pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count:
                 }
             })
         });
-        return launch_scheduled(u, c, how, tally, move |cx| {
+        let body = move |cx: &crate::coll::Coll| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: the significant buffers hold `n` elements of the reduction's type once
             // contiguous (checked above; MPI_IN_PLACE is not allowed on intercommunicators).
@@ -153,7 +163,10 @@ pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count:
                 }
             }
             Ok(())
-        }, build);
+        };
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
     }
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
@@ -195,7 +208,7 @@ pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count:
         });
     }
     let (sp, red) = (Arc::new(plan), Arc::new(red));
-    scheduled(u, c, how, tally, Box::new(move |cx, s| match sp.shape {
+    let build: Build = Box::new(move |cx, s| match sp.shape {
         Shape::Direct(_) => {
             let snd = stage(&sp, s, send, false);
             let rcv = if is_root { stage(&sp, s, recvbuf, false) } else { recvbuf as *mut u8 };
@@ -210,7 +223,10 @@ pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count:
                 unstage(&sp, s, recvbuf, t);
             }
         }
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Allreduce and its forms.
@@ -240,7 +256,7 @@ pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, cou
                 unstage(&sp, s, recvbuf, rcv);
             })
         });
-        return launch_scheduled(u, c, how, tally, move |cx| {
+        let body = move |cx: &crate::coll::Coll| {
             let (mut ts, mut tr) = (Vec::new(), Vec::new());
             // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
             // disjoint.
@@ -251,7 +267,10 @@ pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, cou
                 plan.unpack(recvbuf, &mut tr);
             }
             Ok(())
-        }, build);
+        };
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
     if how.is_blocking() {
@@ -279,7 +298,7 @@ pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, cou
         });
     }
     let (sp, red) = (Arc::new(plan), Arc::new(red));
-    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+    let build: Build = Box::new(move |cx, s| {
         // A staged contribution is packed into a staging buffer that also takes the result.
         let (snd, rcv) = match sp.shape {
             Shape::Direct(_) => (stage(&sp, s, send, false) as *const u8, stage(&sp, s, recvbuf, false)),
@@ -291,7 +310,10 @@ pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, cou
         s.round();
         nbc::allreduce(s, cx, snd, rcv, n, red);
         unstage(&sp, s, recvbuf, rcv);
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Reduce_local and its large-count form.
@@ -331,10 +353,9 @@ pub(super) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c
 export! {
     fn MPI_Op_commutative / PMPI_Op_commutative (op: MPI_Op, commute: *mut c_int) on comm MPI_COMM_SELF => {
         let op = super::op::resolve(check::universe()?, op)?;
-        if commute.is_null() {
-            return Err(err(MPI_ERR_ARG, "commute is NULL"));
-        }
-        *commute = op.commutative() as c_int;
+        let commute = super::pointer_args::out(commute, "commute")?;
+        // SAFETY: a non-NULL output argument: one writable int (the C prototype).
+        unsafe { *commute = op.commutative() as c_int };
         Ok(())
     }
 }

@@ -10,12 +10,9 @@
 //! (`crate::coll::nbc`), whatever the datatypes (another rank's may be contiguous where this
 //! rank's are not): non-contiguous blocks are packed and unpacked by local steps of the
 //! schedule. Intercommunicator forms run as the schedules of `crate::coll::nbc_inter`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::abi::*;
 use crate::coll::alltoall as a2a;
@@ -123,7 +120,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
             });
         }
         let rp = Arc::new(rplan);
-        return scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        let build: Build = Box::new(move |cx, s| {
             // The data to send is a private copy of the receive buffer, taken before anything
             // is received into it.
             let src = stage(&rp, s, recvbuf, true);
@@ -137,7 +134,10 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
             let rcv = stage(&rp, s, recvbuf, false);
             nbc::alltoall(s, cx, &uniform(snd, rblock), &uniform(rcv, rblock));
             unstage(&rp, s, recvbuf, rcv);
-        }));
+        });
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     let splan = plan_of(total(scount)?, stype)?;
     splan.check(sendbuf, "send buffer")?;
@@ -160,7 +160,7 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
     }
     let inter = c.is_inter();
     let (sp, rp) = (Arc::new(splan), Arc::new(rplan));
-    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+    let build: Build = Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
         let snd = stage(&sp, s, sendbuf, true);
         let rcv = stage(&rp, s, recvbuf, false);
         let (sb, rb) = (uniform(snd, sblock), uniform(rcv, rblock));
@@ -170,7 +170,10 @@ pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, sty
             nbc::alltoall(s, cx, &sb, &rb);
         }
         unstage(&rp, s, recvbuf, rcv);
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// The receive side and, unless MPI_IN_PLACE, the send side of a vector all-to-all, as checked
@@ -199,7 +202,7 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<PeerBlocks>, r
         });
     }
     let inter = c.is_inter();
-    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+    let build: Build = Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
         let snd = match &send {
             Some(b) => b.stage(s, true),
             None => recv.stage_copies(s),
@@ -212,7 +215,10 @@ unsafe fn run_vector(c: check::CommRef, how: Launch, send: Option<PeerBlocks>, r
             nbc::alltoallv(s, cx, &flat(&snd), &flat(&rcv));
         }
         recv.unstage(s, &rcv);
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Alltoallv and MPI_Alltoallw and their forms: per-peer counts, byte displacements and

@@ -13,12 +13,9 @@
 //! another's are not, so the choice must not depend on them. Non-contiguous buffers are packed
 //! and unpacked by local steps of the schedule, per block. Intercommunicator forms run as the
 //! schedules of `crate::coll::nbc_inter`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use super::families::{CountArg, CountArray};
 use crate::abi::*;
 use crate::coll::stage::{Fill, TypedBlocks};
@@ -132,17 +129,20 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         });
     }
     let (send, recv) = (send.map(Arc::new), recv.map(Arc::new));
-    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
-            let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
-            let b = recv.as_ref().map(|r| r.stage(s, recvbuf, Fill::Nothing));
-            match root {
-                Ok(root) => nbc::gather(s, cx, snd, b.as_ref(), root),
-                Err(root) => nbi::gather(s, cx, snd, b.as_ref(), root),
-            }
-            if let (Some(r), Some(b)) = (&recv, &b) {
-                r.unstage(s, recvbuf, b, if snd.is_none() { root.ok() } else { None });
-            }
-    }))
+    let build: Build = Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+        let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
+        let b = recv.as_ref().map(|r| r.stage(s, recvbuf, Fill::Nothing));
+        match root {
+            Ok(root) => nbc::gather(s, cx, snd, b.as_ref(), root),
+            Err(root) => nbi::gather(s, cx, snd, b.as_ref(), root),
+        }
+        if let (Some(r), Some(b)) = (&recv, &b) {
+            r.unstage(s, recvbuf, b, if snd.is_none() { root.ok() } else { None });
+        }
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Scatter / MPI_Scatterv and their forms.
@@ -191,17 +191,20 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
         });
     }
     let (send, recv) = (send.map(Arc::new), recv.map(Arc::new));
-    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
-            let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
-            let r = recv.as_ref().map(|p| (stage(p, s, recvbuf, false), p.bytes));
-            match root {
-                Ok(root) => nbc::scatter(s, cx, b.as_ref(), r, root),
-                Err(root) => nbi::scatter(s, cx, b.as_ref(), r, root),
-            }
-            if let (Some(p), Some((t, _))) = (&recv, r) {
-                unstage(p, s, recvbuf, t);
-            }
-    }))
+    let build: Build = Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+        let b = send.as_ref().map(|t| t.stage(s, sendbuf as *mut c_void, Fill::All));
+        let r = recv.as_ref().map(|p| (stage(p, s, recvbuf, false), p.bytes));
+        match root {
+            Ok(root) => nbc::scatter(s, cx, b.as_ref(), r, root),
+            Err(root) => nbi::scatter(s, cx, b.as_ref(), r, root),
+        }
+        if let (Some(p), Some((t, _))) = (&recv, r) {
+            unstage(p, s, recvbuf, t);
+        }
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Allgather / MPI_Allgatherv and their forms.
@@ -240,41 +243,51 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
         });
     }
     let (send, recv) = (send.map(Arc::new), Arc::new(recv));
-    scheduled(u, c, how, tally, Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
-            let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
-            // In place, this rank's block is taken from the receive buffer and not unpacked.
-            let own = snd.is_none().then_some(me);
-            let b = recv.stage(s, recvbuf, own.map_or(Fill::Nothing, Fill::One));
-            match snd {
-                Some(snd) if inter => nbi::allgather(s, cx, snd, &b),
-                _ => nbc::allgather(s, cx, snd, &b),
-            }
-            recv.unstage(s, recvbuf, &b, own);
-    }))
+    let build: Build = Box::new(move |cx: &crate::coll::Coll, s: &mut Schedule| {
+        let snd = send.as_ref().map(|p| (stage(p, s, sendbuf, true) as *const u8, p.bytes));
+        // In place, this rank's block is taken from the receive buffer and not unpacked.
+        let own = snd.is_none().then_some(me);
+        let b = recv.stage(s, recvbuf, own.map_or(Fill::Nothing, Fill::One));
+        match snd {
+            Some(snd) if inter => nbi::allgather(s, cx, snd, &b),
+            _ => nbc::allgather(s, cx, snd, &b),
+        }
+        recv.unstage(s, recvbuf, &b, own);
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
-// The cores of the families (src/ffi/families.rs).
+// The cores of the families (src/ffi/families.rs). Safety of each: as `gather_any`, the count
+// arrays holding one entry per (remote) rank at the ranks that read them.
 
 pub(super) unsafe fn gather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
-    gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, root, comm, how)
+    // SAFETY: this function's contract is `gather_any`'s.
+    unsafe { gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, root, comm, how) }
 }
 
 pub(super) unsafe fn gatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
-    gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, root, comm, how)
+    // SAFETY: this function's contract is `gather_any`'s.
+    unsafe { gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, root, comm, how) }
 }
 
 pub(super) unsafe fn scatter(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
-    scatter_any(sendbuf, Counts::Same(sendcount.get()), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how)
+    // SAFETY: this function's contract is `scatter_any`'s.
+    unsafe { scatter_any(sendbuf, Counts::Same(sendcount.get()), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how) }
 }
 
 pub(super) unsafe fn scatterv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
-    scatter_any(sendbuf, Counts::Each(C::array(sendcounts), D::array(displs)), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how)
+    // SAFETY: this function's contract is `scatter_any`'s.
+    unsafe { scatter_any(sendbuf, Counts::Each(C::array(sendcounts), D::array(displs)), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how) }
 }
 
 pub(super) unsafe fn allgather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
-    allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, comm, how)
+    // SAFETY: this function's contract is `allgather_any`'s.
+    unsafe { allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, comm, how) }
 }
 
 pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
-    allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, comm, how)
+    // SAFETY: this function's contract is `allgather_any`'s.
+    unsafe { allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, comm, how) }
 }

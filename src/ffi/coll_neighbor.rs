@@ -5,13 +5,10 @@
 //! are laid out in the user buffers, which is all this file works out. The nonblocking and
 //! persistent forms run as a schedule (`crate::coll::nbc::exchange`), non-contiguous blocks
 //! packed and unpacked by its local steps.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_alltoall::{blocks, check_blocks, extent, int_array, scaled, type_array, PeerBlocks};
 use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::alltoall::Slot;
 use crate::abi::*;
@@ -58,7 +55,7 @@ unsafe fn neighbor(
         return blocking(u, &c, tally, |cx| run(cx, topo, &send, &recv));
     }
     let topo = topo.clone();
-    scheduled(u, c.clone(), how, tally, Box::new(move |cx, s| {
+    let build: Build = Box::new(move |cx, s| {
         let slots = |b: &PeerBlocks, st: &[Option<(*mut u8, usize)>]| -> Vec<Slot> {
             b.0.iter().zip(st).map(|(b, t)| {
                 let (buf, bytes) = t.unwrap_or((std::ptr::null_mut(), 0));
@@ -70,7 +67,10 @@ unsafe fn neighbor(
         crate::coll::neighbor::pair_blocks(&topo, &mut sends, &mut recvs);
         crate::coll::nbc::exchange(s, cx, &sends, &recvs);
         recv.unstage(s, &rt);
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c.clone(), how, tally, build) }
 }
 
 /// One run of a neighborhood exchange.

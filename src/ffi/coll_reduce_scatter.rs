@@ -1,12 +1,9 @@
 //! MPI_Reduce_scatter and MPI_Reduce_scatter_block (MPI 4.1 section 6.11) in their six forms, on
 //! intra- and intercommunicators. The block form is the general one with equal counts. Algorithms
 //! in `crate::coll::reduce_scatter`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use std::sync::Arc;
@@ -78,12 +75,15 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
             });
         }
         let (all, mine, red) = (Arc::new(all), Arc::new(mine), Arc::new(red));
-        return scheduled(u, c, how, tally, Box::new(move |cx, s| {
+        let build: Build = Box::new(move |cx, s| {
             let inp = stage(&all, s, sendbuf, true);
             let out = stage(&mine, s, recvbuf, false);
             nbi::reduce_scatter(s, cx, inp, out, &counts, red);
             unstage(&mine, s, recvbuf, out);
-        }));
+        });
+        // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+        // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     let inplace = in_place(sendbuf);
     if inplace {
@@ -115,13 +115,16 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
         });
     }
     let (all, mine, red) = (Arc::new(all), Arc::new(mine), Arc::new(red));
-    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+    let build: Build = Box::new(move |cx, s| {
         // The input, disjoint from the result: packed, or a private copy when in place.
         let inp = if inplace { private(&all, s, recvbuf) } else { stage(&all, s, sendbuf, true) };
         let out = stage(&mine, s, recvbuf, false);
         nbc::reduce_scatter(s, cx, inp, out, &counts, red);
         unstage(&mine, s, recvbuf, out);
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
 
 /// MPI_Reduce_scatter_block: every rank gets `recvcount` elements.

@@ -1,12 +1,9 @@
 //! MPI_Scan and MPI_Exscan (MPI 4.1 sections 6.11.2-6.11.3) in their six forms, on
 //! intracommunicators (the standard defines no intercommunicator scans). Algorithms in
 //! `crate::coll::scan`.
-// Not yet annotated for `unsafe_op_in_unsafe_fn` (issue 15): the export bodies dereference
-// the caller's pointers without their own `unsafe` blocks.
-#![allow(unsafe_op_in_unsafe_fn)]
 use super::check;
 use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Launch, Pattern, Tally};
+use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use super::families::CountArg;
 use crate::coll::nbc;
 use std::sync::Arc;
@@ -64,7 +61,7 @@ pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i
         });
     }
     let (plan, red) = (Arc::new(plan), Arc::new(red));
-    scheduled(u, c, how, tally, Box::new(move |cx, s| {
+    let build: Build = Box::new(move |cx, s| {
         // The input, disjoint from the result: packed, or a private copy when in place.
         let inp = if inplace { private(&plan, s, recvbuf) } else { stage(&plan, s, sendbuf, true) };
         let out = if writes { stage(&plan, s, recvbuf, false) } else { std::ptr::null_mut() };
@@ -72,5 +69,8 @@ pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: i
         if writes {
             unstage(&plan, s, recvbuf, out);
         }
-    }))
+    });
+    // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
+    // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
+    unsafe { scheduled(u, c, how, tally, build) }
 }
