@@ -1,10 +1,11 @@
 //! MPI_Alltoall, MPI_Alltoallv and MPI_Alltoallw (MPI 4.1 section 6.8) in their blocking,
 //! nonblocking, persistent and large-count forms, on intra- and intercommunicators.
 //!
-//! MPI_Alltoall's buffers are `peers * count` consecutive elements, staged as one `Plan`.
-//! The vector forms describe one typed block per peer (`Blocks`): each is sent straight from the
+//! MPI_Alltoall's buffers are `peers * count` consecutive elements, staged as one `Plan`
+//! (`crate::coll::stage`). The vector forms describe one typed block per peer (`PeerBlocks`,
+//! built here from the argument arrays): each is sent straight from the
 //! user buffer when contiguous, or packed into its own temporary (and unpacked after receiving).
-//! `Blocks` also serves the neighborhood collectives (`coll_neighbor`).
+//! `PeerBlocks` also serves the neighborhood collectives (`coll_neighbor`).
 //!
 //! On intracommunicators the nonblocking and persistent forms always run as schedules
 //! (`crate::coll::nbc`), whatever the datatypes (another rank's may be contiguous where this

@@ -3,7 +3,7 @@
 //! and intercommunicators.
 //!
 //! One side of each call is a single buffer (a `Plan`); the other is a buffer of per-rank blocks
-//! (`TypedBlocks`): block `i` is `counts[i]` elements of the datatype at `displs[i]` extents from
+//! (`TypedBlocks`, both in `crate::coll::stage`): block `i` is `counts[i]` elements of the datatype at `displs[i]` extents from
 //! the buffer address (for the non-v forms `counts[i] = count`, `displs[i] = i * count`). The two
 //! sides may use different datatypes with the same type signature; each is staged on its own.
 //! The algorithms (`crate::coll::{gather, scatter, allgather}`) move the blocks as bytes.
