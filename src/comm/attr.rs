@@ -64,7 +64,7 @@ impl<C: Copy, D: Copy> Attrs<C, D> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Registers a keyval; returns its index (the handle is made by `ffi::attr`).
+    /// Registers a keyval; returns its index (the handle is made by `ffi::comm::attr`).
     pub fn create_keyval(&self, copy: Option<C>, delete: Option<D>, extra_state: usize) -> u32 {
         let mut t = self.lock();
         let kv = Keyval { copy, delete, extra_state, live: true, uses: 0 };

@@ -48,7 +48,7 @@ pub fn run<E: Failure>(f: impl FnOnce() -> Result<(), E>, raise: impl FnOnce(E) 
 /// gives, worked out only on failure (it may cost more than the call, e.g. a request's
 /// communicator) and MPI_COMM_WORLD if working it out panics.
 pub fn raise_on_comm(name: &'static str, comm: impl FnOnce() -> c_int, e: MpiError) -> c_int {
-    super::errhandler::raise(name, catch(comm).unwrap_or(crate::abi::MPI_COMM_WORLD), e)
+    crate::ffi::env::errhandler::raise(name, catch(comm).unwrap_or(crate::abi::MPI_COMM_WORLD), e)
 }
 
 /// Like `run` for functions that return something other than an error code (MPI_Wtime, the
@@ -108,7 +108,7 @@ macro_rules! export {
     }};
     (@raise $name:ident file $f:expr) => {{
         let f: $crate::abi::MPI_File = $f;
-        move |e| $crate::ffi::file_errhandler::raise_file(stringify!($name), f, e)
+        move |e| $crate::ffi::env::file_errhandler::raise_file(stringify!($name), f, e)
     }};
     (@raise $name:ident tool) => {
         |e: $crate::error::ErrorClass| e.mpich()

@@ -53,35 +53,35 @@ families! {
     MPI_Bcast: I init c => coll::bcast on comm comm;
     MPI_Reduce: I init c => coll::reduce on comm comm;
     MPI_Allreduce: I init c => coll::allreduce on comm comm;
-    MPI_Op_create: c => op::create on comm MPI_COMM_SELF;
+    MPI_Op_create: c => coll::op::create on comm MPI_COMM_SELF;
     MPI_Reduce_local: c => coll::reduce_local on comm MPI_COMM_SELF;
-    MPI_Gather: I init c => coll_gather::gather on comm comm;
-    MPI_Gatherv: I init c => coll_gather::gatherv on comm comm;
-    MPI_Scatter: I init c => coll_gather::scatter on comm comm;
-    MPI_Scatterv: I init c => coll_gather::scatterv on comm comm;
-    MPI_Allgather: I init c => coll_gather::allgather on comm comm;
-    MPI_Allgatherv: I init c => coll_gather::allgatherv on comm comm;
-    MPI_Alltoall: I init c => coll_alltoall::alltoall on comm comm;
-    MPI_Alltoallv: I init c => coll_alltoall::alltoallv on comm comm;
-    MPI_Alltoallw: I init c => coll_alltoall::alltoallw_raw on comm comm;
-    MPI_Reduce_scatter: I init c => coll_reduce_scatter::varying on comm comm;
-    MPI_Reduce_scatter_block: I init c => coll_reduce_scatter::block on comm comm;
-    MPI_Scan: I init c => coll_scan::scan(false) on comm comm;
-    MPI_Exscan: I init c => coll_scan::scan(true) on comm comm;
-    MPI_Neighbor_allgather: I init c => coll_neighbor::uniform(false) on comm comm;
-    MPI_Neighbor_allgatherv: I init c => coll_neighbor::allgatherv on comm comm;
-    MPI_Neighbor_alltoall: I init c => coll_neighbor::uniform(true) on comm comm;
-    MPI_Neighbor_alltoallv: I init c => coll_neighbor::alltoallv on comm comm;
-    MPI_Neighbor_alltoallw: I init c => coll_neighbor::alltoallw on comm comm;
+    MPI_Gather: I init c => coll::gather::gather on comm comm;
+    MPI_Gatherv: I init c => coll::gather::gatherv on comm comm;
+    MPI_Scatter: I init c => coll::gather::scatter on comm comm;
+    MPI_Scatterv: I init c => coll::gather::scatterv on comm comm;
+    MPI_Allgather: I init c => coll::gather::allgather on comm comm;
+    MPI_Allgatherv: I init c => coll::gather::allgatherv on comm comm;
+    MPI_Alltoall: I init c => coll::alltoall::alltoall on comm comm;
+    MPI_Alltoallv: I init c => coll::alltoall::alltoallv on comm comm;
+    MPI_Alltoallw: I init c => coll::alltoall::alltoallw_raw on comm comm;
+    MPI_Reduce_scatter: I init c => coll::reduce_scatter::varying on comm comm;
+    MPI_Reduce_scatter_block: I init c => coll::reduce_scatter::block on comm comm;
+    MPI_Scan: I init c => coll::scan::scan(false) on comm comm;
+    MPI_Exscan: I init c => coll::scan::scan(true) on comm comm;
+    MPI_Neighbor_allgather: I init c => coll::neighbor::uniform(false) on comm comm;
+    MPI_Neighbor_allgatherv: I init c => coll::neighbor::allgatherv on comm comm;
+    MPI_Neighbor_alltoall: I init c => coll::neighbor::uniform(true) on comm comm;
+    MPI_Neighbor_alltoallv: I init c => coll::neighbor::alltoallv on comm comm;
+    MPI_Neighbor_alltoallw: I init c => coll::neighbor::alltoallw on comm comm;
 
     MPI_Win_create: c => rma::create on comm comm;
     MPI_Win_allocate: c => rma::allocate(crate::osc::window::Flavor::Allocate) on comm comm;
     MPI_Win_allocate_shared: c => rma::allocate(crate::osc::window::Flavor::Shared) on comm comm;
     MPI_Win_shared_query: c => rma::shared_query on win win;
-    MPI_Put: R c => rma_ops::put on win win;
-    MPI_Get: R c => rma_ops::get on win win;
-    MPI_Accumulate: R c => rma_ops::accumulate on win win;
-    MPI_Get_accumulate: R c => rma_ops::get_accumulate on win win;
+    MPI_Put: R c => rma::ops::put on win win;
+    MPI_Get: R c => rma::ops::get on win win;
+    MPI_Accumulate: R c => rma::ops::accumulate on win win;
+    MPI_Get_accumulate: R c => rma::ops::get_accumulate on win win;
 
     MPI_Type_contiguous: c => datatype::contiguous(c_form) on comm MPI_COMM_SELF;
     MPI_Type_vector: c => datatype::vector(c_form) on comm MPI_COMM_SELF;
@@ -98,12 +98,12 @@ families! {
     MPI_Type_get_extent: c => datatype::get_extent on comm MPI_COMM_SELF;
     MPI_Type_get_true_extent: c => datatype::get_true_extent on comm MPI_COMM_SELF;
 
-    MPI_Pack: c => pack::pack_family on comm comm;
-    MPI_Unpack: c => pack::unpack_family on comm comm;
-    MPI_Pack_external: c => pack::pack_external_family on comm MPI_COMM_SELF;
-    MPI_Unpack_external: c => pack::unpack_external_family on comm MPI_COMM_SELF;
-    MPI_Pack_size: c => pack::pack_size on comm comm;
-    MPI_Pack_external_size: c => pack::pack_external_size on comm MPI_COMM_SELF;
+    MPI_Pack: c => datatype::pack::pack_family on comm comm;
+    MPI_Unpack: c => datatype::pack::unpack_family on comm comm;
+    MPI_Pack_external: c => datatype::pack::pack_external_family on comm MPI_COMM_SELF;
+    MPI_Unpack_external: c => datatype::pack::unpack_external_family on comm MPI_COMM_SELF;
+    MPI_Pack_size: c => datatype::pack::pack_size on comm comm;
+    MPI_Pack_external_size: c => datatype::pack::pack_external_size on comm MPI_COMM_SELF;
 }
 
 /// A count as the C functions pass it: `int` in the classic forms, `MPI_Count` (or, for

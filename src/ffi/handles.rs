@@ -4,7 +4,7 @@
 //! integer handles are identities. MPICH's `mpi.h` makes them macros, but we also export them as
 //! functions (MPI_ and PMPI_ names) for callers built against other headers (mpi4py imports them).
 //! `MPI_File` is a pointer; oxmpi has no MPI-IO yet, so only `MPI_FILE_NULL` (Fortran 0) converts.
-use super::boundary::run_value;
+use crate::ffi::boundary::run_value;
 use super::error::err;
 use crate::abi::*;
 use std::os::raw::c_int;
@@ -39,13 +39,13 @@ fn file_c2f(file: MPI_File) -> MPI_Fint {
     if file.is_null() {
         return 0;
     }
-    super::unsupported::report("MPI_File_c2f", MPI_COMM_SELF);
+    crate::ffi::unsupported::report("MPI_File_c2f", MPI_COMM_SELF);
     0
 }
 
 fn file_f2c(file: MPI_Fint) -> MPI_File {
     if file != 0 {
-        super::unsupported::report("MPI_File_f2c", MPI_COMM_SELF);
+        crate::ffi::unsupported::report("MPI_File_f2c", MPI_COMM_SELF);
     }
     std::ptr::null_mut()
 }
@@ -109,7 +109,7 @@ crate::export! {
 
     /// Copies a Fortran status into a C status.
     fn MPI_Status_f2c / PMPI_Status_f2c (f_status: *const MPI_Fint, c_status: *mut MPI_Status) on comm MPI_COMM_SELF => {
-        if f_status.is_null() || f_status == super::data_symbols::fortran_status_ignore() {
+        if f_status.is_null() || f_status == crate::ffi::data_symbols::fortran_status_ignore() {
             return Err(err(MPI_ERR_ARG, "f_status is MPI_F_STATUS_IGNORE or NULL; there is no status to convert"));
         }
         if is_ignore(c_status) {

@@ -8,7 +8,7 @@
 //! `MPI_INFO_NULL`, as in MPICH. Error classes follow MPICH 4.0.2 where it is consistent with the
 //! standard: `MPI_INFO_NULL` is `MPI_ERR_ARG`, another invalid handle `MPI_ERR_INFO`. Unlike MPICH,
 //! MPI_Info_get truncates a long value without an error, as the standard specifies.
-use super::pointer_args::{c_str, out};
+use crate::ffi::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -252,14 +252,14 @@ export! {
 
 export! {
     fn MPI_Comm_set_info / PMPI_Comm_set_info (comm: MPI_Comm, info: MPI_Info) on comm comm => {
-        let c = super::check::comm(super::check::universe()?, comm)?;
+        let c = crate::ffi::check::comm(crate::ffi::check::universe()?, comm)?;
         let hints = read(info, |i| i.clone())?;
         *c.hints.lock().unwrap_or_else(|p| p.into_inner()) = hints;
         Ok(())
     }
 
     fn MPI_Comm_get_info / PMPI_Comm_get_info (comm: MPI_Comm, info_used: *mut MPI_Info) on comm comm => {
-        let c = super::check::comm(super::check::universe()?, comm)?;
+        let c = crate::ffi::check::comm(crate::ffi::check::universe()?, comm)?;
         let o = out(info_used, "info_used")?;
         let hints = c.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let h = new_handle(hints)?;

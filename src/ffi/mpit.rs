@@ -56,7 +56,7 @@ fn session_id(s: MPI_T_pvar_session) -> TResult<usize> {
 fn handle_id(h: MPI_T_pvar_handle) -> TResult<Option<usize>> {
     if h.is_null() {
         Err(ErrorClass::TInvalidHandle)
-    } else if h == super::data_symbols::MPI_T_PVAR_ALL_HANDLES.get() {
+    } else if h == crate::ffi::data_symbols::MPI_T_PVAR_ALL_HANDLES.get() {
         Ok(None)
     } else {
         Ok(Some(h as usize))
@@ -117,7 +117,7 @@ unsafe fn bind(p: &pvars::Pvar, obj: *mut c_void) -> TResult<session::Bound> {
     let u = u.ok_or(ErrorClass::TInvalid)?;
     // SAFETY: for a communicator variable `obj` is an `MPI_Comm*` (MPI 4.1 section 15.3.7).
     let h = unsafe { *(obj as *const MPI_Comm) };
-    let c = super::check::comm(u, h).map_err(|_| ErrorClass::TInvalidHandle)?;
+    let c = crate::ffi::check::comm(u, h).map_err(|_| ErrorClass::TInvalidHandle)?;
     Ok(session::Bound { me, context: c.context, members: c.group.clone(), gauges })
 }
 

@@ -5,9 +5,9 @@
 //!
 //! Every array argument holds the number of elements the other arguments give it (the standard's
 //! rule, which the SAFETY comments below rely on); `pointer_args` rejects NULL ones.
-use super::check;
-use super::pointer_args::{input, out, output};
-use super::data_symbols::{MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY};
+use crate::ffi::check;
+use crate::ffi::pointer_args::{input, out, output};
+use crate::ffi::data_symbols::{MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY};
 use crate::abi::*;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult};

@@ -1,7 +1,7 @@
 //! The ULFM calls (MPIX_Comm_failure_ack, _failure_get_acked, _revoke, _shrink, _agree) with
 //! MPICH's prototypes; the work is in `crate::ulfm`.
-use super::check;
-use super::pointer_args::out;
+use crate::ffi::check;
+use crate::ffi::pointer_args::out;
 use crate::abi::*;
 use crate::export;
 use std::os::raw::c_int;
@@ -18,7 +18,7 @@ export! {
         let failedgrp = out(failedgrp, "failedgrp")?;
         let u = check::universe()?;
         let c = check::comm(u, comm)?;
-        let g = super::group::new_handle(u, crate::group::Group::new(crate::ulfm::get_acked(&c)))?;
+        let g = crate::ffi::comm::group::new_handle(u, crate::group::Group::new(crate::ulfm::get_acked(&c)))?;
         // SAFETY: non-null (`out`), and the caller passes a writable handle.
         unsafe { *failedgrp = g };
         Ok(())

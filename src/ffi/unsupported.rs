@@ -7,7 +7,7 @@ use std::os::raw::c_int;
 
 pub fn report(name: &'static str, comm: c_int) -> c_int {
     let e = crate::error::err(MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not implemented in oxmpi yet (see README, Limitations)"));
-    super::errhandler::raise(name, comm, e)
+    crate::ffi::env::errhandler::raise(name, comm, e)
 }
 
 // One `MPI_X`/`PMPI_X` stub pair per unimplemented prototype of include/mpi.h, plus compile-time

@@ -3,12 +3,20 @@
 //! (`*_c`) forms, and the local helpers MPI_Reduce_local and MPI_Op_commutative.
 //!
 //! Each collective has one function here that checks the arguments and builds the body; the form
-//! only changes how `coll_launch::launch_scheduled` runs it. The algorithms are in `crate::coll`, the
+//! only changes how `coll::launch::launch_scheduled` runs it. The algorithms are in `crate::coll`, the
 //! reduction kernels in `crate::op`.
-use super::check;
-use super::coll_args::*;
-use super::coll_launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
-use super::families::CountArg;
+pub mod alltoall;
+pub mod args;
+pub mod gather;
+pub mod launch;
+pub mod neighbor;
+pub mod op;
+pub mod reduce_scatter;
+pub mod scan;
+use crate::ffi::check;
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::abi::*;
 use crate::coll::inter as xc;
@@ -21,7 +29,7 @@ use std::sync::Arc;
 ///
 /// # Safety
 /// `how`'s request pointer must be writable (checked for NULL).
-pub(super) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let how = how.check()?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -46,7 +54,7 @@ pub(super) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
 ///
 /// # Safety
 /// `buffer` must hold `count` elements of `datatype` (the MPI contract); `how` as in `barrier`.
-pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
@@ -124,7 +132,7 @@ pub(super) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, datatype: 
 ///
 /// # Safety
 /// The significant buffers must hold `count` elements of `datatype`; `how` as in `barrier`.
-pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
@@ -233,7 +241,7 @@ pub(super) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void, count:
 ///
 /// # Safety
 /// The buffers must hold `count` elements of `datatype`; `how` as in `barrier`.
-pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
     let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;
@@ -320,11 +328,11 @@ pub(super) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_void, cou
 ///
 /// # Safety
 /// Both buffers must hold `count` elements of `datatype`.
-pub(super) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult {
+pub(in crate::ffi) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult {
     let count = count.get();
     let n = self::count(count)?;
     let u = check::universe()?;
-    if let super::op::OpRef::User(user) = super::op::resolve(u, op)? {
+    if let crate::ffi::coll::op::OpRef::User(user) = crate::ffi::coll::op::resolve(u, op)? {
         // A user function gets the buffers as they are: it addresses them through the datatype.
         let extent = match check::datatype_size(datatype) {
             Ok(size) => size,
@@ -335,13 +343,13 @@ pub(super) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c
         }
         if n > 0 {
             // SAFETY: both buffers hold `n` elements of the datatype (the MPI contract).
-            unsafe { super::op::call_user(user.f, inbuf as *mut u8, inoutbuf as *mut u8, n, datatype, extent) };
+            unsafe { crate::ffi::coll::op::call_user(user.f, inbuf as *mut u8, inoutbuf as *mut u8, n, datatype, extent) };
         }
         return Ok(());
     }
     let size = check::datatype_size(datatype)?;
     let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} overflows")))?;
-    let red = super::op::reduction(op, datatype)?;
+    let red = crate::ffi::coll::op::reduction(op, datatype)?;
     buffer(inbuf, bytes, "input buffer")?;
     buffer(inoutbuf, bytes, "input/output buffer")?;
     no_alias(inbuf, inoutbuf, bytes)?;
@@ -352,8 +360,8 @@ pub(super) unsafe fn reduce_local(inbuf: *const c_void, inoutbuf: *mut c_void, c
 
 export! {
     fn MPI_Op_commutative / PMPI_Op_commutative (op: MPI_Op, commute: *mut c_int) on comm MPI_COMM_SELF => {
-        let op = super::op::resolve(check::universe()?, op)?;
-        let commute = super::pointer_args::out(commute, "commute")?;
+        let op = crate::ffi::coll::op::resolve(check::universe()?, op)?;
+        let commute = crate::ffi::pointer_args::out(commute, "commute")?;
         // SAFETY: a non-NULL output argument: one writable int (the C prototype).
         unsafe { *commute = op.commutative() as c_int };
         Ok(())

@@ -13,10 +13,10 @@
 //! another's are not, so the choice must not depend on them. Non-contiguous buffers are packed
 //! and unpacked by local steps of the schedule, per block. Intercommunicator forms run as the
 //! schedules of `crate::coll::nbc_inter`.
-use super::check;
-use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
-use super::families::{CountArg, CountArray};
+use crate::ffi::check;
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::{CountArg, CountArray};
 use crate::abi::*;
 use crate::coll::stage::{Fill, TypedBlocks};
 use crate::coll::schedule::Schedule;
@@ -262,32 +262,32 @@ unsafe fn allgather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype
 // The cores of the families (src/ffi/families.rs). Safety of each: as `gather_any`, the count
 // arrays holding one entry per (remote) rank at the ranks that read them.
 
-pub(super) unsafe fn gather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn gather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `gather_any`'s.
     unsafe { gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, root, comm, how) }
 }
 
-pub(super) unsafe fn gatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn gatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `gather_any`'s.
     unsafe { gather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, root, comm, how) }
 }
 
-pub(super) unsafe fn scatter(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn scatter(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `scatter_any`'s.
     unsafe { scatter_any(sendbuf, Counts::Same(sendcount.get()), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how) }
 }
 
-pub(super) unsafe fn scatterv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn scatterv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcounts: *const C, displs: *const D, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, root: c_int, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `scatter_any`'s.
     unsafe { scatter_any(sendbuf, Counts::Each(C::array(sendcounts), D::array(displs)), sendtype, recvbuf, recvcount.get(), recvtype, root, comm, how) }
 }
 
-pub(super) unsafe fn allgather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn allgather(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `allgather_any`'s.
     unsafe { allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Same(recvcount.get()), recvtype, comm, how) }
 }
 
-pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn allgatherv<C: CountArg, D: CountArg>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, recvbuf: *mut c_void, recvcounts: *const C, displs: *const D, recvtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
     // SAFETY: this function's contract is `allgather_any`'s.
     unsafe { allgather_any(sendbuf, sendcount.get(), sendtype, recvbuf, Counts::Each(C::array(recvcounts), D::array(displs)), recvtype, comm, how) }
 }

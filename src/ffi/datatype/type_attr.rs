@@ -5,8 +5,8 @@
 //! in `Instance::type_attrs`), keyed by datatype handle. Callbacks run with no lock held.
 //! Type keyval handles carry MPICH's datatype object bits (3 << 22) in the index, so a type keyval
 //! given to a communicator call (or the reverse) is an invalid keyval, not a different one.
-use super::check;
-use super::pointer_args::out;
+use crate::ffi::check;
+use crate::ffi::pointer_args::out;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -27,7 +27,7 @@ fn user_type_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (not made by MPI_Type_create_keyval)", keyval as u32)));
     }
     let k = i & !TYPE_KEYVAL_BITS;
-    if super::attr::attrs(u).types.live_keyval(k).is_none() {
+    if crate::ffi::comm::attr::attrs(u).types.live_keyval(k).is_none() {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid type keyval 0x{:08x} (freed)", keyval as u32)));
     }
     Ok(k)
@@ -38,13 +38,13 @@ fn user_type_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
 /// # Safety
 /// Calls the application's callback (MPI_Type_delete_attr_function contract).
 unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> MpiResult {
-    let Some(kv) = super::attr::attrs(u).types.keyval(k) else { return Ok(()) };
+    let Some(kv) = crate::ffi::comm::attr::attrs(u).types.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a type delete callback; it receives the values it
     // gave us (attribute value, extra_state), as the standard specifies.
     let rc = unsafe { f(dt, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void) };
     if rc != MPI_SUCCESS {
-        return Err(super::attr::callback_error("type delete", keyval_handle(k), rc));
+        return Err(crate::ffi::comm::attr::callback_error("type delete", keyval_handle(k), rc));
     }
     Ok(())
 }
@@ -56,10 +56,10 @@ unsafe fn call_delete(u: &Instance, dt: MPI_Datatype, k: u32, value: usize) -> M
 /// Calls application callbacks.
 pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
     let Ok(u) = check::universe() else { return Ok(()) };
-    for (k, value) in super::attr::attrs(u).types.list(dt).into_iter().rev() {
+    for (k, value) in crate::ffi::comm::attr::attrs(u).types.list(dt).into_iter().rev() {
         // SAFETY: the callback is the application's (this function's contract).
         unsafe { call_delete(u, dt, k, value)? };
-        super::attr::attrs(u).types.remove(dt, k);
+        crate::ffi::comm::attr::attrs(u).types.remove(dt, k);
     }
     Ok(())
 }
@@ -72,8 +72,8 @@ pub unsafe fn delete_type_attrs(dt: MPI_Datatype) -> MpiResult {
 /// Calls application callbacks.
 pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult {
     let Ok(u) = check::universe() else { return Ok(()) };
-    for (k, value) in super::attr::attrs(u).types.list(old) {
-        let Some(kv) = super::attr::attrs(u).types.keyval(k) else { continue };
+    for (k, value) in crate::ffi::comm::attr::attrs(u).types.list(old) {
+        let Some(kv) = crate::ffi::comm::attr::attrs(u).types.keyval(k) else { continue };
         let Some(f) = kv.copy else { continue };
         let mut out: *mut c_void = std::ptr::null_mut();
         let mut flag: c_int = 0;
@@ -81,14 +81,14 @@ pub unsafe fn copy_type_attrs(old: MPI_Datatype, new: MPI_Datatype) -> MpiResult
         // write (a `void *` and an `int`), the other arguments are its own values.
         let rc = unsafe { f(old, keyval_handle(k), kv.extra_state as *mut c_void, value as *mut c_void, &mut out as *mut *mut c_void as *mut c_void, &mut flag) };
         if rc != MPI_SUCCESS {
-            let e = super::attr::callback_error("type copy", keyval_handle(k), rc);
+            let e = crate::ffi::comm::attr::callback_error("type copy", keyval_handle(k), rc);
             // SAFETY: the delete callbacks are the application's (this function's contract).
             let _ = unsafe { delete_type_attrs(new) };
-            super::attr::attrs(u).types.clear(new);
+            crate::ffi::comm::attr::attrs(u).types.clear(new);
             return Err(e);
         }
         if flag != 0 {
-            super::attr::attrs(u).types.put(new, k, out as usize);
+            crate::ffi::comm::attr::attrs(u).types.put(new, k, out as usize);
         }
     }
     Ok(())
@@ -98,7 +98,7 @@ export! {
     fn MPI_Type_create_keyval / PMPI_Type_create_keyval (type_copy_attr_fn: Option<MPI_Type_copy_attr_function>, type_delete_attr_fn: Option<MPI_Type_delete_attr_function>, type_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let type_keyval = out(type_keyval, "type_keyval")?;
-        let h = keyval_handle(super::attr::attrs(u).types.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
+        let h = keyval_handle(crate::ffi::comm::attr::attrs(u).types.create_keyval(type_copy_attr_fn, type_delete_attr_fn, extra_state as usize));
         // SAFETY: checked non-NULL; the caller passes the address of an `int`.
         unsafe { *type_keyval = h };
         Ok(())
@@ -110,7 +110,7 @@ export! {
         // SAFETY: checked non-NULL; the caller passes the address of its keyval, an `int`.
         let k = user_type_keyval(u, unsafe { *type_keyval })?;
         // Attributes still set with it keep working and get their delete callback later.
-        super::attr::attrs(u).types.free_keyval(k);
+        crate::ffi::comm::attr::attrs(u).types.free_keyval(k);
         // SAFETY: as above; the keyval argument is in-out.
         unsafe { *type_keyval = MPI_KEYVAL_INVALID };
         Ok(())
@@ -121,11 +121,11 @@ export! {
         check::dtype(datatype)?;
         let k = user_type_keyval(u, type_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
-        if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
+        if let Some(old) = crate::ffi::comm::attr::attrs(u).types.get(datatype, k) {
             // SAFETY: the callback is the application's, registered with its keyval.
             unsafe { call_delete(u, datatype, k, old)? };
         }
-        super::attr::attrs(u).types.put(datatype, k, attribute_val as usize);
+        crate::ffi::comm::attr::attrs(u).types.put(datatype, k, attribute_val as usize);
         Ok(())
     }
 
@@ -136,7 +136,7 @@ export! {
         if flag.is_null() || attribute_val.is_null() {
             return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
         }
-        let found = super::attr::attrs(u).types.get(datatype, k);
+        let found = crate::ffi::comm::attr::attrs(u).types.get(datatype, k);
         // SAFETY: both checked non-NULL; the caller passes the address of a `void *` and of an `int`.
         unsafe {
             if let Some(v) = found {
@@ -151,10 +151,10 @@ export! {
         let u = check::universe()?;
         check::dtype(datatype)?;
         let k = user_type_keyval(u, type_keyval)?;
-        if let Some(old) = super::attr::attrs(u).types.get(datatype, k) {
+        if let Some(old) = crate::ffi::comm::attr::attrs(u).types.get(datatype, k) {
             // SAFETY: the callback is the application's, registered with its keyval.
             unsafe { call_delete(u, datatype, k, old)? };
-            super::attr::attrs(u).types.remove(datatype, k);
+            crate::ffi::comm::attr::attrs(u).types.remove(datatype, k);
         }
         Ok(())
     }

@@ -1,6 +1,6 @@
 //! Environment management: init, finalize, abort, versions, timers, error strings.
-use super::check;
-use super::pointer_args::out;
+use crate::ffi::check;
+use crate::ffi::pointer_args::out;
 use crate::abi::*;
 use crate::error::err;
 use crate::ffi::error_codes::{class_of, string_of};
@@ -54,12 +54,12 @@ export! {
 
     fn MPI_Finalize / PMPI_Finalize () on comm MPI_COMM_WORLD => {
         // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
-        // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/attr.rs).
+        // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/comm/attr.rs).
         let u = instance::get()?;
         // SAFETY: the callbacks called are the application's, registered with their keyvals.
         unsafe {
-            super::attr::delete_all(u, MPI_COMM_SELF)?;
-            super::attr::delete_all(u, MPI_COMM_WORLD)?;
+            crate::ffi::comm::attr::delete_all(u, MPI_COMM_SELF)?;
+            crate::ffi::comm::attr::delete_all(u, MPI_COMM_WORLD)?;
         }
         crate::monitoring::dump::at_finalize(u.rank, u.size);
         instance::finalize()
@@ -159,7 +159,7 @@ export! {
 /// Seconds since an arbitrary point in the past (the first MPI call), from the monotonic clock.
 #[no_mangle]
 pub extern "C" fn PMPI_Wtime() -> f64 {
-    super::boundary::run_value(0.0, || epoch().elapsed().as_secs_f64())
+    crate::ffi::boundary::run_value(0.0, || epoch().elapsed().as_secs_f64())
 }
 #[no_mangle]
 pub extern "C" fn MPI_Wtime() -> f64 {
@@ -169,7 +169,7 @@ pub extern "C" fn MPI_Wtime() -> f64 {
 /// Resolution of MPI_Wtime: the monotonic clock's resolution as the kernel reports it.
 #[no_mangle]
 pub extern "C" fn PMPI_Wtick() -> f64 {
-    super::boundary::run_value(1e-9, || {
+    crate::ffi::boundary::run_value(1e-9, || {
         let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
         // SAFETY: clock_getres writes into a local timespec.
         unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC, &mut ts) };

@@ -11,10 +11,10 @@
 //! (`crate::coll::nbc`), whatever the datatypes (another rank's may be contiguous where this
 //! rank's are not): non-contiguous blocks are packed and unpacked by local steps of the
 //! schedule. Intercommunicator forms run as the schedules of `crate::coll::nbc_inter`.
-use super::check;
-use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
-use super::families::CountArg;
+use crate::ffi::check;
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::CountArg;
 use crate::abi::*;
 use crate::coll::alltoall as a2a;
 pub use crate::coll::stage::{PeerBlock, PeerBlocks};
@@ -87,7 +87,7 @@ fn all_peers(c: &crate::comm::Comm) -> Vec<Option<usize>> {
 /// The buffers hold `peers * count` elements of their datatypes (the MPI contract); `how`'s
 /// request pointer is writable.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn alltoall(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, how: Launch) -> MpiResult {
     let (scount, rcount) = (scount.get(), rcount.get());
     let how = how.check()?;
     let u = check::universe()?;
@@ -270,7 +270,7 @@ unsafe fn alltoallw(
 /// # Safety
 /// As `alltoallw`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
+pub(in crate::ffi) unsafe fn alltoallv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,
@@ -304,7 +304,7 @@ pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
 /// # Safety
 /// As `alltoallw`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoallw_raw<C: CountArg, D: CountArg>(
+pub(in crate::ffi) unsafe fn alltoallw_raw<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,

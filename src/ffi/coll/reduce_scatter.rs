@@ -1,10 +1,10 @@
 //! MPI_Reduce_scatter and MPI_Reduce_scatter_block (MPI 4.1 section 6.11) in their six forms, on
 //! intra- and intercommunicators. The block form is the general one with equal counts. Algorithms
 //! in `crate::coll::reduce_scatter`.
-use super::check;
-use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
-use super::families::CountArg;
+use crate::ffi::check;
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use std::sync::Arc;
 use crate::abi::*;
@@ -131,7 +131,7 @@ unsafe fn reduce_scatter(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount
 ///
 /// # Safety
 /// As `reduce_scatter`.
-pub(super) unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcount: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
     let recvcount = recvcount.get();
     let size = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size());
     // SAFETY: per this function's contract (the comm error, if any, is reported by `reduce_scatter`).
@@ -142,7 +142,7 @@ pub(super) unsafe fn block(sendbuf: *const c_void, recvbuf: *mut c_void, recvcou
 ///
 /// # Safety
 /// As `reduce_scatter`; `recvcounts` holds one entry per rank of the local group.
-pub(super) unsafe fn varying<C: CountArg>(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn varying<C: CountArg>(sendbuf: *const c_void, recvbuf: *mut c_void, recvcounts: *const C, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, how: Launch) -> MpiResult {
     let n = check::universe().and_then(|u| check::comm(u, comm)).map(|c| c.size()).unwrap_or(0);
     // SAFETY: per this function's contract (the comm error, if any, is reported by `reduce_scatter`).
     unsafe { reduce_scatter(sendbuf, recvbuf, counts_of(recvcounts, n), datatype, op, comm, how) }

@@ -2,10 +2,10 @@
 //! request-based forms and the `_c` variants. Argument checks here; the data movement is
 //! `crate::osc::access`. Every operation has completed when the call returns (`crate::osc`), so
 //! the request of an `MPI_R*` call is complete at once.
-use super::check;
-use super::pointer_args::out;
-use super::families::{CountArg, Launch};
-use super::rma::win_of;
+use crate::ffi::check;
+use crate::ffi::pointer_args::out;
+use crate::ffi::families::{CountArg, Launch};
+use crate::ffi::rma::win_of;
 use crate::export;
 use crate::abi::*;
 use crate::datatype::{Layout, TypeRepr};
@@ -95,19 +95,19 @@ fn contiguous(l: &Layout, count: usize) -> Option<i64> {
 /// The element-wise reduction of predefined `op` on the target's datatype (MPI 4.1 section
 /// 12.3.4: the target datatype's basic elements, all of one predefined type).
 fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Reduction> {
-    if super::op::predefined(op).is_err() {
+    if crate::ffi::coll::op::predefined(op).is_err() {
         return Err(err(MPI_ERR_OP, format!("invalid op 0x{:08x} for an accumulate: only predefined ops (and MPI_REPLACE, MPI_NO_OP) are allowed", op as u32)));
     }
     let elem = if t.leaf_id.is_some() {
         dt
     } else {
         let mut leaf = None;
-        if !super::coll_args::uniform_leaf(t, &mut leaf) {
+        if !crate::ffi::coll::args::uniform_leaf(t, &mut leaf) {
             return Err(err(MPI_ERR_TYPE, format!("the target datatype 0x{:08x} of an accumulate mixes basic types; it must consist of one predefined type", dt as u32)));
         }
         leaf.unwrap_or(crate::abi::datatypes::MPI_INT)
     };
-    super::op::reduction(op, elem)
+    crate::ffi::coll::op::reduction(op, elem)
 }
 
 fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
@@ -266,7 +266,7 @@ unsafe fn launch(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, o
 /// # Safety
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
     // SAFETY: the buffers are as `rma` needs (this function's contract).
     unsafe { launch(win, Kind::Put, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
@@ -276,7 +276,7 @@ pub(super) unsafe fn put(origin_addr: *const c_void, origin_count: impl CountArg
 /// # Safety
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, win: MPI_Win, how: Launch) -> MpiResult {
     // SAFETY: the buffers are as `rma` needs (this function's contract).
     unsafe { launch(win, Kind::Get, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
@@ -286,7 +286,7 @@ pub(super) unsafe fn get(origin_addr: *mut c_void, origin_count: impl CountArg, 
 /// # Safety
 /// As `rma`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
     // SAFETY: the buffers are as `rma` needs (this function's contract).
     unsafe { launch(win, Kind::Acc(op), origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
 }
@@ -296,7 +296,7 @@ pub(super) unsafe fn accumulate(origin_addr: *const c_void, origin_count: impl C
 /// # Safety
 /// As `rma`; the result buffer holds `result_count` writable elements.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn get_accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: impl CountArg, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn get_accumulate(origin_addr: *const c_void, origin_count: impl CountArg, origin_datatype: MPI_Datatype, result_addr: *mut c_void, result_count: impl CountArg, result_datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, target_count: impl CountArg, target_datatype: MPI_Datatype, op: MPI_Op, win: MPI_Win, how: Launch) -> MpiResult {
     let kind = Kind::GetAcc(op, result_addr, result_count.get(), result_datatype);
     // SAFETY: the buffers are as `rma` needs (this function's contract).
     unsafe { launch(win, kind, origin_addr, origin_count.get(), origin_datatype, target_rank, target_disp, target_count.get(), target_datatype, how) }
@@ -315,7 +315,7 @@ export! {
         let (_, w) = win_of(win)?;
         let size = check::datatype_size(datatype).map_err(|_| err(MPI_ERR_TYPE, "MPI_Compare_and_swap needs a predefined integer, logical or byte datatype"))?;
         // The datatypes MPI 4.1 section 12.3.5 allows: integers, logicals, bytes (and no pairs).
-        super::op::reduction(crate::abi::ops::op_handle(Op::Band), datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
+        crate::ffi::coll::op::reduction(crate::abi::ops::op_handle(Op::Band), datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
         if target_rank == MPI_PROC_NULL {
             return Ok(());
         }

@@ -1,10 +1,10 @@
 //! MPI_Scan and MPI_Exscan (MPI 4.1 sections 6.11.2-6.11.3) in their six forms, on
 //! intracommunicators (the standard defines no intercommunicator scans). Algorithms in
 //! `crate::coll::scan`.
-use super::check;
-use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
-use super::families::CountArg;
+use crate::ffi::check;
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::CountArg;
 use crate::coll::nbc;
 use std::sync::Arc;
 use crate::abi::*;
@@ -16,7 +16,7 @@ use std::os::raw::c_void;
 /// # Safety
 /// The buffers must hold `count` elements of `datatype`; `how`'s request must be writable.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, exclusive: bool, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn scan(sendbuf: *const c_void, recvbuf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, op: MPI_Op, comm: MPI_Comm, exclusive: bool, how: Launch) -> MpiResult {
     let count = count.get();
     let how = how.check()?;
     let u = check::universe()?;

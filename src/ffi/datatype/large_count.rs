@@ -1,8 +1,8 @@
 //! MPI_Type_match_size and MPI_Type_create_f90_integer/real/complex. (The large-count `_c`
 //! constructors and queries are generated from their families, `ffi/families.rs`, over the cores
 //! of `ffi::datatype`.)
-use super::check::{self, dtype};
-use super::pointer_args::out;
+use crate::ffi::check::{self, dtype};
+use crate::ffi::pointer_args::out;
 use crate::abi::*;
 use crate::datatype::{self as dt, Combiner, TypeRepr};
 use crate::error::{err, MpiResult};

@@ -4,7 +4,7 @@
 //! whole blocking operation given its `Coll`, staging included) and, for the nonblocking and
 //! persistent forms, the schedule's builder, and hands them here, so the forms share one argument
 //! check.
-use super::check::{self, CommRef};
+use crate::ffi::check::{self, CommRef};
 use crate::abi::*;
 use crate::coll::schedule::{self, Schedule};
 use crate::coll::Coll;
@@ -49,7 +49,7 @@ impl Tally {
     }
 }
 
-pub use super::families::Launch;
+pub use crate::ffi::families::Launch;
 
 /// Builds a nonblocking or persistent collective's schedule for collective `Coll`.
 pub type Build = Box<dyn FnOnce(&Coll, &mut Schedule)>;
@@ -72,7 +72,7 @@ pub struct CollRequests {
 /// The collective requests of `u`'s rank: one table per rank of the job (in threads mode every
 /// rank of the process has its own), made at the first use.
 fn requests(u: &Instance) -> &'static CollRequests {
-    static REQUESTS: super::rank_local::RankLocal<CollRequests> = super::rank_local::RankLocal::new();
+    static REQUESTS: crate::ffi::rank_local::RankLocal<CollRequests> = crate::ffi::rank_local::RankLocal::new();
     REQUESTS.get(u)
 }
 
@@ -113,7 +113,7 @@ pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, ta
 pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, build: Build) -> MpiResult {
     c.nbc_used.store(true, Ordering::Relaxed);
     match how {
-        Launch::Blocking => unreachable!("blocking collectives run through coll_launch::blocking"),
+        Launch::Blocking => unreachable!("blocking collectives run through coll::launch::blocking"),
         Launch::Nonblocking(request) => {
             tally.record(u, &c);
             let cx = Coll::next(u, &c);

@@ -73,7 +73,7 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
         instance::abort_job(e.class.mpich().max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg));
     };
     // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
-    let (h, ch) = match super::check::comm(u, comm) {
+    let (h, ch) = match crate::ffi::check::comm(u, comm) {
         Ok(c) => (c.errhandler(), comm),
         Err(_) => (u.world.errhandler(), MPI_COMM_WORLD),
     };

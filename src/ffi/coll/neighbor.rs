@@ -5,11 +5,11 @@
 //! are laid out in the user buffers, which is all this file works out. The nonblocking and
 //! persistent forms run as a schedule (`crate::coll::nbc::exchange`), non-contiguous blocks
 //! packed and unpacked by its local steps.
-use super::check;
-use super::coll_alltoall::{blocks, check_blocks, extent, int_array, scaled, type_array, PeerBlocks};
-use super::coll_args::*;
-use super::coll_launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
-use super::families::CountArg;
+use crate::ffi::check;
+use crate::ffi::coll::alltoall::{blocks, check_blocks, extent, int_array, scaled, type_array, PeerBlocks};
+use crate::ffi::coll::args::*;
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::families::CountArg;
 use crate::coll::alltoall::Slot;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -100,7 +100,7 @@ fn consecutive(n: usize, count: i64, dt: MPI_Datatype) -> MpiResult<Vec<i64>> {
 /// # Safety
 /// As `neighbor`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn uniform(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, each: bool, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn uniform(sendbuf: *const c_void, scount: impl CountArg, stype: MPI_Datatype, recvbuf: *mut c_void, rcount: impl CountArg, rtype: MPI_Datatype, comm: MPI_Comm, each: bool, how: Launch) -> MpiResult {
     let (scount, rcount) = (scount.get(), rcount.get());
     // SAFETY: per this function's contract.
     unsafe {
@@ -124,7 +124,7 @@ pub(super) unsafe fn uniform(sendbuf: *const c_void, scount: impl CountArg, styp
 /// # Safety
 /// As `neighbor`; `rcounts`/`displs` hold one entry per source.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(
+pub(in crate::ffi) unsafe fn allgatherv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scount: impl CountArg,
     stype: MPI_Datatype,
@@ -158,7 +158,7 @@ pub(super) unsafe fn allgatherv<C: CountArg, D: CountArg>(
 /// # Safety
 /// As `neighbor`; the send arrays hold one entry per destination, the receive ones per source.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
+pub(in crate::ffi) unsafe fn alltoallv<C: CountArg, D: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const D,
@@ -192,7 +192,7 @@ pub(super) unsafe fn alltoallv<C: CountArg, D: CountArg>(
 /// # Safety
 /// As `alltoallv`, plus the type arrays.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn alltoallw<C: CountArg>(
+pub(in crate::ffi) unsafe fn alltoallw<C: CountArg>(
     sendbuf: *const c_void,
     scounts: *const C,
     sdispls: *const MPI_Aint,

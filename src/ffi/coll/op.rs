@@ -123,8 +123,8 @@ impl UserCallback for MPI_User_function_c {
 ///
 /// # Safety
 /// `op` must be writable (checked for NULL).
-pub(super) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
-    let u = super::check::universe()?;
+pub(in crate::ffi) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
+    let u = crate::ffi::check::universe()?;
     let f = user_fn.ok_or_else(|| err(MPI_ERR_ARG, "user_fn is NULL"))?.user_fn();
     if op.is_null() {
         return Err(err(MPI_ERR_ARG, "op is NULL"));
@@ -138,7 +138,7 @@ pub(super) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int,
 export! {
     /// Frees a user-defined op and sets the handle to MPI_OP_NULL; predefined ops cannot be freed.
     fn MPI_Op_free / PMPI_Op_free (op: *mut MPI_Op) on comm MPI_COMM_SELF => {
-        let u = super::check::universe()?;
+        let u = crate::ffi::check::universe()?;
         if op.is_null() {
             return Err(err(MPI_ERR_ARG, "op is NULL"));
         }

@@ -1,11 +1,12 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
-use super::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
+pub mod request;
+use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
-use super::families::{CountArg, Launch};
-use super::pointer_args::out;
+use crate::ffi::families::{CountArg, Launch};
+use crate::ffi::pointer_args::out;
 use crate::p2p::{Buf, OpArgs, SendMode, Status};
 use std::os::raw::{c_int, c_void};
 
@@ -121,7 +122,7 @@ unsafe fn sendrecv(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, us
 /// # Safety
 /// `buf` must hold `count` elements of `datatype` (the MPI contract); a request pointer must be
 /// writable (checked for NULL).
-pub(super) unsafe fn send(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, how: Launch) -> MpiResult {
+pub(in crate::ffi) unsafe fn send(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, how: Launch) -> MpiResult {
     // SAFETY (the three calls): `buf` and the request as this function's contract says.
     match how {
         Launch::Blocking => unsafe { send_now(buf, count.get(), datatype, dest, tag, comm, mode) },
@@ -134,7 +135,7 @@ pub(super) unsafe fn send(buf: *const c_void, count: impl CountArg, datatype: MP
 ///
 /// # Safety
 /// `buf` must have room for `count` elements of `datatype`; `status` is MPI_STATUS_IGNORE or writable.
-pub(super) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
     let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
     let st = match s {
         Source::ProcNull => Status::proc_null(),
@@ -154,7 +155,7 @@ pub(super) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_
 ///
 /// # Safety
 /// As `recv`; `request` must be writable (checked for NULL).
-pub(super) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+pub(in crate::ffi) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
     let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
@@ -173,7 +174,7 @@ pub(super) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI
 ///
 /// # Safety
 /// As `irecv`.
-pub(super) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+pub(in crate::ffi) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
     let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
     let request = out(request, "request")?;
     let u = check::universe()?;
@@ -194,7 +195,7 @@ pub(super) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype:
 /// # Safety
 /// The buffers must hold their counts of elements (the MPI contract); `status` as in `recv`.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+pub(in crate::ffi) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
     let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
@@ -212,7 +213,7 @@ pub(super) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg,
 /// # Safety
 /// As `send_recv`, with one buffer.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+pub(in crate::ffi) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                       source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
     let count = count.get();
     let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
@@ -234,7 +235,7 @@ pub(super) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, da
 ///
 /// # Safety
 /// As `recv`; `message` must be writable (checked for NULL).
-pub(super) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> MpiResult {
+pub(in crate::ffi) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> MpiResult {
     let u = check::universe()?;
     let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
     let message = out(message, "message")?;
@@ -260,7 +261,7 @@ pub(super) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI
 ///
 /// # Safety
 /// As `mrecv`; `request` must be writable (checked for NULL).
-pub(super) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> MpiResult {
+pub(in crate::ffi) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, request: *mut MPI_Request) -> MpiResult {
     let u = check::universe()?;
     let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
     let message = out(message, "message")?;
@@ -285,7 +286,7 @@ pub(super) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, datatype: MP
 ///
 /// # Safety
 /// `buffer` must be `size` writable bytes that stay valid until detached.
-pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
+pub(in crate::ffi) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
     let u = check::universe()?;
     let size = size.get();
     let Ok(bytes) = usize::try_from(size) else {
@@ -302,7 +303,7 @@ pub(super) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> 
 ///
 /// # Safety
 /// `buffer_addr` must point to a writable `void *`, `size` be writable (both checked for NULL).
-pub(super) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: *mut C) -> MpiResult {
+pub(in crate::ffi) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: *mut C) -> MpiResult {
     let u = check::universe()?;
     let size = out(size, "size")?;
     let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
@@ -343,7 +344,7 @@ unsafe fn status_bytes(status: *const MPI_Status) -> MpiResult<u64> {
 ///
 /// # Safety
 /// `status` is NULL or readable; `count` is NULL or writable.
-pub(super) unsafe fn get_count<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
+pub(in crate::ffi) unsafe fn get_count<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
     // SAFETY: `status` is NULL or readable (this function's contract).
     let bytes = unsafe { status_bytes(status)? };
     let size = check::datatype_size(datatype).or_else(|_| check::dtype(datatype).map(|t| t.layout.size))?;
@@ -359,7 +360,7 @@ pub(super) unsafe fn get_count<C: CountArg>(status: *const MPI_Status, datatype:
 ///
 /// # Safety
 /// As `get_count`.
-pub(super) unsafe fn get_elements<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
+pub(in crate::ffi) unsafe fn get_elements<C: CountArg>(status: *const MPI_Status, datatype: MPI_Datatype, count: *mut C) -> MpiResult {
     // SAFETY: `status` is NULL or readable (this function's contract).
     let bytes = unsafe { status_bytes(status)? };
     let count = out(count, "count")?;

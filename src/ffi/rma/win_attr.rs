@@ -7,9 +7,9 @@
 //! in `Instance::win_attrs`), keyed by window handle. Callbacks run with no lock held.
 //! Window keyval handles carry MPICH's window object bits (8 << 22) in the index, so a window
 //! keyval given to a communicator or datatype call (or the reverse) is an invalid keyval.
-use super::check;
-use super::pointer_args::out;
-use super::rma::win_of;
+use crate::ffi::check;
+use crate::ffi::pointer_args::out;
+use crate::ffi::rma::win_of;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -35,7 +35,7 @@ fn user_win_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid window keyval 0x{:08x} (not made by MPI_Win_create_keyval)", keyval as u32)));
     }
     let k = i & !WIN_KEYVAL_BITS;
-    if super::attr::attrs(u).wins.live_keyval(k).is_none() {
+    if crate::ffi::comm::attr::attrs(u).wins.live_keyval(k).is_none() {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid window keyval 0x{:08x} (freed)", keyval as u32)));
     }
     Ok(k)
@@ -46,13 +46,13 @@ fn user_win_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
 /// # Safety
 /// Calls the application's callback (MPI_Win_delete_attr_function contract).
 unsafe fn call_delete(u: &Instance, win: MPI_Win, k: u32, value: usize) -> MpiResult {
-    let Some(kv) = super::attr::attrs(u).wins.keyval(k) else { return Ok(()) };
+    let Some(kv) = crate::ffi::comm::attr::attrs(u).wins.keyval(k) else { return Ok(()) };
     let Some(f) = kv.delete else { return Ok(()) };
     // SAFETY: the application registered `f` as a window delete callback; it receives the values
     // it gave us (attribute value, extra_state), as the standard specifies.
     let rc = unsafe { f(win, keyval_handle(k), value as *mut c_void, kv.extra_state as *mut c_void) };
     if rc != MPI_SUCCESS {
-        return Err(super::attr::callback_error("window delete", keyval_handle(k), rc));
+        return Err(crate::ffi::comm::attr::callback_error("window delete", keyval_handle(k), rc));
     }
     Ok(())
 }
@@ -63,10 +63,10 @@ unsafe fn call_delete(u: &Instance, win: MPI_Win, k: u32, value: usize) -> MpiRe
 /// # Safety
 /// Calls application callbacks.
 pub unsafe fn delete_win_attrs(u: &Instance, win: MPI_Win) -> MpiResult {
-    for (k, value) in super::attr::attrs(u).wins.list(win).into_iter().rev() {
+    for (k, value) in crate::ffi::comm::attr::attrs(u).wins.list(win).into_iter().rev() {
         // SAFETY: per this function's contract.
         unsafe { call_delete(u, win, k, value)? };
-        super::attr::attrs(u).wins.remove(win, k);
+        crate::ffi::comm::attr::attrs(u).wins.remove(win, k);
     }
     Ok(())
 }
@@ -75,7 +75,7 @@ export! {
     fn MPI_Win_create_keyval / PMPI_Win_create_keyval (win_copy_attr_fn: Option<MPI_Win_copy_attr_function>, win_delete_attr_fn: Option<MPI_Win_delete_attr_function>, win_keyval: *mut c_int, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
         let u = check::universe()?;
         let win_keyval = out(win_keyval, "win_keyval")?;
-        let h = keyval_handle(super::attr::attrs(u).wins.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
+        let h = keyval_handle(crate::ffi::comm::attr::attrs(u).wins.create_keyval(win_copy_attr_fn, win_delete_attr_fn, extra_state as usize));
         // SAFETY: checked non-NULL above; the caller passes the address of an `int`.
         unsafe { *win_keyval = h };
         Ok(())
@@ -87,7 +87,7 @@ export! {
         // SAFETY: checked non-NULL above; the caller passes the address of its keyval, an `int`.
         let k = user_win_keyval(u, unsafe { *win_keyval })?;
         // Attributes still set with it keep working and get their delete callback later.
-        super::attr::attrs(u).wins.free_keyval(k);
+        crate::ffi::comm::attr::attrs(u).wins.free_keyval(k);
         // SAFETY: as above; the keyval argument is in-out.
         unsafe { *win_keyval = MPI_KEYVAL_INVALID };
         Ok(())
@@ -99,11 +99,11 @@ export! {
         let (u, _) = win_of(win)?;
         let k = user_win_keyval(u, win_keyval)?;
         // Replacing a value deletes the old one first; if that fails the old value stays.
-        if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
+        if let Some(old) = crate::ffi::comm::attr::attrs(u).wins.get(win, k) {
             // SAFETY: the callback is the application's, registered with its keyval.
             unsafe { call_delete(u, win, k, old)? };
         }
-        super::attr::attrs(u).wins.put(win, k, attribute_val as usize);
+        crate::ffi::comm::attr::attrs(u).wins.put(win, k, attribute_val as usize);
         Ok(())
     }
 
@@ -122,7 +122,7 @@ export! {
             KEY_WIN_MODEL => Some(&w.model_attr as *const i32 as *const c_void),
             _ => {
                 let k = user_win_keyval(u, win_keyval)?;
-                super::attr::attrs(u).wins.get(win, k).map(|v| v as *const c_void)
+                crate::ffi::comm::attr::attrs(u).wins.get(win, k).map(|v| v as *const c_void)
             }
         };
         // SAFETY: both checked non-NULL above; the caller passes the address of a `void *` and
@@ -139,10 +139,10 @@ export! {
     fn MPI_Win_delete_attr / PMPI_Win_delete_attr (win: MPI_Win, win_keyval: c_int) on win win => {
         let (u, _) = win_of(win)?;
         let k = user_win_keyval(u, win_keyval)?;
-        if let Some(old) = super::attr::attrs(u).wins.get(win, k) {
+        if let Some(old) = crate::ffi::comm::attr::attrs(u).wins.get(win, k) {
             // SAFETY: the callback is the application's, registered with its keyval.
             unsafe { call_delete(u, win, k, old)? };
-            super::attr::attrs(u).wins.remove(win, k);
+            crate::ffi::comm::attr::attrs(u).wins.remove(win, k);
         }
         Ok(())
     }

@@ -4,8 +4,8 @@
 //!
 //! The bookkeeping is `crate::comm::attr` (one registry per rank). Callbacks are called here with
 //! no lock held. Type and window attributes come with derived datatypes and RMA.
-use super::check;
-use super::pointer_args::{c_str, out};
+use crate::ffi::check;
+use crate::ffi::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -24,7 +24,7 @@ pub struct RankAttrs {
 
 /// The attribute registries of `u`'s rank.
 pub fn attrs(u: &Instance) -> &'static RankAttrs {
-    static ATTRS: super::rank_local::RankLocal<RankAttrs> = super::rank_local::RankLocal::new();
+    static ATTRS: crate::ffi::rank_local::RankLocal<RankAttrs> = crate::ffi::rank_local::RankLocal::new();
     ATTRS.get(u)
 }
 

@@ -1,7 +1,9 @@
 //! Communicator queries, error handlers on communicators, and MPI_Barrier.
-use super::check;
-use super::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
-use super::pointer_args::{c_str, out};
+pub mod attr;
+pub mod group;
+use crate::ffi::check;
+use crate::ffi::env::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
+use crate::ffi::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, ErrorClass};
 use crate::export;
@@ -60,9 +62,9 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
+        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/comm/attr.rs).
         // SAFETY: the callbacks are the application's, registered with their keyvals.
-        let h = unsafe { super::attr::dup_with_attrs(u, comm, &c_ref)? };
+        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref)? };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *newcomm = h };
         Ok(())
@@ -74,13 +76,13 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/attr.rs).
+        // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/comm/attr.rs).
         // SAFETY: the callbacks are the application's, registered with their keyvals.
-        let h = unsafe { super::attr::dup_with_attrs(u, comm, &c_ref)? };
+        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref)? };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *newcomm = h };
         if let Ok(c) = check::comm(u, h) {
-            super::info::set_hints(&c, info)?;
+            crate::ffi::info::set_hints(&c, info)?;
         }
         Ok(())
     }
@@ -135,9 +137,9 @@ export! {
             return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
         }
         check::comm(u, h)?;
-        // Attribute caching: delete callbacks run before the communicator goes away (ffi/attr.rs).
+        // Attribute caching: delete callbacks run before the communicator goes away (ffi/comm/attr.rs).
         // SAFETY: the callbacks are the application's, registered with their keyvals.
-        unsafe { super::attr::delete_all(u, h)? };
+        unsafe { crate::ffi::comm::attr::delete_all(u, h)? };
         if let Some(c) = u.comms.remove(handle_index(h)) {
             u.engine.forget_revoked(c.context);
         }
@@ -162,7 +164,7 @@ export! {
         let s = c_ref.name();
         // SAFETY: both checked non-NULL above; the standard makes `comm_name` hold
         // MPI_MAX_OBJECT_NAME chars and `resultlen` an int.
-        unsafe { *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
+        unsafe { *len = crate::ffi::env::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
         Ok(())
     }
 
@@ -267,7 +269,7 @@ export! {
         check::comm(check::universe()?, comm)?;
         let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         // Route through the normal dispatch; the call itself succeeds if the handler returns.
-        super::errhandler::raise_code("MPI_Comm_call_errhandler", comm, err(class, format!("error code {errorcode} raised by the application")), errorcode);
+        crate::ffi::env::errhandler::raise_code("MPI_Comm_call_errhandler", comm, err(class, format!("error code {errorcode} raised by the application")), errorcode);
         Ok(())
     }
 }
@@ -284,7 +286,7 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
     let u = check::universe()?;
     let parent = check::comm(u, comm)?;
     // The hints are copied now: `info` may be freed as soon as this call returns.
-    let hints = (info != MPI_INFO_NULL).then(|| super::info::hints_of(info)).transpose()?;
+    let hints = (info != MPI_INFO_NULL).then(|| crate::ffi::info::hints_of(info)).transpose()?;
     // Another thread of this rank now uses the engine: completions must wake other waiters.
     u.engine.set_threaded(true);
     let id = u.engine.new_external();
@@ -295,7 +297,7 @@ unsafe fn idup(comm: MPI_Comm, info: MPI_Info, newcomm: *mut MPI_Comm, request: 
         crate::runtime::job::set_context(ctx);
         u.idups.wait_turn(parent.context, ticket);
         // SAFETY: attribute copy callbacks are the application's (as in MPI_Comm_dup).
-        let result = unsafe { super::attr::dup_with_attrs_tagged(u, comm, &parent, crate::coll::TAG_IDUP) };
+        let result = unsafe { crate::ffi::comm::attr::dup_with_attrs_tagged(u, comm, &parent, crate::coll::TAG_IDUP) };
         u.idups.done(parent.context);
         let (handle, class) = match result {
             Ok(h) => (h, None),

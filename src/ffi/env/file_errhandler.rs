@@ -2,8 +2,8 @@
 //! only file handle is MPI_FILE_NULL, whose handler is the default for file operations (initially
 //! MPI_ERRORS_RETURN, per the standard). Setting, getting and calling it work; any other file
 //! handle is MPI_ERR_FILE.
-use super::check;
-use super::errhandler::{create_user_handler, deliver, is_valid_errhandler};
+use crate::ffi::check;
+use crate::ffi::env::errhandler::{create_user_handler, deliver, is_valid_errhandler};
 use crate::abi::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;
@@ -24,7 +24,7 @@ fn file_null(fh: MPI_File) -> MpiResult {
 /// MPI_Init they are fatal, as everywhere.
 pub(crate) fn raise_file(name: &'static str, _fh: MPI_File, e: MpiError) -> c_int {
     let Ok(u) = crate::instance::get() else {
-        return super::errhandler::raise(name, MPI_COMM_SELF, e);
+        return crate::ffi::env::errhandler::raise(name, MPI_COMM_SELF, e);
     };
     let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
     deliver(name, u.file_errhandler.load(Ordering::Acquire), std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)

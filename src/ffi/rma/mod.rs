@@ -1,13 +1,16 @@
 //! One-sided communication, the window objects (MPI 4.1 sections 12.2, 12.4 and 9.3.3 for their
 //! error handlers): constructors, MPI_Win_free, shared query, attach/detach, group, name, info,
-//! error handlers, MPI_Alloc_mem. The operations are in `rma_ops`, synchronisation in `rma_sync`,
-//! attributes in `rma_attr`; the engine is `crate::osc`.
+//! error handlers, MPI_Alloc_mem. The operations are in `ops`, synchronisation in `sync`,
+//! attributes in `win_attr`; the engine is `crate::osc`.
 //!
 //! Errors of calls on a window go to the window's error handler (`export!` with `on win`); errors of the
 //! constructors go to the communicator's.
-use super::check;
-use super::families::CountArg;
-use super::pointer_args::{c_str, out};
+pub mod ops;
+pub mod sync;
+pub mod win_attr;
+use crate::ffi::check;
+use crate::ffi::families::CountArg;
+use crate::ffi::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::error::{err, MpiError, MpiResult};
 use crate::export;
@@ -21,9 +24,9 @@ use std::sync::Arc;
 pub(crate) fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Option<c_int>) -> c_int {
     let code = code.unwrap_or_else(|| crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg)));
     let Some(w) = instance::get().ok().and_then(|u| window(u, win).ok()) else {
-        return super::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
+        return crate::ffi::env::errhandler::raise_code(name, MPI_COMM_WORLD, e, code);
     };
-    super::errhandler::deliver(name, w.errhandler.load(std::sync::atomic::Ordering::Acquire), win, &e, code)
+    crate::ffi::env::errhandler::deliver(name, w.errhandler.load(std::sync::atomic::Ordering::Acquire), win, &e, code)
 }
 
 /// The window behind handle `h`.
@@ -63,7 +66,7 @@ unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c
     if flavor == Flavor::Create && base.is_null() && size > 0 {
         return Err(err(MPI_ERR_BASE, format!("base is NULL with a window size of {size} bytes")));
     }
-    let hints = super::info::hints_of(info)?;
+    let hints = crate::ffi::info::hints_of(info)?;
     let w = Window::create(u, &c, Spec {
         flavor,
         base: base as usize,
@@ -92,7 +95,7 @@ unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c
 ///
 /// # Safety
 /// `win` must be NULL or writable.
-pub(super) unsafe fn create(base: *mut c_void, size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> MpiResult {
+pub(in crate::ffi) unsafe fn create(base: *mut c_void, size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, win: *mut MPI_Win) -> MpiResult {
     // SAFETY: `win` is NULL or writable (this function's contract).
     unsafe { construct(comm, info, Flavor::Create, base, size, disp_unit.get(), win) }.map(drop)
 }
@@ -102,7 +105,7 @@ pub(super) unsafe fn create(base: *mut c_void, size: MPI_Aint, disp_unit: impl C
 ///
 /// # Safety
 /// `baseptr` must be NULL or point to a writable `void *`; `win` as in `construct`.
-pub(super) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win, flavor: Flavor) -> MpiResult {
+pub(in crate::ffi) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, info: MPI_Info, comm: MPI_Comm, baseptr: *mut c_void, win: *mut MPI_Win, flavor: Flavor) -> MpiResult {
     let baseptr = out(baseptr as *mut *mut c_void, "baseptr")?;
     // SAFETY: `win` is NULL or writable (this function's contract).
     let w = unsafe { construct(comm, info, flavor, std::ptr::null_mut(), size, disp_unit.get(), win)? };
@@ -116,7 +119,7 @@ pub(super) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, info: MP
 ///
 /// # Safety
 /// The output pointers must be NULL or writable (`disp_unit` an int or an MPI_Aint).
-pub(super) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut C, baseptr: *mut c_void) -> MpiResult {
+pub(in crate::ffi) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut C, baseptr: *mut c_void) -> MpiResult {
     let (_, w) = win_of(win)?;
     let (size, disp_unit, baseptr) = (out(size, "size")?, out(disp_unit, "disp_unit")?, out(baseptr as *mut *mut c_void, "baseptr")?);
     if !matches!(w.flavor, Flavor::Shared | Flavor::Allocate) {
@@ -160,7 +163,7 @@ export! {
         if size < 0 {
             return Err(err(MPI_ERR_SIZE, format!("invalid size {size}: must be non-negative")));
         }
-        super::info::hints_of(info)?;
+        crate::ffi::info::hints_of(info)?;
         // SAFETY: malloc of a positive size; the result is checked.
         let p = unsafe { libc::malloc((size as usize).max(1)) };
         if p.is_null() {
@@ -179,7 +182,7 @@ export! {
     fn MPI_Win_create_errhandler / PMPI_Win_create_errhandler (win_errhandler_fn: Option<MPI_Win_errhandler_function>, errhandler: *mut MPI_Errhandler) on comm MPI_COMM_WORLD => {
         let errhandler = out(errhandler, "errhandler")?;
         let f = win_errhandler_fn.ok_or_else(|| err(MPI_ERR_ARG, "win_errhandler_fn is NULL"))?;
-        let h = super::errhandler::create_user_handler(f);
+        let h = crate::ffi::env::errhandler::create_user_handler(f);
         // SAFETY: non-NULL (`out`); the caller passes the address of a handle.
         unsafe { *errhandler = h };
         Ok(())
@@ -200,7 +203,7 @@ export! {
         // Collective: every rank's operations on the window are done once all arrived.
         w.barrier(u)?;
         // SAFETY: runs the application's delete callbacks, registered for this window's attributes.
-        unsafe { super::rma_attr::delete_win_attrs(u, h)? };
+        unsafe { crate::ffi::rma::win_attr::delete_win_attrs(u, h)? };
         u.wins.remove(handle_index(h));
         u.comms.remove(w.comm_index);
         // SAFETY: as above.
@@ -251,13 +254,13 @@ export! {
         let s = w.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
         // SAFETY: `win_name` has room for MPI_MAX_OBJECT_NAME chars and `resultlen` is an int
         // (caller contract); both non-NULL (`out`).
-        unsafe { *len = super::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
+        unsafe { *len = crate::ffi::env::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
         Ok(())
     }
 
     fn MPI_Win_set_info / PMPI_Win_set_info (win: MPI_Win, info: MPI_Info) on win win => {
         let (_, w) = win_of(win)?;
-        let new = super::info::hints_of(info)?;
+        let new = crate::ffi::info::hints_of(info)?;
         let mut h = w.hints.lock().unwrap_or_else(|p| p.into_inner());
         for i in 0..new.nkeys() {
             if let Some(k) = new.nth_key(i) {
@@ -271,7 +274,7 @@ export! {
         let (_, w) = win_of(win)?;
         let o = out(info_used, "info_used")?;
         let hints = w.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let h = super::info::new_handle(hints)?;
+        let h = crate::ffi::info::new_handle(hints)?;
         // SAFETY: non-NULL (`out`); the caller passes the address of an info handle.
         unsafe { *o = h };
         Ok(())
@@ -279,7 +282,7 @@ export! {
 
     fn MPI_Win_set_errhandler / PMPI_Win_set_errhandler (win: MPI_Win, errhandler: MPI_Errhandler) on win win => {
         let (_, w) = win_of(win)?;
-        if !super::errhandler::is_valid_errhandler(errhandler) {
+        if !crate::ffi::env::errhandler::is_valid_errhandler(errhandler) {
             return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
         }
         w.errhandler.store(errhandler, std::sync::atomic::Ordering::Release);

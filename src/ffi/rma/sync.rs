@@ -2,8 +2,8 @@
 //! locks, flush and sync. Operations complete before they return (see `crate::osc`), so these
 //! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
 //! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
-use super::pointer_args::out;
-use super::rma::win_of;
+use crate::ffi::pointer_args::out;
+use crate::ffi::rma::win_of;
 use crate::export;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -22,8 +22,8 @@ fn check_assert(assert: c_int, allowed: c_int) -> MpiResult {
 
 /// A group of the caller's as ranks of the window.
 fn window_ranks(w: &Window, group: MPI_Group) -> MpiResult<Vec<usize>> {
-    let u = super::check::universe()?;
-    let g = super::group::group(u, group)?;
+    let u = crate::ffi::check::universe()?;
+    let g = crate::ffi::comm::group::group(u, group)?;
     g.members
         .iter()
         .map(|&m| w.comm.comm_rank_of(m).ok_or_else(|| err(MPI_ERR_GROUP, format!("the group holds process {m} (MPI_COMM_WORLD rank), which is not in the window")))).collect()

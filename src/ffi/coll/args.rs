@@ -1,7 +1,7 @@
 //! Argument checks shared by the collective FFI functions: roots, buffers, MPI_IN_PLACE,
 //! aliasing, and the handle lookups that make a buffer plan (`plan_of`) or a reduction
 //! (`reduction`). How a plan's buffer becomes contiguous bytes is `crate::coll::stage`.
-use super::check;
+use crate::ffi::check;
 use crate::abi::datatypes::PAIRS;
 use crate::abi::*;
 use crate::comm::Comm;
@@ -12,7 +12,7 @@ use std::os::raw::{c_int, c_void};
 
 pub use crate::coll::inter::InterRoot;
 
-pub use super::check::count;
+pub use crate::ffi::check::count;
 
 pub fn in_place(p: *const c_void) -> bool {
     p as usize == IN_PLACE_ADDR
@@ -117,9 +117,9 @@ pub fn uniform_leaf(t: &TypeRepr, found: &mut Option<MPI_Datatype>) -> bool {
 /// A user-defined op combines whole elements of the datatype, in its native layout.
 pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(Reduction, usize, Plan)> {
     let u = check::universe()?;
-    let user = match super::op::resolve(u, op)? {
-        super::op::OpRef::User(user) => user,
-        super::op::OpRef::Predefined(p) => {
+    let user = match crate::ffi::coll::op::resolve(u, op)? {
+        crate::ffi::coll::op::OpRef::User(user) => user,
+        crate::ffi::coll::op::OpRef::Predefined(p) => {
             if matches!(p, Op::Replace | Op::NoOp) {
                 return Err(err(MPI_ERR_OP, format!("{} is only valid in one-sided accumulate operations, not in reductions", p.name())));
             }
@@ -129,19 +129,19 @@ pub fn reduction(count: i64, datatype: MPI_Datatype, op: MPI_Op) -> MpiResult<(R
     let n = self::count(count)?;
     if let Ok(size) = check::datatype_size(datatype) {
         let plan = plan_of(count, datatype)?;
-        return Ok((Reduction::user(user, super::op::call_user, datatype, size, 0), n, plan));
+        return Ok((Reduction::user(user, crate::ffi::coll::op::call_user, datatype, size, 0), n, plan));
     }
     let t = check::committed_dtype(datatype)?;
     let (extent, lb) = (t.layout.extent().max(0) as usize, t.layout.true_lb as isize);
     let plan = Plan::native(n, t)?;
-    Ok((Reduction::user(user, super::op::call_user, datatype, extent, lb), n, plan))
+    Ok((Reduction::user(user, crate::ffi::coll::op::call_user, datatype, extent, lb), n, plan))
 }
 
 /// `reduction` for a predefined op.
 fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: Op) -> MpiResult<(Reduction, usize, Plan)> {
     let plan = plan_of(count, datatype)?;
     let red = if !plan.derived {
-        super::op::reduction_of(op, datatype)?
+        crate::ffi::coll::op::reduction_of(op, datatype)?
     } else {
         let t = check::dtype(datatype)?;
         let mut leaf = None;
@@ -152,7 +152,7 @@ fn predefined_reduction(count: i64, datatype: MPI_Datatype, op: Op) -> MpiResult
         if PAIRS.iter().any(|p| p.0 == elem) {
             return Err(err(MPI_ERR_TYPE, format!("reductions on derived datatypes built from {} are not supported yet; reduce the pair type itself", check::datatype_name(elem))));
         }
-        super::op::reduction_of(op, elem)?
+        crate::ffi::coll::op::reduction_of(op, elem)?
     };
     let n = plan.bytes.checked_div(red.size).unwrap_or(0);
     Ok((red, n, plan))

@@ -4,8 +4,8 @@
 //! (as MPICH does), and freeing `MPI_GROUP_EMPTY` succeeds without destroying it, because a program
 //! cannot tell whether an operation gave it the predefined handle and must free every result.
 //! Calls without a communicator raise their errors on MPI_COMM_SELF.
-use super::check;
-use super::pointer_args::{out, output};
+use crate::ffi::check;
+use crate::ffi::pointer_args::{out, output};
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;

@@ -1,9 +1,9 @@
 //! MPI_Pack / MPI_Unpack / MPI_Pack_size for any committed datatype. The packed form is the
 //! native bytes of the typemap in order (as MPICH on a homogeneous node), so MPI_PACKED data can
 //! be sent and unpacked with any type of matching signature.
-use super::check;
-use super::families::CountArg;
-use super::pointer_args::{c_str, out};
+use crate::ffi::check;
+use crate::ffi::families::CountArg;
+use crate::ffi::pointer_args::{c_str, out};
 use crate::abi::*;
 use crate::datatype;
 use crate::error::{err, MpiResult};
@@ -85,7 +85,7 @@ unsafe fn unpack(inbuf: *const c_void, insize: i64, start: i64, outbuf: *mut c_v
 ///
 /// # Safety
 /// The buffers hold what the counts and sizes say; `position` is NULL or readable and writable.
-pub(super) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: C, position_: *mut C, comm: MPI_Comm) -> MpiResult {
+pub(in crate::ffi) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: C, position_: *mut C, comm: MPI_Comm) -> MpiResult {
     // SAFETY: `position_` is NULL or readable and writable (this function's contract).
     let pos = unsafe { position(position_)? };
     // SAFETY: non-NULL (`position`); the buffers are as `pack` needs (this function's contract).
@@ -97,7 +97,7 @@ pub(super) unsafe fn pack_family<C: CountArg>(inbuf: *const c_void, incount: C, 
 ///
 /// # Safety
 /// As `pack_family`.
-pub(super) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C, position_: *mut C, outbuf: *mut c_void, outcount: C, datatype: MPI_Datatype, comm: MPI_Comm) -> MpiResult {
+pub(in crate::ffi) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C, position_: *mut C, outbuf: *mut c_void, outcount: C, datatype: MPI_Datatype, comm: MPI_Comm) -> MpiResult {
     // SAFETY: `position_` is NULL or readable and writable (this function's contract).
     let pos = unsafe { position(position_)? };
     // SAFETY: non-NULL (`position`); the buffers are as `unpack` needs (this function's contract).
@@ -109,7 +109,7 @@ pub(super) unsafe fn unpack_family<C: CountArg>(inbuf: *const c_void, insize: C,
 ///
 /// # Safety
 /// As `pack_external`.
-pub(super) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const c_void, incount: impl CountArg, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position_: *mut i64) -> MpiResult {
+pub(in crate::ffi) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const c_void, incount: impl CountArg, datatype: MPI_Datatype, outbuf: *mut c_void, outsize: i64, position_: *mut i64) -> MpiResult {
     // SAFETY: as `pack_external` needs (this function's contract).
     unsafe { pack_external(datarep_, inbuf, incount.get(), datatype, outbuf, outsize, position_) }
 }
@@ -118,7 +118,7 @@ pub(super) unsafe fn pack_external_family(datarep_: *const c_char, inbuf: *const
 ///
 /// # Safety
 /// As `unpack_external`.
-pub(super) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *const c_void, insize: i64, position_: *mut i64, outbuf: *mut c_void, outcount: impl CountArg, datatype: MPI_Datatype) -> MpiResult {
+pub(in crate::ffi) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *const c_void, insize: i64, position_: *mut i64, outbuf: *mut c_void, outcount: impl CountArg, datatype: MPI_Datatype) -> MpiResult {
     // SAFETY: as `unpack_external` needs (this function's contract).
     unsafe { unpack_external(datarep_, inbuf, insize, position_, outbuf, outcount.get(), datatype) }
 }
@@ -127,7 +127,7 @@ pub(super) unsafe fn unpack_external_family(datarep_: *const c_char, inbuf: *con
 ///
 /// # Safety
 /// `datarep_` is a C string; `size` is NULL or writable.
-pub(super) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl CountArg, datatype: MPI_Datatype, size: *mut i64) -> MpiResult {
+pub(in crate::ffi) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl CountArg, datatype: MPI_Datatype, size: *mut i64) -> MpiResult {
     // SAFETY: a C string (this function's contract).
     unsafe { datarep(datarep_)? };
     let (_, _, _, ext) = external_len(incount.get(), datatype)?;
@@ -144,7 +144,7 @@ pub(super) unsafe fn pack_external_size(datarep_: *const c_char, incount: impl C
 ///
 /// # Safety
 /// `size` is NULL or writable.
-pub(super) unsafe fn pack_size<C: CountArg>(incount: C, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut C) -> MpiResult {
+pub(in crate::ffi) unsafe fn pack_size<C: CountArg>(incount: C, datatype: MPI_Datatype, comm: MPI_Comm, size: *mut C) -> MpiResult {
     check::comm(check::universe()?, comm)?;
     let (_, n) = packed_len(incount.get(), datatype)?;
     let size = out(size, "size")?;

@@ -1,6 +1,6 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-use super::check::{self, req_ref, write_status, ReqRef};
-use super::pointer_args::{input, out};
+use crate::ffi::check::{self, req_ref, write_status, ReqRef};
+use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
@@ -253,7 +253,7 @@ export! {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
-            ReqRef::Engine(id, _, _) if super::coll_launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
+            ReqRef::Engine(id, _, _) if crate::ffi::coll::launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
             ReqRef::Engine(id, _, _) => {
                 u.engine.cancel(id);
                 Ok(())
@@ -269,7 +269,7 @@ export! {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
             ReqRef::Engine(id, ..) => {
-                super::coll_launch::forget(u, id);
+                crate::ffi::coll::launch::forget(u, id);
                 u.engine.free(id)
             }
         }
@@ -285,7 +285,7 @@ export! {
         match req_ref(u, unsafe { *request })? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.engine.start(id)),
+            ReqRef::Engine(id, _, _) => crate::ffi::coll::launch::start(u, id).unwrap_or_else(|| u.engine.start(id)),
         }
     }
 
@@ -297,7 +297,7 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id, _, _) => super::coll_launch::start(u, id).unwrap_or_else(|| u.engine.start(id))?,
+                ReqRef::Engine(id, _, _) => crate::ffi::coll::launch::start(u, id).unwrap_or_else(|| u.engine.start(id))?,
             }
         }
         Ok(())

@@ -6,9 +6,12 @@
 //! counts, block lengths and displacements (with checked arithmetic), so a `_c` constructor passes
 //! its own unchanged and records them as large counts in the envelope (`c_form`), which
 //! MPI_Type_get_envelope_c / get_contents_c report.
-use super::check::{self, dtype, register_type};
-use super::families::CountArg;
-use super::pointer_args::{c_str, input, out, output};
+pub mod large_count;
+pub mod pack;
+pub mod type_attr;
+use crate::ffi::check::{self, dtype, register_type};
+use crate::ffi::families::CountArg;
+use crate::ffi::pointer_args::{c_str, input, out, output};
 use crate::abi::*;
 use crate::datatype::{self as dt, registry, Combiner, Order, TypeRepr};
 use crate::error::{err, MpiResult};
@@ -99,7 +102,7 @@ fn order_of(order: c_int) -> MpiResult<Order> {
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn contiguous(count_: impl CountArg, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn contiguous(count_: impl CountArg, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = count(count_.get(), "count")?;
     // SAFETY: `newtype` is NULL or writable (this function's contract).
     unsafe { store(dt::contiguous(n, &dtype(oldtype)?), newtype, c_form) }
@@ -109,7 +112,7 @@ pub(super) unsafe fn contiguous(count_: impl CountArg, oldtype: MPI_Datatype, ne
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn vector<C: CountArg>(count_: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn vector<C: CountArg>(count_: C, blocklength: C, stride: C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = count(count_.get(), "count")?;
     let b = blocklen(blocklength.get())?;
     // SAFETY: `newtype` is NULL or writable (this function's contract).
@@ -120,7 +123,7 @@ pub(super) unsafe fn vector<C: CountArg>(count_: C, blocklength: C, stride: C, o
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn hvector(count_: impl CountArg, blocklength: impl CountArg, stride: i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn hvector(count_: impl CountArg, blocklength: impl CountArg, stride: i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = count(count_.get(), "count")?;
     let b = blocklen(blocklength.get())?;
     // SAFETY: `newtype` is NULL or writable (this function's contract).
@@ -131,7 +134,7 @@ pub(super) unsafe fn hvector(count_: impl CountArg, blocklength: impl CountArg, 
 ///
 /// # Safety
 /// Each array is NULL or holds `count_` elements.
-pub(super) unsafe fn indexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn indexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = length(count_)?;
     // SAFETY: both arrays hold `n` elements (this function's contract).
     let (b, d) = unsafe { (input(array_of_blocklengths, n, "array_of_blocklengths")?, input(array_of_displacements, n, "array_of_displacements")?) };
@@ -143,7 +146,7 @@ pub(super) unsafe fn indexed<C: CountArg>(count_: C, array_of_blocklengths: *con
 ///
 /// # Safety
 /// Each array is NULL or holds `count_` elements.
-pub(super) unsafe fn hindexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn hindexed<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = length(count_)?;
     // SAFETY: both arrays hold `n` elements (this function's contract).
     let (b, d) = unsafe { (input(array_of_blocklengths, n, "array_of_blocklengths")?, input(array_of_displacements, n, "array_of_displacements")?) };
@@ -155,7 +158,7 @@ pub(super) unsafe fn hindexed<C: CountArg>(count_: C, array_of_blocklengths: *co
 ///
 /// # Safety
 /// `array_of_displacements` is NULL or holds `count_` elements.
-pub(super) unsafe fn indexed_block<C: CountArg>(count_: C, blocklength: C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn indexed_block<C: CountArg>(count_: C, blocklength: C, array_of_displacements: *const C, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = length(count_)?;
     let b = blocklen(blocklength.get())?;
     // SAFETY: the array holds `n` elements (this function's contract).
@@ -168,7 +171,7 @@ pub(super) unsafe fn indexed_block<C: CountArg>(count_: C, blocklength: C, array
 ///
 /// # Safety
 /// `array_of_displacements` is NULL or holds `count_` elements.
-pub(super) unsafe fn hindexed_block(count_: impl CountArg, blocklength: impl CountArg, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn hindexed_block(count_: impl CountArg, blocklength: impl CountArg, array_of_displacements: *const i64, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = length(count_)?;
     let b = blocklen(blocklength.get())?;
     // SAFETY: the array holds `n` elements (this function's contract).
@@ -181,7 +184,7 @@ pub(super) unsafe fn hindexed_block(count_: impl CountArg, blocklength: impl Cou
 ///
 /// # Safety
 /// Each array is NULL or holds `count_` elements.
-pub(super) unsafe fn create_struct<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn create_struct<C: CountArg>(count_: C, array_of_blocklengths: *const C, array_of_displacements: *const i64, array_of_types: *const MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     let n = length(count_)?;
     // SAFETY: the three arrays hold `n` elements (this function's contract).
     let (b, d, types) = unsafe {
@@ -198,7 +201,7 @@ pub(super) unsafe fn create_struct<C: CountArg>(count_: C, array_of_blocklengths
 /// # Safety
 /// Each array is NULL or holds `ndims` elements.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn subarray<C: CountArg>(ndims: c_int, array_of_sizes: *const C, array_of_subsizes: *const C, array_of_starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn subarray<C: CountArg>(ndims: c_int, array_of_sizes: *const C, array_of_subsizes: *const C, array_of_starts: *const C, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     if ndims <= 0 {
         return Err(err(MPI_ERR_ARG, format!("invalid ndims {ndims}: must be positive")));
     }
@@ -224,7 +227,7 @@ pub(super) unsafe fn subarray<C: CountArg>(ndims: c_int, array_of_sizes: *const 
 /// # Safety
 /// The array pointers are NULL or hold `ndims` elements each.
 #[allow(clippy::too_many_arguments)]
-pub(super) unsafe fn darray<C: CountArg>(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const C, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn darray<C: CountArg>(size: c_int, rank: c_int, ndims: c_int, array_of_gsizes: *const C, array_of_distribs: *const c_int, array_of_dargs: *const c_int, array_of_psizes: *const c_int, order: c_int, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     use dt::darray::{Darray, Distrib};
     let n = if ndims > 0 { ndims as usize } else { 0 };
     // SAFETY: the array holds `ndims` elements (this function's contract).
@@ -265,7 +268,7 @@ pub(super) unsafe fn darray<C: CountArg>(size: c_int, rank: c_int, ndims: c_int,
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn resized(oldtype: MPI_Datatype, lb: i64, extent: i64, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
+pub(in crate::ffi) unsafe fn resized(oldtype: MPI_Datatype, lb: i64, extent: i64, newtype: *mut MPI_Datatype, c_form: bool) -> MpiResult {
     // SAFETY: `newtype` is NULL or writable (this function's contract).
     unsafe { store(dt::resized(&dtype(oldtype)?, lb, extent), newtype, c_form) }
 }
@@ -275,7 +278,7 @@ pub(super) unsafe fn resized(oldtype: MPI_Datatype, lb: i64, extent: i64, newtyp
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn size<C: CountArg>(datatype: MPI_Datatype, size: *mut C) -> MpiResult {
+pub(in crate::ffi) unsafe fn size<C: CountArg>(datatype: MPI_Datatype, size: *mut C) -> MpiResult {
     let s = dtype(datatype)?.layout.size;
     let size = out(size, "size")?;
     // SAFETY: non-NULL (`out`); the caller passes the address of an int / MPI_Count.
@@ -287,7 +290,7 @@ pub(super) unsafe fn size<C: CountArg>(datatype: MPI_Datatype, size: *mut C) -> 
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn get_extent(datatype: MPI_Datatype, lb: *mut i64, extent: *mut i64) -> MpiResult {
+pub(in crate::ffi) unsafe fn get_extent(datatype: MPI_Datatype, lb: *mut i64, extent: *mut i64) -> MpiResult {
     let t = dtype(datatype)?;
     // SAFETY: the outputs are NULL or writable (this function's contract).
     unsafe { write_pair(lb, extent, t.layout.lb, t.layout.extent()) }
@@ -297,7 +300,7 @@ pub(super) unsafe fn get_extent(datatype: MPI_Datatype, lb: *mut i64, extent: *m
 ///
 /// # Safety
 /// The output pointers are NULL or writable.
-pub(super) unsafe fn get_true_extent(datatype: MPI_Datatype, true_lb: *mut i64, true_extent: *mut i64) -> MpiResult {
+pub(in crate::ffi) unsafe fn get_true_extent(datatype: MPI_Datatype, true_lb: *mut i64, true_extent: *mut i64) -> MpiResult {
     let t = dtype(datatype)?;
     // SAFETY: the outputs are NULL or writable (this function's contract).
     unsafe { write_pair(true_lb, true_extent, t.layout.true_lb, t.layout.true_extent()) }
@@ -399,9 +402,9 @@ export! {
         let old = dtype(oldtype)?;
         let newtype = out(newtype, "newtype")?;
         let h = register_type(dt::dup(&old));
-        // Attribute caching: the copy callbacks of oldtype's attributes (ffi/type_attr.rs).
+        // Attribute caching: the copy callbacks of oldtype's attributes (ffi/datatype/type_attr.rs).
         // SAFETY: runs the application's copy callbacks, registered for this type's attributes.
-        if let Err(e) = unsafe { super::type_attr::copy_type_attrs(oldtype, h) } {
+        if let Err(e) = unsafe { crate::ffi::datatype::type_attr::copy_type_attrs(oldtype, h) } {
             registry::remove(handle_index(h));
             return Err(e);
         }
@@ -426,9 +429,9 @@ export! {
         if t.leaf_id.is_some() || matches!(t.env.combiner, Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer) {
             return Err(err(MPI_ERR_TYPE, format!("cannot free the predefined datatype {}", if t.name().is_empty() { "from MPI_Type_create_f90_*".to_string() } else { t.name() })));
         }
-        // Attribute caching: delete callbacks first; if one fails the type stays (ffi/type_attr.rs).
+        // Attribute caching: delete callbacks first; if one fails the type stays (ffi/datatype/type_attr.rs).
         // SAFETY: runs the application's delete callbacks, registered for this type's attributes.
-        unsafe { super::type_attr::delete_type_attrs(h)? };
+        unsafe { crate::ffi::datatype::type_attr::delete_type_attrs(h)? };
         // Types built from this one and operations in flight hold their own reference.
         registry::remove(handle_index(h));
         // SAFETY: as above.

@@ -1,0 +1,4 @@
+//! The MPI environment (MPI 4.1 chapter 11): initialisation, error handlers of communicators and files.
+pub mod errhandler;
+pub mod file_errhandler;
+pub mod init;
