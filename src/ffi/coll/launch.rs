@@ -8,7 +8,7 @@ use crate::ffi::check::{self, CommRef};
 use crate::abi::*;
 use crate::coll::schedule::{self, Schedule};
 use crate::coll::Coll;
-use crate::error::{err, MpiResult};
+use crate::error::MpiResult;
 use crate::p2p::ReqId;
 use crate::instance::Instance;
 use std::collections::HashMap;
@@ -87,23 +87,6 @@ pub fn blocking(u: &'static Instance, c: &crate::comm::Comm, tally: Tally, body:
     body(&cx)
 }
 
-/// Runs a collective as the user asked (`Launch`): `body` now for the blocking form, `build`'s
-/// schedule, progressed by the engine (`crate::coll::schedule`), for the nonblocking and
-/// persistent forms (the callers pass `build` for those).
-///
-/// # Safety
-/// For the nonblocking and persistent forms, the request pointer must be writable; `build` must
-/// only capture buffers that stay valid as the MPI contract of the call requires.
-#[inline]
-pub unsafe fn launch_scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Tally, body: impl FnOnce(&Coll) -> MpiResult + 'static, build: Option<Build>) -> MpiResult {
-    if how.is_blocking() {
-        return blocking(u, &c, tally, body);
-    }
-    let Some(build) = build else { return Err(err(MPI_ERR_INTERN, "a nonblocking collective was started without its schedule")) };
-    // SAFETY: the caller's guarantees.
-    unsafe { scheduled(u, c, how, tally, build) }
-}
-
 /// Starts the nonblocking or persistent collective `how` (never `Launch::Blocking`, which runs
 /// through `blocking`) as `build`'s schedule, progressed by the engine.
 ///
@@ -138,7 +121,6 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
         }
     }
 }
-
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {

@@ -3,7 +3,7 @@
 //! (`*_c`) forms, and the local helpers MPI_Reduce_local and MPI_Op_commutative.
 //!
 //! Each collective has one function here that checks the arguments and builds the body; the form
-//! only changes how `coll::launch::launch_scheduled` runs it. The algorithms are in `crate::coll`, the
+//! only changes how it runs (`coll::launch`: `blocking` now, or `scheduled` as a schedule). The algorithms are in `crate::coll`, the
 //! reduction kernels in `crate::op`.
 pub mod alltoall;
 pub mod args;
@@ -15,7 +15,7 @@ pub mod reduce_scatter;
 pub mod scan;
 use crate::ffi::check;
 use crate::ffi::coll::args::*;
-use crate::ffi::coll::launch::{blocking, launch_scheduled, scheduled, Build, Launch, Pattern, Tally};
+use crate::ffi::coll::launch::{blocking, scheduled, Build, Launch, Pattern, Tally};
 use crate::ffi::families::CountArg;
 use crate::coll::{nbc, nbc_inter as nbi};
 use crate::abi::*;
@@ -35,11 +35,13 @@ pub(in crate::ffi) unsafe fn barrier(comm: MPI_Comm, how: Launch) -> MpiResult {
     let c = check::comm(u, comm)?;
     let tally = Tally::new(Pattern::AllToAll, 0, 0, true);
     if c.is_inter() {
-        let body = xc::barrier;
-        let build: Option<Build> = Some(Box::new(|cx, s| nbi::barrier(s, cx)));
+        if how.is_blocking() {
+            return blocking(u, &c, tally, xc::barrier);
+        }
+        let build: Build = Box::new(|cx, s| nbi::barrier(s, cx));
         // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
         // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
-        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     if how.is_blocking() {
         return blocking(u, &c, tally, crate::coll::barrier::barrier);
@@ -66,36 +68,35 @@ pub(in crate::ffi) unsafe fn bcast(buffer: *mut c_void, count: impl CountArg, da
         if root != InterRoot::Idle {
             plan.check(buffer, "buffer")?;
         }
-        let plan = Arc::new(plan);
-        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-            let sp = plan.clone();
-            Box::new(move |cx, s| {
-                if root == InterRoot::Idle {
-                    return;
+        if how.is_blocking() {
+            return blocking(u, &c, tally, |cx| {
+                let mut tmp = Vec::new();
+                // SAFETY: buffer holds `count` elements of the datatype (checked above): packed at
+                // the root, received into the temporary and unpacked in the remote group.
+                unsafe {
+                    let p = plan.bytes_of(buffer, &mut tmp, root == InterRoot::Root);
+                    xc::bcast(cx, p, plan.bytes, root)?;
+                    if let InterRoot::Remote(_) = root {
+                        plan.unpack(buffer, &mut tmp);
+                    }
                 }
-                let p = stage(&sp, s, buffer, root == InterRoot::Root);
-                nbi::bcast(s, cx, p, sp.bytes, root);
-                if root != InterRoot::Root {
-                    unstage(&sp, s, buffer, p);
-                }
-            })
-        });
-        let body = move |cx: &crate::coll::Coll| {
-            let mut tmp = Vec::new();
-            // SAFETY: buffer holds `count` elements of the datatype (checked above): packed at
-            // the root, received into the temporary and unpacked in the remote group.
-            unsafe {
-                let p = plan.bytes_of(buffer, &mut tmp, root == InterRoot::Root);
-                xc::bcast(cx, p, plan.bytes, root)?;
-                if let InterRoot::Remote(_) = root {
-                    plan.unpack(buffer, &mut tmp);
-                }
+                Ok(())
+            });
+        }
+        let sp = Arc::new(plan);
+        let build: Build = Box::new(move |cx, s| {
+            if root == InterRoot::Idle {
+                return;
             }
-            Ok(())
-        };
+            let p = stage(&sp, s, buffer, root == InterRoot::Root);
+            nbi::bcast(s, cx, p, sp.bytes, root);
+            if root != InterRoot::Root {
+                unstage(&sp, s, buffer, p);
+            }
+        });
         // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
         // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
-        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     plan.check(buffer, "buffer")?;
     let root = root_rank(&c, root)?;
@@ -146,35 +147,34 @@ pub(in crate::ffi) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void
             InterRoot::Remote(_) => plan.check(sendbuf, "send buffer")?,
             InterRoot::Idle => {}
         }
-        let plan = Arc::new(plan);
-        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-            let (sp, red2) = (plan.clone(), Arc::new(red));
-            Box::new(move |cx, s| {
-                let snd = if matches!(root, InterRoot::Remote(_)) { stage(&sp, s, sendbuf, true) } else { std::ptr::null_mut() };
-                let rcv = if root == InterRoot::Root { stage(&sp, s, recvbuf, false) } else { std::ptr::null_mut() };
-                nbi::reduce(s, cx, snd, rcv, n, red2, root);
-                if root == InterRoot::Root {
-                    unstage(&sp, s, recvbuf, rcv);
+        if how.is_blocking() {
+            return blocking(u, &c, tally, |cx| {
+                let (mut ts, mut tr) = (Vec::new(), Vec::new());
+                // SAFETY: the significant buffers hold `n` elements of the reduction's type once
+                // contiguous (checked above; MPI_IN_PLACE is not allowed on intercommunicators).
+                unsafe {
+                    let s = if matches!(root, InterRoot::Remote(_)) { plan.bytes_of(sendbuf, &mut ts, true) } else { std::ptr::null_mut() };
+                    let r = if root == InterRoot::Root { plan.bytes_of(recvbuf, &mut tr, false) } else { std::ptr::null_mut() };
+                    xc::reduce(cx, s, r, n, &red, root)?;
+                    if root == InterRoot::Root {
+                        plan.unpack(recvbuf, &mut tr);
+                    }
                 }
-            })
-        });
-        let body = move |cx: &crate::coll::Coll| {
-            let (mut ts, mut tr) = (Vec::new(), Vec::new());
-            // SAFETY: the significant buffers hold `n` elements of the reduction's type once
-            // contiguous (checked above; MPI_IN_PLACE is not allowed on intercommunicators).
-            unsafe {
-                let s = if matches!(root, InterRoot::Remote(_)) { plan.bytes_of(sendbuf, &mut ts, true) } else { std::ptr::null_mut() };
-                let r = if root == InterRoot::Root { plan.bytes_of(recvbuf, &mut tr, false) } else { std::ptr::null_mut() };
-                xc::reduce(cx, s, r, n, &red, root)?;
-                if root == InterRoot::Root {
-                    plan.unpack(recvbuf, &mut tr);
-                }
+                Ok(())
+            });
+        }
+        let (sp, red2) = (Arc::new(plan), Arc::new(red));
+        let build: Build = Box::new(move |cx, s| {
+            let snd = if matches!(root, InterRoot::Remote(_)) { stage(&sp, s, sendbuf, true) } else { std::ptr::null_mut() };
+            let rcv = if root == InterRoot::Root { stage(&sp, s, recvbuf, false) } else { std::ptr::null_mut() };
+            nbi::reduce(s, cx, snd, rcv, n, red2, root);
+            if root == InterRoot::Root {
+                unstage(&sp, s, recvbuf, rcv);
             }
-            Ok(())
-        };
+        });
         // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
         // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
-        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     let root = root_rank(&c, root)?;
     let is_root = c.rank == root;
@@ -254,31 +254,30 @@ pub(in crate::ffi) unsafe fn allreduce(sendbuf: *const c_void, recvbuf: *mut c_v
         // refuses it.
         plan.check(sendbuf, "send buffer")?;
         send_or_in_place(sendbuf, recvbuf, &plan)?;
-        let plan = Arc::new(plan);
-        let build: Option<Build> = (!how.is_blocking()).then(|| -> Build {
-            let (sp, red2) = (plan.clone(), Arc::new(red));
-            Box::new(move |cx, s| {
-                let snd = stage(&sp, s, sendbuf, true);
-                let rcv = stage(&sp, s, recvbuf, false);
-                nbi::allreduce(s, cx, snd, rcv, n, red2);
-                unstage(&sp, s, recvbuf, rcv);
-            })
+        if how.is_blocking() {
+            return blocking(u, &c, tally, |cx| {
+                let (mut ts, mut tr) = (Vec::new(), Vec::new());
+                // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
+                // disjoint.
+                unsafe {
+                    let s = plan.bytes_of(sendbuf, &mut ts, true);
+                    let r = plan.bytes_of(recvbuf, &mut tr, false);
+                    xc::allreduce(cx, s, r, n, &red)?;
+                    plan.unpack(recvbuf, &mut tr);
+                }
+                Ok(())
+            });
+        }
+        let (sp, red2) = (Arc::new(plan), Arc::new(red));
+        let build: Build = Box::new(move |cx, s| {
+            let snd = stage(&sp, s, sendbuf, true);
+            let rcv = stage(&sp, s, recvbuf, false);
+            nbi::allreduce(s, cx, snd, rcv, n, red2);
+            unstage(&sp, s, recvbuf, rcv);
         });
-        let body = move |cx: &crate::coll::Coll| {
-            let (mut ts, mut tr) = (Vec::new(), Vec::new());
-            // SAFETY: both buffers hold `n` elements of the reduction's type once contiguous,
-            // disjoint.
-            unsafe {
-                let s = plan.bytes_of(sendbuf, &mut ts, true);
-                let r = plan.bytes_of(recvbuf, &mut tr, false);
-                xc::allreduce(cx, s, r, n, &red)?;
-                plan.unpack(recvbuf, &mut tr);
-            }
-            Ok(())
-        };
         // SAFETY: `how`'s request pointer is writable (checked by `Launch::check`, the caller's
         // contract); `build` captures only the user buffers, which MPI keeps valid until completion.
-        return unsafe { launch_scheduled(u, c, how, tally, body, build) };
+        return unsafe { scheduled(u, c, how, tally, build) };
     }
     let send = send_or_in_place(sendbuf, recvbuf, &plan)?;
     if how.is_blocking() {
