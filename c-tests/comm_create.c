@@ -46,6 +46,33 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Comm_free(&c));
     }
     MPI_OK(MPI_Group_free(&evens_rev));
+
+    /* MPI 2.2: ranks pass different, disjoint groups; each group becomes its own communicator.
+       Lower half and upper half of the world (the middle rank of an odd size is in no group). */
+    {
+        int half = size / 2, mine[64], nm = 0, in = rank < 2 * half;
+        MPI_Group g;
+        if (in)
+            for (int i = 0; i < half; i++)
+                mine[nm++] = (rank < half ? 0 : half) + (half - 1 - i); /* reversed */
+        MPI_OK(MPI_Group_incl(world, nm, mine, &g));
+        MPI_OK(MPI_Comm_create(MPI_COMM_WORLD, g, &c));
+        if (in && half > 0) {
+            CHECK(c != MPI_COMM_NULL, "disjoint create: MPI_COMM_NULL for a member");
+            MPI_OK(MPI_Comm_size(c, &n));
+            CHECK(n == half, "disjoint create: size %d, expected %d", n, half);
+            MPI_OK(MPI_Comm_rank(c, &r));
+            CHECK(r == half - 1 - rank % half, "disjoint create: rank %d", r);
+            int sum = 0, one = rank;
+            MPI_OK(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, c));
+            int lo = rank < half ? 0 : half, want = half * lo + half * (half - 1) / 2;
+            CHECK(sum == want, "disjoint create: sum of world ranks %d, expected %d", sum, want);
+            MPI_OK(MPI_Comm_free(&c));
+        } else {
+            CHECK(c == MPI_COMM_NULL, "disjoint create: a non-member got a communicator");
+        }
+        MPI_OK(MPI_Group_free(&g));
+    }
     MPI_OK(MPI_Group_free(&world));
     MPI_Finalize();
     return 0;

@@ -88,6 +88,11 @@ int main(int argc, char **argv)
     CHECK(n == size, "split_type SHARED has %d ranks", n);
     MPI_OK(MPI_Comm_free(&node));
 
+    /* started by mpiexec, not spawned: no parent (MPI 4.1 section 11.8.2) */
+    MPI_Comm parent = MPI_COMM_WORLD;
+    MPI_OK(MPI_Comm_get_parent(&parent));
+    CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent of a process mpiexec started is not MPI_COMM_NULL");
+
     /* create and free more than oxmpi has context ids (4096 pairs): they must be given back.
        (MPICH busy-polls, which makes this slow when oversubscribed: fewer cycles there.) */
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -35,6 +35,15 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Error_class(rc, &cls));
     CHECK(cls == MPI_ERR_RANK, "send to invalid rank: class %d, expected MPI_ERR_RANK", cls);
 
+    /* a predefined handler's handle, as get_errhandler hands it out, may be freed (MPICH, Open MPI) */
+    for (int i = 0; i < 3; i++) {
+        MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
+        MPI_OK(MPI_Errhandler_free(&got));
+        CHECK(got == MPI_ERRHANDLER_NULL, "MPI_Errhandler_free of a predefined handler did not set MPI_ERRHANDLER_NULL");
+    }
+    MPI_OK(MPI_Comm_get_errhandler(MPI_COMM_WORLD, &got));
+    CHECK(got == MPI_ERRORS_RETURN, "the handler changed after freeing its handle");
+
     /* user handler */
     MPI_OK(MPI_Comm_create_errhandler(handler, &eh));
     CHECK(eh != MPI_ERRHANDLER_NULL, "created errhandler is MPI_ERRHANDLER_NULL");

@@ -58,6 +58,9 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Add_error_code(cls, &c1));
     MPI_OK(MPI_Add_error_code(cls, &c2));
     CHECK(c1 != c2 && c1 != cls && c2 != cls, "codes %d %d class %d not distinct", c1, c2, cls);
+    /* as in MPICH, user values lie above MPI_ERR_LASTCODE (mpi4py checks it) */
+    CHECK(cls > MPI_ERR_LASTCODE && c1 > MPI_ERR_LASTCODE && c2 > MPI_ERR_LASTCODE,
+          "user class %d / codes %d %d not above MPI_ERR_LASTCODE %d", cls, c1, c2, MPI_ERR_LASTCODE);
     MPI_OK(MPI_Error_class(c1, &code));
     CHECK(code == cls, "class of code %d = %d, expected %d", c1, code, cls);
     MPI_OK(MPI_Error_class(c2, &code));

@@ -1899,6 +1899,24 @@ int PMPI_Win_wait(MPI_Win win);
 double PMPI_Wtick(void);
 double PMPI_Wtime(void);
 
+/* BEGIN MPI-4.1 additions: MPI 4.1 functions that MPICH 4.0 (the ABI reference,
+ * scripts/check-abi.sh) lacks; MPICH 4.2 declares them with these prototypes. */
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+int PMPI_Remove_error_class(int errorclass);
+int PMPI_Remove_error_code(int errorcode);
+int PMPI_Remove_error_string(int errorcode);
+/* END MPI-4.1 additions */
+
+/* MPICH extensions (MPIX_) beyond ULFM, with MPICH's prototypes. */
+int MPIX_Delete_error_class(int errorclass);
+int MPIX_Delete_error_code(int errorcode);
+int MPIX_Delete_error_string(int errorcode);
+int PMPIX_Delete_error_class(int errorclass);
+int PMPIX_Delete_error_code(int errorcode);
+int PMPIX_Delete_error_string(int errorcode);
+
 /* ULFM fault tolerance (MPICH's MPIX_ prototypes, mpi_proto.h of MPICH 4.0). Usable in
  * processes mode; see README "Failures". */
 int MPIX_Comm_failure_ack(MPI_Comm comm);

@@ -159,6 +159,10 @@ pub const MPI_ANY_SOURCE: c_int = -2;
 pub const MPI_ROOT: c_int = -3;
 pub const MPI_ANY_TAG: c_int = -1;
 pub const MPI_UNDEFINED: c_int = -32766;
+/// MPI_Comm_split_type types.
+pub const MPI_COMM_TYPE_SHARED: c_int = 1;
+pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
+pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
 pub const MPI_DISTRIBUTE_BLOCK: c_int = 121;
 pub const MPI_DISTRIBUTE_CYCLIC: c_int = 122;
 pub const MPI_DISTRIBUTE_NONE: c_int = 123;
@@ -373,6 +377,7 @@ pub const ERROR_CLASSES: &[(c_int, &str, &str)] = &[
     (76, "MPI_ERR_PROC_ABORTED", "process aborted"),
     (77, "MPI_ERR_VALUE_TOO_LARGE", "value too large for output argument"),
     (78, "MPI_T_ERR_NOT_SUPPORTED", "MPI_T: not supported"),
+    (80, "MPI_ERR_ERRHANDLER", "invalid error handler"),
     (101, "MPIX_ERR_PROC_FAILED", "a process involved in the operation has failed"),
     (102, "MPIX_ERR_PROC_FAILED_PENDING", "a wildcard receive could not complete because a process of the communicator failed"),
     (103, "MPIX_ERR_REVOKED", "the communicator has been revoked"),

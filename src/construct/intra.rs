@@ -105,11 +105,14 @@ pub fn split(u: &Universe, parent: &Comm, color: Option<i32>, key: i32) -> MpiRe
 }
 
 /// MPI_Comm_create: collective over `parent`; the members of `members` (world ranks, a subset of
-/// the parent's) get a communicator ordered as the group, the others None.
+/// the parent's) get a communicator ordered as the group, the others None. Since MPI 2.2 the
+/// ranks may pass different, disjoint groups: each group becomes its own communicator, told apart
+/// by its lowest world rank as the split color.
 pub fn create(u: &Universe, parent: &Comm, members: &[usize]) -> MpiResult<Option<u32>> {
     let me = parent.world_rank(parent.rank);
     let pos = members.iter().position(|&w| w == me);
-    split(u, parent, pos.map(|_| 0), pos.map_or(0, |p| p as i32))
+    let color = members.iter().min().map(|&w| w as i32);
+    split(u, parent, pos.and(color), pos.map_or(0, |p| p as i32))
 }
 
 /// MPI_Comm_create_group: collective over the members of `members` only (world ranks, a subset of

@@ -5,5 +5,7 @@
 //! parent communicator, so they sit above `coll`; the communicator object itself and its table
 //! live below, in `comm`.
 pub mod dist_graph;
+pub mod hw_resources;
 pub mod inter;
 pub mod intra;
+pub mod split_type;

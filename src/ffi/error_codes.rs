@@ -26,7 +26,8 @@ static MESSAGES: Mutex<MessageTable> = Mutex::new(MessageTable { next: 0, msgs: 
 /// the multiple-completion calls "return the error code MPI_ERR_IN_STATUS" (MPI 4.1 section
 /// 3.2.5), and programs test for it with `==`, as the standard's examples and MPICH do.
 pub fn make_code(class: c_int, msg: &str) -> c_int {
-    if class == MPI_ERR_IN_STATUS {
+    // User-defined classes do not fit the 7 class bits: they stay bare.
+    if class == MPI_ERR_IN_STATUS || class >= 1 << CLASS_BITS {
         return class;
     }
     let mut t = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
@@ -46,9 +47,8 @@ pub fn class_of(code: c_int) -> Option<c_int> {
     if code < 0 {
         return None;
     }
-    if code >= USER_CODE_BASE {
-        let t = USER.lock().unwrap_or_else(|p| p.into_inner());
-        return t.codes.get((code - USER_CODE_BASE) as usize).map(|c| c.0);
+    if code >= USER_CLASS_BASE {
+        return user_class_of(code);
     }
     let class = code & ((1 << CLASS_BITS) - 1);
     let slot = (code >> CLASS_BITS) as usize;
@@ -62,14 +62,13 @@ pub fn class_of(code: c_int) -> Option<c_int> {
 /// class's generic description.
 pub fn string_of(code: c_int) -> Option<String> {
     let class = class_of(code)?;
-    if code >= USER_CODE_BASE {
-        let t = USER.lock().unwrap_or_else(|p| p.into_inner());
-        return Some(t.codes[(code - USER_CODE_BASE) as usize].1.clone());
+    if code >= USER_CLASS_BASE {
+        return Some(user_text(code));
     }
     let slot = (code >> CLASS_BITS) as usize;
     let generic = match ERROR_CLASSES.iter().find(|e| e.0 == class) {
         Some(e) => format!("{}: {}", e.1, e.2),
-        None => user_class_text(class),
+        None => String::new(),
     };
     if slot > 0 {
         let t = MESSAGES.lock().unwrap_or_else(|p| p.into_inner());
@@ -87,18 +86,28 @@ pub fn string_of(code: c_int) -> Option<String> {
 /// valid in all of them), which the standard's process-local rule permits since those ranks are
 /// one OS process.
 ///
-/// Classes take the numbers after MPICH's last predefined class up to 127, so that they still fit
-/// the 7 class bits of rich codes. Codes start at `USER_CODE_BASE`, far above every rich code
-/// (class | slot << 7 with slot <= MSG_SLOTS), so the two can never be confused.
-pub const USER_CODE_BASE: c_int = 1 << 20;
-/// Up to MPICH_ERR_FIRST_MPIX (100): the MPIX classes (ULFM) follow.
-const USER_CLASS_MAX: c_int = 100;
+/// As in MPICH, every user-defined value lies above MPI_ERR_LASTCODE (programs and mpi4py check
+/// this): classes are `USER_CLASS_BASE + i`, codes `USER_CODE_BASE + j`. Rich codes only carry
+/// predefined classes (7 bits), so they never reach these ranges.
+pub const USER_CLASS_BASE: c_int = MPI_ERR_LASTCODE + 1;
+/// Room for this many user-defined classes below the first user-defined code.
+const USER_CLASS_MAX: c_int = 1 << 16;
+pub const USER_CODE_BASE: c_int = USER_CLASS_BASE + USER_CLASS_MAX;
+
+/// One user-defined class or code; `None` in the tables once removed (MPI_Remove_error_*).
+#[derive(Clone)]
+struct UserEntry {
+    /// The class a code belongs to (a class's own value for classes).
+    class: c_int,
+    /// Set by MPI_Add_error_string, cleared by MPI_Remove_error_string.
+    text: Option<String>,
+}
 
 struct UserErrors {
-    /// Strings of classes MPICH_ERR_LAST_CLASS + 1 + i ("" until MPI_Add_error_string).
-    classes: Vec<String>,
-    /// (class, string) of codes USER_CODE_BASE + i.
-    codes: Vec<(c_int, String)>,
+    /// Classes USER_CLASS_BASE + i.
+    classes: Vec<Option<UserEntry>>,
+    /// Codes USER_CODE_BASE + j.
+    codes: Vec<Option<UserEntry>>,
 }
 
 static USER: Mutex<UserErrors> = Mutex::new(UserErrors { classes: Vec::new(), codes: Vec::new() });
@@ -111,23 +120,49 @@ fn user_lock() -> std::sync::MutexGuard<'static, UserErrors> {
     USER.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// A predefined class or one made by MPI_Add_error_class.
-pub fn is_class(class: c_int) -> bool {
-    error_class_name(class).is_some() || (class > MPICH_ERR_LAST_CLASS && class - MPICH_ERR_LAST_CLASS <= user_lock().classes.len() as c_int)
+impl UserErrors {
+    /// The live entry of a user-defined class or code.
+    fn entry(&self, value: c_int) -> Option<&UserEntry> {
+        self.slot(value).and_then(|(codes, i)| if codes { &self.codes } else { &self.classes }.get(i)?.as_ref())
+    }
+    fn entry_mut(&mut self, value: c_int) -> Option<&mut UserEntry> {
+        let (codes, i) = self.slot(value)?;
+        if codes { &mut self.codes } else { &mut self.classes }.get_mut(i)?.as_mut()
+    }
+    /// (is a code, index) of a value in the user ranges.
+    fn slot(&self, value: c_int) -> Option<(bool, usize)> {
+        if value >= USER_CODE_BASE {
+            Some((true, (value - USER_CODE_BASE) as usize))
+        } else if value >= USER_CLASS_BASE {
+            Some((false, (value - USER_CLASS_BASE) as usize))
+        } else {
+            None
+        }
+    }
 }
 
-fn user_class_text(class: c_int) -> String {
-    user_lock().classes.get((class - MPICH_ERR_LAST_CLASS - 1) as usize).cloned().unwrap_or_default()
+/// The class of a user-defined class or code still in use.
+fn user_class_of(value: c_int) -> Option<c_int> {
+    user_lock().entry(value).map(|e| e.class)
+}
+
+/// A predefined class or one made by MPI_Add_error_class (and not removed).
+pub fn is_class(class: c_int) -> bool {
+    error_class_name(class).is_some() || (class >= USER_CLASS_BASE && class < USER_CODE_BASE && user_class_of(class).is_some())
+}
+
+fn user_text(value: c_int) -> String {
+    user_lock().entry(value).and_then(|e| e.text.clone()).unwrap_or_default()
 }
 
 /// MPI_Add_error_class.
 pub fn add_error_class() -> MpiResult<c_int> {
     let mut t = user_lock();
-    let class = MPICH_ERR_LAST_CLASS + 1 + t.classes.len() as c_int;
-    if class > USER_CLASS_MAX {
-        return Err(err(MPI_ERR_OTHER, format!("no more error classes: oxmpi supports {} user-defined classes", USER_CLASS_MAX - MPICH_ERR_LAST_CLASS)));
+    if t.classes.len() as c_int >= USER_CLASS_MAX {
+        return Err(err(MPI_ERR_OTHER, format!("no more error classes: oxmpi supports {USER_CLASS_MAX} user-defined classes")));
     }
-    t.classes.push(String::new());
+    let class = USER_CLASS_BASE + t.classes.len() as c_int;
+    t.classes.push(Some(UserEntry { class, text: None }));
     LAST_USED_CODE.fetch_max(class, Ordering::AcqRel);
     Ok(class)
 }
@@ -138,8 +173,11 @@ pub fn add_error_code(class: c_int) -> MpiResult<c_int> {
         return Err(err(MPI_ERR_ARG, format!("{class} is not an error class")));
     }
     let mut t = user_lock();
+    if t.codes.len() >= (c_int::MAX - USER_CODE_BASE) as usize {
+        return Err(err(MPI_ERR_OTHER, "no more error codes"));
+    }
     let code = USER_CODE_BASE + t.codes.len() as c_int;
-    t.codes.push((class, String::new()));
+    t.codes.push(Some(UserEntry { class, text: None }));
     LAST_USED_CODE.fetch_max(code, Ordering::AcqRel);
     Ok(code)
 }
@@ -147,15 +185,48 @@ pub fn add_error_code(class: c_int) -> MpiResult<c_int> {
 /// MPI_Add_error_string: only user-defined classes and codes may get a string.
 pub fn add_error_string(code: c_int, text: &str) -> MpiResult {
     let mut t = user_lock();
-    let slot = if code >= USER_CODE_BASE {
-        t.codes.get_mut((code - USER_CODE_BASE) as usize).map(|c| &mut c.1)
-    } else if code > MPICH_ERR_LAST_CLASS {
-        t.classes.get_mut((code - MPICH_ERR_LAST_CLASS - 1) as usize)
-    } else {
-        None
-    };
-    let slot = slot.ok_or_else(|| err(MPI_ERR_ARG, format!("{code} is not a user-defined error class or code (predefined strings cannot be changed)")))?;
-    *slot = text.chars().take(MPI_MAX_ERROR_STRING - 1).collect();
+    let e = t.entry_mut(code).ok_or_else(|| err(MPI_ERR_ARG, format!("{code} is not a user-defined error class or code (predefined strings cannot be changed)")))?;
+    e.text = Some(text.chars().take(MPI_MAX_ERROR_STRING - 1).collect());
+    Ok(())
+}
+
+/// MPI_Remove_error_class (MPI 4.1 section 9.5): only a user-defined class with no codes and no
+/// string left may go.
+pub fn remove_error_class(class: c_int) -> MpiResult {
+    let mut t = user_lock();
+    if !(USER_CLASS_BASE..USER_CODE_BASE).contains(&class) || t.entry(class).is_none() {
+        return Err(err(MPI_ERR_ARG, format!("{class} is not a user-defined error class")));
+    }
+    if t.entry(class).is_some_and(|e| e.text.is_some()) {
+        return Err(err(MPI_ERR_ARG, format!("error class {class} still has a string: remove it first (MPI_Remove_error_string)")));
+    }
+    if t.codes.iter().flatten().any(|c| c.class == class) {
+        return Err(err(MPI_ERR_ARG, format!("error class {class} still has error codes: remove them first (MPI_Remove_error_code)")));
+    }
+    t.classes[(class - USER_CLASS_BASE) as usize] = None;
+    Ok(())
+}
+
+/// MPI_Remove_error_code: only a user-defined code with no string left may go.
+pub fn remove_error_code(code: c_int) -> MpiResult {
+    let mut t = user_lock();
+    if code < USER_CODE_BASE || t.entry(code).is_none() {
+        return Err(err(MPI_ERR_ARG, format!("{code} is not a user-defined error code")));
+    }
+    if t.entry(code).is_some_and(|e| e.text.is_some()) {
+        return Err(err(MPI_ERR_ARG, format!("error code {code} still has a string: remove it first (MPI_Remove_error_string)")));
+    }
+    t.codes[(code - USER_CODE_BASE) as usize] = None;
+    Ok(())
+}
+
+/// MPI_Remove_error_string: the string of a user-defined class or code, which must have one.
+pub fn remove_error_string(code: c_int) -> MpiResult {
+    let mut t = user_lock();
+    let e = t.entry_mut(code).ok_or_else(|| err(MPI_ERR_ARG, format!("{code} is not a user-defined error class or code")))?;
+    if e.text.take().is_none() {
+        return Err(err(MPI_ERR_ARG, format!("error class or code {code} has no string to remove")));
+    }
     Ok(())
 }
 
@@ -176,7 +247,7 @@ mod tests {
     #[test]
     fn user_classes_and_codes() {
         let c = add_error_class().unwrap();
-        assert!(c > MPICH_ERR_LAST_CLASS);
+        assert!(c > MPI_ERR_LASTCODE);
         assert_eq!(class_of(c), Some(c));
         assert_eq!(string_of(c).unwrap(), "");
         let code = add_error_code(c).unwrap();
@@ -189,5 +260,16 @@ mod tests {
         assert_eq!(class_of(rich), Some(c));
         assert!(LAST_USED_CODE.load(Ordering::Acquire) >= code);
         assert_eq!(class_of(code + 1000), None);
+        // Removal: strings first, then codes, then the class.
+        assert!(remove_error_class(c).is_err());
+        assert!(remove_error_code(code).is_err());
+        remove_error_string(code).unwrap();
+        assert!(remove_error_string(code).is_err());
+        remove_error_code(code).unwrap();
+        assert!(remove_error_code(code).is_err());
+        assert_eq!(class_of(code), None);
+        remove_error_class(c).unwrap();
+        assert!(!is_class(c));
+        assert!(remove_error_class(MPI_ERR_RANK).is_err());
     }
 }

@@ -278,6 +278,16 @@ pub(crate) fn hints_of(info: MPI_Info) -> MpiResult<Info> {
     read(info, |i| i.clone())
 }
 
+/// The value of `key` in the user info object `info` (MPI_INFO_ENV included), if set.
+pub(crate) fn value_of(info: MPI_Info, key: &str) -> MpiResult<Option<String>> {
+    read(info, |i| i.get(key.as_bytes()).map(|v| String::from_utf8_lossy(v).into_owned()))
+}
+
+/// Sets `key` to `value` in the user info object `info` (an INOUT info argument).
+pub(crate) fn set_value(info: MPI_Info, key: &str, value: &str) -> MpiResult {
+    write(info, |i| i.set(key.as_bytes(), value.as_bytes()))
+}
+
 /// MPI_Comm_dup_with_info: the new communicator takes the hints of `info` instead of the parent's.
 pub(crate) fn set_hints(c: &crate::comm::Comm, info: MPI_Info) -> MpiResult {
     if info == MPI_INFO_NULL {

@@ -145,6 +145,9 @@ fortran_binding!(comm_get_errhandler, COMM_GET_ERRHANDLER; (comm: *const MPI_Fin
 fortran_binding!(comm_get_info, COMM_GET_INFO; (comm: *const MPI_Fint, info_used: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Comm_get_info(*comm, info_used as _));
 });
+fortran_binding!(comm_get_parent, COMM_GET_PARENT; (parent: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_get_parent(parent as _));
+});
 fortran_binding!(comm_group, COMM_GROUP; (comm: *const MPI_Fint, group: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Comm_group(*comm, group as _));
 });
@@ -807,6 +810,24 @@ fortran_binding!(win_unlock_all, WIN_UNLOCK_ALL; (win: *const MPI_Fint, ierr: *m
 });
 fortran_binding!(win_wait, WIN_WAIT; (win: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Win_wait(*win));
+});
+fortran_binding!(remove_error_class, REMOVE_ERROR_CLASS; (errorclass: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Remove_error_class(*errorclass));
+});
+fortran_binding!(remove_error_code, REMOVE_ERROR_CODE; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Remove_error_code(*errorcode));
+});
+fortran_binding!(remove_error_string, REMOVE_ERROR_STRING; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Remove_error_string(*errorcode));
+});
+fortran_binding!(mpix delete_error_class, DELETE_ERROR_CLASS; (errorclass: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_class(*errorclass));
+});
+fortran_binding!(mpix delete_error_code, DELETE_ERROR_CODE; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_code(*errorcode));
+});
+fortran_binding!(mpix delete_error_string, DELETE_ERROR_STRING; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_string(*errorcode));
 });
 fortran_binding!(mpix comm_failure_ack, COMM_FAILURE_ACK; (comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Comm_failure_ack(*comm));

@@ -340,4 +340,23 @@ export! {
         let s = unsafe { c_str(string, "string")? }.to_string_lossy();
         crate::ffi::error_codes::add_error_string(errorcode, &s)
     }
+    fn MPI_Remove_error_class / PMPI_Remove_error_class (errorclass: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_class(errorclass)
+    }
+    fn MPI_Remove_error_code / PMPI_Remove_error_code (errorcode: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_code(errorcode)
+    }
+    fn MPI_Remove_error_string / PMPI_Remove_error_string (errorcode: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_string(errorcode)
+    }
+    // MPICH 4.1's names for the same calls.
+    fn MPIX_Delete_error_class / PMPIX_Delete_error_class (errorclass: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_class(errorclass)
+    }
+    fn MPIX_Delete_error_code / PMPIX_Delete_error_code (errorcode: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_code(errorcode)
+    }
+    fn MPIX_Delete_error_string / PMPIX_Delete_error_string (errorcode: c_int) on comm MPI_COMM_SELF => {
+        crate::ffi::error_codes::remove_error_string(errorcode)
+    }
 }

@@ -9,6 +9,9 @@ use crate::error::{err, ErrorClass};
 use crate::export;
 use std::os::raw::{c_char, c_int};
 
+/// The info key naming a hardware resource type in MPI_Comm_split_type.
+const HW_RESOURCE_KEY: &str = "mpi_hw_resource_type";
+
 export! {
     fn MPI_Comm_rank / PMPI_Comm_rank (comm: MPI_Comm, rank: *mut c_int) on comm comm => {
         let c_ref = check::comm(check::universe()?, comm)?;
@@ -116,15 +119,42 @@ export! {
         let newcomm = out(newcomm, "newcomm")?;
         let u = check::universe()?;
         let c_ref = check::comm(u, comm)?;
-        // Every rank of an oxmpi job shares this node's memory: MPI_COMM_TYPE_SHARED (1) and the
-        // hardware-guided/unguided types (2, 3) group all ranks together; any other value,
-        // including MPI_UNDEFINED, gives MPI_COMM_NULL (MPI 4.1 section 7.4.2). On an
-        // intercommunicator this is its split with one color (as MPICH): an intercommunicator
-        // between the two groups' members of the type.
-        let color = matches!(split_type, 1..=3).then_some(0);
-        let made = if c_ref.is_inter() { crate::construct::inter::split(u, &c_ref, color, key)? } else { crate::construct::intra::split(u, &c_ref, color, key)? };
+        use crate::construct::split_type::{split_type as split_by_type, SplitKind};
+        let guided_name = match (split_type, info) {
+            (MPI_COMM_TYPE_HW_GUIDED, i) if i != MPI_INFO_NULL => crate::ffi::info::value_of(i, HW_RESOURCE_KEY)?,
+            _ => None,
+        };
+        let kind = match split_type {
+            MPI_COMM_TYPE_SHARED => SplitKind::Shared,
+            MPI_COMM_TYPE_HW_GUIDED => SplitKind::Guided(guided_name.as_deref()),
+            MPI_COMM_TYPE_HW_UNGUIDED => SplitKind::Unguided,
+            _ => SplitKind::Undefined,
+        };
+        let made = if c_ref.is_inter() {
+            // On an intercommunicator, as in MPICH: the split with one color (the whole node) for
+            // the shared-memory types, MPI_COMM_NULL for the others.
+            let node = matches!(kind, SplitKind::Shared) || guided_name.as_deref() == Some(crate::construct::hw_resources::SHARED_MEMORY);
+            crate::construct::inter::split(u, &c_ref, node.then_some(0), key)?
+        } else {
+            let (made, resource) = split_by_type(u, &c_ref, kind, key)?;
+            // An unguided split reports the resource type it used (MPI 4.1 section 7.4.2).
+            if let (Some(_), Some(r), true) = (made, resource, info != MPI_INFO_NULL) {
+                crate::ffi::info::set_value(info, HW_RESOURCE_KEY, r)?;
+            }
+            made
+        };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle) };
+        Ok(())
+    }
+
+    fn MPI_Comm_get_parent / PMPI_Comm_get_parent (parent: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
+        let parent = out(parent, "parent")?;
+        check::universe()?;
+        // Every rank of an oxmpi job was started by mpiexec, none by MPI_Comm_spawn (which oxmpi
+        // does not offer yet): MPI 4.1 section 11.8.2 says such a process gets MPI_COMM_NULL.
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the handle.
+        unsafe { *parent = MPI_COMM_NULL };
         Ok(())
     }
 

@@ -36,12 +36,14 @@ pub fn is_valid_errhandler(h: MPI_Errhandler) -> bool {
     matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) || user_handler(h).is_some()
 }
 
-/// MPI_Errhandler_free: predefined handlers cannot be freed. User handlers stay callable while a
-/// communicator still uses them (the standard's reference semantics), so freeing only forgets the
-/// user's handle.
+/// MPI_Errhandler_free. User handlers stay callable while a communicator still uses them (the
+/// standard's reference semantics), so freeing only forgets the user's handle. A predefined
+/// handler's handle, as MPI_Comm_get_errhandler returns it, may be freed too (MPI 4.1 section
+/// 9.3: get_errhandler returns a new reference the caller frees; MPICH and Open MPI accept it);
+/// the handler itself stays.
 pub fn free_errhandler(h: MPI_Errhandler) -> Result<(), MpiError> {
     if matches!(h, MPI_ERRORS_ARE_FATAL | MPI_ERRORS_RETURN | MPI_ERRORS_ABORT) {
-        return Err(err(MPI_ERR_ARG, "predefined error handlers cannot be freed"));
+        return Ok(());
     }
     if user_handler(h).is_none() {
         return Err(err(MPI_ERR_ARG, format!("0x{:x} is not an error handler", h as u32)));
