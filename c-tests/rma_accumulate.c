@@ -150,6 +150,14 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_allocate(64 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     ops(win, mem);
     concurrent(win, mem);
+    /* an empty access combines nothing: any predefined op is accepted (MPICH; mpi4py does this) */
+    {
+        char o = 0, r = 0;
+        MPI_OK(MPI_Win_fence(0, win));
+        MPI_OK(MPI_Get_accumulate(&o, 0, MPI_BYTE, &r, 0, MPI_BYTE, rank, 0, 0, MPI_BYTE, MPI_SUM, win));
+        MPI_OK(MPI_Accumulate(&o, 0, MPI_BYTE, rank, 0, 0, MPI_BYTE, MPI_PROD, win));
+        MPI_OK(MPI_Win_fence(0, win));
+    }
     MPI_OK(MPI_Win_free(&win));
     MPI_Finalize();
     return 0;

@@ -64,9 +64,11 @@ pub fn blocks(base: *const c_void, peers: &[Option<usize>], counts: &[i64], disp
     Ok(PeerBlocks(v))
 }
 
-/// Checks every block with data of `b` against buffer `base` (NULL only with derived types).
+/// MPI_IN_PLACE is judged on `base`, NULL on each block's own address: MPI_BOTTOM with absolute
+/// displacements (from MPI_Get_address) is a valid buffer.
 pub fn check_blocks(b: &PeerBlocks, base: *const c_void, what: &str) -> MpiResult {
-    b.0.iter().filter(|b| b.peer.is_some()).try_for_each(|b| b.plan.check(base, what))
+    let in_place = in_place(base);
+    b.0.iter().filter(|b| b.peer.is_some()).try_for_each(|b| b.plan.check(if in_place { base } else { b.addr }, what))
 }
 
 /// Displacements in elements of `dt` as byte displacements.

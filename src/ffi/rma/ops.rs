@@ -153,7 +153,14 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
     let o = if no_op { None } else { Some(Typed::new(origin, ocount, odt, "origin")?) };
     let tt = Typed::new(std::ptr::null(), tcount, tdt, "target")?;
     let red = match kind {
-        Kind::Acc(op) | Kind::GetAcc(op, ..) => Some(element_reduction(op, tdt, &tt.t)?),
+        Kind::Acc(op) | Kind::GetAcc(op, ..) => match element_reduction(op, tdt, &tt.t) {
+            // An empty access combines nothing: like MPICH, any predefined op goes (mpi4py
+            // issues MPI_SUM on zero MPI_BYTEs); MPI_REPLACE stands in for it.
+            Err(e) if tt.count == 0 && e.class == MPI_ERR_OP && crate::ffi::coll::op::predefined(op).is_ok() => {
+                Some(crate::op::Reduction::new(Op::Replace, crate::datatype::basic::Basic::Byte)?)
+            }
+            r => Some(r?),
+        },
         _ => None,
     };
     let res = match kind {
