@@ -6,7 +6,8 @@
 //! (`instance`). Each rank has its own sessions (in threads mode, one table per rank).
 //!
 //! Process sets: `mpi://WORLD` (every rank of the job, in world order) and `mpi://SELF` (the calling
-//! rank). Their names compare without regard to case, as in MPICH.
+//! rank). Their names compare without regard to case, as in Open MPI (a lenient reading: the
+//! standard spells them in mixed case).
 use crate::info::Info;
 use crate::runtime::thread_level::ThreadLevel;
 use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
