@@ -34,6 +34,8 @@ HAND = {
     "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Info_set", "MPI_Info_delete", "MPI_Info_get",
     "MPI_Info_get_string", "MPI_Info_get_valuelen", "MPI_Info_get_nthkey", "MPI_Info_create_env",
     "MPI_Pack_external", "MPI_Unpack_external", "MPI_Pack_external_size",
+    "MPI_Session_create_errhandler", "MPI_Group_from_session_pset", "MPI_Session_get_pset_info",
+    "MPI_Session_get_nth_pset", "MPI_Comm_create_from_group", "MPI_Intercomm_create_from_groups",
 }
 SCALARS = {"int": "c_int", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
 HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request",

@@ -25,6 +25,7 @@ pub mod op;
 pub mod osc;
 pub mod p2p;
 pub mod runtime;
+pub mod session;
 pub mod threads_host;
 pub mod topo;
 pub mod transport;

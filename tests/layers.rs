@@ -27,6 +27,8 @@ const LAYERS: &[(&str, u32)] = &[
     // Matching, requests, send modes over a transport; reduction kernels on the predefined types.
     ("p2p", 3),
     ("op", 3),
+    // MPI-4 sessions: a rank's session table and its process sets (info objects for them).
+    ("session", 3),
     // Communicator objects, their table and context ids, attributes; the rank's universe.
     ("comm", 4),
     // Collective algorithms over point-to-point on a communicator.
@@ -36,7 +38,8 @@ const LAYERS: &[(&str, u32)] = &[
     // What is built on collectives and constructors: fault tolerance, one-sided.
     ("ulfm", 7),
     ("osc", 7),
-    // The object registry of an MPI instance and its life cycle (MPI_Init .. MPI_Finalize).
+    // The object registry of an MPI instance and its life cycle (MPI_Init .. MPI_Finalize, and
+    // the sessions that also bring it up).
     ("instance", 8),
     // The tools interface reads every layer's counters.
     ("mpit", 9),

@@ -118,6 +118,7 @@ pub const OBJ_INFO: u32 = 0x7;
 pub const OBJ_WIN: u32 = 0x8;
 pub const OBJ_KEYVAL: u32 = 0x9;
 pub const OBJ_REQUEST: u32 = 0xb;
+pub const OBJ_SESSION: u32 = 0xe;
 
 pub const fn handle_kind(h: c_int) -> u32 {
     (h as u32) >> 30
@@ -202,6 +203,8 @@ pub const MPI_MAX_PROCESSOR_NAME: usize = 128;
 pub const MPI_MAX_LIBRARY_VERSION_STRING: usize = 8192;
 pub const MPI_MAX_ERROR_STRING: usize = 512;
 pub const MPI_MAX_OBJECT_NAME: usize = 128;
+pub const MPI_MAX_STRINGTAG_LEN: usize = 256;
+pub const MPI_MAX_PSET_NAME_LEN: usize = 256;
 pub const MPI_MAX_INFO_KEY: usize = 255;
 pub const MPI_MAX_INFO_VAL: usize = 1024;
 pub const MPI_BSEND_OVERHEAD: c_int = 96;

@@ -74,6 +74,11 @@ pub const TAG_ALLREDUCE: i32 = 0x3 << 16;
 pub const TAG_INTER: i32 = 0x4 << 16;
 /// MPI_Comm_idup's context agreement (runs in the background, beside user collectives).
 pub const TAG_IDUP: i32 = 0x5 << 16;
+/// MPI_Comm_create_from_group (ids 0x1000..=0x1fff) and MPI_Intercomm_create_from_groups
+/// (0x2000..=0x2fff), told apart by `hash`, a hash of their string tag.
+pub fn tag_from_group(hash: u32, inter: bool) -> i32 {
+    ((if inter { 0x2000 } else { 0x1000 } | (hash & 0xfff)) as i32) << 16
+}
 /// MPIX_Comm_shrink and MPIX_Comm_agree, attempt `a`: ids 0x100..=0x1ff, which a revocation
 /// spares (`crate::p2p::engine::is_ulfm_tag`).
 pub fn tag_ulfm(attempt: u32) -> i32 {

@@ -71,6 +71,10 @@ pub fn run_value<T>(fallback: T, f: impl FnOnce() -> T) -> T {
 ///   evaluated only if the call fails;
 /// * `on win W`: the handler of window `W`, evaluated before the body (which may free it);
 /// * `on file F`: the handler of file `F`;
+/// * `on session S`: the handler of session `S` (MPI_COMM_SELF's if `S` is no live session),
+///   `S` evaluated before the body (which may finalize it);
+/// * `on handler (H, OBJ)`: error handler `H` itself, with `OBJ` as the handle it sees (calls
+///   whose object does not exist yet: MPI_Session_init, the communicators made from groups);
 /// * `on tool`: none; an MPI_T function returns its `ErrorClass` as MPICH's MPI_T code.
 ///
 /// The body returns `MpiResult` (`TResult` for `on tool`). `MPI_X` calls `PMPI_X`, so a profiling
@@ -109,6 +113,14 @@ macro_rules! export {
     (@raise $name:ident file $f:expr) => {{
         let f: $crate::abi::MPI_File = $f;
         move |e| $crate::ffi::env::file_errhandler::raise_file(stringify!($name), f, e)
+    }};
+    (@raise $name:ident session $s:expr) => {{
+        let s: $crate::abi::MPI_Session = $s;
+        move |e| $crate::ffi::env::session::raise_session(stringify!($name), s, e)
+    }};
+    (@raise $name:ident handler $h:expr) => {{
+        let (h, obj): ($crate::abi::MPI_Errhandler, ::std::os::raw::c_int) = $h;
+        move |e| $crate::ffi::env::session::raise_with_handler(stringify!($name), h, obj, e)
     }};
     (@raise $name:ident tool) => {
         |e: $crate::error::ErrorClass| e.mpich()

@@ -29,7 +29,7 @@ fn env_snapshot() -> Info {
     env_info(&EnvFacts {
         args: job::program_args(),
         maxprocs: u.map(|u| u.size).or_else(|| job::threads_job().map(|j| j.nranks())),
-        thread_level: u.map(|u| u.thread_level),
+        thread_level: u.map(|u| u.thread_level()),
         host,
         wdir: std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned()),
     })

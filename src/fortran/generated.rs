@@ -574,6 +574,27 @@ fortran_binding!(sendrecv, SENDRECV; (sendbuf: *mut c_void, sendcount: *const c_
 fortran_binding!(sendrecv_replace, SENDRECV_REPLACE; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, sendtag: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Sendrecv_replace(sentinels::buf(buf) as _, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, sentinels::status(status) as _));
 });
+fortran_binding!(session_call_errhandler, SESSION_CALL_ERRHANDLER; (session: *const MPI_Fint, errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_call_errhandler(*session, *errorcode));
+});
+fortran_binding!(session_finalize, SESSION_FINALIZE; (session: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_finalize(session as _));
+});
+fortran_binding!(session_get_errhandler, SESSION_GET_ERRHANDLER; (session: *const MPI_Fint, errhandler: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_get_errhandler(*session, errhandler as _));
+});
+fortran_binding!(session_get_info, SESSION_GET_INFO; (session: *const MPI_Fint, info_used: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_get_info(*session, info_used as _));
+});
+fortran_binding!(session_get_num_psets, SESSION_GET_NUM_PSETS; (session: *const MPI_Fint, info: *const MPI_Fint, npset_names: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_get_num_psets(*session, *info, npset_names as _));
+});
+fortran_binding!(session_init, SESSION_INIT; (info: *const MPI_Fint, errhandler: *const MPI_Fint, session: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_init(*info, *errhandler, session as _));
+});
+fortran_binding!(session_set_errhandler, SESSION_SET_ERRHANDLER; (session: *const MPI_Fint, errhandler: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_set_errhandler(*session, *errhandler));
+});
 fortran_binding!(ssend, SSEND; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Ssend(sentinels::buf(buf) as _, *count, *datatype, *dest, *tag, *comm));
 });

@@ -303,3 +303,31 @@ fortran_binding!(info_get_nthkey, INFO_GET_NTHKEY; (info: *const MPI_Fint, n: *c
 fortran_binding!(info_create_env, INFO_CREATE_ENV; (info: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, crate::ffi::PMPI_Info_create_env(0, std::ptr::null_mut(), info));
 });
+
+// Sessions (MPI 4.1 section 11.3) and the communicators made from groups: string arguments.
+fortran_binding!(session_create_errhandler, SESSION_CREATE_ERRHANDLER; (f: Option<crate::abi::MPI_Session_errhandler_function>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_Session_create_errhandler(f, eh));
+});
+fortran_binding!(group_from_session_pset, GROUP_FROM_SESSION_PSET; (session: *const MPI_Fint, s: *const c_char, group: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Group_from_session_pset(*session, input(s, len, false).as_ptr(), group));
+});
+fortran_binding!(session_get_pset_info, SESSION_GET_PSET_INFO; (session: *const MPI_Fint, s: *const c_char, info: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Session_get_pset_info(*session, input(s, len, false).as_ptr(), info));
+});
+// pset_len 0 asks for the length (with the C terminator, as in C); else the name is copied
+// blank-padded into the CHARACTER argument.
+fortran_binding!(session_get_nth_pset, SESSION_GET_NTH_PSET; (session: *const MPI_Fint, info: *const MPI_Fint, n: *const c_int, pset_len: *mut c_int, s: *mut c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    if pset_len.is_null() || *pset_len == 0 {
+        set_ierr(ierr, crate::ffi::PMPI_Session_get_nth_pset(*session, *info, *n, pset_len, std::ptr::null_mut()));
+    } else {
+        let mut cap = crate::abi::MPI_MAX_PSET_NAME_LEN as c_int;
+        set_ierr(ierr, string_out(cap as usize, s, len, std::ptr::null_mut(), |b| crate::ffi::PMPI_Session_get_nth_pset(*session, *info, *n, &mut cap, b)));
+        *pset_len = cap;
+    }
+});
+fortran_binding!(comm_create_from_group, COMM_CREATE_FROM_GROUP; (group: *const MPI_Fint, s: *const c_char, info: *const MPI_Fint, eh: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Comm_create_from_group(*group, input(s, len, false).as_ptr(), *info, *eh, newcomm));
+});
+fortran_binding!(intercomm_create_from_groups, INTERCOMM_CREATE_FROM_GROUPS; (local: *const MPI_Fint, local_leader: *const c_int, remote: *const MPI_Fint, remote_leader: *const c_int, s: *const c_char, info: *const MPI_Fint, eh: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_Intercomm_create_from_groups(*local, *local_leader, *remote, *remote_leader, input(s, len, false).as_ptr(), *info, *eh, newcomm));
+});

@@ -1,6 +1,11 @@
 //! The MPI instance of one rank: its universe (engine and communicators) and the registry of its
-//! other objects (groups, ops, windows, attributes), created by MPI_Init and never torn down (MPI
-//! cannot be re-initialised after MPI_Finalize).
+//! other objects (groups, ops, windows, attributes, sessions), created by MPI_Init or the first
+//! MPI_Session_init, whichever comes first, and never torn down.
+//!
+//! Two things keep MPI usable on a rank: the World model (MPI_Init until MPI_Finalize; `phase`,
+//! which alone answers MPI_Initialized and MPI_Finalized) and live sessions (MPI 4.1 section
+//! 11.3: before MPI_Init, beside it, after MPI_Finalize). The launcher counts a rank as inside MPI
+//! while either holds.
 //!
 //! In processes mode a process is one rank: one `RankSlot`. In threads mode the process holds
 //! every rank of the job, one slot each, found through the calling thread's rank context
@@ -18,10 +23,10 @@ use std::sync::{Arc, OnceLock};
 /// One rank's MPI objects. Dereferences to its `Universe`, which the layers below take.
 pub struct Instance {
     pub universe: Universe,
-    /// Thread level granted by MPI_Init_thread.
-    pub thread_level: ThreadLevel,
+    /// Thread level granted by MPI_Init_thread (the first session's until MPI_Init).
+    thread_level: std::sync::atomic::AtomicU8,
     /// `caller_id()` of the thread (or fiber) that initialised MPI.
-    pub main_thread: u64,
+    main_thread: std::sync::atomic::AtomicU64,
     /// Started without mpiexec.
     pub singleton: bool,
     /// This rank's group objects (MPI_Group handles index it); per rank, so that in threads mode
@@ -34,6 +39,32 @@ pub struct Instance {
     pub file_errhandler: std::sync::atomic::AtomicI32,
     /// This rank's RMA windows (MPI_Win handles index it).
     pub wins: crate::osc::window::WinTable,
+    /// This rank's live MPI sessions (MPI_Session handles index it).
+    pub sessions: crate::session::SessionTable,
+}
+
+impl Instance {
+    /// Thread level granted by MPI_Init_thread (before MPI_Init: the first session's).
+    pub fn thread_level(&self) -> ThreadLevel {
+        match self.thread_level.load(Ordering::Acquire) {
+            0 => ThreadLevel::Single,
+            1 => ThreadLevel::Funneled,
+            2 => ThreadLevel::Serialized,
+            _ => ThreadLevel::Multiple,
+        }
+    }
+    /// `caller_id()` of the thread (or fiber) that called MPI_Init (before it: the first
+    /// MPI_Session_init).
+    pub fn main_thread(&self) -> u64 {
+        self.main_thread.load(Ordering::Acquire)
+    }
+    /// Records a level asked for: the engine serves several threads at once from the first
+    /// MPI_THREAD_MULTIPLE on (a session's or MPI_Init_thread's) and never goes back.
+    fn grant(&self, level: ThreadLevel) {
+        if level == ThreadLevel::Multiple {
+            self.engine.set_threaded(true);
+        }
+    }
 }
 
 impl std::ops::Deref for Instance {
@@ -61,9 +92,9 @@ impl RankSlot {
     pub const fn new() -> RankSlot {
         RankSlot { instance: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE), infos: crate::info::InfoTable::new() }
     }
-    /// Called MPI_Init but not MPI_Finalize.
+    /// Inside MPI: called MPI_Init but not MPI_Finalize, or holds a live session.
     pub fn is_active(&self) -> bool {
-        self.phase.load(Ordering::Acquire) == PHASE_INIT
+        self.phase.load(Ordering::Acquire) == PHASE_INIT || self.instance.get().is_some_and(|i| i.sessions.live() > 0)
     }
 }
 
@@ -92,7 +123,7 @@ fn slot() -> MpiResult<&'static RankSlot> {
     }
 }
 
-/// Threads mode: whether rank `r` called MPI_Init and not yet MPI_Finalize.
+/// Threads mode: whether rank `r` is inside MPI (see `RankSlot::is_active`).
 pub fn rank_active(r: usize) -> bool {
     THREAD_SLOTS.get().and_then(|s| s.get(r)).is_some_and(RankSlot::is_active)
 }
@@ -104,13 +135,14 @@ pub fn finalized() -> bool {
     slot().is_ok_and(|s| s.phase.load(Ordering::Acquire) == PHASE_FINALIZED)
 }
 
-/// The instance of an initialised, not yet finalised MPI.
+/// The instance of an initialised, not yet finalised MPI, or of a rank with a live session.
 pub fn get() -> MpiResult<&'static Instance> {
     let s = slot()?;
     match s.phase.load(Ordering::Acquire) {
         PHASE_INIT => Ok(s.instance.get().expect("phase says initialised")),
-        PHASE_NONE => Err(err(ErrorClass::Other, "MPI is not initialized; call MPI_Init or MPI_Init_thread first")),
-        _ => Err(err(ErrorClass::Other, "MPI has already been finalized (MPI_Finalize was called)")),
+        _ if s.is_active() => Ok(s.instance.get().expect("a live session has an instance")),
+        PHASE_NONE => Err(err(ErrorClass::Other, "MPI is not initialized; call MPI_Init, MPI_Init_thread or MPI_Session_init first")),
+        _ => Err(err(ErrorClass::Other, "MPI has already been finalized (MPI_Finalize was called) and no session is open")),
     }
 }
 
@@ -152,55 +184,113 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
     }
 }
 
-/// MPI_Init / MPI_Init_thread with thread level `required` (every level is granted as asked).
-/// `default_errhandler` is the handle value of MPI_ERRORS_ARE_FATAL and `file_errhandler` the
-/// initial handler of MPI_FILE_NULL (the C boundary owns these encodings).
-pub fn init(required: ThreadLevel, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
-    let s = slot()?;
-    if s.phase.load(Ordering::Acquire) != PHASE_NONE {
-        return Err(err(ErrorClass::Other, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
+/// Serialises the making of a rank's instance (MPI_Init and MPI_Session_init from two threads).
+static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// The rank's instance, made now (with thread level `level`) if neither MPI_Init nor a session
+/// made it yet. The handle values are as for `init`.
+fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
+    let _making = MAKING.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(i) = s.instance.get() {
+        i.grant(level);
+        return Ok(i);
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
-    seg.rank(rank).state.store(RANK_INITIALIZED, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
     crate::monitoring::init(rank, size);
-    engine.set_threaded(required == ThreadLevel::Multiple);
+    engine.set_threaded(level == ThreadLevel::Multiple);
     engine.set_local_peers(threads);
     let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);
     engine.set_split_copies(split && size <= crate::runtime::wait::available_cpus());
     let inst = Instance {
         universe: Universe::new(seg, rank, engine, default_errhandler),
-        thread_level: required,
-        main_thread: caller_id(),
+        thread_level: std::sync::atomic::AtomicU8::new(level as u8),
+        main_thread: std::sync::atomic::AtomicU64::new(caller_id()),
         singleton,
         groups: crate::group::GroupTable::new(),
         ops: Default::default(),
         file_errhandler: std::sync::atomic::AtomicI32::new(file_errhandler),
         wins: Default::default(),
+        sessions: Default::default(),
     };
     if s.instance.set(inst).is_err() {
         return Err(err(ErrorClass::Other, "MPI_Init raced with another MPI_Init"));
     }
     let inst: &'static Instance = s.instance.get().unwrap();
     crate::ulfm::install(&inst.universe);
-    s.phase.store(PHASE_INIT, Ordering::Release);
-    if threads {
-        if let Some(job) = threads_job() {
-            job.mark_started(rank);
-        }
-    }
     Ok(inst)
 }
 
-/// MPI_Finalize: flushes pending traffic, tells the launcher this rank finished cleanly.
+/// Tells the launcher (and, in threads mode, the host starting ranks) that this rank is inside MPI.
+fn entered(u: &Instance) {
+    u.seg.rank(u.rank).state.store(RANK_INITIALIZED, Ordering::Release);
+    if let Some(job) = threads_job() {
+        job.mark_started(u.rank);
+    }
+}
+
+/// Leaves MPI if neither the World model nor a session still holds the rank: flushes pending
+/// traffic and tells the launcher this rank finished cleanly.
+fn left(s: &RankSlot, u: &Instance) {
+    u.engine.flush_all();
+    if !s.is_active() {
+        u.seg.rank(u.rank).state.store(RANK_FINALIZED, Ordering::Release);
+    }
+}
+
+/// MPI_Init / MPI_Init_thread with thread level `required` (every level is granted as asked).
+/// `default_errhandler` is the handle value of MPI_ERRORS_ARE_FATAL and `file_errhandler` the
+/// initial handler of MPI_FILE_NULL (the C boundary owns these encodings). A session opened
+/// before keeps its instance: the World model starts on it.
+pub fn init(required: ThreadLevel, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
+    let s = slot()?;
+    if s.phase.load(Ordering::Acquire) != PHASE_NONE {
+        return Err(err(ErrorClass::Other, "MPI_Init or MPI_Init_thread was already called; MPI can be initialized only once"));
+    }
+    let inst = instance_of(s, required, default_errhandler, file_errhandler)?;
+    inst.thread_level.store(required as u8, Ordering::Release);
+    inst.main_thread.store(caller_id(), Ordering::Release);
+    s.phase.store(PHASE_INIT, Ordering::Release);
+    entered(inst);
+    Ok(inst)
+}
+
+/// MPI_Finalize: flushes pending traffic, tells the launcher this rank finished cleanly (unless
+/// a session keeps it inside MPI).
 pub fn finalize() -> MpiResult {
     let u = get()?;
-    u.engine.flush_all();
-    u.seg.rank(u.rank).state.store(RANK_FINALIZED, Ordering::Release);
-    slot()?.phase.store(PHASE_FINALIZED, Ordering::Release);
+    let s = slot()?;
+    match s.phase.load(Ordering::Acquire) {
+        PHASE_INIT => {}
+        PHASE_NONE => return Err(err(ErrorClass::Other, "MPI_Finalize without MPI_Init: a session is finalized with MPI_Session_finalize")),
+        _ => return Err(err(ErrorClass::Other, "MPI has already been finalized (MPI_Finalize was called)")),
+    }
+    s.phase.store(PHASE_FINALIZED, Ordering::Release);
+    left(s, u);
     Ok(())
+}
+
+/// MPI_Session_init: the rank's instance (made now if needed) and the index of a new session
+/// with error handler `errhandler` and thread level `level`. The handle values are as for `init`.
+pub fn session_init(level: ThreadLevel, errhandler: i32, default_errhandler: i32, file_errhandler: i32) -> MpiResult<(&'static Instance, usize)> {
+    let s = slot()?;
+    let inst = instance_of(s, level, default_errhandler, file_errhandler)?;
+    let i = inst.sessions.insert(crate::session::Session::new(errhandler, level));
+    entered(inst);
+    Ok((inst, i))
+}
+
+/// MPI_Session_finalize of session `i`; false if `i` is no live session.
+pub fn session_finalize(i: usize) -> MpiResult<bool> {
+    let s = slot()?;
+    let Some(u) = s.instance.get() else { return Ok(false) };
+    if !u.sessions.remove(i) {
+        return Ok(false);
+    }
+    left(s, u);
+    Ok(true)
 }
 
 /// Ends the whole job: prints `message` (one line), records the abort for the launcher, exits.

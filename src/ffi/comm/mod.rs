@@ -1,5 +1,6 @@
 //! Communicator queries, error handlers on communicators, and MPI_Barrier.
 pub mod attr;
+pub mod from_group;
 pub mod group;
 use crate::ffi::check;
 use crate::ffi::env::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};

@@ -48,7 +48,7 @@ export! {
         epoch();
         let u = instance::init(level, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;
         // SAFETY: checked non-NULL above; the caller passes an int for the level provided.
-        unsafe { *provided = crate::abi::thread_level_value(u.thread_level) };
+        unsafe { *provided = crate::abi::thread_level_value(u.thread_level()) };
         Ok(())
     }
 
@@ -87,7 +87,7 @@ export! {
 
     fn MPI_Query_thread / PMPI_Query_thread (provided: *mut c_int) on comm MPI_COMM_SELF => {
         let provided = out(provided, "provided")?;
-        let level = crate::abi::thread_level_value(check::universe()?.thread_level);
+        let level = crate::abi::thread_level_value(check::universe()?.thread_level());
         // SAFETY: checked non-NULL above; the caller passes an int for the level.
         unsafe { *provided = level };
         Ok(())
@@ -95,7 +95,7 @@ export! {
 
     fn MPI_Is_thread_main / PMPI_Is_thread_main (flag: *mut c_int) on comm MPI_COMM_SELF => {
         let flag = out(flag, "flag")?;
-        let main = check::universe()?.main_thread == crate::runtime::job::caller_id();
+        let main = check::universe()?.main_thread() == crate::runtime::job::caller_id();
         // SAFETY: checked non-NULL above; the caller passes an int for the flag.
         unsafe { *flag = main as c_int };
         Ok(())

@@ -1,4 +1,6 @@
-//! The MPI environment (MPI 4.1 chapter 11): initialisation, error handlers of communicators and files.
+//! The MPI environment (MPI 4.1 chapter 11): initialisation, sessions, error handlers of
+//! communicators and files.
 pub mod errhandler;
 pub mod file_errhandler;
 pub mod init;
+pub mod session;
