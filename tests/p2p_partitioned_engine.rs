@@ -73,3 +73,44 @@ fn partitions_move_as_they_become_ready() {
     part::forget(&e[1], r);
     e[1].free(r);
 }
+
+/// MPI_Cancel of an active partitioned receive of which nothing arrived: it completes at once,
+/// marked cancelled, and the sender's partitions go to the next activation.
+#[test]
+fn cancel_of_an_untouched_partitioned_receive() {
+    let e = world(2);
+    let mut src = [5u8; 16];
+    let mut dst = [0u8; 16];
+    // SAFETY: both buffers outlive the requests (freed at the end of the test).
+    let s = unsafe { part::psend_init(&e[0], Buf::Flat(src.as_mut_ptr()), 2, 8, Some(1), 0, 0).unwrap() };
+    let r = unsafe { part::precv_init(&e[1], Buf::Flat(dst.as_mut_ptr()), 2, 8, Some(0), 0, 0) };
+    part::start(&e[1], r).unwrap().unwrap();
+    assert!(!part::parrived(&e[1], r, 0).unwrap());
+    assert_eq!(part::cancel(&e[1], r), Some(()));
+    assert!(e[1].wait(r).cancelled);
+    // The send goes to the next activation of the receive.
+    part::start(&e[0], s).unwrap().unwrap();
+    part::pready(&e[0], s, &[0, 1]).unwrap();
+    part::start(&e[1], r).unwrap().unwrap();
+    let st = e[1].wait(r);
+    assert!(!st.cancelled);
+    assert_eq!((st.bytes, dst), (16, src));
+    e[0].wait(s);
+    // Once a partition is in, a cancel no longer applies: the receive completes normally.
+    src = [6u8; 16];
+    part::start(&e[1], r).unwrap().unwrap();
+    part::start(&e[0], s).unwrap().unwrap();
+    part::pready(&e[0], s, &[1]).unwrap();
+    until_arrived(&e[1], r, 1);
+    assert_eq!(part::cancel(&e[1], r), Some(()));
+    assert!(e[1].test(r).is_none(), "partition 0 is still to come");
+    part::pready(&e[0], s, &[0]).unwrap();
+    let st = e[1].wait(r);
+    assert!(!st.cancelled);
+    assert_eq!(dst, src);
+    e[0].wait(s);
+    for (k, id) in [(0, s), (1, r)] {
+        part::forget(&e[k], id);
+        e[k].free(id);
+    }
+}

@@ -304,6 +304,35 @@ pub fn parrived(e: &Engine, id: ReqId, i: i64) -> MpiResult<bool> {
     Ok(got)
 }
 
+/// MPI_Cancel on request `id` if it is partitioned: Some(()), else None. An active receive of
+/// which nothing has arrived in this activation is cancelled (it completes at once, marked
+/// cancelled; what the sender sends for it goes to the next activation, as a cancelled receive's
+/// message goes to the next matching receive). Anything else completes normally, as the
+/// standard allows (MPI_Test_cancelled then reports false), like the engine's sends.
+pub fn cancel(e: &Engine, id: ReqId) -> Option<()> {
+    let t = table(e);
+    let mut g = lock(&t);
+    let p = g.get_mut(&id)?;
+    if !p.active {
+        return Some(());
+    }
+    let Side::Recv { headed, narrived, header, data, .. } = &mut p.side else { return Some(()) };
+    if *headed > 0 || *narrived > 0 || !data.is_empty() {
+        return Some(());
+    }
+    if let Some((h, _)) = header {
+        e.cancel(*h);
+        match e.take_done(*h) {
+            Some(st) if st.cancelled => *header = None,
+            // Matched meanwhile: its run is on the way, so the receive goes on.
+            _ => return Some(()),
+        }
+    }
+    finish(e, p, id, Status { cancelled: true, context: p.ctx, ..Status::empty() });
+    drop_if_freed(e, &mut g, id, true);
+    Some(())
+}
+
 /// MPI_Request_free on request `id` if it is partitioned: drops its entry now, or when its
 /// activation completes.
 pub fn forget(e: &Engine, id: ReqId) {

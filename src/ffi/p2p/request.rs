@@ -255,7 +255,9 @@ export! {
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
             ReqRef::Engine(id, _, _) if crate::ffi::coll::launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
             ReqRef::Engine(id, _, _) => {
-                u.engine.cancel(id);
+                if crate::p2p::partitioned::cancel(&u.engine, id).is_none() {
+                    u.engine.cancel(id);
+                }
                 Ok(())
             }
         }
