@@ -114,3 +114,26 @@ fn cancel_of_an_untouched_partitioned_receive() {
         e[k].free(id);
     }
 }
+
+/// A partitioned send longer than the receive buffer: the receive gets what fits and ends with
+/// ErrorClass::Truncate (MPI_ERR_TRUNCATE from MPI_Wait).
+#[test]
+fn a_longer_partitioned_send_truncates() {
+    let e = world(2);
+    let mut src: Vec<u8> = (1..=24).collect();
+    let mut dst = vec![0u8; 12];
+    // SAFETY: both buffers outlive the requests (freed at the end of the test).
+    let s = unsafe { part::psend_init(&e[0], Buf::Flat(src.as_mut_ptr()), 3, 8, Some(1), 2, 0).unwrap() };
+    let r = unsafe { part::precv_init(&e[1], Buf::Flat(dst.as_mut_ptr()), 2, 6, Some(0), 2, 0) };
+    part::start(&e[1], r).unwrap().unwrap();
+    part::start(&e[0], s).unwrap().unwrap();
+    part::pready(&e[0], s, &[2, 0, 1]).unwrap();
+    let st = e[1].wait(r);
+    assert_eq!((st.error, st.bytes), (Some(oxmpi::error::ErrorClass::Truncate), 12));
+    assert_eq!(dst, src[..12]);
+    e[0].wait(s);
+    for (k, id) in [(0, s), (1, r)] {
+        part::forget(&e[k], id);
+        e[k].free(id);
+    }
+}

@@ -423,8 +423,12 @@ fn advance(e: &Engine, t: &mut HashMap<ReqId, Part>, id: ReqId) -> bool {
                 if let Some((h, w)) = header {
                     let Some(st) = e.take_done(*h) else { break };
                     moved = true;
-                    if st.error.is_some() {
-                        p.error.get_or_insert(st.error.unwrap());
+                    if let Some(class) = st.error {
+                        // A failed peer or a revoked communicator: nothing more will come, so
+                        // the request ends with the error once its data receives are through.
+                        p.error.get_or_insert(class);
+                        *header = None;
+                        break;
                     }
                     let (first, end) = (w[0] as usize, w[1] as usize);
                     *header = None;
@@ -443,7 +447,7 @@ fn advance(e: &Engine, t: &mut HashMap<ReqId, Part>, id: ReqId) -> bool {
                     let rid = unsafe { e.irecv(rbuf, n, Some(peer), s.channel, ctx) };
                     data.push(Incoming { id: rid, first, end, staging });
                 }
-                if *headed >= s.parts {
+                if *headed >= s.parts || p.error.is_some() {
                     break;
                 }
                 let w: Header = Box::new([0; 2]);
@@ -471,7 +475,8 @@ fn advance(e: &Engine, t: &mut HashMap<ReqId, Part>, id: ReqId) -> bool {
                 }
                 None => true,
             });
-            (*narrived == s.parts && header.is_none() && data.is_empty()).then(|| {
+            let through = header.is_none() && data.is_empty();
+            (through && (*narrived == s.parts || p.error.is_some())).then(|| {
                 let error = p.error.or((s.total > *cap).then_some(ErrorClass::Truncate));
                 Status { source: peer as i32, tag: p.tag, error, bytes: s.total.min(*cap) as u64, cancelled: false, context: p.ctx }
             })
