@@ -484,8 +484,26 @@ fortran_binding!(pack, PACK; (inbuf: *mut c_void, incount: *const c_int, datatyp
 fortran_binding!(pack_size, PACK_SIZE; (incount: *const c_int, datatype: *const MPI_Fint, comm: *const MPI_Fint, size: *mut c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Pack_size(*incount, *datatype, *comm, size as _));
 });
+fortran_binding!(parrived, PARRIVED; (request: *const MPI_Fint, partition: *const c_int, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Parrived(*request, *partition, flag as _));
+});
+fortran_binding!(pready, PREADY; (partition: *const c_int, request: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Pready(*partition, *request));
+});
+fortran_binding!(pready_list, PREADY_LIST; (length: *const c_int, array_of_partitions: *mut c_int, request: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Pready_list(*length, array_of_partitions as _, *request));
+});
+fortran_binding!(pready_range, PREADY_RANGE; (partition_low: *const c_int, partition_high: *const c_int, request: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Pready_range(*partition_low, *partition_high, *request));
+});
+fortran_binding!(precv_init, PRECV_INIT; (buf: *mut c_void, partitions: *const c_int, count: *const MPI_Count, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, info: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Precv_init(sentinels::buf(buf) as _, *partitions, *count, *datatype, *dest, *tag, *comm, *info, request as _));
+});
 fortran_binding!(probe, PROBE; (source: *const c_int, tag: *const c_int, comm: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Probe(*source, *tag, *comm, sentinels::status(status) as _));
+});
+fortran_binding!(psend_init, PSEND_INIT; (buf: *mut c_void, partitions: *const c_int, count: *const MPI_Count, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, info: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Psend_init(sentinels::buf(buf) as _, *partitions, *count, *datatype, *dest, *tag, *comm, *info, request as _));
 });
 fortran_binding!(put, PUT; (origin_addr: *mut c_void, origin_count: *const c_int, origin_datatype: *const MPI_Fint, target_rank: *const c_int, target_disp: *const MPI_Aint, target_count: *const c_int, target_datatype: *const MPI_Fint, win: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Put(sentinels::buf(origin_addr) as _, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win));

@@ -26,6 +26,24 @@ impl Buf {
         matches!(self, Buf::Flat(_))
     }
 
+    /// The part of this buffer holding stream bytes `[start, start + n)`, as a buffer of its own,
+    /// if it is one: always for contiguous bytes, for a typed buffer when the range is whole
+    /// elements (element `k` of a typed buffer lies `k` extents past its base). Partitioned
+    /// communication (`p2p::partitioned`) moves each partition as its own message this way.
+    pub fn window(&self, start: usize, n: usize) -> Option<Buf> {
+        match self {
+            Buf::Flat(p) => Some(Buf::Flat(p.wrapping_add(start))),
+            Buf::Typed { base, t, .. } => {
+                let size = t.layout.size;
+                if size == 0 || start % size != 0 || n % size != 0 {
+                    return None;
+                }
+                let first = (start / size) as i64;
+                Some(Buf::Typed { base: base.wrapping_offset((first * t.layout.extent()) as isize), t: t.clone(), count: n / size })
+            }
+        }
+    }
+
     /// This buffer as a [`Side`] of a copy.
     pub fn side(&self) -> Side<'_> {
         match self {

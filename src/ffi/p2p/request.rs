@@ -255,7 +255,9 @@ export! {
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
             ReqRef::Engine(id, _, _) if crate::ffi::coll::launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
             ReqRef::Engine(id, _, _) => {
-                u.engine.cancel(id);
+                if crate::p2p::partitioned::cancel(&u.engine, id).is_none() {
+                    u.engine.cancel(id);
+                }
                 Ok(())
             }
         }
@@ -270,6 +272,7 @@ export! {
             ReqRef::ProcNull => {}
             ReqRef::Engine(id, ..) => {
                 crate::ffi::coll::launch::forget(u, id);
+                crate::p2p::partitioned::forget(&u.engine, id);
                 u.engine.free(id)
             }
         }
@@ -285,7 +288,7 @@ export! {
         match req_ref(u, unsafe { *request })? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
-            ReqRef::Engine(id, _, _) => crate::ffi::coll::launch::start(u, id).unwrap_or_else(|| u.engine.start(id)),
+            ReqRef::Engine(id, _, _) => start_one(u, id),
         }
     }
 
@@ -297,11 +300,17 @@ export! {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
-                ReqRef::Engine(id, _, _) => crate::ffi::coll::launch::start(u, id).unwrap_or_else(|| u.engine.start(id))?,
+                ReqRef::Engine(id, _, _) => start_one(u, id)?,
             }
         }
         Ok(())
     }
+}
+
+/// MPI_Start of engine request `id`: a persistent collective, a partitioned request or a
+/// persistent send or receive.
+fn start_one(u: &'static crate::instance::Instance, id: ReqId) -> MpiResult {
+    crate::ffi::coll::launch::start(u, id).or_else(|| crate::p2p::partitioned::start(&u.engine, id)).unwrap_or_else(|| u.engine.start(id))
 }
 
 /// MPI_Waitany/MPI_Testany cases the engine need not see: a PROC_NULL request is complete at
