@@ -93,6 +93,25 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_get_parent(&parent));
     CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent of a process mpiexec started is not MPI_COMM_NULL");
 
+    /* MPI_Comm_disconnect: collective free after the communication on it completed */
+    {
+        MPI_Comm d;
+        MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
+        int out = rank, in = -1;
+        MPI_Request rq[2];
+        MPI_OK(MPI_Irecv(&in, 1, MPI_INT, (rank + size - 1) % size, 3, d, &rq[0]));
+        MPI_OK(MPI_Isend(&out, 1, MPI_INT, (rank + 1) % size, 3, d, &rq[1]));
+        MPI_OK(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+        CHECK(in == (rank + size - 1) % size, "ring value %d before disconnect", in);
+        MPI_OK(MPI_Comm_disconnect(&d));
+        CHECK(d == MPI_COMM_NULL, "MPI_Comm_disconnect did not set MPI_COMM_NULL");
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        int rc = MPI_Comm_disconnect(&d), cls;
+        MPI_OK(MPI_Error_class(rc, &cls));
+        CHECK(cls == MPI_ERR_COMM, "MPI_Comm_disconnect(MPI_COMM_NULL): class %d, expected MPI_ERR_COMM", cls);
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    }
+
     /* create and free more than oxmpi has context ids (4096 pairs): they must be given back.
        (MPICH busy-polls, which makes this slow when oversubscribed: fewer cycles there.) */
     char lib[MPI_MAX_LIBRARY_VERSION_STRING];

@@ -22,12 +22,15 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   7. mpich-binary  a program built with the system MPICH (mpicc.mpich), run with
                    oxmpi's mpiexec -n 2 and -n 4
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
+  9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
+                   (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
   OXMPI_TEST_MODES    rank modes for the C tests (default: "processes threads")
   OXMPI_BINARY_MODES  rank modes for the prebuilt MPICH binaries (default: "processes threads")
   OXMPI_TEST_SKIP_DEPS=1  do not check or install Debian packages
+  OXMPI_TEST_MPI4PY_NP    rank counts for mpi4py's suite (default: "1 2 4")
 USAGE
 }
 
@@ -217,6 +220,11 @@ stage_netpipe() {
     done
 }
 
+stage_mpi4py() {
+    run timeout -k 10 1500 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" \
+        --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 240
+}
+
 cd "$OXMPI_ROOT"
 echo "oxmpi test suite in $OXMPI_ROOT (modes: $MODES; prebuilt-binary modes: $BINARY_MODES)"
 stage deps stage_deps
@@ -229,3 +237,4 @@ stage c-tests-streamed stage_c_tests_streamed
 stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary
 stage netpipe stage_netpipe
+stage mpi4py stage_mpi4py

@@ -127,6 +127,9 @@ fortran_binding!(comm_create_group, COMM_CREATE_GROUP; (comm: *const MPI_Fint, g
 fortran_binding!(comm_delete_attr, COMM_DELETE_ATTR; (comm: *const MPI_Fint, comm_keyval: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Comm_delete_attr(*comm, *comm_keyval));
 });
+fortran_binding!(comm_disconnect, COMM_DISCONNECT; (comm: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_disconnect(comm as _));
+});
 fortran_binding!(comm_dup, COMM_DUP; (comm: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Comm_dup(*comm, newcomm as _));
 });

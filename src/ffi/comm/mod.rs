@@ -10,6 +10,34 @@ use crate::error::{err, ErrorClass};
 use crate::export;
 use std::os::raw::{c_char, c_int};
 
+/// MPI_Comm_free, and MPI_Comm_disconnect (`disconnect`: a barrier first).
+///
+/// # Safety
+/// `comm` is NULL or points to the caller's MPI_Comm handle.
+unsafe fn free_comm(comm: *mut MPI_Comm, disconnect: bool) -> crate::error::MpiResult {
+    let comm = out(comm, "comm")?;
+    let u = check::universe()?;
+    // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Comm.
+    let h = unsafe { *comm };
+    if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
+        return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
+    }
+    check::comm(u, h)?;
+    if disconnect {
+        // SAFETY: the blocking form writes no request.
+        unsafe { crate::ffi::coll::barrier(h, crate::ffi::families::Launch::Blocking)? };
+    }
+    // Attribute caching: delete callbacks run before the communicator goes away (ffi/comm/attr.rs).
+    // SAFETY: the callbacks are the application's, registered with their keyvals.
+    unsafe { crate::ffi::comm::attr::delete_all(u, h)? };
+    if let Some(c) = u.comms.remove(handle_index(h)) {
+        u.engine.forget_revoked(c.context);
+    }
+    // SAFETY: as above; the handle argument is in-out.
+    unsafe { *comm = MPI_COMM_NULL };
+    Ok(())
+}
+
 /// The info key naming a hardware resource type in MPI_Comm_split_type.
 const HW_RESOURCE_KEY: &str = "mpi_hw_resource_type";
 
@@ -160,23 +188,16 @@ export! {
     }
 
     fn MPI_Comm_free / PMPI_Comm_free (comm: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
-        let comm = out(comm, "comm")?;
-        let u = check::universe()?;
-        // SAFETY: checked non-NULL above; the caller passes its handle, an MPI_Comm.
-        let h = unsafe { *comm };
-        if h == MPI_COMM_WORLD || h == MPI_COMM_SELF {
-            return Err(err(MPI_ERR_COMM, "MPI_COMM_WORLD and MPI_COMM_SELF cannot be freed"));
-        }
-        check::comm(u, h)?;
-        // Attribute caching: delete callbacks run before the communicator goes away (ffi/comm/attr.rs).
-        // SAFETY: the callbacks are the application's, registered with their keyvals.
-        unsafe { crate::ffi::comm::attr::delete_all(u, h)? };
-        if let Some(c) = u.comms.remove(handle_index(h)) {
-            u.engine.forget_revoked(c.context);
-        }
-        // SAFETY: as above; the handle argument is in-out.
-        unsafe { *comm = MPI_COMM_NULL };
-        Ok(())
+        // SAFETY: the caller passes its handle, an MPI_Comm (NULL is rejected).
+        unsafe { free_comm(comm, false) }
+    }
+
+    // MPI 4.1 section 11.10.4: collective; returns once all communication on the communicator
+    // completed, then frees it. Every exchange oxmpi starts for the application completes before
+    // its call (or request) does, so a barrier makes sure every peer is done with it.
+    fn MPI_Comm_disconnect / PMPI_Comm_disconnect (comm: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
+        // SAFETY: the caller passes its handle, an MPI_Comm (NULL is rejected).
+        unsafe { free_comm(comm, true) }
     }
 
     fn MPI_Comm_set_name / PMPI_Comm_set_name (comm: MPI_Comm, comm_name: *const c_char) on comm comm => {
