@@ -60,8 +60,9 @@ fn rank_prefix() -> String {
 
 /// Delivers `e`, raised by function `name`, to the error handler of `comm`; returns the error code
 /// the function gives back to its caller (only reached when the handler returns).
-/// An invalid or null `comm` uses MPI_COMM_WORLD's handler, as MPICH does; before MPI_Init and
-/// after MPI_Finalize errors are fatal.
+/// An invalid or null `comm` uses MPI_COMM_WORLD's handler, as MPICH does, and so does
+/// MPI_COMM_SELF while it has its default handler; before MPI_Init and after MPI_Finalize errors
+/// are fatal.
 pub fn raise(name: &'static str, comm: c_int, e: MpiError) -> c_int {
     let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
     raise_code(name, comm, e, code)
@@ -76,6 +77,10 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
     };
     // An invalid communicator's errors go to MPI_COMM_WORLD's handler, as in MPICH.
     let (h, ch) = match crate::ffi::check::comm(u, comm) {
+        // Calls that concern no object raise on MPI_COMM_SELF (MPI 4.1 section 9.3). Most programs
+        // only ever set MPI_ERRORS_RETURN on MPI_COMM_WORLD, and MPICH raises such errors there:
+        // while MPI_COMM_SELF keeps its default handler, MPI_COMM_WORLD's decides.
+        Ok(c) if comm == MPI_COMM_SELF && c.errhandler() == MPI_ERRORS_ARE_FATAL => (u.world.errhandler(), MPI_COMM_WORLD),
         Ok(c) => (c.errhandler(), comm),
         Err(_) => (u.world.errhandler(), MPI_COMM_WORLD),
     };
