@@ -4,6 +4,7 @@ pub mod bsend;
 pub mod buffer;
 pub mod engine;
 pub mod gauges;
+pub mod grequest;
 pub mod request;
 
 pub use buffer::Buf;

@@ -1,5 +1,6 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
+pub mod grequest;
 pub mod request;
 use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;

@@ -1,5 +1,6 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
 use crate::ffi::check::{self, req_ref, write_status, ReqRef};
+use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
@@ -46,7 +47,7 @@ fn status_error(st: &Status) -> MpiResult {
         None => Ok(()),
         Some(ErrorClass::Truncate) => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
         Some(ErrorClass::ProcFailed | ErrorClass::ProcFailedPending | ErrorClass::Revoked) => crate::p2p::engine::failure_result(st),
-        Some(class) => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
+        Some(class) => Err(err(class, "the operation of this request failed (MPI_Comm_idup could not agree on a context id, or a function of a generalized request returned this error)")),
     }
 }
 
@@ -75,7 +76,12 @@ export! {
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id, _, _) => u.engine.wait(id),
+            ReqRef::Engine(id, _, _) => {
+                grequest::block(&[r]);
+                let mut st = u.engine.wait(id);
+                settle(r, &mut st);
+                st
+            }
         };
         // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
         // caller lets us write.
@@ -95,7 +101,10 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _, _) => u.engine.test(id),
+            ReqRef::Engine(id, _, _) => u.engine.test(id).map(|mut st| {
+                settle(r, &mut st);
+                st
+            }),
         };
         // SAFETY: checked non-NULL above; the caller passes an int.
         unsafe { *flag = st.is_some() as c_int };
@@ -118,7 +127,10 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _, _) => u.engine.peek_status(id),
+            ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
+                grequest::peek(r, &mut st);
+                st
+            }),
         };
         // SAFETY: `flag` checked non-NULL above, an int; `status` is MPI_STATUS_IGNORE or a
         // status the caller lets us write.
@@ -135,6 +147,7 @@ export! {
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
         let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
+        grequest::block(&refs);
         let sts = u.engine.wait_all(&ids(&refs));
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
@@ -170,7 +183,8 @@ export! {
             return Ok(());
         }
         // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
-        let Some((i, st)) = u.engine.wait_any(&ids(&refs)) else {
+        grequest::block(&refs);
+        let Some((i, mut st)) = u.engine.wait_any(&ids(&refs)) else {
             // SAFETY: see above.
             unsafe {
                 *index = MPI_UNDEFINED;
@@ -178,6 +192,7 @@ export! {
             }
             return Ok(());
         };
+        settle(refs[i], &mut st);
         // SAFETY: see above; `i` < `count`.
         unsafe {
             release_handle(array_of_requests.add(i), refs[i]);
@@ -204,7 +219,8 @@ export! {
         // Complete at most one: the first active request that is done. Inactive persistent
         // requests count as null: none active means flag true and MPI_UNDEFINED.
         match u.engine.test_any(&ids(&refs)) {
-            Some(Some((i, st))) => {
+            Some(Some((i, mut st))) => {
+                settle(refs[i], &mut st);
                 // SAFETY: see above; `i` < `count`.
                 unsafe {
                     release_handle(array_of_requests.add(i), refs[i]);
@@ -249,7 +265,11 @@ export! {
         let request = out(request, "request")?;
         let u = check::universe()?;
         // SAFETY: checked non-NULL above; the caller passes its request handle.
-        match req_ref(u, unsafe { *request })? {
+        let r = req_ref(u, unsafe { *request })?;
+        if let Some(res) = grequest::cancel(r) {
+            return res;
+        }
+        match r {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
@@ -265,7 +285,13 @@ export! {
         let request = out(request, "request")?;
         let u = check::universe()?;
         // SAFETY: checked non-NULL above; the caller passes its request handle.
-        match req_ref(u, unsafe { *request })? {
+        let r = req_ref(u, unsafe { *request })?;
+        if let Some(res) = grequest::free(r) {
+            // SAFETY: as above; the handle argument is in-out.
+            unsafe { *request = MPI_REQUEST_NULL };
+            return res;
+        }
+        match r {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
             ReqRef::Engine(id, ..) => {
@@ -342,8 +368,11 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
     let sts: Vec<Status> = refs
         .iter()
         .zip(sts)
-        .map(|(r, st)| match r {
-            ReqRef::Engine(..) => st,
+        .map(|(r, mut st)| match r {
+            ReqRef::Engine(..) => {
+                settle(*r, &mut st);
+                st
+            }
             ReqRef::ProcNull => Status::proc_null(),
             ReqRef::Null => Status::empty(),
         })
@@ -381,9 +410,15 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
     let ids = ids(&refs);
     // None from the engine: no active request (inactive persistent requests count as null).
+    if done.is_empty() && block {
+        grequest::block(&refs);
+    }
     let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
     match more {
-        Some(v) => done.extend(v),
+        Some(v) => done.extend(v.into_iter().map(|(i, mut st)| {
+            settle(refs[i], &mut st);
+            (i, st)
+        })),
         None if done.is_empty() => {
             // SAFETY: as above.
             unsafe { *outcount = MPI_UNDEFINED };
