@@ -430,6 +430,12 @@ fortran_binding!(iscatterv, ISCATTERV; (sendbuf: *mut c_void, sendcounts: *mut c
 fortran_binding!(isend, ISEND; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Isend(sentinels::buf(buf) as _, *count, *datatype, *dest, *tag, *comm, request as _));
 });
+fortran_binding!(isendrecv, ISENDRECV; (sendbuf: *mut c_void, sendcount: *const c_int, sendtype: *const MPI_Fint, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const MPI_Fint, source: *const c_int, recvtag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Isendrecv(sentinels::buf(sendbuf) as _, *sendcount, *sendtype, *dest, *sendtag, sentinels::buf(recvbuf) as _, *recvcount, *recvtype, *source, *recvtag, *comm, request as _));
+});
+fortran_binding!(isendrecv_replace, ISENDRECV_REPLACE; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, sendtag: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Isendrecv_replace(sentinels::buf(buf) as _, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request as _));
+});
 fortran_binding!(issend, ISSEND; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Issend(sentinels::buf(buf) as _, *count, *datatype, *dest, *tag, *comm, request as _));
 });

@@ -964,6 +964,18 @@ impl<X: Transport> Engine<X> {
         self.t.wake(self.me);
     }
 
+    /// Completes external request `id` with status `st` (a request made of other requests:
+    /// MPI_Isendrecv) and wakes every thread of this rank that may be waiting for it.
+    pub fn complete_external_status(&self, id: ReqId, st: Status) {
+        let mut g = self.lock();
+        if let Some(r) = g.reqs.get_mut(id) {
+            r.status = st;
+        }
+        self.complete(&mut g, id);
+        drop(g);
+        self.t.wake(self.me);
+    }
+
     /// Completes external request `id` with `result`: its error's class on failure.
     pub fn finish_external(&self, id: ReqId, result: &MpiResult) {
         self.complete_external(id, result.as_ref().err().map(|e| e.class));
