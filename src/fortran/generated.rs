@@ -535,6 +535,15 @@ fortran_binding!(request_free, REQUEST_FREE; (request: *mut MPI_Fint, ierr: *mut
 fortran_binding!(request_get_status, REQUEST_GET_STATUS; (request: *const MPI_Fint, flag: *mut c_int, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status(*request, flag as _, sentinels::status(status) as _));
 });
+fortran_binding!(request_get_status_all, REQUEST_GET_STATUS_ALL; (count: *const c_int, array_of_requests: *mut MPI_Fint, flag: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_all(*count, array_of_requests as _, flag as _, sentinels::statuses(array_of_statuses) as _));
+});
+fortran_binding!(request_get_status_any, REQUEST_GET_STATUS_ANY; (count: *const c_int, array_of_requests: *mut MPI_Fint, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_any(*count, array_of_requests as _, index as _, flag as _, sentinels::status(status) as _));
+});
+fortran_binding!(request_get_status_some, REQUEST_GET_STATUS_SOME; (incount: *const c_int, array_of_requests: *mut MPI_Fint, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_some(*incount, array_of_requests as _, outcount as _, array_of_indices as _, sentinels::statuses(array_of_statuses) as _));
+});
 fortran_binding!(rget, RGET; (origin_addr: *mut c_void, origin_count: *const c_int, origin_datatype: *const MPI_Fint, target_rank: *const c_int, target_disp: *const MPI_Aint, target_count: *const c_int, target_datatype: *const MPI_Fint, win: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Rget(sentinels::buf(origin_addr) as _, *origin_count, *origin_datatype, *target_rank, *target_disp, *target_count, *target_datatype, *win, request as _));
 });
@@ -592,6 +601,15 @@ fortran_binding!(start, START; (request: *mut MPI_Fint, ierr: *mut MPI_Fint) => 
 fortran_binding!(startall, STARTALL; (count: *const c_int, array_of_requests: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Startall(*count, array_of_requests as _));
 });
+fortran_binding!(status_get_error, STATUS_GET_ERROR; (status: *mut MPI_Fint, error: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_error(sentinels::status(status) as _, error as _));
+});
+fortran_binding!(status_get_source, STATUS_GET_SOURCE; (status: *mut MPI_Fint, source: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_source(sentinels::status(status) as _, source as _));
+});
+fortran_binding!(status_get_tag, STATUS_GET_TAG; (status: *mut MPI_Fint, tag: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_tag(sentinels::status(status) as _, tag as _));
+});
 fortran_binding!(status_set_cancelled, STATUS_SET_CANCELLED; (status: *mut MPI_Fint, flag: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Status_set_cancelled(sentinels::status(status) as _, *flag));
 });
@@ -600,6 +618,15 @@ fortran_binding!(status_set_elements, STATUS_SET_ELEMENTS; (status: *mut MPI_Fin
 });
 fortran_binding!(status_set_elements_x, STATUS_SET_ELEMENTS_X; (status: *mut MPI_Fint, datatype: *const MPI_Fint, count: *const MPI_Count, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Status_set_elements_x(sentinels::status(status) as _, *datatype, *count));
+});
+fortran_binding!(status_set_error, STATUS_SET_ERROR; (status: *mut MPI_Fint, error: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_error(sentinels::status(status) as _, *error));
+});
+fortran_binding!(status_set_source, STATUS_SET_SOURCE; (status: *mut MPI_Fint, source: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_source(sentinels::status(status) as _, *source));
+});
+fortran_binding!(status_set_tag, STATUS_SET_TAG; (status: *mut MPI_Fint, tag: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_tag(sentinels::status(status) as _, *tag));
 });
 fortran_binding!(test, TEST; (request: *mut MPI_Fint, flag: *mut c_int, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Test(request as _, flag as _, sentinels::status(status) as _));

@@ -1216,6 +1216,12 @@ impl<X: Transport> Engine<X> {
         r.done.then_some(r.status)
     }
 
+    /// MPI_Request_get_status_any / _some: whether `id` is an active request (inactive
+    /// persistent requests count as null there).
+    pub fn active(&self, id: ReqId) -> bool {
+        Self::is_active(&self.lock(), id)
+    }
+
     /// MPI_Request_free.
     pub fn free(&self, id: ReqId) {
         let mut g = self.lock();

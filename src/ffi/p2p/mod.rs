@@ -563,15 +563,46 @@ export! {
     }
 
     fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
-        let st = out(status, "status")?;
-        let size = check::datatype_size(datatype)?;
-        if count < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
-        }
+        status_set_elements_big(status, datatype, count)
+    }
+
+    fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
+        status_set_elements_big(status, datatype, count)
+    }
+
+    fn MPI_Status_get_source / PMPI_Status_get_source (status: *mut MPI_Status, source: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: the caller's status and an int (NULL is checked).
+        unsafe { status_get(status, source, |s| s.MPI_SOURCE) }
+    }
+
+    fn MPI_Status_get_tag / PMPI_Status_get_tag (status: *mut MPI_Status, tag: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: as in MPI_Status_get_source.
+        unsafe { status_get(status, tag, |s| s.MPI_TAG) }
+    }
+
+    fn MPI_Status_get_error / PMPI_Status_get_error (status: *mut MPI_Status, error: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: as in MPI_Status_get_source.
+        unsafe { status_get(status, error, |s| s.MPI_ERROR) }
+    }
+
+    fn MPI_Status_set_source / PMPI_Status_set_source (status: *mut MPI_Status, source: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
         // SAFETY: non-NULL (`out`); the caller's status.
-        let st = unsafe { &mut *st };
-        let c = st.cancelled();
-        st.set_count_bytes(count as u64 * size as u64, c);
+        unsafe { (*st).MPI_SOURCE = source };
+        Ok(())
+    }
+
+    fn MPI_Status_set_tag / PMPI_Status_set_tag (status: *mut MPI_Status, tag: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
+        // SAFETY: non-NULL (`out`); the caller's status.
+        unsafe { (*st).MPI_TAG = tag };
+        Ok(())
+    }
+
+    fn MPI_Status_set_error / PMPI_Status_set_error (status: *mut MPI_Status, error: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
+        // SAFETY: non-NULL (`out`); the caller's status.
+        unsafe { (*st).MPI_ERROR = error };
         Ok(())
     }
 
@@ -591,4 +622,38 @@ export! {
         unsafe { *flag = (*st).cancelled() as c_int };
         Ok(())
     }
+}
+
+/// MPI_Status_set_elements_x and MPI_Status_set_elements_c.
+fn status_set_elements_big(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> MpiResult {
+    let st = out(status, "status")?;
+    let size = check::datatype_size(datatype)?;
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
+    }
+    // SAFETY: non-NULL (`out`); the caller's status.
+    let st = unsafe { &mut *st };
+    let c = st.cancelled();
+    st.set_count_bytes(count as u64 * size as u64, c);
+    Ok(())
+}
+
+/// MPI_Status_get_source, _tag, _error: writes `field` of `status` to `value`.
+///
+/// # Safety
+/// `status` is NULL or a status; `value` is NULL or a writable int.
+unsafe fn status_get(status: *mut MPI_Status, value: *mut c_int, field: impl FnOnce(&MPI_Status) -> c_int) -> MpiResult {
+    let st = status_arg(status)?;
+    let value = out(value, "value")?;
+    // SAFETY: both non-NULL (`out`): a status and an int (this function's contract).
+    unsafe { *value = field(&*st) };
+    Ok(())
+}
+
+/// A status argument of the MPI 4.1 accessors: NULL and MPI_STATUS_IGNORE are MPI_ERR_ARG.
+fn status_arg(status: *mut MPI_Status) -> MpiResult<*mut MPI_Status> {
+    if check::status_ignored(status) {
+        return Err(err(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE"));
+    }
+    Ok(status)
 }

@@ -440,3 +440,126 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     unsafe { *outcount = done.len() as c_int };
     in_status(done.iter().map(|(_, st)| st))
 }
+
+/// The status of `r` if it is complete, without releasing it (MPI_Request_get_status and the
+/// MPI 4.1 array forms); a generalized request's query function fills it.
+fn peek(u: &crate::instance::Instance, r: ReqRef) -> Option<Status> {
+    match r {
+        ReqRef::Null => Some(Status::empty()),
+        ReqRef::ProcNull => Some(Status::proc_null()),
+        ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
+            grequest::peek(r, &mut st);
+            st
+        }),
+    }
+}
+
+/// Whether `r` counts in MPI_Request_get_status_any / _some (null and inactive persistent
+/// requests do not).
+fn counts(u: &crate::instance::Instance, r: ReqRef) -> bool {
+    match r {
+        ReqRef::Null => false,
+        ReqRef::ProcNull => true,
+        ReqRef::Engine(id, _, _) => u.engine.active(id),
+    }
+}
+
+export! {
+    fn MPI_Request_get_status_all / PMPI_Request_get_status_all (count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected);
+        // they are only read.
+        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let mut sts = Vec::with_capacity(refs.len());
+        for &r in &refs {
+            match peek(u, r) {
+                Some(st) => sts.push(st),
+                None => {
+                    // SAFETY: checked non-NULL above; the caller passes an int.
+                    unsafe { *flag = 0 };
+                    return Ok(());
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { *flag = 1 };
+        let errors = sts.iter().any(|st| st.error.is_some());
+        for (i, st) in sts.iter().enumerate() {
+            // SAFETY: `i` < `count`; the statuses are MPI_STATUSES_IGNORE or `count` statuses the
+            // caller lets us write.
+            unsafe { write_status(status_at(array_of_statuses, i), st, errors) };
+        }
+        in_status(sts.iter())
+    }
+
+    fn MPI_Request_get_status_any / PMPI_Request_get_status_any (count: c_int, array_of_requests: *const MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: as in MPI_Request_get_status_all.
+        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        let index = out(index, "index")?;
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let mut any = false;
+        for (i, &r) in refs.iter().enumerate() {
+            if !counts(u, r) {
+                continue;
+            }
+            any = true;
+            if let Some(st) = peek(u, r) {
+                // SAFETY: `index` and `flag` are ints (checked non-NULL above); `status` is
+                // MPI_STATUS_IGNORE or a status the caller lets us write.
+                unsafe {
+                    *index = i as c_int;
+                    *flag = 1;
+                    write_status(status, &st, false);
+                }
+                return status_error(&st);
+            }
+        }
+        // SAFETY: as above.
+        unsafe {
+            *index = MPI_UNDEFINED;
+            *flag = (!any) as c_int;
+            if !any {
+                // The empty status, MPI_ERROR included (MPI 4.1 section 3.7.3).
+                write_status(status, &Status::empty(), true);
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+        u.engine.poll_failed();
+        Ok(())
+    }
+
+    fn MPI_Request_get_status_some / PMPI_Request_get_status_some (incount: c_int, array_of_requests: *const MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: as in MPI_Request_get_status_all.
+        let refs = unsafe { resolve(incount, array_of_requests as *mut MPI_Request)? };
+        let outcount = out(outcount, "outcount")?;
+        let u = check::universe()?;
+        if !refs.iter().any(|&r| counts(u, r)) {
+            // SAFETY: checked non-NULL above; an int.
+            unsafe { *outcount = MPI_UNDEFINED };
+            return Ok(());
+        }
+        if array_of_indices.is_null() {
+            return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
+        }
+        let done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|&(_, &r)| counts(u, r)).filter_map(|(i, &r)| peek(u, r).map(|st| (i, st))).collect();
+        let errors = done.iter().any(|(_, st)| st.error.is_some());
+        for (k, (i, st)) in done.iter().enumerate() {
+            // SAFETY: `k` <= `i` < `incount`: an index slot (checked non-NULL above) and a status
+            // (or IGNORE) the caller lets us write.
+            unsafe {
+                *array_of_indices.add(k) = *i as c_int;
+                write_status(status_at(array_of_statuses, k), st, errors);
+            }
+        }
+        // SAFETY: checked non-NULL above; an int.
+        unsafe { *outcount = done.len() as c_int };
+        if done.is_empty() {
+            u.engine.poll_failed();
+        }
+        in_status(done.iter().map(|(_, st)| st))
+    }
+}
