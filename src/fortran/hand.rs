@@ -303,3 +303,19 @@ fortran_binding!(info_get_nthkey, INFO_GET_NTHKEY; (info: *const MPI_Fint, n: *c
 fortran_binding!(info_create_env, INFO_CREATE_ENV; (info: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, crate::ffi::PMPI_Info_create_env(0, std::ptr::null_mut(), info));
 });
+
+// MPI_GREQUEST_START: the Fortran subroutines take their arguments by reference and return the
+// error in IERROR; C trampolines call them with a boxed state as the C extra_state.
+fortran_binding!(grequest_start, GREQUEST_START; (query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *const MPI_Aint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    if query_fn.is_null() || free_fn.is_null() || cancel_fn.is_null() || extra_state.is_null() {
+        set_ierr(ierr, crate::ffi::PMPI_Grequest_start(None, None, None, std::ptr::null_mut(), std::ptr::null_mut()));
+        return;
+    }
+    let state = super::callbacks::greq_state(query_fn, free_fn, cancel_fn, *extra_state);
+    let rc = crate::ffi::PMPI_Grequest_start(Some(super::callbacks::greq_query), Some(super::callbacks::greq_free), Some(super::callbacks::greq_cancel), state, request as _);
+    if rc != MPI_SUCCESS {
+        // Never started: the free trampoline will not run.
+        drop(Box::from_raw(state as *mut super::callbacks::GreqState));
+    }
+    set_ierr(ierr, rc);
+});
