@@ -65,6 +65,8 @@ pub type MPI_Session_errhandler_function = unsafe extern "C" fn(*mut MPI_Session
 pub type MPI_Grequest_query_function = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
 pub type MPI_Grequest_free_function = unsafe extern "C" fn(*mut c_void) -> c_int;
 pub type MPI_Grequest_cancel_function = unsafe extern "C" fn(*mut c_void, c_int) -> c_int;
+pub type MPIX_Grequest_poll_function = unsafe extern "C" fn(*mut c_void, *mut MPI_Status) -> c_int;
+pub type MPIX_Grequest_wait_function = unsafe extern "C" fn(c_int, *mut *mut c_void, f64, *mut MPI_Status) -> c_int;
 pub type MPI_Datarep_conversion_function =
     unsafe extern "C" fn(*mut c_void, MPI_Datatype, c_int, *mut c_void, MPI_Offset, *mut c_void) -> c_int;
 pub type MPI_Datarep_conversion_function_c =

@@ -42,6 +42,8 @@ families! {
     MPI_Recv_init: c => p2p::recv_init on comm comm;
     MPI_Sendrecv: c => p2p::send_recv on comm comm;
     MPI_Sendrecv_replace: c => p2p::sendrecv_replace on comm comm;
+    MPI_Isendrecv: c => p2p::isendrecv on comm comm;
+    MPI_Isendrecv_replace: c => p2p::isendrecv_replace on comm comm;
     MPI_Mrecv: c => p2p::mrecv on comm MPI_COMM_WORLD;
     MPI_Imrecv: c => p2p::imrecv on comm MPI_COMM_WORLD;
     MPI_Buffer_attach: c => p2p::buffer_attach on comm MPI_COMM_SELF;

@@ -43,6 +43,7 @@ pub use info::*;
 pub use mpit::*;
 pub use p2p::*;
 pub use p2p::partitioned::*;
+pub use p2p::grequest::*;
 pub use p2p::request::*;
 pub use rma::*;
 pub use rma::ops::*;

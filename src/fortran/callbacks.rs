@@ -130,3 +130,78 @@ predefined_delete! {
     type_null_delete_fn, TYPE_NULL_DELETE_FN;
     win_null_delete_fn, WIN_NULL_DELETE_FN;
 }
+
+/// `SUBROUTINE QUERY(EXTRA_STATE, STATUS, IERROR)` of MPI_GREQUEST_START.
+type FortranGreqQuery = unsafe extern "C" fn(*const MPI_Aint, *mut MPI_Fint, *mut c_int);
+/// `SUBROUTINE FREE(EXTRA_STATE, IERROR)`.
+type FortranGreqFree = unsafe extern "C" fn(*const MPI_Aint, *mut c_int);
+/// `SUBROUTINE CANCEL(EXTRA_STATE, COMPLETE, IERROR)` (COMPLETE a LOGICAL).
+type FortranGreqCancel = unsafe extern "C" fn(*const MPI_Aint, *const c_int, *mut c_int);
+
+/// The Fortran functions of one generalized request and its extra state: the C request's
+/// `extra_state`, released by the free trampoline (which MPI calls exactly once per request).
+pub struct GreqState {
+    query: FortranGreqQuery,
+    free: FortranGreqFree,
+    cancel: FortranGreqCancel,
+    extra: MPI_Aint,
+}
+
+/// Boxes the Fortran functions of MPI_GREQUEST_START for the C request's `extra_state`.
+///
+/// # Safety
+/// `query`, `free` and `cancel` are Fortran subroutines with the signatures above (non-null).
+pub unsafe fn greq_state(query: *const c_void, free: *const c_void, cancel: *const c_void, extra: MPI_Aint) -> *mut c_void {
+    // SAFETY: the caller vouches for the subroutines' signatures.
+    let state = unsafe {
+        GreqState {
+            query: std::mem::transmute::<*const c_void, FortranGreqQuery>(query),
+            free: std::mem::transmute::<*const c_void, FortranGreqFree>(free),
+            cancel: std::mem::transmute::<*const c_void, FortranGreqCancel>(cancel),
+            extra,
+        }
+    };
+    Box::into_raw(Box::new(state)) as *mut c_void
+}
+
+/// C query function of a Fortran generalized request: the Fortran status has the C layout
+/// (MPICH ABI, MPI_STATUS_SIZE = 5 INTEGERs).
+///
+/// # Safety
+/// `state` comes from `greq_state` and is not yet freed; `status` is a C status.
+pub unsafe extern "C" fn greq_query(state: *mut c_void, status: *mut crate::abi::MPI_Status) -> c_int {
+    // SAFETY: this function's contract.
+    let s = unsafe { &*(state as *const GreqState) };
+    let mut ierr: c_int = crate::abi::MPI_SUCCESS;
+    // SAFETY: the Fortran subroutine with references to its arguments (see `greq_state`).
+    unsafe { (s.query)(&s.extra, status as *mut MPI_Fint, &mut ierr) };
+    ierr
+}
+
+/// C free function of a Fortran generalized request: calls the Fortran one, then releases the
+/// state.
+///
+/// # Safety
+/// `state` comes from `greq_state`; MPI calls this once per request, last.
+pub unsafe extern "C" fn greq_free(state: *mut c_void) -> c_int {
+    // SAFETY: this function's contract: the box is ours to take back now.
+    let s = unsafe { Box::from_raw(state as *mut GreqState) };
+    let mut ierr: c_int = crate::abi::MPI_SUCCESS;
+    // SAFETY: the Fortran subroutine with references to its arguments (see `greq_state`).
+    unsafe { (s.free)(&s.extra, &mut ierr) };
+    ierr
+}
+
+/// C cancel function of a Fortran generalized request.
+///
+/// # Safety
+/// `state` comes from `greq_state` and is not yet freed.
+pub unsafe extern "C" fn greq_cancel(state: *mut c_void, complete: c_int) -> c_int {
+    // SAFETY: this function's contract.
+    let s = unsafe { &*(state as *const GreqState) };
+    let mut ierr: c_int = crate::abi::MPI_SUCCESS;
+    let flag: c_int = (complete != 0) as c_int;
+    // SAFETY: the Fortran subroutine with references to its arguments (see `greq_state`).
+    unsafe { (s.cancel)(&s.extra, &flag, &mut ierr) };
+    ierr
+}

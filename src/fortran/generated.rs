@@ -286,6 +286,9 @@ fortran_binding!(graph_neighbors_count, GRAPH_NEIGHBORS_COUNT; (comm: *const MPI
 fortran_binding!(graphdims_get, GRAPHDIMS_GET; (comm: *const MPI_Fint, nnodes: *mut c_int, nedges: *mut c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Graphdims_get(*comm, nnodes as _, nedges as _));
 });
+fortran_binding!(grequest_complete, GREQUEST_COMPLETE; (request: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Grequest_complete(*request));
+});
 fortran_binding!(group_compare, GROUP_COMPARE; (group1: *const MPI_Fint, group2: *const MPI_Fint, result: *mut c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Group_compare(*group1, *group2, result as _));
 });
@@ -432,6 +435,12 @@ fortran_binding!(iscatterv, ISCATTERV; (sendbuf: *mut c_void, sendcounts: *mut c
 });
 fortran_binding!(isend, ISEND; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Isend(sentinels::buf(buf) as _, *count, *datatype, *dest, *tag, *comm, request as _));
+});
+fortran_binding!(isendrecv, ISENDRECV; (sendbuf: *mut c_void, sendcount: *const c_int, sendtype: *const MPI_Fint, dest: *const c_int, sendtag: *const c_int, recvbuf: *mut c_void, recvcount: *const c_int, recvtype: *const MPI_Fint, source: *const c_int, recvtag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Isendrecv(sentinels::buf(sendbuf) as _, *sendcount, *sendtype, *dest, *sendtag, sentinels::buf(recvbuf) as _, *recvcount, *recvtype, *source, *recvtag, *comm, request as _));
+});
+fortran_binding!(isendrecv_replace, ISENDRECV_REPLACE; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, sendtag: *const c_int, source: *const c_int, recvtag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Isendrecv_replace(sentinels::buf(buf) as _, *count, *datatype, *dest, *sendtag, *source, *recvtag, *comm, request as _));
 });
 fortran_binding!(issend, ISSEND; (buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, dest: *const c_int, tag: *const c_int, comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Issend(sentinels::buf(buf) as _, *count, *datatype, *dest, *tag, *comm, request as _));
@@ -861,6 +870,33 @@ fortran_binding!(remove_error_code, REMOVE_ERROR_CODE; (errorcode: *const c_int,
 });
 fortran_binding!(remove_error_string, REMOVE_ERROR_STRING; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Remove_error_string(*errorcode));
+});
+fortran_binding!(request_get_status_all, REQUEST_GET_STATUS_ALL; (count: *const c_int, array_of_requests: *mut MPI_Fint, flag: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_all(*count, array_of_requests as _, flag as _, sentinels::statuses(array_of_statuses) as _));
+});
+fortran_binding!(request_get_status_any, REQUEST_GET_STATUS_ANY; (count: *const c_int, array_of_requests: *mut MPI_Fint, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_any(*count, array_of_requests as _, index as _, flag as _, sentinels::status(status) as _));
+});
+fortran_binding!(request_get_status_some, REQUEST_GET_STATUS_SOME; (incount: *const c_int, array_of_requests: *mut MPI_Fint, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_some(*incount, array_of_requests as _, outcount as _, array_of_indices as _, sentinels::statuses(array_of_statuses) as _));
+});
+fortran_binding!(status_get_error, STATUS_GET_ERROR; (status: *mut MPI_Fint, error: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_error(sentinels::status(status) as _, error as _));
+});
+fortran_binding!(status_get_source, STATUS_GET_SOURCE; (status: *mut MPI_Fint, source: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_source(sentinels::status(status) as _, source as _));
+});
+fortran_binding!(status_get_tag, STATUS_GET_TAG; (status: *mut MPI_Fint, tag: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_get_tag(sentinels::status(status) as _, tag as _));
+});
+fortran_binding!(status_set_error, STATUS_SET_ERROR; (status: *mut MPI_Fint, error: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_error(sentinels::status(status) as _, *error));
+});
+fortran_binding!(status_set_source, STATUS_SET_SOURCE; (status: *mut MPI_Fint, source: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_source(sentinels::status(status) as _, *source));
+});
+fortran_binding!(status_set_tag, STATUS_SET_TAG; (status: *mut MPI_Fint, tag: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Status_set_tag(sentinels::status(status) as _, *tag));
 });
 fortran_binding!(mpix delete_error_class, DELETE_ERROR_CLASS; (errorclass: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_class(*errorclass));

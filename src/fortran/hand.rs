@@ -331,3 +331,18 @@ fortran_binding!(comm_create_from_group, COMM_CREATE_FROM_GROUP; (group: *const 
 fortran_binding!(intercomm_create_from_groups, INTERCOMM_CREATE_FROM_GROUPS; (local: *const MPI_Fint, local_leader: *const c_int, remote: *const MPI_Fint, remote_leader: *const c_int, s: *const c_char, info: *const MPI_Fint, eh: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
     set_ierr(ierr, crate::ffi::PMPI_Intercomm_create_from_groups(*local, *local_leader, *remote, *remote_leader, input(s, len, false).as_ptr(), *info, *eh, newcomm));
 });
+// MPI_GREQUEST_START: the Fortran subroutines take their arguments by reference and return the
+// error in IERROR; C trampolines call them with a boxed state as the C extra_state.
+fortran_binding!(grequest_start, GREQUEST_START; (query_fn: *const c_void, free_fn: *const c_void, cancel_fn: *const c_void, extra_state: *const MPI_Aint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    if query_fn.is_null() || free_fn.is_null() || cancel_fn.is_null() || extra_state.is_null() {
+        set_ierr(ierr, crate::ffi::PMPI_Grequest_start(None, None, None, std::ptr::null_mut(), std::ptr::null_mut()));
+        return;
+    }
+    let state = super::callbacks::greq_state(query_fn, free_fn, cancel_fn, *extra_state);
+    let rc = crate::ffi::PMPI_Grequest_start(Some(super::callbacks::greq_query), Some(super::callbacks::greq_free), Some(super::callbacks::greq_cancel), state, request as _);
+    if rc != MPI_SUCCESS {
+        // Never started: the free trampoline will not run.
+        drop(Box::from_raw(state as *mut super::callbacks::GreqState));
+    }
+    set_ierr(ierr, rc);
+});

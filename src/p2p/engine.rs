@@ -964,8 +964,9 @@ impl<X: Transport> Engine<X> {
         self.t.wake(self.me);
     }
 
-    /// Completes external request `id` with status `st` (a receive's source, tag and size) and
-    /// wakes every thread of this rank that may be waiting for it.
+    /// Completes external request `id` with status `st` (a receive's source, tag and size, or a
+    /// request made of other requests: MPI_Isendrecv) and wakes every thread of this rank that
+    /// may be waiting for it.
     pub fn complete_external_status(&self, id: ReqId, st: Status) {
         let mut g = self.lock();
         if let Some(r) = g.reqs.get_mut(id) {
@@ -1214,6 +1215,12 @@ impl<X: Transport> Engine<X> {
             return Some(Status::empty());
         }
         r.done.then_some(r.status)
+    }
+
+    /// MPI_Request_get_status_any / _some: whether `id` is an active request (inactive
+    /// persistent requests count as null there).
+    pub fn active(&self, id: ReqId) -> bool {
+        Self::is_active(&self.lock(), id)
     }
 
     /// MPI_Request_free.

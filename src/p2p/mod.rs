@@ -5,6 +5,8 @@ pub mod buffer;
 pub mod engine;
 pub mod gauges;
 pub mod partitioned;
+pub mod grequest;
+pub mod pair;
 pub mod request;
 
 pub use buffer::Buf;

@@ -1,6 +1,7 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
 pub mod partitioned;
+pub mod grequest;
 pub mod request;
 use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
 use crate::abi::*;
@@ -230,6 +231,90 @@ pub(in crate::ffi) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl Coun
     // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
     unsafe { write_status(status, &st, false) };
     recv_result(&st)
+}
+
+/// Starts a send and a receive as one request (MPI_Isendrecv, MPI_Isendrecv_replace): `keep`
+/// is memory the send reads from, held until it is done. Writes the request handle.
+///
+/// # Safety
+/// The send buffer holds its bytes and the receive buffer has room for its capacity until the
+/// request completes; `request` is writable.
+unsafe fn isendrecv_start(send: Option<(Buf, usize, usize, i32)>, recv: Option<(Buf, usize, Option<usize>, i32)>, ctx: u32, keep: Option<Vec<u8>>, request: *mut MPI_Request) -> MpiResult {
+    let u = check::universe()?;
+    if send.is_none() && recv.is_none() {
+        // SAFETY: the caller's request handle (this function's contract).
+        unsafe { *request = REQ_PROC_NULL };
+        return Ok(());
+    }
+    // SAFETY: the receive buffer has room for `cap` bytes until completion (this function's contract).
+    let r = recv.map(|(buf, cap, src, tag)| unsafe { u.engine.irecv(buf, cap, src, tag, ctx) });
+    let s = match send {
+        None => None,
+        // SAFETY: the send buffer holds `bytes` bytes until completion (this function's contract).
+        Some((buf, bytes, d, tag)) => match unsafe { u.engine.isend(buf, bytes, d, tag, ctx, SendMode::Standard) } {
+            Ok(id) => Some(id),
+            Err(e) => {
+                if let Some(r) = r {
+                    u.engine.cancel(r);
+                    u.engine.wait(r);
+                }
+                return Err(e);
+            }
+        },
+    };
+    let id = crate::p2p::pair::Pairs::of(&u.engine).start(&u.engine, s, r, keep);
+    // SAFETY: the caller's request handle (this function's contract).
+    unsafe { *request = req_handle(id) };
+    Ok(())
+}
+
+/// MPI_Isendrecv and MPI_Isendrecv_c: one request that completes when both the send and the
+/// receive did, with the receive's status (MPI 4.1 section 3.10).
+///
+/// # Safety
+/// The buffers must hold their counts of elements until the request completes (the MPI
+/// contract); `request` must be writable (checked for NULL).
+#[allow(clippy::too_many_arguments)]
+pub(in crate::ffi) unsafe fn isendrecv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                               recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
+                               comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
+    let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
+    let request = out(request, "request")?;
+    let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
+    // SAFETY: the buffers live until completion and `request` is non-NULL (this function's contract).
+    unsafe { isendrecv_start(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx, None, request) }
+}
+
+/// MPI_Isendrecv_replace and MPI_Isendrecv_replace_c: the send data is packed into an internal
+/// buffer first, so the message received may land in the buffer at once.
+///
+/// # Safety
+/// As `isendrecv`, with one buffer.
+#[allow(clippy::too_many_arguments)]
+pub(in crate::ffi) unsafe fn isendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                                       source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    let count = count.get();
+    let ((ubuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
+    let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+    let request = out(request, "request")?;
+    let mut keep = None;
+    let send = match d {
+        None => None,
+        Some(d) => {
+            let mut tmp = vec![0u8; bytes];
+            // SAFETY: the user's buffer holds `bytes` packed bytes; `tmp` has room for them.
+            unsafe { ubuf.pack(0, tmp.as_mut_ptr(), bytes) };
+            // The vector's heap block does not move when the vector does (into the pair).
+            let flat = Buf::flat(tmp.as_ptr());
+            keep = Some(tmp);
+            Some((flat, bytes, d, sendtag))
+        }
+    };
+    let recv = match s { Source::ProcNull => None, s => Some((ubuf, bytes, s.as_option(), recvtag)) };
+    // SAFETY: the user's buffer lives until completion, the packed copy as long as the send (kept
+    // by the pair), and `request` is non-NULL (this function's contract).
+    unsafe { isendrecv_start(send, recv, ctx, keep, request) }
 }
 
 /// MPI_Mrecv and MPI_Mrecv_c.
@@ -479,15 +564,46 @@ export! {
     }
 
     fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
-        let st = out(status, "status")?;
-        let size = check::datatype_size(datatype)?;
-        if count < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
-        }
+        status_set_elements_big(status, datatype, count)
+    }
+
+    fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
+        status_set_elements_big(status, datatype, count)
+    }
+
+    fn MPI_Status_get_source / PMPI_Status_get_source (status: *mut MPI_Status, source: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: the caller's status and an int (NULL is checked).
+        unsafe { status_get(status, source, |s| s.MPI_SOURCE) }
+    }
+
+    fn MPI_Status_get_tag / PMPI_Status_get_tag (status: *mut MPI_Status, tag: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: as in MPI_Status_get_source.
+        unsafe { status_get(status, tag, |s| s.MPI_TAG) }
+    }
+
+    fn MPI_Status_get_error / PMPI_Status_get_error (status: *mut MPI_Status, error: *mut c_int) on comm MPI_COMM_SELF => {
+        // SAFETY: as in MPI_Status_get_source.
+        unsafe { status_get(status, error, |s| s.MPI_ERROR) }
+    }
+
+    fn MPI_Status_set_source / PMPI_Status_set_source (status: *mut MPI_Status, source: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
         // SAFETY: non-NULL (`out`); the caller's status.
-        let st = unsafe { &mut *st };
-        let c = st.cancelled();
-        st.set_count_bytes(count as u64 * size as u64, c);
+        unsafe { (*st).MPI_SOURCE = source };
+        Ok(())
+    }
+
+    fn MPI_Status_set_tag / PMPI_Status_set_tag (status: *mut MPI_Status, tag: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
+        // SAFETY: non-NULL (`out`); the caller's status.
+        unsafe { (*st).MPI_TAG = tag };
+        Ok(())
+    }
+
+    fn MPI_Status_set_error / PMPI_Status_set_error (status: *mut MPI_Status, error: c_int) on comm MPI_COMM_SELF => {
+        let st = status_arg(status)?;
+        // SAFETY: non-NULL (`out`); the caller's status.
+        unsafe { (*st).MPI_ERROR = error };
         Ok(())
     }
 
@@ -507,4 +623,38 @@ export! {
         unsafe { *flag = (*st).cancelled() as c_int };
         Ok(())
     }
+}
+
+/// MPI_Status_set_elements_x and MPI_Status_set_elements_c.
+fn status_set_elements_big(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> MpiResult {
+    let st = out(status, "status")?;
+    let size = check::datatype_size(datatype)?;
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
+    }
+    // SAFETY: non-NULL (`out`); the caller's status.
+    let st = unsafe { &mut *st };
+    let c = st.cancelled();
+    st.set_count_bytes(count as u64 * size as u64, c);
+    Ok(())
+}
+
+/// MPI_Status_get_source, _tag, _error: writes `field` of `status` to `value`.
+///
+/// # Safety
+/// `status` is NULL or a status; `value` is NULL or a writable int.
+unsafe fn status_get(status: *mut MPI_Status, value: *mut c_int, field: impl FnOnce(&MPI_Status) -> c_int) -> MpiResult {
+    let st = status_arg(status)?;
+    let value = out(value, "value")?;
+    // SAFETY: both non-NULL (`out`): a status and an int (this function's contract).
+    unsafe { *value = field(&*st) };
+    Ok(())
+}
+
+/// A status argument of the MPI 4.1 accessors: NULL and MPI_STATUS_IGNORE are MPI_ERR_ARG.
+fn status_arg(status: *mut MPI_Status) -> MpiResult<*mut MPI_Status> {
+    if check::status_ignored(status) {
+        return Err(err(MPI_ERR_ARG, "status is NULL or MPI_STATUS_IGNORE"));
+    }
+    Ok(status)
 }

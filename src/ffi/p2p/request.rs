@@ -1,5 +1,6 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
 use crate::ffi::check::{self, req_ref, write_status, ReqRef};
+use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
@@ -46,7 +47,7 @@ fn status_error(st: &Status) -> MpiResult {
         None => Ok(()),
         Some(ErrorClass::Truncate) => Err(err(MPI_ERR_TRUNCATE, "message truncated: the message was longer than the receive buffer")),
         Some(ErrorClass::ProcFailed | ErrorClass::ProcFailedPending | ErrorClass::Revoked) => crate::p2p::engine::failure_result(st),
-        Some(class) => Err(err(class, "the operation of this request failed (e.g. MPI_Comm_idup could not agree on a context id)")),
+        Some(class) => Err(err(class, "the operation of this request failed (MPI_Comm_idup could not agree on a context id, or a function of a generalized request returned this error)")),
     }
 }
 
@@ -75,7 +76,12 @@ export! {
         let st = match r {
             ReqRef::Null => Status::empty(),
             ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Engine(id, _, _) => u.engine.wait(id),
+            ReqRef::Engine(id, _, _) => {
+                grequest::block(&[r]);
+                let mut st = u.engine.wait(id);
+                settle(r, &mut st);
+                st
+            }
         };
         // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
         // caller lets us write.
@@ -95,7 +101,10 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _, _) => u.engine.test(id),
+            ReqRef::Engine(id, _, _) => u.engine.test(id).map(|mut st| {
+                settle(r, &mut st);
+                st
+            }),
         };
         // SAFETY: checked non-NULL above; the caller passes an int.
         unsafe { *flag = st.is_some() as c_int };
@@ -118,7 +127,10 @@ export! {
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
             ReqRef::ProcNull => Some(Status::proc_null()),
-            ReqRef::Engine(id, _, _) => u.engine.peek_status(id),
+            ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
+                grequest::peek(r, &mut st);
+                st
+            }),
         };
         // SAFETY: `flag` checked non-NULL above, an int; `status` is MPI_STATUS_IGNORE or a
         // status the caller lets us write.
@@ -135,6 +147,7 @@ export! {
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
         let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
+        grequest::block(&refs);
         let sts = u.engine.wait_all(&ids(&refs));
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
@@ -170,7 +183,8 @@ export! {
             return Ok(());
         }
         // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
-        let Some((i, st)) = u.engine.wait_any(&ids(&refs)) else {
+        grequest::block(&refs);
+        let Some((i, mut st)) = u.engine.wait_any(&ids(&refs)) else {
             // SAFETY: see above.
             unsafe {
                 *index = MPI_UNDEFINED;
@@ -178,6 +192,7 @@ export! {
             }
             return Ok(());
         };
+        settle(refs[i], &mut st);
         // SAFETY: see above; `i` < `count`.
         unsafe {
             release_handle(array_of_requests.add(i), refs[i]);
@@ -204,7 +219,8 @@ export! {
         // Complete at most one: the first active request that is done. Inactive persistent
         // requests count as null: none active means flag true and MPI_UNDEFINED.
         match u.engine.test_any(&ids(&refs)) {
-            Some(Some((i, st))) => {
+            Some(Some((i, mut st))) => {
+                settle(refs[i], &mut st);
                 // SAFETY: see above; `i` < `count`.
                 unsafe {
                     release_handle(array_of_requests.add(i), refs[i]);
@@ -249,7 +265,11 @@ export! {
         let request = out(request, "request")?;
         let u = check::universe()?;
         // SAFETY: checked non-NULL above; the caller passes its request handle.
-        match req_ref(u, unsafe { *request })? {
+        let r = req_ref(u, unsafe { *request })?;
+        if let Some(res) = grequest::cancel(r) {
+            return res;
+        }
+        match r {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
             ReqRef::ProcNull => Ok(()),
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
@@ -267,7 +287,13 @@ export! {
         let request = out(request, "request")?;
         let u = check::universe()?;
         // SAFETY: checked non-NULL above; the caller passes its request handle.
-        match req_ref(u, unsafe { *request })? {
+        let r = req_ref(u, unsafe { *request })?;
+        if let Some(res) = grequest::free(r) {
+            // SAFETY: as above; the handle argument is in-out.
+            unsafe { *request = MPI_REQUEST_NULL };
+            return res;
+        }
+        match r {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
             ReqRef::ProcNull => {}
             ReqRef::Engine(id, ..) => {
@@ -351,8 +377,11 @@ unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, 
     let sts: Vec<Status> = refs
         .iter()
         .zip(sts)
-        .map(|(r, st)| match r {
-            ReqRef::Engine(..) => st,
+        .map(|(r, mut st)| match r {
+            ReqRef::Engine(..) => {
+                settle(*r, &mut st);
+                st
+            }
             ReqRef::ProcNull => Status::proc_null(),
             ReqRef::Null => Status::empty(),
         })
@@ -390,9 +419,15 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
     let ids = ids(&refs);
     // None from the engine: no active request (inactive persistent requests count as null).
+    if done.is_empty() && block {
+        grequest::block(&refs);
+    }
     let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
     match more {
-        Some(v) => done.extend(v),
+        Some(v) => done.extend(v.into_iter().map(|(i, mut st)| {
+            settle(refs[i], &mut st);
+            (i, st)
+        })),
         None if done.is_empty() => {
             // SAFETY: as above.
             unsafe { *outcount = MPI_UNDEFINED };
@@ -413,4 +448,127 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     // SAFETY: checked non-NULL above; an int by this function's contract.
     unsafe { *outcount = done.len() as c_int };
     in_status(done.iter().map(|(_, st)| st))
+}
+
+/// The status of `r` if it is complete, without releasing it (MPI_Request_get_status and the
+/// MPI 4.1 array forms); a generalized request's query function fills it.
+fn peek(u: &crate::instance::Instance, r: ReqRef) -> Option<Status> {
+    match r {
+        ReqRef::Null => Some(Status::empty()),
+        ReqRef::ProcNull => Some(Status::proc_null()),
+        ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
+            grequest::peek(r, &mut st);
+            st
+        }),
+    }
+}
+
+/// Whether `r` counts in MPI_Request_get_status_any / _some (null and inactive persistent
+/// requests do not).
+fn counts(u: &crate::instance::Instance, r: ReqRef) -> bool {
+    match r {
+        ReqRef::Null => false,
+        ReqRef::ProcNull => true,
+        ReqRef::Engine(id, _, _) => u.engine.active(id),
+    }
+}
+
+export! {
+    fn MPI_Request_get_status_all / PMPI_Request_get_status_all (count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected);
+        // they are only read.
+        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let mut sts = Vec::with_capacity(refs.len());
+        for &r in &refs {
+            match peek(u, r) {
+                Some(st) => sts.push(st),
+                None => {
+                    // SAFETY: checked non-NULL above; the caller passes an int.
+                    unsafe { *flag = 0 };
+                    return Ok(());
+                }
+            }
+        }
+        // SAFETY: as above.
+        unsafe { *flag = 1 };
+        let errors = sts.iter().any(|st| st.error.is_some());
+        for (i, st) in sts.iter().enumerate() {
+            // SAFETY: `i` < `count`; the statuses are MPI_STATUSES_IGNORE or `count` statuses the
+            // caller lets us write.
+            unsafe { write_status(status_at(array_of_statuses, i), st, errors) };
+        }
+        in_status(sts.iter())
+    }
+
+    fn MPI_Request_get_status_any / PMPI_Request_get_status_any (count: c_int, array_of_requests: *const MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: as in MPI_Request_get_status_all.
+        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        let index = out(index, "index")?;
+        let flag = out(flag, "flag")?;
+        let u = check::universe()?;
+        let mut any = false;
+        for (i, &r) in refs.iter().enumerate() {
+            if !counts(u, r) {
+                continue;
+            }
+            any = true;
+            if let Some(st) = peek(u, r) {
+                // SAFETY: `index` and `flag` are ints (checked non-NULL above); `status` is
+                // MPI_STATUS_IGNORE or a status the caller lets us write.
+                unsafe {
+                    *index = i as c_int;
+                    *flag = 1;
+                    write_status(status, &st, false);
+                }
+                return status_error(&st);
+            }
+        }
+        // SAFETY: as above.
+        unsafe {
+            *index = MPI_UNDEFINED;
+            *flag = (!any) as c_int;
+            if !any {
+                // The empty status, MPI_ERROR included (MPI 4.1 section 3.7.3).
+                write_status(status, &Status::empty(), true);
+            }
+        }
+        if !any {
+            return Ok(());
+        }
+        u.engine.poll_failed();
+        Ok(())
+    }
+
+    fn MPI_Request_get_status_some / PMPI_Request_get_status_some (incount: c_int, array_of_requests: *const MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: as in MPI_Request_get_status_all.
+        let refs = unsafe { resolve(incount, array_of_requests as *mut MPI_Request)? };
+        let outcount = out(outcount, "outcount")?;
+        let u = check::universe()?;
+        if !refs.iter().any(|&r| counts(u, r)) {
+            // SAFETY: checked non-NULL above; an int.
+            unsafe { *outcount = MPI_UNDEFINED };
+            return Ok(());
+        }
+        if array_of_indices.is_null() {
+            return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
+        }
+        let done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|&(_, &r)| counts(u, r)).filter_map(|(i, &r)| peek(u, r).map(|st| (i, st))).collect();
+        let errors = done.iter().any(|(_, st)| st.error.is_some());
+        for (k, (i, st)) in done.iter().enumerate() {
+            // SAFETY: `k` <= `i` < `incount`: an index slot (checked non-NULL above) and a status
+            // (or IGNORE) the caller lets us write.
+            unsafe {
+                *array_of_indices.add(k) = *i as c_int;
+                write_status(status_at(array_of_statuses, k), st, errors);
+            }
+        }
+        // SAFETY: checked non-NULL above; an int.
+        unsafe { *outcount = done.len() as c_int };
+        if done.is_empty() {
+            u.engine.poll_failed();
+        }
+        in_status(done.iter().map(|(_, st)| st))
+    }
 }
