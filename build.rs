@@ -29,6 +29,8 @@
 //! * a trailing `...` (only `MPI_Pcontrol`) is dropped: a non-variadic definition is ABI-compatible
 //!   with variadic callers on x86-64 and stable Rust cannot define variadic functions.
 //!
+//! 4. Compiles the C reduction kernels of `c-src/long_double_ops.c` (see `compile_c_kernels`).
+//!
 //! Plain string parsing, no dependencies: the header keeps one prototype per line on purpose.
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
@@ -44,6 +46,7 @@ fn main() {
     println!("cargo:rerun-if-changed=src/ffi");
 
     let root = PathBuf::from(env::var("CARGO_MANIFEST_DIR").unwrap());
+    compile_c_kernels(&root);
     let header = fs::read_to_string(root.join("include/mpi.h")).expect("read include/mpi.h");
     let protos: Vec<Proto> = header.lines().filter_map(parse_proto).collect();
     assert!(protos.len() >= 600, "include/mpi.h: only {} MPI_ prototypes parsed", protos.len());
@@ -172,6 +175,31 @@ fn parse_proto(line: &str) -> Option<Proto> {
     }
     let ret_rust = rust_type(ret.trim(), 0, false, &[]).unwrap_or_else(|e| panic!("{name}: return type: {e}"));
     Some(Proto { name: name.to_string(), c_line: line.to_string(), ret_c: ret.trim().to_string(), ret_rust, params })
+}
+
+/// Step 4: the reduction kernels of the types Rust has no arithmetic for (long double, __float128,
+/// _Float16; `c-src/long_double_ops.c`, called from `src/op/kernels.rs`) become the static library
+/// `liboxmpi_cops.a` in OUT_DIR, linked into every artifact of the crate. `$CC` (default `cc`)
+/// compiles it and `$AR` (default `ar`) archives it: no build dependency.
+fn compile_c_kernels(root: &Path) {
+    let src = root.join("c-src/long_double_ops.c");
+    println!("cargo:rerun-if-changed={}", src.display());
+    println!("cargo:rerun-if-env-changed=CC");
+    println!("cargo:rerun-if-env-changed=AR");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let obj = out.join("long_double_ops.o");
+    let lib = out.join("liboxmpi_cops.a");
+    let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
+    let ar = env::var("AR").unwrap_or_else(|_| "ar".to_string());
+    let run = |cmd: &mut std::process::Command| {
+        let st = cmd.status().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+        assert!(st.success(), "{cmd:?} failed ({st})");
+    };
+    run(std::process::Command::new(&cc).args(["-std=gnu11", "-O2", "-fPIC", "-Wall", "-c"]).arg(&src).arg("-o").arg(&obj));
+    let _ = fs::remove_file(&lib);
+    run(std::process::Command::new(&ar).arg("crs").arg(&lib).arg(&obj));
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=oxmpi_cops");
 }
 
 /// One C parameter declaration, e.g. `const int array_of_ranks[]`, `MPI_Comm *newcomm`, `int ranges[][3]`.

@@ -247,3 +247,38 @@ pub unsafe fn replace_bytes(inp: *const u8, inout: *mut u8, n: usize) {
 /// # Safety
 /// `inp` and `inout` hold `n` elements of the kernel's element type (see [`Kernel`]).
 pub unsafe fn no_op(_inp: *const u8, _inout: *mut u8, _n: usize) {}
+
+/// Kernels of the types Rust has no arithmetic for, written in C (`c-src/long_double_ops.c`,
+/// compiled and linked by build.rs): x87 `long double` (MPI_LONG_DOUBLE, 16 bytes), its complex
+/// (32 bytes) and `{long double, int}` (MPI_LONG_DOUBLE_INT, 32 bytes); `__float128` (MPI_REAL16,
+/// gfortran's REAL(16) on x86-64) and its complex (MPI_COMPLEX32); `_Float16` (MPIX_C_FLOAT16).
+/// They follow the rules of the Rust kernels above (operand order, MAX/MIN ties, textbook complex
+/// product, the lower index on MINLOC/MAXLOC ties).
+pub mod c {
+    use std::os::raw::c_void;
+
+    macro_rules! c_kernels {
+        ($($name:ident => $sym:ident),* $(,)?) => {
+            extern "C" {
+                $(fn $sym(inp: *const c_void, inout: *mut c_void, n: usize);)*
+            }
+            $(
+                /// # Safety
+                /// `inp` and `inout` hold `n` elements of the kernel's element type (see [`super::Kernel`]).
+                pub unsafe fn $name(inp: *const u8, inout: *mut u8, n: usize) {
+                    // SAFETY: forwarded caller contract; the C kernel reads and writes n elements.
+                    unsafe { $sym(inp as *const c_void, inout as *mut c_void, n) }
+                }
+            )*
+        };
+    }
+
+    c_kernels! {
+        ld_sum => oxmpi_ld_sum, ld_prod => oxmpi_ld_prod, ld_max => oxmpi_ld_max, ld_min => oxmpi_ld_min,
+        ldc_sum => oxmpi_ldc_sum, ldc_prod => oxmpi_ldc_prod,
+        ld_int_minloc => oxmpi_ld_int_minloc, ld_int_maxloc => oxmpi_ld_int_maxloc,
+        f128_sum => oxmpi_f128_sum, f128_prod => oxmpi_f128_prod, f128_max => oxmpi_f128_max, f128_min => oxmpi_f128_min,
+        f128c_sum => oxmpi_f128c_sum, f128c_prod => oxmpi_f128c_prod,
+        f16_sum => oxmpi_f16_sum, f16_prod => oxmpi_f16_prod, f16_max => oxmpi_f16_max, f16_min => oxmpi_f16_min,
+    }
+}

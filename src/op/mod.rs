@@ -6,6 +6,11 @@
 //! also on complex; LAND/LOR/LXOR on C integers and logicals; BAND/BOR/BXOR on integers and
 //! MPI_BYTE; MINLOC/MAXLOC on the value/index pair types. MPI_REPLACE and MPI_NO_OP apply to any
 //! predefined type (they belong to one-sided accumulate; the collectives refuse them).
+//!
+//! Beyond the standard's lists, like MPICH (`MPIR_OP_TYPE_GROUP_C_INTEGER_EXTRA` and
+//! `..._FORTRAN_INTEGER_EXTRA` of its op utilities) and Open MPI, MPI_CHAR and MPI_CHARACTER
+//! reduce as C integers (a signed `char` on x86-64, as MPICH computes them): OSU's collective
+//! benchmarks reduce MPI_CHAR with MPI_SUM. MPI_WCHAR stays outside every op, as in MPICH.
 pub mod kernels;
 pub mod user;
 
@@ -72,10 +77,16 @@ enum Elem {
     TwoInt,
     TwoReal,
     TwoDouble,
-    /// Types with no Rust arithmetic (x87 80-bit long double, IEEE quad, half): never computed,
-    /// so that no reduction silently returns wrong values.
-    NoArith,
-    /// Types no arithmetic op applies to (MPI_CHAR, MPI_WCHAR, MPI_PACKED, MPI_CHARACTER...).
+    /// Types without Rust arithmetic, computed by the C kernels (`kernels::c`): x87 80-bit
+    /// `long double` (16 bytes), its complex, `{long double, int}`, IEEE quad `__float128` (the
+    /// Fortran REAL(16) of gfortran on x86-64), its complex, and half `_Float16`.
+    LongDouble,
+    LongDoubleComplex,
+    LongDoubleInt,
+    F128,
+    C128,
+    F16,
+    /// Types no arithmetic op applies to (MPI_WCHAR, MPI_PACKED).
     Opaque,
 }
 
@@ -100,7 +111,7 @@ const TYPES: &[(Basic, Elem, Group)] = {
     use Elem::*;
     use Group::*;
     &[
-        (Basic::Char, Opaque, None),
+        (Basic::Char, I8, CInteger),
         (Basic::UnsignedChar, U8, CInteger),
         (Basic::Short, I16, CInteger),
         (Basic::UnsignedShort, U16, CInteger),
@@ -111,14 +122,14 @@ const TYPES: &[(Basic, Elem, Group)] = {
         (Basic::LongLong, I64, CInteger),
         (Basic::Float, F32, Floating),
         (Basic::Double, F64, Floating),
-        (Basic::LongDouble, NoArith, Floating),
+        (Basic::LongDouble, LongDouble, Floating),
         (Basic::Byte, U8, Byte),
         (Basic::Wchar, Opaque, None),
         (Basic::Packed, Opaque, None),
         (Basic::TwoInt, TwoInt, Pair),
         (Basic::SignedChar, I8, CInteger),
         (Basic::UnsignedLongLong, U64, CInteger),
-        (Basic::Character, Opaque, None),
+        (Basic::Character, I8, CInteger),
         (Basic::Integer, I32, FortranInteger),
         (Basic::Real, F32, Floating),
         (Basic::Logical, I32, Logical),
@@ -132,8 +143,8 @@ const TYPES: &[(Basic, Elem, Group)] = {
         (Basic::Complex8, C32, Complex),
         (Basic::Real8, F64, Floating),
         (Basic::Complex16, C64, Complex),
-        (Basic::Real16, NoArith, Floating),
-        (Basic::Complex32, NoArith, Complex),
+        (Basic::Real16, F128, Floating),
+        (Basic::Complex32, C128, Complex),
         (Basic::Integer1, I8, FortranInteger),
         (Basic::Integer2, I16, FortranInteger),
         (Basic::Integer4, I32, FortranInteger),
@@ -141,7 +152,7 @@ const TYPES: &[(Basic, Elem, Group)] = {
         (Basic::CxxBool, U8, Logical),
         (Basic::CxxFloatComplex, C32, Complex),
         (Basic::CxxDoubleComplex, C64, Complex),
-        (Basic::CxxLongDoubleComplex, NoArith, Complex),
+        (Basic::CxxLongDoubleComplex, LongDoubleComplex, Complex),
         (Basic::Int8T, I8, CInteger),
         (Basic::Int16T, I16, CInteger),
         (Basic::Int32T, I32, CInteger),
@@ -153,16 +164,16 @@ const TYPES: &[(Basic, Elem, Group)] = {
         (Basic::CBool, U8, Logical),
         (Basic::CFloatComplex, C32, Complex),
         (Basic::CDoubleComplex, C64, Complex),
-        (Basic::CLongDoubleComplex, NoArith, Complex),
+        (Basic::CLongDoubleComplex, LongDoubleComplex, Complex),
         (Basic::Aint, I64, MultiInteger),
         (Basic::Offset, I64, MultiInteger),
         (Basic::Count, I64, MultiInteger),
-        (Basic::CFloat16, NoArith, Floating),
+        (Basic::CFloat16, F16, Floating),
         (Basic::FloatInt, FloatInt, Pair),
         (Basic::DoubleInt, DoubleInt, Pair),
         (Basic::LongInt, LongInt, Pair),
         (Basic::ShortInt, ShortInt, Pair),
-        (Basic::LongDoubleInt, NoArith, Pair),
+        (Basic::LongDoubleInt, LongDoubleInt, Pair),
     ]
 };
 
@@ -177,6 +188,15 @@ fn allowed(op: Op, g: Group) -> bool {
         Op::Minloc | Op::Maxloc => g == Pair,
         Op::Replace | Op::NoOp => true,
     }
+}
+
+/// Whether MPI_Compare_and_swap applies to `dt`: MPI 4.1 section 12.3.5 allows C integer, Fortran
+/// integer, logical, multi-language and byte types (so MPI_C_BOOL and MPI_LOGICAL, not pairs or
+/// reals).
+pub fn compare_and_swap_allowed(dt: Basic) -> bool {
+    let (t, elem, group) = TYPES[dt as usize];
+    debug_assert_eq!(t, dt);
+    elem != Elem::Opaque && matches!(group, Group::CInteger | Group::FortranInteger | Group::MultiInteger | Group::Logical | Group::Byte)
 }
 
 /// A checked (op, datatype) pair, ready to combine buffers.
@@ -261,8 +281,38 @@ macro_rules! pair_kernel {
     };
 }
 
+/// The C kernel of `op` on the elements without Rust arithmetic (`kernels::c`).
+fn c_kernel(op: Op, e: Elem) -> Option<Kernel> {
+    use kernels::c::*;
+    use Elem::*;
+    Some(match (op, e) {
+        (Op::Sum, LongDouble) => ld_sum as Kernel,
+        (Op::Prod, LongDouble) => ld_prod,
+        (Op::Max, LongDouble) => ld_max,
+        (Op::Min, LongDouble) => ld_min,
+        (Op::Sum, LongDoubleComplex) => ldc_sum,
+        (Op::Prod, LongDoubleComplex) => ldc_prod,
+        (Op::Minloc, LongDoubleInt) => ld_int_minloc,
+        (Op::Maxloc, LongDoubleInt) => ld_int_maxloc,
+        (Op::Sum, F128) => f128_sum,
+        (Op::Prod, F128) => f128_prod,
+        (Op::Max, F128) => f128_max,
+        (Op::Min, F128) => f128_min,
+        (Op::Sum, C128) => f128c_sum,
+        (Op::Prod, C128) => f128c_prod,
+        (Op::Sum, F16) => f16_sum,
+        (Op::Prod, F16) => f16_prod,
+        (Op::Max, F16) => f16_max,
+        (Op::Min, F16) => f16_min,
+        _ => return None,
+    })
+}
+
 /// The kernel of `op` on elements `e` (None only if the table and the kernels disagree).
 fn kernel(op: Op, e: Elem) -> Option<(Kernel, bool)> {
+    if let Some(k) = c_kernel(op, e) {
+        return Some((k, false));
+    }
     Some(match op {
         Op::Max => (arith_kernel!(e, max), false),
         Op::Min => (arith_kernel!(e, min), false),
@@ -283,7 +333,7 @@ fn kernel(op: Op, e: Elem) -> Option<(Kernel, bool)> {
 
 impl Reduction {
     /// Checks that predefined op `op` applies to `dt`. Errors (class Op): a combination the
-    /// standard does not allow, or a type oxmpi cannot compute.
+    /// standard (or MPICH's extensions, see the module doc) does not allow.
     pub fn new(op: Op, dt: Basic) -> MpiResult<Reduction> {
         let (t, elem, group) = TYPES[dt as usize];
         debug_assert_eq!(t, dt);
@@ -291,10 +341,6 @@ impl Reduction {
         let tname = dt.name();
         if !allowed(op, group) {
             return Err(err(ErrorClass::Op, format!("{} is not defined on {tname} (MPI 4.1 section 6.9.2 lists the datatypes each predefined op applies to)", op.name())));
-        }
-        if elem == Elem::NoArith && !matches!(op, Op::Replace | Op::NoOp) {
-            let what = if tname.contains("LONG_DOUBLE") { "MPI_LONG_DOUBLE" } else { tname };
-            return Err(err(ErrorClass::Op, format!("{what} reductions are not supported yet ({} on {tname})", op.name())));
         }
         let (kernel, bytewise) = kernel(op, elem).ok_or_else(|| err(ErrorClass::Intern, format!("no kernel for {} on {tname}", op.name())))?;
         Ok(Reduction { size, func: Func::Predefined { op, kernel, scale: if bytewise { size } else { 1 } } })

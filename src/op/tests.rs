@@ -169,19 +169,123 @@ fn invalid_combinations() {
     assert_eq!(class(LAND, INTEGER), Some(ErrorClass::Op));
     assert_eq!(class(MAX, C_DOUBLE_COMPLEX), Some(ErrorClass::Op));
     assert_eq!(class(MAX, BYTE), Some(ErrorClass::Op));
-    assert_eq!(class(SUM, CHAR), Some(ErrorClass::Op));
+    assert_eq!(class(SUM, Basic::Wchar), Some(ErrorClass::Op));
+    assert_eq!(class(MAX, C_BOOL), Some(ErrorClass::Op));
+    assert_eq!(class(MAX, Basic::CLongDoubleComplex), Some(ErrorClass::Op));
+    assert_eq!(class(LAND, LONG_DOUBLE), Some(ErrorClass::Op));
+    assert_eq!(class(SUM, LONG_DOUBLE_INT), Some(ErrorClass::Op));
     assert_eq!(class(SUM, LOGICAL), Some(ErrorClass::Op));
     assert_eq!(class(MINLOC, DOUBLE), Some(ErrorClass::Op));
     assert_eq!(class(SUM, DOUBLE_INT), Some(ErrorClass::Op));
     let e = Reduction::new(BAND, DOUBLE).unwrap_err();
     assert!(e.msg.contains("MPI_BAND") && e.msg.contains("MPI_DOUBLE"), "{}", e.msg);
-    for dt in [LONG_DOUBLE, LONG_DOUBLE_INT] {
-        let op = if dt == LONG_DOUBLE { SUM } else { MAXLOC };
-        let e = Reduction::new(op, dt).unwrap_err();
-        assert_eq!(e.class, ErrorClass::Op);
-        assert!(e.msg.contains("MPI_LONG_DOUBLE reductions are not supported yet"), "{}", e.msg);
-    }
     assert_eq!(class(REPLACE, LONG_DOUBLE), None);
+}
+
+#[test]
+fn char_types_reduce_as_signed_and_unsigned_integers() {
+    // MPI_CHAR is a signed char on x86-64, as MPICH computes it.
+    assert_eq!(reduce(SUM, CHAR, &[100i8, -3], &[100, 5]), [-56, 2]);
+    assert_eq!(reduce(MAX, CHAR, &[-1i8, 3], &[1, -4]), [1, 3]);
+    assert_eq!(reduce(MIN, Basic::Character, &[-1i8], &[1]), [-1]);
+    assert_eq!(reduce(PROD, CHAR, &[3i8], &[-5]), [-15]);
+    assert_eq!(reduce(LAND, CHAR, &[2i8, 0], &[1, 1]), [1, 0]);
+    assert_eq!(reduce(BXOR, CHAR, &[0x0fi8], &[0x3c]), [0x33]);
+    assert_eq!(reduce(MAX, UNSIGNED_CHAR, &[200u8], &[100]), [200]);
+    assert_eq!(reduce(SUM, SIGNED_CHAR, &[-100i8], &[-100]), [56]);
+}
+
+/// An x87 80-bit `long double` in its 16-byte slot, from a normal f64 (or zero).
+fn ld(x: f64) -> [u8; 16] {
+    let b = x.to_bits();
+    let mut out = [0u8; 16];
+    if x != 0.0 {
+        let sign = (b >> 63) as u16;
+        let exp = ((b >> 52) & 0x7ff) as i32 - 1023 + 16383;
+        let mant = (1u64 << 63) | ((b & ((1u64 << 52) - 1)) << 11);
+        out[..8].copy_from_slice(&mant.to_le_bytes());
+        out[8..10].copy_from_slice(&((sign << 15) | exp as u16).to_le_bytes());
+    }
+    out
+}
+
+/// An IEEE binary128 `__float128`, from a normal f64 (or zero).
+fn f128(x: f64) -> [u8; 16] {
+    let b = x.to_bits();
+    if x == 0.0 {
+        return [0; 16];
+    }
+    let sign = (b >> 63) as u128;
+    let exp = (((b >> 52) & 0x7ff) as i64 - 1023 + 16383) as u128;
+    let frac = ((b & ((1u64 << 52) - 1)) as u128) << 60;
+    ((sign << 127) | (exp << 112) | frac).to_le_bytes()
+}
+
+#[test]
+fn long_double_kernels() {
+    let v = |xs: &[f64]| xs.iter().map(|&x| ld(x)).collect::<Vec<_>>();
+    assert_eq!(reduce(SUM, LONG_DOUBLE, &v(&[1.5, -2.0]), &v(&[2.25, 0.5])), v(&[3.75, -1.5]));
+    assert_eq!(reduce(PROD, LONG_DOUBLE, &v(&[1.5, -2.0]), &v(&[2.0, 0.5])), v(&[3.0, -1.0]));
+    assert_eq!(reduce(MAX, LONG_DOUBLE, &v(&[1.5, -2.0]), &v(&[2.0, 0.5])), v(&[2.0, 0.5]));
+    assert_eq!(reduce(MIN, LONG_DOUBLE, &v(&[1.5, -2.0]), &v(&[2.0, 0.5])), v(&[1.5, -2.0]));
+    // 1 + 2^-60 is exact in 64-bit mantissas and not in doubles: the C kernel really is 80-bit.
+    let mut tiny = ld(1.0);
+    tiny[..8].copy_from_slice(&((1u64 << 63) | (1 << 3)).to_le_bytes());
+    let mut small = [0u8; 16];
+    small[..8].copy_from_slice(&(1u64 << 63).to_le_bytes());
+    small[8..10].copy_from_slice(&(16383u16 - 60).to_le_bytes());
+    assert_eq!(reduce(SUM, LONG_DOUBLE, &[small], &[ld(1.0)]), [tiny]);
+    // long double _Complex: (1+2i)(3-i) = 5+5i
+    let c = |re: f64, im: f64| [ld(re), ld(im)];
+    for dt in [Basic::CLongDoubleComplex, Basic::CxxLongDoubleComplex] {
+        assert_eq!(reduce(SUM, dt, &[c(1.0, 2.0)], &[c(3.0, -1.0)]), [c(4.0, 1.0)]);
+        assert_eq!(reduce(PROD, dt, &[c(1.0, 2.0)], &[c(3.0, -1.0)]), [c(5.0, 5.0)]);
+    }
+}
+
+/// MPI_LONG_DOUBLE_INT: a 16-byte long double, an int, 12 bytes of padding.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+struct LdInt {
+    v: [u8; 16],
+    i: i32,
+    pad: [u8; 12],
+}
+
+#[test]
+fn long_double_int_minloc_maxloc() {
+    let p = |v: f64, i: i32| LdInt { v: ld(v), i, pad: [0; 12] };
+    assert_eq!(std::mem::size_of::<LdInt>(), 32);
+    assert_eq!(reduce(MINLOC, LONG_DOUBLE_INT, &[p(1.0, 3), p(2.0, 0), p(7.0, 6)], &[p(2.0, 1), p(1.0, 4), p(7.0, 1)]), [p(1.0, 3), p(1.0, 4), p(7.0, 1)]);
+    assert_eq!(reduce(MAXLOC, LONG_DOUBLE_INT, &[p(1.0, 3), p(2.0, 0), p(7.0, 1)], &[p(2.0, 1), p(1.0, 4), p(7.0, 6)]), [p(2.0, 1), p(2.0, 0), p(7.0, 1)]);
+}
+
+#[test]
+fn quad_and_half_kernels() {
+    let q = |xs: &[f64]| xs.iter().map(|&x| f128(x)).collect::<Vec<_>>();
+    assert_eq!(reduce(SUM, Basic::Real16, &q(&[1.5, -2.0]), &q(&[2.25, 0.5])), q(&[3.75, -1.5]));
+    assert_eq!(reduce(PROD, Basic::Real16, &q(&[1.5]), &q(&[-2.0])), q(&[-3.0]));
+    assert_eq!(reduce(MAX, Basic::Real16, &q(&[1.5, -2.0]), &q(&[2.0, 0.5])), q(&[2.0, 0.5]));
+    assert_eq!(reduce(MIN, Basic::Real16, &q(&[1.5, -2.0]), &q(&[2.0, 0.5])), q(&[1.5, -2.0]));
+    let c = |re: f64, im: f64| [f128(re), f128(im)];
+    assert_eq!(reduce(PROD, Basic::Complex32, &[c(1.0, 2.0)], &[c(3.0, -1.0)]), [c(5.0, 5.0)]);
+    assert_eq!(reduce(SUM, Basic::Complex32, &[c(1.0, 2.0)], &[c(3.0, -1.0)]), [c(4.0, 1.0)]);
+    // _Float16: 1.0 = 0x3c00, 2.0 = 0x4000, 3.0 = 0x4200, 0.5 = 0x3800, -2.0 = 0xc000
+    let h = Basic::CFloat16;
+    assert_eq!(reduce(SUM, h, &[0x3c00u16, 0x3800], &[0x4000, 0x3800]), [0x4200, 0x3c00]);
+    assert_eq!(reduce(PROD, h, &[0x4200u16], &[0x3800]), [0x3e00]);
+    assert_eq!(reduce(MAX, h, &[0xc000u16, 0x3c00], &[0x3800, 0x3800]), [0x3800, 0x3c00]);
+    assert_eq!(reduce(MIN, h, &[0xc000u16, 0x3c00], &[0x3800, 0x3800]), [0xc000, 0x3800]);
+}
+
+#[test]
+fn compare_and_swap_types() {
+    for dt in [INT, C_BOOL, Basic::CxxBool, LOGICAL, BYTE, CHAR, INTEGER, Basic::Aint, UINT64] {
+        assert!(compare_and_swap_allowed(dt), "{dt:?}");
+    }
+    for dt in [DOUBLE, LONG_DOUBLE, DOUBLE_INT, C_DOUBLE_COMPLEX, Basic::Wchar, Basic::Packed] {
+        assert!(!compare_and_swap_allowed(dt), "{dt:?}");
+    }
 }
 
 #[test]

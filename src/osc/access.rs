@@ -98,16 +98,22 @@ fn unreachable(peer: usize, e: std::io::Error) -> crate::error::MpiError {
 /// accumulate to that target: `result` (if any) receives the old contents, then the target
 /// becomes `origin op target` (nothing is written for MPI_NO_OP). `n` elements of `red`.
 ///
+/// `origin`, `result` and the span's data are packed streams (typemap order, no gaps). When the
+/// basic element has gaps (the C pair types `{short; int}`, `{double; int}`, `{long; int}`,
+/// `{long double; int}`, whose kernels work on the padded struct of `red.size` bytes), `elem` is
+/// its layout: each side is unpacked to the padded structs, combined, and packed back, all under
+/// the target's accumulate mutex, so a pair is never seen half-updated.
+///
 /// # Safety
 /// As `TargetSpan::write`/`read`; `origin` holds `n` elements (unless the op is MPI_NO_OP).
-pub unsafe fn accumulate(w: &Window, t: usize, span: &TargetSpan, red: &Reduction, n: usize, origin: &[u8], result: Option<&mut Vec<u8>>) -> MpiResult {
-    let bytes = n * red.size;
+pub unsafe fn accumulate(w: &Window, t: usize, span: &TargetSpan, red: &Reduction, n: usize, origin: &[u8], result: Option<&mut Vec<u8>>, elem: Option<&Layout>) -> MpiResult {
+    let bytes = n * elem.map_or(red.size, |l| l.size);
     let no_op = red.op() == Some(crate::op::Op::NoOp);
     let acc = &w.region.rank(t).acc;
     super::sync::lock(acc);
     // SAFETY: (whole block) per this function's contract; the mutex serialises accumulates.
     let r = unsafe {
-        if let Some(p) = span.direct_slice() {
+        if let (Some(p), None) = (span.direct_slice(), elem) {
             if let Some(res) = result {
                 res.resize(bytes, 0);
                 std::ptr::copy_nonoverlapping(p, res.as_mut_ptr(), bytes);
@@ -126,7 +132,18 @@ pub unsafe fn accumulate(w: &Window, t: usize, span: &TargetSpan, red: &Reductio
                 if no_op {
                     return Ok(());
                 }
-                red.apply(origin.as_ptr(), tmp.as_mut_ptr(), n);
+                match elem {
+                    None => red.apply(origin.as_ptr(), tmp.as_mut_ptr(), n),
+                    Some(l) => {
+                        // Padded structs of both sides (the kernels' layout), then the stream again.
+                        let mut o = vec![0u8; n * red.size];
+                        let mut v = vec![0u8; n * red.size];
+                        crate::datatype::copy(l, o.as_mut_ptr(), n, origin.as_ptr() as *mut u8, bytes, 0, false);
+                        crate::datatype::copy(l, v.as_mut_ptr(), n, tmp.as_mut_ptr(), bytes, 0, false);
+                        red.apply(o.as_ptr(), v.as_mut_ptr(), n);
+                        crate::datatype::copy(l, v.as_mut_ptr(), n, tmp.as_mut_ptr(), bytes, 0, true);
+                    }
+                }
                 span.write(&tmp)
             })
         }

@@ -93,8 +93,10 @@ fn contiguous(l: &Layout, count: usize) -> Option<i64> {
 }
 
 /// The element-wise reduction of predefined `op` on the target's datatype (MPI 4.1 section
-/// 12.3.4: the target datatype's basic elements, all of one predefined type).
-fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Reduction> {
+/// 12.3.4: the target datatype's basic elements, all of one predefined type), and that basic
+/// type's layout when its packed size differs from the kernels' element (a C pair type with a
+/// gap: `crate::osc::access::accumulate` then combines padded structs).
+fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<(Reduction, Option<Arc<TypeRepr>>)> {
     if crate::ffi::coll::op::predefined(op).is_err() {
         return Err(err(MPI_ERR_OP, format!("invalid op 0x{:08x} for an accumulate: only predefined ops (and MPI_REPLACE, MPI_NO_OP) are allowed", op as u32)));
     }
@@ -107,7 +109,9 @@ fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<Re
         }
         leaf.unwrap_or(crate::abi::datatypes::MPI_INT)
     };
-    crate::ffi::coll::op::reduction(op, elem)
+    let red = crate::ffi::coll::op::reduction(op, elem)?;
+    let et = check::dtype(elem)?;
+    Ok((red, (et.layout.size != red.size).then_some(et)))
 }
 
 fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
@@ -157,7 +161,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             // An empty access combines nothing: like MPICH, any predefined op goes (mpi4py
             // issues MPI_SUM on zero MPI_BYTEs); MPI_REPLACE stands in for it.
             Err(e) if tt.count == 0 && e.class == MPI_ERR_OP && crate::ffi::coll::op::predefined(op).is_ok() => {
-                Some(crate::op::Reduction::new(Op::Replace, crate::datatype::basic::Basic::Byte)?)
+                Some((crate::op::Reduction::new(Op::Replace, crate::datatype::basic::Basic::Byte)?, None))
             }
             r => Some(r?),
         },
@@ -214,8 +218,9 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             }
         }
         Kind::Acc(_) | Kind::GetAcc(..) => {
-            let red = red.expect("accumulates have a reduction");
-            let n = tt.bytes().checked_div(red.size).unwrap_or(0);
+            let (red, elem) = red.expect("accumulates have a reduction");
+            let elem = elem.as_ref().map(|e| &e.layout);
+            let n = tt.bytes().checked_div(elem.map_or(red.size, |l| l.size)).unwrap_or(0);
             let data: Cow<[u8]> = match &o {
                 // SAFETY: the origin holds its elements (caller).
                 Some(o) => unsafe { o.packed() },
@@ -223,7 +228,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             };
             let mut old = Vec::new();
             // SAFETY: range-checked span; `data` holds n elements unless the op is MPI_NO_OP.
-            unsafe { access::accumulate(&w, t, &s, &red, n, &data, res.as_ref().map(|_| &mut old))? };
+            unsafe { access::accumulate(&w, t, &s, &red, n, &data, res.as_ref().map(|_| &mut old), elem)? };
             if let Some(r) = res {
                 // SAFETY: the result buffer holds its elements, writable (caller).
                 unsafe { r.unpack(&old) };
@@ -321,8 +326,12 @@ export! {
     fn MPI_Compare_and_swap / PMPI_Compare_and_swap (origin_addr: *const c_void, compare_addr: *const c_void, result_addr: *mut c_void, datatype: MPI_Datatype, target_rank: c_int, target_disp: MPI_Aint, win: MPI_Win) on win win => {
         let (_, w) = win_of(win)?;
         let size = check::datatype_size(datatype).map_err(|_| err(MPI_ERR_TYPE, "MPI_Compare_and_swap needs a predefined integer, logical or byte datatype"))?;
-        // The datatypes MPI 4.1 section 12.3.5 allows: integers, logicals, bytes (and no pairs).
-        crate::ffi::coll::op::reduction(crate::abi::ops::op_handle(Op::Band), datatype).map_err(|_| err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))))?;
+        // The datatypes MPI 4.1 section 12.3.5 allows: integers, logicals (MPI_C_BOOL,
+        // MPI_LOGICAL), multi-language types, bytes (and no pairs or reals).
+        let allowed = crate::abi::datatypes::basic(datatype).is_some_and(crate::op::compare_and_swap_allowed);
+        if !allowed {
+            return Err(err(MPI_ERR_TYPE, format!("MPI_Compare_and_swap on {}: only integer, logical and byte datatypes are allowed", check::datatype_name(datatype))));
+        }
         if target_rank == MPI_PROC_NULL {
             return Ok(());
         }
