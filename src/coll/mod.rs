@@ -85,7 +85,10 @@ pub fn tag_ulfm(attempt: u32) -> i32 {
     ((0x100 | (attempt & 0xff)) as i32) << 16
 }
 
+/// Tags of user-visible collectives: bit 30, the sequence number in bits 16-28 and bit 29 for
+/// the nonblocking ones' own sequence.
 const SEQUENCED: i32 = 1 << 30;
+const NONBLOCKING: i32 = 1 << 29;
 
 /// One collective operation in progress on a communicator: where its messages go and their tag.
 #[derive(Clone, Copy)]
@@ -99,15 +102,24 @@ pub struct Coll<'a> {
 }
 
 impl<'a> Coll<'a> {
-    /// The next user-visible collective on `c` (takes its sequence number).
+    /// The next user-visible blocking collective on `c` (takes its sequence number).
     pub fn next(u: &'a Universe, c: &'a Comm) -> Coll<'a> {
         let seq = c.coll_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Coll::sequenced(u, c, seq)
     }
 
-    /// The collective with sequence number `seq` on `c` (taken earlier with `take_seq`).
+    /// The next nonblocking (or started persistent) collective on `c`. Nonblocking collectives
+    /// count apart from blocking ones, as in MPICH, so a program whose ranks order one blocking
+    /// and one nonblocking collective differently (mpi4py's MPI_Comm_iagree fallback does) still
+    /// matches them up.
+    pub fn next_nonblocking(u: &'a Universe, c: &'a Comm) -> Coll<'a> {
+        let seq = c.nbc_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Coll { tag: Coll::sequenced(u, c, seq).tag | NONBLOCKING, ..Coll::sequenced(u, c, seq) }
+    }
+
+    /// The blocking collective with sequence number `seq` on `c`.
     pub fn sequenced(u: &'a Universe, c: &'a Comm, seq: u32) -> Coll<'a> {
-        Coll { u, c, tag: SEQUENCED | (((seq & 0x3fff) as i32) << 16), shared: false }
+        Coll { u, c, tag: SEQUENCED | (((seq & 0x1fff) as i32) << 16), shared: false }
     }
 
     /// An internal collective on fixed tag `tag` (one of `TAG_*`).

@@ -42,11 +42,14 @@ pub struct Comm {
     /// The virtual topology (MPI 4.1 chapter 8), set once right after creation by the topology
     /// constructors and copied by dup; empty for communicators without one.
     pub topo: std::sync::OnceLock<crate::topo::Topology>,
-    /// Number of collectives this rank started on the communicator (blocking, nonblocking and
-    /// persistent starts alike). Every rank starts them in the same order (MPI 4.1 section
-    /// 6.12), so the count is the same everywhere and tags the collective's messages
-    /// (`coll::Coll::next`): collectives in flight at once never match each other's messages.
+    /// Number of blocking collectives this rank ran on the communicator. Every rank runs them in
+    /// the same order (MPI 4.1 section 6.12), so the count is the same everywhere and tags the
+    /// collective's messages (`coll::Coll::next`): collectives in flight at once never match
+    /// each other's messages.
     pub coll_seq: AtomicU32,
+    /// The sequence number of the next nonblocking or started persistent collective on it
+    /// (`coll::Coll::next_nonblocking`), counted apart from the blocking ones.
+    pub nbc_seq: AtomicU32,
     /// World ranks of the failed members this rank acknowledged (MPIX_Comm_failure_ack).
     pub acked: Mutex<Vec<usize>>,
     /// A nonblocking or persistent collective was started on this communicator: blocking ones no
@@ -61,7 +64,7 @@ pub struct Comm {
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), acked: Mutex::new(Vec::new()), nbc_used: Default::default(), coll: std::sync::OnceLock::new() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc_seq: AtomicU32::new(0), acked: Mutex::new(Vec::new()), nbc_used: Default::default(), coll: std::sync::OnceLock::new() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

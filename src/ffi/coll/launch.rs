@@ -99,7 +99,7 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
         Launch::Blocking => unreachable!("blocking collectives run through coll::launch::blocking"),
         Launch::Nonblocking(request) => {
             tally.record(u, &c);
-            let cx = Coll::next(u, &c);
+            let cx = Coll::next_nonblocking(u, &c);
             let mut s = Schedule::new(&cx);
             build(&cx, &mut s);
             let id = u.engine.new_external();
@@ -133,7 +133,7 @@ pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {
         return Some(Err(e));
     }
     tally.record(u, &comm);
-    schedule::start(&u.engine, sched, Coll::next(u, &comm).tag, id);
+    schedule::start(&u.engine, sched, Coll::next_nonblocking(u, &comm).tag, id);
     Some(Ok(()))
 }
 
