@@ -42,6 +42,7 @@ pub use handles::*;
 pub use info::*;
 pub use mpit::*;
 pub use p2p::*;
+pub use p2p::bsend_buffers::*;
 pub use p2p::partitioned::*;
 pub use p2p::request::*;
 pub use rma::*;

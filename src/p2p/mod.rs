@@ -8,6 +8,7 @@ pub mod partitioned;
 pub mod request;
 
 pub use buffer::Buf;
+pub use bsend::Scope as BsendScope;
 pub use engine::{Engine, MsgId, Progress};
 pub use request::{OpArgs, ReqId, SendMode};
 

@@ -1,5 +1,6 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
+pub mod bsend_buffers;
 pub mod partitioned;
 pub mod request;
 use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
@@ -283,38 +284,17 @@ pub(in crate::ffi) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, data
     Ok(())
 }
 
-/// MPI_Buffer_attach and MPI_Buffer_attach_c.
-///
-/// # Safety
-/// `buffer` must be `size` writable bytes that stay valid until detached.
-pub(in crate::ffi) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
-    let u = check::universe()?;
-    let size = size.get();
-    let Ok(bytes) = usize::try_from(size) else {
-        return Err(err(MPI_ERR_ARG, format!("invalid buffer size {size}")));
-    };
-    if buffer.is_null() && bytes > 0 {
-        return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
+/// MPI_Status_set_elements_x and MPI_Status_set_elements_c.
+fn set_elements_big(status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) -> MpiResult {
+    let st = out(status, "status")?;
+    let size = check::datatype_size(datatype)?;
+    if count < 0 {
+        return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
     }
-    // SAFETY: `size` writable bytes that stay valid until detached (this function's contract).
-    unsafe { u.engine.buffer_attach(buffer as *mut u8, bytes, MPI_BSEND_OVERHEAD as usize) }
-}
-
-/// MPI_Buffer_detach and MPI_Buffer_detach_c.
-///
-/// # Safety
-/// `buffer_addr` must point to a writable `void *`, `size` be writable (both checked for NULL).
-pub(in crate::ffi) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: *mut C) -> MpiResult {
-    let u = check::universe()?;
-    let size = out(size, "size")?;
-    let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
-    let (p, n) = u.engine.buffer_detach()?;
-    let n = C::put(n as i64, "the detached buffer's size")?;
-    // SAFETY: both non-NULL (`out`) and writable (this function's contract).
-    unsafe {
-        *addr = p as *mut c_void;
-        *size = n;
-    }
+    // SAFETY: non-NULL (`out`); the caller's status.
+    let st = unsafe { &mut *st };
+    let c = st.cancelled();
+    st.set_count_bytes(count as u64 * size as u64, c);
     Ok(())
 }
 
@@ -479,16 +459,11 @@ export! {
     }
 
     fn MPI_Status_set_elements_x / PMPI_Status_set_elements_x (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
-        let st = out(status, "status")?;
-        let size = check::datatype_size(datatype)?;
-        if count < 0 {
-            return Err(err(MPI_ERR_COUNT, format!("invalid count {count}")));
-        }
-        // SAFETY: non-NULL (`out`); the caller's status.
-        let st = unsafe { &mut *st };
-        let c = st.cancelled();
-        st.set_count_bytes(count as u64 * size as u64, c);
-        Ok(())
+        set_elements_big(status, datatype, count)
+    }
+
+    fn MPI_Status_set_elements_c / PMPI_Status_set_elements_c (status: *mut MPI_Status, datatype: MPI_Datatype, count: MPI_Count) on comm MPI_COMM_SELF => {
+        set_elements_big(status, datatype, count)
     }
 
     fn MPI_Status_set_cancelled / PMPI_Status_set_cancelled (status: *mut MPI_Status, flag: c_int) on comm MPI_COMM_SELF => {
