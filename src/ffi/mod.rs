@@ -34,6 +34,7 @@ pub use datatype::*;
 pub use datatype::large_count::*;
 pub use datatype::type_attr::*;
 pub use env::errhandler::*;
+pub use env::hw::*;
 pub use env::file_errhandler::*;
 pub use env::init::*;
 pub use env::session::*;
