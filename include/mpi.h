@@ -373,6 +373,8 @@ typedef enum MPIR_Win_model {
  * ==================================================================================== */
 #define MPI_BOTTOM          (void *)0
 #define MPI_IN_PLACE        (void *)-1
+/* MPI 4.1: attach a buffer the library allocates as needed (MPI_Buffer_attach & co.). */
+#define MPI_BUFFER_AUTOMATIC (void *)2
 #define MPI_STATUS_IGNORE   (MPI_Status *)1
 #define MPI_STATUSES_IGNORE (MPI_Status *)1
 #define MPI_ERRCODES_IGNORE (int *)0
@@ -1907,9 +1909,24 @@ int MPI_Remove_error_string(int errorcode);
 int PMPI_Remove_error_class(int errorclass);
 int PMPI_Remove_error_code(int errorcode);
 int PMPI_Remove_error_string(int errorcode);
+int MPI_Buffer_flush(void);
+int MPI_Buffer_iflush(MPI_Request *request);
+int MPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int MPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int MPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int MPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int MPI_Comm_flush_buffer(MPI_Comm comm);
+int MPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
 int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
 int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+int MPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int MPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int MPI_Session_flush_buffer(MPI_Session session);
+int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 int MPI_Status_get_error(MPI_Status *status, int *error);
 int MPI_Status_get_source(MPI_Status *status, int *source);
 int MPI_Status_get_tag(MPI_Status *status, int *tag);
@@ -1917,9 +1934,25 @@ int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Cou
 int MPI_Status_set_error(MPI_Status *status, int error);
 int MPI_Status_set_source(MPI_Status *status, int source);
 int MPI_Status_set_tag(MPI_Status *status, int tag);
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
+int PMPI_Buffer_flush(void);
+int PMPI_Buffer_iflush(MPI_Request *request);
+int PMPI_Comm_attach_buffer(MPI_Comm comm, void *buffer, int size);
+int PMPI_Comm_attach_buffer_c(MPI_Comm comm, void *buffer, MPI_Count size);
+int PMPI_Comm_detach_buffer(MPI_Comm comm, void *buffer_addr, int *size);
+int PMPI_Comm_detach_buffer_c(MPI_Comm comm, void *buffer_addr, MPI_Count *size);
+int PMPI_Comm_flush_buffer(MPI_Comm comm);
+int PMPI_Comm_iflush_buffer(MPI_Comm comm, MPI_Request *request);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag, MPI_Status array_of_statuses[]);
 int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *index, int *flag, MPI_Status *status);
 int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount, int array_of_indices[], MPI_Status array_of_statuses[]);
+int PMPI_Session_attach_buffer(MPI_Session session, void *buffer, int size);
+int PMPI_Session_attach_buffer_c(MPI_Session session, void *buffer, MPI_Count size);
+int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size);
+int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
+int PMPI_Session_flush_buffer(MPI_Session session);
+int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
 int PMPI_Status_get_error(MPI_Status *status, int *error);
 int PMPI_Status_get_source(MPI_Status *status, int *source);
 int PMPI_Status_get_tag(MPI_Status *status, int *tag);
@@ -1927,6 +1960,7 @@ int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 int PMPI_Status_set_error(MPI_Status *status, int error);
 int PMPI_Status_set_source(MPI_Status *status, int source);
 int PMPI_Status_set_tag(MPI_Status *status, int tag);
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type, MPI_Datatype *pair_type);
 /* END MPI-4.1 additions */
 
 /* MPICH extensions (MPIX_) beyond ULFM, with MPICH's prototypes. */
@@ -1936,6 +1970,15 @@ int MPIX_Delete_error_string(int errorcode);
 int PMPIX_Delete_error_class(int errorclass);
 int PMPIX_Delete_error_code(int errorcode);
 int PMPIX_Delete_error_string(int errorcode);
+/* GPU support queries (MPICH 4.1+): oxmpi supports no GPU memory, so all answer "no". */
+int MPIX_GPU_query_support(int gpu_type, int *is_supported);
+int MPIX_Query_cuda_support(void);
+int MPIX_Query_ze_support(void);
+int MPIX_Query_hip_support(void);
+int PMPIX_GPU_query_support(int gpu_type, int *is_supported);
+int PMPIX_Query_cuda_support(void);
+int PMPIX_Query_ze_support(void);
+int PMPIX_Query_hip_support(void);
 
 /* ULFM fault tolerance (MPICH's MPIX_ prototypes, mpi_proto.h of MPICH 4.0). Usable in
  * processes mode; see README "Failures". */

@@ -3,7 +3,7 @@
 //! send queue drained concurrently. Same set-up as engine_stress.rs: ranks are threads of this
 //! process sharing one anonymous segment. Scenarios that could hang run in a thread joined with a
 //! generous bound, only to turn a hang into a failure.
-use oxmpi::p2p::{Buf, Engine, OpArgs, SendMode};
+use oxmpi::p2p::{Buf, BsendScope, Engine, OpArgs, SendMode};
 use oxmpi::runtime::segment::Segment;
 use oxmpi::runtime::wait::WaitPolicy;
 use std::sync::atomic::Ordering;
@@ -89,7 +89,7 @@ fn failed_start_leaves_persistent_request_inactive() {
     assert_eq!(st.bytes, 0, "an inactive request reports an empty status");
     let mut pool = vec![0u8; 32 + oxmpi::abi::MPI_BSEND_OVERHEAD as usize];
     // SAFETY: `pool` outlives every buffered send of this test (detached or dropped at the end).
-    unsafe { e[0].buffer_attach(pool.as_mut_ptr(), pool.len(), oxmpi::abi::MPI_BSEND_OVERHEAD as usize) }.unwrap();
+    unsafe { e[0].buffer_attach(BsendScope::Process, Some((pool.as_mut_ptr(), pool.len())), oxmpi::abi::MPI_BSEND_OVERHEAD as usize) }.unwrap();
     e[0].start(p).expect("restart after the failed start");
     e[0].wait(p);
     let mut r = [0u8; 32];
@@ -97,7 +97,42 @@ fn failed_start_leaves_persistent_request_inactive() {
     assert_eq!(e[1].wait(id).bytes, 32);
     assert_eq!(r, a);
     e[0].free(p);
-    e[0].buffer_detach().unwrap();
+    e[0].buffer_detach(BsendScope::Process).unwrap();
+}
+
+/// A communicator's buffer (MPI_Comm_attach_buffer) serves buffered sends on its context only;
+/// an iflush request completes once the receiver has taken the message; MPI_BUFFER_AUTOMATIC
+/// takes any size.
+#[test]
+fn communicator_buffer_and_iflush() {
+    let e = world(2);
+    let a = [7u8; 64];
+    let mut pool = vec![0u8; 64 + oxmpi::abi::MPI_BSEND_OVERHEAD as usize];
+    // SAFETY: `pool` outlives every buffered send of this test (detached at the end).
+    unsafe { e[0].buffer_attach(BsendScope::Comm(6), Some((pool.as_mut_ptr(), pool.len())), oxmpi::abi::MPI_BSEND_OVERHEAD as usize) }.unwrap();
+    let other = e[0].isend_t(a.as_ptr(), 64, 1, 1, 8, SendMode::Buffered).map(|_| ());
+    assert_eq!(other.unwrap_err().class, oxmpi::abi::MPI_ERR_BUFFER, "context 8 has no buffer");
+    let s = e[0].isend_t(a.as_ptr(), 64, 1, 1, 6, SendMode::Buffered).unwrap();
+    e[0].wait(s);
+    let f = e[0].buffer_iflush(BsendScope::Comm(6));
+    let mut r = [0u8; 64];
+    let id = e[1].irecv_t(r.as_mut_ptr(), 64, Some(0), 1, 6);
+    assert_eq!(e[1].wait(id).bytes, 64);
+    let e0 = e[0].clone();
+    bounded("iflush completes once the message is delivered", move || e0.wait(f));
+    assert_eq!(r, a);
+    let (p, n) = e[0].buffer_detach(BsendScope::Comm(6)).unwrap().expect("a user buffer");
+    assert_eq!((p, n), (pool.as_mut_ptr(), pool.len()));
+    // SAFETY: an automatic pool holds no user memory.
+    unsafe { e[0].buffer_attach(BsendScope::Comm(6), None, 0) }.unwrap();
+    let big = vec![9u8; 2000];
+    let s = e[0].isend_t(big.as_ptr(), big.len(), 1, 2, 6, SendMode::Buffered).unwrap();
+    e[0].wait(s);
+    let mut rb = vec![0u8; 2000];
+    let id = e[1].irecv_t(rb.as_mut_ptr(), rb.len(), Some(0), 2, 6);
+    assert_eq!(e[1].wait(id).bytes as usize, rb.len());
+    assert_eq!(rb, big);
+    assert!(e[0].buffer_detach(BsendScope::Comm(6)).unwrap().is_none(), "automatic detach gives no buffer");
 }
 
 /// MPI_Send(NULL, 0, ...) and MPI_Recv(NULL, 0, ...) are legal (the C layer accepts a NULL buffer

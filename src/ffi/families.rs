@@ -46,8 +46,12 @@ families! {
     MPI_Isendrecv_replace: c => p2p::isendrecv_replace on comm comm;
     MPI_Mrecv: c => p2p::mrecv on comm MPI_COMM_WORLD;
     MPI_Imrecv: c => p2p::imrecv on comm MPI_COMM_WORLD;
-    MPI_Buffer_attach: c => p2p::buffer_attach on comm MPI_COMM_SELF;
-    MPI_Buffer_detach: c => p2p::buffer_detach on comm MPI_COMM_SELF;
+    MPI_Buffer_attach: c => p2p::bsend_buffers::buffer_attach on comm MPI_COMM_SELF;
+    MPI_Buffer_detach: c => p2p::bsend_buffers::buffer_detach on comm MPI_COMM_SELF;
+    MPI_Comm_attach_buffer: c => p2p::bsend_buffers::comm_attach_buffer on comm comm;
+    MPI_Comm_detach_buffer: c => p2p::bsend_buffers::comm_detach_buffer on comm comm;
+    MPI_Session_attach_buffer: c => p2p::bsend_buffers::session_attach_buffer on session session;
+    MPI_Session_detach_buffer: c => p2p::bsend_buffers::session_detach_buffer on session session;
     MPI_Get_count: c => p2p::get_count on comm MPI_COMM_SELF;
     MPI_Get_elements: c => p2p::get_elements on comm MPI_COMM_SELF;
 

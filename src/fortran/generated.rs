@@ -871,6 +871,27 @@ fortran_binding!(remove_error_code, REMOVE_ERROR_CODE; (errorcode: *const c_int,
 fortran_binding!(remove_error_string, REMOVE_ERROR_STRING; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Remove_error_string(*errorcode));
 });
+fortran_binding!(buffer_flush, BUFFER_FLUSH; (ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Buffer_flush());
+});
+fortran_binding!(buffer_iflush, BUFFER_IFLUSH; (request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Buffer_iflush(request as _));
+});
+fortran_binding!(comm_attach_buffer, COMM_ATTACH_BUFFER; (comm: *const MPI_Fint, buffer: *mut c_void, size: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_attach_buffer(*comm, sentinels::buf(buffer) as _, *size));
+});
+fortran_binding!(comm_detach_buffer, COMM_DETACH_BUFFER; (comm: *const MPI_Fint, buffer_addr: *mut c_void, size: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_detach_buffer(*comm, sentinels::buf(buffer_addr) as _, size as _));
+});
+fortran_binding!(comm_flush_buffer, COMM_FLUSH_BUFFER; (comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_flush_buffer(*comm));
+});
+fortran_binding!(comm_iflush_buffer, COMM_IFLUSH_BUFFER; (comm: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Comm_iflush_buffer(*comm, request as _));
+});
+fortran_binding!(get_hw_resource_info, GET_HW_RESOURCE_INFO; (hw_info: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Get_hw_resource_info(hw_info as _));
+});
 fortran_binding!(request_get_status_all, REQUEST_GET_STATUS_ALL; (count: *const c_int, array_of_requests: *mut MPI_Fint, flag: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_all(*count, array_of_requests as _, flag as _, sentinels::statuses(array_of_statuses) as _));
 });
@@ -879,6 +900,18 @@ fortran_binding!(request_get_status_any, REQUEST_GET_STATUS_ANY; (count: *const 
 });
 fortran_binding!(request_get_status_some, REQUEST_GET_STATUS_SOME; (incount: *const c_int, array_of_requests: *mut MPI_Fint, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Request_get_status_some(*incount, array_of_requests as _, outcount as _, array_of_indices as _, sentinels::statuses(array_of_statuses) as _));
+});
+fortran_binding!(session_attach_buffer, SESSION_ATTACH_BUFFER; (session: *const MPI_Fint, buffer: *mut c_void, size: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_attach_buffer(*session, sentinels::buf(buffer) as _, *size));
+});
+fortran_binding!(session_detach_buffer, SESSION_DETACH_BUFFER; (session: *const MPI_Fint, buffer_addr: *mut c_void, size: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_detach_buffer(*session, sentinels::buf(buffer_addr) as _, size as _));
+});
+fortran_binding!(session_flush_buffer, SESSION_FLUSH_BUFFER; (session: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_flush_buffer(*session));
+});
+fortran_binding!(session_iflush_buffer, SESSION_IFLUSH_BUFFER; (session: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Session_iflush_buffer(*session, request as _));
 });
 fortran_binding!(status_get_error, STATUS_GET_ERROR; (status: *mut MPI_Fint, error: *mut c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Status_get_error(sentinels::status(status) as _, error as _));
@@ -898,6 +931,9 @@ fortran_binding!(status_set_source, STATUS_SET_SOURCE; (status: *mut MPI_Fint, s
 fortran_binding!(status_set_tag, STATUS_SET_TAG; (status: *mut MPI_Fint, tag: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Status_set_tag(sentinels::status(status) as _, *tag));
 });
+fortran_binding!(type_get_value_index, TYPE_GET_VALUE_INDEX; (value_type: *const MPI_Fint, index_type: *const MPI_Fint, pair_type: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_Type_get_value_index(*value_type, *index_type, pair_type as _));
+});
 fortran_binding!(mpix delete_error_class, DELETE_ERROR_CLASS; (errorclass: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_class(*errorclass));
 });
@@ -906,6 +942,18 @@ fortran_binding!(mpix delete_error_code, DELETE_ERROR_CODE; (errorcode: *const c
 });
 fortran_binding!(mpix delete_error_string, DELETE_ERROR_STRING; (errorcode: *const c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Delete_error_string(*errorcode));
+});
+fortran_binding!(mpix gpu_query_support, GPU_QUERY_SUPPORT; (gpu_type: *const c_int, is_supported: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_GPU_query_support(*gpu_type, is_supported as _));
+});
+fortran_binding!(mpix query_cuda_support, QUERY_CUDA_SUPPORT; (ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Query_cuda_support());
+});
+fortran_binding!(mpix query_ze_support, QUERY_ZE_SUPPORT; (ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Query_ze_support());
+});
+fortran_binding!(mpix query_hip_support, QUERY_HIP_SUPPORT; (ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Query_hip_support());
 });
 fortran_binding!(mpix comm_failure_ack, COMM_FAILURE_ACK; (comm: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Comm_failure_ack(*comm));

@@ -34,11 +34,20 @@ pub enum Translated {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Group {
     pub members: Vec<usize>,
+    /// The session (index in the rank's session table) whose process set the group came from,
+    /// kept by the groups made from it: a communicator made from the group uses that session's
+    /// buffered-send buffer (MPI 4.1 section 3.6.1).
+    pub session: Option<usize>,
 }
 
 impl Group {
     pub fn new(members: Vec<usize>) -> Group {
-        Group { members }
+        Group { members, session: None }
+    }
+    /// This group, as derived from session `s`.
+    pub fn of_session(mut self, s: usize) -> Group {
+        self.session = Some(s);
+        self
     }
     pub fn size(&self) -> usize {
         self.members.len()
@@ -86,19 +95,19 @@ impl Group {
         let mine: HashSet<usize> = self.members.iter().copied().collect();
         let mut members = self.members.clone();
         members.extend(other.members.iter().copied().filter(|w| !mine.contains(w)));
-        Group { members }
+        Group { members, session: self.session }
     }
 
     /// MPI_Group_intersection: the members of `self` that are in `other`, in `self`'s order.
     pub fn intersection(&self, other: &Group) -> Group {
         let theirs: HashSet<usize> = other.members.iter().copied().collect();
-        Group { members: self.members.iter().copied().filter(|w| theirs.contains(w)).collect() }
+        Group { session: self.session, members: self.members.iter().copied().filter(|w| theirs.contains(w)).collect() }
     }
 
     /// MPI_Group_difference: the members of `self` not in `other`, in `self`'s order.
     pub fn difference(&self, other: &Group) -> Group {
         let theirs: HashSet<usize> = other.members.iter().copied().collect();
-        Group { members: self.members.iter().copied().filter(|w| !theirs.contains(w)).collect() }
+        Group { session: self.session, members: self.members.iter().copied().filter(|w| !theirs.contains(w)).collect() }
     }
 
     /// Checks a list of distinct valid ranks (MPI_Group_incl / excl) and returns them as indices.
@@ -122,7 +131,7 @@ impl Group {
 
     /// MPI_Group_incl: member `ranks[i]` of `self` becomes rank `i`.
     pub fn incl(&self, ranks: &[i32]) -> MpiResult<Group> {
-        Ok(Group { members: self.distinct_ranks(ranks)?.into_iter().map(|r| self.members[r]).collect() })
+        Ok(Group { session: self.session, members: self.distinct_ranks(ranks)?.into_iter().map(|r| self.members[r]).collect() })
     }
 
     /// MPI_Group_excl: the members of `self` not listed, in `self`'s order.
@@ -131,7 +140,7 @@ impl Group {
         for r in self.distinct_ranks(ranks)? {
             drop[r] = true;
         }
-        Ok(Group { members: self.members.iter().zip(drop).filter(|(_, d)| !d).map(|(&w, _)| w).collect() })
+        Ok(Group { session: self.session, members: self.members.iter().zip(drop).filter(|(_, d)| !d).map(|(&w, _)| w).collect() })
     }
 
     /// Expands `(first, last, stride)` triplets into ranks, in order, with MPICH's checks: a zero
@@ -171,7 +180,7 @@ impl Group {
 
     /// MPI_Group_range_incl: the ranks of the triplets, in the order they are produced.
     pub fn range_incl(&self, ranges: &[[i32; 3]]) -> MpiResult<Group> {
-        Ok(Group { members: self.expand_ranges(ranges)?.into_iter().map(|r| self.members[r]).collect() })
+        Ok(Group { session: self.session, members: self.expand_ranges(ranges)?.into_iter().map(|r| self.members[r]).collect() })
     }
 
     /// MPI_Group_range_excl: the members not produced by the triplets, in `self`'s order.
@@ -180,7 +189,7 @@ impl Group {
         for r in self.expand_ranges(ranges)? {
             drop[r] = true;
         }
-        Ok(Group { members: self.members.iter().zip(drop).filter(|(_, d)| !d).map(|(&w, _)| w).collect() })
+        Ok(Group { session: self.session, members: self.members.iter().zip(drop).filter(|(_, d)| !d).map(|(&w, _)| w).collect() })
     }
 }
 

@@ -20,7 +20,7 @@
 //!
 //! All state of a rank sits behind one mutex, so MPI_THREAD_MULTIPLE is safe; waiting threads release
 //! it and sleep on the rank's doorbell (runtime::wait).
-use super::bsend::BsendPool;
+use super::bsend::{BsendPool, Scope};
 use super::buffer::Buf;
 use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
 use super::Status;
@@ -78,7 +78,13 @@ struct Inner {
     outq: Vec<VecDeque<Out>>,
     /// Destinations whose outq is non-empty.
     pending_dests: Vec<usize>,
-    bsend: Option<BsendPool>,
+    /// The attached buffered-send buffers (process, communicators, sessions).
+    bsend: std::collections::HashMap<Scope, BsendPool>,
+    /// Communicators made from a session's groups: their context id and the session's index,
+    /// whose buffer their buffered sends use when they have none of their own.
+    ctx_session: std::collections::HashMap<u32, usize>,
+    /// MPI_*_iflush requests waiting for a buffer to empty.
+    flush_waiters: Vec<(Scope, ReqId)>,
     /// The send being started is a blocking one (FLAG_BLOCKING on its Rts); reset by post_send.
     blocking_next: bool,
     /// process_vm_readv works here (cleared at the first refusal, or by OXMPI_CMA=0).
@@ -192,7 +198,9 @@ impl<X: Transport> Engine<X> {
                 messages: Slab::default(),
                 outq: (0..n).map(|_| VecDeque::new()).collect(),
                 pending_dests: Vec::new(),
-                bsend: None,
+                bsend: Default::default(),
+                ctx_session: Default::default(),
+                flush_waiters: Vec::new(),
                 blocking_next: false,
                 cma,
                 dead: vec![false; n],
@@ -353,7 +361,18 @@ impl<X: Transport> Engine<X> {
         if mode == SendMode::Buffered {
             // Copy into the attached buffer; an internal request carries the copy while the user's
             // request completes at once.
-            let pool = g.bsend.as_mut().ok_or_else(|| err(ErrorClass::Buffer, format!("buffered send of {bytes} bytes but no buffer is attached (call MPI_Buffer_attach first)")))?;
+            // The communicator's buffer, else its session's, else the process's (MPI 4.1 section 3.6.1).
+            let scope = if g.bsend.contains_key(&Scope::Comm(ctx)) {
+                Scope::Comm(ctx)
+            } else {
+                match g.ctx_session.get(&ctx) {
+                    Some(&s) if g.bsend.contains_key(&Scope::Session(s)) => Scope::Session(s),
+                    _ => Scope::Process,
+                }
+            };
+            let pool = g.bsend.get_mut(&scope).ok_or_else(|| {
+                err(ErrorClass::Buffer, format!("buffered send of {bytes} bytes but no buffer is attached (call MPI_Buffer_attach or MPI_Comm_attach_buffer first)"))
+            })?;
             let (off, p) = pool.alloc(bytes).ok_or_else(|| {
                 err(ErrorClass::Buffer, format!("the attached buffer ({} bytes) has no room for {bytes} bytes plus MPI_BSEND_OVERHEAD; attach a larger buffer", pool.size()))
             })?;
@@ -367,7 +386,7 @@ impl<X: Transport> Engine<X> {
             let internal = g.reqs.insert_with(|gen| Req::new(gen, Some(args)));
             let r = g.reqs.get_mut(internal).unwrap();
             r.user_freed = true;
-            r.bsend_block = Some(off);
+            r.bsend_block = Some((scope, off));
             return self.post_send(g, internal, Buf::Flat(p), bytes, dest, tag, ctx, false);
         }
         let data = buf.clone();
@@ -596,8 +615,13 @@ impl<X: Transport> Engine<X> {
         if r.user_freed {
             let block = r.bsend_block;
             g.reqs.discard(id);
-            if let (Some(off), Some(pool)) = (block, g.bsend.as_mut()) {
-                pool.free(off);
+            if let Some((scope, off)) = block {
+                if let Some(pool) = g.bsend.get_mut(&scope) {
+                    pool.free(off);
+                    if !pool.in_use() {
+                        self.flushed(g, scope);
+                    }
+                }
             }
         }
         if self.threaded.load(Ordering::Relaxed) && self.waiting_threads.load(Ordering::Relaxed) > 0 {
@@ -717,8 +741,10 @@ impl<X: Transport> Engine<X> {
     /// announced), else the user's buffer.
     fn send_data(&self, g: &Inner, id: ReqId) -> Option<Buf> {
         let r = g.reqs.get(id)?;
-        if let (Some(off), Some(pool)) = (r.bsend_block, g.bsend.as_ref()) {
-            return Some(Buf::Flat(pool.base().wrapping_add(off + pool.overhead())));
+        if let Some((scope, off)) = r.bsend_block {
+            if let Some(pool) = g.bsend.get(&scope) {
+                return Some(Buf::Flat(pool.payload(off)));
+            }
         }
         match &r.op {
             Some(OpArgs::Send { buf, .. }) => Some(buf.clone()),
@@ -1319,32 +1345,93 @@ impl<X: Transport> Engine<X> {
 
     // ------------------------------------------------------------------ buffered sends
 
+    /// MPI_Buffer_attach, MPI_Comm_attach_buffer, MPI_Session_attach_buffer: attaches `buffer`
+    /// (base, size) to `scope`; None is MPI_BUFFER_AUTOMATIC (each message's copy allocated).
     ///
     /// # Safety
-    /// The buffer must stay valid (and, for sends, unmodified; for receives, untouched by the
-    /// caller) until the operation completes, as MPI requires of its users: the engine copies from
-    /// or into it, possibly from another rank, at any time until then.
-    pub unsafe fn buffer_attach(&self, base: *mut u8, size: usize, overhead: usize) -> MpiResult {
+    /// The buffer must be `size` writable bytes that stay valid until detached: buffered sends
+    /// copy into it and peers read from it until the messages are delivered.
+    pub unsafe fn buffer_attach(&self, scope: Scope, buffer: Option<(*mut u8, usize)>, overhead: usize) -> MpiResult {
         let mut g = self.lock();
-        if g.bsend.is_some() {
-            return Err(err(ErrorClass::Buffer, "a buffer is already attached; detach it first (MPI_Buffer_detach)"));
+        if g.bsend.contains_key(&scope) {
+            return Err(err(ErrorClass::Buffer, format!("a buffer is already attached to {}; detach it first", scope_name(scope))));
         }
-        g.bsend = Some(BsendPool::new(base, size, overhead));
+        let pool = match buffer {
+            Some((base, size)) => BsendPool::new(base, size, overhead),
+            None => BsendPool::automatic(),
+        };
+        g.bsend.insert(scope, pool);
         Ok(())
     }
 
-    /// MPI_Buffer_detach: waits until every buffered message has left the buffer.
-    pub fn buffer_detach(&self) -> MpiResult<(*mut u8, usize)> {
-        if self.lock().bsend.is_none() {
-            return Err(err(ErrorClass::Buffer, "no buffer is attached"));
+    /// MPI_Buffer_detach and friends: waits until every buffered message has left the buffer;
+    /// gives the buffer back (None for MPI_BUFFER_AUTOMATIC).
+    pub fn buffer_detach(&self, scope: Scope) -> MpiResult<Option<(*mut u8, usize)>> {
+        if !self.lock().bsend.contains_key(&scope) {
+            return Err(err(ErrorClass::Buffer, format!("no buffer is attached to {}", scope_name(scope))));
         }
         Ok(self.wait_until(|g| {
-            if g.bsend.as_ref().is_some_and(|p| p.in_use()) {
+            if g.bsend.get(&scope).is_some_and(|p| p.in_use()) {
                 return None;
             }
-            let p = g.bsend.take().unwrap();
-            Some((p.base(), p.size()))
+            let p = g.bsend.remove(&scope)?;
+            Some((!p.is_automatic()).then(|| (p.base(), p.size())))
         }))
+    }
+
+    /// MPI_Buffer_flush and friends: waits until every message buffered in `scope`'s buffer has
+    /// left it (at once if none is attached).
+    pub fn buffer_flush(&self, scope: Scope) {
+        self.wait_until(|g| (!g.bsend.get(&scope).is_some_and(|p| p.in_use())).then_some(()))
+    }
+
+    /// MPI_Buffer_iflush and friends: a request that completes when `buffer_flush` would return.
+    pub fn buffer_iflush(&self, scope: Scope) -> ReqId {
+        let mut g = self.lock();
+        let id = g.reqs.insert_with(|gen| Req::new(gen, None));
+        if g.bsend.get(&scope).is_some_and(|p| p.in_use()) {
+            g.flush_waiters.push((scope, id));
+        } else {
+            self.complete(&mut g, id);
+        }
+        id
+    }
+
+    /// `scope`'s buffer has emptied: completes the iflush requests waiting for it.
+    fn flushed(&self, g: &mut Inner, scope: Scope) {
+        if g.flush_waiters.is_empty() {
+            return;
+        }
+        let (done, rest): (Vec<_>, Vec<_>) = std::mem::take(&mut g.flush_waiters).into_iter().partition(|&(s, _)| s == scope);
+        g.flush_waiters = rest;
+        for (_, id) in done {
+            self.complete(g, id);
+        }
+    }
+
+    /// The communicator of context `ctx` was made from a group of session `session`: its
+    /// buffered sends use the session's buffer when it has none of its own.
+    pub fn bind_session(&self, ctx: u32, session: usize) {
+        self.lock().ctx_session.insert(ctx, session);
+    }
+
+    /// The communicator of context `ctx` is freed: its messages still in its buffer are delivered
+    /// and the buffer detached implicitly (the context id may be reused).
+    pub fn release_context(&self, ctx: u32) {
+        let scope = Scope::Comm(ctx);
+        self.wait_until(|g| (!g.bsend.get(&scope).is_some_and(|p| p.in_use())).then_some(()));
+        let mut g = self.lock();
+        g.bsend.remove(&scope);
+        g.ctx_session.remove(&ctx);
+    }
+
+    /// Session `session` is finalized: as `release_context`, for its buffer and communicators.
+    pub fn release_session(&self, session: usize) {
+        let scope = Scope::Session(session);
+        self.wait_until(|g| (!g.bsend.get(&scope).is_some_and(|p| p.in_use())).then_some(()));
+        let mut g = self.lock();
+        g.bsend.remove(&scope);
+        g.ctx_session.retain(|_, s| *s != session);
     }
 
     // ------------------------------------------------------------------ finalize
@@ -1356,7 +1443,7 @@ impl<X: Transport> Engine<X> {
             // Sends the user freed while active (MPI_Request_free) are still ours to finish: a peer
             // may yet read their buffers.
             let busy = g.pending_dests.iter().any(|&d| !g.outq[d].is_empty())
-                || g.bsend.as_ref().is_some_and(|p| p.in_use())
+                || g.bsend.values().any(|p| p.in_use())
                 || g.reqs.iter().any(|r| r.user_freed && !r.done && matches!(r.op, Some(OpArgs::Send { .. })));
             (!busy).then_some(())
         })
@@ -1365,5 +1452,13 @@ impl<X: Transport> Engine<X> {
     /// Internal consistency error for callers that need one.
     pub fn internal(msg: &str) -> crate::error::MpiError {
         err(ErrorClass::Other, msg.to_string())
+    }
+}
+
+fn scope_name(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Process => "the process (MPI_Buffer_attach)",
+        Scope::Comm(_) => "the communicator (MPI_Comm_attach_buffer)",
+        Scope::Session(_) => "the session (MPI_Session_attach_buffer)",
     }
 }

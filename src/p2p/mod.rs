@@ -10,6 +10,7 @@ pub mod pair;
 pub mod request;
 
 pub use buffer::Buf;
+pub use bsend::Scope as BsendScope;
 pub use engine::{Engine, MsgId, Progress};
 pub use request::{OpArgs, ReqId, SendMode};
 

@@ -58,7 +58,7 @@ pub struct Req {
     pub matched: bool,
     pub streaming: Option<Streaming>,
     /// Offset of the buffered-send block to release when this internal send completes.
-    pub bsend_block: Option<usize>,
+    pub bsend_block: Option<(super::bsend::Scope, usize)>,
 }
 
 impl Req {

@@ -1,5 +1,6 @@
 //! How ranks come to be and find each other: launch environment, the shared segment, waiting.
 pub mod futex;
+pub mod hw;
 pub mod segment;
 pub mod thread_level;
 pub mod threads;

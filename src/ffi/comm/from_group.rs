@@ -33,10 +33,14 @@ fn check_errhandler(h: MPI_Errhandler) -> MpiResult {
     }
 }
 
-/// Gives the new communicator `index` the hints of `info` and returns its handle.
-fn finish(u: &crate::instance::Instance, index: u32, info: MPI_Info) -> MpiResult<MPI_Comm> {
+/// Gives the new communicator `index` the hints of `info`, ties it to the session its group came
+/// from (whose buffered-send buffer it uses, MPI 4.1 section 3.6.1) and returns its handle.
+fn finish(u: &crate::instance::Instance, index: u32, info: MPI_Info, session: Option<usize>) -> MpiResult<MPI_Comm> {
     let c = u.comms.get(index).expect("a communicator just made is in the table");
     crate::ffi::info::set_hints(&c, info)?;
+    if let Some(s) = session {
+        u.engine.bind_session(c.context, s);
+    }
     Ok(check::comm_handle(index))
 }
 
@@ -53,7 +57,7 @@ export! {
             MPI_COMM_NULL
         } else {
             let i = crate::construct::from_group::create(u, &g.members, tag, errhandler)?;
-            finish(u, i, info)?
+            finish(u, i, info, g.session)?
         };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *o = h };
@@ -79,7 +83,7 @@ export! {
             return Err(err(MPI_ERR_RANK, format!("invalid remote_leader {remote_leader}: the remote group has {} ranks", remote.size())));
         }
         let i = crate::construct::from_group::create_inter(u, &local.members, &remote.members, tag, errhandler)?;
-        let h = finish(u, i, info)?;
+        let h = finish(u, i, info, local.session)?;
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *o = h };
         Ok(())

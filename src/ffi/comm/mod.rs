@@ -32,6 +32,8 @@ unsafe fn free_comm(comm: *mut MPI_Comm, disconnect: bool) -> crate::error::MpiR
     unsafe { crate::ffi::comm::attr::delete_all(u, h)? };
     if let Some(c) = u.comms.remove(handle_index(h)) {
         u.engine.forget_revoked(c.context);
+        // Its buffered-send buffer, if any, is detached once its messages are delivered.
+        u.engine.release_context(c.context);
     }
     // SAFETY: as above; the handle argument is in-out.
     unsafe { *comm = MPI_COMM_NULL };

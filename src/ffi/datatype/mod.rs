@@ -379,7 +379,36 @@ unsafe fn put<T>(p: *mut T, v: T, what: &str) -> MpiResult {
     Ok(())
 }
 
+/// The predefined pair type (value, index) of MPI_MINLOC / MPI_MAXLOC for value type `value`
+/// and index type `index` (MPI 4.1 section 6.9.4), if there is one (handle values of include/mpi.h;
+/// the index type is always MPI_INT, 0x4c000405).
+fn value_index_pair(value: MPI_Datatype, index: MPI_Datatype) -> Option<MPI_Datatype> {
+    const PAIRS: [(MPI_Datatype, MPI_Datatype); 6] = [
+        (0x4c00040a, 0x8c000000u32 as i32), // MPI_FLOAT -> MPI_FLOAT_INT
+        (0x4c00080b, 0x8c000001u32 as i32), // MPI_DOUBLE_INT
+        (0x4c000807, 0x8c000002u32 as i32), // MPI_LONG -> MPI_LONG_INT
+        (0x4c000203, 0x8c000003u32 as i32), // MPI_SHORT -> MPI_SHORT_INT
+        (0x4c00100c, 0x8c000004u32 as i32), // MPI_LONG_DOUBLE -> MPI_LONG_DOUBLE_INT
+        (0x4c000405, 0x4c000816), // MPI_INT -> MPI_2INT
+    ];
+    if index != 0x4c000405 {
+        return None;
+    }
+    PAIRS.iter().find(|&&(v, _)| v == value).map(|&(_, p)| p)
+}
+
 export! {
+    /// MPI 4.1: the predefined pair type for `value_type` and `index_type`, MPI_DATATYPE_NULL if
+    /// there is none.
+    fn MPI_Type_get_value_index / PMPI_Type_get_value_index (value_type: MPI_Datatype, index_type: MPI_Datatype, pair_type: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
+        let o = out(pair_type, "pair_type")?;
+        dtype(value_type)?;
+        dtype(index_type)?;
+        // SAFETY: checked non-NULL above; the caller passes an MPI_Datatype.
+        unsafe { *o = value_index_pair(value_type, index_type).unwrap_or(MPI_DATATYPE_NULL) };
+        Ok(())
+    }
+
     /// MPI-1's MPI_Type_hvector (removed in MPI 3.0): MPI_Type_create_hvector's core.
     fn MPI_Type_hvector / PMPI_Type_hvector (count_: c_int, blocklength: c_int, stride: MPI_Aint, oldtype: MPI_Datatype, newtype: *mut MPI_Datatype) on comm MPI_COMM_SELF => {
         // SAFETY: `newtype` is NULL or writable (caller contract).

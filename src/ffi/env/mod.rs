@@ -1,6 +1,7 @@
 //! The MPI environment (MPI 4.1 chapter 11): initialisation, sessions, error handlers of
 //! communicators and files.
 pub mod errhandler;
+pub mod hw;
 pub mod file_errhandler;
 pub mod init;
 pub mod session;

@@ -38,6 +38,12 @@ fn lookup(h: MPI_Session) -> MpiResult<(&'static Instance, Arc<Session>)> {
     Ok((u, s))
 }
 
+/// The table index of the live session `h` (MPI_ERR_SESSION if it is none).
+pub(in crate::ffi) fn live_index(h: MPI_Session) -> MpiResult<usize> {
+    lookup(h)?;
+    index(h)
+}
+
 /// The error path of `on session`: `e`, raised by `name`, goes to the handler of session `h`, or
 /// MPI_COMM_SELF's when `h` is no live session.
 pub fn raise_session(name: &'static str, h: MPI_Session, e: MpiError) -> c_int {
@@ -106,6 +112,10 @@ export! {
         let session = out(session, "session")?;
         // SAFETY: checked non-NULL above; the caller passes its session handle, in-out.
         let h = unsafe { *session };
+        // Messages still in the session's buffer are delivered first; the buffer is detached.
+        if let Ok((u, _)) = lookup(h) {
+            u.engine.release_session(index(h)?);
+        }
         if !instance::session_finalize(index(h)?)? {
             return Err(err(MPI_ERR_SESSION, format!("invalid session 0x{:08x} (finalized, or never initialized by this rank)", h as u32)));
         }
@@ -202,7 +212,7 @@ export! {
         let o = out(newgroup, "newgroup")?;
         // SAFETY: the caller passes a NUL-terminated string (NULL is rejected).
         let name = unsafe { self::pset_name(pset_name) }?;
-        let g = crate::ffi::comm::group::new_handle(u, crate::group::Group::new(members(u, &name)?))?;
+        let g = crate::ffi::comm::group::new_handle(u, crate::group::Group::new(members(u, &name)?).of_session(index(session)?))?;
         // SAFETY: checked non-NULL above; the caller passes an MPI_Group for the new handle.
         unsafe { *o = g };
         Ok(())

@@ -1,5 +1,6 @@
 //! Point-to-point communication: sends in every mode, receives, probes, persistent requests,
 //! buffer attach/detach, counts from statuses.
+pub mod bsend_buffers;
 pub mod partitioned;
 pub mod grequest;
 pub mod request;
@@ -364,41 +365,6 @@ pub(in crate::ffi) unsafe fn imrecv(buf: *mut c_void, count: impl CountArg, data
     unsafe {
         *request = h;
         *message = MPI_MESSAGE_NULL;
-    }
-    Ok(())
-}
-
-/// MPI_Buffer_attach and MPI_Buffer_attach_c.
-///
-/// # Safety
-/// `buffer` must be `size` writable bytes that stay valid until detached.
-pub(in crate::ffi) unsafe fn buffer_attach(buffer: *mut c_void, size: impl CountArg) -> MpiResult {
-    let u = check::universe()?;
-    let size = size.get();
-    let Ok(bytes) = usize::try_from(size) else {
-        return Err(err(MPI_ERR_ARG, format!("invalid buffer size {size}")));
-    };
-    if buffer.is_null() && bytes > 0 {
-        return Err(err(MPI_ERR_BUFFER, "the buffer to attach is NULL"));
-    }
-    // SAFETY: `size` writable bytes that stay valid until detached (this function's contract).
-    unsafe { u.engine.buffer_attach(buffer as *mut u8, bytes, MPI_BSEND_OVERHEAD as usize) }
-}
-
-/// MPI_Buffer_detach and MPI_Buffer_detach_c.
-///
-/// # Safety
-/// `buffer_addr` must point to a writable `void *`, `size` be writable (both checked for NULL).
-pub(in crate::ffi) unsafe fn buffer_detach<C: CountArg>(buffer_addr: *mut c_void, size: *mut C) -> MpiResult {
-    let u = check::universe()?;
-    let size = out(size, "size")?;
-    let addr = out(buffer_addr as *mut *mut c_void, "buffer_addr")?;
-    let (p, n) = u.engine.buffer_detach()?;
-    let n = C::put(n as i64, "the detached buffer's size")?;
-    // SAFETY: both non-NULL (`out`) and writable (this function's contract).
-    unsafe {
-        *addr = p as *mut c_void;
-        *size = n;
     }
     Ok(())
 }
