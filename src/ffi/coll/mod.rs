@@ -139,7 +139,12 @@ pub(in crate::ffi) unsafe fn reduce(sendbuf: *const c_void, recvbuf: *mut c_void
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
     let tally = Tally::new(Pattern::AllToOne, count, datatype, root == c.rank as c_int || root == MPI_ROOT);
-    let (red, n, plan) = reduction(count, datatype, op)?;
+    let (red, n, plan) = match reduction(count, datatype, op) {
+        // The MPI_PROC_NULL ranks of an intercommunicator reduce pass nothing significant
+        // (mpi4py passes MPI_SUM on MPI_BYTE): an empty MPI_BOR on MPI_BYTE stands in.
+        Err(_) if c.is_inter() && root == MPI_PROC_NULL => reduction(0, crate::abi::datatypes::MPI_BYTE, crate::abi::ops::op_handle(crate::op::Op::Bor))?,
+        r => r?,
+    };
     if c.is_inter() {
         let root = inter_root(&c, root)?;
         match root {
