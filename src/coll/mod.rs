@@ -282,10 +282,9 @@ pub(crate) fn check_received(st: &crate::p2p::Status, bytes: usize, from: usize)
         return crate::p2p::engine::failure_result(st).map_err(|e| err(e.class, format!("collective message from rank {from}: {}", e.msg)));
     }
     if st.error.is_some() || st.bytes != bytes as u64 {
-        return Err(err(
-            ErrorClass::Truncate,
-            format!("collective message from rank {from} has {} bytes, expected {bytes}: the ranks passed different counts or datatypes", st.bytes),
-        ));
+        // A truncated status holds the bytes received, not the message's size.
+        let size = if st.error.is_some() { format!("more than {bytes} bytes") } else { format!("{} bytes", st.bytes) };
+        return Err(err(ErrorClass::Truncate, format!("collective message from rank {from} has {size}, this rank expected {bytes}: the ranks passed different counts or datatypes")));
     }
     Ok(())
 }
