@@ -339,7 +339,9 @@ impl Builder {
             return Err(e);
         }
         let lb = self.st_lb.or(self.nat_lb).unwrap_or(0);
-        let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(lb);
+        // No data and no MPI_UB marker (a struct of MPI_LB markers only): the upper bound is 0, as
+        // the lower bound is without MPI_LB markers (MPICH: MPI_LB at -10 alone has extent 10).
+        let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(0);
         if pad && self.st_lb.is_none() && self.st_ub.is_none() && self.align > 1 {
             let ext = ub - lb;
             let a = self.align as i64;
