@@ -215,7 +215,10 @@ impl TypeRepr {
         let mut b = Builder::default();
         for &(o, s) in parts {
             b.blocks.push(o, s).expect("predefined types are small");
-            b.basics.push(s, 1).expect("predefined types are small");
+            // MPI_2INT, MPI_2REAL... are pairs: two basic elements each (as MPICH counts them).
+            let halves = name.starts_with("MPI_2") && s % 2 == 0;
+            let (bs, bn) = if halves { (s / 2, 2) } else { (s, 1) };
+            b.basics.push(bs, bn).expect("predefined types are small");
             b.conv.push(external32::Conv::for_leaf(name, s), 1).expect("predefined types are small");
             b.size += s;
             b.true_lb = Some(b.true_lb.map_or(o, |t: i64| t.min(o)));
