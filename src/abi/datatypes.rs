@@ -15,7 +15,7 @@ pub const BUILTIN: &[(MPI_Datatype, &str)] = &[
     (0x4c000406, "MPI_UNSIGNED"),
     (0x4c000807, "MPI_LONG"),
     (0x4c000808, "MPI_UNSIGNED_LONG"),
-    (0x4c000809, "MPI_LONG_LONG"),
+    (0x4c000809, "MPI_LONG_LONG_INT"), // MPI_LONG_LONG is an alias: MPICH names it so
     (0x4c00040a, "MPI_FLOAT"),
     (0x4c00080b, "MPI_DOUBLE"),
     (0x4c00100c, "MPI_LONG_DOUBLE"),
@@ -60,7 +60,7 @@ pub const BUILTIN: &[(MPI_Datatype, &str)] = &[
     (0x4c00043d, "MPI_UINT32_T"),
     (0x4c00083e, "MPI_UINT64_T"),
     (0x4c00013f, "MPI_C_BOOL"),
-    (0x4c000840, "MPI_C_FLOAT_COMPLEX"),
+    (0x4c000840, "MPI_C_COMPLEX"), // MPI_C_FLOAT_COMPLEX is an alias: MPICH names it so
     (0x4c001041, "MPI_C_DOUBLE_COMPLEX"),
     (0x4c002042, "MPI_C_LONG_DOUBLE_COMPLEX"),
     (0x4c000843, "MPI_AINT"),

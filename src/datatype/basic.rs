@@ -71,7 +71,7 @@ pub enum Basic {
     LongDoubleInt,
 }
 
-/// (type, standard name, size in bytes) of every `Basic`, in declaration order (so a type's entry
+/// (type, name (MPICH's: MPI_LONG_LONG_INT, MPI_C_COMPLEX for the aliases), size in bytes) of every `Basic`, in declaration order (so a type's entry
 /// is at its discriminant: lookups are an index, on every reduction's path).
 const TABLE: &[(Basic, &str, usize)] = &[
     (Basic::Char, "MPI_CHAR", 1),
@@ -82,7 +82,7 @@ const TABLE: &[(Basic, &str, usize)] = &[
     (Basic::Unsigned, "MPI_UNSIGNED", 4),
     (Basic::Long, "MPI_LONG", 8),
     (Basic::UnsignedLong, "MPI_UNSIGNED_LONG", 8),
-    (Basic::LongLong, "MPI_LONG_LONG", 8),
+    (Basic::LongLong, "MPI_LONG_LONG_INT", 8),
     (Basic::Float, "MPI_FLOAT", 4),
     (Basic::Double, "MPI_DOUBLE", 8),
     (Basic::LongDouble, "MPI_LONG_DOUBLE", 16),
@@ -125,7 +125,7 @@ const TABLE: &[(Basic, &str, usize)] = &[
     (Basic::Uint32T, "MPI_UINT32_T", 4),
     (Basic::Uint64T, "MPI_UINT64_T", 8),
     (Basic::CBool, "MPI_C_BOOL", 1),
-    (Basic::CFloatComplex, "MPI_C_FLOAT_COMPLEX", 8),
+    (Basic::CFloatComplex, "MPI_C_COMPLEX", 8),
     (Basic::CDoubleComplex, "MPI_C_DOUBLE_COMPLEX", 16),
     (Basic::CLongDoubleComplex, "MPI_C_LONG_DOUBLE_COMPLEX", 32),
     (Basic::Aint, "MPI_AINT", 8),

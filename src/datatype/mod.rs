@@ -215,7 +215,10 @@ impl TypeRepr {
         let mut b = Builder::default();
         for &(o, s) in parts {
             b.blocks.push(o, s).expect("predefined types are small");
-            b.basics.push(s, 1).expect("predefined types are small");
+            // MPI_2INT, MPI_2REAL... are pairs: two basic elements each (as MPICH counts them).
+            let halves = name.starts_with("MPI_2") && s % 2 == 0;
+            let (bs, bn) = if halves { (s / 2, 2) } else { (s, 1) };
+            b.basics.push(bs, bn).expect("predefined types are small");
             b.conv.push(external32::Conv::for_leaf(name, s), 1).expect("predefined types are small");
             b.size += s;
             b.true_lb = Some(b.true_lb.map_or(o, |t: i64| t.min(o)));
@@ -339,7 +342,9 @@ impl Builder {
             return Err(e);
         }
         let lb = self.st_lb.or(self.nat_lb).unwrap_or(0);
-        let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(lb);
+        // No data and no MPI_UB marker (a struct of MPI_LB markers only): the upper bound is 0, as
+        // the lower bound is without MPI_LB markers (MPICH: MPI_LB at -10 alone has extent 10).
+        let mut ub = self.st_ub.or(self.nat_ub).unwrap_or(0);
         if pad && self.st_lb.is_none() && self.st_ub.is_none() && self.align > 1 {
             let ext = ub - lb;
             let a = self.align as i64;

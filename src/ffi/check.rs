@@ -71,6 +71,12 @@ pub fn datatype_size(dt: MPI_Datatype) -> MpiResult<usize> {
     predefined_size(dt).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype; derived datatypes are not implemented yet)", dt as u32)))
 }
 
+/// Whether `dt` is a predefined pair type (`MPI_DOUBLE_INT`..., `MPI_2INT`, `MPI_2REAL`...),
+/// whose elements hold two basic elements each (MPI_Get_elements counts both, as MPICH).
+pub fn is_pair(dt: MPI_Datatype) -> bool {
+    PAIRS.iter().any(|p| p.0 == dt) || predefined_name(dt).is_some_and(|n| n.starts_with("MPI_2"))
+}
+
 /// The engine leaves of the predefined types, built once: builtins by the low byte of their handle,
 /// pair types after them (index 256 + N).
 fn leaves() -> &'static [Option<Arc<TypeRepr>>] {

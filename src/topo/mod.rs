@@ -83,12 +83,10 @@ pub fn cart_shift(dims: &[i32], periods: &[bool], rank: usize, direction: usize,
     (at(-(disp as i64)), at(disp as i64))
 }
 
-/// MPI_Dims_create: fills the zero entries of `dims` so that the product is `nnodes` and the
-/// dimensions are as balanced as possible, in non-increasing order. "Balanced" is taken as the
-/// smallest spread (largest minus smallest free dimension), ties broken towards the smaller
-/// largest dimension; this gives the same answers as MPICH on the usual cases (6x1 -> 3x2,
-/// 12x3 -> 3x2x2, 16x2 -> 4x4, prime nnodes -> nnodes x 1 ...). Nonzero entries are kept;
-/// ErrorClass::Dims if their product does not divide `nnodes` or an entry is negative.
+/// MPI_Dims_create: fills the zero entries of `dims` so that the product is `nnodes`, with
+/// MPICH's choice among the balanced factorisations (see [`balanced_factors`]), in
+/// non-increasing order. Nonzero entries are kept; ErrorClass::Dims if their product does not
+/// divide `nnodes` or an entry is negative.
 pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult {
     if nnodes < 0 {
         return Err(err(ErrorClass::Arg, format!("invalid nnodes {nnodes}: must be non-negative")));
@@ -108,43 +106,157 @@ pub fn dims_create(nnodes: i32, dims: &mut [i32]) -> MpiResult {
         return Err(err(ErrorClass::Dims, format!("nnodes ({nnodes}) is not a multiple of the product of the fixed dims ({fixed})")));
     }
     let rest = (nnodes as i64 / fixed) as u64;
-    let mut best: Option<Vec<u64>> = None;
-    let mut cur = Vec::with_capacity(free);
-    search(rest, free, rest, &mut cur, &mut best);
-    let best = best.expect("a factorisation with 1s always exists");
-    let mut it = best.into_iter();
+    let mut it = balanced_factors(rest, free).into_iter();
     for d in dims.iter_mut().filter(|d| **d == 0) {
         *d = it.next().expect("one factor per free dimension") as i32;
     }
     Ok(())
 }
 
-/// Depth-first search over non-increasing factor sequences of `n` with `k` factors, each at
-/// most `max`; keeps the best by (spread, largest factor).
-fn search(n: u64, k: usize, max: u64, cur: &mut Vec<u64>, best: &mut Option<Vec<u64>>) {
-    if k == 1 {
-        if n > max {
-            return;
+/// Prime factorisation of `n` (at most 2^31), ascending primes with their multiplicities.
+fn prime_factors(mut n: u64) -> Vec<(u64, u32)> {
+    let mut f = Vec::new();
+    let mut p = 2;
+    while p * p <= n {
+        if n % p == 0 {
+            let mut c = 0;
+            while n % p == 0 {
+                n /= p;
+                c += 1;
+            }
+            f.push((p, c));
         }
-        cur.push(n);
-        let score = |v: &[u64]| (v[0] - v[v.len() - 1], v[0]);
-        if best.as_ref().is_none_or(|b| score(cur) < score(b)) {
-            *best = Some(cur.clone());
-        }
-        cur.pop();
-        return;
+        p += if p == 2 { 1 } else { 2 };
     }
-    // The first of k non-increasing factors is at least the k-th root of n.
-    let mut f = max.min(n);
-    while f >= 1 {
-        if n.is_multiple_of(f) && f.checked_pow(k as u32).is_none_or(|p| p >= n) {
-            cur.push(f);
-            search(n / f, k - 1, f, cur, best);
-            cur.pop();
-        } else if f.checked_pow(k as u32).is_some_and(|p| p < n) {
+    if n > 1 {
+        f.push((n, 1));
+    }
+    f
+}
+
+/// `k` factors of `n` in non-increasing order, chosen as MPICH 4 does (its algorithm follows
+/// Träff and Lübbe, "Specification guideline violations by MPI_Dims_create", EuroMPI'15):
+/// 1. while more than one dimension and more than one prime are left, a largest prime that
+///    occurs once and exceeds the square root of what is left gets a dimension of its own;
+/// 2. shortcuts: no more prime factors (with multiplicity) than dimensions: one prime per
+///    dimension, then 1s; one dimension left: all of it; a single prime p^c: spread round
+///    robin; every multiplicity divisible by the dimensions left: equal dimensions;
+/// 3. otherwise the factorisation with the smallest spread (largest minus smallest); among
+///    equally spread ones, MPICH keeps the last it meets when it tries the smallest dimension
+///    in increasing order, then the next smallest in increasing order, and so on, which is the
+///    one whose dimensions read from the smallest up are lexicographically greatest.
+///
+/// The search only visits non-decreasing divisor chains that can still be completed and that
+/// can still beat the best spread, so it is quick for any `int` (2^30, large primes, highly
+/// composite numbers).
+fn balanced_factors(n: u64, k: usize) -> Vec<u64> {
+    if k == 1 {
+        return vec![n];
+    }
+    let mut primes = prime_factors(n);
+    let mut n = n;
+    let mut out = Vec::with_capacity(k);
+    while out.len() < k - 1 && primes.len() > 1 {
+        let (p, c) = *primes.last().expect("more than one prime");
+        if c != 1 || p * p <= n {
             break;
         }
-        f -= 1;
+        out.push(p);
+        n /= p;
+        primes.pop();
+    }
+    let left = k - out.len();
+    let nprimes: usize = primes.iter().map(|&(_, c)| c as usize).sum();
+    if nprimes <= left {
+        for &(p, c) in primes.iter().rev() {
+            out.extend(std::iter::repeat_n(p, c as usize));
+        }
+        out.resize(k, 1);
+        return out;
+    }
+    if left == 1 {
+        out.push(n);
+        return out;
+    }
+    if let [(p, c)] = primes[..] {
+        let base = out.len();
+        out.resize(k, 1);
+        for i in 0..c as usize {
+            out[base + i % left] *= p;
+        }
+        return out;
+    }
+    if primes.iter().all(|&(_, c)| c as usize % left == 0) {
+        let d: u64 = primes.iter().map(|&(p, c)| p.pow(c / left as u32)).product();
+        out.resize(k, d);
+        return out;
+    }
+    let mut divisors = vec![1u64];
+    for &(p, c) in &primes {
+        let len = divisors.len();
+        let mut pk = 1;
+        for _ in 0..c {
+            pk *= p;
+            for i in 0..len {
+                divisors.push(divisors[i] * pk);
+            }
+        }
+    }
+    divisors.sort_unstable();
+    let mut s = Search { divisors: &divisors, smallest_first: Vec::with_capacity(left), best: None };
+    s.run(n, left, 1);
+    let (_, mut best) = s.best.expect("1 x ... x 1 x n always completes");
+    best.reverse();
+    out.extend(best);
+    out
+}
+
+/// Depth-first search of [`balanced_factors`]: dimensions are chosen from the smallest up.
+struct Search<'a> {
+    divisors: &'a [u64],
+    /// The dimensions chosen so far, smallest first.
+    smallest_first: Vec<u64>,
+    /// (spread, dimensions smallest first) of the best complete choice.
+    best: Option<(u64, Vec<u64>)>,
+}
+
+impl Search<'_> {
+    /// Chooses the remaining `m` (at least 2) dimensions, each at least `lo`, of product `rem`.
+    fn run(&mut self, rem: u64, m: usize, lo: u64) {
+        let divisors = self.divisors;
+        let start = divisors.partition_point(|&d| d < lo);
+        if m == 2 {
+            // The most even pair: the largest divisor d >= lo with d * d <= rem.
+            let Some(&d) = divisors[start..].iter().take_while(|&&d| d * d <= rem).filter(|&&d| rem % d == 0).last() else {
+                return;
+            };
+            let smallest = self.smallest_first.first().copied().unwrap_or(d);
+            let spread = rem / d - smallest;
+            if self.best.as_ref().is_none_or(|(b, _)| spread <= *b) {
+                let mut v = self.smallest_first.clone();
+                v.push(d);
+                v.push(rem / d);
+                self.best = Some((spread, v));
+            }
+            return;
+        }
+        for &d in &divisors[start..] {
+            // d^m <= rem: the m - 1 dimensions after d are at least d.
+            if d.checked_pow(m as u32).is_none_or(|p| p > rem) {
+                break;
+            }
+            if let (Some(&s), Some((b, _))) = (self.smallest_first.first(), &self.best) {
+                if d - s > *b {
+                    break; // the largest dimension would be at least d
+                }
+            }
+            if rem % d != 0 {
+                continue;
+            }
+            self.smallest_first.push(d);
+            self.run(rem / d, m - 1, d);
+            self.smallest_first.pop();
+        }
     }
 }
 
@@ -192,6 +304,10 @@ mod tests {
         assert_eq!(dc(210, &[0, 0, 0, 0]), [7, 5, 3, 2]);
         assert_eq!(dc(36, &[0, 0, 0, 0]), [3, 3, 2, 2]);
         assert_eq!(dc(96, &[0, 0, 0, 0]), [4, 4, 3, 2]);
+        assert_eq!(dc(5040, &[0, 0, 0]), [21, 16, 15]);
+        assert_eq!(dc(735134400, &[0; 10]), [17, 13, 11, 8, 7, 6, 6, 6, 5, 5]);
+        assert_eq!(dc(1 << 30, &[0; 7]), [32, 32, 16, 16, 16, 16, 16]);
+        assert_eq!(dc(i32::MAX, &[0, 0, 0]), [i32::MAX, 1, 1]);
         assert!(dims_create(7, &mut [2, 0]).is_err());
         assert!(dims_create(6, &mut [2, 2]).is_err());
     }

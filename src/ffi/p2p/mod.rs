@@ -406,9 +406,14 @@ pub(in crate::ffi) unsafe fn get_count<C: CountArg>(status: *const MPI_Status, d
     Ok(())
 }
 
+/// `n` whole elements of the predefined `datatype` in basic elements: twice `n` for a pair type.
+fn pairs_twice(datatype: MPI_Datatype, n: i64) -> i64 {
+    if n != MPI_UNDEFINED as i64 && check::is_pair(datatype) { n.saturating_mul(2) } else { n }
+}
+
 /// MPI_Get_elements(_c): basic elements received (MPI 4.1 section 5.1.11): for a predefined
-/// datatype (pair types included) the whole elements, as MPI_Get_count; MPI_UNDEFINED if that
-/// number does not fit the int form.
+/// datatype the whole elements, as MPI_Get_count, except that a pair type's element holds two
+/// (as MPICH); MPI_UNDEFINED if that number does not fit the int form.
 ///
 /// # Safety
 /// As `get_count`.
@@ -417,7 +422,7 @@ pub(in crate::ffi) unsafe fn get_elements<C: CountArg>(status: *const MPI_Status
     let bytes = unsafe { status_bytes(status)? };
     let count = out(count, "count")?;
     let n = match check::datatype_size(datatype) {
-        Ok(size) => whole_elements(bytes, size as u64),
+        Ok(size) => pairs_twice(datatype, whole_elements(bytes, size as u64)),
         Err(_) => check::dtype(datatype)?.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as i64, |n| i64::try_from(n).unwrap_or(i64::MAX)),
     };
     // SAFETY: non-NULL (`out`) and writable (this function's contract).
@@ -509,7 +514,7 @@ export! {
         let bytes = unsafe { status_bytes(status)? };
         let count = out(count, "count")?;
         let n = match check::datatype_size(datatype) {
-            Ok(size) => if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count },
+            Ok(size) => pairs_twice(datatype, if size == 0 { 0 } else if bytes % size as u64 != 0 { MPI_UNDEFINED as MPI_Count } else { (bytes / size as u64) as MPI_Count }),
             // Derived type: basic elements in the received bytes (MPI 4.1 section 5.1.11).
             Err(_) => check::dtype(datatype)?.layout.basic_elements_in(bytes).map_or(MPI_UNDEFINED as MPI_Count, |n| n as MPI_Count),
         };
