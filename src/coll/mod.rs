@@ -114,7 +114,8 @@ impl<'a> Coll<'a> {
     /// matches them up.
     pub fn next_nonblocking(u: &'a Universe, c: &'a Comm) -> Coll<'a> {
         let seq = c.nbc_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        Coll { tag: Coll::sequenced(u, c, seq).tag | NONBLOCKING, ..Coll::sequenced(u, c, seq) }
+        let cx = Coll::sequenced(u, c, seq);
+        Coll { tag: cx.tag | NONBLOCKING, ..cx }
     }
 
     /// The blocking collective with sequence number `seq` on `c`.

@@ -190,34 +190,38 @@ pub fn add_error_string(code: c_int, text: &str) -> MpiResult {
     Ok(())
 }
 
+impl UserErrors {
+    /// Removes user-defined class (`code` false) or code (`code` true) `value`, which must have
+    /// no string left; `still_used` names what else keeps it (a class's codes).
+    fn remove(&mut self, value: c_int, code: bool, still_used: Option<&str>) -> MpiResult {
+        let what = if code { "code" } else { "class" };
+        let i = match self.slot(value) {
+            Some((is_code, i)) if is_code == code && self.entry(value).is_some() => i,
+            _ => return Err(err(MPI_ERR_ARG, format!("{value} is not a user-defined error {what}"))),
+        };
+        if self.entry(value).is_some_and(|e| e.text.is_some()) {
+            return Err(err(MPI_ERR_ARG, format!("error {what} {value} still has a string: remove it first (MPI_Remove_error_string)")));
+        }
+        if let Some(used) = still_used {
+            return Err(err(MPI_ERR_ARG, format!("error {what} {value} still has {used}")));
+        }
+        let table = if code { &mut self.codes } else { &mut self.classes };
+        table[i] = None;
+        Ok(())
+    }
+}
+
 /// MPI_Remove_error_class (MPI 4.1 section 9.5): only a user-defined class with no codes and no
 /// string left may go.
 pub fn remove_error_class(class: c_int) -> MpiResult {
     let mut t = user_lock();
-    if !(USER_CLASS_BASE..USER_CODE_BASE).contains(&class) || t.entry(class).is_none() {
-        return Err(err(MPI_ERR_ARG, format!("{class} is not a user-defined error class")));
-    }
-    if t.entry(class).is_some_and(|e| e.text.is_some()) {
-        return Err(err(MPI_ERR_ARG, format!("error class {class} still has a string: remove it first (MPI_Remove_error_string)")));
-    }
-    if t.codes.iter().flatten().any(|c| c.class == class) {
-        return Err(err(MPI_ERR_ARG, format!("error class {class} still has error codes: remove them first (MPI_Remove_error_code)")));
-    }
-    t.classes[(class - USER_CLASS_BASE) as usize] = None;
-    Ok(())
+    let has_codes = t.codes.iter().flatten().any(|c| c.class == class);
+    t.remove(class, false, has_codes.then_some("error codes: remove them first (MPI_Remove_error_code)"))
 }
 
 /// MPI_Remove_error_code: only a user-defined code with no string left may go.
 pub fn remove_error_code(code: c_int) -> MpiResult {
-    let mut t = user_lock();
-    if code < USER_CODE_BASE || t.entry(code).is_none() {
-        return Err(err(MPI_ERR_ARG, format!("{code} is not a user-defined error code")));
-    }
-    if t.entry(code).is_some_and(|e| e.text.is_some()) {
-        return Err(err(MPI_ERR_ARG, format!("error code {code} still has a string: remove it first (MPI_Remove_error_string)")));
-    }
-    t.codes[(code - USER_CODE_BASE) as usize] = None;
-    Ok(())
+    user_lock().remove(code, true, None)
 }
 
 /// MPI_Remove_error_string: the string of a user-defined class or code, which must have one.
