@@ -3,7 +3,7 @@
 //! One engine below thin ABI layers; each top-level module imports only modules of lower layers
 //! (`docs/ARCHITECTURE.md` draws them, `tests/layers.rs` enforces them). Bottom to top: `error`;
 //! `runtime`; `transport`, `datatype`, `clairvoyant`, `info`, `group`, `topo`, `monitoring`;
-//! `p2p`, `op`; `comm`; `coll`; `construct`; `ulfm`, `osc`; `instance`; `mpit`; and the MPICH ABI
+//! `p2p`, `op`; `comm`; `coll`; `construct`; `ulfm`, `osc`, `io`; `instance`; `mpit`; and the MPICH ABI
 //! on top: `abi`, `ffi` (the C boundary), `fortran`, `threads_host`. Only `abi` and `ffi` (and
 //! the Fortran boundary) know MPICH's values.
 #![deny(unsafe_op_in_unsafe_fn)]
@@ -19,6 +19,7 @@ pub mod fortran;
 pub mod group;
 pub mod instance;
 pub mod info;
+pub mod io;
 pub mod monitoring;
 pub mod mpit;
 pub mod op;

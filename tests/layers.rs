@@ -35,9 +35,11 @@ const LAYERS: &[(&str, u32)] = &[
     ("coll", 5),
     // Communicator constructors: they agree on context ids with collectives.
     ("construct", 6),
-    // What is built on collectives and constructors: fault tolerance, one-sided.
+    // What is built on collectives and constructors: fault tolerance, one-sided, MPI-IO.
     ("ulfm", 7),
     ("osc", 7),
+    // MPI-IO: files opened collectively, collective buffering over the collectives.
+    ("io", 7),
     // The object registry of an MPI instance and its life cycle (MPI_Init .. MPI_Finalize, and
     // the sessions that also bring it up).
     ("instance", 8),
