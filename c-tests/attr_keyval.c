@@ -41,6 +41,12 @@ static int copy_never(MPI_Comm oldcomm, int keyval, void *extra, void *in, void 
     return MPI_SUCCESS;
 }
 
+static int fail_delete;
+static int del_failing(MPI_Comm comm, int keyval, void *val, void *extra)
+{
+    return fail_delete ? MPI_ERR_OTHER : MPI_SUCCESS;
+}
+
 static int del(MPI_Comm comm, int keyval, void *val, void *extra)
 {
     if (ndeletes < MAXLOG)
@@ -166,6 +172,8 @@ int main(int argc, char **argv)
     CHECK(ndeletes == 1 && deletes[0].comm == dh && deletes[0].keyval == ka_saved && deletes[0].val == V(1050 + rank) &&
               deletes[0].extra == &extra_a,
           "free of d: %d deletes (keyval %d, val %p)", ndeletes, deletes[0].keyval, deletes[0].val);
+    /* the attribute of the freed keyval can still be read through the old handle value */
+    expect_attr(MPI_COMM_WORLD, ka_saved, V(50 + rank), 1);
     /* world still has ka's attribute; a dup still calls its copy callback */
     MPI_OK(MPI_Comm_dup(MPI_COMM_WORLD, &d));
     expect_attr(d, kdup, V(30 + rank), 1);
@@ -180,9 +188,23 @@ int main(int argc, char **argv)
     d = MPI_COMM_NULL;
     rc = MPI_Comm_dup(MPI_COMM_SELF, &d);
     CHECK(rc != MPI_SUCCESS, "dup with a failing copy callback succeeded");
+    CHECK(d == MPI_COMM_NULL, "a failed dup did not give MPI_COMM_NULL");
     fail_copy = 0;
     MPI_OK(MPI_Comm_delete_attr(MPI_COMM_SELF, ka));
     MPI_OK(MPI_Comm_free_keyval(&ka));
+
+    /* a failing delete callback fails delete_attr and set_attr's replacement; the value stays */
+    int kfail;
+    MPI_OK(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, del_failing, &kfail, NULL));
+    MPI_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kfail, V(70 + rank)));
+    fail_delete = 1;
+    CHECK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kfail) != MPI_SUCCESS, "delete_attr with a failing callback succeeded");
+    CHECK(MPI_Comm_set_attr(MPI_COMM_WORLD, kfail, V(80 + rank)) != MPI_SUCCESS, "set_attr over a failing delete callback succeeded");
+    fail_delete = 0;
+    MPI_OK(MPI_Comm_set_attr(MPI_COMM_WORLD, kfail, V(90 + rank)));
+    expect_attr(MPI_COMM_WORLD, kfail, V(90 + rank), 1);
+    MPI_OK(MPI_Comm_delete_attr(MPI_COMM_WORLD, kfail));
+    MPI_OK(MPI_Comm_free_keyval(&kfail));
 
     /* misuse */
     CHECK_CLASS(MPI_Comm_set_attr(MPI_COMM_WORLD, MPI_KEYVAL_INVALID, V(1)), MPI_ERR_KEYVAL);

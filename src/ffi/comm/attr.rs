@@ -59,6 +59,17 @@ fn keyval_handle(index: u32) -> c_int {
 
 /// The registry index of a valid (created, not freed) user keyval handle.
 fn user_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
+    keyval_index(u, keyval, false)
+}
+
+/// Like `user_keyval`, also accepting a keyval the application freed while attributes still use
+/// it: freeing a keyval in use is deferred until the last of them is deleted (MPI 4.1 section
+/// 7.7.2), so those attributes can still be read and deleted with it, as in MPICH.
+fn keyval_in_use(u: &Instance, keyval: c_int) -> MpiResult<u32> {
+    keyval_index(u, keyval, true)
+}
+
+fn keyval_index(u: &Instance, keyval: c_int, freed_in_use: bool) -> MpiResult<u32> {
     if keyval == MPI_KEYVAL_INVALID {
         return Err(err(MPI_ERR_KEYVAL, "invalid keyval MPI_KEYVAL_INVALID"));
     }
@@ -66,7 +77,7 @@ fn user_keyval(u: &Instance, keyval: c_int) -> MpiResult<u32> {
         return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is predefined: its attribute cannot be set, deleted or freed", keyval as u32)));
     }
     let i = handle_index(keyval);
-    if handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || attrs(u).comm.live_keyval(i).is_none() {
+    if handle_kind(keyval) != HANDLE_KIND_DIRECT || handle_object(keyval) != OBJ_KEYVAL || !(if freed_in_use { attrs(u).comm.keyval(i).is_some() } else { attrs(u).comm.live_keyval(i).is_some() }) {
         return Err(err(MPI_ERR_KEYVAL, format!("invalid keyval 0x{:08x} (freed, or never created with MPI_Comm_create_keyval)", keyval as u32)));
     }
     Ok(i)
@@ -96,8 +107,9 @@ unsafe fn call_delete(u: &Instance, comm: MPI_Comm, k: u32, value: usize) -> Mpi
 }
 
 /// Deletes every attribute of `comm`, most recently set first, stopping at the first callback
-/// that fails. Called by MPI_Comm_free before the communicator goes away, and by MPI_Finalize for
-/// MPI_COMM_SELF then MPI_COMM_WORLD (MPI 4.1 section 11.2.4).
+/// that fails (that attribute and the older ones stay). Called by MPI_Comm_free before the
+/// communicator goes away, and by MPI_Finalize for MPI_COMM_SELF then MPI_COMM_WORLD (MPI 4.1
+/// section 11.2.4).
 ///
 /// # Safety
 /// Calls application callbacks (see `call_delete`).
@@ -200,7 +212,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         KEY_APPNUM => Some(&v.appnum as *const c_int as *const c_void),
         _ if is_predefined(keyval) => return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is not a predefined communicator attribute oxmpi knows", keyval as u32))),
         _ => {
-            let k = user_keyval(u, keyval)?;
+            let k = keyval_in_use(u, keyval)?;
             attrs(u).comm.get(comm, k).map(|value| value as *const c_void)
         }
     };
@@ -240,7 +252,7 @@ unsafe fn set_attr(comm: MPI_Comm, keyval: c_int, value: *mut c_void) -> MpiResu
 unsafe fn delete_attr(comm: MPI_Comm, keyval: c_int) -> MpiResult {
     let u = check::universe()?;
     check::comm(u, comm)?;
-    let k = user_keyval(u, keyval)?;
+    let k = keyval_in_use(u, keyval)?;
     // Deleting an attribute that is not set does nothing (as MPICH).
     if let Some(old) = attrs(u).comm.get(comm, k) {
         // SAFETY: the callback is the application's (this function's contract).

@@ -98,9 +98,11 @@ export! {
         let c_ref = check::comm(u, comm)?;
         // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/comm/attr.rs).
         // SAFETY: the callbacks are the application's, registered with their keyvals.
-        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref)? };
+        // A failed dup (a copy callback's error) gives MPI_COMM_NULL, as in MPICH.
+        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref) };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
-        unsafe { *newcomm = h };
+        unsafe { *newcomm = *h.as_ref().unwrap_or(&MPI_COMM_NULL) };
+        let h = h?;
         Ok(())
     }
 
@@ -112,9 +114,11 @@ export! {
         let c_ref = check::comm(u, comm)?;
         // Attribute caching: dup_with_attrs runs the copy callbacks of comm's attributes (ffi/comm/attr.rs).
         // SAFETY: the callbacks are the application's, registered with their keyvals.
-        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref)? };
+        // A failed dup (a copy callback's error) gives MPI_COMM_NULL, as in MPICH.
+        let h = unsafe { crate::ffi::comm::attr::dup_with_attrs(u, comm, &c_ref) };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
-        unsafe { *newcomm = h };
+        unsafe { *newcomm = *h.as_ref().unwrap_or(&MPI_COMM_NULL) };
+        let h = h?;
         if let Ok(c) = check::comm(u, h) {
             crate::ffi::info::set_hints(&c, info)?;
         }

@@ -52,17 +52,19 @@ export! {
         Ok(())
     }
 
-    fn MPI_Finalize / PMPI_Finalize () on comm MPI_COMM_WORLD => {
+    // The handler is MPI_COMM_WORLD's, read before the body: an error found while finalizing
+    // (a delete callback's) is raised after MPI is gone.
+    fn MPI_Finalize / PMPI_Finalize () on handler (instance::get().map_or(MPI_ERRORS_ARE_FATAL, |u| u.world.errhandler()), MPI_COMM_WORLD) => {
         // Attribute caching: MPI_COMM_SELF's attributes are deleted first thing (MPI 4.1 section
         // 11.2.4), then MPI_COMM_WORLD's, each most recent first (ffi/comm/attr.rs).
+        // A delete callback's error is returned, but MPI is finalized all the same (as in
+        // MPICH): the rank must not be taken for one that ended without MPI_Finalize.
         let u = instance::get()?;
         // SAFETY: the callbacks called are the application's, registered with their keyvals.
-        unsafe {
-            crate::ffi::comm::attr::delete_all(u, MPI_COMM_SELF)?;
-            crate::ffi::comm::attr::delete_all(u, MPI_COMM_WORLD)?;
-        }
+        let deleted = unsafe { crate::ffi::comm::attr::delete_all(u, MPI_COMM_SELF).and(crate::ffi::comm::attr::delete_all(u, MPI_COMM_WORLD)) };
         crate::monitoring::dump::at_finalize(u.rank, u.size);
-        instance::finalize()
+        instance::finalize()?;
+        deleted
     }
 
     fn MPI_Initialized / PMPI_Initialized (flag: *mut c_int) on comm MPI_COMM_SELF => {
