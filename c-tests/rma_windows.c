@@ -62,12 +62,22 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_get_name(win, name, &len));
     CHECK(strcmp(name, "my window") == 0 && len == 9, "name '%s' %d", name, len);
     MPI_Info used;
+    char val[MPI_MAX_INFO_VAL + 1];
     MPI_OK(MPI_Win_get_info(win, &used));
     MPI_OK(MPI_Info_free(&used));
     MPI_OK(MPI_Info_create(&info));
     MPI_OK(MPI_Info_set(info, "accumulate_ordering", "none"));
+    MPI_OK(MPI_Info_set(info, "oxmpi_no_such_hint", "1"));
     MPI_OK(MPI_Win_set_info(win, info));
     MPI_OK(MPI_Info_free(&info));
+    /* the hints in effect: the ones given, known ones; unknown keys are ignored */
+    MPI_OK(MPI_Win_get_info(win, &used));
+    int vflag;
+    MPI_OK(MPI_Info_get(used, "accumulate_ordering", MPI_MAX_INFO_VAL, val, &vflag));
+    CHECK(vflag && strcmp(val, "none") == 0, "accumulate_ordering in effect: flag %d '%s'", vflag, vflag ? val : "");
+    MPI_OK(MPI_Info_get(used, "oxmpi_no_such_hint", MPI_MAX_INFO_VAL, val, &vflag));
+    CHECK(!vflag, "an unknown hint is reported as used");
+    MPI_OK(MPI_Info_free(&used));
     MPI_Group g, wg;
     int cmp;
     MPI_OK(MPI_Win_get_group(win, &g));
@@ -167,6 +177,18 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_shared_query_c(win, MPI_PROC_NULL, &sz, &du_c, &p));
     CHECK(p == first && sz == sizeof(int) && du_c == sizeof(int), "shared_query_c(MPI_PROC_NULL)");
     MPI_OK(MPI_Win_unlock_all(win));
+    MPI_OK(MPI_Win_free(&win));
+
+    /* allocate_shared with no memory on rank 0: NULL base there, MPI_PROC_NULL finds rank 1 */
+    MPI_OK(MPI_Win_allocate_shared(rank == 0 ? 0 : sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &win));
+    CHECK(rank != 0 || sh == NULL, "a zero-size segment's base is not NULL");
+    int du;
+    MPI_OK(MPI_Win_shared_query(win, 0, &sz, &du, &p));
+    CHECK(sz == 0 && p == NULL, "shared_query of the zero-size rank 0: size %ld base %p", (long)sz, (void *)p);
+    if (size > 1) {
+        MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p));
+        CHECK(sz == sizeof(int) && p != NULL, "shared_query(MPI_PROC_NULL) with rank 0 empty: size %ld", (long)sz);
+    }
     MPI_OK(MPI_Win_free(&win));
 
     /* Win_allocate_c / Win_create_c, size 0 on some ranks. */

@@ -48,6 +48,8 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ "$MPICH" = 1 ] || [ -n "$PREFIX" ] || { usage >&2; die "--prefix or --mpich is required"; }
+# The jobs run in the test directory: a relative prefix must name the same place there.
+[ -z "$PREFIX" ] || PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix $PREFIX: no such directory"
 
 # Modules left out, with the reason.
 declare -A SKIP_MODULE=(

@@ -29,6 +29,29 @@ pub(crate) fn raise_win(name: &'static str, win: MPI_Win, e: MpiError, code: Opt
     crate::ffi::env::errhandler::deliver(name, w.errhandler.load(std::sync::atomic::Ordering::Acquire), win, &e, code)
 }
 
+/// The window hints of MPI 4.1 section 12.2.1 and their defaults: what MPI_Win_get_info reports
+/// (the values in effect; unknown keys are ignored, as hints may be, and not reported).
+const WINDOW_HINTS: &[(&str, &str)] = &[
+    ("no_locks", "false"),
+    ("accumulate_ordering", "rar,raw,war,waw"),
+    ("accumulate_ops", "same_op_no_op"),
+    ("mpi_accumulate_granularity", "0"),
+    ("same_size", "false"),
+    ("same_disp_unit", "false"),
+];
+
+/// The hints of a window as MPI_Win_get_info reports them: every window hint oxmpi knows, the
+/// application's value where it gave one, else the default.
+fn hints_in_effect(given: &crate::info::Info, flavor: Flavor) -> crate::info::Info {
+    let mut used = crate::info::Info::new();
+    let shared = [("alloc_shared_noncontig", "false")];
+    let extra: &[(&str, &str)] = if flavor == Flavor::Shared { &shared } else { &[] };
+    for (k, default) in WINDOW_HINTS.iter().chain(extra) {
+        used.set(k.as_bytes(), given.get(k.as_bytes()).unwrap_or(default.as_bytes()));
+    }
+    used
+}
+
 /// The window behind handle `h`.
 pub(crate) fn window(u: &Instance, h: MPI_Win) -> MpiResult<Arc<Window>> {
     if h == MPI_WIN_NULL {
@@ -110,7 +133,9 @@ pub(in crate::ffi) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, 
     // SAFETY: `win` is NULL or writable (this function's contract).
     let w = unsafe { construct(comm, info, flavor, std::ptr::null_mut(), size, disp_unit.get(), win)? };
     // SAFETY: non-NULL (`out`) and writable (this function's contract).
-    unsafe { *baseptr = w.base as *mut c_void };
+    // A rank that asked for no memory gets NULL (as from MPICH), not an address inside the
+    // segment of another rank.
+    unsafe { *baseptr = if size == 0 { std::ptr::null_mut() } else { w.base as *mut c_void } };
     Ok(())
 }
 
@@ -140,6 +165,9 @@ pub(in crate::ffi) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int
         }
         None => (0, 1, std::ptr::null_mut()),
     };
+    // A zero-size segment has no address (NULL, as in MPICH), so a program cannot mistake
+    // another rank's memory for it.
+    let p = if s == 0 { std::ptr::null_mut() } else { p };
     // The unit was checked to fit an int when the window was made, so `put` cannot fail here.
     let d = C::put(d, "disp_unit")?;
     // SAFETY: the three are non-NULL (`out`) and writable (this function's contract).
@@ -268,12 +296,13 @@ export! {
                 h.set(k, &v);
             }
         }
+        *h = hints_in_effect(&h, w.flavor);
         Ok(())
     }
     fn MPI_Win_get_info / PMPI_Win_get_info (win: MPI_Win, info_used: *mut MPI_Info) on win win => {
         let (_, w) = win_of(win)?;
         let o = out(info_used, "info_used")?;
-        let hints = w.hints.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let hints = hints_in_effect(&w.hints.lock().unwrap_or_else(|p| p.into_inner()), w.flavor);
         let h = crate::ffi::info::new_handle(hints)?;
         // SAFETY: non-NULL (`out`); the caller passes the address of an info handle.
         unsafe { *o = h };

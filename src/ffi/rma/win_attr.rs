@@ -115,6 +115,8 @@ export! {
         // The predefined attributes: MPI_WIN_BASE is the base address itself, the others
         // pointers to their values (MPI 4.1 section 12.2.6), which live as long as the window.
         let found: Option<*const c_void> = match win_keyval {
+            // Memory the window allocated with size 0 has no address (as MPI_Win_allocate said).
+            KEY_WIN_BASE if w.size_attr == 0 && matches!(w.flavor, crate::osc::window::Flavor::Allocate | crate::osc::window::Flavor::Shared) => Some(std::ptr::null()),
             KEY_WIN_BASE => Some(w.base as *const c_void),
             KEY_WIN_SIZE => Some(&w.size_attr as *const isize as *const c_void),
             KEY_WIN_DISP_UNIT => Some(&w.disp_unit_attr as *const i32 as *const c_void),
