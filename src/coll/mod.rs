@@ -56,6 +56,8 @@ use crate::comm::Universe;
 pub struct CommState {
     /// This rank's hold on the communicator's shared arena, once used.
     pub arena: std::sync::OnceLock<arena::ArenaRef>,
+    /// Persistent collectives initialized on the communicator so far (`Coll::persistent`).
+    pub persistent_seq: std::sync::atomic::AtomicU32,
 }
 
 /// The collectives' state of communicator `c`, made at the first call.
@@ -83,6 +85,12 @@ pub fn tag_from_group(hash: u32, inter: bool) -> i32 {
 /// spares (`crate::p2p::engine::is_ulfm_tag`).
 pub fn tag_ulfm(attempt: u32) -> i32 {
     ((0x100 | (attempt & 0xff)) as i32) << 16
+}
+
+/// Persistent collectives (ids 0x3000..=0x3fff): the n-th initialized on a communicator has id
+/// 0x3000 + n mod 4096 for its whole life (`Coll::persistent`).
+fn tag_persistent(n: u32) -> i32 {
+    ((0x3000 | (n & 0xfff)) as i32) << 16
 }
 
 /// Tags of user-visible collectives: bit 30, the sequence number in bits 16-28 and bit 29 for
@@ -116,6 +124,17 @@ impl<'a> Coll<'a> {
         let seq = c.nbc_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let cx = Coll::sequenced(u, c, seq);
         Coll { tag: cx.tag | NONBLOCKING, ..cx }
+    }
+
+    /// The next persistent collective initialized on `c`. Its tag is fixed at initialization,
+    /// which happens in the same order on every rank (MPI 4.1 section 6.13), while the ranks
+    /// may start their persistent collectives in different orders: a tag drawn at each start
+    /// would pair one collective's messages with another's. Repeated starts of one request reuse
+    /// the tag: each rank runs a start to completion before the next, and messages between two
+    /// ranks match in order, so a start never takes the next start's messages.
+    pub fn persistent(u: &'a Universe, c: &'a Comm) -> Coll<'a> {
+        let n = state(c).persistent_seq.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        Coll { u, c, tag: tag_persistent(n), shared: false }
     }
 
     /// The blocking collective with sequence number `seq` on `c`.

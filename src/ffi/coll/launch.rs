@@ -61,6 +61,8 @@ struct Persistent {
     /// Counted at each start: every start is one collective.
     tally: Tally,
     sched: Arc<Mutex<Schedule>>,
+    /// The tag every start runs on (`Coll::persistent`).
+    tag: i32,
 }
 
 /// This rank's persistent collective requests, by engine request id.
@@ -109,11 +111,14 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
             Ok(())
         }
         Launch::Persistent(request) => {
-            // Built with sequence 0; each start sets the tag of its own sequence number.
-            let mut s = Schedule::new(&Coll::sequenced(u, &c, 0));
-            build(&Coll::sequenced(u, &c, 0), &mut s);
+            // The tag is the request's for life: ranks may start their persistent collectives
+            // in different orders (see `Coll::persistent`).
+            let cx = Coll::persistent(u, &c);
+            let tag = cx.tag;
+            let mut s = Schedule::new(&cx);
+            build(&cx, &mut s);
             let id = u.engine.new_external_persistent();
-            let p = Persistent { comm: c, sched: Arc::new(Mutex::new(s)), tally };
+            let p = Persistent { comm: c, sched: Arc::new(Mutex::new(s)), tally, tag };
             requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner()).insert(id, p);
             // SAFETY: as above.
             unsafe { *request = check::req_handle(id) };
@@ -124,16 +129,16 @@ pub unsafe fn scheduled(u: &'static Instance, c: CommRef, how: Launch, tally: Ta
 
 /// MPI_Start on request `id` if it is a persistent collective: Some(result), else None.
 pub fn start(u: &'static Instance, id: ReqId) -> Option<MpiResult> {
-    let (comm, sched, tally) = {
+    let (comm, sched, tally, tag) = {
         let t = requests(u).reqs.lock().unwrap_or_else(|p| p.into_inner());
         let p = t.get(&id)?;
-        (p.comm.clone(), p.sched.clone(), p.tally)
+        (p.comm.clone(), p.sched.clone(), p.tally, p.tag)
     };
     if let Err(e) = u.engine.start_external(id) {
         return Some(Err(e));
     }
     tally.record(u, &comm);
-    schedule::start(&u.engine, sched, Coll::next_nonblocking(u, &comm).tag, id);
+    schedule::start(&u.engine, sched, tag, id);
     Some(Ok(()))
 }
 
