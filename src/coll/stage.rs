@@ -232,6 +232,12 @@ pub struct TypedBlocks {
 }
 
 impl TypedBlocks {
+    /// Where block `i`'s bytes are, relative to the buffer address, when the block is
+    /// contiguous: (offset, length).
+    pub fn contiguous_block(&self, i: usize) -> Option<(isize, usize)> {
+        Some((*self.direct.as_ref()?.get(i)?, *self.lens.get(i)?))
+    }
+
     /// The blocks of `counts[i]` elements of `t` at `displs[i]` extents of `t`; `name` names the
     /// type in the overflow error.
     pub fn new(t: Arc<TypeRepr>, counts: Vec<usize>, displs: &[i64], name: impl Fn() -> String) -> MpiResult<TypedBlocks> {

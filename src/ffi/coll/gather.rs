@@ -73,6 +73,19 @@ fn single(p: *const c_void, count: i64, dt: MPI_Datatype, what: &str) -> MpiResu
     Ok(plan)
 }
 
+/// The root's own contribution of a gather (or its own part of a scatter) must not overlap its
+/// block of the other buffer unless the call says MPI_IN_PLACE (MPI 4.1 section 2.6.2: no
+/// aliasing of arguments). Checked where both are contiguous, as MPICH checks it.
+fn root_not_aliased(single_buf: *const c_void, single: &Plan, blocks_buf: *const c_void, blocks: &TypedBlocks, root: usize) -> MpiResult {
+    let (Shape::Direct(off), Some((boff, blen))) = (&single.shape, blocks.contiguous_block(root)) else { return Ok(()) };
+    let own = (single_buf as isize).wrapping_add(*off) as *const c_void;
+    let slot = (blocks_buf as isize).wrapping_add(boff) as *const c_void;
+    if own.is_null() || slot.is_null() {
+        return Ok(());
+    }
+    no_alias(own, slot, single.bytes.min(blen)).map_err(|_| err(MPI_ERR_BUFFER, "the root's send and receive buffers overlap (aliased arguments); use MPI_IN_PLACE at the root"))
+}
+
 /// The send side of a call as the algorithms take it: bytes and their length.
 ///
 /// # Safety
@@ -105,6 +118,9 @@ unsafe fn gather_any(sendbuf: *const c_void, scount: i64, stype: MPI_Datatype, r
         let send = if is_root && in_place(sendbuf) { None } else { Some(single(sendbuf, scount, stype, "send buffer")?) };
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
         let recv = if is_root { Some(unsafe { typed_blocks(rcounts, c.size(), rtype, recvbuf, "receive buffer")? }) } else { None };
+        if let (Some(sp), Some(r)) = (&send, &recv) {
+            root_not_aliased(sendbuf, sp, recvbuf, r, root)?;
+        }
         (send, recv, Ok(root))
     };
     let varying = rcounts.varying();
@@ -167,6 +183,9 @@ unsafe fn scatter_any(sendbuf: *const c_void, scounts: Counts, stype: MPI_Dataty
         // SAFETY: the arrays hold one entry per rank at the root (MPI contract).
         let send = if is_root { Some(unsafe { typed_blocks(scounts, c.size(), stype, sendbuf, "send buffer")? }) } else { None };
         let recv = if is_root && in_place(recvbuf) { None } else { Some(single(recvbuf, rcount, rtype, "receive buffer")?) };
+        if let (Some(sb), Some(rp), true) = (&send, &recv, is_root) {
+            root_not_aliased(recvbuf, rp, sendbuf, sb, root)?;
+        }
         (send, recv, Ok(root))
     };
     let varying = scounts.varying();
