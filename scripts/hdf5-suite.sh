@@ -163,7 +163,7 @@ for p in "${progs[@]}"; do
                 excerpt="$(grep -E "^rank [0-9]+: |error string is|^oxmpi: |Assertion|errors on|^\*\*\*" "$log" |
                     sort -u | head -n 12)" || true
                 [ -n "$excerpt" ] || excerpt="$(tail -n 12 "$log")"
-                sed 's/^/  | /' <<<"$excerpt"
+                printf '%s\n' "$excerpt" | sed 's/^/  | /'
             fi
         done
     done
