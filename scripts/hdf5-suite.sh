@@ -16,8 +16,8 @@ usage() {
 Usage: scripts/hdf5-suite.sh --prefix PREFIX [--modes "processes threads"] [options]
        scripts/hdf5-suite.sh --mpich [options]
 
-Builds every hdf5-tests/*.c with h5pcc.mpich (Debian's parallel HDF5 against MPICH's ABI, as a
-user would build them) and HDF5's own parallel example ph5example.c (from the libhdf5-doc
+Builds every hdf5-tests/*.c with h5pcc.mpich and every hdf5-tests/*.f90 with h5pfc.mpich
+(Debian's parallel HDF5 against MPICH's ABI, as a user would build them) and HDF5's own parallel example ph5example.c (from the libhdf5-doc
 package), then runs each at every rank count of --np: with --prefix under PREFIX/bin/mpiexec
 in each mode of --modes, the MPICH-built binaries then running on oxmpi's libmpi.so.12; with
 --mpich under mpiexec.mpich. Each run gets a fresh directory for its files, which must be empty
@@ -86,8 +86,10 @@ mkdir -p -- "$BUILD" "$LOGS" "$RUNS"
 # --- build: our programs, then HDF5's example ---
 progs=()
 declare -A pass_text
-for src in "$OXMPI_ROOT"/hdf5-tests/*.c; do
-    p="$(basename "$src" .c)"
+declare -A source
+for src in "$OXMPI_ROOT"/hdf5-tests/*.c "$OXMPI_ROOT"/hdf5-tests/*.f90; do
+    p="$(basename "${src%.*}")"
+    source[$p]="$src"
     [ -z "$FILTER" ] || [[ $p =~ $FILTER ]] || continue
     progs+=("$p")
     pass_text[$p]="$p: all checks passed"
@@ -95,28 +97,34 @@ done
 if [ -z "$FILTER" ] || [[ ph5example =~ $FILTER ]]; then
     [ -f "$PH5EXAMPLE" ] || die "$PH5EXAMPLE not found (Debian package libhdf5-doc)"
     gzip -dc "$PH5EXAMPLE" >"$BUILD/ph5example.c"
+    source[ph5example]="$BUILD/ph5example.c"
     progs+=(ph5example)
     pass_text[ph5example]="PHDF5 tests finished with no errors"
 fi
 [ "${#progs[@]}" -gt 0 ] || die "no program matches --filter '$FILTER'"
 for p in "${progs[@]}"; do
-    src="$OXMPI_ROOT/hdf5-tests/$p.c"
-    [ "$p" != ph5example ] || src="$BUILD/ph5example.c"
+    src="${source[$p]}"
     # HDF5's example is upstream code: no -Wall there
-    flags=(-std=c99 -Wall -Werror -O2 -g)
-    [ "$p" != ph5example ] || flags=(-O2 -g)
-    if ! h5pcc.mpich "${flags[@]}" -o "$BUILD/$p" "$src" >"$LOGS/$p.build" 2>&1; then
+    case "$src" in
+        "$BUILD"/*) build=(h5pcc.mpich -O2 -g) ;;
+        *.f90) build=(h5pfc.mpich -Wall -Werror -O2 -g) ;;
+        *) build=(h5pcc.mpich -std=c99 -Wall -Werror -O2 -g) ;;
+    esac
+    if ! "${build[@]}" -o "$BUILD/$p" "$src" >"$LOGS/$p.build" 2>&1; then
         cat "$LOGS/$p.build" >&2
-        die "h5pcc.mpich failed to build $src"
+        die "${build[0]} failed to build $src"
     fi
 done
 if [ "$MPICH" = 0 ]; then
-    # The binaries need MPICH's libmpi.so.12 and must get oxmpi's under our mpiexec.
-    line="$(LD_LIBRARY_PATH="$PREFIX/lib" ldd "$BUILD/${progs[0]}" | grep -E 'libmpi(ch)?\.so\.12' | head -1)"
-    case "$line" in
-        *"=> $PREFIX/lib/"*) ;;
-        *) die "libmpi.so.12 of $BUILD/${progs[0]} does not resolve to $PREFIX/lib: $line" ;;
-    esac
+    # The binaries need MPICH's libmpi.so.12 (Fortran: libmpichfort.so.12) and must get oxmpi's
+    # under our mpiexec.
+    for p in "${progs[@]}"; do
+        line="$(LD_LIBRARY_PATH="$PREFIX/lib" ldd "$BUILD/$p" | grep -E 'libmpi(ch|chfort)?\.so\.12' | head -1 || true)"
+        case "$line" in
+            *"=> $PREFIX/lib/"*) ;;
+            *) die "the MPI library of $BUILD/$p does not resolve to $PREFIX/lib: ${line:-none}" ;;
+        esac
+    done
 fi
 
 # --- run ---
