@@ -77,7 +77,7 @@ else
 fi
 
 DIR="$(cargo_target_dir)/hdf5"
-BUILD="$DIR/build"
+BUILD="$DIR/build-$LABEL" # the same binaries, but two runs at once must not clash
 LOGS="$DIR/logs-$LABEL"
 RUNS="$DIR/runs-$LABEL"
 rm -rf -- "$LOGS" "$RUNS"
@@ -86,10 +86,11 @@ mkdir -p -- "$BUILD" "$LOGS" "$RUNS"
 # --- build: our programs, then HDF5's example ---
 progs=()
 declare -A pass_text
-declare -A source
+declare -A srcs
 for src in "$OXMPI_ROOT"/hdf5-tests/*.c "$OXMPI_ROOT"/hdf5-tests/*.f90; do
+    [ -f "$src" ] || continue # an unmatched glob
     p="$(basename "${src%.*}")"
-    source[$p]="$src"
+    srcs[$p]="$src"
     [ -z "$FILTER" ] || [[ $p =~ $FILTER ]] || continue
     progs+=("$p")
     pass_text[$p]="$p: all checks passed"
@@ -97,13 +98,13 @@ done
 if [ -z "$FILTER" ] || [[ ph5example =~ $FILTER ]]; then
     [ -f "$PH5EXAMPLE" ] || die "$PH5EXAMPLE not found (Debian package libhdf5-doc)"
     gzip -dc "$PH5EXAMPLE" >"$BUILD/ph5example.c"
-    source[ph5example]="$BUILD/ph5example.c"
+    srcs[ph5example]="$BUILD/ph5example.c"
     progs+=(ph5example)
     pass_text[ph5example]="PHDF5 tests finished with no errors"
 fi
 [ "${#progs[@]}" -gt 0 ] || die "no program matches --filter '$FILTER'"
 for p in "${progs[@]}"; do
-    src="${source[$p]}"
+    src="${srcs[$p]}"
     # HDF5's example is upstream code: no -Wall there
     case "$src" in
         "$BUILD"/*) build=(h5pcc.mpich -O2 -g) ;;
