@@ -24,8 +24,8 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
   9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
                    (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
-  10. hdf5         parallel HDF5 programs built with h5pcc.mpich (hdf5-tests/ and HDF5's
-                   ph5example) at 1, 2 and 4 ranks in processes and threads mode
+  10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
+                   HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
                    (scripts/hdf5-suite.sh); OFF unless OXMPI_TEST_HDF5=1 until MPI-IO lands
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
