@@ -17,12 +17,13 @@ Usage: scripts/hdf5-suite.sh --prefix PREFIX [--modes "processes threads"] [opti
        scripts/hdf5-suite.sh --mpich [options]
 
 Builds every hdf5-tests/*.c with h5pcc.mpich and every hdf5-tests/*.f90 with h5pfc.mpich
-(Debian's parallel HDF5 against MPICH's ABI, as a user would build them) and HDF5's own parallel example ph5example.c (from the libhdf5-doc
-package), then runs each at every rank count of --np: with --prefix under PREFIX/bin/mpiexec
-in each mode of --modes, the MPICH-built binaries then running on oxmpi's libmpi.so.12; with
---mpich under mpiexec.mpich. Each run gets a fresh directory for its files, which must be empty
-again when it ends (a file left behind is a failure). One line per run, PASS or FAIL; logs in
-target/hdf5/logs-LABEL; exit status 1 if any run failed.
+(Debian's parallel HDF5 against MPICH's ABI, as a user would build them) and HDF5's own
+parallel example ph5example.c (from the libhdf5-doc package), then runs each at every rank
+count of --np: with --prefix under PREFIX/bin/mpiexec in each mode of --modes, the MPICH-built
+binaries then running on oxmpi's libmpi.so.12; with --mpich under mpiexec.mpich. Each run gets
+a fresh directory for its files, which must be empty again when it ends (a file left behind is
+a failure). One line per run, PASS or FAIL; logs in target/hdf5/logs-LABEL; exit status 1 if
+any run failed.
 
 The programs check every value they read back and exit non-zero, printing what differs, on a
 mismatch; an HDF5 or MPI call that fails aborts the job at once (no hang).
