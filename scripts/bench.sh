@@ -35,6 +35,16 @@ worst ratio per collective. Cells: n/a = the call failed or returned a wrong res
 MPI_ERR_UNSUPPORTED_OPERATION), skip = not measured because the implementation used up its time
 budget (--coll-budget), - = no result (run failed or timed out, or alltoall over the cap).
 
+io (benches/io_bw.c, only with --only io): MPI-IO bandwidth of a global 2-D array of doubles,
+in MB/s (the whole array over the slowest rank's time, best of --io-reps): coll = each rank a
+2-D block through a subarray file view with MPI_File_write_all/read_all, contig = each rank one
+contiguous slab with write_at/read_at, strided = the block view with independent write/read.
+Each timed phase is open + view + one call + close; every read is checked, and the file is
+also read back without a view after each pattern's first write. One table per file system
+(tmpfs: /dev/shm; disk: --io-dir), rank count (--io-ranks) and size (--io-sizes), one row per
+pattern and operation, with oxmpi/best-peer = oxmpi / max(MPICH, Open MPI) per oxmpi mode (above
+1: oxmpi faster). A run that fails (e.g. MPI-IO missing) gives n/a in its cells.
+
 An implementation that fails to build or run is skipped with a message. Missing Debian packages
 are installed with apt-get, as scripts/test.sh does.
 
@@ -45,7 +55,8 @@ Options:
                      or one of the benchmarks with a driver of their own, passing on --prefix:
                      rma (scripts/bench-rma.sh: put/get latency and bandwidth), pap
                      (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals),
-                     workfarm (scripts/bench-workfarm.sh: work-farm throughput, progress-thread CPU)
+                     workfarm (scripts/bench-workfarm.sh: work-farm throughput, progress-thread CPU);
+                     or io (benches/io_bw.c, MPI-IO bandwidth; not part of the default run)
   --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
                      processes mode) and report its latency against oxmpi without it
   --quick            shorter run: 2 p2p rounds, 5 ms per collective point, collectives up to 1 MiB,
@@ -62,6 +73,12 @@ Options:
                      (default 8; MPICH needs milliseconds per call when oversubscribed)
   --coll-max BYTES   largest collective message size (default 4194304)
   --coll-timeout S   time limit per collective job in seconds (default 90)
+  --io-sizes LIST    io: total array sizes in MiB, comma-separated (default 64,256; up to 1024)
+  --io-ranks LIST    io: rank counts, comma-separated (default 4,8)
+  --io-fs LIST       io: file systems, comma-separated among tmpfs (/dev/shm) and disk (default both)
+  --io-dir DIR       io: the directory on disk (default target/bench/io-disk)
+  --io-reps R        io: repetitions per run, the best counts (default 3)
+  --io-timeout S     io: time limit per run in seconds (default 300)
   --prefix DIR       use the oxmpi installed in DIR instead of building into target/bench-prefix
   --mode M           only this oxmpi mode (processes or threads; default: both)
   --timeout S        time limit per p2p run in seconds (default 300)
@@ -87,6 +104,12 @@ coll_target=""
 coll_budget=""
 coll_max=""
 coll_timeout=90
+io_sizes="64,256"
+io_ranks="4,8"
+io_fs="tmpfs,disk"
+io_dir=""
+io_reps=3
+io_timeout=300
 prefix=""
 mode=""
 timeout_s=300
@@ -117,6 +140,18 @@ while [ $# -gt 0 ]; do
         --coll-max=*) coll_max="${1#*=}" ;;
         --coll-timeout) coll_timeout="${2:?--coll-timeout needs a value}"; shift ;;
         --coll-timeout=*) coll_timeout="${1#*=}" ;;
+        --io-sizes) io_sizes="${2:?--io-sizes needs a value}"; shift ;;
+        --io-sizes=*) io_sizes="${1#*=}" ;;
+        --io-ranks) io_ranks="${2:?--io-ranks needs a value}"; shift ;;
+        --io-ranks=*) io_ranks="${1#*=}" ;;
+        --io-fs) io_fs="${2:?--io-fs needs a value}"; shift ;;
+        --io-fs=*) io_fs="${1#*=}" ;;
+        --io-dir) io_dir="${2:?--io-dir needs a value}"; shift ;;
+        --io-dir=*) io_dir="${1#*=}" ;;
+        --io-reps) io_reps="${2:?--io-reps needs a value}"; shift ;;
+        --io-reps=*) io_reps="${1#*=}" ;;
+        --io-timeout) io_timeout="${2:?--io-timeout needs a value}"; shift ;;
+        --io-timeout=*) io_timeout="${1#*=}" ;;
         --prefix) prefix="${2:?--prefix needs a value}"; shift ;;
         --prefix=*) prefix="${1#*=}" ;;
         --mode) mode="${2:?--mode needs a value}"; shift ;;
@@ -134,11 +169,12 @@ fi
 : "${rounds:=5}" "${coll_target:=0.02}" "${coll_budget:=8}" "${coll_max:=4194304}"
 case "$only" in
     '') do_p2p=yes; do_coll=yes; do_nbc=yes ;;
+    io) do_p2p=no; do_coll=no; do_io=yes ;;
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
     nbc) do_p2p=no; do_coll=no; do_nbc=yes ;;
     rma | pap | workfarm) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, nbc, rma, pap or workfarm" ;;
+    *) die "--only takes p2p, coll, nbc, io, rma, pap or workfarm" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -147,6 +183,13 @@ is_count "$coll_rounds" || die "--coll-rounds needs a positive integer"
 is_count "$coll_max" || die "--coll-max needs a positive integer"
 is_count "$coll_timeout" || die "--coll-timeout needs a positive integer"
 is_count "$timeout_s" || die "--timeout needs a positive integer"
+is_count "$io_reps" || die "--io-reps needs a positive integer"
+is_count "$io_timeout" || die "--io-timeout needs a positive integer"
+IFS=, read -r -a IO_SIZES <<<"$io_sizes"
+IFS=, read -r -a IO_RANKS <<<"$io_ranks"
+IFS=, read -r -a IO_FS <<<"$io_fs"
+for v in "${IO_SIZES[@]}" "${IO_RANKS[@]}"; do is_count "$v" || die "--io-sizes/--io-ranks: '$v' is not a positive integer"; done
+for v in "${IO_FS[@]}"; do case "$v" in tmpfs | disk) ;; *) die "--io-fs: unknown file system '$v' (tmpfs or disk)" ;; esac; done
 for v in "$coll_target" "$coll_budget"; do
     [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--coll-target and --coll-budget need a number of seconds"
 done
@@ -257,6 +300,7 @@ benches=()
 [ "$do_p2p" = no ] || benches+=(pingpong ring_allreduce)
 [ "$do_coll" = no ] || benches+=(coll_latency)
 [ "${do_nbc:-no}" = no ] || benches+=(nbc_overlap)
+[ "${do_io:-no}" = no ] || benches+=(io_bw)
 for impl in "${impls[@]}"; do
     echo "== compiling ${benches[*]/#/benches/} with ${cc[$impl]}"
     for b in "${benches[@]}"; do
@@ -488,12 +532,90 @@ nbc() {
     done
 }
 
+# --- io: MPI-IO bandwidth, every implementation once per configuration, alternating ---
+IORES="$WORK/io-results.txt"
+io() {
+    : >"$IORES"
+    local fs dir np mib impl out rc got p op
+    declare -A io_dirs=([tmpfs]=/dev/shm [disk]="${io_dir:-$WORK/io-disk}")
+    declare -A io_type
+    for fs in "${IO_FS[@]}"; do
+        dir="${io_dirs[$fs]}"
+        mkdir -p -- "$dir" || die "cannot create $dir"
+        io_type[$fs]="$(stat -f -c %T -- "$dir")"
+        for np in "${IO_RANKS[@]}"; do
+            for mib in "${IO_SIZES[@]}"; do
+                for impl in "${impls[@]}"; do
+                    [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
+                    out="$WORK/io-$impl-$fs-$np-$mib.txt"
+                    rc=0
+                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+                    timeout -k 5 "$io_timeout" ${launcher[$impl]} "$np" "$WORK/io_bw-$impl" -s "$mib" \
+                        -r "$io_reps" -d "$dir" >"$out" 2>&1 || rc=$?
+                    got="$(grep -E "^result (coll|contig|strided) (write|read) $np $mib [a-z0-9]+ [0-9.]+\$" "$out" || true)"
+                    awk -v i="$impl" -v f="$fs" 'NF { print i, f, $2, $3, $4, $5, $7 }' <<<"$got" >>"$IORES"
+                    if [ "$rc" -ne 0 ]; then
+                        # the patterns the run did not report: n/a
+                        for p in coll contig strided; do
+                            for op in write read; do
+                                grep -q "^result $p $op " <<<"$got" || echo "$impl $fs $p $op $np $mib n/a" >>"$IORES"
+                            done
+                        done
+                        echo "*** ${label[$impl]} failed io_bw with $np ranks, $mib MiB on $fs (status $rc). Output:" >&2
+                        grep -v '^#' "$out" | grep -v '^result ' | sort -u | head -n 4 | sed 's/^/    /' >&2
+                    fi
+                    printf '== io %-5s %d ranks %5d MiB %-20s %d results\n' "$fs" "$np" "$mib" "${label[$impl]}" \
+                        "$(grep -c . <<<"$got")"
+                    # nothing may be left behind
+                    find "$dir" -maxdepth 1 -name 'oxmpi-io_bw-*.dat' -delete 2>/dev/null || true
+                done
+            done
+        done
+    done
+    [ -n "${io_dir:-}" ] || rmdir -- "$WORK/io-disk" 2>/dev/null || true
+
+    echo
+    echo "MPI-IO bandwidth, MB/s (array size over the slowest rank's time, best of $io_reps), higher is better; $(nproc) cores"
+    echo "oxmpi/best-peer = oxmpi / max(MPICH, Open MPI): above 1, oxmpi is faster; n/a = the run failed"
+    for fs in "${IO_FS[@]}"; do
+        for np in "${IO_RANKS[@]}"; do
+            for mib in "${IO_SIZES[@]}"; do
+                printf '\n%s (%s, %s), %d ranks, %d MiB\n' "$fs" "${io_type[$fs]}" "${io_dirs[$fs]}" "$np" "$mib"
+                awk -v fs="$fs" -v np="$np" -v mib="$mib" '
+                    function num(x) { return x ~ /^[0-9.]+$/ }
+                    $2 == fs && $5 == np && $6 == mib { v[$1, $3, $4] = $7 }
+                    END {
+                        printf "  %-8s %-5s %11s %11s %11s %11s %10s %10s\n", "pattern", "op", "oxmpi-proc", "oxmpi-thr",
+                            "MPICH", "Open MPI", "proc/peer", "thr/peer"
+                        np_ = split("coll contig strided", P, " ")
+                        for (p = 1; p <= np_; p++) for (o = 1; o <= 2; o++) {
+                            op = o == 1 ? "write" : "read"
+                            split("oxmpi oxthr mpich openmpi", I, " ")
+                            for (i = 1; i <= 4; i++) x[I[i]] = ((I[i], P[p], op) in v) ? v[I[i], P[p], op] : "-"
+                            best = ""
+                            if (num(x["mpich"])) best = x["mpich"]
+                            if (num(x["openmpi"]) && (best == "" || x["openmpi"] > best)) best = x["openmpi"]
+                            for (m = 1; m <= 2; m++) {
+                                ox = m == 1 ? "oxmpi" : "oxthr"
+                                q[ox] = (best != "" && best > 0 && num(x[ox])) ? sprintf("x%.2f", x[ox] / best) : "-"
+                            }
+                            printf "  %-8s %-5s %11s %11s %11s %11s %10s %10s\n", P[p], op, x["oxmpi"], x["oxthr"],
+                                x["mpich"], x["openmpi"], q["oxmpi"], q["oxthr"]
+                        }
+                    }' "$IORES"
+            done
+        done
+    done
+}
+
 [ "$do_p2p" = no ] || p2p
 [ "$do_coll" = no ] || coll
 [ "${do_nbc:-no}" = no ] || nbc
+[ "${do_io:-no}" = no ] || io
 
 echo
 raw=()
 [ "$do_p2p" = no ] || raw+=("$RESULTS" ${RING:+"$RING"})
 [ "$do_coll" = no ] || raw+=("$COLLRES")
+[ "${do_io:-no}" = no ] || raw+=("$IORES")
 echo "raw results: ${raw[*]}"

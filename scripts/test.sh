@@ -24,6 +24,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
   9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
                    (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
+  10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
+                   HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
+                   (scripts/hdf5-suite.sh); OFF unless OXMPI_TEST_HDF5=1 until MPI-IO lands
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
@@ -31,6 +34,7 @@ Environment:
   OXMPI_BINARY_MODES  rank modes for the prebuilt MPICH binaries (default: "processes threads")
   OXMPI_TEST_SKIP_DEPS=1  do not check or install Debian packages
   OXMPI_TEST_MPI4PY_NP    rank counts for mpi4py's suite (default: "1 2 4")
+  OXMPI_TEST_HDF5=1       run the hdf5 stage (default: skipped; it needs MPI-IO, issue 17)
 USAGE
 }
 
@@ -225,6 +229,19 @@ stage_mpi4py() {
         --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 240
 }
 
+# Parallel HDF5 on MPI-IO (issue 17): off by default until oxmpi's MPI_File_* are merged.
+stage_hdf5() {
+    if [ "${OXMPI_TEST_HDF5:-0}" != 1 ]; then
+        echo "SKIP: OXMPI_TEST_HDF5 is not 1 (parallel HDF5 needs MPI-IO, issue 17)"
+        stage_result="skip"
+        return
+    fi
+    local deps=()
+    [ "${OXMPI_TEST_SKIP_DEPS:-0}" != 1 ] || deps=(--no-deps)
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/hdf5-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
+}
+
 cd "$OXMPI_ROOT"
 echo "oxmpi test suite in $OXMPI_ROOT (modes: $MODES; prebuilt-binary modes: $BINARY_MODES)"
 stage deps stage_deps
@@ -238,3 +255,4 @@ stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary
 stage netpipe stage_netpipe
 stage mpi4py stage_mpi4py
+stage hdf5 stage_hdf5
