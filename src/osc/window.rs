@@ -108,7 +108,7 @@ impl Window {
         match Self::build(u, comm.clone(), idx, spec) {
             Ok(w) => Ok(w),
             Err(e) => {
-                u.comms.remove(idx);
+                u.remove_comm(idx);
                 Err(e)
             }
         }

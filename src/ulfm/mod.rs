@@ -27,6 +27,7 @@ use crate::error::{err, MpiError, MpiResult, ErrorClass};
 use crate::datatype::basic::Basic;
 use crate::op::{Op, Reduction};
 use crate::comm::Universe;
+use crate::construct::intra::Combine;
 
 /// Attempts of shrink or agree before giving up (one per failure noticed during the call).
 const ATTEMPTS: u32 = 256;
@@ -137,10 +138,15 @@ fn consistent(c: &Comm, anded: &[u64]) -> bool {
 
 /// One allreduce (bitwise AND of u64 words) over the survivors of `c`, attempt `attempt`.
 fn and_over(u: &Universe, view: &Comm, attempt: u32, mine: &[u64]) -> MpiResult<Vec<u64>> {
-    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
+    reduce_over(u, view, attempt, mine, Op::Band)
+}
+
+/// One allreduce with `op` of u64 words over the survivors of `c`, attempt `attempt`.
+fn reduce_over(u: &Universe, view: &Comm, attempt: u32, mine: &[u64], op: Op) -> MpiResult<Vec<u64>> {
+    let r = Reduction::new(op, Basic::Uint64T)?;
     let mut out = vec![0u64; mine.len()];
     // SAFETY: both buffers hold mine.len() u64 words; distinct.
-    unsafe { crate::coll::allreduce::allreduce_tagged(u, view, mine.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, mine.len(), &band, crate::coll::tag_ulfm(attempt))? };
+    unsafe { crate::coll::allreduce::allreduce_tagged(u, view, mine.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, mine.len(), &r, crate::coll::tag_ulfm(attempt))? };
     Ok(out)
 }
 
@@ -157,7 +163,11 @@ pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
         let view = survivors(u, c);
         let alive = alive_words(c, &view);
         let mut seen = Vec::new();
-        let agreed = crate::construct::intra::agree_context_with(u, |mine, agreed| {
+        let agreed = crate::construct::intra::agree_context_with(u, |how, mine, agreed| {
+            if how == Combine::Max {
+                agreed.copy_from_slice(&reduce_over(u, &view, attempt, mine, Op::Max)?);
+                return Ok(());
+            }
             let mut words = mine.to_vec();
             words.extend(&alive);
             let out = and_over(u, &view, attempt, &words)?;
