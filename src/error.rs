@@ -228,3 +228,31 @@ impl MpiError {
 pub fn err(class: impl Into<ErrorClass>, msg: impl Into<String>) -> MpiError {
     MpiError::new(class, msg)
 }
+
+/// The values `lo` to `hi` (both included) as an error message writes them: "0 to 1", or "0"
+/// when there is one (Rust's `0..2` and `0..=1` read differently to different people).
+pub fn range(lo: i64, hi: i64) -> String {
+    if lo == hi {
+        format!("{lo}")
+    } else {
+        format!("{lo} to {hi}")
+    }
+}
+
+/// The indices of `n` items as an error message writes them: "0 to n-1", or "none" when `n` is 0.
+pub fn indices(n: usize) -> String {
+    if n == 0 {
+        "none".to_string()
+    } else {
+        range(0, n as i64 - 1)
+    }
+}
+
+#[cfg(test)]
+#[test]
+fn ranges_read_unambiguously() {
+    assert_eq!(indices(2), "0 to 1");
+    assert_eq!(indices(1), "0");
+    assert_eq!(indices(0), "none");
+    assert_eq!(range(0, 2147483647), "0 to 2147483647");
+}

@@ -1109,7 +1109,7 @@ static int parse_tree(const char *spec, int size, int *parent, char *err, size_t
             return -1;
         }
         if (par < 0 || par >= size) {
-            snprintf(err, errlen, "tree: rank %ld is outside 0..%d", par, size - 1);
+            snprintf(err, errlen, "tree: rank %ld is outside 0 to %d", par, size - 1);
             return -1;
         }
         p = end + 1;

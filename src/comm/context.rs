@@ -8,10 +8,15 @@
 //! same time (MPI_THREAD_MULTIPLE, different parents) must not both hand out the same pair, so only
 //! one of them may offer the mask at a time; the other offers an empty mask, the round yields
 //! nothing for its communicator, and it tries again (MPICH does the same).
+//!
+//! A pair is used again after its communicator is freed, but under a new generation
+//! (`p2p::incarnation`), so that the freed communicator's messages and revocations, which may still
+//! be on their way, never reach the new one. Once the members agree on a pair, they agree on its
+//! generation with a MAX over their `next_generation`s: above every member's last use of the pair.
+use crate::p2p::incarnation::{compose, generation_of, pair_of, GENERATIONS};
 use std::sync::Mutex;
 
-/// Number of context-id pairs (so at most this many communicators exist at once per rank).
-pub const PAIRS: usize = 4096;
+pub use crate::p2p::incarnation::PAIRS;
 const WORDS: usize = PAIRS / 64;
 
 pub struct ContextIds {
@@ -23,6 +28,8 @@ struct State {
     free: [u64; WORDS],
     /// A thread of this rank is offering `free` in an agreement round right now.
     offered: bool,
+    /// Per pair, the generation above every one this rank has used the pair with.
+    next: Vec<u32>,
 }
 
 /// What one agreement round contributes, and whether this thread holds the offer.
@@ -35,7 +42,7 @@ impl Default for ContextIds {
     fn default() -> Self {
         let mut free = [u64::MAX; WORDS];
         free[0] &= !0b11; // WORLD and SELF
-        ContextIds { inner: Mutex::new(State { free, offered: false }) }
+        ContextIds { inner: Mutex::new(State { free, offered: false, next: vec![0; PAIRS] }) }
     }
 }
 
@@ -56,8 +63,9 @@ impl ContextIds {
     }
 
     /// Ends a round with the AND of every member's offer: takes the lowest common pair (the same
-    /// on every member) and returns its first context id, or None when the round found nothing.
-    pub fn conclude(&self, offer: &Offer, agreed: &[u64]) -> Option<u32> {
+    /// on every member) and returns it, or None when the round found nothing. Its generation is
+    /// agreed next (`next_generation`, `settle`).
+    pub fn conclude(&self, offer: &Offer, agreed: &[u64]) -> Option<usize> {
         let mut s = self.lock();
         if offer.owner {
             s.offered = false;
@@ -67,7 +75,25 @@ impl ContextIds {
         // A non-empty AND means every member, this thread included, offered its real mask.
         debug_assert!(offer.owner);
         s.free[w] &= !(1u64 << bit);
-        Some(((w * 64 + bit) * 2) as u32)
+        Some(w * 64 + bit)
+    }
+
+    /// What this rank offers in the MAX over the members that picks the generation of `pair`.
+    pub fn next_generation(&self, pair: usize) -> u32 {
+        self.lock().next[pair]
+    }
+
+    /// The members agreed on generation `generation` (the MAX of their `next_generation`s) of the
+    /// pair they took: returns the communicator's context id.
+    pub fn settle(&self, pair: usize, generation: u32) -> u32 {
+        let mut s = self.lock();
+        s.next[pair] = s.next[pair].max(generation + 1);
+        compose(pair, generation)
+    }
+
+    /// Gives back `pair`, taken by `conclude` for an agreement that then failed.
+    pub fn abandon(&self, pair: usize) {
+        self.lock().free[pair / 64] |= 1u64 << (pair % 64);
     }
 
     /// Whether any pair is left at all (else creating a communicator can never succeed).
@@ -75,11 +101,15 @@ impl ContextIds {
         self.lock().free.iter().all(|&w| w == 0)
     }
 
-    /// Gives back the pair of `context` (MPI_Comm_free).
+    /// Gives back the pair of `context` (MPI_Comm_free), unless that was its last generation.
     pub fn release(&self, context: u32) {
-        let p = (context / 2) as usize;
-        if p >= 2 && p < PAIRS {
-            self.lock().free[p / 64] |= 1u64 << (p % 64);
+        let (p, g) = (pair_of(context), generation_of(context));
+        if p >= 2 {
+            let mut s = self.lock();
+            s.next[p] = s.next[p].max(g + 1);
+            if s.next[p] < GENERATIONS {
+                s.free[p / 64] |= 1u64 << (p % 64);
+            }
         }
     }
 }
@@ -94,16 +124,33 @@ mod tests {
         // b already uses pair 2.
         let o = b.offer();
         let mut m = o.mask.clone();
-        assert_eq!(b.conclude(&o, &m), Some(4));
+        assert_eq!(b.conclude(&o, &m), Some(2));
+        let b2 = b.settle(2, b.next_generation(2));
+        assert_eq!(b2, compose(2, 0));
         let (oa, ob) = (a.offer(), b.offer());
         m = oa.mask.iter().zip(&ob.mask).map(|(x, y)| x & y).collect();
-        assert_eq!(a.conclude(&oa, &m), Some(6));
-        assert_eq!(b.conclude(&ob, &m), Some(6));
-        b.release(4);
+        assert_eq!(a.conclude(&oa, &m), Some(3));
+        assert_eq!(b.conclude(&ob, &m), Some(3));
+        b.release(b2);
         let (oa, ob) = (a.offer(), b.offer());
         m = oa.mask.iter().zip(&ob.mask).map(|(x, y)| x & y).collect();
-        assert_eq!(a.conclude(&oa, &m), Some(4), "a never used pair 2; b released it");
-        assert_eq!(b.conclude(&ob, &m), Some(4));
+        assert_eq!(a.conclude(&oa, &m), Some(2), "a never used pair 2; b released it");
+        assert_eq!(b.conclude(&ob, &m), Some(2));
+        // The generation is above b's last use of the pair, also at a, which never used it.
+        let g = a.next_generation(2).max(b.next_generation(2));
+        assert_eq!(g, 1);
+        assert_eq!(a.settle(2, g), b.settle(2, g));
+        assert_eq!(generation_of(a.settle(2, g)), 1);
+    }
+
+    #[test]
+    fn a_pair_whose_generations_ran_out_is_not_offered_again() {
+        let a = ContextIds::default();
+        let o = a.offer();
+        assert_eq!(a.conclude(&o, &o.mask), Some(2));
+        a.release(a.settle(2, GENERATIONS - 1));
+        let o = a.offer();
+        assert_eq!(a.conclude(&o, &o.mask), Some(3));
     }
 
     #[test]
@@ -113,6 +160,6 @@ mod tests {
         let second = a.offer();
         assert!(!second.owner && second.mask.iter().all(|&w| w == 0));
         assert_eq!(a.conclude(&second, &second.mask), None);
-        assert_eq!(a.conclude(&first, &first.mask), Some(4));
+        assert_eq!(a.conclude(&first, &first.mask), Some(2));
     }
 }

@@ -52,6 +52,9 @@ pub struct Comm {
     pub nbc_seq: AtomicU32,
     /// World ranks of the failed members this rank acknowledged (MPIX_Comm_failure_ack).
     pub acked: Mutex<Vec<usize>>,
+    /// Number of MPIX_Comm_shrink and MPIX_Comm_agree calls on it (`ulfm::consensus`), which
+    /// the survivors make in the same order: it tells the calls' messages apart.
+    pub ulfm_seq: AtomicU32,
     /// A nonblocking or persistent collective was started on this communicator: blocking ones no
     /// longer meet in the shared arena (`coll::arena`). Here, not in `coll`, because every
     /// blocking collective reads it (one load, no look-up).
@@ -64,7 +67,7 @@ pub struct Comm {
 
 impl Comm {
     pub fn new(context: u32, group: Vec<usize>, rank: usize, errhandler: i32) -> Comm {
-        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc_seq: AtomicU32::new(0), acked: Mutex::new(Vec::new()), nbc_used: Default::default(), coll: std::sync::OnceLock::new() }
+        Comm { context, group, rank, errhandler: AtomicI32::new(errhandler), name: Mutex::new(String::new()), hints: Mutex::new(crate::info::Info::new()), remote: None, low_group: false, topo: std::sync::OnceLock::new(), coll_seq: AtomicU32::new(0), nbc_seq: AtomicU32::new(0), acked: Mutex::new(Vec::new()), ulfm_seq: AtomicU32::new(0), nbc_used: Default::default(), coll: std::sync::OnceLock::new() }
     }
     /// An intercommunicator with local group `group` (this process is `rank` in it) and remote
     /// group `remote`, both as world ranks; both groups use context pair `context`.

@@ -47,7 +47,7 @@ impl CommTable {
     }
 
     /// Removes communicator `index` and gives its context ids back.
-    pub fn remove(&self, index: u32) -> Option<Arc<Comm>> {
+    pub(super) fn remove(&self, index: u32) -> Option<Arc<Comm>> {
         let c = self.entries.write().unwrap_or_else(|p| p.into_inner()).get_mut(index as usize)?.take()?;
         self.by_context.write().unwrap_or_else(|p| p.into_inner()).remove(&c.context);
         self.contexts.release(c.context);

@@ -39,4 +39,14 @@ impl Universe {
             idups: Default::default(),
         }
     }
+
+    /// Frees user communicator `index` (MPI_Comm_free, a window's or a failed constructor's
+    /// communicator): its pair goes back to the free ones, and its messages that nobody received
+    /// or that are still on their way never reach a later communicator on the pair
+    /// (`p2p::incarnation`).
+    pub fn remove_comm(&self, index: u32) -> Option<Arc<Comm>> {
+        let c = self.comms.remove(index)?;
+        self.engine.retire_context(c.context);
+        Some(c)
+    }
 }

@@ -72,17 +72,17 @@ pub fn create(u: &Universe, local: &Comm, leader: usize, link: Option<LeaderLink
     }
     let n = info[1] as usize;
     let remote: Vec<usize> = info[3..3 + n].iter().map(|&w| w as usize).collect();
-    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
-    // The AND over both groups: within the group, across the leaders, back within the group.
-    let ctx = agree_context_with(u, |mine, agreed| {
+    // The reduction over both groups: within the group, across the leaders, back within the group.
+    let ctx = agree_context_with(u, |how, mine, agreed| {
+        let r = Reduction::new(how.op(), Basic::Uint64T)?;
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
-        unsafe { allreduce_internal(u, local, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band)? };
+        unsafe { allreduce_internal(u, local, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &r)? };
         if let Some(link) = link {
             let theirs = exchange(u, link, agreed, agreed.len())?;
             if theirs.len() != agreed.len() {
                 return Err(err(ErrorClass::Other, "MPI_Intercomm_create: the remote leader sent a malformed context mask"));
             }
-            agreed.iter_mut().zip(&theirs).for_each(|(a, t)| *a &= t);
+            how.fold(agreed, &theirs);
         }
         bcast_u64(u, local, agreed, leader)
     })?;

@@ -13,19 +13,48 @@ pub fn agree_context(u: &Universe, parent: &Comm) -> MpiResult<u32> {
     agree_context_tagged(u, parent, crate::coll::TAG_ALLREDUCE)
 }
 
+/// How `agree_context_with`'s reduction combines the members' words.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Combine {
+    /// Bitwise AND (the masks of free pairs).
+    And,
+    /// Maximum (the generation of the agreed pair).
+    Max,
+}
+
+impl Combine {
+    pub fn op(self) -> Op {
+        match self {
+            Combine::And => Op::Band,
+            Combine::Max => Op::Max,
+        }
+    }
+    /// Combines `theirs` into `mine`, word by word.
+    pub fn fold(self, mine: &mut [u64], theirs: &[u64]) {
+        for (a, t) in mine.iter_mut().zip(theirs) {
+            *a = match self {
+                Combine::And => *a & t,
+                Combine::Max => (*a).max(*t),
+            };
+        }
+    }
+}
+
 /// `agree_context` with the agreement's messages on `tag` (see `allreduce_tagged`).
 pub fn agree_context_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<u32> {
-    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
-    agree_context_with(u, |mine, agreed| {
+    agree_context_with(u, |how, mine, agreed| {
+        let r = Reduction::new(how.op(), Basic::Uint64T)?;
         // SAFETY: both slices hold mine.len() u64 elements; distinct buffers.
-        unsafe { crate::coll::allreduce::allreduce_tagged(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &band, tag) }
+        unsafe { crate::coll::allreduce::allreduce_tagged(u, parent, mine.as_ptr() as *const u8, agreed.as_mut_ptr() as *mut u8, mine.len(), &r, tag) }
     })
 }
 
-/// The agreement loop of `agree_context`, with the bitwise AND over all the members done by
-/// `and_all(mine, agreed)`, which every member must call the same number of times (this lets an
-/// intercommunicator's two groups agree without a communicator spanning both).
-pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u64]) -> MpiResult) -> MpiResult<u32> {
+/// The agreement loop of `agree_context`, with the reduction over all the members done by
+/// `reduce(how, mine, agreed)`, which every member must call the same number of times (this lets
+/// an intercommunicator's two groups agree without a communicator spanning both): rounds of
+/// `Combine::And` over the masks of free pairs until one pair is free everywhere, then one round
+/// of `Combine::Max` for its generation (`p2p::incarnation`).
+pub fn agree_context_with(u: &Universe, mut reduce: impl FnMut(Combine, &[u64], &mut [u64]) -> MpiResult) -> MpiResult<u32> {
     loop {
         let offer = u.comms.contexts.offer();
         // One more word: 1 if this rank offered its real mask. Its AND says whether everybody did,
@@ -33,14 +62,19 @@ pub fn agree_context_with(u: &Universe, mut and_all: impl FnMut(&[u64], &mut [u6
         let mut mine = offer.mask.clone();
         mine.push(offer.owner as u64);
         let mut agreed = vec![0u64; mine.len()];
-        let r = and_all(&mine, &mut agreed);
+        let r = reduce(Combine::And, &mine, &mut agreed);
         let all_owners = agreed.pop() == Some(1);
         if let Err(e) = r {
             u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
             return Err(e);
         }
-        if let Some(ctx) = u.comms.contexts.conclude(&offer, &agreed) {
-            return Ok(ctx);
+        if let Some(pair) = u.comms.contexts.conclude(&offer, &agreed) {
+            let mut generation = [0u64];
+            if let Err(e) = reduce(Combine::Max, &[u.comms.contexts.next_generation(pair) as u64], &mut generation) {
+                u.comms.contexts.abandon(pair);
+                return Err(e);
+            }
+            return Ok(u.comms.contexts.settle(pair, generation[0] as u32));
         }
         if all_owners {
             return Err(err(

@@ -175,7 +175,7 @@ pub fn buffer_bytes(buf: *const std::os::raw::c_void, count_: impl Into<i64>, dt
 
 pub fn send_tag(tag: c_int) -> MpiResult<i32> {
     if !(0..=MPI_TAG_UB_VALUE).contains(&tag) {
-        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: send tags must be in 0..={MPI_TAG_UB_VALUE} (MPI_TAG_UB)")));
+        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: send tags must be {} (MPI_TAG_UB)", crate::error::range(0, MPI_TAG_UB_VALUE as i64))));
     }
     Ok(tag)
 }
@@ -185,7 +185,7 @@ pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
         return Ok(tag);
     }
     if !(0..=MPI_TAG_UB_VALUE).contains(&tag) {
-        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: receive tags must be MPI_ANY_TAG or in 0..={MPI_TAG_UB_VALUE}")));
+        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: receive tags must be MPI_ANY_TAG or {}", crate::error::range(0, MPI_TAG_UB_VALUE as i64))));
     }
     Ok(tag)
 }
@@ -198,7 +198,7 @@ pub fn dest_rank(c: &Comm, r: c_int) -> MpiResult<Option<usize>> {
     // On an intercommunicator, ranks address the remote group (MPI 4.1 section 7.6.1).
     let peers = c.peers();
     if r < 0 || r as usize >= peers.len() {
-        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the {} has {} ranks (0..{})", kind(c), peers.len(), peers.len())));
+        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the {} has {} ranks ({})", kind(c), peers.len(), crate::error::indices(peers.len()))));
     }
     Ok(Some(peers[r as usize]))
 }

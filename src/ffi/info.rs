@@ -218,7 +218,7 @@ export! {
     fn MPI_Info_get_nthkey / PMPI_Info_get_nthkey (info: MPI_Info, n: c_int, key: *mut c_char) on comm MPI_COMM_SELF => {
         let key = out(key, "key")?;
         let (k, nkeys) = read(info, |i| (usize::try_from(n).ok().and_then(|n| i.nth_key(n)).map(<[u8]>::to_vec), i.nkeys()))?;
-        let k = k.ok_or_else(|| err(MPI_ERR_ARG, format!("invalid key number {n}: the info object has {nkeys} keys (0..{nkeys})")))?;
+        let k = k.ok_or_else(|| err(MPI_ERR_ARG, format!("invalid key number {n}: the info object has {nkeys} keys ({})", crate::error::indices(nkeys as usize))))?;
         // SAFETY: checked non-NULL above; the standard makes `key` hold MPI_MAX_INFO_KEY + 1 chars.
         unsafe { put_string(key, MPI_MAX_INFO_KEY + 1, &k) };
         Ok(())

@@ -74,7 +74,7 @@ unsafe fn cart_args(ndims: c_int, dims: *const c_int, periods: *const c_int) -> 
 /// `index` must point to `nnodes` ints and `edges` to `index[nnodes-1]` ints.
 unsafe fn graph_args(nnodes: c_int, index: *const c_int, edges: *const c_int, size: usize) -> MpiResult<(Vec<i32>, Vec<i32>)> {
     if nnodes < 0 || nnodes as usize > size {
-        return Err(err(MPI_ERR_ARG, format!("invalid nnodes {nnodes}: must be in 0..={size} (the communicator's size)")));
+        return Err(err(MPI_ERR_ARG, format!("invalid nnodes {nnodes}: must be {} (at most the communicator's size)", crate::error::range(0, size as i64))));
     }
     // SAFETY: the caller's contract.
     let idx = unsafe { input(index, nnodes as usize, "index")? }.to_vec();

@@ -59,7 +59,7 @@ impl Group {
 
     fn check_rank(&self, r: i32, what: &str) -> MpiResult<usize> {
         if r < 0 || r as usize >= self.size() {
-            return Err(err(ErrorClass::Rank, format!("invalid rank {r} in {what}: the group has {} members (ranks 0..{})", self.size(), self.size())));
+            return Err(err(ErrorClass::Rank, format!("invalid rank {r} in {what}: the group has {} members (ranks {})", self.size(), crate::error::indices(self.size()))));
         }
         Ok(r as usize)
     }

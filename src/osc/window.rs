@@ -108,7 +108,7 @@ impl Window {
         match Self::build(u, comm.clone(), idx, spec) {
             Ok(w) => Ok(w),
             Err(e) => {
-                u.comms.remove(idx);
+                u.remove_comm(idx);
                 Err(e)
             }
         }
@@ -243,13 +243,13 @@ impl Window {
             });
             super::sync::unlock(&a.acc);
             if !inside {
-                return Err(err(ErrorClass::RmaRange, format!("target rank {t} has no attached memory covering addresses 0x{lo:x}..0x{hi:x} of this dynamic window")));
+                return Err(err(ErrorClass::RmaRange, format!("target rank {t} has no attached memory covering addresses 0x{lo:x} to 0x{:x} of this dynamic window", (hi - 1).max(lo))));
             }
             return Ok(());
         }
         let (size, _) = self.extent_of(t);
         if lo < 0 || hi > size as i128 {
-            return Err(err(ErrorClass::RmaRange, format!("target bytes {lo}..{hi} are outside target rank {t}'s window of {size} bytes")));
+            return Err(err(ErrorClass::RmaRange, format!("target bytes {} are outside target rank {t}'s window of {size} bytes", crate::error::range(lo as i64, (hi - 1).max(lo) as i64))));
         }
         Ok(())
     }

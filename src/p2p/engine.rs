@@ -36,6 +36,7 @@ use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
 
 mod failure;
 mod rendezvous;
+mod stale;
 pub use failure::{is_ulfm_tag, status_result as failure_result};
 pub use rendezvous::Remote;
 
@@ -95,6 +96,8 @@ struct Inner {
     any_dead: bool,
     failures_seen: u32,
     revoked: std::collections::HashSet<u32>,
+    /// Per context pair, the generations freed here (`stale.rs`).
+    floors: super::incarnation::Floors,
 }
 
 // SAFETY: the raw pointers in Inner are user buffers the MPI standard forbids the user to touch while
@@ -207,6 +210,7 @@ impl<X: Transport> Engine<X> {
                 any_dead: false,
                 failures_seen: 0,
                 revoked: Default::default(),
+                floors: Default::default(),
             }),
             waiting_threads: AtomicU32::new(0),
             threaded: std::sync::atomic::AtomicBool::new(true),
@@ -637,6 +641,9 @@ impl<X: Transport> Engine<X> {
                     Some(&OpArgs::Recv { src: s, tag, ctx, .. }) => ctx == hdr.context && s.is_none_or(|s| s == src) && tag_matches(tag, hdr.tag),
                     _ => false,
                 });
+                if pos.is_none() && self.dropped_stale(g, src, hdr) {
+                    return;
+                }
                 let sync = hdr.flags & FLAG_SYNC != 0;
                 if k == Kind::Eager as u32 {
                     if let Some(i) = pos {
@@ -717,7 +724,7 @@ impl<X: Transport> Engine<X> {
                 self.enqueue(g, ssrc, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                 self.add_received(g, id, hdr.len);
             }
-            k if k == Kind::Revoke as u32 => self.revoked_by_peer(g, hdr.context),
+            k if k == Kind::Revoke as u32 && !g.floors.is_stale(hdr.context) => self.revoked_by_peer(g, hdr.context),
             k if k == Kind::Data as u32 => {
                 let (id, gen) = wire_req(hdr.rreq);
                 let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen) else { return };

@@ -6,6 +6,7 @@ pub mod engine;
 pub mod gauges;
 pub mod partitioned;
 pub mod grequest;
+pub mod incarnation;
 pub mod pair;
 pub mod request;
 

@@ -30,8 +30,8 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 /// Added to a communicator's point-to-point context: the context of its partitioned traffic.
-/// Context ids stay far below (`comm::context::PAIRS`), and the id stays even (point-to-point in
-/// the monitoring's terms).
+/// Context ids stay below it (`incarnation`: pair and generation use bits 0 to 29), and the id
+/// stays even (point-to-point in the monitoring's terms).
 pub const HIDDEN_CONTEXT: u32 = 1 << 30;
 
 fn hidden(ctx: u32) -> u32 {
@@ -228,7 +228,7 @@ pub fn pready(e: &Engine, id: ReqId, list: &[i64]) -> MpiResult {
     let mut idx = Vec::with_capacity(list.len());
     for &i in list {
         if i < 0 || i as u64 >= *parts as u64 {
-            return Err(err(ErrorClass::Arg, format!("invalid partition {i}: the request has {parts} partitions (0..{parts})")));
+            return Err(err(ErrorClass::Arg, format!("invalid partition {i}: the request has {parts} partitions ({})", crate::error::indices(*parts))));
         }
         idx.push(i as usize);
     }
@@ -279,7 +279,7 @@ pub fn parrived(e: &Engine, id: ReqId, i: i64) -> MpiResult<bool> {
         return Err(err(ErrorClass::Request, "MPI_Parrived needs a partitioned receive request, not a send (MPI_Psend_init)"));
     }
     if i < 0 || i as u64 >= p.parts as u64 {
-        return Err(err(ErrorClass::Arg, format!("invalid partition {i}: the request has {} partitions (0..{})", p.parts, p.parts)));
+        return Err(err(ErrorClass::Arg, format!("invalid partition {i}: the request has {} partitions ({})", p.parts, crate::error::indices(p.parts as usize))));
     }
     advance(e, &mut g, id);
     let Some(p) = g.get(&id) else { return Ok(true) };

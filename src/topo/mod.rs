@@ -56,7 +56,7 @@ pub fn cart_rank(dims: &[i32], periods: &[bool], coords: &[i32]) -> MpiResult<us
         } else if (0..d).contains(&c) {
             c
         } else {
-            return Err(err(ErrorClass::Arg, format!("coordinate {c} of dimension {i} is outside 0..{d} and the dimension is not periodic")));
+            return Err(err(ErrorClass::Arg, format!("coordinate {c} of dimension {i} is outside {} and the dimension is not periodic", crate::error::range(0, d as i64 - 1))));
         };
         r = r * d as usize + c as usize;
     }

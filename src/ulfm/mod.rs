@@ -14,22 +14,15 @@
 //! - `agree`: a bitwise AND of an int over the survivors, which also reports unacknowledged
 //!   failures.
 //!
-//! Shrink and agree run an allreduce over the survivors as each rank sees them, on tags that a
-//! revocation spares. A rank that dies during one of them makes it fail with ErrorClass::ProcFailed
-//! at the ranks that notice, which start another attempt; the attempt also checks that all
-//! survivors saw the same failures (AND of the alive masks equals their OR) and retries if not.
-//! This is not a consensus protocol that tolerates every failure pattern during the call (ULFM's
-//! early-returning agreement, Herault et al., "Practical scalable consensus for pseudo-synchronous
-//! distributed systems", SC 2015): survivors whose attempts diverge may wait for each other.
+//! Shrink and agree rest on `consensus`: the survivors agree on one value, and on who
+//! contributed to it, even when members die during the call.
+
+pub mod consensus;
 
 use crate::comm::{Comm, SELF_CONTEXT, WORLD_CONTEXT};
 use crate::error::{err, MpiError, MpiResult, ErrorClass};
-use crate::datatype::basic::Basic;
-use crate::op::{Op, Reduction};
 use crate::comm::Universe;
-
-/// Attempts of shrink or agree before giving up (one per failure noticed during the call).
-const ATTEMPTS: u32 = 256;
+use crate::construct::intra::Combine;
 
 /// Lets the engine decide MPI_ANY_SOURCE receives: whether world rank `w` is a failed member of
 /// the communicator of a context pair that this rank has not acknowledged. Called at MPI_Init.
@@ -101,80 +94,44 @@ fn intra(c: &Comm, what: &str) -> MpiResult {
     Ok(())
 }
 
-/// The survivors of `c` as this rank sees them: a view of `c` (same contexts) over them.
-fn survivors(u: &Universe, c: &Comm) -> Comm {
-    let dead = u.engine.failed_ranks();
-    let alive: Vec<usize> = c.group.iter().copied().filter(|w| !dead.contains(w)).collect();
-    let me = c.world_rank(c.rank);
-    let rank = alive.iter().position(|&w| w == me).expect("this rank is alive");
-    Comm::new(c.context, alive, rank, c.errhandler())
-}
-
-/// Bitmask of `c`'s local ranks that are in `view`, and its complement, as u64 words.
-fn alive_words(c: &Comm, view: &Comm) -> Vec<u64> {
-    let words = c.size().div_ceil(64);
-    let mut alive = vec![0u64; words];
-    for (r, w) in c.group.iter().enumerate() {
-        if view.group.contains(w) {
-            alive[r / 64] |= 1 << (r % 64);
-        }
-    }
-    let not: Vec<u64> = alive.iter().map(|x| !x).collect();
-    alive.extend(not);
-    alive
-}
-
-/// Whether the AND of everybody's alive words shows they all saw the same survivors: the AND of
-/// the masks equals their OR (= the complement of the AND of the complements).
-fn consistent(c: &Comm, anded: &[u64]) -> bool {
-    let words = c.size().div_ceil(64);
-    let (and, not_or) = anded.split_at(words);
-    and.iter().zip(not_or).enumerate().all(|(i, (a, n))| {
-        let valid = if (i + 1) * 64 <= c.size() { u64::MAX } else { (1u64 << (c.size() % 64)) - 1 };
-        (a & valid) == (!n & valid)
-    })
-}
-
-/// One allreduce (bitwise AND of u64 words) over the survivors of `c`, attempt `attempt`.
-fn and_over(u: &Universe, view: &Comm, attempt: u32, mine: &[u64]) -> MpiResult<Vec<u64>> {
-    let band = Reduction::new(Op::Band, Basic::Uint64T)?;
-    let mut out = vec![0u64; mine.len()];
-    // SAFETY: both buffers hold mine.len() u64 words; distinct.
-    unsafe { crate::coll::allreduce::allreduce_tagged(u, view, mine.as_ptr() as *const u8, out.as_mut_ptr() as *mut u8, mine.len(), &band, crate::coll::tag_ulfm(attempt))? };
-    Ok(out)
-}
-
-/// Whether error `e` says a rank died during the call (so another attempt may succeed).
-fn died_during(e: &MpiError) -> bool {
-    e.class == ErrorClass::ProcFailed
-}
-
 /// MPIX_Comm_shrink: a new communicator (its table index) of the survivors of `c`, in the order
 /// of their ranks in `c`, with `c`'s error handler.
 pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
     intra(c, "MPIX_Comm_shrink")?;
-    for attempt in 0..ATTEMPTS {
-        let view = survivors(u, c);
-        let alive = alive_words(c, &view);
-        let mut seen = Vec::new();
-        let agreed = crate::construct::intra::agree_context_with(u, |mine, agreed| {
-            let mut words = mine.to_vec();
-            words.extend(&alive);
-            let out = and_over(u, &view, attempt, &words)?;
-            agreed.copy_from_slice(&out[..mine.len()]);
-            seen = out[mine.len()..].to_vec();
-            Ok(())
-        });
-        match agreed {
-            Ok(ctx) if consistent(c, &seen) => {
-                return Ok(u.comms.insert(Comm::new(ctx, view.group.clone(), view.rank, c.errhandler())));
+    loop {
+        // The context agreement of `construct::intra::agree_context_with`, each round a consensus.
+        let offer = u.comms.contexts.offer();
+        let mut mine = offer.mask.clone();
+        mine.push(offer.owner as u64);
+        let d = match consensus::decide(u, c, &mine, Combine::And) {
+            Ok(d) => d,
+            Err(e) => {
+                u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
+                return Err(e);
             }
-            Ok(ctx) => u.comms.contexts.release(ctx),
-            Err(e) if died_during(&e) => {}
-            Err(e) => return Err(e),
+        };
+        let mut agreed = d.words;
+        let all_owners = agreed.pop() == Some(1);
+        if let Some(pair) = u.comms.contexts.conclude(&offer, &agreed) {
+            let generation = match consensus::decide(u, c, &[u.comms.contexts.next_generation(pair) as u64], Combine::Max) {
+                Ok(g) => g.words[0] as u32,
+                Err(e) => {
+                    u.comms.contexts.abandon(pair);
+                    return Err(e);
+                }
+            };
+            let ctx = u.comms.contexts.settle(pair, generation);
+            // The members whose contribution counted, the same everywhere: every live one.
+            let group: Vec<usize> = (0..c.size()).filter(|&r| d.contributors[r]).map(|r| c.world_rank(r)).collect();
+            let me = c.world_rank(c.rank);
+            let rank = group.iter().position(|&w| w == me).expect("a live member always contributes");
+            return Ok(u.comms.insert(Comm::new(ctx, group, rank, c.errhandler())));
         }
+        if all_owners {
+            return Err(err(ErrorClass::Other, format!("MPIX_Comm_shrink: no communicator context id is free on all survivors (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS)));
+        }
+        crate::runtime::threads::sched::yield_now();
     }
-    Err(err(ErrorClass::Other, format!("MPIX_Comm_shrink: the survivors did not agree after {ATTEMPTS} attempts")))
 }
 
 /// MPIX_Comm_agree: the bitwise AND of `flag` over the survivors of `c`. The second value is
@@ -182,23 +139,11 @@ pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
 /// rank had not acknowledged it (ULFM).
 pub fn agree(u: &Universe, c: &Comm, flag: i32) -> MpiResult<(i32, Option<MpiError>)> {
     intra(c, "MPIX_Comm_agree")?;
-    for attempt in 0..ATTEMPTS {
-        let view = survivors(u, c);
-        let mut words = vec![flag as u32 as u64];
-        words.extend(alive_words(c, &view));
-        match and_over(u, &view, attempt, &words) {
-            Ok(out) if consistent(c, &out[1..]) => {
-                let acked = acked(c).clone();
-                let unacked: Vec<usize> = c.group.iter().copied().filter(|w| !view.group.contains(w) && !acked.contains(w)).collect();
-                let e = (!unacked.is_empty()).then(|| {
-                    err(ErrorClass::ProcFailed, format!("MPIX_Comm_agree: world rank(s) {unacked:?} of the communicator failed and were not acknowledged (MPIX_Comm_failure_ack); the flag is the survivors' agreement"))
-                });
-                return Ok((out[0] as u32 as i32, e));
-            }
-            Ok(_) => {}
-            Err(e) if died_during(&e) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Err(err(ErrorClass::Other, format!("MPIX_Comm_agree: the survivors did not agree after {ATTEMPTS} attempts")))
+    let d = consensus::decide(u, c, &[flag as u32 as u64], Combine::And)?;
+    let acked = acked(c).clone();
+    let unacked: Vec<usize> = (0..c.size()).filter(|&r| !d.contributors[r]).map(|r| c.world_rank(r)).filter(|w| !acked.contains(w)).collect();
+    let e = (!unacked.is_empty()).then(|| {
+        err(ErrorClass::ProcFailed, format!("MPIX_Comm_agree: world rank(s) {unacked:?} of the communicator failed and were not acknowledged (MPIX_Comm_failure_ack); the flag is the survivors' agreement"))
+    });
+    Ok((d.words[0] as u32 as i32, e))
 }

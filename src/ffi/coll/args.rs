@@ -21,7 +21,7 @@ pub fn in_place(p: *const c_void) -> bool {
 /// The root as a communicator rank: MPI_ERR_ROOT unless it is one.
 pub fn root_rank(c: &Comm, root: c_int) -> MpiResult<usize> {
     if root < 0 || root as usize >= c.size() {
-        return Err(err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks (0..{})", c.size(), c.size())));
+        return Err(err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks ({})", c.size(), crate::error::indices(c.size()))));
     }
     Ok(root as usize)
 }
@@ -33,7 +33,7 @@ pub fn inter_root(c: &Comm, root: c_int) -> MpiResult<InterRoot> {
         MPI_ROOT => Ok(InterRoot::Root),
         MPI_PROC_NULL => Ok(InterRoot::Idle),
         _ if root >= 0 && (root as usize) < c.peer_size() => Ok(InterRoot::Remote(root as usize)),
-        _ => Err(err(MPI_ERR_ROOT, format!("invalid root {root} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group (0..{})", c.peer_size()))),
+        _ => Err(err(MPI_ERR_ROOT, format!("invalid root {root} on an intercommunicator: MPI_ROOT, MPI_PROC_NULL or a rank of the remote group ({})", crate::error::indices(c.peer_size())))),
     }
 }
 

@@ -82,7 +82,7 @@ export! {
     fn MPI_Pready_range / PMPI_Pready_range (partition_low: c_int, partition_high: c_int, request: MPI_Request) on comm MPI_COMM_WORLD => {
         let id = part_request(request, "MPI_Pready_range")?;
         if partition_low > partition_high {
-            return Err(err(MPI_ERR_ARG, format!("invalid partition range {partition_low}..={partition_high}: the low end is above the high end")));
+            return Err(err(MPI_ERR_ARG, format!("invalid partition range {partition_low} to {partition_high}: the low end is above the high end")));
         }
         let list: Vec<i64> = (partition_low as i64..=partition_high as i64).collect();
         partitioned::pready(&check::universe()?.engine, id, &list)

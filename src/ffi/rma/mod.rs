@@ -233,7 +233,7 @@ export! {
         // SAFETY: runs the application's delete callbacks, registered for this window's attributes.
         unsafe { crate::ffi::rma::win_attr::delete_win_attrs(u, h)? };
         u.wins.remove(handle_index(h));
-        u.comms.remove(w.comm_index);
+        u.remove_comm(w.comm_index);
         // SAFETY: as above.
         unsafe { *win = MPI_WIN_NULL };
         Ok(())

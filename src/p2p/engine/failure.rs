@@ -233,11 +233,6 @@ impl<X: Transport> Engine<X> {
         g.revoked.contains(&(ctx & !1))
     }
 
-    /// Context pair `ctx` is free again (MPI_Comm_free): a later communicator may use it.
-    pub fn forget_revoked(&self, ctx: u32) {
-        self.lock().revoked.remove(&(ctx & !1));
-    }
-
     /// Completes with ErrorClass::Revoked every pending operation on context pair `base`, except
     /// unmatched-yet work of shrink and agree.
     fn fail_revoked(&self, g: &mut Inner, base: u32) {
