@@ -114,13 +114,13 @@ unsafe fn register(datarep: *const c_char, read: Option<unsafe extern "C" fn()>,
 }
 
 export! {
-    fn MPI_Register_datarep / PMPI_Register_datarep (datarep: *const c_char, read_conversion_fn: Option<MPI_Datarep_conversion_function>, write_conversion_fn: Option<MPI_Datarep_conversion_function>, dtype_file_extent_fn: Option<MPI_Datarep_extent_function>, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
+    fn MPI_Register_datarep / PMPI_Register_datarep (datarep: *const c_char, read_conversion_fn: Option<MPI_Datarep_conversion_function>, write_conversion_fn: Option<MPI_Datarep_conversion_function>, dtype_file_extent_fn: Option<MPI_Datarep_extent_function>, extra_state: *mut c_void) on file std::ptr::null_mut() => {
         // SAFETY: function pointers kept opaque until called in their own type (`large` false).
         let (r, w) = unsafe { (read_conversion_fn.map(|f| std::mem::transmute::<MPI_Datarep_conversion_function, unsafe extern "C" fn()>(f)), write_conversion_fn.map(|f| std::mem::transmute::<MPI_Datarep_conversion_function, unsafe extern "C" fn()>(f))) };
         // SAFETY: per the caller's contract.
         unsafe { register(datarep, r, w, dtype_file_extent_fn, extra_state, false) }
     }
-    fn MPI_Register_datarep_c / PMPI_Register_datarep_c (datarep: *const c_char, read_conversion_fn: Option<MPI_Datarep_conversion_function_c>, write_conversion_fn: Option<MPI_Datarep_conversion_function_c>, dtype_file_extent_fn: Option<MPI_Datarep_extent_function>, extra_state: *mut c_void) on comm MPI_COMM_SELF => {
+    fn MPI_Register_datarep_c / PMPI_Register_datarep_c (datarep: *const c_char, read_conversion_fn: Option<MPI_Datarep_conversion_function_c>, write_conversion_fn: Option<MPI_Datarep_conversion_function_c>, dtype_file_extent_fn: Option<MPI_Datarep_extent_function>, extra_state: *mut c_void) on file std::ptr::null_mut() => {
         // SAFETY: function pointers kept opaque until called in their own type (`large` true).
         let (r, w) = unsafe { (read_conversion_fn.map(|f| std::mem::transmute::<MPI_Datarep_conversion_function_c, unsafe extern "C" fn()>(f)), write_conversion_fn.map(|f| std::mem::transmute::<MPI_Datarep_conversion_function_c, unsafe extern "C" fn()>(f))) };
         // SAFETY: per the caller's contract.
