@@ -138,7 +138,7 @@ export! {
 
 /// Fortran value of a C file handle: its slot + 1; 0 for MPI_FILE_NULL and handles of no open
 /// file.
-fn c2f(fh: MPI_File) -> MPI_Fint {
+pub(crate) fn c2f(fh: MPI_File) -> MPI_Fint {
     let Ok(u) = check::universe() else { return 0 };
     match file(u, fh) {
         Ok(_) => decode(fh).map_or(0, |(i, _)| i as MPI_Fint + 1),
@@ -148,7 +148,7 @@ fn c2f(fh: MPI_File) -> MPI_Fint {
 
 /// C file handle of a Fortran value: the open file in that slot, MPI_FILE_NULL for 0, and a
 /// handle that every file call refuses (MPI_ERR_FILE) for a slot with no open file.
-fn f2c(v: MPI_Fint) -> MPI_File {
+pub(crate) fn f2c(v: MPI_Fint) -> MPI_File {
     if v <= 0 {
         return std::ptr::null_mut();
     }
