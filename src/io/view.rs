@@ -91,6 +91,11 @@ impl View {
         if len == 0 {
             return out;
         }
+        // A view without holes (the default byte view, or etype = filetype) is one run.
+        if self.is_contiguous() {
+            out.push((self.disp + start, len));
+            return out;
+        }
         let mut k = start / self.tile;
         let r = start % self.tile;
         let mut i = self.prefix.partition_point(|&p| p <= r) - 1;
@@ -165,5 +170,8 @@ mod tests {
         assert_eq!(v.byte_offset(3), 128);
         assert_eq!(v.position_of(113), 2);
         assert_eq!(v.position_of(100), 0);
+        let bytes = View::new(7, int(), int(), Datarep::Native).unwrap();
+        assert!(bytes.is_contiguous());
+        assert_eq!(bytes.runs(5, 1 << 30), vec![(12, 1 << 30)]);
     }
 }
