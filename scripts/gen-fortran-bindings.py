@@ -26,9 +26,8 @@ HAND = {
     "MPI_Type_set_attr", "MPI_Attr_get", "MPI_Attr_put", "MPI_Comm_create_keyval",
     "MPI_Type_create_keyval", "MPI_Keyval_create",
     "MPI_Win_get_attr", "MPI_Win_set_attr", "MPI_Win_create_keyval", "MPI_Win_create_errhandler",
-    # A Fortran file handle is an INTEGER and a C one a pointer: unbound until MPI-IO exists.
-    "MPI_File_create_errhandler", "MPI_File_set_errhandler", "MPI_File_get_errhandler",
-    "MPI_File_call_errhandler",
+    "MPI_File_create_errhandler", "MPI_File_open", "MPI_File_delete", "MPI_File_set_view",
+    "MPI_File_get_view", "MPI_Register_datarep",
     "MPI_Get_processor_name", "MPI_Error_string", "MPI_Get_library_version", "MPI_Add_error_string",
     "MPI_Comm_get_name", "MPI_Comm_set_name", "MPI_Type_get_name", "MPI_Type_set_name",
     "MPI_Win_get_name", "MPI_Win_set_name", "MPI_Info_set", "MPI_Info_delete", "MPI_Info_get",
@@ -69,8 +68,10 @@ def parse(p):
 
 
 def binding(name, params):
-    """-> (rust params, call args) or None when the function needs a hand-written binding."""
-    fparams, args = [], []
+    """-> (rust params, call args, statements before, after) or None when the function needs a
+    hand-written binding. A Fortran file handle is an INTEGER (`MPI_File_c2f`), a C one a
+    pointer: an `MPI_File *` is converted into a local and back after the call."""
+    fparams, args, before, after = [], [], [], []
     for p in params:
         t = parse(p)
         if t is None:
@@ -78,8 +79,19 @@ def binding(name, params):
         ctype, depth, array, pname = t
         pname = {"type": "type_", "ref": "ref_", "in": "in_"}.get(pname, pname)
         ind = depth + (1 if array else 0)
-        if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn") or ctype == "MPI_File":
+        if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
             return None
+        if ctype == "MPI_File":
+            fparams.append(f"{pname}: *mut MPI_Fint")
+            if ind == 0:
+                args.append(f"crate::ffi::io::file::f2c(*{pname})")
+            elif ind == 1:
+                before.append(f"let mut c_{pname} = crate::ffi::io::file::f2c(*{pname});")
+                args.append(f"&mut c_{pname}")
+                after.append(f"*{pname} = crate::ffi::io::file::c2f(c_{pname});")
+            else:
+                return None
+            continue
         if ctype == "void":
             if ind != 1:
                 return None
@@ -106,7 +118,7 @@ def binding(name, params):
                 args.append(f"{pname} as _")
         else:
             return None
-    return fparams, args
+    return fparams, args, before, after
 
 
 def generate():
@@ -126,12 +138,14 @@ def generate():
         if b is None:
             skipped.append(name)
             continue
-        fparams, args = b
+        fparams, args, before, after = b
         ext = name.startswith("MPIX_")
         base = name[5:] if ext else name[4:]
         sig = ", ".join(fparams + ["ierr: *mut MPI_Fint"])
         out.append(f"fortran_binding!({'mpix ' if ext else ''}{base.lower()}, {base.upper()}; ({sig}) => {{")
+        out.extend(f"    {x}" for x in before)
         out.append(f"    super::set_ierr(ierr, crate::ffi::P{name}({', '.join(args)}));")
+        out.extend(f"    {x}" for x in after)
         out.append("});")
     out.insert(2, "// Needing a hand-written binding (src/fortran/hand.rs) and not in its list: "
                + (", ".join(skipped) if skipped else "none") + ".")

@@ -53,18 +53,12 @@ done
 
 # Modules left out, with the reason.
 declare -A SKIP_MODULE=(
-    [test_file]="MPI-IO: issue 17"
-    [test_io]="MPI-IO: issue 17"
-    [test_subclass]="opens an MPI file when the module loads (MPI-IO: issue 17)"
     [test_spawn]="dynamic processes: issue 23"
     [test_dynproc]="dynamic processes: issue 23"
     [test_util_pool]="mpi4py.futures spawns its workers (dynamic processes: issue 23)"
 )
 # Tests left out (unittest -x substrings), with the reason.
-declare -A SKIP_TEST=(
-    [TestErrhandlerFile]="file error handlers need MPI_File_open (MPI-IO: issue 17)"
-    [testSafeFreeCreated]="opens /dev/null with MPI_File_open (MPI-IO: issue 17)"
-)
+declare -A SKIP_TEST=()
 
 TARGET="$(cargo_target_dir)"
 DIR="$TARGET/mpi4py"

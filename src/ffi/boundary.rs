@@ -112,7 +112,7 @@ macro_rules! export {
     }};
     (@raise $name:ident file $f:expr) => {{
         let f: $crate::abi::MPI_File = $f;
-        move |e| $crate::ffi::env::file_errhandler::raise_file(stringify!($name), f, e)
+        move |e| $crate::ffi::io::raise_file(stringify!($name), f, e)
     }};
     (@raise $name:ident session $s:expr) => {{
         let s: $crate::abi::MPI_Session = $s;

@@ -110,6 +110,35 @@ families! {
     MPI_Unpack_external: c => datatype::pack::unpack_external_family on comm MPI_COMM_SELF;
     MPI_Pack_size: c => datatype::pack::pack_size on comm comm;
     MPI_Pack_external_size: c => datatype::pack::pack_external_size on comm MPI_COMM_SELF;
+
+    MPI_File_read_at: c => io::access::at(false, false) on file fh;
+    MPI_File_write_at: c => io::access::at(true, false) on file fh;
+    MPI_File_read_at_all: c => io::access::at(false, true) on file fh;
+    MPI_File_write_at_all: c => io::access::at(true, true) on file fh;
+    MPI_File_iread_at: c => io::access::iat(false, false) on file fh;
+    MPI_File_iwrite_at: c => io::access::iat(true, false) on file fh;
+    MPI_File_iread_at_all: c => io::access::iat(false, true) on file fh;
+    MPI_File_iwrite_at_all: c => io::access::iat(true, true) on file fh;
+    MPI_File_read_at_all_begin: c => io::access::at_begin(crate::io::file::SplitKind::ReadAtAll) on file fh;
+    MPI_File_write_at_all_begin: c => io::access::at_begin(crate::io::file::SplitKind::WriteAtAll) on file fh;
+    MPI_File_read: c => io::access::ptr(crate::io::access::At::Individual, false, false) on file fh;
+    MPI_File_write: c => io::access::ptr(crate::io::access::At::Individual, true, false) on file fh;
+    MPI_File_read_all: c => io::access::ptr(crate::io::access::At::Individual, false, true) on file fh;
+    MPI_File_write_all: c => io::access::ptr(crate::io::access::At::Individual, true, true) on file fh;
+    MPI_File_read_shared: c => io::access::ptr(crate::io::access::At::Shared, false, false) on file fh;
+    MPI_File_write_shared: c => io::access::ptr(crate::io::access::At::Shared, true, false) on file fh;
+    MPI_File_read_ordered: c => io::access::ptr(crate::io::access::At::Shared, false, true) on file fh;
+    MPI_File_write_ordered: c => io::access::ptr(crate::io::access::At::Shared, true, true) on file fh;
+    MPI_File_iread: c => io::access::iptr(crate::io::access::At::Individual, false, false) on file fh;
+    MPI_File_iwrite: c => io::access::iptr(crate::io::access::At::Individual, true, false) on file fh;
+    MPI_File_iread_all: c => io::access::iptr(crate::io::access::At::Individual, false, true) on file fh;
+    MPI_File_iwrite_all: c => io::access::iptr(crate::io::access::At::Individual, true, true) on file fh;
+    MPI_File_iread_shared: c => io::access::iptr(crate::io::access::At::Shared, false, false) on file fh;
+    MPI_File_iwrite_shared: c => io::access::iptr(crate::io::access::At::Shared, true, false) on file fh;
+    MPI_File_read_all_begin: c => io::access::ptr_begin(crate::io::file::SplitKind::ReadAll) on file fh;
+    MPI_File_write_all_begin: c => io::access::ptr_begin(crate::io::file::SplitKind::WriteAll) on file fh;
+    MPI_File_read_ordered_begin: c => io::access::ptr_begin(crate::io::file::SplitKind::ReadOrdered) on file fh;
+    MPI_File_write_ordered_begin: c => io::access::ptr_begin(crate::io::file::SplitKind::WriteOrdered) on file fh;
 }
 
 /// A count as the C functions pass it: `int` in the classic forms, `MPI_Count` (or, for

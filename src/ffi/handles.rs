@@ -3,7 +3,7 @@
 //! In the MPICH ABI the Fortran integer *is* the C handle, so the `_c2f`/`_f2c` functions of
 //! integer handles are identities. MPICH's `mpi.h` makes them macros, but we also export them as
 //! functions (MPI_ and PMPI_ names) for callers built against other headers (mpi4py imports them).
-//! `MPI_File` is a pointer; oxmpi has no MPI-IO yet, so only `MPI_FILE_NULL` (Fortran 0) converts.
+//! `MPI_File` is a pointer: its conversions are with the files, in `ffi::io::file`.
 use crate::ffi::boundary::run_value;
 use super::error::err;
 use crate::abi::*;
@@ -33,40 +33,6 @@ identity_conversions! {
     MPI_Win: MPI_Win_c2f PMPI_Win_c2f MPI_Win_f2c PMPI_Win_f2c;
     MPI_Message: MPI_Message_c2f PMPI_Message_c2f MPI_Message_f2c PMPI_Message_f2c;
     MPI_Session: MPI_Session_c2f PMPI_Session_c2f MPI_Session_f2c PMPI_Session_f2c;
-}
-
-fn file_c2f(file: MPI_File) -> MPI_Fint {
-    if file.is_null() {
-        return 0;
-    }
-    crate::ffi::unsupported::report("MPI_File_c2f", MPI_COMM_SELF);
-    0
-}
-
-fn file_f2c(file: MPI_Fint) -> MPI_File {
-    if file != 0 {
-        crate::ffi::unsupported::report("MPI_File_f2c", MPI_COMM_SELF);
-    }
-    std::ptr::null_mut()
-}
-
-/// Fortran value of a C file handle: 0 for `MPI_FILE_NULL`; any other file is an error (no MPI-IO yet).
-#[no_mangle]
-pub extern "C" fn MPI_File_c2f(file: MPI_File) -> MPI_Fint {
-    run_value(0, || file_c2f(file))
-}
-#[no_mangle]
-pub extern "C" fn PMPI_File_c2f(file: MPI_File) -> MPI_Fint {
-    run_value(0, || file_c2f(file))
-}
-/// C file handle of a Fortran value: `MPI_FILE_NULL` for 0; anything else is an error (no MPI-IO yet).
-#[no_mangle]
-pub extern "C" fn MPI_File_f2c(file: MPI_Fint) -> MPI_File {
-    run_value(std::ptr::null_mut(), || file_f2c(file))
-}
-#[no_mangle]
-pub extern "C" fn PMPI_File_f2c(file: MPI_Fint) -> MPI_File {
-    run_value(std::ptr::null_mut(), || file_f2c(file))
 }
 
 /// `base + disp` on absolute addresses (wrapping, as address arithmetic in C on this platform).
@@ -135,8 +101,6 @@ mod tests {
         assert_eq!(MPI_Comm_c2f(MPI_COMM_WORLD), MPI_COMM_WORLD);
         assert_eq!(MPI_Type_f2c(0x4c000405), 0x4c000405);
         unsafe {
-            assert_eq!(MPI_File_c2f(std::ptr::null_mut()), 0);
-            assert!(MPI_File_f2c(0).is_null());
             assert_eq!(MPI_Aint_add(100, -8), 92);
             assert_eq!(MPI_Aint_diff(100, 8), 92);
             let mut s = MPI_Status::default();

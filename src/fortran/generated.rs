@@ -226,6 +226,170 @@ fortran_binding!(exscan_init, EXSCAN_INIT; (sendbuf: *mut c_void, recvbuf: *mut 
 fortran_binding!(fetch_and_op, FETCH_AND_OP; (origin_addr: *mut c_void, result_addr: *mut c_void, datatype: *const MPI_Fint, target_rank: *const c_int, target_disp: *const MPI_Aint, op: *const MPI_Fint, win: *const MPI_Fint, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Fetch_and_op(sentinels::buf(origin_addr) as _, sentinels::buf(result_addr) as _, *datatype, *target_rank, *target_disp, *op, *win));
 });
+fortran_binding!(file_call_errhandler, FILE_CALL_ERRHANDLER; (fh: *mut MPI_Fint, errorcode: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_call_errhandler(crate::ffi::io::file::f2c(*fh), *errorcode));
+});
+fortran_binding!(file_close, FILE_CLOSE; (fh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let mut c_fh = crate::ffi::io::file::f2c(*fh);
+    super::set_ierr(ierr, crate::ffi::PMPI_File_close(&mut c_fh));
+    *fh = crate::ffi::io::file::c2f(c_fh);
+});
+fortran_binding!(file_get_amode, FILE_GET_AMODE; (fh: *mut MPI_Fint, amode: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_amode(crate::ffi::io::file::f2c(*fh), amode as _));
+});
+fortran_binding!(file_get_atomicity, FILE_GET_ATOMICITY; (fh: *mut MPI_Fint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_atomicity(crate::ffi::io::file::f2c(*fh), flag as _));
+});
+fortran_binding!(file_get_byte_offset, FILE_GET_BYTE_OFFSET; (fh: *mut MPI_Fint, offset: *const MPI_Offset, disp: *mut MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_byte_offset(crate::ffi::io::file::f2c(*fh), *offset, disp as _));
+});
+fortran_binding!(file_get_errhandler, FILE_GET_ERRHANDLER; (file: *mut MPI_Fint, errhandler: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_errhandler(crate::ffi::io::file::f2c(*file), errhandler as _));
+});
+fortran_binding!(file_get_group, FILE_GET_GROUP; (fh: *mut MPI_Fint, group: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_group(crate::ffi::io::file::f2c(*fh), group as _));
+});
+fortran_binding!(file_get_info, FILE_GET_INFO; (fh: *mut MPI_Fint, info_used: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_info(crate::ffi::io::file::f2c(*fh), info_used as _));
+});
+fortran_binding!(file_get_position, FILE_GET_POSITION; (fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_position(crate::ffi::io::file::f2c(*fh), offset as _));
+});
+fortran_binding!(file_get_position_shared, FILE_GET_POSITION_SHARED; (fh: *mut MPI_Fint, offset: *mut MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_position_shared(crate::ffi::io::file::f2c(*fh), offset as _));
+});
+fortran_binding!(file_get_size, FILE_GET_SIZE; (fh: *mut MPI_Fint, size: *mut MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_size(crate::ffi::io::file::f2c(*fh), size as _));
+});
+fortran_binding!(file_get_type_extent, FILE_GET_TYPE_EXTENT; (fh: *mut MPI_Fint, datatype: *const MPI_Fint, extent: *mut MPI_Aint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_get_type_extent(crate::ffi::io::file::f2c(*fh), *datatype, extent as _));
+});
+fortran_binding!(file_iread, FILE_IREAD; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iread(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iread_all, FILE_IREAD_ALL; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iread_all(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iread_at, FILE_IREAD_AT; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iread_at(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iread_at_all, FILE_IREAD_AT_ALL; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iread_at_all(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iread_shared, FILE_IREAD_SHARED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iread_shared(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iwrite, FILE_IWRITE; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iwrite(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iwrite_all, FILE_IWRITE_ALL; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iwrite_all(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iwrite_at, FILE_IWRITE_AT; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iwrite_at(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iwrite_at_all, FILE_IWRITE_AT_ALL; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iwrite_at_all(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_iwrite_shared, FILE_IWRITE_SHARED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_iwrite_shared(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, request as _));
+});
+fortran_binding!(file_preallocate, FILE_PREALLOCATE; (fh: *mut MPI_Fint, size: *const MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_preallocate(crate::ffi::io::file::f2c(*fh), *size));
+});
+fortran_binding!(file_read, FILE_READ; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_all, FILE_READ_ALL; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_all(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_all_begin, FILE_READ_ALL_BEGIN; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_all_begin(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_read_all_end, FILE_READ_ALL_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_all_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_at, FILE_READ_AT; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_at(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_at_all, FILE_READ_AT_ALL; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_at_all(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_at_all_begin, FILE_READ_AT_ALL_BEGIN; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_at_all_begin(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_read_at_all_end, FILE_READ_AT_ALL_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_at_all_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_ordered, FILE_READ_ORDERED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_ordered(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_ordered_begin, FILE_READ_ORDERED_BEGIN; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_ordered_begin(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_read_ordered_end, FILE_READ_ORDERED_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_ordered_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_read_shared, FILE_READ_SHARED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_read_shared(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_seek, FILE_SEEK; (fh: *mut MPI_Fint, offset: *const MPI_Offset, whence: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_seek(crate::ffi::io::file::f2c(*fh), *offset, *whence));
+});
+fortran_binding!(file_seek_shared, FILE_SEEK_SHARED; (fh: *mut MPI_Fint, offset: *const MPI_Offset, whence: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_seek_shared(crate::ffi::io::file::f2c(*fh), *offset, *whence));
+});
+fortran_binding!(file_set_atomicity, FILE_SET_ATOMICITY; (fh: *mut MPI_Fint, flag: *const c_int, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_set_atomicity(crate::ffi::io::file::f2c(*fh), *flag));
+});
+fortran_binding!(file_set_errhandler, FILE_SET_ERRHANDLER; (file: *mut MPI_Fint, errhandler: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_set_errhandler(crate::ffi::io::file::f2c(*file), *errhandler));
+});
+fortran_binding!(file_set_info, FILE_SET_INFO; (fh: *mut MPI_Fint, info: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_set_info(crate::ffi::io::file::f2c(*fh), *info));
+});
+fortran_binding!(file_set_size, FILE_SET_SIZE; (fh: *mut MPI_Fint, size: *const MPI_Offset, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_set_size(crate::ffi::io::file::f2c(*fh), *size));
+});
+fortran_binding!(file_sync, FILE_SYNC; (fh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_sync(crate::ffi::io::file::f2c(*fh)));
+});
+fortran_binding!(file_write, FILE_WRITE; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_all, FILE_WRITE_ALL; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_all(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_all_begin, FILE_WRITE_ALL_BEGIN; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_all_begin(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_write_all_end, FILE_WRITE_ALL_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_all_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_at, FILE_WRITE_AT; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_at(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_at_all, FILE_WRITE_AT_ALL; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_at_all(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_at_all_begin, FILE_WRITE_AT_ALL_BEGIN; (fh: *mut MPI_Fint, offset: *const MPI_Offset, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_at_all_begin(crate::ffi::io::file::f2c(*fh), *offset, sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_write_at_all_end, FILE_WRITE_AT_ALL_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_at_all_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_ordered, FILE_WRITE_ORDERED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_ordered(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_ordered_begin, FILE_WRITE_ORDERED_BEGIN; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_ordered_begin(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype));
+});
+fortran_binding!(file_write_ordered_end, FILE_WRITE_ORDERED_END; (fh: *mut MPI_Fint, buf: *mut c_void, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_ordered_end(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, sentinels::status(status) as _));
+});
+fortran_binding!(file_write_shared, FILE_WRITE_SHARED; (fh: *mut MPI_Fint, buf: *mut c_void, count: *const c_int, datatype: *const MPI_Fint, status: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPI_File_write_shared(crate::ffi::io::file::f2c(*fh), sentinels::buf(buf) as _, *count, *datatype, sentinels::status(status) as _));
+});
 fortran_binding!(finalize, FINALIZE; (ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPI_Finalize());
 });

@@ -346,3 +346,29 @@ fortran_binding!(grequest_start, GREQUEST_START; (query_fn: *const c_void, free_
     }
     set_ierr(ierr, rc);
 });
+
+// Files: a Fortran file handle is the INTEGER of MPI_File_c2f. A Fortran file error handler
+// receives the C handle's address, whose first 4 bytes (little-endian) are that INTEGER.
+fortran_binding!(file_create_errhandler, FILE_CREATE_ERRHANDLER; (f: Option<crate::abi::MPI_File_errhandler_function>, eh: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::PMPI_File_create_errhandler(f, eh));
+});
+fortran_binding!(file_open, FILE_OPEN; (comm: *const MPI_Fint, filename: *const c_char, amode: *const c_int, info: *const MPI_Fint, fh: *mut MPI_Fint, ierr: *mut MPI_Fint, flen: FLen) => {
+    let mut c = std::ptr::null_mut();
+    let rc = crate::ffi::PMPI_File_open(*comm, input(filename, flen, true).as_ptr(), *amode, *info, &mut c);
+    *fh = crate::ffi::io::file::c2f(c);
+    set_ierr(ierr, rc);
+});
+fortran_binding!(file_delete, FILE_DELETE; (filename: *const c_char, info: *const MPI_Fint, ierr: *mut MPI_Fint, flen: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_File_delete(input(filename, flen, true).as_ptr(), *info));
+});
+fortran_binding!(file_set_view, FILE_SET_VIEW; (fh: *const MPI_Fint, disp: *const crate::abi::MPI_Offset, etype: *const MPI_Fint, filetype: *const MPI_Fint, datarep: *const c_char, info: *const MPI_Fint, ierr: *mut MPI_Fint, dlen: FLen) => {
+    set_ierr(ierr, crate::ffi::PMPI_File_set_view(crate::ffi::io::file::f2c(*fh), *disp, *etype, *filetype, input(datarep, dlen, true).as_ptr(), *info));
+});
+fortran_binding!(file_get_view, FILE_GET_VIEW; (fh: *const MPI_Fint, disp: *mut crate::abi::MPI_Offset, etype: *mut MPI_Fint, filetype: *mut MPI_Fint, datarep: *mut c_char, ierr: *mut MPI_Fint, dlen: FLen) => {
+    let mut buf = vec![0u8; crate::abi::MPI_MAX_DATAREP_STRING + 1];
+    let rc = crate::ffi::PMPI_File_get_view(crate::ffi::io::file::f2c(*fh), disp, etype, filetype, buf.as_mut_ptr() as *mut c_char);
+    if rc == MPI_SUCCESS {
+        output(&buf, datarep, dlen);
+    }
+    set_ierr(ierr, rc);
+});

@@ -39,6 +39,8 @@ pub struct Instance {
     pub file_errhandler: std::sync::atomic::AtomicI32,
     /// This rank's RMA windows (MPI_Win handles index it).
     pub wins: crate::osc::window::WinTable,
+    /// This rank's open files (MPI_File handles name them).
+    pub files: crate::io::file::FileTable,
     /// This rank's live MPI sessions (MPI_Session handles index it).
     pub sessions: crate::session::SessionTable,
 }
@@ -213,6 +215,7 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
         ops: Default::default(),
         file_errhandler: std::sync::atomic::AtomicI32::new(file_errhandler),
         wins: Default::default(),
+        files: Default::default(),
         sessions: Default::default(),
     };
     if s.instance.set(inst).is_err() {

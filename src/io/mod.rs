@@ -1,3 +1,13 @@
 //! MPI-IO (MPI 4.1 chapter 14): files opened collectively by the ranks of a communicator.
-//! `backend` is the storage below the chapter's logic.
+//! `backend` is the storage below the chapter's logic; `file` the open file and its collective
+//! open and close; `view` maps a view's data to file byte runs; `datarep` the data
+//! representations; `access` the data access routines, which all end in `transfer`; `shared`
+//! the page of shared memory that holds the shared file pointer; `hints` the file's hints.
+pub mod access;
 pub mod backend;
+pub mod datarep;
+pub mod file;
+pub mod hints;
+pub mod shared;
+pub mod transfer;
+pub mod view;

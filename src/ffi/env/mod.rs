@@ -2,6 +2,5 @@
 //! communicators and files.
 pub mod errhandler;
 pub mod hw;
-pub mod file_errhandler;
 pub mod init;
 pub mod session;

@@ -1,33 +1,23 @@
-//! Error handlers of files (MPI 4.1 section 9.3.3) without MPI-IO: oxmpi opens no files, so the
-//! only file handle is MPI_FILE_NULL, whose handler is the default for file operations (initially
-//! MPI_ERRORS_RETURN, per the standard). Setting, getting and calling it work; any other file
-//! handle is MPI_ERR_FILE.
+//! Error handlers of files (MPI 4.1 section 9.3.3). Every open file has its own, initially the
+//! handler MPI_FILE_NULL has when the file is opened (MPI_ERRORS_RETURN unless the application
+//! changed it, as the standard says); MPI_FILE_NULL's handler also receives the errors of
+//! MPI_File_open, MPI_File_delete and of invalid file handles.
+use crate::ffi::env::errhandler::{create_user_handler, is_valid_errhandler};
+use crate::ffi::io::{deliver_on, file};
 use crate::ffi::check;
-use crate::ffi::env::errhandler::{create_user_handler, deliver, is_valid_errhandler};
 use crate::abi::*;
-use crate::error::{err, MpiError, MpiResult};
+use crate::error::{err, MpiResult};
 use crate::export;
+use crate::instance::Instance;
 use std::os::raw::c_int;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicI32, Ordering};
 
-/// Only MPI_FILE_NULL is a file here.
-fn file_null(fh: MPI_File) -> MpiResult {
-    if !fh.is_null() {
-        return Err(err(MPI_ERR_FILE, format!("invalid file handle {fh:p}: oxmpi has no MPI-IO, so MPI_FILE_NULL is the only file")));
+/// Where the handler of `fh` is kept: the file's own slot, or MPI_FILE_NULL's.
+fn slot<R>(u: &Instance, fh: MPI_File, f: impl FnOnce(&AtomicI32) -> R) -> MpiResult<R> {
+    if fh.is_null() {
+        return Ok(f(&u.file_errhandler));
     }
-    Ok(())
-}
-
-/// The error path of `on file`: delivers `e`, raised by `name`, to the handler of file `fh`.
-/// No file is ever open, so every file's errors (an invalid handle's too, as in MPICH) go to
-/// MPI_FILE_NULL's handler with MPI_FILE_NULL as the handle (MPI 4.1 section 9.3.3). Before
-/// MPI_Init they are fatal, as everywhere.
-pub(crate) fn raise_file(name: &'static str, _fh: MPI_File, e: MpiError) -> c_int {
-    let Ok(u) = crate::instance::get() else {
-        return crate::ffi::env::errhandler::raise(name, MPI_COMM_SELF, e);
-    };
-    let code = crate::ffi::error_codes::make_code(e.class.mpich(), &format!("{name}: {}", e.msg));
-    deliver(name, u.file_errhandler.load(Ordering::Acquire), std::ptr::null_mut::<std::ffi::c_void>() as MPI_File, &e, code)
+    Ok(f(&file(u, fh)?.errhandler))
 }
 
 export! {
@@ -47,33 +37,32 @@ export! {
 
     fn MPI_File_set_errhandler / PMPI_File_set_errhandler (file: MPI_File, errhandler: MPI_Errhandler) on file file => {
         let u = check::universe()?;
-        file_null(file)?;
         if !is_valid_errhandler(errhandler) {
             return Err(err(MPI_ERR_ARG, format!("invalid error handler 0x{:08x}", errhandler as u32)));
         }
-        u.file_errhandler.store(errhandler, Ordering::Release);
-        Ok(())
+        slot(u, file, |s| s.store(errhandler, Ordering::Release))
     }
 
     fn MPI_File_get_errhandler / PMPI_File_get_errhandler (file: MPI_File, errhandler: *mut MPI_Errhandler) on file file => {
         let u = check::universe()?;
-        file_null(file)?;
+        let h = slot(u, file, |s| s.load(Ordering::Acquire))?;
         if errhandler.is_null() {
             return Err(err(MPI_ERR_ARG, "errhandler is NULL"));
         }
         // SAFETY: non-null (checked above), and the caller passes a writable handle.
-        unsafe { *errhandler = u.file_errhandler.load(Ordering::Acquire) };
+        unsafe { *errhandler = h };
         Ok(())
     }
 
     fn MPI_File_call_errhandler / PMPI_File_call_errhandler (fh: MPI_File, errorcode: c_int) on file fh => {
         let u = check::universe()?;
-        file_null(fh)?;
+        if !fh.is_null() {
+            file(u, fh)?;
+        }
         let class = crate::ffi::error_codes::class_of(errorcode).unwrap_or(MPI_ERR_UNKNOWN);
         let e = err(class, format!("error code {errorcode} raised by the application"));
-        // The call succeeds when the handler returns (MPI 4.1 section 9.5); the handle the
-        // user's handler sees is MPI_FILE_NULL.
-        deliver("MPI_File_call_errhandler", u.file_errhandler.load(Ordering::Acquire), fh, &e, errorcode);
+        // The call succeeds when the handler returns (MPI 4.1 section 9.5).
+        deliver_on(u, "MPI_File_call_errhandler", fh, &e, errorcode);
         Ok(())
     }
 }
