@@ -28,7 +28,7 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
   10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
                    HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
-                   (scripts/hdf5-suite.sh); OFF unless OXMPI_TEST_HDF5=1 until MPI-IO lands
+                   (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
@@ -36,7 +36,7 @@ Environment:
   OXMPI_BINARY_MODES  rank modes for the prebuilt MPICH binaries (default: "processes threads")
   OXMPI_TEST_SKIP_DEPS=1  do not check or install Debian packages
   OXMPI_TEST_MPI4PY_NP    rank counts for mpi4py's suite (default: "1 2 4")
-  OXMPI_TEST_HDF5=1       run the hdf5 stage (default: skipped; it needs MPI-IO, issue 17)
+  OXMPI_TEST_HDF5=0       skip the hdf5 stage (default: run)
 USAGE
 }
 
@@ -243,10 +243,10 @@ stage_mpi4py() {
         --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 240
 }
 
-# Parallel HDF5 on MPI-IO (issue 17): off by default until oxmpi's MPI_File_* are merged.
+# Parallel HDF5 on MPI-IO (issue 17), as users build it (h5pcc.mpich).
 stage_hdf5() {
-    if [ "${OXMPI_TEST_HDF5:-0}" != 1 ]; then
-        echo "SKIP: OXMPI_TEST_HDF5 is not 1 (parallel HDF5 needs MPI-IO, issue 17)"
+    if [ "${OXMPI_TEST_HDF5:-1}" = 0 ]; then
+        echo "SKIP: OXMPI_TEST_HDF5=0"
         stage_result="skip"
         return
     fi

@@ -148,7 +148,7 @@ impl File {
         match Self::open_on(u, comm, idx, path, amode, info, byte, errhandler) {
             Ok(f) => Ok(f),
             Err(e) => {
-                u.comms.remove(idx);
+                u.remove_comm(idx);
                 Err(e)
             }
         }
