@@ -53,6 +53,16 @@ else
     else
         echo "WARN mpifort.mpich not found: MPICH-built binaries are not tested"
     fi
+    # fortran-f08/mpi_f08.f90 is what scripts/gen-f08.py makes now (needs pympistandard).
+    if python3 -c 'import pympistandard' 2>/dev/null; then
+        if python3 "$HERE/../scripts/gen-f08.py" --check >"$OUT/f08check" 2>&1; then
+            result PASS "fortran-f08/mpi_f08.f90 is current"
+        else
+            cat "$OUT/f08check"; result FAIL "fortran-f08/mpi_f08.f90 is current"
+        fi
+    else
+        echo "WARN pympistandard not installed: fortran-f08/mpi_f08.f90 not checked against scripts/gen-f08.py"
+    fi
     mpif="$(ls /usr/include/*/mpich/mpif.h /usr/include/mpich/mpif.h 2>/dev/null | head -1)"
     if [ -n "$mpif" ]; then
         if python3 "$HERE/../scripts/gen-mpif.py" --compare "$mpif" >"$OUT/compare" 2>&1; then
