@@ -989,6 +989,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Accumulate
+    subroutine MPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Add_error_class
     subroutine MPI_Add_error_class_f08(errorclass, ierror)
       use, intrinsic :: iso_c_binding
@@ -1065,6 +1084,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Allgather
+    subroutine MPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Allgather_init
     subroutine MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1077,6 +1113,25 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Allgather_init
+    subroutine MPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -1102,6 +1157,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Allgatherv
+    subroutine MPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Allgatherv_init
     subroutine MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1115,6 +1188,26 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Allgatherv_init
+    subroutine MPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -1151,6 +1244,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Allreduce
+    subroutine MPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Allreduce_init
     subroutine MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1161,6 +1270,24 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Allreduce_init
+    subroutine MPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -1186,6 +1313,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Alltoall
+    subroutine MPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Alltoall_init
     subroutine MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1198,6 +1342,25 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Alltoall_init
+    subroutine MPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -1224,6 +1387,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Alltoallv
+    subroutine MPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Alltoallv_init
     subroutine MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1238,6 +1420,27 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Alltoallv_init
+    subroutine MPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -1264,6 +1467,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Alltoallw
+    subroutine MPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Alltoallw_init
     subroutine MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1278,6 +1500,27 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Alltoallw_init
+    subroutine MPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -1324,6 +1567,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Bcast
+    subroutine MPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Bcast_init
     subroutine MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1333,6 +1591,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Bcast_init
+    subroutine MPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -1357,6 +1632,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Bsend
+    subroutine MPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Bsend_init
     subroutine MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -1366,6 +1657,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Bsend_init
+    subroutine MPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -1386,6 +1694,18 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Buffer_attach
+    subroutine MPI_Buffer_attach_f08ts_large(buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Buffer_detach
     subroutine MPI_Buffer_detach_f08(buffer_addr, size, ierror)
       use, intrinsic :: iso_c_binding
@@ -1395,6 +1715,18 @@ module mpi_f08
       implicit none
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
       INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Buffer_detach
+    subroutine MPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -1556,6 +1888,19 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Comm_attach_buffer
+    subroutine MPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Comm_call_errhandler
     subroutine MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
       use, intrinsic :: iso_c_binding
@@ -1671,6 +2016,19 @@ module mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
       INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Comm_detach_buffer
+    subroutine MPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -2146,6 +2504,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Exscan
+    subroutine MPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Exscan_init
     subroutine MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2156,6 +2530,24 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Exscan_init
+    subroutine MPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2241,6 +2633,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Gather
+    subroutine MPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Gather_init
     subroutine MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2253,6 +2663,26 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Gather_init
+    subroutine MPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2280,6 +2710,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Gatherv
+    subroutine MPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Gatherv_init
     subroutine MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2293,6 +2742,27 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Gatherv_init
+    subroutine MPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2319,6 +2789,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Get
+    subroutine MPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Get_accumulate
     subroutine MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
       use, intrinsic :: iso_c_binding
@@ -2335,6 +2823,28 @@ module mpi_f08
       INTEGER, INTENT(IN) :: target_rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
       INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Get_accumulate
+    subroutine MPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
       TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Win), INTENT(IN) :: win
@@ -2366,6 +2876,19 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Get_count
+    subroutine MPI_Get_count_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Get_elements
     subroutine MPI_Get_elements_f08(status, datatype, count, ierror)
       use, intrinsic :: iso_c_binding
@@ -2376,6 +2899,19 @@ module mpi_f08
       TYPE(MPI_Status), INTENT(IN) :: status
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Get_elements
+    subroutine MPI_Get_elements_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -2740,6 +3276,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Iallgather
+    subroutine MPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Iallgatherv
     subroutine MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2753,6 +3307,25 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Iallgatherv
+    subroutine MPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
@@ -2776,6 +3349,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Iallreduce
+    subroutine MPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ialltoall
     subroutine MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2788,6 +3378,24 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ialltoall
+    subroutine MPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
@@ -2814,6 +3422,26 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ialltoallv
+    subroutine MPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ialltoallw
     subroutine MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2828,6 +3456,26 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ialltoallw
+    subroutine MPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
@@ -2862,6 +3510,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ibcast
+    subroutine MPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ibsend
     subroutine MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2871,6 +3535,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ibsend
+    subroutine MPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -2889,6 +3570,23 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Iexscan
+    subroutine MPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2915,6 +3613,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Igather
+    subroutine MPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Igatherv
     subroutine MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2928,6 +3645,26 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Igatherv
+    subroutine MPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -2966,6 +3703,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Imrecv
+    subroutine MPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ineighbor_allgather
     subroutine MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -2978,6 +3730,24 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ineighbor_allgather
+    subroutine MPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
@@ -3003,6 +3773,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ineighbor_allgatherv
+    subroutine MPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ineighbor_alltoall
     subroutine MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3015,6 +3804,24 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ineighbor_alltoall
+    subroutine MPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
@@ -3041,6 +3848,26 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ineighbor_alltoallv
+    subroutine MPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ineighbor_alltoallw
     subroutine MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3054,6 +3881,26 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ineighbor_alltoallw
+    subroutine MPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3312,6 +4159,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Irecv
+    subroutine MPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ireduce
     subroutine MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3322,6 +4186,24 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ireduce
+    subroutine MPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, INTENT(IN) :: root
@@ -3347,6 +4229,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ireduce_scatter
+    subroutine MPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ireduce_scatter_block
     subroutine MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3364,6 +4263,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ireduce_scatter_block
+    subroutine MPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Irsend
     subroutine MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3373,6 +4289,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Irsend
+    subroutine MPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -3409,6 +4342,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Iscan
+    subroutine MPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Iscatter
     subroutine MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3421,6 +4371,25 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Iscatter
+    subroutine MPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3448,6 +4417,26 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Iscatterv
+    subroutine MPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Isend
     subroutine MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3457,6 +4446,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Isend
+    subroutine MPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -3487,6 +4493,28 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Isendrecv
+    subroutine MPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Isendrecv_replace
     subroutine MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3506,6 +4534,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Isendrecv_replace
+    subroutine MPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Issend
     subroutine MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3515,6 +4562,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Issend
+    subroutine MPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -3553,6 +4617,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Mrecv
+    subroutine MPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_allgather
     subroutine MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -3570,6 +4649,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Neighbor_allgather
+    subroutine MPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_allgather_init
     subroutine MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3582,6 +4678,25 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Neighbor_allgather_init
+    subroutine MPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -3607,6 +4722,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Neighbor_allgatherv
+    subroutine MPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_allgatherv_init
     subroutine MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3620,6 +4753,26 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Neighbor_allgatherv_init
+    subroutine MPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -3644,6 +4797,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Neighbor_alltoall
+    subroutine MPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_alltoall_init
     subroutine MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3656,6 +4826,25 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Neighbor_alltoall_init
+    subroutine MPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -3682,6 +4871,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Neighbor_alltoallv
+    subroutine MPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_alltoallv_init
     subroutine MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3696,6 +4904,27 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Neighbor_alltoallv_init
+    subroutine MPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
@@ -3722,6 +4951,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Neighbor_alltoallw
+    subroutine MPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Neighbor_alltoallw_init
     subroutine MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -3735,6 +4983,27 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Neighbor_alltoallw_init
+    subroutine MPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
       TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -3768,6 +5037,19 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Op_create_c
+    subroutine MPI_Op_create_f08_large(user_fn, commute, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_User_function_c) :: user_fn
+      LOGICAL, INTENT(IN) :: commute
+      TYPE(MPI_Op), INTENT(OUT) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Op_free
     subroutine MPI_Op_free_f08(op, ierror)
       use, intrinsic :: iso_c_binding
@@ -3792,6 +5074,23 @@ module mpi_f08
       TYPE(*), DIMENSION(..) :: outbuf
       INTEGER, INTENT(IN) :: outsize
       INTEGER, INTENT(INOUT) :: position
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Pack
+    subroutine MPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
@@ -3838,6 +5137,20 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Pack_size
+    subroutine MPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -3962,6 +5275,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Put
+    subroutine MPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Query_thread
     subroutine MPI_Query_thread_f08(provided, ierror)
       use, intrinsic :: iso_c_binding
@@ -3993,6 +5324,26 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Raccumulate
+    subroutine MPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Recv
     subroutine MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
       use, intrinsic :: iso_c_binding
@@ -4002,6 +5353,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..) :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Recv
+    subroutine MPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: source
       INTEGER, INTENT(IN) :: tag
@@ -4027,6 +5395,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Recv_init
+    subroutine MPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Reduce
     subroutine MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -4037,6 +5422,23 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
       TYPE(*), DIMENSION(..) :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Reduce
+    subroutine MPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, INTENT(IN) :: root
@@ -4063,6 +5465,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Reduce_init
+    subroutine MPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Reduce_local
     subroutine MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
       use, intrinsic :: iso_c_binding
@@ -4073,6 +5494,21 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
       TYPE(*), DIMENSION(..) :: inoutbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Reduce_local
+    subroutine MPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      TYPE(*), DIMENSION(..) :: inoutbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -4094,6 +5530,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Reduce_scatter
+    subroutine MPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Reduce_scatter_block
     subroutine MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -4104,6 +5556,22 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
       TYPE(*), DIMENSION(..) :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Reduce_scatter_block
+    subroutine MPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4128,6 +5596,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Reduce_scatter_block_init
+    subroutine MPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Reduce_scatter_init
     subroutine MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4138,6 +5624,24 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Reduce_scatter_init
+    subroutine MPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4266,6 +5770,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Rget
+    subroutine MPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Rget_accumulate
     subroutine MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4282,6 +5805,29 @@ module mpi_f08
       INTEGER, INTENT(IN) :: target_rank
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
       INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Rget_accumulate
+    subroutine MPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
       TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Win), INTENT(IN) :: win
@@ -4308,6 +5854,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Rput
+    subroutine MPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Rsend
     subroutine MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -4317,6 +5882,22 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN) :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Rsend
+    subroutine MPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -4341,6 +5922,23 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Rsend_init
+    subroutine MPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Scan
     subroutine MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -4357,6 +5955,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Scan
+    subroutine MPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Scan_init
     subroutine MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4367,6 +5981,24 @@ module mpi_f08
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Scan_init
+    subroutine MPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Op), INTENT(IN) :: op
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4393,6 +6025,24 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Scatter
+    subroutine MPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Scatter_init
     subroutine MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4405,6 +6055,26 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Scatter_init
+    subroutine MPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4432,6 +6102,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Scatterv
+    subroutine MPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Scatterv_init
     subroutine MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4445,6 +6134,27 @@ module mpi_f08
       TYPE(MPI_Datatype), INTENT(IN) :: sendtype
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
       INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Scatterv_init
+    subroutine MPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
       TYPE(MPI_Datatype), INTENT(IN) :: recvtype
       INTEGER, INTENT(IN) :: root
       TYPE(MPI_Comm), INTENT(IN) :: comm
@@ -4469,6 +6179,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Send
+    subroutine MPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Send_init
     subroutine MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4478,6 +6204,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Send_init
+    subroutine MPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -4508,6 +6251,28 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Sendrecv
+    subroutine MPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Sendrecv_replace
     subroutine MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
       use, intrinsic :: iso_c_binding
@@ -4517,6 +6282,25 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..) :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Sendrecv_replace
+    subroutine MPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: sendtag
@@ -4537,6 +6321,19 @@ module mpi_f08
       TYPE(MPI_Session), INTENT(IN) :: session
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
       INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Session_attach_buffer
+    subroutine MPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -4574,6 +6371,19 @@ module mpi_f08
       TYPE(MPI_Session), INTENT(IN) :: session
       TYPE(C_PTR), INTENT(OUT) :: buffer_addr
       INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Session_detach_buffer
+    subroutine MPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -4717,6 +6527,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Ssend
+    subroutine MPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Ssend_init
     subroutine MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
       use, intrinsic :: iso_c_binding
@@ -4726,6 +6552,23 @@ module mpi_f08
       implicit none
       TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
       INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Ssend_init
+    subroutine MPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: dest
       INTEGER, INTENT(IN) :: tag
@@ -4815,6 +6658,19 @@ module mpi_f08
       TYPE(MPI_Status), INTENT(INOUT) :: status
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       INTEGER, INTENT(IN) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Status_set_elements
+    subroutine MPI_Status_set_elements_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -4972,6 +6828,19 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_contiguous
+    subroutine MPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_create_darray
     subroutine MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
       use, intrinsic :: iso_c_binding
@@ -4983,6 +6852,26 @@ module mpi_f08
       INTEGER, INTENT(IN) :: rank
       INTEGER, INTENT(IN) :: ndims
       INTEGER, INTENT(IN) :: array_of_gsizes(ndims)
+      INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+      INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+      INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Type_create_darray
+    subroutine MPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_gsizes(ndims)
       INTEGER, INTENT(IN) :: array_of_distribs(ndims)
       INTEGER, INTENT(IN) :: array_of_dargs(ndims)
       INTEGER, INTENT(IN) :: array_of_psizes(ndims)
@@ -5045,6 +6934,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_create_hindexed
+    subroutine MPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_create_hindexed_block
     subroutine MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
       use, intrinsic :: iso_c_binding
@@ -5055,6 +6959,21 @@ module mpi_f08
       INTEGER, INTENT(IN) :: count
       INTEGER, INTENT(IN) :: blocklength
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Type_create_hindexed_block
+    subroutine MPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5075,6 +6994,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_create_hvector
+    subroutine MPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_create_indexed_block
     subroutine MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
       use, intrinsic :: iso_c_binding
@@ -5085,6 +7019,21 @@ module mpi_f08
       INTEGER, INTENT(IN) :: count
       INTEGER, INTENT(IN) :: blocklength
       INTEGER, INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Type_create_indexed_block
+    subroutine MPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5133,6 +7082,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_create_struct
+    subroutine MPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_create_subarray
     subroutine MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
       use, intrinsic :: iso_c_binding
@@ -5144,6 +7108,23 @@ module mpi_f08
       INTEGER, INTENT(IN) :: array_of_sizes(ndims)
       INTEGER, INTENT(IN) :: array_of_subsizes(ndims)
       INTEGER, INTENT(IN) :: array_of_starts(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Type_create_subarray
+    subroutine MPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_subsizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_starts(ndims)
       INTEGER, INTENT(IN) :: order
       TYPE(MPI_Datatype), INTENT(IN) :: oldtype
       TYPE(MPI_Datatype), INTENT(OUT) :: newtype
@@ -5227,6 +7208,25 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_get_contents
+    subroutine MPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_datatypes
+      INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: array_of_large_counts(max_large_counts)
+      TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_get_envelope
     subroutine MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
       use, intrinsic :: iso_c_binding
@@ -5238,6 +7238,22 @@ module mpi_f08
       INTEGER, INTENT(OUT) :: num_integers
       INTEGER, INTENT(OUT) :: num_addresses
       INTEGER, INTENT(OUT) :: num_datatypes
+      INTEGER, INTENT(OUT) :: combiner
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Type_get_envelope
+    subroutine MPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
       INTEGER, INTENT(OUT) :: combiner
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
@@ -5335,6 +7351,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_indexed
+    subroutine MPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_match_size
     subroutine MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
       use, intrinsic :: iso_c_binding
@@ -5385,6 +7416,18 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_size
+    subroutine MPI_Type_size_f08_large(datatype, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Type_size_x
     subroutine MPI_Type_size_x_f08(datatype, size, ierror)
       use, intrinsic :: iso_c_binding
@@ -5412,6 +7455,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Type_vector
+    subroutine MPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Unpack
     subroutine MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -5424,6 +7482,23 @@ module mpi_f08
       INTEGER, INTENT(INOUT) :: position
       TYPE(*), DIMENSION(..) :: outbuf
       INTEGER, INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Unpack
+    subroutine MPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
       TYPE(MPI_Comm), INTENT(IN) :: comm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
@@ -5516,6 +7591,22 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Win_allocate
+    subroutine MPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Win_allocate_shared
     subroutine MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
       use, intrinsic :: iso_c_binding
@@ -5525,6 +7616,22 @@ module mpi_f08
       implicit none
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Win_allocate_shared
+    subroutine MPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(C_PTR), INTENT(OUT) :: baseptr
@@ -5578,6 +7685,22 @@ module mpi_f08
       TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
       INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
       INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Win_create
+    subroutine MPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Win), INTENT(OUT) :: win
@@ -5893,6 +8016,21 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Win_shared_query
+    subroutine MPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Win_start
     subroutine MPI_Win_start_f08(group, assert, win, ierror)
       use, intrinsic :: iso_c_binding
@@ -6014,6 +8152,27 @@ contains
     call pmpi_win_call_errhandler(win%MPI_VAL, MPI_ERR_BUFFER, e)
     ierr = MPI_ERR_BUFFER
   end subroutine
+  ! The C pointer for a choice buffer's address: MPI_BOTTOM -> NULL, MPI_IN_PLACE -> the C one.
+  ! liboxmpi.so's `use mpi` MPI_Get_address maps the sentinels (also a threads-mode rank's own
+  ! copies of them), then returns the address it was given.
+  function oxmpi_f08_cbuf(p) result(q)
+    use, intrinsic :: iso_c_binding, only: c_ptr
+    type(c_ptr), value :: p
+    type(c_ptr) :: q
+    integer(kind=MPI_ADDRESS_KIND) :: a
+    integer :: e
+    interface
+      subroutine pmpi_get_address(location, address, ierr)
+        use, intrinsic :: iso_c_binding, only: c_ptr
+        import :: MPI_ADDRESS_KIND
+        type(c_ptr), value :: location
+        integer(kind=MPI_ADDRESS_KIND) :: address
+        integer :: ierr
+      end subroutine
+    end interface
+    call pmpi_get_address(p, a, e)
+    q = transfer(a, q)
+  end function
 end module oxmpi_f08_support
 
 subroutine MPI_Abort_f08(comm, errorcode, ierror)
@@ -6084,6 +8243,50 @@ subroutine MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, targ
     call oxmpi_f08_noncontig_win(win, ierr)
   else
     call pmpi_accumulate(c_loc(origin_addr), origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Accumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win) bind(C, name="PMPI_Accumulate_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: win
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Accumulate_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6258,6 +8461,46 @@ subroutine MPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) bind(C, name="PMPI_Allgather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allgather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6299,6 +8542,50 @@ subroutine MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_allgather_init(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) bind(C, name="PMPI_Allgather_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allgather_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6346,6 +8633,48 @@ subroutine MPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) bind(C, name="PMPI_Allgatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allgatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6389,6 +8718,52 @@ subroutine MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_allgatherv_init(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcounts, displs, recvtype, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) bind(C, name="PMPI_Allgatherv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allgatherv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6461,6 +8836,44 @@ subroutine MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allreduce_c(sendbuf, recvbuf, count, datatype, op, comm) bind(C, name="PMPI_Allreduce_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allreduce_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6504,6 +8917,48 @@ subroutine MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Allreduce_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request) bind(C, name="PMPI_Allreduce_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Allreduce_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6541,6 +8996,46 @@ subroutine MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_alltoall(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) bind(C, name="PMPI_Alltoall_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoall_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6590,6 +9085,50 @@ subroutine MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) bind(C, name="PMPI_Alltoall_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoall_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6631,6 +9170,50 @@ subroutine MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_alltoallv(c_loc(sendbuf), sendcounts, sdispls, sendtype, c_loc(recvbuf), recvcounts, rdispls, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) bind(C, name="PMPI_Alltoallv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoallv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6684,6 +9267,54 @@ subroutine MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) bind(C, name="PMPI_Alltoallv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoallv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6725,6 +9356,50 @@ subroutine MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_alltoallw(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) bind(C, name="PMPI_Alltoallw_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoallw_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6774,6 +9449,54 @@ subroutine MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, rec
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_alltoallw_init(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) bind(C, name="PMPI_Alltoallw_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Alltoallw_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6869,6 +9592,42 @@ subroutine MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Bcast_c(buffer, count, datatype, root, comm) bind(C, name="PMPI_Bcast_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Bcast_c(oxmpi_f08_cbuf(c_loc(buffer)), count, datatype%MPI_VAL, root, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6910,6 +9669,46 @@ subroutine MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, reque
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Bcast_init_c(buffer, count, datatype, root, comm, info, request) bind(C, name="PMPI_Bcast_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Bcast_init_c(oxmpi_f08_cbuf(c_loc(buffer)), count, datatype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -6945,6 +9744,44 @@ subroutine MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_bsend(c_loc(buf), count, datatype, dest, tag, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Bsend_c(buf, count, datatype, dest, tag, comm) bind(C, name="PMPI_Bsend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Bsend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -6990,6 +9827,46 @@ subroutine MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Bsend_init_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Bsend_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Bsend_init_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Buffer_attach_f08ts(buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -7021,6 +9898,36 @@ subroutine MPI_Buffer_attach_f08ts(buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Buffer_attach_f08ts_large(buffer, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Buffer_attach_c(buffer, size) bind(C, name="PMPI_Buffer_attach_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: size
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_Buffer_attach_c(oxmpi_f08_cbuf(c_loc(buffer)), size)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Buffer_detach_f08(buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -7045,6 +9952,32 @@ subroutine MPI_Buffer_detach_f08(buffer_addr, size, ierror)
   end interface
   integer :: ierr
   call pmpi_buffer_detach(buffer_addr, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Buffer_detach_c(buffer_addr, size) bind(C, name="PMPI_Buffer_detach_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND) :: size
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Buffer_detach_c(buffer_addr, size)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -7404,6 +10337,38 @@ subroutine MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Comm_attach_buffer_c(comm, buffer, size) bind(C, name="PMPI_Comm_attach_buffer_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: size
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Comm_attach_buffer_c(comm%MPI_VAL, oxmpi_f08_cbuf(c_loc(buffer)), size)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -7664,6 +10629,34 @@ subroutine MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
   end interface
   integer :: ierr
   call pmpi_comm_detach_buffer(comm, buffer_addr, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Comm_detach_buffer_c(comm, buffer_addr, size) bind(C, name="PMPI_Comm_detach_buffer_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(C_PTR) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND) :: size
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Comm_detach_buffer_c(comm%MPI_VAL, buffer_addr, size)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -8727,6 +11720,44 @@ subroutine MPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Exscan_c(sendbuf, recvbuf, count, datatype, op, comm) bind(C, name="PMPI_Exscan_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Exscan_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -8766,6 +11797,48 @@ subroutine MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, in
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_exscan_init(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Exscan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request) bind(C, name="PMPI_Exscan_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Exscan_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -8941,6 +12014,48 @@ subroutine MPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Gather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) bind(C, name="PMPI_Gather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Gather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -8988,6 +12103,52 @@ subroutine MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Gather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) bind(C, name="PMPI_Gather_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Gather_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -9029,6 +12190,50 @@ subroutine MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_gatherv(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcounts, displs, recvtype, root, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Gatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm) bind(C, name="PMPI_Gatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Gatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, root, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -9082,6 +12287,54 @@ subroutine MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Gatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request) bind(C, name="PMPI_Gatherv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Gatherv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -9121,6 +12374,48 @@ subroutine MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank
     call oxmpi_f08_noncontig_win(win, ierr)
   else
     call pmpi_get(c_loc(origin_addr), origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Get_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) bind(C, name="PMPI_Get_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: win
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Get_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, win%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -9172,6 +12467,56 @@ subroutine MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, 
     call oxmpi_f08_noncontig_win(win, ierr)
   else
     call pmpi_get_accumulate(c_loc(origin_addr), origin_count, origin_datatype, c_loc(result_addr), result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: result_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Get_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win) bind(C, name="PMPI_Get_accumulate_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      TYPE(C_PTR), VALUE :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: result_count
+      INTEGER(C_INT), VALUE :: result_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: win
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr) .or. .not. is_contiguous(result_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Get_accumulate_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, oxmpi_f08_cbuf(c_loc(result_addr)), result_count, result_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -9236,6 +12581,34 @@ subroutine MPI_Get_count_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Get_count_f08_large(status, datatype, count, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Status), INTENT(IN) :: status
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Get_count_c(status, datatype, count) bind(C, name="PMPI_Get_count_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status) :: status
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND) :: count
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Get_count_c(status, datatype%MPI_VAL, count)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Get_elements_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -9262,6 +12635,34 @@ subroutine MPI_Get_elements_f08(status, datatype, count, ierror)
   end interface
   integer :: ierr
   call pmpi_get_elements(status, datatype, count, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Get_elements_f08_large(status, datatype, count, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Status), INTENT(IN) :: status
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Get_elements_c(status, datatype, count) bind(C, name="PMPI_Get_elements_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status) :: status
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND) :: count
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Get_elements_c(status, datatype%MPI_VAL, count)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -10072,6 +13473,48 @@ subroutine MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iallgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) bind(C, name="PMPI_Iallgather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iallgather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10117,6 +13560,50 @@ subroutine MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iallgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) bind(C, name="PMPI_Iallgatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iallgatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10154,6 +13641,46 @@ subroutine MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, req
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_iallreduce(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iallreduce_c(sendbuf, recvbuf, count, datatype, op, comm, request) bind(C, name="PMPI_Iallreduce_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iallreduce_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10197,6 +13724,48 @@ subroutine MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ialltoall(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ialltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) bind(C, name="PMPI_Ialltoall_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ialltoall_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10248,6 +13817,52 @@ subroutine MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ialltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) bind(C, name="PMPI_Ialltoallv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ialltoallv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10291,6 +13906,52 @@ subroutine MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ialltoallw(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ialltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) bind(C, name="PMPI_Ialltoallw_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ialltoallw_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10361,6 +14022,44 @@ subroutine MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ibcast_c(buffer, count, datatype, root, comm, request) bind(C, name="PMPI_Ibcast_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ibcast_c(oxmpi_f08_cbuf(c_loc(buffer)), count, datatype%MPI_VAL, root, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10402,6 +14101,46 @@ subroutine MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ibsend_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Ibsend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ibsend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10439,6 +14178,46 @@ subroutine MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, reques
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_iexscan(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iexscan_c(sendbuf, recvbuf, count, datatype, op, comm, request) bind(C, name="PMPI_Iexscan_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iexscan_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10488,6 +14267,50 @@ subroutine MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Igather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) bind(C, name="PMPI_Igather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Igather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10531,6 +14354,52 @@ subroutine MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_igatherv(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcounts, displs, recvtype, root, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Igatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request) bind(C, name="PMPI_Igatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Igatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, root, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10607,6 +14476,42 @@ subroutine MPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Imrecv_c(buf, count, datatype, message, request) bind(C, name="PMPI_Imrecv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Message) :: message
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_Imrecv_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, message, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10646,6 +14551,48 @@ subroutine MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ineighbor_allgather(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ineighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) bind(C, name="PMPI_Ineighbor_allgather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ineighbor_allgather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10695,6 +14642,50 @@ subroutine MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ineighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request) bind(C, name="PMPI_Ineighbor_allgatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ineighbor_allgatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10734,6 +14725,48 @@ subroutine MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ineighbor_alltoall(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ineighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request) bind(C, name="PMPI_Ineighbor_alltoall_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ineighbor_alltoall_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -10785,6 +14818,52 @@ subroutine MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ineighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request) bind(C, name="PMPI_Ineighbor_alltoallv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ineighbor_alltoallv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -10828,6 +14907,52 @@ subroutine MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ineighbor_alltoallw(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ineighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request) bind(C, name="PMPI_Ineighbor_alltoallw_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ineighbor_alltoallw_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11395,6 +15520,46 @@ subroutine MPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Irecv_c(buf, count, datatype, source, tag, comm, request) bind(C, name="PMPI_Irecv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Irecv_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11434,6 +15599,48 @@ subroutine MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ireduce(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, root, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ireduce_c(sendbuf, recvbuf, count, datatype, op, root, comm, request) bind(C, name="PMPI_Ireduce_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ireduce_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11479,6 +15686,46 @@ subroutine MPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ireduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, request) bind(C, name="PMPI_Ireduce_scatter_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ireduce_scatter_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11520,6 +15767,46 @@ subroutine MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ireduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm, request) bind(C, name="PMPI_Ireduce_scatter_block_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ireduce_scatter_block_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11557,6 +15844,46 @@ subroutine MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_irsend(c_loc(buf), count, datatype, dest, tag, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Irsend_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Irsend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Irsend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11627,6 +15954,46 @@ subroutine MPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iscan_c(sendbuf, recvbuf, count, datatype, op, comm, request) bind(C, name="PMPI_Iscan_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iscan_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11668,6 +16035,50 @@ subroutine MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_iscatter(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, root, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iscatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request) bind(C, name="PMPI_Iscatter_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iscatter_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11719,6 +16130,52 @@ subroutine MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Iscatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request) bind(C, name="PMPI_Iscatterv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Iscatterv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, displs, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11756,6 +16213,46 @@ subroutine MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierro
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_isend(c_loc(buf), count, datatype, dest, tag, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Isend_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Isend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Isend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11811,6 +16308,56 @@ subroutine MPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Isendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request) bind(C, name="PMPI_Isendrecv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: sendtag
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: recvtag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Isendrecv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, dest, sendtag, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, source, recvtag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11856,6 +16403,50 @@ subroutine MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sour
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Isendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, request) bind(C, name="PMPI_Isendrecv_replace_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: sendtag
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: recvtag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Isendrecv_replace_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, sendtag, source, recvtag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11893,6 +16484,46 @@ subroutine MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_issend(c_loc(buf), count, datatype, dest, tag, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Issend_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Issend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Issend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -11967,6 +16598,42 @@ subroutine MPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Message), INTENT(INOUT) :: message
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Mrecv_c(buf, count, datatype, message, status) bind(C, name="PMPI_Mrecv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Message) :: message
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_Mrecv_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, message, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12004,6 +16671,46 @@ subroutine MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_allgather(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_allgather_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) bind(C, name="PMPI_Neighbor_allgather_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_allgather_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12053,6 +16760,50 @@ subroutine MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_allgather_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) bind(C, name="PMPI_Neighbor_allgather_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_allgather_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12092,6 +16843,48 @@ subroutine MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_allgatherv(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcounts, displs, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_allgatherv_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm) bind(C, name="PMPI_Neighbor_allgatherv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_allgatherv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12143,6 +16936,52 @@ subroutine MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_allgatherv_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request) bind(C, name="PMPI_Neighbor_allgatherv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_allgatherv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, displs, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12180,6 +17019,46 @@ subroutine MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_alltoall(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoall_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm) bind(C, name="PMPI_Neighbor_alltoall_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoall_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12229,6 +17108,50 @@ subroutine MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbu
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoall_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request) bind(C, name="PMPI_Neighbor_alltoall_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoall_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12270,6 +17193,50 @@ subroutine MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_alltoallv(c_loc(sendbuf), sendcounts, sdispls, sendtype, c_loc(recvbuf), recvcounts, rdispls, recvtype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoallv_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm) bind(C, name="PMPI_Neighbor_alltoallv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoallv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12323,6 +17290,54 @@ subroutine MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendt
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoallv_init_c(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request) bind(C, name="PMPI_Neighbor_alltoallv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoallv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtype%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12364,6 +17379,50 @@ subroutine MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_alltoallw(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoallw_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm) bind(C, name="PMPI_Neighbor_alltoallw_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoallw_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12413,6 +17472,54 @@ subroutine MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendt
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_neighbor_alltoallw_init(c_loc(sendbuf), sendcounts, sdispls, sendtypes, c_loc(recvbuf), recvcounts, rdispls, recvtypes, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+  TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Neighbor_alltoallw_init_c(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request) bind(C, name="PMPI_Neighbor_alltoallw_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: sdispls(*)
+      TYPE(MPI_Datatype) :: sendtypes(*)
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: rdispls(*)
+      TYPE(MPI_Datatype) :: recvtypes(*)
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Neighbor_alltoallw_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, sdispls, sendtypes, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, rdispls, recvtypes, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12470,6 +17577,34 @@ subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)
   end interface
   integer :: ierr
   call pmpi_op_create(user_fn, commute, op, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Op_create_f08_large(user_fn, commute, op, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  PROCEDURE(MPI_User_function_c) :: user_fn
+  LOGICAL, INTENT(IN) :: commute
+  TYPE(MPI_Op), INTENT(OUT) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Op_create_c(user_fn, commute, op) bind(C, name="PMPI_Op_create_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_FUNPTR), VALUE :: user_fn
+      INTEGER(C_INT), VALUE :: commute
+      TYPE(MPI_Op) :: op
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Op_create_c(c_funloc(user_fn), merge(1_c_int, 0_c_int, commute), op)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -12535,6 +17670,46 @@ subroutine MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, c
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_pack(c_loc(inbuf), incount, datatype, c_loc(outbuf), outsize, position, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: inbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(*), DIMENSION(..), TARGET :: outbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Pack_c(inbuf, incount, datatype, outbuf, outsize, position, comm) bind(C, name="PMPI_Pack_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: incount
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(C_PTR), VALUE :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: outsize
+      INTEGER(KIND=MPI_COUNT_KIND) :: position
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(inbuf) .or. .not. is_contiguous(outbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Pack_c(oxmpi_f08_cbuf(c_loc(inbuf)), incount, datatype%MPI_VAL, oxmpi_f08_cbuf(c_loc(outbuf)), outsize, position, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -12639,6 +17814,36 @@ subroutine MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
   end interface
   integer :: ierr
   call pmpi_pack_size(incount, datatype, comm, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Pack_size_c(incount, datatype, comm, size) bind(C, name="PMPI_Pack_size_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: incount
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(KIND=MPI_COUNT_KIND) :: size
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Pack_size_c(incount, datatype%MPI_VAL, comm%MPI_VAL, size)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -12920,6 +18125,48 @@ subroutine MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Put_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win) bind(C, name="PMPI_Put_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: win
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Put_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, win%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Query_thread_f08(provided, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -12992,6 +18239,52 @@ subroutine MPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, tar
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Raccumulate_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) bind(C, name="PMPI_Raccumulate_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: win
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Raccumulate_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13029,6 +18322,46 @@ subroutine MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierro
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_recv(c_loc(buf), count, datatype, source, tag, comm, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Recv_c(buf, count, datatype, source, tag, comm, status) bind(C, name="PMPI_Recv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Recv_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, status)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13074,6 +18407,46 @@ subroutine MPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Recv_init_c(buf, count, datatype, source, tag, comm, request) bind(C, name="PMPI_Recv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Recv_init_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, source, tag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13111,6 +18484,46 @@ subroutine MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, i
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_reduce(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, root, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_c(sendbuf, recvbuf, count, datatype, op, root, comm) bind(C, name="PMPI_Reduce_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13160,6 +18573,50 @@ subroutine MPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, co
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_init_c(sendbuf, recvbuf, count, datatype, op, root, comm, info, request) bind(C, name="PMPI_Reduce_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13193,6 +18650,42 @@ subroutine MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
     call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
   else
     call pmpi_reduce_local(c_loc(inbuf), c_loc(inoutbuf), count, datatype, op, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: inbuf
+  TYPE(*), DIMENSION(..), TARGET :: inoutbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_local_c(inbuf, inoutbuf, count, datatype, op) bind(C, name="PMPI_Reduce_local_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: inbuf
+      TYPE(C_PTR), VALUE :: inoutbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(inbuf) .or. .not. is_contiguous(inoutbuf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_Reduce_local_c(oxmpi_f08_cbuf(c_loc(inbuf)), oxmpi_f08_cbuf(c_loc(inoutbuf)), count, datatype%MPI_VAL, op%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13236,6 +18729,44 @@ subroutine MPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_scatter_c(sendbuf, recvbuf, recvcounts, datatype, op, comm) bind(C, name="PMPI_Reduce_scatter_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_scatter_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13271,6 +18802,44 @@ subroutine MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_reduce_scatter_block(c_loc(sendbuf), c_loc(recvbuf), recvcount, datatype, op, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_scatter_block_c(sendbuf, recvbuf, recvcount, datatype, op, comm) bind(C, name="PMPI_Reduce_scatter_block_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_scatter_block_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13318,6 +18887,48 @@ subroutine MPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, data
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_scatter_block_init_c(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request) bind(C, name="PMPI_Reduce_scatter_block_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_scatter_block_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13357,6 +18968,48 @@ subroutine MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_reduce_scatter_init(c_loc(sendbuf), c_loc(recvbuf), recvcounts, datatype, op, comm, info, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Reduce_scatter_init_c(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request) bind(C, name="PMPI_Reduce_scatter_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: recvcounts(*)
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Reduce_scatter_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13632,6 +19285,50 @@ subroutine MPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Rget_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) bind(C, name="PMPI_Rget_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: win
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Rget_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, win%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13685,6 +19382,58 @@ subroutine MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: result_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+  TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Rget_accumulate_c(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request) bind(C, name="PMPI_Rget_accumulate_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      TYPE(C_PTR), VALUE :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: result_count
+      INTEGER(C_INT), VALUE :: result_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: win
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr) .or. .not. is_contiguous(result_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Rget_accumulate_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, oxmpi_f08_cbuf(c_loc(result_addr)), result_count, result_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, op%MPI_VAL, win%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13730,6 +19479,50 @@ subroutine MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: origin_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+  TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+  INTEGER, INTENT(IN) :: target_rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+  TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+  TYPE(MPI_Win), INTENT(IN) :: win
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Rput_c(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request) bind(C, name="PMPI_Rput_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: origin_count
+      INTEGER(C_INT), VALUE :: origin_datatype
+      INTEGER(C_INT), VALUE :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: target_count
+      INTEGER(C_INT), VALUE :: target_datatype
+      INTEGER(C_INT), VALUE :: win
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(origin_addr)) then
+    call oxmpi_f08_noncontig_win(win, ierr)
+  else
+    ierr = c_MPI_Rput_c(oxmpi_f08_cbuf(c_loc(origin_addr)), origin_count, origin_datatype%MPI_VAL, target_rank, target_disp, target_count, target_datatype%MPI_VAL, win%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13765,6 +19558,44 @@ subroutine MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_rsend(c_loc(buf), count, datatype, dest, tag, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Rsend_c(buf, count, datatype, dest, tag, comm) bind(C, name="PMPI_Rsend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Rsend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13810,6 +19641,46 @@ subroutine MPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Rsend_init_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Rsend_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Rsend_init_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13845,6 +19716,44 @@ subroutine MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_scan(c_loc(sendbuf), c_loc(recvbuf), count, datatype, op, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scan_c(sendbuf, recvbuf, count, datatype, op, comm) bind(C, name="PMPI_Scan_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scan_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13892,6 +19801,48 @@ subroutine MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Op), INTENT(IN) :: op
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scan_init_c(sendbuf, recvbuf, count, datatype, op, comm, info, request) bind(C, name="PMPI_Scan_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: op
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scan_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), count, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -13931,6 +19882,48 @@ subroutine MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_scatter(c_loc(sendbuf), sendcount, sendtype, c_loc(recvbuf), recvcount, recvtype, root, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scatter_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm) bind(C, name="PMPI_Scatter_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scatter_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -13982,6 +19975,52 @@ subroutine MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scatter_init_c(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) bind(C, name="PMPI_Scatter_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scatter_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -14023,6 +20062,50 @@ subroutine MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, re
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_scatterv(c_loc(sendbuf), sendcounts, displs, sendtype, c_loc(recvbuf), recvcount, recvtype, root, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scatterv_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm) bind(C, name="PMPI_Scatterv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scatterv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, displs, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -14076,6 +20159,54 @@ subroutine MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbu
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Scatterv_init_c(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request) bind(C, name="PMPI_Scatterv_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: displs(*)
+      INTEGER(C_INT), VALUE :: sendtype
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: root
+      INTEGER(C_INT), VALUE :: comm
+      INTEGER(C_INT), VALUE :: info
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Scatterv_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcounts, displs, sendtype%MPI_VAL, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, root, comm%MPI_VAL, info%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -14111,6 +20242,44 @@ subroutine MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_send(c_loc(buf), count, datatype, dest, tag, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Send_c(buf, count, datatype, dest, tag, comm) bind(C, name="PMPI_Send_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Send_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -14152,6 +20321,46 @@ subroutine MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, i
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_send_init(c_loc(buf), count, datatype, dest, tag, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Send_init_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Send_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Send_init_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -14207,6 +20416,56 @@ subroutine MPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: sendbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+  TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  TYPE(*), DIMENSION(..), TARGET :: recvbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+  TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Sendrecv_c(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) bind(C, name="PMPI_Sendrecv_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: sendcount
+      INTEGER(C_INT), VALUE :: sendtype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: sendtag
+      TYPE(C_PTR), VALUE :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: recvcount
+      INTEGER(C_INT), VALUE :: recvtype
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: recvtag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(sendbuf) .or. .not. is_contiguous(recvbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Sendrecv_c(oxmpi_f08_cbuf(c_loc(sendbuf)), sendcount, sendtype%MPI_VAL, dest, sendtag, oxmpi_f08_cbuf(c_loc(recvbuf)), recvcount, recvtype%MPI_VAL, source, recvtag, comm%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -14252,6 +20511,50 @@ subroutine MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sourc
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: sendtag
+  INTEGER, INTENT(IN) :: source
+  INTEGER, INTENT(IN) :: recvtag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Sendrecv_replace_c(buf, count, datatype, dest, sendtag, source, recvtag, comm, status) bind(C, name="PMPI_Sendrecv_replace_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: sendtag
+      INTEGER(C_INT), VALUE :: source
+      INTEGER(C_INT), VALUE :: recvtag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Sendrecv_replace_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, sendtag, source, recvtag, comm%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -14281,6 +20584,38 @@ subroutine MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
     call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
   else
     call pmpi_session_attach_buffer(session, c_loc(buffer), size, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buffer
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Session_attach_buffer_c(session, buffer, size) bind(C, name="PMPI_Session_attach_buffer_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: session
+      TYPE(C_PTR), VALUE :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: size
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buffer)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_Session_attach_buffer_c(session%MPI_VAL, oxmpi_f08_cbuf(c_loc(buffer)), size)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -14365,6 +20700,34 @@ subroutine MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
   end interface
   integer :: ierr
   call pmpi_session_detach_buffer(session, buffer_addr, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Session), INTENT(IN) :: session
+  TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Session_detach_buffer_c(session, buffer_addr, size) bind(C, name="PMPI_Session_detach_buffer_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: session
+      TYPE(C_PTR) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND) :: size
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Session_detach_buffer_c(session%MPI_VAL, buffer_addr, size)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -14685,6 +21048,44 @@ subroutine MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ssend_c(buf, count, datatype, dest, tag, comm) bind(C, name="PMPI_Ssend_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ssend_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -14722,6 +21123,46 @@ subroutine MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_ssend_init(c_loc(buf), count, datatype, dest, tag, comm, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, INTENT(IN) :: dest
+  INTEGER, INTENT(IN) :: tag
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Ssend_init_c(buf, count, datatype, dest, tag, comm, request) bind(C, name="PMPI_Ssend_init_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: dest
+      INTEGER(C_INT), VALUE :: tag
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Ssend_init_c(oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, dest, tag, comm%MPI_VAL, request)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -14912,6 +21353,34 @@ subroutine MPI_Status_set_elements_f08(status, datatype, count, ierror)
   end interface
   integer :: ierr
   call pmpi_status_set_elements(status, datatype, count, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Status_set_elements_f08_large(status, datatype, count, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Status), INTENT(INOUT) :: status
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Status_set_elements_c(status, datatype, count) bind(C, name="PMPI_Status_set_elements_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status) :: status
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Status_set_elements_c(status, datatype%MPI_VAL, count)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -15259,6 +21728,34 @@ subroutine MPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_contiguous_c(count, oldtype, newtype) bind(C, name="PMPI_Type_contiguous_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_contiguous_c(count, oldtype%MPI_VAL, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -15299,6 +21796,48 @@ subroutine MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_
   end interface
   integer :: ierr
   call pmpi_type_create_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER, INTENT(IN) :: size
+  INTEGER, INTENT(IN) :: rank
+  INTEGER, INTENT(IN) :: ndims
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_gsizes(ndims)
+  INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+  INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+  INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+  INTEGER, INTENT(IN) :: order
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype) bind(C, name="PMPI_Type_create_darray_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: size
+      INTEGER(C_INT), VALUE :: rank
+      INTEGER(C_INT), VALUE :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_gsizes(ndims)
+      INTEGER :: array_of_distribs(ndims)
+      INTEGER :: array_of_dargs(ndims)
+      INTEGER :: array_of_psizes(ndims)
+      INTEGER(C_INT), VALUE :: order
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_darray_c(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype%MPI_VAL, newtype)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -15420,6 +21959,38 @@ subroutine MPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_d
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) bind(C, name="PMPI_Type_create_hindexed_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(count)
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_hindexed_c(count, array_of_blocklengths, array_of_displacements, oldtype%MPI_VAL, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -15450,6 +22021,38 @@ subroutine MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displ
   end interface
   integer :: ierr
   call pmpi_type_create_hindexed_block(count, blocklength, array_of_displacements, oldtype, newtype, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype) bind(C, name="PMPI_Type_create_hindexed_block_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(count)
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_hindexed_block_c(count, blocklength, array_of_displacements, oldtype%MPI_VAL, newtype)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -15486,6 +22089,38 @@ subroutine MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newt
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_hvector_c(count, blocklength, stride, oldtype, newtype) bind(C, name="PMPI_Type_create_hvector_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: stride
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_hvector_c(count, blocklength, stride, oldtype%MPI_VAL, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -15516,6 +22151,38 @@ subroutine MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displa
   end interface
   integer :: ierr
   call pmpi_type_create_indexed_block(count, blocklength, array_of_displacements, oldtype, newtype, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype, newtype) bind(C, name="PMPI_Type_create_indexed_block_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(count)
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_indexed_block_c(count, blocklength, array_of_displacements, oldtype%MPI_VAL, newtype)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -15614,6 +22281,38 @@ subroutine MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_dis
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+  TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype) bind(C, name="PMPI_Type_create_struct_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(count)
+      TYPE(MPI_Datatype) :: array_of_types(count)
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -15648,6 +22347,42 @@ subroutine MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes
   end interface
   integer :: ierr
   call pmpi_type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER, INTENT(IN) :: ndims
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_subsizes(ndims)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_starts(ndims)
+  INTEGER, INTENT(IN) :: order
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype) bind(C, name="PMPI_Type_create_subarray_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_sizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_subsizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_starts(ndims)
+      INTEGER(C_INT), VALUE :: order
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_create_subarray_c(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype%MPI_VAL, newtype)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -15823,6 +22558,46 @@ subroutine MPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_addresses
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_large_counts
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_datatypes
+  INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: array_of_large_counts(max_large_counts)
+  TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_get_contents_c(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes) bind(C, name="PMPI_Type_get_contents_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: max_integers
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: max_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: max_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: max_datatypes
+      INTEGER :: array_of_integers(max_integers)
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: array_of_addresses(max_addresses)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_large_counts(max_large_counts)
+      TYPE(MPI_Datatype) :: array_of_datatypes(max_datatypes)
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_get_contents_c(datatype%MPI_VAL, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -15853,6 +22628,40 @@ subroutine MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_
   end interface
   integer :: ierr
   call pmpi_type_get_envelope(datatype, num_integers, num_addresses, num_datatypes, combiner, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
+  INTEGER, INTENT(OUT) :: combiner
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_get_envelope_c(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner) bind(C, name="PMPI_Type_get_envelope_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND) :: num_integers
+      INTEGER(KIND=MPI_COUNT_KIND) :: num_addresses
+      INTEGER(KIND=MPI_COUNT_KIND) :: num_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND) :: num_datatypes
+      INTEGER :: combiner
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_get_envelope_c(datatype%MPI_VAL, num_integers, num_addresses, num_large_counts, num_datatypes, combiner)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -16063,6 +22872,38 @@ subroutine MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacem
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype, newtype) bind(C, name="PMPI_Type_indexed_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND) :: array_of_displacements(count)
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, oldtype%MPI_VAL, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -16175,6 +23016,32 @@ subroutine MPI_Type_size_f08(datatype, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_size_f08_large(datatype, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_size_c(datatype, size) bind(C, name="PMPI_Type_size_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND) :: size
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_size_c(datatype%MPI_VAL, size)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Type_size_x_f08(datatype, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -16235,6 +23102,38 @@ subroutine MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+  TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+  TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Type_vector_c(count, blocklength, stride, oldtype, newtype) bind(C, name="PMPI_Type_vector_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: stride
+      INTEGER(C_INT), VALUE :: oldtype
+      TYPE(MPI_Datatype) :: newtype
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Type_vector_c(count, blocklength, stride, oldtype%MPI_VAL, newtype)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -16272,6 +23171,46 @@ subroutine MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype,
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_unpack(c_loc(inbuf), insize, position, c_loc(outbuf), outcount, datatype, comm, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: inbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+  TYPE(*), DIMENSION(..), TARGET :: outbuf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Unpack_c(inbuf, insize, position, outbuf, outcount, datatype, comm) bind(C, name="PMPI_Unpack_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: insize
+      INTEGER(KIND=MPI_COUNT_KIND) :: position
+      TYPE(C_PTR), VALUE :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: outcount
+      INTEGER(C_INT), VALUE :: datatype
+      INTEGER(C_INT), VALUE :: comm
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(inbuf) .or. .not. is_contiguous(outbuf)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Unpack_c(oxmpi_f08_cbuf(c_loc(inbuf)), insize, position, oxmpi_f08_cbuf(c_loc(outbuf)), outcount, datatype%MPI_VAL, comm%MPI_VAL)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -16472,6 +23411,40 @@ subroutine MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(C_PTR), INTENT(OUT) :: baseptr
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Win_allocate_c(size, disp_unit, info, comm, baseptr, win) bind(C, name="PMPI_Win_allocate_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: disp_unit
+      INTEGER(C_INT), VALUE :: info
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(C_PTR) :: baseptr
+      TYPE(MPI_Win) :: win
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Win_allocate_c(size, disp_unit, info%MPI_VAL, comm%MPI_VAL, baseptr, win)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -16504,6 +23477,40 @@ subroutine MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win
   end interface
   integer :: ierr
   call pmpi_win_allocate_shared(size, disp_unit, info, comm, baseptr, win, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(C_PTR), INTENT(OUT) :: baseptr
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Win_allocate_shared_c(size, disp_unit, info, comm, baseptr, win) bind(C, name="PMPI_Win_allocate_shared_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: disp_unit
+      INTEGER(C_INT), VALUE :: info
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(C_PTR) :: baseptr
+      TYPE(MPI_Win) :: win
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Win_allocate_shared_c(size, disp_unit, info%MPI_VAL, comm%MPI_VAL, baseptr, win)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -16627,6 +23634,44 @@ subroutine MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
     call oxmpi_f08_noncontig_comm(comm, ierr)
   else
     call pmpi_win_create(c_loc(base), size, disp_unit, info, comm, win, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: base
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Win), INTENT(OUT) :: win
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Win_create_c(base, size, disp_unit, info, comm, win) bind(C, name="PMPI_Win_create_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), VALUE :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), VALUE :: disp_unit
+      INTEGER(C_INT), VALUE :: info
+      INTEGER(C_INT), VALUE :: comm
+      TYPE(MPI_Win) :: win
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(base)) then
+    call oxmpi_f08_noncontig_comm(comm, ierr)
+  else
+    ierr = c_MPI_Win_create_c(oxmpi_f08_cbuf(c_loc(base)), size, disp_unit, info%MPI_VAL, comm%MPI_VAL, win)
   end if
   if (present(ierror)) ierror = ierr
 end subroutine
@@ -17325,6 +24370,38 @@ subroutine MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
   end interface
   integer :: ierr
   call pmpi_win_shared_query(win, rank, size, disp_unit, baseptr, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Win), INTENT(IN) :: win
+  INTEGER, INTENT(IN) :: rank
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+  TYPE(C_PTR), INTENT(OUT) :: baseptr
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_Win_shared_query_c(win, rank, size, disp_unit, baseptr) bind(C, name="PMPI_Win_shared_query_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: win
+      INTEGER(C_INT), VALUE :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: disp_unit
+      TYPE(C_PTR) :: baseptr
+    end function
+  end interface
+  integer :: ierr
+  ierr = c_MPI_Win_shared_query_c(win%MPI_VAL, rank, size, disp_unit, baseptr)
   if (present(ierror)) ierror = ierr
 end subroutine
 

@@ -137,12 +137,62 @@ class Proc:
             raise ValueError(f"{self.name}: no declaration for {missing}")
         self.args = [args[a] for a in order]
 
+    large = False
+
+    def bind_c(self, cprotos):
+        """Maps the arguments to the C function's parameters (large-count forms call it directly:
+        liboxmpi.so has no `use mpi` binding of them). Returns why not, or None."""
+        cname = self.name if self.name.endswith("_c") else self.name + "_c"
+        params = cprotos.get(cname)
+        if params is None:
+            return f"{cname} not implemented"
+        args = [a for a in self.args if a.name != "ierror"]
+        if len(args) != len(params):
+            return "argument count differs from the C prototype"
+        self.cname, self.cmap = cname, []
+        scalar = {"int": "INTEGER(C_INT)", "MPI_Count": "INTEGER(KIND=MPI_COUNT_KIND)",
+                  "MPI_Aint": "INTEGER(KIND=MPI_ADDRESS_KIND)", "MPI_Offset": "INTEGER(KIND=MPI_OFFSET_KIND)"}
+        for a, (ctype, cn) in zip(args, params):
+            if a.is_buffer:
+                if ctype != "void*":
+                    return f"{a.name}: buffer is {ctype} in C"
+                self.cmap.append((a, "TYPE(C_PTR), VALUE :: " + a.name, f"oxmpi_f08_cbuf(c_loc({a.name}))"))
+            elif ctype in scalar:
+                if a.dims:
+                    return f"{a.name}: array for a C scalar"
+                if a.spec == "LOGICAL":
+                    self.cmap.append((a, f"INTEGER(C_INT), VALUE :: {a.name}", f"merge(1_c_int, 0_c_int, {a.name})"))
+                elif a.spec.upper().replace(" ", "") == scalar[ctype].upper() or (ctype == "int" and a.spec == "INTEGER"):
+                    self.cmap.append((a, f"{scalar[ctype]}, VALUE :: {a.name}", a.name))
+                else:
+                    return f"{a.name}: {a.spec} for C {ctype}"
+            elif ctype.startswith("MPI_") and ctype[4:] in HANDLES and not ctype.endswith(("*", "[]")):
+                if a.spec != f"TYPE({ctype})" or a.dims:
+                    return f"{a.name}: {a.spec} for C {ctype}"
+                self.cmap.append((a, f"INTEGER(C_INT), VALUE :: {a.name}", f"{a.name}%MPI_VAL"))
+            elif ctype.endswith("*") and a.spec.startswith("PROCEDURE("):
+                # Same calling convention as the C callback (pointers, then the count, datatype).
+                self.cmap.append((a, f"TYPE(C_FUNPTR), VALUE :: {a.name}", f"c_funloc({a.name})"))
+            elif ctype.endswith(("*", "[]")) and a.spec != "LOGICAL" and not a.spec.startswith("CHARACTER"):
+                base = ctype.rstrip("*[]")
+                ok = {"int": ("INTEGER",), "MPI_Count": ("INTEGER(KIND=MPI_COUNT_KIND)",),
+                      "MPI_Aint": ("INTEGER(KIND=MPI_ADDRESS_KIND)",), "MPI_Status": ("TYPE(MPI_Status)",),
+                      "void": ("TYPE(C_PTR)",)}.get(base) or ((f"TYPE({base})",) if base[4:] in HANDLES else ())
+                if a.spec not in ok:
+                    return f"{a.name}: {a.spec} for C {ctype}"
+                keep = [x for x in a.attrs if not x.startswith(("INTENT", "OPTIONAL", "ASYNCHRONOUS"))]
+                self.cmap.append((a, ", ".join([a.spec] + keep) + " :: " + a.name + (a.dims or ""), a.name))
+            else:
+                return f"{a.name}: {a.spec} for C {ctype}"
+        return None
+
     @property
     def has_buffer(self):
         return any(a.is_buffer for a in self.args)
 
-    def specific(self, large=False):
-        return self.name + ("_f08ts" if self.has_buffer else "_f08") + ("_large" if large else "")
+    def specific(self):
+        base = self.name[:-2] if self.name.endswith("_c") else self.name
+        return base + ("_f08ts" if self.has_buffer else "_f08") + ("_large" if self.large else "")
 
     def supported(self):
         for a in self.args:
@@ -153,8 +203,32 @@ class Proc:
         return None
 
 
+def c_prototypes():
+    """C functions oxmpi implements: name -> list of (type, name, is_array)."""
+    with open(os.path.join(ROOT, "docs", "UNSUPPORTED.md")) as f:
+        unsupported = set(re.findall(r"`(MPI_[A-Za-z0-9_]+)`", f.read()))
+    with open(os.path.join(ROOT, "include", "mpi.h")) as f:
+        text = f.read()
+    out = {}
+    for m in re.finditer(r"^int (MPI_[A-Za-z0-9_]+)\((.*)\);$", text, re.M):
+        if m.group(1) in unsupported:
+            continue
+        params = []
+        for prm in m.group(2).split(","):
+            prm = prm.strip().replace("const ", "")
+            mm = re.match(r"^(\w+)\s*(\**)\s*(\w+)(\[\])?$", prm)
+            if not mm:
+                params = None
+                break
+            params.append((mm.group(1) + mm.group(2) + ("[]" if mm.group(4) else ""), mm.group(3)))
+        if params is not None:
+            out[m.group(1)] = params
+    return out
+
+
 def load_procedures(std):
     bound = bound_names()
+    cprotos = c_prototypes()
     procs, missing = [], []
     for key in sorted(std.PROCEDURES):
         p = std.PROCEDURES[key]
@@ -179,7 +253,21 @@ def load_procedures(std):
             continue
         procs.append(pr)
         if p.has_embiggenment():
-            missing.append((name + " (large count)", "large-count form not generated"))
+            try:
+                big = Proc(str(p.express.embiggen.f08))
+            except Exception as e:
+                missing.append((name + " (large count)", f"cannot parse: {e}"))
+                continue
+            big.large = True
+            same = lambda q: [(a.spec.replace("MPI_COUNT_KIND", "MPI_ADDRESS_KIND"), a.dims) for a in q.args]
+            # With MPI_COUNT_KIND = MPI_ADDRESS_KIND (8 both), a form that differs only there is the
+            # same interface (MPI 4.1 section 19.2: it exists only when the kinds differ).
+            why = ("same interface (MPI_COUNT_KIND = MPI_ADDRESS_KIND)" if same(big) == same(pr) and big.name == pr.name
+                   else big.supported() or big.bind_c(cprotos))
+            if why:
+                missing.append((big.name + " (large count)", why))
+            else:
+                procs.append(big)
     return procs, missing
 
 
@@ -383,6 +471,27 @@ def emit(std):
     w("    call pmpi_win_call_errhandler(win%MPI_VAL, MPI_ERR_BUFFER, e)")
     w("    ierr = MPI_ERR_BUFFER")
     w("  end subroutine")
+    w("  ! The C pointer for a choice buffer's address: MPI_BOTTOM -> NULL, MPI_IN_PLACE -> the C one.")
+    w("  ! liboxmpi.so's `use mpi` MPI_Get_address maps the sentinels (also a threads-mode rank's own")
+    w("  ! copies of them), then returns the address it was given.")
+    w("  function oxmpi_f08_cbuf(p) result(q)")
+    w("    use, intrinsic :: iso_c_binding, only: c_ptr")
+    w("    type(c_ptr), value :: p")
+    w("    type(c_ptr) :: q")
+    w("    integer(kind=MPI_ADDRESS_KIND) :: a")
+    w("    integer :: e")
+    w("    interface")
+    w("      subroutine pmpi_get_address(location, address, ierr)")
+    w("        use, intrinsic :: iso_c_binding, only: c_ptr")
+    w("        import :: MPI_ADDRESS_KIND")
+    w("        type(c_ptr), value :: location")
+    w("        integer(kind=MPI_ADDRESS_KIND) :: address")
+    w("        integer :: ierr")
+    w("      end subroutine")
+    w("    end interface")
+    w("    call pmpi_get_address(p, a, e)")
+    w("    q = transfer(a, q)")
+    w("  end function")
     w("end module oxmpi_f08_support")
     w("")
     # --- the specific procedures ---
@@ -432,7 +541,51 @@ def sig(w, pr, ind, impl):
         w(f"{ind}end {'function' if pr.result else 'subroutine'}")
 
 
+def impl_c(w, pr):
+    """A large-count form: calls the C function (which raises errors on the object itself)."""
+    sig(w, pr, "", impl=True)
+    w("  interface")
+    w(f"    integer(c_int) function c_{pr.cname}({', '.join(a.name for a, _, _ in pr.cmap)}) bind(C, name=\"P{pr.cname}\")")
+    w("      use, intrinsic :: iso_c_binding")
+    w("      use mpi_f08_types")
+    w("      use mpi_f08_compile_constants")
+    w("      use mpi_f08_callbacks")
+    w("      implicit none")
+    for _, d, _ in pr.cmap:
+        w("      " + d)
+    w("    end function")
+    w("  end interface")
+    w("  integer :: ierr")
+    call = f"c_{pr.cname}({', '.join(x for _, _, x in pr.cmap)})"
+    noncontig(w, pr, f"    ierr = {call}")
+    w("  if (present(ierror)) ierror = ierr")
+    w("end subroutine")
+    w("")
+
+
+def noncontig(w, pr, body):
+    bufs = [a for a in pr.args if a.is_buffer]
+    if not bufs:
+        w(body.strip().join(["  ", ""]))
+        return
+    cond = " .or. ".join(f".not. is_contiguous({a.name})" for a in bufs)
+    w(f"  if ({cond}) then")
+    comm = next((a for a in pr.args if a.spec == "TYPE(MPI_Comm)" and not a.dims), None)
+    win = next((a for a in pr.args if a.spec == "TYPE(MPI_Win)" and not a.dims), None)
+    if comm:
+        w(f"    call oxmpi_f08_noncontig_comm({comm.name}, ierr)")
+    elif win:
+        w(f"    call oxmpi_f08_noncontig_win({win.name}, ierr)")
+    else:
+        w("    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)")
+    w("  else")
+    w(body)
+    w("  end if")
+
+
 def impl(w, pr):
+    if pr.large:
+        return impl_c(w, pr)
     sig(w, pr, "", impl=True)
     if pr.name in EMPTY:
         w("end subroutine")
