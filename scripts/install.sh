@@ -19,10 +19,12 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
-  Fortran: PREFIX/bin/mpifort, mpif90, mpif77; the links libmpifort.so.12,
-             libmpichfort.so.12 -> liboxmpi.so (which holds the Fortran bindings);
-             the 'mpi' module built with gfortran in PREFIX/lib/fortran/gfortran-VERSION
-             (gfortran is installed with apt-get if missing)
+  Fortran: PREFIX/bin/mpifort, mpif90, mpif77; PREFIX/lib/liboxmpifort.so (SONAME
+             libmpifort.so.12: the 'mpi_f08' procedures, built with gfortran; NEEDED libmpi.so.12)
+             and the links libmpifort.so.12, libmpichfort.so.12, libmpifort.so -> liboxmpifort.so
+             (liboxmpi.so holds the mpif.h / 'use mpi' bindings);
+             the 'mpi' and 'mpi_f08' modules built with gfortran in
+             PREFIX/lib/fortran/gfortran-VERSION (gfortran is installed with apt-get if missing)
 Running it again over an existing installation replaces it in place.
 
 Options:
@@ -78,6 +80,14 @@ fc_key="$(basename -- "$fc")-$("$fc" -dumpfullversion -dumpversion | head -1)"
 mkdir -p -- "$build_dir/mod"
 (cd -- "$build_dir/mod" && "$fc" -c -fPIC -I"$OXMPI_ROOT/include" "$OXMPI_ROOT/include/mpi.f90" -o mpi.o) ||
     die "cannot build the Fortran 'mpi' module with '$fc'; set FC to a working Fortran compiler"
+# The 'mpi_f08' module and its procedures (fortran-f08/mpi_f08.f90, made by scripts/gen-f08.py):
+# a shared library linked to liboxmpi.so (its SONAME libmpi.so.12, found next to it), named like
+# MPICH's libmpifort.so.12 / libmpichfort.so.12 so MPICH-built 'use mpi_f08' programs load it.
+cp -- "$release/liboxmpi.so" "$build_dir/libmpi.so"
+(cd -- "$build_dir/mod" && "$fc" -shared -fPIC -O1 -ffree-line-length-none \
+    "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" -o "$build_dir/liboxmpifort.so" \
+    -Wl,-soname,libmpifort.so.12 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' 2>"$build_dir/f08.log") ||
+    { cat "$build_dir/f08.log" >&2; die "cannot build the Fortran 'mpi_f08' module with '$fc'"; }
 
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"
 prefix="$(cd -- "$prefix" && pwd)"
@@ -108,10 +118,15 @@ done
 
 put 755 "$release/liboxmpi.so" "$prefix/lib/liboxmpi.so"
 put 755 "$build_dir/liboxmpi-threads.so" "$prefix/lib/liboxmpi-threads.so"
-for name in libmpi.so.12 libmpich.so.12 libmpi.so libmpifort.so.12 libmpichfort.so.12 libmpifort.so; do
+put 755 "$build_dir/liboxmpifort.so" "$prefix/lib/liboxmpifort.so"
+for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done
+for name in libmpifort.so.12 libmpichfort.so.12 libmpifort.so; do
+    link liboxmpifort.so "$prefix/lib/$name"
+done
 
+put 644 "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" "$prefix/include/mpi_f08.f90"
 for h in "${headers[@]}" "$OXMPI_ROOT/include/mpi.f90"; do
     put 644 "$h" "$prefix/include/$(basename -- "$h")"
 done

@@ -149,7 +149,7 @@ stage_c_tests() {
 
 stage_f_tests() {
     [ -f "$OXMPI_ROOT/f-tests/run.sh" ] || { stage_result="skip"; return; }
-    run timeout -k 10 600 bash "$OXMPI_ROOT/f-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
+    run timeout -k 10 1200 bash "$OXMPI_ROOT/f-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
 # Large messages again, without the single copy: the streamed rendezvous in real processes.
