@@ -2583,6 +2583,30 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_File_create_errhandler
+    subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_File_errhandler_function) :: file_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_delete
+    subroutine MPI_File_delete_f08(filename, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Finalize
     subroutine MPI_Finalize_f08(ierror)
       use, intrinsic :: iso_c_binding
@@ -11891,6 +11915,60 @@ subroutine MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ran
   else
     call pmpi_fetch_and_op(c_loc(origin_addr), c_loc(result_addr), datatype, target_rank, target_disp, op, win, ierr)
   end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  PROCEDURE(MPI_File_errhandler_function) :: file_errhandler_fn
+  TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_create_errhandler(file_errhandler_fn, errhandler, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_File_errhandler_function) :: file_errhandler_fn
+      TYPE(MPI_Errhandler) :: errhandler
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_create_errhandler(file_errhandler_fn, errhandler, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_delete_f08(filename, info, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: filename
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_delete(filename, info, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: filename
+      TYPE(MPI_Info) :: info
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_delete(filename, info, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 
