@@ -4,41 +4,7 @@
 //! standard allows, and not reported back.
 use crate::info::Info;
 
-/// Whether an optimisation is used (ROMIO's `enable` / `disable` / `automatic`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum CbMode {
-    Enable,
-    Disable,
-    Automatic,
-}
-
-impl CbMode {
-    fn parse(v: &str) -> Option<CbMode> {
-        match v.trim().to_ascii_lowercase().as_str() {
-            "enable" | "true" => Some(CbMode::Enable),
-            "disable" | "false" => Some(CbMode::Disable),
-            "automatic" => Some(CbMode::Automatic),
-            _ => None,
-        }
-    }
-    fn name(self) -> &'static str {
-        match self {
-            CbMode::Enable => "enable",
-            CbMode::Disable => "disable",
-            CbMode::Automatic => "automatic",
-        }
-    }
-}
-
-/// What collective buffering (two-phase I/O) is told: the aggregators' buffer size, how many
-/// aggregators, and whether to use it for reads and writes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CbHints {
-    pub buffer_size: usize,
-    pub nodes: usize,
-    pub read: CbMode,
-    pub write: CbMode,
-}
+pub use super::cb_hints::{CbHints, CbMode};
 
 /// The hints of one open file.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,6 +21,8 @@ pub struct Hints {
     /// Striping asked for at creation (kept and reported; POSIX files are not striped).
     pub striping_factor: Option<usize>,
     pub striping_unit: Option<usize>,
+    /// The application chose `cb_nodes` (else collective buffering picks the aggregators).
+    pub cb_nodes_given: bool,
 }
 
 /// ROMIO's defaults (cb_buffer_size 16 MiB, ind_rd 4 MiB, ind_wr 512 KiB).
@@ -77,6 +45,7 @@ impl Hints {
             ind_wr_buffer_size: IND_WR_BUFFER_SIZE,
             striping_factor: None,
             striping_unit: None,
+            cb_nodes_given: false,
         }
     }
 
@@ -90,6 +59,7 @@ impl Hints {
         }
         if let Some(v) = size("cb_nodes") {
             self.cb_nodes = v.min(nprocs.max(1));
+            self.cb_nodes_given = true;
         }
         if let Some(v) = size("ind_rd_buffer_size") {
             self.ind_rd_buffer_size = v;
@@ -141,7 +111,9 @@ impl Hints {
 
     /// What the collective transfer needs.
     pub fn cb(&self) -> CbHints {
-        CbHints { buffer_size: self.cb_buffer_size, nodes: self.cb_nodes, read: self.cb_read, write: self.cb_write }
+        // 0 aggregators: automatic (`cb_hints`), unless the application set cb_nodes.
+        let nodes = if self.cb_nodes_given { self.cb_nodes } else { 0 };
+        CbHints { buffer_size: self.cb_buffer_size, nodes, read: self.cb_read, write: self.cb_write }
     }
 }
 

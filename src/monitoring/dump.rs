@@ -13,6 +13,7 @@
 //! <kind> bytes <n values>
 //! <kind> histogram <66 values>   summed over destinations
 //! comm <context> <o2a count> <o2a bytes> <a2o count> <a2o bytes> <a2a count> <a2a bytes> <world ranks, comma separated> <name>
+//! io <reads> <bytes read> <writes> <bytes written>
 //! ```
 use super::{Kind, Row, BUCKETS};
 use std::fmt::Write as _;
@@ -39,6 +40,8 @@ pub fn rank_lines(row: &Row, me: usize) -> String {
         }
         let _ = writeln!(s, "{name} histogram {}", join(h.into_iter()));
     }
+    let (r, w) = (super::io::counters(me, n).get(super::io::Dir::Read), super::io::counters(me, n).get(super::io::Dir::Write));
+    let _ = writeln!(s, "io {} {} {} {}", r.0, r.1, w.0, w.1);
     for (ctx, c) in row.comms.snapshot() {
         let members = c.members.iter().map(|m| m.to_string()).collect::<Vec<_>>().join(",");
         let o = c.ops;

@@ -7,7 +7,8 @@
 //! traffic by context id: a communicator's point-to-point context is even, its collective context
 //! (`context + 1`) is odd (`comm/mod.rs`). So `P2p` is user point-to-point traffic and `Coll` is
 //! what collectives became once decomposed into transfers (a reduce's tree shows as such). `Osc*`
-//! exist for one-sided traffic; nothing records them yet, so they read zero.
+//! exist for one-sided traffic; nothing records them yet, so they read zero. File I/O has its own
+//! per-rank counters (`io`).
 //!
 //! Cost: `record_send` first does one relaxed load of a process-wide flag; when it is off, nothing
 //! else happens. When on, each rank updates its own row with relaxed atomic adds (a rank may send
@@ -19,6 +20,7 @@
 //! the control variable apply to every rank of the process).
 pub mod comms;
 pub mod dump;
+pub mod io;
 
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::OnceLock;

@@ -5,7 +5,8 @@
 //! have one element per member, in that communicator's rank order: element i is what this rank
 //! sent to the member of rank i (on MPI_COMM_WORLD, the world rank, as Open MPI). Counts are of
 //! all traffic of that kind whatever the communicator it used. The o2a/a2o/a2a counters are per
-//! communicator (count 1).
+//! communicator (count 1). `io_monitoring_{read,write}_{count,size}` (COUNTER / AGGREGATE,
+//! not bound, count 1) are the calling rank's file reads and writes (`monitoring::io`).
 //!
 //! Beyond monitoring, one variable of every other class the standard defines (MPI 4.1 section
 //! 15.3.7), not bound to an object, count 1:
@@ -42,6 +43,8 @@ pub enum Field {
 pub enum Source {
     Pair(Kind, Field),
     Comm(Pattern, Field),
+    /// The calling rank's file I/O (`monitoring::io`).
+    Io(crate::monitoring::io::Dir, Field),
     Flush,
     MonitoringState,
     Unexpected,
@@ -63,7 +66,7 @@ pub enum ClvStat {
 impl Source {
     /// A monitoring variable: a started handle turns recording on.
     pub fn is_monitoring(self) -> bool {
-        matches!(self, Source::Pair(..) | Source::Comm(..) | Source::Flush)
+        matches!(self, Source::Pair(..) | Source::Comm(..) | Source::Io(..) | Source::Flush)
     }
 }
 
@@ -92,6 +95,12 @@ const fn pair(name: &'static str, desc: &'static str, kind: Kind, f: Field) -> P
 const fn comm(name: &'static str, desc: &'static str, p: Pattern, f: Field) -> Pvar {
     let class = if matches!(f, Field::Count) { PvarClass::Counter } else { PvarClass::Aggregate };
     Pvar { name, desc, verbosity: Verbosity::UserDetail, class, datatype: ULL, bind: Bind::Comm, readonly: false, continuous: false, atomic: true, source: Source::Comm(p, f) }
+}
+
+/// A file I/O counter of the calling rank, count 1 (as the per-communicator counters).
+const fn io(name: &'static str, desc: &'static str, d: crate::monitoring::io::Dir, f: Field) -> Pvar {
+    let class = if matches!(f, Field::Count) { PvarClass::Counter } else { PvarClass::Aggregate };
+    Pvar { name, desc, verbosity: Verbosity::UserDetail, class, datatype: ULL, bind: Bind::NoObject, readonly: false, continuous: false, atomic: true, source: Source::Io(d, f) }
 }
 
 /// A variable of the calling rank (or process), count 1.
@@ -129,6 +138,10 @@ pub static PVARS: &[Pvar] = &[
     comm("coll_monitoring_a2o_size", "Bytes of all-to-one collectives on the communicator (root side)", Pattern::AllToOne, Field::Bytes),
     comm("coll_monitoring_a2a_count", "Number of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Count),
     comm("coll_monitoring_a2a_size", "Bytes of all-to-all collectives on the communicator", Pattern::AllToAll, Field::Bytes),
+    io("io_monitoring_read_count", "Number of file reads (MPI_File_read* calls) this rank made", crate::monitoring::io::Dir::Read, Field::Count),
+    io("io_monitoring_read_size", "Bytes this rank's file reads brought", crate::monitoring::io::Dir::Read, Field::Bytes),
+    io("io_monitoring_write_count", "Number of file writes (MPI_File_write* calls) this rank made", crate::monitoring::io::Dir::Write, Field::Count),
+    io("io_monitoring_write_size", "Bytes this rank's file writes carried", crate::monitoring::io::Dir::Write, Field::Bytes),
     gauge("oxmpi_monitoring_state", "Whether this rank records monitoring counters now (enum MONITORING_STATE: 0 off, 1 recording)", PvarClass::State, INT, true, Source::MonitoringState),
     gauge("p2p_unexpected_messages", "Messages in this rank's unexpected queue (arrived before a matching receive was posted)", PvarClass::Level, ULL, true, Source::Unexpected),
     gauge("p2p_unexpected_messages_highwatermark", "Largest length of this rank's unexpected queue while the handle was started (starts, and restarts at reset, at the current length)", PvarClass::HighWatermark, ULL, false, Source::UnexpectedHigh),

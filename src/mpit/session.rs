@@ -143,6 +143,10 @@ fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
             let (c, bytes) = row.comms.get(b.context, &b.members, pat);
             vec![if f == Field::Count { c } else { bytes }]
         }
+        Source::Io(d, f) => {
+            let (c, bytes) = monitoring::io::counters(me, n).get(d);
+            vec![if f == Field::Count { c } else { bytes }]
+        }
         _ => vec![],
     }
 }
@@ -225,6 +229,7 @@ impl Handle {
             crate::runtime::job::say(&format!("oxmpi: rank {me}: pml_monitoring_flush cannot write {path}: {e}"));
         }
         row.clear();
+        monitoring::io::counters(me, n).clear();
     }
     fn reset(&mut self) -> TResult {
         let p = self.pvar();

@@ -10,7 +10,8 @@
 //!   "p2p":  { "count": N x N, "bytes": N x N, "histogram": N x 66 },
 //!   "coll": { ... }, "osc": { ..., "recv_count": N x N, "recv_bytes": N x N },
 //!   "communicators": [ { "name", "context", "ranks": [world ranks],
-//!                        "o2a"|"a2o"|"a2a": { "count": [per member], "bytes": [per member] } } ] }
+//!                        "o2a"|"a2o"|"a2a": { "count": [per member], "bytes": [per member] } } ],
+//!   "io": { "read_count": [per rank], "read_bytes": [..], "write_count": [..], "write_bytes": [..] } }
 //! ```
 //! Row = sender's MPI_COMM_WORLD rank, column = receiver's; histogram row = sender, bucket 0 for
 //! empty messages and `1 + floor(log2(bytes))` otherwise. A rank that did not reach MPI_Finalize
@@ -93,6 +94,8 @@ pub fn merge(dir: &Path, n: usize) -> String {
     let mut kinds: BTreeMap<&str, Kind> = ["p2p", "coll", "osc_sent", "osc_recv"].into_iter().map(|k| (k, Kind::new(n))).collect();
     let mut comms: BTreeMap<(u32, Vec<usize>), CommEntry> = BTreeMap::new();
     let mut missing = vec![];
+    // [rank] = reads, bytes read, writes, bytes written.
+    let mut io = vec![[0u64; 4]; n];
     for r in 0..n {
         let Ok(text) = std::fs::read_to_string(dir.join(format!("rank.{r}"))) else {
             missing.push(r as u64);
@@ -101,6 +104,12 @@ pub fn merge(dir: &Path, n: usize) -> String {
         for line in text.lines() {
             let mut w = line.split(' ');
             let first = w.next().unwrap_or("");
+            if first == "io" {
+                for (d, x) in io[r].iter_mut().zip(w.by_ref()) {
+                    *d = x.parse().unwrap_or(0);
+                }
+                continue;
+            }
             if first == "comm" {
                 let f: Vec<&str> = line.splitn(10, ' ').collect();
                 if f.len() < 9 {
@@ -154,6 +163,9 @@ pub fn merge(dir: &Path, n: usize) -> String {
         })
         .collect();
     s.push_str(&list.join(","));
-    s.push_str("\n  ]\n}\n");
+    s.push_str("\n  ],\n");
+    let col = |i: usize| nums(&io.iter().map(|x| x[i]).collect::<Vec<_>>());
+    let _ = writeln!(s, "  \"io\": {{\"read_count\": {}, \"read_bytes\": {}, \"write_count\": {}, \"write_bytes\": {}}}", col(0), col(1), col(2), col(3));
+    s.push_str("}\n");
     s
 }

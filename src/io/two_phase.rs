@@ -1,0 +1,562 @@
+//! Two-phase collective I/O (del Rosario, Bordawekar & Choudhary 1993; ROMIO's
+//! `ad_write_coll.c`/`ad_read_coll.c`, Thakur, Gropp & Lusk 1999): the ranks of a collective
+//! access exchange their data so that a few aggregators each access one large contiguous file
+//! range per round, instead of every rank making many small accesses.
+//!
+//! One call, every rank of the communicator, in the same order:
+//! 1. allgather of every rank's [first byte, end) and a status (its runs are valid, the file's
+//!    size could be read); a bad status on any rank fails the call on every rank, before any
+//!    I/O. With `CbMode::Automatic` the accesses go two-phase only if they interleave in rank
+//!    order (a rank starts before an earlier rank's end: ROMIO's rule), else each rank accesses
+//!    its own runs (`sieve`), as with `CbMode::Disable`.
+//! 2. The aggregate range is split into one file domain per aggregator (`domains`: evenly spaced
+//!    ranks, boundaries optionally aligned to the striping unit). Every rank cuts its runs at the
+//!    domain boundaries and sends each aggregator the pieces in its domain (alltoall of counts,
+//!    alltoallv of the pieces).
+//! 3. Each aggregator cuts the requested bytes of its domain into windows of at most
+//!    `buffer_size` bytes, skipping unrequested stretches (`windows`), and the window lists are
+//!    allgathered: round r serves window r of every aggregator.
+//! 4. Per round, one alltoallv moves the data: a rank's bytes inside a window are one contiguous
+//!    stretch of its packed data (its runs are sorted), so it sends straight from `data` and
+//!    receives straight into it. A writing aggregator lays the pieces out in rank order (on
+//!    overlaps the highest rank's bytes win) and writes the covered span once; holes inside it
+//!    are first read back (read-modify-write) when they are no larger than the covered bytes,
+//!    else each covered stretch is written by itself. A reading aggregator reads the span once
+//!    and sends each rank its pieces.
+//! 5. An allgather of the aggregators' I/O status: a failed write or read fails the call on every
+//!    rank (an aggregator that failed still takes part in every round, so no rank waits forever).
+//!
+//! All traffic is collective traffic on the communicator (the monitoring counts it as such).
+//! Threads mode moves the data with the same messages (single-copy for large ones); direct
+//! copies between ranks' buffers are not done yet.
+use super::backend::{error_class, Backend};
+use super::cb_hints::{CbHints, CbMode};
+use super::range_lock::FileLock;
+use super::sieve::{self, Extent};
+use crate::coll::alltoall::{linear as alltoallv, Slot};
+use crate::coll::gather::Blocks;
+use crate::coll::Coll;
+use crate::comm::{Comm, Universe};
+use crate::error::{err, ErrorClass, MpiError, MpiResult};
+
+/// What the caller may add to the hints.
+#[derive(Clone, Copy, Default)]
+pub struct Options<'a> {
+    /// A byte-range lock on the file: lets independent writes sieve (`sieve::write_locked`).
+    pub lock: Option<&'a FileLock>,
+    /// The file system's stripe size (`striping_unit`); 0: none. File domains start on its
+    /// multiples, so no two aggregators write into one stripe.
+    pub striping_unit: u64,
+}
+
+/// MPI_File_write_all's data movement: writes this rank's `runs` from `data` (packed in run
+/// order) together with every other rank of `comm`.
+pub fn write_all(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64, u64)], data: &[u8], hints: &CbHints) -> MpiResult {
+    write_all_with(u, comm, file, runs, data, hints, Options::default())
+}
+
+/// MPI_File_read_all's data movement: reads this rank's `runs` into `data`; returns how many of
+/// this rank's bytes lie before the end of the file (bytes past it are unspecified).
+pub fn read_all(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64, u64)], data: &mut [u8], hints: &CbHints) -> MpiResult<usize> {
+    read_all_with(u, comm, file, runs, data, hints, Options::default())
+}
+
+/// `write_all` with a lock and a striping unit.
+pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64, u64)], data: &[u8], hints: &CbHints, opt: Options) -> MpiResult {
+    let cx = Coll::next(u, comm);
+    let ext = sieve::extents(runs, data.len());
+    let status = ext.as_ref().map(|_| ()).map_err(|e| io_status(e));
+    let ext = ext.unwrap_or_default();
+    let plan = match setup(&cx, &ext, status, hints, hints.write, opt.striping_unit)? {
+        Setup::Independent => {
+            let r = match opt.lock {
+                Some(l) => sieve::write_locked(file, l, runs, data, hints.buffer_size),
+                None => sieve::write(file, runs, data, hints.buffer_size),
+            };
+            return r.map_err(|e| super::backend::mpi_error("writing", "the file", &e));
+        }
+        Setup::TwoPhase(p) => p,
+    };
+    let me = cx.rank();
+    let mut failed: Option<MpiError> = None;
+    let mut window = Vec::new();
+    let mut staging = Vec::new();
+    for r in 0..plan.rounds {
+        let ph = cx.phase(6);
+        let sends = plan.send_slots(&ext, data.as_ptr() as *mut u8, r);
+        // What this rank receives as an aggregator: per source, its pieces in the window.
+        let mine = plan.my_window(me, r);
+        let (recvs, layout) = plan.recv_layout(mine, r, &mut staging);
+        // SAFETY: send slots lie inside `data`, receive slots inside `staging` (disjoint
+        // stretches per source); all are waited for inside the call.
+        unsafe { alltoallv(&ph, &sends, &recvs)? };
+        if let (Some(w), None) = (mine, &failed) {
+            if let Err(e) = write_window(file, w, &layout, &staging, &mut window) {
+                failed = Some(super::backend::mpi_error("writing", "the file", &e));
+            }
+        }
+    }
+    agree(&cx, failed)
+}
+
+/// `read_all` with a striping unit (the lock is not used by reads).
+pub fn read_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64, u64)], data: &mut [u8], hints: &CbHints, opt: Options) -> MpiResult<usize> {
+    let cx = Coll::next(u, comm);
+    let ext = sieve::extents(runs, data.len());
+    // The end of the file, for this rank's count of bytes read.
+    let eof = file.size();
+    let status = match (&ext, &eof) {
+        (Err(e), _) | (_, Err(e)) => Err(io_status(e)),
+        _ => Ok(()),
+    };
+    let ext = ext.unwrap_or_default();
+    let plan = match setup(&cx, &ext, status, hints, hints.read, opt.striping_unit)? {
+        Setup::Independent => return sieve::read(file, runs, data, hints.buffer_size).map_err(|e| super::backend::mpi_error("reading", "the file", &e)),
+        Setup::TwoPhase(p) => p,
+    };
+    let eof = eof.unwrap_or(0);
+    let me = cx.rank();
+    let mut failed: Option<MpiError> = None;
+    let mut window = Vec::new();
+    let mut staging = Vec::new();
+    for r in 0..plan.rounds {
+        let ph = cx.phase(6);
+        let mine = plan.my_window(me, r);
+        // As an aggregator: read the window, then pack each source's pieces in `staging`.
+        let (sends, layout) = plan.recv_layout(mine, r, &mut staging);
+        if let (Some(w), None) = (mine, &failed) {
+            match read_window(file, w, &layout, &mut staging, &mut window) {
+                Ok(()) => {}
+                Err(e) => failed = Some(super::backend::mpi_error("reading", "the file", &e)),
+            }
+        }
+        // The other way round from the write: what an aggregator would receive, it sends.
+        let recvs = plan.send_slots(&ext, data.as_mut_ptr(), r);
+        // SAFETY: receive slots are disjoint stretches of `data`, send slots lie in `staging`;
+        // all are waited for inside the call.
+        unsafe { alltoallv(&ph, &sends, &recvs)? };
+    }
+    agree(&cx, failed)?;
+    Ok(ext.iter().map(|e| eof.saturating_sub(e.off).min(e.len) as usize).sum())
+}
+
+/// The error classes a status word can carry (index + 1; 0 is success).
+const CLASSES: &[ErrorClass] = &[
+    ErrorClass::Arg,
+    ErrorClass::Io,
+    ErrorClass::NoSuchFile,
+    ErrorClass::FileExists,
+    ErrorClass::Access,
+    ErrorClass::NoSpace,
+    ErrorClass::Quota,
+    ErrorClass::ReadOnly,
+    ErrorClass::FileInUse,
+    ErrorClass::BadFile,
+];
+
+fn status_of(class: ErrorClass) -> u64 {
+    CLASSES.iter().position(|&c| c == class).unwrap_or(1) as u64 + 1
+}
+
+fn class_of(status: u64) -> ErrorClass {
+    CLASSES.get(status as usize - 1).copied().unwrap_or(ErrorClass::Io)
+}
+
+fn io_status(e: &std::io::Error) -> MpiError {
+    if e.kind() == std::io::ErrorKind::InvalidInput && e.raw_os_error().is_none() {
+        err(ErrorClass::Arg, format!("collective file access: {e}"))
+    } else {
+        err(error_class(e), format!("collective file access: {e}"))
+    }
+}
+
+/// Step 5: every rank learns whether any rank failed; a rank that did returns its own error.
+fn agree(cx: &Coll, failed: Option<MpiError>) -> MpiResult {
+    let n = cx.size();
+    let mut st = vec![0u64; n];
+    st[cx.rank()] = failed.as_ref().map_or(0, |e| status_of(e.class));
+    let blocks = Blocks { base: st.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
+    // SAFETY: `st` holds n disjoint 8-byte blocks; ours is in place.
+    unsafe { crate::coll::allgather::allgather(&cx.phase(7), None, &blocks)? };
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    match st.iter().position(|&s| s != 0) {
+        Some(r) => Err(err(class_of(st[r]), format!("the collective file access failed on rank {r} (an aggregator)"))),
+        None => Ok(()),
+    }
+}
+
+/// How the call proceeds.
+enum Setup {
+    Independent,
+    TwoPhase(Plan),
+}
+
+/// The two-phase schedule, the same on every rank except for `from` (an aggregator's).
+struct Plan {
+    /// Communicator ranks of the aggregators, by domain.
+    aggs: Vec<usize>,
+    /// Window lists, by domain.
+    windows: Vec<Vec<(u64, u64)>>,
+    /// As an aggregator: the pieces of its domain each rank asked for, by rank.
+    from: Vec<Vec<(u64, u64)>>,
+    /// This rank's domain, if it is an aggregator.
+    domain: Option<usize>,
+    rounds: usize,
+}
+
+/// Steps 1 to 3 (see the module's notes).
+fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHints, mode: CbMode, align: u64) -> MpiResult<Setup> {
+    let n = cx.size();
+    let me = cx.rank();
+    let lo = ext.first().map_or(u64::MAX, |e| e.off);
+    let hi = ext.last().map_or(0, |e| e.end());
+    let mut sums = vec![[0u64; 3]; n];
+    sums[me] = [lo, hi, status.as_ref().err().map_or(0, |e| status_of(e.class))];
+    let blocks = Blocks { base: sums.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 24) as isize).collect(), lens: vec![24; n] };
+    // SAFETY: `sums` holds n disjoint 24-byte blocks; ours is in place.
+    unsafe { crate::coll::allgather::allgather(&cx.phase(1), None, &blocks)? };
+    status?;
+    if let Some(r) = sums.iter().position(|s| s[2] != 0) {
+        return Err(err(class_of(sums[r][2]), format!("the collective file access failed on rank {r} before any I/O (bad runs or an unreadable file size there)")));
+    }
+    let ranges: Vec<(u64, u64)> = sums.iter().map(|s| (s[0], s[1])).collect();
+    let two_phase = match mode {
+        CbMode::Enable => true,
+        CbMode::Disable => false,
+        CbMode::Automatic => interleaved(&ranges),
+    };
+    let (glo, ghi) = ranges.iter().filter(|r| r.0 < r.1).fold((u64::MAX, 0), |a, r| (a.0.min(r.0), a.1.max(r.1)));
+    if !two_phase || glo >= ghi {
+        return Ok(Setup::Independent);
+    }
+    let bounds = domains(glo, ghi, n, hints.nodes, hints.buffer_size, align);
+    let aggs = aggregators(n, bounds.len() - 1);
+    let domain = aggs.iter().position(|&a| a == me);
+
+    // Step 2: the pieces of every domain go to its aggregator.
+    let pieces = split(ext, &bounds);
+    let mut counts = vec![0u64; n];
+    for (d, p) in pieces.iter().enumerate() {
+        counts[aggs[d]] = p.len() as u64;
+    }
+    let mut got = vec![0u64; n];
+    // SAFETY: n 8-byte blocks each way, in disjoint vectors.
+    unsafe { crate::coll::alltoall::alltoall(&cx.phase(2), counts.as_ptr() as *const u8, 8, got.as_mut_ptr() as *mut u8, 8)? };
+    let mut from: Vec<Vec<(u64, u64)>> = got.iter().map(|&c| vec![(0, 0); c as usize]).collect();
+    let sends: Vec<Slot> = pieces
+        .iter()
+        .enumerate()
+        .filter(|(_, p)| !p.is_empty())
+        .map(|(d, p)| Slot { peer: Some(aggs[d]), buf: p.as_ptr() as *mut u8, bytes: p.len() * 16, round: 0 })
+        .collect();
+    let recvs: Vec<Slot> = from
+        .iter_mut()
+        .enumerate()
+        .filter(|(_, f)| !f.is_empty())
+        .map(|(j, f)| Slot { peer: Some(j), buf: f.as_mut_ptr() as *mut u8, bytes: f.len() * 16, round: 0 })
+        .collect();
+    // SAFETY: the slots cover the piece vectors, each (u64, u64) 16 bytes; receive vectors are
+    // distinct allocations.
+    unsafe { alltoallv(&cx.phase(3), &sends, &recvs)? };
+
+    // Step 3: the aggregators' windows, made known to all.
+    let mine = match domain {
+        Some(d) => windows(&from, bounds[d + 1], hints.buffer_size),
+        None => vec![],
+    };
+    let mut wcounts = vec![0u64; n];
+    wcounts[me] = mine.len() as u64;
+    let blocks = Blocks { base: wcounts.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
+    // SAFETY: `wcounts` holds n disjoint 8-byte blocks; ours is in place.
+    unsafe { crate::coll::allgather::allgather(&cx.phase(4), None, &blocks)? };
+    let total: u64 = wcounts.iter().sum();
+    let mut all = vec![(0u64, 0u64); total as usize];
+    let mut offs = Vec::with_capacity(n);
+    let mut at = 0usize;
+    for &c in &wcounts {
+        offs.push(at);
+        at += c as usize;
+    }
+    all[offs[me]..offs[me] + mine.len()].copy_from_slice(&mine);
+    if total > 0 {
+        let blocks = Blocks { base: all.as_mut_ptr() as *mut u8, offs: offs.iter().map(|&o| (o * 16) as isize).collect(), lens: wcounts.iter().map(|&c| c as usize * 16).collect() };
+        // SAFETY: `all` holds the n disjoint blocks described; ours is in place.
+        unsafe { crate::coll::allgather::allgather(&cx.phase(5), None, &blocks)? };
+    }
+    let windows: Vec<Vec<(u64, u64)>> = aggs.iter().map(|&a| all[offs[a]..offs[a] + wcounts[a] as usize].to_vec()).collect();
+    let rounds = windows.iter().map(|w| w.len()).max().unwrap_or(0);
+    Ok(Setup::TwoPhase(Plan { aggs, windows, from, domain, rounds }))
+}
+
+/// ROMIO's test for collective buffering: some rank's access starts before the end of an
+/// access of a lower rank. Empty ranges (start >= end) are left out.
+pub fn interleaved(ranges: &[(u64, u64)]) -> bool {
+    let mut end = 0u64;
+    let mut any = false;
+    for &(lo, hi) in ranges.iter().filter(|r| r.0 < r.1) {
+        if any && lo < end {
+            return true;
+        }
+        end = end.max(hi);
+        any = true;
+    }
+    false
+}
+
+/// Boundaries of the file domains of [`lo`, `hi`): `k + 1` increasing offsets from `lo` to `hi`.
+/// `nodes` 0 means one domain per `buffer_size` bytes; the count is at most `n`. With `align`,
+/// the inner boundaries are rounded to its nearest multiple (domains may then be empty).
+pub fn domains(lo: u64, hi: u64, n: usize, nodes: usize, buffer_size: usize, align: u64) -> Vec<u64> {
+    let extent = hi - lo;
+    let k = if nodes == 0 { extent.div_ceil(buffer_size.max(1) as u64).min(n as u64) as usize } else { nodes.min(n) }.max(1);
+    let size = extent.div_ceil(k as u64);
+    let mut b = Vec::with_capacity(k + 1);
+    b.push(lo);
+    for i in 1..k {
+        let mut x = lo.saturating_add(size.saturating_mul(i as u64)).min(hi);
+        if align > 1 {
+            x = ((x + align / 2) / align).saturating_mul(align);
+        }
+        let prev = *b.last().unwrap();
+        b.push(x.clamp(prev, hi));
+    }
+    b.push(hi);
+    b
+}
+
+/// The aggregators of `k` domains among `n` ranks: evenly spaced (ranks of a node are
+/// consecutive in oxmpi, so this also spreads them over sockets as OMPIO's choice does).
+pub fn aggregators(n: usize, k: usize) -> Vec<usize> {
+    (0..k).map(|i| i * n / k).collect()
+}
+
+/// This rank's extents cut at the domain boundaries: the pieces of each domain.
+pub fn split(ext: &[Extent], bounds: &[u64]) -> Vec<Vec<(u64, u64)>> {
+    let k = bounds.len() - 1;
+    let mut out = vec![Vec::new(); k];
+    let mut d = 0;
+    for e in ext {
+        let (mut off, end) = (e.off, e.end());
+        while off < end {
+            while d + 1 < k && bounds[d + 1] <= off {
+                d += 1;
+            }
+            let stop = if d + 1 < k { end.min(bounds[d + 1]) } else { end };
+            out[d].push((off, stop - off));
+            off = stop;
+        }
+    }
+    out
+}
+
+/// An aggregator's windows over the pieces `from` (every rank's, each list sorted) of its
+/// domain (which ends at `dend`): each starts at the first requested byte not yet covered and
+/// spans at most `buffer_size` bytes, not past the domain.
+pub fn windows(from: &[Vec<(u64, u64)>], dend: u64, buffer_size: usize) -> Vec<(u64, u64)> {
+    let mut all: Vec<(u64, u64)> = from.iter().flatten().copied().collect();
+    all.sort_unstable();
+    let bs = buffer_size.max(1) as u64;
+    let mut out = Vec::new();
+    let mut covered = 0u64;
+    for (o, l) in all {
+        let end = o + l;
+        while end > covered {
+            let s = o.max(covered);
+            let e = s.saturating_add(bs).min(dend);
+            out.push((s, e));
+            covered = e;
+        }
+    }
+    out
+}
+
+/// Where in the packed data the first requested byte at or after file offset `x` is.
+fn data_pos(ext: &[Extent], x: u64, total: usize) -> usize {
+    let k = ext.partition_point(|e| e.end() <= x);
+    match ext.get(k) {
+        Some(e) => e.pos + x.saturating_sub(e.off) as usize,
+        None => total,
+    }
+}
+
+/// The pieces of `list` inside [`s`, `e`), clipped.
+fn clip(list: &[(u64, u64)], s: u64, e: u64) -> impl Iterator<Item = (u64, u64)> + '_ {
+    let k = list.partition_point(|p| p.0 + p.1 <= s);
+    list[k..].iter().take_while(move |p| p.0 < e).map(move |&(o, l)| {
+        let a = o.max(s);
+        (a, (o + l).min(e) - a)
+    })
+}
+
+/// Pieces of one source placed in the staging buffer: where its bytes start there.
+struct Source {
+    at: usize,
+    pieces: Vec<(u64, u64)>,
+}
+
+impl Plan {
+    /// This rank's stretch of `data` for every aggregator's window of round `r`.
+    fn send_slots(&self, ext: &[Extent], data: *mut u8, r: usize) -> Vec<Slot> {
+        let total = ext.last().map_or(0, |e| e.pos + e.len as usize);
+        let mut out = Vec::new();
+        for (d, w) in self.windows.iter().enumerate() {
+            let Some(&(s, e)) = w.get(r) else { continue };
+            let (a, b) = (data_pos(ext, s, total), data_pos(ext, e, total));
+            if b > a {
+                out.push(Slot { peer: Some(self.aggs[d]), buf: data.wrapping_add(a), bytes: b - a, round: r & 0xff });
+            }
+        }
+        out
+    }
+
+    /// This rank's window in round `r`, if it aggregates one.
+    fn my_window(&self, _me: usize, r: usize) -> Option<(u64, u64)> {
+        self.domain.and_then(|d| self.windows[d].get(r).copied())
+    }
+
+    /// As an aggregator with window `w`: the slots of every source's bytes in `staging` (resized
+    /// to hold them, packed in rank order) and their pieces.
+    fn recv_layout(&self, w: Option<(u64, u64)>, r: usize, staging: &mut Vec<u8>) -> (Vec<Slot>, Vec<Source>) {
+        let Some((s, e)) = w else { return (vec![], vec![]) };
+        let mut layout = Vec::new();
+        let mut at = 0usize;
+        for list in &self.from {
+            let pieces: Vec<(u64, u64)> = clip(list, s, e).collect();
+            let bytes: usize = pieces.iter().map(|p| p.1 as usize).sum();
+            layout.push(Source { at, pieces });
+            at += bytes;
+        }
+        staging.resize(at, 0);
+        let base = staging.as_mut_ptr();
+        let slots = layout
+            .iter()
+            .enumerate()
+            .map(|(j, src)| (j, src.at, src.pieces.iter().map(|p| p.1 as usize).sum::<usize>()))
+            .filter(|x| x.2 > 0)
+            .map(|(j, at, bytes)| Slot { peer: Some(j), buf: base.wrapping_add(at), bytes, round: r & 0xff })
+            .collect();
+        (slots, layout)
+    }
+}
+
+/// The covered stretches of a window (merged where they touch or overlap), sorted.
+fn coverage(layout: &[Source]) -> Vec<(u64, u64)> {
+    let mut v: Vec<(u64, u64)> = layout.iter().flat_map(|s| s.pieces.iter().map(|&(o, l)| (o, o + l))).collect();
+    v.sort_unstable();
+    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
+    for (a, b) in v {
+        match out.last_mut() {
+            Some(x) if a <= x.1 => x.1 = x.1.max(b),
+            _ => out.push((a, b)),
+        }
+    }
+    out
+}
+
+/// An aggregator's write of one window: the sources' pieces from `staging`, laid out in rank
+/// order (later ranks win on overlaps) in `buf`.
+fn write_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &[u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let cov = coverage(layout);
+    let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
+    let (s, e) = (first.0, last.1);
+    let covered: u64 = cov.iter().map(|c| c.1 - c.0).sum();
+    let holes = (e - s) - covered;
+    buf.clear();
+    buf.resize((e - s) as usize, 0);
+    let rmw = holes > 0 && holes <= covered;
+    if rmw {
+        // Past the end of the file the holes stay zero: the write extends the file to `e`.
+        file.read_at(buf, s)?;
+    }
+    for src in layout {
+        let mut at = src.at;
+        for &(o, l) in &src.pieces {
+            let to = (o - s) as usize;
+            buf[to..to + l as usize].copy_from_slice(&staging[at..at + l as usize]);
+            at += l as usize;
+        }
+    }
+    if holes == 0 || rmw {
+        return file.write_at(buf, s);
+    }
+    for (a, b) in cov {
+        file.write_at(&buf[(a - s) as usize..(b - s) as usize], a)?;
+    }
+    Ok(())
+}
+
+/// An aggregator's read of one window: the span of the requested pieces in one access (holes
+/// included: they are no larger than the buffer), then each source's pieces packed in
+/// `staging`. Bytes past the end of the file read as zero.
+fn read_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+    let cov = coverage(layout);
+    let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
+    let (s, e) = (first.0, last.1);
+    buf.clear();
+    buf.resize((e - s) as usize, 0);
+    file.read_at(buf, s)?;
+    for src in layout {
+        let mut at = src.at;
+        for &(o, l) in &src.pieces {
+            let from = (o - s) as usize;
+            staging[at..at + l as usize].copy_from_slice(&buf[from..from + l as usize]);
+            at += l as usize;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interleaving_follows_romio() {
+        assert!(!interleaved(&[(0, 10), (10, 20), (20, 30)]));
+        assert!(interleaved(&[(0, 10), (5, 20)]));
+        assert!(interleaved(&[(0, 100), (u64::MAX, 0), (50, 60)]), "an empty rank in between");
+        assert!(interleaved(&[(10, 20), (0, 5)]), "a later rank before an earlier one");
+        assert!(!interleaved(&[(u64::MAX, 0), (u64::MAX, 0)]));
+    }
+
+    #[test]
+    fn domains_cover_the_range() {
+        assert_eq!(domains(0, 100, 4, 4, 1 << 20, 0), vec![0, 25, 50, 75, 100]);
+        assert_eq!(domains(0, 100, 2, 4, 1 << 20, 0), vec![0, 50, 100], "at most one per rank");
+        assert_eq!(domains(10, 110, 8, 0, 40, 0), vec![10, 44, 78, 110], "automatic: one per buffer");
+        assert_eq!(domains(0, 100, 4, 4, 1, 16), vec![0, 32, 48, 80, 100], "aligned to 16");
+        assert_eq!(domains(3, 5, 4, 4, 1, 1000), vec![3, 3, 3, 3, 5], "tiny range, large stripes: empty domains");
+        let big = 5u64 << 32;
+        assert_eq!(domains(big, big + 3, 3, 0, 1, 0), vec![big, big + 1, big + 2, big + 3]);
+        assert_eq!(aggregators(8, 3), vec![0, 2, 5]);
+        assert_eq!(aggregators(3, 3), vec![0, 1, 2]);
+    }
+
+    #[test]
+    fn split_cuts_at_boundaries() {
+        let ext = sieve::extents(&[(0, 30), (40, 5), (60, 40)], 75).unwrap();
+        assert_eq!(split(&ext, &[0, 25, 50, 100]), vec![vec![(0, 25)], vec![(25, 5), (40, 5)], vec![(60, 40)]]);
+        assert_eq!(split(&ext, &[0, 0, 100]), vec![vec![], vec![(0, 30), (40, 5), (60, 40)]]);
+    }
+
+    #[test]
+    fn windows_skip_gaps_and_stop_at_the_domain() {
+        let from = vec![vec![(0, 5), (1000, 3)], vec![], vec![(2, 10)]];
+        assert_eq!(windows(&from, 2000, 4), vec![(0, 4), (4, 8), (8, 12), (1000, 1004)]);
+        assert_eq!(windows(&[vec![(0, 10)]], 10, 64), vec![(0, 10)]);
+        assert_eq!(windows(&[vec![]], 10, 64), vec![]);
+    }
+
+    #[test]
+    fn data_positions_and_clipping() {
+        let ext = sieve::extents(&[(10, 5), (20, 5)], 10).unwrap();
+        assert_eq!(data_pos(&ext, 0, 10), 0);
+        assert_eq!(data_pos(&ext, 12, 10), 2);
+        assert_eq!(data_pos(&ext, 17, 10), 5);
+        assert_eq!(data_pos(&ext, 24, 10), 9);
+        assert_eq!(data_pos(&ext, 25, 10), 10);
+        assert_eq!(clip(&[(10, 5), (20, 5)], 12, 22).collect::<Vec<_>>(), vec![(12, 3), (20, 2)]);
+    }
+}
