@@ -113,7 +113,10 @@ pub(in crate::ffi) unsafe fn iat(fh: MPI_File, offset_: MPI_Offset, buf: *const 
     let request = out(request, "request")?;
     let o = offset(offset_, "offset")?;
     // SAFETY: per the family contract above.
-    unsafe { complete(request, run(fh, At::Offset(o), buf, count, datatype, write, collective)?) }
+    // A nonblocking collective (`collective`) must not wait for the other ranks, so it does not
+    // go through two-phase I/O: every rank transfers its own runs at the call.
+    let _ = collective;
+    unsafe { complete(request, run(fh, At::Offset(o), buf, count, datatype, write, false)?) }
 }
 
 /// MPI_File_read_at_all_begin, write_at_all_begin (and `_c`).
@@ -135,7 +138,9 @@ pub(in crate::ffi) unsafe fn ptr(fh: MPI_File, buf: *const c_void, count: impl C
 pub(in crate::ffi) unsafe fn iptr(fh: MPI_File, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, at: At, write: bool, collective: bool) -> MpiResult {
     let request = out(request, "request")?;
     // SAFETY: per the family contract above.
-    unsafe { complete(request, run(fh, at, buf, count, datatype, write, collective)?) }
+    // As in `iat`: a nonblocking collective transfers rank by rank at the call.
+    let _ = collective;
+    unsafe { complete(request, run(fh, at, buf, count, datatype, write, false)?) }
 }
 
 /// MPI_File_read_all_begin, write_all_begin, read_ordered_begin, write_ordered_begin (`_c`).
