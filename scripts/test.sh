@@ -69,6 +69,9 @@ summary() {
         stage_names+=("$current")
         stage_results+=("FAIL")
         stage_times+=("$(elapsed "$stage_start")")
+        # A stage still running did not pass, whatever status the shell ended with (an
+        # interrupt can leave $? at 0).
+        [ "$rc" -ne 0 ] || rc=130
     fi
     echo
     echo "================================ summary ================================"
@@ -85,6 +88,7 @@ summary() {
     exit "$rc"
 }
 trap summary EXIT
+trap 'exit 130' INT TERM
 
 stage() { # stage NAME FUNCTION: run one stage; any failing command ends the suite
     current="$1"
