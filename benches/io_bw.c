@@ -152,8 +152,10 @@ int main(int argc, char **argv) {
     const char *dir = getenv("TMPDIR");
     if (!dir || !*dir)
         dir = "/tmp";
+    /* Only rank 0 parses the options and tells the others: getopt's state is libc's, which the
+       ranks of a threads-mode job share, so ranks parsing at once would misread them. */
     int opt;
-    while ((opt = getopt(argc, argv, "s:r:c:p:d:S")) != -1) {
+    while (rank == 0 && (opt = getopt(argc, argv, "s:r:c:p:d:S")) != -1) {
         switch (opt) {
         case 's': mib = atoll(optarg); break;
         case 'r': reps = atoi(optarg); break;
@@ -169,6 +171,16 @@ int main(int argc, char **argv) {
         default: die("usage: io_bw [-s MiB] [-r reps] [-c cols] [-p coll,contig,strided] [-S] [-d dir]");
         }
     }
+    long long nums[2] = {mib, cols};
+    int ints[5] = {reps, sync, want[0], want[1], want[2]};
+    char dirbuf[4096];
+    snprintf(dirbuf, sizeof dirbuf, "%s", dir);
+    MPI_Bcast(nums, 2, MPI_LONG_LONG, 0, MPI_COMM_WORLD);
+    MPI_Bcast(ints, 5, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(dirbuf, sizeof dirbuf, MPI_CHAR, 0, MPI_COMM_WORLD);
+    mib = nums[0], cols = nums[1];
+    reps = ints[0], sync = ints[1], want[0] = ints[2], want[1] = ints[3], want[2] = ints[4];
+    dir = dirbuf;
     if (mib <= 0 || reps <= 0 || cols <= 0)
         die("-s, -r and -c need positive values");
 
