@@ -100,6 +100,7 @@ mod tests {
     fn conversions() {
         assert_eq!(MPI_Comm_c2f(MPI_COMM_WORLD), MPI_COMM_WORLD);
         assert_eq!(MPI_Type_f2c(0x4c000405), 0x4c000405);
+        // SAFETY: plain address arithmetic on integers; nothing is dereferenced.
         unsafe {
             assert_eq!(MPI_Aint_add(100, -8), 92);
             assert_eq!(MPI_Aint_diff(100, 8), 92);

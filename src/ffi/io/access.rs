@@ -112,10 +112,10 @@ pub(in crate::ffi) unsafe fn at(fh: MPI_File, offset_: MPI_Offset, buf: *const c
 pub(in crate::ffi) unsafe fn iat(fh: MPI_File, offset_: MPI_Offset, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool, collective: bool) -> MpiResult {
     let request = out(request, "request")?;
     let o = offset(offset_, "offset")?;
-    // SAFETY: per the family contract above.
     // A nonblocking collective (`collective`) must not wait for the other ranks, so it does not
     // go through two-phase I/O: every rank transfers its own runs at the call.
     let _ = collective;
+    // SAFETY: per the family contract above.
     unsafe { complete(request, run(fh, At::Offset(o), buf, count, datatype, write, false)?) }
 }
 
@@ -137,9 +137,9 @@ pub(in crate::ffi) unsafe fn ptr(fh: MPI_File, buf: *const c_void, count: impl C
 /// MPI_File_iread, iwrite, iread_all, iwrite_all, iread_shared, iwrite_shared (and `_c`).
 pub(in crate::ffi) unsafe fn iptr(fh: MPI_File, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, at: At, write: bool, collective: bool) -> MpiResult {
     let request = out(request, "request")?;
-    // SAFETY: per the family contract above.
     // As in `iat`: a nonblocking collective transfers rank by rank at the call.
     let _ = collective;
+    // SAFETY: per the family contract above.
     unsafe { complete(request, run(fh, at, buf, count, datatype, write, false)?) }
 }
 
