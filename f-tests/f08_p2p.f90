@@ -35,6 +35,9 @@ program f08_p2p
         ibuf = rank * 1000 + [(i, i = 1, 10)]
         call MPI_Send(ibuf, 1 + rank, MPI_INTEGER, 0, 100 + rank, MPI_COMM_WORLD)
     end if
+    ! Nobody starts the ring before rank 0 has all its MPI_ANY_TAG messages: the last rank's ring
+    ! message goes to rank 0 and would match one of those receives.
+    call MPI_Barrier(MPI_COMM_WORLD)
 
     ! A ring with Isend/Irecv and Waitall with statuses, then again with MPI_STATUSES_IGNORE.
     dbuf = rank + 0.5d0
