@@ -45,11 +45,12 @@ impl Default for CbHints {
 }
 
 impl CbMode {
-    /// ROMIO's spellings: `enable`, `disable`, `automatic`.
+    /// ROMIO's spellings `enable`, `disable`, `automatic`, in any case; `true`/`false` as
+    /// enable/disable.
     pub fn parse(s: &str) -> Option<CbMode> {
-        match s.trim() {
-            "enable" => Some(CbMode::Enable),
-            "disable" => Some(CbMode::Disable),
+        match s.trim().to_ascii_lowercase().as_str() {
+            "enable" | "true" => Some(CbMode::Enable),
+            "disable" | "false" => Some(CbMode::Disable),
             "automatic" => Some(CbMode::Automatic),
             _ => None,
         }
@@ -119,6 +120,8 @@ mod tests {
         assert!(!h.set("cb_buffer_size", "0"));
         assert!(!h.set("cb_nodes", "-1"));
         assert!(!h.set("romio_cb_read", "sometimes"));
+        assert_eq!(CbMode::parse(" ENABLE "), Some(CbMode::Enable));
+        assert_eq!(CbMode::parse("false"), Some(CbMode::Disable));
         assert!(!h.set("striping_unit", "65536"));
         assert_eq!(h, CbHints { buffer_size: 4096, nodes: 3, read: CbMode::Enable, write: CbMode::Disable });
         assert_eq!(h.pairs(2)[1], ("cb_nodes", "2".to_string()));

@@ -225,7 +225,7 @@ impl File {
         }
         let (posix, _) = mine.ok_or_else(|| err(ErrorClass::Intern, "the opened file vanished"))?;
         let shared = shared.ok_or_else(|| err(ErrorClass::Intern, "the file's shared memory vanished"))?;
-        let mut hints = Hints::new(comm.size());
+        let mut hints = Hints::default();
         hints.apply(info, comm.size());
         let f = File {
             comm_index,

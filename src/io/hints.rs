@@ -9,10 +9,10 @@ pub use super::cb_hints::{CbHints, CbMode};
 /// The hints of one open file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Hints {
-    pub cb_buffer_size: usize,
-    pub cb_nodes: usize,
-    pub cb_read: CbMode,
-    pub cb_write: CbMode,
+    /// Collective buffering (`cb_buffer_size`, `cb_nodes`, `romio_cb_read/write`); its `nodes` is
+    /// 0 (automatic) until the application sets `cb_nodes`.
+    pub cb: CbHints,
+    /// `romio_ds_read`, `romio_ds_write`: whether independent accesses use data sieving.
     pub ds_read: CbMode,
     pub ds_write: CbMode,
     /// Data-sieving buffer sizes (ROMIO's `ind_rd_buffer_size`, `ind_wr_buffer_size`).
@@ -21,46 +21,41 @@ pub struct Hints {
     /// Striping asked for at creation (kept and reported; POSIX files are not striped).
     pub striping_factor: Option<usize>,
     pub striping_unit: Option<usize>,
-    /// The application chose `cb_nodes` (else collective buffering picks the aggregators).
-    pub cb_nodes_given: bool,
 }
 
-/// ROMIO's defaults (cb_buffer_size 16 MiB, ind_rd 4 MiB, ind_wr 512 KiB).
-const CB_BUFFER_SIZE: usize = 16 << 20;
+/// ROMIO's defaults (ind_rd 4 MiB, ind_wr 512 KiB; cb_buffer_size is `CbHints`').
 const IND_RD_BUFFER_SIZE: usize = 4 << 20;
 const IND_WR_BUFFER_SIZE: usize = 512 << 10;
 
-impl Hints {
-    /// The defaults of a file opened by `nprocs` ranks (one aggregator per rank, as ROMIO on one
-    /// node with `cb_config_list *:*`).
-    pub fn new(nprocs: usize) -> Hints {
+/// The keys `CbHints::set` takes.
+const CB_KEYS: [&str; 4] = ["cb_buffer_size", "cb_nodes", "romio_cb_read", "romio_cb_write"];
+
+impl Default for Hints {
+    fn default() -> Hints {
         Hints {
-            cb_buffer_size: CB_BUFFER_SIZE,
-            cb_nodes: nprocs.max(1),
-            cb_read: CbMode::Automatic,
-            cb_write: CbMode::Automatic,
+            cb: CbHints::default(),
             ds_read: CbMode::Automatic,
             ds_write: CbMode::Automatic,
             ind_rd_buffer_size: IND_RD_BUFFER_SIZE,
             ind_wr_buffer_size: IND_WR_BUFFER_SIZE,
             striping_factor: None,
             striping_unit: None,
-            cb_nodes_given: false,
         }
     }
+}
 
+impl Hints {
     /// Applies the hints of `info` that oxmpi knows; values it cannot parse are ignored (an
     /// implementation may ignore any hint). `nprocs` bounds cb_nodes, as ROMIO's.
     pub fn apply(&mut self, info: &Info, nprocs: usize) {
         let get = |k: &str| info.get(k.as_bytes()).map(|v| String::from_utf8_lossy(v).into_owned());
+        for k in CB_KEYS {
+            if let Some(v) = get(k) {
+                self.cb.set(k, &v);
+            }
+        }
+        self.cb.nodes = self.cb.nodes.min(nprocs.max(1));
         let size = |k: &str| get(k).and_then(|v| v.trim().parse::<usize>().ok()).filter(|&v| v > 0);
-        if let Some(v) = size("cb_buffer_size") {
-            self.cb_buffer_size = v;
-        }
-        if let Some(v) = size("cb_nodes") {
-            self.cb_nodes = v.min(nprocs.max(1));
-            self.cb_nodes_given = true;
-        }
         if let Some(v) = size("ind_rd_buffer_size") {
             self.ind_rd_buffer_size = v;
         }
@@ -68,12 +63,6 @@ impl Hints {
             self.ind_wr_buffer_size = v;
         }
         let mode = |k: &str| get(k).and_then(|v| CbMode::parse(&v));
-        if let Some(m) = mode("romio_cb_read") {
-            self.cb_read = m;
-        }
-        if let Some(m) = mode("romio_cb_write") {
-            self.cb_write = m;
-        }
         if let Some(m) = mode("romio_ds_read") {
             self.ds_read = m;
         }
@@ -88,14 +77,14 @@ impl Hints {
         }
     }
 
-    /// The hints in use, as MPI_File_get_info reports them.
-    pub fn to_info(&self) -> Info {
+    /// The hints in use, as MPI_File_get_info reports them for a file of `nprocs` ranks (an
+    /// automatic cb_nodes shows as one aggregator per rank, its upper bound).
+    pub fn to_info(&self, nprocs: usize) -> Info {
         let mut i = Info::new();
         let mut put = |k: &str, v: String| i.set(k.as_bytes(), v.as_bytes());
-        put("cb_buffer_size", self.cb_buffer_size.to_string());
-        put("romio_cb_read", self.cb_read.name().into());
-        put("romio_cb_write", self.cb_write.name().into());
-        put("cb_nodes", self.cb_nodes.to_string());
+        for (k, v) in self.cb.pairs(nprocs.max(1)) {
+            put(k, v);
+        }
         put("romio_ds_read", self.ds_read.name().into());
         put("romio_ds_write", self.ds_write.name().into());
         put("ind_rd_buffer_size", self.ind_rd_buffer_size.to_string());
@@ -107,13 +96,6 @@ impl Hints {
             put("striping_unit", v.to_string());
         }
         i
-    }
-
-    /// What the collective transfer needs.
-    pub fn cb(&self) -> CbHints {
-        // 0 aggregators: automatic (`cb_hints`), unless the application set cb_nodes.
-        let nodes = if self.cb_nodes_given { self.cb_nodes } else { 0 };
-        CbHints { buffer_size: self.cb_buffer_size, nodes, read: self.cb_read, write: self.cb_write }
     }
 }
 
@@ -130,10 +112,12 @@ mod tests {
         info.set(b"romio_ds_read", b"enable");
         info.set(b"striping_factor", b"4");
         info.set(b"cb_buffer_size_bogus", b"x");
-        let mut h = Hints::new(4);
+        let mut h = Hints::default();
         h.apply(&info, 4);
-        assert_eq!(h.cb(), CbHints { buffer_size: 1 << 20, nodes: 4, read: CbMode::Automatic, write: CbMode::Disable });
-        let out = h.to_info();
+        assert_eq!(h.cb, CbHints { buffer_size: 1 << 20, nodes: 4, read: CbMode::Automatic, write: CbMode::Disable });
+        let out = h.to_info(4);
+        assert_eq!(out.get(b"cb_nodes"), Some(&b"4"[..]));
+        assert_eq!(Hints::default().to_info(3).get(b"cb_nodes"), Some(&b"3"[..]));
         assert_eq!(out.get(b"romio_ds_read"), Some(&b"enable"[..]));
         assert_eq!(out.get(b"striping_factor"), Some(&b"4"[..]));
         assert_eq!(out.get(b"striping_unit"), None);

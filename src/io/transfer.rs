@@ -34,7 +34,7 @@ impl Transfer<'_> {
         let h = self.hints();
         let backend = &*self.file.backend;
         let r = if self.two_phase() {
-            two_phase::write_all(self.u, &self.file.comm, backend, runs, data, &h.cb())
+            two_phase::write_all(self.u, &self.file.comm, backend, runs, data, &h.cb)
         } else {
             self.file.exclusive(|| sieve::write(backend, runs, data, h.ind_wr_buffer_size).map_err(|e| self.file.io_error("writing", &e)))
         };
@@ -50,7 +50,7 @@ impl Transfer<'_> {
         let h = self.hints();
         let backend = &*self.file.backend;
         let r = if self.two_phase() {
-            two_phase::read_all(self.u, &self.file.comm, backend, runs, data, &h.cb())
+            two_phase::read_all(self.u, &self.file.comm, backend, runs, data, &h.cb)
         } else if h.ds_read == super::cb_hints::CbMode::Disable {
             self.file.exclusive(|| self.read_runs(runs, data))
         } else {

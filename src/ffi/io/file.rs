@@ -113,7 +113,7 @@ export! {
     fn MPI_File_get_info / PMPI_File_get_info (fh: MPI_File, info_used: *mut MPI_Info) on file fh => {
         let (_, f) = file_of(fh)?;
         let o = out(info_used, "info_used")?;
-        let h = crate::ffi::info::new_handle(f.hints().to_info())?;
+        let h = crate::ffi::info::new_handle(f.hints().to_info(f.comm.size()))?;
         // SAFETY: non-NULL (`out`); the caller passes the address of an info handle.
         unsafe { *o = h };
         Ok(())
