@@ -180,9 +180,20 @@ fn rank_main(u: &Universe, path: &str) -> Result<(), String> {
             let shift = hi - lo - (hi - lo) / 3;
             let late: Vec<(u64, u64)> = runs.iter().map(|&(o, l)| (o + shift, l)).collect();
             let expect: u64 = late.iter().map(|&(o, l)| hi.saturating_sub(o).min(l)).sum();
+            back.fill(0xA5);
             let got = two_phase::read_all_with(u, &u.world, &f, &late, &mut back, &hints, opt).map_err(|e| format!("{what}: read_all late: {e:?}"))?;
             if got as u64 != expect {
                 return Err(format!("{what}: read_all past the end counted {got}, not {expect}"));
+            }
+            // Bytes past the end are left as they were, as an independent read leaves them.
+            let mut at = 0usize;
+            for &(o, l) in &late {
+                for k in 0..l {
+                    if o + k >= hi && back[at + k as usize] != 0xA5 {
+                        return Err(format!("{what}: read_all wrote byte {} past the end of the file", o + k));
+                    }
+                }
+                at += l as usize;
             }
             barrier()?;
         }

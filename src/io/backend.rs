@@ -32,6 +32,11 @@ pub trait Backend: Send + Sync {
     fn preallocate(&self, size: u64) -> io::Result<()>;
     /// Transfers written data to the storage device (MPI_File_sync).
     fn sync(&self) -> io::Result<()>;
+    /// Whether `read_at` works: read-modify-write (sieved and two-phase writes with holes) needs
+    /// it, also on a file the application opened MPI_MODE_WRONLY.
+    fn can_read(&self) -> bool {
+        true
+    }
 }
 
 /// How to open a file: the POSIX reading of an MPI access mode.
@@ -47,6 +52,8 @@ pub struct OpenMode {
 /// A file opened with POSIX calls.
 pub struct Posix {
     fd: OwnedFd,
+    /// Opened for reading: always, unless the mode is write-only and the file may not be read.
+    readable: bool,
 }
 
 /// Largest byte count one POSIX read or write call is asked for (Linux transfers at most
@@ -56,8 +63,20 @@ const MAX_CALL: usize = 1 << 30;
 const MAX_IOV: usize = 1024;
 
 impl Posix {
-    /// Opens `path` as `mode` says; new files get mode 0666 less the umask, as ROMIO's.
+    /// Opens `path` as `mode` says; new files get mode 0666 less the umask, as ROMIO's. A
+    /// write-only mode is opened read-write where permissions allow (as ROMIO does), so writes
+    /// with holes can read them back; the application's own reads stay refused by its amode.
     pub fn open(path: &str, mode: OpenMode) -> io::Result<Posix> {
+        if mode.write && !mode.read {
+            match Self::open_exact(path, OpenMode { read: true, ..mode }) {
+                Err(e) if e.raw_os_error() == Some(libc::EACCES) || e.raw_os_error() == Some(libc::EPERM) => {}
+                r => return r,
+            }
+        }
+        Self::open_exact(path, mode)
+    }
+
+    fn open_exact(path: &str, mode: OpenMode) -> io::Result<Posix> {
         let c = CString::new(path).map_err(|_| io::Error::from_raw_os_error(libc::EINVAL))?;
         let mut flags = libc::O_CLOEXEC
             | match (mode.read, mode.write) {
@@ -77,7 +96,7 @@ impl Posix {
             return Err(io::Error::last_os_error());
         }
         // SAFETY: `fd` was just opened and is owned by nobody else.
-        Ok(Posix { fd: unsafe { OwnedFd::from_raw_fd(fd) } })
+        Ok(Posix { fd: unsafe { OwnedFd::from_raw_fd(fd) }, readable: mode.read })
     }
 }
 
@@ -101,6 +120,10 @@ fn retry<T>(mut f: impl FnMut() -> isize, done: impl FnOnce(usize) -> T) -> io::
 }
 
 impl Backend for Posix {
+    fn can_read(&self) -> bool {
+        self.readable
+    }
+
     fn read_at(&self, buf: &mut [u8], off: u64) -> io::Result<usize> {
         let mut done = 0;
         while done < buf.len() {

@@ -5,6 +5,7 @@
 //! others open it, and all learn whether everyone succeeded.
 use super::backend::{self, Backend, OpenMode, Posix};
 use super::hints::Hints;
+use super::range_lock::FileLock;
 use super::shared::SharedArea;
 use super::view::View;
 use crate::coll::Coll;
@@ -91,6 +92,9 @@ pub struct File {
     pub pointer: Mutex<u64>,
     pub atomic: AtomicBool,
     pub hints: Mutex<Hints>,
+    /// A byte-range lock on the file for read-modify-write (sieved independent writes, holes
+    /// in two-phase writes); none for a read-only file or one that cannot be opened read-write.
+    pub lock: Option<FileLock>,
     /// The file's error handler: an opaque handle value of the C boundary.
     pub errhandler: AtomicI32,
     pub split: Mutex<Option<Split>>,
@@ -237,6 +241,7 @@ impl File {
             pointer: Mutex::new(0),
             atomic: AtomicBool::new(false),
             hints: Mutex::new(hints),
+            lock: if amode.may_write() { FileLock::open(path).ok() } else { None },
             errhandler: AtomicI32::new(errhandler),
             split: Mutex::new(None),
             comm,

@@ -140,14 +140,21 @@ pub fn write(file: &dyn Backend, runs: &[(u64, u64)], data: &[u8], buffer_size: 
     Ok(())
 }
 
-/// Writes the runs from `data`, sieving small runs by read-modify-write of covering blocks
-/// under `lock` (a lock on the same file as `file`).
+/// Writes the runs from `data`, sieving small runs by read-modify-write of covering blocks (not
+/// where `file` cannot be read); every write holds `lock` (a lock on the same file as `file`)
+/// over its bytes.
 pub fn write_locked(file: &dyn Backend, lock: &FileLock, runs: &[(u64, u64)], data: &[u8], buffer_size: usize) -> io::Result<()> {
     let ext = extents(runs, data.len())?;
+    let pieces = if file.can_read() { plan(&ext, buffer_size) } else { (0..ext.len()).map(Piece::Direct).collect() };
     let mut buf = Vec::new();
-    for p in plan(&ext, buffer_size) {
+    for p in pieces {
         match p {
-            Piece::Direct(i) => file.write_at(&data[range(&ext[i])], ext[i].off)?,
+            Piece::Direct(i) => {
+                // Locked as well: another writer's read-modify-write over these bytes would
+                // otherwise put back what it read before this write.
+                let _guard = lock.lock(ext[i].off, ext[i].len)?;
+                file.write_at(&data[range(&ext[i])], ext[i].off)?
+            }
             Piece::Block { first, last, start, end } => {
                 let _guard = lock.lock(start, end - start)?;
                 buf.clear();

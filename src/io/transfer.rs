@@ -2,12 +2,14 @@
 //! chapter comes here as (runs, packed bytes), sorted by file offset. Collective calls go through
 //! two-phase I/O (`two_phase`: aggregators turn the ranks' interleaved pieces into large
 //! contiguous accesses, or each rank its own runs when they do not interleave); independent
-//! reads through data sieving (`sieve`: few large reads cover many small runs); independent
-//! writes run by run (sieved writes need a byte-range lock on the file, not taken yet). Atomic
+//! accesses through data sieving (`sieve`: few large reads cover many small runs; writes
+//! read-modify-write covering blocks under the file's byte-range lock, `range_lock`). Atomic
 //! mode serialises every access under the file's lock, so there a collective call transfers
 //! rank by rank: two-phase inside the lock would wait for ranks waiting for the lock. Every
 //! transfer is counted once in the monitoring (`monitoring::io`).
+use super::cb_hints::CbMode;
 use super::file::File;
+use super::hints::Hints;
 use super::{sieve, two_phase};
 use crate::comm::Universe;
 use crate::error::MpiResult;
@@ -25,7 +27,12 @@ impl Transfer<'_> {
         self.collective && !self.file.atomic.load(Ordering::Acquire)
     }
 
-    fn hints(&self) -> super::hints::Hints {
+    /// The file's lock, and file domains aligned to the `striping_unit` hint.
+    fn options(&self, h: &Hints) -> two_phase::Options<'_> {
+        two_phase::Options { lock: self.file.lock.as_ref(), striping_unit: h.striping_unit.unwrap_or(0) as u64 }
+    }
+
+    fn hints(&self) -> Hints {
         self.file.hints.lock().unwrap_or_else(|p| p.into_inner()).clone()
     }
 
@@ -33,10 +40,17 @@ impl Transfer<'_> {
     pub fn write(&self, runs: &[(u64, u64)], data: &[u8]) -> MpiResult {
         let h = self.hints();
         let backend = &*self.file.backend;
+        let lock = self.file.lock.as_ref();
         let r = if self.two_phase() {
-            two_phase::write_all(self.u, &self.file.comm, backend, runs, data, &h.cb)
+            two_phase::write_all_with(self.u, &self.file.comm, backend, runs, data, &h.cb, self.options(&h))
         } else {
-            self.file.exclusive(|| sieve::write(backend, runs, data, h.ind_wr_buffer_size).map_err(|e| self.file.io_error("writing", &e)))
+            self.file.exclusive(|| {
+                match lock {
+                    Some(l) if h.ds_write != CbMode::Disable => sieve::write_locked(backend, l, runs, data, h.ind_wr_buffer_size),
+                    _ => sieve::write(backend, runs, data, h.ind_wr_buffer_size),
+                }
+                .map_err(|e| self.file.io_error("writing", &e))
+            })
         };
         if r.is_ok() {
             crate::monitoring::io::record_write(self.u.rank, self.u.size, data.len() as u64);
@@ -50,8 +64,8 @@ impl Transfer<'_> {
         let h = self.hints();
         let backend = &*self.file.backend;
         let r = if self.two_phase() {
-            two_phase::read_all(self.u, &self.file.comm, backend, runs, data, &h.cb)
-        } else if h.ds_read == super::cb_hints::CbMode::Disable {
+            two_phase::read_all_with(self.u, &self.file.comm, backend, runs, data, &h.cb, self.options(&h))
+        } else if h.ds_read == CbMode::Disable {
             self.file.exclusive(|| self.read_runs(runs, data))
         } else {
             self.file.exclusive(|| sieve::read(backend, runs, data, h.ind_rd_buffer_size).map_err(|e| self.file.io_error("reading", &e)))

@@ -20,9 +20,12 @@
 //!    stretch of its packed data (its runs are sorted), so it sends straight from `data` and
 //!    receives straight into it. A writing aggregator lays the pieces out in rank order (on
 //!    overlaps the highest rank's bytes win) and writes the covered span once; holes inside it
-//!    are first read back (read-modify-write) when they are no larger than the covered bytes,
-//!    else each covered stretch is written by itself. A reading aggregator reads the span once
-//!    and sends each rank its pieces.
+//!    are first read back (read-modify-write) when they are no larger than the covered bytes
+//!    and the file can be read, else each covered stretch is written by itself; the caller's
+//!    byte-range lock is held over the span, so no writer through another handle loses bytes
+//!    in a hole. A reading aggregator reads the span once and sends each rank its pieces; a
+//!    rank's runs are first clipped at the end of the file, so its bytes past the end are left
+//!    as they were (as independent reads leave them).
 //! 5. An allgather of the aggregators' I/O status: a failed write or read fails the call on every
 //!    rank (an aggregator that failed still takes part in every round, so no rank waits forever).
 //!
@@ -42,7 +45,8 @@ use crate::error::{err, ErrorClass, MpiError, MpiResult};
 /// What the caller may add to the hints.
 #[derive(Clone, Copy, Default)]
 pub struct Options<'a> {
-    /// A byte-range lock on the file: lets independent writes sieve (`sieve::write_locked`).
+    /// A byte-range lock on the file: lets independent writes sieve (`sieve::write_locked`),
+    /// and is held over an aggregator's read-modify-write.
     pub lock: Option<&'a FileLock>,
     /// The file system's stripe size (`striping_unit`); 0: none. File domains start on its
     /// multiples, so no two aggregators write into one stripe.
@@ -90,8 +94,8 @@ pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u6
         // SAFETY: send slots lie inside `data`, receive slots inside `staging` (disjoint
         // stretches per source); all are waited for inside the call.
         unsafe { alltoallv(&ph, &sends, &recvs)? };
-        if let (Some(w), None) = (mine, &failed) {
-            if let Err(e) = write_window(file, w, &layout, &staging, &mut window) {
+        if let (Some(_), None) = (mine, &failed) {
+            if let Err(e) = write_window(file, opt.lock, &layout, &staging, &mut window) {
                 failed = Some(super::backend::mpi_error("writing", "the file", &e));
             }
         }
@@ -109,12 +113,12 @@ pub fn read_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64
         (Err(e), _) | (_, Err(e)) => Err(io_status(e)),
         _ => Ok(()),
     };
-    let ext = ext.unwrap_or_default();
+    // Only the bytes before the end move: the rest of `data` stays as it was.
+    let ext = clip_at_end(ext.unwrap_or_default(), *eof.as_ref().unwrap_or(&u64::MAX));
     let plan = match setup(&cx, &ext, status, hints, hints.read, opt.striping_unit)? {
         Setup::Independent => return sieve::read(file, runs, data, hints.buffer_size).map_err(|e| super::backend::mpi_error("reading", "the file", &e)),
         Setup::TwoPhase(p) => p,
     };
-    let eof = eof.unwrap_or(0);
     let me = cx.rank();
     let mut failed: Option<MpiError> = None;
     let mut window = Vec::new();
@@ -137,7 +141,7 @@ pub fn read_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64
         unsafe { alltoallv(&ph, &sends, &recvs)? };
     }
     agree(&cx, failed)?;
-    Ok(ext.iter().map(|e| eof.saturating_sub(e.off).min(e.len) as usize).sum())
+    Ok(ext.iter().map(|e| e.len as usize).sum())
 }
 
 /// The error classes a status word can carry (index + 1; 0 is success).
@@ -457,7 +461,16 @@ fn coverage(layout: &[Source]) -> Vec<(u64, u64)> {
 
 /// An aggregator's write of one window: the sources' pieces from `staging`, laid out in rank
 /// order (later ranks win on overlaps) in `buf`.
-fn write_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &[u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+/// The extents cut at the end of the file `eof`: those starting past it are dropped.
+fn clip_at_end(mut ext: Vec<Extent>, eof: u64) -> Vec<Extent> {
+    ext.retain(|e| e.off < eof);
+    for e in &mut ext {
+        e.len = e.len.min(eof - e.off);
+    }
+    ext
+}
+
+fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[Source], staging: &[u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
     let cov = coverage(layout);
     let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
     let (s, e) = (first.0, last.1);
@@ -465,7 +478,13 @@ fn write_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: 
     let holes = (e - s) - covered;
     buf.clear();
     buf.resize((e - s) as usize, 0);
-    let rmw = holes > 0 && holes <= covered;
+    let rmw = holes > 0 && holes <= covered && file.can_read();
+    // Held from the read to the write: a writer into a hole meanwhile would be overwritten. Plain
+    // writes take it too, so another handle's read-modify-write cannot undo them.
+    let _guard = match lock {
+        Some(l) => Some(l.lock(s, e - s)?),
+        None => None,
+    };
     if rmw {
         // Past the end of the file the holes stay zero: the write extends the file to `e`.
         file.read_at(buf, s)?;
@@ -511,6 +530,44 @@ fn read_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// An aggregator's read-modify-write around a hole never undoes an independent write into
+    /// the hole: every value the independent writer puts there reads back until its next write.
+    #[test]
+    fn read_modify_write_keeps_a_concurrent_write_into_its_hole() {
+        use super::super::backend::{OpenMode, Posix};
+        use std::sync::atomic::{AtomicBool, Ordering};
+        use std::sync::Arc;
+        let path = std::env::temp_dir().join(format!("oxmpi-rmw-{}", std::process::id())).to_string_lossy().into_owned();
+        let f = Arc::new(Posix::open(&path, OpenMode { read: true, write: true, create: true, exclusive: false }).unwrap());
+        f.set_size(12).unwrap();
+        let done = Arc::new(AtomicBool::new(false));
+        let aggregator = {
+            let (f, path, done) = (f.clone(), path.clone(), done.clone());
+            std::thread::spawn(move || {
+                let lock = FileLock::open(&path).unwrap();
+                // Two pieces around the hole [4, 8): holes 4 <= covered 8, so read-modify-write.
+                let layout = [Source { at: 0, pieces: vec![(0, 4), (8, 4)] }];
+                let (staging, mut buf) = (vec![0xEEu8; 8], Vec::new());
+                while !done.load(Ordering::Relaxed) {
+                    write_window(&*f, Some(&lock), &layout, &staging, &mut buf).unwrap();
+                }
+            })
+        };
+        let lock = FileLock::open(&path).unwrap();
+        let mut lost = 0;
+        for i in 0..20_000u32 {
+            let v = i.to_le_bytes();
+            sieve::write_locked(&*f, &lock, &[(4, 4)], &v, 1 << 20).unwrap();
+            let mut back = [0u8; 4];
+            f.read_at(&mut back, 4).unwrap();
+            lost += (back != v) as u32;
+        }
+        done.store(true, Ordering::Relaxed);
+        aggregator.join().unwrap();
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!(lost, 0, "writes into the hole undone by the aggregator's read-modify-write");
+    }
 
     #[test]
     fn interleaving_follows_romio() {
