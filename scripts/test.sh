@@ -130,7 +130,7 @@ stage_install() {
 }
 
 stage_cargo_test() {
-    (cd "$OXMPI_ROOT" && run timeout -k 10 600 cargo test --release)
+    (cd "$OXMPI_ROOT" && run timeout -k 10 1200 cargo test --release)
 }
 
 stage_abi() {
