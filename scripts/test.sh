@@ -148,7 +148,7 @@ stage_c_tests() {
         stage_result="skip"
         return
     fi
-    run timeout -k 10 600 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
+    run timeout -k 10 1500 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
 stage_f_tests() {
