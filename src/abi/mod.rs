@@ -166,6 +166,7 @@ pub const MPI_UNDEFINED: c_int = -32766;
 pub const MPI_COMM_TYPE_SHARED: c_int = 1;
 pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
 pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 4;
 pub const MPI_DISTRIBUTE_BLOCK: c_int = 121;
 pub const MPI_DISTRIBUTE_CYCLIC: c_int = 122;
 pub const MPI_DISTRIBUTE_NONE: c_int = 123;
@@ -253,7 +254,7 @@ pub const MPI_WIN_CREATE_FLAVOR: c_int = 0x66000007;
 pub const MPI_WIN_MODEL: c_int = 0x66000009;
 
 pub const MPI_VERSION: c_int = 4;
-pub const MPI_SUBVERSION: c_int = 0;
+pub const MPI_SUBVERSION: c_int = 1;
 pub const MPI_IDENT: c_int = 0;
 pub const MPI_CONGRUENT: c_int = 1;
 pub const MPI_SIMILAR: c_int = 2;
