@@ -34,6 +34,8 @@ while [ $# -gt 0 ]; do
     shift
 done
 [ "$MPICH" = yes ] || [ -n "$PREFIX" ] || { usage >&2; exit 2; }
+# The builds run in a temporary directory: a relative prefix must not depend on where we are.
+[ -z "$PREFIX" ] || PREFIX="$(cd -- "$PREFIX" && pwd)" || { echo "f-tests/run.sh: no such prefix: $PREFIX" >&2; exit 2; }
 
 OUT="$(mktemp -d)"
 trap 'rm -rf -- "$OUT"' EXIT

@@ -3,6 +3,7 @@
 ! The mpi_f08 module (MPI 4.1 section 19.2) for oxmpi; MPICH's module, type and procedure names.
 
 module mpi_f08_types
+  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64, real128
   implicit none
   private
   public :: MPI_Comm
@@ -17,6 +18,8 @@ module mpi_f08_types
   public :: MPI_Session
   public :: MPI_Win
   public :: MPI_Status, operator(==), operator(/=)
+  public :: MPI_Sizeof, MPI_Status_f2f08, MPI_Status_f082f
+  public :: mpi_sizeof_character, mpi_sizeof_logical, mpi_sizeof_xint8, mpi_sizeof_xint16, mpi_sizeof_xint32, mpi_sizeof_xint64, mpi_sizeof_xreal32, mpi_sizeof_xreal64, mpi_sizeof_xreal128, mpi_sizeof_xcomplex32, mpi_sizeof_xcomplex64, mpi_sizeof_xcomplex128
   type, bind(C) :: MPI_Comm
     integer :: MPI_VAL
   end type
@@ -84,7 +87,110 @@ module mpi_f08_types
     module procedure mpi_session_neq, mpi_session_f08_neq_f, mpi_session_f_neq_f08
     module procedure mpi_win_neq, mpi_win_f08_neq_f, mpi_win_f_neq_f08
   end interface
+  interface MPI_Sizeof
+    module procedure mpi_sizeof_character, mpi_sizeof_logical, mpi_sizeof_xint8, mpi_sizeof_xint16, mpi_sizeof_xint32, mpi_sizeof_xint64, mpi_sizeof_xreal32, mpi_sizeof_xreal64, mpi_sizeof_xreal128, mpi_sizeof_xcomplex32, mpi_sizeof_xcomplex64, mpi_sizeof_xcomplex128
+  end interface
 contains
+  subroutine mpi_sizeof_character(x, size, ierror)
+    character(len=*), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 1
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_logical(x, size, ierror)
+    logical, dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = storage_size(.true.) / 8
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xint8(x, size, ierror)
+    integer(kind=int8), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 1
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xint16(x, size, ierror)
+    integer(kind=int16), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 2
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xint32(x, size, ierror)
+    integer(kind=int32), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 4
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xint64(x, size, ierror)
+    integer(kind=int64), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 8
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xreal32(x, size, ierror)
+    real(kind=real32), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 4
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xreal64(x, size, ierror)
+    real(kind=real64), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 8
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xreal128(x, size, ierror)
+    real(kind=real128), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 16
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xcomplex32(x, size, ierror)
+    complex(kind=real32), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 8
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xcomplex64(x, size, ierror)
+    complex(kind=real64), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 16
+    if (present(ierror)) ierror = 0
+  end subroutine
+  subroutine mpi_sizeof_xcomplex128(x, size, ierror)
+    complex(kind=real128), dimension(..) :: x
+    integer, intent(out) :: size
+    integer, optional, intent(out) :: ierror
+    size = 32
+    if (present(ierror)) ierror = 0
+  end subroutine
+  ! MPI 4.1 section 19.3.5; INTEGER status(MPI_STATUS_SIZE = 5) has the fields in this order.
+  subroutine MPI_Status_f2f08(f_status, f08_status, ierror)
+    integer, intent(in) :: f_status(5)
+    type(MPI_Status), intent(out) :: f08_status
+    integer, optional, intent(out) :: ierror
+    f08_status = MPI_Status(f_status(1), f_status(2), f_status(3), f_status(4), f_status(5))
+    if (present(ierror)) ierror = 0
+  end subroutine
+  ! MPI 4.1 section 19.3.5; INTEGER status(MPI_STATUS_SIZE = 5) has the fields in this order.
+  subroutine MPI_Status_f082f(f08_status, f_status, ierror)
+    type(MPI_Status), intent(in) :: f08_status
+    integer, intent(out) :: f_status(5)
+    integer, optional, intent(out) :: ierror
+    f_status = [f08_status%count_lo, f08_status%count_hi_and_cancelled, f08_status%MPI_SOURCE, f08_status%MPI_TAG, f08_status%MPI_ERROR]
+    if (present(ierror)) ierror = 0
+  end subroutine
   elemental logical function mpi_comm_eq(x, y)
     type(MPI_Comm), intent(in) :: x, y
     mpi_comm_eq = x%MPI_VAL == y%MPI_VAL
@@ -526,6 +632,7 @@ module mpi_f08_compile_constants
   integer, parameter :: MPI_COMM_TYPE_SHARED = 1
   integer, parameter :: MPI_COMM_TYPE_HW_GUIDED = 2
   integer, parameter :: MPI_COMM_TYPE_HW_UNGUIDED = 3
+  integer, parameter :: MPI_COMM_TYPE_RESOURCE_GUIDED = 4
   integer, parameter :: MPI_TAG_UB = 1681915906
   integer, parameter :: MPI_HOST = 1681915908
   integer, parameter :: MPI_IO = 1681915910
@@ -2583,6 +2690,29 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_File_call_errhandler
+    subroutine MPI_File_call_errhandler_f08(fh, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_close
+    subroutine MPI_File_close_f08(fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(INOUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_File_create_errhandler
     subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
       use, intrinsic :: iso_c_binding
@@ -2604,6 +2734,1197 @@ module mpi_f08
       implicit none
       CHARACTER(LEN=*), INTENT(IN) :: filename
       TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_amode
+    subroutine MPI_File_get_amode_f08(fh, amode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_atomicity
+    subroutine MPI_File_get_atomicity_f08(fh, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_byte_offset
+    subroutine MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_errhandler
+    subroutine MPI_File_get_errhandler_f08(file, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_group
+    subroutine MPI_File_get_group_f08(fh, group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_info
+    subroutine MPI_File_get_info_f08(fh, info_used, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_position
+    subroutine MPI_File_get_position_f08(fh, offset, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_position_shared
+    subroutine MPI_File_get_position_shared_f08(fh, offset, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_size
+    subroutine MPI_File_get_size_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_type_extent
+    subroutine MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_get_view
+    subroutine MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      TYPE(MPI_Datatype), INTENT(OUT) :: etype
+      TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+      CHARACTER(LEN=*), INTENT(OUT) :: datarep
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread
+    subroutine MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread
+    subroutine MPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_all
+    subroutine MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_all
+    subroutine MPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_at
+    subroutine MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_at
+    subroutine MPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_at_all
+    subroutine MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_at_all
+    subroutine MPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_shared
+    subroutine MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iread_shared
+    subroutine MPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite
+    subroutine MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite
+    subroutine MPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_all
+    subroutine MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_all
+    subroutine MPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_at
+    subroutine MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_at
+    subroutine MPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_at_all
+    subroutine MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_at_all
+    subroutine MPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_shared
+    subroutine MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_iwrite_shared
+    subroutine MPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_open
+    subroutine MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_preallocate
+    subroutine MPI_File_preallocate_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read
+    subroutine MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read
+    subroutine MPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_all
+    subroutine MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_all
+    subroutine MPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_all_begin
+    subroutine MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_all_begin
+    subroutine MPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_all_end
+    subroutine MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at
+    subroutine MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at
+    subroutine MPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at_all
+    subroutine MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at_all
+    subroutine MPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at_all_begin
+    subroutine MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at_all_begin
+    subroutine MPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_at_all_end
+    subroutine MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_ordered
+    subroutine MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_ordered
+    subroutine MPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_ordered_begin
+    subroutine MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_ordered_begin
+    subroutine MPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_ordered_end
+    subroutine MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_shared
+    subroutine MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_read_shared
+    subroutine MPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_seek
+    subroutine MPI_File_seek_f08(fh, offset, whence, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_seek_shared
+    subroutine MPI_File_seek_shared_f08(fh, offset, whence, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_set_atomicity
+    subroutine MPI_File_set_atomicity_f08(fh, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(IN) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_set_errhandler
+    subroutine MPI_File_set_errhandler_f08(file, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_set_info
+    subroutine MPI_File_set_info_f08(fh, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_set_size
+    subroutine MPI_File_set_size_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_set_view
+    subroutine MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      TYPE(MPI_Datatype), INTENT(IN) :: etype
+      TYPE(MPI_Datatype), INTENT(IN) :: filetype
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_sync
+    subroutine MPI_File_sync_f08(fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write
+    subroutine MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write
+    subroutine MPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_all
+    subroutine MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_all
+    subroutine MPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_all_begin
+    subroutine MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_all_begin
+    subroutine MPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_all_end
+    subroutine MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at
+    subroutine MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at
+    subroutine MPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at_all
+    subroutine MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at_all
+    subroutine MPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at_all_begin
+    subroutine MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at_all_begin
+    subroutine MPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_at_all_end
+    subroutine MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_ordered
+    subroutine MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_ordered
+    subroutine MPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_ordered_begin
+    subroutine MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_ordered_begin
+    subroutine MPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_ordered_end
+    subroutine MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_shared
+    subroutine MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_File_write_shared
+    subroutine MPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -11918,6 +13239,58 @@ subroutine MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_File_call_errhandler_f08(fh, errorcode, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER, INTENT(IN) :: errorcode
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_call_errhandler(fh, errorcode, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER :: errorcode
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_call_errhandler(fh, errorcode, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_close_f08(fh, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(INOUT) :: fh
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_close(fh, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_close(fh, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11969,6 +13342,2857 @@ subroutine MPI_File_delete_f08(filename, info, ierror)
   end interface
   integer :: ierr
   call pmpi_file_delete(filename, info, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_amode_f08(fh, amode, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER, INTENT(OUT) :: amode
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_amode(fh, amode, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER :: amode
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_amode(fh, amode, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_atomicity_f08(fh, flag, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  LOGICAL, INTENT(OUT) :: flag
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_atomicity(fh, flag, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      LOGICAL :: flag
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_atomicity(fh, flag, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_byte_offset(fh, offset, disp, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND) :: disp
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_byte_offset(fh, offset, disp, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_errhandler_f08(file, errhandler, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: file
+  TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_errhandler(file, errhandler, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: file
+      TYPE(MPI_Errhandler) :: errhandler
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_errhandler(file, errhandler, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_group_f08(fh, group, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(MPI_Group), INTENT(OUT) :: group
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_group(fh, group, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(MPI_Group) :: group
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_group(fh, group, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_info_f08(fh, info_used, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(MPI_Info), INTENT(OUT) :: info_used
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_info(fh, info_used, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(MPI_Info) :: info_used
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_info(fh, info_used, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_position_f08(fh, offset, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_position(fh, offset, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_position(fh, offset, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_position_shared_f08(fh, offset, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_position_shared(fh, offset, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_position_shared(fh, offset, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_size_f08(fh, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_size(fh, size, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: size
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_size(fh, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_type_extent(fh, datatype, extent, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(MPI_Datatype) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extent
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_type_extent(fh, datatype, extent, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+  TYPE(MPI_Datatype), INTENT(OUT) :: etype
+  TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+  CHARACTER(LEN=*), INTENT(OUT) :: datarep
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_get_view(fh, disp, etype, filetype, datarep, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: disp
+      TYPE(MPI_Datatype) :: etype
+      TYPE(MPI_Datatype) :: filetype
+      CHARACTER(LEN=*) :: datarep
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_get_view(fh, disp, etype, filetype, datarep, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iread(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iread(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iread_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iread_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iread_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iread_all(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iread_all(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iread_all_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iread_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iread_all_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iread_at(fh, offset, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iread_at(fh, offset, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iread_at_c(fh, offset, buf, count, datatype, request) bind(C, name="PMPI_File_iread_at_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iread_at_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iread_at_all(fh, offset, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iread_at_all(fh, offset, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request) bind(C, name="PMPI_File_iread_at_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iread_at_all_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iread_shared(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iread_shared(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iread_shared_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iread_shared_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iread_shared_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iwrite(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iwrite(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iwrite_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iwrite_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iwrite_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iwrite_all(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iwrite_all(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iwrite_all_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iwrite_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iwrite_all_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iwrite_at(fh, offset, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iwrite_at(fh, offset, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request) bind(C, name="PMPI_File_iwrite_at_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iwrite_at_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iwrite_at_all(fh, offset, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iwrite_at_all(fh, offset, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request) bind(C, name="PMPI_File_iwrite_at_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iwrite_at_all_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_iwrite_shared(fh, buf, count, datatype, request, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Request) :: request
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_iwrite_shared(fh, c_loc(buf), count, datatype, request, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Request), INTENT(OUT) :: request
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_iwrite_shared_c(fh, buf, count, datatype, request) bind(C, name="PMPI_File_iwrite_shared_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Request) :: request
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_iwrite_shared_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, request)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  CHARACTER(LEN=*), INTENT(IN) :: filename
+  INTEGER, INTENT(IN) :: amode
+  TYPE(MPI_Info), INTENT(IN) :: info
+  TYPE(MPI_File), INTENT(OUT) :: fh
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_open(comm, filename, amode, info, fh, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm) :: comm
+      CHARACTER(LEN=*) :: filename
+      INTEGER :: amode
+      TYPE(MPI_Info) :: info
+      TYPE(MPI_File) :: fh
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_open(comm, filename, amode, info, fh, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_preallocate_f08(fh, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_preallocate(fh, size, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: size
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_preallocate(fh, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_read_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_all(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_all(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_all_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_read_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_all_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_all_begin(fh, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_all_begin(fh, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_all_begin_c(fh, buf, count, datatype) bind(C, name="PMPI_File_read_all_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_all_begin_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_all_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_all_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_at(fh, offset, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_at(fh, offset, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_at_c(fh, offset, buf, count, datatype, status) bind(C, name="PMPI_File_read_at_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_at_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_at_all(fh, offset, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_at_all(fh, offset, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_at_all_c(fh, offset, buf, count, datatype, status) bind(C, name="PMPI_File_read_at_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_at_all_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_at_all_begin(fh, offset, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_at_all_begin(fh, offset, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype) bind(C, name="PMPI_File_read_at_all_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_at_all_begin_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_at_all_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_at_all_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_ordered(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_ordered(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_ordered_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_read_ordered_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_ordered_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_ordered_begin(fh, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_ordered_begin(fh, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_ordered_begin_c(fh, buf, count, datatype) bind(C, name="PMPI_File_read_ordered_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_ordered_begin_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_ordered_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_ordered_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_read_shared(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_read_shared(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_read_shared_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_read_shared_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_read_shared_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_seek_f08(fh, offset, whence, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  INTEGER, INTENT(IN) :: whence
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_seek(fh, offset, whence, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      INTEGER :: whence
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_seek(fh, offset, whence, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_seek_shared_f08(fh, offset, whence, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  INTEGER, INTENT(IN) :: whence
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_seek_shared(fh, offset, whence, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      INTEGER :: whence
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_seek_shared(fh, offset, whence, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_set_atomicity_f08(fh, flag, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  LOGICAL, INTENT(IN) :: flag
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_set_atomicity(fh, flag, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      LOGICAL :: flag
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_set_atomicity(fh, flag, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_set_errhandler_f08(file, errhandler, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: file
+  TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_set_errhandler(file, errhandler, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: file
+      TYPE(MPI_Errhandler) :: errhandler
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_set_errhandler(file, errhandler, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_set_info_f08(fh, info, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_set_info(fh, info, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(MPI_Info) :: info
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_set_info(fh, info, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_set_size_f08(fh, size, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_set_size(fh, size, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: size
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_set_size(fh, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+  TYPE(MPI_Datatype), INTENT(IN) :: etype
+  TYPE(MPI_Datatype), INTENT(IN) :: filetype
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: disp
+      TYPE(MPI_Datatype) :: etype
+      TYPE(MPI_Datatype) :: filetype
+      CHARACTER(LEN=*) :: datarep
+      TYPE(MPI_Info) :: info
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_set_view(fh, disp, etype, filetype, datarep, info, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_sync_f08(fh, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_sync(fh, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_file_sync(fh, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_write_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_all(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_all(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_all_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_write_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_all_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_all_begin(fh, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_all_begin(fh, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_all_begin_c(fh, buf, count, datatype) bind(C, name="PMPI_File_write_all_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_all_begin_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_all_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_all_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_at(fh, offset, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_at(fh, offset, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_at_c(fh, offset, buf, count, datatype, status) bind(C, name="PMPI_File_write_at_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_at_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_at_all(fh, offset, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_at_all(fh, offset, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_at_all_c(fh, offset, buf, count, datatype, status) bind(C, name="PMPI_File_write_at_all_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_at_all_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_at_all_begin(fh, offset, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND) :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_at_all_begin(fh, offset, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype) bind(C, name="PMPI_File_write_at_all_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), VALUE :: offset
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_at_all_begin_c(fh%MPI_VAL, offset, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_at_all_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_at_all_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_ordered(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_ordered(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_ordered_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_write_ordered_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_ordered_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_ordered_begin(fh, buf, count, datatype, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_ordered_begin(fh, c_loc(buf), count, datatype, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_ordered_begin_c(fh, buf, count, datatype) bind(C, name="PMPI_File_write_ordered_begin_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_ordered_begin_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS, TARGET :: buf
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_ordered_end(fh, buf, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_ordered_end(fh, c_loc(buf), status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER, INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_file_write_shared(fh, buf, count, datatype, status, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File) :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER :: count
+      TYPE(MPI_Datatype) :: datatype
+      TYPE(MPI_Status) :: status
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    call pmpi_file_write_shared(fh, c_loc(buf), count, datatype, status, ierr)
+  end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_File), INTENT(IN) :: fh
+  TYPE(*), DIMENSION(..), INTENT(IN), TARGET :: buf
+  INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+  TYPE(MPI_Datatype), INTENT(IN) :: datatype
+  TYPE(MPI_Status) :: status
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    integer(c_int) function c_MPI_File_write_shared_c(fh, buf, count, datatype, status) bind(C, name="PMPI_File_write_shared_c")
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(C_INT), VALUE :: fh
+      TYPE(C_PTR), VALUE :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), VALUE :: count
+      INTEGER(C_INT), VALUE :: datatype
+      TYPE(MPI_Status) :: status
+    end function
+  end interface
+  integer :: ierr
+  if (.not. is_contiguous(buf)) then
+    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)
+  else
+    ierr = c_MPI_File_write_shared_c(fh%MPI_VAL, oxmpi_f08_cbuf(c_loc(buf)), count, datatype%MPI_VAL, status)
+  end if
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -24690,44 +28914,3 @@ subroutine MPI_Pcontrol_f08(level)
   call pmpi_pcontrol(level)
 end subroutine
 
-! C functions of MPI 4.1 section 19.3.5: a TYPE(MPI_Status) and a C MPI_Status are the same.
-integer(c_int) function MPI_Status_f082c(f08_status, c_status) bind(C, name="MPI_Status_f082c")
-  use, intrinsic :: iso_c_binding, only: c_int
-  use mpi_f08_types
-  use mpi_f08_compile_constants
-  implicit none
-  type(MPI_Status), intent(in) :: f08_status
-  type(MPI_Status), intent(out) :: c_status
-  c_status = f08_status
-  MPI_Status_f082c = MPI_SUCCESS
-end function
-integer(c_int) function MPI_Status_c2f08(c_status, f08_status) bind(C, name="MPI_Status_c2f08")
-  use, intrinsic :: iso_c_binding, only: c_int
-  use mpi_f08_types
-  use mpi_f08_compile_constants
-  implicit none
-  type(MPI_Status), intent(in) :: c_status
-  type(MPI_Status), intent(out) :: f08_status
-  f08_status = c_status
-  MPI_Status_c2f08 = MPI_SUCCESS
-end function
-integer(c_int) function PMPI_Status_f082c(f08_status, c_status) bind(C, name="PMPI_Status_f082c")
-  use, intrinsic :: iso_c_binding, only: c_int
-  use mpi_f08_types
-  use mpi_f08_compile_constants
-  implicit none
-  type(MPI_Status), intent(in) :: f08_status
-  type(MPI_Status), intent(out) :: c_status
-  c_status = f08_status
-  PMPI_Status_f082c = MPI_SUCCESS
-end function
-integer(c_int) function PMPI_Status_c2f08(c_status, f08_status) bind(C, name="PMPI_Status_c2f08")
-  use, intrinsic :: iso_c_binding, only: c_int
-  use mpi_f08_types
-  use mpi_f08_compile_constants
-  implicit none
-  type(MPI_Status), intent(in) :: c_status
-  type(MPI_Status), intent(out) :: f08_status
-  f08_status = c_status
-  PMPI_Status_c2f08 = MPI_SUCCESS
-end function

@@ -3,7 +3,9 @@
 ! library entry points with the same values. Module files are specific to a compiler and its
 ! version: scripts/install.sh builds this with the installed gfortran, and mpifort builds it
 ! again, into a cache, for any other compiler.
+! MPI_SIZEOF comes from mpi_sizeofs (include/mpi_sizeofs.f90, its procedures in libmpifort).
 module mpi
+    use mpi_sizeofs
     implicit none
     include 'mpif.h'
 end module mpi

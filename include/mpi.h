@@ -290,7 +290,10 @@ typedef enum MPIR_Topo_type { MPI_GRAPH = 1, MPI_CART = 2, MPI_DIST_GRAPH = 3 } 
 #define MPI_COMM_TYPE_SHARED        1
 #define MPI_COMM_TYPE_HW_GUIDED     2
 #define MPI_COMM_TYPE_HW_UNGUIDED   3
-#define MPIX_COMM_TYPE_NEIGHBORHOOD 4
+/* MPI 4.1's RESOURCE_GUIDED has MPICH 4.1's value, which moved MPICH's NEIGHBORHOOD (4 in
+   MPICH 4.0.2; oxmpi gives MPI_COMM_NULL for it) to 5. */
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
+#define MPIX_COMM_TYPE_NEIGHBORHOOD 5
 
 /* Predefined attribute keys (C values; the Fortran value of each is one more). */
 #define MPI_TAG_UB            0x64400001
@@ -1902,7 +1905,16 @@ double PMPI_Wtick(void);
 double PMPI_Wtime(void);
 
 /* BEGIN MPI-4.1 additions: MPI 4.1 functions that MPICH 4.0 (the ABI reference,
- * scripts/check-abi.sh) lacks; MPICH 4.2 declares them with these prototypes. */
+ * scripts/check-abi.sh) lacks; MPICH 4.2 declares them with these prototypes. The Fortran 2008
+ * status conversions (MPI 4.1 section 19.3.5) are here too: MPICH 4.0 has none of them. */
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int PMPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int PMPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int PMPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
 int MPI_Remove_error_class(int errorclass);
 int MPI_Remove_error_code(int errorcode);
 int MPI_Remove_error_string(int errorcode);

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Writes fortran-f08/mpi_f08.f90: the `mpi_f08` module (MPI 4.1 section 19.2) and its procedures.
+"""Writes fortran-f08/mpi_f08.f90: the `mpi_f08` module (MPI 4.1 section 19.2) and its procedures;
+and include/mpi_sizeofs.f90, the MPI_SIZEOF module of `use mpi`.
 
 Sources: the MPI Forum's API description (the `pympistandard` package on PyPI: every procedure's
 and callback's Fortran 2008 declaration), include/mpif.h (the constants' values, MPICH ABI) and
@@ -20,8 +21,8 @@ Design:
 * MPI_SUBARRAYS_SUPPORTED is .FALSE.: a choice buffer must be contiguous; a non-contiguous one is
   an MPI_ERR_BUFFER error raised on the call's communicator or window (else MPI_COMM_SELF).
 * Not generated (a compile error for a program that uses them, never a silent wrong call): the
-  large-count `_c` forms, procedures that liboxmpi.so has no `use mpi` binding for (MPI_File_*,
-  MPI_T_*, the unsupported ones), and those listed in SKIP.
+  large-count `_c` forms, procedures that liboxmpi.so has no `use mpi` binding for (MPI_T_*,
+  the unsupported ones), and those listed in SKIP.
 
 usage: scripts/gen-f08.py [--check] [--list-missing]
 """
@@ -29,6 +30,7 @@ import os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fortran-f08", "mpi_f08.f90")
+SIZEOFS_OUT = os.path.join(ROOT, "include", "mpi_sizeofs.f90")
 
 HANDLES = ["Comm", "Datatype", "Errhandler", "File", "Group", "Info", "Message", "Op", "Request",
            "Session", "Win"]
@@ -38,8 +40,31 @@ KIND_TYPES = {1: "Comm", 2: "Group", 3: "Datatype", 5: "Errhandler", 6: "Op", 7:
 # Hand-written below (not the mechanical pass-through), or without a meaning in f08.
 SKIP = {
     "MPI_Pcontrol",          # C varargs; f08 has MPI_Pcontrol(level) only: hand-written
-    "MPI_Status_f082c", "MPI_Status_c2f08",  # C functions (bind(C) below)
+    "MPI_Status_f082c", "MPI_Status_c2f08",  # C functions (liboxmpi.so, src/ffi/handles.rs)
+    "MPI_Sizeof", "MPI_Status_f2f08", "MPI_Status_f082f",  # in mpi_f08_types (MPICH puts them there)
 }
+
+# MPI_Sizeof's specifics (MPICH's names, in mpi_f08_types): suffix -> declaration of x, and the
+# size (a constant: x may come from a caller that passes no descriptor, so it is never read).
+SIZEOF_F08 = [
+    ("character", "character(len=*)", "1"),
+    ("logical", "logical", "storage_size(.true.) / 8"),
+] + [(f"xint{b}", f"integer(kind=int{b})", f"{b // 8}") for b in (8, 16, 32, 64)] + \
+    [(f"xreal{b}", f"real(kind=real{b})", f"{b // 8}") for b in (32, 64, 128)] + \
+    [(f"xcomplex{b}", f"complex(kind=real{b})", f"{b // 4}") for b in (32, 64, 128)]
+
+# `use mpi`'s MPI_SIZEOF (module mpi_sizeofs, include/mpi_sizeofs.f90): MPICH's names for the
+# kinds MPICH has (a scalar and a `v` vector form each, which MPICH-built programs call), plus
+# double complex and real(16). The generic takes the scalar names, declared assumed-rank so that
+# arrays of any rank match; the `v` forms are there for MPICH-built programs only.
+SIZEOF_MPI = [
+    ("ch", "character(len=*)", "1"), ("l", "logical", "storage_size(.true.) / 8"),
+    ("i1", "integer(kind=int8)", "1"), ("i2", "integer(kind=int16)", "2"), ("i", "integer", "storage_size(0) / 8"),
+    ("i8", "integer(kind=int64)", "8"), ("r", "real", "storage_size(0.0) / 8"), ("d", "double precision", "storage_size(0.0d0) / 8"),
+    ("r16", "real(kind=real128)", "16"), ("cx", "complex", "2 * storage_size(0.0) / 8"),
+    ("dcx", "complex(kind=kind(0.0d0))", "2 * storage_size(0.0d0) / 8"), ("cx16", "complex(kind=real128)", "32"),
+]
+SIZEOF_MPICH_ONLY = {"r16", "dcx", "cx16"}  # no `v` form: MPICH has neither
 
 
 # Procedures whose body is empty by definition: MPI_F_sync_reg only needs to be an external call
@@ -198,8 +223,6 @@ class Proc:
         for a in self.args:
             if a.spec.startswith("CHARACTER") and a.dims:
                 return "CHARACTER array argument"
-            if a.spec.startswith("TYPE(MPI_File)"):
-                return "MPI_File argument"
         return None
 
 
@@ -307,11 +330,14 @@ def emit(std):
     w("")
     # --- handle and status types, operators ---
     w("module mpi_f08_types")
+    w("  use, intrinsic :: iso_fortran_env, only: int8, int16, int32, int64, real32, real64, real128")
     w("  implicit none")
     w("  private")
     for h in HANDLES:
         w(f"  public :: MPI_{h}")
     w("  public :: MPI_Status, operator(==), operator(/=)")
+    w("  public :: MPI_Sizeof, MPI_Status_f2f08, MPI_Status_f082f")
+    w("  public :: " + ", ".join(f"mpi_sizeof_{x}" for x, _, _ in SIZEOF_F08))
     for h in HANDLES:
         w(f"  type, bind(C) :: MPI_{h}")
         w("    integer :: MPI_VAL")
@@ -330,7 +356,28 @@ def emit(std):
             l = h.lower()
             w(f"    module procedure mpi_{l}_{suf}, mpi_{l}_f08_{suf}_f, mpi_{l}_f_{suf}_f08")
         w("  end interface")
+    w("  interface MPI_Sizeof")
+    w("    module procedure " + ", ".join(f"mpi_sizeof_{x}" for x, _, _ in SIZEOF_F08))
+    w("  end interface")
     w("contains")
+    for x, decl, size in SIZEOF_F08:
+        sizeof_proc(w, f"mpi_sizeof_{x}", f"{decl}, dimension(..)", size)
+    for name, src, dst, sdecl, ddecl, assign in (
+            ("MPI_Status_f2f08", "f_status", "f08_status", "integer, intent(in) :: f_status(5)",
+             "type(MPI_Status), intent(out) :: f08_status",
+             "f08_status = MPI_Status(f_status(1), f_status(2), f_status(3), f_status(4), f_status(5))"),
+            ("MPI_Status_f082f", "f08_status", "f_status", "type(MPI_Status), intent(in) :: f08_status",
+             "integer, intent(out) :: f_status(5)",
+             "f_status = [f08_status%count_lo, f08_status%count_hi_and_cancelled, f08_status%MPI_SOURCE, "
+             "f08_status%MPI_TAG, f08_status%MPI_ERROR]")):
+        w(f"  ! MPI 4.1 section 19.3.5; INTEGER status(MPI_STATUS_SIZE = 5) has the fields in this order.")
+        w(f"  subroutine {name}({src}, {dst}, ierror)")
+        w(f"    {sdecl}")
+        w(f"    {ddecl}")
+        w("    integer, optional, intent(out) :: ierror")
+        w(f"    {assign}")
+        w("    if (present(ierror)) ierror = 0")
+        w("  end subroutine")
     for h in HANDLES:
         l = h.lower()
         for suf, op in (("eq", "=="), ("neq", "/=")):
@@ -504,20 +551,49 @@ def emit(std):
     w("  call pmpi_pcontrol(level)")
     w("end subroutine")
     w("")
-    w("! C functions of MPI 4.1 section 19.3.5: a TYPE(MPI_Status) and a C MPI_Status are the same.")
-    for pre in ("MPI", "PMPI"):
-        for fn, src, dst in (("Status_f082c", "f08_status", "c_status"), ("Status_c2f08", "c_status", "f08_status")):
-            w(f"integer(c_int) function {pre}_{fn}({src}, {dst}) bind(C, name=\"{pre}_{fn}\")")
-            w("  use, intrinsic :: iso_c_binding, only: c_int")
-            w("  use mpi_f08_types")
-            w("  use mpi_f08_compile_constants")
-            w("  implicit none")
-            w(f"  type(MPI_Status), intent(in) :: {src}")
-            w(f"  type(MPI_Status), intent(out) :: {dst}")
-            w(f"  {dst} = {src}")
-            w(f"  {pre}_{fn} = MPI_SUCCESS")
-            w("end function")
     return "\n".join(o) + "\n", procs, missing
+
+
+def sizeof_proc(w, name, decl, size):
+    """An MPI_Sizeof specific: `size` is a constant expression, `x` is never read."""
+    w(f"  subroutine {name}(x, size, ierror)")
+    w(f"    {decl} :: x")
+    w("    integer, intent(out) :: size")
+    w("    integer, optional, intent(out) :: ierror")
+    w(f"    size = {size}")
+    w("    if (present(ierror)) ierror = 0")
+    w("  end subroutine")
+
+
+def emit_sizeofs():
+    """include/mpi_sizeofs.f90: the module behind `use mpi`'s MPI_SIZEOF."""
+    o = []
+    w = o.append
+    w("! @generated by scripts/gen-f08.py. Do not edit; run the script.")
+    w("! MPI_SIZEOF for `use mpi` (MPI 4.1 section 19.1.9), used by the mpi module (include/mpi.f90).")
+    w("! MPICH's module and procedure names, so MPICH-built `use mpi` programs find them in")
+    w("! libmpifort.so.12; the procedures are built into it with the mpi_f08 ones.")
+    w("module mpi_sizeofs")
+    w("  use, intrinsic :: iso_fortran_env, only: int8, int16, int64, real128")
+    w("  implicit none")
+    w("  private")
+    w("  public :: MPI_SIZEOF")
+    names = [x for x, _, _ in SIZEOF_MPI]
+    vnames = [x + "v" for x in names if x not in SIZEOF_MPICH_ONLY]
+    # One name per statement: this file is also built without -ffree-line-length-none.
+    for x in names + vnames:
+        w(f"  public :: mpi_sizeof_{x}")
+    w("  interface MPI_SIZEOF")
+    for x in names:
+        w(f"    module procedure mpi_sizeof_{x}")
+    w("  end interface")
+    w("contains")
+    for x, decl, size in SIZEOF_MPI:
+        sizeof_proc(w, f"mpi_sizeof_{x}", f"{decl}, dimension(..)", size)
+        if x not in SIZEOF_MPICH_ONLY:
+            sizeof_proc(w, f"mpi_sizeof_{x}v", f"{decl}, dimension(*)", size)
+    w("end module mpi_sizeofs")
+    return "\n".join(o) + "\n"
 
 
 def sig(w, pr, ind, impl):
@@ -650,14 +726,17 @@ def main():
         for n, why in missing:
             print(f"{n}: {why}")
         return
+    outputs = [(OUT, text), (SIZEOFS_OUT, emit_sizeofs())]
     if "--check" in sys.argv:
-        with open(OUT) as f:
-            if f.read() != text:
-                sys.exit(f"{OUT} is not current: run scripts/gen-f08.py")
+        for path, content in outputs:
+            with open(path) as f:
+                if f.read() != content:
+                    sys.exit(f"{path} is not current: run scripts/gen-f08.py")
         return
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
-        f.write(text)
+    for path, content in outputs:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w") as f:
+            f.write(content)
     print(f"wrote {OUT}: {len(procs)} procedures, {len(missing)} not generated (--list-missing)")
 
 

@@ -24,6 +24,8 @@ SKIP = re.compile(r"^(MPI_INCLUDED|MPI_DISPLACEMENT_CURRENT|MPI_FILE_DEFINED|MPI
 ATTR_KEYS = {"MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_UNIVERSE_SIZE",
              "MPI_LASTUSEDCODE", "MPI_APPNUM", "MPI_WIN_BASE", "MPI_WIN_SIZE", "MPI_WIN_DISP_UNIT",
              "MPI_WIN_CREATE_FLAVOR", "MPI_WIN_MODEL"}
+# Values that differ from MPICH 4.0.2's on purpose (none in mpif.h today).
+NEWER_THAN_MPICH = set()
 EXTERNALS = ["MPI_DUP_FN", "MPI_NULL_DELETE_FN", "MPI_NULL_COPY_FN", "MPI_COMM_DUP_FN",
              "MPI_COMM_NULL_DELETE_FN", "MPI_COMM_NULL_COPY_FN", "MPI_WIN_DUP_FN",
              "MPI_WIN_NULL_DELETE_FN", "MPI_WIN_NULL_COPY_FN", "MPI_TYPE_DUP_FN",
@@ -123,7 +125,7 @@ def compare(path):
     with open(path) as f:
         for m in re.finditer(r"PARAMETER\s*\((\w+)\s*=\s*(-?\d+)\)", f.read(), re.I):
             theirs[m.group(1).upper()] = int(m.group(2))
-    bad = [(n, v, ours.get(n)) for n, v in sorted(theirs.items()) if n in ours and ours[n] != v]
+    bad = [(n, v, ours.get(n)) for n, v in sorted(theirs.items()) if n in ours and ours[n] != v and n not in NEWER_THAN_MPICH]
     missing = sorted(n for n in theirs if n not in ours)
     for n, v, o in bad:
         print(f"value differs: {n}: MPICH {v}, oxmpi {o}")

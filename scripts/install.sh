@@ -78,14 +78,16 @@ ${CC:-cc} -shared -fPIC -O2 -Wall -o "$build_dir/liboxmpi-threads.so" "$OXMPI_RO
 fc="${FC:-gfortran}"
 fc_key="$(basename -- "$fc")-$("$fc" -dumpfullversion -dumpversion | head -1)"
 mkdir -p -- "$build_dir/mod"
-(cd -- "$build_dir/mod" && "$fc" -c -fPIC -I"$OXMPI_ROOT/include" "$OXMPI_ROOT/include/mpi.f90" -o mpi.o) ||
+(cd -- "$build_dir/mod" && "$fc" -c -fPIC "$OXMPI_ROOT/include/mpi_sizeofs.f90" -o mpi_sizeofs.o &&
+    "$fc" -c -fPIC -I"$OXMPI_ROOT/include" "$OXMPI_ROOT/include/mpi.f90" -o mpi.o) ||
     die "cannot build the Fortran 'mpi' module with '$fc'; set FC to a working Fortran compiler"
-# The 'mpi_f08' module and its procedures (fortran-f08/mpi_f08.f90, made by scripts/gen-f08.py):
+# The 'mpi_f08' module and its procedures (fortran-f08/mpi_f08.f90, made by scripts/gen-f08.py),
+# with the MPI_SIZEOF procedures of 'use mpi' (include/mpi_sizeofs.f90):
 # a shared library linked to liboxmpi.so (its SONAME libmpi.so.12, found next to it), named like
 # MPICH's libmpifort.so.12 / libmpichfort.so.12 so MPICH-built 'use mpi_f08' programs load it.
 cp -- "$release/liboxmpi.so" "$build_dir/libmpi.so"
 (cd -- "$build_dir/mod" && "$fc" -shared -fPIC -O1 -ffree-line-length-none \
-    "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" -o "$build_dir/liboxmpifort.so" \
+    "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" mpi_sizeofs.o -o "$build_dir/liboxmpifort.so" \
     -Wl,-soname,libmpifort.so.12 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' 2>"$build_dir/f08.log") ||
     { cat "$build_dir/f08.log" >&2; die "cannot build the Fortran 'mpi_f08' module with '$fc'"; }
 
@@ -127,7 +129,7 @@ for name in libmpifort.so.12 libmpichfort.so.12 libmpifort.so; do
 done
 
 put 644 "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" "$prefix/include/mpi_f08.f90"
-for h in "${headers[@]}" "$OXMPI_ROOT/include/mpi.f90"; do
+for h in "${headers[@]}" "$OXMPI_ROOT/include/mpi.f90" "$OXMPI_ROOT/include/mpi_sizeofs.f90"; do
     put 644 "$h" "$prefix/include/$(basename -- "$h")"
 done
 for m in "$build_dir"/mod/*.mod; do

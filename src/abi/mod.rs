@@ -166,6 +166,7 @@ pub const MPI_UNDEFINED: c_int = -32766;
 pub const MPI_COMM_TYPE_SHARED: c_int = 1;
 pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;
 pub const MPI_COMM_TYPE_HW_UNGUIDED: c_int = 3;
+pub const MPI_COMM_TYPE_RESOURCE_GUIDED: c_int = 4;
 pub const MPI_DISTRIBUTE_BLOCK: c_int = 121;
 pub const MPI_DISTRIBUTE_CYCLIC: c_int = 122;
 pub const MPI_DISTRIBUTE_NONE: c_int = 123;

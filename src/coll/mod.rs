@@ -81,6 +81,12 @@ pub const TAG_IDUP: i32 = 0x5 << 16;
 pub fn tag_from_group(hash: u32, inter: bool) -> i32 {
     ((if inter { 0x2000 } else { 0x1000 } | (hash & 0xfff)) as i32) << 16
 }
+/// MPI_Comm_create_group with user tag `tag` (ids 0x800..=0xfff): concurrent calls on one parent,
+/// which the standard lets the application tell apart by tag alone (MPI 4.1 section 7.4.2), do
+/// not meet each other's messages (unless their tags are equal modulo 2048).
+pub fn tag_create_group(tag: i32) -> i32 {
+    ((0x800 | (tag as u32 & 0x7ff)) as i32) << 16
+}
 /// MPIX_Comm_shrink and MPIX_Comm_agree, attempt `a`: ids 0x100..=0x1ff, which a revocation
 /// spares (`crate::p2p::engine::is_ulfm_tag`).
 pub fn tag_ulfm(attempt: u32) -> i32 {

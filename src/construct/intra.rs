@@ -5,6 +5,7 @@ use crate::error::{err, MpiResult, ErrorClass};
 use crate::datatype::basic::Basic;
 use crate::op::{Op, Reduction};
 use crate::comm::Universe;
+use crate::comm::context::{choose, random_word};
 
 
 /// Agrees with the other members of `parent` on a context-id pair free for all of them
@@ -49,40 +50,44 @@ pub fn agree_context_tagged(u: &Universe, parent: &Comm, tag: i32) -> MpiResult<
     })
 }
 
-/// The agreement loop of `agree_context`, with the reduction over all the members done by
-/// `reduce(how, mine, agreed)`, which every member must call the same number of times (this lets
-/// an intercommunicator's two groups agree without a communicator spanning both): rounds of
-/// `Combine::And` over the masks of free pairs until one pair is free everywhere, then one round
-/// of `Combine::Max` for its generation (`p2p::incarnation`).
+/// The agreement loop of `agree_context` (see `comm::context`), with the reduction over all the
+/// members done by `reduce(how, mine, agreed)`, which every member must call the same number of
+/// times (this lets an intercommunicator's two groups agree without a communicator spanning
+/// both). Each attempt: a `Combine::And` round over the masks of free pairs, a pick, a local
+/// claim of it, then a `Combine::Max` round over [claim failed, generation, seed] that ends the
+/// agreement when every member claimed the pick.
 pub fn agree_context_with(u: &Universe, mut reduce: impl FnMut(Combine, &[u64], &mut [u64]) -> MpiResult) -> MpiResult<u32> {
+    let ids = &u.comms.contexts;
+    let mut seed = 0;
     loop {
-        let offer = u.comms.contexts.offer();
-        // One more word: 1 if this rank offered its real mask. Its AND says whether everybody did,
-        // which tells "no id free anywhere" from "someone's other thread held the offer".
-        let mut mine = offer.mask.clone();
-        mine.push(offer.owner as u64);
+        let mine = ids.offer();
         let mut agreed = vec![0u64; mine.len()];
-        let r = reduce(Combine::And, &mine, &mut agreed);
-        let all_owners = agreed.pop() == Some(1);
-        if let Err(e) = r {
-            u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
-            return Err(e);
-        }
-        if let Some(pair) = u.comms.contexts.conclude(&offer, &agreed) {
-            let mut generation = [0u64];
-            if let Err(e) = reduce(Combine::Max, &[u.comms.contexts.next_generation(pair) as u64], &mut generation) {
-                u.comms.contexts.abandon(pair);
-                return Err(e);
+        reduce(Combine::And, &mine, &mut agreed)?;
+        let none_claimed = agreed.pop() == Some(1);
+        let Some(pair) = choose(&agreed, seed) else {
+            if none_claimed {
+                return Err(err(
+                    ErrorClass::Other,
+                    format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS),
+                ));
             }
-            return Ok(u.comms.contexts.settle(pair, generation[0] as u32));
+            // Another agreement of some member holds a pair for a moment: look again.
+            crate::runtime::threads::sched::yield_now();
+            continue;
+        };
+        let claimed = ids.claim(pair);
+        let mine = [!claimed as u64, ids.next_generation(pair) as u64, random_word()];
+        let mut outcome = [0u64; 3];
+        let r = reduce(Combine::Max, &mine, &mut outcome);
+        if r.is_ok() && outcome[0] == 0 {
+            return Ok(ids.settle(pair, outcome[1] as u32));
         }
-        if all_owners {
-            return Err(err(
-                ErrorClass::Other,
-                format!("no communicator context id is free on all members (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS),
-            ));
+        if claimed {
+            ids.abandon(pair);
         }
-        crate::runtime::threads::sched::yield_now();
+        r?;
+        // A concurrent agreement of some member took the pick first: try again elsewhere.
+        seed = outcome[2];
     }
 }
 
@@ -151,13 +156,14 @@ pub fn create(u: &Universe, parent: &Comm, members: &[usize]) -> MpiResult<Optio
 
 /// MPI_Comm_create_group: collective over the members of `members` only (world ranks, a subset of
 /// the parent's, including this rank). The agreement runs among the members on the parent's
-/// collective context; concurrent calls on one parent must use disjoint groups (MPI 4.1 section
-/// 7.4.2), so their messages never meet.
+/// collective context, on a tag made from the application's `tag` (`coll::tag_create_group`):
+/// concurrent calls on one parent use disjoint groups or different tags (MPI 4.1 section 7.4.2),
+/// so their messages never meet.
 /// A caller outside the group (e.g. passing MPI_GROUP_EMPTY) gets None without communicating.
-pub fn create_group(u: &Universe, parent: &Comm, members: &[usize]) -> MpiResult<Option<u32>> {
+pub fn create_group(u: &Universe, parent: &Comm, members: &[usize], tag: i32) -> MpiResult<Option<u32>> {
     let me = parent.world_rank(parent.rank);
     let Some(rank) = members.iter().position(|&w| w == me) else { return Ok(None) };
     let among = Comm::new(parent.context, members.to_vec(), rank, parent.errhandler());
-    let ctx = agree_context(u, &among)?;
+    let ctx = agree_context_tagged(u, &among, crate::coll::tag_create_group(tag))?;
     Ok(Some(u.comms.insert(Comm::new(ctx, members.to_vec(), rank, parent.errhandler()))))
 }

@@ -58,6 +58,28 @@ fn is_ignore(p: *const MPI_Status) -> bool {
     p.is_null() || p as usize == STATUS_IGNORE_ADDR
 }
 
+fn is_f08_ignore(p: *const MPI_F08_status) -> bool {
+    // SAFETY: reads the address the library's own sentinel pointer holds; nothing is dereferenced.
+    p.is_null() || p == unsafe { std::ptr::read_volatile(std::ptr::addr_of!(crate::ffi::data_symbols::MPI_F08_STATUS_IGNORE)) } as *const _
+}
+
+/// Copies one status (every status layout here is the five ints of `MPI_Status`) into `to`,
+/// which must not be NULL or a status-ignore sentinel.
+///
+/// # Safety
+/// `from` must be a readable status; `to` NULL, a sentinel, or a writable status.
+unsafe fn copy_status(from: *const MPI_Status, to: *mut MPI_Status, what: &str) -> crate::error::MpiResult {
+    if is_ignore(to) || is_f08_ignore(to) || to as *const MPI_Fint == crate::ffi::data_symbols::fortran_status_ignore() {
+        return Err(err(MPI_ERR_ARG, format!("{what} is NULL or a status-ignore sentinel; pass a status to write")));
+    }
+    // The same status both ways has nothing to copy (and copy_nonoverlapping forbids it).
+    if !std::ptr::eq(from, to) {
+        // SAFETY: per this function's contract; distinct statuses.
+        unsafe { std::ptr::copy_nonoverlapping(from, to, 1) };
+    }
+    Ok(())
+}
+
 crate::export! {
     /// Copies a C status into a Fortran `INTEGER STATUS(MPI_STATUS_SIZE)` (same layout here).
     fn MPI_Status_c2f / PMPI_Status_c2f (c_status: *const MPI_Status, f_status: *mut MPI_Fint) on comm MPI_COMM_SELF => {
@@ -84,6 +106,43 @@ crate::export! {
         // SAFETY: as in MPI_Status_c2f, the other way round.
         unsafe { std::ptr::copy_nonoverlapping(f_status as *const MPI_Status, c_status, 1) };
         Ok(())
+    }
+
+    /// MPI 4.1 section 19.3.5: a Fortran status into a Fortran 2008 one (`MPI_F08_status` has the
+    /// same five integers in the same order).
+    fn MPI_Status_f2f08 / PMPI_Status_f2f08 (f_status: *const MPI_Fint, f08_status: *mut MPI_F08_status) on comm MPI_COMM_SELF => {
+        if f_status.is_null() || f_status == crate::ffi::data_symbols::fortran_status_ignore() {
+            return Err(err(MPI_ERR_ARG, "f_status is MPI_F_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        // SAFETY: checked non-null; both are five MPI_Fint (caller contract).
+        unsafe { copy_status(f_status as *const MPI_Status, f08_status, "f08_status") }
+    }
+
+    /// A Fortran 2008 status into a Fortran one.
+    fn MPI_Status_f082f / PMPI_Status_f082f (f08_status: *const MPI_F08_status, f_status: *mut MPI_Fint) on comm MPI_COMM_SELF => {
+        if is_f08_ignore(f08_status) {
+            return Err(err(MPI_ERR_ARG, "f08_status is MPI_F08_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        // SAFETY: checked non-null; both are five MPI_Fint (caller contract).
+        unsafe { copy_status(f08_status, f_status as *mut MPI_Status, "f_status") }
+    }
+
+    /// A C status into a Fortran 2008 one.
+    fn MPI_Status_c2f08 / PMPI_Status_c2f08 (c_status: *const MPI_Status, f08_status: *mut MPI_F08_status) on comm MPI_COMM_SELF => {
+        if is_ignore(c_status) {
+            return Err(err(MPI_ERR_ARG, "c_status is MPI_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        // SAFETY: checked non-null; both are MPI_Status-sized (caller contract).
+        unsafe { copy_status(c_status, f08_status, "f08_status") }
+    }
+
+    /// A Fortran 2008 status into a C one.
+    fn MPI_Status_f082c / PMPI_Status_f082c (f08_status: *const MPI_F08_status, c_status: *mut MPI_Status) on comm MPI_COMM_SELF => {
+        if is_f08_ignore(f08_status) {
+            return Err(err(MPI_ERR_ARG, "f08_status is MPI_F08_STATUS_IGNORE or NULL; there is no status to convert"));
+        }
+        // SAFETY: checked non-null; both are MPI_Status-sized (caller contract).
+        unsafe { copy_status(f08_status, c_status, "c_status") }
     }
 
     /// Profiling control: oxmpi has no built-in profiler, so every level is accepted and ignored

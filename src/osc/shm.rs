@@ -12,7 +12,8 @@
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
-/// Regions a rank may have attached to one dynamic window at a time.
+/// Regions of a dynamic window whose bounds the control block holds itself; a rank may attach any
+/// number, the others then read its whole list from its own memory (`RankArea::overflow`).
 pub const MAX_REGIONS: usize = 64;
 
 /// What the other ranks need to know about one rank of the window, and its synchronisation words.
@@ -34,9 +35,12 @@ pub struct RankArea {
     /// Rung when a PSCW counter of this rank changes (`sync::Bell`).
     pub bell: AtomicU32,
     pub bell_sleepers: AtomicU32,
-    /// Dynamic windows: the attached regions (address, length) of this rank, `nregions` of them.
+    /// Dynamic windows: the attached regions (address, length) of this rank, `nregions` of them;
+    /// the first `MAX_REGIONS` here, and all of them at address `overflow` of the rank's own
+    /// address space (`Window::published`), which changes only under `acc`.
     pub nregions: AtomicU32,
     pub regions: [[AtomicU64; 2]; MAX_REGIONS],
+    pub overflow: AtomicU64,
 }
 
 pub const NO_DATA: u64 = u64::MAX;

@@ -77,6 +77,9 @@ pub struct Window {
     pub epochs: Mutex<Epochs>,
     /// Regions this rank attached (dynamic windows), mirrored in its shared control block.
     pub attached: Mutex<Vec<(u64, u64)>>,
+    /// The copy of `attached` the other ranks read (`RankArea::overflow` points at its elements):
+    /// replaced only while this rank's `acc` lock is held, which readers hold too.
+    published: Mutex<Vec<(u64, u64)>>,
 }
 
 /// What one rank brings to a new window.
@@ -200,6 +203,7 @@ impl Window {
             hints: Mutex::new(spec.hints),
             epochs: Mutex::new(Epochs { locks: vec![None; n], ..Default::default() }),
             attached: Mutex::new(Vec::new()),
+            published: Mutex::new(Vec::new()),
         })
     }
 
@@ -228,21 +232,14 @@ impl Window {
     }
 
     /// The window's bytes `[lo, hi)` of target `t` (offsets from its window start; for a dynamic
-    /// window absolute addresses) must lie in its memory, or ErrorClass::RmaRange.
-    pub fn check_range(&self, t: usize, lo: i128, hi: i128) -> MpiResult {
+    /// window absolute addresses) must lie in its memory, or ErrorClass::RmaRange. A dynamic
+    /// window's memory is the union of the attached regions, so an access may span adjacent ones.
+    pub fn check_range(&self, engine: &crate::p2p::Engine, t: usize, lo: i128, hi: i128) -> MpiResult {
         if hi <= lo {
             return Ok(());
         }
         if self.flavor == Flavor::Dynamic {
-            let a = self.region.rank(t);
-            super::sync::lock(&a.acc);
-            let n = (a.nregions.load(Relaxed) as usize).min(super::shm::MAX_REGIONS);
-            let inside = (0..n).any(|i| {
-                let (b, l) = (a.regions[i][0].load(Relaxed) as i128, a.regions[i][1].load(Relaxed) as i128);
-                lo >= b && hi <= b + l
-            });
-            super::sync::unlock(&a.acc);
-            if !inside {
+            if !covered(&self.regions_of(engine, t)?, lo, hi) {
                 return Err(err(ErrorClass::RmaRange, format!("target rank {t} has no attached memory covering addresses 0x{lo:x} to 0x{:x} of this dynamic window", (hi - 1).max(lo))));
             }
             return Ok(());
@@ -254,12 +251,38 @@ impl Window {
         Ok(())
     }
 
+    /// The regions target `t` has attached to this dynamic window: from its control block, or,
+    /// beyond `MAX_REGIONS`, from its own memory (read under its `acc` lock, so the list cannot be
+    /// replaced meanwhile).
+    fn regions_of(&self, engine: &crate::p2p::Engine, t: usize) -> MpiResult<Vec<(u64, u64)>> {
+        let a = self.region.rank(t);
+        super::sync::lock(&a.acc);
+        let n = a.nregions.load(Relaxed) as usize;
+        let got = if n <= super::shm::MAX_REGIONS {
+            Ok((0..n).map(|i| (a.regions[i][0].load(Relaxed), a.regions[i][1].load(Relaxed))).collect())
+        } else {
+            let mut all = vec![(0u64, 0u64); n];
+            let at = a.overflow.load(Relaxed);
+            if self.threads || t == self.rank {
+                // SAFETY: `at` is the target's `published` list of `n` pairs in this address space,
+                // which it replaces only under `acc`, held here.
+                unsafe { std::ptr::copy_nonoverlapping(at as *const (u64, u64), all.as_mut_ptr(), n) };
+                Ok(all)
+            } else {
+                use crate::transport::Transport;
+                let peer = self.comm.world_rank(t);
+                engine.transport().read(peer, at, all.as_mut_ptr() as *mut u8, n * 16).map(|_| all).map_err(|e| {
+                    err(ErrorClass::Other, format!("cannot read the regions attached by target rank {t} (rank {peer} of MPI_COMM_WORLD): {e}"))
+                })
+            }
+        };
+        super::sync::unlock(&a.acc);
+        got
+    }
+
     /// MPI_Win_attach: records `[addr, addr + len)` in this rank's control block.
     pub fn attach(&self, addr: u64, len: u64) -> MpiResult {
         let mut at = self.attached.lock().unwrap_or_else(|p| p.into_inner());
-        if at.len() >= super::shm::MAX_REGIONS {
-            return Err(err(ErrorClass::RmaAttach, format!("at most {} regions can be attached to a dynamic window at once", super::shm::MAX_REGIONS)));
-        }
         if at.iter().any(|&(b, l)| addr < b + l && b < addr + len) {
             return Err(err(ErrorClass::RmaAttach, "the region overlaps a region already attached to this window"));
         }
@@ -280,11 +303,16 @@ impl Window {
     fn publish(&self, regions: &[(u64, u64)]) {
         let a = self.region.rank(self.rank);
         super::sync::lock(&a.acc);
-        for (i, &(b, l)) in regions.iter().enumerate() {
+        let mut p = self.published.lock().unwrap_or_else(|p| p.into_inner());
+        // The old list is freed here, under `acc`: no reader is looking at it.
+        *p = regions.to_vec();
+        a.overflow.store(p.as_ptr() as u64, Relaxed);
+        for (i, &(b, l)) in regions.iter().take(super::shm::MAX_REGIONS).enumerate() {
             a.regions[i][0].store(b, Relaxed);
             a.regions[i][1].store(l, Relaxed);
         }
         a.nregions.store(regions.len() as u32, Relaxed);
+        drop(p);
         super::sync::unlock(&a.acc);
     }
 
@@ -295,6 +323,24 @@ impl Window {
         std::sync::atomic::fence(SeqCst);
         Ok(())
     }
+}
+
+/// Whether `[lo, hi)` lies in the union of `regions` (address, length): regions attached back to
+/// back form one range.
+fn covered(regions: &[(u64, u64)], lo: i128, hi: i128) -> bool {
+    let mut sorted: Vec<(i128, i128)> = regions.iter().map(|&(b, l)| (b as i128, b as i128 + l as i128)).collect();
+    sorted.sort_unstable();
+    let mut reach = lo;
+    for (b, e) in sorted {
+        if b > reach {
+            return false; // a gap: no later region starts before `b`
+        }
+        reach = reach.max(e);
+        if reach >= hi {
+            return true;
+        }
+    }
+    false
 }
 
 /// The windows of one rank: handle index -> window.
@@ -320,5 +366,19 @@ impl WinTable {
     }
     pub fn remove(&self, i: u32) -> Option<Arc<Window>> {
         self.entries.write().unwrap_or_else(|p| p.into_inner()).get_mut(i as usize)?.take()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn adjacent_regions_cover_a_spanning_range() {
+        let r = [(200, 50), (100, 100), (400, 10)];
+        assert!(super::covered(&r, 150, 240), "spans the two adjacent regions");
+        assert!(super::covered(&r, 100, 250));
+        assert!(!super::covered(&r, 240, 260), "runs past the end");
+        assert!(!super::covered(&r, 90, 120), "starts before the first");
+        assert!(!super::covered(&r, 240, 405), "a gap between 250 and 400");
+        assert!(super::covered(&r, 400, 410));
     }
 }

@@ -98,40 +98,20 @@ fn intra(c: &Comm, what: &str) -> MpiResult {
 /// of their ranks in `c`, with `c`'s error handler.
 pub fn shrink(u: &Universe, c: &Comm) -> MpiResult<u32> {
     intra(c, "MPIX_Comm_shrink")?;
-    loop {
-        // The context agreement of `construct::intra::agree_context_with`, each round a consensus.
-        let offer = u.comms.contexts.offer();
-        let mut mine = offer.mask.clone();
-        mine.push(offer.owner as u64);
-        let d = match consensus::decide(u, c, &mine, Combine::And) {
-            Ok(d) => d,
-            Err(e) => {
-                u.comms.contexts.conclude(&offer, &vec![0; offer.mask.len()]);
-                return Err(e);
-            }
-        };
-        let mut agreed = d.words;
-        let all_owners = agreed.pop() == Some(1);
-        if let Some(pair) = u.comms.contexts.conclude(&offer, &agreed) {
-            let generation = match consensus::decide(u, c, &[u.comms.contexts.next_generation(pair) as u64], Combine::Max) {
-                Ok(g) => g.words[0] as u32,
-                Err(e) => {
-                    u.comms.contexts.abandon(pair);
-                    return Err(e);
-                }
-            };
-            let ctx = u.comms.contexts.settle(pair, generation);
-            // The members whose contribution counted, the same everywhere: every live one.
-            let group: Vec<usize> = (0..c.size()).filter(|&r| d.contributors[r]).map(|r| c.world_rank(r)).collect();
-            let me = c.world_rank(c.rank);
-            let rank = group.iter().position(|&w| w == me).expect("a live member always contributes");
-            return Ok(u.comms.insert(Comm::new(ctx, group, rank, c.errhandler())));
-        }
-        if all_owners {
-            return Err(err(ErrorClass::Other, format!("MPIX_Comm_shrink: no communicator context id is free on all survivors (at most {} communicators at once): free some with MPI_Comm_free", crate::comm::context::PAIRS)));
-        }
-        crate::runtime::threads::sched::yield_now();
-    }
+    // The context agreement of `construct::intra::agree_context_with`, each round a consensus;
+    // the members of the new communicator are those that contributed to the last one (the
+    // same on every survivor).
+    let mut contributors = Vec::new();
+    let ctx = crate::construct::intra::agree_context_with(u, |how, mine, agreed| {
+        let d = consensus::decide(u, c, mine, how)?;
+        agreed.copy_from_slice(&d.words);
+        contributors = d.contributors;
+        Ok(())
+    })?;
+    let group: Vec<usize> = (0..c.size()).filter(|&r| contributors[r]).map(|r| c.world_rank(r)).collect();
+    let me = c.world_rank(c.rank);
+    let rank = group.iter().position(|&w| w == me).expect("a live member always contributes");
+    Ok(u.comms.insert(Comm::new(ctx, group, rank, c.errhandler())))
 }
 
 /// MPIX_Comm_agree: the bitwise AND of `flag` over the survivors of `c`. The second value is

@@ -253,7 +253,7 @@ export! {
         check::send_tag(tag)?;
         let g = self::group(u, group)?;
         let members = members_within(&c, &g)?;
-        let h = crate::construct::intra::create_group(u, &c, &members)?.map_or(MPI_COMM_NULL, check::comm_handle);
+        let h = crate::construct::intra::create_group(u, &c, &members, tag)?.map_or(MPI_COMM_NULL, check::comm_handle);
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *o = h };
         Ok(())

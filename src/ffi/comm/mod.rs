@@ -155,12 +155,13 @@ export! {
         let c_ref = check::comm(u, comm)?;
         use crate::construct::split_type::{split_type as split_by_type, SplitKind};
         let guided_name = match (split_type, info) {
-            (MPI_COMM_TYPE_HW_GUIDED, i) if i != MPI_INFO_NULL => crate::ffi::info::value_of(i, HW_RESOURCE_KEY)?,
+            (MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED, i) if i != MPI_INFO_NULL => crate::ffi::info::value_of(i, HW_RESOURCE_KEY)?,
             _ => None,
         };
         let kind = match split_type {
             MPI_COMM_TYPE_SHARED => SplitKind::Shared,
-            MPI_COMM_TYPE_HW_GUIDED => SplitKind::Guided(guided_name.as_deref()),
+            // MPI 4.1 defines RESOURCE_GUIDED by the same mpi_hw_resource_type key as HW_GUIDED.
+            MPI_COMM_TYPE_HW_GUIDED | MPI_COMM_TYPE_RESOURCE_GUIDED => SplitKind::Guided(guided_name.as_deref()),
             MPI_COMM_TYPE_HW_UNGUIDED => SplitKind::Unguided,
             _ => SplitKind::Undefined,
         };

@@ -136,7 +136,7 @@ fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: b
     if tt.count > 0 && l.size > 0 {
         let lo = off + l.true_lb as i128;
         let hi = off + (tt.count as i128 - 1) * l.extent() as i128 + l.true_ub as i128;
-        w.check_range(t, lo, hi)?;
+        w.check_range(&check::universe()?.engine, t, lo, hi)?;
     }
     let target = w.target(t);
     let base = match target {
