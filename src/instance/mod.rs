@@ -324,7 +324,7 @@ pub fn abort_job(code: i32, message: &str) -> ! {
     }
     // A foreign launcher ends the job when told through PMI (it names the rank itself).
     if let Some(p) = crate::runtime::pmi::client() {
-        p.abort(code, message);
+        crate::runtime::pmi::abort_job(p, code, message);
     }
     // SAFETY: flushing C stdio so the program's own buffered output is not lost, then leaving
     // without running atexit handlers or destructors of a program in an unknown state.

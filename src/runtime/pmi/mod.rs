@@ -93,3 +93,23 @@ pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
     let p = pmi1::Pmi1::start(fd, port_id.as_deref(), rank_size).map_err(|e| fail(e.to_string()))?;
     Ok(Some(Box::new(p)))
 }
+
+/// Ends the job through the launcher: waits (at most half a second) until the launcher has read
+/// what this rank wrote to stdout and stderr, whose last line says why, then sends the abort.
+/// hydra kills the job when it reads the abort, and drops output still in the pipes then.
+pub fn abort_job(p: &dyn Pmi, code: i32, message: &str) {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    for fd in [1, 2] {
+        loop {
+            let mut unread: libc::c_int = 0;
+            // SAFETY: FIONREAD stores an int into the local; on a descriptor that is no pipe or
+            // socket it fails, and the loop ends.
+            let ok = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) } == 0;
+            if !ok || unread <= 0 || std::time::Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    p.abort(code, message);
+}
