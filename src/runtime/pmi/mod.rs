@@ -2,11 +2,13 @@
 //! `mpiexec.mpich` (hydra) or Slurm's `srun --mpi=pmi2` learns its rank and the job's size, and
 //! exchanges the few values the ranks need to form one oxmpi job (`runtime::pmi_job`).
 //!
-//! Each wire protocol is one implementation of `Pmi` (`pmi1`: PMI-1). `foreign` recognises the
+//! Each wire protocol is one implementation of `Pmi` (`pmi1`: PMI-1, the default; `pmi2`: PMI-2,
+//! chosen with `OXMPI_PMI=2`). `foreign` recognises the
 //! launchers none of them speaks, so that MPI_Init can refuse instead of running N singletons.
 pub mod foreign;
 pub mod mapping;
 pub mod pmi1;
+pub mod pmi2;
 pub mod wire1;
 
 use std::io;
@@ -83,6 +85,7 @@ pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
         let s = std::net::TcpStream::connect(port.trim()).map_err(|e| fail(format!("cannot connect to PMI_PORT={port}: {e}")))?;
         (OwnedFd::from(s), Some(id))
     };
+    let version = std::env::var("OXMPI_PMI").unwrap_or_default();
     let rank_size = match (env_usize("PMI_RANK"), env_usize("PMI_SIZE")) {
         (Some(r), Some(s)) => Some((r, s)),
         _ => None,
@@ -90,8 +93,20 @@ pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
     if port_id.is_none() && rank_size.is_none() {
         return Err(fail("PMI_FD is set but PMI_RANK or PMI_SIZE is not".to_string()));
     }
-    let p = pmi1::Pmi1::start(fd, port_id.as_deref(), rank_size).map_err(|e| fail(e.to_string()))?;
-    Ok(Some(Box::new(p)))
+    match version.trim() {
+        "" | "1" => {
+            let p = pmi1::Pmi1::start(fd, port_id.as_deref(), rank_size).map_err(|e| fail(e.to_string()))?;
+            Ok(Some(Box::new(p)))
+        }
+        "2" => {
+            let Some((rank, _)) = rank_size.filter(|_| port_id.is_none()) else {
+                return Err(fail("OXMPI_PMI=2 needs PMI_FD and PMI_RANK (PMI-2 is not spoken over PMI_PORT)".to_string()));
+            };
+            let p = pmi2::Pmi2::start(fd, rank).map_err(|e| fail(e.to_string()))?;
+            Ok(Some(Box::new(p)))
+        }
+        v => Err(fail(format!("OXMPI_PMI={v}: use 1 (PMI-1, the default) or 2 (PMI-2)"))),
+    }
 }
 
 /// Ends the job through the launcher: waits (at most half a second) until the launcher has read
