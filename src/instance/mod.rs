@@ -185,7 +185,7 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
                 // Installed first, so that a failure to form the job reaches the launcher as
                 // a PMI abort (abort_job).
                 let p = crate::runtime::pmi::install(p);
-                let seg = crate::runtime::pmi_job::form(p).map_err(|m| err(ErrorClass::Other, m))?;
+                let seg = crate::runtime::pmi_job::form(p, crate::transport::shm::geometry(p.size())).map_err(|m| err(ErrorClass::Other, m))?;
                 return Ok((Arc::new(seg), p.rank(), false, false));
             }
             // A launcher we cannot talk to must not get N singletons.

@@ -15,7 +15,7 @@
 //! survival (ULFM), which needs oxmpi's launcher to mark dead ranks, and threads mode (a foreign
 //! launcher starts one process per rank).
 use super::pmi::{mapping, Pmi};
-use super::segment::Segment;
+use super::segment::{ChannelGeometry, Segment};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
 
@@ -52,9 +52,10 @@ fn check_one_node(pmi: &dyn Pmi) -> Result<(), String> {
     Ok(())
 }
 
-/// Forms the job: returns the segment, rank 0's fresh or the one it published. `Err` is the
-/// one-line reason to fail MPI_Init with.
-pub fn form(pmi: &dyn Pmi) -> Result<Segment, String> {
+/// Forms the job: returns the segment, rank 0's fresh one (with channels of `channel`, the
+/// transport's choice for the job's size) or the one it published. `Err` is the one-line reason
+/// to fail MPI_Init with.
+pub fn form(pmi: &dyn Pmi, channel: ChannelGeometry) -> Result<Segment, String> {
     let proto = pmi.protocol();
     if std::env::var(super::env::MODE).is_ok_and(|m| m.trim() == "threads") {
         return Err(format!(
@@ -66,7 +67,7 @@ pub fn form(pmi: &dyn Pmi) -> Result<Segment, String> {
     let host = hostname();
     let pmi_err = |what: &str, e: std::io::Error| format!("{proto} {what} failed: {e}");
     if rank == 0 {
-        let seg = Segment::create(size, 0, crate::transport::shm::geometry(size)).map_err(|e| format!("cannot create the shared memory segment for {size} ranks: {e}"))?;
+        let seg = Segment::create(size, 0, channel).map_err(|e| format!("cannot create the shared memory segment for {size} ranks: {e}"))?;
         // Only the ranks of this job may reach it, through /proc, not programs this rank starts.
         // SAFETY: FD_CLOEXEC on the segment's descriptor, which `seg` keeps open.
         unsafe { libc::fcntl(seg.fd(), libc::F_SETFD, libc::FD_CLOEXEC) };
