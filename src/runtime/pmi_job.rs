@@ -5,7 +5,7 @@
 //! /dev/shm, whatever happens to the ranks later) and publishes where the others find it:
 //! `/proc/<its pid>/fd/<descriptor>`, with the memfd's inode to check against and its host name.
 //! After a fence every other rank opens that path, which gives it its own descriptor of the same
-//! memfd, and maps the segment. Opening another process's descriptor needs the ptrace *read*
+//! memfd, and maps the segment; a second fence keeps rank 0 alive until all have. Opening another process's descriptor needs the ptrace *read*
 //! permission over it (same user, the process dumpable), which Yama's ptrace_scope does not
 //! restrict; the single-copy transfers (`transport::cma`) need more and fall back by themselves.
 //!
@@ -80,6 +80,8 @@ pub fn form(pmi: &dyn Pmi, channel: ChannelGeometry) -> Result<Segment, String> 
         let value = format!("/proc/{}/fd/{},{ino},{host}", std::process::id(), seg.fd());
         pmi.put(SEG_KEY, &value).map_err(|e| pmi_err("put", e))?;
         pmi.fence().map_err(|e| pmi_err("fence", e))?;
+        // Until every rank has opened the segment: rank 0 may otherwise finish and exit first.
+        pmi.fence().map_err(|e| pmi_err("fence", e))?;
         return Ok(seg);
     }
     pmi.fence().map_err(|e| pmi_err("fence", e))?;
@@ -104,5 +106,6 @@ pub fn form(pmi: &dyn Pmi, channel: ChannelGeometry) -> Result<Segment, String> 
     // The segment keeps using the descriptor (as an inherited OXMPI_SHM_FD), for the life of
     // the process; Rust opened it close-on-exec.
     let _ = std::os::fd::IntoRawFd::into_raw_fd(fd);
+    pmi.fence().map_err(|e| pmi_err("fence", e))?;
     Ok(seg)
 }
