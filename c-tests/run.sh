@@ -8,6 +8,7 @@ usage() {
     cat <<'EOF'
 Usage: c-tests/run.sh --prefix PREFIX [options]
        c-tests/run.sh --mpich [options]
+       c-tests/run.sh --prefix PREFIX --launcher CMD [options]
 
 Compiles every c-tests/*.c with PREFIX/bin/mpicc and runs it with
 PREFIX/bin/mpiexec at every rank count listed in its header, in every mode.
@@ -17,6 +18,9 @@ Options:
   --mpich            validate against the system MPICH (mpicc.mpich, mpiexec.mpich -n N);
                      modes are ignored, tests marked mpich=skip are skipped and
                      tests marked mpich=nostderr run without their stderr checks
+  --launcher CMD     run with a foreign launcher instead of oxmpi's mpiexec: CMD -n N PROGRAM,
+                     with LD_LIBRARY_PATH=PREFIX/lib (e.g. mpiexec.mpich; the ranks reach
+                     each other through PMI); processes mode only, --modes is ignored
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
@@ -42,6 +46,7 @@ EOF
 
 PREFIX=""
 MPICH=0
+LAUNCHER=""
 MODES="processes"
 FILTER=""
 JOBS=1
@@ -52,6 +57,8 @@ while [[ $# -gt 0 ]]; do
         --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
         --prefix=*) PREFIX="${1#*=}"; shift ;;
         --mpich) MPICH=1; shift ;;
+        --launcher) LAUNCHER="${2:?--launcher needs a value}"; shift 2 ;;
+        --launcher=*) LAUNCHER="${1#*=}"; shift ;;
         --modes) MODES="${2:?--modes needs a value}"; shift 2 ;;
         --modes=*) MODES="${1#*=}"; shift ;;
         --filter) FILTER="${2:?--filter needs a value}"; shift 2 ;;
@@ -79,6 +86,12 @@ else
     [[ -x "$MPICC" ]] || { echo "run.sh: $MPICC not found or not executable" >&2; exit 2; }
     [[ -x "$MPIEXEC" ]] || { echo "run.sh: $MPIEXEC not found or not executable" >&2; exit 2; }
     TAG="oxmpi"
+    if [[ -n "$LAUNCHER" ]]; then
+        command -v "$LAUNCHER" >/dev/null || { echo "run.sh: launcher $LAUNCHER not found" >&2; exit 2; }
+        MPIEXEC="$(command -v "$LAUNCHER")"
+        MODES="processes"
+        TAG="$(basename "$LAUNCHER")"
+    fi
 fi
 [[ "$JOBS" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --jobs must be a positive integer" >&2; exit 2; }
 [[ "$DEF_TIMEOUT" =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --timeout must be a positive integer" >&2; exit 2; }
@@ -156,6 +169,8 @@ run_one() {
     local -a cmd
     if [[ $MPICH -eq 1 ]]; then
         cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
+    elif [[ -n "$LAUNCHER" ]]; then
+        cmd=(env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
     else
         cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" --timeout "$tmo" --mode "$mode" -n "$n" "$exe")
     fi
@@ -163,7 +178,7 @@ run_one() {
     t0="$(now)"
     # coreutils timeout gets a margin over our mpiexec's own --timeout (MPICH has none)
     local hard=$((tmo + 5))
-    [[ $MPICH -eq 1 ]] && hard=$tmo
+    [[ $MPICH -eq 1 || -n "$LAUNCHER" ]] && hard=$tmo
     env ${envset[@]+"${envset[@]}"} timeout -k 5 "$hard" "${cmd[@]}" >"$base.out" 2>"$base.err" </dev/null || rc=$?
     t1="$(now)"
     local secs

@@ -24,6 +24,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   7. mpich-binary  a program built with the system MPICH (mpicc.mpich), run with
                    oxmpi's mpiexec -n 2 and -n 4
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range)
+  8b. foreign-launch  oxmpi programs under MPICH's mpiexec.mpich (PMI-1, -n 2 and -n 4: one job,
+                   chosen c-tests, a rank killed mid-job, nothing left in /dev/shm), and refused
+                   with one line under Open MPI's mpirun and Slurm without PMI
+                   (scripts/foreign-launch.sh)
   9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
                    (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
   10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
@@ -242,6 +246,11 @@ stage_netpipe() {
     done
 }
 
+# Foreign launchers (issue 19): hydra starts correct jobs through PMI; the others are refused.
+stage_foreign_launch() {
+    run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/foreign-launch.sh" --prefix "$PREFIX" --timeout 60
+}
+
 stage_mpi4py() {
     run timeout -k 10 1500 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" \
         --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 240
@@ -273,5 +282,6 @@ stage fault-inject stage_fault_inject
 stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary
 stage netpipe stage_netpipe
+stage foreign-launch stage_foreign_launch
 stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5

@@ -180,6 +180,18 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
             Ok((Arc::new(seg), rank, false, false))
         }
         None => {
+            // Started by a foreign launcher that speaks PMI (hydra, srun --mpi=pmi2)?
+            if let Some(p) = crate::runtime::pmi::connect_from_env().map_err(|m| err(ErrorClass::Other, m))? {
+                // Installed first, so that a failure to form the job reaches the launcher as
+                // a PMI abort (abort_job).
+                let p = crate::runtime::pmi::install(p);
+                let seg = crate::runtime::pmi_job::form(p, crate::transport::shm::geometry(p.size())).map_err(|m| err(ErrorClass::Other, m))?;
+                return Ok((Arc::new(seg), p.rank(), false, false));
+            }
+            // A launcher we cannot talk to must not get N singletons.
+            if let Some(m) = crate::runtime::pmi::foreign::unsupported(&|k| std::env::var(k).ok()) {
+                return Err(err(ErrorClass::Other, m));
+            }
             let seg = Segment::anonymous(1, crate::transport::shm::geometry(1)).map_err(|e| err(ErrorClass::NoMem, format!("cannot create a segment: {e}")))?;
             Ok((Arc::new(seg), 0, true, false))
         }
@@ -240,6 +252,12 @@ fn left(s: &RankSlot, u: &Instance) {
     u.engine.flush_all();
     if !s.is_active() {
         u.seg.rank(u.rank).state.store(RANK_FINALIZED, Ordering::Release);
+        // A foreign launcher counts a rank that exits without PMI finalize as failed.
+        if let Some(p) = crate::runtime::pmi::client() {
+            if let Err(e) = p.finalize() {
+                crate::runtime::job::say(&format!("oxmpi: rank {}: {} finalize failed: {e}", u.rank, p.protocol()));
+            }
+        }
     }
 }
 
@@ -303,6 +321,10 @@ pub fn abort_job(code: i32, message: &str) -> ! {
     crate::runtime::job::say(message);
     if let Some(u) = peek() {
         u.seg.record_abort(u.rank as i32, code);
+    }
+    // A foreign launcher ends the job when told through PMI (it names the rank itself).
+    if let Some(p) = crate::runtime::pmi::client() {
+        crate::runtime::pmi::abort_job(p, code, message);
     }
     // SAFETY: flushing C stdio so the program's own buffered output is not lost, then leaving
     // without running atexit handlers or destructors of a program in an unknown state.

@@ -198,7 +198,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         // MPI_Wtime counts from each process's first MPI call, so clocks are not synchronised.
         wtime_is_global: 0,
         universe_size: u.size as c_int,
-        appnum: 0,
+        appnum: crate::runtime::pmi::client().map_or(0, |p| p.appnum()),
     });
     // The predefined attributes are pointers to their values; a user attribute is its value.
     let found: Option<*const c_void> = match keyval {

@@ -1,0 +1,160 @@
+#!/usr/bin/env bash
+# oxmpi programs started by other launchers (issue 19): see --help.
+set -euo pipefail
+
+OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
+# shellcheck source=scripts/common.sh source-path=SCRIPTDIR/..
+. "$OXMPI_ROOT/scripts/common.sh"
+
+usage() {
+    cat <<'USAGE'
+Usage: scripts/foreign-launch.sh --prefix PREFIX [--timeout S]
+
+oxmpi programs started by launchers other than oxmpi's mpiexec:
+  * MPICH's mpiexec.mpich (hydra; PMI-1 over PMI_FD, and over PMI_PORT with -pmi-port; PMI-2
+    over PMI_FD with OXMPI_PMI=2) at 2 and 4 ranks: a world check (one job of the right size,
+    not singletons) built with oxmpi's mpicc
+    and with mpicc.mpich (libmpich.so.12 resolved to oxmpi through LD_LIBRARY_PATH), then a
+    chosen set of c-tests (p2p, collectives, RMA, communicators, an error test, MPI_Abort, a rank
+    leaving early after MPI_Finalize) through c-tests/run.sh --launcher mpiexec.mpich;
+  * a rank SIGKILLed mid-job: the job ends with a nonzero status, nothing left in /dev/shm
+    (checked in a private /dev/shm when unshare can make one);
+  * OXMPI_MODE=threads under hydra, ranks placed on two hosts, Open MPI's mpirun (as root: --allow-run-as-root
+    --oversubscribe) and a Slurm step without PMI: MPI_Init fails with one line naming the
+    launcher, never N singletons; without any launcher a singleton still runs.
+Options:
+  --prefix PREFIX   oxmpi install prefix (PREFIX/bin/mpicc, PREFIX/lib)
+  --timeout S       per-run timeout in seconds (default 60)
+USAGE
+}
+
+PREFIX=""
+TMO=60
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
+        --timeout) TMO="${2:?--timeout needs a value}"; shift 2 ;;
+        -h | --help) usage; exit 0 ;;
+        *) usage >&2; die "unknown argument: $1" ;;
+    esac
+done
+[ -n "$PREFIX" ] || { usage >&2; die "--prefix is required"; }
+PREFIX="$(cd "$PREFIX" && pwd)"
+command -v mpiexec.mpich >/dev/null || die "mpiexec.mpich not found (Debian package mpich)"
+
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-foreign.XXXXXX")"
+trap 'rm -rf -- "$WORK"' EXIT
+LIBS="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+fails=0
+
+say() { echo "$*"; }
+pass() { say "PASS $*"; }
+fail() { say "FAIL $*"; fails=$((fails + 1)); }
+
+# hydra ARGS...: mpiexec.mpich with our library, bounded in time; output in $WORK/out, $WORK/err.
+hydra() {
+    local rc=0
+    LD_LIBRARY_PATH="$LIBS" timeout -k 5 "$TMO" mpiexec.mpich "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+    return "$rc"
+}
+
+show_err() { sed 's/^/  | /' "$WORK/err" | tail -n 8; }
+
+# ------------------------------------------------------------------ world checks
+"$PREFIX/bin/mpicc" -O2 -o "$WORK/world" "$OXMPI_ROOT/scripts/foreign-world.c"
+mpicc.mpich -O2 -o "$WORK/world-mpich" "$OXMPI_ROOT/scripts/foreign-world.c"
+for bin in world world-mpich; do
+    for n in 2 4; do
+        for pmi in PMI-1/PMI_FD PMI-1/PMI_PORT PMI-2/PMI_FD; do
+            args=(-n "$n")
+            [ "$pmi" = PMI-1/PMI_PORT ] && args=(-pmi-port -n "$n")
+            if OXMPI_PMI="${pmi:4:1}" hydra "${args[@]}" "$WORK/$bin" "$n" && grep -qx "world ok: $n ranks" "$WORK/out" &&
+                [ "$(grep -c '^world ok' "$WORK/out")" = 1 ]; then
+                pass "$bin under mpiexec.mpich -n $n ($pmi)"
+            else
+                fail "$bin under mpiexec.mpich -n $n ($pmi): not one job of $n ranks"
+                show_err
+            fi
+        done
+    done
+done
+# The MPICH-built binary really ran on oxmpi (not on MPICH's own library).
+LD_LIBRARY_PATH="$LIBS" ldd "$WORK/world-mpich" | grep -q "libmpich.so.12 => $PREFIX/lib/" ||
+    fail "world-mpich does not resolve libmpich.so.12 to $PREFIX/lib"
+
+# ------------------------------------------------------------------ c-tests under hydra
+if OXMPI_TEST_RANKS="2 4" bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --launcher mpiexec.mpich --timeout "$TMO" \
+    --filter '^(p2p_blocking|p2p_nonblocking|coll_allreduce|coll_bcast|coll_alltoall|rma_put_get|rma_accumulate|comm_dup_split|comm_create|err_return|err_fatal_rank|launch_abort|launch_early_exit)$'; then
+    pass "c-tests under mpiexec.mpich"
+else
+    fail "c-tests under mpiexec.mpich"
+fi
+
+# ------------------------------------------------------------------ a rank killed mid-job
+# In a private /dev/shm if we can make one, so that other jobs on the machine do not disturb
+# the check; else the names before and after are compared.
+killed_job() {
+    local rc=0
+    LD_LIBRARY_PATH="$LIBS" timeout -k 5 "$TMO" mpiexec.mpich -n 3 "$WORK/world" 3 die \
+        >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+    echo "rc=$rc"
+    ls -A /dev/shm
+}
+export -f killed_job
+export LIBS TMO WORK
+if unshare -m sh -c 'mount -t tmpfs oxmpi-shm /dev/shm' 2>/dev/null; then
+    report="$(unshare -m bash -c 'mount -t tmpfs oxmpi-shm /dev/shm && killed_job')"
+    leftover="$(sed -n '2,$p' <<<"$report")"
+else
+    before="$(ls -A /dev/shm)"
+    report="$(killed_job)"
+    leftover="$(comm -13 <(echo "$before" | sort) <(sed -n '2,$p' <<<"$report" | sort))"
+fi
+rc="$(sed -n '1s/^rc=//p' <<<"$report")"
+# hydra's status for a rank killed by signal 9 is 9; the survivors must not have failed by
+# themselves (a world check of singletons fails with 3).
+if [ "$rc" = 9 ] && ! grep -q '^foreign-world:' "$WORK/err" && ! grep -q '^world ok' "$WORK/out" && [ -z "$leftover" ]; then
+    pass "a rank SIGKILLed mid-job ends the job (status $rc), /dev/shm clean"
+else
+    fail "a rank SIGKILLed mid-job: status $rc (expected 9; 124/137: hung), left in /dev/shm: '${leftover}'"
+    show_err
+fi
+
+# ------------------------------------------------------------------ refusals, one line each
+# expect_refusal WHAT PATTERN CMD...: CMD must fail, print PATTERN, and run no world.
+expect_refusal() {
+    local what="$1" pattern="$2" rc=0
+    shift 2
+    timeout -k 5 "$TMO" "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+    if [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] && grep -q -- "$pattern" "$WORK/err" &&
+        ! grep -q '^world ok' "$WORK/out"; then
+        pass "$what: refused ($(grep -m1 -o -- "$pattern" "$WORK/err"))"
+    else
+        fail "$what: status $rc, expected a refusal naming '$pattern'"
+        show_err
+    fi
+}
+expect_refusal "OXMPI_MODE=threads under mpiexec.mpich" "threads mode needs oxmpi's mpiexec" \
+    env OXMPI_MODE=threads LD_LIBRARY_PATH="$LIBS" mpiexec.mpich -n 2 "$WORK/world" 2
+# hydra's fork launcher runs every "host" here, but PMI_process_mapping says two nodes.
+expect_refusal "ranks placed on two hosts" "runs a job on one node only" \
+    env LD_LIBRARY_PATH="$LIBS" mpiexec.mpich -launcher fork -hosts "$(hostname),localhost" -n 2 "$WORK/world" 2
+if command -v mpirun.openmpi >/dev/null; then
+    root=()
+    [ "$(id -u)" = 0 ] && root=(--allow-run-as-root)
+    expect_refusal "Open MPI's mpirun -n 2" "started by Open MPI's mpirun" \
+        mpirun.openmpi "${root[@]}" --oversubscribe -x LD_LIBRARY_PATH="$LIBS" -n 2 "$WORK/world" 2
+else
+    say "SKIP Open MPI's mpirun (mpirun.openmpi not installed)"
+fi
+expect_refusal "a Slurm step of 2 tasks without PMI" "srun --mpi=pmi2" \
+    env SLURM_STEP_ID=0 SLURM_PROCID=0 SLURM_STEP_NUM_TASKS=2 "$WORK/world" 1
+if timeout -k 5 "$TMO" "$WORK/world" 1 >"$WORK/out" 2>"$WORK/err" && grep -qx 'world ok: 1 ranks' "$WORK/out"; then
+    pass "no launcher: a singleton"
+else
+    fail "no launcher: the singleton did not run"
+    show_err
+fi
+
+[ "$fails" = 0 ] || die "$fails foreign-launcher check(s) failed"
+echo "foreign launchers: all checks passed"

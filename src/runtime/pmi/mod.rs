@@ -1,0 +1,130 @@
+//! Talking to a foreign launcher's process manager (PMI): how a rank started by MPICH's
+//! `mpiexec.mpich` (hydra) or Slurm's `srun --mpi=pmi2` learns its rank and the job's size, and
+//! exchanges the few values the ranks need to form one oxmpi job (`runtime::pmi_job`).
+//!
+//! Each wire protocol is one implementation of `Pmi` (`pmi1`: PMI-1, the default; `pmi2`: PMI-2,
+//! chosen with `OXMPI_PMI=2`). `foreign` recognises the
+//! launchers none of them speaks, so that MPI_Init can refuse instead of running N singletons.
+pub mod foreign;
+pub mod mapping;
+pub mod pmi1;
+pub mod pmi2;
+pub mod wire1;
+
+use std::io;
+use std::os::fd::{FromRawFd, OwnedFd};
+use std::sync::OnceLock;
+
+/// A connection to the launcher's PMI server, as the job formation and abort use it.
+pub trait Pmi: Send + Sync {
+    /// "PMI-1", for messages.
+    fn protocol(&self) -> &'static str;
+    fn rank(&self) -> usize;
+    fn size(&self) -> usize;
+    /// Which program of an MPMD launch this rank runs (MPI_APPNUM).
+    fn appnum(&self) -> i32;
+    /// Publishes `key` = `value` for the other ranks (visible after the next `fence`).
+    fn put(&self, key: &str, value: &str) -> io::Result<()>;
+    /// Commits this rank's puts and waits until every rank of the job did the same.
+    fn fence(&self) -> io::Result<()>;
+    /// The value rank `owner` put under `key` before the last fence, None if there is none.
+    fn get(&self, owner: usize, key: &str) -> io::Result<Option<String>>;
+    /// A job attribute of the launcher's (`PMI_process_mapping`), None if it gives none.
+    fn job_attr(&self, key: &str) -> io::Result<Option<String>>;
+    /// Asks the launcher to end the whole job with exit status `code`. Does not wait: the caller
+    /// exits right after. Safe to call while another thread waits in a request.
+    fn abort(&self, code: i32, message: &str);
+    /// Tells the launcher this rank left MPI cleanly (it then does not count the rank's exit as
+    /// a failure).
+    fn finalize(&self) -> io::Result<()>;
+}
+
+/// The PMI connection of this process, once MPI_Init made one.
+static CLIENT: OnceLock<Box<dyn Pmi>> = OnceLock::new();
+
+/// The connection MPI_Init made, if the job was started by a foreign launcher.
+pub fn client() -> Option<&'static dyn Pmi> {
+    CLIENT.get().map(|b| &**b)
+}
+
+/// Keeps `p` as this process's connection (once); returns it.
+pub fn install(p: Box<dyn Pmi>) -> &'static dyn Pmi {
+    let _ = CLIENT.set(p);
+    client().expect("just installed")
+}
+
+fn env_usize(name: &str) -> Option<usize> {
+    std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
+}
+
+/// Connects to the launcher's PMI server named in the environment (`PMI_FD`, or `PMI_PORT` and
+/// `PMI_ID`). Ok(None) when the environment names none; Err with a one-line reason when it
+/// names one that does not work.
+pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
+    let fd_var = std::env::var("PMI_FD").ok();
+    let port_var = std::env::var("PMI_PORT").ok();
+    if fd_var.is_none() && port_var.is_none() {
+        return Ok(None);
+    }
+    let fail = |what: String| format!("cannot use the launcher's PMI server ({what}); start the program with oxmpi's mpiexec, or check the launcher");
+    let (fd, port_id) = if let Some(v) = fd_var {
+        let raw: i32 = v.trim().parse().map_err(|_| fail(format!("PMI_FD={v} is not a descriptor number")))?;
+        // SAFETY: F_GETFD on a number only inspects the descriptor table.
+        if raw < 0 || unsafe { libc::fcntl(raw, libc::F_GETFD) } < 0 {
+            return Err(fail(format!("PMI_FD={v} is not an open descriptor")));
+        }
+        // The launcher's socket is this process's alone: a program the rank starts must not keep
+        // it open (the launcher would not see the rank end).
+        // SAFETY: setting FD_CLOEXEC on a descriptor checked open above.
+        unsafe { libc::fcntl(raw, libc::F_SETFD, libc::FD_CLOEXEC) };
+        // SAFETY: the launcher gave this descriptor to the rank for PMI; nothing else uses it.
+        (unsafe { OwnedFd::from_raw_fd(raw) }, None)
+    } else {
+        let port = port_var.unwrap_or_default();
+        let id = std::env::var("PMI_ID").map_err(|_| fail(format!("PMI_PORT={port} is set but PMI_ID is not")))?;
+        let s = std::net::TcpStream::connect(port.trim()).map_err(|e| fail(format!("cannot connect to PMI_PORT={port}: {e}")))?;
+        (OwnedFd::from(s), Some(id))
+    };
+    let version = std::env::var("OXMPI_PMI").unwrap_or_default();
+    let rank_size = match (env_usize("PMI_RANK"), env_usize("PMI_SIZE")) {
+        (Some(r), Some(s)) => Some((r, s)),
+        _ => None,
+    };
+    if port_id.is_none() && rank_size.is_none() {
+        return Err(fail("PMI_FD is set but PMI_RANK or PMI_SIZE is not".to_string()));
+    }
+    match version.trim() {
+        "" | "1" => {
+            let p = pmi1::Pmi1::start(fd, port_id.as_deref(), rank_size).map_err(|e| fail(e.to_string()))?;
+            Ok(Some(Box::new(p)))
+        }
+        "2" => {
+            let Some((rank, _)) = rank_size.filter(|_| port_id.is_none()) else {
+                return Err(fail("OXMPI_PMI=2 needs PMI_FD and PMI_RANK (PMI-2 is not spoken over PMI_PORT)".to_string()));
+            };
+            let p = pmi2::Pmi2::start(fd, rank).map_err(|e| fail(e.to_string()))?;
+            Ok(Some(Box::new(p)))
+        }
+        v => Err(fail(format!("OXMPI_PMI={v}: use 1 (PMI-1, the default) or 2 (PMI-2)"))),
+    }
+}
+
+/// Ends the job through the launcher: waits (at most half a second) until the launcher has read
+/// what this rank wrote to stdout and stderr, whose last line says why, then sends the abort.
+/// hydra kills the job when it reads the abort, and drops output still in the pipes then.
+pub fn abort_job(p: &dyn Pmi, code: i32, message: &str) {
+    let end = std::time::Instant::now() + std::time::Duration::from_millis(500);
+    for fd in [1, 2] {
+        loop {
+            let mut unread: libc::c_int = 0;
+            // SAFETY: FIONREAD stores an int into the local; on a descriptor that is no pipe or
+            // socket it fails, and the loop ends.
+            let ok = unsafe { libc::ioctl(fd, libc::FIONREAD, &mut unread) } == 0;
+            if !ok || unread <= 0 || std::time::Instant::now() >= end {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+    p.abort(code, message);
+}
