@@ -1,7 +1,9 @@
 //! The threads-mode host: runs every rank of a job as a thread of this process (TMPI, seed 003),
 //! each on its own private instance of the program loaded by `loader` (own globals and statics).
 //!
-//! Process-level behaviour is kept per rank: a rank that returns from `main` (or calls `exit`, via
+//! A rank's thread (or fiber) runs the program's constructors, in its rank's context, then its
+//! `main` (so `MPI_Init` in a constructor initialises that rank). Process-level behaviour is kept
+//! per rank: a rank that returns from `main` (or calls `exit`, via
 //! the preload library's interposer and `exit_hook`) ends only itself, unless it failed (non-zero
 //! code) or left MPI initialised, which ends the job with a one-line message; a crash signal in any
 //! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
@@ -27,6 +29,8 @@ extern "C" {
 struct RankStart {
     rank: usize,
     main: MainFn,
+    /// The program's own constructors, run on the rank's thread before `main`.
+    constructors: Vec<loader::InitFn>,
     /// This rank's own argv strings and the NULL-terminated pointer array into them: `main` may
     /// permute or modify its argv (getopt does), so ranks must not share one.
     _args: Vec<CString>,
@@ -112,9 +116,14 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
 /// how it ended.
 fn run_rank(start: &mut RankStart) {
     let argc = (start.argv.len() - 1) as c_int;
-    // SAFETY: calling the rank's private `main` with a NULL-terminated argv it owns and the
-    // process environment, as the C runtime would.
-    let rc = unsafe { (start.main)(argc, start.argv.as_mut_ptr(), environ) };
+    // SAFETY: the rank's own constructors, then its private `main`, with a NULL-terminated argv it
+    // owns and the process environment, as the C runtime would call them.
+    let rc = unsafe {
+        for f in &start.constructors {
+            f(argc, start.argv.as_mut_ptr(), environ);
+        }
+        (start.main)(argc, start.argv.as_mut_ptr(), environ)
+    };
     // SAFETY: flush the program's buffered output before deciding about the job.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(start.rank, rc);
@@ -147,7 +156,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
                 }
                 (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
                 copies.push(inst.copies().to_vec());
-                mains.push(inst.main)
+                mains.push((inst.main, inst.constructors().to_vec()))
             }
             Err(e) => {
                 eprintln!("oxmpi: rank {r}: {}", e.0);
@@ -190,7 +199,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     };
     let mut threads = Vec::with_capacity(n);
-    for (rank, main) in mains.into_iter().enumerate() {
+    for (rank, (main, constructors)) in mains.into_iter().enumerate() {
         if rank > 0 {
             // Start-up code runs one rank at a time (up to MPI_Init, or 1 s), and getopt starts
             // afresh for each rank: optind = 0 makes glibc reinitialise its internal state.
@@ -202,7 +211,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         let own: Vec<CString> = args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
-        let start = Box::into_raw(Box::new(RankStart { rank, main, _args: own, argv }));
+        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv }));
         if let Some(s) = fibers {
             let st = FiberStart(start);
             let body = Box::new(move || {

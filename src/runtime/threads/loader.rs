@@ -98,6 +98,10 @@ pub struct Prepared {
     copies: Vec<String>,
     /// The link-time address (`r_offset`) of each copy, same order as `copies`.
     copy_offsets: Vec<u64>,
+    /// The program's DT_INIT function (link-time address), run by `Instance::constructors`.
+    init: Option<u64>,
+    /// The program's DT_INIT_ARRAY: link-time address and number of entries.
+    init_array: Option<(u64, u64)>,
 }
 
 /// Where `prepare` found the address of `main`.
@@ -127,7 +131,12 @@ pub struct Instance {
     fd: c_int,
     /// (name, address) of this instance's copies of library variables (`R_X86_64_COPY`).
     copies: Vec<(String, usize)>,
+    /// The program's own constructors, in the order the dynamic loader would run them.
+    constructors: Vec<InitFn>,
 }
+
+/// An ELF constructor: glibc passes it (argc, argv, envp).
+pub type InitFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char);
 
 // SAFETY: the handle is only used with dlsym/dlinfo, which glibc makes thread-safe; the instance
 // is created on one thread and typically run on the rank's own thread.
@@ -159,6 +168,12 @@ impl Instance {
     /// if the program keeps one: what its code reads and writes instead of the library's.
     pub fn copy_address(&self, name: &str) -> Option<usize> {
         self.copies.iter().find(|(n, _)| n == name).map(|&(_, a)| a)
+    }
+
+    /// The program's own constructors (DT_INIT, then DT_INIT_ARRAY in order), which dlopen did
+    /// not run: the caller runs them on the rank's thread before `main`, with main's arguments.
+    pub fn constructors(&self) -> &[InitFn] {
+        &self.constructors
     }
 
     /// Every copy of a library variable this instance holds: (name, address).
@@ -209,8 +224,8 @@ impl Prepared {
 
     /// Loads one private instance (own globals) for rank `rank`; returns its `main`.
     ///
-    /// The instance's constructors (`.init_array`, C++ static initialisers) run here, on the
-    /// calling thread. Its undefined symbols (libc, MPI) bind like any `RTLD_LOCAL` object's:
+    /// The instance's own constructors (`.init_array`, C++ static initialisers) do not run here:
+    /// see `Instance::constructors`. Its undefined symbols (libc, MPI) bind like any `RTLD_LOCAL` object's:
     /// to the objects already in the global scope (the host and its libraries) and to its own
     /// `DT_NEEDED` libraries, which are loaded once and shared by all ranks.
     pub fn load_instance(&self, rank: usize) -> Result<Instance, LoadError> {
@@ -264,7 +279,24 @@ impl Prepared {
         // (the envp argument is ignored by a two- or zero-argument main, per the x86-64 ABI).
         let main: MainFn = unsafe { std::mem::transmute::<usize, MainFn>(addr) };
         let copies = self.copies.iter().zip(&self.copy_offsets).map(|(n, &o)| (n.clone(), base.wrapping_add(o as usize))).collect();
-        Ok(Instance { main, handle, base, fd, copies })
+        let mut constructors = Vec::new();
+        if let Some(init) = self.init.filter(|&a| a != 0) {
+            // SAFETY: DT_INIT of this loaded instance: a function of this signature (glibc calls
+            // it with argc, argv, envp).
+            constructors.push(unsafe { std::mem::transmute::<usize, InitFn>(base.wrapping_add(init as usize)) });
+        }
+        if let Some((at, n)) = self.init_array {
+            for i in 0..n as usize {
+                // SAFETY: prepare checked the array lies in a loaded segment; dlopen relocated its
+                // entries (function addresses, or 0 / -1 which glibc's crt never leaves but we skip).
+                let f = unsafe { std::ptr::read((base.wrapping_add(at as usize) as *const usize).add(i)) };
+                if f != 0 && f != usize::MAX {
+                    // SAFETY: a relocated DT_INIT_ARRAY entry is a constructor of this signature.
+                    constructors.push(unsafe { std::mem::transmute::<usize, InitFn>(f) });
+                }
+            }
+        }
+        Ok(Instance { main, handle, base, fd, copies, constructors })
     }
 }
 
@@ -322,6 +354,10 @@ const DT_SYMTAB: i64 = 6;
 const DT_RELA: i64 = 7;
 const DT_RELASZ: i64 = 8;
 const DT_STRSZ: i64 = 10;
+const DT_INIT: i64 = 12;
+const DT_DEBUG: i64 = 21;
+const DT_INIT_ARRAY: i64 = 25;
+const DT_INIT_ARRAYSZ: i64 = 27;
 const DT_FLAGS_1: i64 = 0x6fff_fffb;
 const R_X86_64_COPY: u32 = 5;
 const DF_1_PIE: u64 = 0x0800_0000;
@@ -483,6 +519,10 @@ pub const MUTABLE_LIBC_DATA: &[&str] = &[
     "tzname",
     "timezone",
     "daylight",
+    // what glibc's <time.h> names them
+    "__tzname",
+    "__timezone",
+    "__daylight",
     "signgam",
     "getdate_err",
     "error_message_count",
@@ -572,6 +612,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         return Err(refusal(program, "is statically linked (no dynamic section)", None));
     };
     let mut flags_1: Option<(u64, u64)> = None; // (file offset of d_val, value)
+    let mut init_entries: Vec<u64> = Vec::new(); // file offsets of DT_INIT and DT_INIT_ARRAYSZ
     let mut entries: Vec<(i64, u64)> = Vec::new();
     let dyn_end = dynamic.p_offset.checked_add(dynamic.p_filesz).ok_or_else(|| corrupt("bad dynamic segment"))?;
     if dyn_end > b.len() as u64 {
@@ -584,6 +625,8 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         match tag {
             DT_NULL => break,
             DT_FLAGS_1 => flags_1 = Some((o + 8, val)),
+            DT_INIT => init_entries.push(o),
+            DT_INIT_ARRAYSZ => init_entries.push(o),
             _ => {}
         }
         entries.push((tag, val));
@@ -650,7 +693,30 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         let off = off as usize; // in bounds: read above
         image[off..off + 8].copy_from_slice(&(v & !DF_1_PIE).to_le_bytes());
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets })
+    // The program's own constructors run on the rank's thread, in its context, just before its
+    // main (`Instance::constructors`), not in dlopen on the host's thread: dlopen gets a copy
+    // whose DT_INIT is renamed DT_DEBUG (which glibc ignores in a loaded object) and whose
+    // DT_INIT_ARRAYSZ is 0. The libraries it needs still run theirs in dlopen (they are shared).
+    let get = |tag: i64| entries.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
+    let init = get(DT_INIT);
+    let init_array = match (get(DT_INIT_ARRAY), get(DT_INIT_ARRAYSZ)) {
+        (Some(a), Some(sz)) if sz > 0 => {
+            if sz % 8 != 0 || !ph.iter().any(|p| p.p_type == PT_LOAD && a >= p.p_vaddr && a.checked_add(sz).is_some_and(|e| e <= p.p_vaddr + p.p_memsz)) {
+                return Err(corrupt("DT_INIT_ARRAY outside the loaded segments"));
+            }
+            Some((a, sz / 8))
+        }
+        _ => None,
+    };
+    for o in init_entries {
+        let o = o as usize; // in bounds: read above
+        if u64_at(&image, o as u64) == Some(DT_INIT as u64) {
+            image[o..o + 8].copy_from_slice(&(DT_DEBUG as u64).to_le_bytes());
+        } else {
+            image[o + 8..o + 16].copy_from_slice(&0u64.to_le_bytes());
+        }
+    }
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, init, init_array })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.
@@ -730,6 +796,32 @@ mod tests {
         // SAFETY: the test programs' main takes (argc, argv) and only reads argv[1]; both arrays
         // are NULL-terminated and outlive the call.
         unsafe { (inst.main)(2, argv.as_mut_ptr(), envp.as_mut_ptr()) }
+    }
+
+    /// The program's constructors are not run by `load_instance` but handed to the caller.
+    #[test]
+    fn constructors_run_by_the_caller() {
+        let d = TempDir::new("ctor");
+        let src = r#"
+            static int order;
+            int seen;
+            __attribute__((constructor(101))) static void first(void) { order = order * 10 + 1; }
+            __attribute__((constructor(102))) static void second(int argc) { order = order * 10 + 2; seen = argc; }
+            int main(void) { return order * 100 + seen; }
+        "#;
+        for flags in [&["-fPIE", "-pie"][..], &["-shared", "-fPIC"], &["-fPIE", "-pie", "-s"]] {
+            let p = prepare(&build(&d, "ctor", src, flags)).unwrap();
+            let a = p.load_instance(0).unwrap();
+            let b = p.load_instance(1).unwrap();
+            assert_eq!(call_main(&a), 0, "{flags:?}: constructors ran in dlopen");
+            assert!(b.constructors().len() >= 2, "{flags:?}");
+            let mut argv = [std::ptr::null_mut::<c_char>()];
+            for f in b.constructors() {
+                // SAFETY: the instance's constructors, called as glibc would (argc, argv, envp).
+                unsafe { f(7, argv.as_mut_ptr(), argv.as_mut_ptr()) };
+            }
+            assert_eq!(call_main(&b), 1207, "{flags:?}");
+        }
     }
 
     /// Three instances: each starts from fresh globals, and an instance keeps its own state.
@@ -944,7 +1036,7 @@ mod tests {
             int main(void) { tzset(); return tzname[0][0]; }
         "#;
         let e = refused(prepare(&build(&d, "tz", tz, &["-fPIE", "-pie"])));
-        assert!(e.contains("private copy of libc's `tzname`"), "{e}");
+        assert!(e.contains("private copy of libc's `__tzname`"), "{e}");
         assert!(e.ends_with(REBUILD_FIX));
         let so = build(&d, "getopt.so", getopt, &["-shared", "-fPIC"]);
         assert!(prepare(&so).unwrap().copy_relocated().is_empty());

@@ -16,6 +16,7 @@ const R_X86_64_RELATIVE: u32 = 8;
 const MAX_START_BYTES: usize = 96;
 
 /// Where the last write to `%rdi` took `main` from.
+#[derive(Debug)]
 enum Rdi {
     /// `lea disp(%rip),%rdi`: this address.
     Address(u64),
