@@ -14,12 +14,28 @@
  *                     MPI calls act for it, so the new thread adopts its creator's rank context
  *                     before it runs the user's start routine.
  *   signal(), sigaction()
- *                     Signal dispositions are per process, so a rank that resets SIGSEGV, SIGBUS,
- *                     SIGFPE, SIGILL or SIGABRT to SIG_DFL would also remove oxmpi's handler,
- *                     which names the crashing rank before ending the job. For a rank thread such
- *                     a reset is kept as a no-op (the handler ends the job just as the default
- *                     action does, and reports SIG_DFL as the old disposition); any other
- *                     disposition, and every call outside rank threads, goes to libc unchanged.
+ *                     Signal dispositions are per process, so a rank installing its own handler
+ *                     for SIGSEGV, SIGBUS, SIGFPE, SIGILL or SIGABRT (gfortran's backtrace
+ *                     handler) would replace oxmpi's, which names the crashing rank and ends the
+ *                     job; a handler that returns from a fault would then run again and again.
+ *                     For a rank thread these calls record the rank's own disposition in oxmpi
+ *                     instead (oxmpi_threads_sigaction): on a crash of that rank, oxmpi runs the
+ *                     rank's handler, and ends the job naming the rank unless the handler
+ *                     repaired the fault (the same fault again right after the handler returned
+ *                     means it cannot: the handler ran once). In processes mode (mpiexec
+ *                     preloads this library into each rank's process too) a function handler the
+ *                     program installs for these signals is wrapped to the same end: when the
+ *                     same fault comes back right after it returned, the default action (the
+ *                     rank dies, mpiexec names it) replaces it. Other signals, and every call
+ *                     outside ranks, go to libc unchanged.
+ *
+ *   getopt(), getopt_long(), getopt_long_only(), __posix_getopt()
+ *                     A PIE's code reads getopt's variables (optarg, optind, opterr, optopt)
+ *                     from its own copies (R_X86_64_COPY), which libc's getopt never updates when
+ *                     the PIE is loaded as a rank's instance, and libc's own getopt state is one
+ *                     for all ranks. For a rank whose program keeps such copies, each call runs
+ *                     libc's getopt under a lock on the rank's own parse (see `rank_getopt`) and
+ *                     writes the results into the rank's copies.
  *
  *   nanosleep(), clock_nanosleep(), usleep(), sleep()
  *                     When ranks run as fibers on shared carrier threads, a rank sleeping in the
@@ -39,12 +55,14 @@
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
+#include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 typedef int (*current_fn)(void);
@@ -57,6 +75,10 @@ typedef void (*exit_fn)(int) __attribute__((noreturn));
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
+typedef void *(*copy_address_fn)(int, const char *);
+typedef int (*sigaction_hook_fn)(int, const struct sigaction *, struct sigaction *);
+typedef int (*getopt_fn)(int, char *const *, const char *);
+typedef int (*getopt_long_fn)(int, char *const *, const char *, const struct option *, int *);
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static current_fn hook_current;
@@ -69,6 +91,11 @@ static exit_fn real_exit;
 static pthread_create_fn real_pthread_create;
 static sigaction_fn real_sigaction;
 static signal_fn real_signal;
+static copy_address_fn hook_copy_address;
+static sigaction_hook_fn hook_sigaction;
+static int processes_rank; /* a rank process of an oxmpi processes-mode job */
+static getopt_fn real_getopt, real_posix_getopt;
+static getopt_long_fn real_getopt_long, real_getopt_long_only;
 
 static void resolve(void)
 {
@@ -77,6 +104,14 @@ static void resolve(void)
     hook_adopt = (adopt_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_adopt");
     hook_exit = (exit_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_exit_hook");
     hook_sleep = (sleep_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_sleep");
+    hook_copy_address = (copy_address_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_copy_address");
+    hook_sigaction = (sigaction_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_sigaction");
+    const char *mode = getenv("OXMPI_MODE");
+    processes_rank = mode && strcmp(mode, "processes") == 0 && getenv("OXMPI_RANK");
+    real_getopt = (getopt_fn)dlsym(RTLD_NEXT, "getopt");
+    real_posix_getopt = (getopt_fn)dlsym(RTLD_NEXT, "__posix_getopt");
+    real_getopt_long = (getopt_long_fn)dlsym(RTLD_NEXT, "getopt_long");
+    real_getopt_long_only = (getopt_long_fn)dlsym(RTLD_NEXT, "getopt_long_only");
     real_nanosleep = (nanosleep_fn)dlsym(RTLD_NEXT, "nanosleep");
     real_clock_nanosleep = (clock_nanosleep_fn)dlsym(RTLD_NEXT, "clock_nanosleep");
     if (!hook_current || !hook_adopt)
@@ -153,45 +188,142 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routin
     return rc;
 }
 
-/* True when a rank thread asks to reset a crash signal to its default action. */
-static int keep_crash_handler(int sig, sighandler_t handler)
+/* A rank's own disposition of a crash signal, kept by oxmpi (see the top of this file): 1 if
+ * oxmpi took the call. */
+static int rank_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
-    if (handler != SIG_DFL || !hook_current || hook_current() < 0)
-        return 0;
-    return sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE || sig == SIGILL || sig == SIGABRT;
+    return hook_sigaction && hook_sigaction(sig, act, oldact);
+}
+
+/* signal() and its variants for a rank's crash signal: `flags` are those libc's version uses. */
+static int processes_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact);
+static int rank_signal(int sig, sighandler_t handler, int flags, sighandler_t *old)
+{
+    struct sigaction act, prev;
+    memset(&act, 0, sizeof act);
+    act.sa_handler = handler;
+    act.sa_flags = flags;
+    if (!rank_sigaction(sig, &act, &prev)) {
+        int rc = processes_sigaction(sig, &act, &prev);
+        if (rc == -2)
+            return 0;
+        if (rc != 0) {
+            *old = SIG_ERR;
+            return 1;
+        }
+    }
+    *old = prev.sa_handler;
+    return 1;
+}
+
+/* ---- processes mode: a crash handler that cannot repair its fault runs once -------------- */
+static int crash_index(int sig)
+{
+    switch (sig) {
+    case SIGSEGV: return 0;
+    case SIGBUS: return 1;
+    case SIGFPE: return 2;
+    case SIGILL: return 3;
+    case SIGABRT: return 4;
+    default: return -1;
+    }
+}
+
+static struct sigaction user_crash[5]; /* the program's own handlers, which crash_wrapper runs */
+static __thread struct {
+    int sig;
+    void *addr;
+    unsigned long ip;
+} last_fault; /* the last fault whose handler returned, in this thread */
+
+static void crash_wrapper(int sig, siginfo_t *info, void *uc)
+{
+    int i = crash_index(sig);
+    struct sigaction act = user_crash[i];
+    unsigned long ip = 0;
+#if defined(__x86_64__)
+    if (uc)
+        ip = (unsigned long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+#endif
+    int fault = info && info->si_code > 0;
+    if (fault && last_fault.sig == sig && last_fault.addr == info->si_addr && last_fault.ip == ip) {
+        /* Back right after the handler returned: it cannot repair this fault. The default action
+         * (the instruction faults again on return) ends the rank, and mpiexec names it. */
+        struct sigaction dfl;
+        memset(&dfl, 0, sizeof dfl);
+        dfl.sa_handler = SIG_DFL;
+        real_sigaction(sig, &dfl, NULL);
+        return;
+    }
+    if (act.sa_flags & SA_SIGINFO)
+        act.sa_sigaction(sig, info, uc);
+    else if (act.sa_handler != SIG_DFL && act.sa_handler != SIG_IGN)
+        act.sa_handler(sig);
+    if (fault) {
+        last_fault.sig = sig;
+        last_fault.addr = info->si_addr;
+        last_fault.ip = ip;
+    }
+}
+
+/* processes mode: installs crash_wrapper in place of the program's function handler for a crash
+ * signal. Returns -2 when the call is not one it takes, else sigaction's result. */
+static int processes_sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
+{
+    int i = crash_index(sig);
+    if (!processes_rank || i < 0)
+        return -2;
+    struct sigaction prev;
+    int wrapped;
+    if (real_sigaction(sig, NULL, &prev) != 0)
+        return -1;
+    wrapped = (prev.sa_flags & SA_SIGINFO) && prev.sa_sigaction == crash_wrapper;
+    if (act && act->sa_handler != SIG_DFL && act->sa_handler != SIG_IGN) {
+        struct sigaction w = *act;
+        w.sa_sigaction = crash_wrapper;
+        w.sa_flags |= SA_SIGINFO;
+        user_crash[i] = *act;
+        if (real_sigaction(sig, &w, NULL) != 0)
+            return -1;
+    } else if (act && real_sigaction(sig, act, NULL) != 0) {
+        return -1;
+    }
+    if (oldact)
+        *oldact = wrapped ? user_crash[crash_index(sig)] : prev;
+    return 0;
 }
 
 int sigaction(int sig, const struct sigaction *act, struct sigaction *oldact)
 {
     init();
-    if (act && !(act->sa_flags & SA_SIGINFO) && keep_crash_handler(sig, act->sa_handler)) {
-        if (oldact) {
-            memset(oldact, 0, sizeof *oldact);
-            oldact->sa_handler = SIG_DFL;
-        }
+    if (rank_sigaction(sig, act, oldact))
         return 0;
-    }
+    int rc = processes_sigaction(sig, act, oldact);
+    if (rc != -2)
+        return rc;
     return real_sigaction(sig, act, oldact);
 }
 
 sighandler_t signal(int sig, sighandler_t handler)
 {
+    sighandler_t old;
     init();
-    if (keep_crash_handler(sig, handler))
-        return SIG_DFL;
+    if (handler != SIG_ERR && rank_signal(sig, handler, SA_RESTART, &old))
+        return old;
     return real_signal(sig, handler);
 }
 
 /* With -std=c99 and similar, glibc's <signal.h> maps signal() to __sysv_signal(); the BSD and
- * System V spellings exist too. Same rule for each, then libc's own function. */
-#define SIGNAL_ALIAS(name)                                                  \
+ * System V spellings exist too. Same rule for each (with its flags), then libc's own function. */
+#define SIGNAL_ALIAS(name, flags)                                           \
     sighandler_t name(int sig, sighandler_t handler)                        \
     {                                                                       \
         static signal_fn cached; /* racing first calls store the same value */ \
         signal_fn real;                                                     \
+        sighandler_t old;                                                   \
         init();                                                             \
-        if (keep_crash_handler(sig, handler))                               \
-            return SIG_DFL;                                                 \
+        if (handler != SIG_ERR && rank_signal(sig, handler, flags, &old))   \
+            return old;                                                     \
         real = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);                  \
         if (!real) {                                                        \
             real = (signal_fn)dlsym(RTLD_NEXT, #name);                      \
@@ -199,9 +331,9 @@ sighandler_t signal(int sig, sighandler_t handler)
         }                                                                   \
         return real ? real(sig, handler) : real_signal(sig, handler);       \
     }
-SIGNAL_ALIAS(__sysv_signal)
-SIGNAL_ALIAS(sysv_signal)
-SIGNAL_ALIAS(bsd_signal)
+SIGNAL_ALIAS(__sysv_signal, SA_RESETHAND | SA_NODEFER)
+SIGNAL_ALIAS(sysv_signal, SA_RESETHAND | SA_NODEFER)
+SIGNAL_ALIAS(bsd_signal, SA_RESTART)
 
 /* Sleeps of rank fibers park the fiber (see the top of this file). Returns 1 if it did. */
 static int fiber_sleep(unsigned long long ns)
@@ -266,4 +398,191 @@ unsigned int sleep(unsigned int seconds)
     if (real_nanosleep(&t, &rem) != 0)
         return (unsigned int)rem.tv_sec + (rem.tv_nsec > 0);
     return 0;
+}
+
+/* ---- getopt per rank ---------------------------------------------------------------------
+ *
+ * libc's getopt keeps, besides optind & co., hidden state between calls (where it is inside a
+ * group like "-abc", which arguments it has set aside to permute), one for the whole process.
+ * A rank's parse is therefore replayed: each call of a rank resets libc's getopt, runs it again
+ * (quietly, opterr = 0, option flags aimed at a sink) over a copy of the rank's argv as it was
+ * when its parse began, as many times as the rank called it before, then makes the call itself.
+ * libc's getopt is deterministic, so libc is then exactly where the rank's previous call left it,
+ * whatever other ranks did in between. The results go to the rank's copies of optarg, optind
+ * and optopt, and libc's permutation of the argv copy to the rank's argv. A parse begins anew
+ * when the rank changes optind, argv or the option strings between calls, as libc would see it;
+ * it costs a few dozen calls of libc's getopt for a long command line, once per option.
+ */
+enum gkind { G_GETOPT, G_POSIX, G_LONG, G_LONG_ONLY };
+
+struct parse {
+    int resolved;
+    int have_copies;                  /* the rank's program keeps a copy of one of the four */
+    int *optind_p, *opterr_p, *optopt_p;
+    char **optarg_p;                  /* the rank's copies, or the shadows below */
+    int optind_s, opterr_s, optopt_s; /* shadows of variables the program has no copy of */
+    char *optarg_s;
+    int active;                       /* a parse is under way: the fields below describe it */
+    enum gkind kind;
+    int argc;
+    char **argv;
+    char *optstring;
+    const struct option *longopts;
+    struct option *quiet_longopts;    /* longopts with their flag pointers aimed at `sink` */
+    char **orig;                      /* argv when the parse began (argc + 1 pointers) */
+    char **left;                      /* argv as the last call left it */
+    int start, calls, optind_left, finished;
+};
+
+static pthread_mutex_t getopt_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct parse **parses; /* by rank context, grown on demand; under getopt_lock */
+static int nparses;
+static int sink;
+
+static struct parse *parse_of(int ctx)
+{
+    if (ctx >= nparses) {
+        int n = ctx + 16;
+        struct parse **p = realloc(parses, (size_t)n * sizeof *p);
+        if (!p)
+            return NULL;
+        memset(p + nparses, 0, (size_t)(n - nparses) * sizeof *p);
+        parses = p, nparses = n;
+    }
+    if (!parses[ctx])
+        parses[ctx] = calloc(1, sizeof **parses);
+    struct parse *p = parses[ctx];
+    if (p && !p->resolved) {
+        p->optind_p = hook_copy_address(ctx, "optind");
+        p->opterr_p = hook_copy_address(ctx, "opterr");
+        p->optopt_p = hook_copy_address(ctx, "optopt");
+        p->optarg_p = hook_copy_address(ctx, "optarg");
+        p->have_copies = p->optind_p || p->opterr_p || p->optopt_p || p->optarg_p;
+        /* A fresh process's values. */
+        p->optind_s = 1, p->opterr_s = 1, p->optopt_s = '?', p->optarg_s = NULL;
+        if (!p->optind_p) p->optind_p = &p->optind_s;
+        if (!p->opterr_p) p->opterr_p = &p->opterr_s;
+        if (!p->optopt_p) p->optopt_p = &p->optopt_s;
+        if (!p->optarg_p) p->optarg_p = &p->optarg_s;
+        p->resolved = 1;
+    }
+    return p;
+}
+
+static int call_getopt(enum gkind kind, int argc, char **argv, const char *optstring, const struct option *longopts, int *longind)
+{
+    switch (kind) {
+    case G_POSIX: return real_posix_getopt(argc, argv, optstring);
+    case G_LONG: return real_getopt_long(argc, argv, optstring, longopts, longind);
+    case G_LONG_ONLY: return real_getopt_long_only(argc, argv, optstring, longopts, longind);
+    default: return real_getopt(argc, argv, optstring);
+    }
+}
+
+static void end_parse(struct parse *p)
+{
+    free(p->optstring), free(p->quiet_longopts), free(p->orig), free(p->left);
+    p->optstring = NULL, p->quiet_longopts = NULL, p->orig = NULL, p->left = NULL;
+    p->active = 0;
+}
+
+static int begin_parse(struct parse *p, enum gkind kind, int argc, char **argv, const char *optstring, const struct option *longopts)
+{
+    size_t nlong = 0;
+    end_parse(p);
+    if (longopts)
+        while (longopts[nlong].name)
+            nlong++;
+    p->optstring = strdup(optstring);
+    p->orig = malloc(((size_t)argc + 1) * sizeof *argv);
+    p->left = malloc(((size_t)argc + 1) * sizeof *argv);
+    p->quiet_longopts = longopts ? malloc((nlong + 1) * sizeof *longopts) : NULL;
+    if (!p->optstring || !p->orig || !p->left || (longopts && !p->quiet_longopts)) {
+        end_parse(p);
+        return -1;
+    }
+    memcpy(p->orig, argv, ((size_t)argc + 1) * sizeof *argv);
+    if (longopts) {
+        memcpy(p->quiet_longopts, longopts, (nlong + 1) * sizeof *longopts);
+        for (size_t i = 0; i < nlong; i++)
+            if (p->quiet_longopts[i].flag)
+                p->quiet_longopts[i].flag = &sink;
+    }
+    p->kind = kind, p->argc = argc, p->argv = argv, p->longopts = longopts;
+    p->start = *p->optind_p, p->calls = 0, p->finished = 0, p->active = 1;
+    return 0;
+}
+
+/* One call of the rank's parse; getopt_lock held. */
+static int rank_getopt(struct parse *p, enum gkind kind, int argc, char **argv, const char *optstring, const struct option *longopts, int *longind)
+{
+    int again = p->active && p->kind == kind && p->argc == argc && p->argv == argv && p->longopts == longopts &&
+                strcmp(p->optstring, optstring) == 0 && *p->optind_p != 0 && *p->optind_p == p->optind_left &&
+                memcmp(argv, p->left, (size_t)argc * sizeof *argv) == 0;
+    if (again && p->finished) { /* libc answers -1 again, changing nothing else */
+        *p->optarg_p = NULL;
+        return -1;
+    }
+    if (!again && begin_parse(p, kind, argc, argv, optstring, longopts) != 0) {
+        /* No memory for the replay: libc's state as it is, with the rank's variables. */
+        optind = *p->optind_p, opterr = *p->opterr_p;
+        int c = call_getopt(kind, argc, argv, optstring, longopts, longind);
+        *p->optarg_p = optarg, *p->optind_p = optind, *p->optopt_p = optopt;
+        return c;
+    }
+    char **scratch = p->left; /* rebuilt from orig below, then kept as "left" */
+    memcpy(scratch, p->orig, ((size_t)argc + 1) * sizeof *argv);
+    /* Reset libc's getopt (optind = 0 reinitialises it, with this parse's ordering), then
+     * start where the rank's parse started. */
+    char *none[] = {argv[0], NULL};
+    optind = 0, opterr = 0;
+    call_getopt(kind, 1, none, optstring, NULL, NULL);
+    optind = p->start;
+    for (int k = 0; k < p->calls; k++)
+        call_getopt(kind, argc, scratch, optstring, p->quiet_longopts, NULL);
+    opterr = *p->opterr_p;
+    int c = call_getopt(kind, argc, scratch, optstring, longopts, longind);
+    memcpy(argv, scratch, (size_t)argc * sizeof *argv);
+    *p->optarg_p = optarg, *p->optind_p = optind, *p->optopt_p = optopt;
+    p->optind_left = optind;
+    p->calls++;
+    p->finished = c == -1;
+    return c;
+}
+
+static int any_getopt(enum gkind kind, int argc, char *const *argv, const char *optstring, const struct option *longopts, int *longind)
+{
+    init();
+    int ctx = hook_current ? hook_current() : -1;
+    pthread_mutex_lock(&getopt_lock);
+    struct parse *p = ctx >= 0 && hook_copy_address ? parse_of(ctx) : NULL;
+    int c;
+    if (p && p->have_copies && argc > 0 && argv && optstring)
+        c = rank_getopt(p, kind, argc, (char **)argv, optstring, longopts, longind);
+    else
+        c = call_getopt(kind, argc, (char **)argv, optstring, longopts, longind);
+    pthread_mutex_unlock(&getopt_lock);
+    return c;
+}
+
+int getopt(int argc, char *const argv[], const char *optstring)
+{
+    return any_getopt(G_GETOPT, argc, argv, optstring, NULL, NULL);
+}
+
+/* What glibc's <unistd.h> calls getopt for strict POSIX programs (-std=c99 -D_POSIX_C_SOURCE). */
+int __posix_getopt(int argc, char *const argv[], const char *optstring);
+int __posix_getopt(int argc, char *const argv[], const char *optstring)
+{
+    return any_getopt(G_POSIX, argc, argv, optstring, NULL, NULL);
+}
+
+int getopt_long(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longind)
+{
+    return any_getopt(G_LONG, argc, argv, optstring, longopts, longind);
+}
+
+int getopt_long_only(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longind)
+{
+    return any_getopt(G_LONG_ONLY, argc, argv, optstring, longopts, longind);
 }

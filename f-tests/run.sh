@@ -13,7 +13,9 @@ unchanged: it loads libmpichfort.so.12, i.e. oxmpi). Both run with PREFIX/bin/mp
 mode for every rank count of the test's header, '! oxmpi-test: ranks=1,2,4 timeout=60'
 (add mpich=skip for a test --mpich must not run, mpich-built=skip for one not to build with
 mpifort.mpich).
-A test passes when it exits 0 (tests call MPI_Abort on a failed check).
+A test passes when it exits 0 (tests call MPI_Abort on a failed check); one whose header says
+expect=fail passes when it fails (not by the time-out) with every expect-stderr="TEXT" of its
+header in its output.
 Also checks that include/mpif.h has MPICH's value for every constant of MPICH's mpif.h.
 
   --mpich   validate the tests themselves on MPICH (mpifort.mpich, mpiexec.mpich)
@@ -88,6 +90,10 @@ for src in "$HERE"/*.f90 "$HERE"/*.f; do
     fi
     ranks="$(echo "$header" | sed -n 's/.*ranks=\([0-9,]*\).*/\1/p')"
     tmo="$(echo "$header" | sed -n 's/.*timeout=\([0-9]*\).*/\1/p')"
+    expect_fail=no
+    ! echo "$header" | grep -q 'expect=fail' || expect_fail=yes
+    expect_err=()
+    while IFS= read -r t; do expect_err+=("$t"); done < <(echo "$header" | grep -o 'expect-stderr="[^"]*"' | sed 's/^expect-stderr="\(.*\)"$/\1/')
     for b in "${builds[@]}"; do
         flavour="${b%%:*}" fc="${b#*:}"
         # mpich-built=skip: MPICH's library lacks what the test calls (it would not link).
@@ -108,7 +114,21 @@ for src in "$HERE"/*.f90 "$HERE"/*.f; do
                 else
                     cmd=("$PREFIX/bin/mpiexec" --timeout "${tmo:-60}" --mode "$mode" -n "$n" "$exe")
                 fi
-                if "${cmd[@]}" >"$OUT/run.log" 2>&1; then
+                rc=0
+                "${cmd[@]}" >"$OUT/run.log" 2>&1 </dev/null || rc=$?
+                if [ "$expect_fail" = yes ]; then
+                    # mpiexec's time-out is 124 (coreutils' too): a failure, not the expected one
+                    why=""
+                    [ "$rc" -ne 0 ] || why="exit status 0, expected a failure"
+                    [ "$rc" -ne 124 ] || why="time-out"
+                    for t in ${expect_err[@]+"${expect_err[@]}"}; do
+                        [ -n "$why" ] || grep -qF -- "$t" "$OUT/run.log" || why="output lacks '$t'"
+                    done
+                    [ -z "$why" ] || rc=1
+                    [ -n "$why" ] || rc=0
+                    [ -z "$why" ] || echo "  | $why"
+                fi
+                if [ "$rc" -eq 0 ]; then
                     result PASS "$name [$flavour] n=$n $mode"
                 else
                     sed 's/^/  | /' "$OUT/run.log" | tail -n 15

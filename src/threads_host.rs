@@ -55,3 +55,39 @@ pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
 pub extern "C" fn oxmpi_threads_sleep(ns: u64) -> c_int {
     crate::ffi::boundary::run_value(0, || crate::runtime::threads::sched::sleep(std::time::Duration::from_nanos(ns)) as c_int)
 }
+
+/// The address of rank context `ctx`'s own copy of the library variable `name` (a C string), or
+/// NULL if its program keeps none (the preload library's getopt family, for `optarg` & co.).
+///
+/// # Safety
+/// `name` is NULL or a C string.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_threads_copy_address(ctx: c_int, name: *const c_char) -> *mut std::ffi::c_void {
+    crate::ffi::boundary::run_value(std::ptr::null_mut(), || {
+        if ctx < 0 || name.is_null() {
+            return std::ptr::null_mut();
+        }
+        // SAFETY: non-null C string (caller contract).
+        let name = unsafe { std::ffi::CStr::from_ptr(name) }.to_str().unwrap_or("");
+        host::copy_address(ctx as usize, name).map_or(std::ptr::null_mut(), |a| a as *mut std::ffi::c_void)
+    })
+}
+
+/// A rank's `sigaction(sig, act, old)` (the preload library's `sigaction` and `signal`): for a
+/// crash signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) of a rank thread, records the rank's
+/// own disposition, which oxmpi's crash handler runs once before ending the job, and returns 1;
+/// 0 when libc should handle the call.
+///
+/// # Safety
+/// `act` and `old` are NULL or valid `struct sigaction` pointers.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_threads_sigaction(sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> c_int {
+    crate::ffi::boundary::run_value(0, || {
+        let ctx = job::context();
+        if ctx < 0 || job::threads_job().is_none() {
+            return 0;
+        }
+        // SAFETY: NULL or valid pointers (caller contract).
+        unsafe { host::set_crash_disposition(ctx as usize, sig, act, old) as c_int }
+    })
+}

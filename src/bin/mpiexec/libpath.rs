@@ -9,6 +9,7 @@
 //! no loader trick can fix, so we refuse them with an explanation instead of letting them crash.
 use crate::elf::DynInfo;
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
 /// Where oxmpi's library lives, and the file to preload from there.
@@ -118,6 +119,24 @@ pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user
     Ok(out)
 }
 
+/// LD_PRELOAD of a processes-mode rank: the preload library of threads mode first when it is
+/// installed next to our library (in a rank process it wraps the program's own crash handlers so a
+/// handler that cannot repair a fault runs once, see c-src/threads-preload.c), then what `plan`
+/// chose (`planned`) or else the user's own. None: leave LD_PRELOAD as the user set it.
+pub fn processes_preload(lib: Option<&LibDir>, planned: Option<&OsStr>, user: Option<&OsStr>) -> Option<OsString> {
+    let rest = planned.or(user).filter(|v| !v.is_empty());
+    let ours = lib.map(|l| l.dir.join(crate::threads::PRELOAD_LIB)).filter(|p| p.exists());
+    // LD_PRELOAD has no quoting: a space or a colon would split the path.
+    let ours = ours.filter(|p| !p.as_os_str().as_bytes().iter().any(|&b| b == b' ' || b == b':'));
+    let Some(ours) = ours else { return planned.map(OsStr::to_os_string) };
+    let mut v = ours.into_os_string();
+    if let Some(r) = rest {
+        v.push(" ");
+        v.push(r);
+    }
+    Some(v)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -209,6 +228,29 @@ mod tests {
         assert_eq!(d.provides, vec!["libmpi.so.12".to_string()]);
         let d = find_libdir(Some("/elsewhere".into()), Some(exe)).unwrap();
         assert_eq!(d.dir, PathBuf::from("/elsewhere"));
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    fn processes_preload_puts_the_crash_wrapper_first() {
+        let base = std::env::temp_dir().join(format!("oxmpi-ppre-{}", std::process::id()));
+        std::fs::create_dir_all(&base).unwrap();
+        let l = LibDir { dir: base.clone(), preload: base.join("libmpi.so.12"), provides: vec![] };
+        let planned = OsStr::new("/p/libmpi.so.12");
+        let user = OsStr::new("/u.so");
+        // Not installed: what plan chose, or nothing (the user's stays in the environment).
+        assert_eq!(processes_preload(Some(&l), Some(planned), Some(user)), Some(planned.into()));
+        assert_eq!(processes_preload(Some(&l), None, Some(user)), None);
+        assert_eq!(processes_preload(None, None, None), None);
+        std::fs::write(base.join(crate::threads::PRELOAD_LIB), "").unwrap();
+        let ours = base.join(crate::threads::PRELOAD_LIB).into_os_string();
+        assert_eq!(processes_preload(Some(&l), None, None), Some(ours.clone()));
+        let mut both = ours.clone();
+        both.push(" /p/libmpi.so.12");
+        assert_eq!(processes_preload(Some(&l), Some(planned), Some(user)), Some(both));
+        let mut with_user = ours;
+        with_user.push(" /u.so");
+        assert_eq!(processes_preload(Some(&l), None, Some(user)), Some(with_user));
         std::fs::remove_dir_all(&base).unwrap();
     }
 }

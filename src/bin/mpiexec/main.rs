@@ -130,6 +130,7 @@ fn run_processes(o: &Options) -> i32 {
     let fd = seg.fd().to_string();
     let size = n.to_string();
 
+    let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
     for r in 0..n {
         let rank = r.to_string();
@@ -150,7 +151,7 @@ fn run_processes(o: &Options) -> i32 {
         if let Some(v) = &libenv.ld_library_path {
             cmd.env("LD_LIBRARY_PATH", v);
         }
-        if let Some(v) = &libenv.ld_preload {
+        if let Some(v) = &preload {
             cmd.env("LD_PRELOAD", v);
         }
         supervise::tie_to_launcher(&mut cmd, launcher_pid);

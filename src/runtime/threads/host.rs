@@ -1,7 +1,9 @@
 //! The threads-mode host: runs every rank of a job as a thread of this process (TMPI, seed 003),
 //! each on its own private instance of the program loaded by `loader` (own globals and statics).
 //!
-//! Process-level behaviour is kept per rank: a rank that returns from `main` (or calls `exit`, via
+//! A rank's thread (or fiber) runs the program's constructors, in its rank's context, then its
+//! `main` (so `MPI_Init` in a constructor initialises that rank). Process-level behaviour is kept
+//! per rank: a rank that returns from `main` (or calls `exit`, via
 //! the preload library's interposer and `exit_hook`) ends only itself, unless it failed (non-zero
 //! code) or left MPI initialised, which ends the job with a one-line message; a crash signal in any
 //! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
@@ -27,6 +29,8 @@ extern "C" {
 struct RankStart {
     rank: usize,
     main: MainFn,
+    /// The program's own constructors, run on the rank's thread before `main`.
+    constructors: Vec<loader::InitFn>,
     /// This rank's own argv strings and the NULL-terminated pointer array into them: `main` may
     /// permute or modify its argv (getopt does), so ranks must not share one.
     _args: Vec<CString>,
@@ -52,6 +56,17 @@ pub struct Upcalls {
     pub rank_in_mpi: fn(usize) -> bool,
     /// How the transport wants the segment's channels laid out for a job of n ranks.
     pub channel_geometry: fn(usize) -> crate::runtime::segment::ChannelGeometry,
+}
+
+/// Each rank's instance's copies of library variables (name, address), set by `run` before any
+/// rank starts; the preload library's getopt family reads and writes getopt's through
+/// `copy_address`.
+static COPIES: std::sync::OnceLock<Vec<Vec<(String, usize)>>> = std::sync::OnceLock::new();
+
+/// The address of rank `rank`'s own copy of the library variable `name`, if its program keeps
+/// one (`R_X86_64_COPY`, see `loader::Instance::copy_address`).
+pub fn copy_address(rank: usize, name: &str) -> Option<usize> {
+    COPIES.get()?.get(rank)?.iter().find(|(n, _)| n == name).map(|&(_, a)| a)
 }
 
 /// Set by `run` before any rank starts.
@@ -101,9 +116,14 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
 /// how it ended.
 fn run_rank(start: &mut RankStart) {
     let argc = (start.argv.len() - 1) as c_int;
-    // SAFETY: calling the rank's private `main` with a NULL-terminated argv it owns and the
-    // process environment, as the C runtime would.
-    let rc = unsafe { (start.main)(argc, start.argv.as_mut_ptr(), environ) };
+    // SAFETY: the rank's own constructors, then its private `main`, with a NULL-terminated argv it
+    // owns and the process environment, as the C runtime would call them.
+    let rc = unsafe {
+        for f in &start.constructors {
+            f(argc, start.argv.as_mut_ptr(), environ);
+        }
+        (start.main)(argc, start.argv.as_mut_ptr(), environ)
+    };
     // SAFETY: flush the program's buffered output before deciding about the job.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(start.rank, rc);
@@ -126,6 +146,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     };
     let mut mains = Vec::with_capacity(n);
+    let mut copies = Vec::with_capacity(n);
     let mut no_fibers: Option<String> = None;
     for r in 0..n {
         match prepared.load_instance(r) {
@@ -134,7 +155,8 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
                     no_fibers = fiber_blocker(&inst).map(|why| format!("rank {r}'s program {why}"));
                 }
                 (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
-                mains.push(inst.main)
+                copies.push(inst.copies().to_vec());
+                mains.push((inst.main, inst.constructors().to_vec()))
             }
             Err(e) => {
                 eprintln!("oxmpi: rank {r}: {}", e.0);
@@ -142,6 +164,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             }
         }
     }
+    let _ = COPIES.set(copies);
     let seg = match Segment::anonymous(n, (upcalls.channel_geometry)(n)) {
         Ok(s) => Arc::new(s),
         Err(e) => {
@@ -158,7 +181,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
         libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IOLBF, 0);
     }
-    install_crash_handlers();
+    install_crash_handlers(n);
     let job = job::threads_job().expect("installed above");
     let stack = stack_size();
     let setting = sched::Setting::from_env();
@@ -176,7 +199,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     };
     let mut threads = Vec::with_capacity(n);
-    for (rank, main) in mains.into_iter().enumerate() {
+    for (rank, (main, constructors)) in mains.into_iter().enumerate() {
         if rank > 0 {
             // Start-up code runs one rank at a time (up to MPI_Init, or 1 s), and getopt starts
             // afresh for each rank: optind = 0 makes glibc reinitialise its internal state.
@@ -188,7 +211,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         let own: Vec<CString> = args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
-        let start = Box::into_raw(Box::new(RankStart { rank, main, _args: own, argv }));
+        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv }));
         if let Some(s) = fibers {
             let st = FiberStart(start);
             let body = Box::new(move || {
@@ -266,7 +289,8 @@ fn spawn(start: *mut RankStart, stack: usize) -> std::io::Result<libc::pthread_t
 /// Each rank thread (and fiber carrier) gets an alternate signal stack so a stack overflow is
 /// still reported.
 pub fn install_alt_stack() {
-    const SIZE: usize = 64 * 1024;
+    // Room for a program's own crash handler too (gfortran's prints a backtrace).
+    const SIZE: usize = 256 * 1024;
     // SAFETY: a fresh private mapping handed to sigaltstack for this thread; never unmapped (the
     // thread may use it until it ends).
     unsafe {
@@ -286,9 +310,83 @@ const CRASH_SIGNALS: [(c_int, &str); 5] = [
     (libc::SIGABRT, "Aborted"),
 ];
 
-fn install_crash_handlers() {
+/// A rank's own disposition of one crash signal: the handler (`SIG_DFL`, `SIG_IGN` or a function)
+/// and its `sa_flags`. Atomics: `on_crash` reads them in a signal handler.
+struct RankDisposition {
+    handler: std::sync::atomic::AtomicUsize,
+    flags: std::sync::atomic::AtomicI32,
+}
+
+/// Each rank's dispositions of the crash signals (`CRASH_SIGNALS` order), set by `run` before any
+/// rank starts. The process keeps oxmpi's `on_crash` installed; a rank's `sigaction` and `signal`
+/// for these signals (the preload library's interposers) land here instead, so each rank keeps
+/// its own handler, which `on_crash` runs once for a crash of that rank before ending the job.
+static DISPOSITIONS: std::sync::OnceLock<Vec<[RankDisposition; 5]>> = std::sync::OnceLock::new();
+
+fn disposition(rank: usize, sig: c_int) -> Option<&'static RankDisposition> {
+    let i = CRASH_SIGNALS.iter().position(|s| s.0 == sig)?;
+    Some(&DISPOSITIONS.get()?.get(rank)?[i])
+}
+
+/// A rank's `sigaction(sig, act, old)` for a crash signal: records `act` (handler and flags) as
+/// the rank's own and reports the previous one in `old`. False when `sig` is not a crash signal or
+/// `rank` is not a rank of the running job: the caller then asks libc.
+///
+/// # Safety
+/// `act` and `old` are NULL or valid `struct sigaction` pointers.
+pub unsafe fn set_crash_disposition(rank: usize, sig: c_int, act: *const libc::sigaction, old: *mut libc::sigaction) -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    let Some(d) = disposition(rank, sig) else { return false };
+    if !old.is_null() {
+        // SAFETY: a valid, writable struct sigaction (caller contract); all-zero is a valid value.
+        unsafe {
+            *old = std::mem::zeroed();
+            (*old).sa_sigaction = d.handler.load(SeqCst);
+            (*old).sa_flags = d.flags.load(SeqCst);
+        }
+    }
+    if !act.is_null() {
+        // SAFETY: a valid struct sigaction (caller contract).
+        let (h, f) = unsafe { ((*act).sa_sigaction, (*act).sa_flags) };
+        d.flags.store(f, SeqCst);
+        d.handler.store(h, SeqCst);
+    }
+    true
+}
+
+thread_local! {
+    /// The last fault of this thread whose handler returned: (signal, address, instruction).
+    static LAST_FAULT: std::cell::Cell<(c_int, usize, usize)> = const { std::cell::Cell::new((0, 0, 0)) };
+}
+
+/// (signal, faulting address, instruction pointer) of a fault the kernel raised; None for a signal
+/// sent by a process or thread (`kill`, `raise`, `abort`).
+fn fault_of(sig: c_int, info: *mut libc::siginfo_t, uctx: *mut c_void) -> Option<(c_int, usize, usize)> {
+    if info.is_null() {
+        return None;
+    }
+    // SAFETY: the kernel's siginfo for this signal; si_addr is meaningful for the fault signals.
+    let (code, addr) = unsafe { ((*info).si_code, (*info).si_addr() as usize) };
+    if code <= 0 {
+        return None;
+    }
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: for an SA_SIGINFO handler the third argument is the interrupted ucontext.
+    let ip = if uctx.is_null() { 0 } else { unsafe { (*(uctx as *const libc::ucontext_t)).uc_mcontext.gregs[libc::REG_RIP as usize] as usize } };
+    #[cfg(not(target_arch = "x86_64"))]
+    let ip = {
+        let _ = uctx;
+        0
+    };
+    Some((sig, addr, ip))
+}
+
+fn install_crash_handlers(n: usize) {
+    let fresh = || RankDisposition { handler: std::sync::atomic::AtomicUsize::new(libc::SIG_DFL), flags: std::sync::atomic::AtomicI32::new(0) };
+    let _ = DISPOSITIONS.set((0..n).map(|_| [fresh(), fresh(), fresh(), fresh(), fresh()]).collect());
     for (sig, _) in CRASH_SIGNALS {
-        // SAFETY: installing a handler that only uses async-signal-safe calls (write, _exit).
+        // SAFETY: installing a handler that only uses async-signal-safe calls (write, _exit) and
+        // the rank's own handler (what the signal would run in a process of its own).
         unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = on_crash as *const () as usize;
@@ -320,11 +418,57 @@ fn put_num(buf: &mut [u8; 160], len: &mut usize, mut v: u32) {
     put(buf, len, &digits[i..]);
 }
 
-/// Crash in some thread: name its rank and end the job. Async-signal-safe: TLS read, write, _exit.
-extern "C" fn on_crash(sig: c_int, _info: *mut libc::siginfo_t, _ctx: *mut c_void) {
+/// Runs rank `rank`'s own handler for `sig`, if it has one; true when the rank goes on (its
+/// handler returned from a fault it may have repaired, or from a sent signal, or it ignores a sent
+/// signal), false when the job must end: no handler, the same fault again right after the handler
+/// returned from it (re-executing the instruction cannot help: the handler would run forever), or
+/// SIGABRT (abort() kills the process once the handler returns).
+fn run_rank_handler(rank: usize, sig: c_int, info: *mut libc::siginfo_t, uctx: *mut c_void) -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    let Some(d) = disposition(rank, sig) else { return false };
+    let fault = fault_of(sig, info, uctx);
+    if fault.is_some() && LAST_FAULT.with(|l| Some(l.get()) == fault) {
+        return false;
+    }
+    let (h, flags) = (d.handler.load(SeqCst), d.flags.load(SeqCst));
+    if h == libc::SIG_IGN {
+        // The kernel does not let a process ignore a fault; a sent signal is ignored.
+        return fault.is_none() && sig != libc::SIGABRT;
+    }
+    if h == libc::SIG_DFL {
+        return false;
+    }
+    if flags & libc::SA_RESETHAND != 0 {
+        d.handler.store(libc::SIG_DFL, SeqCst);
+    }
+    // SAFETY: the rank installed this function for `sig` with these flags; it is called as the
+    // kernel would call it (SA_SIGINFO: three arguments, else one).
+    unsafe {
+        if flags & libc::SA_SIGINFO != 0 {
+            let f: extern "C" fn(c_int, *mut libc::siginfo_t, *mut c_void) = std::mem::transmute(h);
+            f(sig, info, uctx);
+        } else {
+            let f: extern "C" fn(c_int) = std::mem::transmute(h);
+            f(sig);
+        }
+    }
+    if let Some(f) = fault {
+        LAST_FAULT.with(|l| l.set(f));
+    }
+    sig != libc::SIGABRT
+}
+
+/// Crash in some thread: name its rank and end the job, unless the rank's own handler for the
+/// signal took care of it (see `run_rank_handler`: a handler that returns from a fault it did
+/// not repair runs once). Async-signal-safe: TLS, atomics, write, _exit (and the
+/// rank's handler, which must be, as in a process of its own).
+extern "C" fn on_crash(sig: c_int, info: *mut libc::siginfo_t, uctx: *mut c_void) {
+    let rank = job::context();
+    if rank >= 0 && run_rank_handler(rank as usize, sig, info, uctx) {
+        return;
+    }
     let mut buf = [0u8; 160];
     let mut len = 0;
-    let rank = job::context();
     put(&mut buf, &mut len, b"oxmpi: ");
     if rank >= 0 {
         put(&mut buf, &mut len, b"rank ");

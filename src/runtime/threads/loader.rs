@@ -13,10 +13,15 @@
 //!   built `-shared -fPIC` uses general-dynamic TLS and is accepted.
 //! * A PIE's `-fPIE` code reaches libc variables it names (`stdout`, `optarg`) through a private
 //!   copy (`R_X86_64_COPY`). In an executable, libc then uses that copy too; in a loaded instance
-//!   libc keeps its own, so the copy is a load-time snapshot. A PIE copying a variable libc later
-//!   changes (`optarg`, `optind`, ...) is refused; `-fPIC` or `-shared` code has no copies.
+//!   libc keeps its own, so the copy is a load-time snapshot. Each instance's copies are found
+//!   from their relocations (`Instance::copy_address`): the preload library's `getopt` family
+//!   keeps getopt's copies (`optarg`, `optind`, `opterr`, `optopt`) up to date per rank. A PIE
+//!   copying another variable libc later changes (`tzname`, ...) is refused; `-fPIC` or
+//!   `-shared` code has no copies.
 //! * A PIE built without `-rdynamic` (e.g. by MPICH's `mpicc`) does not export `main`; its address
-//!   is then taken from the ELF `.symtab` (`st_value`) plus the instance's load base (`l_addr`).
+//!   is then taken from the ELF `.symtab` (`st_value`, a global or a local symbol) plus the
+//!   instance's load base (`l_addr`); in a stripped PIE, from the entry point: glibc's `_start`
+//!   loads `main`'s address into `%rdi` for `__libc_start_main` (`entry::main_from_start`).
 //!
 //! `prepare` inspects the file once (ELF64 x86-64 little-endian only, parsed here with bounds
 //! checks: a truncated or garbage file is an error, never a panic); `Prepared::load_instance` is
@@ -27,6 +32,8 @@ use std::fs::File;
 use std::io::Write;
 use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
+
+mod entry;
 
 /// Why a program cannot run in threads mode, with a one-line, user-facing reason that names the fix.
 #[derive(Clone, PartialEq, Eq)]
@@ -85,8 +92,29 @@ pub struct Prepared {
     main_value: u64,
     /// `main` is in `.dynsym`, so `dlsym` finds it (otherwise only `.symtab` has it).
     main_exported: bool,
+    /// Where `main` was found.
+    main_source: MainSource,
     /// Symbols the program holds copies of (`R_X86_64_COPY`), see `copy_relocated`.
     copies: Vec<String>,
+    /// The link-time address (`r_offset`) of each copy, same order as `copies`.
+    copy_offsets: Vec<u64>,
+    /// The program's DT_INIT function (link-time address), run by `Instance::constructors`.
+    init: Option<u64>,
+    /// The program's DT_INIT_ARRAY: link-time address and number of entries.
+    init_array: Option<(u64, u64)>,
+}
+
+/// Where `prepare` found the address of `main`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MainSource {
+    /// `.dynsym`: exported, `dlsym` finds it.
+    Exported,
+    /// `.symtab`, a global or weak symbol (a PIE linked without `-rdynamic`).
+    SymtabGlobal,
+    /// `.symtab`, a local symbol.
+    SymtabLocal,
+    /// A stripped program: decoded from `_start`, which hands `main` to `__libc_start_main`.
+    EntryPoint,
 }
 
 /// One rank's private instance of the program.
@@ -101,7 +129,14 @@ pub struct Instance {
     handle: *mut c_void,
     base: usize,
     fd: c_int,
+    /// (name, address) of this instance's copies of library variables (`R_X86_64_COPY`).
+    copies: Vec<(String, usize)>,
+    /// The program's own constructors, in the order the dynamic loader would run them.
+    constructors: Vec<InitFn>,
 }
+
+/// An ELF constructor: glibc passes it (argc, argv, envp).
+pub type InitFn = unsafe extern "C" fn(c_int, *mut *mut c_char, *mut *mut c_char);
 
 // SAFETY: the handle is only used with dlsym/dlinfo, which glibc makes thread-safe; the instance
 // is created on one thread and typically run on the rank's own thread.
@@ -129,6 +164,23 @@ impl Instance {
         (!p.is_null()).then_some(p)
     }
 
+    /// Address of this instance's own copy of the library variable `name` (`R_X86_64_COPY`),
+    /// if the program keeps one: what its code reads and writes instead of the library's.
+    pub fn copy_address(&self, name: &str) -> Option<usize> {
+        self.copies.iter().find(|(n, _)| n == name).map(|&(_, a)| a)
+    }
+
+    /// The program's own constructors (DT_INIT, then DT_INIT_ARRAY in order), which dlopen did
+    /// not run: the caller runs them on the rank's thread before `main`, with main's arguments.
+    pub fn constructors(&self) -> &[InitFn] {
+        &self.constructors
+    }
+
+    /// Every copy of a library variable this instance holds: (name, address).
+    pub fn copies(&self) -> &[(String, usize)] {
+        &self.copies
+    }
+
     /// Whether the program defines thread-local variables (a PT_TLS segment: glibc gives the
     /// instance a TLS module id).
     pub fn has_tls(&self) -> bool {
@@ -148,9 +200,13 @@ impl Prepared {
     pub fn kind(&self) -> Kind {
         self.kind
     }
-    /// Whether `main` is exported (`.dynsym`); if not, it was found in `.symtab`.
+    /// Whether `main` is exported (`.dynsym`); if not, see `main_source`.
     pub fn main_exported(&self) -> bool {
         self.main_exported
+    }
+    /// Where `main` was found.
+    pub fn main_source(&self) -> MainSource {
+        self.main_source
     }
     /// `main`'s address relative to the load base (`st_value`).
     pub fn main_offset(&self) -> u64 {
@@ -159,16 +215,17 @@ impl Prepared {
     /// Library variables the program keeps its own copy of (`R_X86_64_COPY`, typical of a PIE
     /// that names `stdout`, `environ`, ...). In a loaded instance such a copy is a snapshot taken
     /// at load time: the library keeps using its own variable, so later changes are not seen on
-    /// either side. Harmless for values the library never changes (`stdout`, `stderr`);
-    /// `prepare` refuses the ones it does change (`MUTABLE_LIBC_DATA`).
+    /// either side. Harmless for values the library never changes (`stdout`, `stderr`); getopt's
+    /// are kept up to date per rank by the preload library (`KEPT_LIBC_DATA`); `prepare` refuses
+    /// the other ones libc changes (`MUTABLE_LIBC_DATA`).
     pub fn copy_relocated(&self) -> &[String] {
         &self.copies
     }
 
     /// Loads one private instance (own globals) for rank `rank`; returns its `main`.
     ///
-    /// The instance's constructors (`.init_array`, C++ static initialisers) run here, on the
-    /// calling thread. Its undefined symbols (libc, MPI) bind like any `RTLD_LOCAL` object's:
+    /// The instance's own constructors (`.init_array`, C++ static initialisers) do not run here:
+    /// see `Instance::constructors`. Its undefined symbols (libc, MPI) bind like any `RTLD_LOCAL` object's:
     /// to the objects already in the global scope (the host and its libraries) and to its own
     /// `DT_NEEDED` libraries, which are loaded once and shared by all ranks.
     pub fn load_instance(&self, rank: usize) -> Result<Instance, LoadError> {
@@ -221,7 +278,25 @@ impl Prepared {
         // (prepare checked it lies in an executable PT_LOAD segment); C's main has this signature
         // (the envp argument is ignored by a two- or zero-argument main, per the x86-64 ABI).
         let main: MainFn = unsafe { std::mem::transmute::<usize, MainFn>(addr) };
-        Ok(Instance { main, handle, base, fd })
+        let copies = self.copies.iter().zip(&self.copy_offsets).map(|(n, &o)| (n.clone(), base.wrapping_add(o as usize))).collect();
+        let mut constructors = Vec::new();
+        if let Some(init) = self.init.filter(|&a| a != 0) {
+            // SAFETY: DT_INIT of this loaded instance: a function of this signature (glibc calls
+            // it with argc, argv, envp).
+            constructors.push(unsafe { std::mem::transmute::<usize, InitFn>(base.wrapping_add(init as usize)) });
+        }
+        if let Some((at, n)) = self.init_array {
+            for i in 0..n as usize {
+                // SAFETY: prepare checked the array lies in a loaded segment; dlopen relocated its
+                // entries (function addresses, or 0 / -1 which glibc's crt never leaves but we skip).
+                let f = unsafe { std::ptr::read((base.wrapping_add(at as usize) as *const usize).add(i)) };
+                if f != 0 && f != usize::MAX {
+                    // SAFETY: a relocated DT_INIT_ARRAY entry is a constructor of this signature.
+                    constructors.push(unsafe { std::mem::transmute::<usize, InitFn>(f) });
+                }
+            }
+        }
+        Ok(Instance { main, handle, base, fd, copies, constructors })
     }
 }
 
@@ -279,10 +354,15 @@ const DT_SYMTAB: i64 = 6;
 const DT_RELA: i64 = 7;
 const DT_RELASZ: i64 = 8;
 const DT_STRSZ: i64 = 10;
+const DT_INIT: i64 = 12;
+const DT_DEBUG: i64 = 21;
+const DT_INIT_ARRAY: i64 = 25;
+const DT_INIT_ARRAYSZ: i64 = 27;
 const DT_FLAGS_1: i64 = 0x6fff_fffb;
 const R_X86_64_COPY: u32 = 5;
 const DF_1_PIE: u64 = 0x0800_0000;
 const STT_FUNC: u8 = 2;
+const STB_LOCAL: u8 = 0;
 const STB_GLOBAL: u8 = 1;
 const STB_WEAK: u8 = 2;
 const SHN_UNDEF: u16 = 0;
@@ -400,8 +480,9 @@ fn name_is(b: &[u8], strtab: &Shdr, off: u32, want: &[u8]) -> bool {
     s.len() > want.len() && s.starts_with(want) && s[want.len()] == 0
 }
 
-/// `st_value` of a defined global/weak function `main` in the symbol table `sec`, if any.
-fn main_in(b: &[u8], secs: &[Shdr], sec: &Shdr) -> Result<Option<u64>, &'static str> {
+/// `st_value` of a defined function `main` in the symbol table `sec`, if any: a global or weak
+/// one first, else a local one (bool: whether it is global or weak).
+fn main_in(b: &[u8], secs: &[Shdr], sec: &Shdr) -> Result<Option<(u64, bool)>, &'static str> {
     if sec.sh_entsize != 24 {
         return Err("bad symbol table entry size");
     }
@@ -410,6 +491,7 @@ fn main_in(b: &[u8], secs: &[Shdr], sec: &Shdr) -> Result<Option<u64>, &'static 
     if end > b.len() as u64 {
         return Err("truncated symbol table");
     }
+    let mut local = None;
     for i in 0..sec.sh_size / 24 {
         let o = sec.sh_offset + i * 24;
         let (Some(st_name), Some(st_info), Some(st_shndx), Some(st_value)) =
@@ -418,22 +500,42 @@ fn main_in(b: &[u8], secs: &[Shdr], sec: &Shdr) -> Result<Option<u64>, &'static 
             return Err("truncated symbol table");
         };
         let (bind, typ) = (st_info[0] >> 4, st_info[0] & 0xf);
-        if typ == STT_FUNC
-            && (bind == STB_GLOBAL || bind == STB_WEAK)
-            && st_shndx != SHN_UNDEF
-            && st_shndx < SHN_LORESERVE
-            && name_is(b, strtab, st_name, b"main")
-        {
-            return Ok(Some(st_value));
+        if typ == STT_FUNC && st_shndx != SHN_UNDEF && st_shndx < SHN_LORESERVE && name_is(b, strtab, st_name, b"main") {
+            if bind == STB_GLOBAL || bind == STB_WEAK {
+                return Ok(Some((st_value, true)));
+            }
+            if bind == STB_LOCAL && local.is_none() {
+                local = Some((st_value, false));
+            }
         }
     }
-    Ok(None)
+    Ok(local)
 }
 
-/// libc variables that libc itself changes after start-up: a copy of one (`R_X86_64_COPY`) in a
-/// loaded instance would never see the change (`optarg` stays NULL after `getopt`).
-pub const MUTABLE_LIBC_DATA: &[&str] =
-    &["optarg", "optind", "opterr", "optopt", "tzname", "timezone", "daylight", "signgam", "getdate_err"];
+/// libc variables that libc itself changes after start-up, or reads after the program set them:
+/// a copy of one (`R_X86_64_COPY`) in a loaded instance would never see the change (`tzname`
+/// after `tzset`), or libc would never see the program's (`error_print_progname`).
+pub const MUTABLE_LIBC_DATA: &[&str] = &[
+    "tzname",
+    "timezone",
+    "daylight",
+    // what glibc's <time.h> names them
+    "__tzname",
+    "__timezone",
+    "__daylight",
+    "signgam",
+    "getdate_err",
+    "error_message_count",
+    "error_one_per_line",
+    "error_print_progname",
+    "obstack_alloc_failed_handler",
+    "obstack_exit_failure",
+];
+
+/// libc variables a copy of which is kept right per rank: getopt's, which the preload library's
+/// `getopt`, `getopt_long` and `getopt_long_only` read from and write back to the calling rank's
+/// copies (c-src/threads-preload.c).
+pub const KEPT_LIBC_DATA: &[&str] = &["optarg", "optind", "opterr", "optopt"];
 
 /// File offset of `len` bytes at virtual address `vaddr`, if a PT_LOAD maps them from the file.
 fn vaddr_to_off(ph: &[Phdr], vaddr: u64, len: u64) -> Option<u64> {
@@ -445,9 +547,9 @@ fn vaddr_to_off(ph: &[Phdr], vaddr: u64, len: u64) -> Option<u64> {
     (vaddr - p.p_vaddr).checked_add(p.p_offset)
 }
 
-/// Names of the symbols with `R_X86_64_COPY` relocations in `DT_RELA` (read through the dynamic
-/// section, which stripping keeps).
-fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<String>, &'static str> {
+/// Names and link-time addresses (`r_offset`) of the symbols with `R_X86_64_COPY` relocations in
+/// `DT_RELA` (read through the dynamic section, which stripping keeps).
+fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<(String, u64)>, &'static str> {
     let get = |tag: i64| dynamic.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
     let (Some(rela), Some(relasz)) = (get(DT_RELA), get(DT_RELASZ)) else {
         return Ok(Vec::new());
@@ -459,6 +561,7 @@ fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<Stri
         if info as u32 != R_X86_64_COPY {
             continue;
         }
+        let r_offset = u64_at(b, rela + i * 24).ok_or("truncated relocations")?;
         let (Some(symtab), Some(strtab), Some(strsz)) = (get(DT_SYMTAB), get(DT_STRTAB), get(DT_STRSZ)) else {
             return Err("copy relocation without a symbol table");
         };
@@ -472,7 +575,7 @@ fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<Stri
         // In bounds: vaddr_to_off checked strtab..strtab+strsz lies in a file-backed segment.
         let s = &b[(strs + st_name) as usize..(strs + strsz) as usize];
         let s = &s[..s.iter().position(|&c| c == 0).ok_or("unterminated symbol name")?];
-        names.push(String::from_utf8_lossy(s).into_owned());
+        names.push((String::from_utf8_lossy(s).into_owned(), r_offset));
     }
     Ok(names)
 }
@@ -509,6 +612,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         return Err(refusal(program, "is statically linked (no dynamic section)", None));
     };
     let mut flags_1: Option<(u64, u64)> = None; // (file offset of d_val, value)
+    let mut init_entries: Vec<u64> = Vec::new(); // file offsets of DT_INIT and DT_INIT_ARRAYSZ
     let mut entries: Vec<(i64, u64)> = Vec::new();
     let dyn_end = dynamic.p_offset.checked_add(dynamic.p_filesz).ok_or_else(|| corrupt("bad dynamic segment"))?;
     if dyn_end > b.len() as u64 {
@@ -521,6 +625,8 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         match tag {
             DT_NULL => break,
             DT_FLAGS_1 => flags_1 = Some((o + 8, val)),
+            DT_INIT => init_entries.push(o),
+            DT_INIT_ARRAYSZ => init_entries.push(o),
             _ => {}
         }
         entries.push((tag, val));
@@ -536,11 +642,11 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         return Err(refusal(program, PIE_TLS_REASON, Some(REBUILD_FIX)));
     }
 
-    let copies = copy_relocs(b, &ph, &entries).map_err(corrupt)?;
+    let (copies, copy_offsets): (Vec<String>, Vec<u64>) = copy_relocs(b, &ph, &entries).map_err(corrupt)?.into_iter().unzip();
     if let Some(bad) = copies.iter().find(|c| MUTABLE_LIBC_DATA.contains(&c.as_str())) {
         return Err(refusal(
             program,
-            format!("is a PIE that keeps a private copy of libc's `{bad}`, which would never change"),
+            format!("is a PIE that keeps a private copy of libc's `{bad}`, which libc and the program would see differently"),
             Some(REBUILD_FIX),
         ));
     }
@@ -556,20 +662,22 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
             _ => {}
         }
     }
-    let (main_value, main_exported) = match (dyn_main, sym_main) {
-        (Some(v), _) => (v, true),
-        (None, Some(v)) => (v, false),
-        (None, None) if kind == Kind::SharedObject => {
-            return Err(refusal(program, "is a shared object that does not define main", None))
-        }
-        (None, None) => {
-            return Err(refusal(
-                program,
-                "is stripped and does not export main, so its main cannot be found",
-                Some("rebuild it without stripping it (or with -rdynamic)"),
-            ))
-        }
+    let (main_value, main_source) = match (dyn_main, sym_main) {
+        (Some((v, true)), _) => (v, MainSource::Exported),
+        (_, Some((v, global))) => (v, if global { MainSource::SymtabGlobal } else { MainSource::SymtabLocal }),
+        _ if kind == Kind::SharedObject => return Err(refusal(program, "is a shared object that does not define main", None)),
+        _ => match entry::main_from_start(b, &ph, &entries) {
+            Ok(v) => (v, MainSource::EntryPoint),
+            Err(why) => {
+                return Err(refusal(
+                    program,
+                    format!("is stripped and does not export main, and its main cannot be found from its entry point ({why})"),
+                    Some("rebuild it without stripping it (or with -rdynamic)"),
+                ))
+            }
+        },
     };
+    let main_exported = main_source == MainSource::Exported;
     let in_code = ph.iter().any(|p| {
         p.p_type == PT_LOAD
             && p.p_flags & PF_X != 0
@@ -585,7 +693,30 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         let off = off as usize; // in bounds: read above
         image[off..off + 8].copy_from_slice(&(v & !DF_1_PIE).to_le_bytes());
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, copies })
+    // The program's own constructors run on the rank's thread, in its context, just before its
+    // main (`Instance::constructors`), not in dlopen on the host's thread: dlopen gets a copy
+    // whose DT_INIT is renamed DT_DEBUG (which glibc ignores in a loaded object) and whose
+    // DT_INIT_ARRAYSZ is 0. The libraries it needs still run theirs in dlopen (they are shared).
+    let get = |tag: i64| entries.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
+    let init = get(DT_INIT);
+    let init_array = match (get(DT_INIT_ARRAY), get(DT_INIT_ARRAYSZ)) {
+        (Some(a), Some(sz)) if sz > 0 => {
+            if sz % 8 != 0 || !ph.iter().any(|p| p.p_type == PT_LOAD && a >= p.p_vaddr && a.checked_add(sz).is_some_and(|e| e <= p.p_vaddr + p.p_memsz)) {
+                return Err(corrupt("DT_INIT_ARRAY outside the loaded segments"));
+            }
+            Some((a, sz / 8))
+        }
+        _ => None,
+    };
+    for o in init_entries {
+        let o = o as usize; // in bounds: read above
+        if u64_at(&image, o as u64) == Some(DT_INIT as u64) {
+            image[o..o + 8].copy_from_slice(&(DT_DEBUG as u64).to_le_bytes());
+        } else {
+            image[o + 8..o + 16].copy_from_slice(&0u64.to_le_bytes());
+        }
+    }
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, init, init_array })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.
@@ -667,6 +798,32 @@ mod tests {
         unsafe { (inst.main)(2, argv.as_mut_ptr(), envp.as_mut_ptr()) }
     }
 
+    /// The program's constructors are not run by `load_instance` but handed to the caller.
+    #[test]
+    fn constructors_run_by_the_caller() {
+        let d = TempDir::new("ctor");
+        let src = r#"
+            static int order;
+            int seen;
+            __attribute__((constructor(101))) static void first(void) { order = order * 10 + 1; }
+            __attribute__((constructor(102))) static void second(int argc) { order = order * 10 + 2; seen = argc; }
+            int main(void) { return order * 100 + seen; }
+        "#;
+        for flags in [&["-fPIE", "-pie"][..], &["-shared", "-fPIC"], &["-fPIE", "-pie", "-s"]] {
+            let p = prepare(&build(&d, "ctor", src, flags)).unwrap();
+            let a = p.load_instance(0).unwrap();
+            let b = p.load_instance(1).unwrap();
+            assert_eq!(call_main(&a), 0, "{flags:?}: constructors ran in dlopen");
+            assert!(b.constructors().len() >= 2, "{flags:?}");
+            let mut argv = [std::ptr::null_mut::<c_char>()];
+            for f in b.constructors() {
+                // SAFETY: the instance's constructors, called as glibc would (argc, argv, envp).
+                unsafe { f(7, argv.as_mut_ptr(), argv.as_mut_ptr()) };
+            }
+            assert_eq!(call_main(&b), 1207, "{flags:?}");
+        }
+    }
+
     /// Three instances: each starts from fresh globals, and an instance keeps its own state.
     fn check_private_globals(p: &Prepared) {
         let insts: Vec<Instance> = (0..3).map(|r| p.load_instance(r).unwrap()).collect();
@@ -704,6 +861,28 @@ mod tests {
         assert_eq!(std::fs::read(&prog).unwrap(), before, "the original file is never patched");
         // get_counter is not exported without -rdynamic.
         assert!(p.load_instance(9).unwrap().symbol("get_counter").is_none());
+    }
+
+    /// Stripped (no .symtab): main decoded from _start. A local main: taken from .symtab.
+    #[test]
+    fn stripped_pie_main_from_entry_point() {
+        let d = TempDir::new("strip");
+        for flags in [&["-fPIE", "-pie", "-s", "-O2"][..], &["-fPIE", "-pie", "-s", "-O0", "-fcf-protection=none"]] {
+            let prog = build(&d, "stripped", COUNTER, flags);
+            let p = prepare(&prog).unwrap();
+            assert_eq!(p.main_source(), MainSource::EntryPoint);
+            check_private_globals(&p);
+        }
+        if let Some(prog) = try_build("clang", &d, "clang_stripped", COUNTER, &["-fPIE", "-pie", "-s"]) {
+            let p = prepare(&prog).unwrap();
+            assert_eq!(p.main_source(), MainSource::EntryPoint);
+            check_private_globals(&p);
+        }
+        let prog = build(&d, "local", COUNTER, &["-fPIE", "-pie"]);
+        assert!(Command::new("objcopy").arg("--localize-symbol=main").arg(&prog).status().unwrap().success());
+        let p = prepare(&prog).unwrap();
+        assert_eq!(p.main_source(), MainSource::SymtabLocal);
+        check_private_globals(&p);
     }
 
     #[test]
@@ -786,8 +965,15 @@ mod tests {
         let nopie = build(&d, "nopie", COUNTER, &["-no-pie"]);
         assert!(refused(prepare(&nopie)).contains("not position-independent"));
 
+        // A stripped PIE whose entry point is not a glibc _start we know (patched to `ud2`).
         let stripped = build(&d, "stripped", COUNTER, &["-fPIE", "-pie", "-s"]);
-        assert!(refused(prepare(&stripped)).contains("stripped"));
+        let mut img = std::fs::read(&stripped).unwrap();
+        let entry = u64_at(&img, 0x18).unwrap();
+        let ph = phdrs(&img).unwrap();
+        let off = vaddr_to_off(&ph, entry, 2).unwrap() as usize;
+        img[off..off + 2].copy_from_slice(&[0x0f, 0x0b]);
+        let e = refused(inspect(&stripped, img));
+        assert!(e.contains("is stripped and does not export main, and its main cannot be found from its entry point (its entry code is not a glibc _start"), "{e}");
 
         let nomain = build(&d, "nomain.so", "int f(void) { return 1; }", &["-shared", "-fPIC"]);
         assert!(refused(prepare(&nomain)).contains("does not define main"));
@@ -819,8 +1005,9 @@ mod tests {
         }
     }
 
-    /// A PIE's copy relocations: getopt's variables are refused (the instance's `optarg` would
-    /// stay NULL), `stdout` is only reported; -fPIC code reaches them through the GOT instead.
+    /// A PIE's copy relocations: getopt's variables are accepted and each instance's copies are
+    /// found (the preload library keeps them right); `tzname` is refused; -fPIC code reaches them
+    /// through the GOT instead.
     #[test]
     fn copy_relocations() {
         let d = TempDir::new("copy");
@@ -834,8 +1021,22 @@ mod tests {
             }
         "#;
         let pie = build(&d, "getopt", getopt, &["-fPIE", "-pie"]);
-        let e = refused(prepare(&pie));
-        assert!(e.contains("private copy of libc's `opt"), "{e}");
+        let p = prepare(&pie).unwrap();
+        let mut c = p.copy_relocated().to_vec();
+        c.sort();
+        assert_eq!(c, ["optarg", "optind"]);
+        let (a, b) = (p.load_instance(0).unwrap(), p.load_instance(1).unwrap());
+        let (oa, ob) = (a.copy_address("optind").unwrap(), b.copy_address("optind").unwrap());
+        assert_ne!(oa, ob);
+        // SAFETY: the instances' own copies of libc's `int optind`, made at load time.
+        assert_eq!(unsafe { (*(oa as *const c_int), *(ob as *const c_int)) }, (1, 1));
+        assert!(a.copy_address("stdout").is_none());
+        let tz = r#"
+            #include <time.h>
+            int main(void) { tzset(); return tzname[0][0]; }
+        "#;
+        let e = refused(prepare(&build(&d, "tz", tz, &["-fPIE", "-pie"])));
+        assert!(e.contains("private copy of libc's `__tzname`"), "{e}");
         assert!(e.ends_with(REBUILD_FIX));
         let so = build(&d, "getopt.so", getopt, &["-shared", "-fPIC"]);
         assert!(prepare(&so).unwrap().copy_relocated().is_empty());
