@@ -140,12 +140,12 @@ pub fn write(file: &dyn Backend, runs: &[(u64, u64)], data: &[u8], buffer_size: 
     Ok(())
 }
 
-/// Writes the runs from `data`, sieving small runs by read-modify-write of covering blocks (not
-/// where `file` cannot be read); every write holds `lock` (a lock on the same file as `file`)
-/// over its bytes.
-pub fn write_locked(file: &dyn Backend, lock: &FileLock, runs: &[(u64, u64)], data: &[u8], buffer_size: usize) -> io::Result<()> {
+/// Writes the runs from `data`, with `sieve` small runs by read-modify-write of covering blocks
+/// (not where `file` cannot be read), else run by run; every write holds `lock` (a lock on the
+/// same file as `file`) over its bytes, so another writer's read-modify-write cannot undo it.
+pub fn write_locked(file: &dyn Backend, lock: &FileLock, runs: &[(u64, u64)], data: &[u8], buffer_size: usize, sieve: bool) -> io::Result<()> {
     let ext = extents(runs, data.len())?;
-    let pieces = if file.can_read() { plan(&ext, buffer_size) } else { (0..ext.len()).map(Piece::Direct).collect() };
+    let pieces = if sieve && file.can_read() { plan(&ext, buffer_size) } else { (0..ext.len()).map(Piece::Direct).collect() };
     let mut buf = Vec::new();
     for p in pieces {
         match p {
@@ -277,7 +277,7 @@ mod tests {
         let runs: Vec<(u64, u64)> = (0..1000).map(|i| (i * 10, 4)).collect();
         let data: Vec<u8> = (0..4000).map(|i| (i % 251) as u8).collect();
         let lock = FileLock::open(&_t.0).unwrap();
-        write_locked(&f, &lock, &runs, &data, 4096).unwrap();
+        write_locked(&f, &lock, &runs, &data, 4096, true).unwrap();
         let writes = f.calls.swap(0, Ordering::Relaxed);
         // 10000 bytes in blocks of at most 4096: 3 blocks, each one read and one write.
         assert_eq!(writes, 6);
@@ -314,7 +314,7 @@ mod tests {
                 pos += l as usize;
             }
             if case % 2 == 0 {
-                write_locked(&f, &lock, &runs, &data, bs).unwrap();
+                write_locked(&f, &lock, &runs, &data, bs, true).unwrap();
             } else {
                 write(&f, &runs, &data, bs).unwrap();
             }
@@ -360,7 +360,7 @@ mod tests {
                     let data = vec![me as u8 + 1; runs.len()];
                     for chunk in 0..8 {
                         let n = runs.len() / 8;
-                        write_locked(&*f, &lock, &runs[chunk * n..(chunk + 1) * n], &data[chunk * n..(chunk + 1) * n], 1000).unwrap();
+                        write_locked(&*f, &lock, &runs[chunk * n..(chunk + 1) * n], &data[chunk * n..(chunk + 1) * n], 1000, true).unwrap();
                     }
                 })
             })

@@ -40,14 +40,14 @@ impl Transfer<'_> {
     pub fn write(&self, runs: &[(u64, u64)], data: &[u8]) -> MpiResult {
         let h = self.hints();
         let backend = &*self.file.backend;
-        let lock = self.file.lock.as_ref();
         let r = if self.two_phase() {
             two_phase::write_all_with(self.u, &self.file.comm, backend, runs, data, &h.cb, self.options(&h))
         } else {
             self.file.exclusive(|| {
-                match lock {
-                    Some(l) if h.ds_write != CbMode::Disable => sieve::write_locked(backend, l, runs, data, h.ind_wr_buffer_size),
-                    _ => sieve::write(backend, runs, data, h.ind_wr_buffer_size),
+                match &self.file.lock {
+                    // `romio_ds_write` disabled: run by run, still under the lock.
+                    Some(l) => sieve::write_locked(backend, l, runs, data, h.ind_wr_buffer_size, h.ds_write != CbMode::Disable),
+                    None => sieve::write(backend, runs, data, h.ind_wr_buffer_size),
                 }
                 .map_err(|e| self.file.io_error("writing", &e))
             })

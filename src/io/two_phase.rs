@@ -74,7 +74,7 @@ pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u6
     let plan = match setup(&cx, &ext, status, hints, hints.write, opt.striping_unit)? {
         Setup::Independent => {
             let r = match opt.lock {
-                Some(l) => sieve::write_locked(file, l, runs, data, hints.buffer_size),
+                Some(l) => sieve::write_locked(file, l, runs, data, hints.buffer_size, true),
                 None => sieve::write(file, runs, data, hints.buffer_size),
             };
             return r.map_err(|e| super::backend::mpi_error("writing", "the file", &e));
@@ -558,7 +558,7 @@ mod tests {
         let mut lost = 0;
         for i in 0..20_000u32 {
             let v = i.to_le_bytes();
-            sieve::write_locked(&*f, &lock, &[(4, 4)], &v, 1 << 20).unwrap();
+            sieve::write_locked(&*f, &lock, &[(4, 4)], &v, 1 << 20, true).unwrap();
             let mut back = [0u8; 4];
             f.read_at(&mut back, 4).unwrap();
             lost += (back != v) as u32;
