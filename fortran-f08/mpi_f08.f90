@@ -506,7 +506,7 @@ module mpi_f08_compile_constants
   implicit none
   public
   integer, parameter :: MPI_VERSION = 4
-  integer, parameter :: MPI_SUBVERSION = 0
+  integer, parameter :: MPI_SUBVERSION = 1
   type(MPI_Comm), parameter :: MPI_COMM_NULL = MPI_Comm(67108864)
   type(MPI_Comm), parameter :: MPI_COMM_WORLD = MPI_Comm(1140850688)
   type(MPI_Comm), parameter :: MPI_COMM_SELF = MPI_Comm(1140850689)

@@ -29,7 +29,7 @@ extern "C" {
 
 /* Standard version implemented by the interface (not a property of the ABI). */
 #define MPI_VERSION    4
-#define MPI_SUBVERSION 0
+#define MPI_SUBVERSION 1
 
 /* ====================================================================================
  * Basic types

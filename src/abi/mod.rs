@@ -254,7 +254,7 @@ pub const MPI_WIN_CREATE_FLAVOR: c_int = 0x66000007;
 pub const MPI_WIN_MODEL: c_int = 0x66000009;
 
 pub const MPI_VERSION: c_int = 4;
-pub const MPI_SUBVERSION: c_int = 0;
+pub const MPI_SUBVERSION: c_int = 1;
 pub const MPI_IDENT: c_int = 0;
 pub const MPI_CONGRUENT: c_int = 1;
 pub const MPI_SIMILAR: c_int = 2;

@@ -216,10 +216,10 @@ export! {
     }
 
     fn MPI_Comm_get_name / PMPI_Comm_get_name (comm: MPI_Comm, comm_name: *mut c_char, resultlen: *mut c_int) on comm comm => {
-        let c_ref = check::comm(check::universe()?, comm)?;
         let name = out(comm_name, "comm_name")?;
         let len = out(resultlen, "resultlen")?;
-        let s = c_ref.name();
+        // MPI 4.1 section 7.8: the null handle is predefined and has its name.
+        let s = if comm == MPI_COMM_NULL { "MPI_COMM_NULL".to_string() } else { check::comm(check::universe()?, comm)?.name() };
         // SAFETY: both checked non-NULL above; the standard makes `comm_name` hold
         // MPI_MAX_OBJECT_NAME chars and `resultlen` an int.
         unsafe { *len = crate::ffi::env::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };

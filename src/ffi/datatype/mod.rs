@@ -559,7 +559,8 @@ export! {
     }
 
     fn MPI_Type_get_name / PMPI_Type_get_name (datatype: MPI_Datatype, type_name: *mut c_char, resultlen: *mut c_int) on comm MPI_COMM_SELF => {
-        let name = dtype(datatype)?.name();
+        // MPI 4.1 section 7.8: the null handle is predefined and has its name.
+        let name = if datatype == MPI_DATATYPE_NULL { "MPI_DATATYPE_NULL".to_string() } else { dtype(datatype)?.name() };
         let p = out(type_name, "type_name")?;
         let len = out(resultlen, "resultlen")?;
         // SAFETY: type_name has room for MPI_MAX_OBJECT_NAME chars (caller contract); names are

@@ -10,7 +10,7 @@ use crate::runtime::thread_level::ThreadLevel;
 use std::os::raw::{c_char, c_int};
 use std::time::Instant;
 
-pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.0, MPICH ABI, shared-memory engine in Rust)");
+pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.1, MPICH ABI, shared-memory engine in Rust)");
 
 /// Copies `s` into a C buffer of `cap` bytes with a terminating NUL; returns the length written.
 ///

@@ -140,15 +140,18 @@ pub(in crate::ffi) unsafe fn allocate(size: MPI_Aint, disp_unit: impl CountArg, 
 }
 
 /// MPI_Win_shared_query(_c): `rank`'s memory as this process addresses it (MPI_PROC_NULL: the
-/// lowest rank with a non-empty segment).
+/// lowest rank with a non-empty segment). MPI 4.1 section 12.2.3 allows any flavour but dynamic:
+/// a segment this process cannot load from and store to (another process's MPI_Win_create
+/// memory in processes mode) reads as size 0 and NULL; in threads mode every segment is
+/// addressable.
 ///
 /// # Safety
 /// The output pointers must be NULL or writable (`disp_unit` an int or an MPI_Aint).
 pub(in crate::ffi) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int, size: *mut MPI_Aint, disp_unit: *mut C, baseptr: *mut c_void) -> MpiResult {
     let (_, w) = win_of(win)?;
     let (size, disp_unit, baseptr) = (out(size, "size")?, out(disp_unit, "disp_unit")?, out(baseptr as *mut *mut c_void, "baseptr")?);
-    if !matches!(w.flavor, Flavor::Shared | Flavor::Allocate) {
-        return Err(err(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query needs a window made by MPI_Win_allocate_shared or MPI_Win_allocate (this one's memory is not shared)"));
+    if matches!(w.flavor, Flavor::Dynamic) {
+        return Err(err(MPI_ERR_RMA_FLAVOR, "MPI_Win_shared_query is not defined on a dynamic window (made by MPI_Win_create_dynamic); query the attached memory's address another way"));
     }
     let r = if rank == MPI_PROC_NULL {
         (0..w.size).find(|&r| w.extent_of(r).0 > 0)
@@ -157,12 +160,10 @@ pub(in crate::ffi) unsafe fn shared_query<C: CountArg>(win: MPI_Win, rank: c_int
     } else {
         Some(rank as usize)
     };
-    let (s, d, p) = match r {
-        Some(r) => {
-            let (s, d) = w.extent_of(r);
-            let crate::osc::window::Target::Direct(p) = w.target(r) else { unreachable!("allocated memory is mapped") };
-            (s as MPI_Aint, d as i64, p as *mut c_void)
-        }
+    let (s, d, p) = match r.map(|r| (w.extent_of(r), w.target(r))) {
+        Some(((s, d), crate::osc::window::Target::Direct(p))) => (s as MPI_Aint, d as i64, p as *mut c_void),
+        // Not addressable from here: MPI 4.1 says size 0 and a NULL pointer.
+        Some(((_, d), crate::osc::window::Target::Remote { .. })) => (0, d as i64, std::ptr::null_mut()),
         None => (0, 1, std::ptr::null_mut()),
     };
     // A zero-size segment has no address (NULL, as in MPICH), so a program cannot mistake
@@ -277,9 +278,13 @@ export! {
         Ok(())
     }
     fn MPI_Win_get_name / PMPI_Win_get_name (win: MPI_Win, win_name: *mut c_char, resultlen: *mut c_int) on win win => {
-        let (_, w) = win_of(win)?;
         let (name, len) = (out(win_name, "win_name")?, out(resultlen, "resultlen")?);
-        let s = w.name.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        // MPI 4.1 section 7.8: the null handle is predefined and has its name.
+        let s = if win == MPI_WIN_NULL {
+            "MPI_WIN_NULL".to_string()
+        } else {
+            win_of(win)?.1.name.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        };
         // SAFETY: `win_name` has room for MPI_MAX_OBJECT_NAME chars and `resultlen` is an int
         // (caller contract); both non-NULL (`out`).
         unsafe { *len = crate::ffi::env::init::write_cstr(name, MPI_MAX_OBJECT_NAME, &s) as c_int };
