@@ -43,6 +43,14 @@
  *                     whole sleep. A rank fiber's sleep parks the fiber instead (oxmpi's
  *                     oxmpi_threads_sleep); everyone else sleeps in libc as usual.
  *
+ *   rand(), srand(), random(), srandom(), initstate(), setstate(), drand48(), lrand48(),
+ *   mrand48(), srand48(), seed48(), lcong48(), strtok()
+ *                     State a process of its own would have to itself: kept per rank (see
+ *                     "per-rank libc state" below).
+ *   __cxa_atexit(), atexit()
+ *                     Handlers a rank's program registers run when that rank exits, on its
+ *                     thread (oxmpi_threads_atexit); libraries' handlers stay libc's.
+ *
  * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook,
  * oxmpi_threads_sleep) lives in
  * liboxmpi.so (libmpi.so.12), which mpiexec preloads together with this library. The hooks are
@@ -585,4 +593,275 @@ int getopt_long(int argc, char *const argv[], const char *optstring, const struc
 int getopt_long_only(int argc, char *const argv[], const char *optstring, const struct option *longopts, int *longind)
 {
     return any_getopt(G_LONG_ONLY, argc, argv, optstring, longopts, longind);
+}
+
+/* ---- per-rank libc state: rand & co., drand48 & co., strtok, exit handlers -----------------
+ *
+ * A process of its own would give each rank its own generator state, its own strtok position
+ * and its own exit handlers. libc keeps one of each per process, so for a rank thread (and the
+ * threads it created) these calls use state kept per rank context here: the same generators
+ * through glibc's reentrant forms (random_r, drand48_r), so a rank sees exactly the sequence a
+ * process would. A rank that never touches them costs nothing; outside ranks (and in processes
+ * mode) every call is libc's.
+ *
+ * Rank states live in a table indexed by rank context, filled on first use with a
+ * compare-and-swap (a loser frees its copy), read with acquire loads: a state, once published,
+ * stays for the life of the process. Each state has a mutex because a rank's own threads may
+ * call these concurrently, as glibc's locked rand allows.
+ */
+#include <stdatomic.h>
+
+#define MAX_RANK_STATES 65536
+
+struct rank_libc {
+    pthread_mutex_t lock;
+    struct random_data rd;    /* rand, random, srand, srandom, initstate, setstate */
+    char rbuf[128];           /* glibc's default state size (TYPE_3) */
+    char *rstate;             /* the state array in use (rbuf or one given to initstate) */
+    struct drand48_data d48;  /* drand48, lrand48, mrand48, srand48, seed48, lcong48 */
+    unsigned short seed48_old[3];
+    char *strtok_save;
+};
+
+static _Atomic(struct rank_libc *) rank_libcs[MAX_RANK_STATES];
+
+/* The calling rank's state, or NULL outside ranks (then libc's own state is used). */
+static struct rank_libc *rank_libc(void)
+{
+    init();
+    int ctx = hook_current ? hook_current() : -1;
+    if (ctx < 0 || ctx >= MAX_RANK_STATES)
+        return NULL;
+    struct rank_libc *s = atomic_load_explicit(&rank_libcs[ctx], memory_order_acquire);
+    if (s)
+        return s;
+    struct rank_libc *n = calloc(1, sizeof *n);
+    if (!n)
+        return NULL;
+    pthread_mutex_init(&n->lock, NULL);
+    /* A fresh process's generators: srandom(1), and drand48's all-zero-then-initialised data. */
+    n->rstate = n->rbuf;
+    initstate_r(1, n->rbuf, sizeof n->rbuf, &n->rd);
+    memset(&n->d48, 0, sizeof n->d48);
+    struct rank_libc *expected = NULL;
+    /* Release publishes the initialised state to every later acquire load. */
+    if (atomic_compare_exchange_strong_explicit(&rank_libcs[ctx], &expected, n, memory_order_release, memory_order_acquire))
+        return n;
+    pthread_mutex_destroy(&n->lock);
+    free(n);
+    return expected;
+}
+
+/* libc's own functions, looked up once (the preload library serves processes-mode ranks too,
+ * where every call goes to libc). */
+static struct {
+    long (*random)(void);
+    int (*rand)(void);
+    void (*srandom)(unsigned int);
+    void (*srand)(unsigned int);
+    char *(*initstate)(unsigned int, char *, size_t);
+    char *(*setstate)(char *);
+    double (*drand48)(void);
+    long (*lrand48)(void);
+    long (*mrand48)(void);
+    void (*srand48)(long);
+    unsigned short *(*seed48)(unsigned short *);
+    void (*lcong48)(unsigned short *);
+    char *(*strtok)(char *, const char *);
+} libc_state_fns;
+static pthread_once_t libc_state_once = PTHREAD_ONCE_INIT;
+
+static void resolve_libc_state(void)
+{
+#define GET(f) libc_state_fns.f = (__typeof__(libc_state_fns.f))dlsym(RTLD_NEXT, #f)
+    GET(random); GET(rand); GET(srandom); GET(srand); GET(initstate); GET(setstate);
+    GET(drand48); GET(lrand48); GET(mrand48); GET(srand48); GET(seed48); GET(lcong48);
+    GET(strtok);
+#undef GET
+}
+
+#define REAL(name) (pthread_once(&libc_state_once, resolve_libc_state), libc_state_fns.name)
+
+long random(void)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(random)();
+    int32_t r;
+    pthread_mutex_lock(&s->lock);
+    random_r(&s->rd, &r);
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+int rand(void)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(rand)();
+    return (int)random();
+}
+
+void srandom(unsigned int seed)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s) {
+        REAL(srandom)(seed);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    srandom_r(seed, &s->rd);
+    pthread_mutex_unlock(&s->lock);
+}
+
+void srand(unsigned int seed)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s) {
+        REAL(srand)(seed);
+        return;
+    }
+    srandom(seed);
+}
+
+char *initstate(unsigned int seed, char *state, size_t n)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(initstate)(seed, state, n);
+    pthread_mutex_lock(&s->lock);
+    char *old = s->rstate;
+    if (initstate_r(seed, state, n, &s->rd) == 0)
+        s->rstate = state;
+    else
+        old = NULL;
+    pthread_mutex_unlock(&s->lock);
+    return old;
+}
+
+char *setstate(char *state)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(setstate)(state);
+    pthread_mutex_lock(&s->lock);
+    char *old = s->rstate;
+    if (setstate_r(state, &s->rd) == 0)
+        s->rstate = state;
+    else
+        old = NULL;
+    pthread_mutex_unlock(&s->lock);
+    return old;
+}
+
+double drand48(void)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(drand48)();
+    double r;
+    pthread_mutex_lock(&s->lock);
+    drand48_r(&s->d48, &r);
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+long lrand48(void)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(lrand48)();
+    long r;
+    pthread_mutex_lock(&s->lock);
+    lrand48_r(&s->d48, &r);
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+long mrand48(void)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(mrand48)();
+    long r;
+    pthread_mutex_lock(&s->lock);
+    mrand48_r(&s->d48, &r);
+    pthread_mutex_unlock(&s->lock);
+    return r;
+}
+
+void srand48(long seed)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s) {
+        REAL(srand48)(seed);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    srand48_r(seed, &s->d48);
+    pthread_mutex_unlock(&s->lock);
+}
+
+unsigned short *seed48(unsigned short seed16v[3])
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(seed48)(seed16v);
+    pthread_mutex_lock(&s->lock);
+    /* seed48 returns the previous seed in a buffer of its own: the rank's. */
+    memcpy(s->seed48_old, s->d48.__x, sizeof s->seed48_old);
+    seed48_r(seed16v, &s->d48);
+    pthread_mutex_unlock(&s->lock);
+    return s->seed48_old;
+}
+
+void lcong48(unsigned short param[7])
+{
+    struct rank_libc *s = rank_libc();
+    if (!s) {
+        REAL(lcong48)(param);
+        return;
+    }
+    pthread_mutex_lock(&s->lock);
+    lcong48_r(param, &s->d48);
+    pthread_mutex_unlock(&s->lock);
+}
+
+char *strtok(char *str, const char *delim)
+{
+    struct rank_libc *s = rank_libc();
+    if (!s)
+        return REAL(strtok)(str, delim);
+    /* Only this rank's threads use the position; strtok is not thread-safe within a process
+     * either, so no lock. */
+    return strtok_r(str, delim, &s->strtok_save);
+}
+
+/* Exit handlers: a rank's own (registered from its program instance) run when the rank exits;
+ * oxmpi keeps them (oxmpi_threads_atexit). Everything else is libc's. */
+typedef int (*atexit_hook_fn)(void (*)(void *), void *, void *);
+typedef int (*cxa_atexit_fn)(void (*)(void *), void *, void *);
+
+int __cxa_atexit(void (*func)(void *), void *arg, void *dso);
+int __cxa_atexit(void (*func)(void *), void *arg, void *dso)
+{
+    static atexit_hook_fn hook;
+    static cxa_atexit_fn real;
+    static int resolved;
+    if (!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE)) {
+        /* Called very early (constructors of libraries loaded before liboxmpi): both lookups are
+         * plain dlsym, safe at any time; racing threads store the same values. */
+        __atomic_store_n(&real, (cxa_atexit_fn)dlsym(RTLD_NEXT, "__cxa_atexit"), __ATOMIC_RELAXED);
+        __atomic_store_n(&hook, (atexit_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_atexit"), __ATOMIC_RELAXED);
+        __atomic_store_n(&resolved, 1, __ATOMIC_RELEASE);
+    }
+    atexit_hook_fn h = __atomic_load_n(&hook, __ATOMIC_RELAXED);
+    if (h && h(func, arg, dso))
+        return 0;
+    return __atomic_load_n(&real, __ATOMIC_RELAXED)(func, arg, dso);
+}
+
+int atexit(void (*func)(void))
+{
+    return __cxa_atexit((void (*)(void *))func, NULL, NULL);
 }

@@ -73,6 +73,20 @@ pub unsafe extern "C" fn oxmpi_threads_copy_address(ctx: c_int, name: *const c_c
     })
 }
 
+/// `__cxa_atexit(func, arg, dso)` or `atexit(func)` (dso NULL) by the calling thread (the preload
+/// library's interposers): 1 if the handler was recorded for the caller's rank, to run when that
+/// rank exits (`runtime::threads::atexit`); 0 if libc should keep it.
+#[no_mangle]
+pub extern "C" fn oxmpi_threads_atexit(func: Option<crate::runtime::threads::atexit::Handler>, arg: *mut std::ffi::c_void, dso: *mut std::ffi::c_void) -> c_int {
+    crate::ffi::boundary::run_value(0, || {
+        let ctx = job::context();
+        match func {
+            Some(f) if ctx >= 0 && job::threads_job().is_some() => crate::runtime::threads::atexit::register(ctx as usize, f, arg, dso) as c_int,
+            _ => 0,
+        }
+    })
+}
+
 /// A rank's `sigaction(sig, act, old)` (the preload library's `sigaction` and `signal`): for a
 /// crash signal (SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT) of a rank thread, records the rank's
 /// own disposition, which oxmpi's crash handler runs once before ending the job, and returns 1;

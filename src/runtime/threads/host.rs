@@ -95,6 +95,9 @@ pub fn exit_hook(code: i32) -> bool {
     }
     // SAFETY: flushing C stdio is always allowed; the rank's output must not be lost.
     unsafe { libc::fflush(std::ptr::null_mut()) };
+    super::atexit::run(ctx as usize);
+    // SAFETY: as above, for what the handlers wrote.
+    unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(ctx as usize, code);
     // A rank fiber ends here (never returns); a rank thread returns and pthread_exits.
     sched::exit_current();
@@ -124,6 +127,8 @@ fn run_rank(start: &mut RankStart) {
         }
         (start.main)(argc, start.argv.as_mut_ptr(), environ)
     };
+    // Returning from main is exit(): the rank's own exit handlers run first.
+    super::atexit::run(start.rank);
     // SAFETY: flush the program's buffered output before deciding about the job.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     rank_finished(start.rank, rc);
@@ -147,6 +152,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     };
     let mut mains = Vec::with_capacity(n);
     let mut copies = Vec::with_capacity(n);
+    let mut bases = Vec::with_capacity(n);
     let mut no_fibers: Option<String> = None;
     for r in 0..n {
         match prepared.load_instance(r) {
@@ -156,6 +162,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
                 }
                 (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
                 copies.push(inst.copies().to_vec());
+                bases.push(inst.base());
                 mains.push((inst.main, inst.constructors().to_vec()))
             }
             Err(e) => {
@@ -165,6 +172,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     }
     let _ = COPIES.set(copies);
+    super::atexit::install(&bases);
     let seg = match Segment::anonymous(n, (upcalls.channel_geometry)(n)) {
         Ok(s) => Arc::new(s),
         Err(e) => {

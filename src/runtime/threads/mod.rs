@@ -1,4 +1,5 @@
 //! Threads mode: every rank of the job is a thread of one process (TMPI).
+pub mod atexit;
 pub mod host;
 pub mod loader;
 pub mod fiber;
