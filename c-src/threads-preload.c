@@ -629,6 +629,8 @@ static _Atomic(struct rank_libc *) rank_libcs[MAX_RANK_STATES];
 static struct rank_libc *rank_libc(void)
 {
     init();
+    if (processes_rank)
+        return NULL; /* a process of its own: libc's state is the rank's */
     int ctx = hook_current ? hook_current() : -1;
     if (ctx < 0 || ctx >= MAX_RANK_STATES)
         return NULL;
