@@ -35,6 +35,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
                    HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
                    (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
+  11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
+                   mode of OXMPI_BINARY_MODES: the same results in every mode, 50 or more passing
+                   (scripts/scalapack-suite.sh)
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
@@ -301,6 +304,13 @@ stage_hdf5() {
         --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
 }
 
+# Packaged programs on libraries built on MPI (issue 18): threads mode gives each rank its own
+# copy of libscalapack-mpich (BLACS keeps its grids in globals).
+stage_scalapack() {
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/scalapack-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np 2 --timeout 120
+}
+
 cd "$OXMPI_ROOT"
 echo "oxmpi test suite in $OXMPI_ROOT (modes: $MODES; prebuilt-binary modes: $BINARY_MODES)"
 stage deps stage_deps
@@ -317,3 +327,4 @@ stage netpipe stage_netpipe
 stage foreign-launch stage_foreign_launch
 stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5
+stage scalapack stage_scalapack

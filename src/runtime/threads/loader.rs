@@ -34,6 +34,7 @@ use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
 
 mod entry;
+mod private_libs;
 
 /// Why a program cannot run in threads mode, with a one-line, user-facing reason that names the fix.
 #[derive(Clone, PartialEq, Eq)]
@@ -102,6 +103,9 @@ pub struct Prepared {
     init: Option<u64>,
     /// The program's DT_INIT_ARRAY: link-time address and number of entries.
     init_array: Option<(u64, u64)>,
+    /// The libraries each rank gets copies of, found when rank 0's instance is loaded
+    /// (`private_libs`); None inside: there are none.
+    private: std::sync::OnceLock<Option<private_libs::PrivateLibs>>,
 }
 
 /// Where `prepare` found the address of `main`.
@@ -236,16 +240,40 @@ impl Prepared {
         if fd < 0 {
             return Err(fail(format!("memfd_create: {}", std::io::Error::last_os_error())));
         }
+        // Rank 0 loads the program's libraries as it asks; later ranks get private copies of
+        // those built on MPI (`private_libs`), unless they cannot be made.
+        let first = self.private.get().is_none();
+        let before = if first { private_libs::loaded_objects() } else { Vec::new() };
+        let mut image = std::borrow::Cow::Borrowed(&self.image[..]);
+        let mut relative = false;
+        if let Some(Some(p)) = self.private.get() {
+            let mut copy = self.image.clone();
+            match p.make_copies(rank, &mut copy) {
+                Ok(r) => {
+                    relative = r;
+                    image = std::borrow::Cow::Owned(copy);
+                }
+                Err(e) => {
+                    static TOLD: std::sync::Once = std::sync::Once::new();
+                    TOLD.call_once(|| eprintln!("oxmpi: threads mode: the ranks share {} ({e})", p.names().join(", ")));
+                }
+            }
+        }
         // SAFETY: fd was just created and is owned by nobody else; into_raw_fd below takes it back.
         let mut file = unsafe { File::from_raw_fd(fd) };
-        if let Err(e) = file.write_all(&self.image) {
+        if let Err(e) = file.write_all(&image) {
             return Err(fail(format!("writing the private copy: {e}"))); // dropping `file` closes fd
         }
         let fd = file.into_raw_fd();
         let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted number");
         // SAFETY: path is a valid C string. dlopen runs the instance's constructors, which is
         // the program's own code: what running the program means.
-        let handle = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        let handle = private_libs::in_fd_dir(relative, || unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) }).map_err(fail)?;
+        if first {
+            let after = private_libs::loaded_objects();
+            let new: Vec<String> = after.into_iter().filter(|o| !o.starts_with("/proc/") && !before.contains(o)).collect();
+            let _ = self.private.set(private_libs::PrivateLibs::find(&new));
+        }
         if handle.is_null() {
             let msg = dlerror_text();
             // SAFETY: fd is ours; nothing refers to it after a failed dlopen.
@@ -716,7 +744,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
             image[o + 8..o + 16].copy_from_slice(&0u64.to_le_bytes());
         }
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, init, init_array })
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, init, init_array, private: std::sync::OnceLock::new() })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.

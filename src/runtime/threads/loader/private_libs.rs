@@ -1,0 +1,321 @@
+//! Private copies of the program's MPI libraries, one set per rank (threads mode).
+//!
+//! A library built on MPI (ScaLAPACK's BLACS, parallel HDF5, PETSc) keeps per-process state
+//! (grids, open files, communicators) in its globals; shared by every rank of a threads-mode job,
+//! that state would mix ranks. So each rank gets its own copies of those libraries, as it gets
+//! its own copy of the program:
+//!
+//! * Rank 0's instance is loaded as the program asks. The objects its `dlopen` brought in
+//!   (`dl_iterate_phdr` before and after) are the program's libraries. The *private set* is those
+//!   that depend on MPI, directly or through another one of them, plus the user's
+//!   `OXMPI_PRIVATE_LIBS`, minus `OXMPI_SHARED_LIBS` (name prefixes, comma-separated). Everything
+//!   else (libc, the compilers' run-time libraries, zlib, curl...) stays one per process, as
+//!   oxmpi itself does.
+//! * Rank r > 0: each private library is written into a memfd of its own. In the copies of the
+//!   program and of the private libraries, every `DT_NEEDED` naming a private library is rewritten
+//!   in place (same string table, a name no longer than the original) to the path of rank r's
+//!   copy: `/proc/self/fd/N`, or, for a name too short for that, `./N` with the process's working
+//!   directory set to `/proc/self/fd` for the `dlopen` (the host loads ranks one after another,
+//!   before any rank runs). ld.so loads them as distinct objects (distinct paths and inodes) and
+//!   binds each rank's symbols inside its own set: one link-map namespace, so no limit of 16 as
+//!   with `dlmopen`.
+//! * A name that cannot be rewritten safely (another string of the table starts inside it, or no
+//!   section headers to tell) leaves the whole set shared, as before this existed.
+//!
+//! The memfds stay open for the life of the process: ld.so matches loaded objects by path, so a
+//! reused descriptor number would hand back an old copy.
+use super::{phdrs, shdrs, u16_at, u32_at, u64_at, vaddr_to_off, DT_NULL, DT_STRSZ, DT_STRTAB, PT_DYNAMIC, SHT_DYNSYM};
+use std::ffi::{c_int, c_void, CStr, CString};
+use std::fs::File;
+use std::io::Write;
+use std::os::fd::{FromRawFd, IntoRawFd};
+use std::path::Path;
+
+const DT_NEEDED: i64 = 1;
+const DT_SONAME: i64 = 14;
+const DT_RPATH: i64 = 15;
+const DT_RUNPATH: i64 = 29;
+const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
+const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
+
+/// Library names (prefixes) that are MPI itself: a library needing one of them is built on MPI.
+const MPI_LIBS: &[&str] = &["libmpi.so", "libmpich.so", "libmpifort.so", "libmpichfort.so", "libmpicxx.so", "libmpichcxx.so", "libmpi_", "liboxmpi"];
+
+/// One library of the private set.
+struct Lib {
+    /// The names a `DT_NEEDED` entry may use for it: its `DT_SONAME` and its file's name.
+    names: Vec<String>,
+    /// The file's bytes, which every rank's copy is made of.
+    image: Vec<u8>,
+}
+
+/// The private set found from rank 0's instance.
+pub struct PrivateLibs {
+    libs: Vec<Lib>,
+}
+
+/// The file names of the objects loaded in the process, in load order (`dl_iterate_phdr`).
+pub fn loaded_objects() -> Vec<String> {
+    unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *mut c_void) -> c_int {
+        // SAFETY: `data` is the Vec passed below; `info` is valid for this call (glibc).
+        let (v, info) = unsafe { (&mut *(data as *mut Vec<String>), &*info) };
+        let name = if info.dlpi_name.is_null() {
+            String::new()
+        } else {
+            // SAFETY: a NUL-terminated name owned by ld.so.
+            unsafe { CStr::from_ptr(info.dlpi_name) }.to_string_lossy().into_owned()
+        };
+        v.push(name);
+        0
+    }
+    let mut v: Vec<String> = Vec::new();
+    // SAFETY: the callback only pushes into `v`, which outlives the call.
+    unsafe { libc::dl_iterate_phdr(Some(each), (&mut v as *mut Vec<String>).cast()) };
+    v
+}
+
+/// Comma-separated name prefixes from environment variable `var`.
+fn prefixes(var: &str) -> Vec<String> {
+    std::env::var(var).map(|v| v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(String::from).collect()).unwrap_or_default()
+}
+
+fn file_name(p: &str) -> String {
+    Path::new(p).file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()
+}
+
+/// What the rewriting needs of an object's dynamic section.
+struct Dyn {
+    /// File offset and size of the dynamic string table.
+    strtab: u64,
+    strsz: u64,
+    /// (tag, value) of every dynamic entry.
+    entries: Vec<(i64, u64)>,
+}
+
+fn dynamic(b: &[u8]) -> Result<Dyn, &'static str> {
+    let ph = phdrs(b)?;
+    let d = ph.iter().find(|p| p.p_type == PT_DYNAMIC).ok_or("no dynamic section")?;
+    let mut entries = Vec::new();
+    for i in 0..d.p_filesz / 16 {
+        let o = d.p_offset + i * 16;
+        let tag = u64_at(b, o).ok_or("truncated dynamic section")? as i64;
+        let val = u64_at(b, o + 8).ok_or("truncated dynamic section")?;
+        if tag == DT_NULL {
+            break;
+        }
+        entries.push((tag, val));
+    }
+    let get = |t: i64| entries.iter().find(|e| e.0 == t).map(|e| e.1);
+    let strsz = get(DT_STRSZ).ok_or("no DT_STRSZ")?;
+    let strtab = vaddr_to_off(&ph, get(DT_STRTAB).ok_or("no DT_STRTAB")?, strsz).ok_or("DT_STRTAB outside the file")?;
+    Ok(Dyn { strtab, strsz, entries })
+}
+
+impl Dyn {
+    fn string(&self, b: &[u8], off: u64) -> Option<String> {
+        if off >= self.strsz {
+            return None;
+        }
+        let start = usize::try_from(self.strtab + off).ok()?;
+        let end = usize::try_from(self.strtab + self.strsz).ok()?.min(b.len());
+        let s = b.get(start..end)?;
+        let n = s.iter().position(|&c| c == 0)?;
+        Some(String::from_utf8_lossy(&s[..n]).into_owned())
+    }
+
+    fn needed(&self, b: &[u8]) -> Vec<(u64, String)> {
+        self.entries.iter().filter(|e| e.0 == DT_NEEDED).filter_map(|&(_, v)| Some((v, self.string(b, v)?))).collect()
+    }
+}
+
+/// Every offset into the dynamic string table that something in `b` refers to: dynamic entries,
+/// `.dynsym` names, version needs and definitions. Errors when the file has no section headers
+/// (then the references cannot all be known).
+fn string_refs(b: &[u8], d: &Dyn) -> Result<Vec<u64>, &'static str> {
+    let mut refs: Vec<u64> = d.entries.iter().filter(|e| matches!(e.0, DT_NEEDED | DT_SONAME | DT_RPATH | DT_RUNPATH)).map(|e| e.1).collect();
+    let secs = shdrs(b)?;
+    if secs.is_empty() {
+        return Err("no section headers");
+    }
+    for s in &secs {
+        match s.sh_type {
+            SHT_DYNSYM => {
+                for i in 0..s.sh_size / 24 {
+                    refs.push(u64::from(u32_at(b, s.sh_offset + i * 24).ok_or("truncated .dynsym")?));
+                }
+            }
+            SHT_GNU_VERNEED => {
+                // Elf64_Verneed { vn_version u16, vn_cnt u16, vn_file u32, vn_aux u32, vn_next u32 }
+                // Elf64_Vernaux { vna_hash u32, vna_flags u16, vna_other u16, vna_name u32, vna_next u32 }
+                let mut o = s.sh_offset;
+                for _ in 0..1024 {
+                    let cnt = u16_at(b, o + 2).ok_or("truncated version needs")?;
+                    refs.push(u64::from(u32_at(b, o + 4).ok_or("truncated version needs")?));
+                    let mut a = o + u64::from(u32_at(b, o + 8).ok_or("truncated version needs")?);
+                    for _ in 0..cnt {
+                        refs.push(u64::from(u32_at(b, a + 8).ok_or("truncated version needs")?));
+                        a += u64::from(u32_at(b, a + 12).ok_or("truncated version needs")?);
+                    }
+                    let next = u32_at(b, o + 12).ok_or("truncated version needs")?;
+                    if next == 0 {
+                        break;
+                    }
+                    o += u64::from(next);
+                }
+            }
+            SHT_GNU_VERDEF => {
+                // Elf64_Verdef { vd_version u16, vd_flags u16, vd_ndx u16, vd_cnt u16, vd_hash u32, vd_aux u32, vd_next u32 }
+                // Elf64_Verdaux { vda_name u32, vda_next u32 }
+                let mut o = s.sh_offset;
+                for _ in 0..1024 {
+                    let cnt = u16_at(b, o + 6).ok_or("truncated version definitions")?;
+                    let mut a = o + u64::from(u32_at(b, o + 12).ok_or("truncated version definitions")?);
+                    for _ in 0..cnt {
+                        refs.push(u64::from(u32_at(b, a).ok_or("truncated version definitions")?));
+                        a += u64::from(u32_at(b, a + 4).ok_or("truncated version definitions")?);
+                    }
+                    let next = u32_at(b, o + 16).ok_or("truncated version definitions")?;
+                    if next == 0 {
+                        break;
+                    }
+                    o += u64::from(next);
+                }
+            }
+            _ => {}
+        }
+    }
+    Ok(refs)
+}
+
+/// Rewrites, in `b`, each `DT_NEEDED` that `target` maps to a descriptor: to that descriptor's
+/// path. Returns whether a relative (`./N`) name was used, which needs the working directory
+/// `/proc/self/fd` while it is loaded.
+fn rewrite_needed(b: &mut [u8], target: &dyn Fn(&str) -> Option<c_int>) -> Result<bool, String> {
+    let d = dynamic(b).map_err(String::from)?;
+    let wanted: Vec<(u64, String, c_int)> = d.needed(b).into_iter().filter_map(|(off, name)| target(&name).map(|fd| (off, name, fd))).collect();
+    if wanted.is_empty() {
+        return Ok(false);
+    }
+    let refs = string_refs(b, &d).map_err(String::from)?;
+    let mut relative = false;
+    for (off, name, fd) in wanted {
+        let abs = format!("/proc/self/fd/{fd}");
+        let new = if abs.len() <= name.len() {
+            abs
+        } else {
+            relative = true;
+            format!("./{fd}")
+        };
+        if new.len() > name.len() {
+            return Err(format!("the name {name} is too short to rewrite"));
+        }
+        // Another string that starts inside the bytes written (tail merging) would change.
+        if refs.iter().any(|&r| r > off && r <= off + new.len() as u64) {
+            return Err(format!("another string shares the bytes of the name {name}"));
+        }
+        let at = (d.strtab + off) as usize; // in bounds: `string` read the name there
+        b[at..at + new.len()].copy_from_slice(new.as_bytes());
+        b[at + new.len()] = 0;
+    }
+    Ok(relative)
+}
+
+impl PrivateLibs {
+    /// The private set among `new` (the objects rank 0's `dlopen` loaded, file paths), or None
+    /// when it is empty, cannot be read, or privatizing is turned off (`OXMPI_PRIVATE_LIBS=0`).
+    pub fn find(new: &[String]) -> Option<PrivateLibs> {
+        let user_private = prefixes("OXMPI_PRIVATE_LIBS");
+        if user_private.iter().any(|p| p == "0") {
+            return None;
+        }
+        let user_shared = prefixes("OXMPI_SHARED_LIBS");
+        struct Cand {
+            names: Vec<String>,
+            needed: Vec<String>,
+            image: Vec<u8>,
+        }
+        let mut cands = Vec::new();
+        for path in new.iter().filter(|p| p.starts_with('/')) {
+            let Ok(image) = std::fs::read(path) else { continue };
+            let Ok(d) = dynamic(&image) else { continue };
+            let mut names = vec![file_name(path)];
+            if let Some(so) = d.entries.iter().find(|e| e.0 == DT_SONAME).and_then(|e| d.string(&image, e.1)) {
+                names.push(so);
+            }
+            let needed = d.needed(&image).into_iter().map(|(_, n)| n).collect();
+            cands.push(Cand { names, needed, image });
+        }
+        let named = |c: &Cand, list: &[String]| c.names.iter().any(|n| list.iter().any(|p| n.starts_with(p.as_str())));
+        let is_mpi = |n: &str| MPI_LIBS.iter().any(|m| n.starts_with(m));
+        // Private: built on MPI (a fixpoint over DT_NEEDED) or named by the user; never MPI itself.
+        let mut private: Vec<bool> = cands.iter().map(|c| !c.names.iter().any(|n| is_mpi(n)) && (named(c, &user_private) || c.needed.iter().any(|n| is_mpi(n)))).collect();
+        loop {
+            let mut changed = false;
+            for i in 0..cands.len() {
+                if private[i] || cands[i].names.iter().any(|n| is_mpi(n)) {
+                    continue;
+                }
+                let dep = cands[i].needed.iter().any(|n| cands.iter().zip(&private).any(|(c, &p)| p && c.names.contains(n)));
+                if dep {
+                    private[i] = true;
+                    changed = true;
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        let libs: Vec<Lib> = cands.into_iter().zip(private).filter(|(c, p)| *p && !named(c, &user_shared)).map(|(c, _)| Lib { names: c.names, image: c.image }).collect();
+        (!libs.is_empty()).then_some(PrivateLibs { libs })
+    }
+
+    /// Rank `rank`'s copies: writes each private library, rewritten to need the rank's copies,
+    /// into a memfd, and rewrites `program` (a copy of the program's image) the same way.
+    /// Returns whether loading needs the working directory `/proc/self/fd` (see `rewrite_needed`).
+    pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<bool, String> {
+        let mut fds = Vec::with_capacity(self.libs.len());
+        for (i, _) in self.libs.iter().enumerate() {
+            let name = CString::new(format!("oxmpi-rank-{rank}-lib{i}")).expect("no NUL in a formatted name");
+            // SAFETY: a valid C string; MFD_CLOEXEC keeps it out of children's exec.
+            let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+            if fd < 0 {
+                return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
+            }
+            fds.push(fd);
+        }
+        let target = |needed: &str| self.libs.iter().position(|l| l.names.iter().any(|n| n == needed)).map(|i| fds[i]);
+        let mut relative = false;
+        for (lib, &fd) in self.libs.iter().zip(&fds) {
+            let mut image = lib.image.clone();
+            relative |= rewrite_needed(&mut image, &target)?;
+            // SAFETY: fd was created above and is owned by nobody else; into_raw_fd gives it back
+            // (it stays open for the life of the process, see the module comment).
+            let mut file = unsafe { File::from_raw_fd(fd) };
+            let written = file.write_all(&image);
+            let _ = file.into_raw_fd();
+            written.map_err(|e| format!("writing a private library copy: {e}"))?;
+        }
+        relative |= rewrite_needed(program, &target)?;
+        Ok(relative)
+    }
+
+    /// How many libraries each rank gets a copy of, and their names (for messages and tests).
+    pub fn names(&self) -> Vec<String> {
+        self.libs.iter().map(|l| l.names.last().cloned().unwrap_or_default()).collect()
+    }
+}
+
+/// Runs `f` with the working directory `/proc/self/fd` when `relative`, restoring it after.
+pub fn in_fd_dir<T>(relative: bool, f: impl FnOnce() -> T) -> Result<T, String> {
+    if !relative {
+        return Ok(f());
+    }
+    let here = File::open(".").map_err(|e| format!("cannot open the working directory: {e}"))?;
+    std::env::set_current_dir("/proc/self/fd").map_err(|e| format!("chdir /proc/self/fd: {e}"))?;
+    let out = f();
+    // SAFETY: fchdir on a descriptor we own.
+    if unsafe { libc::fchdir(std::os::fd::AsRawFd::as_raw_fd(&here)) } != 0 {
+        return Err(format!("cannot return to the working directory: {}", std::io::Error::last_os_error()));
+    }
+    Ok(out)
+}
