@@ -319,3 +319,111 @@ pub fn in_fd_dir<T>(relative: bool, f: impl FnOnce() -> T) -> Result<T, String> 
     }
     Ok(out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::process::Command;
+
+    /// Builds `lib` from C `src` with `args` in `dir` (cc -shared -fPIC).
+    fn cc(dir: &Path, lib: &str, src: &str, args: &[&str]) {
+        let c = dir.join(format!("{lib}.c"));
+        std::fs::write(&c, src).unwrap();
+        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
+            .args(["-shared", "-fPIC", "-o"])
+            .arg(dir.join(lib))
+            .arg(&c)
+            .args(args)
+            .status()
+            .expect("a C compiler (cc)");
+        assert!(st.success(), "cc {lib}");
+    }
+
+    fn sym(handle: *mut c_void, name: &CStr) -> extern "C" fn() -> c_int {
+        // SAFETY: a live handle and a C string.
+        let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
+        assert!(!p.is_null(), "{name:?} not found");
+        // SAFETY: the test's C functions all have this signature.
+        unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(p) }
+    }
+
+    /// A library built on "MPI" gets a copy of its own for a rank's copy of the program; MPI
+    /// itself and a library not built on it stay shared.
+    #[test]
+    fn a_rank_copy_binds_to_its_own_copy_of_a_library_built_on_mpi() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-private-libs-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rpath = format!("-Wl,-rpath,{}", dir.display());
+        let l = format!("-L{}", dir.display());
+        cc(&dir, "libmpich.so.12", "int oxpl_mpi_calls; int oxpl_mpi(void) { return ++oxpl_mpi_calls; }", &["-Wl,-soname,libmpich.so.12"]);
+        cc(&dir, "liboxpl_plain_helper.so", "int oxpl_plain_n; int oxpl_plain(void) { return ++oxpl_plain_n; }", &["-Wl,-soname,liboxpl_plain_helper.so"]);
+        std::fs::copy(dir.join("libmpich.so.12"), dir.join("libmpich.so")).unwrap();
+        cc(&dir, "liboxpl_on_mpi_state.so", "int oxpl_mpi(void); int oxpl_n; int oxpl_bump(void) { oxpl_mpi(); return ++oxpl_n; }", &["-Wl,-soname,liboxpl_on_mpi_state.so", &l, "-lmpich", &rpath]);
+        cc(
+            &dir,
+            "oxpl_prog.so",
+            "int oxpl_bump(void); int oxpl_plain(void); int prog_bump(void) { return oxpl_bump(); } int prog_plain(void) { return oxpl_plain(); }",
+            &[&l, "-loxpl_on_mpi_state", "-loxpl_plain_helper", &rpath],
+        );
+        let prog = dir.join("oxpl_prog.so");
+        let before = loaded_objects();
+        let path = CString::new(prog.to_str().unwrap()).unwrap();
+        // SAFETY: the test's own library; its constructors are the compiler's.
+        let h0 = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!h0.is_null());
+        // As the loader does, the program itself is not one of its libraries.
+        let new: Vec<String> = loaded_objects().into_iter().filter(|o| !before.contains(o) && Path::new(o) != prog).collect();
+        let set = PrivateLibs::find(&new).expect("a private set");
+        assert_eq!(set.names(), vec!["liboxpl_on_mpi_state.so".to_string()]);
+
+        let mut image = std::fs::read(&prog).unwrap();
+        let relative = set.make_copies(1, &mut image).unwrap();
+        assert!(!relative, "liboxpl_on_mpi_state.so is long enough for /proc/self/fd/N");
+        // SAFETY: memfd for the rewritten copy, kept open (see the module comment).
+        let fd = unsafe { libc::memfd_create(c"oxpl-prog-copy".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(fd >= 0);
+        // SAFETY: fd is ours.
+        let mut f = unsafe { File::from_raw_fd(fd) };
+        f.write_all(&image).unwrap();
+        let _ = f.into_raw_fd();
+        let copy = CString::new(format!("/proc/self/fd/{fd}")).unwrap();
+        // SAFETY: the rewritten copy of the test's library.
+        let h1 = unsafe { libc::dlopen(copy.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
+        assert!(!h1.is_null(), "{}", super::super::dlerror_text());
+
+        let (b0, b1) = (sym(h0, c"prog_bump"), sym(h1, c"prog_bump"));
+        assert_eq!((b0(), b0(), b0()), (1, 2, 3));
+        assert_eq!(b1(), 1, "the copy's library state is its own");
+        assert_eq!(b0(), 4);
+        let (p0, p1) = (sym(h0, c"prog_plain"), sym(h1, c"prog_plain"));
+        assert_eq!((p0(), p1(), p0()), (1, 2, 3), "a library not built on MPI is shared");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// A name shorter than /proc/self/fd/N becomes ./N; one whose bytes another string starts
+    /// inside (tail merging) is refused.
+    #[test]
+    fn short_names_go_relative_and_shared_bytes_are_refused() {
+        let dir = std::env::temp_dir().join(format!("oxmpi-private-libs-short-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let rpath = format!("-Wl,-rpath,{}", dir.display());
+        let l = format!("-L{}", dir.display());
+        cc(&dir, "libq.so", "int q(void) { return 1; }", &["-Wl,-soname,libq.so"]);
+        cc(&dir, "p.so", "int q(void); int p(void) { return q(); }", &[&l, "-lq", &rpath]);
+        let mut image = std::fs::read(dir.join("p.so")).unwrap();
+        let relative = rewrite_needed(&mut image, &|n| (n == "libq.so").then_some(7)).unwrap();
+        assert!(relative);
+        let d = dynamic(&image).unwrap();
+        assert!(d.needed(&image).iter().any(|(_, n)| n == "./7"), "{:?}", d.needed(&image));
+        // A symbol named "q.so" would start inside "libq.so": tail merging may share it.
+        cc(&dir, "p2.so", "int q(void); int p(void) { return q(); } int __attribute__((used)) a_sym_q;", &[&l, "-lq", &rpath]);
+        let mut image = std::fs::read(dir.join("p2.so")).unwrap();
+        let d = dynamic(&image).unwrap();
+        let (off, _) = d.needed(&image).into_iter().find(|(_, n)| n == "libq.so").unwrap();
+        let refs = string_refs(&image, &d).unwrap();
+        // Whether the linker merged anything or not, a rewrite never lands on another string.
+        let clash = refs.iter().any(|&r| r > off && r <= off + 3);
+        assert_eq!(rewrite_needed(&mut image, &|n| (n == "libq.so").then_some(7)).is_err(), clash);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
