@@ -756,41 +756,22 @@ char *setstate(char *state)
     return old;
 }
 
-double drand48(void)
-{
-    struct rank_libc *s = rank_libc();
-    if (!s)
-        return REAL(drand48)();
-    double r;
-    pthread_mutex_lock(&s->lock);
-    drand48_r(&s->d48, &r);
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
-
-long lrand48(void)
-{
-    struct rank_libc *s = rank_libc();
-    if (!s)
-        return REAL(lrand48)();
-    long r;
-    pthread_mutex_lock(&s->lock);
-    lrand48_r(&s->d48, &r);
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
-
-long mrand48(void)
-{
-    struct rank_libc *s = rank_libc();
-    if (!s)
-        return REAL(mrand48)();
-    long r;
-    pthread_mutex_lock(&s->lock);
-    mrand48_r(&s->d48, &r);
-    pthread_mutex_unlock(&s->lock);
-    return r;
-}
+/* The drand48 family's draws: the rank's generator through glibc's reentrant form. */
+#define RANK_DRAW48(type, name)                      \
+    type name(void)                                  \
+    {                                                \
+        struct rank_libc *s = rank_libc();           \
+        if (!s)                                      \
+            return REAL(name)();                     \
+        type r;                                      \
+        pthread_mutex_lock(&s->lock);                \
+        name##_r(&s->d48, &r);                       \
+        pthread_mutex_unlock(&s->lock);              \
+        return r;                                    \
+    }
+RANK_DRAW48(double, drand48)
+RANK_DRAW48(long, lrand48)
+RANK_DRAW48(long, mrand48)
 
 void srand48(long seed)
 {
