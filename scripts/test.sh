@@ -37,7 +37,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
   11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
                    mode of OXMPI_BINARY_MODES: the same results in every mode, 50 or more passing
-                   (scripts/scalapack-suite.sh)
+                   (scripts/packaged-suite.sh --suite scalapack)
+  12. coarrays     Debian's OpenCoarrays tests (libcoarrays-mpich-dev, prebuilt) at 2 ranks in each
+                   mode: the same results in every mode, 60 or more passing
+                   (scripts/packaged-suite.sh --suite coarrays)
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
@@ -307,8 +310,14 @@ stage_hdf5() {
 # Packaged programs on libraries built on MPI (issue 18): threads mode gives each rank its own
 # copy of libscalapack-mpich (BLACS keeps its grids in globals).
 stage_scalapack() {
-    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/scalapack-suite.sh" --prefix "$PREFIX" \
-        --modes "$BINARY_MODES" --np 2 --timeout 120
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite scalapack \
+        --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 120
+}
+
+# OpenCoarrays' prebuilt tests: gfortran coarray programs (MPI_Init from the library, RMA).
+stage_coarrays() {
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite coarrays \
+        --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 60
 }
 
 cd "$OXMPI_ROOT"
@@ -328,3 +337,4 @@ stage foreign-launch stage_foreign_launch
 stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5
 stage scalapack stage_scalapack
+stage coarrays stage_coarrays
