@@ -66,8 +66,9 @@ for tag, body in re.findall(r"\benum\s*(\w*)\s*\{([^}]*)\}", text):
 { macro_names "$ROOT/include"; enum_names "$ROOT/include"; } | sort -u > "$WORK/ours.names"
 { macro_names "$MPICH_INC"; enum_names "$MPICH_INC"; } | sort -u > "$WORK/mpich.names"
 # Values that differ from MPICH 4.0.2's on purpose: MPI 4.1's MPI_COMM_TYPE_RESOURCE_GUIDED took
-# MPICH 4.1's value 4, which MPICH 4.1 moved its MPIX_COMM_TYPE_NEIGHBORHOOD away from.
-NEWER_THAN_MPICH="MPIX_COMM_TYPE_NEIGHBORHOOD"
+# MPICH 4.1's value 4, which MPICH 4.1 moved its MPIX_COMM_TYPE_NEIGHBORHOOD away from; and
+# MPI_SUBVERSION says 4.1 (a version, not an ABI property).
+NEWER_THAN_MPICH="MPIX_COMM_TYPE_NEIGHBORHOOD MPI_SUBVERSION"
 comm -12 "$WORK/ours.names" "$WORK/mpich.names" | grep -vxF -f <(tr ' ' '\n' <<< "$NEWER_THAN_MPICH") > "$WORK/common.names"
 NCONST=$(wc -l < "$WORK/common.names")
 comm -13 "$WORK/ours.names" "$WORK/mpich.names" > "$WORK/mpich-only.names"
