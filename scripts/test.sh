@@ -294,9 +294,11 @@ stage_foreign_launch() {
     run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/foreign-launch.sh" --prefix "$PREFIX" --timeout 60
 }
 
+# test_datatype is Python-bound (pickling every datatype): at 4 ranks on 2 loaded cores it took
+# up to 240 s, so a module gets 480 s.
 stage_mpi4py() {
-    run timeout -k 10 1500 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" \
-        --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 240
+    run timeout -k 10 2400 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" \
+        --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 480
 }
 
 # Parallel HDF5 on MPI-IO (issue 17), as users build it (h5pcc.mpich).
