@@ -8,7 +8,7 @@
 //! and writes its line with one write(2), so it works even while another thread waits for a
 //! reply (say, in a fence).
 use super::wire1::{self, Line};
-use super::Pmi;
+use super::{proto_err, Pmi};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -24,10 +24,6 @@ pub struct Pmi1 {
     kvsname: String,
     keylen_max: usize,
     vallen_max: usize,
-}
-
-fn proto_err(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// Sends `line` and reads one reply line.

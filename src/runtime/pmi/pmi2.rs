@@ -2,7 +2,7 @@
 //! (chosen with `OXMPI_PMI=2`). A message is a 6-character decimal length, space padded, then
 //! `cmd=NAME;key=value;...;`. As in `pmi1`, requests are serialised and `abort` writes alone.
 use super::wire1::check_token;
-use super::Pmi;
+use super::{proto_err, Pmi};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -14,10 +14,6 @@ pub struct Pmi2 {
     rank: usize,
     size: usize,
     appnum: i32,
-}
-
-fn proto_err(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// Frames `cmd=NAME;k=v;...;` with its length header.
