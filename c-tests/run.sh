@@ -20,9 +20,9 @@ Options:
                      tests marked mpich=nostderr run without their stderr checks
   --launcher CMD     run with a foreign launcher instead of oxmpi's mpiexec: CMD -n N PROGRAM,
                      with LD_LIBRARY_PATH=PREFIX/lib (mpiexec.mpich, or Open MPI's
-                     mpirun.openmpi, which also gets --oversubscribe and may run as root; the
-                     ranks reach each other through PMI or PMIx); processes mode only, --modes
-                     is ignored
+                     mpirun.openmpi, which also gets --oversubscribe --bind-to none and may
+                     run as root; the ranks reach each other through PMI or PMIx); processes
+                     mode only, --modes is ignored
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
@@ -94,9 +94,12 @@ else
         MPIEXEC="$(command -v "$LAUNCHER")"
         MODES="processes"
         TAG="$(basename "$LAUNCHER")"
-        # Open MPI's mpirun: more ranks than cores, and (in a CI container) as root.
+        # Open MPI's mpirun: more ranks than cores, and (in a CI container) as root. Not bound
+        # to cores: on a machine shared with other busy programs, a rank pinned to a loaded
+        # core waits for it while another core idles (a test of thousands of small collectives
+        # then takes minutes instead of a second).
         if "$MPIEXEC" --version 2>&1 | grep -q "Open MPI\|OpenRTE"; then
-            LAUNCHER_ARGS=(--oversubscribe)
+            LAUNCHER_ARGS=(--oversubscribe --bind-to none)
             export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
         fi
     fi
