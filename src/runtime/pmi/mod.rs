@@ -122,7 +122,8 @@ pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
             let Some((rank, _)) = rank_size.filter(|_| port_id.is_none()) else {
                 return Err(fail("OXMPI_PMI=2 needs PMI_FD and PMI_RANK (PMI-2 is not spoken over PMI_PORT)".to_string()));
             };
-            let p = pmi2::Pmi2::start(fd, rank).map_err(|e| fail(e.to_string()))?;
+            let jobid = std::env::var("PMI_JOBID").ok();
+            let p = pmi2::Pmi2::start(fd, rank, jobid.as_deref()).map_err(|e| fail(e.to_string()))?;
             Ok(Some(Box::new(p)))
         }
         v => Err(fail(format!("OXMPI_PMI={v}: use 1 (PMI-1, the default) or 2 (PMI-2)"))),

@@ -89,7 +89,8 @@ impl Pmi1 {
         let asked = wire1::format("get_maxes", &[]);
         let maxes = expect(exchange(&mut conn, &asked)?, "maxes", asked.trim_end())?;
         let asked = wire1::format("get_appnum", &[]);
-        let appnum = number(&expect(exchange(&mut conn, &asked)?, "appnum", asked.trim_end())?, "appnum")?;
+        // Slurm says -1 when srun runs one program (no --multi-prog): that program is the 0th.
+        let appnum = number::<i32>(&expect(exchange(&mut conn, &asked)?, "appnum", asked.trim_end())?, "appnum")?.max(0);
         let asked = wire1::format("get_my_kvsname", &[]);
         let kvsname = expect(exchange(&mut conn, &asked)?, "my_kvsname", asked.trim_end())?.need("kvsname")?.to_string();
         Ok(Pmi1 {
@@ -201,6 +202,17 @@ mod tests {
         ("cmd=get_appnum", "cmd=appnum appnum=3\n"),
         ("cmd=get_my_kvsname", "cmd=my_kvsname kvsname=kvs_42_0\n"),
     ];
+
+    #[test]
+    fn slurm_appnum_minus_one_is_the_first_program() {
+        let mut script = HANDSHAKE.to_vec();
+        script[2].1 = "cmd=appnum rc=0 appnum=-1\n";
+        let (fd, server) = fake_server(script);
+        let p = Pmi1::start(fd, None, Some((0, 2))).unwrap();
+        assert_eq!(p.appnum(), 0);
+        drop(p);
+        server.join().unwrap();
+    }
 
     #[test]
     fn session_over_pmi_fd() {
