@@ -20,6 +20,10 @@ oxmpi programs started by launchers other than oxmpi's mpiexec:
     early after MPI_Finalize) through c-tests/run.sh --launcher, under each launcher;
   * a rank SIGKILLed mid-job, under each launcher: the job ends with the launcher's status for
     signal 9, nothing left in /dev/shm (checked in a private /dev/shm when unshare can make one);
+  * Slurm's srun --mpi=pmi2 and --mpi=pmix (a one-machine Slurm started by
+    scripts/slurm-local.sh, when running as root with Debian's slurmd, slurmctld, slurm-client
+    and munge): the world checks at 2 and 4 ranks, a killed rank (srun -K), MPI_Abort's code
+    under pmix, and the refusal under --mpi=none;
   * OXMPI_MODE=threads under hydra and under mpirun, ranks placed on two hosts, a PMIx launcher
     whose library cannot be loaded, Open MPI's launcher without PMIx and a Slurm step without
     PMI: MPI_Init fails with one line naming the launcher, never N singletons; without any
@@ -45,7 +49,7 @@ PREFIX="$(cd "$PREFIX" && pwd)"
 command -v mpiexec.mpich >/dev/null || die "mpiexec.mpich not found (Debian package mpich)"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-foreign.XXXXXX")"
-trap 'rm -rf -- "$WORK"' EXIT
+trap '[ -e "$WORK/slurm/slurm.conf" ] && "$OXMPI_ROOT/scripts/slurm-local.sh" stop "$WORK/slurm"; rm -rf -- "$WORK"' EXIT
 LIBS="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fails=0
 
@@ -196,6 +200,66 @@ if timeout -k 5 "$TMO" "$WORK/world" 1 >"$WORK/out" 2>"$WORK/err" && grep -qx 'w
 else
     fail "no launcher: the singleton did not run"
     show_err
+fi
+
+# ------------------------------------------------------------------ Slurm's srun
+# A one-machine Slurm (scripts/slurm-local.sh), when this runs as root with Debian's Slurm.
+# slurm RUNS ARGS...: srun with our library, bounded in time.
+slurm() {
+    local rc=0
+    SLURM_CONF="$WORK/slurm/slurm.conf" LD_LIBRARY_PATH="$LIBS" timeout -k 5 "$TMO" srun "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
+    return "$rc"
+}
+if [ "$(id -u)" != 0 ]; then
+    say "SKIP Slurm's srun (slurmd must run as root to start tasks; this runs as $(id -un))"
+elif ! command -v slurmd >/dev/null || ! command -v slurmctld >/dev/null || ! command -v srun >/dev/null || ! command -v munged >/dev/null; then
+    say "SKIP Slurm's srun (Debian packages slurmd, slurmctld, slurm-client and munge are not installed)"
+elif SLURM_T0=$SECONDS && ! timeout -k 5 60 "$OXMPI_ROOT/scripts/slurm-local.sh" start "$WORK/slurm" >"$WORK/out" 2>"$WORK/err"; then
+    fail "a one-machine Slurm did not start (scripts/slurm-local.sh start)"
+    show_err
+else
+    for mpi in pmi2 pmix; do
+        # srun --mpi=pmi2 answers PMI-1 (oxmpi's default) and PMI-2 (OXMPI_PMI=2) on PMI_FD.
+        wires=(-)
+        [ "$mpi" = pmi2 ] && wires=(1 2)
+        for bin in world world-mpich; do
+            for n in 2 4; do
+                for w in "${wires[@]}"; do
+                    what="$bin under srun --mpi=$mpi -n $n${w/-/}"
+                    [ "$w" != - ] && what="$bin under srun --mpi=$mpi -n $n (OXMPI_PMI=$w)"
+                    if OXMPI_PMI="${w/-/}" slurm --mpi="$mpi" -n "$n" "$WORK/$bin" "$n" && grep -qx "world ok: $n ranks" "$WORK/out" &&
+                        [ "$(grep -c '^world ok' "$WORK/out")" = 1 ]; then
+                        pass "$what"
+                    else
+                        fail "$what: not one job of $n ranks"
+                        show_err
+                    fi
+                done
+            done
+        done
+        # A killed rank: Slurm ends the step (with --mpi=pmi2 only when told to: -K).
+        rc=0
+        slurm --kill-on-bad-exit=1 --mpi="$mpi" -n 3 "$WORK/world" 3 die || rc=$?
+        if [ "$rc" != 0 ] && [ "$rc" != 124 ] && ! grep -q '^foreign-world:' "$WORK/err" && ! grep -q '^world ok' "$WORK/out"; then
+            pass "a rank SIGKILLed mid-job under srun -K --mpi=$mpi ends the step (status $rc)"
+        else
+            fail "a rank SIGKILLed mid-job under srun -K --mpi=$mpi: status $rc (124: hung)"
+            show_err
+        fi
+    done
+    rc=0
+    "$PREFIX/bin/mpicc" -O2 -I"$OXMPI_ROOT/c-tests" -o "$WORK/abort" "$OXMPI_ROOT/c-tests/launch_abort.c"
+    slurm --mpi=pmix -n 2 "$WORK/abort" || rc=$?
+    if [ "$rc" = 7 ]; then
+        pass "MPI_Abort(MPI_COMM_WORLD, 7) under srun --mpi=pmix: status 7"
+    else
+        fail "MPI_Abort(MPI_COMM_WORLD, 7) under srun --mpi=pmix: status $rc"
+        show_err
+    fi
+    expect_refusal "srun --mpi=none -n 2" "srun --mpi=pmi2 or --mpi=pmix" \
+        env SLURM_CONF="$WORK/slurm/slurm.conf" LD_LIBRARY_PATH="$LIBS" srun --mpi=none -n 2 "$WORK/world" 2
+    "$OXMPI_ROOT/scripts/slurm-local.sh" stop "$WORK/slurm"
+    say "Slurm: set-up, checks and shutdown took $((SECONDS - SLURM_T0)) s"
 fi
 
 [ "$fails" = 0 ] || die "$fails foreign-launcher check(s) failed"
