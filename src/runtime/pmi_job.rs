@@ -36,6 +36,12 @@ fn hostname() -> String {
 
 /// Refuses a job that PMI says spans several nodes (the shared-memory segment reaches one node).
 fn check_one_node(pmi: &dyn Pmi) -> Result<(), String> {
+    // Every rank on this rank's node: one node, without asking where each rank is.
+    if let Ok(Some((_, local_size))) = pmi.local() {
+        if local_size == pmi.size() {
+            return Ok(());
+        }
+    }
     let Some(nodes) = pmi.nodes().map_err(|e| e.to_string())? else { return Ok(()) };
     if nodes.len() != pmi.size() {
         return Err(format!("{}: the launcher gave the nodes of {} ranks, but the job has {}", pmi.protocol(), nodes.len(), pmi.size()));

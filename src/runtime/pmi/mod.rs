@@ -42,6 +42,14 @@ pub trait Pmi: Send + Sync {
             None => Ok(None),
         }
     }
+    /// This rank's index among the ranks of its node, and how many there are; None if the
+    /// launcher does not say. By default read from `nodes`.
+    fn local(&self) -> io::Result<Option<(usize, usize)>> {
+        let Some(nodes) = self.nodes()? else { return Ok(None) };
+        let Some(&mine) = nodes.get(self.rank()) else { return Ok(None) };
+        let before = nodes[..self.rank()].iter().filter(|&&n| n == mine).count();
+        Ok(Some((before, nodes.iter().filter(|&&n| n == mine).count())))
+    }
     /// Asks the launcher to end the whole job with exit status `code`. Does not wait: the caller
     /// exits right after. Safe to call while another thread waits in a request.
     fn abort(&self, code: i32, message: &str);
@@ -148,4 +156,53 @@ pub fn abort_job(p: &dyn Pmi, code: i32, message: &str) {
         }
     }
     p.abort(code, message);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launcher that only answers PMI_process_mapping.
+    struct Mapped(usize, usize, &'static str);
+
+    impl Pmi for Mapped {
+        fn protocol(&self) -> &'static str {
+            "test"
+        }
+        fn rank(&self) -> usize {
+            self.0
+        }
+        fn size(&self) -> usize {
+            self.1
+        }
+        fn appnum(&self) -> i32 {
+            0
+        }
+        fn put(&self, _: &str, _: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn fence(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn get(&self, _: usize, _: &str) -> io::Result<Option<String>> {
+            Ok(None)
+        }
+        fn job_attr(&self, key: &str) -> io::Result<Option<String>> {
+            Ok((key == "PMI_process_mapping" && !self.2.is_empty()).then(|| self.2.to_string()))
+        }
+        fn abort(&self, _: i32, _: &str) {}
+        fn finalize(&self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn local_rank_and_size_from_the_mapping() {
+        assert_eq!(Mapped(2, 4, "(vector,(0,1,4))").local().unwrap(), Some((2, 4)));
+        // Round robin over two nodes: ranks 1 and 3 on node 1.
+        assert_eq!(Mapped(3, 4, "(vector,(0,2,1))").local().unwrap(), Some((1, 2)));
+        assert_eq!(Mapped(2, 3, "(vector,(0,1,2),(1,1,1))").local().unwrap(), Some((0, 1)));
+        assert_eq!(Mapped(0, 2, "").local().unwrap(), None);
+        assert!(Mapped(0, 2, "(list)").local().is_err());
+    }
 }

@@ -22,6 +22,7 @@ pub struct Pmix {
     me: sys::pmix_proc_t,
     size: usize,
     appnum: i32,
+    local_rank: usize,
     local_size: usize,
 }
 
@@ -88,8 +89,8 @@ fn key_field(key: &str) -> io::Result<[c_char; sys::PMIX_MAX_KEYLEN as usize + 1
 fn flag_info(key: &[u8]) -> sys::pmix_info_t {
     // SAFETY: pmix_info_t is plain C data; all zeroes is PMIX_INFO_CONSTRUCT's empty info.
     let mut info: sys::pmix_info_t = unsafe { std::mem::zeroed() };
-    let name = CStr::from_bytes_with_nul(key).expect("bindgen's key constants end with NUL");
-    for (o, b) in info.key.iter_mut().zip(name.to_bytes()) {
+    // The key constants end with their NUL; the field is zeroed, so the copy stays terminated.
+    for (o, b) in info.key.iter_mut().zip(key.iter().take_while(|&&b| b != 0)) {
         *o = *b as c_char;
     }
     info.value.type_ = sys::PMIX_BOOL as u16;
@@ -126,7 +127,7 @@ impl Pmix {
         if rc != sys::PMIX_SUCCESS as i32 {
             return Err(fail(format!("PMIx_Init: {}", error_string(&lib, rc))));
         }
-        let mut p = Pmix { lib: std::sync::Arc::new(lib), me, size: 0, appnum: 0, local_size: 0 };
+        let mut p = Pmix { lib: std::sync::Arc::new(lib), me, size: 0, appnum: 0, local_rank: 0, local_size: 0 };
         let number = |p: &Pmix, of: &sys::pmix_proc_t, key: &[u8]| -> Result<usize, String> {
             match p.get_value(of, key, false).map_err(|e| fail(e.to_string()))? {
                 Some(Value::Number(n)) => Ok(n as usize),
@@ -136,10 +137,11 @@ impl Pmix {
         let job = p.wildcard();
         p.size = number(&p, &job, sys::PMIX_JOB_SIZE)?;
         p.local_size = number(&p, &job, sys::PMIX_LOCAL_SIZE)?;
+        p.local_rank = number(&p, &me, sys::PMIX_LOCAL_RANK)?;
         // Not every PMIx server says (Open MPI's and Slurm's do); a job of one program is 0.
         p.appnum = number(&p, &me, sys::PMIX_APPNUM).unwrap_or(0) as i32;
-        if p.size == 0 || p.me.rank as usize >= p.size || p.local_size == 0 || p.local_size > p.size {
-            return Err(fail(format!("rank {} of {} ranks, {} on this node, makes no sense", p.me.rank, p.size, p.local_size)));
+        if p.size == 0 || p.me.rank as usize >= p.size || p.local_size > p.size || p.local_rank >= p.local_size {
+            return Err(fail(format!("rank {} of {} ranks, local rank {} of {} on this node, makes no sense", p.me.rank, p.size, p.local_rank, p.local_size)));
         }
         Ok(p)
     }
@@ -261,6 +263,10 @@ impl Pmi for Pmix {
             Some(Value::Number(n)) => Some(n.to_string()),
             Some(Value::Other(t)) => return Err(proto_err(format!("PMIx job attribute '{key}' has data type {t}, which oxmpi does not read"))),
         })
+    }
+
+    fn local(&self) -> io::Result<Option<(usize, usize)>> {
+        Ok(Some((self.local_rank, self.local_size)))
     }
 
     fn nodes(&self) -> io::Result<Option<Vec<usize>>> {

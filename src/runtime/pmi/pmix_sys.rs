@@ -6,6 +6,7 @@
 pub const PMIX_MAX_NSLEN: u32 = 255;
 pub const PMIX_MAX_KEYLEN: u32 = 511;
 pub const PMIX_APPNUM: &[u8; 12] = b"pmix.appnum\0";
+pub const PMIX_LOCAL_RANK: &[u8; 11] = b"pmix.lrank\0";
 pub const PMIX_NODEID: &[u8; 12] = b"pmix.nodeid\0";
 pub const PMIX_JOB_SIZE: &[u8; 14] = b"pmix.job.size\0";
 pub const PMIX_LOCAL_SIZE: &[u8; 16] = b"pmix.local.size\0";
