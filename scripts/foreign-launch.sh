@@ -204,7 +204,7 @@ fi
 
 # ------------------------------------------------------------------ Slurm's srun
 # A one-machine Slurm (scripts/slurm-local.sh), when this runs as root with Debian's Slurm.
-# slurm RUNS ARGS...: srun with our library, bounded in time.
+# slurm ARGS...: srun with our library, bounded in time; output in $WORK/out, $WORK/err.
 slurm() {
     local rc=0
     SLURM_CONF="$WORK/slurm/slurm.conf" LD_LIBRARY_PATH="$LIBS" timeout -k 5 "$TMO" srun "$@" >"$WORK/out" 2>"$WORK/err" </dev/null || rc=$?
