@@ -26,9 +26,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    getopt_long parser (scripts/mpich-getopt.c) whose output must be the same
                    in both modes
   8. netpipe       Debian's NPmpich2 under oxmpi's mpiexec -n 2 (short range), in both modes
-  8b. foreign-launch  oxmpi programs under MPICH's mpiexec.mpich (PMI-1, -n 2 and -n 4: one job,
-                   chosen c-tests, a rank killed mid-job, nothing left in /dev/shm), and refused
-                   with one line under Open MPI's mpirun and Slurm without PMI
+  8b. foreign-launch  oxmpi programs under MPICH's mpiexec.mpich (PMI-1, PMI-2) and Open MPI's
+                   mpirun (PMIx), -n 2 and -n 4: one job, chosen c-tests, a rank killed mid-job,
+                   nothing left in /dev/shm; as root, a one-machine Slurm: srun --mpi=pmi2 and
+                   --mpi=pmix; refused with one line under srun --mpi=none
                    (scripts/foreign-launch.sh)
   9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
                    (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
@@ -291,7 +292,7 @@ stage_netpipe() {
 
 # Foreign launchers (issue 19): hydra starts correct jobs through PMI; the others are refused.
 stage_foreign_launch() {
-    run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/foreign-launch.sh" --prefix "$PREFIX" --timeout 60
+    run timeout -k 10 480 bash "$OXMPI_ROOT/scripts/foreign-launch.sh" --prefix "$PREFIX" --timeout 60
 }
 
 # test_datatype is Python-bound (pickling every datatype): at 4 ranks on 2 loaded cores it took

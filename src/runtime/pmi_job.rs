@@ -1,4 +1,5 @@
-//! Forming one oxmpi job out of the processes a foreign launcher started (hydra, srun), which
+//! Forming one oxmpi job out of the processes a foreign launcher started (hydra, srun, Open MPI's
+//! mpirun), which
 //! know each other only through the launcher's PMI server (`runtime::pmi`).
 //!
 //! Rank 0 creates the job's segment as `mpiexec` would (a memfd, so nothing ever appears in
@@ -14,7 +15,7 @@
 //! MPI_Abort and fatal errors reach it through PMI abort. What does not carry over: failure
 //! survival (ULFM), which needs oxmpi's launcher to mark dead ranks, and threads mode (a foreign
 //! launcher starts one process per rank).
-use super::pmi::{mapping, Pmi};
+use super::pmi::Pmi;
 use super::segment::{ChannelGeometry, Segment};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
@@ -35,16 +36,25 @@ fn hostname() -> String {
 
 /// Refuses a job that PMI says spans several nodes (the shared-memory segment reaches one node).
 fn check_one_node(pmi: &dyn Pmi) -> Result<(), String> {
-    let Some(m) = pmi.job_attr("PMI_process_mapping").map_err(|e| e.to_string())? else { return Ok(()) };
-    let nodes = mapping::nodes_of(&m, pmi.size()).map_err(|e| e.to_string())?;
+    // Every rank on this rank's node: one node, without asking where each rank is.
+    if let Ok(Some((_, local_size))) = pmi.local() {
+        if local_size == pmi.size() {
+            return Ok(());
+        }
+    }
+    let Some(nodes) = pmi.nodes().map_err(|e| e.to_string())? else { return Ok(()) };
+    if nodes.len() != pmi.size() {
+        return Err(format!("{}: the launcher gave the nodes of {} ranks, but the job has {}", pmi.protocol(), nodes.len(), pmi.size()));
+    }
     let mut distinct = nodes.clone();
     distinct.sort_unstable();
     distinct.dedup();
     if distinct.len() > 1 {
         return Err(format!(
-            "the launcher placed the {} ranks on {} nodes (PMI_process_mapping={m}; this rank on node {}), but oxmpi started by a foreign launcher runs a job on one node only; run all ranks on one host (e.g. mpiexec.mpich -hosts {} ...)",
+            "the launcher placed the {} ranks on {} nodes ({}; this rank on node {}), but oxmpi started by a foreign launcher runs a job on one node only; run all ranks on one host (e.g. mpiexec.mpich -hosts {} ...)",
             pmi.size(),
             distinct.len(),
+            pmi.protocol(),
             nodes[pmi.rank()],
             hostname()
         ));

@@ -1,6 +1,7 @@
 //! Launchers oxmpi cannot talk to, recognised by what they put in the environment. A program
 //! they start with several ranks would otherwise become that many singletons, each doing the
-//! whole job alone; MPI_Init refuses instead, naming the launcher and what to do.
+//! whole job alone; MPI_Init refuses instead, naming the launcher and what to do. PMIx
+//! launchers (Open MPI's mpirun, srun --mpi=pmix) are recognised before, by `pmix`.
 
 /// Reads a variable of the environment.
 pub type Lookup<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -13,29 +14,23 @@ fn count(env: Lookup, name: &str) -> Option<usize> {
 /// (or of an unknown number) started by a launcher oxmpi cannot talk to. Called only when no
 /// oxmpi `mpiexec` and no PMI server of ours are in sight.
 pub fn unsupported(env: Lookup) -> Option<String> {
-    const FIX: &str = "start it with oxmpi's mpiexec, or with MPICH's mpiexec.mpich (hydra)";
-    // Open MPI's mpirun / prterun (PMIx): OMPI_COMM_WORLD_SIZE is set by Open MPI's launcher.
+    const FIX: &str = "start it with oxmpi's mpiexec, MPICH's mpiexec.mpich (hydra) or Open MPI's mpirun";
+    // Open MPI's mpirun without a PMIx server in sight (PMIx launchers are handled before).
     if let Some(v) = env("OMPI_COMM_WORLD_SIZE") {
         if count(env, "OMPI_COMM_WORLD_SIZE") != Some(1) {
-            return Some(format!("this program was started by Open MPI's mpirun (OMPI_COMM_WORLD_SIZE={v}); it speaks PMIx, which oxmpi does not support yet; {FIX}"));
+            return Some(format!("this program was started by Open MPI's launcher (OMPI_COMM_WORLD_SIZE={v}) without a PMIx server (PMIX_NAMESPACE, PMIX_RANK unset), which oxmpi needs to form the job; {FIX}"));
         }
         return None;
     }
-    // Slurm: a step started by srun has SLURM_STEP_ID; without PMI_FD its --mpi plugin was none
-    // or pmix.
+    // Slurm: a step started by srun has SLURM_STEP_ID; without PMI_FD or PMIx its --mpi plugin
+    // was none.
     if env("SLURM_STEP_ID").is_some() && env("SLURM_PROCID").is_some() {
         let n = count(env, "SLURM_STEP_NUM_TASKS").or_else(|| count(env, "SLURM_NTASKS"));
         if n != Some(1) {
-            let how = if env("PMIX_RANK").is_some() { "--mpi=pmix" } else { "no PMI (--mpi=none)" };
             let shown = n.map_or("?".to_string(), |n| n.to_string());
-            return Some(format!("this program was started by Slurm's srun with {how} ({shown} tasks), which oxmpi cannot talk to; run it with srun --mpi=pmi2, or {FIX}"));
+            return Some(format!("this program was started by Slurm's srun with no PMI (--mpi=none, {shown} tasks), which oxmpi cannot talk to; run it with srun --mpi=pmi2 or --mpi=pmix, or {FIX}"));
         }
         return None;
-    }
-    // Any other PMIx launcher (prterun, srun --mpi=pmix, ...).
-    if let Some(r) = env("PMIX_RANK") {
-        let ns = env("PMIX_NAMESPACE").unwrap_or_default();
-        return Some(format!("this program was started by a PMIx launcher (PMIX_RANK={r}, namespace '{ns}'), which oxmpi does not support yet; {FIX}"));
     }
     // A PMI launcher that gave neither a descriptor nor an address (an old MPD, a broken wrapper).
     if let Some(v) = env("PMI_SIZE") {
@@ -57,20 +52,19 @@ mod tests {
 
     #[test]
     fn names_the_launcher() {
-        let m = check(&[("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_RANK", "2"), ("PMIX_RANK", "2")]).unwrap();
-        assert!(m.contains("Open MPI's mpirun") && m.contains("oxmpi's mpiexec"), "{m}");
+        let m = check(&[("OMPI_COMM_WORLD_SIZE", "4"), ("OMPI_COMM_WORLD_RANK", "2")]).unwrap();
+        assert!(m.contains("Open MPI's launcher") && m.contains("without a PMIx server") && m.contains("oxmpi's mpiexec"), "{m}");
         let m = check(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "1"), ("SLURM_STEP_NUM_TASKS", "2")]).unwrap();
-        assert!(m.contains("srun --mpi=pmi2") && m.contains("--mpi=none"), "{m}");
-        let m = check(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "0"), ("SLURM_NTASKS", "3"), ("PMIX_RANK", "0")]).unwrap();
-        assert!(m.contains("--mpi=pmix") && m.contains("3 tasks"), "{m}");
-        assert!(check(&[("PMIX_RANK", "0"), ("PMIX_NAMESPACE", "prte-1")]).unwrap().contains("PMIx launcher"));
+        assert!(m.contains("srun --mpi=pmi2 or --mpi=pmix") && m.contains("--mpi=none, 2 tasks"), "{m}");
+        let m = check(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "0"), ("SLURM_NTASKS", "3")]).unwrap();
+        assert!(m.contains("3 tasks"), "{m}");
         assert!(check(&[("PMI_SIZE", "2"), ("PMI_RANK", "1")]).unwrap().contains("neither PMI_FD nor PMI_PORT"));
     }
 
     #[test]
     fn single_rank_jobs_and_no_launcher_are_singletons() {
         assert_eq!(check(&[]), None);
-        assert_eq!(check(&[("OMPI_COMM_WORLD_SIZE", "1"), ("PMIX_RANK", "0")]), None);
+        assert_eq!(check(&[("OMPI_COMM_WORLD_SIZE", "1")]), None);
         assert_eq!(check(&[("SLURM_STEP_ID", "0"), ("SLURM_PROCID", "0"), ("SLURM_STEP_NUM_TASKS", "1")]), None);
         // A batch script's environment (no step): a program run there directly is a singleton.
         assert_eq!(check(&[("SLURM_JOB_ID", "7"), ("SLURM_NTASKS", "8")]), None);

@@ -2,13 +2,16 @@
 //! `mpiexec.mpich` (hydra) or Slurm's `srun --mpi=pmi2` learns its rank and the job's size, and
 //! exchanges the few values the ranks need to form one oxmpi job (`runtime::pmi_job`).
 //!
-//! Each wire protocol is one implementation of `Pmi` (`pmi1`: PMI-1, the default; `pmi2`: PMI-2,
-//! chosen with `OXMPI_PMI=2`). `foreign` recognises the
+//! Each protocol is one implementation of `Pmi` (`pmi1`: PMI-1, the default over `PMI_FD` or
+//! `PMI_PORT`; `pmi2`: PMI-2, chosen with `OXMPI_PMI=2`; `pmix`: PMIx, through the PMIx library
+//! loaded at run time, for Open MPI's `mpirun` and `srun --mpi=pmix`). `foreign` recognises the
 //! launchers none of them speaks, so that MPI_Init can refuse instead of running N singletons.
 pub mod foreign;
 pub mod mapping;
 pub mod pmi1;
 pub mod pmi2;
+pub mod pmix;
+pub mod pmix_sys;
 pub mod wire1;
 
 use std::io;
@@ -31,6 +34,22 @@ pub trait Pmi: Send + Sync {
     fn get(&self, owner: usize, key: &str) -> io::Result<Option<String>>;
     /// A job attribute of the launcher's (`PMI_process_mapping`), None if it gives none.
     fn job_attr(&self, key: &str) -> io::Result<Option<String>>;
+    /// The node id of every rank, None if the launcher does not say. PMI-1 and PMI-2 read
+    /// them from `PMI_process_mapping`.
+    fn nodes(&self) -> io::Result<Option<Vec<usize>>> {
+        match self.job_attr("PMI_process_mapping")? {
+            Some(m) => mapping::nodes_of(&m, self.size()).map(Some),
+            None => Ok(None),
+        }
+    }
+    /// This rank's index among the ranks of its node, and how many there are; None if the
+    /// launcher does not say. By default read from `nodes`.
+    fn local(&self) -> io::Result<Option<(usize, usize)>> {
+        let Some(nodes) = self.nodes()? else { return Ok(None) };
+        let Some(&mine) = nodes.get(self.rank()) else { return Ok(None) };
+        let before = nodes[..self.rank()].iter().filter(|&&n| n == mine).count();
+        Ok(Some((before, nodes.iter().filter(|&&n| n == mine).count())))
+    }
     /// Asks the launcher to end the whole job with exit status `code`. Does not wait: the caller
     /// exits right after. Safe to call while another thread waits in a request.
     fn abort(&self, code: i32, message: &str);
@@ -53,18 +72,27 @@ pub fn install(p: Box<dyn Pmi>) -> &'static dyn Pmi {
     client().expect("just installed")
 }
 
+/// An answer from the launcher that breaks the protocol.
+fn proto_err(msg: impl Into<String>) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, msg.into())
+}
+
 fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.trim().parse().ok())
 }
 
 /// Connects to the launcher's PMI server named in the environment (`PMI_FD`, or `PMI_PORT` and
-/// `PMI_ID`). Ok(None) when the environment names none; Err with a one-line reason when it
-/// names one that does not work.
+/// `PMI_ID`; else a PMIx server, `PMIX_NAMESPACE` and `PMIX_RANK`). Ok(None) when the environment
+/// names none; Err with a one-line reason when it names one that does not work.
 pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
     let fd_var = std::env::var("PMI_FD").ok();
     let port_var = std::env::var("PMI_PORT").ok();
     if fd_var.is_none() && port_var.is_none() {
-        return Ok(None);
+        let env = |k: &str| std::env::var(k).ok();
+        if !pmix::launched_by_pmix(&env) {
+            return Ok(None);
+        }
+        return pmix::Pmix::start(&env).map(|p| Some(Box::new(p) as Box<dyn Pmi>));
     }
     let fail = |what: String| format!("cannot use the launcher's PMI server ({what}); start the program with oxmpi's mpiexec, or check the launcher");
     let (fd, port_id) = if let Some(v) = fd_var {
@@ -102,7 +130,8 @@ pub fn connect_from_env() -> Result<Option<Box<dyn Pmi>>, String> {
             let Some((rank, _)) = rank_size.filter(|_| port_id.is_none()) else {
                 return Err(fail("OXMPI_PMI=2 needs PMI_FD and PMI_RANK (PMI-2 is not spoken over PMI_PORT)".to_string()));
             };
-            let p = pmi2::Pmi2::start(fd, rank).map_err(|e| fail(e.to_string()))?;
+            let jobid = std::env::var("PMI_JOBID").ok();
+            let p = pmi2::Pmi2::start(fd, rank, jobid.as_deref()).map_err(|e| fail(e.to_string()))?;
             Ok(Some(Box::new(p)))
         }
         v => Err(fail(format!("OXMPI_PMI={v}: use 1 (PMI-1, the default) or 2 (PMI-2)"))),
@@ -127,4 +156,53 @@ pub fn abort_job(p: &dyn Pmi, code: i32, message: &str) {
         }
     }
     p.abort(code, message);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A launcher that only answers PMI_process_mapping.
+    struct Mapped(usize, usize, &'static str);
+
+    impl Pmi for Mapped {
+        fn protocol(&self) -> &'static str {
+            "test"
+        }
+        fn rank(&self) -> usize {
+            self.0
+        }
+        fn size(&self) -> usize {
+            self.1
+        }
+        fn appnum(&self) -> i32 {
+            0
+        }
+        fn put(&self, _: &str, _: &str) -> io::Result<()> {
+            Ok(())
+        }
+        fn fence(&self) -> io::Result<()> {
+            Ok(())
+        }
+        fn get(&self, _: usize, _: &str) -> io::Result<Option<String>> {
+            Ok(None)
+        }
+        fn job_attr(&self, key: &str) -> io::Result<Option<String>> {
+            Ok((key == "PMI_process_mapping" && !self.2.is_empty()).then(|| self.2.to_string()))
+        }
+        fn abort(&self, _: i32, _: &str) {}
+        fn finalize(&self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn local_rank_and_size_from_the_mapping() {
+        assert_eq!(Mapped(2, 4, "(vector,(0,1,4))").local().unwrap(), Some((2, 4)));
+        // Round robin over two nodes: ranks 1 and 3 on node 1.
+        assert_eq!(Mapped(3, 4, "(vector,(0,2,1))").local().unwrap(), Some((1, 2)));
+        assert_eq!(Mapped(2, 3, "(vector,(0,1,2),(1,1,1))").local().unwrap(), Some((0, 1)));
+        assert_eq!(Mapped(0, 2, "").local().unwrap(), None);
+        assert!(Mapped(0, 2, "(list)").local().is_err());
+    }
 }

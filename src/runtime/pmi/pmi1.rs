@@ -8,7 +8,7 @@
 //! and writes its line with one write(2), so it works even while another thread waits for a
 //! reply (say, in a fence).
 use super::wire1::{self, Line};
-use super::Pmi;
+use super::{proto_err, Pmi};
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -24,10 +24,6 @@ pub struct Pmi1 {
     kvsname: String,
     keylen_max: usize,
     vallen_max: usize,
-}
-
-fn proto_err(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// Sends `line` and reads one reply line.
@@ -93,7 +89,8 @@ impl Pmi1 {
         let asked = wire1::format("get_maxes", &[]);
         let maxes = expect(exchange(&mut conn, &asked)?, "maxes", asked.trim_end())?;
         let asked = wire1::format("get_appnum", &[]);
-        let appnum = number(&expect(exchange(&mut conn, &asked)?, "appnum", asked.trim_end())?, "appnum")?;
+        // Slurm says -1 when srun runs one program (no --multi-prog): that program is the 0th.
+        let appnum = number::<i32>(&expect(exchange(&mut conn, &asked)?, "appnum", asked.trim_end())?, "appnum")?.max(0);
         let asked = wire1::format("get_my_kvsname", &[]);
         let kvsname = expect(exchange(&mut conn, &asked)?, "my_kvsname", asked.trim_end())?.need("kvsname")?.to_string();
         Ok(Pmi1 {
@@ -205,6 +202,17 @@ mod tests {
         ("cmd=get_appnum", "cmd=appnum appnum=3\n"),
         ("cmd=get_my_kvsname", "cmd=my_kvsname kvsname=kvs_42_0\n"),
     ];
+
+    #[test]
+    fn slurm_appnum_minus_one_is_the_first_program() {
+        let mut script = HANDSHAKE.to_vec();
+        script[2].1 = "cmd=appnum rc=0 appnum=-1\n";
+        let (fd, server) = fake_server(script);
+        let p = Pmi1::start(fd, None, Some((0, 2))).unwrap();
+        assert_eq!(p.appnum(), 0);
+        drop(p);
+        server.join().unwrap();
+    }
 
     #[test]
     fn session_over_pmi_fd() {

@@ -2,7 +2,7 @@
 //! (chosen with `OXMPI_PMI=2`). A message is a 6-character decimal length, space padded, then
 //! `cmd=NAME;key=value;...;`. As in `pmi1`, requests are serialised and `abort` writes alone.
 use super::wire1::check_token;
-use super::Pmi;
+use super::{proto_err, Pmi};
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
@@ -14,10 +14,6 @@ pub struct Pmi2 {
     rank: usize,
     size: usize,
     appnum: i32,
-}
-
-fn proto_err(msg: impl Into<String>) -> io::Error {
-    io::Error::new(io::ErrorKind::InvalidData, msg.into())
 }
 
 /// Frames `cmd=NAME;k=v;...;` with its length header.
@@ -78,18 +74,48 @@ fn exchange(conn: &mut File, cmd: &str, fields: &[(&str, &str)]) -> io::Result<V
     }
 }
 
+/// Reads one newline-terminated line (the PMI-1 form the session starts with), byte by byte so
+/// that nothing after it is consumed.
+fn read_line(conn: &mut File) -> io::Result<String> {
+    let mut line = Vec::new();
+    let mut b = [0u8; 1];
+    while line.len() < 1024 {
+        if conn.read(&mut b)? == 0 {
+            return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the launcher closed the PMI connection (waiting for the reply to cmd=init)"));
+        }
+        if b[0] == b'\n' {
+            return String::from_utf8(line).map_err(|_| proto_err("PMI-2: the reply to cmd=init is not text"));
+        }
+        line.push(b[0]);
+    }
+    Err(proto_err("PMI-2: the reply to cmd=init has no end"))
+}
+
 impl Pmi2 {
-    /// Starts a session over `fd` (`PMI_FD`) as rank `rank` (`PMI_RANK`).
-    pub fn start(fd: OwnedFd, rank: usize) -> io::Result<Pmi2> {
+    /// Starts a session over `fd` (`PMI_FD`) as rank `rank` (`PMI_RANK`) of job `jobid`
+    /// (`PMI_JOBID`, which Slurm requires). As MPICH's PMI-2 client does, the session opens
+    /// with a PMI-1 line asking for version 2 (Slurm's server decides the protocol from it).
+    pub fn start(fd: OwnedFd, rank: usize, jobid: Option<&str>) -> io::Result<Pmi2> {
         let raw = fd.as_raw_fd();
         let mut conn = File::from(fd);
+        conn.write_all(b"cmd=init pmi_version=2 pmi_subversion=0\n")?;
+        let hello = super::wire1::parse(&read_line(&mut conn)?)?;
+        if hello.cmd != "response_to_init" || hello.rc()? != 0 || hello.get("pmi_version") != Some("2") {
+            return Err(proto_err(format!("PMI-2: the launcher refused PMI version 2 (cmd={} rc={} pmi_version={})", hello.cmd, hello.get("rc").unwrap_or("?"), hello.get("pmi_version").unwrap_or("?"))));
+        }
         let r = rank.to_string();
-        let init = exchange(&mut conn, "fullinit", &[("pmi_version", "2"), ("pmi_subversion", "0"), ("pmirank", &r)])?;
+        let mut fields = vec![("pmirank", r.as_str()), ("threaded", "FALSE")];
+        if let Some(j) = jobid {
+            check_token("PMI_JOBID", j)?;
+            fields.insert(0, ("pmijobid", j));
+        }
+        let init = exchange(&mut conn, "fullinit", &fields)?;
         let (rank, size): (usize, usize) = (number(&init, "rank")?, number(&init, "size")?);
         if size == 0 || rank >= size {
             return Err(proto_err(format!("PMI-2: rank {rank} of {size} ranks makes no sense")));
         }
-        let appnum = number(&init, "appnum").unwrap_or(0);
+        // Slurm says -1 when srun runs one program (no --multi-prog): that program is the 0th.
+        let appnum = number::<i32>(&init, "appnum").unwrap_or(0).max(0);
         Ok(Pmi2 { conn: Mutex::new(conn), fd: raw, rank, size, appnum })
     }
 
@@ -166,6 +192,16 @@ mod tests {
         let (ours, mut theirs) = UnixStream::pair().unwrap();
         let h = std::thread::spawn(move || {
             for (want, reply) in script {
+                if want.starts_with("cmd=init ") {
+                    let mut line = Vec::new();
+                    let mut b = [0u8; 1];
+                    while theirs.read(&mut b).unwrap() == 1 && b[0] != b'\n' {
+                        line.push(b[0]);
+                    }
+                    assert_eq!(String::from_utf8(line).unwrap(), want.trim_end());
+                    theirs.write_all(reply.as_bytes()).unwrap();
+                    continue;
+                }
                 let mut hdr = [0u8; 6];
                 if theirs.read_exact(&mut hdr).is_err() {
                     return;
@@ -195,7 +231,8 @@ mod tests {
     #[test]
     fn session() {
         let (fd, server) = fake_server(vec![
-            ("cmd=fullinit;pmi_version=2;pmi_subversion=0;pmirank=1;", "cmd=fullinit-response;pmi-version=2;pmi-subversion=0;rank=1;size=3;appnum=2;debugged=FALSE;pmiverbose=FALSE;rc=0;"),
+            ("cmd=init pmi_version=2 pmi_subversion=0\n", "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n"),
+            ("cmd=fullinit;pmijobid=7.0;pmirank=1;threaded=FALSE;", "cmd=fullinit-response;pmi-version=2;pmi-subversion=0;rank=1;size=3;appnum=2;debugged=FALSE;pmiverbose=FALSE;rc=0;"),
             ("cmd=info-getjobattr;key=PMI_process_mapping;", "cmd=info-getjobattr-response;found=TRUE;value=(vector,(0,1,3));rc=0;"),
             ("cmd=kvs-put;key=k;value=v;", "cmd=kvs-put-response;rc=0;"),
             ("cmd=kvs-fence;", "cmd=kvs-fence-response;rc=0;"),
@@ -205,7 +242,7 @@ mod tests {
             ("cmd=finalize;", "cmd=finalize-response;rc=0;"),
             ("cmd=abort;isworld=TRUE;msg=bye a b", ""),
         ]);
-        let p = Pmi2::start(fd, 1).unwrap();
+        let p = Pmi2::start(fd, 1, Some("7.0")).unwrap();
         assert_eq!((p.rank(), p.size(), p.appnum()), (1, 3, 2));
         assert_eq!(p.job_attr("PMI_process_mapping").unwrap().as_deref(), Some("(vector,(0,1,3))"));
         p.put("k", "v").unwrap();
@@ -221,9 +258,32 @@ mod tests {
 
     #[test]
     fn hang_up_is_an_error() {
-        let (fd, server) = fake_server(vec![("cmd=fullinit", "")]);
-        let e = Pmi2::start(fd, 0).err().unwrap();
+        let hello = ("cmd=init pmi_version=2 pmi_subversion=0\n", "cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0\n");
+        let (fd, server) = fake_server(vec![hello, ("cmd=fullinit", "")]);
+        let e = Pmi2::start(fd, 0, None).err().unwrap();
         assert!(e.to_string().contains("closed the PMI connection"), "{e}");
+        server.join().unwrap();
+        let (fd, server) = fake_server(vec![("cmd=init pmi_version=2 pmi_subversion=0\n", "")]);
+        let e = Pmi2::start(fd, 0, None).err().unwrap();
+        assert!(e.to_string().contains("closed the PMI connection"), "{e}");
+        server.join().unwrap();
+    }
+
+    #[test]
+    fn slurm_session() {
+        // Slurm's answers: version 2 agreed on in the PMI-1 form, appnum -1 for one program.
+        let (fd, server) = fake_server(vec![
+            ("cmd=init pmi_version=2 pmi_subversion=0\n", "cmd=response_to_init rc=0 pmi_version=2 pmi_subversion=0\n"),
+            ("cmd=fullinit;pmijobid=4.0;pmirank=0;threaded=FALSE;", "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=0;size=2;appnum=-1;spawner-jobid=;debugged=FALSE;pmiverbose=FALSE;"),
+        ]);
+        let p = Pmi2::start(fd, 0, Some("4.0")).unwrap();
+        assert_eq!((p.rank(), p.size(), p.appnum()), (0, 2, 0));
+        drop(p);
+        server.join().unwrap();
+        // A server that speaks only version 1 is told apart from one that hangs up.
+        let (fd, server) = fake_server(vec![("cmd=init pmi_version=2 pmi_subversion=0\n", "cmd=response_to_init pmi_version=1 pmi_subversion=1 rc=-1\n")]);
+        let e = Pmi2::start(fd, 0, None).err().unwrap();
+        assert!(e.to_string().contains("refused PMI version 2"), "{e}");
         server.join().unwrap();
     }
 }
