@@ -61,16 +61,26 @@ MPI_Add_error_string:
 PMPI_Add_error_string:
 	jmp oxabi_MPI_Add_error_string@PLT
 	.size PMPI_Add_error_string, .-PMPI_Add_error_string
-	.globl MPI_Address
-	.type MPI_Address, @function
-MPI_Address:
-	jmp oxabi_MPI_Address@PLT
-	.size MPI_Address, .-MPI_Address
-	.globl PMPI_Address
-	.type PMPI_Address, @function
-PMPI_Address:
-	jmp oxabi_MPI_Address@PLT
-	.size PMPI_Address, .-PMPI_Address
+	.globl MPI_Aint_add
+	.type MPI_Aint_add, @function
+MPI_Aint_add:
+	jmp oxabi_MPI_Aint_add@PLT
+	.size MPI_Aint_add, .-MPI_Aint_add
+	.globl PMPI_Aint_add
+	.type PMPI_Aint_add, @function
+PMPI_Aint_add:
+	jmp oxabi_MPI_Aint_add@PLT
+	.size PMPI_Aint_add, .-PMPI_Aint_add
+	.globl MPI_Aint_diff
+	.type MPI_Aint_diff, @function
+MPI_Aint_diff:
+	jmp oxabi_MPI_Aint_diff@PLT
+	.size MPI_Aint_diff, .-MPI_Aint_diff
+	.globl PMPI_Aint_diff
+	.type PMPI_Aint_diff, @function
+PMPI_Aint_diff:
+	jmp oxabi_MPI_Aint_diff@PLT
+	.size PMPI_Aint_diff, .-PMPI_Aint_diff
 	.globl MPI_Allgather
 	.type MPI_Allgather, @function
 MPI_Allgather:
@@ -1021,16 +1031,6 @@ MPI_Dist_graph_neighbors_count:
 PMPI_Dist_graph_neighbors_count:
 	jmp oxabi_MPI_Dist_graph_neighbors_count@PLT
 	.size PMPI_Dist_graph_neighbors_count, .-PMPI_Dist_graph_neighbors_count
-	.globl MPI_Errhandler_create
-	.type MPI_Errhandler_create, @function
-MPI_Errhandler_create:
-	jmp oxabi_MPI_Errhandler_create@PLT
-	.size MPI_Errhandler_create, .-MPI_Errhandler_create
-	.globl PMPI_Errhandler_create
-	.type PMPI_Errhandler_create, @function
-PMPI_Errhandler_create:
-	jmp oxabi_MPI_Errhandler_create@PLT
-	.size PMPI_Errhandler_create, .-PMPI_Errhandler_create
 	.globl MPI_Errhandler_free
 	.type MPI_Errhandler_free, @function
 MPI_Errhandler_free:
@@ -1041,26 +1041,6 @@ MPI_Errhandler_free:
 PMPI_Errhandler_free:
 	jmp oxabi_MPI_Errhandler_free@PLT
 	.size PMPI_Errhandler_free, .-PMPI_Errhandler_free
-	.globl MPI_Errhandler_get
-	.type MPI_Errhandler_get, @function
-MPI_Errhandler_get:
-	jmp oxabi_MPI_Errhandler_get@PLT
-	.size MPI_Errhandler_get, .-MPI_Errhandler_get
-	.globl PMPI_Errhandler_get
-	.type PMPI_Errhandler_get, @function
-PMPI_Errhandler_get:
-	jmp oxabi_MPI_Errhandler_get@PLT
-	.size PMPI_Errhandler_get, .-PMPI_Errhandler_get
-	.globl MPI_Errhandler_set
-	.type MPI_Errhandler_set, @function
-MPI_Errhandler_set:
-	jmp oxabi_MPI_Errhandler_set@PLT
-	.size MPI_Errhandler_set, .-MPI_Errhandler_set
-	.globl PMPI_Errhandler_set
-	.type PMPI_Errhandler_set, @function
-PMPI_Errhandler_set:
-	jmp oxabi_MPI_Errhandler_set@PLT
-	.size PMPI_Errhandler_set, .-PMPI_Errhandler_set
 	.globl MPI_Error_class
 	.type MPI_Error_class, @function
 MPI_Error_class:
@@ -5311,16 +5291,6 @@ MPI_Type_dup:
 PMPI_Type_dup:
 	jmp oxabi_MPI_Type_dup@PLT
 	.size PMPI_Type_dup, .-PMPI_Type_dup
-	.globl MPI_Type_extent
-	.type MPI_Type_extent, @function
-MPI_Type_extent:
-	jmp oxabi_MPI_Type_extent@PLT
-	.size MPI_Type_extent, .-MPI_Type_extent
-	.globl PMPI_Type_extent
-	.type PMPI_Type_extent, @function
-PMPI_Type_extent:
-	jmp oxabi_MPI_Type_extent@PLT
-	.size PMPI_Type_extent, .-PMPI_Type_extent
 	.globl MPI_Type_free
 	.type MPI_Type_free, @function
 MPI_Type_free:
@@ -5461,26 +5431,6 @@ MPI_Type_get_true_extent_x:
 PMPI_Type_get_true_extent_x:
 	jmp oxabi_MPI_Type_get_true_extent_x@PLT
 	.size PMPI_Type_get_true_extent_x, .-PMPI_Type_get_true_extent_x
-	.globl MPI_Type_hindexed
-	.type MPI_Type_hindexed, @function
-MPI_Type_hindexed:
-	jmp oxabi_MPI_Type_hindexed@PLT
-	.size MPI_Type_hindexed, .-MPI_Type_hindexed
-	.globl PMPI_Type_hindexed
-	.type PMPI_Type_hindexed, @function
-PMPI_Type_hindexed:
-	jmp oxabi_MPI_Type_hindexed@PLT
-	.size PMPI_Type_hindexed, .-PMPI_Type_hindexed
-	.globl MPI_Type_hvector
-	.type MPI_Type_hvector, @function
-MPI_Type_hvector:
-	jmp oxabi_MPI_Type_hvector@PLT
-	.size MPI_Type_hvector, .-MPI_Type_hvector
-	.globl PMPI_Type_hvector
-	.type PMPI_Type_hvector, @function
-PMPI_Type_hvector:
-	jmp oxabi_MPI_Type_hvector@PLT
-	.size PMPI_Type_hvector, .-PMPI_Type_hvector
 	.globl MPI_Type_indexed
 	.type MPI_Type_indexed, @function
 MPI_Type_indexed:
@@ -5501,16 +5451,6 @@ MPI_Type_indexed_c:
 PMPI_Type_indexed_c:
 	jmp oxabi_MPI_Type_indexed_c@PLT
 	.size PMPI_Type_indexed_c, .-PMPI_Type_indexed_c
-	.globl MPI_Type_lb
-	.type MPI_Type_lb, @function
-MPI_Type_lb:
-	jmp oxabi_MPI_Type_lb@PLT
-	.size MPI_Type_lb, .-MPI_Type_lb
-	.globl PMPI_Type_lb
-	.type PMPI_Type_lb, @function
-PMPI_Type_lb:
-	jmp oxabi_MPI_Type_lb@PLT
-	.size PMPI_Type_lb, .-PMPI_Type_lb
 	.globl MPI_Type_match_size
 	.type MPI_Type_match_size, @function
 MPI_Type_match_size:
@@ -5571,26 +5511,6 @@ MPI_Type_size_x:
 PMPI_Type_size_x:
 	jmp oxabi_MPI_Type_size_x@PLT
 	.size PMPI_Type_size_x, .-PMPI_Type_size_x
-	.globl MPI_Type_struct
-	.type MPI_Type_struct, @function
-MPI_Type_struct:
-	jmp oxabi_MPI_Type_struct@PLT
-	.size MPI_Type_struct, .-MPI_Type_struct
-	.globl PMPI_Type_struct
-	.type PMPI_Type_struct, @function
-PMPI_Type_struct:
-	jmp oxabi_MPI_Type_struct@PLT
-	.size PMPI_Type_struct, .-PMPI_Type_struct
-	.globl MPI_Type_ub
-	.type MPI_Type_ub, @function
-MPI_Type_ub:
-	jmp oxabi_MPI_Type_ub@PLT
-	.size MPI_Type_ub, .-MPI_Type_ub
-	.globl PMPI_Type_ub
-	.type PMPI_Type_ub, @function
-PMPI_Type_ub:
-	jmp oxabi_MPI_Type_ub@PLT
-	.size PMPI_Type_ub, .-PMPI_Type_ub
 	.globl MPI_Type_vector
 	.type MPI_Type_vector, @function
 MPI_Type_vector:

@@ -21,6 +21,8 @@ Options:
   --launcher CMD     run with a foreign launcher instead of oxmpi's mpiexec: CMD -n N PROGRAM,
                      with LD_LIBRARY_PATH=PREFIX/lib (e.g. mpiexec.mpich; the ranks reach
                      each other through PMI); processes mode only, --modes is ignored
+  --mpi-abi          compile with 'mpicc -mpi-abi' (the MPI-5 standard ABI: mpi_abi.h,
+                     libmpi_abi.so.1) instead of the MPICH ABI; binaries in build/oxmpi-abi
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
@@ -46,6 +48,8 @@ EOF
 
 PREFIX=""
 MPICH=0
+MPI_ABI=0
+MPICC_ARGS=()
 LAUNCHER=""
 MODES="processes"
 FILTER=""
@@ -57,6 +61,7 @@ while [[ $# -gt 0 ]]; do
         --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
         --prefix=*) PREFIX="${1#*=}"; shift ;;
         --mpich) MPICH=1; shift ;;
+        --mpi-abi) MPI_ABI=1; shift ;;
         --launcher) LAUNCHER="${2:?--launcher needs a value}"; shift 2 ;;
         --launcher=*) LAUNCHER="${1#*=}"; shift ;;
         --modes) MODES="${2:?--modes needs a value}"; shift 2 ;;
@@ -86,6 +91,10 @@ else
     [[ -x "$MPICC" ]] || { echo "run.sh: $MPICC not found or not executable" >&2; exit 2; }
     [[ -x "$MPIEXEC" ]] || { echo "run.sh: $MPIEXEC not found or not executable" >&2; exit 2; }
     TAG="oxmpi"
+    if [[ $MPI_ABI -eq 1 ]]; then
+        MPICC_ARGS=(-mpi-abi)
+        TAG="oxmpi-abi"
+    fi
     if [[ -n "$LAUNCHER" ]]; then
         command -v "$LAUNCHER" >/dev/null || { echo "run.sh: launcher $LAUNCHER not found" >&2; exit 2; }
         MPIEXEC="$(command -v "$LAUNCHER")"
@@ -254,7 +263,7 @@ for name in "${TESTS[@]}"; do
     fi
     # compile (once per test)
     exe="$BUILD/$name"
-    if ! "$MPICC" "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
+    if ! "$MPICC" ${MPICC_ARGS[@]+"${MPICC_ARGS[@]}"} "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
         echo "FAIL $name (compile)"
         sed 's/^/  | /' "$LOGS/$name.build" | tail -n 20
         NFAIL=$((NFAIL + 1)); FAILED+=("$name (compile)")

@@ -25,10 +25,11 @@ TPTR = {"MPI_T_enum", "MPI_T_cvar_handle", "MPI_T_pvar_handle", "MPI_T_pvar_sess
 SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "MPI_Aint": "i64",
           "MPI_Count": "i64", "MPI_Offset": "i64", "MPI_T_cb_safety": "c_int", "MPI_T_source_order": "c_int"}
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
-HAND = {"MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
+HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"}
 # Not part of the standard ABI (Fortran conversions) or superseded there.
-NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_")
+NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
+                     r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
 # Int parameters whose values are constants that differ between the ABIs: name -> converter.
 INT_IN = {"dest": "rank_in", "source": "rank_in", "root": "rank_in", "target_rank": "rank_in",
           "rank": "rank_in", "tag": "tag_in", "sendtag": "tag_in", "recvtag": "tag_in",
@@ -55,7 +56,7 @@ class Unsupported(Exception):
 
 def parse(line):
     line = line.strip()
-    m = re.match(r"^([a-z ]+?)\s+(MPI_\w+)\((.*)\);$", line)
+    m = re.match(r"^(int|double|MPI_Aint)\s+(MPI_\w+)\((.*)\);$", line)
     if not m:
         return None
     ret, name, args = m.groups()
@@ -113,11 +114,11 @@ def gen(ret, name, params):
         raise Unsupported(f"returns {ret}")
     if name.startswith("MPI_T_"):
         raise Unsupported("MPI_T enums and codes are not converted yet")
-    if name in ("MPI_Grequest_start", "MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Keyval_create",
+    if name in ("MPI_Grequest_start", "MPI_Register_datarep", "MPI_Register_datarep_c",
                 "MPI_Neighbor_alltoallw",
                 "MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c",
                 "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c", "MPI_Comm_spawn_multiple",
-                "MPI_Comm_spawn", "MPI_Group_translate_ranks", "MPI_Dist_graph_neighbors"):
+                "MPI_Comm_spawn"):
         raise Unsupported("needs a hand-written conversion (callback, or arrays of ranks/handles of computed length)")
     sig, pre, args, post = [], [], [], []
     names = [split_param(p)[3] for p in params]
@@ -140,7 +141,8 @@ def gen(ret, name, params):
                 pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ h_in(*{v}) }};")
                 args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
                 if not const:
-                    post.append(f"if !{v}.is_null() {{ *{v} = h_out(t_{pn}); }}")
+                    out = "msg_out" if base == "MPI_Message" else "h_out"
+                    post.append(f"if !{v}.is_null() {{ *{v} = {out}(t_{pn}); }}")
             else:
                 if pn in SPECIAL_LEN:
                     if comm_name is None:
@@ -180,14 +182,23 @@ def gen(ret, name, params):
         elif base == "int" and dims == "[]" and pn == "array_of_distribs":
             pre.append(f"let t_{pn}: Vec<c_int> = ints_in({v}, len(ndims), distrib_in);")
             args.append(f"if {v}.is_null() {{ {v} }} else {{ t_{pn}.as_ptr() }}")
-        elif base == "int" and pn in ("sourceweights", "destweights", "weights") and const:
-            args.append(f"weights_in({v})")
+        elif base == "int" and dims == "[]" and name == "MPI_Group_translate_ranks":
+            if const:
+                pre.append(f"let t_{pn}: Vec<c_int> = ints_in({v}, len(n), rank_in);")
+                args.append(f"if {v}.is_null() {{ {v} }} else {{ t_{pn}.as_ptr() }}")
+            else:
+                args.append(v)
+                post.append(f"ints_out({v}, len(n), rank_out);")
+        elif base == "int" and pn in ("sourceweights", "destweights", "weights"):
+            args.append(f"weights_in_const({v})" if const else f"weights_in({v})")
         elif base == "void" and stars == 1 and pn in ("sendbuf", "recvbuf"):
             args.append(f"buf_in({v})" if const else f"buf_in_mut({v})")
         elif base == "void" and stars == 1 and pn == "buffer" and name.endswith("attach_buffer") or name == "MPI_Buffer_attach" and pn == "buffer":
             args.append(v)
         else:
             args.append(v)
+    if name == "MPI_Win_get_attr":
+        post.append("win_attr_out(win_keyval, attribute_val, flag);")
     call = f"crate::ffi::P{name}({', '.join(args)})"
     body = []
     body += pre
@@ -297,6 +308,8 @@ def tables():
            "pub fn to_abi(h: u32) -> Option<usize> {", "    Some(match h {"]
     seen = set()
     for mv, av, n in sorted(pairs):
+        if n == "MPI_MESSAGE_NULL":
+            continue  # = MPICH's MPI_REQUEST_NULL; message outputs use conv::msg_out
         if mv in seen:
             continue
         seen.add(mv)

@@ -248,6 +248,7 @@ macro_rules! keyval_creators {
     )*};
 }
 keyval_creators! {
+    oxabi_MPI_Keyval_create PMPI_Keyval_create;
     oxabi_MPI_Comm_create_keyval PMPI_Comm_create_keyval;
     oxabi_MPI_Type_create_keyval PMPI_Type_create_keyval;
     oxabi_MPI_Win_create_keyval PMPI_Win_create_keyval;

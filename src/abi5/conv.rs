@@ -54,6 +54,13 @@ pub fn h_out(h: c_int) -> Handle {
     to_abi(u).unwrap_or(u as usize | 0x1_0000_0000) as Handle
 }
 
+/// MPICH's MPI_MESSAGE_NULL is its MPI_REQUEST_NULL (0x2c000000): `h_out` gives REQUEST_NULL,
+/// message outputs use this.
+#[inline]
+pub fn msg_out(h: c_int) -> Handle {
+    if h == crate::abi::MPI_MESSAGE_NULL { 0x128 as Handle } else { h_out(h) }
+}
+
 const ABI_FILE_NULL: usize = 0x118;
 pub fn file_in(p: *mut c_void) -> *mut c_void {
     if p as usize == ABI_FILE_NULL { std::ptr::null_mut() } else { p }
@@ -118,9 +125,15 @@ pub fn thread_out(l: c_int) -> c_int {
 pub fn compare_out(r: c_int) -> c_int {
     r + 201
 }
-/// MPI_Topo_test: MPICH CART 1, GRAPH 2, DIST_GRAPH 3 (UNDEFINED stays).
+/// MPI_Topo_test: MPICH GRAPH 1, CART 2, DIST_GRAPH 3; ABI CART 211, GRAPH 212, DIST_GRAPH 213
+/// (UNDEFINED stays).
 pub fn topo_out(t: c_int) -> c_int {
-    if (1..=3).contains(&t) { 210 + t } else { t }
+    match t {
+        1 => 212,
+        2 => 211,
+        3 => 213,
+        _ => t,
+    }
 }
 /// MPI_COMM_TYPE_SHARED, HW_UNGUIDED, HW_GUIDED, RESOURCE_GUIDED: ABI 221..224.
 pub fn split_in(t: c_int) -> c_int {
@@ -249,12 +262,15 @@ pub fn buf_in_mut<T>(p: *mut T) -> *mut T {
     if p as usize == 1 { usize::MAX as *mut T } else { p }
 }
 /// `MPI_UNWEIGHTED` (10) and `MPI_WEIGHTS_EMPTY` (11) to MPICH's data-symbol sentinels.
-pub fn weights_in(p: *const c_int) -> *const c_int {
+pub fn weights_in<T>(p: *mut T) -> *mut T {
     match p as usize {
-        10 => crate::ffi::data_symbols::MPI_UNWEIGHTED.0 as *const c_int,
-        11 => crate::ffi::data_symbols::MPI_WEIGHTS_EMPTY.0 as *const c_int,
+        10 => crate::ffi::data_symbols::MPI_UNWEIGHTED.0 as *mut T,
+        11 => crate::ffi::data_symbols::MPI_WEIGHTS_EMPTY.0 as *mut T,
         _ => p,
     }
+}
+pub fn weights_in_const<T>(p: *const T) -> *const T {
+    weights_in(p as *mut T)
 }
 
 pub fn len(n: impl TryInto<usize>) -> usize {
@@ -291,6 +307,46 @@ pub unsafe fn ints_in(p: *const c_int, n: usize, f: fn(c_int) -> c_int) -> Vec<c
     }
     // SAFETY: caller contract.
     unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&x| f(x)).collect()
+}
+
+/// # Safety
+/// `p` is NULL or `n` writable ints.
+pub unsafe fn ints_out(p: *mut c_int, n: usize, f: fn(c_int) -> c_int) {
+    if !p.is_null() {
+        for i in 0..n {
+            // SAFETY: caller contract.
+            unsafe { *p.add(i) = f(*p.add(i)) };
+        }
+    }
+}
+
+/// The window attributes whose values are constants (MPI_WIN_CREATE_FLAVOR, MPI_WIN_MODEL):
+/// the attribute points at the MPICH value, so point it at the ABI's instead.
+static FLAVORS: [c_int; 4] = [311, 312, 313, 314];
+static MODELS: [c_int; 2] = [321, 322];
+/// # Safety
+/// Arguments as MPI_Win_get_attr's after a successful call.
+pub unsafe fn win_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
+    if val.is_null() || flag.is_null() || unsafe { *flag } == 0 {
+        return;
+    }
+    let slot = val as *mut *const c_int;
+    // SAFETY: after a successful MPI_Win_get_attr with flag set, `*slot` points at the value.
+    unsafe {
+        match keyval {
+            604 => {
+                let i = match **slot {
+                    crate::abi::MPI_WIN_FLAVOR_CREATE => 0,
+                    crate::abi::MPI_WIN_FLAVOR_ALLOCATE => 1,
+                    crate::abi::MPI_WIN_FLAVOR_DYNAMIC => 2,
+                    _ => 3,
+                };
+                *slot = &FLAVORS[i];
+            }
+            605 => *slot = if **slot == crate::abi::MPI_WIN_UNIFIED { &MODELS[0] } else { &MODELS[1] },
+            _ => {}
+        }
+    }
 }
 
 /// MPICH's MPI_STATUS(ES)_IGNORE.

@@ -12,7 +12,7 @@ pub fn to_abi(h: u32) -> Option<usize> {
         0x18000000 => 0x20, // MPI_OP_NULL
         0x1c000000 => 0x130, // MPI_INFO_NULL
         0x20000000 => 0x110, // MPI_WIN_NULL
-        0x2c000000 => 0x128, // MPI_MESSAGE_NULL
+        0x2c000000 => 0x180, // MPI_REQUEST_NULL
         0x38000000 => 0x120, // MPI_SESSION_NULL
         0x44000000 => 0x101, // MPI_COMM_WORLD
         0x44000001 => 0x102, // MPI_COMM_SELF

@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 66] = ["MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Dist_graph_neighbors", "MPI_Errhandler_create", "MPI_Grequest_start", "MPI_Group_translate_ranks", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c", "MPI_Keyval_create", "MPI_Neighbor_alltoallw", "MPI_Neighbor_alltoallw_c", "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c", "MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_num_events", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_event_callback_get_info", "MPI_T_event_callback_set_info", "MPI_T_event_copy", "MPI_T_event_get_index", "MPI_T_event_get_info", "MPI_T_event_get_num", "MPI_T_event_get_source", "MPI_T_event_get_timestamp", "MPI_T_event_handle_alloc", "MPI_T_event_handle_free", "MPI_T_event_handle_get_info", "MPI_T_event_handle_set_info", "MPI_T_event_read", "MPI_T_event_register_callback", "MPI_T_event_set_dropped_handler", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_T_source_get_info", "MPI_T_source_get_num", "MPI_T_source_get_timestamp"];
+pub const UNSUPPORTED: [&str; 62] = ["MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c", "MPI_Neighbor_alltoallw", "MPI_Neighbor_alltoallw_c", "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c", "MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_num_events", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_event_callback_get_info", "MPI_T_event_callback_set_info", "MPI_T_event_copy", "MPI_T_event_get_index", "MPI_T_event_get_info", "MPI_T_event_get_num", "MPI_T_event_get_source", "MPI_T_event_get_timestamp", "MPI_T_event_handle_alloc", "MPI_T_event_handle_free", "MPI_T_event_handle_get_info", "MPI_T_event_handle_set_info", "MPI_T_event_read", "MPI_T_event_register_callback", "MPI_T_event_set_dropped_handler", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_T_source_get_info", "MPI_T_source_get_num", "MPI_T_source_get_timestamp"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -78,12 +78,21 @@ pub unsafe extern "C" fn oxabi_MPI_Add_error_string(errorcode: c_int, string: *c
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Address(location: *mut c_void, address: *mut i64) -> c_int {
+pub unsafe extern "C" fn oxabi_MPI_Aint_add(base: i64, disp: i64) -> i64 {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Address(location, address);
-        code_out(rc)
+    run_value(0 as _, || unsafe {
+        crate::ffi::PMPI_Aint_add(base, disp)
+    })
+}
+
+#[no_mangle]
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Aint_diff(addr1: i64, addr2: i64) -> i64 {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(0 as _, || unsafe {
+        crate::ffi::PMPI_Aint_diff(addr1, addr2)
     })
 }
 
@@ -1165,7 +1174,7 @@ pub unsafe extern "C" fn oxabi_MPI_Dist_graph_create(comm_old: Handle, n: c_int,
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { h_in(*comm_dist_graph) };
-        let rc = crate::ffi::PMPI_Dist_graph_create(h_in(comm_old), n, sources, degrees, destinations, weights_in(weights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
+        let rc = crate::ffi::PMPI_Dist_graph_create(h_in(comm_old), n, sources, degrees, destinations, weights_in_const(weights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
         if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
     })
@@ -1178,16 +1187,21 @@ pub unsafe extern "C" fn oxabi_MPI_Dist_graph_create_adjacent(comm_old: Handle, 
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { h_in(*comm_dist_graph) };
-        let rc = crate::ffi::PMPI_Dist_graph_create_adjacent(h_in(comm_old), indegree, sources, weights_in(sourceweights), outdegree, destinations, weights_in(destweights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
+        let rc = crate::ffi::PMPI_Dist_graph_create_adjacent(h_in(comm_old), indegree, sources, weights_in_const(sourceweights), outdegree, destinations, weights_in_const(destweights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
         if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
     })
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Dist_graph_neighbors(_comm: Handle, _maxindegree: c_int, _sources: *mut c_int, _sourceweights: *mut c_int, _maxoutdegree: c_int, _destinations: *mut c_int, _destweights: *mut c_int) -> c_int {
-    unsupported("MPI_Dist_graph_neighbors")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Dist_graph_neighbors(comm: Handle, maxindegree: c_int, sources: *mut c_int, sourceweights: *mut c_int, maxoutdegree: c_int, destinations: *mut c_int, destweights: *mut c_int) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let rc = crate::ffi::PMPI_Dist_graph_neighbors(h_in(comm), maxindegree, sources, weights_in(sourceweights), maxoutdegree, destinations, weights_in(destweights));
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
@@ -1202,12 +1216,6 @@ pub unsafe extern "C" fn oxabi_MPI_Dist_graph_neighbors_count(comm: Handle, inde
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Errhandler_create(_comm_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
-    unsupported("MPI_Errhandler_create")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Errhandler_free(errhandler: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -1216,30 +1224,6 @@ pub unsafe extern "C" fn oxabi_MPI_Errhandler_free(errhandler: *mut Handle) -> c
         let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
         let rc = crate::ffi::PMPI_Errhandler_free(if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
         if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Errhandler_get(comm: Handle, errhandler: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
-        let rc = crate::ffi::PMPI_Errhandler_get(h_in(comm), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
-        if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Errhandler_set(comm: Handle, errhandler: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Errhandler_set(h_in(comm), h_in(errhandler));
         code_out(rc)
     })
 }
@@ -2904,9 +2888,16 @@ pub unsafe extern "C" fn oxabi_MPI_Group_size(group: Handle, size: *mut c_int) -
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Group_translate_ranks(_group1: Handle, _n: c_int, _ranks1: *const c_int, _group2: Handle, _ranks2: *mut c_int) -> c_int {
-    unsupported("MPI_Group_translate_ranks")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Group_translate_ranks(group1: Handle, n: c_int, ranks1: *const c_int, group2: Handle, ranks2: *mut c_int) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let t_ranks1: Vec<c_int> = ints_in(ranks1, len(n), rank_in);
+        let rc = crate::ffi::PMPI_Group_translate_ranks(h_in(group1), n, if ranks1.is_null() { ranks1 } else { t_ranks1.as_ptr() }, h_in(group2), ranks2);
+        ints_out(ranks2, len(n), rank_out);
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
@@ -3234,7 +3225,7 @@ pub unsafe extern "C" fn oxabi_MPI_Improbe(source: c_int, tag: c_int, comm: Hand
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -3249,7 +3240,7 @@ pub unsafe extern "C" fn oxabi_MPI_Imrecv(buf: *mut c_void, count: c_int, dataty
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
         let rc = crate::ffi::PMPI_Imrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
     })
@@ -3264,7 +3255,7 @@ pub unsafe extern "C" fn oxabi_MPI_Imrecv_c(buf: *mut c_void, count: i64, dataty
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
         let rc = crate::ffi::PMPI_Imrecv_c(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
     })
@@ -3926,12 +3917,6 @@ pub unsafe extern "C" fn oxabi_MPI_Issend_c(buf: *const c_void, count: i64, data
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Keyval_create(_copy_fn: *mut c_void, _delete_fn: *mut c_void, _keyval: *mut c_int, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Keyval_create")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Keyval_free(keyval: *mut c_int) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -3964,7 +3949,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mprobe(source: c_int, tag: c_int, comm: Handl
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -3979,7 +3964,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mrecv(buf: *mut c_void, count: c_int, datatyp
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Mrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -3994,7 +3979,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mrecv_c(buf: *mut c_void, count: i64, datatyp
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Mrecv_c(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = h_out(t_message); }
+        if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -6060,17 +6045,6 @@ pub unsafe extern "C" fn oxabi_MPI_Type_dup(oldtype: Handle, newtype: *mut Handl
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_extent(datatype: Handle, extent: *mut i64) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Type_extent(h_in(datatype), extent);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Type_free(datatype: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
@@ -6237,32 +6211,6 @@ pub unsafe extern "C" fn oxabi_MPI_Type_get_true_extent_x(datatype: Handle, true
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_hindexed(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut i64, oldtype: Handle, newtype: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
-        let rc = crate::ffi::PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_hvector(count: c_int, blocklength: c_int, stride: i64, oldtype: Handle, newtype: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
-        let rc = crate::ffi::PMPI_Type_hvector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Type_indexed(count: c_int, array_of_blocklengths: *const c_int, array_of_displacements: *const c_int, oldtype: Handle, newtype: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
@@ -6283,17 +6231,6 @@ pub unsafe extern "C" fn oxabi_MPI_Type_indexed_c(count: i64, array_of_blockleng
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
         let rc = crate::ffi::PMPI_Type_indexed_c(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_lb(datatype: Handle, displacement: *mut i64) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Type_lb(h_in(datatype), displacement);
         code_out(rc)
     })
 }
@@ -6362,32 +6299,6 @@ pub unsafe extern "C" fn oxabi_MPI_Type_size_x(datatype: Handle, size: *mut i64)
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Type_size_x(h_in(datatype), size);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_struct(count: c_int, array_of_blocklengths: *mut c_int, array_of_displacements: *mut i64, array_of_types: *mut Handle, newtype: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_types: Vec<c_int> = handles_in(array_of_types, len(count));
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
-        let rc = crate::ffi::PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, arr_ptr(array_of_types, &mut t_array_of_types), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        handles_out(array_of_types, &t_array_of_types);
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_ub(datatype: Handle, displacement: *mut i64) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Type_ub(h_in(datatype), displacement);
         code_out(rc)
     })
 }
@@ -6767,6 +6678,7 @@ pub unsafe extern "C" fn oxabi_MPI_Win_get_attr(win: Handle, win_keyval: c_int, 
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Win_get_attr(h_in(win), keyval_in(win_keyval), attribute_val, flag);
+        win_attr_out(win_keyval, attribute_val, flag);
         code_out(rc)
     })
 }
