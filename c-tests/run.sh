@@ -42,6 +42,7 @@ Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"
   timeout=SECONDS  env=VAR=VALUE[,VAR=VALUE...] (repeatable: one run per env= key, with
   those variables set; env=- is a run with none; ignored with --mpich)
   env-matrix=VAR=A|B|C (one run per value of VAR)
+  abi=mpi5 (only built and run with --mpi-abi: tests of the MPI-5 standard ABI itself)
   modes=processes (only these launcher modes; other modes print SKIP; ignored with --mpich)
 EOF
 }
@@ -126,7 +127,7 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -145,6 +146,7 @@ parse_header() {
                 mpich) H_MPICH="$val" ;;
                 timeout) H_TIMEOUT="$val" ;;
                 modes) H_MODES="${val//,/ }" ;;
+                abi) H_ABI="$val" ;;
                 env) H_ENVS+=("$val") ;;
                 env-matrix)
                     local var="${val%%=*}" vals="${val#*=}" v
@@ -258,6 +260,12 @@ for name in "${TESTS[@]}"; do
     parse_header "$src"
     if [[ $MPICH -eq 1 && "$H_MPICH" == skip ]]; then
         echo "SKIP $name (mpich=skip)"
+        NSKIP=$((NSKIP + 1))
+        continue
+    fi
+    # abi=mpi5: a test of the MPI-5 standard ABI itself, built only with --mpi-abi
+    if [[ "$H_ABI" == mpi5 && $MPI_ABI -eq 0 ]]; then
+        echo "SKIP $name (abi=mpi5: run with --mpi-abi)"
         NSKIP=$((NSKIP + 1))
         continue
     fi

@@ -179,8 +179,9 @@ def gen(ret, name, params):
             pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ {init} }};")
             args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
             post.append(f"if !{v}.is_null() {{ *{v} = {conv}(t_{pn}); }}")
-        elif base == "int" and dims == "[]" and pn == "array_of_distribs":
-            pre.append(f"let t_{pn}: Vec<c_int> = ints_in({v}, len(ndims), distrib_in);")
+        elif base == "int" and dims == "[]" and pn in ("array_of_distribs", "array_of_dargs"):
+            f = "distrib_in" if pn == "array_of_distribs" else "darg_in"
+            pre.append(f"let t_{pn}: Vec<c_int> = ints_in({v}, len(ndims), {f});")
             args.append(f"if {v}.is_null() {{ {v} }} else {{ t_{pn}.as_ptr() }}")
         elif base == "int" and dims == "[]" and name == "MPI_Group_translate_ranks":
             if const:
@@ -197,6 +198,8 @@ def gen(ret, name, params):
             args.append(v)
         else:
             args.append(v)
+    if name in ("MPI_Type_get_contents", "MPI_Type_get_contents_c"):
+        post.append(f"if rc == 0 {{ contents_out(h_in(datatype), len(max_integers), array_of_integers, {'true' if name.endswith('_c') else 'false'}); }}")
     if name == "MPI_Win_get_attr":
         post.append("win_attr_out(win_keyval, attribute_val, flag);")
     call = f"crate::ffi::P{name}({', '.join(args)})"

@@ -199,9 +199,13 @@ pub fn distrib_in(d: c_int) -> c_int {
         16 => crate::abi::MPI_DISTRIBUTE_NONE,
         17 => crate::abi::MPI_DISTRIBUTE_BLOCK,
         18 => crate::abi::MPI_DISTRIBUTE_CYCLIC,
-        19 => crate::abi::MPI_DISTRIBUTE_DFLT_DARG,
-        _ => d,
+        _ => INVALID,
     }
+}
+/// MPI_DISTRIBUTE_DFLT_DARG is 19 in the ABI (the standard's value, though 19 is also a valid
+/// block size: the ABI gives it the default's meaning).
+pub fn darg_in(d: c_int) -> c_int {
+    if d == 19 { crate::abi::MPI_DISTRIBUTE_DFLT_DARG } else { d }
 }
 pub fn typeclass_in(t: c_int) -> c_int {
     match t {
@@ -345,6 +349,67 @@ pub unsafe fn win_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
             }
             605 => *slot = if **slot == crate::abi::MPI_WIN_UNIFIED { &MODELS[0] } else { &MODELS[1] },
             _ => {}
+        }
+    }
+}
+
+/// MPI_Type_get_contents(_c) of a darray or subarray returns MPICH's order and distribution
+/// constants among its integers: give the ABI's. `large`: the `_c` form, whose sizes are in
+/// the MPI_Count array, not among the integers.
+/// # Safety
+/// `ints` is NULL or `max` writable ints filled by a successful MPI_Type_get_contents(_c).
+pub unsafe fn contents_out(datatype: c_int, max: usize, ints: *mut c_int, large: bool) {
+    let (mut ni, mut na, mut nc, mut nd, mut comb) = (0, 0, 0i64, 0, 0);
+    // SAFETY: local out-parameters.
+    let rc = unsafe {
+        if large {
+            let (mut a, mut b, mut c, mut d) = (0i64, 0i64, 0i64, 0i64);
+            let rc = crate::ffi::PMPI_Type_get_envelope_c(datatype, &mut a, &mut b, &mut c, &mut d, &mut comb);
+            (ni, na, nc, nd) = (a as c_int, b as c_int, c, d as c_int);
+            rc
+        } else {
+            crate::ffi::PMPI_Type_get_envelope(datatype, &mut ni, &mut na, &mut nd, &mut comb)
+        }
+    };
+    let _ = (na, nc, nd, large);
+    if rc != 0 || ints.is_null() || max < len(ni) {
+        return;
+    }
+    // SAFETY: caller contract; `ni <= max`.
+    let v = unsafe { std::slice::from_raw_parts_mut(ints, len(ni)) };
+    let order = |o: c_int| match o {
+        56 => 12,
+        57 => 15,
+        _ => o,
+    };
+    let distrib = |d: c_int| match d {
+        121 => 17,
+        122 => 18,
+        123 => 16,
+        _ => d,
+    };
+    let darg = |d: c_int| if d == crate::abi::MPI_DISTRIBUTE_DFLT_DARG { 19 } else { d };
+    let n = |i: usize| v.get(i).map_or(0, |&x| len(x));
+    if comb == 14 {
+        // darray: size, rank, ndims, [gsizes,] distribs, dargs, psizes, order
+        // Which layout: gsizes among the integers (4 arrays) or among the large counts (3).
+        let nd = n(2);
+        let d0 = 3 + if v.len() == 4 + 4 * nd { nd } else { 0 };
+        for i in 0..nd {
+            if let Some(x) = v.get_mut(d0 + i) {
+                *x = distrib(*x);
+            }
+            if let Some(x) = v.get_mut(d0 + nd + i) {
+                *x = darg(*x);
+            }
+        }
+        if let Some(x) = v.last_mut() {
+            *x = order(*x);
+        }
+    } else if comb == 13 {
+        // subarray: ndims, [sizes, subsizes, starts,] order
+        if let Some(x) = v.last_mut() {
+            *x = order(*x);
         }
     }
 }

@@ -5775,8 +5775,9 @@ pub unsafe extern "C" fn oxabi_MPI_Type_create_darray(size: c_int, rank: c_int, 
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let t_array_of_distribs: Vec<c_int> = ints_in(array_of_distribs, len(ndims), distrib_in);
+        let t_array_of_dargs: Vec<c_int> = ints_in(array_of_dargs, len(ndims), darg_in);
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
-        let rc = crate::ffi::PMPI_Type_create_darray(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, array_of_dargs, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
+        let rc = crate::ffi::PMPI_Type_create_darray(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, if array_of_dargs.is_null() { array_of_dargs } else { t_array_of_dargs.as_ptr() }, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
@@ -5789,8 +5790,9 @@ pub unsafe extern "C" fn oxabi_MPI_Type_create_darray_c(size: c_int, rank: c_int
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let t_array_of_distribs: Vec<c_int> = ints_in(array_of_distribs, len(ndims), distrib_in);
+        let t_array_of_dargs: Vec<c_int> = ints_in(array_of_dargs, len(ndims), darg_in);
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
-        let rc = crate::ffi::PMPI_Type_create_darray_c(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, array_of_dargs, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
+        let rc = crate::ffi::PMPI_Type_create_darray_c(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, if array_of_dargs.is_null() { array_of_dargs } else { t_array_of_dargs.as_ptr() }, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
@@ -6089,6 +6091,7 @@ pub unsafe extern "C" fn oxabi_MPI_Type_get_contents(datatype: Handle, max_integ
         let mut t_array_of_datatypes: Vec<c_int> = handles_in(array_of_datatypes, len(max_datatypes));
         let rc = crate::ffi::PMPI_Type_get_contents(h_in(datatype), max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, arr_ptr(array_of_datatypes, &mut t_array_of_datatypes));
         handles_out(array_of_datatypes, &t_array_of_datatypes);
+        if rc == 0 { contents_out(h_in(datatype), len(max_integers), array_of_integers, false); }
         code_out(rc)
     })
 }
@@ -6102,6 +6105,7 @@ pub unsafe extern "C" fn oxabi_MPI_Type_get_contents_c(datatype: Handle, max_int
         let mut t_array_of_datatypes: Vec<c_int> = handles_in(array_of_datatypes, len(max_datatypes));
         let rc = crate::ffi::PMPI_Type_get_contents_c(h_in(datatype), max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, arr_ptr(array_of_datatypes, &mut t_array_of_datatypes));
         handles_out(array_of_datatypes, &t_array_of_datatypes);
+        if rc == 0 { contents_out(h_in(datatype), len(max_integers), array_of_integers, true); }
         code_out(rc)
     })
 }
