@@ -499,3 +499,64 @@ pub fn unsupported(name: &'static str) -> c_int {
     let e = crate::error::err(crate::abi::MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not supported by oxmpi's MPI-5 ABI library (libmpi_abi.so.1) yet; see docs/MPI_ABI_UNSUPPORTED.md, or build with plain mpicc"));
     code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, e))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn predefined_handles_round_trip() {
+        let mut n = 0;
+        for (abi, &m) in TO_MPICH.iter().enumerate() {
+            if m == 0 || abi == 0x128 {
+                continue; // unused value; MESSAGE_NULL is REQUEST_NULL's MPICH value (msg_out)
+            }
+            let back = h_out(m as c_int) as usize;
+            // Aliases (MPI_LONG_LONG_INT...) share an ABI value, so compare through MPICH again.
+            assert_eq!(h_in(back as Handle) as u32, m, "ABI 0x{abi:x} -> MPICH 0x{m:x} -> ABI 0x{back:x}");
+            n += 1;
+        }
+        assert!(n > 90, "only {n} predefined handles mapped");
+        assert_eq!(msg_out(crate::abi::MPI_MESSAGE_NULL) as usize, 0x128);
+        assert_eq!(h_out(crate::abi::MPI_REQUEST_NULL) as usize, 0x180);
+        assert_eq!(h_in(0x101 as Handle), crate::abi::MPI_COMM_WORLD);
+    }
+
+    #[test]
+    fn user_handles_are_arithmetic() {
+        let user = 0x8400_0005u32 as c_int;
+        let p = h_out(user);
+        assert!(p as usize >= 4096);
+        assert_eq!(h_in(p), user);
+        assert_eq!(h_in(0xdead_beef_0000 as Handle), 0, "a pointer no MPICH handle maps to is invalid");
+    }
+
+    #[test]
+    fn constants_and_codes() {
+        for r in [0, 5, -1, -3, -4, -32766] {
+            assert_eq!(rank_out(rank_in(r)), r);
+        }
+        assert_eq!(rank_in(-2), INVALID, "-2 is no rank in the ABI (it is MPI_ANY_TAG)");
+        assert_eq!(tag_out(tag_in(-2)), -2);
+        for l in [0, 1024, 2048, 4096] {
+            assert_eq!(thread_out(thread_in(l)), l);
+        }
+        for m in [1, 2, 4, 8, 16, 32, 64, 128, 256, 2 | 16 | 256] {
+            assert_eq!(amode_out(amode_in(m)), m);
+        }
+        assert_eq!(amode_in(2 | 32), crate::abi::MPI_MODE_CREATE | crate::abi::MPI_MODE_RDWR);
+        // MPICH MPI_ERR_TRUNCATE (14) is the ABI's 15; a rich code keeps its message slot.
+        assert_eq!(code_out(14), 15);
+        let rich = 14 | (7 << 7);
+        assert_eq!(code_out(rich), 15 | (7 << 14));
+        assert_eq!(code_in(code_out(rich)), rich);
+        assert_eq!(code_out(crate::abi::MPI_T_ERR_INVALID), 1006);
+        let user_class = crate::ffi::error_codes::USER_CLASS_BASE + 3;
+        assert_eq!(code_out(user_class), user_class);
+        for k in [501, 507, 601, 605, 0] {
+            assert_eq!(keyval_out(keyval_in(k)), k);
+        }
+        assert_eq!(combiner_out(19), 109, "MPICH MPI_COMBINER_HINDEXED_BLOCK");
+        assert_eq!(combiner_out(6), 105, "MPICH MPI_COMBINER_HVECTOR");
+    }
+}
