@@ -61,6 +61,7 @@ pub unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize
 #[no_mangle]
 pub unsafe extern "C" fn oxabi_MPI_Op_create(user_fn: Option<AbiUserFn>, commute: c_int, op: *mut Handle) -> c_int {
     run_value(ERR_INTERN, || {
+        crate::ffi::coll::op::ABI_CALLER.get_or_init(|| call_user_op);
         let mut h = 0;
         // SAFETY: `h` is a local handle.
         let r = unsafe { crate::ffi::coll::op::create(user_fn.map(AbiOp), commute, &mut h) };
@@ -72,6 +73,7 @@ pub unsafe extern "C" fn oxabi_MPI_Op_create(user_fn: Option<AbiUserFn>, commute
 #[no_mangle]
 pub unsafe extern "C" fn oxabi_MPI_Op_create_c(user_fn: Option<AbiUserFnC>, commute: c_int, op: *mut Handle) -> c_int {
     run_value(ERR_INTERN, || {
+        crate::ffi::coll::op::ABI_CALLER.get_or_init(|| call_user_op);
         let mut h = 0;
         // SAFETY: `h` is a local handle.
         let r = unsafe { crate::ffi::coll::op::create(user_fn.map(AbiOpC), commute, &mut h) };

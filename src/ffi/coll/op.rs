@@ -71,9 +71,12 @@ const SIG_INT: u8 = 0;
 /// `UserFn::signature` of an `MPI_User_function_c` (MPI_Op_create_c): the length is an `MPI_Count`.
 const SIG_COUNT: u8 = 1;
 /// `UserFn::signature` of the standard ABI's `MPI_User_function` (int length, pointer datatype).
-pub(crate) const SIG_ABI_INT: u8 = 2;
+pub const SIG_ABI_INT: u8 = 2;
 /// `UserFn::signature` of the standard ABI's `MPI_User_function_c`.
-pub(crate) const SIG_ABI_COUNT: u8 = 3;
+pub const SIG_ABI_COUNT: u8 = 3;
+/// How to call the functions of SIG_ABI_INT and SIG_ABI_COUNT: the MPI-5 ABI layer (above this
+/// boundary) registers its caller when it creates such an op.
+pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync::OnceLock::new();
 
 /// Calls the application's function `f` on `count` elements `size` bytes apart (the engine's
 /// `op::user::Caller`). A function with an `int` length gets counts above `i32::MAX` in pieces.
@@ -83,8 +86,11 @@ pub(crate) const SIG_ABI_COUNT: u8 = 3;
 pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
     let mut dt = datatype;
     if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT {
-        // SAFETY: as below, for the ABI layer's two signatures.
-        unsafe { crate::abi5::callbacks::call_user_op(f, inp, inout, count, datatype, size) };
+        // Set before any op of these signatures exists (see ABI_CALLER).
+        if let Some(call) = ABI_CALLER.get() {
+            // SAFETY: the ABI layer's caller for the functions it registered (caller contract).
+            unsafe { call(f, inp, inout, count, datatype, size) };
+        }
         return;
     }
     if f.signature == SIG_COUNT {
