@@ -370,7 +370,7 @@ int main(int argc, char **argv)
     }
     CHECK(!bad_dt, "a user function got a datatype other than the one of the call");
 
-    MPI_Errhandler_set(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Op sum = MPI_SUM;
     CHECK_CLASS(MPI_Op_free(&sum), MPI_ERR_OP);

@@ -23,6 +23,8 @@ Options:
                      mpirun.openmpi, which also gets --oversubscribe --bind-to none and may
                      run as root; the ranks reach each other through PMI or PMIx); processes
                      mode only, --modes is ignored
+  --mpi-abi          compile with 'mpicc -mpi-abi' (the MPI-5 standard ABI: mpi_abi.h,
+                     libmpi_abi.so.1) instead of the MPICH ABI; binaries in build/oxmpi-abi
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
@@ -42,12 +44,15 @@ Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"
   timeout=SECONDS  env=VAR=VALUE[,VAR=VALUE...] (repeatable: one run per env= key, with
   those variables set; env=- is a run with none; ignored with --mpich)
   env-matrix=VAR=A|B|C (one run per value of VAR)
+  abi=mpi5 (only built and run with --mpi-abi: tests of the MPI-5 standard ABI itself)
   modes=processes (only these launcher modes; other modes print SKIP; ignored with --mpich)
 EOF
 }
 
 PREFIX=""
 MPICH=0
+MPI_ABI=0
+MPICC_ARGS=()
 LAUNCHER=""
 LAUNCHER_ARGS=()
 MODES="processes"
@@ -60,6 +65,7 @@ while [[ $# -gt 0 ]]; do
         --prefix) PREFIX="${2:?--prefix needs a value}"; shift 2 ;;
         --prefix=*) PREFIX="${1#*=}"; shift ;;
         --mpich) MPICH=1; shift ;;
+        --mpi-abi) MPI_ABI=1; shift ;;
         --launcher) LAUNCHER="${2:?--launcher needs a value}"; shift 2 ;;
         --launcher=*) LAUNCHER="${1#*=}"; shift ;;
         --modes) MODES="${2:?--modes needs a value}"; shift 2 ;;
@@ -89,6 +95,10 @@ else
     [[ -x "$MPICC" ]] || { echo "run.sh: $MPICC not found or not executable" >&2; exit 2; }
     [[ -x "$MPIEXEC" ]] || { echo "run.sh: $MPIEXEC not found or not executable" >&2; exit 2; }
     TAG="oxmpi"
+    if [[ $MPI_ABI -eq 1 ]]; then
+        MPICC_ARGS=(-mpi-abi)
+        TAG="oxmpi-abi"
+    fi
     if [[ -n "$LAUNCHER" ]]; then
         command -v "$LAUNCHER" >/dev/null || { echo "run.sh: launcher $LAUNCHER not found" >&2; exit 2; }
         MPIEXEC="$(command -v "$LAUNCHER")"
@@ -128,7 +138,7 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -147,6 +157,7 @@ parse_header() {
                 mpich) H_MPICH="$val" ;;
                 timeout) H_TIMEOUT="$val" ;;
                 modes) H_MODES="${val//,/ }" ;;
+                abi) H_ABI="$val" ;;
                 env) H_ENVS+=("$val") ;;
                 env-matrix)
                     local var="${val%%=*}" vals="${val#*=}" v
@@ -263,9 +274,15 @@ for name in "${TESTS[@]}"; do
         NSKIP=$((NSKIP + 1))
         continue
     fi
+    # abi=mpi5: a test of the MPI-5 standard ABI itself, built only with --mpi-abi
+    if [[ "$H_ABI" == mpi5 && $MPI_ABI -eq 0 ]]; then
+        echo "SKIP $name (abi=mpi5: run with --mpi-abi)"
+        NSKIP=$((NSKIP + 1))
+        continue
+    fi
     # compile (once per test)
     exe="$BUILD/$name"
-    if ! "$MPICC" "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
+    if ! "$MPICC" ${MPICC_ARGS[@]+"${MPICC_ARGS[@]}"} "${CFLAGS_ARR[@]}" -I"$HERE" -o "$exe" "$src" -pthread >"$LOGS/$name.build" 2>&1; then
         echo "FAIL $name (compile)"
         sed 's/^/  | /' "$LOGS/$name.build" | tail -n 20
         NFAIL=$((NFAIL + 1)); FAILED+=("$name (compile)")

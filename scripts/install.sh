@@ -18,6 +18,8 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
+  PREFIX/lib/libmpi_abi.so.1 (the MPI-5 standard ABI, NEEDED libmpi.so.12) and the link
+             libmpi_abi.so; PREFIX/include/mpi_abi.h ('mpicc -mpi-abi')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
   Fortran: PREFIX/bin/mpifort, mpif90, mpif77; PREFIX/lib/liboxmpifort.so (SONAME
              libmpifort.so.12: the 'mpi_f08' procedures, built with gfortran; NEEDED libmpi.so.12)
@@ -91,6 +93,13 @@ cp -- "$release/liboxmpi.so" "$build_dir/libmpi.so"
     -Wl,-soname,libmpifort.so.12 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' 2>"$build_dir/f08.log") ||
     { cat "$build_dir/f08.log" >&2; die "cannot build the Fortran 'mpi_f08' module with '$fc'"; }
 
+# The MPI-5 standard ABI library: MPI_X/PMPI_X entry points (c-src/mpi_abi_entry.S, made by
+# scripts/gen-mpi-abi.py) that jump to liboxmpi.so's oxabi_MPI_X, found next to it by SONAME.
+# shellcheck disable=SC2086 # CC may be a command with arguments
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_abi.so.1" "$OXMPI_ROOT/c-src/mpi_abi_entry.S" \
+    -Wl,-soname,libmpi_abi.so.1 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' ||
+    die "cannot build libmpi_abi.so.1 with '${CC:-cc}'; set CC to a working C compiler"
+
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"
 prefix="$(cd -- "$prefix" && pwd)"
 
@@ -121,6 +130,8 @@ done
 put 755 "$release/liboxmpi.so" "$prefix/lib/liboxmpi.so"
 put 755 "$build_dir/liboxmpi-threads.so" "$prefix/lib/liboxmpi-threads.so"
 put 755 "$build_dir/liboxmpifort.so" "$prefix/lib/liboxmpifort.so"
+put 755 "$build_dir/libmpi_abi.so.1" "$prefix/lib/libmpi_abi.so.1"
+link libmpi_abi.so.1 "$prefix/lib/libmpi_abi.so"
 for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done
@@ -129,6 +140,8 @@ for name in libmpifort.so.12 libmpichfort.so.12 libmpifort.so; do
 done
 
 put 644 "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" "$prefix/include/mpi_f08.f90"
+mkdir -p -- "$prefix/include/mpi_abi"
+put 644 "$OXMPI_ROOT/include/mpi_abi.h" "$prefix/include/mpi_abi/mpi.h"
 for h in "${headers[@]}" "$OXMPI_ROOT/include/mpi.f90" "$OXMPI_ROOT/include/mpi_sizeofs.f90"; do
     put 644 "$h" "$prefix/include/$(basename -- "$h")"
 done

@@ -8,6 +8,7 @@
 //! the Fortran boundary) know MPICH's values.
 #![deny(unsafe_op_in_unsafe_fn)]
 pub mod abi;
+pub mod abi5;
 pub mod clairvoyant;
 pub mod coll;
 pub mod comm;

@@ -49,6 +49,8 @@ const LAYERS: &[(&str, u32)] = &[
     ("abi", 10),
     ("ffi", 11),
     ("fortran", 12),
+    // The MPI-5 standard ABI: a second C boundary, converting to the MPICH one.
+    ("abi5", 12),
     // The threads-mode host's C entry points, which wire both boundaries to each rank's program.
     ("threads_host", 13),
 ];

@@ -59,3 +59,4 @@ pub use rma::sync::*;
 pub use rma::win_attr::*;
 pub use topo::*;
 pub use ulfm::*;
+pub use unsupported::*;

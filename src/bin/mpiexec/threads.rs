@@ -22,10 +22,19 @@ pub const PRELOAD_LIB: &str = "liboxmpi-threads.so";
 /// oxmpi's library under its SONAME, the name programs NEED.
 const MPI_LIB: &str = "libmpi.so.12";
 
-/// The LD_PRELOAD of the host: our two libraries first, then whatever the user preloads
-/// (the loader accepts spaces and colons as separators).
-fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>) -> OsString {
+/// The MPI-5 standard ABI library (SONAME), for programs built with `mpicc -mpi-abi`.
+const ABI_LIB: &str = "libmpi_abi.so.1";
+
+/// The LD_PRELOAD of the host: our libraries first, then whatever the user preloads (the loader
+/// accepts spaces and colons as separators). A program that needs the standard ABI gets
+/// libmpi_abi.so.1 ahead of libmpi.so.12: the ranks' instances resolve `MPI_X` in the global
+/// scope first, where the first of the two (same names, different ABIs) must be the ABI's.
+fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>, mpi_abi: bool) -> OsString {
     let mut v = OsString::from(dir.join(PRELOAD_LIB));
+    if mpi_abi {
+        v.push(" ");
+        v.push(dir.join(ABI_LIB));
+    }
     v.push(" ");
     v.push(dir.join(MPI_LIB));
     if let Some(u) = user.filter(|u| !u.is_empty()) {
@@ -114,7 +123,7 @@ pub fn run(o: &Options) -> i32 {
         .arg(n.to_string())
         .arg(&abs)
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref()))
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), info.needs(ABI_LIB)))
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref()))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
@@ -149,8 +158,9 @@ mod tests {
     #[test]
     fn environment_values() {
         let d = Path::new("/opt/ox/lib");
-        assert_eq!(preload_value(d, None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref())), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
+        assert_eq!(preload_value(d, None, false), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, true), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), false), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
         assert_eq!(libpath_value(d, Some("".as_ref())), "/opt/ox/lib");
         assert_eq!(libpath_value(d, Some("/x:/y".as_ref())), "/opt/ox/lib:/x:/y");
     }

@@ -70,6 +70,13 @@ pub fn reduction_of(op: Op, dt: MPI_Datatype) -> MpiResult<Reduction> {
 const SIG_INT: u8 = 0;
 /// `UserFn::signature` of an `MPI_User_function_c` (MPI_Op_create_c): the length is an `MPI_Count`.
 const SIG_COUNT: u8 = 1;
+/// `UserFn::signature` of the standard ABI's `MPI_User_function` (int length, pointer datatype).
+pub const SIG_ABI_INT: u8 = 2;
+/// `UserFn::signature` of the standard ABI's `MPI_User_function_c`.
+pub const SIG_ABI_COUNT: u8 = 3;
+/// How to call the functions of SIG_ABI_INT and SIG_ABI_COUNT: the MPI-5 ABI layer (above this
+/// boundary) registers its caller when it creates such an op.
+pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync::OnceLock::new();
 
 /// Calls the application's function `f` on `count` elements `size` bytes apart (the engine's
 /// `op::user::Caller`). A function with an `int` length gets counts above `i32::MAX` in pieces.
@@ -78,6 +85,14 @@ const SIG_COUNT: u8 = 1;
 /// `inp` and `inout` hold `count` elements of `datatype`; `f` was made by `create`.
 pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
     let mut dt = datatype;
+    if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT {
+        // Set before any op of these signatures exists (see ABI_CALLER).
+        if let Some(call) = ABI_CALLER.get() {
+            // SAFETY: the ABI layer's caller for the functions it registered (caller contract).
+            unsafe { call(f, inp, inout, count, datatype, size) };
+        }
+        return;
+    }
     if f.signature == SIG_COUNT {
         // SAFETY: `create` stored this address from an `MPI_User_function_c`.
         let func: MPI_User_function_c = unsafe { std::mem::transmute::<usize, MPI_User_function_c>(f.addr) };
@@ -123,7 +138,7 @@ impl UserCallback for MPI_User_function_c {
 ///
 /// # Safety
 /// `op` must be writable (checked for NULL).
-pub(in crate::ffi) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
+pub(crate) unsafe fn create<F: UserCallback>(user_fn: Option<F>, commute: c_int, op: *mut MPI_Op) -> MpiResult {
     let u = crate::ffi::check::universe()?;
     let f = user_fn.ok_or_else(|| err(MPI_ERR_ARG, "user_fn is NULL"))?.user_fn();
     if op.is_null() {
