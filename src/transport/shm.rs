@@ -39,7 +39,10 @@ impl Shm {
         let n = seg.nranks();
         let g = seg.channel_geometry();
         assert!(g.nslots.is_power_of_two() && g.bytes >= channel_bytes(g.nslots), "the job segment's channels are not this transport's ({g:?})");
-        Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false), nslots: g.nslots }
+        // Every rank of the segment, spawned ones too, must agree: decided by the job's first
+        // world, and only where every slot has a bit.
+        let inbox = (9..=64).contains(&seg.initial()) && n <= 64;
+        Shm { seg, me, n, inbox, same_process: AtomicBool::new(false), nslots: g.nslots }
     }
 
     /// Declares whether every peer is a thread of this process (threads mode). When they are
@@ -133,7 +136,7 @@ impl Transport for Shm {
                 any |= self.drain(src, &mut f);
             }
         } else {
-            for src in 0..self.n {
+            for src in 0..self.seg.occupied() {
                 any |= self.drain(src, &mut f);
             }
         }
@@ -149,7 +152,7 @@ impl Transport for Shm {
         if self.inbox {
             return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
         }
-        (0..self.n).any(|src| self.channel(src, self.me).is_nonempty())
+        (0..self.seg.occupied()).any(|src| self.channel(src, self.me).is_nonempty())
     }
 
     fn locality(&self, _peer: usize) -> Locality {

@@ -12,6 +12,7 @@ mod args;
 mod elf;
 mod libpath;
 mod monitor;
+mod spawn;
 mod supervise;
 mod threads;
 mod threads_host;
@@ -117,7 +118,10 @@ fn run_processes(o: &Options) -> i32 {
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
     let n = o.nranks;
-    let seg = match Segment::create(n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
+    // Free slots above the world wait for spawned ranks (see oxmpi::runtime::spawn_desk); the
+    // channels are shaped for the world, as ranks that never spawn use them.
+    let universe = o.universe_size(oxmpi::runtime::wait::available_cpus());
+    let seg = match Segment::create(universe, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared memory segment for {n} ranks: {e}");
@@ -132,6 +136,8 @@ fn run_processes(o: &Options) -> i32 {
 
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
+    let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
+    job.set_spawner(move |job| spawner.serve(job));
     for r in 0..n {
         let rank = r.to_string();
         let mut cmd = Command::new(&path);

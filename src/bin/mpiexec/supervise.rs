@@ -31,8 +31,8 @@ const ABORT_GRACE: Duration = Duration::from_millis(500);
 /// How long ranks get to act on a signal forwarded from the launcher before SIGKILL.
 const SIGNAL_GRACE: Duration = Duration::from_millis(100);
 
-/// Signals the launcher handles synchronously.
-const HANDLED: [i32; 4] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// Signals the launcher handles synchronously (SIGUSR1: a rank left a spawn request at the desk).
+const HANDLED: [i32; 5] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1];
 
 fn handled_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
@@ -114,6 +114,10 @@ pub struct Job<'a> {
     alive: Vec<bool>,
     /// Exit status owed for a rank that died while the survivors went on (the first one).
     survived: Option<i32>,
+    /// How each rank is named in messages (by slot); "rank N" when empty.
+    labels: Vec<String>,
+    /// Serves the spawn requests of the ranks (`crate::spawn`), called once per loop.
+    spawner: Option<Box<dyn FnMut(&mut Job<'a>) + 'a>>,
 }
 
 /// What a rank's exit means for the job.
@@ -125,19 +129,52 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None }
     }
 
     /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
     /// about them, so its exit code is passed on silently; only its death by a signal is reported.
     pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None }
+        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: Vec::new(), spawner: None }
     }
 
     /// Records a started rank (ranks are added in rank order).
     pub fn add(&mut self, pid: i32) {
+        self.add_named(pid, String::new());
+    }
+
+    /// Records a started rank (in slot order) named `label` in messages ("rank N" if empty);
+    /// pid 0: a slot whose rank could not be started.
+    pub fn add_named(&mut self, pid: i32, label: String) {
         self.pids.push(pid);
-        self.alive.push(true);
+        self.alive.push(pid > 0);
+        self.labels.push(label);
+    }
+
+    /// Installs the server of the ranks' spawn requests.
+    pub fn set_spawner(&mut self, f: impl FnMut(&mut Job<'a>) + 'a) {
+        self.spawner = Some(Box::new(f));
+    }
+
+    /// Ends the ranks of `slots` that were started (a spawn that failed half-way).
+    pub fn kill_slots(&mut self, slots: std::ops::Range<usize>) {
+        for r in slots {
+            if self.alive.get(r) == Some(&true) {
+                // SAFETY: pid is our unreaped child, so it cannot have been recycled.
+                unsafe { libc::kill(self.pids[r], libc::SIGKILL) };
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(self.pids[r], &mut status, 0) };
+                self.alive[r] = false;
+            }
+        }
+    }
+
+    fn serve_spawns(&mut self) {
+        if let Some(mut f) = self.spawner.take() {
+            f(self);
+            self.spawner = Some(f);
+        }
     }
 
     fn rank_of(&self, pid: i32) -> Option<usize> {
@@ -216,6 +253,7 @@ impl<'a> Job<'a> {
 
     fn judge(&self, r: usize, pid: i32, status: i32) -> Outcome {
         let who = match self.seg {
+            Some(_) if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("{} (pid {pid})", self.labels[r]),
             Some(_) => format!("rank {r} (pid {pid})"),
             None => format!("threads-mode job (pid {pid})"),
         };
@@ -276,6 +314,7 @@ impl<'a> Job<'a> {
     pub fn supervise(&mut self, timeout: Option<&Timeout>) -> i32 {
         let deadline = timeout.map(|t| (Instant::now() + t.limit, t.shown.clone()));
         loop {
+            self.serve_spawns();
             let exited = self.reap_nohang();
             // An abort record explains any exit that came with it, so it is looked at first.
             if let Some((rank, code)) = self.seg.and_then(Segment::abort_record) {
@@ -312,7 +351,7 @@ impl<'a> Job<'a> {
                 wait = wait.min(*end - now);
             }
             match wait_signal(Some(wait)) {
-                Some(s) if s != libc::SIGCHLD => return self.end_for_signal(s),
+                Some(s) if s != libc::SIGCHLD && s != libc::SIGUSR1 => return self.end_for_signal(s),
                 _ => {}
             }
         }

@@ -1,0 +1,129 @@
+//! Serving MPI_Comm_spawn in processes mode: the launcher side of `oxmpi::runtime::spawn_desk`
+//! (which holds the design). A request is served all or nothing: every program is found and
+//! every working directory checked before a slot is taken, and the new ranks are started as the
+//! launcher's own children, supervised like the ones it started with.
+use crate::libpath;
+use crate::supervise::{tie_to_launcher, Job};
+use oxmpi::runtime::env;
+use oxmpi::runtime::segment::Segment;
+use oxmpi::runtime::spawn_desk::{self, App, Request, ENV_APPNUM, ENV_PARENT_ROOT, ENV_WORLD_BASE};
+use std::ffi::OsString;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+
+/// What the launcher needs to start spawned ranks like the first ones.
+pub struct Spawner<'a> {
+    pub seg: &'a Segment,
+    pub launcher_pid: i32,
+    pub libdir: Option<libpath::LibDir>,
+    /// Number of spawns served (names the spawned jobs in messages).
+    pub served: usize,
+}
+
+/// A program of the request, found and checked.
+struct Ready {
+    app: App,
+    path: PathBuf,
+    libenv: libpath::LibEnv,
+    wdir: Option<PathBuf>,
+}
+
+impl<'a> Spawner<'a> {
+    /// Serves the request waiting at the desk, if any.
+    pub fn serve(&mut self, job: &mut Job<'a>) {
+        let Some(req) = spawn_desk::take(self.seg) else { return };
+        let result = match req {
+            Ok(req) => self.start(req, job),
+            Err(()) => Err("the spawn request is malformed (a rank of another oxmpi version?)".into()),
+        };
+        spawn_desk::answer(self.seg, result);
+    }
+
+    fn prepare(&self, app: &App) -> Result<Ready, String> {
+        let wdir = app.wdir.as_ref().map(PathBuf::from);
+        if let Some(d) = &wdir {
+            if !d.is_dir() {
+                return Err(format!("cannot spawn '{}': the working directory (info key wdir) '{}' is not a directory", app.program, d.display()));
+            }
+        }
+        // A relative program name with a slash is relative to the new working directory; the
+        // info key `path` is searched before PATH.
+        let search = match (&app.path, std::env::var_os("PATH")) {
+            (Some(p), Some(q)) => Some(OsString::from(format!("{p}:{}", q.to_string_lossy()))),
+            (Some(p), None) => Some(OsString::from(p)),
+            (None, q) => q,
+        };
+        let prog = match &wdir {
+            Some(d) if app.program.contains('/') && !app.program.starts_with('/') => d.join(&app.program).into_os_string(),
+            _ => OsString::from(&app.program),
+        };
+        let path = crate::resolve_program(&prog, search).map_err(|e| format!("cannot spawn '{}': {e}", app.program))?;
+        let info = crate::elf::read_dyn_info(&path).ok().flatten();
+        let libenv = libpath::plan(&app.program, info.as_ref(), self.libdir.as_ref(), &libpath::UserEnv::from_env())?;
+        Ok(Ready { app: app.clone(), path, libenv, wdir })
+    }
+
+    fn start(&mut self, req: Request, job: &mut Job<'a>) -> Result<(usize, usize), String> {
+        let ready = req.apps.iter().map(|a| self.prepare(a)).collect::<Result<Vec<_>, _>>()?;
+        let total: usize = ready.iter().map(|r| r.app.nprocs).sum();
+        let free = self.seg.nranks() - self.seg.occupied();
+        let Some(base) = spawn_desk::claim_slots(self.seg, total) else {
+            return Err(format!(
+                "cannot spawn {total} ranks: the universe has {} slots and {free} are free (slots of ended ranks are not reused); start mpiexec with a larger -usize",
+                self.seg.nranks()
+            ));
+        };
+        self.served += 1;
+        let fd = self.seg.fd().to_string();
+        let size = total.to_string();
+        let mut slot = base;
+        for (appnum, r) in ready.iter().enumerate() {
+            let preload = libpath::processes_preload(self.libdir.as_ref(), r.libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
+            for _ in 0..r.app.nprocs {
+                let rank = (slot - base).to_string();
+                let mut cmd = Command::new(&r.path);
+                cmd.arg0(&r.app.program)
+                    .args(&r.app.args)
+                    .env(env::RANK, slot.to_string())
+                    .env(env::SIZE, &size)
+                    .env(env::SHM_FD, &fd)
+                    .env(env::MODE, "processes")
+                    .env(ENV_WORLD_BASE, base.to_string())
+                    .env(ENV_PARENT_ROOT, req.parent_root.to_string())
+                    .env(ENV_APPNUM, appnum.to_string())
+                    .env("PMI_RANK", &rank)
+                    .env("PMI_SIZE", &size)
+                    .env("MPI_LOCALRANKID", &rank)
+                    .env("MPI_LOCALNRANKS", &size)
+                    .stdin(Stdio::null());
+                if let Some(d) = &r.wdir {
+                    cmd.current_dir(d);
+                }
+                if let Some(v) = &r.libenv.ld_library_path {
+                    cmd.env("LD_LIBRARY_PATH", v);
+                }
+                if let Some(v) = &preload {
+                    cmd.env("LD_PRELOAD", v);
+                }
+                tie_to_launcher(&mut cmd, self.launcher_pid);
+                let label = format!("rank {rank} of spawned job {} ('{}', slot {slot})", self.served, r.app.program);
+                match cmd.spawn() {
+                    Ok(child) => job.add_named(child.id() as i32, label),
+                    Err(e) => {
+                        // Rare (the program was found): out of processes, or it vanished. The
+                        // ranks of this spawn already started would wait for the others forever.
+                        job.add_named(0, label);
+                        for _ in slot + 1..base + total {
+                            job.add_named(0, String::new());
+                        }
+                        job.kill_slots(base..slot);
+                        return Err(format!("cannot start rank {rank} of '{}': {e}", r.app.program));
+                    }
+                }
+                slot += 1;
+            }
+        }
+        Ok((base, total))
+    }
+}
