@@ -1,7 +1,8 @@
-/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=8 */
-/* A parent that spawns repeatedly: each child sends its pid and ends; afterwards every child
-   has been reaped by the launcher (its /proc entry is gone, no zombie) and /dev/shm holds no
-   more entries than before. */
+/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=4 */
+/* A parent that spawns repeatedly, more ranks in all than the universe has slots (4): each
+   round fills the free slots, the children send their pids and end, and the next round reuses
+   their slots. Afterwards every child has been reaped by the launcher (its /proc entry is gone,
+   no zombie) and /dev/shm holds no more entries than before. */
 #define _DEFAULT_SOURCE
 #include "oxtest.h"
 #include <dirent.h>
@@ -41,16 +42,18 @@ int main(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     CHECK(n > 0, "readlink");
     exe[n] = 0;
-    int rounds = 8 - size, pids[8];
-    for (int k = 0; k < rounds; k++) {
+    enum { ROUNDS = 6 };
+    int per = 4 - size, npids = 0, pids[ROUNDS * 3];
+    for (int k = 0; k < ROUNDS; k++) {
         MPI_Comm inter;
-        MPI_OK(MPI_Comm_spawn(exe, MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
+        MPI_OK(MPI_Comm_spawn(exe, MPI_ARGV_NULL, per, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));
         if (rank == 0)
-            MPI_OK(MPI_Recv(&pids[k], 1, MPI_INT, 0, 1, inter, MPI_STATUS_IGNORE));
+            for (int i = 0; i < per; i++)
+                MPI_OK(MPI_Recv(&pids[npids++], 1, MPI_INT, i, 1, inter, MPI_STATUS_IGNORE));
         MPI_OK(MPI_Comm_disconnect(&inter));
     }
     if (rank == 0) {
-        for (int k = 0; k < rounds; k++) {
+        for (int k = 0; k < npids; k++) {
             char path[64];
             snprintf(path, sizeof path, "/proc/%d", pids[k]);
             int waited = 0;

@@ -30,16 +30,16 @@ pub struct Universe {
 impl Universe {
     /// The universe of rank `rank` of `seg`'s job over `engine`; the predefined communicators
     /// start with error handler `errhandler` (an opaque handle value of the C boundary).
-    /// `world` is the slots of MPI_COMM_WORLD.
-    pub fn new(seg: Arc<Segment>, rank: usize, world: std::ops::Range<usize>, engine: Engine, errhandler: i32) -> Universe {
+    /// `world` is the slots of MPI_COMM_WORLD in rank order (`rank` among them).
+    pub fn new(seg: Arc<Segment>, rank: usize, world: Vec<usize>, engine: Engine, errhandler: i32) -> Universe {
         let size = seg.nranks();
-        let world_rank = rank - world.start;
+        let world_rank = world.iter().position(|&s| s == rank).expect("the world holds the rank's slot");
         Universe {
             seg,
             rank,
             size,
             engine,
-            world: Comm::new(WORLD_CONTEXT, world.collect(), world_rank, errhandler).with_name("MPI_COMM_WORLD"),
+            world: Comm::new(WORLD_CONTEXT, world, world_rank, errhandler).with_name("MPI_COMM_WORLD"),
             self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, errhandler).with_name("MPI_COMM_SELF"),
             comms: Default::default(),
             idups: Default::default(),

@@ -27,30 +27,33 @@ pub fn unavailable() -> Option<&'static str> {
     })
 }
 
-/// What the root of a spawn asks for: the commands with the counts to start, and the error code
-/// of each process asked for (MPI_SUCCESS for those started, in order; `soft` may start fewer).
+/// What the root of a spawn asks for: the commands, each with its `maxprocs` (`App::nprocs`).
 pub struct Plan {
     pub apps: Vec<App>,
-    pub errcodes: Vec<i32>,
+}
+
+/// Whether each process asked for was started (`soft` may leave some out), command by command.
+fn started(apps: &[App], counts: &[usize]) -> Vec<bool> {
+    apps.iter().zip(counts).flat_map(|(a, &k)| (0..a.nprocs).map(move |i| i < k)).collect()
 }
 
 /// MPI_Comm_spawn(_multiple), collective over the intracommunicator `comm`; `plan` is Some at
 /// local rank `root` only (an error there: bad arguments, reported at the root, after telling
-/// the others). Returns the new intercommunicator's table index and the error codes (one per
-/// process asked for, on every rank).
-pub fn spawn(u: &Universe, comm: &Comm, root: usize, plan: Option<MpiResult<Plan>>) -> MpiResult<(u32, Vec<i32>)> {
+/// the others). Returns the new intercommunicator's table index and, on every rank, whether
+/// each process asked for was started.
+pub fn spawn(u: &Universe, comm: &Comm, root: usize, plan: Option<MpiResult<Plan>>) -> MpiResult<(u32, Vec<bool>)> {
     if let Some(why) = unavailable() {
         return Err(err(ErrorClass::Spawn, why));
     }
-    // [started?, first slot, count, number of error codes]
-    let mut outcome = [0u64; 4];
+    // [started?, the new world's rank 0 slot, number of processes asked for]
+    let mut outcome = [0u64; 3];
     let mut failure = None;
     let mut codes = Vec::new();
     match plan {
-        Some(Ok(plan)) => match spawn_desk::ask(&u.seg, &Request { parent_root: u.rank, apps: plan.apps }) {
-            Ok((base, count)) => {
-                outcome = [1, base as u64, count as u64, plan.errcodes.len() as u64];
-                codes = plan.errcodes.iter().map(|&c| c as i64 as u64).collect();
+        Some(Ok(plan)) => match spawn_desk::ask(&u.seg, &Request { parent_root: u.rank, apps: plan.apps.clone() }) {
+            Ok(a) => {
+                codes = started(&plan.apps, &a.counts).into_iter().map(u64::from).collect();
+                outcome = [1, a.slots[0] as u64, codes.len() as u64];
             }
             Err(m) => failure = Some(err(ErrorClass::Spawn, m)),
         },
@@ -58,18 +61,17 @@ pub fn spawn(u: &Universe, comm: &Comm, root: usize, plan: Option<MpiResult<Plan
         None => {}
     }
     let cx = Coll::fixed(u, comm, TAG_SPAWN);
-    // SAFETY: `outcome` holds 4 u64 on every rank.
-    unsafe { bcast(&cx, outcome.as_mut_ptr() as *mut u8, 32, root)? };
+    // SAFETY: `outcome` holds 3 u64 on every rank.
+    unsafe { bcast(&cx, outcome.as_mut_ptr() as *mut u8, 24, root)? };
     if outcome[0] == 0 {
         return Err(failure.unwrap_or_else(|| err(ErrorClass::Spawn, format!("the spawn failed at the root (rank {root} of the communicator), which reports why"))));
     }
-    codes.resize(outcome[3] as usize, 0);
-    // SAFETY: `codes` holds outcome[3] u64 on every rank.
+    codes.resize(outcome[2] as usize, 0);
+    // SAFETY: `codes` holds outcome[2] u64 on every rank.
     unsafe { bcast(&cx, codes.as_mut_ptr() as *mut u8, codes.len() * 8, root)? };
-    let base = outcome[1] as usize;
-    let link = (comm.rank == root).then(|| leader_link(u, base));
+    let link = (comm.rank == root).then(|| leader_link(u, outcome[1] as usize));
     let index = create(u, comm, root, link)?;
-    Ok((index, codes.iter().map(|&c| c as i64 as i32).collect()))
+    Ok((index, codes.iter().map(|&c| c != 0).collect()))
 }
 
 /// A spawned rank's MPI_Init: builds the intercommunicator with the spawning group (collective
@@ -88,43 +90,4 @@ pub fn join_parent(u: &Universe) -> MpiResult {
     let index = create(u, &u.world, 0, link)?;
     *u.parent.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);
     Ok(())
-}
-
-/// The info key `soft` (MPI 4.1 section 11.8.4): the largest count it allows that is at most
-/// `most`. Its value is a comma-separated list of `a`, `a:b` or `a:b:c` (from a to b by c).
-pub fn soft_count(value: &str, most: usize) -> Result<Option<usize>, String> {
-    let bad = || format!("info key soft: '{value}' is not a list of a, a:b or a:b:c");
-    let mut best = None;
-    for part in value.split(',').map(str::trim) {
-        let nums: Vec<usize> = part.split(':').map(|x| x.trim().parse::<usize>()).collect::<Result<_, _>>().map_err(|_| bad())?;
-        let (a, b, c) = match nums[..] {
-            [a] => (a, a, 1),
-            [a, b] => (a, b, 1),
-            [a, b, c] if c > 0 => (a, b, c),
-            _ => return Err(bad()),
-        };
-        let mut x = a;
-        while x <= b && x <= most {
-            if x > 0 {
-                best = best.max(Some(x));
-            }
-            x += c;
-        }
-    }
-    Ok(best)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn soft_values() {
-        assert_eq!(soft_count("1:4", 3), Ok(Some(3)));
-        assert_eq!(soft_count("2,4,8", 7), Ok(Some(4)));
-        assert_eq!(soft_count("1:9:4", 8), Ok(Some(5)));
-        assert_eq!(soft_count("5", 4), Ok(None));
-        assert!(soft_count("x", 4).is_err());
-        assert!(soft_count("1:2:0", 4).is_err());
-    }
 }

@@ -163,16 +163,16 @@ fn env_usize(name: &str) -> Option<usize> {
 }
 
 /// This rank's MPI_COMM_WORLD in slots of a processes-mode segment: the initial ranks, or those
-/// of one spawn (`OXMPI_WORLD_BASE`, see `runtime::spawn_desk`).
-fn world_of(seg: &Segment, slot: usize) -> MpiResult<std::ops::Range<usize>> {
-    let Some(base) = env_usize(crate::runtime::spawn_desk::ENV_WORLD_BASE) else {
-        return Ok(0..seg.initial());
+/// of one spawn (`OXMPI_WORLD_SLOTS`, see `runtime::spawn_desk`).
+fn world_of(seg: &Segment, slot: usize) -> MpiResult<Vec<usize>> {
+    let Ok(list) = std::env::var(crate::runtime::spawn_desk::ENV_WORLD_SLOTS) else {
+        return Ok((0..seg.initial()).collect());
     };
-    let size = env_usize(crate::runtime::env::SIZE).unwrap_or(0);
-    if size == 0 || base + size > seg.nranks() || !(base..base + size).contains(&slot) {
-        return Err(err(ErrorClass::Other, format!("OXMPI_WORLD_BASE={base} and OXMPI_SIZE={size} do not fit the job segment of {} slots with rank {slot}", seg.nranks())));
+    let slots: Option<Vec<usize>> = list.split(',').map(|x| x.parse().ok().filter(|&s| s < seg.nranks())).collect();
+    match slots {
+        Some(s) if s.contains(&slot) => Ok(s),
+        _ => Err(err(ErrorClass::Other, format!("{}={list} is no list of slots of the job segment ({} slots) holding this rank's slot {slot}", crate::runtime::spawn_desk::ENV_WORLD_SLOTS, seg.nranks()))),
     }
-    Ok(base..base + size)
 }
 
 /// Where this rank's segment comes from, and who it is.
@@ -224,7 +224,7 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
-    let world = if threads || singleton { 0..size } else { world_of(&seg, rank)? };
+    let world = if threads || singleton { (0..size).collect() } else { world_of(&seg, rank)? };
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied()));
     crate::monitoring::init(rank, size);

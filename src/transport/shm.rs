@@ -20,6 +20,29 @@ pub fn geometry(nranks: usize) -> ChannelGeometry {
     ChannelGeometry { nslots, bytes: channel_bytes(nslots) }
 }
 
+/// Drops every packet waiting in the channels into `slot`, whose rank is gone (the launcher,
+/// before it gives the slot to a new rank: `runtime::spawn_desk::recycle`), and wakes producers
+/// that waited for room.
+pub fn discard_inbound(seg: &Segment, slot: usize) {
+    let nslots = seg.channel_geometry().nslots;
+    for src in 0..seg.occupied() {
+        // SAFETY: as in `Shm::channel`: a channel area of the live segment, of its geometry.
+        let ch = unsafe { Channel::from_raw(seg.channel_area(src, slot), nslots) };
+        let mut popped = false;
+        while ch.peek().is_some() {
+            ch.pop();
+            popped = true;
+        }
+        if popped {
+            fence(Ordering::SeqCst);
+            if ch.producer_waiting() {
+                ring(seg.doorbell(src));
+            }
+        }
+    }
+    seg.doorbell(slot).inbox.store(0, Ordering::SeqCst);
+}
+
 pub struct Shm {
     seg: Arc<Segment>,
     /// This rank.

@@ -1,12 +1,13 @@
 //! Serving MPI_Comm_spawn in processes mode: the launcher side of `oxmpi::runtime::spawn_desk`
 //! (which holds the design). A request is served all or nothing: every program is found and
 //! every working directory checked before a slot is taken, and the new ranks are started as the
-//! launcher's own children, supervised like the ones it started with.
+//! launcher's own children, supervised like the ones it started with. Slots of spawned ranks
+//! that finalized and were reaped are handed out again (lowest first), then never used ones.
 use crate::libpath;
 use crate::supervise::{tie_to_launcher, Job};
 use oxmpi::runtime::env;
 use oxmpi::runtime::segment::Segment;
-use oxmpi::runtime::spawn_desk::{self, App, Request, ENV_APPNUM, ENV_PARENT_ROOT, ENV_WORLD_BASE};
+use oxmpi::runtime::spawn_desk::{self, Answer, App, Request, ENV_APPNUM, ENV_PARENT_ROOT, ENV_WORLD_SLOTS};
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
@@ -64,24 +65,50 @@ impl<'a> Spawner<'a> {
         Ok(Ready { app: app.clone(), path, libenv, wdir })
     }
 
-    fn start(&mut self, req: Request, job: &mut Job<'a>) -> Result<(usize, usize), String> {
+    fn start(&mut self, req: Request, job: &mut Job<'a>) -> Result<Answer, String> {
         let ready = req.apps.iter().map(|a| self.prepare(a)).collect::<Result<Vec<_>, _>>()?;
-        let total: usize = ready.iter().map(|r| r.app.nprocs).sum();
-        let free = self.seg.nranks() - self.seg.occupied();
-        let Some(base) = spawn_desk::claim_slots(self.seg, total) else {
+        let asked: usize = ready.iter().map(|r| r.app.nprocs).sum();
+        let fresh_free = self.seg.nranks() - self.seg.occupied();
+        let mut reusable = job.reusable_slots(self.seg.initial(), asked.saturating_sub(fresh_free));
+        let mut free = reusable.len() + self.seg.nranks() - self.seg.occupied();
+        // How many of each command: all it asks for, or with `soft` the most it allows that fit.
+        let mut counts = Vec::new();
+        for r in &ready {
+            let k = match &r.app.soft {
+                None => r.app.nprocs,
+                Some(v) => spawn_desk::soft_count(v, r.app.nprocs.min(free))?.ok_or_else(|| {
+                    format!("cannot spawn '{}': info key soft = '{v}' allows no count of at most {} ({free} free slots in the universe of {})", r.app.program, r.app.nprocs.min(free), self.seg.nranks())
+                })?,
+            };
+            counts.push(k);
+            free = free.saturating_sub(k);
+        }
+        let total: usize = counts.iter().sum();
+        let available = reusable.len() + self.seg.nranks() - self.seg.occupied();
+        if total > available {
             return Err(format!(
-                "cannot spawn {total} ranks: the universe has {} slots and {free} are free (slots of ended ranks are not reused); start mpiexec with a larger -usize",
+                "cannot spawn {total} ranks: the universe has {} slots and {available} are free; start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
                 self.seg.nranks()
             ));
-        };
+        }
+        let reused: Vec<usize> = reusable.drain(..total.min(reusable.len())).collect();
+        for &s in &reused {
+            spawn_desk::recycle(self.seg, s);
+        }
+        let fresh = spawn_desk::claim_fresh(self.seg, total - reused.len()).expect("counted free above");
+        for _ in fresh.clone() {
+            job.add_named(0, String::new());
+        }
+        let slots: Vec<usize> = reused.into_iter().chain(fresh).collect();
         self.served += 1;
         let fd = self.seg.fd().to_string();
         let size = total.to_string();
-        let mut slot = base;
-        for (appnum, r) in ready.iter().enumerate() {
+        let list = slots.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        let mut next = slots.iter().copied().enumerate();
+        for (appnum, (r, &k)) in ready.iter().zip(&counts).enumerate() {
             let preload = libpath::processes_preload(self.libdir.as_ref(), r.libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
-            for _ in 0..r.app.nprocs {
-                let rank = (slot - base).to_string();
+            for (rank, slot) in next.by_ref().take(k) {
+                let rank = rank.to_string();
                 let mut cmd = Command::new(&r.path);
                 cmd.arg0(&r.app.program)
                     .args(&r.app.args)
@@ -89,7 +116,7 @@ impl<'a> Spawner<'a> {
                     .env(env::SIZE, &size)
                     .env(env::SHM_FD, &fd)
                     .env(env::MODE, "processes")
-                    .env(ENV_WORLD_BASE, base.to_string())
+                    .env(ENV_WORLD_SLOTS, &list)
                     .env(ENV_PARENT_ROOT, req.parent_root.to_string())
                     .env(ENV_APPNUM, appnum.to_string())
                     .env("PMI_RANK", &rank)
@@ -109,21 +136,16 @@ impl<'a> Spawner<'a> {
                 tie_to_launcher(&mut cmd, self.launcher_pid);
                 let label = format!("rank {rank} of spawned job {} ('{}', slot {slot})", self.served, r.app.program);
                 match cmd.spawn() {
-                    Ok(child) => job.add_named(child.id() as i32, label),
+                    Ok(child) => job.set_slot(slot, child.id() as i32, label),
                     Err(e) => {
                         // Rare (the program was found): out of processes, or it vanished. The
                         // ranks of this spawn already started would wait for the others forever.
-                        job.add_named(0, label);
-                        for _ in slot + 1..base + total {
-                            job.add_named(0, String::new());
-                        }
-                        job.kill_slots(base..slot);
+                        job.kill_slots(&slots);
                         return Err(format!("cannot start rank {rank} of '{}': {e}", r.app.program));
                     }
                 }
-                slot += 1;
             }
         }
-        Ok((base, total))
+        Ok(Answer { slots, counts })
     }
 }

@@ -6,8 +6,8 @@ use crate::error::{err, MpiResult};
 use crate::export;
 use crate::ffi::check;
 use crate::ffi::pointer_args::{c_str, out};
-use crate::construct::spawn::{soft_count, Plan};
-use crate::runtime::spawn_desk::App;
+use crate::construct::spawn::Plan;
+use crate::runtime::spawn_desk::{soft_count, App};
 use std::os::raw::{c_char, c_int};
 
 /// A NULL-terminated argument vector (MPI_ARGV_NULL: none).
@@ -41,12 +41,11 @@ fn is_this_host(h: &str) -> bool {
     h == "localhost" || me.is_some_and(|m| m == h || m.split('.').next() == Some(h))
 }
 
-/// One command of a spawn as the root reads it: the app to start and its error codes. `free` is
-/// the number of slots still free for the info key `soft`; decreased by what this app takes.
+/// One command of a spawn as the root reads it.
 ///
 /// # Safety
 /// `command` and `argv` follow the C API's contract for MPI_Comm_spawn.
-unsafe fn read_app(command: *const c_char, argv: *const *mut c_char, maxprocs: c_int, info: MPI_Info, free: &mut usize) -> MpiResult<(App, Vec<i32>)> {
+unsafe fn read_app(command: *const c_char, argv: *const *mut c_char, maxprocs: c_int, info: MPI_Info) -> MpiResult<App> {
     // SAFETY: the caller's contract.
     let program = unsafe { c_str(command, "command")? }.to_string_lossy().into_owned();
     if program.is_empty() {
@@ -64,21 +63,12 @@ unsafe fn read_app(command: *const c_char, argv: *const *mut c_char, maxprocs: c
             return Err(err(MPI_ERR_SPAWN, format!("info key host = '{h}': oxmpi starts ranks on this machine only")));
         }
     }
-    let want = maxprocs as usize;
-    let nprocs = match get("soft") {
-        None => want,
-        Some(v) => soft_count(&v, want.min(*free))
-            .map_err(|m| err(MPI_ERR_INFO, m))?
-            .ok_or_else(|| err(MPI_ERR_SPAWN, format!("info key soft = '{v}' allows no count of at most {} (maxprocs {want}, {} free slots in the universe)", want.min(*free), *free)))?,
-    };
-    *free = free.saturating_sub(nprocs);
-    let codes = (0..want).map(|i| if i < nprocs { MPI_SUCCESS } else { MPI_ERR_SPAWN }).collect();
-    Ok((App { program, args, nprocs, wdir: get("wdir"), path: get("path") }, codes))
-}
-
-/// Slots of the universe not taken yet.
-fn free_slots(u: &crate::instance::Instance) -> usize {
-    u.seg.nranks() - u.seg.occupied()
+    // The launcher picks the count `soft` allows with the slots it has free; checked here.
+    let soft = get("soft");
+    if let Some(v) = &soft {
+        soft_count(v, maxprocs as usize).map_err(|m| err(MPI_ERR_INFO, m))?;
+    }
+    Ok(App { program, args, nprocs: maxprocs as usize, wdir: get("wdir"), path: get("path"), soft })
 }
 
 /// The common part: checks `root` and `comm`, runs the spawn, writes the results.
@@ -86,7 +76,7 @@ fn free_slots(u: &crate::instance::Instance) -> usize {
 /// # Safety
 /// `intercomm` is NULL or an MPI_Comm to write; `errcodes` is NULL or has room for one int per
 /// process asked for.
-unsafe fn run(root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, errcodes: *mut c_int, plan: impl FnOnce(&mut usize) -> MpiResult<Plan>) -> MpiResult {
+unsafe fn run(root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, errcodes: *mut c_int, plan: impl FnOnce() -> MpiResult<Plan>) -> MpiResult {
     let intercomm = out(intercomm, "intercomm")?;
     let u = check::universe()?;
     let c = check::comm(u, comm)?;
@@ -94,14 +84,14 @@ unsafe fn run(root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, errcodes: *
     if root < 0 || root as usize >= c.size() {
         return Err(err(MPI_ERR_ROOT, format!("invalid root {root}: the communicator has {} ranks", c.size())));
     }
-    let mine = (c.rank == root as usize).then(|| plan(&mut free_slots(u)));
+    let mine = (c.rank == root as usize).then(plan);
     let (index, codes) = crate::construct::spawn::spawn(u, &c, root as usize, mine)?;
     // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
     unsafe { *intercomm = check::comm_handle(index) };
     if !errcodes.is_null() {
-        for (i, &code) in codes.iter().enumerate() {
+        for (i, &started) in codes.iter().enumerate() {
             // SAFETY: MPI_ERRCODES_IGNORE is NULL; else the array has one int per process asked for.
-            unsafe { *errcodes.add(i) = code };
+            unsafe { *errcodes.add(i) = if started { MPI_SUCCESS } else { MPI_ERR_SPAWN } };
         }
     }
     Ok(())
@@ -111,30 +101,25 @@ export! {
     fn MPI_Comm_spawn / PMPI_Comm_spawn (command: *const c_char, argv: *mut *mut c_char, maxprocs: c_int, info: MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) on comm comm => {
         // SAFETY: the pointer arguments follow the C API's contract (read at the root only).
         unsafe {
-            run(root, comm, intercomm, array_of_errcodes, |free| {
-                let (app, errcodes) = read_app(command, argv, maxprocs, info, free)?;
-                Ok(Plan { apps: vec![app], errcodes })
-            })
+            run(root, comm, intercomm, array_of_errcodes, || Ok(Plan { apps: vec![read_app(command, argv, maxprocs, info)?] }))
         }
     }
 
     fn MPI_Comm_spawn_multiple / PMPI_Comm_spawn_multiple (count: c_int, array_of_commands: *mut *mut c_char, array_of_argv: *mut *mut *mut c_char, array_of_maxprocs: *const c_int, array_of_info: *const MPI_Info, root: c_int, comm: MPI_Comm, intercomm: *mut MPI_Comm, array_of_errcodes: *mut c_int) on comm comm => {
         // SAFETY: the pointer arguments follow the C API's contract (read at the root only).
         unsafe {
-            run(root, comm, intercomm, array_of_errcodes, |free| {
+            run(root, comm, intercomm, array_of_errcodes, || {
                 if count < 1 {
                     return Err(err(MPI_ERR_ARG, format!("count is {count}; it must be at least 1")));
                 }
                 if array_of_commands.is_null() || array_of_maxprocs.is_null() || array_of_info.is_null() {
                     return Err(err(MPI_ERR_ARG, "array_of_commands, array_of_maxprocs or array_of_info is NULL"));
                 }
-                let mut plan = Plan { apps: Vec::new(), errcodes: Vec::new() };
+                let mut plan = Plan { apps: Vec::new() };
                 for i in 0..count as usize {
                     // SAFETY: the arrays have `count` entries; MPI_ARGVS_NULL is NULL.
                     let argv = if array_of_argv.is_null() { std::ptr::null() } else { *array_of_argv.add(i) as *const *mut c_char };
-                    let (app, codes) = read_app(*array_of_commands.add(i), argv, *array_of_maxprocs.add(i), *array_of_info.add(i), free)?;
-                    plan.apps.push(app);
-                    plan.errcodes.extend(codes);
+                    plan.apps.push(read_app(*array_of_commands.add(i), argv, *array_of_maxprocs.add(i), *array_of_info.add(i))?);
                 }
                 Ok(plan)
             })
