@@ -1,7 +1,6 @@
 /* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=4 */
-/* A parent that spawns repeatedly, more ranks in all than the universe has slots (4): each
-   round fills the free slots, the children send their pids and end, and the next round reuses
-   their slots. Afterwards every child has been reaped by the launcher (its /proc entry is gone,
+/* A parent that spawns repeatedly, more ranks in all (72) than the job has slots for (64):
+   the children send their pids and end, and later rounds reuse their slots. Afterwards every child has been reaped by the launcher (its /proc entry is gone,
    no zombie) and /dev/shm holds no more entries than before. */
 #define _DEFAULT_SOURCE
 #include "oxtest.h"
@@ -42,8 +41,8 @@ int main(int argc, char **argv)
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     CHECK(n > 0, "readlink");
     exe[n] = 0;
-    enum { ROUNDS = 6 };
-    int per = 4 - size, npids = 0, pids[ROUNDS * 3];
+    enum { ROUNDS = 24 };
+    int per = 3, npids = 0, pids[ROUNDS * 3];
     for (int k = 0; k < ROUNDS; k++) {
         MPI_Comm inter;
         MPI_OK(MPI_Comm_spawn(exe, MPI_ARGV_NULL, per, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, MPI_ERRCODES_IGNORE));

@@ -58,6 +58,8 @@ pub struct SegmentHeader {
     /// Slots taken so far (initial, then raised by the launcher as it starts spawned ranks):
     /// progress scans the channels from these slots only.
     pub occupied: AtomicU32,
+    /// MPI_UNIVERSE_SIZE (`mpiexec -usize`); 0: the number of slots.
+    pub universe: AtomicU32,
 }
 
 /// Per-rank state the launcher watches.
@@ -289,6 +291,19 @@ impl Segment {
         assert!(src < n && dst < n);
         // SAFETY: in bounds: n * n areas of channel_stride >= channel.bytes bytes each.
         unsafe { self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride) }
+    }
+
+    /// Launcher: records MPI_UNIVERSE_SIZE (at most the slots).
+    pub fn set_universe_size(&self, n: usize) {
+        self.header().universe.store(n.min(self.nranks()) as u32, Ordering::Release);
+    }
+
+    /// MPI_UNIVERSE_SIZE: what the launcher said, else the number of slots.
+    pub fn universe_size(&self) -> usize {
+        match self.header().universe.load(Ordering::Acquire) {
+            0 => self.nranks(),
+            u => u as usize,
+        }
     }
 
     /// Ranks the launcher started with the job (its MPI_COMM_WORLD: slots 0..initial).

@@ -256,8 +256,7 @@ Options:
   -usize N, --universe-size N
                            MPI_UNIVERSE_SIZE: how many ranks the job may have, the
                            ones MPI_Comm_spawn starts included (processes mode;
-                           default: the number of CPUs, at least -n). Spawned
-                           ranks take free slots, which are not reused
+                           default: the number of CPUs, at least -n)
   --mode processes|threads how ranks run (default: $OXMPI_MODE, else processes):
                            processes = one process per rank; threads = all ranks as
                            threads of one process, each with a private instance of

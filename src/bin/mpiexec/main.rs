@@ -93,6 +93,10 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
     Err(first_err.unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOENT)))
 }
 
+/// Slots of a job's segment when `-usize` asks for fewer (64: jobs of 9 to 64 ranks keep their
+/// inbox bitmap, see `oxmpi::transport::shm`).
+const SPAWN_SLOTS: usize = 64;
+
 fn run_processes(o: &Options) -> i32 {
     let shown = o.program.to_string_lossy().into_owned();
     let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
@@ -119,9 +123,12 @@ fn run_processes(o: &Options) -> i32 {
     let launcher_pid = unsafe { libc::getpid() };
     let n = o.nranks;
     // Free slots above the world wait for spawned ranks (see oxmpi::runtime::spawn_desk); the
-    // channels are shaped for the world, as ranks that never spawn use them.
+    // channels are shaped for the world, as ranks that never spawn use them. MPI_UNIVERSE_SIZE is
+    // a hint, so spawns may go beyond it (as with MPICH and Open MPI), up to `SPAWN_SLOTS`
+    // ranks in all: slots cost address space only until used.
     let universe = o.universe_size(oxmpi::runtime::wait::available_cpus());
-    let seg = match Segment::create(universe, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
+    let slots = universe.max(SPAWN_SLOTS);
+    let seg = match Segment::create(slots, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared memory segment for {n} ranks: {e}");
@@ -131,6 +138,7 @@ fn run_processes(o: &Options) -> i32 {
     if o.survive {
         seg.want_survival();
     }
+    seg.set_universe_size(universe);
     let fd = seg.fd().to_string();
     let size = n.to_string();
 

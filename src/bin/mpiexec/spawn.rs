@@ -77,7 +77,7 @@ impl<'a> Spawner<'a> {
             let k = match &r.app.soft {
                 None => r.app.nprocs,
                 Some(v) => spawn_desk::soft_count(v, r.app.nprocs.min(free))?.ok_or_else(|| {
-                    format!("cannot spawn '{}': info key soft = '{v}' allows no count of at most {} ({free} free slots in the universe of {})", r.app.program, r.app.nprocs.min(free), self.seg.nranks())
+                    format!("cannot spawn '{}': info key soft = '{v}' allows no count of at most {} ({free} of the job's {} slots for ranks are free)", r.app.program, r.app.nprocs.min(free), self.seg.nranks())
                 })?,
             };
             counts.push(k);
@@ -87,7 +87,7 @@ impl<'a> Spawner<'a> {
         let available = reusable.len() + self.seg.nranks() - self.seg.occupied();
         if total > available {
             return Err(format!(
-                "cannot spawn {total} ranks: the universe has {} slots and {available} are free; start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
+                "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free; start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
                 self.seg.nranks()
             ));
         }

@@ -141,7 +141,7 @@ impl<'a> Job<'a> {
     /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
     /// about them, so its exit code is passed on silently; only its death by a signal is reported.
     pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new() }
+        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: vec![String::new()], spawner: None, clean: vec![false], deferred: Vec::new() }
     }
 
     /// Records a started rank (ranks are added in rank order).
