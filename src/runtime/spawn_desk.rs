@@ -251,16 +251,6 @@ pub fn claim_fresh(seg: &Segment, count: usize) -> Option<std::ops::Range<usize>
     Some(base..base + count)
 }
 
-/// Launcher side: makes the slot of a rank that finalized and was reaped ready for a new rank:
-/// drops the packets nobody will read from its inbound channels (the launcher is their only
-/// consumer now) and resets its control block.
-pub fn recycle(seg: &Segment, slot: usize) {
-    crate::transport::shm::discard_inbound(seg, slot);
-    let rc = seg.rank(slot);
-    rc.pid.store(0, Ordering::Relaxed);
-    rc.state.store(super::segment::RANK_NOT_STARTED, Ordering::Release);
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -93,7 +93,7 @@ impl<'a> Spawner<'a> {
         }
         let reused: Vec<usize> = reusable.drain(..total.min(reusable.len())).collect();
         for &s in &reused {
-            spawn_desk::recycle(self.seg, s);
+            recycle(self.seg, s);
         }
         let fresh = spawn_desk::claim_fresh(self.seg, total - reused.len()).expect("counted free above");
         for _ in fresh.clone() {
@@ -148,4 +148,14 @@ impl<'a> Spawner<'a> {
         }
         Ok(Answer { slots, counts })
     }
+}
+
+/// Makes the slot of a rank that finalized and was reaped ready for a new rank: drops the
+/// packets nobody will read from its inbound channels (the launcher is their only consumer now)
+/// and resets its control block.
+fn recycle(seg: &Segment, slot: usize) {
+    oxmpi::transport::shm::discard_inbound(seg, slot);
+    let rc = seg.rank(slot);
+    rc.pid.store(0, std::sync::atomic::Ordering::Relaxed);
+    rc.state.store(oxmpi::runtime::segment::RANK_NOT_STARTED, std::sync::atomic::Ordering::Release);
 }
