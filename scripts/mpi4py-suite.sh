@@ -20,7 +20,7 @@ sdist for its test/ directory (both cached in target/mpi4py), and runs every tes
 One line per module and rank count; exit status 1 if any module failed, crashed or timed out.
 
 Modules and tests this script leaves out are listed in it, each with its reason: the features of
-other issues (MPI-IO, dynamic processes) and failures MPICH 4.0.2 has on this machine too.
+other issues (MPI-IO, ports and name publishing) and failures MPICH 4.0.2 has on this machine too.
 
 Options:
   --prefix PREFIX   an oxmpi installation (scripts/install.sh)
@@ -53,9 +53,7 @@ done
 
 # Modules left out, with the reason.
 declare -A SKIP_MODULE=(
-    [test_spawn]="dynamic processes: issue 23"
-    [test_dynproc]="dynamic processes: issue 23"
-    [test_util_pool]="mpi4py.futures spawns its workers (dynamic processes: issue 23)"
+    [test_dynproc]="ports, name publishing and MPI_Comm_join (issue 23; spawn works)"
 )
 # Tests left out (unittest -x substrings), with the reason.
 declare -A SKIP_TEST=()

@@ -218,7 +218,7 @@ fn universe(seg: &Arc<Segment>, r: usize, threads: bool) -> Universe {
     seg.rank(r).pid.store(std::process::id() as i32, Ordering::Release);
     let e = Engine::new(seg.clone(), r, WaitPolicy::choose(n));
     e.set_local_peers(threads);
-    Universe::new(seg.clone(), r, e, 0)
+    Universe::new(seg.clone(), r, (0..seg.nranks()).collect(), e, 0)
 }
 
 fn threads_job(n: usize) {

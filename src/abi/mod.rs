@@ -294,6 +294,7 @@ pub const MPI_ERR_INFO_KEY: c_int = 29;
 pub const MPI_ERR_INFO_VALUE: c_int = 30;
 pub const MPI_ERR_INFO_NOKEY: c_int = 31;
 pub const MPI_ERR_NO_MEM: c_int = 34;
+pub const MPI_ERR_SPAWN: c_int = 42;
 pub const MPI_ERR_UNSUPPORTED_OPERATION: c_int = 44;
 pub const MPI_ERR_WIN: c_int = 45;
 pub const MPI_ERR_KEYVAL: c_int = 48;

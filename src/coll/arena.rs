@@ -130,7 +130,8 @@ impl ArenaRef {
 
     /// Processes mode: the world arena of the segment, for MPI_COMM_WORLD.
     fn world(u: &Universe, c: &Comm) -> ArenaRef {
-        let is_world = c.context == u.world.context && c.group.len() == u.seg.nranks();
+        // Only the initial world owns the segment's arena (a spawned world is another group).
+        let is_world = c.context == u.world.context && c.group.len() == u.seg.initial() && c.group.first() == Some(&0);
         let arena = u.seg.world_arena().filter(|_| is_world).map(|(counters, slots)| {
             // SAFETY: the segment stays mapped until the process exits (ranks never unmap it).
             let counters: &'static ArenaCounters = unsafe { &*(counters as *const ArenaCounters) };

@@ -9,9 +9,10 @@ use std::sync::Arc;
 pub struct Universe {
     /// The job's shared segment (one per job; in threads mode shared by every rank's universe).
     pub seg: Arc<Segment>,
-    /// This rank's number in MPI_COMM_WORLD.
+    /// This rank's slot in the segment, the number communicator groups know it by (its rank in
+    /// MPI_COMM_WORLD unless it was spawned: see `runtime::spawn_desk`).
     pub rank: usize,
-    /// Number of ranks in MPI_COMM_WORLD.
+    /// Number of slots of the segment (the universe size; every group lists slots below it).
     pub size: usize,
     /// This rank's point-to-point engine.
     pub engine: Engine,
@@ -21,22 +22,28 @@ pub struct Universe {
     pub comms: super::table::CommTable,
     /// Issue order of MPI_Comm_idup per parent communicator.
     pub idups: super::idup::IdupOrder,
+    /// The parent intercommunicator (MPI_Comm_get_parent) of a spawned rank, until freed or
+    /// disconnected.
+    pub parent: std::sync::Mutex<Option<u32>>,
 }
 
 impl Universe {
     /// The universe of rank `rank` of `seg`'s job over `engine`; the predefined communicators
     /// start with error handler `errhandler` (an opaque handle value of the C boundary).
-    pub fn new(seg: Arc<Segment>, rank: usize, engine: Engine, errhandler: i32) -> Universe {
+    /// `world` is the slots of MPI_COMM_WORLD in rank order (`rank` among them).
+    pub fn new(seg: Arc<Segment>, rank: usize, world: Vec<usize>, engine: Engine, errhandler: i32) -> Universe {
         let size = seg.nranks();
+        let world_rank = world.iter().position(|&s| s == rank).expect("the world holds the rank's slot");
         Universe {
             seg,
             rank,
             size,
             engine,
-            world: Comm::new(WORLD_CONTEXT, (0..size).collect(), rank, errhandler).with_name("MPI_COMM_WORLD"),
+            world: Comm::new(WORLD_CONTEXT, world, world_rank, errhandler).with_name("MPI_COMM_WORLD"),
             self_comm: Comm::new(SELF_CONTEXT, vec![rank], 0, errhandler).with_name("MPI_COMM_SELF"),
             comms: Default::default(),
             idups: Default::default(),
+            parent: std::sync::Mutex::new(None),
         }
     }
 
@@ -46,6 +53,11 @@ impl Universe {
     /// (`p2p::incarnation`).
     pub fn remove_comm(&self, index: u32) -> Option<Arc<Comm>> {
         let c = self.comms.remove(index)?;
+        let mut parent = self.parent.lock().unwrap_or_else(|p| p.into_inner());
+        if *parent == Some(index) {
+            *parent = None;
+        }
+        drop(parent);
         self.engine.retire_context(c.context);
         Some(c)
     }

@@ -10,4 +10,5 @@ pub mod from_group;
 pub mod hw_resources;
 pub mod inter;
 pub mod intra;
+pub mod spawn;
 pub mod split_type;

@@ -162,6 +162,19 @@ fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
+/// This rank's MPI_COMM_WORLD in slots of a processes-mode segment: the initial ranks, or those
+/// of one spawn (`OXMPI_WORLD_SLOTS`, see `runtime::spawn_desk`).
+fn world_of(seg: &Segment, slot: usize) -> MpiResult<Vec<usize>> {
+    let Ok(list) = std::env::var(crate::runtime::spawn_desk::ENV_WORLD_SLOTS) else {
+        return Ok((0..seg.initial()).collect());
+    };
+    let slots: Option<Vec<usize>> = list.split(',').map(|x| x.parse().ok().filter(|&s| s < seg.nranks())).collect();
+    match slots {
+        Some(s) if s.contains(&slot) => Ok(s),
+        _ => Err(err(ErrorClass::Other, format!("{}={list} is no list of slots of the job segment ({} slots) holding this rank's slot {slot}", crate::runtime::spawn_desk::ENV_WORLD_SLOTS, seg.nranks()))),
+    }
+}
+
 /// Where this rank's segment comes from, and who it is.
 fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
     use crate::runtime::env;
@@ -211,15 +224,16 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
+    let world = if threads || singleton { (0..size).collect() } else { world_of(&seg, rank)? };
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
-    let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(size));
+    let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied()));
     crate::monitoring::init(rank, size);
     engine.set_threaded(level == ThreadLevel::Multiple);
     engine.set_local_peers(threads);
     let split = std::env::var("OXMPI_SPLIT").map(|v| v != "0").unwrap_or(true);
-    engine.set_split_copies(split && size <= crate::runtime::wait::available_cpus());
+    engine.set_split_copies(split && seg.occupied() <= crate::runtime::wait::available_cpus());
     let inst = Instance {
-        universe: Universe::new(seg, rank, engine, default_errhandler),
+        universe: Universe::new(seg, rank, world, engine, default_errhandler),
         thread_level: std::sync::atomic::AtomicU8::new(level as u8),
         main_thread: std::sync::atomic::AtomicU64::new(caller_id()),
         singleton,
@@ -275,6 +289,8 @@ pub fn init(required: ThreadLevel, default_errhandler: i32, file_errhandler: i32
     inst.main_thread.store(caller_id(), Ordering::Release);
     s.phase.store(PHASE_INIT, Ordering::Release);
     entered(inst);
+    // A spawned rank meets its parents (who wait in MPI_Comm_spawn) before MPI_Init returns.
+    crate::construct::spawn::join_parent(&inst.universe)?;
     Ok(inst)
 }
 

@@ -4,6 +4,7 @@ pub mod hw;
 pub mod pmi;
 pub mod pmi_job;
 pub mod segment;
+pub mod spawn_desk;
 pub mod thread_level;
 pub mod threads;
 

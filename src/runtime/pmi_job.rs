@@ -77,7 +77,7 @@ pub fn form(pmi: &dyn Pmi, channel: ChannelGeometry) -> Result<Segment, String> 
     let host = hostname();
     let pmi_err = |what: &str, e: std::io::Error| format!("{proto} {what} failed: {e}");
     if rank == 0 {
-        let seg = Segment::create(size, 0, channel).map_err(|e| format!("cannot create the shared memory segment for {size} ranks: {e}"))?;
+        let seg = Segment::create(size, size, 0, channel).map_err(|e| format!("cannot create the shared memory segment for {size} ranks: {e}"))?;
         // Only the ranks of this job may reach it, through /proc, not programs this rank starts.
         // SAFETY: FD_CLOEXEC on the segment's descriptor, which `seg` keeps open.
         unsafe { libc::fcntl(seg.fd(), libc::F_SETFD, libc::FD_CLOEXEC) };

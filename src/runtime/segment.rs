@@ -16,7 +16,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 5;
+pub const LAYOUT_VERSION: u32 = 6;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -29,7 +29,8 @@ pub struct SegmentHeader {
     pub magic: u64,
     /// `LAYOUT_VERSION`; a rank refuses a segment of another version.
     pub version: u32,
-    /// Number of ranks in the job.
+    /// Rank slots of the segment: the universe (`mpiexec -usize`), at least the ranks started
+    /// with the job; spawned ranks (`runtime::spawn_desk`) take the free ones.
     pub nranks: u32,
     /// Slots per channel (chosen by the transport from nranks; `ChannelGeometry::nslots`).
     pub nslots: u32,
@@ -52,6 +53,13 @@ pub struct SegmentHeader {
     /// Number of ranks the launcher marked failed (`RankControl::failed`); ranks compare it with
     /// the count they saw last, one relaxed load per progress pass, to notice a new failure.
     pub failures: AtomicU32,
+    /// Ranks `mpiexec` started with the job (its MPI_COMM_WORLD, slots 0..initial).
+    pub initial: u32,
+    /// Slots taken so far (initial, then raised by the launcher as it starts spawned ranks):
+    /// progress scans the channels from these slots only.
+    pub occupied: AtomicU32,
+    /// MPI_UNIVERSE_SIZE (`mpiexec -usize`); 0: the number of slots.
+    pub universe: AtomicU32,
 }
 
 /// Per-rank state the launcher watches.
@@ -104,6 +112,9 @@ pub const ARENA_SLOT: usize = 4096;
 /// Jobs of more ranks get no world arena (it would take `(n + 2) * ARENA_SLOT` bytes).
 pub const ARENA_MAX_RANKS: usize = 256;
 
+/// Bytes of the spawn desk, where a rank hands a spawn request to the launcher.
+pub const DESK_BYTES: usize = 64 * 1024;
+
 /// The counters of the world arena's episodes (see `coll::arena`), each on its own line.
 #[repr(C)]
 pub struct ArenaCounters {
@@ -130,6 +141,8 @@ pub struct Layout {
     pub channel_stride: usize,
     /// Offset of the world arena, 0 if the job has none.
     pub arena_off: usize,
+    /// Offset of the spawn desk (`runtime::spawn_desk`): `DESK_BYTES` bytes.
+    pub desk_off: usize,
     pub total: usize,
 }
 
@@ -145,7 +158,9 @@ impl Layout {
             arena_off = total;
             total = align_line(arena_off + std::mem::size_of::<ArenaCounters>() + (nranks + 2) * ARENA_SLOT);
         }
-        Layout { nranks, channel, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, total }
+        let desk_off = total;
+        total = align_line(desk_off + DESK_BYTES);
+        Layout { nranks, channel, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, desk_off, total }
     }
 }
 
@@ -164,7 +179,8 @@ impl Segment {
     /// Launcher side: creates and initialises a memfd-backed segment for `nranks` ranks with
     /// channels of `channel` (`transport::shm::geometry`). The descriptor is inheritable (no
     /// CLOEXEC) so that children find it at `fd()`.
-    pub fn create(nranks: usize, launcher_pid: i32, channel: ChannelGeometry) -> io::Result<Segment> {
+    /// `initial` of the slots are the job's MPI_COMM_WORLD; the others wait for spawned ranks.
+    pub fn create(nranks: usize, initial: usize, launcher_pid: i32, channel: ChannelGeometry) -> io::Result<Segment> {
         let layout = Layout::new(nranks, channel);
         // SAFETY: the name is a valid C string; flags 0 = inheritable.
         let fd = unsafe { libc::memfd_create(c"oxmpi-job".as_ptr(), 0) };
@@ -179,7 +195,7 @@ impl Segment {
             return Err(e);
         }
         let seg = Self::map(fd, layout, true)?;
-        seg.init_header(nranks, channel, launcher_pid);
+        seg.init_header(nranks, initial.min(nranks), channel, launcher_pid);
         Ok(seg)
     }
 
@@ -195,7 +211,7 @@ impl Segment {
             return Err(io::Error::last_os_error());
         }
         let seg = Segment { base: p as *mut u8, layout, fd: -1, owned_mapping: true };
-        seg.init_header(nranks, channel, 0);
+        seg.init_header(nranks, nranks, channel, 0);
         Ok(seg)
     }
 
@@ -228,7 +244,7 @@ impl Segment {
         Ok(Segment { base: p as *mut u8, layout, fd, owned_mapping: owned })
     }
 
-    fn init_header(&self, nranks: usize, channel: ChannelGeometry, launcher_pid: i32) {
+    fn init_header(&self, nranks: usize, initial: usize, channel: ChannelGeometry, launcher_pid: i32) {
         // SAFETY: the mapping is fresh (zero-filled) and at least size_of::<SegmentHeader>() long;
         // nobody else uses it yet.
         unsafe {
@@ -238,6 +254,8 @@ impl Segment {
             (*h).nslots = channel.nslots as u32;
             (*h).channel_bytes = channel.bytes as u32;
             (*h).launcher_pid = launcher_pid;
+            (*h).initial = initial as u32;
+            (*h).occupied = AtomicU32::new(initial as u32);
             std::sync::atomic::fence(Ordering::Release);
             (*h).magic = MAGIC;
         }
@@ -273,6 +291,36 @@ impl Segment {
         assert!(src < n && dst < n);
         // SAFETY: in bounds: n * n areas of channel_stride >= channel.bytes bytes each.
         unsafe { self.base.add(self.layout.channels_off + (src * n + dst) * self.layout.channel_stride) }
+    }
+
+    /// Launcher: records MPI_UNIVERSE_SIZE (at most the slots).
+    pub fn set_universe_size(&self, n: usize) {
+        self.header().universe.store(n.min(self.nranks()) as u32, Ordering::Release);
+    }
+
+    /// MPI_UNIVERSE_SIZE: what the launcher said, else the number of slots.
+    pub fn universe_size(&self) -> usize {
+        match self.header().universe.load(Ordering::Acquire) {
+            0 => self.nranks(),
+            u => u as usize,
+        }
+    }
+
+    /// Ranks the launcher started with the job (its MPI_COMM_WORLD: slots 0..initial).
+    pub fn initial(&self) -> usize {
+        self.header().initial as usize
+    }
+
+    /// Slots taken so far: no packet comes from a slot at or above this.
+    #[inline(always)]
+    pub fn occupied(&self) -> usize {
+        self.header().occupied.load(Ordering::Acquire) as usize
+    }
+
+    /// The spawn desk: `DESK_BYTES` bytes, zero-filled at creation, aligned like `CachePadded`.
+    pub fn desk_area(&self) -> *mut u8 {
+        // SAFETY: the desk lies inside the mapping (see `Layout::new`).
+        unsafe { self.base.add(self.layout.desk_off) }
     }
 
     /// How the channel areas were laid out.
@@ -363,7 +411,7 @@ mod tests {
     #[test]
     fn create_attach_roundtrip() {
         let g = ChannelGeometry { nslots: 8, bytes: 4096 };
-        let s = Segment::create(4, 1, g).unwrap();
+        let s = Segment::create(4, 4, 1, g).unwrap();
         s.rank(2).state.store(RANK_INITIALIZED, Ordering::SeqCst);
         let a = Segment::attach(s.fd()).unwrap();
         assert_eq!(a.nranks(), 4);

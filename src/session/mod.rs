@@ -18,9 +18,9 @@ pub const PSETS: [&str; 2] = ["mpi://WORLD", "mpi://SELF"];
 
 /// The world ranks of process set `name` for world rank `me` of a job of `size` ranks, or None
 /// when no such set exists.
-pub fn pset_members(name: &str, me: usize, size: usize) -> Option<Vec<usize>> {
+pub fn pset_members(name: &str, me: usize, world: &[usize]) -> Option<Vec<usize>> {
     if name.eq_ignore_ascii_case(PSETS[0]) {
-        Some((0..size).collect())
+        Some(world.to_vec())
     } else if name.eq_ignore_ascii_case(PSETS[1]) {
         Some(vec![me])
     } else {
@@ -116,9 +116,9 @@ mod tests {
 
     #[test]
     fn psets_name_world_and_self() {
-        assert_eq!(pset_members("mpi://WORLD", 2, 4), Some(vec![0, 1, 2, 3]));
-        assert_eq!(pset_members("mpi://self", 2, 4), Some(vec![2]));
-        assert_eq!(pset_members("mpi://NOPE", 2, 4), None);
+        assert_eq!(pset_members("mpi://WORLD", 2, &[0, 1, 2, 3]), Some(vec![0, 1, 2, 3]));
+        assert_eq!(pset_members("mpi://self", 2, &[0, 1, 2, 3]), Some(vec![2]));
+        assert_eq!(pset_members("mpi://NOPE", 2, &[0, 1, 2, 3]), None);
         assert_eq!(pset_info(4).get(b"mpi_size"), Some(&b"4"[..]));
     }
 

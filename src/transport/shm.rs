@@ -20,6 +20,29 @@ pub fn geometry(nranks: usize) -> ChannelGeometry {
     ChannelGeometry { nslots, bytes: channel_bytes(nslots) }
 }
 
+/// Drops every packet waiting in the channels into `slot`, whose rank is gone (the launcher,
+/// before it gives the slot to a new rank: `runtime::spawn_desk::recycle`), and wakes producers
+/// that waited for room.
+pub fn discard_inbound(seg: &Segment, slot: usize) {
+    let nslots = seg.channel_geometry().nslots;
+    for src in 0..seg.occupied() {
+        // SAFETY: as in `Shm::channel`: a channel area of the live segment, of its geometry.
+        let ch = unsafe { Channel::from_raw(seg.channel_area(src, slot), nslots) };
+        let mut popped = false;
+        while ch.peek().is_some() {
+            ch.pop();
+            popped = true;
+        }
+        if popped {
+            fence(Ordering::SeqCst);
+            if ch.producer_waiting() {
+                ring(seg.doorbell(src));
+            }
+        }
+    }
+    seg.doorbell(slot).inbox.store(0, Ordering::SeqCst);
+}
+
 pub struct Shm {
     seg: Arc<Segment>,
     /// This rank.
@@ -39,7 +62,10 @@ impl Shm {
         let n = seg.nranks();
         let g = seg.channel_geometry();
         assert!(g.nslots.is_power_of_two() && g.bytes >= channel_bytes(g.nslots), "the job segment's channels are not this transport's ({g:?})");
-        Shm { seg, me, n, inbox: (9..=64).contains(&n), same_process: AtomicBool::new(false), nslots: g.nslots }
+        // Every rank of the segment, spawned ones too, must agree: decided by the job's first
+        // world, and only where every slot has a bit.
+        let inbox = (9..=64).contains(&seg.initial()) && n <= 64;
+        Shm { seg, me, n, inbox, same_process: AtomicBool::new(false), nslots: g.nslots }
     }
 
     /// Declares whether every peer is a thread of this process (threads mode). When they are
@@ -133,7 +159,7 @@ impl Transport for Shm {
                 any |= self.drain(src, &mut f);
             }
         } else {
-            for src in 0..self.n {
+            for src in 0..self.seg.occupied() {
                 any |= self.drain(src, &mut f);
             }
         }
@@ -149,7 +175,7 @@ impl Transport for Shm {
         if self.inbox {
             return self.seg.doorbell(self.me).inbox.load(Ordering::Relaxed) != 0;
         }
-        (0..self.n).any(|src| self.channel(src, self.me).is_nonempty())
+        (0..self.seg.occupied()).any(|src| self.channel(src, self.me).is_nonempty())
     }
 
     fn locality(&self, _peer: usize) -> Locality {

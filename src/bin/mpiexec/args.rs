@@ -46,6 +46,17 @@ pub struct Options {
     pub args: Vec<OsString>,
     /// `--monitor FILE`: record communication and write it to FILE as JSON at the end.
     pub monitor: Option<OsString>,
+    /// `-usize N` / `--universe-size N` / `OXMPI_UNIVERSE_SIZE`: MPI_UNIVERSE_SIZE, the ranks
+    /// the job may have with the ones it spawns (None: the default, see `universe_size`).
+    pub universe: Option<usize>,
+}
+
+impl Options {
+    /// MPI_UNIVERSE_SIZE in processes mode: as asked, else the number of CPUs this process may
+    /// use (Open MPI's default: one slot per core), and never less than the world.
+    pub fn universe_size(&self, cpus: usize) -> usize {
+        self.universe.unwrap_or(cpus).max(self.nranks)
+    }
 }
 
 /// What the command line asks for.
@@ -75,6 +86,8 @@ pub struct EnvDefaults {
     pub timeout: Option<String>,
     /// `OXMPI_SURVIVE` (1 = like --survive)
     pub survive: bool,
+    /// `OXMPI_UNIVERSE_SIZE`
+    pub universe: Option<String>,
 }
 
 impl EnvDefaults {
@@ -83,6 +96,7 @@ impl EnvDefaults {
             mode: std::env::var("OXMPI_MODE").ok().filter(|s| !s.is_empty()),
             timeout: std::env::var("MPIEXEC_TIMEOUT").ok().filter(|s| !s.is_empty()),
             survive: std::env::var("OXMPI_SURVIVE").is_ok_and(|v| v == "1"),
+            universe: std::env::var("OXMPI_UNIVERSE_SIZE").ok().filter(|s| !s.is_empty()),
         }
     }
 }
@@ -123,6 +137,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut timeout: Option<Option<Timeout>> = None;
     let mut monitor: Option<OsString> = None;
     let mut survive = env.survive;
+    let mut universe: Option<usize> = None;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -155,6 +170,10 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             "-n" | "-np" | "--np" | "--n" => {
                 let v = value(&mut i)?;
                 nranks = Some(parse_nranks(name, &v)?);
+            }
+            "-usize" | "--usize" | "--universe-size" => {
+                let v = value(&mut i)?;
+                universe = Some(parse_nranks(name, &v)?);
             }
             "--mode" => {
                 let v = value(&mut i)?;
@@ -207,7 +226,12 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             None => None,
         },
     };
-    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor }))
+    let universe = match (universe, &env.universe) {
+        (Some(u), _) => Some(u),
+        (None, Some(v)) => Some(parse_nranks("OXMPI_UNIVERSE_SIZE", v)?),
+        (None, None) => None,
+    };
+    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -229,6 +253,10 @@ Options end at PROGRAM; everything after it is passed to the program.
 
 Options:
   -n N, -np N, --np N      number of ranks (default 1)
+  -usize N, --universe-size N
+                           MPI_UNIVERSE_SIZE: how many ranks the job may have, the
+                           ones MPI_Comm_spawn starts included (processes mode;
+                           default: the number of CPUs, at least -n)
   --mode processes|threads how ranks run (default: $OXMPI_MODE, else processes):
                            processes = one process per rank; threads = all ranks as
                            threads of one process, each with a private instance of
@@ -254,6 +282,7 @@ Environment:
                     (default: only when LD_LIBRARY_PATH cannot redirect the program:
                     it has an RPATH/RUNPATH or needs a name OXMPI_LIBDIR lacks)
   OXMPI_SURVIVE     1 = like --survive
+  OXMPI_UNIVERSE_SIZE default for -usize
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
@@ -319,7 +348,7 @@ mod tests {
 
     #[test]
     fn env_defaults() {
-        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true };
+        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true, universe: None };
         let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
         assert_eq!(o.mode, Mode::Threads);
         assert_eq!(o.timeout.unwrap().limit, Duration::from_secs(7));
@@ -332,10 +361,27 @@ mod tests {
         let Ok(Command::Run(o)) = p_env(&["--mode", "processes", "--timeout", "3", "p"], env) else { panic!() };
         assert_eq!(o.mode, Mode::Processes);
         assert_eq!(o.timeout.unwrap().shown, "3");
-        let bad = EnvDefaults { mode: None, timeout: Some("soon".into()), survive: false };
+        let bad = EnvDefaults { timeout: Some("soon".into()), ..Default::default() };
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("MPIEXEC_TIMEOUT"));
-        let bad = EnvDefaults { mode: Some("fibers".into()), timeout: None, survive: false };
+        let bad = EnvDefaults { mode: Some("fibers".into()), ..Default::default() };
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_MODE"));
+    }
+
+    #[test]
+    fn universe_size() {
+        let o = run(&["-n", "2", "-usize", "6", "p"]);
+        assert_eq!(o.universe_size(1), 6);
+        assert_eq!(run(&["-n", "4", "--universe-size=2", "p"]).universe_size(1), 4);
+        assert_eq!(run(&["-n", "2", "p"]).universe_size(8), 8);
+        assert_eq!(run(&["-n", "3", "p"]).universe_size(2), 3);
+        let env = EnvDefaults { universe: Some("5".into()), ..Default::default() };
+        let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
+        assert_eq!(o.universe, Some(5));
+        let Ok(Command::Run(o)) = p_env(&["-usize", "7", "p"], env) else { panic!() };
+        assert_eq!(o.universe, Some(7));
+        assert!(p(&["-usize", "0", "p"]).unwrap_err().0.contains("-usize"));
+        let bad = EnvDefaults { universe: Some("many".into()), ..Default::default() };
+        assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_UNIVERSE_SIZE"));
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod args;
 mod elf;
 mod libpath;
 mod monitor;
+mod spawn;
 mod supervise;
 mod threads;
 mod threads_host;
@@ -92,6 +93,10 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
     Err(first_err.unwrap_or_else(|| io::Error::from_raw_os_error(libc::ENOENT)))
 }
 
+/// Slots of a job's segment when `-usize` asks for fewer (64: jobs of 9 to 64 ranks keep their
+/// inbox bitmap, see `oxmpi::transport::shm`).
+const SPAWN_SLOTS: usize = 64;
+
 fn run_processes(o: &Options) -> i32 {
     let shown = o.program.to_string_lossy().into_owned();
     let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
@@ -117,7 +122,13 @@ fn run_processes(o: &Options) -> i32 {
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
     let n = o.nranks;
-    let seg = match Segment::create(n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
+    // Free slots above the world wait for spawned ranks (see oxmpi::runtime::spawn_desk); the
+    // channels are shaped for the world, as ranks that never spawn use them. MPI_UNIVERSE_SIZE is
+    // a hint, so spawns may go beyond it (as with MPICH and Open MPI), up to `SPAWN_SLOTS`
+    // ranks in all: slots cost address space only until used.
+    let universe = o.universe_size(oxmpi::runtime::wait::available_cpus());
+    let slots = universe.max(SPAWN_SLOTS);
+    let seg = match Segment::create(slots, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
         Ok(s) => s,
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared memory segment for {n} ranks: {e}");
@@ -127,11 +138,14 @@ fn run_processes(o: &Options) -> i32 {
     if o.survive {
         seg.want_survival();
     }
+    seg.set_universe_size(universe);
     let fd = seg.fd().to_string();
     let size = n.to_string();
 
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
+    let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
+    job.set_spawner(move |job| spawner.serve(job));
     for r in 0..n {
         let rank = r.to_string();
         let mut cmd = Command::new(&path);

@@ -19,7 +19,7 @@
 //! In threads mode the job is one host process that runs every rank and reports on them itself;
 //! the same supervision then watches that single process (see `Job::threads_host`).
 use crate::args::Timeout;
-use oxmpi::runtime::segment::{Segment, RANK_INITIALIZED};
+use oxmpi::runtime::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
 use std::ffi::CStr;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
@@ -28,11 +28,13 @@ use std::time::{Duration, Instant};
 const POLL: Duration = Duration::from_millis(20);
 /// How long a rank that recorded an abort may take to print its message and exit by itself.
 const ABORT_GRACE: Duration = Duration::from_millis(500);
+/// How long a spawn waits for ranks that finalized to exit, so that their slots can be reused.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
 /// How long ranks get to act on a signal forwarded from the launcher before SIGKILL.
 const SIGNAL_GRACE: Duration = Duration::from_millis(100);
 
-/// Signals the launcher handles synchronously.
-const HANDLED: [i32; 4] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP];
+/// Signals the launcher handles synchronously (SIGUSR1: a rank left a spawn request at the desk).
+const HANDLED: [i32; 5] = [libc::SIGCHLD, libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGUSR1];
 
 fn handled_set() -> libc::sigset_t {
     // SAFETY: sigset_t is plain data; sigemptyset/sigaddset initialise it.
@@ -114,6 +116,14 @@ pub struct Job<'a> {
     alive: Vec<bool>,
     /// Exit status owed for a rank that died while the survivors went on (the first one).
     survived: Option<i32>,
+    /// How each rank is named in messages (by slot); "rank N" when empty.
+    labels: Vec<String>,
+    /// Serves the spawn requests of the ranks (`crate::spawn`), called once per loop.
+    spawner: Option<Box<dyn FnMut(&mut Job<'a>) + 'a>>,
+    /// Per slot: its rank exited with status 0 (a spawn may reuse a finalized one).
+    clean: Vec<bool>,
+    /// Exits reaped while serving a spawn, judged by the next pass of the loop.
+    deferred: Vec<(usize, i32, i32)>,
 }
 
 /// What a rank's exit means for the job.
@@ -125,19 +135,90 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new() }
     }
 
     /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
     /// about them, so its exit code is passed on silently; only its death by a signal is reported.
     pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None }
+        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: vec![String::new()], spawner: None, clean: vec![false], deferred: Vec::new() }
     }
 
     /// Records a started rank (ranks are added in rank order).
     pub fn add(&mut self, pid: i32) {
+        self.add_named(pid, String::new());
+    }
+
+    /// Records a started rank (in slot order) named `label` in messages ("rank N" if empty);
+    /// pid 0: a slot whose rank could not be started.
+    pub fn add_named(&mut self, pid: i32, label: String) {
         self.pids.push(pid);
-        self.alive.push(true);
+        self.alive.push(pid > 0);
+        self.labels.push(label);
+        self.clean.push(false);
+    }
+
+    /// Installs the server of the ranks' spawn requests.
+    pub fn set_spawner(&mut self, f: impl FnMut(&mut Job<'a>) + 'a) {
+        self.spawner = Some(Box::new(f));
+    }
+
+    /// Puts the rank started as `pid` in slot `slot` (one `add_named` made, or a reused one).
+    pub fn set_slot(&mut self, slot: usize, pid: i32, label: String) {
+        self.pids[slot] = pid;
+        self.alive[slot] = true;
+        self.labels[slot] = label;
+        self.clean[slot] = false;
+    }
+
+    /// Slots from `from` on whose rank ended cleanly (finalized, exited with 0, reaped, not
+    /// failed) or never started: a spawn may give them to new ranks. When fewer than `need`
+    /// are, spawned ranks get a moment to end (a parent that disconnected from its children and
+    /// spawns again should find their slots free, though they may still be in MPI_Finalize).
+    pub fn reusable_slots(&mut self, from: usize, need: usize) -> Vec<usize> {
+        let Some(seg) = self.seg else { return Vec::new() };
+        let end = Instant::now() + EXIT_GRACE;
+        loop {
+            let ok: Vec<usize> = (from..self.pids.len())
+                .filter(|&r| !self.alive[r] && !seg.is_failed(r) && (self.pids[r] == 0 || (self.clean[r] && seg.rank(r).state.load(Ordering::SeqCst) == RANK_FINALIZED)))
+                .collect();
+            let spawned_alive = (from..self.pids.len()).any(|r| self.alive[r]);
+            if ok.len() >= need || !spawned_alive || Instant::now() >= end {
+                return ok;
+            }
+            let got = self.reap_nohang();
+            if got.is_empty() {
+                std::thread::sleep(Duration::from_micros(500));
+            }
+            // A clean end needs no judging (and its slot may hold another rank by the next
+            // pass); any other is judged there, its slot not reused.
+            let clean_end = |r: usize| self.clean[r] && seg.rank(r).state.load(Ordering::SeqCst) == RANK_FINALIZED;
+            let judge_later: Vec<_> = got.into_iter().filter(|&(r, _, _)| !clean_end(r)).collect();
+            self.deferred.extend(judge_later);
+        }
+    }
+
+    /// Ends the ranks of `slots` that were started (a spawn that failed half-way).
+    pub fn kill_slots(&mut self, slots: &[usize]) {
+        for &r in slots {
+            if self.alive.get(r) == Some(&true) {
+                // SAFETY: pid is our unreaped child, so it cannot have been recycled.
+                unsafe { libc::kill(self.pids[r], libc::SIGKILL) };
+                let mut status = 0;
+                // SAFETY: reaping our own child.
+                unsafe { libc::waitpid(self.pids[r], &mut status, 0) };
+                self.alive[r] = false;
+                // Never finalized: the slot is not handed out again.
+                self.pids[r] = -1;
+            }
+        }
+    }
+
+    fn serve_spawns(&mut self) {
+        if let Some(mut f) = self.spawner.take() {
+            f(self);
+            self.spawner = Some(f);
+        }
     }
 
     fn rank_of(&self, pid: i32) -> Option<usize> {
@@ -150,7 +231,7 @@ impl<'a> Job<'a> {
 
     /// Reaps every rank that has exited, without blocking.
     fn reap_nohang(&mut self) -> Vec<(usize, i32, i32)> {
-        let mut out = Vec::new();
+        let mut out = std::mem::take(&mut self.deferred);
         loop {
             let mut status = 0;
             // SAFETY: plain syscall on our own children.
@@ -160,6 +241,7 @@ impl<'a> Job<'a> {
             }
             if let Some(r) = self.rank_of(pid) {
                 self.alive[r] = false;
+                self.clean[r] = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
                 out.push((r, pid, status));
             }
         }
@@ -216,6 +298,7 @@ impl<'a> Job<'a> {
 
     fn judge(&self, r: usize, pid: i32, status: i32) -> Outcome {
         let who = match self.seg {
+            Some(_) if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("{} (pid {pid})", self.labels[r]),
             Some(_) => format!("rank {r} (pid {pid})"),
             None => format!("threads-mode job (pid {pid})"),
         };
@@ -276,6 +359,7 @@ impl<'a> Job<'a> {
     pub fn supervise(&mut self, timeout: Option<&Timeout>) -> i32 {
         let deadline = timeout.map(|t| (Instant::now() + t.limit, t.shown.clone()));
         loop {
+            self.serve_spawns();
             let exited = self.reap_nohang();
             // An abort record explains any exit that came with it, so it is looked at first.
             if let Some((rank, code)) = self.seg.and_then(Segment::abort_record) {
@@ -312,7 +396,7 @@ impl<'a> Job<'a> {
                 wait = wait.min(*end - now);
             }
             match wait_signal(Some(wait)) {
-                Some(s) if s != libc::SIGCHLD => return self.end_for_signal(s),
+                Some(s) if s != libc::SIGCHLD && s != libc::SIGUSR1 => return self.end_for_signal(s),
                 _ => {}
             }
         }

@@ -197,8 +197,9 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         io: MPI_ANY_SOURCE,
         // MPI_Wtime counts from each process's first MPI call, so clocks are not synchronised.
         wtime_is_global: 0,
-        universe_size: u.size as c_int,
-        appnum: crate::runtime::pmi::client().map_or(0, |p| p.appnum()),
+        universe_size: u.seg.universe_size() as c_int,
+        // A spawned rank's command index in MPI_Comm_spawn_multiple (0 for MPI_Comm_spawn).
+        appnum: crate::runtime::pmi::client().map(|p| p.appnum()).or_else(|| std::env::var(crate::runtime::spawn_desk::ENV_APPNUM).ok().and_then(|v| v.parse().ok())).unwrap_or(0),
     });
     // The predefined attributes are pointers to their values; a user attribute is its value.
     let found: Option<*const c_void> = match keyval {

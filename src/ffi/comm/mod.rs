@@ -2,6 +2,7 @@
 pub mod attr;
 pub mod from_group;
 pub mod group;
+pub mod spawn;
 use crate::ffi::check;
 use crate::ffi::env::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};
 use crate::ffi::pointer_args::{c_str, out};
@@ -180,16 +181,6 @@ export! {
         };
         // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the new handle.
         unsafe { *newcomm = made.map_or(MPI_COMM_NULL, check::comm_handle) };
-        Ok(())
-    }
-
-    fn MPI_Comm_get_parent / PMPI_Comm_get_parent (parent: *mut MPI_Comm) on comm MPI_COMM_WORLD => {
-        let parent = out(parent, "parent")?;
-        check::universe()?;
-        // Every rank of an oxmpi job was started by mpiexec, none by MPI_Comm_spawn (which oxmpi
-        // does not offer yet): MPI 4.1 section 11.8.2 says such a process gets MPI_COMM_NULL.
-        // SAFETY: checked non-NULL above; the caller passes an MPI_Comm for the handle.
-        unsafe { *parent = MPI_COMM_NULL };
         Ok(())
     }
 

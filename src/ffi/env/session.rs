@@ -89,7 +89,7 @@ unsafe fn pset_name(name: *const c_char) -> MpiResult<String> {
 
 /// The world ranks of process set `name` for the calling rank; MPI_ERR_ARG for an unknown name.
 fn members(u: &Instance, name: &str) -> MpiResult<Vec<usize>> {
-    pset_members(name, u.rank, u.size).ok_or_else(|| err(MPI_ERR_ARG, format!("unknown process set \"{name}\": oxmpi has {}", PSETS.join(" and "))))
+    pset_members(name, u.rank, &u.world.group).ok_or_else(|| err(MPI_ERR_ARG, format!("unknown process set \"{name}\": oxmpi has {}", PSETS.join(" and "))))
 }
 
 export! {
