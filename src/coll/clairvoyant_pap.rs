@@ -22,7 +22,7 @@
 //! predictor (forcing another algorithm avoids it).
 use super::clairvoyant_calib::{self, RoundCost, DEFAULT};
 use super::Coll;
-use crate::clairvoyant::board::{self, Board, Planned};
+use crate::runtime::pap_board::{self as board, Board, Planned};
 use crate::clairvoyant::estimate::Estimator;
 use crate::clairvoyant::predict::{error_ns, History};
 use crate::clairvoyant::{cache, Problem, Schedule};
@@ -135,7 +135,7 @@ pub enum Report {
 }
 
 /// Turns a report into an estimate of when this rank enters its next candidate call on `c`, and
-/// shares it on the arrival board (`clairvoyant::board`) for the rank that plans that call.
+/// shares it on the arrival board (`runtime::pap_board`) for the rank that plans that call.
 pub fn report(u: &Universe, c: &Comm, r: Report) {
     let now = now_ns();
     let st = state(c);

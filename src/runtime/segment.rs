@@ -10,7 +10,7 @@
 //! ```text
 //! SegmentHeader | RankControl[n] | Doorbell[n] | channel[src * n + dst] for all src, dst
 //!   | world arena (jobs of at most `ARENA_MAX_RANKS`): ArenaCounters | n + 2 slots of ARENA_SLOT
-//!   | Clairvoyant arrival board (jobs of at most `clairvoyant::board::MAX_RANKS`)
+//!   | Clairvoyant arrival board (jobs of at most `runtime::pap_board::MAX_RANKS`)
 //! ```
 use crossbeam_utils::CachePadded;
 use std::io;
@@ -131,7 +131,7 @@ pub struct Layout {
     pub channel_stride: usize,
     /// Offset of the world arena, 0 if the job has none.
     pub arena_off: usize,
-    /// Offset of the arrival board (`clairvoyant::board`), 0 if the job has none.
+    /// Offset of the arrival board (`pap_board`), 0 if the job has none.
     pub board_off: usize,
     pub total: usize,
 }
@@ -149,7 +149,7 @@ impl Layout {
             total = align_line(arena_off + std::mem::size_of::<ArenaCounters>() + (nranks + 2) * ARENA_SLOT);
         }
         let mut board_off = 0;
-        let board = crate::clairvoyant::board::bytes(nranks);
+        let board = super::pap_board::bytes(nranks);
         if board > 0 {
             board_off = total;
             total = align_line(board_off + board);
@@ -303,14 +303,14 @@ impl Segment {
         }
     }
 
-    /// The Clairvoyant arrival board, None for jobs of more than `clairvoyant::board::MAX_RANKS`.
-    pub fn board(&self) -> Option<crate::clairvoyant::board::Board> {
+    /// The Clairvoyant arrival board, None for jobs of more than `runtime::pap_board::MAX_RANKS`.
+    pub fn board(&self) -> Option<super::pap_board::Board> {
         if self.layout.board_off == 0 {
             return None;
         }
         // SAFETY: the board lies inside the mapping (`Layout::new`), 128-byte aligned, zeroed at
         // creation, and the mapping lives as long as the segment, which outlives the ranks' use.
-        Some(unsafe { crate::clairvoyant::board::Board::new(self.base.add(self.layout.board_off), self.layout.nranks) })
+        Some(unsafe { super::pap_board::Board::new(self.base.add(self.layout.board_off), self.layout.nranks) })
     }
 
     /// Records that `rank` aborts the job with `code`. Returns false if another rank was first.
