@@ -5,12 +5,17 @@
    the second barrier (no clock synchronisation needed) and gathered after the iteration:
      last->finish  = max(finish) - max(arrival)  (what the reduction adds after the last arrival)
      first->finish = max(finish) - min(arrival)  (the paper's metric)
-   Usage: pap_reduce COUNT ITERATIONS MAX_DELAY_US [random|fixed] [SEED]
+   Usage: pap_reduce COUNT ITERATIONS MAX_DELAY_US [random|fixed] [SEED] [none|progress|expect]
      random: a new delay per rank and iteration (the paper's setting);
      fixed:  each rank keeps one random delay for the whole run (a repeating arrival pattern,
              which an arrival predictor can learn).
-   Prints one line: count iters max_delay_us mode ranks mean_last_us mean_first_us (the first
-   two iterations are warm-up and not counted). Exit status 1 on a wrong result. */
+     Reports (oxmpi only; elsewhere the same sleeps without reports):
+     none:     the delay is one sleep (default);
+     progress: the delay is slept in 8 slices, and MPIX_Pap_progress reports the share done
+               before the first and after every slice, as an application reports its compute;
+     expect:   MPIX_Pap_expect announces the delay before sleeping it in one piece.
+   Prints one line: count iters max_delay_us mode ranks mean_last_us mean_first_us reports (the
+   first two iterations are warm-up and not counted). Exit status 1 on a wrong result. */
 #define _POSIX_C_SOURCE 200809L
 #include <mpi.h>
 #include <stdint.h>
@@ -18,6 +23,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+
+#ifndef OXMPI_HAS_PAP_REPORTS
+#define MPIX_Pap_progress(comm, f) ((void)(comm), (void)(f), MPI_SUCCESS)
+#define MPIX_Pap_expect(comm, s) ((void)(comm), (void)(s), MPI_SUCCESS)
+#endif
+
+static void sleep_us(long us)
+{
+    if (us > 0) {
+        struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
 
 static uint64_t rnd(uint64_t *s)
 {
@@ -35,7 +53,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &n);
     if (argc < 4) {
         if (rank == 0)
-            fprintf(stderr, "usage: pap_reduce COUNT ITERATIONS MAX_DELAY_US [random|fixed] [SEED]\n");
+            fprintf(stderr, "usage: pap_reduce COUNT ITERATIONS MAX_DELAY_US [random|fixed] [SEED] [none|progress|expect]\n");
         MPI_Finalize();
         return 2;
     }
@@ -44,6 +62,14 @@ int main(int argc, char **argv)
     long max_delay = atol(argv[3]);
     int fixed = argc > 4 && strcmp(argv[4], "fixed") == 0;
     uint64_t seed = (argc > 5 ? strtoull(argv[5], NULL, 10) : 1) * 7919 + (uint64_t)rank * 104729;
+    const char *reports = argc > 6 ? argv[6] : "none";
+    int progress = strcmp(reports, "progress") == 0, expect = strcmp(reports, "expect") == 0;
+    if (!progress && !expect && strcmp(reports, "none") != 0) {
+        if (rank == 0)
+            fprintf(stderr, "pap_reduce: reports must be none, progress or expect, not %s\n", reports);
+        MPI_Finalize();
+        return 2;
+    }
     float *s = malloc(sizeof(float) * (size_t)count), *r = malloc(sizeof(float) * (size_t)count);
     double *times = malloc(sizeof(double) * 2 * (size_t)n);
     long my_fixed = max_delay > 0 ? (long)(rnd(&seed) % (uint64_t)(max_delay + 1)) : 0;
@@ -58,9 +84,16 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         double t0 = MPI_Wtime();
         long d = fixed ? my_fixed : (max_delay > 0 ? (long)(rnd(&seed) % (uint64_t)(max_delay + 1)) : 0);
-        if (d > 0) {
-            struct timespec ts = {d / 1000000, (d % 1000000) * 1000};
-            nanosleep(&ts, NULL);
+        if (progress) {
+            MPIX_Pap_progress(MPI_COMM_WORLD, 0.0);
+            for (int k = 1; k <= 8; k++) {
+                sleep_us(d * k / 8 - d * (k - 1) / 8);
+                MPIX_Pap_progress(MPI_COMM_WORLD, k / 8.0);
+            }
+        } else {
+            if (expect)
+                MPIX_Pap_expect(MPI_COMM_WORLD, d * 1e-6);
+            sleep_us(d);
         }
         double arrive = MPI_Wtime() - t0;
         MPI_Reduce(s, r, (int)count, MPI_FLOAT, MPI_SUM, 0, MPI_COMM_WORLD);
@@ -93,7 +126,7 @@ int main(int argc, char **argv)
         }
     }
     if (rank == 0)
-        printf("%ld %d %ld %s %d %.1f %.1f\n", count, iters, max_delay, fixed ? "fixed" : "random", n, 1e6 * sum_last / counted, 1e6 * sum_first / counted);
+        printf("%ld %d %ld %s %d %.1f %.1f %s\n", count, iters, max_delay, fixed ? "fixed" : "random", n, 1e6 * sum_last / counted, 1e6 * sum_first / counted, reports);
     MPI_Bcast(&bad, 1, MPI_INT, 0, MPI_COMM_WORLD);
     free(s);
     free(r);

@@ -9466,6 +9466,30 @@ module mpi_f08
       DOUBLE PRECISION :: res
     end function
   end interface
+  interface MPIX_Pap_progress
+    subroutine MPIX_Pap_progress_f08(comm, fraction_done, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      DOUBLE PRECISION, INTENT(IN) :: fraction_done
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPIX_Pap_expect
+    subroutine MPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      DOUBLE PRECISION, INTENT(IN) :: seconds_until_arrival
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Pcontrol
     subroutine MPI_Pcontrol_f08(level)
       implicit none
@@ -28906,6 +28930,60 @@ function MPI_Wtime_f08() result(res)
   end interface
   res = pmpi_wtime()
 end function
+
+subroutine MPIX_Pap_progress_f08(comm, fraction_done, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  DOUBLE PRECISION, INTENT(IN) :: fraction_done
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpix_pap_progress(comm, fraction_done, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm) :: comm
+      DOUBLE PRECISION :: fraction_done
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpix_pap_progress(comm, fraction_done, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  DOUBLE PRECISION, INTENT(IN) :: seconds_until_arrival
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpix_pap_expect(comm, seconds_until_arrival, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm) :: comm
+      DOUBLE PRECISION :: seconds_until_arrival
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpix_pap_expect(comm, seconds_until_arrival, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
 
 subroutine MPI_Pcontrol_f08(level)
   implicit none

@@ -2005,6 +2005,15 @@ int PMPIX_Comm_revoke(MPI_Comm comm);
 int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
 int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
 
+/* oxmpi extensions: progress reports for Clairvoyant MPI_Reduce (README "Clairvoyant"). A rank
+ * tells how far its compute phase is (fraction_done in [0, 1]) or when it expects to enter its
+ * next reduction on comm; the reduction is then scheduled before the last rank arrives. */
+#define OXMPI_HAS_PAP_REPORTS 1
+int MPIX_Pap_progress(MPI_Comm comm, double fraction_done);
+int MPIX_Pap_expect(MPI_Comm comm, double seconds_until_arrival);
+int PMPIX_Pap_progress(MPI_Comm comm, double fraction_done);
+int PMPIX_Pap_expect(MPI_Comm comm, double seconds_until_arrival);
+
 /* MPICH's generalized request extensions (mpi_proto.h of MPICH 4.0): poll and wait functions,
  * request classes. */
 int MPIX_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn, MPI_Grequest_cancel_function *cancel_fn, MPIX_Grequest_poll_function *poll_fn, MPIX_Grequest_wait_function *wait_fn, void *extra_state, MPI_Request *request);

@@ -25,6 +25,9 @@ Options:
   --delay US       maximum per-rank delay in microseconds (default 20000)
   --modes LIST     arrival modes: random (new delay every iteration, the paper's) and fixed
                    (one delay per rank for the whole run: a repeating pattern) (default both)
+  --reports LIST   how ranks report their emulated computation: none, progress
+                   (MPIX_Pap_progress in 8 slices), expect (MPIX_Pap_expect up front)
+                   (default "none progress"; MPICH and Open MPI run once, without)
   --iters N        iterations per run (default 20)
   --algos LIST     oxmpi algorithms (default "clairvoyant binomial rabenseifner auto")
   --oxmode M       oxmpi rank mode, processes or threads (default processes)
@@ -33,7 +36,7 @@ Options:
 USAGE
 }
 
-prefix="" ranks="4 8 16" counts="131072 1048576" delay=20000 modes="random fixed" iters=20
+prefix="" ranks="4 8 16" counts="131072 1048576" delay=20000 modes="random fixed" iters=20 reports="none progress"
 algos="clairvoyant binomial rabenseifner auto" oxmode=processes others=yes
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -44,6 +47,7 @@ while [ $# -gt 0 ]; do
         --delay) delay="$2"; shift ;;
         --modes) modes="$2"; shift ;;
         --iters) iters="$2"; shift ;;
+        --reports) reports="$2"; shift ;;
         --algos) algos="$2"; shift ;;
         --oxmode) oxmode="$2"; shift ;;
         --no-others) others=no ;;
@@ -65,23 +69,28 @@ if [ "$others" = yes ]; then
     if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$work/ompi" "$src" 2>/dev/null; then impls+=("OpenMPI"); else echo "# Open MPI skipped" >&2; fi
 fi
 
-run() { # run IMPL N COUNT MODE -> "last first" or "failed"
+run() { # run IMPL N COUNT MODE REPORTS -> "last first" or "failed"
     local out
     case "$1" in
-        oxmpi:*) out=$(OXMPI_REDUCE_ALGORITHM="${1#oxmpi:}" timeout 600 "$prefix/bin/mpiexec" --mode "$oxmode" -n "$2" "$work/ox" "$3" "$iters" "$delay" "$4") ;;
-        MPICH) out=$(timeout 600 mpiexec.mpich -n "$2" "$work/mpich" "$3" "$iters" "$delay" "$4") ;;
-        OpenMPI) out=$(timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$2" "$work/ompi" "$3" "$iters" "$delay" "$4" 2>/dev/null) ;;
+        oxmpi:*) out=$(OXMPI_REDUCE_ALGORITHM="${1#oxmpi:}" timeout 600 "$prefix/bin/mpiexec" --mode "$oxmode" -n "$2" "$work/ox" "$3" "$iters" "$delay" "$4" 1 "$5") ;;
+        MPICH) out=$(timeout 600 mpiexec.mpich -n "$2" "$work/mpich" "$3" "$iters" "$delay" "$4" 1 "$5") ;;
+        OpenMPI) out=$(timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$2" "$work/ompi" "$3" "$iters" "$delay" "$4" 1 "$5" 2>/dev/null) ;;
     esac || { echo "failed failed"; return; }
     awk '{print $6, $7}' <<<"$out"
 }
 
-printf '%-20s %5s %8s %7s %14s %14s\n' implementation ranks count mode last_to_last_us first_to_last_us
+printf '%-20s %5s %8s %7s %9s %14s %14s\n' implementation ranks count mode reports last_to_last_us first_to_last_us
 for n in $ranks; do
     for c in $counts; do
         for m in $modes; do
-            for i in "${impls[@]}"; do
-                read -r last first < <(run "$i" "$n" "$c" "$m")
-                printf '%-20s %5s %8s %7s %14s %14s\n' "$i" "$n" "$c" "$m" "$last" "$first"
+            for r in $reports; do
+                for i in "${impls[@]}"; do
+                    # The peers have no reports: one run each.
+                    rr=$r
+                    case "$i" in oxmpi:*) ;; *) [ "$r" = "${reports%% *}" ] || continue; rr=none ;; esac
+                    read -r last first < <(run "$i" "$n" "$c" "$m" "$rr")
+                    printf '%-20s %5s %8s %7s %9s %14s %14s\n' "$i" "$n" "$c" "$m" "$rr" "$last" "$first"
+                done
             done
         done
     done

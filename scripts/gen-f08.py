@@ -70,6 +70,22 @@ SIZEOF_MPICH_ONLY = {"r16", "dcx", "cx16"}  # no `v` form: MPICH has neither
 # Procedures whose body is empty by definition: MPI_F_sync_reg only needs to be an external call
 # the compiler cannot see through (MPI 4.1 section 19.1.17).
 EMPTY = {"MPI_F_sync_reg"}
+# oxmpi's own MPIX_ procedures (not in pympistandard), in its f08 notation.
+EXTRA = [
+    """MPIX_Pap_progress(comm, fraction_done, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    DOUBLE PRECISION, INTENT(IN) :: fraction_done
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror""",
+    """MPIX_Pap_expect(comm, seconds_until_arrival, ierror)
+    TYPE(MPI_Comm), INTENT(IN) :: comm
+    DOUBLE PRECISION, INTENT(IN) :: seconds_until_arrival
+    INTEGER, OPTIONAL, INTENT(OUT) :: ierror""",
+]
+
+
+def binding_name(name):
+    """The `use mpi` binding (exported by liboxmpi.so) an f08 procedure calls."""
+    return "pmpix_" + name[5:].lower() if name.startswith("MPIX_") else "pmpi_" + name[4:].lower()
 
 
 def pympistandard():
@@ -137,7 +153,7 @@ class Proc:
     def __init__(self, text):
         lines = [l.strip() for l in text.strip().split("\n")]
         head = lines[0]
-        m = re.match(r"^(?:(.*?)\s+)?(MPI_\w+)\((.*)\)$", head)
+        m = re.match(r"^(?:(.*?)\s+)?(MPIX?_\w+)\((.*)\)$", head)
         if not m:
             raise ValueError("cannot parse: " + head)
         self.result, self.name = m.group(1), m.group(2)
@@ -291,6 +307,8 @@ def load_procedures(std):
                 missing.append((big.name + " (large count)", why))
             else:
                 procs.append(big)
+    for text in EXTRA:
+        procs.append(Proc(text))
     return procs, missing
 
 
@@ -667,15 +685,15 @@ def impl(w, pr):
         w("end subroutine")
         w("")
         return
-    short = pr.name[4:].lower()
+    bname = binding_name(pr.name)
     bargs = [a for a in pr.args if a.name != "ierror"]
     has_ierr = any(a.name == "ierror" for a in pr.args)
     w("  interface")
     names = [a.name for a in bargs] + (["ierr"] if has_ierr else [])
     if pr.result:
-        w(f"    function pmpi_{short}({', '.join(names)}) result(res)")
+        w(f"    function {bname}({', '.join(names)}) result(res)")
     else:
-        w(f"    subroutine pmpi_{short}({', '.join(names)})")
+        w(f"    subroutine {bname}({', '.join(names)})")
     w("      use, intrinsic :: iso_c_binding")
     w("      use mpi_f08_types")
     w("      use mpi_f08_compile_constants")
@@ -691,7 +709,7 @@ def impl(w, pr):
     w("  end interface")
     call = ", ".join((f"c_loc({a.name})" if a.is_buffer else a.name) for a in bargs)
     if pr.result:
-        w(f"  res = pmpi_{short}({call})")
+        w(f"  res = {bname}({call})")
         w(f"end function")
         w("")
         return
@@ -709,10 +727,10 @@ def impl(w, pr):
         else:
             w("    call oxmpi_f08_noncontig_comm(MPI_COMM_SELF, ierr)")
         w("  else")
-        w(f"    call pmpi_{short}({call}{', ' if call else ''}ierr)")
+        w(f"    call {bname}({call}{', ' if call else ''}ierr)")
         w("  end if")
     else:
-        w(f"  call pmpi_{short}({call}{', ' if call else ''}ierr)")
+        w(f"  call {bname}({call}{', ' if call else ''}ierr)")
     if has_ierr:
         w("  if (present(ierror)) ierror = ierr")
     w("end subroutine")

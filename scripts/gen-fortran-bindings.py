@@ -36,7 +36,7 @@ HAND = {
     "MPI_Session_create_errhandler", "MPI_Group_from_session_pset", "MPI_Session_get_pset_info",
     "MPI_Session_get_nth_pset", "MPI_Comm_create_from_group", "MPI_Intercomm_create_from_groups",
 }
-SCALARS = {"int": "c_int", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
+SCALARS = {"int": "c_int", "double": "f64", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
 HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request",
            "MPI_Message", "MPI_Win", "MPI_Info", "MPI_Session"}
 

@@ -112,7 +112,9 @@ def generate():
     for i in range(0, len(EXTERNALS), 2):
         L.append("      EXTERNAL " + ", ".join(EXTERNALS[i:i + 2]))
     L += ["      EXTERNAL MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK",
-          "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK"]
+          "      DOUBLE PRECISION MPI_WTIME, MPI_WTICK, PMPI_WTIME, PMPI_WTICK",
+          "! oxmpi's progress reports for Clairvoyant MPI_Reduce (subroutines)",
+          "      EXTERNAL MPIX_PAP_PROGRESS, MPIX_PAP_EXPECT"]
     for line in L:
         assert len(line) <= 72, line
     return "\n".join(L) + "\n"

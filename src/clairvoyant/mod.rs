@@ -14,6 +14,7 @@
 //! `linear` is the plain version of the fixed pseudocode (the reference); `segtree` is the fast
 //! one (bit columns ORed in a segment tree). Both produce identical schedules.
 pub mod cache;
+pub mod estimate;
 pub mod linear;
 pub mod pattern;
 pub mod predict;

@@ -22,8 +22,11 @@
 //! predictor (forcing another algorithm avoids it).
 use super::clairvoyant_calib::{self, RoundCost, DEFAULT};
 use super::Coll;
+use crate::runtime::pap_board::{self as board, Board, Planned};
+use crate::clairvoyant::estimate::Estimator;
 use crate::clairvoyant::predict::{error_ns, History};
 use crate::clairvoyant::{cache, Problem, Schedule};
+use crate::comm::{Comm, Universe};
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::p2p::ReqId;
 use std::collections::HashMap;
@@ -98,6 +101,11 @@ struct Pending {
 
 #[derive(Default)]
 struct State {
+    /// Candidate calls this rank entered on the communicator: the next one's sequence number,
+    /// which progress reports refer to.
+    calls: u64,
+    /// The progress reports of the current compute phase.
+    est: Estimator,
     history: History,
     /// The history as it stood one call earlier: what the current call predicts from.
     lagged: History,
@@ -112,10 +120,89 @@ struct State {
 
 type Key = (u32, Vec<usize>, usize);
 
-fn state(cx: &Coll) -> Arc<Mutex<State>> {
+fn state(c: &Comm) -> Arc<Mutex<State>> {
     static M: OnceLock<Mutex<HashMap<Key, Arc<Mutex<State>>>>> = OnceLock::new();
-    let key = (cx.c.context, cx.c.group.clone(), cx.c.rank);
+    let key = (c.context, c.group.clone(), c.rank);
     M.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner()).entry(key).or_default().clone()
+}
+
+/// A progress report of this rank on `c` (MPIX_Pap_progress, MPIX_Pap_expect).
+pub enum Report {
+    /// The share of the compute phase done, checked by `estimate::check_fraction`.
+    Progress(f64),
+    /// Seconds until the rank enters its next reduction, checked by `estimate::check_seconds`.
+    Expect(f64),
+}
+
+/// Turns a report into an estimate of when this rank enters its next candidate call on `c`, and
+/// shares it on the arrival board (`runtime::pap_board`) for the rank that plans that call.
+pub fn report(u: &Universe, c: &Comm, r: Report) {
+    let now = now_ns();
+    let st = state(c);
+    let mut st = st.lock().unwrap_or_else(|p| p.into_inner());
+    let e = match r {
+        Report::Progress(f) => st.est.progress(now, f),
+        Report::Expect(s) => Some(st.est.expect(now, s)),
+    };
+    if let (Some(e), Some(b)) = (e, board_of(u, c)) {
+        b.report(u.rank, board::key(c.context, &c.group, st.calls), e);
+    }
+}
+
+/// The arrival board, if `c` may use it: an intracommunicator of at least two ranks in a job that
+/// has one.
+fn board_of(u: &Universe, c: &Comm) -> Option<Board> {
+    if c.remote.is_some() || c.group.len() < 2 || c.group.iter().any(|&g| g >= u.seg.nranks()) {
+        return None;
+    }
+    u.seg.board()
+}
+
+/// The arrival pattern of call `seq` (board key `key`) agreed through the board: (informed,
+/// quantised offsets). The first rank to enter plans it from what the board says now: measured
+/// arrivals, reported estimates (no earlier than now: the rank has not arrived), and for ranks
+/// that said nothing the history's prediction `fallback` (in quanta from the first arrival). None
+/// when the communicator cannot use the board.
+fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: Option<Vec<i64>>) -> MpiResult<Option<(bool, Vec<i64>)>> {
+    let c = cx.c;
+    let Some(b) = board_of(cx.u, c) else { return Ok(None) };
+    let leader = *c.group.iter().min().expect("two ranks or more");
+    if !b.owns(leader, c.context) {
+        return Ok(None);
+    }
+    let n = c.group.len();
+    let out = std::cell::RefCell::new(None);
+    cx.u.engine.wait_for_collective(c.context, false, || {
+        let mut o = out.borrow_mut();
+        if o.is_none() {
+            *o = b.try_plan(leader, c.context, seq, key, n);
+        }
+        o.is_some()
+    })?;
+    let cell = match out.into_inner().expect("waited for") {
+        Planned::Read(informed, pattern) => return Ok(Some((informed, pattern))),
+        Planned::Planner(cell) => cell,
+    };
+    let now = now_ns().max(arrived);
+    let mut informed = false;
+    let at: Vec<i64> = c.group.iter().enumerate().map(|(i, &w)| {
+        if let Some(t) = b.arrived(w, key) {
+            informed |= w != cx.u.rank;
+            t
+        } else if let Some(e) = b.estimate(w, key) {
+            informed = true;
+            e.max(now)
+        } else {
+            fallback.as_ref().map_or(now, |f| arrived.saturating_add(f[i].saturating_mul(quantum)).max(now))
+        }
+    }).collect();
+    let first = *at.iter().min().expect("two ranks or more");
+    let pattern: Vec<i64> = at.iter().map(|&a| (a - first + quantum / 2) / quantum).collect();
+    b.publish(cell, informed, &pattern);
+    for &w in c.group.iter().filter(|&&w| w != cx.u.rank) {
+        cx.u.engine.ring_rank(w);
+    }
+    Ok(Some((informed, pattern)))
 }
 
 /// Whether a call takes part in the arrival exchange: commutative reductions of at least
@@ -131,8 +218,16 @@ pub fn candidate(cx: &Coll, count: usize, size: usize, min_bytes: usize) -> bool
 pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> MpiResult<Plan> {
     let n = cx.size();
     let me = cx.rank();
-    let st = state(cx);
+    let st = state(cx.c);
     let mut st = st.lock().unwrap_or_else(|p| p.into_inner());
+    // The arrival flag, and the end of this compute phase's reports.
+    let seq = st.calls;
+    st.calls += 1;
+    st.est.reset();
+    let key = board::key(cx.c.context, &cx.c.group, seq);
+    if let Some(b) = board_of(cx.u, cx.c) {
+        b.arrive(cx.u.rank, key, arrived);
+    }
     let cost = match st.cost {
         Some(c) => c,
         None => *st.cost.insert(clairvoyant_calib::agree(cx, SEGMENT_BYTES)?),
@@ -168,14 +263,24 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
         sends.push(unsafe { ph.isend(&*mine as *const i64 as *const u8, 8, r)? });
     }
     st.pending = Some(Pending { tag: cx.tag, mine, sends });
-    // This call runs the prediction from the lagged history; the one from the current history
-    // is built in the background for the next call.
+    // With reports on the board, this call runs the pattern its first rank saw there. Otherwise
+    // it runs the prediction from the lagged history; the one from the current history is built
+    // in the background for the next call.
     let quantum = (round / 2).max(1);
-    let pattern = st.lagged.predict(quantum).unwrap_or_else(|| vec![0; n]);
+    let current = st.history.predict(quantum);
+    let lagged = st.lagged.predict(quantum);
+    let last_error = st.last_error;
+    drop(st);
+    let board = agreed(cx, seq, key, arrived, quantum, current.clone())?;
+    let informed = board.as_ref().is_some_and(|b| b.0);
+    let pattern = match board {
+        Some((true, p)) => p,
+        _ => lagged.unwrap_or_else(|| vec![0; n]),
+    };
     let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round };
     let pb = problem(&pattern);
     pb.check().map_err(|e| err(ErrorClass::Intern, format!("Clairvoyant schedule inputs: {e}")))?;
-    if let Some(next) = st.history.predict(quantum) {
+    if let Some(next) = current {
         let npb = problem(&next);
         if npb.check().is_ok() && npb != pb {
             cache::prefetch(npb);
@@ -186,9 +291,9 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
     // call by more than a quarter of the spread is not trusted: random arrivals average out to
     // a pattern that never happens, and a schedule built for it loses to a balanced tree.
     let spread = pattern.iter().max().copied().unwrap_or(0) * quantum;
-    let trusted = st.last_error.is_some_and(|e| e.saturating_mul(4) < spread);
+    // A pattern from reports is trusted as such.
+    let trusted = informed || last_error.is_some_and(|e| e.saturating_mul(4) < spread);
     let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
-    st.used = Some((pattern, quantum));
-    drop(st);
+    state(cx.c).lock().unwrap_or_else(|p| p.into_inner()).used = Some((pattern, quantum));
     Ok(Plan { segments, sched: cache::get(&pb), imbalance })
 }

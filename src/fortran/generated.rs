@@ -1134,3 +1134,9 @@ fortran_binding!(mpix comm_shrink, COMM_SHRINK; (comm: *const MPI_Fint, newcomm:
 fortran_binding!(mpix comm_agree, COMM_AGREE; (comm: *const MPI_Fint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
     super::set_ierr(ierr, crate::ffi::PMPIX_Comm_agree(*comm, flag as _));
 });
+fortran_binding!(mpix pap_progress, PAP_PROGRESS; (comm: *const MPI_Fint, fraction_done: *const f64, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Pap_progress(*comm, *fraction_done));
+});
+fortran_binding!(mpix pap_expect, PAP_EXPECT; (comm: *const MPI_Fint, seconds_until_arrival: *const f64, ierr: *mut MPI_Fint) => {
+    super::set_ierr(ierr, crate::ffi::PMPIX_Pap_expect(*comm, *seconds_until_arrival));
+});

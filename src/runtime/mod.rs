@@ -1,6 +1,7 @@
 //! How ranks come to be and find each other: launch environment, the shared segment, waiting.
 pub mod futex;
 pub mod hw;
+pub mod pap_board;
 pub mod pmi;
 pub mod pmi_job;
 pub mod segment;

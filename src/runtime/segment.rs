@@ -10,13 +10,14 @@
 //! ```text
 //! SegmentHeader | RankControl[n] | Doorbell[n] | channel[src * n + dst] for all src, dst
 //!   | world arena (jobs of at most `ARENA_MAX_RANKS`): ArenaCounters | n + 2 slots of ARENA_SLOT
+//!   | Clairvoyant arrival board (jobs of at most `runtime::pap_board::MAX_RANKS`)
 //! ```
 use crossbeam_utils::CachePadded;
 use std::io;
 use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 6;
+pub const LAYOUT_VERSION: u32 = 7;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
@@ -143,6 +144,8 @@ pub struct Layout {
     pub arena_off: usize,
     /// Offset of the spawn desk (`runtime::spawn_desk`): `DESK_BYTES` bytes.
     pub desk_off: usize,
+    /// Offset of the arrival board (`pap_board`), 0 if the job has none.
+    pub board_off: usize,
     pub total: usize,
 }
 
@@ -160,7 +163,13 @@ impl Layout {
         }
         let desk_off = total;
         total = align_line(desk_off + DESK_BYTES);
-        Layout { nranks, channel, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, desk_off, total }
+        let mut board_off = 0;
+        let board = super::pap_board::bytes(nranks);
+        if board > 0 {
+            board_off = total;
+            total = align_line(board_off + board);
+        }
+        Layout { nranks, channel, ranks_off, doorbells_off, channels_off, channel_stride, arena_off, desk_off, board_off, total }
     }
 }
 
@@ -340,6 +349,16 @@ impl Segment {
             let c = self.base.add(self.layout.arena_off);
             Some((&*(c as *const ArenaCounters), c.add(std::mem::size_of::<ArenaCounters>())))
         }
+    }
+
+    /// The Clairvoyant arrival board, None for jobs of more than `runtime::pap_board::MAX_RANKS`.
+    pub fn board(&self) -> Option<super::pap_board::Board> {
+        if self.layout.board_off == 0 {
+            return None;
+        }
+        // SAFETY: the board lies inside the mapping (`Layout::new`), 128-byte aligned, zeroed at
+        // creation, and the mapping lives as long as the segment, which outlives the ranks' use.
+        Some(unsafe { super::pap_board::Board::new(self.base.add(self.layout.board_off), self.layout.nranks) })
     }
 
     /// Records that `rank` aborts the job with `code`. Returns false if another rank was first.
