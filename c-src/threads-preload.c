@@ -684,11 +684,9 @@ static void resolve_libc_state(void)
 
 #define REAL(name) (pthread_once(&libc_state_once, resolve_libc_state), libc_state_fns.name)
 
-long random(void)
+/* The rank's rand/random generator: draw and seed (the caller found the rank's state). */
+static long rank_random(struct rank_libc *s)
 {
-    struct rank_libc *s = rank_libc();
-    if (!s)
-        return REAL(random)();
     int32_t r;
     pthread_mutex_lock(&s->lock);
     random_r(&s->rd, &r);
@@ -696,34 +694,42 @@ long random(void)
     return r;
 }
 
-int rand(void)
+static void rank_srandom(struct rank_libc *s, unsigned int seed)
 {
-    struct rank_libc *s = rank_libc();
-    if (!s)
-        return REAL(rand)();
-    return (int)random();
-}
-
-void srandom(unsigned int seed)
-{
-    struct rank_libc *s = rank_libc();
-    if (!s) {
-        REAL(srandom)(seed);
-        return;
-    }
     pthread_mutex_lock(&s->lock);
     srandom_r(seed, &s->rd);
     pthread_mutex_unlock(&s->lock);
 }
 
+long random(void)
+{
+    struct rank_libc *s = rank_libc();
+    return s ? rank_random(s) : REAL(random)();
+}
+
+/* glibc's rand is random on the same state. */
+int rand(void)
+{
+    struct rank_libc *s = rank_libc();
+    return s ? (int)rank_random(s) : REAL(rand)();
+}
+
+void srandom(unsigned int seed)
+{
+    struct rank_libc *s = rank_libc();
+    if (s)
+        rank_srandom(s, seed);
+    else
+        REAL(srandom)(seed);
+}
+
 void srand(unsigned int seed)
 {
     struct rank_libc *s = rank_libc();
-    if (!s) {
+    if (s)
+        rank_srandom(s, seed);
+    else
         REAL(srand)(seed);
-        return;
-    }
-    srandom(seed);
 }
 
 char *initstate(unsigned int seed, char *state, size_t n)
