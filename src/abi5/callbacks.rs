@@ -45,15 +45,10 @@ pub unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize
     }
     // SAFETY: stored from an ABI `MPI_User_function` (`AbiOp`).
     let func: AbiUserFn = unsafe { std::mem::transmute::<usize, AbiUserFn>(f.addr) };
-    let mut done = 0usize;
-    while done < count {
-        let n = (count - done).min(i32::MAX as usize);
-        let mut len = n as c_int;
-        let off = done * size;
-        // SAFETY: elements done..done+n of both buffers (caller contract).
+    crate::ffi::coll::op::in_int_chunks(count, size, |off, mut len| {
+        // SAFETY: the chunk at byte `off` of both buffers, `len` elements (caller contract).
         unsafe { func(inp.wrapping_add(off) as *mut c_void, inout.wrapping_add(off) as *mut c_void, &mut len, &mut dt) };
-        done += n;
-    }
+    });
 }
 
 /// # Safety

@@ -103,13 +103,19 @@ pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, d
     }
     // SAFETY: `create` stored this address from an `MPI_User_function`.
     let func: MPI_User_function = unsafe { std::mem::transmute::<usize, MPI_User_function>(f.addr) };
+    in_int_chunks(count, size, |off, mut len| {
+        // SAFETY: the chunk at byte `off` of both buffers, `len` elements (caller contract).
+        unsafe { func(inp.wrapping_add(off) as *mut _, inout.wrapping_add(off) as *mut _, &mut len, &mut dt) };
+    });
+}
+
+/// Calls `f(byte offset, element count)` over `count` elements `size` bytes apart in chunks an
+/// int count can describe: how an `MPI_User_function` (int `len`) gets a large-count reduction.
+pub fn in_int_chunks(count: usize, size: usize, mut f: impl FnMut(usize, c_int)) {
     let mut done = 0usize;
     while done < count {
         let n = (count - done).min(i32::MAX as usize);
-        let mut len = n as c_int;
-        let off = done * size;
-        // SAFETY: elements done..done+n of both buffers (caller contract).
-        unsafe { func(inp.wrapping_add(off) as *mut _, inout.wrapping_add(off) as *mut _, &mut len, &mut dt) };
+        f(done * size, n as c_int);
         done += n;
     }
 }
