@@ -25,6 +25,11 @@ pub struct Stats {
     pub predictions: AtomicU64,
     /// Mean absolute prediction error (ns) of the latest measured call.
     pub last_error_ns: AtomicU64,
+    /// Re-plans published (a rank overdue: the call taken over with a new schedule), by this
+    /// process's watchdog.
+    pub replans: AtomicU64,
+    /// Re-plans followed by the ranks of this process (one per rank and re-plan).
+    pub takeovers: AtomicU64,
 }
 
 /// The process-wide counters (to be exposed as MPI_T performance variables).

@@ -22,7 +22,10 @@
 //! predictor (forcing another algorithm avoids it).
 use super::clairvoyant_calib::{self, RoundCost, DEFAULT};
 use super::Coll;
-use crate::runtime::pap_board::{self as board, Board, Planned};
+use super::clairvoyant_exec::Live;
+use super::clairvoyant_watch::{self, Watched};
+use crate::runtime::pap_board::{self as board, Board, CellRef, Planned, Replan};
+use crate::runtime::segment::Segment;
 use crate::clairvoyant::estimate::Estimator;
 use crate::clairvoyant::predict::{error_ns, History};
 use crate::clairvoyant::{cache, Problem, Schedule};
@@ -48,6 +51,49 @@ pub struct Plan {
     /// point-to-point transfer of the whole vector (Faraj et al.: > 1 means imbalanced); 0 when
     /// the predictor missed the previous call too widely to be trusted.
     pub imbalance: f64,
+    /// What the executor needs to follow re-plans (None: no board, or re-planning off).
+    pub live: Option<Live>,
+    /// The call's board cell, released when the plan is dropped (the end of the call).
+    _lease: Option<Lease>,
+}
+
+/// A rank's hold on its call's board cell: the cell may serve a later call only once every
+/// member has dropped its lease (re-plans may be published into it until then).
+struct Lease {
+    cell: CellRef,
+    seg: Arc<Segment>,
+    members: Vec<usize>,
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        if self.cell.release() {
+            // A member ahead by `pap_board::CELLS` calls may wait to claim the cell.
+            for &w in &self.members {
+                crate::runtime::wait::ring(self.seg.doorbell(w));
+            }
+        }
+    }
+}
+
+/// How long past its expected arrival a rank may be before the watchdog re-plans without it:
+/// `OXMPI_CLV_REPLAN_SLACK_US`, else four rounds and at least 500 us.
+fn slack_ns(round: i64) -> i64 {
+    match env_usize("OXMPI_CLV_REPLAN_SLACK_US") {
+        0 => (4 * round).max(500_000),
+        us => us as i64 * 1000,
+    }
+}
+
+/// What `agreed` found on the board.
+struct Agreed {
+    informed: bool,
+    /// Time origin (ns) and pattern (quanta) of the first plan.
+    t0: i64,
+    pattern: Vec<i64>,
+    cell: CellRef,
+    /// Re-plans published before this rank entered.
+    missed: Vec<Replan>,
 }
 
 fn env_usize(name: &str) -> usize {
@@ -158,12 +204,12 @@ fn board_of(u: &Universe, c: &Comm) -> Option<Board> {
     u.seg.board()
 }
 
-/// The arrival pattern of call `seq` (board key `key`) agreed through the board: (informed,
-/// quantised offsets). The first rank to enter plans it from what the board says now: measured
-/// arrivals, reported estimates (no earlier than now: the rank has not arrived), and for ranks
-/// that said nothing the history's prediction `fallback` (in quanta from the first arrival). None
-/// when the communicator cannot use the board.
-fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: Option<Vec<i64>>) -> MpiResult<Option<(bool, Vec<i64>)>> {
+/// The arrival pattern of call `seq` (board key `key`) agreed through the board. The first rank
+/// to enter plans it from what the board says now: measured arrivals, reported estimates (no
+/// earlier than now: the rank has not arrived), and for ranks that said nothing the history's
+/// prediction `fallback` (in quanta from the first arrival). None when the communicator cannot
+/// use the board.
+fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: Option<Vec<i64>>) -> MpiResult<Option<Agreed>> {
     let c = cx.c;
     let Some(b) = board_of(cx.u, c) else { return Ok(None) };
     let leader = *c.group.iter().min().expect("two ranks or more");
@@ -175,12 +221,12 @@ fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: O
     cx.u.engine.wait_for_collective(c.context, false, || {
         let mut o = out.borrow_mut();
         if o.is_none() {
-            *o = b.try_plan(leader, c.context, seq, key, n);
+            *o = b.try_plan(leader, c.context, seq, key, n, c.rank);
         }
         o.is_some()
     })?;
     let cell = match out.into_inner().expect("waited for") {
-        Planned::Read(informed, pattern) => return Ok(Some((informed, pattern))),
+        Planned::Read(cell, informed, t0, pattern, missed) => return Ok(Some(Agreed { informed, t0, pattern, cell, missed })),
         Planned::Planner(cell) => cell,
     };
     let now = now_ns().max(arrived);
@@ -198,11 +244,11 @@ fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: O
     }).collect();
     let first = *at.iter().min().expect("two ranks or more");
     let pattern: Vec<i64> = at.iter().map(|&a| (a - first + quantum / 2) / quantum).collect();
-    b.publish(cell, informed, &pattern);
+    b.publish(cell, informed, first, &pattern);
     for &w in c.group.iter().filter(|&&w| w != cx.u.rank) {
         cx.u.engine.ring_rank(w);
     }
-    Ok(Some((informed, pattern)))
+    Ok(Some(Agreed { informed, t0: first, pattern, cell, missed: Vec::new() }))
 }
 
 /// Whether a call takes part in the arrival exchange: commutative reductions of at least
@@ -272,9 +318,11 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
     let last_error = st.last_error;
     drop(st);
     let board = agreed(cx, seq, key, arrived, quantum, current.clone())?;
-    let informed = board.as_ref().is_some_and(|b| b.0);
-    let pattern = match board {
-        Some((true, p)) => p,
+    // Released when the plan is dropped, or now if planning fails below.
+    let lease = board.as_ref().map(|b| Lease { cell: b.cell, seg: cx.u.seg.clone(), members: cx.c.group.clone() });
+    let informed = board.as_ref().is_some_and(|b| b.informed);
+    let pattern = match &board {
+        Some(b) if b.informed => b.pattern.clone(),
         _ => lagged.unwrap_or_else(|| vec![0; n]),
     };
     let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round, holds: Vec::new() };
@@ -294,6 +342,16 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
     // A pattern from reports is trusted as such.
     let trusted = informed || last_error.is_some_and(|e| e.saturating_mul(4) < spread);
     let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
+    let live = match (board, board_of(cx.u, cx.c)) {
+        (Some(b), Some(bd)) if clairvoyant_watch::enabled() => Some(Live {
+            cell: b.cell,
+            missed: b.missed,
+            quantum,
+            round,
+            watch: Watched { cell: b.cell, board: bd, key, members: cx.c.group.clone(), seg: cx.u.seg.clone(), t0: b.t0, pattern: pattern.clone(), quantum, slack: slack_ns(round) },
+        }),
+        _ => None,
+    };
     state(cx.c).lock().unwrap_or_else(|p| p.into_inner()).used = Some((pattern, quantum));
-    Ok(Plan { segments, sched: cache::get(&pb), imbalance })
+    Ok(Plan { segments, sched: cache::get(&pb), imbalance, live, _lease: lease })
 }

@@ -29,6 +29,7 @@ pub mod bcast;
 pub mod clairvoyant_calib;
 pub mod clairvoyant_exec;
 pub mod clairvoyant_pap;
+pub mod clairvoyant_watch;
 pub mod direct;
 pub mod gather;
 pub mod inter;

@@ -43,7 +43,7 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     // the arrival pattern: candidate calls share their arrival times whatever runs them.
     let forced_clv = forced == Some(CLAIRVOYANT);
     let min = if forced_clv { 1 } else { CLAIRVOYANT_MIN };
-    let plan = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
+    let mut plan = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
         Some(super::clairvoyant_pap::plan(cx, arrived, count, red.size, root)?)
     } else {
         None
@@ -56,14 +56,14 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     unsafe {
         match algo {
             1 => super::rabenseifner::reduce(cx, sendbuf, recvbuf, count, red, root),
-            CLAIRVOYANT => match &plan {
-                Some(p) => super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments),
+            CLAIRVOYANT => match &mut plan {
+                Some(p) => super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments, p.live.take()),
                 // A phase of a larger collective, or too few elements: a balanced schedule.
                 None if n > 1 && count > 0 => {
                     let (segments, round) = super::clairvoyant_pap::params(count, red.size, n);
                     let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round, holds: Vec::new() };
                     let s = crate::clairvoyant::cache::get(&pb);
-                    super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments)
+                    super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments, None)
                 }
                 None => binomial(cx, sendbuf, recvbuf, count, red, root),
             },

@@ -20,6 +20,8 @@
 //! | `p2p_eager_fraction` | PERCENTAGE | double in [0, 1] | share of this rank's sends (user and collective transfers) sent eagerly through the rings, since MPI_Init; continuous |
 //! | `p2p_wait_blocked_ns` | TIMER | unsigned long long, ns | time this rank spent blocked in waits while the handle was started |
 //! | `clairvoyant_schedules_built` | COUNTER | unsigned long long | Clairvoyant schedules generated (cache misses) |
+//! | `clairvoyant_replans` | COUNTER | unsigned long long | Re-plans published by this process (late ranks) |
+//! | `clairvoyant_takeovers` | COUNTER | unsigned long long | Re-plans followed by this process's ranks |
 //! | `clairvoyant_cache_hits` | COUNTER | unsigned long long | Clairvoyant calls whose schedule was already cached |
 //! | `clairvoyant_build_ns` | TIMER | unsigned long long, ns | time spent generating Clairvoyant schedules |
 //! | `clairvoyant_prediction_error_ns` | LEVEL | unsigned long long, ns | mean absolute arrival prediction error of the latest measured Clairvoyant call; continuous |
@@ -61,6 +63,8 @@ pub enum ClvStat {
     Hits,
     BuildNs,
     ErrorNs,
+    Replans,
+    Takeovers,
 }
 
 impl Source {
@@ -151,6 +155,8 @@ pub static PVARS: &[Pvar] = &[
     gauge("clairvoyant_schedules_built", "Clairvoyant MPI_Reduce schedules generated, foreground or background (cache misses); process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Built)),
     gauge("clairvoyant_cache_hits", "Clairvoyant MPI_Reduce calls whose schedule was already cached; process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Hits)),
     gauge("clairvoyant_build_ns", "Nanoseconds spent generating Clairvoyant schedules; process-wide", PvarClass::Timer, ULL, false, Source::Clv(ClvStat::BuildNs)),
+    gauge("clairvoyant_replans", "Clairvoyant MPI_Reduce re-plans published by this process's watchdog (a rank overdue: the call taken over with a new schedule); process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Replans)),
+    gauge("clairvoyant_takeovers", "Clairvoyant MPI_Reduce re-plans followed, one per rank of this process and re-plan; process-wide", PvarClass::Counter, ULL, false, Source::Clv(ClvStat::Takeovers)),
     gauge("clairvoyant_prediction_error_ns", "Mean absolute error (ns) of the arrival prediction of the latest measured Clairvoyant call; process-wide", PvarClass::Level, ULL, true, Source::Clv(ClvStat::ErrorNs)),
 ];
 

@@ -124,6 +124,8 @@ fn live(p: &Pvar, b: &Bound) -> Vec<u64> {
         Source::Clv(ClvStat::Hits) => return vec![load(&clv.cache_hits)],
         Source::Clv(ClvStat::BuildNs) => return vec![load(&clv.build_ns)],
         Source::Clv(ClvStat::ErrorNs) => return vec![load(&clv.last_error_ns)],
+        Source::Clv(ClvStat::Replans) => return vec![load(&clv.replans)],
+        Source::Clv(ClvStat::Takeovers) => return vec![load(&clv.takeovers)],
         Source::Unexpected => return gauge(&|g| g.unexpected()),
         Source::UnexpectedHigh => return gauge(&|g| g.watermarks().0),
         Source::UnexpectedLow => return gauge(&|g| g.watermarks().1),

@@ -1151,6 +1151,22 @@ impl<X: Transport> Engine<X> {
         self.wait_until(|g| Self::take(g, id))
     }
 
+    /// Waits for request `id` like `wait`, but gives up when `stop()` holds (checked after each
+    /// progress pass, under the engine lock: it must not call the engine): None then, and the
+    /// request stays pending. Whoever makes `stop()` hold rings this rank (`ring_rank`).
+    pub fn wait_or(&self, id: ReqId, stop: impl Fn() -> bool) -> Option<Status> {
+        {
+            let mut g = self.lock();
+            if let Some(st) = Self::take(&mut g, id) {
+                return Some(st);
+            }
+        }
+        self.wait_until(|g| match Self::take(g, id) {
+            Some(st) => Some(Some(st)),
+            None => stop().then_some(None),
+        })
+    }
+
     /// Whether `id` is an active request. Waitany, Waitsome, Testany and Testsome ignore inactive
     /// persistent requests like null handles (MPI 4.1 section 3.7.5); reporting them as complete
     /// would hand the same, already completed request back on every call.

@@ -17,7 +17,7 @@ use std::io;
 use std::sync::atomic::{AtomicU64, AtomicI32, AtomicU32, Ordering};
 
 pub const MAGIC: u64 = 0x6f78_6d70_6973_6567; // "oxmpiseg"
-pub const LAYOUT_VERSION: u32 = 7;
+pub const LAYOUT_VERSION: u32 = 8;
 
 /// Lifecycle of a rank as the launcher sees it.
 pub const RANK_NOT_STARTED: u32 = 0;
