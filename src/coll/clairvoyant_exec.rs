@@ -409,7 +409,7 @@ impl Exec<'_, '_> {
             };
             if let Some(inc) = inc {
                 if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-                    eprintln!("clv[{}] v{ver} step {i}/{} waits for {} (round {})", self.cx.rank(), steps.len(), inc.from, st.round);
+                    eprintln!("clv[{}] v{ver} step {i}/{} waits for {} (round {}) cell {:?} version {:?}", self.cx.rank(), steps.len(), inc.from, st.round, self.cell.map(|c| c.addr()), self.cell.map(|c| c.version()));
                 }
                 match self.wait(inc.req, Some(ver)) {
                     Some(status) => self.finish_recv(inc, &status, ver)?,
