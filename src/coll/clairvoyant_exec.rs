@@ -46,6 +46,8 @@ use std::sync::Arc;
 
 /// Phases of the tag used by re-plan v (1..=MAX_REPLANS): PHASE_REPLAN + v.
 const PHASE_REPLAN: i32 = 240;
+/// Phases of the acknowledgements of re-plan v (0..=MAX_REPLANS): PHASE_ACK + v.
+const PHASE_ACK: i32 = 230;
 
 /// What an executor needs to follow re-plans of its call.
 pub struct Live {
@@ -149,17 +151,20 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
         // SAFETY: per this function's contract.
         None => (unsafe { ex.walk(&replan::steps(sched, cx.rank()), 0, 0) }.map(|_| ()), None),
     };
-    // Memory peers read (sends, acknowledgements) must outlive their reads.
-    let mut rest = Ok(());
+    // Memory peers read (sends, acknowledgements) must outlive their reads. After an error an
+    // acknowledgement may never come: the memory is left to the peers (leaked) instead.
+    if res.is_err() {
+        let reading = std::mem::take(&mut ex.reading);
+        if !reading.is_empty() {
+            std::mem::forget(ex.scratch.take());
+            std::mem::forget(std::mem::take(&mut ex.stashes));
+            std::mem::forget(reading);
+        }
+        return res;
+    }
     for r in std::mem::take(&mut ex.reading) {
-        rest = rest.and(ex.finish_reading(r));
+        ex.finish_reading(r)?;
     }
-    let res = res.and(rest);
-    if res.is_err() && !ex.reading.is_empty() {
-        std::mem::forget(ex.scratch.take());
-        std::mem::forget(std::mem::take(&mut ex.stashes));
-    }
-    res?;
     if is_root {
         for s in 0..segments {
             let (off, bytes, _) = ex.seg(s);
@@ -229,6 +234,17 @@ impl Exec<'_, '_> {
         if ver == 0 { self.cx.tag_at(round as usize) } else { self.cx.phase(PHASE_REPLAN + ver as i32).tag_at(round as usize) }
     }
 
+    /// The tag of the acknowledgements of the transfer on data tag `tag` (threads mode): a phase
+    /// of their own, so an acknowledgement never matches an address message of the same round
+    /// between the same two ranks (in a swap round whose one half became an orphan at a re-plan,
+    /// the orphan's acknowledgement reaches its sender before that sender's own address message
+    /// of the round is taken).
+    fn ack_of(tag: i32) -> i32 {
+        let phase = (tag >> 8) & 0xff;
+        let ver = if phase == 0 { 0 } else { phase - PHASE_REPLAN };
+        (tag & !0xff00) | ((PHASE_ACK + ver) << 8)
+    }
+
     /// Whether a re-plan newer than `ver` was published.
     fn replanned(&self, ver: usize) -> bool {
         self.cell.is_some_and(|c| c.version() > ver)
@@ -237,7 +253,20 @@ impl Exec<'_, '_> {
     /// Waits for `req`; with `watch`, gives up (None) when a re-plan newer than `ver` appears.
     fn wait(&self, req: ReqId, watch: Option<usize>) -> Option<Status> {
         match (watch, self.cell) {
-            (Some(ver), Some(c)) => self.cx.u.engine.wait_or(req, || c.version() > ver),
+            (Some(ver), Some(c)) => {
+                let me = self.cx.rank();
+                let r = self.cx.u.engine.wait_or(req, || {
+                    let v = c.version();
+                    if std::env::var_os("OXMPI_CLV_DEBUG").is_some() && v > ver {
+                        eprintln!("clv[{me}] stop: cell {:x} version {v} > {ver}", c.addr());
+                    }
+                    v > ver
+                });
+                if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
+                    eprintln!("clv[{me}] wait_or returned {}", if r.is_some() { "done" } else { "stopped" });
+                }
+                r
+            }
             _ => Some(self.cx.u.engine.wait(req)),
         }
     }
@@ -360,7 +389,7 @@ impl Exec<'_, '_> {
                 }
                 let nothing = std::ptr::NonNull::<u8>::dangling().as_ptr();
                 // SAFETY: zero bytes are sent.
-                let ack = unsafe { self.cx.isend_world(nothing, 0, self.cx.c.world_rank(inc.from), inc.tag)? };
+                let ack = unsafe { self.cx.isend_world(nothing, 0, self.cx.c.world_rank(inc.from), Self::ack_of(inc.tag))? };
                 self.reading.push(Reading { req: ack, peer: inc.from, ack: false, acc_seg: None, _msg: None });
             }
         }
@@ -380,7 +409,7 @@ impl Exec<'_, '_> {
             let req = unsafe { self.cx.isend_world(msg.as_ptr() as *const u8, 16, w, tag)? };
             let nothing = std::ptr::NonNull::<u8>::dangling().as_ptr();
             // SAFETY: zero bytes are received.
-            let ack = unsafe { self.cx.irecv_world(nothing, 0, w, tag) };
+            let ack = unsafe { self.cx.irecv_world(nothing, 0, w, Self::ack_of(tag)) };
             self.reading.push(Reading { req: ack, peer: to, ack: true, acc_seg, _msg: None });
             self.reading.push(Reading { req, peer: to, ack: false, acc_seg: None, _msg: Some(msg) });
             return Ok(req);
