@@ -172,7 +172,7 @@ fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: O
     }
     let n = c.group.len();
     let out = std::cell::RefCell::new(None);
-    cx.u.engine.wait_for_collective(c.context, false, || {
+    cx.u.engine.wait_for_collective(c.context, &c.group, || {
         let mut o = out.borrow_mut();
         if o.is_none() {
             *o = b.try_plan(leader, c.context, seq, key, n);

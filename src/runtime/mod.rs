@@ -19,6 +19,9 @@ pub mod env {
     pub const SHM_FD: &str = "OXMPI_SHM_FD";
     /// `processes` or `threads`; also the launcher's default when set by the user.
     pub const MODE: &str = "OXMPI_MODE";
+    /// `1`: the job survives the loss of a rank (`mpiexec --survive`; the threads-mode host reads
+    /// it, processes-mode ranks learn it from the segment).
+    pub const SURVIVE: &str = "OXMPI_SURVIVE";
 }
 pub mod wait;
 pub mod job;

@@ -266,7 +266,9 @@ Options:
   --monitor FILE           record who sends how much to whom (point-to-point, collective
                            transfers, one-sided) and write the job's matrices to FILE as
                            JSON at the end; 'oxmpi-monitor FILE' shows them
-  --survive                when a rank dies, keep the others running (processes mode);
+  --survive                when a rank dies, keep the others running (in threads mode: a
+                           rank that exits, calls pthread_exit, or crashes on its own
+                           thread; a rank cannot be killed there);
                            operations involving the dead rank then fail with
                            MPIX_ERR_PROC_FAILED. Also on once any rank sets a non-fatal
                            error handler on a communicator

@@ -71,10 +71,6 @@ fn threads_libdir(found: Option<&libpath::LibDir>, exe: Option<&Path>) -> Result
 
 pub fn run(o: &Options) -> i32 {
     let shown = o.program.to_string_lossy().into_owned();
-    if o.survive {
-        // A rank is a thread: a signal that kills it kills the host process and every rank.
-        eprintln!("oxmpi: --survive has no effect in threads mode (a rank killed by a signal takes every rank with it); use --mode processes to survive the loss of a rank");
-    }
     let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
         Ok(p) => p,
         Err(e) => {
@@ -127,6 +123,8 @@ pub fn run(o: &Options) -> i32 {
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref()))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
+        // The host marks a dead rank failed itself (`runtime::threads::host`).
+        .env(env::SURVIVE, if o.survive { "1" } else { "0" })
         // Processes-mode variables would make the library look for a job segment.
         .env_remove(env::RANK)
         .env_remove(env::SHM_FD);
