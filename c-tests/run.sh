@@ -38,7 +38,8 @@ Environment:
   OXMPI_TEST_MPIEXEC_ARGS extra arguments for mpiexec (before -n)
 
 Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"):
-  ranks=1,2,4,8  expect=fail  expect-exit=N  expect-stderr=TEXT (repeatable; quote
+  ranks=1,2,4,8  expect=fail  expect-exit=N  expect-exit-threads=N (threads mode's, if it
+  differs)  expect-stderr=TEXT (repeatable; quote
   TEXT containing spaces: expect-stderr="killed by signal 11")  expect-stdout=TEXT (the same
   for stdout)  mpich=skip|nostderr
   timeout=SECONDS  env=VAR=VALUE[,VAR=VALUE...] (repeatable: one run per env= key, with
@@ -138,7 +139,7 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_EXIT_THREADS=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -152,6 +153,7 @@ parse_header() {
                 ranks) H_RANKS="${val//,/ }" ;;
                 expect) [[ "$val" == fail ]] && H_EXPECT_FAIL=1 ;;
                 expect-exit) H_EXIT="$val" ;;
+                expect-exit-threads) H_EXIT_THREADS="$val" ;;
                 expect-stderr) H_STDERR+=("$val") ;;
                 expect-stdout) H_STDOUT+=("$val") ;;
                 mpich) H_MPICH="$val" ;;
@@ -206,13 +208,15 @@ run_one() {
     local secs
     secs="$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')"
 
-    local verdict="PASS" why=""
+    local verdict="PASS" why="" want_exit="$H_EXIT"
+    # expect-exit-threads: the status in threads mode, where a rank cannot be SIGKILLed alone.
+    [[ $mode == threads && -n "$H_EXIT_THREADS" ]] && want_exit="$H_EXIT_THREADS"
     # 137 is timeout's SIGKILL, unless the test expects a rank's SIGKILL to be the job's status
     # (ulfm_*: survivors finish, the launcher reports the death); mpiexec's own timeout is 124.
-    if [[ $rc -eq 124 || ( $rc -eq 137 && "$H_EXIT" != 137 ) ]]; then
+    if [[ $rc -eq 124 || ( $rc -eq 137 && "$want_exit" != 137 ) ]]; then
         verdict="FAIL"; why="timeout after ${tmo}s (rc=$rc)"
-    elif [[ -n "$H_EXIT" ]]; then
-        [[ $rc -eq $H_EXIT ]] || { verdict="FAIL"; why="exit status $rc, expected $H_EXIT"; }
+    elif [[ -n "$want_exit" ]]; then
+        [[ $rc -eq $want_exit ]] || { verdict="FAIL"; why="exit status $rc, expected $want_exit"; }
     elif [[ $H_EXPECT_FAIL -eq 1 ]]; then
         [[ $rc -ne 0 ]] || { verdict="FAIL"; why="exit status 0, expected failure"; }
     else

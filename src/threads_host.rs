@@ -48,6 +48,14 @@ pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
     crate::ffi::boundary::run_value(0, || host::exit_hook(code) as c_int)
 }
 
+/// `pthread_exit` was called: ends the calling rank fiber (its rank's death, unless the rank had
+/// ended already) and never returns; returns at once for any other caller (libc's pthread_exit
+/// then runs).
+#[no_mangle]
+pub extern "C" fn oxmpi_threads_fiber_exit() {
+    crate::ffi::boundary::run_value((), host::fiber_exit_hook)
+}
+
 /// A sleep of `ns` nanoseconds was asked (the preload library's `nanosleep` & co.): 1 if the
 /// caller is a rank fiber, which slept by parking so its carrier ran other ranks meanwhile;
 /// 0 if the caller must sleep in the kernel itself.

@@ -153,7 +153,23 @@ pub fn rank_finished(rank: usize, code: i32) {
 /// calling pthread_exit, it ends the rank with status 0, which is a death while MPI is initialised.
 extern "C" fn rank_vanished(arg: *mut c_void) {
     // SAFETY: `arg` is the leaked RankStart of this thread (see `rank_thread`).
-    let rank = unsafe { (*(arg as *const RankStart)).rank };
+    rank_ended_inside(unsafe { (*(arg as *const RankStart)).rank });
+}
+
+/// Called by the preload library's `pthread_exit`: on a rank fiber (whose frames pthread_exit
+/// would unwind past, ending the carrier), ends the fiber as `rank_vanished` ends a thread.
+/// Returns at once anywhere else.
+pub fn fiber_exit_hook() {
+    let rank = job::context();
+    if rank < 0 || !sched::in_fiber() || job::threads_job().is_none() {
+        return;
+    }
+    rank_ended_inside(rank as usize);
+    sched::exit_current();
+}
+
+/// Rank `rank`'s thread or fiber ends inside its program (pthread_exit), see `rank_vanished`.
+fn rank_ended_inside(rank: usize) {
     if ENDED.get().and_then(|v| v.get(rank)).is_some_and(|e| e.load(std::sync::atomic::Ordering::SeqCst)) {
         return;
     }
