@@ -23,7 +23,8 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
-                   modes, then with --survive after 1, 2 and 3 failures (bounded in time)
+                   modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
+                   in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
   7. mpich-binary  programs built with the system MPICH (mpicc.mpich), run with oxmpi's
                    mpiexec -n 2 and -n 4: point-to-point tests, the same stripped (-s), and a
                    getopt_long parser (scripts/mpich-getopt.c) whose output must be the same
@@ -203,10 +204,14 @@ stage_c_tests_streamed() {
 stage_fault_inject() {
     [ -f "$OXMPI_ROOT/scripts/fault-inject.sh" ] || { stage_result="skip"; return; }
     local f
-    run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --trials 100 --time 90
+    # About two minutes in all: rounds stop at --time, and each round runs every mode.
+    run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --trials 100 --time 30
     for f in 1 2 3; do
-        run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --survive --failures "$f" --trials 50 --time 60
+        run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --survive --failures "$f" --trials 50 --time 15
     done
+    # The minimal cases and the two-failure program, a few runs per mode (scripts/ft-repeat.sh
+    # --runs 100 for the issue's count).
+    run bash "$OXMPI_ROOT/scripts/ft-repeat.sh" --prefix "$PREFIX" --modes "$MODES" --runs 3
 }
 
 # run_ours N MODE PROGRAM ARGS...: run a prebuilt binary under oxmpi's mpiexec, with a hard timeout.
