@@ -189,10 +189,12 @@ impl Exec<'_, '_> {
                 }
                 self.private[s] = true;
             }
-            if let Some(sr) = sreq {
-                cx.wait_sends(&[sr?]);
-            }
+            let sent = match sreq {
+                Some(sr) => cx.wait_sends(&[sr?]),
+                None => Ok(()),
+            };
             res?;
+            sent?;
         }
         Ok(())
     }
@@ -240,8 +242,9 @@ impl Exec<'_, '_> {
                     Err(e) => res = res.and(Err(e)),
                 }
             }
-            cx.wait_sends(&ids);
+            let sent = cx.wait_sends(&ids);
             res?;
+            sent?;
         }
         Ok(())
     }

@@ -242,7 +242,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
             // SAFETY: `slot` is 8 writable bytes, waited for inside `recv`.
             unsafe { prev.recv(slot as *mut i64 as *mut u8, 8, r)? };
         }
-        cx.wait_sends(&p.sends);
+        cx.wait_sends(&p.sends)?;
         st.lagged = st.history.clone();
         st.history.push(&all);
         if let Some((q, quantum)) = st.used.take() {
