@@ -3,7 +3,9 @@
    against the others, as mpi4py's test_dynproc does), accept on one side and connect on the
    other, with the port passed by a message and then through MPI_Publish_name/MPI_Lookup_name.
    The intercommunicator carries point-to-point, MPI_Bcast and MPI_Allreduce and merges;
-   MPI_Comm_disconnect frees it. Then MPI_Comm_join over a TCP socket between ranks 0 and 1.
+   MPI_Comm_disconnect frees it. Then MPI_Comm_join over a TCP socket between ranks 0 and 1;
+   then 40 cycles of open, accept/connect, disconnect and close between the first and the last
+   rank.
    (Debian's MPICH, over UCX, has no ports: mpich=skip.) */
 #define _DEFAULT_SOURCE
 #include "oxtest.h"
@@ -162,6 +164,27 @@ int main(int argc, char **argv)
     halves(rank >= size / 2, 0, 1, service);
     halves(rank < size / 2, 0, 1, service);
     join(rank);
+    /* repeatedly: every cycle opens, connects, disconnects and closes (ports and contexts are
+       given back) */
+    for (int i = 0; i < 40; i++) {
+        char port[MPI_MAX_PORT_NAME];
+        MPI_Comm inter;
+        int v = i;
+        if (rank == 0)
+            MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
+        MPI_OK(MPI_Bcast(port, MPI_MAX_PORT_NAME, MPI_CHAR, 0, MPI_COMM_WORLD));
+        if (rank == 0)
+            MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter));
+        else if (rank == size - 1)
+            MPI_OK(MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_SELF, &inter));
+        if (rank == 0 || rank == size - 1) {
+            MPI_OK(MPI_Bcast(&v, 1, MPI_INT, rank == 0 ? MPI_ROOT : 0, inter));
+            CHECK(v == i, "cycle %d: bcast gave %d", i, v);
+            MPI_OK(MPI_Comm_disconnect(&inter));
+        }
+        if (rank == 0)
+            MPI_OK(MPI_Close_port(port));
+    }
     MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
     MPI_OK(MPI_Finalize());
     if (rank == 0)
