@@ -4,7 +4,8 @@
    binary, found as /proc/PPID/exe), which starts its ranks inside this job's segment. This job
    publishes a port under SERVICE and accepts; the other looks it up and connects. Both check a
    broadcast and an allreduce over the intercommunicator, then disconnect; the second mpiexec
-   must exit with status 0. A third mpiexec asked to join a job that does not exist fails with
+   must exit with status 0. A job started without --join gets MPI_ERR_PORT for a connect to the
+   port. A third mpiexec asked to join a job that does not exist fails with
    a message. (Debian's MPICH, over UCX, has no ports: mpich=skip.) */
 #define _DEFAULT_SOURCE
 #include "oxtest.h"
@@ -49,6 +50,16 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Init(&argc, &argv));
     MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &rank));
     MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
+    if (argc == 3 && strcmp(argv[1], "stranger") == 0) {
+        /* a job of its own (no --join): the port belongs to another segment */
+        int rc;
+        MPI_OK(MPI_Lookup_name(argv[2], MPI_INFO_NULL, port));
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        rc = MPI_Comm_connect(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter);
+        CHECK_CLASS(rc, MPI_ERR_PORT);
+        MPI_OK(MPI_Finalize());
+        return 0;
+    }
     if (argc == 3 && strcmp(argv[1], "client") == 0) {
         CHECK(size == 2, "the joined job has %d ranks", size);
         if (rank == 0) {
@@ -71,6 +82,10 @@ int main(int argc, char **argv)
         CHECK(WIFEXITED(status) && WEXITSTATUS(status) != 0, "joining no job must fail (status %d)", status);
         MPI_OK(MPI_Open_port(MPI_INFO_NULL, port));
         MPI_OK(MPI_Publish_name(service, MPI_INFO_NULL, port));
+        char *stranger[] = {"mpiexec", "-n", "1", argv[0], "stranger", service, NULL};
+        pid_t st = launch(stranger);
+        CHECK(waitpid(st, &status, 0) == st, "waitpid");
+        CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the job without --join ended with status %d", status);
         other = launch(args);
     }
     MPI_OK(MPI_Comm_accept(port, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter));

@@ -233,6 +233,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             None => Mode::Processes,
         },
     };
+    if join.is_some() && mode == Mode::Threads {
+        return err("--join (or OXMPI_JOIN) starts ranks in processes mode only: drop --mode threads");
+    }
     let timeout = match timeout {
         Some(t) => t,
         None => match &env.timeout {
@@ -429,5 +432,17 @@ mod tests {
         assert_eq!(invoked_name(Some(OsStr::new("/usr/bin/mpirun"))), "mpirun");
         assert_eq!(invoked_name(Some(OsStr::new("mpiexec"))), "mpiexec");
         assert_eq!(invoked_name(None), "mpiexec");
+    }
+
+    #[test]
+    fn join() {
+        assert_eq!(run(&["--join", "1234", "-n", "2", "prog"]).join.as_deref(), Some("1234"));
+        assert_eq!(run(&["--join=auto", "prog"]).join.as_deref(), Some("auto"));
+        assert_eq!(run(&["prog"]).join, None);
+        let env = EnvDefaults { join: Some("auto".into()), ..Default::default() };
+        assert!(matches!(p_env(&["prog"], env), Ok(Command::Run(o)) if o.join.as_deref() == Some("auto")));
+        assert!(p(&["--join", "me", "prog"]).is_err());
+        assert!(p(&["--join", "0", "prog"]).is_err());
+        assert!(p(&["--join", "auto", "--mode", "threads", "prog"]).is_err());
     }
 }
