@@ -3,10 +3,13 @@ pub mod futex;
 pub mod hw;
 pub mod pap_board;
 pub mod pmi;
+pub mod name_service;
 pub mod pmi_job;
+pub mod ports;
 pub mod segment;
 pub mod spawn_desk;
 pub mod thread_level;
+pub mod user_dir;
 pub mod threads;
 
 /// Environment variables `mpiexec` sets for every rank (the launcher/rank contract).
