@@ -50,7 +50,10 @@ ARRAY_LEN = {"array_of_requests": ["count", "incount"], "array_of_statuses": ["c
              "array_of_distribs": ["ndims"]}
 SPECIAL_LEN = {"sendtypes": "peers", "recvtypes": "peers"}
 # What differs between the targets in the generated wrappers (set by main() / ompi_main()).
-CFG = {"status": "AbiStatus", "prefix": "oxabi_"}
+CFG = {"status": "AbiStatus", "prefix": "oxabi_", "read_all_outputs": True}
+# Handle pointers the function reads (in-out); the others are outputs only, whose initial content
+# may be garbage: a layer whose h_in dereferences (Open MPI's) must not read them.
+INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv)$")
 
 
 class Unsupported(Exception):
@@ -141,7 +144,9 @@ def gen(ret, name, params):
             post.append(f"if !{v}.is_null() {{ *{v} = file_out(t_{pn}); }}")
         elif base in HANDLES and ((stars == 1 and not dims) or (stars == 0 and dims == "[]")):
             if stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
-                pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ h_in(*{v}) }};")
+                reads = CFG["read_all_outputs"] or const or (INOUT.search(name) and not (name == "MPI_Imrecv" and pn == "request"))
+                init = f"h_in(*{v})" if reads else "0"
+                pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ {init} }};")
                 args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
                 if not const:
                     out = "msg_out" if base == "MPI_Message" else "h_out"
@@ -156,7 +161,10 @@ def gen(ret, name, params):
                     if not cands:
                         raise Unsupported(f"array {pn} of unknown length")
                     n = cands[0]
-                pre.append(f"let mut t_{pn}: Vec<c_int> = handles_in({v}, len({n}));")
+                if CFG["read_all_outputs"] or const or name != "MPI_Type_get_contents":
+                    pre.append(f"let mut t_{pn}: Vec<c_int> = handles_in({v}, len({n}));")
+                else:  # an output only: its initial content may be garbage
+                    pre.append(f"let mut t_{pn}: Vec<c_int> = vec![0; len({n})];")
                 args.append(f"arr_ptr({v}, &mut t_{pn})")
                 if not const:
                     post.append(f"handles_out({v}, &t_{pn});")
@@ -408,7 +416,7 @@ def ompi_objects(text):
 
 
 def ompi_main():
-    CFG.update(status="OmpiStatus", prefix="oxompi_")
+    CFG.update(status="OmpiStatus", prefix="oxompi_", read_all_outputs=False)
     text, flat = ompi_header()
     fnames = sorted(set(re.findall(r"OMPI_DECLSPEC (?:const )?\w+ ?\*? ?(MPI_\w+) ?\(", flat)))
     ours = {}
@@ -520,7 +528,7 @@ def ompi_tables(rows, text):
             e2o[m[e]] = o[e]
     out.append("/// Open MPI's value of each MPICH error class (index; -1 = none in Open MPI 4.1).")
     out.append(f"pub static ERR_TO_OMPI: [i32; 128] = [{', '.join(map(str, e2o))}];")
-    out.append(f"/// Open MPI's MPI_ERR_LASTCODE: its codes with a message slot start above it.")
+    out.append("/// Open MPI's MPI_ERR_LASTCODE (the last predefined code).")
     out.append(f"pub const ERR_LASTCODE: i32 = {o['MPI_ERR_LASTCODE']};")
     (ROOT / "src/abi_ompi/tables.rs").write_text("\n".join(out) + "\n")
 

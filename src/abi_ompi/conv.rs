@@ -146,31 +146,24 @@ pub fn keyval_out(k: c_int) -> c_int {
     map_out(k, &KEYVALS)
 }
 
-/// Rich codes carry a message slot above the class: MPICH `class | slot << 7`, here
-/// `class | slot << 14` (above Open MPI's MPI_ERR_LASTCODE).
+/// Error codes go out as their class, as Open MPI returns them (programs compare a code with
+/// `MPI_ERR_RANK` & co.); the detailed message was already given to the error handler.
+/// User classes and codes (MPI_Add_error_class/code) are the same numbers in both.
 const USER_BASE: c_int = crate::ffi::error_codes::USER_CLASS_BASE;
-const _: () = assert!(ERR_LASTCODE < 1 << 14);
 #[inline]
 pub fn code_out(c: c_int) -> c_int {
-    if c == 0 {
-        return 0;
-    }
-    if !(0..USER_BASE).contains(&c) {
-        return c; // user classes and codes (MPI_Add_error_class/code) are the same numbers
-    }
-    let class = ERR_TO_OMPI[(c & 0x7f) as usize];
-    if class < 0 {
+    if c == 0 || !(0..USER_BASE).contains(&c) {
         return c;
     }
-    class | ((c >> 7) << 14)
+    let class = ERR_TO_OMPI[(c & 0x7f) as usize];
+    if class < 0 { c } else { class }
 }
 pub fn code_in(c: c_int) -> c_int {
     if !(0..USER_BASE).contains(&c) {
         return c;
     }
-    let (class, slot) = (c & 0x3fff, c >> 14);
-    match ERR_TO_OMPI.iter().position(|&a| a == class) {
-        Some(m) => m as c_int | (slot << 7),
+    match ERR_TO_OMPI.iter().position(|&a| a == c) {
+        Some(m) => m as c_int,
         None => c,
     }
 }

@@ -227,7 +227,7 @@ pub unsafe extern "C" fn oxompi_MPI_Bsend_init(buf: *const c_void, count: c_int,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -286,7 +286,7 @@ pub unsafe extern "C" fn oxompi_MPI_Cart_create(comm_old: Handle, ndims: c_int, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_comm_cart: c_int = if comm_cart.is_null() { 0 } else { h_in(*comm_cart) };
+        let mut t_comm_cart: c_int = if comm_cart.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Cart_create(h_in(comm_old), ndims, dims, periods, reorder, if comm_cart.is_null() { std::ptr::null_mut() } else { &mut t_comm_cart });
         if !comm_cart.is_null() { *comm_cart = h_out(t_comm_cart); }
         code_out(rc)
@@ -349,7 +349,7 @@ pub unsafe extern "C" fn oxompi_MPI_Cart_sub(comm: Handle, remain_dims: *const c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Cart_sub(h_in(comm), remain_dims, if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -384,7 +384,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_accept(port_name: *const c_char, info: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_accept(port_name, h_in(info), rank_in(root), h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -421,7 +421,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_connect(port_name: *const c_char, info:
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_connect(port_name, h_in(info), rank_in(root), h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -434,7 +434,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create(comm: Handle, group: Handle, new
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_create(h_in(comm), h_in(group), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -453,7 +453,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create_group(comm: Handle, group: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_create_group(h_in(comm), h_in(group), tag_in(tag), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -496,7 +496,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_dup(comm: Handle, newcomm: *mut Handle)
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_dup(h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -509,7 +509,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_dup_with_info(comm: Handle, info: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_dup_with_info(h_in(comm), h_in(info), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -559,7 +559,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_errhandler(comm: Handle, errhandler
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
+        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_errhandler(h_in(comm), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
         if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
         code_out(rc)
@@ -572,7 +572,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_info(comm: Handle, info_used: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { h_in(*info_used) };
+        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_info(h_in(comm), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
         if !info_used.is_null() { *info_used = h_out(t_info_used); }
         code_out(rc)
@@ -596,7 +596,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_parent(parent: *mut Handle) -> c_in
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_parent: c_int = if parent.is_null() { 0 } else { h_in(*parent) };
+        let mut t_parent: c_int = if parent.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_parent(if parent.is_null() { std::ptr::null_mut() } else { &mut t_parent });
         if !parent.is_null() { *parent = h_out(t_parent); }
         code_out(rc)
@@ -609,7 +609,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_group(comm: Handle, group: *mut Handle)
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_group: c_int = if group.is_null() { 0 } else { h_in(*group) };
+        let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_group(h_in(comm), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
         if !group.is_null() { *group = h_out(t_group); }
         code_out(rc)
@@ -622,8 +622,8 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_idup(comm: Handle, newcomm: *mut Handle
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         if !request.is_null() { *request = h_out(t_request); }
@@ -637,7 +637,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_join(fd: c_int, intercomm: *mut Handle)
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_intercomm: c_int = if intercomm.is_null() { 0 } else { h_in(*intercomm) };
+        let mut t_intercomm: c_int = if intercomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_join(fd, if intercomm.is_null() { std::ptr::null_mut() } else { &mut t_intercomm });
         if !intercomm.is_null() { *intercomm = h_out(t_intercomm); }
         code_out(rc)
@@ -663,7 +663,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_remote_group(comm: Handle, group: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_group: c_int = if group.is_null() { 0 } else { h_in(*group) };
+        let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_remote_group(h_in(comm), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
         if !group.is_null() { *group = h_out(t_group); }
         code_out(rc)
@@ -754,7 +754,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_split(comm: Handle, color: c_int, key: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_split(h_in(comm), color, key, if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -767,7 +767,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_split_type(comm: Handle, split_type: c_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_split_type(h_in(comm), split_in(split_type), key, h_in(info), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
         if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
         code_out(rc)
@@ -813,7 +813,7 @@ pub unsafe extern "C" fn oxompi_MPI_Dist_graph_create(comm_old: Handle, n: c_int
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { h_in(*comm_dist_graph) };
+        let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Dist_graph_create(h_in(comm_old), n, sources, degrees, destinations, weights_in_const(weights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
         if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
@@ -826,7 +826,7 @@ pub unsafe extern "C" fn oxompi_MPI_Dist_graph_create_adjacent(comm_old: Handle,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { h_in(*comm_dist_graph) };
+        let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Dist_graph_create_adjacent(h_in(comm_old), indegree, sources, weights_in_const(sourceweights), outdegree, destinations, weights_in_const(destweights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
         if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
@@ -880,7 +880,7 @@ pub unsafe extern "C" fn oxompi_MPI_Errhandler_get(comm: Handle, errhandler: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
+        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Errhandler_get(h_in(comm), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
         if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
         code_out(rc)
@@ -1026,7 +1026,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_errhandler(file: *mut c_void, errha
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
+        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_errhandler(file_in(file), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
         if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
         code_out(rc)
@@ -1039,7 +1039,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_group(fh: *mut c_void, group: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_group: c_int = if group.is_null() { 0 } else { h_in(*group) };
+        let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_group(file_in(fh), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
         if !group.is_null() { *group = h_out(t_group); }
         code_out(rc)
@@ -1052,7 +1052,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_info(fh: *mut c_void, info_used: *m
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { h_in(*info_used) };
+        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_info(file_in(fh), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
         if !info_used.is_null() { *info_used = h_out(t_info_used); }
         code_out(rc)
@@ -1109,8 +1109,8 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_view(fh: *mut c_void, disp: *mut i6
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_etype: c_int = if etype.is_null() { 0 } else { h_in(*etype) };
-        let mut t_filetype: c_int = if filetype.is_null() { 0 } else { h_in(*filetype) };
+        let mut t_etype: c_int = if etype.is_null() { 0 } else { 0 };
+        let mut t_filetype: c_int = if filetype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_view(file_in(fh), disp, if etype.is_null() { std::ptr::null_mut() } else { &mut t_etype }, if filetype.is_null() { std::ptr::null_mut() } else { &mut t_filetype }, datarep);
         if !etype.is_null() { *etype = h_out(t_etype); }
         if !filetype.is_null() { *filetype = h_out(t_filetype); }
@@ -1124,7 +1124,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread(fh: *mut c_void, buf: *mut c_void
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1137,7 +1137,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_all(fh: *mut c_void, buf: *mut c_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1150,7 +1150,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at(fh: *mut c_void, offset: i64, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1163,7 +1163,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at_all(fh: *mut c_void, offset: i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1176,7 +1176,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_shared(fh: *mut c_void, buf: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1189,7 +1189,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite(fh: *mut c_void, buf: *const c_v
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1202,7 +1202,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_all(fh: *mut c_void, buf: *const
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1215,7 +1215,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at(fh: *mut c_void, offset: i64,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1228,7 +1228,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at_all(fh: *mut c_void, offset: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1241,7 +1241,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_shared(fh: *mut c_void, buf: *co
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -1823,7 +1823,7 @@ pub unsafe extern "C" fn oxompi_MPI_Graph_create(comm_old: Handle, nnodes: c_int
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_comm_graph: c_int = if comm_graph.is_null() { 0 } else { h_in(*comm_graph) };
+        let mut t_comm_graph: c_int = if comm_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Graph_create(h_in(comm_old), nnodes, indx, edges, reorder, if comm_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_graph });
         if !comm_graph.is_null() { *comm_graph = h_out(t_comm_graph); }
         code_out(rc)
@@ -1921,7 +1921,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_difference(group1: Handle, group2: Han
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_difference(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -1934,7 +1934,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_excl(group: Handle, n: c_int, ranks: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_excl(h_in(group), n, ranks, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -1960,7 +1960,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_incl(group: Handle, n: c_int, ranks: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_incl(h_in(group), n, ranks, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -1973,7 +1973,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_intersection(group1: Handle, group2: H
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_intersection(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -1986,7 +1986,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_range_excl(group: Handle, n: c_int, ra
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_range_excl(h_in(group), n, ranges, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -1999,7 +1999,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_range_incl(group: Handle, n: c_int, ra
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_range_incl(h_in(group), n, ranges, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -2049,7 +2049,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_union(group1: Handle, group2: Handle, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { h_in(*newgroup) };
+        let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_union(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
         if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
         code_out(rc)
@@ -2062,7 +2062,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgather(sendbuf: *const c_void, sendcount
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2075,7 +2075,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgatherv(sendbuf: *const c_void, sendcoun
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2088,7 +2088,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallreduce(sendbuf: *const c_void, recvbuf: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallreduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2101,7 +2101,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoall(sendbuf: *const c_void, sendcount:
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2114,7 +2114,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallv(sendbuf: *const c_void, sendcount
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2129,7 +2129,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallw(sendbuf: *const c_void, sendcount
     run_value(ERR_INTERN, || unsafe {
         let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(peers(h_in(comm))));
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2142,7 +2142,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibarrier(comm: Handle, request: *mut Handle)
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibarrier(h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2155,7 +2155,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibcast(buffer: *mut c_void, count: c_int, da
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibcast(buffer, count, h_in(datatype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2168,7 +2168,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibsend(buf: *const c_void, count: c_int, dat
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2181,7 +2181,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iexscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2194,7 +2194,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igather(sendbuf: *const c_void, sendcount: c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2207,7 +2207,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igatherv(sendbuf: *const c_void, sendcount: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2220,7 +2220,7 @@ pub unsafe extern "C" fn oxompi_MPI_Improbe(source: c_int, tag: c_int, comm: Han
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
+        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
@@ -2236,7 +2236,7 @@ pub unsafe extern "C" fn oxompi_MPI_Imrecv(buf: *mut c_void, count: c_int, datat
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Imrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !message.is_null() { *message = msg_out(t_message); }
         if !request.is_null() { *request = h_out(t_request); }
@@ -2250,7 +2250,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgather(sendbuf: *const c_void, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2263,7 +2263,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgatherv(sendbuf: *const c_void,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2276,7 +2276,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoall(sendbuf: *const c_void, s
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2289,7 +2289,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoallv(sendbuf: *const c_void, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2308,7 +2308,7 @@ pub unsafe extern "C" fn oxompi_MPI_Info_create(info: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_info: c_int = if info.is_null() { 0 } else { h_in(*info) };
+        let mut t_info: c_int = if info.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Info_create(if info.is_null() { std::ptr::null_mut() } else { &mut t_info });
         if !info.is_null() { *info = h_out(t_info); }
         code_out(rc)
@@ -2332,7 +2332,7 @@ pub unsafe extern "C" fn oxompi_MPI_Info_dup(info: Handle, newinfo: *mut Handle)
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newinfo: c_int = if newinfo.is_null() { 0 } else { h_in(*newinfo) };
+        let mut t_newinfo: c_int = if newinfo.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Info_dup(h_in(info), if newinfo.is_null() { std::ptr::null_mut() } else { &mut t_newinfo });
         if !newinfo.is_null() { *newinfo = h_out(t_newinfo); }
         code_out(rc)
@@ -2448,7 +2448,7 @@ pub unsafe extern "C" fn oxompi_MPI_Intercomm_create(local_comm: Handle, local_l
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newintercomm: c_int = if newintercomm.is_null() { 0 } else { h_in(*newintercomm) };
+        let mut t_newintercomm: c_int = if newintercomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Intercomm_create(h_in(local_comm), local_leader, h_in(peer_comm), remote_leader, tag_in(tag), if newintercomm.is_null() { std::ptr::null_mut() } else { &mut t_newintercomm });
         if !newintercomm.is_null() { *newintercomm = h_out(t_newintercomm); }
         code_out(rc)
@@ -2461,7 +2461,7 @@ pub unsafe extern "C" fn oxompi_MPI_Intercomm_merge(intercomm: Handle, high: c_i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newintracomm: c_int = if newintracomm.is_null() { 0 } else { h_in(*newintracomm) };
+        let mut t_newintracomm: c_int = if newintracomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Intercomm_merge(h_in(intercomm), high, if newintracomm.is_null() { std::ptr::null_mut() } else { &mut t_newintracomm });
         if !newintracomm.is_null() { *newintracomm = h_out(t_newintracomm); }
         code_out(rc)
@@ -2487,7 +2487,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irecv(buf: *mut c_void, count: c_int, dataty
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irecv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2500,7 +2500,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2513,7 +2513,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter(sendbuf: *const c_void, recv
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2526,7 +2526,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter_block(sendbuf: *const c_void
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_block(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2539,7 +2539,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irsend(buf: *const c_void, count: c_int, dat
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2563,7 +2563,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2576,7 +2576,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatter(sendbuf: *const c_void, sendcount: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatter(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2589,7 +2589,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatterv(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2602,7 +2602,7 @@ pub unsafe extern "C" fn oxompi_MPI_Isend(buf: *const c_void, count: c_int, data
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2615,7 +2615,7 @@ pub unsafe extern "C" fn oxompi_MPI_Issend(buf: *const c_void, count: c_int, dat
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2658,7 +2658,7 @@ pub unsafe extern "C" fn oxompi_MPI_Mprobe(source: c_int, tag: c_int, comm: Hand
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
+        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
@@ -2882,7 +2882,7 @@ pub unsafe extern "C" fn oxompi_MPI_Raccumulate(origin_addr: *const c_void, orig
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Raccumulate(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2908,7 +2908,7 @@ pub unsafe extern "C" fn oxompi_MPI_Recv_init(buf: *mut c_void, count: c_int, da
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Recv_init(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -2997,7 +2997,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget(origin_addr: *mut c_void, origin_count:
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3010,7 +3010,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget_accumulate(origin_addr: *const c_void, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_accumulate(origin_addr, origin_count, h_in(origin_datatype), result_addr, result_count, h_in(result_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3023,7 +3023,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rput(origin_addr: *const c_void, origin_coun
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rput(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3047,7 +3047,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rsend_init(buf: *const c_void, count: c_int,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3104,7 +3104,7 @@ pub unsafe extern "C" fn oxompi_MPI_Send_init(buf: *const c_void, count: c_int, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Send_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3154,7 +3154,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ssend_init(buf: *const c_void, count: c_int,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ssend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
@@ -3516,7 +3516,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_contiguous(count: c_int, oldtype: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_contiguous(count, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3531,7 +3531,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_darray(size: c_int, rank: c_int,
     run_value(ERR_INTERN, || unsafe {
         let t_array_of_distribs: Vec<c_int> = ints_in(array_of_distribs, len(ndims), distrib_in);
         let t_array_of_dargs: Vec<c_int> = ints_in(array_of_dargs, len(ndims), darg_in);
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_darray(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, if array_of_dargs.is_null() { array_of_dargs } else { t_array_of_dargs.as_ptr() }, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3544,7 +3544,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_complex(p: c_int, r: c_int, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_complex(p, r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3557,7 +3557,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_integer(r: c_int, newtype: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_integer(r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3570,7 +3570,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_real(p: c_int, r: c_int, new
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_real(p, r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3583,7 +3583,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hindexed(count: c_int, array_of_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3596,7 +3596,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hindexed_block(count: c_int, blo
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3609,7 +3609,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hvector(count: c_int, blocklengt
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hvector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3622,7 +3622,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_indexed_block(count: c_int, bloc
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3641,7 +3641,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_resized(oldtype: Handle, lb: i64
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_resized(h_in(oldtype), lb, extent, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3655,7 +3655,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_struct(count: c_int, array_of_bl
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_array_of_types: Vec<c_int> = handles_in(array_of_types, len(count));
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, arr_ptr(array_of_types, &mut t_array_of_types), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3668,7 +3668,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_subarray(ndims: c_int, array_of_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3692,7 +3692,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_dup(oldtype: Handle, newtype: *mut Hand
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_dup(h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3753,7 +3753,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_get_contents(datatype: Handle, max_inte
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_datatypes: Vec<c_int> = handles_in(array_of_datatypes, len(max_datatypes));
+        let mut t_array_of_datatypes: Vec<c_int> = vec![0; len(max_datatypes)];
         let rc = crate::ffi::PMPI_Type_get_contents(h_in(datatype), max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, arr_ptr(array_of_datatypes, &mut t_array_of_datatypes));
         handles_out(array_of_datatypes, &t_array_of_datatypes);
         if rc == 0 { contents_out(h_in(datatype), len(max_integers), array_of_integers, false); }
@@ -3835,7 +3835,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_hindexed(count: c_int, array_of_blockle
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3848,7 +3848,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_hvector(count: c_int, blocklength: c_in
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_hvector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3861,7 +3861,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_indexed(count: c_int, array_of_blocklen
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -3885,7 +3885,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_match_size(typeclass: c_int, size: c_in
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_datatype: c_int = if datatype.is_null() { 0 } else { h_in(*datatype) };
+        let mut t_datatype: c_int = if datatype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_match_size(typeclass_in(typeclass), size, if datatype.is_null() { std::ptr::null_mut() } else { &mut t_datatype });
         if !datatype.is_null() { *datatype = h_out(t_datatype); }
         code_out(rc)
@@ -3943,7 +3943,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_struct(count: c_int, array_of_blockleng
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_array_of_types: Vec<c_int> = handles_in(array_of_types, len(count));
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, arr_ptr(array_of_types, &mut t_array_of_types), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         handles_out(array_of_types, &t_array_of_types);
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
@@ -3968,7 +3968,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_vector(count: c_int, blocklength: c_int
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { h_in(*newtype) };
+        let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_vector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         if !newtype.is_null() { *newtype = h_out(t_newtype); }
         code_out(rc)
@@ -4074,7 +4074,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_allocate(size: i64, disp_unit: c_int, in
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_win: c_int = if win.is_null() { 0 } else { h_in(*win) };
+        let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_allocate(size, disp_unit, h_in(info), h_in(comm), baseptr, if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
         if !win.is_null() { *win = h_out(t_win); }
         code_out(rc)
@@ -4087,7 +4087,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_allocate_shared(size: i64, disp_unit: c_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_win: c_int = if win.is_null() { 0 } else { h_in(*win) };
+        let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_allocate_shared(size, disp_unit, h_in(info), h_in(comm), baseptr, if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
         if !win.is_null() { *win = h_out(t_win); }
         code_out(rc)
@@ -4133,7 +4133,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create(base: *mut c_void, size: i64, dis
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_win: c_int = if win.is_null() { 0 } else { h_in(*win) };
+        let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_create(base, size, disp_unit, h_in(info), h_in(comm), if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
         if !win.is_null() { *win = h_out(t_win); }
         code_out(rc)
@@ -4146,7 +4146,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create_dynamic(info: Handle, comm: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_win: c_int = if win.is_null() { 0 } else { h_in(*win) };
+        let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_create_dynamic(h_in(info), h_in(comm), if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
         if !win.is_null() { *win = h_out(t_win); }
         code_out(rc)
@@ -4286,7 +4286,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_errhandler(win: Handle, errhandler: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { h_in(*errhandler) };
+        let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_errhandler(h_in(win), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
         if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
         code_out(rc)
@@ -4299,7 +4299,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_group(win: Handle, group: *mut Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_group: c_int = if group.is_null() { 0 } else { h_in(*group) };
+        let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_group(h_in(win), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
         if !group.is_null() { *group = h_out(t_group); }
         code_out(rc)
@@ -4312,7 +4312,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_info(win: Handle, info_used: *mut Ha
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { h_in(*info_used) };
+        let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_info(h_in(win), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
         if !info_used.is_null() { *info_used = h_out(t_info_used); }
         code_out(rc)
