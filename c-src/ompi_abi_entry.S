@@ -4216,12 +4216,16 @@ OMPI_C_MPI_WIN_NULL_DELETE_FN:
 oxompi_ctor:
 	leaq oxompi_objects(%rip), %rdi
 	movl $104, %esi
+	leaq oxompi_objects_begin(%rip), %rdx
+	leaq oxompi_objects_end(%rip), %rcx
 	jmp oxompi_register@PLT
 	.size oxompi_ctor, .-oxompi_ctor
 	.section .init_array,"aw"
 	.align 8
 	.quad oxompi_ctor
 	.data
+	.align 64
+oxompi_objects_begin:
 	.globl ompi_mpi_comm_world
 	.type ompi_mpi_comm_world, @object
 	.align 64
@@ -4950,6 +4954,7 @@ ompi_mpi_ub:
 	.long 0x0
 	.zero 508
 	.size ompi_mpi_ub, 512
+oxompi_objects_end:
 	.local oxompi_f_status_ignore
 	.comm oxompi_f_status_ignore, 24, 8
 	.globl MPI_F_STATUS_IGNORE

@@ -53,6 +53,7 @@ SPECIAL_LEN = {"sendtypes": "peers", "recvtypes": "peers"}
 CFG = {"status": "AbiStatus", "prefix": "oxabi_", "read_all_outputs": True}
 # Handle pointers the function reads (in-out); the others are outputs only, whose initial content
 # may be garbage: a layer whose h_in dereferences (Open MPI's) must not read them.
+LATE_OUTPUTS = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
 INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv)$")
 
 
@@ -143,14 +144,22 @@ def gen(ret, name, params):
             args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
             post.append(f"if !{v}.is_null() {{ *{v} = file_out(t_{pn}); }}")
         elif base in HANDLES and ((stars == 1 and not dims) or (stars == 0 and dims == "[]")):
-            if stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
+            if stars == 1 and not CFG["read_all_outputs"] and name in LATE_OUTPUTS and pn == "newcomm":
+                # Written by the engine when the operation completes, after this call returns:
+                # into the caller's slot, zeroed, whose low half then holds the MPICH handle, as
+                # a user handle's pointer is (src/abi_ompi/objects.rs).
+                pre.append(f"if !{v}.is_null() {{ *{v} = std::ptr::null_mut(); }}")
+                args.append(f"{v} as *mut c_int")
+            elif stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
                 reads = CFG["read_all_outputs"] or const or (INOUT.search(name) and not (name == "MPI_Imrecv" and pn == "request"))
                 init = f"h_in(*{v})" if reads else "0"
                 pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ {init} }};")
                 args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
                 if not const:
                     out = "msg_out" if base == "MPI_Message" else "h_out"
-                    post.append(f"if !{v}.is_null() {{ *{v} = {out}(t_{pn}); }}")
+                    # An output the engine did not write (a failed call) leaves the caller's as it was.
+                    written = "" if reads else f" && t_{pn} != 0"
+                    post.append(f"if !{v}.is_null(){written} {{ *{v} = {out}(t_{pn}); }}")
             else:
                 if pn in SPECIAL_LEN:
                     if comm_name is None:
@@ -459,10 +468,11 @@ def ompi_main():
         s += [f"\t.globl {n}", f"\t.type {n}, @function", f"{n}:", f"\tjmp oxompi_{n}@PLT", f"\t.size {n}, .-{n}"]
     # Registers the objects' addresses (after relocation: a program's copy, if it made one).
     s += ["\t.type oxompi_ctor, @function", "oxompi_ctor:", "\tleaq oxompi_objects(%rip), %rdi",
-          f"\tmovl ${len(objs)}, %esi", "\tjmp oxompi_register@PLT", "\t.size oxompi_ctor, .-oxompi_ctor",
+          f"\tmovl ${len(objs)}, %esi", "\tleaq oxompi_objects_begin(%rip), %rdx", "\tleaq oxompi_objects_end(%rip), %rcx",
+          "\tjmp oxompi_register@PLT", "\t.size oxompi_ctor, .-oxompi_ctor",
           '\t.section .init_array,"aw"', "\t.align 8", "\t.quad oxompi_ctor"]
     mhandles = {n: v for n, (t, v) in mpich_handles().items()}
-    s += ["\t.data"]
+    s += ["\t.data", "\t.align 64", "oxompi_objects_begin:"]
     rows = []
     for sym, kind, mpinames in objs:
         size = OMPI_SIZES[kind]
@@ -470,7 +480,7 @@ def ompi_main():
         rows.append((sym, h, mpinames))
         s += [f"\t.globl {sym}", f"\t.type {sym}, @object", "\t.align 64", f"{sym}:", f"\t.long {hex(h)}", f"\t.zero {size - 4}",
               f"\t.size {sym}, {size}"]
-    s += ["\t.local oxompi_f_status_ignore", "\t.comm oxompi_f_status_ignore, 24, 8"]
+    s += ["oxompi_objects_end:", "\t.local oxompi_f_status_ignore", "\t.comm oxompi_f_status_ignore, 24, 8"]
     for n in ("MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE"):
         s += [f"\t.globl {n}", f"\t.type {n}, @object", "\t.align 8", f"{n}:", "\t.quad oxompi_f_status_ignore", f"\t.size {n}, 8"]
     s += ['\t.section .data.rel,"aw"', "\t.align 8", "oxompi_objects:"] + [f"\t.quad {sym}" for sym, _, _ in objs]

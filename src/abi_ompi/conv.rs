@@ -30,9 +30,7 @@ const INVALID: c_int = i32::MIN + 1;
 
 #[inline]
 pub fn h_in(p: Handle) -> c_int {
-    // SAFETY: a handle the program got from this library or the address of a predefined object
-    // (a garbage pointer is as fatal here as in Open MPI, which dereferences handles too).
-    unsafe { handle(p) }
+    handle(p)
 }
 #[inline]
 pub fn h_out(h: c_int) -> Handle {

@@ -229,7 +229,7 @@ pub unsafe extern "C" fn oxompi_MPI_Bsend_init(buf: *const c_void, count: c_int,
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -288,7 +288,7 @@ pub unsafe extern "C" fn oxompi_MPI_Cart_create(comm_old: Handle, ndims: c_int, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_cart: c_int = if comm_cart.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Cart_create(h_in(comm_old), ndims, dims, periods, reorder, if comm_cart.is_null() { std::ptr::null_mut() } else { &mut t_comm_cart });
-        if !comm_cart.is_null() { *comm_cart = h_out(t_comm_cart); }
+        if !comm_cart.is_null() && t_comm_cart != 0 { *comm_cart = h_out(t_comm_cart); }
         code_out(rc)
     })
 }
@@ -351,7 +351,7 @@ pub unsafe extern "C" fn oxompi_MPI_Cart_sub(comm: Handle, remain_dims: *const c
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Cart_sub(h_in(comm), remain_dims, if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -386,7 +386,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_accept(port_name: *const c_char, info: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_accept(port_name, h_in(info), rank_in(root), h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -423,7 +423,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_connect(port_name: *const c_char, info:
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_connect(port_name, h_in(info), rank_in(root), h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -436,7 +436,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create(comm: Handle, group: Handle, new
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_create(h_in(comm), h_in(group), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -455,7 +455,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create_group(comm: Handle, group: Handl
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_create_group(h_in(comm), h_in(group), tag_in(tag), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -498,7 +498,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_dup(comm: Handle, newcomm: *mut Handle)
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_dup(h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -511,7 +511,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_dup_with_info(comm: Handle, info: Handl
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_dup_with_info(h_in(comm), h_in(info), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -561,7 +561,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_errhandler(comm: Handle, errhandler
     run_value(ERR_INTERN, || unsafe {
         let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_errhandler(h_in(comm), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
-        if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
+        if !errhandler.is_null() && t_errhandler != 0 { *errhandler = h_out(t_errhandler); }
         code_out(rc)
     })
 }
@@ -574,7 +574,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_info(comm: Handle, info_used: *mut 
     run_value(ERR_INTERN, || unsafe {
         let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_info(h_in(comm), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
-        if !info_used.is_null() { *info_used = h_out(t_info_used); }
+        if !info_used.is_null() && t_info_used != 0 { *info_used = h_out(t_info_used); }
         code_out(rc)
     })
 }
@@ -598,7 +598,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_parent(parent: *mut Handle) -> c_in
     run_value(ERR_INTERN, || unsafe {
         let mut t_parent: c_int = if parent.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_get_parent(if parent.is_null() { std::ptr::null_mut() } else { &mut t_parent });
-        if !parent.is_null() { *parent = h_out(t_parent); }
+        if !parent.is_null() && t_parent != 0 { *parent = h_out(t_parent); }
         code_out(rc)
     })
 }
@@ -611,7 +611,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_group(comm: Handle, group: *mut Handle)
     run_value(ERR_INTERN, || unsafe {
         let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_group(h_in(comm), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
-        if !group.is_null() { *group = h_out(t_group); }
+        if !group.is_null() && t_group != 0 { *group = h_out(t_group); }
         code_out(rc)
     })
 }
@@ -622,11 +622,10 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_idup(comm: Handle, newcomm: *mut Handle
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
+        if !newcomm.is_null() { *newcomm = std::ptr::null_mut(); }
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
-        if !request.is_null() { *request = h_out(t_request); }
+        let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -639,7 +638,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_join(fd: c_int, intercomm: *mut Handle)
     run_value(ERR_INTERN, || unsafe {
         let mut t_intercomm: c_int = if intercomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_join(fd, if intercomm.is_null() { std::ptr::null_mut() } else { &mut t_intercomm });
-        if !intercomm.is_null() { *intercomm = h_out(t_intercomm); }
+        if !intercomm.is_null() && t_intercomm != 0 { *intercomm = h_out(t_intercomm); }
         code_out(rc)
     })
 }
@@ -665,7 +664,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_remote_group(comm: Handle, group: *mut 
     run_value(ERR_INTERN, || unsafe {
         let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_remote_group(h_in(comm), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
-        if !group.is_null() { *group = h_out(t_group); }
+        if !group.is_null() && t_group != 0 { *group = h_out(t_group); }
         code_out(rc)
     })
 }
@@ -756,7 +755,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_split(comm: Handle, color: c_int, key: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_split(h_in(comm), color, key, if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -769,7 +768,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_split_type(comm: Handle, split_type: c_
     run_value(ERR_INTERN, || unsafe {
         let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_split_type(h_in(comm), split_in(split_type), key, h_in(info), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        if !newcomm.is_null() && t_newcomm != 0 { *newcomm = h_out(t_newcomm); }
         code_out(rc)
     })
 }
@@ -815,7 +814,7 @@ pub unsafe extern "C" fn oxompi_MPI_Dist_graph_create(comm_old: Handle, n: c_int
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Dist_graph_create(h_in(comm_old), n, sources, degrees, destinations, weights_in_const(weights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
-        if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
+        if !comm_dist_graph.is_null() && t_comm_dist_graph != 0 { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
     })
 }
@@ -828,7 +827,7 @@ pub unsafe extern "C" fn oxompi_MPI_Dist_graph_create_adjacent(comm_old: Handle,
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_dist_graph: c_int = if comm_dist_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Dist_graph_create_adjacent(h_in(comm_old), indegree, sources, weights_in_const(sourceweights), outdegree, destinations, weights_in_const(destweights), h_in(info), reorder, if comm_dist_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_dist_graph });
-        if !comm_dist_graph.is_null() { *comm_dist_graph = h_out(t_comm_dist_graph); }
+        if !comm_dist_graph.is_null() && t_comm_dist_graph != 0 { *comm_dist_graph = h_out(t_comm_dist_graph); }
         code_out(rc)
     })
 }
@@ -882,7 +881,7 @@ pub unsafe extern "C" fn oxompi_MPI_Errhandler_get(comm: Handle, errhandler: *mu
     run_value(ERR_INTERN, || unsafe {
         let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Errhandler_get(h_in(comm), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
-        if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
+        if !errhandler.is_null() && t_errhandler != 0 { *errhandler = h_out(t_errhandler); }
         code_out(rc)
     })
 }
@@ -1028,7 +1027,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_errhandler(file: *mut c_void, errha
     run_value(ERR_INTERN, || unsafe {
         let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_errhandler(file_in(file), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
-        if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
+        if !errhandler.is_null() && t_errhandler != 0 { *errhandler = h_out(t_errhandler); }
         code_out(rc)
     })
 }
@@ -1041,7 +1040,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_group(fh: *mut c_void, group: *mut 
     run_value(ERR_INTERN, || unsafe {
         let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_group(file_in(fh), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
-        if !group.is_null() { *group = h_out(t_group); }
+        if !group.is_null() && t_group != 0 { *group = h_out(t_group); }
         code_out(rc)
     })
 }
@@ -1054,7 +1053,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_info(fh: *mut c_void, info_used: *m
     run_value(ERR_INTERN, || unsafe {
         let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_info(file_in(fh), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
-        if !info_used.is_null() { *info_used = h_out(t_info_used); }
+        if !info_used.is_null() && t_info_used != 0 { *info_used = h_out(t_info_used); }
         code_out(rc)
     })
 }
@@ -1112,8 +1111,8 @@ pub unsafe extern "C" fn oxompi_MPI_File_get_view(fh: *mut c_void, disp: *mut i6
         let mut t_etype: c_int = if etype.is_null() { 0 } else { 0 };
         let mut t_filetype: c_int = if filetype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_get_view(file_in(fh), disp, if etype.is_null() { std::ptr::null_mut() } else { &mut t_etype }, if filetype.is_null() { std::ptr::null_mut() } else { &mut t_filetype }, datarep);
-        if !etype.is_null() { *etype = h_out(t_etype); }
-        if !filetype.is_null() { *filetype = h_out(t_filetype); }
+        if !etype.is_null() && t_etype != 0 { *etype = h_out(t_etype); }
+        if !filetype.is_null() && t_filetype != 0 { *filetype = h_out(t_filetype); }
         code_out(rc)
     })
 }
@@ -1126,7 +1125,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread(fh: *mut c_void, buf: *mut c_void
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1139,7 +1138,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_all(fh: *mut c_void, buf: *mut c_
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1152,7 +1151,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at(fh: *mut c_void, offset: i64, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1165,7 +1164,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at_all(fh: *mut c_void, offset: i
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1178,7 +1177,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_shared(fh: *mut c_void, buf: *mut
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1191,7 +1190,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite(fh: *mut c_void, buf: *const c_v
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1204,7 +1203,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_all(fh: *mut c_void, buf: *const
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1217,7 +1216,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at(fh: *mut c_void, offset: i64,
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1230,7 +1229,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at_all(fh: *mut c_void, offset: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1243,7 +1242,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_shared(fh: *mut c_void, buf: *co
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -1825,7 +1824,7 @@ pub unsafe extern "C" fn oxompi_MPI_Graph_create(comm_old: Handle, nnodes: c_int
     run_value(ERR_INTERN, || unsafe {
         let mut t_comm_graph: c_int = if comm_graph.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Graph_create(h_in(comm_old), nnodes, indx, edges, reorder, if comm_graph.is_null() { std::ptr::null_mut() } else { &mut t_comm_graph });
-        if !comm_graph.is_null() { *comm_graph = h_out(t_comm_graph); }
+        if !comm_graph.is_null() && t_comm_graph != 0 { *comm_graph = h_out(t_comm_graph); }
         code_out(rc)
     })
 }
@@ -1923,7 +1922,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_difference(group1: Handle, group2: Han
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_difference(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -1936,7 +1935,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_excl(group: Handle, n: c_int, ranks: *
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_excl(h_in(group), n, ranks, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -1962,7 +1961,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_incl(group: Handle, n: c_int, ranks: *
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_incl(h_in(group), n, ranks, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -1975,7 +1974,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_intersection(group1: Handle, group2: H
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_intersection(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -1988,7 +1987,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_range_excl(group: Handle, n: c_int, ra
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_range_excl(h_in(group), n, ranges, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -2001,7 +2000,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_range_incl(group: Handle, n: c_int, ra
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_range_incl(h_in(group), n, ranges, if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -2051,7 +2050,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_union(group1: Handle, group2: Handle, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_newgroup: c_int = if newgroup.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Group_union(h_in(group1), h_in(group2), if newgroup.is_null() { std::ptr::null_mut() } else { &mut t_newgroup });
-        if !newgroup.is_null() { *newgroup = h_out(t_newgroup); }
+        if !newgroup.is_null() && t_newgroup != 0 { *newgroup = h_out(t_newgroup); }
         code_out(rc)
     })
 }
@@ -2064,7 +2063,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgather(sendbuf: *const c_void, sendcount
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2077,7 +2076,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgatherv(sendbuf: *const c_void, sendcoun
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2090,7 +2089,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallreduce(sendbuf: *const c_void, recvbuf: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallreduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2103,7 +2102,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoall(sendbuf: *const c_void, sendcount:
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2116,7 +2115,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallv(sendbuf: *const c_void, sendcount
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2131,7 +2130,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallw(sendbuf: *const c_void, sendcount
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2144,7 +2143,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibarrier(comm: Handle, request: *mut Handle)
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibarrier(h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2157,7 +2156,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibcast(buffer: *mut c_void, count: c_int, da
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibcast(buffer, count, h_in(datatype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2170,7 +2169,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibsend(buf: *const c_void, count: c_int, dat
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2183,7 +2182,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mu
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iexscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2196,7 +2195,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igather(sendbuf: *const c_void, sendcount: c
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2209,7 +2208,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igatherv(sendbuf: *const c_void, sendcount: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2223,7 +2222,7 @@ pub unsafe extern "C" fn oxompi_MPI_Improbe(source: c_int, tag: c_int, comm: Han
         let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = msg_out(t_message); }
+        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -2239,7 +2238,7 @@ pub unsafe extern "C" fn oxompi_MPI_Imrecv(buf: *mut c_void, count: c_int, datat
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Imrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !message.is_null() { *message = msg_out(t_message); }
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2252,7 +2251,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgather(sendbuf: *const c_void, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2265,7 +2264,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgatherv(sendbuf: *const c_void,
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2278,7 +2277,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoall(sendbuf: *const c_void, s
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2291,7 +2290,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoallv(sendbuf: *const c_void, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2310,7 +2309,7 @@ pub unsafe extern "C" fn oxompi_MPI_Info_create(info: *mut Handle) -> c_int {
     run_value(ERR_INTERN, || unsafe {
         let mut t_info: c_int = if info.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Info_create(if info.is_null() { std::ptr::null_mut() } else { &mut t_info });
-        if !info.is_null() { *info = h_out(t_info); }
+        if !info.is_null() && t_info != 0 { *info = h_out(t_info); }
         code_out(rc)
     })
 }
@@ -2334,7 +2333,7 @@ pub unsafe extern "C" fn oxompi_MPI_Info_dup(info: Handle, newinfo: *mut Handle)
     run_value(ERR_INTERN, || unsafe {
         let mut t_newinfo: c_int = if newinfo.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Info_dup(h_in(info), if newinfo.is_null() { std::ptr::null_mut() } else { &mut t_newinfo });
-        if !newinfo.is_null() { *newinfo = h_out(t_newinfo); }
+        if !newinfo.is_null() && t_newinfo != 0 { *newinfo = h_out(t_newinfo); }
         code_out(rc)
     })
 }
@@ -2450,7 +2449,7 @@ pub unsafe extern "C" fn oxompi_MPI_Intercomm_create(local_comm: Handle, local_l
     run_value(ERR_INTERN, || unsafe {
         let mut t_newintercomm: c_int = if newintercomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Intercomm_create(h_in(local_comm), local_leader, h_in(peer_comm), remote_leader, tag_in(tag), if newintercomm.is_null() { std::ptr::null_mut() } else { &mut t_newintercomm });
-        if !newintercomm.is_null() { *newintercomm = h_out(t_newintercomm); }
+        if !newintercomm.is_null() && t_newintercomm != 0 { *newintercomm = h_out(t_newintercomm); }
         code_out(rc)
     })
 }
@@ -2463,7 +2462,7 @@ pub unsafe extern "C" fn oxompi_MPI_Intercomm_merge(intercomm: Handle, high: c_i
     run_value(ERR_INTERN, || unsafe {
         let mut t_newintracomm: c_int = if newintracomm.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Intercomm_merge(h_in(intercomm), high, if newintracomm.is_null() { std::ptr::null_mut() } else { &mut t_newintracomm });
-        if !newintracomm.is_null() { *newintracomm = h_out(t_newintracomm); }
+        if !newintracomm.is_null() && t_newintracomm != 0 { *newintracomm = h_out(t_newintracomm); }
         code_out(rc)
     })
 }
@@ -2489,7 +2488,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irecv(buf: *mut c_void, count: c_int, dataty
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irecv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2502,7 +2501,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mu
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2515,7 +2514,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter(sendbuf: *const c_void, recv
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2528,7 +2527,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter_block(sendbuf: *const c_void
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_block(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2541,7 +2540,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irsend(buf: *const c_void, count: c_int, dat
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2565,7 +2564,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2578,7 +2577,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatter(sendbuf: *const c_void, sendcount: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatter(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2591,7 +2590,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatterv(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2604,7 +2603,7 @@ pub unsafe extern "C" fn oxompi_MPI_Isend(buf: *const c_void, count: c_int, data
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2617,7 +2616,7 @@ pub unsafe extern "C" fn oxompi_MPI_Issend(buf: *const c_void, count: c_int, dat
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2661,7 +2660,7 @@ pub unsafe extern "C" fn oxompi_MPI_Mprobe(source: c_int, tag: c_int, comm: Hand
         let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = msg_out(t_message); }
+        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -2884,7 +2883,7 @@ pub unsafe extern "C" fn oxompi_MPI_Raccumulate(origin_addr: *const c_void, orig
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Raccumulate(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2910,7 +2909,7 @@ pub unsafe extern "C" fn oxompi_MPI_Recv_init(buf: *mut c_void, count: c_int, da
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Recv_init(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -2999,7 +2998,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget(origin_addr: *mut c_void, origin_count:
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3012,7 +3011,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget_accumulate(origin_addr: *const c_void, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_accumulate(origin_addr, origin_count, h_in(origin_datatype), result_addr, result_count, h_in(result_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3025,7 +3024,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rput(origin_addr: *const c_void, origin_coun
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rput(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3049,7 +3048,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rsend_init(buf: *const c_void, count: c_int,
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3106,7 +3105,7 @@ pub unsafe extern "C" fn oxompi_MPI_Send_init(buf: *const c_void, count: c_int, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Send_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3156,7 +3155,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ssend_init(buf: *const c_void, count: c_int,
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ssend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
 }
@@ -3518,7 +3517,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_contiguous(count: c_int, oldtype: Handl
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_contiguous(count, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3533,7 +3532,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_darray(size: c_int, rank: c_int,
         let t_array_of_dargs: Vec<c_int> = ints_in(array_of_dargs, len(ndims), darg_in);
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_darray(size, rank_in(rank), ndims, array_of_gsizes, if array_of_distribs.is_null() { array_of_distribs } else { t_array_of_distribs.as_ptr() }, if array_of_dargs.is_null() { array_of_dargs } else { t_array_of_dargs.as_ptr() }, array_of_psizes, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3546,7 +3545,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_complex(p: c_int, r: c_int, 
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_complex(p, r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3559,7 +3558,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_integer(r: c_int, newtype: *
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_integer(r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3572,7 +3571,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_f90_real(p: c_int, r: c_int, new
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_f90_real(p, r, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3585,7 +3584,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hindexed(count: c_int, array_of_
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hindexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3598,7 +3597,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hindexed_block(count: c_int, blo
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hindexed_block(count, blocklength, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3611,7 +3610,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_hvector(count: c_int, blocklengt
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_hvector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3624,7 +3623,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_indexed_block(count: c_int, bloc
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_indexed_block(count, blocklength, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3643,7 +3642,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_resized(oldtype: Handle, lb: i64
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_resized(h_in(oldtype), lb, extent, if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3657,7 +3656,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_struct(count: c_int, array_of_bl
         let mut t_array_of_types: Vec<c_int> = handles_in(array_of_types, len(count));
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_struct(count, array_of_blocklengths, array_of_displacements, arr_ptr(array_of_types, &mut t_array_of_types), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3670,7 +3669,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_subarray(ndims: c_int, array_of_
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_create_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order_in(order), h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3694,7 +3693,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_dup(oldtype: Handle, newtype: *mut Hand
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_dup(h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3837,7 +3836,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_hindexed(count: c_int, array_of_blockle
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_hindexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3850,7 +3849,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_hvector(count: c_int, blocklength: c_in
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_hvector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3863,7 +3862,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_indexed(count: c_int, array_of_blocklen
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_indexed(count, array_of_blocklengths, array_of_displacements, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3887,7 +3886,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_match_size(typeclass: c_int, size: c_in
     run_value(ERR_INTERN, || unsafe {
         let mut t_datatype: c_int = if datatype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_match_size(typeclass_in(typeclass), size, if datatype.is_null() { std::ptr::null_mut() } else { &mut t_datatype });
-        if !datatype.is_null() { *datatype = h_out(t_datatype); }
+        if !datatype.is_null() && t_datatype != 0 { *datatype = h_out(t_datatype); }
         code_out(rc)
     })
 }
@@ -3946,7 +3945,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_struct(count: c_int, array_of_blockleng
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_struct(count, array_of_blocklengths, array_of_displacements, arr_ptr(array_of_types, &mut t_array_of_types), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
         handles_out(array_of_types, &t_array_of_types);
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -3970,7 +3969,7 @@ pub unsafe extern "C" fn oxompi_MPI_Type_vector(count: c_int, blocklength: c_int
     run_value(ERR_INTERN, || unsafe {
         let mut t_newtype: c_int = if newtype.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Type_vector(count, blocklength, stride, h_in(oldtype), if newtype.is_null() { std::ptr::null_mut() } else { &mut t_newtype });
-        if !newtype.is_null() { *newtype = h_out(t_newtype); }
+        if !newtype.is_null() && t_newtype != 0 { *newtype = h_out(t_newtype); }
         code_out(rc)
     })
 }
@@ -4076,7 +4075,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_allocate(size: i64, disp_unit: c_int, in
     run_value(ERR_INTERN, || unsafe {
         let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_allocate(size, disp_unit, h_in(info), h_in(comm), baseptr, if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
-        if !win.is_null() { *win = h_out(t_win); }
+        if !win.is_null() && t_win != 0 { *win = h_out(t_win); }
         code_out(rc)
     })
 }
@@ -4089,7 +4088,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_allocate_shared(size: i64, disp_unit: c_
     run_value(ERR_INTERN, || unsafe {
         let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_allocate_shared(size, disp_unit, h_in(info), h_in(comm), baseptr, if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
-        if !win.is_null() { *win = h_out(t_win); }
+        if !win.is_null() && t_win != 0 { *win = h_out(t_win); }
         code_out(rc)
     })
 }
@@ -4135,7 +4134,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create(base: *mut c_void, size: i64, dis
     run_value(ERR_INTERN, || unsafe {
         let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_create(base, size, disp_unit, h_in(info), h_in(comm), if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
-        if !win.is_null() { *win = h_out(t_win); }
+        if !win.is_null() && t_win != 0 { *win = h_out(t_win); }
         code_out(rc)
     })
 }
@@ -4148,7 +4147,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create_dynamic(info: Handle, comm: Handl
     run_value(ERR_INTERN, || unsafe {
         let mut t_win: c_int = if win.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_create_dynamic(h_in(info), h_in(comm), if win.is_null() { std::ptr::null_mut() } else { &mut t_win });
-        if !win.is_null() { *win = h_out(t_win); }
+        if !win.is_null() && t_win != 0 { *win = h_out(t_win); }
         code_out(rc)
     })
 }
@@ -4288,7 +4287,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_errhandler(win: Handle, errhandler: 
     run_value(ERR_INTERN, || unsafe {
         let mut t_errhandler: c_int = if errhandler.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_errhandler(h_in(win), if errhandler.is_null() { std::ptr::null_mut() } else { &mut t_errhandler });
-        if !errhandler.is_null() { *errhandler = h_out(t_errhandler); }
+        if !errhandler.is_null() && t_errhandler != 0 { *errhandler = h_out(t_errhandler); }
         code_out(rc)
     })
 }
@@ -4301,7 +4300,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_group(win: Handle, group: *mut Handl
     run_value(ERR_INTERN, || unsafe {
         let mut t_group: c_int = if group.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_group(h_in(win), if group.is_null() { std::ptr::null_mut() } else { &mut t_group });
-        if !group.is_null() { *group = h_out(t_group); }
+        if !group.is_null() && t_group != 0 { *group = h_out(t_group); }
         code_out(rc)
     })
 }
@@ -4314,7 +4313,7 @@ pub unsafe extern "C" fn oxompi_MPI_Win_get_info(win: Handle, info_used: *mut Ha
     run_value(ERR_INTERN, || unsafe {
         let mut t_info_used: c_int = if info_used.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Win_get_info(h_in(win), if info_used.is_null() { std::ptr::null_mut() } else { &mut t_info_used });
-        if !info_used.is_null() { *info_used = h_out(t_info_used); }
+        if !info_used.is_null() && t_info_used != 0 { *info_used = h_out(t_info_used); }
         code_out(rc)
     })
 }
