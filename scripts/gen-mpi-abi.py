@@ -366,6 +366,8 @@ OMPI_SIZES = {"communicator": 0x200, "datatype": 0x200, "errhandler": 0x400, "fi
 # Written by hand in src/abi_ompi/hand.rs: handle <-> Fortran integer, and the predefined
 # attribute callbacks (OMPI_C_MPI_*_FN, what MPI_COMM_DUP_FN etc. name in Open MPI's mpi.h).
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
+# Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
+OMPI_CALLBACKS = {"MPI_Op_create"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {
@@ -433,7 +435,7 @@ def ompi_main():
         ours.setdefault(name, (ret, params))
     out, names, hand, unsup = [], [], [], []
     for name in fnames:
-        if OMPI_HAND.match(name):
+        if OMPI_HAND.match(name) or name in OMPI_CALLBACKS:
             hand.append(name)
             continue
         names.append(name)

@@ -4,6 +4,7 @@
 //! (c-src/ompi_abi_entry.S) is `MPI_X`/`PMPI_X` jumps to them plus Open MPI's predefined objects
 //! (`ompi_mpi_comm_world`...) at their exact sizes. A wrapper converts its arguments (`conv`),
 //! calls the MPICH-ABI `crate::ffi::PMPI_X`, and converts results and the code back.
+pub mod callbacks;
 pub mod conv;
 pub mod hand;
 pub mod objects;
