@@ -2302,16 +2302,6 @@ MPI_Op_commutative:
 PMPI_Op_commutative:
 	jmp oxompi_MPI_Op_commutative@PLT
 	.size PMPI_Op_commutative, .-PMPI_Op_commutative
-	.globl MPI_Op_create
-	.type MPI_Op_create, @function
-MPI_Op_create:
-	jmp oxompi_MPI_Op_create@PLT
-	.size MPI_Op_create, .-MPI_Op_create
-	.globl PMPI_Op_create
-	.type PMPI_Op_create, @function
-PMPI_Op_create:
-	jmp oxompi_MPI_Op_create@PLT
-	.size PMPI_Op_create, .-PMPI_Op_create
 	.globl MPI_Op_free
 	.type MPI_Op_free, @function
 MPI_Op_free:
@@ -4062,6 +4052,16 @@ MPI_Op_c2f:
 PMPI_Op_c2f:
 	jmp oxompi_MPI_Op_c2f@PLT
 	.size PMPI_Op_c2f, .-PMPI_Op_c2f
+	.globl MPI_Op_create
+	.type MPI_Op_create, @function
+MPI_Op_create:
+	jmp oxompi_MPI_Op_create@PLT
+	.size MPI_Op_create, .-MPI_Op_create
+	.globl PMPI_Op_create
+	.type PMPI_Op_create, @function
+PMPI_Op_create:
+	jmp oxompi_MPI_Op_create@PLT
+	.size PMPI_Op_create, .-PMPI_Op_create
 	.globl MPI_Op_f2c
 	.type MPI_Op_f2c, @function
 MPI_Op_f2c:
