@@ -25,6 +25,10 @@ Options:
                      mode only, --modes is ignored
   --mpi-abi          compile with 'mpicc -mpi-abi' (the MPI-5 standard ABI: mpi_abi.h,
                      libmpi_abi.so.1) instead of the MPICH ABI; binaries in build/oxmpi-abi
+  --ompi-abi         compile with Open MPI's mpicc (mpicc.openmpi: Open MPI 4.1's ABI,
+                     libmpi.so.40) and run on oxmpi (mpiexec gives the programs oxmpi's
+                     libmpi.so.40); tests listed in c-tests/ompi-abi.skip (with the reason)
+                     are skipped; binaries in build/ompi-abi
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
@@ -53,6 +57,7 @@ EOF
 PREFIX=""
 MPICH=0
 MPI_ABI=0
+OMPI_ABI=0
 MPICC_ARGS=()
 LAUNCHER=""
 LAUNCHER_ARGS=()
@@ -67,6 +72,7 @@ while [[ $# -gt 0 ]]; do
         --prefix=*) PREFIX="${1#*=}"; shift ;;
         --mpich) MPICH=1; shift ;;
         --mpi-abi) MPI_ABI=1; shift ;;
+        --ompi-abi) OMPI_ABI=1; shift ;;
         --launcher) LAUNCHER="${2:?--launcher needs a value}"; shift 2 ;;
         --launcher=*) LAUNCHER="${1#*=}"; shift ;;
         --modes) MODES="${2:?--modes needs a value}"; shift 2 ;;
@@ -99,6 +105,11 @@ else
     if [[ $MPI_ABI -eq 1 ]]; then
         MPICC_ARGS=(-mpi-abi)
         TAG="oxmpi-abi"
+    fi
+    if [[ $OMPI_ABI -eq 1 ]]; then
+        MPICC="$(command -v mpicc.openmpi || true)"
+        [[ -n "$MPICC" ]] || { echo "run.sh: --ompi-abi needs mpicc.openmpi (Debian package libopenmpi-dev)" >&2; exit 2; }
+        TAG="ompi-abi"
     fi
     if [[ -n "$LAUNCHER" ]]; then
         command -v "$LAUNCHER" >/dev/null || { echo "run.sh: launcher $LAUNCHER not found" >&2; exit 2; }
@@ -283,6 +294,15 @@ for name in "${TESTS[@]}"; do
         echo "SKIP $name (abi=mpi5: run with --mpi-abi)"
         NSKIP=$((NSKIP + 1))
         continue
+    fi
+    # --ompi-abi: c-tests/ompi-abi.skip names the tests that cannot run there, and why
+    if [[ $OMPI_ABI -eq 1 ]]; then
+        why="$(awk -v n="$name" '$1 == n { $1 = ""; sub(/^ /, ""); print; exit }' "$HERE/ompi-abi.skip")"
+        if [[ -n "$why" ]]; then
+            echo "SKIP $name (ompi-abi.skip: $why)"
+            NSKIP=$((NSKIP + 1))
+            continue
+        fi
     fi
     # compile (once per test)
     exe="$BUILD/$name"

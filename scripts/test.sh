@@ -19,6 +19,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   5b. mpi-abi     the MPI-5 standard ABI: scripts/check-mpi-abi.sh target/test-prefix (values,
                    sizes, exports, generated files), then the C tests of MPI_ABI_TESTS built with
                    'mpicc -mpi-abi' (c-tests/run.sh --mpi-abi) in "$OXMPI_TEST_MODES"
+  5c. ompi-abi    Open MPI 4.1's ABI: scripts/check-ompi-abi.sh target/test-prefix (object sizes and
+                   functions against Debian's libmpi.so.40, values through the library, generated
+                   files), then the C tests built with mpicc.openmpi (c-tests/run.sh --ompi-abi;
+                   c-tests/ompi-abi.skip) in "$OXMPI_TEST_MODES", at most 4 ranks
   6. c-tests       c-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
   6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
@@ -175,6 +179,12 @@ stage_mpi_abi() {
     run bash "$OXMPI_ROOT/scripts/check-mpi-abi.sh" "$PREFIX"
     OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --mpi-abi \
         --modes "$MODES" --filter "$MPI_ABI_TESTS"
+}
+
+stage_ompi_abi() {
+    run bash "$OXMPI_ROOT/scripts/check-ompi-abi.sh" "$PREFIX"
+    OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --ompi-abi \
+        --modes "$MODES" --timeout 30
 }
 
 stage_c_tests() {
@@ -357,6 +367,7 @@ stage install stage_install
 stage cargo-test stage_cargo_test
 stage abi stage_abi
 stage mpi-abi stage_mpi_abi
+stage ompi-abi stage_ompi_abi
 stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
 stage fault-inject stage_fault_inject

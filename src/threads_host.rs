@@ -19,7 +19,10 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
         // SAFETY: `program` is a non-null C string (checked above; caller contract).
         let prog = unsafe { std::ffi::CStr::from_ptr(program) };
         let upcalls = host::Upcalls {
-            instance_loaded: |r, lookup| crate::fortran::sentinels::register_instance(r, lookup),
+            instance_loaded: |r, lookup| {
+                crate::fortran::sentinels::register_instance(r, lookup);
+                crate::abi_ompi::objects::register_instance(r, lookup);
+            },
             rank_in_mpi: crate::instance::rank_active,
             channel_geometry: crate::transport::shm::geometry,
         };
