@@ -12,6 +12,8 @@ pub mod cma;
 pub mod packet;
 pub mod ring;
 pub mod shm;
+pub mod ucx;
+pub mod ucx_sys;
 
 use crate::runtime::segment::Doorbell;
 use ring::SlotHeader;
