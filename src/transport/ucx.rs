@@ -9,6 +9,7 @@
 //! Every call goes through a `Worker`, which is single-threaded (UCS_THREAD_MODE_SINGLE): its owner
 //! serialises the calls (the engine's lock).
 use super::ucx_sys as sys;
+mod rma;
 use std::collections::VecDeque;
 use std::ffi::{c_void, CStr, CString};
 use std::os::fd::RawFd;
@@ -146,7 +147,6 @@ struct Pending {
 
 /// Set by UCX when the connection to a peer fails (a dead process, a lost link).
 struct PeerState {
-    index: usize,
     failed: std::cell::Cell<sys::ucs_status_t>,
 }
 
@@ -158,6 +158,7 @@ pub struct Worker {
     inbox: Box<Inbox>,
     eps: Vec<Option<(sys::ucp_ep_h, Box<PeerState>)>>,
     pending: Vec<Pending>,
+    rma: rma::Rma,
     // Dropped last: the context outlives its worker.
     _ctx: Context,
 }
@@ -177,7 +178,7 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0 }), eps: Vec::new(), pending: Vec::new(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0 }), eps: Vec::new(), pending: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
@@ -212,7 +213,7 @@ impl Worker {
         if self.eps[peer].is_some() {
             return Err(format!("UCX: peer {peer} is already connected"));
         }
-        let state = Box::new(PeerState { index: peer, failed: std::cell::Cell::new(sys::UCS_OK) });
+        let state = Box::new(PeerState { failed: std::cell::Cell::new(sys::UCS_OK) });
         // SAFETY: all-zero ucp_ep_params_t is "no field set"; the fields used are flagged.
         let mut params: sys::ucp_ep_params_t = unsafe { std::mem::zeroed() };
         params.field_mask = (sys::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | sys::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | sys::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
@@ -234,14 +235,19 @@ impl Worker {
         (s != sys::UCS_OK).then(|| status_text(self.lib, s))
     }
 
+    /// The endpoint to `peer`, if connected and not failed.
+    fn endpoint(&self, peer: usize) -> Result<sys::ucp_ep_h, String> {
+        match self.eps.get(peer) {
+            Some(Some((ep, state))) if state.failed.get() == sys::UCS_OK => Ok(*ep),
+            Some(Some(_)) => Err(format!("UCX: the connection to peer {peer} failed: {}", self.peer_failure(peer).unwrap_or_default())),
+            _ => Err(format!("UCX: peer {peer} is not connected")),
+        }
+    }
+
     /// Sends one packet to `peer`: `header` (at most a few hundred bytes) and `data`, which this
     /// worker keeps until UCX is done with it. Packets to one peer arrive in the order sent.
     pub fn send(&mut self, peer: usize, header: &[u8], data: Vec<u8>) -> Result<(), String> {
-        let ep = match self.eps.get(peer) {
-            Some(Some((ep, state))) if state.failed.get() == sys::UCS_OK => *ep,
-            Some(Some(_)) => return Err(format!("UCX: the connection to peer {peer} failed: {}", self.peer_failure(peer).unwrap_or_default())),
-            _ => return Err(format!("UCX: peer {peer} is not connected")),
-        };
+        let ep = self.endpoint(peer)?;
         let mut hdr = Vec::with_capacity(SRC_BYTES + header.len());
         hdr.extend_from_slice(&self.me.to_le_bytes());
         hdr.extend_from_slice(header);
@@ -295,6 +301,7 @@ impl Worker {
             any = true;
             false
         });
+        self.reap_accesses();
         if let Some(e) = self.inbox.error.take().or(failed) {
             return Err(e);
         }
@@ -378,6 +385,7 @@ impl Worker {
 
 impl Drop for Worker {
     fn drop(&mut self) {
+        self.drop_rma();
         for p in std::mem::take(&mut self.pending) {
             // SAFETY: an unfreed request of this worker; UCX finishes or drops it by itself
             // (the worker is destroyed right after, which cancels what is left).
@@ -458,7 +466,6 @@ unsafe extern "C" fn on_peer_error(arg: *mut c_void, _ep: sys::ucp_ep_h, status:
     // SAFETY: `arg` is the boxed PeerState of the endpoint (set in `connect`), alive until the
     // endpoint is closed; called inside progress of the worker's one thread.
     let state = unsafe { &*(arg as *const PeerState) };
-    let _ = state.index;
     state.failed.set(status);
 }
 
@@ -473,7 +480,7 @@ mod tests {
     }
 
     /// Two connected workers, indexes 0 and 1, over the transports `tls` (UCX_TLS).
-    fn pair(tls: &str) -> (Worker, Worker) {
+    pub(crate) fn pair(tls: &str) -> (Worker, Worker) {
         let settings = [("TLS", tls)];
         let mut a = Worker::new(Context::new(&settings).unwrap(), 0).unwrap();
         let mut b = Worker::new(Context::new(&settings).unwrap(), 1).unwrap();
