@@ -92,7 +92,7 @@ fn main() {
                 die(&format!("--procs {} but {} arrival times", procs.unwrap(), a.len()));
             }
             let round = round.map(units).unwrap_or(UNIT);
-            Problem { root: root.unwrap_or(0), arrivals: a, segments: n, round }
+            Problem { root: root.unwrap_or(0), arrivals: a, segments: n, round, holds: Vec::new() }
         }
         (None, Some(pat)) => {
             let p = procs.unwrap_or_else(|| die("--procs is required with --pattern"));

@@ -8,10 +8,13 @@ use super::{Problem, Schedule, Transfer};
 pub fn schedule(pb: &Problem) -> Schedule {
     let (p, n, d, root) = (pb.arrivals.len(), pb.segments, pb.round, pb.root);
     // m[p * n + s]: true while p holds segment s (state A or P); false for E and P'.
-    let mut m = vec![true; p * n];
+    let w = n.div_ceil(64);
+    let start = super::start_columns(pb);
+    let mut m: Vec<bool> = (0..p * n).map(|i| start[(i / n) * w + (i % n) / 64] >> (i % n % 64) & 1 == 1).collect();
     let mut avail = pb.arrivals.clone();
-    let mut done = vec![false; p];
-    let mut left = p - 1; // unfinished non-root processes
+    // Processes that hold nothing (and are not the root) have nothing to do.
+    let mut done: Vec<bool> = (0..p).map(|x| x != root && !m[x * n..(x + 1) * n].iter().any(|&b| b)).collect();
+    let mut left = done.iter().enumerate().filter(|&(x, &d)| x != root && !d).count(); // unfinished non-root processes
     let mut out = Vec::new();
     let mut round: u64 = 0;
     let mut sent = vec![false; p];

@@ -18,6 +18,7 @@ pub mod estimate;
 pub mod linear;
 pub mod pattern;
 pub mod predict;
+pub mod replan;
 pub mod segtree;
 
 /// One transfer: in round `round`, `from` sends its partial result of segment `seg` to `to`,
@@ -46,13 +47,17 @@ impl Schedule {
 }
 
 /// A schedule request: arrival times `arrivals[p]` and round length `d` in one integer time
-/// unit, the root, the segment count.
+/// unit, the root, the segment count, and what each process holds at the start.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Problem {
     pub arrivals: Vec<i64>,
     pub root: usize,
     pub segments: usize,
     pub round: i64,
+    /// Empty: every process holds its own contribution of every segment (a fresh reduction).
+    /// Else bit columns, `segments.div_ceil(64)` words per process: bit s of process p set when p
+    /// holds a partial result of segment s (a reduction taken over mid-way, see `replan`).
+    pub holds: Vec<u64>,
 }
 
 impl Problem {
@@ -74,12 +79,32 @@ impl Problem {
         if self.round <= 0 {
             return Err(format!("the round length must be positive, not {}", self.round));
         }
+        if !self.holds.is_empty() && self.holds.len() != p * self.segments.div_ceil(64) {
+            return Err(format!("the holdings have {} words, not {}", self.holds.len(), p * self.segments.div_ceil(64)));
+        }
         let (lo, hi) = (self.arrivals.iter().min().unwrap(), self.arrivals.iter().max().unwrap());
         if hi.checked_sub(*lo).and_then(|s| s.checked_add(2 * self.round)).is_none() {
             return Err("arrival times span too wide a range".into());
         }
         Ok(())
     }
+}
+
+/// The holdings at the start as bit columns (`Problem::holds`), every bit past the segment
+/// count clear.
+pub fn start_columns(pb: &Problem) -> Vec<u64> {
+    let (p, n) = (pb.arrivals.len(), pb.segments);
+    let w = n.div_ceil(64);
+    if !pb.holds.is_empty() {
+        return pb.holds.clone();
+    }
+    let mut col = vec![u64::MAX; p * w];
+    if n % 64 != 0 {
+        for x in 0..p {
+            col[x * w + w - 1] = (1u64 << (n % 64)) - 1;
+        }
+    }
+    col
 }
 
 /// Replays `s` on contribution sets and checks that every round has each process sending at

@@ -46,5 +46,5 @@ pub fn draw(pattern: Pattern, procs: usize, segments: usize, root: Option<usize>
         Pattern::Skewed => 0,
     });
     let round = round.unwrap_or_else(|| ((0.001 + rng.unit() * 0.999) * UNIT as f64).max(1.0) as i64);
-    Problem { arrivals, root, segments, round }
+    Problem { arrivals, root, segments, round, holds: Vec::new() }
 }

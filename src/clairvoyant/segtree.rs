@@ -103,17 +103,13 @@ impl Tree {
 pub fn schedule(pb: &Problem) -> Schedule {
     let (p, n, d, root) = (pb.arrivals.len(), pb.segments, pb.round, pb.root);
     let w = n.div_ceil(64);
-    let mut col = vec![u64::MAX; p * w];
-    if n % 64 != 0 {
-        for x in 0..p {
-            col[x * w + w - 1] = (1u64 << (n % 64)) - 1;
-        }
-    }
+    let mut col = super::start_columns(pb);
     let mut avail = pb.arrivals.clone();
-    let mut done = vec![false; p];
-    let mut left = p - 1;
+    // Processes that hold nothing (and are not the root) have nothing to do.
+    let mut done: Vec<bool> = (0..p).map(|x| x != root && col[x * w..(x + 1) * w].iter().all(|&b| b == 0)).collect();
+    let mut left = done.iter().enumerate().filter(|&(x, &d)| x != root && !d).count();
     // The awaiting queue, sorted once by (arrival, rank); processes leave it at its head.
-    let mut awaiting: Vec<usize> = (0..p).collect();
+    let mut awaiting: Vec<usize> = (0..p).filter(|&x| !done[x]).collect();
     awaiting.sort_by_key(|&x| (avail[x], x));
     let mut ai = 0;
     let mut g: Vec<usize> = Vec::new();

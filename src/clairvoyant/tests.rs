@@ -5,7 +5,7 @@ use super::*;
 
 fn example() -> Problem {
     // Proficz & Ocetkiewicz 2021 section 4.2: arrivals 0, 0, 0, 1.1, root 0, d = 1 (times x10).
-    Problem { arrivals: vec![0, 0, 0, 11], root: 0, segments: 4, round: 10 }
+    Problem { arrivals: vec![0, 0, 0, 11], root: 0, segments: 4, round: 10, holds: Vec::new() }
 }
 
 #[test]
@@ -24,7 +24,7 @@ fn paper_example() {
 
 #[test]
 fn idle_rounds_are_skipped() {
-    let pb = Problem { arrivals: vec![0, 1000, 2000, 3000], root: 0, segments: 1, round: 1 };
+    let pb = Problem { arrivals: vec![0, 1000, 2000, 3000], root: 0, segments: 1, round: 1, holds: Vec::new() };
     let s = segtree::schedule(&pb);
     assert_eq!(s, linear::schedule(&pb));
     let rounds: Vec<_> = s.transfers.iter().map(|t| t.round).collect();
@@ -35,7 +35,7 @@ fn idle_rounds_are_skipped() {
 fn balanced_arrivals_move_the_minimum() {
     for p in 1..40 {
         for n in 1..9 {
-            let pb = Problem { arrivals: vec![0; p], root: p / 2, segments: n, round: 1 };
+            let pb = Problem { arrivals: vec![0; p], root: p / 2, segments: n, round: 1, holds: Vec::new() };
             let s = segtree::schedule(&pb);
             verify(&s, p, n, p / 2).unwrap();
             if p > 1 {
@@ -55,12 +55,13 @@ fn generators_agree_on_random_instances() {
             0 => draw(Pattern::Uniform, p, n, None, None, &mut rng),
             1 => draw(Pattern::Skewed, p, n, None, None, &mut rng),
             // Equal and integer arrivals: ties everywhere.
-            2 => Problem { arrivals: vec![rng.below(3) as i64; p], root: rng.below(p as u64) as usize, segments: n, round: 1 + rng.below(3) as i64 },
+            2 => Problem { arrivals: vec![rng.below(3) as i64; p], root: rng.below(p as u64) as usize, segments: n, round: 1 + rng.below(3) as i64, holds: Vec::new() },
             _ => Problem {
                 arrivals: (0..p).map(|_| rng.below(8) as i64).collect(),
                 root: rng.below(p as u64) as usize,
                 segments: n,
                 round: 1 + rng.below(4) as i64,
+                holds: Vec::new(),
             },
         };
         pb.check().unwrap();

@@ -277,7 +277,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
         Some((true, p)) => p,
         _ => lagged.unwrap_or_else(|| vec![0; n]),
     };
-    let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round };
+    let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round, holds: Vec::new() };
     let pb = problem(&pattern);
     pb.check().map_err(|e| err(ErrorClass::Intern, format!("Clairvoyant schedule inputs: {e}")))?;
     if let Some(next) = current {

@@ -61,7 +61,7 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
                 // A phase of a larger collective, or too few elements: a balanced schedule.
                 None if n > 1 && count > 0 => {
                     let (segments, round) = super::clairvoyant_pap::params(count, red.size, n);
-                    let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round };
+                    let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round, holds: Vec::new() };
                     let s = crate::clairvoyant::cache::get(&pb);
                     super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments)
                 }
