@@ -2,7 +2,8 @@
 //! names the generated wrappers call (the same as `crate::abi5::conv`'s: one generator serves
 //! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
 //! generator took from both headers. None panics.
-pub use crate::abi5::conv::{arr_ptr, ints_in, ints_out, len, peers};
+// `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, peers};
 use super::objects::{handle, object, object_at};
 use super::tables::*;
 use crate::abi::MPI_Status;
@@ -166,15 +167,6 @@ pub fn code_in(c: c_int) -> c_int {
     }
 }
 
-/// `MPI_IN_PLACE` is `(void *)1` in Open MPI, `(void *)-1` in MPICH's.
-#[inline]
-pub fn buf_in<T>(p: *const T) -> *const T {
-    if p as usize == 1 { usize::MAX as *const T } else { p }
-}
-#[inline]
-pub fn buf_in_mut<T>(p: *mut T) -> *mut T {
-    if p as usize == 1 { usize::MAX as *mut T } else { p }
-}
 /// `MPI_UNWEIGHTED` (2) and `MPI_WEIGHTS_EMPTY` (3) to MPICH's data-symbol sentinels.
 pub fn weights_in<T>(p: *mut T) -> *mut T {
     match p as usize {
