@@ -29,7 +29,8 @@
 //! * a trailing `...` (only `MPI_Pcontrol`) is dropped: a non-variadic definition is ABI-compatible
 //!   with variadic callers on x86-64 and stable Rust cannot define variadic functions.
 //!
-//! 4. Compiles the C reduction kernels of `c-src/long_double_ops.c` (see `compile_c_kernels`).
+//! 4. Compiles the C reduction kernels of `c-src/long_double_ops.c` and the threads-mode rank frame
+//!    of `c-src/rank_guard.c` (see `compile_c_kernels`).
 //!
 //! Plain string parsing, no dependencies: the header keeps one prototype per line on purpose.
 use std::collections::BTreeSet;
@@ -182,12 +183,9 @@ fn parse_proto(line: &str) -> Option<Proto> {
 /// `liboxmpi_cops.a` in OUT_DIR, linked into every artifact of the crate. `$CC` (default `cc`)
 /// compiles it and `$AR` (default `ar`) archives it: no build dependency.
 fn compile_c_kernels(root: &Path) {
-    let src = root.join("c-src/long_double_ops.c");
-    println!("cargo:rerun-if-changed={}", src.display());
     println!("cargo:rerun-if-env-changed=CC");
     println!("cargo:rerun-if-env-changed=AR");
     let out = PathBuf::from(env::var("OUT_DIR").unwrap());
-    let obj = out.join("long_double_ops.o");
     let lib = out.join("liboxmpi_cops.a");
     let cc = env::var("CC").unwrap_or_else(|_| "cc".to_string());
     let ar = env::var("AR").unwrap_or_else(|_| "ar".to_string());
@@ -195,9 +193,18 @@ fn compile_c_kernels(root: &Path) {
         let st = cmd.status().unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
         assert!(st.success(), "{cmd:?} failed ({st})");
     };
-    run(std::process::Command::new(&cc).args(["-std=gnu11", "-O2", "-fPIC", "-Wall", "-c"]).arg(&src).arg("-o").arg(&obj));
+    // The threads-mode rank frame (rank_guard.c) unwinds with pthread_exit: -fexceptions gives
+    // it the unwind tables and cleanup handlers that needs.
+    let mut objs = Vec::new();
+    for name in ["long_double_ops", "rank_guard"] {
+        let src = root.join(format!("c-src/{name}.c"));
+        println!("cargo:rerun-if-changed={}", src.display());
+        let obj = out.join(format!("{name}.o"));
+        run(std::process::Command::new(&cc).args(["-std=gnu11", "-O2", "-fPIC", "-Wall", "-fexceptions", "-c"]).arg(&src).arg("-o").arg(&obj));
+        objs.push(obj);
+    }
     let _ = fs::remove_file(&lib);
-    run(std::process::Command::new(&ar).arg("crs").arg(&lib).arg(&obj));
+    run(std::process::Command::new(&ar).arg("crs").arg(&lib).args(&objs));
     println!("cargo:rustc-link-search=native={}", out.display());
     println!("cargo:rustc-link-lib=static=oxmpi_cops");
 }

@@ -9,6 +9,10 @@
  *                     instance turns into exit()) would end the whole process and every other
  *                     rank with it. If the calling thread is a rank thread, oxmpi records the
  *                     exit status as that rank's result and only the thread ends.
+ *   pthread_exit()    A rank that runs as a fiber on a shared carrier thread and calls
+ *                     pthread_exit would end the carrier (and unwind past the fiber's frames):
+ *                     oxmpi ends just the fiber instead (oxmpi_threads_fiber_exit), as the
+ *                     rank's death. Rank threads and every other thread: libc's.
  *   pthread_create()  oxmpi keeps "which rank am I" per thread. A thread that a rank creates
  *                     (OpenMP workers, helper threads) must belong to the same rank so that its
  *                     MPI calls act for it, so the new thread adopts its creator's rank context
@@ -80,6 +84,8 @@ typedef int (*sleep_hook_fn)(unsigned long long);
 typedef int (*nanosleep_fn)(const struct timespec *, struct timespec *);
 typedef int (*clock_nanosleep_fn)(clockid_t, int, const struct timespec *, struct timespec *);
 typedef void (*exit_fn)(int) __attribute__((noreturn));
+typedef void (*pthread_exit_fn)(void *) __attribute__((noreturn));
+typedef void (*fiber_exit_hook_fn)(void);
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 typedef int (*sigaction_fn)(int, const struct sigaction *, struct sigaction *);
 typedef sighandler_t (*signal_fn)(int, sighandler_t);
@@ -96,6 +102,8 @@ static sleep_hook_fn hook_sleep;
 static nanosleep_fn real_nanosleep;
 static clock_nanosleep_fn real_clock_nanosleep;
 static exit_fn real_exit;
+static pthread_exit_fn real_pthread_exit;
+static fiber_exit_hook_fn hook_fiber_exit;
 static pthread_create_fn real_pthread_create;
 static sigaction_fn real_sigaction;
 static signal_fn real_signal;
@@ -126,6 +134,8 @@ static void resolve(void)
         hook_current = NULL, hook_adopt = NULL; /* both or neither */
 
     real_exit = (exit_fn)dlsym(RTLD_NEXT, "exit");
+    real_pthread_exit = (pthread_exit_fn)dlsym(RTLD_NEXT, "pthread_exit");
+    hook_fiber_exit = (fiber_exit_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_fiber_exit");
     real_sigaction = (sigaction_fn)dlsym(RTLD_NEXT, "sigaction");
     real_signal = (signal_fn)dlsym(RTLD_NEXT, "signal");
 
@@ -158,6 +168,15 @@ void exit(int code)
     if (real_exit)
         real_exit(code);
     _exit(code); /* no libc exit to forward to: cannot happen with a dynamic libc */
+}
+
+/* A rank fiber's pthread_exit ends the fiber (the hook does not return); others are libc's. */
+void pthread_exit(void *ret)
+{
+    init();
+    if (hook_fiber_exit)
+        hook_fiber_exit();
+    real_pthread_exit(ret);
 }
 
 /* What the new thread needs to start as a member of its creator's rank. */

@@ -1982,6 +1982,32 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Close_port
+    subroutine MPI_Close_port_f08(port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Comm_accept
+    subroutine MPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Comm_attach_buffer
     subroutine MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
       use, intrinsic :: iso_c_binding
@@ -2030,6 +2056,21 @@ module mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm1
       TYPE(MPI_Comm), INTENT(IN) :: comm2
       INTEGER, INTENT(OUT) :: result
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Comm_connect
+    subroutine MPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -2318,6 +2359,18 @@ module mpi_f08
       implicit none
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Comm_join
+    subroutine MPI_Comm_join_f08(fd, intercomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: fd
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -5932,6 +5985,19 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Lookup_name
+    subroutine MPI_Lookup_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(OUT) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Mprobe
     subroutine MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
       use, intrinsic :: iso_c_binding
@@ -6406,6 +6472,18 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Open_port
+    subroutine MPI_Open_port_f08(info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(OUT) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Pack
     subroutine MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
       use, intrinsic :: iso_c_binding
@@ -6599,6 +6677,19 @@ module mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Publish_name
+    subroutine MPI_Publish_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -8863,6 +8954,19 @@ module mpi_f08
       TYPE(*), DIMENSION(..) :: outbuf
       INTEGER, INTENT(IN) :: outcount
       TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Unpublish_name
+    subroutine MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -11673,6 +11777,64 @@ subroutine MPI_Cartdim_get_f08(comm, ndims, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Close_port_f08(port_name, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: port_name
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_close_port(port_name, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: port_name
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_close_port(port_name, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: port_name
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_comm_accept(port_name, info, root, comm, newcomm, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: port_name
+      TYPE(MPI_Info) :: info
+      INTEGER :: root
+      TYPE(MPI_Comm) :: comm
+      TYPE(MPI_Comm) :: newcomm
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_comm_accept(port_name, info, root, comm, newcomm, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -11791,6 +11953,39 @@ subroutine MPI_Comm_compare_f08(comm1, comm2, result, ierror)
   end interface
   integer :: ierr
   call pmpi_comm_compare(comm1, comm2, result, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: port_name
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_comm_connect(port_name, info, root, comm, newcomm, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: port_name
+      TYPE(MPI_Info) :: info
+      INTEGER :: root
+      TYPE(MPI_Comm) :: comm
+      TYPE(MPI_Comm) :: newcomm
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_comm_connect(port_name, info, root, comm, newcomm, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -12435,6 +12630,33 @@ subroutine MPI_Comm_iflush_buffer_f08(comm, request, ierror)
   end interface
   integer :: ierr
   call pmpi_comm_iflush_buffer(comm, request, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_join_f08(fd, intercomm, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER, INTENT(IN) :: fd
+  TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_comm_join(fd, intercomm, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER :: fd
+      TYPE(MPI_Comm) :: intercomm
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_comm_join(fd, intercomm, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -20854,6 +21076,35 @@ subroutine MPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Lookup_name_f08(service_name, info, port_name, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: service_name
+  TYPE(MPI_Info), INTENT(IN) :: info
+  CHARACTER(LEN=*), INTENT(OUT) :: port_name
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_lookup_name(service_name, info, port_name, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: service_name
+      TYPE(MPI_Info) :: info
+      CHARACTER(LEN=*) :: port_name
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_lookup_name(service_name, info, port_name, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -21959,6 +22210,33 @@ subroutine MPI_Op_free_f08(op, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
+subroutine MPI_Open_port_f08(info, port_name, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  TYPE(MPI_Info), INTENT(IN) :: info
+  CHARACTER(LEN=*), INTENT(OUT) :: port_name
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_open_port(info, port_name, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info) :: info
+      CHARACTER(LEN=*) :: port_name
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_open_port(info, port_name, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
 subroutine MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
@@ -22405,6 +22683,35 @@ subroutine MPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, com
   else
     call pmpi_psend_init(c_loc(buf), partitions, count, datatype, dest, tag, comm, info, request, ierr)
   end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Publish_name_f08(service_name, info, port_name, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: service_name
+  TYPE(MPI_Info), INTENT(IN) :: info
+  CHARACTER(LEN=*), INTENT(IN) :: port_name
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_publish_name(service_name, info, port_name, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: service_name
+      TYPE(MPI_Info) :: info
+      CHARACTER(LEN=*) :: port_name
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_publish_name(service_name, info, port_name, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 
@@ -27579,6 +27886,35 @@ subroutine MPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, o
   else
     call pmpi_unpack_external(datarep, c_loc(inbuf), insize, position, c_loc(outbuf), outcount, datatype, ierr)
   end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: service_name
+  TYPE(MPI_Info), INTENT(IN) :: info
+  CHARACTER(LEN=*), INTENT(IN) :: port_name
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_unpublish_name(service_name, info, port_name, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: service_name
+      TYPE(MPI_Info) :: info
+      CHARACTER(LEN=*) :: port_name
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_unpublish_name(service_name, info, port_name, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 

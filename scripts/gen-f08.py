@@ -4,7 +4,7 @@ and include/mpi_sizeofs.f90, the MPI_SIZEOF module of `use mpi`.
 
 Sources: the MPI Forum's API description (the `pympistandard` package on PyPI: every procedure's
 and callback's Fortran 2008 declaration), include/mpif.h (the constants' values, MPICH ABI) and
-src/fortran/{generated,hand}.rs (which `use mpi` bindings liboxmpi.so exports).
+src/fortran/{generated,hand,dynproc}.rs (which `use mpi` bindings liboxmpi.so exports).
 
 Design:
 * Handles are BIND(C) types holding one INTEGER, MPI_VAL, equal to the `use mpi` and C handle
@@ -100,7 +100,7 @@ def pympistandard():
 def bound_names():
     """The `use mpi` bindings liboxmpi.so exports (lower-case names without the mpi_ prefix)."""
     names = set()
-    for f in ("generated.rs", "hand.rs"):
+    for f in ("generated.rs", "hand.rs", "dynproc.rs"):
         with open(os.path.join(ROOT, "src", "fortran", f)) as fh:
             names |= set(re.findall(r"fortran_binding!\(([a-z0-9_]+),", fh.read()))
     return names

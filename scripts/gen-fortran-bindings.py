@@ -3,7 +3,7 @@
 
 One binding per C function that oxmpi implements (a prototype in include/mpi.h that is not listed
 in docs/UNSUPPORTED.md), except the large-count `_c` forms (Fortran 77/90 has none), the C-only
-handle conversions, and the functions in HAND (src/fortran/hand.rs binds those: strings, callbacks,
+handle conversions, and the functions in HAND (src/fortran/hand.rs and dynproc.rs bind those: strings, callbacks,
 attributes, 1-based indices, functions returning values).
 
 Mechanical rule (MPICH ABI, docs/design/abi.md 2.2-2.4): every argument is passed by
@@ -35,6 +35,9 @@ HAND = {
     "MPI_Pack_external", "MPI_Unpack_external", "MPI_Pack_external_size", "MPI_Grequest_start",
     "MPI_Session_create_errhandler", "MPI_Group_from_session_pset", "MPI_Session_get_pset_info",
     "MPI_Session_get_nth_pset", "MPI_Comm_create_from_group", "MPI_Intercomm_create_from_groups",
+    # src/fortran/dynproc.rs
+    "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Open_port", "MPI_Close_port", "MPI_Comm_accept",
+    "MPI_Comm_connect", "MPI_Publish_name", "MPI_Unpublish_name", "MPI_Lookup_name",
 }
 SCALARS = {"int": "c_int", "double": "f64", "MPI_Aint": "MPI_Aint", "MPI_Count": "MPI_Count", "MPI_Offset": "MPI_Offset"}
 HANDLES = {"MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request",

@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Generates the MPI-5 standard ABI layer from include/mpi.h (one prototype per line).
+"""Generates the MPI-5 standard ABI layer from include/mpi.h (one prototype per line); with
+`--abi ompi`, Open MPI 4.1's (libmpi.so.40, see ompi_main() below) the same way.
 
 Writes (all committed; rerun after changing include/mpi.h or this script, scripts/check-mpi-abi.sh
 fails when they are stale):
@@ -48,6 +49,12 @@ ARRAY_LEN = {"array_of_requests": ["count", "incount"], "array_of_statuses": ["c
              "array_of_types": ["count"], "array_of_datatypes": ["max_datatypes"], "array_of_info": ["count"],
              "array_of_distribs": ["ndims"]}
 SPECIAL_LEN = {"sendtypes": "peers", "recvtypes": "peers"}
+# What differs between the targets in the generated wrappers (set by main() / ompi_main()).
+CFG = {"status": "AbiStatus", "prefix": "oxabi_", "read_all_outputs": True}
+# Handle pointers the function reads (in-out); the others are outputs only, whose initial content
+# may be garbage: a layer whose h_in dereferences (Open MPI's) must not read them.
+LATE_OUTPUTS = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
+INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv)$")
 
 
 class Unsupported(Exception):
@@ -93,7 +100,7 @@ def rtype(base, stars, const, dims, abi):
     elif base == "MPI_File" or base in TPTR:
         t = "*mut c_void"
     elif base == "MPI_Status":
-        t = "AbiStatus" if abi else "crate::abi::MPI_Status"
+        t = CFG["status"] if abi else "crate::abi::MPI_Status"
     elif base in SCALAR:
         t = SCALAR[base]
     elif base.endswith("_function") or base.endswith("_function_c"):
@@ -137,12 +144,22 @@ def gen(ret, name, params):
             args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
             post.append(f"if !{v}.is_null() {{ *{v} = file_out(t_{pn}); }}")
         elif base in HANDLES and ((stars == 1 and not dims) or (stars == 0 and dims == "[]")):
-            if stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
-                pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ h_in(*{v}) }};")
+            if stars == 1 and not CFG["read_all_outputs"] and name in LATE_OUTPUTS and pn == "newcomm":
+                # Written by the engine when the operation completes, after this call returns:
+                # into the caller's slot, zeroed, whose low half then holds the MPICH handle, as
+                # a user handle's pointer is (src/abi_ompi/objects.rs).
+                pre.append(f"if !{v}.is_null() {{ *{v} = std::ptr::null_mut(); }}")
+                args.append(f"{v} as *mut c_int")
+            elif stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
+                reads = CFG["read_all_outputs"] or const or (INOUT.search(name) and not (name == "MPI_Imrecv" and pn == "request"))
+                init = f"h_in(*{v})" if reads else "0"
+                pre.append(f"let mut t_{pn}: c_int = if {v}.is_null() {{ 0 }} else {{ {init} }};")
                 args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
                 if not const:
                     out = "msg_out" if base == "MPI_Message" else "h_out"
-                    post.append(f"if !{v}.is_null() {{ *{v} = {out}(t_{pn}); }}")
+                    # An output the engine did not write (a failed call) leaves the caller's as it was.
+                    written = "" if reads else f" && t_{pn} != 0"
+                    post.append(f"if !{v}.is_null(){written} {{ *{v} = {out}(t_{pn}); }}")
             else:
                 if pn in SPECIAL_LEN:
                     if comm_name is None:
@@ -153,7 +170,10 @@ def gen(ret, name, params):
                     if not cands:
                         raise Unsupported(f"array {pn} of unknown length")
                     n = cands[0]
-                pre.append(f"let mut t_{pn}: Vec<c_int> = handles_in({v}, len({n}));")
+                if CFG["read_all_outputs"] or const or name != "MPI_Type_get_contents":
+                    pre.append(f"let mut t_{pn}: Vec<c_int> = handles_in({v}, len({n}));")
+                else:  # an output only: its initial content may be garbage
+                    pre.append(f"let mut t_{pn}: Vec<c_int> = vec![0; len({n})];")
                 args.append(f"arr_ptr({v}, &mut t_{pn})")
                 if not const:
                     post.append(f"handles_out({v}, &t_{pn});")
@@ -215,7 +235,7 @@ def gen(ret, name, params):
         fallback = "0 as _" if rret != "f64" else "0.0"
     inner = "\n        ".join(body)
     return (f"#[no_mangle]\n#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]\n"
-            f"pub unsafe extern \"C\" fn oxabi_{name}({', '.join(sig)}) -> {rret} {{\n"
+            f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> {rret} {{\n"
             f"    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes\n"
             f"    // only what the MPICH-ABI function it stands for would.\n"
             f"    run_value({fallback}, || unsafe {{\n        {inner}\n    }})\n}}\n")
@@ -232,7 +252,7 @@ def unsupported_stub(ret, name, params, why):
             t = "*mut c_void"
         sig.append(f"_{pn}: {t}")
     return (f"#[no_mangle]\n#[allow(non_snake_case, clippy::missing_safety_doc)]\n"
-            f"pub unsafe extern \"C\" fn oxabi_{name}({', '.join(sig)}) -> c_int {{\n"
+            f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> c_int {{\n"
             f"    unsupported(\"{name}\")\n}}\n")
 
 
@@ -334,5 +354,199 @@ def tables():
     (ROOT / "src/abi5/tables.rs").write_text("\n".join(out) + "\n")
 
 
-tables()
-main()
+# ---------------------------------------------------------------------------------------------
+# Open MPI 4.1's ABI (libmpi.so.40): same wrappers (gen() above, with conversions from
+# src/abi_ompi/conv.rs), Open MPI's function set and predefined objects, constants as its header
+# numbers them. Reads Debian's libopenmpi-dev header (OMPI_MPI_H overrides its path).
+OMPI_H = pathlib.Path(__import__("os").environ.get("OMPI_MPI_H", "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h"))
+# Bytes of each predefined object (nm -S of Open MPI 4.1's libmpi.so.40; scripts/check-ompi-abi.sh
+# compares): a program may copy-relocate them, so ours must be exactly as large.
+OMPI_SIZES = {"communicator": 0x200, "datatype": 0x200, "errhandler": 0x400, "file": 0x600, "group": 0x100,
+              "info": 0x100, "message": 0x100, "op": 0x800, "request": 0x100, "win": 0x200}
+# Written by hand in src/abi_ompi/hand.rs: handle <-> Fortran integer, and the predefined
+# attribute callbacks (OMPI_C_MPI_*_FN, what MPI_COMM_DUP_FN etc. name in Open MPI's mpi.h).
+OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
+# Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
+OMPI_CALLBACKS = {"MPI_Op_create"}
+# Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
+# values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
+OMPI_DOMAINS = {
+    "RANKS": ["MPI_ANY_SOURCE", "MPI_PROC_NULL", "MPI_ROOT"],
+    "THREADS": ["MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED", "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"],
+    "COMPARES": ["MPI_IDENT", "MPI_CONGRUENT", "MPI_SIMILAR", "MPI_UNEQUAL"],
+    "TOPOS": ["MPI_GRAPH", "MPI_CART", "MPI_DIST_GRAPH"],
+    "SPLITS": ["MPI_COMM_TYPE_SHARED"],
+    "LOCKS": ["MPI_LOCK_EXCLUSIVE", "MPI_LOCK_SHARED"],
+    "ASSERTS": ["MPI_MODE_NOCHECK", "MPI_MODE_NOPRECEDE", "MPI_MODE_NOPUT", "MPI_MODE_NOSTORE", "MPI_MODE_NOSUCCEED"],
+    "AMODES": ["MPI_MODE_CREATE", "MPI_MODE_RDONLY", "MPI_MODE_WRONLY", "MPI_MODE_RDWR", "MPI_MODE_DELETE_ON_CLOSE",
+               "MPI_MODE_UNIQUE_OPEN", "MPI_MODE_EXCL", "MPI_MODE_APPEND", "MPI_MODE_SEQUENTIAL"],
+    "WHENCES": ["MPI_SEEK_SET", "MPI_SEEK_CUR", "MPI_SEEK_END"],
+    "ORDERS": ["MPI_ORDER_C", "MPI_ORDER_FORTRAN"],
+    "DISTRIBS": ["MPI_DISTRIBUTE_BLOCK", "MPI_DISTRIBUTE_CYCLIC", "MPI_DISTRIBUTE_NONE"],
+    "DARGS": ["MPI_DISTRIBUTE_DFLT_DARG"],
+    "TYPECLASSES": ["MPI_TYPECLASS_INTEGER", "MPI_TYPECLASS_REAL", "MPI_TYPECLASS_COMPLEX"],
+    "KEYVALS": ["MPI_TAG_UB", "MPI_HOST", "MPI_IO", "MPI_WTIME_IS_GLOBAL", "MPI_APPNUM", "MPI_LASTUSEDCODE",
+                "MPI_UNIVERSE_SIZE", "MPI_WIN_BASE", "MPI_WIN_SIZE", "MPI_WIN_DISP_UNIT", "MPI_WIN_CREATE_FLAVOR",
+                "MPI_WIN_MODEL", "MPI_KEYVAL_INVALID"],
+    "FLAVORS": ["MPI_WIN_FLAVOR_CREATE", "MPI_WIN_FLAVOR_ALLOCATE", "MPI_WIN_FLAVOR_DYNAMIC", "MPI_WIN_FLAVOR_SHARED"],
+    "MODELS": ["MPI_WIN_UNIFIED", "MPI_WIN_SEPARATE"],
+}
+
+
+def c_values(include_dir, names):
+    """NAME -> int value of each name under `include_dir`/mpi.h, as a C compiler evaluates it."""
+    import subprocess, tempfile, os
+    with tempfile.TemporaryDirectory() as d:
+        src = pathlib.Path(d, "probe.c")
+        src.write_text("#include <stdio.h>\n#include <mpi.h>\nint main(void) {\n"
+                       + "".join(f'    printf("{n} %lld\\n", (long long)({n}));\n' for n in names) + "    return 0;\n}\n")
+        exe = pathlib.Path(d, "probe")
+        subprocess.run([os.environ.get("CC", "cc"), "-w", f"-I{include_dir}", str(src), "-o", str(exe)], check=True)
+        out = subprocess.run([str(exe)], check=True, capture_output=True, text=True).stdout
+    return {n: int(v) for n, v in (l.split() for l in out.splitlines())}
+
+
+def ompi_header():
+    text = OMPI_H.read_text()
+    flat = re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", " ", text, flags=re.S))
+    return text, flat
+
+
+def ompi_objects(text):
+    """[(symbol, kind, [MPI_ names])] of Open MPI's predefined objects, in header order."""
+    syms = re.findall(r"extern struct ompi_predefined_(\w+)_t (\w+);", text)
+    names = {}
+    for n, sym in re.findall(r"^#define (MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)", text, re.M):
+        names.setdefault(sym, []).append(n)
+    seen, out = set(), []
+    for kind, sym in syms:
+        if sym not in seen:
+            seen.add(sym)
+            out.append((sym, kind, names.get(sym, [])))
+    return out
+
+
+def ompi_main():
+    CFG.update(status="OmpiStatus", prefix="oxompi_", read_all_outputs=False)
+    text, flat = ompi_header()
+    fnames = sorted(set(re.findall(r"OMPI_DECLSPEC (?:const )?\w+ ?\*? ?(MPI_\w+) ?\(", flat)))
+    ours = {}
+    for ret, name, params, line in filter(None, map(parse, (ROOT / "include/mpi.h").read_text().splitlines())):
+        ours.setdefault(name, (ret, params))
+    out, names, hand, unsup = [], [], [], []
+    for name in fnames:
+        if OMPI_HAND.match(name) or name in OMPI_CALLBACKS:
+            hand.append(name)
+            continue
+        names.append(name)
+        if name not in ours:
+            out.append(f"#[no_mangle]\n#[allow(non_snake_case)]\npub extern \"C\" fn oxompi_{name}() -> c_int {{\n    unsupported(\"{name}\")\n}}\n")
+            unsup.append((name, "not implemented by oxmpi's engine (no prototype in include/mpi.h)"))
+            continue
+        ret, params = ours[name]
+        try:
+            if any("MPI_Fint" in p or "MPI_F08_status" in p for p in params):
+                raise Unsupported("Fortran status conversion (Open MPI's Fortran ABI is not provided yet)")
+            out.append(gen(ret, name, params))
+        except Unsupported as e:
+            out.append(unsupported_stub(ret, name, params, str(e)))
+            unsup.append((name, str(e)))
+    rs = ("// @generated by scripts/gen-mpi-abi.py --abi ompi from include/mpi.h and Open MPI's mpi.h; do not edit.\n"
+          "use super::conv::*;\nuse crate::ffi::boundary::run_value;\nuse std::os::raw::{c_char, c_int, c_void};\n\n"
+          "/// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).\n"
+          f"pub const UNSUPPORTED: [&str; {len(unsup)}] = [{', '.join(chr(34) + n + chr(34) for n, _ in unsup)}];\n\n"
+          + "\n".join(out))
+    (ROOT / "src/abi_ompi/wrappers.rs").write_text(rs)
+    objs = ompi_objects(text)
+    callbacks = sorted(set(re.findall(r"OMPI_DECLSPEC int (OMPI_C_MPI_\w+) ?\(", flat)))
+    s = ["# @generated by scripts/gen-mpi-abi.py --abi ompi; do not edit.",
+         "# libmpi.so.40 (Open MPI 4.1's ABI): each MPI_X and PMPI_X jumps to liboxmpi.so's oxompi_MPI_X;",
+         "# the predefined objects carry their MPICH-ABI handle in their first 4 bytes (src/abi_ompi/objects.rs).",
+         "\t.text"]
+    for n in names + hand:
+        for sym in (n, "P" + n):
+            s += [f"\t.globl {sym}", f"\t.type {sym}, @function", f"{sym}:", f"\tjmp oxompi_{n}@PLT", f"\t.size {sym}, .-{sym}"]
+    for n in callbacks:
+        s += [f"\t.globl {n}", f"\t.type {n}, @function", f"{n}:", f"\tjmp oxompi_{n}@PLT", f"\t.size {n}, .-{n}"]
+    # Registers the objects' addresses (after relocation: a program's copy, if it made one).
+    s += ["\t.type oxompi_ctor, @function", "oxompi_ctor:", "\tleaq oxompi_objects(%rip), %rdi",
+          f"\tmovl ${len(objs)}, %esi", "\tleaq oxompi_objects_begin(%rip), %rdx", "\tleaq oxompi_objects_end(%rip), %rcx",
+          "\tjmp oxompi_register@PLT", "\t.size oxompi_ctor, .-oxompi_ctor",
+          '\t.section .init_array,"aw"', "\t.align 8", "\t.quad oxompi_ctor"]
+    mhandles = {n: v for n, (t, v) in mpich_handles().items()}
+    s += ["\t.data", "\t.align 64", "oxompi_objects_begin:"]
+    rows = []
+    for sym, kind, mpinames in objs:
+        size = OMPI_SIZES[kind]
+        h = next((mhandles[n] for n in mpinames if n in mhandles), 0)
+        rows.append((sym, h, mpinames))
+        s += [f"\t.globl {sym}", f"\t.type {sym}, @object", "\t.align 64", f"{sym}:", f"\t.long {hex(h)}", f"\t.zero {size - 4}",
+              f"\t.size {sym}, {size}"]
+    s += ["oxompi_objects_end:", "\t.local oxompi_f_status_ignore", "\t.comm oxompi_f_status_ignore, 24, 8"]
+    for n in ("MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE"):
+        s += [f"\t.globl {n}", f"\t.type {n}, @object", "\t.align 8", f"{n}:", "\t.quad oxompi_f_status_ignore", f"\t.size {n}, 8"]
+    s += ['\t.section .data.rel,"aw"', "\t.align 8", "oxompi_objects:"] + [f"\t.quad {sym}" for sym, _, _ in objs]
+    s.append('\t.section .note.GNU-stack,"",@progbits')
+    (ROOT / "c-src/ompi_abi_entry.S").write_text("\n".join(s) + "\n")
+    ompi_tables(rows, text)
+    md = ["# Open MPI ABI layer (libmpi.so.40): functions not converted yet", "",
+          "libmpi.so.40 exports these (MPI_ and PMPI_ names) but they return MPI_ERR_UNSUPPORTED_OPERATION",
+          "through the error handler, with a message naming the function. Generated by",
+          "`scripts/gen-mpi-abi.py --abi ompi`.", "", f"{len(unsup)} of {len(names) + len(hand)} functions:", ""] + [f"- `{n}`: {w}" for n, w in unsup]
+    (ROOT / "docs/OMPI_ABI_UNSUPPORTED.md").write_text("\n".join(md) + "\n")
+    print(f"{len(names) + len(hand)} functions, {len(unsup)} unsupported, {len(objs)} objects", file=sys.stderr)
+
+
+def mpich_handles():
+    hre = re.compile(r"^#define (MPI_\w+)\s+\(?\((MPI_\w+)\)\(?(0x[0-9a-fA-F]+|0)\)", re.M)
+    return {n: (t, int(v, 16)) for n, t, v in hre.findall((ROOT / "include/mpi.h").read_text())}
+
+
+def ompi_tables(rows, text):
+    """src/abi_ompi/tables.rs: the objects' MPICH handles in registration order, and the constants."""
+    out = ["// @generated by scripts/gen-mpi-abi.py --abi ompi from include/mpi.h and Open MPI's mpi.h; do not edit.",
+           "/// The MPICH-ABI handle each predefined object of libmpi.so.40 stands for, in the order",
+           "/// c-src/ompi_abi_entry.S registers their addresses (0: none in oxmpi; calls report it invalid).",
+           f"pub static OBJECT_HANDLES: [u32; {len(rows)}] = [{', '.join(hex(h) for _, h, _ in rows)}];",
+           "/// Their symbols, in the same order.",
+           f"pub static OBJECT_SYMBOLS: [&str; {len(rows)}] = [{', '.join(chr(34) + s + chr(34) for s, _, _ in rows)}];",
+           "/// The object (index into OBJECT_HANDLES) a predefined MPICH handle is returned as.",
+           "#[inline]", "pub fn object_of(h: u32) -> Option<usize> {", "    Some(match h {"]
+    seen = set()
+    for i, (sym, h, names) in enumerate(rows):
+        if h and h not in seen:
+            seen.add(h)
+            out.append(f"        {hex(h)} => {i}, // {sym}")
+    out += ["        _ => return None,", "    })", "}"]
+    for sym, const in (("ompi_message_null", "MESSAGE_NULL"), ("ompi_mpi_file_null", "FILE_NULL")):
+        out.append(f"/// The index of {sym}.")
+        out.append(f"pub const {const}: usize = {[r[0] for r in rows].index(sym)};")
+    mpich_h = (ROOT / "include/mpi.h").read_text()
+    OMPI_DOMAINS["COMBINERS"] = [c for c in dict.fromkeys(re.findall(r"^\s*(MPI_COMBINER_\w+)", text, re.M))
+                                 if re.search(rf"\b{c}\b", mpich_h) and not c.endswith("_INTEGER")]  # removed in MPI-3.0
+    names = sorted({n for v in OMPI_DOMAINS.values() for n in v})
+    errs = sorted(set(re.findall(r"^#define (MPI_ERR_\w+|MPI_T_ERR_\w+|MPI_SUCCESS)\s+-?\d+", text, re.M)) - {"MPI_ERR_LASTCODE"})
+    mpich_h = (ROOT / "include/mpi.h").read_text()
+    errs = [e for e in errs if re.search(rf"\b{e}\b", mpich_h)]
+    o = c_values(OMPI_H.parent, names + errs + ["MPI_ERR_LASTCODE"])
+    m = c_values(ROOT / "include", names + errs)
+    for dom, ns in OMPI_DOMAINS.items():
+        pairs = [(o[n], m[n]) for n in ns]
+        out.append(f"/// (Open MPI, MPICH) values of {', '.join(ns)}.")
+        out.append(f"pub static {dom}: [(i32, i32); {len(pairs)}] = [{', '.join(f'({a}, {b})' for a, b in pairs)}];")
+    e2o = [-1] * 128
+    for e in errs:
+        if 0 <= m[e] < 128:
+            e2o[m[e]] = o[e]
+    out.append("/// Open MPI's value of each MPICH error class (index; -1 = none in Open MPI 4.1).")
+    out.append(f"pub static ERR_TO_OMPI: [i32; 128] = [{', '.join(map(str, e2o))}];")
+    out.append("/// Open MPI's MPI_ERR_LASTCODE (the last predefined code).")
+    out.append(f"pub const ERR_LASTCODE: i32 = {o['MPI_ERR_LASTCODE']};")
+    (ROOT / "src/abi_ompi/tables.rs").write_text("\n".join(out) + "\n")
+
+
+if "--abi" in sys.argv and sys.argv[sys.argv.index("--abi") + 1] == "ompi":
+    ompi_main()
+else:
+    tables()
+    main()

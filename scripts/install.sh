@@ -18,6 +18,8 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/lib/liboxmpi.so (SONAME libmpi.so.12) and the symlinks
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
+  PREFIX/lib/openmpi-abi/libmpi.so.40 (Open MPI 4.1's ABI, for programs built by Open MPI's
+             mpicc; mpiexec selects it)
   PREFIX/lib/libmpi_abi.so.1 (the MPI-5 standard ABI, NEEDED libmpi.so.12) and the link
              libmpi_abi.so; PREFIX/include/mpi_abi.h ('mpicc -mpi-abi')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
@@ -99,6 +101,12 @@ cp -- "$release/liboxmpi.so" "$build_dir/libmpi.so"
 ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_abi.so.1" "$OXMPI_ROOT/c-src/mpi_abi_entry.S" \
     -Wl,-soname,libmpi_abi.so.1 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' ||
     die "cannot build libmpi_abi.so.1 with '${CC:-cc}'; set CC to a working C compiler"
+# Open MPI 4.1's ABI (c-src/ompi_abi_entry.S, made by scripts/gen-mpi-abi.py --abi ompi): in a
+# directory of its own, so it shadows no Open MPI; mpiexec puts it first for programs needing it.
+# shellcheck disable=SC2086 # CC may be a command with arguments
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi.so.40" "$OXMPI_ROOT/c-src/ompi_abi_entry.S" \
+    -Wl,-soname,libmpi.so.40 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN/..' ||
+    die "cannot build libmpi.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"
 prefix="$(cd -- "$prefix" && pwd)"
@@ -132,6 +140,8 @@ put 755 "$build_dir/liboxmpi-threads.so" "$prefix/lib/liboxmpi-threads.so"
 put 755 "$build_dir/liboxmpifort.so" "$prefix/lib/liboxmpifort.so"
 put 755 "$build_dir/libmpi_abi.so.1" "$prefix/lib/libmpi_abi.so.1"
 link libmpi_abi.so.1 "$prefix/lib/libmpi_abi.so"
+mkdir -p -- "$prefix/lib/openmpi-abi"
+put 755 "$build_dir/libmpi.so.40" "$prefix/lib/openmpi-abi/libmpi.so.40"
 for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done

@@ -52,9 +52,7 @@ done
 [ -z "$PREFIX" ] || PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix $PREFIX: no such directory"
 
 # Modules left out, with the reason.
-declare -A SKIP_MODULE=(
-    [test_dynproc]="ports, name publishing and MPI_Comm_join (issue 23; spawn works)"
-)
+declare -A SKIP_MODULE=()
 # Tests left out (unittest -x substrings), with the reason.
 declare -A SKIP_TEST=()
 

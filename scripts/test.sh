@@ -19,11 +19,16 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   5b. mpi-abi     the MPI-5 standard ABI: scripts/check-mpi-abi.sh target/test-prefix (values,
                    sizes, exports, generated files), then the C tests of MPI_ABI_TESTS built with
                    'mpicc -mpi-abi' (c-tests/run.sh --mpi-abi) in "$OXMPI_TEST_MODES"
+  5c. ompi-abi    Open MPI 4.1's ABI: scripts/check-ompi-abi.sh target/test-prefix (object sizes and
+                   functions against Debian's libmpi.so.40, values through the library, generated
+                   files), then the C tests built with mpicc.openmpi (c-tests/run.sh --ompi-abi;
+                   c-tests/ompi-abi.skip) in "$OXMPI_TEST_MODES", at most 4 ranks
   6. c-tests       c-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
   6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
-                   modes, then with --survive after 1, 2 and 3 failures (bounded in time)
+                   modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
+                   in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
   7. mpich-binary  programs built with the system MPICH (mpicc.mpich), run with oxmpi's
                    mpiexec -n 2 and -n 4: point-to-point tests, the same stripped (-s), and a
                    getopt_long parser (scripts/mpich-getopt.c) whose output must be the same
@@ -176,6 +181,12 @@ stage_mpi_abi() {
         --modes "$MODES" --filter "$MPI_ABI_TESTS"
 }
 
+stage_ompi_abi() {
+    run bash "$OXMPI_ROOT/scripts/check-ompi-abi.sh" "$PREFIX"
+    OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --ompi-abi \
+        --modes "$MODES" --timeout 30
+}
+
 stage_c_tests() {
     if [ ! -f "$OXMPI_ROOT/c-tests/run.sh" ]; then
         echo "SKIP: c-tests/run.sh not present"
@@ -203,10 +214,14 @@ stage_c_tests_streamed() {
 stage_fault_inject() {
     [ -f "$OXMPI_ROOT/scripts/fault-inject.sh" ] || { stage_result="skip"; return; }
     local f
-    run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --trials 100 --time 90
+    # About two minutes in all: rounds stop at --time, and each round runs every mode.
+    run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --trials 100 --time 30
     for f in 1 2 3; do
-        run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --survive --failures "$f" --trials 50 --time 60
+        run bash "$OXMPI_ROOT/scripts/fault-inject.sh" --prefix "$PREFIX" --modes "$MODES" --survive --failures "$f" --trials 50 --time 15
     done
+    # The minimal cases and the two-failure program, a few runs per mode (scripts/ft-repeat.sh
+    # --runs 100 for the issue's count).
+    run bash "$OXMPI_ROOT/scripts/ft-repeat.sh" --prefix "$PREFIX" --modes "$MODES" --runs 3
 }
 
 # run_ours N MODE PROGRAM ARGS...: run a prebuilt binary under oxmpi's mpiexec, with a hard timeout.
@@ -352,6 +367,7 @@ stage install stage_install
 stage cargo-test stage_cargo_test
 stage abi stage_abi
 stage mpi-abi stage_mpi_abi
+stage ompi-abi stage_ompi_abi
 stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
 stage fault-inject stage_fault_inject

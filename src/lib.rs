@@ -9,6 +9,7 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 pub mod abi;
 pub mod abi5;
+pub mod abi_ompi;
 pub mod clairvoyant;
 pub mod coll;
 pub mod comm;

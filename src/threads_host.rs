@@ -19,7 +19,10 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
         // SAFETY: `program` is a non-null C string (checked above; caller contract).
         let prog = unsafe { std::ffi::CStr::from_ptr(program) };
         let upcalls = host::Upcalls {
-            instance_loaded: |r, lookup| crate::fortran::sentinels::register_instance(r, lookup),
+            instance_loaded: |r, lookup| {
+                crate::fortran::sentinels::register_instance(r, lookup);
+                crate::abi_ompi::objects::register_instance(r, lookup);
+            },
             rank_in_mpi: crate::instance::rank_active,
             channel_geometry: crate::transport::shm::geometry,
         };
@@ -46,6 +49,14 @@ pub extern "C" fn oxmpi_threads_adopt(ctx: c_int) {
 #[no_mangle]
 pub extern "C" fn oxmpi_threads_exit_hook(code: c_int) -> c_int {
     crate::ffi::boundary::run_value(0, || host::exit_hook(code) as c_int)
+}
+
+/// `pthread_exit` was called: ends the calling rank fiber (its rank's death, unless the rank had
+/// ended already) and never returns; returns at once for any other caller (libc's pthread_exit
+/// then runs).
+#[no_mangle]
+pub extern "C" fn oxmpi_threads_fiber_exit() {
+    crate::ffi::boundary::run_value((), host::fiber_exit_hook)
 }
 
 /// A sleep of `ns` nanoseconds was asked (the preload library's `nanosleep` & co.): 1 if the

@@ -51,8 +51,11 @@ const LAYERS: &[(&str, u32)] = &[
     ("fortran", 12),
     // The MPI-5 standard ABI: a second C boundary, converting to the MPICH one.
     ("abi5", 12),
+    // Open MPI 4.1's ABI: a third C boundary, converting to the MPICH one; it shares the MPI-5
+    // layer's ABI-independent helpers (array lengths, peers).
+    ("abi_ompi", 13),
     // The threads-mode host's C entry points, which wire both boundaries to each rank's program.
-    ("threads_host", 13),
+    ("threads_host", 14),
 ];
 
 

@@ -136,8 +136,8 @@ pub unsafe fn linear(cx: &Coll, recv: &Blocks) -> MpiResult {
     for (r, i) in recvs {
         first(&mut res, cx.wait_recv(r, recv.lens[i], i));
     }
-    cx.wait_sends(&sends);
-    res
+    let sent = cx.wait_sends(&sends);
+    res.and(sent)
 }
 
 /// MPI_Allgather(v) on an intercommunicator (MPI 4.1 section 6.2.2): every rank gets the blocks of
@@ -166,6 +166,6 @@ pub unsafe fn inter(cx: &Coll, send: (*const u8, usize), recv: &Blocks) -> MpiRe
     for (i, r) in recvs.into_iter().enumerate() {
         first(&mut res, cx.wait_recv(r, recv.lens[i], i));
     }
-    cx.wait_sends(&sends);
-    res
+    let sent = cx.wait_sends(&sends);
+    res.and(sent)
 }

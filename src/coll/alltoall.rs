@@ -124,8 +124,8 @@ pub unsafe fn linear(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult {
         let got = cx.wait_recv(id, bytes, p);
         first = first.and(got);
     }
-    cx.wait_sends(&reqs);
-    first
+    let sent = cx.wait_sends(&reqs);
+    first.and(sent)
 }
 
 /// The pairwise exchange: `sends[j]` / `recvs[j]` are peer j's blocks (one slot per peer, in peer
@@ -148,8 +148,8 @@ pub unsafe fn pairwise(cx: &Coll, sends: &[Slot], recvs: &[Slot]) -> MpiResult {
             (Some(id), Some(r)) => cx.wait_recv(id, r.bytes, from),
             _ => Ok(()),
         };
-        let sent = sid.transpose().map(|id| id.map(|id| cx.u.engine.wait(id)));
-        got.and(sent.map(|_| ()))?;
+        let sent = sid.transpose().and_then(|id| id.map_or(Ok(()), |id| super::sent_result(&cx.u.engine.wait(id))));
+        got.and(sent)?;
     }
     Ok(())
 }

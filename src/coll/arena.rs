@@ -5,8 +5,9 @@
 //!   (context id, member world ranks). Contributions stay in the ranks' buffers (a pointer each).
 //! - Processes mode: MPI_COMM_WORLD only, in the job segment (`Segment::world_arena`): each rank
 //!   copies its contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result
-//!   goes to a slot of the segment. In a job that survives failures (`crate::ulfm`) a dead rank
-//!   fails every later episode at every rank, instead of leaving them waiting.
+//!   goes to a slot of the segment.
+//! In a job that survives failures (`crate::ulfm`) a dead member fails every later episode at
+//! every rank (both modes), instead of leaving them waiting.
 //!
 //! An *episode* is one collective: each rank publishes a pointer to its contribution and counts
 //! itself in; the last to arrive computes the result from every contribution (they stay valid:
@@ -179,11 +180,10 @@ impl Arena {
     pub unsafe fn episode(&self, cx: &Coll, me: usize, mine: *const u8, bytes: usize, combine: impl FnOnce(&[*const u8], *mut u8)) -> MpiResult<&[u8]> {
         // A revoked communicator (ULFM) fails its collectives: at the revoker before it counts
         // itself in, at the others while they wait (the revocation reaches them as a message).
-        // So does a failed rank of the world arena: the episode could never complete, and the
-        // counters stay off, so every later episode fails too, as ULFM wants of a communicator
-        // with a failed member.
-        let world = matches!(self.store, Store::Segment { .. });
-        cx.u.engine.collective_refusal(cx.c.context, world)?;
+        // So does a failed member: the episode could never complete, and the counters stay
+        // off, so every later episode fails too, as ULFM wants of a communicator with a failed
+        // member.
+        cx.u.engine.collective_refusal(cx.c.context, &self.members)?;
         let ctr = self.counters();
         let k = ctr.gen.load(Acquire);
         let parity = (k & 1) as usize;
@@ -207,7 +207,7 @@ impl Arena {
                 cx.u.engine.ring_rank(w);
             }
         } else {
-            cx.u.engine.wait_for_collective(cx.c.context, world, || ctr.gen.load(Acquire) != k)?;
+            cx.u.engine.wait_for_collective(cx.c.context, &self.members, || ctr.gen.load(Acquire) != k)?;
         }
         // SAFETY: the episode is complete; its `bytes` result bytes are not rewritten before our
         // next episode.

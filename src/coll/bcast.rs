@@ -96,13 +96,13 @@ pub unsafe fn binomial(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> Mp
             match unsafe { cx.isend(buf, bytes, (vr + mask + root) % n) } {
                 Ok(s) => sends.push(s),
                 Err(e) => {
-                    cx.wait_sends(&sends);
+                    // This error is the one to report; the others' are of the same collective.
+                    let _ = cx.wait_sends(&sends);
                     return Err(e);
                 }
             }
         }
         mask >>= 1;
     }
-    cx.wait_sends(&sends);
-    Ok(())
+    cx.wait_sends(&sends)
 }

@@ -130,8 +130,9 @@ pub fn agree(cx: &Coll, seg_bytes: usize) -> MpiResult<RoundCost> {
             Err(e) => res = res.and(Err(e)),
         }
     }
-    ex.wait_sends(&ids);
+    let sent = ex.wait_sends(&ids);
     res?;
+    sent?;
     all[me] = mine;
     let max = |i: usize| all.iter().map(|v| v[i]).max().unwrap_or(0);
     Ok(RoundCost {

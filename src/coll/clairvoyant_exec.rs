@@ -273,7 +273,7 @@ impl Exec<'_, '_> {
 
     fn finish_reading(&self, r: Reading) -> MpiResult {
         let st = self.cx.u.engine.wait(r.req);
-        if r.ack { super::check_received(&st, 0, r.peer) } else { Ok(()) }
+        if r.ack { super::check_received(&st, 0, r.peer) } else { super::sent_result(&st) }
     }
 
     /// Where a segment arriving into an empty or send-buffer cell can land: the accumulator cell,
@@ -289,9 +289,7 @@ impl Exec<'_, '_> {
             match self.wait(req, Some(ver)) {
                 Some(st) => {
                     let r = self.reading.swap_remove(i);
-                    if r.ack {
-                        super::check_received(&st, 0, r.peer)?;
-                    }
+                    if r.ack { super::check_received(&st, 0, r.peer)? } else { super::sent_result(&st)? }
                 }
                 None => {
                     self.relaxed = true;
@@ -448,7 +446,10 @@ impl Exec<'_, '_> {
             if let (false, false, Some(req)) = (self.relaxed, self.threads, sent) {
                 // Before any re-plan, a send is waited for in its round (split copies).
                 match self.wait(req, Some(ver)) {
-                    Some(_) => self.reading.retain(|r| r.req != req),
+                    Some(st) => {
+                        self.reading.retain(|r| r.req != req);
+                        super::sent_result(&st)?;
+                    }
                     None => {
                         self.relaxed = true;
                         return Ok(Some(Interrupt { step: i + 1, started: false, recv: None }));

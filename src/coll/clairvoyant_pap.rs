@@ -218,7 +218,7 @@ fn agreed(cx: &Coll, seq: u64, key: u64, arrived: i64, quantum: i64, fallback: O
     }
     let n = c.group.len();
     let out = std::cell::RefCell::new(None);
-    cx.u.engine.wait_for_collective(c.context, false, || {
+    cx.u.engine.wait_for_collective(c.context, &c.group, || {
         let mut o = out.borrow_mut();
         if o.is_none() {
             *o = b.try_plan(leader, c.context, seq, key, n, c.rank);
@@ -288,7 +288,7 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
             // SAFETY: `slot` is 8 writable bytes, waited for inside `recv`.
             unsafe { prev.recv(slot as *mut i64 as *mut u8, 8, r)? };
         }
-        cx.wait_sends(&p.sends);
+        cx.wait_sends(&p.sends)?;
         st.lagged = st.history.clone();
         st.history.push(&all);
         if let Some((q, quantum)) = st.used.take() {

@@ -76,8 +76,9 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     }
     // Every peer has read its block of `sendbuf` once these complete: only now may `recvbuf`
     // (possibly the same buffer) be written.
-    cx.wait_sends(&sends);
+    let sent = cx.wait_sends(&sends);
     result?;
+    sent?;
     let mut result: MpiResult = Ok(());
     let all = cx.phase(1);
     // SAFETY: my block lies within `recvbuf`; `own` holds it.
@@ -101,6 +102,6 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     for &(r, p, pl) in &recvs {
         result = result.and(all.wait_recv(r, pl, p));
     }
-    all.wait_sends(&sends);
-    result
+    let sent = all.wait_sends(&sends);
+    result.and(sent)
 }

@@ -30,8 +30,7 @@ pub unsafe fn send_cross(cx: &Coll, buf: *const u8, bytes: usize, to: usize) -> 
     let x = cx.phase(CROSS);
     // SAFETY: per this function's contract; the send is waited for.
     let s = unsafe { x.isend_world(buf, bytes, cx.c.peer_world_rank(to), x.tag)? };
-    cx.u.engine.wait(s);
-    Ok(())
+    super::sent_result(&cx.u.engine.wait(s))
 }
 
 /// Receives exactly `bytes` into `buf` from remote-group rank `from`.
@@ -57,8 +56,8 @@ pub unsafe fn swap_cross(cx: &Coll, sbuf: *const u8, rbuf: *mut u8, bytes: usize
     // SAFETY: as above.
     let s = unsafe { x.isend_world(sbuf, bytes, w, x.tag) };
     let got = cx.wait_recv(r, bytes, peer);
-    cx.u.engine.wait(s?);
-    got
+    let sent = super::sent_result(&cx.u.engine.wait(s?));
+    got.and(sent)
 }
 
 /// MPI_Barrier on an intercommunicator: nobody leaves before every rank of both groups entered.

@@ -227,10 +227,17 @@ impl<'a> Coll<'a> {
     }
 
     /// Waits for every send in `sends`.
-    pub fn wait_sends(&self, sends: &[ReqId]) {
+    /// Waits for every send of `sends`; the first failure (a dead receiver, a revoked
+    /// communicator: `crate::ulfm`) is the collective's, once all are done with their buffers.
+    pub fn wait_sends(&self, sends: &[ReqId]) -> MpiResult {
+        let mut first = Ok(());
         for &s in sends {
-            self.u.engine.wait(s);
+            let r = sent_result(&self.u.engine.wait(s));
+            if first.is_ok() {
+                first = r;
+            }
         }
+        first
     }
 
     /// Sends `bytes` at `buf` to communicator rank `to` and waits.
@@ -240,8 +247,7 @@ impl<'a> Coll<'a> {
     pub unsafe fn send(&self, buf: *const u8, bytes: usize, to: usize) -> MpiResult {
         // SAFETY: per this function's contract; the send is waited for.
         let s = unsafe { self.isend(buf, bytes, to)? };
-        self.u.engine.wait(s);
-        Ok(())
+        sent_result(&self.u.engine.wait(s))
     }
 
     /// Receives exactly `bytes` into `buf` from communicator rank `from` and waits.
@@ -264,8 +270,8 @@ impl<'a> Coll<'a> {
         // SAFETY: as above.
         let s = unsafe { self.isend(sbuf, sbytes, to) };
         let got = self.wait_recv(r, rbytes, from);
-        self.u.engine.wait(s?);
-        got
+        let sent = sent_result(&self.u.engine.wait(s?));
+        got.and(sent)
     }
 
     /// `sendrecv` where either side may be empty (no message then): block algorithms whose
@@ -300,6 +306,12 @@ pub(crate) fn blocks(total: usize, parts: usize, a: usize, b: usize) -> (usize, 
     let start = block(total, parts, a).0;
     let end = if b >= parts { total } else { block(total, parts, b).0 };
     (start, end - start)
+}
+
+/// The error of a finished collective send, if it failed (a dead receiver or a revoked
+/// communicator, `crate::ulfm`): a collective must report it, not go on as if delivered.
+pub(crate) fn sent_result(st: &crate::p2p::Status) -> MpiResult {
+    crate::p2p::engine::failure_result(st).map_err(|e| err(e.class, format!("collective message to world rank {}: {}", st.source, e.msg)))
 }
 
 /// Turns a receive status into an error if the message did not have the expected size.

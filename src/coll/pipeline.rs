@@ -48,6 +48,6 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
             }
         }
     }
-    cx.wait_sends(&sends);
-    result
+    let sent = cx.wait_sends(&sends);
+    result.and(sent)
 }

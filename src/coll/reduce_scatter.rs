@@ -79,15 +79,15 @@ unsafe fn scatterv(cx: &Coll, full: *const u8, recvbuf: *mut u8, counts: &[usize
         match unsafe { cx.isend(full.add(d[i] * size), counts[i] * size, i) } {
             Ok(s) => sends.push(s),
             Err(e) => {
-                cx.wait_sends(&sends);
+                // This error is the one to report; the others' are of the same collective.
+                let _ = cx.wait_sends(&sends);
                 return Err(e);
             }
         }
     }
     // SAFETY: block 0 of `full` and recvbuf (disjoint, counts[0] elements each).
     unsafe { std::ptr::copy_nonoverlapping(full, recvbuf, counts[0] * size) };
-    cx.wait_sends(&sends);
-    Ok(())
+    cx.wait_sends(&sends)
 }
 
 /// Reduce to rank 0 in rank order, then scatter the blocks. Any op.

@@ -90,7 +90,8 @@ pub unsafe fn binomial(cx: &Coll, send: Option<&Blocks>, recv: Option<(*mut u8, 
         }
         mask >>= 1;
     }
-    cx.wait_sends(&sends);
+    let sent = cx.wait_sends(&sends);
+    first(&mut res, sent);
     match (send, recv) {
         // SAFETY: the root's own block holds `lens[root]` readable bytes, `p` `bytes` writable.
         (Some(blocks), Some((p, bytes))) => first(&mut res, unsafe { copy_own(blocks.ptr(root), blocks.lens[root], p, bytes) }),
@@ -124,7 +125,8 @@ pub unsafe fn linear(cx: &Coll, send: Option<&Blocks>, recv: Option<(*mut u8, us
         // SAFETY: the root's block holds `lens[root]` readable bytes, `p` `bytes` writable ones.
         first(&mut res, unsafe { copy_own(blocks.ptr(root), blocks.lens[root], p, bytes) });
     }
-    cx.wait_sends(&sends);
+    let sent = cx.wait_sends(&sends);
+    first(&mut res, sent);
     res
 }
 

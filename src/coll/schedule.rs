@@ -26,10 +26,11 @@
 //! communicators advance independently, so collectives started in different orders on
 //! different communicators cannot deadlock.
 //!
-//! Failures: a receive that fails (MPIX_ERR_PROC_FAILED, MPIX_ERR_REVOKED) or brings the wrong
-//! size ends the schedule with that error on its request; its unmatched receives are cancelled,
-//! and a schedule whose operations are still in flight then is kept alive for good (leaked:
-//! the engine may still read or write its buffers), which only happens after a failure.
+//! Failures: a send or receive that fails (MPIX_ERR_PROC_FAILED, MPIX_ERR_REVOKED) or a receive
+//! that brings the wrong size ends the schedule with that error on its request: no later round
+//! starts, its unmatched receives are cancelled, and the request completes once every operation
+//! it posted is done (a send in flight still reads the user's buffer: completing earlier would
+//! let the program rewrite it under a peer that then receives the new contents as the old).
 use super::Coll;
 use crate::error::{MpiError, MpiResult};
 use crate::op::Reduction;
@@ -173,6 +174,8 @@ struct Run {
     /// The next round to start.
     next: usize,
     pending: Vec<Pending>,
+    /// The run's first failure: it ends with it once `pending` is empty.
+    failed: Option<MpiError>,
 }
 
 impl Run {
@@ -189,16 +192,21 @@ impl Run {
                 };
                 moved = true;
                 let p = self.pending.swap_remove(i);
-                if let Some((bytes, rank)) = p.recv {
-                    if let Err(er) = super::check_received(&st, bytes, rank) {
-                        drop(s);
-                        self.fail(e, er);
-                        return (true, true);
-                    }
+                let outcome = match p.recv {
+                    Some((bytes, rank)) => super::check_received(&st, bytes, rank),
+                    None => super::sent_result(&st),
+                };
+                if let Err(er) = outcome {
+                    fail(&mut self.failed, &self.pending, e, er);
                 }
             }
             if !self.pending.is_empty() {
                 return (moved, false);
+            }
+            if let Some(er) = self.failed.take() {
+                drop(s);
+                e.finish_external(self.req, &Err(er));
+                return (true, true);
             }
             if self.next == s.rounds.len() {
                 drop(s);
@@ -209,30 +217,24 @@ impl Run {
             self.next += 1;
             moved = true;
             if let Err(er) = s.start_round(e, i, &mut self.pending) {
-                drop(s);
-                self.fail(e, er);
-                return (true, true);
+                fail(&mut self.failed, &self.pending, e, er);
             }
         }
     }
 
-    /// Ends the run with error `er`: cancels its unmatched receives, lets the engine release the
-    /// rest, and keeps the schedule alive if the engine may still use its buffers.
-    fn fail(&mut self, e: &Engine, er: MpiError) {
-        for p in &self.pending {
-            if p.recv.is_some() {
-                e.cancel(p.id);
-            }
+}
+
+/// Records a run's failure `er` in `failed` (the first one counts) and cancels the unmatched
+/// receives of `pending`; the run ends when what is in flight is done.
+fn fail(failed: &mut Option<MpiError>, pending: &[Pending], e: &Engine, er: MpiError) {
+    if failed.is_some() {
+        return;
+    }
+    *failed = Some(er);
+    for p in pending {
+        if p.recv.is_some() {
+            e.cancel(p.id);
         }
-        let mut in_flight = false;
-        for p in self.pending.drain(..) {
-            in_flight |= e.take_done(p.id).is_none();
-            e.free(p.id);
-        }
-        if in_flight {
-            std::mem::forget(self.sched.clone());
-        }
-        e.finish_external(self.req, &Err(er));
     }
 }
 
@@ -269,7 +271,7 @@ pub fn start(e: &Engine, sched: Arc<Mutex<Schedule>>, tag: i32, req: ReqId) {
     sched.lock().unwrap_or_else(|p| p.into_inner()).tag = tag;
     let active = e.hook(Active::default);
     e.hook_busy(true);
-    active.runs.lock().unwrap_or_else(|p| p.into_inner()).push(Run { sched, req, next: 0, pending: Vec::new() });
+    active.runs.lock().unwrap_or_else(|p| p.into_inner()).push(Run { sched, req, next: 0, pending: Vec::new(), failed: None });
     active.progress(e);
 }
 

@@ -5,6 +5,7 @@
 //! Every constructor agrees on a context id (or exchanges data) with a collective over the
 //! parent communicator, so they sit above `coll`; the communicator object itself and its table
 //! live below, in `comm`.
+pub mod connect;
 pub mod dist_graph;
 pub mod from_group;
 pub mod hw_resources;

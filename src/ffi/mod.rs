@@ -32,6 +32,7 @@ pub use comm::attr::*;
 pub use comm::from_group::*;
 pub use comm::group::*;
 pub use comm::spawn::*;
+pub use comm::ports::*;
 pub use data_symbols::*;
 pub use datatype::*;
 pub use datatype::large_count::*;

@@ -57,6 +57,7 @@ macro_rules! fortran_binding {
 }
 
 pub mod callbacks;
+mod dynproc;
 mod generated;
 mod hand;
 pub mod sentinels;

@@ -907,32 +907,32 @@ impl<X: Transport> Engine<X> {
     /// Waits, progressing meanwhile, until `cond` holds: a collective that meets in shared
     /// memory. Whoever makes `cond` hold must ring this rank's doorbell (`ring_rank`) so a
     /// sleeping waiter notices. Gives up with ErrorClass::Revoked
-    /// once context pair `ctx` is revoked, or with ErrorClass::ProcFailed once a rank of the job is
-    /// known dead when `all_ranks` (the collective involves every rank: it can never complete).
-    pub fn wait_for_collective(&self, ctx: u32, all_ranks: bool, cond: impl Fn() -> bool) -> MpiResult {
+    /// once context pair `ctx` is revoked, or with ErrorClass::ProcFailed once one of `members`
+    /// (world ranks that must all take part: the collective can then never complete) is known dead.
+    pub fn wait_for_collective(&self, ctx: u32, members: &[usize], cond: impl Fn() -> bool) -> MpiResult {
         self.wait_until(|g| {
             if cond() {
                 Some(Ok(()))
             } else {
-                Self::collective_refused(g, ctx, all_ranks).map(Err)
+                Self::collective_refused(g, ctx, members).map(Err)
             }
         })
     }
 
     /// Why a shared-memory collective on context pair `ctx` cannot run now, if it cannot (see
     /// `wait_for_collective`); makes no progress.
-    pub fn collective_refusal(&self, ctx: u32, all_ranks: bool) -> MpiResult {
+    pub fn collective_refusal(&self, ctx: u32, members: &[usize]) -> MpiResult {
         if !self.faults.load(Ordering::Acquire) {
             return Ok(());
         }
-        Self::collective_refused(&self.lock(), ctx, all_ranks).map_or(Ok(()), Err)
+        Self::collective_refused(&self.lock(), ctx, members).map_or(Ok(()), Err)
     }
 
-    fn collective_refused(g: &Inner, ctx: u32, all_ranks: bool) -> Option<crate::error::MpiError> {
+    fn collective_refused(g: &Inner, ctx: u32, members: &[usize]) -> Option<crate::error::MpiError> {
         if g.revoked.contains(&(ctx & !1)) {
             Some(err(ErrorClass::Revoked, "the communicator was revoked (MPIX_Comm_revoke)"))
-        } else if all_ranks && g.any_dead {
-            Some(err(ErrorClass::ProcFailed, "a rank of the communicator failed"))
+        } else if let Some(w) = members.iter().find(|&&w| g.any_dead && g.dead[w]) {
+            Some(err(ErrorClass::ProcFailed, format!("world rank {w} of the communicator has failed")))
         } else {
             None
         }

@@ -3,10 +3,13 @@ pub mod futex;
 pub mod hw;
 pub mod pap_board;
 pub mod pmi;
+pub mod name_service;
 pub mod pmi_job;
+pub mod ports;
 pub mod segment;
 pub mod spawn_desk;
 pub mod thread_level;
+pub mod user_dir;
 pub mod threads;
 
 /// Environment variables `mpiexec` sets for every rank (the launcher/rank contract).
@@ -19,6 +22,9 @@ pub mod env {
     pub const SHM_FD: &str = "OXMPI_SHM_FD";
     /// `processes` or `threads`; also the launcher's default when set by the user.
     pub const MODE: &str = "OXMPI_MODE";
+    /// `1`: the job survives the loss of a rank (`mpiexec --survive`; the threads-mode host reads
+    /// it, processes-mode ranks learn it from the segment).
+    pub const SURVIVE: &str = "OXMPI_SURVIVE";
 }
 pub mod wait;
 pub mod job;

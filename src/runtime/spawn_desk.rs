@@ -36,6 +36,10 @@ pub const ENV_PARENT_ROOT: &str = "OXMPI_PARENT_ROOT";
 /// Environment of a spawned rank: the index of its command in MPI_Comm_spawn_multiple.
 pub const ENV_APPNUM: &str = "OXMPI_APPNUM";
 
+/// `Request::parent_root` of a request for free slots only, which the launcher reserves and
+/// answers without starting anything: `mpiexec --join` starts its ranks there itself.
+pub const RESERVE_SLOTS: usize = usize::MAX;
+
 const IDLE: u32 = 0;
 const ASKED: u32 = 1;
 const ANSWERED: u32 = 2;

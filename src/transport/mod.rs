@@ -12,6 +12,9 @@ pub mod cma;
 pub mod packet;
 pub mod ring;
 pub mod shm;
+pub mod ucx;
+pub mod ucx_sys;
+pub mod ucx_wireup;
 
 use crate::runtime::segment::Doorbell;
 use ring::SlotHeader;

@@ -49,6 +49,9 @@ pub struct Options {
     /// `-usize N` / `--universe-size N` / `OXMPI_UNIVERSE_SIZE`: MPI_UNIVERSE_SIZE, the ranks
     /// the job may have with the ones it spawns (None: the default, see `universe_size`).
     pub universe: Option<usize>,
+    /// `--join JOB` / `OXMPI_JOIN`: start the ranks inside the running job JOB (its mpiexec's
+    /// pid, or `auto`: the only one running) instead of a job of their own (see `join`).
+    pub join: Option<String>,
 }
 
 impl Options {
@@ -88,6 +91,8 @@ pub struct EnvDefaults {
     pub survive: bool,
     /// `OXMPI_UNIVERSE_SIZE`
     pub universe: Option<String>,
+    /// `OXMPI_JOIN`
+    pub join: Option<String>,
 }
 
 impl EnvDefaults {
@@ -97,6 +102,7 @@ impl EnvDefaults {
             timeout: std::env::var("MPIEXEC_TIMEOUT").ok().filter(|s| !s.is_empty()),
             survive: std::env::var("OXMPI_SURVIVE").is_ok_and(|v| v == "1"),
             universe: std::env::var("OXMPI_UNIVERSE_SIZE").ok().filter(|s| !s.is_empty()),
+            join: std::env::var("OXMPI_JOIN").ok().filter(|s| !s.is_empty()),
         }
     }
 }
@@ -138,6 +144,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut monitor: Option<OsString> = None;
     let mut survive = env.survive;
     let mut universe: Option<usize> = None;
+    let mut join = env.join.clone();
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -174,6 +181,13 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             "-usize" | "--usize" | "--universe-size" => {
                 let v = value(&mut i)?;
                 universe = Some(parse_nranks(name, &v)?);
+            }
+            "--join" => {
+                let v = value(&mut i)?;
+                if v != "auto" && !v.parse::<i32>().is_ok_and(|p| p > 0) {
+                    return err(format!("--join takes the pid of a running job's mpiexec, or 'auto', not '{v}'"));
+                }
+                join = Some(v);
             }
             "--mode" => {
                 let v = value(&mut i)?;
@@ -219,6 +233,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             None => Mode::Processes,
         },
     };
+    if join.is_some() && mode == Mode::Threads {
+        return err("--join (or OXMPI_JOIN) starts ranks in processes mode only: drop --mode threads");
+    }
     let timeout = match timeout {
         Some(t) => t,
         None => match &env.timeout {
@@ -231,7 +248,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(parse_nranks("OXMPI_UNIVERSE_SIZE", v)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe }))
+    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -266,10 +283,16 @@ Options:
   --monitor FILE           record who sends how much to whom (point-to-point, collective
                            transfers, one-sided) and write the job's matrices to FILE as
                            JSON at the end; 'oxmpi-monitor FILE' shows them
-  --survive                when a rank dies, keep the others running (processes mode);
+  --survive                when a rank dies, keep the others running (in threads mode: a
+                           rank that exits, calls pthread_exit, or crashes on its own
+                           thread; a rank cannot be killed there);
                            operations involving the dead rank then fail with
                            MPIX_ERR_PROC_FAILED. Also on once any rank sets a non-fatal
                            error handler on a communicator
+  --join JOB               start the ranks inside the running job JOB (the pid of its
+                           mpiexec, or 'auto': the only job of this user running), so
+                           that they can connect to its ports (MPI_Comm_connect/accept);
+                           processes mode
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version
@@ -283,6 +306,7 @@ Environment:
                     it has an RPATH/RUNPATH or needs a name OXMPI_LIBDIR lacks)
   OXMPI_SURVIVE     1 = like --survive
   OXMPI_UNIVERSE_SIZE default for -usize
+  OXMPI_JOIN        default for --join
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
@@ -348,7 +372,7 @@ mod tests {
 
     #[test]
     fn env_defaults() {
-        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true, universe: None };
+        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true, universe: None, join: None };
         let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
         assert_eq!(o.mode, Mode::Threads);
         assert_eq!(o.timeout.unwrap().limit, Duration::from_secs(7));
@@ -410,5 +434,17 @@ mod tests {
         assert_eq!(invoked_name(Some(OsStr::new("/usr/bin/mpirun"))), "mpirun");
         assert_eq!(invoked_name(Some(OsStr::new("mpiexec"))), "mpiexec");
         assert_eq!(invoked_name(None), "mpiexec");
+    }
+
+    #[test]
+    fn join() {
+        assert_eq!(run(&["--join", "1234", "-n", "2", "prog"]).join.as_deref(), Some("1234"));
+        assert_eq!(run(&["--join=auto", "prog"]).join.as_deref(), Some("auto"));
+        assert_eq!(run(&["prog"]).join, None);
+        let env = EnvDefaults { join: Some("auto".into()), ..Default::default() };
+        assert!(matches!(p_env(&["prog"], env), Ok(Command::Run(o)) if o.join.as_deref() == Some("auto")));
+        assert!(p(&["--join", "me", "prog"]).is_err());
+        assert!(p(&["--join", "0", "prog"]).is_err());
+        assert!(p(&["--join", "auto", "--mode", "threads", "prog"]).is_err());
     }
 }

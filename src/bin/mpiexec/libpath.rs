@@ -5,8 +5,9 @@
 //! that for most binaries. It is not enough when the binary has DT_RPATH (searched before
 //! LD_LIBRARY_PATH) or DT_RUNPATH pointing at MPICH, or needs a name our directory does not hold
 //! (Debian's `mpicc.mpich` links `libmpich.so.12`; cargo's target directory has only
-//! `liboxmpi.so`); then we also LD_PRELOAD our library so its symbols win. Open MPI binaries use a different ABI that
-//! no loader trick can fix, so we refuse them with an explanation instead of letting them crash.
+//! `liboxmpi.so`); then we also LD_PRELOAD our library so its symbols win. Open MPI binaries (NEEDED libmpi.so.40) get
+//! our Open MPI ABI library, `lib/openmpi-abi/libmpi.so.40`, the same ways (its directory first
+//! in LD_LIBRARY_PATH; preloaded too when the binary has an rpath).
 use crate::elf::DynInfo;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -20,7 +21,14 @@ pub struct LibDir {
     /// Which of the MPICH library names (`libmpi.so.12`, `libmpich.so.12`) the directory holds,
     /// i.e. which DT_NEEDED entries LD_LIBRARY_PATH alone redirects to us.
     pub provides: Vec<String>,
+    /// Our Open MPI ABI library (`openmpi-abi/libmpi.so.40` under `dir`), if installed.
+    pub ompi: Option<PathBuf>,
 }
+
+/// Open MPI 4.1's library, by SONAME.
+pub const OMPI_LIB: &str = "libmpi.so.40";
+/// Where scripts/install.sh puts ours, under the library directory.
+pub const OMPI_DIR: &str = "openmpi-abi";
 
 impl LibDir {
     fn new(dir: PathBuf) -> LibDir {
@@ -30,7 +38,8 @@ impl LibDir {
         let artefact = dir.join("liboxmpi.so");
         let preload = if !soname.exists() && artefact.exists() { artefact } else { soname };
         let provides = MPICH_NAMES.iter().filter(|n| dir.join(n).exists()).map(|n| n.to_string()).collect();
-        LibDir { dir, preload, provides }
+        let ompi = Some(dir.join(OMPI_DIR).join(OMPI_LIB)).filter(|p| p.exists());
+        LibDir { dir, preload, provides, ompi }
     }
 }
 
@@ -93,14 +102,27 @@ fn prepend(first: &OsStr, rest: Option<&OsStr>) -> OsString {
 }
 
 /// Decides the loader environment for `program` (`info` is None for non-ELF programs).
-/// Err is the message for a program we cannot run (built against Open MPI).
+/// Err is the message for a program we cannot run (built against Open MPI, and our Open MPI ABI
+/// library is not installed).
 pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user: &UserEnv) -> Result<LibEnv, String> {
-    if let Some(i) = info {
-        if i.needs("libmpi.so.40") {
+    if let Some(i) = info.filter(|i| i.needs(OMPI_LIB)) {
+        let Some(ompi) = libdir.and_then(|l| l.ompi.as_ref().map(|o| (l, o))) else {
             return Err(format!(
-                "{program} was built against Open MPI (libmpi.so.40), whose ABI oxmpi does not implement; rebuild it with oxmpi's mpicc or MPICH's"
+                "{program} was built against Open MPI (libmpi.so.40) and oxmpi's Open MPI ABI library (lib/{OMPI_DIR}/{OMPI_LIB}) is not installed; run scripts/install.sh PREFIX and use PREFIX/bin/mpiexec"
             ));
+        };
+        let (lib, path) = ompi;
+        let dirs = prepend(lib.dir.join(OMPI_DIR).as_os_str(), Some(lib.dir.as_os_str()));
+        let mut out = LibEnv { ld_library_path: Some(prepend(&dirs, user.ld_library_path.as_deref())), ld_preload: None };
+        let want = match user.preload.as_deref() {
+            Some("1") => true,
+            Some("0") => false,
+            _ => i.has_rpath,
+        };
+        if want {
+            out.ld_preload = Some(prepend(path.as_os_str(), user.ld_preload.as_deref()));
         }
+        return Ok(out);
     }
     let Some(lib) = libdir else { return Ok(LibEnv::default()) };
     let mut out = LibEnv { ld_library_path: Some(prepend(lib.dir.as_os_str(), user.ld_library_path.as_deref())), ld_preload: None };
@@ -149,6 +171,7 @@ mod tests {
             dir: "/opt/ox/lib".into(),
             preload: "/opt/ox/lib/libmpi.so.12".into(),
             provides: vec!["libmpi.so.12".into(), "libmpich.so.12".into()],
+            ompi: None,
         }
     }
 
@@ -195,11 +218,22 @@ mod tests {
     }
 
     #[test]
-    fn open_mpi_refused() {
+    fn open_mpi_without_our_library_refused() {
         let ompi = info(&["libmpi.so.40", "libc.so.6"], false);
         let m = plan("./ring", Some(&ompi), Some(&lib()), &UserEnv::default()).unwrap_err();
-        assert!(m.starts_with("./ring was built against Open MPI (libmpi.so.40)"), "{m}");
+        assert!(m.starts_with("./ring was built against Open MPI (libmpi.so.40) and oxmpi's Open MPI ABI library"), "{m}");
         assert!(plan("./ring", Some(&ompi), None, &UserEnv::default()).is_err());
+    }
+
+    #[test]
+    fn open_mpi_gets_our_libmpi_so_40() {
+        let with = LibDir { ompi: Some("/opt/ox/lib/openmpi-abi/libmpi.so.40".into()), ..lib() };
+        let user = UserEnv { ld_library_path: Some("/u".into()), ..Default::default() };
+        let e = plan("./ring", Some(&info(&["libmpi.so.40", "libc.so.6"], false)), Some(&with), &user).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib/openmpi-abi:/opt/ox/lib:/u");
+        assert_eq!(e.ld_preload, None);
+        let e = plan("./ring", Some(&info(&["libmpi.so.40"], true)), Some(&with), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/openmpi-abi/libmpi.so.40", "an rpath may name Open MPI's own");
     }
 
     #[test]
@@ -235,7 +269,7 @@ mod tests {
     fn processes_preload_puts_the_crash_wrapper_first() {
         let base = std::env::temp_dir().join(format!("oxmpi-ppre-{}", std::process::id()));
         std::fs::create_dir_all(&base).unwrap();
-        let l = LibDir { dir: base.clone(), preload: base.join("libmpi.so.12"), provides: vec![] };
+        let l = LibDir { dir: base.clone(), preload: base.join("libmpi.so.12"), provides: vec![], ompi: None };
         let planned = OsStr::new("/p/libmpi.so.12");
         let user = OsStr::new("/u.so");
         // Not installed: what plan chose, or nothing (the user's stays in the environment).

@@ -10,6 +10,7 @@
 //! library (`oxmpi::runtime`), which both sides share.
 mod args;
 mod elf;
+mod join;
 mod libpath;
 mod monitor;
 mod spawn;
@@ -119,6 +120,10 @@ fn run_processes(o: &Options) -> i32 {
     };
 
     supervise::block_signals();
+    if let Some(spec) = &o.join {
+        let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
+        return join::run(o, spec, &path, &libenv, preload.as_deref());
+    }
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
     let n = o.nranks;
@@ -139,6 +144,8 @@ fn run_processes(o: &Options) -> i32 {
         seg.want_survival();
     }
     seg.set_universe_size(universe);
+    // Other mpiexecs may start their ranks in this segment (`mpiexec --join`), until we return.
+    let _registration = join::register(&seg, launcher_pid);
     let fd = seg.fd().to_string();
     let size = n.to_string();
 

@@ -66,6 +66,9 @@ impl<'a> Spawner<'a> {
     }
 
     fn start(&mut self, req: Request, job: &mut Job<'a>) -> Result<Answer, String> {
+        if req.parent_root == spawn_desk::RESERVE_SLOTS {
+            return self.reserve(req.apps.iter().map(|a| a.nprocs).sum(), job);
+        }
         let ready = req.apps.iter().map(|a| self.prepare(a)).collect::<Result<Vec<_>, _>>()?;
         let asked: usize = ready.iter().map(|r| r.app.nprocs).sum();
         let fresh_free = self.seg.nranks() - self.seg.occupied();
@@ -147,6 +150,21 @@ impl<'a> Spawner<'a> {
             }
         }
         Ok(Answer { slots, counts })
+    }
+}
+
+impl<'a> Spawner<'a> {
+    /// Reserves `n` never used slots for the ranks of a joining `mpiexec` (`crate::join`), which
+    /// starts and supervises them itself: here they stay taken (never reused) until the job ends.
+    fn reserve(&mut self, n: usize, job: &mut Job<'a>) -> Result<Answer, String> {
+        let free = self.seg.nranks() - self.seg.occupied();
+        let Some(fresh) = spawn_desk::claim_fresh(self.seg, n) else {
+            return Err(format!("the job has {free} free slots for ranks, not {n}: start it with a larger -usize (or OXMPI_UNIVERSE_SIZE)"));
+        };
+        for s in fresh.clone() {
+            job.add_named(-1, format!("slot {s} (a joined job's)"));
+        }
+        Ok(Answer { slots: fresh.collect(), counts: vec![n] })
     }
 }
 

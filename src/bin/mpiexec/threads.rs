@@ -25,15 +25,25 @@ const MPI_LIB: &str = "libmpi.so.12";
 /// The MPI-5 standard ABI library (SONAME), for programs built with `mpicc -mpi-abi`.
 const ABI_LIB: &str = "libmpi_abi.so.1";
 
+/// The ABI library (path under the library directory) a program needs ahead of libmpi.so.12:
+/// the standard ABI's (`mpicc -mpi-abi`) or Open MPI's (NEEDED libmpi.so.40).
+fn abi_lib(info: &elf::DynInfo) -> Option<PathBuf> {
+    if info.needs(libpath::OMPI_LIB) {
+        Some(Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB))
+    } else {
+        info.needs(ABI_LIB).then(|| PathBuf::from(ABI_LIB))
+    }
+}
+
 /// The LD_PRELOAD of the host: our libraries first, then whatever the user preloads (the loader
-/// accepts spaces and colons as separators). A program that needs the standard ABI gets
-/// libmpi_abi.so.1 ahead of libmpi.so.12: the ranks' instances resolve `MPI_X` in the global
+/// accepts spaces and colons as separators). A program that needs another ABI gets that ABI's
+/// library (`abi`) ahead of libmpi.so.12: the ranks' instances resolve `MPI_X` in the global
 /// scope first, where the first of the two (same names, different ABIs) must be the ABI's.
-fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>, mpi_abi: bool) -> OsString {
+fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>, abi: Option<&Path>) -> OsString {
     let mut v = OsString::from(dir.join(PRELOAD_LIB));
-    if mpi_abi {
+    if let Some(a) = abi {
         v.push(" ");
-        v.push(dir.join(ABI_LIB));
+        v.push(dir.join(a));
     }
     v.push(" ");
     v.push(dir.join(MPI_LIB));
@@ -71,10 +81,6 @@ fn threads_libdir(found: Option<&libpath::LibDir>, exe: Option<&Path>) -> Result
 
 pub fn run(o: &Options) -> i32 {
     let shown = o.program.to_string_lossy().into_owned();
-    if o.survive {
-        // A rank is a thread: a signal that kills it kills the host process and every rank.
-        eprintln!("oxmpi: --survive has no effect in threads mode (a rank killed by a signal takes every rank with it); use --mode processes to survive the loss of a rank");
-    }
     let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
         Ok(p) => p,
         Err(e) => {
@@ -123,10 +129,12 @@ pub fn run(o: &Options) -> i32 {
         .arg(n.to_string())
         .arg(&abs)
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), info.needs(ABI_LIB)))
-        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref()))
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(&info).as_deref()))
+        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), info.needs(libpath::OMPI_LIB)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
+        // The host marks a dead rank failed itself (`runtime::threads::host`).
+        .env(env::SURVIVE, if o.survive { "1" } else { "0" })
         // Processes-mode variables would make the library look for a job segment.
         .env_remove(env::RANK)
         .env_remove(env::SHM_FD);
@@ -142,8 +150,14 @@ pub fn run(o: &Options) -> i32 {
 }
 
 /// LD_LIBRARY_PATH of the host: our directory first.
-fn libpath_value(dir: &Path, user: Option<&std::ffi::OsStr>) -> OsString {
-    let mut v = OsString::from(dir);
+fn libpath_value(dir: &Path, user: Option<&std::ffi::OsStr>, ompi: bool) -> OsString {
+    let mut v = OsString::new();
+    if ompi {
+        // Our libmpi.so.40 before any Open MPI's, for the libraries the program loads later.
+        v.push(dir.join(libpath::OMPI_DIR));
+        v.push(":");
+    }
+    v.push(dir);
     if let Some(u) = user.filter(|u| !u.is_empty()) {
         v.push(":");
         v.push(u);
@@ -158,11 +172,13 @@ mod tests {
     #[test]
     fn environment_values() {
         let d = Path::new("/opt/ox/lib");
-        assert_eq!(preload_value(d, None, false), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, None, true), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), false), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
-        assert_eq!(libpath_value(d, Some("".as_ref())), "/opt/ox/lib");
-        assert_eq!(libpath_value(d, Some("/x:/y".as_ref())), "/opt/ox/lib:/x:/y");
+        assert_eq!(preload_value(d, None, None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, Some(Path::new(ABI_LIB))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, Some(Path::new("openmpi-abi/libmpi.so.40"))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/openmpi-abi/libmpi.so.40 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
+        assert_eq!(libpath_value(d, Some("".as_ref()), false), "/opt/ox/lib");
+        assert_eq!(libpath_value(d, Some("/x:/y".as_ref()), false), "/opt/ox/lib:/x:/y");
+        assert_eq!(libpath_value(d, None, true), "/opt/ox/lib/openmpi-abi:/opt/ox/lib");
     }
 
     #[test]

@@ -2,6 +2,7 @@
 pub mod attr;
 pub mod from_group;
 pub mod group;
+pub mod ports;
 pub mod spawn;
 use crate::ffi::check;
 use crate::ffi::env::errhandler::{create_user_handler, free_errhandler, is_valid_errhandler, CommErrhandlerFn};

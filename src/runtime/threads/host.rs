@@ -7,6 +7,14 @@
 //! the preload library's interposer and `exit_hook`) ends only itself, unless it failed (non-zero
 //! code) or left MPI initialised, which ends the job with a one-line message; a crash signal in any
 //! rank ends the job naming the rank. Standard output is line-buffered so ranks' lines do not mix.
+//!
+//! Failure survival (`mpiexec --survive`, `OXMPI_SURVIVE=1`, or a rank set a non-fatal error
+//! handler: `Segment::survival_wanted`): a rank that dies instead (exits with a non-zero code or
+//! before MPI_Finalize, ends its thread with pthread_exit, or crashes: SIGSEGV, SIGBUS, SIGFPE,
+//! SIGILL, SIGABRT on its own thread) ends alone and is marked failed in the segment, as the
+//! launcher marks a dead process in processes mode; the others go on (`crate::ulfm`). A crashed
+//! rank thread leaves its frames by a jump back to its start (`c-src/rank_guard.c`), a crashed
+//! rank fiber by a switch back to its carrier. The job's status is then the first death's.
 use super::loader::{self, MainFn};
 use super::sched;
 use crate::runtime::segment::Segment;
@@ -72,18 +80,114 @@ pub fn copy_address(rank: usize, name: &str) -> Option<usize> {
 /// Set by `run` before any rank starts.
 static UPCALLS: std::sync::OnceLock<Upcalls> = std::sync::OnceLock::new();
 
+extern "C" {
+    /// `c-src/rank_guard.c`: runs `body(arg)`; 0 when it returned, 1 when the thread abandoned
+    /// it (`oxmpi_rank_abandon`). `vanished(arg)` runs if the thread ends inside (pthread_exit).
+    fn oxmpi_rank_guarded(body: extern "C-unwind" fn(*mut c_void), vanished: extern "C" fn(*mut c_void), arg: *mut c_void) -> c_int;
+    /// Whether the calling thread runs a guarded body.
+    fn oxmpi_rank_guard_set() -> c_int;
+    /// Jumps back to the calling thread's `oxmpi_rank_guarded`; returns if it has none.
+    fn oxmpi_rank_abandon();
+}
+
+/// Per rank: it has ended (returned from main, called exit, or died), so a later pthread_exit
+/// of its thread is no news. Set by `run` before any rank starts.
+static ENDED: std::sync::OnceLock<Vec<std::sync::atomic::AtomicBool>> = std::sync::OnceLock::new();
+
+/// The exit status of the job's first survived death (0: none).
+static SURVIVED: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+fn mark_ended(rank: usize) {
+    if let Some(e) = ENDED.get().and_then(|v| v.get(rank)) {
+        e.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+/// The segment of the running job when it survives failures. Async-signal-safe (atomics only).
+fn surviving_segment() -> Option<&'static Segment> {
+    job::threads_job().map(|j| &*j.seg).filter(|s| s.survival_wanted())
+}
+
+/// Rank `rank` died with job status `code`: in a job that survives failures, marks it failed
+/// (every rank's doorbell rings) and returns true: the caller ends just the rank. Async-signal-
+/// safe: atomics and futex wake-ups only.
+fn survive_death(rank: usize, code: i32) -> bool {
+    let Some(seg) = surviving_segment() else { return false };
+    mark_ended(rank);
+    let _ = SURVIVED.compare_exchange(0, code, std::sync::atomic::Ordering::SeqCst, std::sync::atomic::Ordering::SeqCst);
+    seg.mark_failed(rank);
+    true
+}
+
+/// Ends a death's message when the job goes on (processes mode's launcher says the same).
+const GO_ON: &str = "; the other ranks go on (failure survival is on)";
+
+/// A rank died (`what`, job status `code`): the others go on if the job survives failures, else
+/// the job ends with the rank named.
+fn rank_died(rank: usize, code: i32, what: &str) {
+    if survive_death(rank, code) {
+        // SAFETY: flushing C stdio keeps the rank's output ahead of the message.
+        unsafe { libc::fflush(std::ptr::null_mut()) };
+        job::say(&format!("oxmpi: rank {rank} {what}{GO_ON}"));
+    } else {
+        end_job(code, &format!("oxmpi: rank {rank} {what}; ending the job"));
+    }
+}
+
 /// A rank finished with `code` (returned from main or called exit): fine if 0 and MPI is not left
-/// initialised; anything else ends the job, as a dying process does in processes mode.
+/// initialised; anything else is the rank's death, as a dying process's in processes mode.
 pub fn rank_finished(rank: usize, code: i32) {
     if let Some(job) = job::threads_job() {
         job.mark_started(rank);
     }
+    mark_ended(rank);
     if code != 0 {
-        end_job(code, &format!("oxmpi: rank {rank} exited with code {code}; ending the job"));
+        rank_died(rank, code, &format!("exited with code {code}"));
+    } else if job::threads_job().is_some() && UPCALLS.get().is_some_and(|u| (u.rank_in_mpi)(rank)) {
+        rank_died(rank, 1, "exited before calling MPI_Finalize");
     }
+}
+
+/// The cleanup handler of a rank thread's frame: the thread ends inside the rank's program
+/// (pthread_exit). News only when the rank had not ended otherwise: like a process's main thread
+/// calling pthread_exit, it ends the rank with status 0, which is a death while MPI is initialised.
+extern "C" fn rank_vanished(arg: *mut c_void) {
+    // SAFETY: `arg` is the leaked RankStart of this thread (see `rank_thread`).
+    rank_ended_inside(unsafe { (*(arg as *const RankStart)).rank });
+}
+
+/// Called by the preload library's `pthread_exit`: on a rank fiber (whose frames pthread_exit
+/// would unwind past, ending the carrier), ends the fiber as `rank_vanished` ends a thread.
+/// Returns at once anywhere else.
+pub fn fiber_exit_hook() {
+    let rank = job::context();
+    if rank < 0 || !sched::in_fiber() || job::threads_job().is_none() {
+        return;
+    }
+    rank_ended_inside(rank as usize);
+    sched::exit_current();
+}
+
+/// Rank `rank`'s thread or fiber ends inside its program (pthread_exit), see `rank_vanished`.
+fn rank_ended_inside(rank: usize) {
+    if ENDED.get().and_then(|v| v.get(rank)).is_some_and(|e| e.load(std::sync::atomic::Ordering::SeqCst)) {
+        return;
+    }
+    if let Some(job) = job::threads_job() {
+        job.mark_started(rank);
+    }
+    mark_ended(rank);
     if job::threads_job().is_some() && UPCALLS.get().is_some_and(|u| (u.rank_in_mpi)(rank)) {
-        end_job(1, &format!("oxmpi: rank {rank} exited before calling MPI_Finalize; ending the job"));
+        rank_died(rank, 1, "ended its thread (pthread_exit) before calling MPI_Finalize");
     }
+}
+
+/// The guarded body of a rank thread: the rank's program. "C-unwind": a rank's `exit` (or its
+/// own pthread_exit) ends the thread with forced unwinding through this frame, which holds
+/// nothing to drop.
+extern "C-unwind" fn rank_body(arg: *mut c_void) {
+    // SAFETY: `arg` is the leaked RankStart given to this thread.
+    run_rank(unsafe { &mut *(arg as *mut RankStart) });
 }
 
 /// Called by the preload library's `exit` interposer. Returns true when the caller is a rank's
@@ -111,7 +215,13 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
     let start = unsafe { &mut *(arg as *mut RankStart) };
     job::set_context(start.rank as c_int);
     install_alt_stack();
-    run_rank(start);
+    // SAFETY: C functions of c-src/rank_guard.c, given this thread's RankStart.
+    if unsafe { oxmpi_rank_guarded(rank_body, rank_vanished, arg) } == 1 {
+        // The rank crashed and the job survives it (`on_crash`): the thread ends here.
+        if let Some(job) = job::threads_job() {
+            job.mark_started(start.rank);
+        }
+    }
     std::ptr::null_mut()
 }
 
@@ -172,6 +282,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     }
     let _ = COPIES.set(copies);
+    let _ = ENDED.set((0..n).map(|_| std::sync::atomic::AtomicBool::new(false)).collect());
     super::atexit::install(&bases);
     let seg = match Segment::anonymous(n, (upcalls.channel_geometry)(n)) {
         Ok(s) => Arc::new(s),
@@ -180,6 +291,9 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             return 2;
         }
     };
+    if std::env::var(crate::runtime::env::SURVIVE).is_ok_and(|v| v == "1") {
+        seg.want_survival();
+    }
     if !job::install_threads_job(ThreadsJob::new(seg, n, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
@@ -246,7 +360,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     }
     // SAFETY: flush whatever the ranks left buffered.
     unsafe { libc::fflush(std::ptr::null_mut()) };
-    0
+    SURVIVED.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// The stack size the process's main thread would get (RLIMIT_STACK, 1 MiB to 1 GiB).
@@ -468,33 +582,76 @@ fn run_rank_handler(rank: usize, sig: c_int, info: *mut libc::siginfo_t, uctx: *
 
 /// Crash in some thread: name its rank and end the job, unless the rank's own handler for the
 /// signal took care of it (see `run_rank_handler`: a handler that returns from a fault it did
-/// not repair runs once). Async-signal-safe: TLS, atomics, write, _exit (and the
-/// rank's handler, which must be, as in a process of its own).
+/// not repair runs once), or the job survives failures and the crash is on the rank's own thread
+/// or fiber, which then ends alone (`abandon_rank`). Async-signal-safe: TLS, atomics, write,
+/// futex wake-ups, _exit (and the rank's handler, which must be, as in a process of its own).
 extern "C" fn on_crash(sig: c_int, info: *mut libc::siginfo_t, uctx: *mut c_void) {
     let rank = job::context();
     if rank >= 0 && run_rank_handler(rank as usize, sig, info, uctx) {
         return;
     }
-    let mut buf = [0u8; 160];
-    let mut len = 0;
-    put(&mut buf, &mut len, b"oxmpi: ");
-    if rank >= 0 {
-        put(&mut buf, &mut len, b"rank ");
-        put_num(&mut buf, &mut len, rank as u32);
-    } else {
-        put(&mut buf, &mut len, b"the threads-mode host");
+    if rank >= 0 && surviving_segment().is_some() {
+        abandon_rank(rank as usize, sig);
     }
-    put(&mut buf, &mut len, b" killed by signal ");
-    put_num(&mut buf, &mut len, sig as u32);
-    let name = CRASH_SIGNALS.iter().find(|s| s.0 == sig).map_or("?", |s| s.1);
-    put(&mut buf, &mut len, b" (");
-    put(&mut buf, &mut len, name.as_bytes());
-    put(&mut buf, &mut len, b"); ending the job\n");
+    let mut buf = [0u8; 160];
+    let len = crash_message(&mut buf, rank, sig, b"; ending the job\n");
     // SAFETY: write(2) and _exit are async-signal-safe; buf is a local array.
     unsafe {
         libc::write(2, buf.as_ptr() as *const c_void, len);
         libc::_exit(128 + sig);
     }
+}
+
+/// The message of a crash, "oxmpi: rank R killed by signal S (Name)" and `tail`, into `buf`.
+fn crash_message(buf: &mut [u8; 160], rank: c_int, sig: c_int, tail: &[u8]) -> usize {
+    let mut len = 0;
+    put(buf, &mut len, b"oxmpi: ");
+    if rank >= 0 {
+        put(buf, &mut len, b"rank ");
+        put_num(buf, &mut len, rank as u32);
+    } else {
+        put(buf, &mut len, b"the threads-mode host");
+    }
+    put(buf, &mut len, b" killed by signal ");
+    put_num(buf, &mut len, sig as u32);
+    let name = CRASH_SIGNALS.iter().find(|s| s.0 == sig).map_or("?", |s| s.1);
+    put(buf, &mut len, b" (");
+    put(buf, &mut len, name.as_bytes());
+    put(buf, &mut len, b")");
+    put(buf, &mut len, tail);
+    len
+}
+
+/// In a job that survives failures, rank `rank` crashed with `sig` on the calling thread: marks
+/// it failed and ends the rank (its fiber, or its thread by a jump back to `rank_thread`'s
+/// guarded frame). Returns only when the calling thread is neither (a thread the rank created:
+/// the job ends as without survival). In a signal handler: async-signal-safe.
+fn abandon_rank(rank: usize, sig: c_int) {
+    let fiber = sched::in_fiber();
+    // SAFETY: reads this thread's guard pointer (c-src/rank_guard.c): a TLS load.
+    if !fiber && unsafe { oxmpi_rank_guard_set() } == 0 {
+        return;
+    }
+    if !survive_death(rank, 128 + sig) {
+        return;
+    }
+    let mut buf = [0u8; 160];
+    let mut len = crash_message(&mut buf, rank as c_int, sig, GO_ON.as_bytes());
+    put(&mut buf, &mut len, b"\n");
+    // SAFETY: write(2) is async-signal-safe. The handler is left for good, never returned from,
+    // so the signal it blocked is unblocked here for the thread's next user (carrier or none).
+    unsafe {
+        libc::write(2, buf.as_ptr() as *const c_void, len);
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, sig);
+        libc::pthread_sigmask(libc::SIG_UNBLOCK, &set, std::ptr::null_mut());
+    }
+    if fiber {
+        sched::exit_current();
+    }
+    // SAFETY: this thread runs a guarded rank body (checked above): the jump leaves its frames.
+    unsafe { oxmpi_rank_abandon() };
 }
 
 /// Converts the host entry's arguments: `program` path and the C argv.

@@ -1,0 +1,191 @@
+#!/usr/bin/env bash
+# Proves that PREFIX/lib/openmpi-abi/libmpi.so.40 has Open MPI 4.1's C ABI, against Debian's
+# Open MPI (libopenmpi-dev: its mpi.h, its libmpi.so.40).
+#
+# usage: scripts/check-ompi-abi.sh PREFIX        (an installed oxmpi)
+#
+#   (a) sizes: every predefined object Open MPI's mpi.h declares (ompi_mpi_comm_world...) is
+#       exported by ours with the size Open MPI's libmpi.so.40 gives it (a program may
+#       copy-relocate it: its size is part of the ABI), and so are MPI_F_STATUS(ES)_IGNORE;
+#   (b) functions: SONAME libmpi.so.40, NEEDED libmpi.so.12; every MPI_/PMPI_ function and
+#       OMPI_C_* callback Open MPI's libmpi.so.40 exports is exported by ours (except the
+#       all-capital names (MPI_COMM_DUP_FN, MPI_WTIME_F90: Fortran-callable, the Fortran library's) and a program
+#       referencing them all links with -z now and loads;
+#   (c) values: a probe built with mpicc.openmpi runs on ours in both rank modes and checks
+#       through the library what the headers alone cannot: every error class Open MPI defines
+#       comes back from MPI_Error_class as itself, MPI_TAG_UB's attribute, the status layout
+#       (MPI_Get_count, MPI_SOURCE/MPI_TAG after a receive), MPI_IN_PLACE, MPI_PROC_NULL,
+#       MPI_ANY_SOURCE, predefined handles returned by the library (MPI_COMM_NULL after a free,
+#       MPI_REQUEST_NULL after a wait, the group of MPI_COMM_WORLD compared), constants passed
+#       in and out (MPI_Comm_compare, MPI_Topo_test, MPI_Query_thread, combiners);
+#   (d) the generated files (src/abi_ompi/wrappers.rs, src/abi_ompi/tables.rs,
+#       c-src/ompi_abi_entry.S, docs/OMPI_ABI_UNSUPPORTED.md) are what
+#       `scripts/gen-mpi-abi.py --abi ompi` makes from the current headers.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ROOT=$PWD
+PREFIX=${1:?usage: scripts/check-ompi-abi.sh PREFIX}
+PREFIX=$(cd "$PREFIX" && pwd)
+LIB=$PREFIX/lib/openmpi-abi/libmpi.so.40
+OMPI_LIB=${OMPI_LIB:-/usr/lib/x86_64-linux-gnu/libmpi.so.40}
+OMPI_H=${OMPI_MPI_H:-/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h}
+CC=${CC:-gcc}
+for f in "$LIB" "$OMPI_LIB" "$OMPI_H"; do
+    [[ -f $f ]] || { echo "FAIL: $f not found (scripts/install.sh PREFIX; apt-get install libopenmpi-dev)"; exit 1; }
+done
+command -v mpicc.openmpi >/dev/null || { echo "FAIL: mpicc.openmpi not found (apt-get install libopenmpi-dev)"; exit 1; }
+WORK=$(mktemp -d)
+trap '[[ -n ${KEEP:-} ]] || rm -rf "$WORK"' EXIT; [[ -n ${KEEP:-} ]] && echo "work dir $WORK"
+FAILED=0
+fail() { echo "FAIL: $*"; FAILED=1; }
+
+# ---- (a) object sizes
+grep -oE 'extern struct ompi_predefined_\w+_t \w+;' "$OMPI_H" | awk '{print $4}' | tr -d ';' | sort -u >"$WORK/objects"
+printf 'MPI_F_STATUS_IGNORE\nMPI_F_STATUSES_IGNORE\n' >>"$WORK/objects"
+sizes() { nm -DS --defined-only "$1" | awk 'NF == 4 {print $4, $2}' | sort; }
+sizes "$OMPI_LIB" >"$WORK/ompi-sizes"
+sizes "$LIB" >"$WORK/our-sizes"
+bad=0
+while read -r sym; do
+    want=$(awk -v s="$sym" '$1 == s {print $2}' "$WORK/ompi-sizes")
+    got=$(awk -v s="$sym" '$1 == s {print $2}' "$WORK/our-sizes")
+    if [[ -z $want || $want != "$got" ]]; then
+        fail "(a) $sym: Open MPI's size '${want:-absent}', ours '${got:-absent}'"; bad=1
+    fi
+done <"$WORK/objects"
+[[ $bad -eq 0 ]] && echo "PASS (a) $(wc -l <"$WORK/objects") predefined objects exported with Open MPI's sizes"
+
+# ---- (b) functions
+soname=$(readelf -d "$LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
+[[ $soname == libmpi.so.40 ]] || fail "(b) SONAME of $LIB is '$soname', not libmpi.so.40"
+readelf -d "$LIB" | grep -q 'NEEDED.*\[libmpi.so.12\]' || fail "(b) $LIB does not NEED libmpi.so.12"
+funcs() { nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -E '^(P?MPI_|OMPI_C_)' | grep -vE '^P?MPI_[A-Z0-9_]+$' | sort -u; }
+funcs "$OMPI_LIB" >"$WORK/want-funcs"
+funcs "$LIB" >"$WORK/our-funcs"
+missing=$(comm -23 "$WORK/want-funcs" "$WORK/our-funcs")
+[[ -z $missing ]] || fail "(b) exported by Open MPI's libmpi.so.40, not by ours: $(echo $missing | head -c 800)"
+{
+    sed 's/.*/extern void &(void);/' "$WORK/our-funcs"
+    echo 'void *const all[] = {'
+    sed 's/.*/    (void *)\&&,/' "$WORK/our-funcs"
+    echo '};'
+    echo '#include <stdio.h>'
+    echo 'int main(void) { printf("%zu\n", sizeof all / sizeof all[0]); return 0; }'
+} >"$WORK/link.c"
+if $CC -o "$WORK/link" "$WORK/link.c" -L"$PREFIX/lib/openmpi-abi" -l:libmpi.so.40 -Wl,-rpath,"$PREFIX/lib/openmpi-abi" -Wl,-z,now 2>"$WORK/link.err" &&
+    n=$(LD_BIND_NOW=1 "$WORK/link"); then
+    [[ -z $missing ]] && echo "PASS (b) libmpi.so.40: SONAME, NEEDED libmpi.so.12, Open MPI's $(wc -l <"$WORK/want-funcs") functions exported, all $n resolve"
+else
+    fail "(b) a program using every function does not link or load:"; head -20 "$WORK/link.err"
+fi
+
+# ---- (c) values through the library
+classes=$(grep -oE '^#define (MPI_ERR_[A-Z_]+|MPI_T_ERR_[A-Z_]+)\s+[0-9]+' "$OMPI_H" | awk '{print $2}' | grep -v LASTCODE)
+{
+    cat <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+static int bad = 0;
+#define WANT(c, ...) do { if (!(c)) { printf("FAIL " __VA_ARGS__); printf(" (%s)\n", #c); bad = 1; } } while (0)
+int main(int argc, char **argv) {
+    int provided, r, n, cls, len, flag, v, *ub, cmp;
+    char s[MPI_MAX_ERROR_STRING];
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    WANT(provided == MPI_THREAD_FUNNELED || provided == MPI_THREAD_MULTIPLE, "provided %d", provided);
+    MPI_Query_thread(&v);
+    WANT(v == provided, "MPI_Query_thread %d", v);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(MPI_COMM_WORLD, &r);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+EOF
+    for c in $classes; do
+        echo "    cls = -1; MPI_Error_class($c, &cls); WANT(cls == $c, \"MPI_Error_class($c) = %d\", cls);"
+        echo "    len = 0; MPI_Error_string($c, s, &len); WANT(len > 0, \"MPI_Error_string($c) empty\");"
+    done
+    cat <<'EOF'
+    WANT(MPI_Send(&v, 1, MPI_INT, n + 5, 0, MPI_COMM_WORLD) == MPI_ERR_RANK, "bad rank's code");
+    WANT(MPI_Send(&v, 1, MPI_DATATYPE_NULL, 0, 0, MPI_COMM_WORLD) == MPI_ERR_TYPE, "null type's code");
+    MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
+    WANT(flag && *ub >= 32767, "MPI_TAG_UB");
+    MPI_Status st;
+    WANT(sizeof st == 24, "sizeof(MPI_Status) %zu", sizeof st);
+    int buf[3] = {r, r, r}, in[3] = {-1, -1, -1}, cnt = -1;
+    MPI_Request rq;
+    MPI_Irecv(in, 3, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &rq);
+    MPI_Send(buf, 2, MPI_INT, (r + 1) % n, 40 + r, MPI_COMM_WORLD);
+    MPI_Wait(&rq, &st);
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    WANT(rq == MPI_REQUEST_NULL, "MPI_Wait leaves MPI_REQUEST_NULL");
+    WANT(cnt == 2 && st.MPI_SOURCE == (r + n - 1) % n && st.MPI_TAG == 40 + st.MPI_SOURCE, "status %d %d %d", cnt, st.MPI_SOURCE, st.MPI_TAG);
+    MPI_Recv(in, 1, MPI_INT, MPI_PROC_NULL, 0, MPI_COMM_WORLD, &st);
+    WANT(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG, "PROC_NULL status %d %d", st.MPI_SOURCE, st.MPI_TAG);
+    int sum = r;
+    MPI_Allreduce(MPI_IN_PLACE, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    WANT(sum == n * (n - 1) / 2, "MPI_IN_PLACE allreduce %d", sum);
+    MPI_Comm dup;
+    MPI_Comm_dup(MPI_COMM_WORLD, &dup);
+    MPI_Comm_compare(MPI_COMM_WORLD, dup, &cmp);
+    WANT(cmp == MPI_CONGRUENT, "compare %d", cmp);
+    MPI_Comm_compare(MPI_COMM_WORLD, MPI_COMM_WORLD, &cmp);
+    WANT(cmp == MPI_IDENT, "compare %d", cmp);
+    MPI_Comm_free(&dup);
+    WANT(dup == MPI_COMM_NULL, "MPI_Comm_free leaves MPI_COMM_NULL");
+    MPI_Group g;
+    MPI_Comm_group(MPI_COMM_SELF, &g);
+    MPI_Group_size(g, &v);
+    WANT(v == 1, "group size %d", v);
+    MPI_Group_free(&g);
+    WANT(g == MPI_GROUP_NULL, "MPI_Group_free leaves MPI_GROUP_NULL");
+    MPI_Comm cart;
+    int dims[1] = {n}, periods[1] = {1}, ni, na, nd, comb;
+    MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &cart);
+    MPI_Topo_test(cart, &v);
+    WANT(v == MPI_CART, "MPI_Topo_test %d", v);
+    MPI_Comm_free(&cart);
+    MPI_Datatype vec, got;
+    MPI_Type_vector(2, 1, 2, MPI_DOUBLE, &vec);
+    MPI_Type_get_envelope(vec, &ni, &na, &nd, &comb);
+    WANT(comb == MPI_COMBINER_VECTOR && ni == 3 && nd == 1, "envelope %d", comb);
+    int ints[3]; MPI_Aint as[1];
+    MPI_Type_get_contents(vec, 3, 0, 1, ints, as, &got);
+    WANT(got == MPI_DOUBLE, "contents type");
+    MPI_Type_free(&vec);
+    WANT(vec == MPI_DATATYPE_NULL, "MPI_Type_free leaves MPI_DATATYPE_NULL");
+    MPI_Type_get_envelope(MPI_INT, &ni, &na, &nd, &comb);
+    WANT(comb == MPI_COMBINER_NAMED, "named %d", comb);
+    MPI_Finalize();
+    if (r == 0 && !bad) printf("probe ok\n");
+    return bad;
+}
+EOF
+} >"$WORK/probe.c"
+if mpicc.openmpi -o "$WORK/probe" "$WORK/probe.c" 2>"$WORK/probe.err"; then
+    for mode in processes threads; do
+        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/probe" 2>&1) && grep -q "probe ok" <<<"$out"; then
+            echo "PASS (c) $mode: $(wc -w <<<"$classes") error classes and the probe's values through libmpi.so.40"
+        else
+            fail "(c) $mode: the probe failed:"; head -30 <<<"$out"
+        fi
+    done
+else
+    fail "(c) the probe does not compile with mpicc.openmpi:"; head -20 "$WORK/probe.err"
+fi
+
+# ---- (d) generated files are current
+mkdir -p "$WORK/gen/include" "$WORK/gen/src/abi_ompi" "$WORK/gen/c-src" "$WORK/gen/docs" "$WORK/gen/scripts"
+cp include/mpi.h "$WORK/gen/include/"
+cp scripts/gen-mpi-abi.py "$WORK/gen/scripts/"
+python3 "$WORK/gen/scripts/gen-mpi-abi.py" --abi ompi 2>/dev/null
+stale=""
+for f in src/abi_ompi/wrappers.rs src/abi_ompi/tables.rs c-src/ompi_abi_entry.S docs/OMPI_ABI_UNSUPPORTED.md; do
+    cmp -s "$f" "$WORK/gen/$f" || stale="$stale $f"
+done
+if [[ -z $stale ]]; then
+    echo "PASS (d) generated files are current"
+else
+    fail "(d) stale:$stale; run python3 scripts/gen-mpi-abi.py --abi ompi and commit"
+fi
+
+if [[ $FAILED -ne 0 ]]; then echo "check-ompi-abi: FAIL"; exit 1; fi
+echo "check-ompi-abi: PASS"

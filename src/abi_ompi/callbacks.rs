@@ -1,0 +1,59 @@
+//! The application's callbacks under Open MPI's ABI: the engine calls them with MPICH-ABI
+//! handles, so each goes through a trampoline that gives the function Open MPI handles.
+//! So far user reduction ops (`MPI_Op_create`); error handlers and attribute callbacks are
+//! listed in docs/OMPI_ABI_UNSUPPORTED.md.
+use super::conv::*;
+use crate::ffi::boundary::run_value;
+use crate::op::user::UserFn;
+use std::os::raw::{c_int, c_void};
+
+type OmpiUserFn = unsafe extern "C" fn(*mut c_void, *mut c_void, *mut c_int, *mut Handle);
+
+#[derive(Clone, Copy)]
+struct OmpiOp(OmpiUserFn);
+impl crate::ffi::coll::op::UserCallback for OmpiOp {
+    fn user_fn(self) -> UserFn {
+        // The engine's "ABI" signature: called through the caller the ABI layer registers
+        // (`ABI_CALLER`). One process runs one program, so one ABI layer registers it: the MPI-5
+        // layer's (libmpi_abi.so.1) or this one (libmpi.so.40).
+        UserFn { addr: self.0 as usize, signature: crate::ffi::coll::op::SIG_ABI_INT }
+    }
+}
+
+/// Calls an Open MPI user op on `count` elements `size` bytes apart, in chunks of at most
+/// `i32::MAX` elements, with the datatype as an Open MPI handle.
+///
+/// # Safety
+/// As `crate::ffi::coll::op::call_user`; `f` was stored from an `OmpiOp`.
+unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
+    let mut dt = h_out(datatype);
+    // SAFETY: stored from an Open MPI `MPI_User_function` (`OmpiOp`).
+    let func: OmpiUserFn = unsafe { std::mem::transmute::<usize, OmpiUserFn>(f.addr) };
+    crate::ffi::coll::op::in_int_chunks(count, size, |off, mut len| {
+        // SAFETY: the chunk at byte `off` of both buffers, `len` elements (caller contract).
+        unsafe { func(inp.wrapping_add(off) as *mut c_void, inout.wrapping_add(off) as *mut c_void, &mut len, &mut dt) };
+    });
+}
+
+/// # Safety
+/// `op` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxompi_MPI_Op_create(user_fn: Option<OmpiUserFn>, commute: c_int, op: *mut Handle) -> c_int {
+    run_value(ERR_INTERN, || {
+        crate::ffi::coll::op::ABI_CALLER.get_or_init(|| call_user_op);
+        let mut h = 0;
+        // SAFETY: `h` is a local handle.
+        match unsafe { crate::ffi::coll::op::create(user_fn.map(OmpiOp), commute, &mut h) } {
+            Ok(()) if op.is_null() => {
+                let e = crate::error::err(crate::abi::MPI_ERR_ARG, "MPI_Op_create: op is NULL");
+                code_out(crate::ffi::env::errhandler::raise("MPI_Op_create", crate::abi::MPI_COMM_SELF, e))
+            }
+            Ok(()) => {
+                // SAFETY: non-NULL; the caller passes the address of a handle.
+                unsafe { *op = h_out(h) };
+                0
+            }
+            Err(e) => code_out(crate::ffi::env::errhandler::raise("MPI_Op_create", crate::abi::MPI_COMM_SELF, e)),
+        }
+    })
+}

@@ -1,0 +1,334 @@
+//! Conversions between Open MPI 4.1's ABI and the MPICH ABI that `crate::ffi` speaks, under the
+//! names the generated wrappers call (the same as `crate::abi5::conv`'s: one generator serves
+//! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
+//! generator took from both headers. None panics.
+// `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, peers};
+use super::objects::{handle, object, object_at};
+use super::tables::*;
+use crate::abi::MPI_Status;
+use std::os::raw::{c_int, c_void};
+
+/// An Open MPI handle (`struct ompi_X_t *`).
+pub type Handle = *mut c_void;
+
+/// Open MPI's `MPI_Status` (`struct ompi_status_public_t`, 24 bytes).
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+pub struct OmpiStatus {
+    pub source: c_int,
+    pub tag: c_int,
+    pub error: c_int,
+    pub cancelled: c_int,
+    pub ucount: usize,
+}
+const _: () = assert!(std::mem::size_of::<OmpiStatus>() == 24);
+
+/// Open MPI's MPI_ERR_INTERN, what a panic in the layer becomes.
+pub const ERR_INTERN: c_int = 16;
+/// An int no MPICH-ABI call accepts as a rank or constant (an Open MPI value with no MPICH meaning).
+const INVALID: c_int = i32::MIN + 1;
+
+#[inline]
+pub fn h_in(p: Handle) -> c_int {
+    handle(p)
+}
+#[inline]
+pub fn h_out(h: c_int) -> Handle {
+    object(h)
+}
+
+/// MPICH's MPI_MESSAGE_NULL is its MPI_REQUEST_NULL: message outputs give ompi_message_null.
+#[inline]
+pub fn msg_out(h: c_int) -> Handle {
+    if h == crate::abi::MPI_MESSAGE_NULL { object_at(MESSAGE_NULL) } else { h_out(h) }
+}
+
+/// MPICH's MPI_File is a pointer already (NULL for MPI_FILE_NULL); Open MPI's MPI_FILE_NULL is
+/// `&ompi_mpi_file_null`, which holds 0.
+pub fn file_in(p: *mut c_void) -> *mut c_void {
+    if p.is_null() || p == object_at(FILE_NULL) { std::ptr::null_mut() } else { p }
+}
+pub fn file_out(p: *mut c_void) -> *mut c_void {
+    if p.is_null() { object_at(FILE_NULL) } else { p }
+}
+
+/// `v` through the (Open MPI, MPICH) pairs, from Open MPI's side.
+#[inline]
+fn map_in(v: c_int, pairs: &[(c_int, c_int)], other: c_int) -> c_int {
+    pairs.iter().find(|p| p.0 == v).map_or(other, |p| p.1)
+}
+#[inline]
+fn map_out(v: c_int, pairs: &[(c_int, c_int)]) -> c_int {
+    pairs.iter().find(|p| p.1 == v).map_or(v, |p| p.0)
+}
+
+#[inline]
+pub fn rank_in(r: c_int) -> c_int {
+    if r >= 0 || r == crate::abi::MPI_UNDEFINED { r } else { map_in(r, &RANKS, INVALID) }
+}
+#[inline]
+pub fn rank_out(r: c_int) -> c_int {
+    if r >= 0 { r } else { map_out(r, &RANKS) }
+}
+/// MPI_ANY_TAG is -1 in both.
+#[inline]
+pub fn tag_in(t: c_int) -> c_int {
+    t
+}
+pub fn thread_in(l: c_int) -> c_int {
+    map_in(l, &THREADS, INVALID)
+}
+pub fn thread_out(l: c_int) -> c_int {
+    map_out(l, &THREADS)
+}
+pub fn compare_out(r: c_int) -> c_int {
+    map_out(r, &COMPARES)
+}
+pub fn topo_out(t: c_int) -> c_int {
+    map_out(t, &TOPOS)
+}
+/// MPI_COMM_TYPE_SHARED; Open MPI's own OMPI_COMM_TYPE_* have no MPICH counterpart.
+pub fn split_in(t: c_int) -> c_int {
+    if t == crate::abi::MPI_UNDEFINED { t } else { map_in(t, &SPLITS, INVALID) }
+}
+pub fn lock_in(t: c_int) -> c_int {
+    map_in(t, &LOCKS, INVALID)
+}
+/// Maps the bits of `v` present in `pairs`; other bits pass unchanged.
+fn bits(v: c_int, pairs: &[(c_int, c_int)], out_dir: bool) -> c_int {
+    let mut out = v;
+    for &(a, b) in pairs {
+        out &= !(if out_dir { b } else { a });
+    }
+    for &(a, b) in pairs {
+        let (from, to) = if out_dir { (b, a) } else { (a, b) };
+        if v & from != 0 {
+            out |= to;
+        }
+    }
+    out
+}
+pub fn assert_in(a: c_int) -> c_int {
+    bits(a, &ASSERTS, false)
+}
+pub fn amode_in(a: c_int) -> c_int {
+    bits(a, &AMODES, false)
+}
+pub fn amode_out(a: c_int) -> c_int {
+    bits(a, &AMODES, true)
+}
+pub fn whence_in(w: c_int) -> c_int {
+    map_in(w, &WHENCES, INVALID)
+}
+pub fn order_in(o: c_int) -> c_int {
+    map_in(o, &ORDERS, INVALID)
+}
+pub fn distrib_in(d: c_int) -> c_int {
+    map_in(d, &DISTRIBS, INVALID)
+}
+pub fn darg_in(d: c_int) -> c_int {
+    map_in(d, &DARGS, d)
+}
+pub fn typeclass_in(t: c_int) -> c_int {
+    map_in(t, &TYPECLASSES, INVALID)
+}
+/// Open MPI numbers combiners in MPI-3.1's order; MPICH's from include/mpi.h.
+pub fn combiner_out(c: c_int) -> c_int {
+    map_out(c, &COMBINERS)
+}
+/// Predefined attribute keys are 0..11 in Open MPI; a user key (MPICH's numbering) passes.
+pub fn keyval_in(k: c_int) -> c_int {
+    map_in(k, &KEYVALS, k)
+}
+pub fn keyval_out(k: c_int) -> c_int {
+    map_out(k, &KEYVALS)
+}
+
+/// Error codes go out as their class, as Open MPI returns them (programs compare a code with
+/// `MPI_ERR_RANK` & co.); the detailed message was already given to the error handler.
+/// User classes and codes (MPI_Add_error_class/code) are the same numbers in both.
+const USER_BASE: c_int = crate::ffi::error_codes::USER_CLASS_BASE;
+#[inline]
+pub fn code_out(c: c_int) -> c_int {
+    if c == 0 || !(0..USER_BASE).contains(&c) {
+        return c;
+    }
+    let class = ERR_TO_OMPI[(c & 0x7f) as usize];
+    if class < 0 { c } else { class }
+}
+pub fn code_in(c: c_int) -> c_int {
+    if !(0..USER_BASE).contains(&c) {
+        return c;
+    }
+    match ERR_TO_OMPI.iter().position(|&a| a == c) {
+        Some(m) => m as c_int,
+        None => c,
+    }
+}
+
+/// `MPI_UNWEIGHTED` (2) and `MPI_WEIGHTS_EMPTY` (3) to MPICH's data-symbol sentinels.
+pub fn weights_in<T>(p: *mut T) -> *mut T {
+    match p as usize {
+        2 => crate::ffi::data_symbols::MPI_UNWEIGHTED.0 as *mut T,
+        3 => crate::ffi::data_symbols::MPI_WEIGHTS_EMPTY.0 as *mut T,
+        _ => p,
+    }
+}
+pub fn weights_in_const<T>(p: *const T) -> *const T {
+    weights_in(p as *mut T)
+}
+
+/// # Safety
+/// `p` is NULL or `n` readable handles.
+pub unsafe fn handles_in(p: *const Handle, n: usize) -> Vec<c_int> {
+    if p.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: caller contract.
+    unsafe { std::slice::from_raw_parts(p, n) }.iter().map(|&h| h_in(h)).collect()
+}
+/// # Safety
+/// `p` is NULL or `v.len()` writable handles.
+pub unsafe fn handles_out(p: *mut Handle, v: &[c_int]) {
+    if !p.is_null() {
+        for (i, &h) in v.iter().enumerate() {
+            // SAFETY: caller contract.
+            unsafe { *p.add(i) = h_out(h) };
+        }
+    }
+}
+
+/// Window attributes whose values are constants (flavor, model): the attribute points at the
+/// MPICH value, so point it at Open MPI's.
+static FLAVOR_VALUES: [c_int; 4] = [FLAVORS[0].0, FLAVORS[1].0, FLAVORS[2].0, FLAVORS[3].0];
+static MODEL_VALUES: [c_int; 2] = [MODELS[0].0, MODELS[1].0];
+/// # Safety
+/// Arguments as MPI_Win_get_attr's after a successful call.
+pub unsafe fn win_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
+    if val.is_null() || flag.is_null() || unsafe { *flag } == 0 {
+        return;
+    }
+    let slot = val as *mut *const c_int;
+    // SAFETY: after a successful MPI_Win_get_attr with flag set, `*slot` points at the value.
+    unsafe {
+        let v = **slot;
+        if keyval == KEYVALS[10].0 {
+            if let Some(i) = FLAVORS.iter().position(|p| p.1 == v) {
+                *slot = &FLAVOR_VALUES[i];
+            }
+        } else if keyval == KEYVALS[11].0 {
+            if let Some(i) = MODELS.iter().position(|p| p.1 == v) {
+                *slot = &MODEL_VALUES[i];
+            }
+        }
+    }
+}
+
+/// MPICH's MPI_COMBINER_DARRAY and MPI_COMBINER_SUBARRAY (include/mpi.h).
+const MPICH_DARRAY: c_int = 14;
+const MPICH_SUBARRAY: c_int = 13;
+/// MPI_Type_get_contents of a darray or subarray returns MPICH's order and distribution
+/// constants among its integers: give Open MPI's.
+/// # Safety
+/// `ints` is NULL or `max` writable ints filled by a successful MPI_Type_get_contents.
+pub unsafe fn contents_out(datatype: c_int, max: usize, ints: *mut c_int, _large: bool) {
+    let (mut ni, mut na, mut nd, mut comb) = (0, 0, 0, 0);
+    // SAFETY: local out-parameters.
+    let rc = unsafe { crate::ffi::PMPI_Type_get_envelope(datatype, &mut ni, &mut na, &mut nd, &mut comb) };
+    if rc != 0 || ints.is_null() || max < len(ni) {
+        return;
+    }
+    // SAFETY: caller contract; `ni <= max`.
+    let v = unsafe { std::slice::from_raw_parts_mut(ints, len(ni)) };
+    let n = |v: &[c_int], i: usize| v.get(i).map_or(0, |&x| len(x));
+    if comb == MPICH_DARRAY {
+        // size, rank, ndims, gsizes, distribs, dargs, psizes, order
+        let nd = n(v, 2);
+        for i in 0..nd {
+            if let Some(x) = v.get_mut(3 + nd + i) {
+                *x = map_out(*x, &DISTRIBS);
+            }
+            if let Some(x) = v.get_mut(3 + 2 * nd + i) {
+                *x = map_out(*x, &DARGS);
+            }
+        }
+    }
+    if comb == MPICH_DARRAY || comb == MPICH_SUBARRAY {
+        if let Some(x) = v.last_mut() {
+            *x = map_out(*x, &ORDERS);
+        }
+    }
+}
+
+/// MPICH's MPI_STATUS(ES)_IGNORE; Open MPI's is NULL.
+const MPICH_IGNORE: usize = 1;
+
+/// # Safety
+/// `p` is NULL (MPI_STATUS_IGNORE) or a readable status.
+#[inline]
+pub unsafe fn status_in(p: *const OmpiStatus) -> MPI_Status {
+    if p.is_null() {
+        return MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: 0, MPI_TAG: 0, MPI_ERROR: 0 };
+    }
+    // SAFETY: caller contract.
+    let s = unsafe { *p };
+    MPI_Status {
+        count_lo: s.ucount as u32 as c_int,
+        count_hi_and_cancelled: (((s.ucount >> 32) as c_int) << 1) | (s.cancelled & 1),
+        MPI_SOURCE: rank_in(s.source),
+        MPI_TAG: s.tag,
+        MPI_ERROR: code_in(s.error),
+    }
+}
+#[inline]
+pub fn status_ptr(p: *const OmpiStatus, t: &mut MPI_Status) -> *mut MPI_Status {
+    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { t }
+}
+/// # Safety
+/// `p` is NULL or a writable status.
+#[inline]
+pub unsafe fn status_out(p: *mut OmpiStatus, s: &MPI_Status) {
+    if p.is_null() {
+        return;
+    }
+    let hi = (s.count_hi_and_cancelled as u32 >> 1) as usize;
+    let out = OmpiStatus {
+        source: rank_out(s.MPI_SOURCE),
+        tag: s.MPI_TAG,
+        error: code_out(s.MPI_ERROR),
+        cancelled: s.count_hi_and_cancelled & 1,
+        ucount: (hi << 32) | s.count_lo as u32 as usize,
+    };
+    // SAFETY: caller contract.
+    unsafe { *p = out };
+}
+/// # Safety
+/// `p` is NULL or `n` readable statuses.
+pub unsafe fn statuses_in(p: *const OmpiStatus, n: usize) -> Vec<MPI_Status> {
+    if p.is_null() {
+        return Vec::new();
+    }
+    // SAFETY: caller contract, element by element.
+    (0..n).map(|i| unsafe { status_in(p.add(i)) }).collect()
+}
+pub fn statuses_ptr(p: *const OmpiStatus, v: &mut [MPI_Status]) -> *mut MPI_Status {
+    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { v.as_mut_ptr() }
+}
+/// # Safety
+/// `p` is NULL or `v.len()` writable statuses.
+pub unsafe fn statuses_out(p: *mut OmpiStatus, v: &[MPI_Status]) {
+    if !p.is_null() {
+        for (i, s) in v.iter().enumerate() {
+            // SAFETY: caller contract.
+            unsafe { status_out(p.add(i), s) };
+        }
+    }
+}
+
+/// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
+/// MPI_COMM_SELF's handler, naming the function (docs/OMPI_ABI_UNSUPPORTED.md lists them).
+pub fn unsupported(name: &'static str) -> c_int {
+    let e = crate::error::err(crate::abi::MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not supported by oxmpi's Open MPI ABI library (libmpi.so.40) yet; see docs/OMPI_ABI_UNSUPPORTED.md, or build with oxmpi's mpicc"));
+    code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, e))
+}

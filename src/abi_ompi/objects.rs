@@ -1,0 +1,175 @@
+//! Open MPI handles are pointers: to a predefined object (`ompi_mpi_comm_world`, defined with
+//! Open MPI's exact size in libmpi.so.40, c-src/ompi_abi_entry.S), or to an object the library
+//! made. A predefined object carries its MPICH-ABI handle in its first 4 bytes; a made one
+//! needs no object at all: an MPICH user handle (`0x80000000..=0xffffffff` as `u32`) is itself
+//! the pointer, an address range no object reaches in a 64-bit process (a non-PIE program's
+//! data sits far below 2 GiB; PIE programs and libraries are mapped far above 4 GiB). So `pointer -> handle` is one compare and, for
+//! predefined objects, one load; `handle -> pointer` is a match on the handle (tables.rs) and a
+//! load from the address table libmpi.so.40 registers at load time (after its relocations: the
+//! address of a program's copy, if the program copy-relocated the object). In threads mode each
+//! rank's instance of the program has copies of its own: the host registers them per rank
+//! (`register_instance`), and a handle goes out as the calling rank's copy.
+//!
+//! A pointer is only dereferenced inside the memory that holds objects: libmpi.so.40's block of
+//! them, or the span of a program's copies (inside its data segment). Anything else (a garbage
+//! handle, a freed one) is handle 0, which the engine reports as invalid.
+use super::tables::{object_of, OBJECT_HANDLES, OBJECT_SYMBOLS};
+use std::os::raw::c_void;
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+use std::sync::RwLock;
+
+/// The addresses of the predefined objects, in `OBJECT_HANDLES` order (libmpi.so.40's table).
+static OBJECTS: AtomicPtr<*mut c_void> = AtomicPtr::new(std::ptr::null_mut());
+static COUNT: AtomicUsize = AtomicUsize::new(0);
+/// libmpi.so.40's block of objects, and the span of the program's copies (processes mode):
+/// `[lo, hi)` each; empty until registered.
+static LIB_SPAN: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+static COPY_SPAN: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
+/// The largest object (Open MPI's ompi_predefined_op_t): a copy's span ends this far past its
+/// last start at most.
+const MAX_OBJECT: usize = 0x800;
+
+/// The span of the addresses of `addrs` outside `[lo, hi)` (a program's copies).
+fn copy_span(addrs: impl Iterator<Item = usize>, lo: usize, hi: usize) -> (usize, usize) {
+    let outside = addrs.filter(|&a| a != 0 && !(lo..hi).contains(&a));
+    let (mut a, mut b) = (usize::MAX, 0);
+    for x in outside {
+        a = a.min(x);
+        b = b.max(x + MAX_OBJECT);
+    }
+    if a > b { (0, 0) } else { (a, b) }
+}
+
+/// Called by libmpi.so.40's constructor with its table of object addresses.
+///
+/// # Safety
+/// `table` holds `n` addresses and lives as long as the process (libmpi.so.40 is never unloaded
+/// while a program uses it).
+#[no_mangle]
+pub unsafe extern "C" fn oxompi_register(table: *mut *mut c_void, n: u32, begin: usize, end: usize) {
+    if n as usize != OBJECT_HANDLES.len() {
+        // A libmpi.so.40 of another oxmpi build: its objects are numbered differently.
+        eprintln!("oxmpi: libmpi.so.40 registers {n} predefined objects, liboxmpi.so expects {}; install both from the same build (scripts/install.sh)", OBJECT_HANDLES.len());
+        return;
+    }
+    // SAFETY: `table` holds `n` addresses (caller contract).
+    let addrs = unsafe { std::slice::from_raw_parts(table, n as usize) };
+    let (lo, hi) = copy_span(addrs.iter().map(|&p| p as usize), begin, end);
+    LIB_SPAN[0].store(begin, Ordering::Relaxed);
+    LIB_SPAN[1].store(end, Ordering::Relaxed);
+    COPY_SPAN[0].store(lo, Ordering::Relaxed);
+    COPY_SPAN[1].store(hi, Ordering::Relaxed);
+    COUNT.store(n as usize, Ordering::Relaxed);
+    OBJECTS.store(table, Ordering::Release);
+}
+
+#[inline]
+fn within(span: &[AtomicUsize; 2], v: usize) -> bool {
+    v >= span[0].load(Ordering::Relaxed) && v < span[1].load(Ordering::Relaxed)
+}
+
+/// Whether `v` lies where objects are, so that reading its first 4 bytes is safe.
+#[inline]
+fn readable(v: usize) -> bool {
+    within(&LIB_SPAN, v) || within(&COPY_SPAN, v) || (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v))
+}
+
+/// MPICH's predefined pair types (`0x8c00000N`) are DIRECT handles but predefined.
+#[inline]
+pub fn is_mpich_user(h: u32) -> bool {
+    h >= 0x8000_0000 && !(0x8c00_0000..=0x8c00_0004).contains(&h)
+}
+
+/// The MPICH-ABI handle an Open MPI handle stands for (0, an invalid handle, for NULL).
+///
+/// 0 (an invalid handle) for NULL and for a pointer to no object.
+#[inline]
+pub fn handle(p: *mut c_void) -> i32 {
+    let v = p as usize;
+    if v >> 31 == 1 {
+        v as u32 as i32
+    } else if v & 3 == 0 && readable(v) {
+        // SAFETY: inside a block of predefined objects (mapped data, `readable`), 4-aligned.
+        unsafe { *(p as *const i32) }
+    } else {
+        0
+    }
+}
+
+/// The Open MPI handle for an MPICH-ABI handle.
+#[inline]
+pub fn object(h: i32) -> *mut c_void {
+    let u = h as u32;
+    if is_mpich_user(u) {
+        return u as usize as *mut c_void;
+    }
+    predefined(u)
+}
+
+/// Threads mode: each rank's addresses of the objects (index = rank; empty: not an Open MPI
+/// program), and whether any rank has some.
+static RANKS: RwLock<Vec<Vec<usize>>> = RwLock::new(Vec::new());
+/// Threads mode: the span of each rank's copies.
+static RANK_SPANS: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
+
+#[cold]
+fn in_rank_copies(v: usize) -> bool {
+    RANK_SPANS.read().unwrap_or_else(|p| p.into_inner()).iter().any(|&(lo, hi)| v >= lo && v < hi)
+}
+static PER_RANK: AtomicBool = AtomicBool::new(false);
+
+/// Threads mode: records the objects of rank `rank`'s program instance, found with `lookup`
+/// (dlsym on the instance: its own copy of an object if it made one, else libmpi.so.40's).
+pub fn register_instance(rank: usize, lookup: &dyn Fn(&str) -> Option<*mut c_void>) {
+    let addrs: Vec<usize> = OBJECT_SYMBOLS.iter().map(|s| lookup(s).map_or(0, |p| p as usize)).collect();
+    if addrs.iter().all(|&a| a == 0) {
+        return; // not an Open MPI program
+    }
+    let mut v = RANKS.write().unwrap_or_else(|p| p.into_inner());
+    if v.len() <= rank {
+        v.resize(rank + 1, Vec::new());
+    }
+    let span = copy_span(addrs.iter().copied(), LIB_SPAN[0].load(Ordering::Relaxed), LIB_SPAN[1].load(Ordering::Relaxed));
+    v[rank] = addrs;
+    RANK_SPANS.write().unwrap_or_else(|p| p.into_inner()).push(span);
+    PER_RANK.store(true, Ordering::Release);
+}
+
+#[cold]
+fn rank_object(i: usize) -> Option<*mut c_void> {
+    let ctx = usize::try_from(crate::runtime::job::context()).ok()?;
+    let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
+    v.get(ctx).and_then(|t| t.get(i)).filter(|&&a| a != 0).map(|&a| a as *mut c_void)
+}
+
+/// The address of predefined object `i` of `OBJECT_HANDLES`.
+#[inline]
+pub fn object_at(i: usize) -> *mut c_void {
+    if PER_RANK.load(Ordering::Acquire) {
+        if let Some(p) = rank_object(i) {
+            return p;
+        }
+    }
+    let t = OBJECTS.load(Ordering::Acquire);
+    if t.is_null() || i >= COUNT.load(Ordering::Relaxed) {
+        return std::ptr::null_mut();
+    }
+    // SAFETY: `t` holds COUNT addresses (oxompi_register).
+    unsafe { *t.add(i) }
+}
+
+/// What a predefined MPICH handle Open MPI has no object for becomes: an object holding handle
+/// 0, so a later call reports an invalid handle rather than taking it for another one.
+static NO_OBJECT: i32 = 0;
+
+#[cold]
+fn unmapped(_: u32) -> *mut c_void {
+    &NO_OBJECT as *const i32 as *mut c_void
+}
+
+fn predefined(u: u32) -> *mut c_void {
+    match object_of(u) {
+        Some(i) => object_at(i),
+        None => unmapped(u),
+    }
+}

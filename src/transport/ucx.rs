@@ -1,0 +1,566 @@
+//! UCX (its UCP layer) as the carrier of off-node traffic: one worker per rank, an endpoint per
+//! remote peer, packets (a small header and a payload) as UCP active messages, delivered to the
+//! receiver in the order sent per pair. UCP chooses the wire (TCP, InfiniBand, RoCE, or its own
+//! shared memory when the "nodes" share a machine) and the protocol (eager, or rendezvous for big
+//! payloads, which this module receives straight into the packet's buffer).
+//!
+//! libucp is loaded at run time (`ucx_sys`, bindings made by bindgen), and only by a job that
+//! spans nodes: liboxmpi does not depend on it, and a machine without UCX runs one-node jobs.
+//! Every call goes through a `Worker`, which is single-threaded (UCS_THREAD_MODE_SINGLE): its owner
+//! serialises the calls (the engine's lock).
+use super::ucx_sys as sys;
+mod rma;
+use std::collections::VecDeque;
+use std::ffi::{c_void, CStr, CString};
+use std::os::fd::RawFd;
+use std::sync::OnceLock;
+
+/// UCP's library, as Debian's libucx0 installs it.
+pub const LIBRARY: &str = "libucp.so.0";
+/// The Debian package that has it.
+pub const PACKAGE: &str = "libucx0";
+/// The active-message id of packets.
+const AM_PACKET: u32 = 0;
+/// Bytes before the caller's header in a packet's AM header: the sender's index.
+const SRC_BYTES: usize = 4;
+
+/// The loaded library, or why it could not be loaded (one line, naming what to install).
+pub fn library() -> Result<&'static sys::UcpLib, String> {
+    static LIB: OnceLock<Result<sys::UcpLib, String>> = OnceLock::new();
+    LIB.get_or_init(|| load(LIBRARY)).as_ref().map_err(Clone::clone)
+}
+
+fn load(name: &str) -> Result<sys::UcpLib, String> {
+    // SAFETY: loading libucp runs its constructors (UCX's global init), which expect nothing of
+    // the caller; the bindings match UCP API 1.13, whose symbols later 1.x releases keep.
+    unsafe { sys::UcpLib::new(name) }.map_err(|e| format!("this job spans nodes, which needs UCX, but {name} cannot be loaded ({e}); install Debian package {PACKAGE} (or run every rank on one node)"))
+}
+
+/// `status` as UCX words it.
+fn status_text(lib: &sys::UcpLib, status: sys::ucs_status_t) -> String {
+    // SAFETY: ucs_status_string returns a static NUL-terminated string for any status value.
+    unsafe { CStr::from_ptr(lib.ucs_status_string(status)) }.to_string_lossy().into_owned()
+}
+
+fn check(lib: &sys::UcpLib, status: sys::ucs_status_t, what: &str) -> Result<(), String> {
+    if status == sys::UCS_OK {
+        Ok(())
+    } else {
+        Err(format!("UCX {what} failed: {}", status_text(lib, status)))
+    }
+}
+
+/// What a `ucs_status_ptr_t` holds (UCS_PTR_IS_ERR / UCS_PTR_IS_PTR of ucs/type/status.h).
+enum StatusPtr {
+    Done,
+    Failed(sys::ucs_status_t),
+    Request(*mut c_void),
+}
+
+fn status_ptr(p: sys::ucs_status_ptr_t) -> StatusPtr {
+    let v = p as usize;
+    if v == 0 {
+        StatusPtr::Done
+    } else if v >= sys::UCS_ERR_LAST as isize as usize {
+        StatusPtr::Failed(v as isize as sys::ucs_status_t)
+    } else {
+        StatusPtr::Request(p)
+    }
+}
+
+/// A UCP context: the library's state for one rank (its transports and resources).
+pub struct Context {
+    lib: &'static sys::UcpLib,
+    h: sys::ucp_context_h,
+}
+
+// SAFETY: the context is used only to make workers and is torn down once, by its owner; UCP
+// contexts are not tied to the thread that made them.
+unsafe impl Send for Context {}
+
+impl Context {
+    /// A context for active messages and RMA, with UCX's configuration from the environment
+    /// (UCX_TLS, UCX_NET_DEVICES, ...) and then `settings` (names without the UCX_ prefix).
+    pub fn new(settings: &[(&str, &str)]) -> Result<Context, String> {
+        let lib = library()?;
+        let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
+        // SAFETY: null prefix and file mean UCX's defaults; `config` receives the new config.
+        check(lib, unsafe { lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config) }, "config_read")?;
+        let result = (|| {
+            for (name, value) in settings {
+                let (n, v) = (CString::new(*name).map_err(|e| e.to_string())?, CString::new(*value).map_err(|e| e.to_string())?);
+                // SAFETY: `config` is the live configuration read above; both strings are
+                // NUL-terminated and UCX copies them.
+                check(lib, unsafe { lib.ucp_config_modify(config, n.as_ptr(), v.as_ptr()) }, &format!("setting {name}={value}"))?;
+            }
+            // SAFETY: an all-zero ucp_params_t is a valid "no field set" value (plain integers,
+            // null pointers and None callbacks); the fields used are flagged in field_mask.
+            let mut params: sys::ucp_params_t = unsafe { std::mem::zeroed() };
+            params.field_mask = sys::UCP_PARAM_FIELD_FEATURES as u64;
+            params.features = (sys::UCP_FEATURE_AM | sys::UCP_FEATURE_RMA | sys::UCP_FEATURE_WAKEUP) as u64;
+            let mut h: sys::ucp_context_h = std::ptr::null_mut();
+            // SAFETY: params and config are valid for the call; `h` receives the context.
+            check(lib, unsafe { lib.ucp_init_version(sys::UCP_API_MAJOR, sys::UCP_API_MINOR, &params, config, &mut h) }, "init")?;
+            Ok(Context { lib, h })
+        })();
+        // SAFETY: `config` came from ucp_config_read; ucp_init copied what it needed.
+        unsafe { lib.ucp_config_release(config) };
+        result
+    }
+}
+
+impl Drop for Context {
+    fn drop(&mut self) {
+        // SAFETY: the context's workers are gone (a Worker owns its Context and drops its
+        // handle first).
+        unsafe { self.lib.ucp_cleanup(self.h) };
+    }
+}
+
+/// A packet that arrived: the sender's index, header and payload. A rendezvous payload is still
+/// being received while `recv` is set.
+struct Arrival {
+    src: usize,
+    header: Vec<u8>,
+    data: Vec<u8>,
+    recv: Option<*mut c_void>,
+}
+
+/// What the active-message handler needs; boxed, so that its address (the handler's argument)
+/// stays put while the `Worker` moves.
+struct Inbox {
+    lib: &'static sys::UcpLib,
+    worker: sys::ucp_worker_h,
+    arrivals: VecDeque<Arrival>,
+    /// A rendezvous receive UCX refused (the sender will see its send fail too).
+    error: Option<String>,
+    /// Payloads that came by rendezvous (for tests and monitoring).
+    rendezvous: u64,
+}
+
+/// A send UCX has not completed: the buffers it reads from, kept until it has.
+struct Pending {
+    req: *mut c_void,
+    _header: Vec<u8>,
+    _data: Vec<u8>,
+}
+
+/// Set by UCX when the connection to a peer fails (a dead process, a lost link).
+struct PeerState {
+    failed: std::cell::Cell<sys::ucs_status_t>,
+}
+
+/// One rank's UCP worker and its endpoints, indexed as the caller numbers its peers.
+pub struct Worker {
+    lib: &'static sys::UcpLib,
+    h: sys::ucp_worker_h,
+    me: u32,
+    inbox: Box<Inbox>,
+    eps: Vec<Option<(sys::ucp_ep_h, Box<PeerState>)>>,
+    pending: Vec<Pending>,
+    rma: rma::Rma,
+    // Dropped last: the context outlives its worker.
+    _ctx: Context,
+}
+
+// SAFETY: a single-threaded UCP worker may move between threads as long as one thread at a time
+// calls it, which `&mut self` on every call that reaches UCX guarantees.
+unsafe impl Send for Worker {}
+
+impl Worker {
+    /// A worker of `ctx` for the rank with index `me`, its packet handler installed.
+    pub fn new(ctx: Context, me: usize) -> Result<Worker, String> {
+        let lib = ctx.lib;
+        // SAFETY: an all-zero ucp_worker_params_t is "no field set"; thread_mode is flagged.
+        let mut params: sys::ucp_worker_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask = sys::UCP_WORKER_PARAM_FIELD_THREAD_MODE as u64;
+        params.thread_mode = sys::UCS_THREAD_MODE_SINGLE;
+        let mut h: sys::ucp_worker_h = std::ptr::null_mut();
+        // SAFETY: a live context, valid params; `h` receives the worker.
+        check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0 }), eps: Vec::new(), pending: Vec::new(), rma: Default::default(), _ctx: ctx };
+        // SAFETY: as above, all-zero is "no field set".
+        let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
+        am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
+        am.id = AM_PACKET;
+        am.flags = sys::UCP_AM_FLAG_WHOLE_MSG;
+        am.cb = Some(on_packet);
+        am.arg = &mut *w.inbox as *mut Inbox as *mut c_void;
+        // SAFETY: the worker is live; `arg` points into the boxed inbox, which lives as long as
+        // the worker (dropped after it is destroyed).
+        check(lib, unsafe { lib.ucp_worker_set_am_recv_handler(w.h, &am) }, "set_am_recv_handler")?;
+        Ok(w)
+    }
+
+    /// This worker's address, for the peers to connect to (an opaque blob of UCX's).
+    pub fn address(&self) -> Result<Vec<u8>, String> {
+        let mut addr: *mut sys::ucp_address_t = std::ptr::null_mut();
+        let mut len = 0usize;
+        // SAFETY: a live worker; UCX allocates the address and gives its length.
+        check(self.lib, unsafe { self.lib.ucp_worker_get_address(self.h, &mut addr, &mut len) }, "worker_get_address")?;
+        // SAFETY: UCX wrote `len` bytes at `addr`, released right after the copy.
+        let out = unsafe { std::slice::from_raw_parts(addr as *const u8, len) }.to_vec();
+        // SAFETY: `addr` came from ucp_worker_get_address of this worker.
+        unsafe { self.lib.ucp_worker_release_address(self.h, addr) };
+        Ok(out)
+    }
+
+    /// Connects to peer `peer`, whose worker published `address`.
+    pub fn connect(&mut self, peer: usize, address: &[u8]) -> Result<(), String> {
+        if self.eps.len() <= peer {
+            self.eps.resize_with(peer + 1, || None);
+        }
+        if self.eps[peer].is_some() {
+            return Err(format!("UCX: peer {peer} is already connected"));
+        }
+        let state = Box::new(PeerState { failed: std::cell::Cell::new(sys::UCS_OK) });
+        // SAFETY: all-zero ucp_ep_params_t is "no field set"; the fields used are flagged.
+        let mut params: sys::ucp_ep_params_t = unsafe { std::mem::zeroed() };
+        params.field_mask = (sys::UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | sys::UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE | sys::UCP_EP_PARAM_FIELD_ERR_HANDLER) as u64;
+        params.address = address.as_ptr() as *const sys::ucp_address_t;
+        params.err_mode = sys::UCP_ERR_HANDLING_MODE_PEER;
+        params.err_handler = sys::ucp_err_handler_t { cb: Some(on_peer_error), arg: &*state as *const PeerState as *mut c_void };
+        let mut ep: sys::ucp_ep_h = std::ptr::null_mut();
+        // SAFETY: a live worker; `address` is a worker address blob that UCX copies; the error
+        // handler's argument is the boxed state kept next to the endpoint until it is closed.
+        check(self.lib, unsafe { self.lib.ucp_ep_create(self.h, &params, &mut ep) }, &format!("connecting to peer {peer}"))?;
+        self.eps[peer] = Some((ep, state));
+        Ok(())
+    }
+
+    /// Whether the connection to `peer` failed (UCX's word for why), once UCX noticed.
+    pub fn peer_failure(&self, peer: usize) -> Option<String> {
+        let (_, state) = self.eps.get(peer)?.as_ref()?;
+        let s = state.failed.get();
+        (s != sys::UCS_OK).then(|| status_text(self.lib, s))
+    }
+
+    /// The endpoint to `peer`, if connected and not failed.
+    fn endpoint(&self, peer: usize) -> Result<sys::ucp_ep_h, String> {
+        match self.eps.get(peer) {
+            Some(Some((ep, state))) if state.failed.get() == sys::UCS_OK => Ok(*ep),
+            Some(Some(_)) => Err(format!("UCX: the connection to peer {peer} failed: {}", self.peer_failure(peer).unwrap_or_default())),
+            _ => Err(format!("UCX: peer {peer} is not connected")),
+        }
+    }
+
+    /// Sends one packet to `peer`: `header` (at most a few hundred bytes) and `data`, which this
+    /// worker keeps until UCX is done with it. Packets to one peer arrive in the order sent.
+    pub fn send(&mut self, peer: usize, header: &[u8], data: Vec<u8>) -> Result<(), String> {
+        let ep = self.endpoint(peer)?;
+        let mut hdr = Vec::with_capacity(SRC_BYTES + header.len());
+        hdr.extend_from_slice(&self.me.to_le_bytes());
+        hdr.extend_from_slice(header);
+        // SAFETY: all-zero ucp_request_param_t is "no attribute set": contiguous bytes, no
+        // callback (completion is polled in `progress`).
+        let param: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a live endpoint of this worker; header and data stay valid until the send
+        // completes (kept in `pending` if it does not complete now).
+        let p = unsafe { self.lib.ucp_am_send_nbx(ep, AM_PACKET, hdr.as_ptr() as *const c_void, hdr.len(), data.as_ptr() as *const c_void, data.len(), &param) };
+        match status_ptr(p) {
+            StatusPtr::Done => Ok(()),
+            StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
+            StatusPtr::Request(req) => {
+                self.pending.push(Pending { req, _header: hdr, _data: data });
+                Ok(())
+            }
+        }
+    }
+
+    /// Number of payloads received by rendezvous so far.
+    pub fn rendezvous_received(&self) -> u64 {
+        self.inbox.rendezvous
+    }
+
+    /// Number of sends UCX has not completed yet.
+    pub fn sends_in_flight(&self) -> usize {
+        self.pending.len()
+    }
+
+    /// Makes UCX progress (sends, receives, connections); returns whether anything happened.
+    /// `Err` when a send failed (its peer is gone) or a payload could not be received.
+    pub fn progress(&mut self) -> Result<bool, String> {
+        let mut any = false;
+        // SAFETY: a live worker, called from its one thread at a time (`&mut self`).
+        while unsafe { self.lib.ucp_worker_progress(self.h) } != 0 {
+            any = true;
+        }
+        let lib = self.lib;
+        let mut failed = None;
+        self.pending.retain(|p| {
+            // SAFETY: `p.req` is a request of this worker not freed yet.
+            let s = unsafe { lib.ucp_request_check_status(p.req) };
+            if s == sys::UCS_INPROGRESS {
+                return true;
+            }
+            if s != sys::UCS_OK && failed.is_none() {
+                failed = Some(format!("UCX send failed: {}", status_text(lib, s)));
+            }
+            // SAFETY: the request completed; freed once, and its buffers drop with `p`.
+            unsafe { lib.ucp_request_free(p.req) };
+            any = true;
+            false
+        });
+        self.reap_accesses();
+        if let Some(e) = self.inbox.error.take().or(failed) {
+            return Err(e);
+        }
+        Ok(any)
+    }
+
+    /// Hands every packet that arrived to `f(src, header, payload)`, in order per sender, and
+    /// returns how many. A packet whose payload is still being received holds back those after it.
+    pub fn take(&mut self, mut f: impl FnMut(usize, &[u8], &[u8])) -> Result<usize, String> {
+        let mut n = 0;
+        while let Some(a) = self.inbox.arrivals.front_mut() {
+            if let Some(req) = a.recv {
+                // SAFETY: a receive request of this worker not freed yet.
+                let s = unsafe { self.lib.ucp_request_check_status(req) };
+                if s == sys::UCS_INPROGRESS {
+                    break;
+                }
+                // SAFETY: completed; freed once.
+                unsafe { self.lib.ucp_request_free(req) };
+                a.recv = None;
+                if s != sys::UCS_OK {
+                    let src = a.src;
+                    self.inbox.arrivals.pop_front();
+                    return Err(format!("UCX: receiving a payload from peer {src} failed: {}", status_text(self.lib, s)));
+                }
+            }
+            let a = self.inbox.arrivals.pop_front().expect("front exists");
+            f(a.src, &a.header, &a.data);
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The file descriptor that becomes readable when this worker has events, after `arm`.
+    pub fn event_fd(&self) -> Result<RawFd, String> {
+        let mut fd: RawFd = -1;
+        // SAFETY: a live worker of a context made with UCP_FEATURE_WAKEUP.
+        check(self.lib, unsafe { self.lib.ucp_worker_get_efd(self.h, &mut fd) }, "worker_get_efd")?;
+        Ok(fd)
+    }
+
+    /// Arms the event fd before sleeping on it: false when events are already waiting (progress
+    /// first, do not sleep).
+    pub fn arm(&mut self) -> Result<bool, String> {
+        // SAFETY: a live worker, from its one thread at a time.
+        match unsafe { self.lib.ucp_worker_arm(self.h) } {
+            sys::UCS_OK => Ok(true),
+            sys::UCS_ERR_BUSY => Ok(false),
+            s => Err(format!("UCX worker_arm failed: {}", status_text(self.lib, s))),
+        }
+    }
+
+    /// Makes a sleeper on the event fd wake up (from any thread).
+    pub fn signal(&self) -> Result<(), String> {
+        // SAFETY: ucp_worker_signal is the one worker call UCX allows from any thread.
+        check(self.lib, unsafe { self.lib.ucp_worker_signal(self.h) }, "worker_signal")
+    }
+
+    /// Closes `ep` without waiting for the peer (its state is dropped by the caller after).
+    fn close_ep(&mut self, ep: sys::ucp_ep_h) {
+        // SAFETY: all-zero is "no attribute"; the flag is flagged.
+        let mut param: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        param.op_attr_mask = sys::UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags = sys::UCP_EP_CLOSE_FLAG_FORCE;
+        // SAFETY: a live endpoint of this worker, closed once.
+        if let StatusPtr::Request(req) = status_ptr(unsafe { self.lib.ucp_ep_close_nbx(ep, &param) }) {
+            // A forced close completes locally; bounded, in case it does not.
+            for _ in 0..10_000 {
+                // SAFETY: a live worker and a request of it not freed yet.
+                unsafe { self.lib.ucp_worker_progress(self.h) };
+                // SAFETY: as above.
+                if unsafe { self.lib.ucp_request_check_status(req) } != sys::UCS_INPROGRESS {
+                    break;
+                }
+            }
+            // SAFETY: freed once; UCX finishes an uncompleted one by itself.
+            unsafe { self.lib.ucp_request_free(req) };
+        }
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        self.drop_rma();
+        for p in std::mem::take(&mut self.pending) {
+            // SAFETY: an unfreed request of this worker; UCX finishes or drops it by itself
+            // (the worker is destroyed right after, which cancels what is left).
+            unsafe { self.lib.ucp_request_free(p.req) };
+            // The buffers must outlive UCX's use of them: the worker goes below, but a send may
+            // still point at them until then.
+            std::mem::forget(p._header);
+            std::mem::forget(p._data);
+        }
+        for ep in std::mem::take(&mut self.eps).into_iter().flatten() {
+            self.close_ep(ep.0);
+        }
+        for a in std::mem::take(&mut self.inbox.arrivals) {
+            if let Some(req) = a.recv {
+                // SAFETY: an unfreed receive request of this worker.
+                unsafe { self.lib.ucp_request_free(req) };
+                std::mem::forget(a.data);
+            }
+        }
+        // SAFETY: every endpoint is closed; destroyed once, before the context (field order).
+        unsafe { self.lib.ucp_worker_destroy(self.h) };
+    }
+}
+
+/// UCX's handler of a packet (inside `ucp_worker_progress`): queues it, copying an eager payload,
+/// or starting the receive of a rendezvous one into the packet's own buffer.
+unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_length: usize, data: *mut c_void, length: usize, param: *const sys::ucp_am_recv_param_t) -> sys::ucs_status_t {
+    // No panic may unwind into UCX.
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        // SAFETY: `arg` is the worker's boxed inbox (set in `Worker::new`), reached only from
+        // inside progress of its one thread; UCX gives header/data of the lengths it says, and
+        // a valid `param`.
+        let inbox = unsafe { &mut *(arg as *mut Inbox) };
+        if header_length < SRC_BYTES {
+            inbox.error = Some(format!("UCX: a packet arrived with a {header_length}-byte header (not from oxmpi?)"));
+            return sys::UCS_OK;
+        }
+        // SAFETY: as above.
+        let hdr = unsafe { std::slice::from_raw_parts(header as *const u8, header_length) };
+        let src = u32::from_le_bytes(hdr[..SRC_BYTES].try_into().expect("4 bytes")) as usize;
+        let header = hdr[SRC_BYTES..].to_vec();
+        // SAFETY: as above.
+        let rndv = unsafe { (*param).recv_attr } & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 != 0;
+        if !rndv {
+            let payload = if length == 0 {
+                Vec::new()
+            } else {
+                // SAFETY: eager data of `length` bytes, valid during the callback.
+                unsafe { std::slice::from_raw_parts(data as *const u8, length) }.to_vec()
+            };
+            inbox.arrivals.push_back(Arrival { src, header, data: payload, recv: None });
+            return sys::UCS_OK;
+        }
+        let mut buf = vec![0u8; length];
+        // SAFETY: all-zero is "no attribute set" (contiguous bytes, completion polled).
+        let rp: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `data` is the rendezvous descriptor UCX gave this callback; `buf` has `length`
+        // bytes and its heap block stays put (the Vec moves, its buffer does not) until the
+        // request completes (`take`) or is dropped with the worker.
+        let p = unsafe { inbox.lib.ucp_am_recv_data_nbx(inbox.worker, data, buf.as_mut_ptr() as *mut c_void, length, &rp) };
+        let recv = match status_ptr(p) {
+            StatusPtr::Done => None,
+            StatusPtr::Request(req) => Some(req),
+            StatusPtr::Failed(s) => {
+                inbox.error = Some(format!("UCX: receiving a {length}-byte payload from peer {src} failed: {}", status_text(inbox.lib, s)));
+                return sys::UCS_OK;
+            }
+        };
+        inbox.arrivals.push_back(Arrival { src, header, data: buf, recv });
+        inbox.rendezvous += 1;
+        sys::UCS_OK
+    }));
+    r.unwrap_or(sys::UCS_OK)
+}
+
+/// UCX's handler of a failed connection: records it for the peer.
+unsafe extern "C" fn on_peer_error(arg: *mut c_void, _ep: sys::ucp_ep_h, status: sys::ucs_status_t) {
+    // SAFETY: `arg` is the boxed PeerState of the endpoint (set in `connect`), alive until the
+    // endpoint is closed; called inside progress of the worker's one thread.
+    let state = unsafe { &*(arg as *const PeerState) };
+    state.failed.set(status);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_missing_library_names_the_package() {
+        let e = load("libucp-not-there.so.0").err().expect("no such library");
+        assert!(e.contains(PACKAGE) && e.contains("libucp-not-there"), "{e}");
+    }
+
+    /// Two connected workers, indexes 0 and 1, over the transports `tls` (UCX_TLS).
+    pub(crate) fn pair(tls: &str) -> (Worker, Worker) {
+        let settings = [("TLS", tls)];
+        let mut a = Worker::new(Context::new(&settings).unwrap(), 0).unwrap();
+        let mut b = Worker::new(Context::new(&settings).unwrap(), 1).unwrap();
+        let (aa, ba) = (a.address().unwrap(), b.address().unwrap());
+        a.connect(1, &ba).unwrap();
+        b.connect(0, &aa).unwrap();
+        (a, b)
+    }
+
+    fn payload(i: usize, n: usize) -> Vec<u8> {
+        (0..n).map(|k| (k * 31 + i * 7) as u8).collect()
+    }
+
+    /// Sends packets of every size class both ways at once (eager, and rendezvous for the big
+    /// ones) and checks each arrives whole, with its header, in the order sent.
+    fn exchange(tls: &str) {
+        let (mut a, mut b) = pair(tls);
+        let sizes = [0usize, 1, 8, 100, 4096, 65_536, 1 << 20, 3 << 20, 7, 0];
+        for (i, &n) in sizes.iter().enumerate() {
+            a.send(1, &(i as u64).to_le_bytes(), payload(i, n)).unwrap();
+            b.send(0, &(1000 + i as u64).to_le_bytes(), payload(1000 + i, n)).unwrap();
+        }
+        let (mut got_a, mut got_b) = (Vec::new(), Vec::new());
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while got_a.len() < sizes.len() || got_b.len() < sizes.len() || a.sends_in_flight() + b.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "UCX ({tls}) delivered {} and {} of {} packets", got_a.len(), got_b.len(), sizes.len());
+            a.progress().unwrap();
+            b.progress().unwrap();
+            a.take(|src, h, d| got_a.push((src, h.to_vec(), d.to_vec()))).unwrap();
+            b.take(|src, h, d| got_b.push((src, h.to_vec(), d.to_vec()))).unwrap();
+        }
+        for (i, &n) in sizes.iter().enumerate() {
+            assert_eq!((got_b[i].0, got_b[i].1.as_slice()), (0, &(i as u64).to_le_bytes()[..]), "packet {i} at b");
+            assert!(got_b[i].2 == payload(i, n), "payload {i} ({n} bytes) at b");
+            assert_eq!((got_a[i].0, got_a[i].1.as_slice()), (1, &(1000 + i as u64).to_le_bytes()[..]), "packet {i} at a");
+            assert!(got_a[i].2 == payload(1000 + i, n), "payload {i} ({n} bytes) at a");
+        }
+        // The MiB payloads took UCX's rendezvous path, received into the packet's own buffer.
+        assert!(a.rendezvous_received() > 0 && b.rendezvous_received() > 0, "no rendezvous ({tls})");
+    }
+
+    #[test]
+    fn packets_cross_over_tcp_in_order() {
+        exchange("tcp");
+    }
+
+    #[test]
+    fn packets_cross_over_what_ucx_picks() {
+        exchange("all");
+    }
+
+    #[test]
+    fn a_sleeper_on_the_event_fd_wakes_for_a_packet() {
+        let (mut a, mut b) = pair("tcp");
+        // Wire the pair up first (UCX connects on the first send and needs both sides' progress).
+        a.send(1, b"hello", Vec::new()).unwrap();
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while got.is_empty() || a.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "the first packet did not arrive");
+            a.progress().unwrap();
+            b.progress().unwrap();
+            b.take(|_, h, _| got.push(h.to_vec())).unwrap();
+        }
+        let fd = b.event_fd().unwrap();
+        while !b.arm().unwrap() {
+            b.progress().unwrap();
+        }
+        a.send(1, b"wake", vec![1, 2, 3]).unwrap();
+        a.progress().unwrap();
+        let mut pfd = libc::pollfd { fd, events: libc::POLLIN, revents: 0 };
+        // SAFETY: one pollfd on the stack.
+        let ready = unsafe { libc::poll(&mut pfd, 1, 30_000) };
+        assert_eq!(ready, 1, "the armed event fd did not become readable for a packet");
+        got.clear();
+        while got.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "no packet after the wake-up");
+            b.progress().unwrap();
+            b.take(|_, h, d| got.push([h, d].concat())).unwrap();
+        }
+        assert_eq!(got, vec![b"wake\x01\x02\x03".to_vec()]);
+    }
+}
