@@ -12,6 +12,7 @@
 //! * p (not late) has posted the sends of steps `0..=pos[p]`;
 //! * step i of p completes iff its receive's sender is not late and has reached the matching
 //!   step (`pos[sender] >= that step`);
+//!
 //! and `pos` is the least fixed point of these rules (monotone, so iterating from 0 finds it).
 //! Real execution never gets past the cut (what it did is a prefix of this), and everything up to
 //! the cut completes without the late ranks, so every rank can finish the cut on its own: it

@@ -254,18 +254,7 @@ impl Exec<'_, '_> {
     fn wait(&self, req: ReqId, watch: Option<usize>) -> Option<Status> {
         match (watch, self.cell) {
             (Some(ver), Some(c)) => {
-                let me = self.cx.rank();
-                let r = self.cx.u.engine.wait_or(req, || {
-                    let v = c.version();
-                    if std::env::var_os("OXMPI_CLV_DEBUG").is_some() && v > ver {
-                        eprintln!("clv[{me}] stop: cell {:x} version {v} > {ver}", c.addr());
-                    }
-                    v > ver
-                });
-                if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-                    eprintln!("clv[{me}] wait_or returned {}", if r.is_some() { "done" } else { "stopped" });
-                }
-                r
+                self.cx.u.engine.wait_or(req, || c.version() > ver)
             }
             _ => Some(self.cx.u.engine.wait(req)),
         }
@@ -435,9 +424,6 @@ impl Exec<'_, '_> {
                 None => None,
             };
             if let Some(inc) = inc {
-                if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-                    eprintln!("clv[{}] v{ver} step {i}/{} waits for {} (round {}) cell {:?} version {:?}", self.cx.rank(), steps.len(), inc.from, st.round, self.cell.map(|c| c.addr()), self.cell.map(|c| c.version()));
-                }
                 match self.wait(inc.req, Some(ver)) {
                     Some(status) => self.finish_recv(inc, &status, ver)?,
                     None => return Ok(Some(Interrupt { step: i, started: true, recv: Some(inc) })),
@@ -471,9 +457,6 @@ impl Exec<'_, '_> {
         let cut = replan::cut(sched, late.len(), self.segments, holds, late);
         let steps = replan::steps(sched, me);
         let pos = cut.pos[me];
-        if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-            eprintln!("clv[{me}] v{ver} cut: stop {} started {} recv {} pos {pos}/{} late {late:?} orphans to me {}", stop.step, stop.started, stop.recv.is_some(), steps.len(), cut.orphans.iter().filter(|t| t.to as usize == me).count());
-        }
         if stop.step > pos || (stop.started && stop.step == pos && late[me]) {
             return Err(err(ErrorClass::Intern, format!("Clairvoyant reduce: step {} of rank {me} is past its re-plan cut {pos}", stop.step)));
         }
@@ -547,12 +530,7 @@ impl Exec<'_, '_> {
                     let steps = replan::steps(&sched, me);
                     // SAFETY: per this function's contract.
                     match unsafe { self.walk(&steps, stop.step, ver) }? {
-                        None => {
-                            if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-                                eprintln!("clv[{me}] v{ver} done ({} steps)", steps.len());
-                            }
-                            return Ok(());
-                        }
+                        None => return Ok(()),
                         Some(i) => stop = i,
                     }
                     // A rank that entered sees every record from ver + 1 on.

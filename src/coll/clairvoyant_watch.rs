@@ -78,9 +78,6 @@ impl Watched {
                 .collect();
             (now, p)
         });
-        if std::env::var_os("OXMPI_CLV_DEBUG").is_some() {
-            eprintln!("clv-watch: cell {:x} v{v} -> published {published}, ringing {:?}, entered {:b}", self.cell.addr(), self.members, self.cell.entered());
-        }
         if published {
             super::super::clairvoyant::cache::stats().replans.fetch_add(1, Relaxed);
             for &w in &self.members {

@@ -174,11 +174,6 @@ impl CellRef {
         self.header().lock.store(0, Release);
     }
 
-    /// The cell's address (for diagnostics).
-    pub fn addr(&self) -> usize {
-        self.cell as usize
-    }
-
     /// Re-plans published so far.
     pub fn version(&self) -> usize {
         self.header().version.load(Acquire) as usize
