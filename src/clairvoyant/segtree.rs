@@ -11,7 +11,8 @@
 //!   (availability, rank)), the note's simpler equivalent of the paper's i / i+P index trick and
 //!   pseudo-root; the tree is rebuilt once per round, as in the paper.
 //!
-//! Cost O(R * |G| * (N/64) * log |G|).
+//! Cost O(R * |G| * (N/64) * log |G|) at worst; leaf updates stop climbing where an OR stays
+//! the same, so most cost O(1).
 use super::{Problem, Schedule, Transfer};
 
 /// The OR segment tree over `leaves` columns of `w` words: node v (root 1) at `t[v*w..][..w]`,
@@ -47,13 +48,26 @@ impl Tree {
             self.pull(v);
         }
     }
-    /// Sets leaf k and the path above it.
+    /// Sets leaf k and the path above it, one word at a time: only words that change are
+    /// pulled up, and only until a node's OR stays the same (a sibling still holds the bits),
+    /// which early in a schedule, when everyone holds most segments, is at once.
     fn set(&mut self, k: usize, col: &[u64]) {
-        self.put_leaf(k, col);
-        let mut v = (self.m + k) / 2;
-        while v >= 1 {
-            self.pull(v);
-            v /= 2;
+        let w = self.w;
+        for (i, &x) in col.iter().enumerate() {
+            let mut v = self.m + k;
+            if self.t[v * w + i] == x {
+                continue;
+            }
+            self.t[v * w + i] = x;
+            while v > 1 {
+                let up = v / 2;
+                let or = self.t[(v & !1) * w + i] | self.t[(v | 1) * w + i];
+                if self.t[up * w + i] == or {
+                    break;
+                }
+                self.t[up * w + i] = or;
+                v = up;
+            }
         }
     }
     /// The lowest segment set both in `mask` (None: every segment) and in some leaf other
