@@ -127,7 +127,7 @@ mod tests {
                             c.store(v + 1, Relaxed);
                             unlock(&w[0]);
                         } else {
-                            rw_acquire(&w[1], &w[2], true);
+                            assert!(rw_acquire(&w[1], &w[2], true, &|| false));
                             let v = c.load(Relaxed);
                             c.store(v + 1, Relaxed);
                             rw_release(&w[1], &w[2], true);
