@@ -30,6 +30,8 @@ static void die(const char *how)
     raise(SIGKILL);
 }
 
+static int survive;
+
 /* One step of kind `op` on `c`; returns MPI_SUCCESS or the first error (results checked). */
 static int step(MPI_Comm c, int op, int it, MPI_Win *winp, int **winbufp)
 {
@@ -37,7 +39,8 @@ static int step(MPI_Comm c, int op, int it, MPI_Win *winp, int **winbufp)
     if ((op == 2 || op == 4) && *winp == MPI_WIN_NULL) {
         if ((rc = MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, c, winbufp, winp)) != MPI_SUCCESS)
             return rc;
-        MPI_Win_set_errhandler(*winp, MPI_ERRORS_RETURN);
+        if (survive) /* a non-fatal handler makes the job survive failures */
+            MPI_Win_set_errhandler(*winp, MPI_ERRORS_RETURN);
         memset(*winbufp, 0, 4 * sizeof(int));
         if ((rc = MPI_Barrier(c)) != MPI_SUCCESS) /* zeroed everywhere before any access */
             return rc;
@@ -144,7 +147,7 @@ int main(int argc, char **argv)
             kill_at = at;
         v = *end == ',' ? end + 1 : end;
     }
-    int survive = env("FI_SURVIVE", 0) != 0;
+    survive = env("FI_SURVIVE", 0) != 0;
     const char *how = getenv("FI_HOW") ? getenv("FI_HOW") : "kill";
     MPI_Comm c = MPI_COMM_WORLD;
     if (survive)
