@@ -351,7 +351,7 @@ impl Window {
 /// program cannot revoke. Revoking it here fails their wait too (the window is unusable then).
 fn revoke_on_failure(u: &Universe, comm: &Comm, e: &crate::error::MpiError) {
     if matches!(e.class, ErrorClass::ProcFailed | ErrorClass::Revoked) {
-        crate::ulfm::revoke(u, comm);
+        u.engine.revoke(comm.context, &comm.group);
     }
 }
 
