@@ -12,8 +12,8 @@ usage() {
 Usage: scripts/fault-inject.sh --prefix PREFIX [options]
 
 Builds c-tests/fault/workload.c with PREFIX/bin/mpicc (a seeded random sequence of rings,
-allreduces, RMA puts and communicator dup/free, every result checked) and runs trials: in each,
---failures random ranks die (SIGKILL, SIGSEGV or exit(3) without MPI_Finalize) at random steps.
+allreduces, RMA epochs (fence: put, accumulate, get; lock/flush: put, get, fetch-and-op) and
+communicator dup/free, every result checked) and runs trials: in each, --failures random ranks die (SIGKILL, SIGSEGV or exit(3) without MPI_Finalize) at random steps.
 A trial passes when
   - without --survive: the job ends with a non-zero status before the timeout, mpiexec names
     the dead rank on stderr (in threads mode a SIGKILL ends the host process, which mpiexec

@@ -36,8 +36,13 @@ fn exchange(u: &Universe, link: LeaderLink, data: &[u64], cap: usize) -> MpiResu
     let r = unsafe { u.engine.irecv(crate::p2p::Buf::Flat(got.as_mut_ptr() as *mut u8), cap * 8, Some(link.remote_leader), link.tag, link.context) };
     // SAFETY: as above.
     let s = unsafe { u.engine.isend(crate::p2p::Buf::flat(data.as_ptr() as *const u8), data.len() * 8, link.remote_leader, link.tag, link.context, SendMode::Standard)? };
-    u.engine.wait(s);
+    let sent = crate::p2p::engine::failure_result(&u.engine.wait(s));
     let st = u.engine.wait(r);
+    // A dead remote leader or a revoked peer communicator fails the setup with its own class.
+    sent.map_err(|e| err(e.class, format!("intercommunicator setup: the message to the remote leader (world rank {}) failed: {}", link.remote_leader, e.msg)))?;
+    if matches!(st.error, Some(ErrorClass::ProcFailed | ErrorClass::Revoked)) {
+        crate::p2p::engine::failure_result(&st).map_err(|e| err(e.class, format!("intercommunicator setup: the message from the remote leader (world rank {}) failed: {}", link.remote_leader, e.msg)))?;
+    }
     if st.error.is_some() || st.bytes % 8 != 0 {
         return Err(err(ErrorClass::Other, "intercommunicator setup: malformed message from the remote leader (is the same tag used for other messages on the peer communicator?)"));
     }

@@ -32,8 +32,10 @@ pub fn unlock(w: &AtomicU32) {
 /// Reader-writer lock word: `WRITER`, or the number of readers.
 pub const WRITER: u32 = 1 << 31;
 
-/// Takes the lock (exclusive or shared); waiters count themselves in `waiters`.
-pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool) {
+/// Takes the lock (exclusive or shared); waiters count themselves in `waiters`. Returns false,
+/// without the lock, when `give_up` holds while it waits (checked at least every `NAP`): a holder
+/// may have died (ULFM), and a dead holder never releases.
+pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool, give_up: &dyn Fn() -> bool) -> bool {
     let mut tries = 0;
     loop {
         let s = state.load(Acquire);
@@ -41,9 +43,12 @@ pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool) {
         if free {
             let new = if exclusive { WRITER } else { s + 1 };
             if state.compare_exchange(s, new, Acquire, Relaxed).is_ok() {
-                return;
+                return true;
             }
             continue;
+        }
+        if give_up() {
+            return false;
         }
         if tries < YIELDS {
             tries += 1;
@@ -122,7 +127,7 @@ mod tests {
                             c.store(v + 1, Relaxed);
                             unlock(&w[0]);
                         } else {
-                            rw_acquire(&w[1], &w[2], true);
+                            assert!(rw_acquire(&w[1], &w[2], true, &|| false));
                             let v = c.load(Relaxed);
                             c.store(v + 1, Relaxed);
                             rw_release(&w[1], &w[2], true);

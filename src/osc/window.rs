@@ -111,6 +111,7 @@ impl Window {
         match Self::build(u, comm.clone(), idx, spec) {
             Ok(w) => Ok(w),
             Err(e) => {
+                revoke_on_failure(u, &comm, &e);
                 u.remove_comm(idx);
                 Err(e)
             }
@@ -317,11 +318,40 @@ impl Window {
     }
 
     /// Barrier on the window's communicator (fence, free).
+    /// ULFM: RMA with a failed rank fails (its memory may still be mapped, but an epoch that
+    /// touches it must not report success). A cheap check: the segment's failure flag.
+    pub fn check_alive(&self, u: &Universe, t: usize) -> MpiResult {
+        let w = self.comm.world_rank(t);
+        if u.seg.is_failed(w) {
+            return Err(err(ErrorClass::ProcFailed, format!("window rank {t} (world rank {w}) has failed: RMA with it cannot complete")));
+        }
+        Ok(())
+    }
+
+    /// The first failed member of the window (window rank), if any.
+    pub fn failed_member(&self, u: &Universe) -> Option<usize> {
+        (0..self.size).find(|&t| u.seg.is_failed(self.comm.world_rank(t)))
+    }
+
+    /// `check_alive` for every member.
+    pub fn check_all_alive(&self, u: &Universe) -> MpiResult {
+        self.failed_member(u).map_or(Ok(()), |t| self.check_alive(u, t))
+    }
+
     pub fn barrier(&self, u: &Universe) -> MpiResult {
         std::sync::atomic::fence(SeqCst);
-        crate::coll::barrier::barrier(&Coll::next(u, &self.comm))?;
+        crate::coll::barrier::barrier(&Coll::next(u, &self.comm)).inspect_err(|e| revoke_on_failure(u, &self.comm, e))?;
         std::sync::atomic::fence(SeqCst);
         Ok(())
+    }
+}
+
+/// A collective step of a window failed on this rank because a member died (ULFM): other members
+/// may wait in it for this rank, which gave up, on the window's private communicator, which the
+/// program cannot revoke. Revoking it here fails their wait too (the window is unusable then).
+fn revoke_on_failure(u: &Universe, comm: &Comm, e: &crate::error::MpiError) {
+    if matches!(e.class, ErrorClass::ProcFailed | ErrorClass::Revoked) {
+        u.engine.revoke(comm.context, &comm.group);
     }
 }
 

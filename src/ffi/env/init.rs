@@ -43,7 +43,7 @@ export! {
     fn MPI_Init_thread / PMPI_Init_thread (argc: *mut c_int, argv: *mut *mut *mut c_char, required: c_int, provided: *mut c_int) on comm MPI_COMM_WORLD => {
         let provided = out(provided, "provided")?;
         let Some(level) = crate::abi::thread_level(required) else {
-            return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use MPI_THREAD_SINGLE..MPI_THREAD_MULTIPLE")));
+            return Err(err(MPI_ERR_ARG, format!("invalid thread level {required}: use one of MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE")));
         };
         epoch();
         let u = instance::init(level, MPI_ERRORS_ARE_FATAL, MPI_ERRORS_RETURN)?;

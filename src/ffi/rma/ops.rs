@@ -127,6 +127,7 @@ fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: b
         let what = if passive_only { "a passive-target epoch (MPI_Win_lock/lock_all): request-based operations need one" } else { "an access epoch (fence, MPI_Win_start or a lock)" };
         return Err(err(MPI_ERR_RMA_SYNC, format!("operation on target rank {t} outside {what}")));
     }
+    w.check_alive(check::universe()?, t)?;
     let (_, unit) = w.extent_of(t);
     let off: i128 = if w.flavor == Flavor::Dynamic { disp as i128 } else { disp as i128 * unit as i128 };
     if disp < 0 && w.flavor != Flavor::Dynamic {

@@ -9,6 +9,7 @@ use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::osc::sync;
 use crate::osc::window::Window;
+use crate::comm::Universe;
 use std::os::raw::c_int;
 use std::sync::atomic::{fence, Ordering::*};
 
@@ -37,9 +38,17 @@ fn target_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
 }
 
 /// MPI_Win_lock on `t` (or one target of MPI_Win_lock_all).
-fn lock_target(w: &Window, t: usize, exclusive: bool) {
+/// Fails (ULFM) when the target has failed, or when a member of the window fails while this
+/// rank waits: the lock may be the dead rank's, which never releases it.
+fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
+    w.check_alive(u, t)?;
     let a = w.region.rank(t);
-    sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive);
+    if sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &|| w.failed_member(u).is_some()) {
+        return Ok(());
+    }
+    let dead = w.failed_member(u).unwrap_or(t);
+    let e = w.check_alive(u, dead).err().unwrap_or_else(|| err(MPIX_ERR_PROC_FAILED, "a member of the window has failed"));
+    Err(err(e.class, format!("MPI_Win_lock of window rank {t}: {} (it may hold the lock)", e.msg)))
 }
 
 fn unlock_target(w: &Window, t: usize, exclusive: bool) {
@@ -158,7 +167,7 @@ export! {
     }
 
     fn MPI_Win_lock / PMPI_Win_lock (lock_type: c_int, rank: c_int, assert: c_int, win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         let exclusive = match lock_type {
             MPI_LOCK_EXCLUSIVE => true,
             MPI_LOCK_SHARED => false,
@@ -180,14 +189,16 @@ export! {
         w.epochs().fence = false;
         let take = assert & MPI_MODE_NOCHECK == 0;
         if take {
-            lock_target(&w, t, exclusive);
+            lock_target(u, &w, t, exclusive)?;
+        } else {
+            w.check_alive(u, t)?;
         }
         w.epochs().locks[t] = Some((exclusive, take));
         Ok(())
     }
 
     fn MPI_Win_unlock / PMPI_Win_unlock (rank: c_int, win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         if rank == MPI_PROC_NULL {
             return Ok(());
         }
@@ -196,11 +207,12 @@ export! {
         if taken {
             unlock_target(&w, t, exclusive);
         }
-        Ok(())
+        // The epoch's operations on a failed target did not all complete (ULFM).
+        w.check_alive(u, t)
     }
 
     fn MPI_Win_lock_all / PMPI_Win_lock_all (assert: c_int, win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         check_assert(assert, MPI_MODE_NOCHECK)?;
         {
             let e = w.epochs();
@@ -212,22 +224,29 @@ export! {
         let take = assert & MPI_MODE_NOCHECK == 0;
         if take {
             for t in 0..w.size {
-                lock_target(&w, t, false);
+                if let Err(e) = lock_target(u, &w, t, false) {
+                    for held in 0..t {
+                        unlock_target(&w, held, false);
+                    }
+                    return Err(e);
+                }
             }
+        } else {
+            w.check_all_alive(u)?;
         }
         w.epochs().lock_all = Some(take);
         Ok(())
     }
 
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all (win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         let taken = w.epochs().lock_all.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"))?;
         if taken {
             for t in 0..w.size {
                 unlock_target(&w, t, false);
             }
         }
-        Ok(())
+        w.check_all_alive(u)
     }
 
     fn MPI_Win_flush / PMPI_Win_flush (rank: c_int, win: MPI_Win) on win win => {
@@ -258,7 +277,7 @@ export! {
 /// The flushes: valid only in a passive-target epoch to the target(s); operations have already
 /// completed, so a memory fence is all that remains.
 fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
-    let (_, w) = win_of(win)?;
+    let (u, w) = win_of(win)?;
     let e = w.epochs();
     match rank {
         Some(MPI_PROC_NULL) => {}
@@ -267,11 +286,13 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
             if e.lock_all.is_none() && e.locks[t].is_none() {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("flush of rank {t} outside a passive-target epoch to it")));
             }
+            w.check_alive(u, t)?;
         }
         None => {
             if !e.passive() {
                 return Err(err(MPI_ERR_RMA_SYNC, "flush outside a passive-target epoch"));
             }
+            w.check_all_alive(u)?;
         }
     }
     fence(SeqCst);
