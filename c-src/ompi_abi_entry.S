@@ -622,26 +622,6 @@ MPI_Comm_size:
 PMPI_Comm_size:
 	jmp oxompi_MPI_Comm_size@PLT
 	.size PMPI_Comm_size, .-PMPI_Comm_size
-	.globl MPI_Comm_spawn
-	.type MPI_Comm_spawn, @function
-MPI_Comm_spawn:
-	jmp oxompi_MPI_Comm_spawn@PLT
-	.size MPI_Comm_spawn, .-MPI_Comm_spawn
-	.globl PMPI_Comm_spawn
-	.type PMPI_Comm_spawn, @function
-PMPI_Comm_spawn:
-	jmp oxompi_MPI_Comm_spawn@PLT
-	.size PMPI_Comm_spawn, .-PMPI_Comm_spawn
-	.globl MPI_Comm_spawn_multiple
-	.type MPI_Comm_spawn_multiple, @function
-MPI_Comm_spawn_multiple:
-	jmp oxompi_MPI_Comm_spawn_multiple@PLT
-	.size MPI_Comm_spawn_multiple, .-MPI_Comm_spawn_multiple
-	.globl PMPI_Comm_spawn_multiple
-	.type PMPI_Comm_spawn_multiple, @function
-PMPI_Comm_spawn_multiple:
-	jmp oxompi_MPI_Comm_spawn_multiple@PLT
-	.size PMPI_Comm_spawn_multiple, .-PMPI_Comm_spawn_multiple
 	.globl MPI_Comm_split
 	.type MPI_Comm_split, @function
 MPI_Comm_split:
@@ -3942,6 +3922,26 @@ MPI_Comm_f2c:
 PMPI_Comm_f2c:
 	jmp oxompi_MPI_Comm_f2c@PLT
 	.size PMPI_Comm_f2c, .-PMPI_Comm_f2c
+	.globl MPI_Comm_spawn
+	.type MPI_Comm_spawn, @function
+MPI_Comm_spawn:
+	jmp oxompi_MPI_Comm_spawn@PLT
+	.size MPI_Comm_spawn, .-MPI_Comm_spawn
+	.globl PMPI_Comm_spawn
+	.type PMPI_Comm_spawn, @function
+PMPI_Comm_spawn:
+	jmp oxompi_MPI_Comm_spawn@PLT
+	.size PMPI_Comm_spawn, .-PMPI_Comm_spawn
+	.globl MPI_Comm_spawn_multiple
+	.type MPI_Comm_spawn_multiple, @function
+MPI_Comm_spawn_multiple:
+	jmp oxompi_MPI_Comm_spawn_multiple@PLT
+	.size MPI_Comm_spawn_multiple, .-MPI_Comm_spawn_multiple
+	.globl PMPI_Comm_spawn_multiple
+	.type PMPI_Comm_spawn_multiple, @function
+PMPI_Comm_spawn_multiple:
+	jmp oxompi_MPI_Comm_spawn_multiple@PLT
+	.size PMPI_Comm_spawn_multiple, .-PMPI_Comm_spawn_multiple
 	.globl MPI_Errhandler_c2f
 	.type MPI_Errhandler_c2f, @function
 MPI_Errhandler_c2f:

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=10 */
+/* oxmpi-test: ranks=1,2 modes=processes,threads env=OXMPI_UNIVERSE_SIZE=10 */
 /* MPI_Comm_spawn of 1, then 3 copies of this program: MPI_UNIVERSE_SIZE, array_of_errcodes,
    MPI_Comm_get_parent (MPI_COMM_NULL in the first job, the parent intercommunicator in the
    children, MPI_COMM_NULL again after MPI_Comm_disconnect), the children's own MPI_COMM_WORLD,

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=8 mpich=skip */
+/* oxmpi-test: ranks=1,2 modes=processes,threads env=OXMPI_UNIVERSE_SIZE=8 mpich=skip */
 /* Ports between spawned jobs and their parent: the parent spawns job A (2 ranks), which opens a
    port and publishes it; then job B (1 rank), which looks the name up and connects to A. Then A
    connects to a port the parent opened and sent it over the parent intercommunicator. Every

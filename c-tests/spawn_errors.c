@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=4 */
+/* oxmpi-test: ranks=1,2 modes=processes,threads env=OXMPI_UNIVERSE_SIZE=4 */
 /* Bad spawns fail cleanly at every rank, with the standard's classes, and leave the job able to
    spawn: a missing program (MPI_ERR_SPAWN), maxprocs 0 (MPI_ERR_ARG), an invalid root
    (MPI_ERR_ROOT), a bad info handle (MPI_ERR_INFO), a malformed soft (MPI_ERR_INFO), another

@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2 modes=processes env=OXMPI_UNIVERSE_SIZE=6 */
+/* oxmpi-test: ranks=1,2 modes=processes,threads env=OXMPI_UNIVERSE_SIZE=6,OXMPI_FIBERS=0 */
 /* MPI_Comm_spawn_multiple of two commands (this program with different arguments, one of them
    MPI_ARGV_NULL-like empty): one world of 1 + 2 ranks, MPI_APPNUM 0 and 1, info key wdir, a
    gather over the intercommunicator. */

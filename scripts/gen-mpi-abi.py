@@ -27,7 +27,7 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
           "MPI_Count": "i64", "MPI_Offset": "i64", "MPI_T_cb_safety": "c_int", "MPI_T_source_order": "c_int"}
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
-        "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"}
+        "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -124,8 +124,7 @@ def gen(ret, name, params):
     if name in ("MPI_Grequest_start", "MPI_Register_datarep", "MPI_Register_datarep_c",
                 "MPI_Neighbor_alltoallw",
                 "MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c",
-                "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c", "MPI_Comm_spawn_multiple",
-                "MPI_Comm_spawn"):
+                "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c"):
         raise Unsupported("needs a hand-written conversion (callback, or arrays of ranks/handles of computed length)")
     sig, pre, args, post = [], [], [], []
     names = [split_param(p)[3] for p in params]
@@ -367,7 +366,8 @@ OMPI_SIZES = {"communicator": 0x200, "datatype": 0x200, "errhandler": 0x400, "fi
 # attribute callbacks (OMPI_C_MPI_*_FN, what MPI_COMM_DUP_FN etc. name in Open MPI's mpi.h).
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
-OMPI_CALLBACKS = {"MPI_Op_create"}
+# Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed length.
+OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {

@@ -6,6 +6,8 @@
 
    mpiexec -n 5 demo_integrate [farm options] [--items M] [--points P] [--sleep-us U] [--cpu]
            [--quiet] [--die-rank R --die-after K]
+   mpiexec -n 1 demo_integrate --config FILE [options]: seed 001's start-up, the server spawns the
+           other nodes FILE asks for (wf_start in workfarm.h); ranks are those of the farm.
    Farm options (workfarm.h): --threads N, --fanout K, --tree "0:1,2;1:3,4", --tree-file F; also
    read from WORKFARM_ARGS. --sleep-us adds a sleep to every item (a long Calculate step during
    which the progress thread idles); --cpu prints each rank's progress-thread CPU time;
@@ -138,6 +140,20 @@ static int num_arg(const char *opt, const char *val, long lo, long *out)
 #define WF_DEMO_DIE_AFTER_DEFAULT 0
 #endif
 
+/* WF_DEMO_CONFIG_DEFAULT: a configuration file in this file's directory, used without --config
+   (c-tests workfarm_spawn*: the runner passes no arguments) */
+static char *default_config(void)
+{
+#ifdef WF_DEMO_CONFIG_DEFAULT
+    static char path[4096];
+    const char *here = __FILE__, *slash = strrchr(here, '/');
+    snprintf(path, sizeof path, "%.*s%s", slash ? (int)(slash - here + 1) : 0, here, WF_DEMO_CONFIG_DEFAULT);
+    return path;
+#else
+    return NULL;
+#endif
+}
+
 int main(int argc, char **argv)
 {
     int provided, rank, size, quiet = WF_DEMO_QUIET_DEFAULT, cpu = 0;
@@ -150,8 +166,6 @@ int main(int argc, char **argv)
     d.sleep_us = WF_DEMO_SLEEP_US_DEFAULT;
     MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
-    d.rank = rank;
     if (provided < MPI_THREAD_MULTIPLE) {
         if (rank == 0)
             fprintf(stderr, "demo_integrate: MPI_THREAD_MULTIPLE not provided\n");
@@ -161,12 +175,17 @@ int main(int argc, char **argv)
 
     wf_config cfg;
     char err[256];
-    if (wf_config_from_args(&cfg, size, &argc, argv, err, sizeof err)) {
+    MPI_Comm comm;
+    if (wf_start(&argc, argv, default_config(), &comm, &cfg, err, sizeof err)) {
         if (rank == 0)
             fprintf(stderr, "demo_integrate: %s\n", err);
         MPI_Finalize();
         return 2;
     }
+    /* the farm's ranks (spawned nodes included) */
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    d.rank = rank;
     int bad = 0;
     for (int i = 1; i < argc && !bad; i++) {
         long v = 0;
@@ -197,6 +216,7 @@ int main(int argc, char **argv)
     }
     if (bad) {
         wf_config_free(&cfg);
+        MPI_Comm_free(&comm);
         MPI_Finalize();
         return 2;
     }
@@ -205,7 +225,7 @@ int main(int argc, char **argv)
     wf_ops ops = {&d,           d_input,         d_calculate, d_output, d_pack_item, d_unpack_item,
                   d_pack_result, d_unpack_result, NULL,        NULL};
     wf_stats st;
-    int rc = wf_run(MPI_COMM_WORLD, &cfg, &ops, &st);
+    int rc = wf_run(comm, &cfg, &ops, &st);
     int status = 0;
     if (rc != MPI_SUCCESS) {
         fprintf(stderr, "demo_integrate: wf_run failed on rank %d (%d)\n", rank, rc);
@@ -238,6 +258,7 @@ int main(int argc, char **argv)
                st.wall * 1e3, 100.0 * st.progress_cpu / st.wall);
     fflush(stdout);
     wf_config_free(&cfg);
+    MPI_Comm_free(&comm);
     MPI_Finalize();
     return status;
 }

@@ -1158,7 +1158,7 @@ static int read_file(const char *path, char **out, char *err, size_t errlen)
 {
     FILE *fp = fopen(path, "r");
     if (!fp) {
-        snprintf(err, errlen, "cannot open tree file '%s': %s", path, strerror(errno));
+        snprintf(err, errlen, "cannot open '%s': %s", path, strerror(errno));
         return -1;
     }
     size_t cap = 4096, n = 0;
@@ -1298,4 +1298,179 @@ void wf_config_free(wf_config *cfg)
 {
     free(cfg->parent);
     cfg->parent = NULL;
+}
+
+/* ------------------------------------------------------------------ seed 001's start-up */
+
+#include <unistd.h>
+
+/* The words of a configuration file: blank-separated, '#' to the end of a line is a comment.
+   Returns how many (at most max), the words pointing into text. */
+static int config_words(char *text, char **words, int max)
+{
+    int n = 0;
+    for (char *p = text; *p;) {
+        if (*p == '#') {
+            while (*p && *p != '\n')
+                *p++ = 0;
+            continue;
+        }
+        if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') {
+            *p++ = 0;
+            continue;
+        }
+        if (n == max)
+            return -1;
+        words[n++] = p;
+        while (*p && *p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '#')
+            p++;
+    }
+    return n;
+}
+
+/* The server's side: reads the configuration file, spawns the nodes the tree needs beyond comm
+   world's ranks, merges them in after those (server = rank 0) and hands every node the tree. */
+static int start_server(const char *path, MPI_Comm *comm, wf_config *cfg, char *err, size_t errlen)
+{
+    char *text = NULL, *words[258];
+    if (read_file(path, &text, err, errlen))
+        return -1;
+    words[0] = "config";
+    int nw = config_words(text, words + 1, 256);
+    long nodes = -1;
+    if (nw < 0) {
+        snprintf(err, errlen, "%s: more than 256 words", path);
+        free(text);
+        return -1;
+    }
+    /* --nodes N is the start-up's own; the other words are farm options */
+    int out = 1;
+    for (int i = 1; i <= nw; i++) {
+        if (!strcmp(words[i], "--nodes")) {
+            if (i == nw || parse_int(words[i + 1], 1, 1 << 16, &nodes)) {
+                snprintf(err, errlen, "%s: --nodes needs a positive integer", path);
+                free(text);
+                return -1;
+            }
+            i++;
+        } else {
+            words[out++] = words[i];
+        }
+    }
+    words[out] = NULL;
+    int wsize;
+    MPI_Comm_size(MPI_COMM_WORLD, &wsize);
+    if (nodes < wsize) {
+        snprintf(err, errlen, "%s: --nodes %ld missing or below the %d ranks started", path, nodes, wsize);
+        free(text);
+        return -1;
+    }
+    int rc = wf_config_from_args(cfg, (int)nodes, &out, words, err, errlen);
+    if (rc == 0 && out > 1) {
+        snprintf(err, errlen, "%s: unknown option '%s'", path, words[1]);
+        wf_config_free(cfg);
+        rc = -1;
+    }
+    free(text);
+    if (rc)
+        return -1;
+    if (nodes == wsize) {
+        MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    } else {
+        /* the other nodes are this program again, told so by -child */
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        if (n <= 0) {
+            snprintf(err, errlen, "cannot find this program (/proc/self/exe): %s", strerror(errno));
+            wf_config_free(cfg);
+            return -1;
+        }
+        exe[n] = 0;
+        char *args[] = {"-child", NULL};
+        int *codes = xmalloc(sizeof(int) * (size_t)(nodes - wsize));
+        MPI_Comm inter;
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        rc = MPI_Comm_spawn(exe, args, (int)(nodes - wsize), MPI_INFO_NULL, 0, MPI_COMM_WORLD, &inter, codes);
+        free(codes);
+        if (rc != MPI_SUCCESS) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            MPI_Error_string(rc, msg, &len);
+            snprintf(err, errlen, "cannot spawn the %ld other nodes: %s", nodes - wsize, msg);
+            wf_config_free(cfg);
+            return -1;
+        }
+        MPI_Intercomm_merge(inter, 0, comm);
+        MPI_Comm_free(&inter);
+    }
+    /* every node's place in the tree */
+    int hdr[3] = {cfg->threads, cfg->simulate_loss, (int)nodes};
+    MPI_Bcast(hdr, 3, MPI_INT, 0, *comm);
+    MPI_Bcast(cfg->parent, (int)nodes, MPI_INT, 0, *comm);
+    return 0;
+}
+
+/* A spawned node's side: joins the server's communicator and receives its place in the tree. */
+static int start_child(MPI_Comm parent, MPI_Comm *comm, wf_config *cfg, char *err, size_t errlen)
+{
+    int hdr[3];
+    memset(cfg, 0, sizeof *cfg);
+    MPI_Intercomm_merge(parent, 1, comm);
+    MPI_Comm_free(&parent);
+    MPI_Bcast(hdr, 3, MPI_INT, 0, *comm);
+    int size;
+    MPI_Comm_size(*comm, &size);
+    if (hdr[2] != size) {
+        snprintf(err, errlen, "the server's tree has %d nodes, the communicator %d", hdr[2], size);
+        return -1;
+    }
+    cfg->threads = hdr[0];
+    cfg->simulate_loss = hdr[1];
+    cfg->size = size;
+    cfg->parent = xmalloc(sizeof(int) * (size_t)size);
+    MPI_Bcast(cfg->parent, size, MPI_INT, 0, *comm);
+    return 0;
+}
+
+int wf_start(int *argc, char **argv, const char *config, MPI_Comm *comm, wf_config *cfg, char *err, size_t errlen)
+{
+    MPI_Comm parent;
+    MPI_Comm_get_parent(&parent);
+    int child = 0, out = 1;
+    for (int i = 1; i < *argc; i++) {
+        if (!strcmp(argv[i], "-child")) {
+            child = 1;
+        } else if (!strcmp(argv[i], "--config")) {
+            if (i + 1 == *argc) {
+                snprintf(err, errlen, "--config needs a file");
+                return -1;
+            }
+            config = argv[++i];
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    *argc = out;
+    argv[out] = NULL;
+    if (parent != MPI_COMM_NULL) {
+        if (!child) {
+            snprintf(err, errlen, "spawned without -child: not a node of a work farm");
+            return -1;
+        }
+        return start_child(parent, comm, cfg, err, errlen);
+    }
+    if (child) {
+        snprintf(err, errlen, "-child is for the nodes the server spawns; start the server with --config FILE");
+        return -1;
+    }
+    if (config)
+        return start_server(config, comm, cfg, err, errlen);
+    int size;
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_dup(MPI_COMM_WORLD, comm);
+    if (wf_config_from_args(cfg, size, argc, argv, err, errlen)) {
+        MPI_Comm_free(comm);
+        return -1;
+    }
+    return 0;
 }

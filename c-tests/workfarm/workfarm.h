@@ -75,6 +75,17 @@ typedef struct wf_stats {
 int wf_config_from_args(wf_config *cfg, int size, int *argc, char **argv, char *err, size_t errlen);
 void wf_config_free(wf_config *cfg);
 
+/* Start-up as seed 001 describes it. With --config FILE (or `config` non-NULL) the job's ranks are
+   the server: it reads FILE (farm options as above, blank-separated, '#' comments, and --nodes N:
+   the ranks of the tree, the server's included), spawns the N - (world size) other nodes with
+   MPI_Comm_spawn (this program again, given the argument -child), merges them in after its own
+   ranks (the server is rank 0) and hands every node its place in the tree. A node started with
+   -child receives it. Without either, MPI_COMM_WORLD's ranks are the tree (mpiexec -n N) and the
+   options come from argv and WORKFARM_ARGS (wf_config_from_args). The options used are removed
+   from argv. On success *comm is the farm's communicator (free it with MPI_Comm_free) and cfg
+   its configuration; -1 with a message in err otherwise. */
+int wf_start(int *argc, char **argv, const char *config, MPI_Comm *comm, wf_config *cfg, char *err, size_t errlen);
+
 /* Run the farm on comm (collective over comm). Returns MPI_SUCCESS or an MPI error code (stats
    are valid then). stats->per_rank must be freed with wf_stats_free. */
 int wf_run(MPI_Comm comm, const wf_config *cfg, const wf_ops *ops, wf_stats *stats);

@@ -6,5 +6,6 @@
 pub mod abi_info;
 pub mod callbacks;
 pub mod conv;
+pub mod spawn;
 pub mod tables;
 pub mod wrappers;

@@ -8,5 +8,6 @@ pub mod callbacks;
 pub mod conv;
 pub mod hand;
 pub mod objects;
+pub mod spawn;
 pub mod tables;
 pub mod wrappers;

@@ -1,6 +1,6 @@
 //! MPI_Comm_spawn / MPI_Comm_spawn_multiple (MPI 4.1 section 11.8) and the spawned ranks' side,
 //! the parent intercommunicator of MPI_Comm_get_parent. How new ranks come to be is in
-//! `runtime::spawn_desk` (processes mode; threads mode cannot spawn yet).
+//! `runtime::spawn_desk` (processes mode) and `runtime::threads::spawn` (threads mode).
 //!
 //! The spawning group and the new MPI_COMM_WORLD build their intercommunicator with
 //! `inter::create`: the spawning root and the new world's rank 0 are the leaders, and talk on the
@@ -20,11 +20,13 @@ fn leader_link(u: &Universe, remote_leader: usize) -> LeaderLink {
     LeaderLink { remote_leader, tag: TAG_SPAWN, context: u.world.coll_context() }
 }
 
-/// Why this rank cannot spawn at all (the same answer on every rank of a job), if it cannot.
-pub fn unavailable() -> Option<&'static str> {
-    crate::runtime::job::threads_job().map(|_| {
-        "MPI_Comm_spawn is not available in threads mode yet: run the job in processes mode (mpiexec --mode processes, the default)"
-    })
+/// Starts the new ranks: the launcher does in processes mode, this process in threads mode.
+fn start(u: &Universe, apps: &[App]) -> Result<spawn_desk::Answer, String> {
+    if crate::runtime::job::threads_job().is_some() {
+        crate::runtime::threads::spawn::spawn(u.rank, apps)
+    } else {
+        spawn_desk::ask(&u.seg, &Request { parent_root: u.rank, apps: apps.to_vec() })
+    }
 }
 
 /// What the root of a spawn asks for: the commands, each with its `maxprocs` (`App::nprocs`).
@@ -42,15 +44,12 @@ fn started(apps: &[App], counts: &[usize]) -> Vec<bool> {
 /// the others). Returns the new intercommunicator's table index and, on every rank, whether
 /// each process asked for was started.
 pub fn spawn(u: &Universe, comm: &Comm, root: usize, plan: Option<MpiResult<Plan>>) -> MpiResult<(u32, Vec<bool>)> {
-    if let Some(why) = unavailable() {
-        return Err(err(ErrorClass::Spawn, why));
-    }
     // [started?, the new world's rank 0 slot, number of processes asked for]
     let mut outcome = [0u64; 3];
     let mut failure = None;
     let mut codes = Vec::new();
     match plan {
-        Some(Ok(plan)) => match spawn_desk::ask(&u.seg, &Request { parent_root: u.rank, apps: plan.apps.clone() }) {
+        Some(Ok(plan)) => match start(u, &plan.apps) {
             Ok(a) => {
                 codes = started(&plan.apps, &a.counts).into_iter().map(u64::from).collect();
                 outcome = [1, a.slots[0] as u64, codes.len() as u64];
@@ -77,15 +76,8 @@ pub fn spawn(u: &Universe, comm: &Comm, root: usize, plan: Option<MpiResult<Plan
 /// A spawned rank's MPI_Init: builds the intercommunicator with the spawning group (collective
 /// with the parents' MPI_Comm_spawn). Nothing to do for a rank that was not spawned.
 pub fn join_parent(u: &Universe) -> MpiResult {
-    if unavailable().is_some() {
-        return Ok(());
-    }
-    let Some(root) = std::env::var(spawn_desk::ENV_PARENT_ROOT).ok().and_then(|v| v.parse::<usize>().ok()) else {
-        return Ok(());
-    };
-    if root >= u.size {
-        return Err(err(ErrorClass::Other, format!("{}={root} is no slot of the job", spawn_desk::ENV_PARENT_ROOT)));
-    }
+    let spawned = crate::runtime::spawned::of(u.rank, u.seg.nranks()).map_err(|m| err(ErrorClass::Other, m))?;
+    let Some(root) = spawned.and_then(|s| s.parent_root) else { return Ok(()) };
     let link = (u.world.rank == 0).then(|| leader_link(u, root));
     let index = create(u, &u.world, 0, link)?;
     *u.parent.lock().unwrap_or_else(|p| p.into_inner()) = Some(index);

@@ -28,7 +28,7 @@ fn env_snapshot() -> Info {
         .then(|| unsafe { CStr::from_ptr(host.as_ptr()) }.to_string_lossy().into_owned());
     env_info(&EnvFacts {
         args: job::program_args(),
-        maxprocs: u.map(|u| u.world.size()).or_else(|| job::threads_job().map(|j| j.nranks())),
+        maxprocs: u.map(|u| u.world.size()).or_else(|| job::threads_job().map(|j| j.seg.initial())),
         thread_level: u.map(|u| u.thread_level()),
         host,
         wdir: std::env::current_dir().ok().map(|d| d.to_string_lossy().into_owned()),

@@ -162,16 +162,12 @@ fn env_usize(name: &str) -> Option<usize> {
     std::env::var(name).ok().and_then(|v| v.parse().ok())
 }
 
-/// This rank's MPI_COMM_WORLD in slots of a processes-mode segment: the initial ranks, or those
-/// of one spawn (`OXMPI_WORLD_SLOTS`, see `runtime::spawn_desk`).
+/// This rank's MPI_COMM_WORLD in slots of the segment: the initial ranks, or those of one spawn
+/// (`runtime::spawned`).
 fn world_of(seg: &Segment, slot: usize) -> MpiResult<Vec<usize>> {
-    let Ok(list) = std::env::var(crate::runtime::spawn_desk::ENV_WORLD_SLOTS) else {
-        return Ok((0..seg.initial()).collect());
-    };
-    let slots: Option<Vec<usize>> = list.split(',').map(|x| x.parse().ok().filter(|&s| s < seg.nranks())).collect();
-    match slots {
-        Some(s) if s.contains(&slot) => Ok(s),
-        _ => Err(err(ErrorClass::Other, format!("{}={list} is no list of slots of the job segment ({} slots) holding this rank's slot {slot}", crate::runtime::spawn_desk::ENV_WORLD_SLOTS, seg.nranks()))),
+    match crate::runtime::spawned::of(slot, seg.nranks()).map_err(|m| err(ErrorClass::Other, m))? {
+        Some(s) => Ok(s.world),
+        None => Ok((0..seg.initial()).collect()),
     }
 }
 
@@ -224,7 +220,7 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
     }
     let (seg, rank, singleton, threads) = locate()?;
     let size = seg.nranks();
-    let world = if threads || singleton { (0..size).collect() } else { world_of(&seg, rank)? };
+    let world = if singleton { (0..size).collect() } else { world_of(&seg, rank)? };
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied()));
     crate::monitoring::init(rank, size);

@@ -8,6 +8,7 @@ pub mod pmi_job;
 pub mod ports;
 pub mod segment;
 pub mod spawn_desk;
+pub mod spawned;
 pub mod thread_level;
 pub mod user_dir;
 pub mod threads;
@@ -25,6 +26,8 @@ pub mod env {
     /// `1`: the job survives the loss of a rank (`mpiexec --survive`; the threads-mode host reads
     /// it, processes-mode ranks learn it from the segment).
     pub const SURVIVE: &str = "OXMPI_SURVIVE";
+    /// MPI_UNIVERSE_SIZE (`mpiexec -usize`; the threads-mode host reads it).
+    pub const UNIVERSE: &str = "OXMPI_UNIVERSE_SIZE";
 }
 pub mod wait;
 pub mod job;

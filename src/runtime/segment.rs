@@ -211,6 +211,12 @@ impl Segment {
     /// Singleton and threads-mode side: a private anonymous segment (a program run without
     /// mpiexec, or all the ranks of a threads-mode job), with channels of `channel`.
     pub fn anonymous(nranks: usize, channel: ChannelGeometry) -> io::Result<Segment> {
+        Self::anonymous_world(nranks, nranks, channel)
+    }
+
+    /// A private anonymous segment of `nranks` slots whose first `initial` are the job's
+    /// MPI_COMM_WORLD (threads mode: the others wait for spawned ranks).
+    pub fn anonymous_world(nranks: usize, initial: usize, channel: ChannelGeometry) -> io::Result<Segment> {
         let layout = Layout::new(nranks, channel);
         // SAFETY: anonymous shared mapping of a fresh size; checked for MAP_FAILED.
         let p = unsafe {
@@ -220,7 +226,7 @@ impl Segment {
             return Err(io::Error::last_os_error());
         }
         let seg = Segment { base: p as *mut u8, layout, fd: -1, owned_mapping: true };
-        seg.init_header(nranks, nranks, channel, 0);
+        seg.init_header(nranks, initial.min(nranks), channel, 0);
         Ok(seg)
     }
 

@@ -11,13 +11,12 @@
 //! share the segment's fate: an MPI_Abort in either ends both.
 use crate::args::Options;
 use crate::libpath;
-use crate::supervise::{tie_to_launcher, Job};
+use crate::rank_command::{rank_command, Program, World};
+use crate::supervise::Job;
 use oxmpi::runtime::segment::Segment;
-use oxmpi::runtime::spawn_desk::{self, App, Request, ENV_WORLD_SLOTS};
-use oxmpi::runtime::{env, user_dir};
-use std::os::unix::process::CommandExt;
+use oxmpi::runtime::spawn_desk::{self, App, Request};
+use oxmpi::runtime::user_dir;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 /// The record of a running job's segment; removed when dropped (the job ended).
 pub struct Registration(PathBuf);
@@ -106,31 +105,11 @@ pub fn run(o: &Options, spec: &str, path: &Path, libenv: &libpath::LibEnv, prelo
     for _ in 0..first {
         job.add_named(-1, String::new());
     }
-    let fd = seg.fd().to_string();
-    let size = n.to_string();
-    let list = slots.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+    let list = crate::rank_command::slot_list(&slots);
+    let program = Program { path, arg0: &o.program, args: &o.args, libenv, preload };
+    let world = World { size: n, shm_fd: seg.fd(), slots: Some(&list), spawned_by: None, input: true };
     for (r, &slot) in slots.iter().enumerate() {
-        let rank = r.to_string();
-        let mut cmd = Command::new(path);
-        cmd.arg0(&o.program)
-            .args(&o.args)
-            .env(env::RANK, slot.to_string())
-            .env(env::SIZE, &size)
-            .env(env::SHM_FD, &fd)
-            .env(env::MODE, "processes")
-            .env(ENV_WORLD_SLOTS, &list)
-            .env("PMI_RANK", &rank)
-            .env("PMI_SIZE", &size)
-            .env("MPI_LOCALRANKID", &rank)
-            .env("MPI_LOCALNRANKS", &size)
-            .stdin(if r == 0 { Stdio::inherit() } else { Stdio::null() });
-        if let Some(v) = &libenv.ld_library_path {
-            cmd.env("LD_LIBRARY_PATH", v);
-        }
-        if let Some(v) = preload {
-            cmd.env("LD_PRELOAD", v);
-        }
-        tie_to_launcher(&mut cmd, me);
+        let mut cmd = rank_command(&program, &world, r, slot, me);
         let label = format!("rank {r} of the job joined to {host} (slot {slot})");
         match cmd.spawn() {
             Ok(child) => job.add_named(child.id() as i32, label),

@@ -13,19 +13,18 @@ mod elf;
 mod join;
 mod libpath;
 mod monitor;
+mod rank_command;
 mod spawn;
 mod supervise;
 mod threads;
 mod threads_host;
 
 use args::{Command as Cli, EnvDefaults, Mode, Options};
-use oxmpi::runtime::{env, segment::Segment};
+use oxmpi::runtime::segment::Segment;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn main() {
     let argv: Vec<OsString> = std::env::args_os().collect();
@@ -146,36 +145,14 @@ fn run_processes(o: &Options) -> i32 {
     seg.set_universe_size(universe);
     // Other mpiexecs may start their ranks in this segment (`mpiexec --join`), until we return.
     let _registration = join::register(&seg, launcher_pid);
-    let fd = seg.fd().to_string();
-    let size = n.to_string();
-
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
+    let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
+    let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     for r in 0..n {
-        let rank = r.to_string();
-        let mut cmd = Command::new(&path);
-        cmd.arg0(&o.program)
-            .args(&o.args)
-            .env(env::RANK, &rank)
-            .env(env::SIZE, &size)
-            .env(env::SHM_FD, &fd)
-            .env(env::MODE, "processes")
-            // What MPICH's hydra sets; some programs and scripts read them.
-            .env("PMI_RANK", &rank)
-            .env("PMI_SIZE", &size)
-            .env("MPI_LOCALRANKID", &rank)
-            .env("MPI_LOCALNRANKS", &size)
-            // Only rank 0 reads the user's input, as with MPICH and Open MPI.
-            .stdin(if r == 0 { Stdio::inherit() } else { Stdio::null() });
-        if let Some(v) = &libenv.ld_library_path {
-            cmd.env("LD_LIBRARY_PATH", v);
-        }
-        if let Some(v) = &preload {
-            cmd.env("LD_PRELOAD", v);
-        }
-        supervise::tie_to_launcher(&mut cmd, launcher_pid);
+        let mut cmd = rank_command::rank_command(&program, &world, r, r, launcher_pid);
         match cmd.spawn() {
             Ok(child) => job.add(child.id() as i32),
             Err(e) => {

@@ -4,14 +4,12 @@
 //! launcher's own children, supervised like the ones it started with. Slots of spawned ranks
 //! that finalized and were reaped are handed out again (lowest first), then never used ones.
 use crate::libpath;
-use crate::supervise::{tie_to_launcher, Job};
-use oxmpi::runtime::env;
+use crate::rank_command::{rank_command, Program, World};
+use crate::supervise::Job;
 use oxmpi::runtime::segment::Segment;
-use oxmpi::runtime::spawn_desk::{self, Answer, App, Request, ENV_APPNUM, ENV_PARENT_ROOT, ENV_WORLD_SLOTS};
+use oxmpi::runtime::spawn_desk::{self, Answer, App, Request};
 use std::ffi::OsString;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
-use std::process::{Command, Stdio};
 
 /// What the launcher needs to start spawned ranks like the first ones.
 pub struct Spawner<'a> {
@@ -104,39 +102,17 @@ impl<'a> Spawner<'a> {
         }
         let slots: Vec<usize> = reused.into_iter().chain(fresh).collect();
         self.served += 1;
-        let fd = self.seg.fd().to_string();
-        let size = total.to_string();
-        let list = slots.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",");
+        let list = crate::rank_command::slot_list(&slots);
         let mut next = slots.iter().copied().enumerate();
         for (appnum, (r, &k)) in ready.iter().zip(&counts).enumerate() {
             let preload = libpath::processes_preload(self.libdir.as_ref(), r.libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
+            let program = Program { path: &r.path, arg0: r.app.program.as_ref(), args: &r.app.args, libenv: &r.libenv, preload: preload.as_deref() };
+            let world = World { size: total, shm_fd: self.seg.fd(), slots: Some(&list), spawned_by: Some((req.parent_root, appnum)), input: false };
             for (rank, slot) in next.by_ref().take(k) {
-                let rank = rank.to_string();
-                let mut cmd = Command::new(&r.path);
-                cmd.arg0(&r.app.program)
-                    .args(&r.app.args)
-                    .env(env::RANK, slot.to_string())
-                    .env(env::SIZE, &size)
-                    .env(env::SHM_FD, &fd)
-                    .env(env::MODE, "processes")
-                    .env(ENV_WORLD_SLOTS, &list)
-                    .env(ENV_PARENT_ROOT, req.parent_root.to_string())
-                    .env(ENV_APPNUM, appnum.to_string())
-                    .env("PMI_RANK", &rank)
-                    .env("PMI_SIZE", &size)
-                    .env("MPI_LOCALRANKID", &rank)
-                    .env("MPI_LOCALNRANKS", &size)
-                    .stdin(Stdio::null());
+                let mut cmd = rank_command(&program, &world, rank, slot, self.launcher_pid);
                 if let Some(d) = &r.wdir {
                     cmd.current_dir(d);
                 }
-                if let Some(v) = &r.libenv.ld_library_path {
-                    cmd.env("LD_LIBRARY_PATH", v);
-                }
-                if let Some(v) = &preload {
-                    cmd.env("LD_PRELOAD", v);
-                }
-                tie_to_launcher(&mut cmd, self.launcher_pid);
                 let label = format!("rank {rank} of spawned job {} ('{}', slot {slot})", self.served, r.app.program);
                 match cmd.spawn() {
                     Ok(child) => job.set_slot(slot, child.id() as i32, label),

@@ -133,6 +133,8 @@ pub fn run(o: &Options) -> i32 {
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), info.needs(libpath::OMPI_LIB)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
+        // The host keeps slots for spawned ranks (`runtime::threads::spawn`).
+        .env(env::UNIVERSE, o.universe_size(oxmpi::runtime::wait::available_cpus()).to_string())
         // The host marks a dead rank failed itself (`runtime::threads::host`).
         .env(env::SURVIVE, if o.survive { "1" } else { "0" })
         // Processes-mode variables would make the library look for a job segment.

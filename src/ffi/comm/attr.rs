@@ -12,7 +12,6 @@ use crate::export;
 use crate::comm::attr::Attrs;
 use crate::instance::Instance;
 use std::os::raw::{c_char, c_int, c_void};
-use std::sync::OnceLock;
 
 /// The attribute registries of one rank: of its communicators, datatypes and windows.
 #[derive(Default)]
@@ -46,7 +45,18 @@ struct Predefined {
     appnum: c_int,
 }
 
-static VALUES: OnceLock<Predefined> = OnceLock::new();
+/// Per slot (a threads-mode process holds every rank, and spawned ranks differ in MPI_APPNUM):
+/// made at the rank's first look-up, then kept (the application may hold the pointers).
+static VALUES: std::sync::Mutex<Vec<Option<&'static Predefined>>> = std::sync::Mutex::new(Vec::new());
+
+/// The predefined attributes' values of slot `slot`, made by `make` at the first look-up.
+fn values(slot: usize, make: impl FnOnce() -> Predefined) -> &'static Predefined {
+    let mut v = VALUES.lock().unwrap_or_else(|p| p.into_inner());
+    if v.len() <= slot {
+        v.resize(slot + 1, None);
+    }
+    *v[slot].get_or_insert_with(|| Box::leak(Box::new(make())))
+}
 
 /// Predefined keyvals (MPICH: builtin keyval handles); they cannot be set, deleted or freed.
 fn is_predefined(keyval: c_int) -> bool {
@@ -190,7 +200,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
     if flag.is_null() || attribute_val.is_null() {
         return Err(err(MPI_ERR_ARG, "attribute_val or flag is NULL"));
     }
-    let v = VALUES.get_or_init(|| Predefined {
+    let v = values(u.rank, || Predefined {
         tag_ub: MPI_TAG_UB_VALUE,
         host: MPI_PROC_NULL,
         // Every rank can do I/O.
@@ -199,7 +209,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         wtime_is_global: 0,
         universe_size: u.seg.universe_size() as c_int,
         // A spawned rank's command index in MPI_Comm_spawn_multiple (0 for MPI_Comm_spawn).
-        appnum: crate::runtime::pmi::client().map(|p| p.appnum()).or_else(|| std::env::var(crate::runtime::spawn_desk::ENV_APPNUM).ok().and_then(|v| v.parse().ok())).unwrap_or(0),
+        appnum: crate::runtime::pmi::client().map(|p| p.appnum()).or_else(|| crate::runtime::spawned::of(u.rank, u.seg.nranks()).ok().flatten().map(|s| s.appnum as c_int)).unwrap_or(0),
     });
     // The predefined attributes are pointers to their values; a user attribute is its value.
     let found: Option<*const c_void> = match keyval {

@@ -15,15 +15,24 @@ pub type Handler = unsafe extern "C" fn(*mut c_void);
 
 /// Per rank: its instance's load base, and its handlers in registration order.
 struct Rank {
-    base: usize,
+    /// 0 until the rank's instance is loaded (a slot waiting for a spawned rank).
+    base: std::sync::atomic::AtomicUsize,
     handlers: Mutex<Vec<(Handler, usize)>>,
 }
 
 static RANKS: OnceLock<Vec<Rank>> = OnceLock::new();
 
-/// Records each rank's instance base (`loader::Instance::base`), before any rank starts.
+/// Records each rank's instance base (`loader::Instance::base`, 0: not loaded yet), before any
+/// rank starts.
 pub fn install(bases: &[usize]) {
-    let _ = RANKS.set(bases.iter().map(|&base| Rank { base, handlers: Mutex::new(Vec::new()) }).collect());
+    let _ = RANKS.set(bases.iter().map(|&base| Rank { base: base.into(), handlers: Mutex::new(Vec::new()) }).collect());
+}
+
+/// Records the instance base of a spawned rank, before it starts.
+pub fn set_base(rank: usize, base: usize) {
+    if let Some(r) = RANKS.get().and_then(|v| v.get(rank)) {
+        r.base.store(base, std::sync::atomic::Ordering::Release);
+    }
 }
 
 /// The load base of the object that contains `addr`, if any.
@@ -40,7 +49,7 @@ fn object_base(addr: usize) -> Option<usize> {
 pub fn register(rank: usize, func: Handler, arg: *mut c_void, dso: *mut c_void) -> bool {
     let Some(r) = RANKS.get().and_then(|v| v.get(rank)) else { return false };
     let owner = if dso.is_null() { func as usize } else { dso as usize };
-    if object_base(owner) != Some(r.base) {
+    if object_base(owner) != Some(r.base.load(std::sync::atomic::Ordering::Acquire)) {
         return false;
     }
     r.handlers.lock().unwrap_or_else(|p| p.into_inner()).push((func, arg as usize));

@@ -34,15 +34,90 @@ extern "C" {
 }
 
 /// What a rank thread needs; leaked on purpose (lives as long as the process).
-struct RankStart {
-    rank: usize,
-    main: MainFn,
+pub(super) struct RankStart {
+    pub rank: usize,
+    pub main: MainFn,
     /// The program's own constructors, run on the rank's thread before `main`.
-    constructors: Vec<loader::InitFn>,
+    pub constructors: Vec<loader::InitFn>,
     /// This rank's own argv strings and the NULL-terminated pointer array into them: `main` may
     /// permute or modify its argv (getopt does), so ranks must not share one.
-    _args: Vec<CString>,
-    argv: Vec<*mut c_char>,
+    pub _args: Vec<CString>,
+    pub argv: Vec<*mut c_char>,
+    /// A spawned rank's working directory (info key `wdir`; kernel-thread ranks only).
+    pub wdir: Option<CString>,
+}
+
+/// Slots of a job in all, at least: room for spawned ranks above MPI_UNIVERSE_SIZE, as
+/// processes mode's `mpiexec` keeps (slots cost address space only until used).
+const SPAWN_SLOTS: usize = 64;
+
+/// MPI_UNIVERSE_SIZE of a job of `n` ranks: `OXMPI_UNIVERSE_SIZE` (`mpiexec -usize` sets it),
+/// at least `n`.
+fn universe_size(n: usize) -> usize {
+    std::env::var(crate::runtime::env::UNIVERSE).ok().and_then(|v| v.parse::<usize>().ok()).unwrap_or(n).max(n)
+}
+
+/// How `run` starts ranks, for the ranks spawned later (`super::spawn`); set before any rank starts.
+pub(super) struct Starter {
+    pub fibers: Option<&'static sched::Sched>,
+    pub stack: usize,
+}
+pub(super) static STARTER: std::sync::OnceLock<Starter> = std::sync::OnceLock::new();
+
+/// Threads of spawned ranks, for `run` to join.
+static SPAWNED_THREADS: std::sync::Mutex<Vec<libc::pthread_t>> = std::sync::Mutex::new(Vec::new());
+
+/// Each slot's program file (what `/proc/self/exe` means to its rank: see `super::spawn`).
+pub(super) static PROGRAMS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+/// Makes spawned rank `slot`'s loaded instance of `program` known, as `run` does for the first
+/// ranks', before the rank starts.
+pub(super) fn register_instance(slot: usize, inst: &loader::Instance, program: &Path) {
+    if let Some(u) = UPCALLS.get() {
+        (u.instance_loaded)(slot, &|name| inst.symbol(name));
+    }
+    let mut c = COPIES.write().unwrap_or_else(|p| p.into_inner());
+    if c.len() <= slot {
+        c.resize(slot + 1, Vec::new());
+    }
+    c[slot] = inst.copies().to_vec();
+    drop(c);
+    super::atexit::set_base(slot, inst.base());
+    let mut p = PROGRAMS.lock().unwrap_or_else(|p| p.into_inner());
+    if p.len() <= slot {
+        p.resize(slot + 1, std::path::PathBuf::new());
+    }
+    p[slot] = program.to_path_buf();
+}
+
+/// Starts a spawned rank as the job's ranks run: a fiber, or a kernel thread (joined by `run`).
+pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
+    let Some(st) = STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
+    let rank = start.rank;
+    let start = Box::into_raw(Box::new(start));
+    // getopt starts afresh for the new rank, as in `run` (the spawner waits for each rank's
+    // start-up before the next, so no rank is inside getopt now).
+    // SAFETY: writing libc's int, as `run` does.
+    unsafe { optind = 0 };
+    if let Some(s) = st.fibers {
+        let fs = FiberStart(start);
+        let body = Box::new(move || {
+            let fs = fs;
+            // SAFETY: the leaked RankStart of this rank, used by this fiber only.
+            run_rank(unsafe { &mut *fs.0 })
+        });
+        return s.add_spawned(rank, st.stack, body).map_err(|e| format!("cannot start the fiber of rank {rank}: {e}"));
+    }
+    let t = spawn(start, st.stack).map_err(|e| format!("cannot start the thread of rank {rank}: {e}"))?;
+    SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner()).push(t);
+    Ok(())
+}
+
+/// Whether rank `rank` is past its start-up (entered MPI, or ended). Lock-free: a parked fiber's
+/// condition.
+pub(super) fn past_startup(seg: &Segment, rank: usize) -> bool {
+    seg.rank(rank).state.load(std::sync::atomic::Ordering::Acquire) != crate::runtime::segment::RANK_NOT_STARTED
+        || ENDED.get().and_then(|v| v.get(rank)).is_some_and(|e| e.load(std::sync::atomic::Ordering::SeqCst))
 }
 
 /// Ends the whole job from any thread: one line on stderr, flushed stdio, exit status `code`.
@@ -66,15 +141,15 @@ pub struct Upcalls {
     pub channel_geometry: fn(usize) -> crate::runtime::segment::ChannelGeometry,
 }
 
-/// Each rank's instance's copies of library variables (name, address), set by `run` before any
+/// Each rank's instance's copies of library variables (name, address), by slot, set before the
 /// rank starts; the preload library's getopt family reads and writes getopt's through
 /// `copy_address`.
-static COPIES: std::sync::OnceLock<Vec<Vec<(String, usize)>>> = std::sync::OnceLock::new();
+static COPIES: std::sync::RwLock<Vec<Vec<(String, usize)>>> = std::sync::RwLock::new(Vec::new());
 
 /// The address of rank `rank`'s own copy of the library variable `name`, if its program keeps
 /// one (`R_X86_64_COPY`, see `loader::Instance::copy_address`).
 pub fn copy_address(rank: usize, name: &str) -> Option<usize> {
-    COPIES.get()?.get(rank)?.iter().find(|(n, _)| n == name).map(|&(_, a)| a)
+    COPIES.read().unwrap_or_else(|p| p.into_inner()).get(rank)?.iter().find(|(n, _)| n == name).map(|&(_, a)| a)
 }
 
 /// Set by `run` before any rank starts.
@@ -215,6 +290,13 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
     let start = unsafe { &mut *(arg as *mut RankStart) };
     job::set_context(start.rank as c_int);
     install_alt_stack();
+    if let Some(d) = &start.wdir {
+        // The thread gets a working directory of its own (the threads it creates share it).
+        // SAFETY: unshare and chdir with a valid C string affect this thread only.
+        if unsafe { libc::unshare(libc::CLONE_FS) != 0 || libc::chdir(d.as_ptr()) != 0 } {
+            job::say(&format!("oxmpi: rank {}: cannot enter its working directory {}: {}", start.rank, d.to_string_lossy(), std::io::Error::last_os_error()));
+        }
+    }
     // SAFETY: C functions of c-src/rank_guard.c, given this thread's RankStart.
     if unsafe { oxmpi_rank_guarded(rank_body, rank_vanished, arg) } == 1 {
         // The rank crashed and the job survives it (`on_crash`): the thread ends here.
@@ -260,9 +342,12 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             return 2;
         }
     };
+    // Slots above the world wait for spawned ranks (`spawn`), as in processes mode.
+    let universe = universe_size(n);
+    let nslots = universe.max(SPAWN_SLOTS);
     let mut mains = Vec::with_capacity(n);
-    let mut copies = Vec::with_capacity(n);
-    let mut bases = Vec::with_capacity(n);
+    let mut copies = Vec::with_capacity(nslots);
+    let mut bases = vec![0; nslots];
     let mut no_fibers: Option<String> = None;
     for r in 0..n {
         match prepared.load_instance(r) {
@@ -272,7 +357,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
                 }
                 (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
                 copies.push(inst.copies().to_vec());
-                bases.push(inst.base());
+                bases[r] = inst.base();
                 mains.push((inst.main, inst.constructors().to_vec()))
             }
             Err(e) => {
@@ -281,20 +366,23 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             }
         }
     }
-    let _ = COPIES.set(copies);
-    let _ = ENDED.set((0..n).map(|_| std::sync::atomic::AtomicBool::new(false)).collect());
+    copies.resize(nslots, Vec::new());
+    *COPIES.write().unwrap_or_else(|p| p.into_inner()) = copies;
+    *PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()) = vec![program.to_path_buf(); n];
+    let _ = ENDED.set((0..nslots).map(|_| std::sync::atomic::AtomicBool::new(false)).collect());
     super::atexit::install(&bases);
-    let seg = match Segment::anonymous(n, (upcalls.channel_geometry)(n)) {
+    let seg = match Segment::anonymous_world(nslots, n, (upcalls.channel_geometry)(n)) {
         Ok(s) => Arc::new(s),
         Err(e) => {
             eprintln!("oxmpi: cannot create the shared segment for {n} ranks: {e}");
             return 2;
         }
     };
+    seg.set_universe_size(universe);
     if std::env::var(crate::runtime::env::SURVIVE).is_ok_and(|v| v == "1") {
         seg.want_survival();
     }
-    if !job::install_threads_job(ThreadsJob::new(seg, n, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
+    if !job::install_threads_job(ThreadsJob::new(seg, nslots, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
@@ -303,7 +391,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         libc::setvbuf(stdout, std::ptr::null_mut(), libc::_IOLBF, 0);
         libc::setvbuf(stderr, std::ptr::null_mut(), libc::_IOLBF, 0);
     }
-    install_crash_handlers(n);
+    install_crash_handlers(nslots);
     let job = job::threads_job().expect("installed above");
     let stack = stack_size();
     let setting = sched::Setting::from_env();
@@ -315,11 +403,12 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
         None
     } else {
-        match sched::Sched::install(n, crate::runtime::wait::available_cpus()) {
+        match sched::Sched::install(n, nslots, crate::runtime::wait::available_cpus()) {
             Ok(s) => Some(s),
             Err(e) => end_job(2, &format!("oxmpi: cannot start the fiber scheduler: {e}; set OXMPI_FIBERS=0 to run ranks as kernel threads")),
         }
     };
+    let _ = STARTER.set(Starter { fibers, stack });
     let mut threads = Vec::with_capacity(n);
     for (rank, (main, constructors)) in mains.into_iter().enumerate() {
         if rank > 0 {
@@ -333,7 +422,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         let own: Vec<CString> = args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
-        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv }));
+        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv, wdir: None }));
         if let Some(s) = fibers {
             let st = FiberStart(start);
             let body = Box::new(move || {
@@ -358,6 +447,14 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         // SAFETY: joining threads we created and never detached.
         unsafe { libc::pthread_join(t, std::ptr::null_mut()) };
     }
+    // Spawned ranks' threads: each was listed by a rank still running, so once the list is empty
+    // every rank has ended.
+    loop {
+        let next = SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner()).pop();
+        let Some(t) = next else { break };
+        // SAFETY: as above.
+        unsafe { libc::pthread_join(t, std::ptr::null_mut()) };
+    }
     // SAFETY: flush whatever the ranks left buffered.
     unsafe { libc::fflush(std::ptr::null_mut()) };
     SURVIVED.load(std::sync::atomic::Ordering::SeqCst)
@@ -378,7 +475,7 @@ fn stack_size() -> usize {
 /// thread-local state and may move to another carrier, so the program's own thread-local variables
 /// would be shared or lost; an OpenMP runtime keeps its team per kernel thread, so two ranks of one
 /// carrier inside parallel regions (MPI called from the master thread) would share it.
-fn fiber_blocker(inst: &loader::Instance) -> Option<&'static str> {
+pub(super) fn fiber_blocker(inst: &loader::Instance) -> Option<&'static str> {
     if inst.has_tls() {
         return Some("defines thread-local variables");
     }

@@ -4,3 +4,4 @@ pub mod host;
 pub mod loader;
 pub mod fiber;
 pub mod sched;
+pub mod spawn;

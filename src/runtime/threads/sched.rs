@@ -111,7 +111,10 @@ struct SlotQueue {
 
 /// The scheduler of a threads-mode job (one per process).
 pub struct Sched {
+    /// One per slot of the job: the initial ranks', then room for spawned ones.
     fibers: Vec<UnsafeCell<Fiber>>,
+    /// Ranks the job started with (they spread over the slots; spawned ones go round robin).
+    initial: usize,
     slots: Vec<Slot>,
     /// Fibers not yet finished; the host waits for 0 (futex on the low word).
     live: AtomicU32,
@@ -280,11 +283,13 @@ extern "C" fn fiber_entry(arg: *mut u8) -> ! {
 
 impl Sched {
     /// Installs the scheduler of `n` rank fibers on `slots` carriers and starts the carriers and
-    /// sysmon. Fibers are added with `add`.
-    pub fn install(n: usize, slots: usize) -> std::io::Result<&'static Sched> {
+    /// sysmon. Fibers are added with `add`; `capacity` (at least `n`) fibers in all, the others
+    /// spawned later (`add_spawned`).
+    pub fn install(n: usize, capacity: usize, slots: usize) -> std::io::Result<&'static Sched> {
         let slots = slots.clamp(1, n.max(1));
         let s = Sched {
-            fibers: (0..n).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: job::Locals::none(), body: None, stack: None })).collect(),
+            initial: n,
+            fibers: (0..capacity.max(n)).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: job::Locals::none(), body: None, stack: None })).collect(),
             slots: (0..slots).map(|_| Slot { queue: Mutex::new(SlotQueue { fibers: VecDeque::new(), gen: 0, running: false, dispatches: 0, sleeping: false }), word: AtomicU32::new(0) }).collect(),
             live: AtomicU32::new(n as u32),
             stopping: AtomicBool::new(false),
@@ -317,10 +322,24 @@ impl Sched {
         }
         // Neighbouring ranks share a slot: rings, halving and doubling exchange mostly between
         // near ranks, which then hand over within one carrier without crossing cores.
-        let slot = rank * self.slots.len() / self.fibers.len();
+        let slot = if rank < self.initial { rank * self.slots.len() / self.initial } else { rank % self.slots.len() };
         self.lock(slot).fibers.push_back(rank);
         self.wake(slot);
         Ok(())
+    }
+
+    /// Starts the fiber of spawned rank `rank` (not one of the `n` of `install`), while some
+    /// fiber still runs (the spawning one), so `join` cannot have returned.
+    pub fn add_spawned(&self, rank: usize, stack: usize, body: Box<dyn FnOnce() + Send>) -> std::io::Result<()> {
+        if rank < self.initial || rank >= self.fibers.len() {
+            return Err(std::io::Error::other(format!("slot {rank} is no spawned rank's")));
+        }
+        self.live.fetch_add(1, AcqRel);
+        let r = self.add(rank, stack, body);
+        if r.is_err() {
+            self.live.fetch_sub(1, AcqRel);
+        }
+        r
     }
 
     /// Blocks the calling (host) thread until every fiber finished.

@@ -1,0 +1,172 @@
+//! MPI_Comm_spawn in threads mode: the new ranks are ranks of this process, each running its
+//! own instance of the spawned program (`loader`), started like the job's first ranks (`host`).
+//!
+//! The job's segment has slots above the world for them (`host::run`, as processes mode's
+//! launcher sizes its segment); a spawn takes never used slots (`spawn_desk::claim_fresh`: the
+//! slot of a finished spawned rank is not reused in threads mode, its loaded instance stays
+//! mapped). A request is served all or nothing: every program is found, loaded and checked
+//! before any new rank starts. The spawned ranks learn their world and parent from
+//! `runtime::spawned`, recorded here before they start; then they start one after another, each
+//! past its start-up (MPI_Init) before the next, as `host::run` starts the first ranks.
+//!
+//! A program spawning `/proc/self/exe` (itself, in processes mode) gets the spawning rank's own
+//! program: in this process that file is the host (`mpiexec`). The info key `wdir` gives a rank
+//! kernel thread its own working directory (`unshare(CLONE_FS)`); ranks running as fibers share
+//! their carrier threads' and cannot have one.
+use super::host::{self, RankStart};
+use super::loader;
+use crate::runtime::job;
+use crate::runtime::spawn_desk::{claim_fresh, soft_count, Answer, App};
+use crate::runtime::spawned::{self, Spawned};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// One spawn at a time: slots are claimed and recorded together.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// How long a spawned rank may take to reach MPI_Init before the next one starts anyway.
+const STARTUP_LIMIT: Duration = Duration::from_secs(1);
+
+/// Whether `p` is an executable regular file.
+fn executable(p: &Path) -> bool {
+    let Ok(c) = CString::new(p.as_os_str().as_bytes()) else { return false };
+    // SAFETY: access with a valid C string.
+    p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0
+}
+
+/// The file of `app`'s program, found as processes mode's launcher finds it: a name with a slash
+/// relative to `wdir` (or the current directory), else searched in the info key `path`, then PATH.
+fn find_program(app: &App, wdir: Option<&Path>) -> Result<PathBuf, String> {
+    let name = &app.program;
+    let found = if name.contains('/') {
+        let p = match wdir {
+            Some(d) if !name.starts_with('/') => d.join(name),
+            _ => PathBuf::from(name),
+        };
+        executable(&p).then_some(p)
+    } else {
+        let dirs = app.path.iter().cloned().chain(std::env::var("PATH").ok()).collect::<Vec<_>>().join(":");
+        dirs.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| executable(p))
+    };
+    found.ok_or_else(|| format!("cannot spawn '{name}': no such executable file (searched the info key path and PATH for a bare name)"))
+}
+
+/// A command of the request, found and loaded.
+struct Ready {
+    instances: Vec<loader::Instance>,
+    program: PathBuf,
+    wdir: Option<CString>,
+}
+
+/// Serves MPI_Comm_spawn(_multiple) for the root `parent_root`: starts the new ranks and answers
+/// like processes mode's launcher (`spawn_desk::ask`), or with the one-line reason why not.
+pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
+    let Some(job) = job::threads_job() else { return Err("no threads-mode job runs in this process".into()) };
+    let Some(starter) = host::STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let seg = &*job.seg;
+    let own_exe = std::fs::canonicalize("/proc/self/exe").ok();
+    let parent_program = host::PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()).get(parent_root).cloned();
+
+    // Find every program and count the ranks before taking a slot.
+    let mut found = Vec::new();
+    let mut free = seg.nranks() - seg.occupied();
+    let mut counts = Vec::new();
+    for app in apps {
+        let wdir = app.wdir.as_ref().map(PathBuf::from);
+        if let Some(d) = &wdir {
+            if !d.is_dir() {
+                return Err(format!("cannot spawn '{}': the working directory (info key wdir) '{}' is not a directory", app.program, d.display()));
+            }
+            if starter.fibers.is_some() {
+                return Err(format!(
+                    "cannot spawn '{}' with the info key wdir: threads mode runs this job's ranks as fibers, which share their threads' working directory; set OXMPI_FIBERS=0 or use --mode processes",
+                    app.program
+                ));
+            }
+        }
+        let mut path = find_program(app, wdir.as_deref())?;
+        if own_exe.is_some() && std::fs::canonicalize(&path).ok() == own_exe {
+            path = parent_program.clone().ok_or("the spawning rank's program is unknown")?;
+        }
+        let k = match &app.soft {
+            None => app.nprocs,
+            Some(v) => soft_count(v, app.nprocs.min(free))?.ok_or_else(|| {
+                format!("cannot spawn '{}': info key soft = '{v}' allows no count of at most {} ({free} of the job's {} slots for ranks are free)", app.program, app.nprocs.min(free), seg.nranks())
+            })?,
+        };
+        counts.push(k);
+        free = free.saturating_sub(k);
+        found.push((path, wdir));
+    }
+    let total: usize = counts.iter().sum();
+    let available = seg.nranks() - seg.occupied();
+    if total > available {
+        return Err(format!(
+            "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free (threads mode does not reuse the slots of finished spawned ranks); start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
+            seg.nranks()
+        ));
+    }
+
+    // Load every instance, then claim the slots: nothing is taken when a program cannot run.
+    let first = seg.occupied();
+    let mut ready = Vec::new();
+    let mut slot = first;
+    for ((path, wdir), (&k, app)) in found.into_iter().zip(counts.iter().zip(apps)) {
+        let prepared = loader::prepare(&path).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
+        let mut instances = Vec::with_capacity(k);
+        for _ in 0..k {
+            let inst = prepared.load_instance(slot).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
+            if starter.fibers.is_some() {
+                if let Some(why) = host::fiber_blocker(&inst) {
+                    return Err(format!("cannot spawn '{}': the program {why}, and this job's ranks run as fibers; set OXMPI_FIBERS=0 or use --mode processes", app.program));
+                }
+            }
+            instances.push(inst);
+            slot += 1;
+        }
+        let wdir = wdir.map(|d| CString::new(d.as_os_str().as_bytes()).map_err(|_| "the info key wdir holds a NUL byte".to_string())).transpose()?;
+        ready.push(Ready { instances, program: path, wdir });
+    }
+    let slots: Vec<usize> = claim_fresh(seg, total).ok_or("the job's free slots were taken meanwhile")?.collect();
+    debug_assert_eq!(slots.first().copied().unwrap_or(first), first);
+
+    let mut next = slots.iter().copied();
+    let mut starts = Vec::with_capacity(total);
+    for ((r, app), appnum) in ready.into_iter().zip(apps).zip(0..) {
+        let args: Vec<CString> = std::iter::once(&app.program)
+            .chain(&app.args)
+            .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("cannot spawn '{}': an argument holds a NUL byte", app.program)))
+            .collect::<Result<_, _>>()?;
+        for inst in r.instances {
+            let s = next.next().expect("one slot per instance");
+            spawned::record(s, Spawned { world: slots.clone(), parent_root: Some(parent_root), appnum });
+            host::register_instance(s, &inst, &r.program);
+            let own = args.clone();
+            let mut argv: Vec<*mut std::os::raw::c_char> = own.iter().map(|a| a.as_ptr() as *mut _).collect();
+            argv.push(std::ptr::null_mut());
+            starts.push(RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() });
+        }
+    }
+    for start in starts {
+        let rank = start.rank;
+        host::start_spawned(start)?;
+        wait_startup(seg, rank);
+    }
+    Ok(Answer { slots, counts })
+}
+
+/// Waits until spawned rank `rank` is past its start-up, at most `STARTUP_LIMIT` (a fiber parks,
+/// so its carrier runs the new rank meanwhile).
+fn wait_startup(seg: &crate::runtime::segment::Segment, rank: usize) {
+    let deadline = Instant::now() + STARTUP_LIMIT;
+    while !host::past_startup(seg, rank) && Instant::now() < deadline {
+        if super::sched::in_fiber() {
+            super::sched::park(&|| host::past_startup(seg, rank), None);
+        } else {
+            std::thread::sleep(Duration::from_micros(100));
+        }
+    }
+}
