@@ -13,6 +13,7 @@ mod elf;
 mod join;
 mod libpath;
 mod monitor;
+mod pmi_server;
 mod spawn;
 mod supervise;
 mod threads;
@@ -146,27 +147,62 @@ fn run_processes(o: &Options) -> i32 {
     seg.set_universe_size(universe);
     // Other mpiexecs may start their ranks in this segment (`mpiexec --join`), until we return.
     let _registration = join::register(&seg, launcher_pid);
-    let fd = seg.fd().to_string();
     let size = n.to_string();
+    // --nodes: a segment per emulated node (node 0's is `seg`), and the PMI server through which
+    // the ranks connect the nodes.
+    let node_of = oxmpi::runtime::node_map::blocks(n, o.nodes);
+    let mut node_segs = Vec::new();
+    for node in 1..o.nodes {
+        // Shaped as node 0's, so that every rank's engine counts the same slots.
+        match Segment::create(slots, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
+            Ok(s) => node_segs.push(s),
+            Err(e) => {
+                eprintln!("oxmpi: cannot create the shared memory segment of node {node}: {e}");
+                return 1;
+            }
+        }
+    }
+    for s in &node_segs {
+        if o.survive {
+            s.want_survival();
+        }
+        s.set_universe_size(universe);
+    }
+    let mut pmi_fds: Vec<Option<std::os::fd::OwnedFd>> = Vec::new();
+    if o.nodes > 1 {
+        match pmi_server::start(&node_of) {
+            Ok(server) => pmi_fds = server.rank_fds.into_iter().map(Some).collect(),
+            Err(e) => {
+                eprintln!("oxmpi: cannot start the PMI server of a job over {} nodes: {e}", o.nodes);
+                return 1;
+            }
+        }
+    }
+    let node_map = oxmpi::runtime::node_map::format(&node_of);
 
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
+    job.set_nodes(node_segs.iter().collect(), node_of.clone());
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
     for r in 0..n {
         let rank = r.to_string();
+        let node = node_of[r];
+        let fd = if node == 0 { seg.fd() } else { node_segs[node - 1].fd() };
+        let local_rank = node_of[..r].iter().filter(|&&x| x == node).count();
+        let local_size = node_of.iter().filter(|&&x| x == node).count();
         let mut cmd = Command::new(&path);
         cmd.arg0(&o.program)
             .args(&o.args)
             .env(env::RANK, &rank)
             .env(env::SIZE, &size)
-            .env(env::SHM_FD, &fd)
+            .env(env::SHM_FD, fd.to_string())
             .env(env::MODE, "processes")
             // What MPICH's hydra sets; some programs and scripts read them.
             .env("PMI_RANK", &rank)
             .env("PMI_SIZE", &size)
-            .env("MPI_LOCALRANKID", &rank)
-            .env("MPI_LOCALNRANKS", &size)
+            .env("MPI_LOCALRANKID", local_rank.to_string())
+            .env("MPI_LOCALNRANKS", local_size.to_string())
             // Only rank 0 reads the user's input, as with MPICH and Open MPI.
             .stdin(if r == 0 { Stdio::inherit() } else { Stdio::null() });
         if let Some(v) = &libenv.ld_library_path {
@@ -175,8 +211,18 @@ fn run_processes(o: &Options) -> i32 {
         if let Some(v) = &preload {
             cmd.env("LD_PRELOAD", v);
         }
+        let pmi_fd = pmi_fds.get_mut(r).and_then(Option::take);
+        if let Some(pfd) = &pmi_fd {
+            let raw = std::os::fd::AsRawFd::as_raw_fd(pfd);
+            cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env("PMI_FD", raw.to_string());
+            // SAFETY: the hook only calls fcntl, which is async-signal-safe.
+            unsafe { cmd.pre_exec(move || pmi_server::keep_for_child(raw)) };
+        }
         supervise::tie_to_launcher(&mut cmd, launcher_pid);
-        match cmd.spawn() {
+        let spawned = cmd.spawn();
+        // The rank has its copy now.
+        drop(pmi_fd);
+        match spawned {
             Ok(child) => job.add(child.id() as i32),
             Err(e) => {
                 // The program is resolved already, so this is rare (it vanished, a bad #! line,
