@@ -217,7 +217,7 @@ stage_multinode() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
     UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
         --modes processes --nodes 2 --timeout 60 \
-        --filter '^(p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|comm_dup_split|comm_create|launch_segv|launch_abort|launch_no_finalize)$'
+        --filter '^(p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|launch_segv|launch_abort|launch_no_finalize)$'
 }
 
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,
