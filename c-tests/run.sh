@@ -32,6 +32,9 @@ Options:
   --modes "M1 M2"    launcher modes, each passed as --mode M to mpiexec (default: processes)
   --filter REGEX     only tests whose name (file name without .c) matches REGEX (grep -E)
   --jobs N           number of runs in parallel (default 1)
+  --nodes K          run every job over K emulated nodes (mpiexec --nodes, at most one node
+                     per rank): shared memory inside a node, UCX between them (set UCX_TLS=tcp
+                     to force TCP); oxmpi's mpiexec only
   --timeout S        default per-run timeout in seconds (default 60; header timeout= overrides)
   -h, --help         this help
 
@@ -65,6 +68,7 @@ MODES="processes"
 FILTER=""
 JOBS=1
 DEF_TIMEOUT=60
+NODES=1
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -81,6 +85,8 @@ while [[ $# -gt 0 ]]; do
         --filter=*) FILTER="${1#*=}"; shift ;;
         --jobs|-j) JOBS="${2:?--jobs needs a value}"; shift 2 ;;
         --jobs=*) JOBS="${1#*=}"; shift ;;
+        --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
+        --nodes=*) NODES="${1#*=}"; shift ;;
         --timeout) DEF_TIMEOUT="${2:?--timeout needs a value}"; shift 2 ;;
         --timeout=*) DEF_TIMEOUT="${1#*=}"; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -198,6 +204,11 @@ run_one() {
     local base="$LOGS/$name.n$n.$mode"
     local -a envset=()
     if [[ ${#H_ENVS[@]} -gt 1 ]]; then base+=".e$eidx"; fi
+    local -a nodes_arg=()
+    if [[ $NODES -gt 1 ]]; then
+        nodes_arg=(--nodes "$(( n < NODES ? n : NODES ))")
+        base+=".nodes$NODES"
+    fi
     if [[ "$envs" != "-" ]]; then IFS=',' read -r -a envset <<<"$envs"; fi
     local exe="$BUILD/$name"
     local tmo="${H_TIMEOUT:-$DEF_TIMEOUT}"
@@ -207,7 +218,7 @@ run_one() {
     elif [[ -n "$LAUNCHER" ]]; then
         cmd=(env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$MPIEXEC" ${LAUNCHER_ARGS[@]+"${LAUNCHER_ARGS[@]}"} "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
     else
-        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" --timeout "$tmo" --mode "$mode" -n "$n" "$exe")
+        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" ${nodes_arg[@]+"${nodes_arg[@]}"} --timeout "$tmo" --mode "$mode" -n "$n" "$exe")
     fi
     local t0 t1 rc=0
     t0="$(now)"

@@ -26,6 +26,8 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   6. c-tests       c-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
   6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
+  6b2. multinode  chosen C tests over 2 emulated nodes (c-tests/run.sh --nodes 2, UCX_TLS=tcp),
+                   processes mode, at most 4 ranks
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
                    modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
                    in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
@@ -208,6 +210,16 @@ stage_c_tests_streamed() {
         --filter '^(p2p_blocking|p2p_order|p2p_stress|p2p_truncate|p2p_nonblocking|p2p_mprobe|p2p_bsend|p2p_threads)$'
 }
 
+# Jobs over 2 emulated nodes (mpiexec --nodes 2, issue 19): shared memory inside a node, UCX over
+# TCP between them; chosen point-to-point, collective, communicator and failure tests, processes
+# mode (threads mode over nodes is not implemented yet).
+stage_multinode() {
+    [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
+    UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
+        --modes processes --nodes 2 --timeout 60 \
+        --filter '^(p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|launch_segv|launch_abort|launch_no_finalize)$'
+}
+
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,
 # nothing left behind; with --survive the survivors finish after 1, 2 and 3 failures. Bounded in
 # trials and time; the seed is printed, so a failure can be repeated.
@@ -370,6 +382,7 @@ stage mpi-abi stage_mpi_abi
 stage ompi-abi stage_ompi_abi
 stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
+stage multinode stage_multinode
 stage fault-inject stage_fault_inject
 stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary

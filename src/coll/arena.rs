@@ -146,7 +146,8 @@ impl ArenaRef {
 /// nonblocking or persistent one (see the module comment); in threads mode any such
 /// communicator, in processes mode MPI_COMM_WORLD.
 pub fn of<'a>(cx: &Coll<'a>) -> Option<&'a Arena> {
-    if !cx.shared || cx.c.remote.is_some() {
+    // An arena is one node's memory: a job over several nodes uses the point-to-point algorithms.
+    if !cx.shared || cx.c.remote.is_some() || cx.u.engine.transport().spans_nodes() {
         return None;
     }
     let threads = super::select::threads_mode();

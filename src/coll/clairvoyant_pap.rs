@@ -198,7 +198,8 @@ pub fn report(u: &Universe, c: &Comm, r: Report) {
 /// The arrival board, if `c` may use it: an intracommunicator of at least two ranks in a job that
 /// has one.
 fn board_of(u: &Universe, c: &Comm) -> Option<Board> {
-    if c.remote.is_some() || c.group.len() < 2 || c.group.iter().any(|&g| g >= u.seg.nranks()) {
+    // The board is one node's memory: a job over several nodes agrees through messages only.
+    if c.remote.is_some() || c.group.len() < 2 || c.group.iter().any(|&g| g >= u.seg.nranks()) || u.engine.transport().spans_nodes() {
         return None;
     }
     u.seg.board()

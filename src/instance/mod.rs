@@ -207,6 +207,23 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
     }
 }
 
+/// The engine of rank `rank` of a job over several nodes (`node_of`, from `mpiexec --nodes`):
+/// shared memory inside its node's segment `seg`, UCX to the other nodes, connected through the
+/// launcher's PMI server. Such a rank polls UCX while it waits, so it never sleeps on its futex.
+fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize]) -> MpiResult<Engine> {
+    let fail = |m: String| err(ErrorClass::Other, m);
+    let pmi = match crate::runtime::pmi::client() {
+        Some(p) => p,
+        None => {
+            let p = crate::runtime::pmi::connect_from_env().map_err(fail)?.ok_or_else(|| fail(format!("{} is set but PMI_FD is not: start the program with oxmpi's mpiexec --nodes", crate::runtime::node_map::ENV)))?;
+            crate::runtime::pmi::install(p)
+        }
+    };
+    let t = crate::transport::nodes::Nodes::connect(crate::transport::shm::Shm::new(seg.clone(), rank), rank, node_of, pmi).map_err(fail)?;
+    let policy = WaitPolicy { spins: 0, yields: u32::MAX, block: false };
+    Ok(Engine::over(t, rank, policy))
+}
+
 /// Serialises the making of a rank's instance (MPI_Init and MPI_Session_init from two threads).
 static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -222,7 +239,10 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
     let size = seg.nranks();
     let world = if singleton { (0..size).collect() } else { world_of(&seg, rank)? };
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
-    let engine = Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied()));
+    let engine = match crate::runtime::node_map::from_env(world.len()).map_err(|m| err(ErrorClass::Other, m))? {
+        Some(node_of) if !singleton => spanning_engine(&seg, rank, &node_of)?,
+        _ => Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied())),
+    };
     crate::monitoring::init(rank, size);
     engine.set_threaded(level == ThreadLevel::Multiple);
     engine.set_local_peers(threads);

@@ -27,6 +27,7 @@ use super::Status;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::runtime::segment::Segment;
 use crate::runtime::wait::WaitPolicy;
+use crate::transport::nodes::Nodes;
 use crate::transport::shm::Shm;
 use crate::transport::{Locality, Transport};
 use crate::transport::packet::{Kind, SlotHeader, FLAG_BLOCKING, FLAG_FAILED, FLAG_SHORT_PIECES, FLAG_SYNC};
@@ -105,7 +106,7 @@ struct Inner {
 unsafe impl Send for Inner {}
 
 /// The engine of one rank over transport `T` (shared memory unless said otherwise).
-pub struct Engine<T: Transport = Shm> {
+pub struct Engine<T: Transport = Nodes> {
     /// How packets and one-sided copies reach the peers (`crate::transport`).
     t: T,
     me: usize,
@@ -151,7 +152,7 @@ type Hook<T> = (Arc<dyn std::any::Any + Send + Sync>, Arc<dyn Progress<T>>);
 /// wait. It returns whether anything moved (a round ended, an operation completed): the waiting
 /// loop then looks again at once instead of sleeping, since the step may have completed what it
 /// waits for or sent what a peer needs.
-pub trait Progress<T: Transport = Shm>: Send + Sync {
+pub trait Progress<T: Transport = Nodes>: Send + Sync {
     fn progress(&self, e: &Engine<T>) -> bool;
 }
 
@@ -170,10 +171,10 @@ fn tag_matches(want: i32, got: i32) -> bool {
     want == super::ANY_TAG || want == got
 }
 
-impl Engine<Shm> {
+impl Engine<Nodes> {
     /// The engine of rank `me` of the job of segment `seg`, over shared memory.
-    pub fn new(seg: Arc<Segment>, me: usize, policy: WaitPolicy) -> Engine<Shm> {
-        Engine::over(Shm::new(seg, me), me, policy)
+    pub fn new(seg: Arc<Segment>, me: usize, policy: WaitPolicy) -> Engine<Nodes> {
+        Engine::over(Nodes::local(Shm::new(seg, me)), me, policy)
     }
 
     /// Declares that all peers share this address space (threads mode): the receiver of a large
@@ -565,7 +566,10 @@ impl<X: Transport> Engine<X> {
                 // typed. Without split copies, a sender of short typed pieces still writes it all: for
                 // it they are local iovecs, for us a bounce buffer that copies the gaps too.
                 let halves = self.split_copies.load(Ordering::Relaxed);
-                let split = g.cma && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && (halves || flags & FLAG_SHORT_PIECES != 0);
+                // A peer on another node is reached by packets only: streamed, and its refusal
+                // of one-sided copies says nothing about the peers on this node.
+                let off_node = self.t.locality(u.src) == Locality::OtherNode;
+                let split = g.cma && !off_node && flags & FLAG_BLOCKING != 0 && n >= SPLIT_MIN && (halves || flags & FLAG_SHORT_PIECES != 0);
                 if let (true, Buf::Flat(dst)) = (split, &buf) {
                     // Ask the (blocked) sender to write the second half while we read the first.
                     let half = if halves { (n / 2) & !4095 } else { 0 };
@@ -588,13 +592,13 @@ impl<X: Transport> Engine<X> {
                     self.add_received(g, id, half as u64);
                     return;
                 }
-                let copied = g.cma && (n == 0 || self.read_message(u.src, &remote, &buf, 0, n).is_ok());
+                let copied = g.cma && !off_node && (n == 0 || self.read_message(u.src, &remote, &buf, 0, n).is_ok());
                 if copied {
                     self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
                     self.complete(g, id);
                 } else {
-                    // The kernel refused the single copy: switch to streaming for good.
-                    g.cma = false;
+                    // Off node: streamed. Else the kernel refused the single copy: streaming for good.
+                    g.cma &= off_node;
                     let r = g.reqs.get_mut(id).unwrap();
                     r.streaming = Some(Streaming { received: 0, total: u.total, split: None });
                     let rreq = req_wire(id, r.gen);

@@ -4,6 +4,7 @@ pub mod hw;
 pub mod pap_board;
 pub mod pmi;
 pub mod name_service;
+pub mod node_map;
 pub mod pmi_job;
 pub mod ports;
 pub mod segment;

@@ -9,6 +9,7 @@
 //! or plain copies in threads mode). A network transport is another implementation, and the
 //! engine is generic over it (static dispatch: the latency path stays inlined).
 pub mod cma;
+pub mod nodes;
 pub mod packet;
 pub mod ring;
 pub mod shm;
@@ -27,6 +28,8 @@ pub enum Locality {
     SameProcess,
     /// On this node, another process: reachable through the transport's one-sided copies.
     SameNode,
+    /// On another node (`nodes::Nodes`): reachable by packets only, no one-sided copy.
+    OtherNode,
 }
 
 /// What the point-to-point engine of one rank needs from the transport. One value per rank; the

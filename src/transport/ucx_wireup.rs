@@ -9,7 +9,8 @@
 use super::ucx::Worker;
 use crate::runtime::pmi::Pmi;
 
-/// The key of the number of chunks of a rank's address; chunk `i` is under `{KEY}-{i}`.
+/// Rank r's key of the number of chunks of its address is `{KEY}{r}`; chunk `i` is under
+/// `{KEY}{r}-{i}`. The rank is in the key: a PMI-1 key-value space is one for the whole job.
 const KEY: &str = "oxmpi-ucx";
 /// Raw address bytes per PMI value (hex doubles them, well under hydra's 1024).
 pub const CHUNK: usize = 400;
@@ -33,17 +34,18 @@ pub fn connect(pmi: &dyn Pmi, worker: &mut Worker, remote: &[usize], chunk: usiz
     let pmi_err = |what: &str, e: std::io::Error| format!("{proto} {what} failed while connecting the nodes through UCX: {e}");
     let addr = worker.address()?;
     let pieces: Vec<&[u8]> = addr.chunks(chunk.max(1)).collect();
-    pmi.put(KEY, &pieces.len().to_string()).map_err(|e| pmi_err("put", e))?;
+    let me = pmi.rank();
+    pmi.put(&format!("{KEY}{me}"), &pieces.len().to_string()).map_err(|e| pmi_err("put", e))?;
     for (i, p) in pieces.iter().enumerate() {
-        pmi.put(&format!("{KEY}-{i}"), &hex(p)).map_err(|e| pmi_err("put", e))?;
+        pmi.put(&format!("{KEY}{me}-{i}"), &hex(p)).map_err(|e| pmi_err("put", e))?;
     }
     pmi.fence().map_err(|e| pmi_err("fence", e))?;
     for &peer in remote {
         let missing = || format!("rank {peer} published no UCX address through {proto}: is every rank of this job linked with the same oxmpi?");
-        let n: usize = pmi.get(peer, KEY).map_err(|e| pmi_err("get", e))?.ok_or_else(missing)?.trim().parse().map_err(|_| missing())?;
+        let n: usize = pmi.get(peer, &format!("{KEY}{peer}")).map_err(|e| pmi_err("get", e))?.ok_or_else(missing)?.trim().parse().map_err(|_| missing())?;
         let mut blob = Vec::new();
         for i in 0..n {
-            let v = pmi.get(peer, &format!("{KEY}-{i}")).map_err(|e| pmi_err("get", e))?.ok_or_else(missing)?;
+            let v = pmi.get(peer, &format!("{KEY}{peer}-{i}")).map_err(|e| pmi_err("get", e))?.ok_or_else(missing)?;
             blob.extend(unhex(v.trim()).ok_or_else(|| format!("rank {peer}'s UCX address (part {i}) is not hex: '{v}'"))?);
         }
         worker.connect(peer, &blob)?;
@@ -63,7 +65,7 @@ mod tests {
     /// A launcher's key-value space for ranks that are threads: puts are seen after a fence.
     struct Board {
         size: usize,
-        kvs: Mutex<HashMap<(usize, String), String>>,
+        kvs: Mutex<HashMap<String, String>>,
         fence: Barrier,
     }
 
@@ -87,7 +89,9 @@ mod tests {
         }
         fn put(&self, key: &str, value: &str) -> io::Result<()> {
             assert!(value.len() <= 1024, "a PMI value of {} characters", value.len());
-            self.board.kvs.lock().unwrap().insert((self.rank, key.to_string()), value.to_string());
+            // One space for the job, as PMI-1's: keys of different ranks must differ.
+            let old = self.board.kvs.lock().unwrap().insert(key.to_string(), value.to_string());
+            assert!(old.is_none(), "key {key} put twice");
             Ok(())
         }
         fn fence(&self) -> io::Result<()> {
@@ -95,7 +99,8 @@ mod tests {
             Ok(())
         }
         fn get(&self, owner: usize, key: &str) -> io::Result<Option<String>> {
-            Ok(self.board.kvs.lock().unwrap().get(&(owner, key.to_string())).cloned())
+            let _ = owner;
+            Ok(self.board.kvs.lock().unwrap().get(key).cloned())
         }
         fn job_attr(&self, _key: &str) -> io::Result<Option<String>> {
             Ok(None)

@@ -52,6 +52,9 @@ pub struct Options {
     /// `--join JOB` / `OXMPI_JOIN`: start the ranks inside the running job JOB (its mpiexec's
     /// pid, or `auto`: the only one running) instead of a job of their own (see `join`).
     pub join: Option<String>,
+    /// `--nodes K`: the ranks emulate K nodes of this machine (blocks of consecutive ranks), each
+    /// with its own shared memory, the nodes joined through UCX (see `oxmpi::runtime::node_map`).
+    pub nodes: usize,
 }
 
 impl Options {
@@ -145,6 +148,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut survive = env.survive;
     let mut universe: Option<usize> = None;
     let mut join = env.join.clone();
+    let mut nodes: usize = 1;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -188,6 +192,10 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                     return err(format!("--join takes the pid of a running job's mpiexec, or 'auto', not '{v}'"));
                 }
                 join = Some(v);
+            }
+            "--nodes" => {
+                let v = value(&mut i)?;
+                nodes = parse_nranks(name, &v)?;
             }
             "--mode" => {
                 let v = value(&mut i)?;
@@ -236,6 +244,16 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if join.is_some() && mode == Mode::Threads {
         return err("--join (or OXMPI_JOIN) starts ranks in processes mode only: drop --mode threads");
     }
+    let nranks = nranks.unwrap_or(1);
+    if nodes > nranks {
+        return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
+    }
+    if nodes > 1 && join.is_some() {
+        return err("--nodes and --join (or OXMPI_JOIN) do not go together: a joined job runs on one node");
+    }
+    if nodes > 1 && mode == Mode::Threads {
+        return err("--nodes runs in processes mode only for now (threads mode over several nodes is not implemented yet): drop --mode threads");
+    }
     let timeout = match timeout {
         Some(t) => t,
         None => match &env.timeout {
@@ -248,7 +266,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(parse_nranks("OXMPI_UNIVERSE_SIZE", v)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks: nranks.unwrap_or(1), mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join }))
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -293,6 +311,11 @@ Options:
                            mpiexec, or 'auto': the only job of this user running), so
                            that they can connect to its ports (MPI_Comm_connect/accept);
                            processes mode
+  --nodes K                emulate a job over K nodes on this machine: the ranks are
+                           split into K blocks of consecutive ranks, each block with
+                           its own shared memory, the blocks joined through UCX (set
+                           UCX_TLS=tcp to force the network path); processes mode. A
+                           launch on several hosts is not supported yet
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version

@@ -13,6 +13,7 @@ mod elf;
 mod join;
 mod libpath;
 mod monitor;
+mod pmi_server;
 mod rank_command;
 mod spawn;
 mod supervise;
@@ -145,15 +146,64 @@ fn run_processes(o: &Options) -> i32 {
     seg.set_universe_size(universe);
     // Other mpiexecs may start their ranks in this segment (`mpiexec --join`), until we return.
     let _registration = join::register(&seg, launcher_pid);
+    // --nodes: a segment per emulated node (node 0's is `seg`), and the PMI server through which
+    // the ranks connect the nodes.
+    let node_of = oxmpi::runtime::node_map::blocks(n, o.nodes);
+    let mut node_segs = Vec::new();
+    for node in 1..o.nodes {
+        // Shaped as node 0's, so that every rank's engine counts the same slots.
+        match Segment::create(slots, n, launcher_pid, oxmpi::transport::shm::geometry(n)) {
+            Ok(s) => node_segs.push(s),
+            Err(e) => {
+                eprintln!("oxmpi: cannot create the shared memory segment of node {node}: {e}");
+                return 1;
+            }
+        }
+    }
+    for s in &node_segs {
+        if o.survive {
+            s.want_survival();
+        }
+        s.set_universe_size(universe);
+    }
+    let mut pmi_fds: Vec<Option<std::os::fd::OwnedFd>> = Vec::new();
+    if o.nodes > 1 {
+        match pmi_server::start(&node_of) {
+            Ok(server) => pmi_fds = server.rank_fds.into_iter().map(Some).collect(),
+            Err(e) => {
+                eprintln!("oxmpi: cannot start the PMI server of a job over {} nodes: {e}", o.nodes);
+                return 1;
+            }
+        }
+    }
+    let node_map = oxmpi::runtime::node_map::format(&node_of);
+
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
+    job.set_nodes(node_segs.iter().collect(), node_of.clone());
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
     let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
     let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     for r in 0..n {
+        let node = node_of[r];
+        let fd = if node == 0 { seg.fd() } else { node_segs[node - 1].fd() };
+        let local_rank = node_of[..r].iter().filter(|&&x| x == node).count();
+        let local_size = node_of.iter().filter(|&&x| x == node).count();
         let mut cmd = rank_command::rank_command(&program, &world, r, r, launcher_pid);
-        match cmd.spawn() {
+        // --nodes: the rank's node's segment and its place on that node.
+        cmd.env(oxmpi::runtime::env::SHM_FD, fd.to_string()).env("MPI_LOCALRANKID", local_rank.to_string()).env("MPI_LOCALNRANKS", local_size.to_string());
+        let pmi_fd = pmi_fds.get_mut(r).and_then(Option::take);
+        if let Some(pfd) = &pmi_fd {
+            let raw = std::os::fd::AsRawFd::as_raw_fd(pfd);
+            cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env("PMI_FD", raw.to_string());
+            // SAFETY: the hook only calls fcntl, which is async-signal-safe.
+            unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
+        }
+        let spawned = cmd.spawn();
+        // The rank has its copy now.
+        drop(pmi_fd);
+        match spawned {
             Ok(child) => job.add(child.id() as i32),
             Err(e) => {
                 // The program is resolved already, so this is rare (it vanished, a bad #! line,

@@ -124,6 +124,9 @@ pub struct Job<'a> {
     clean: Vec<bool>,
     /// Exits reaped while serving a spawn, judged by the next pass of the loop.
     deferred: Vec<(usize, i32, i32)>,
+    /// `--nodes`: the segments of nodes 1.. (node 0's is `seg`) and the node of every rank.
+    nodes: Vec<&'a Segment>,
+    node_of: Vec<usize>,
 }
 
 /// What a rank's exit means for the job.
@@ -135,16 +138,36 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new() }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
     }
 
     /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
     /// about them, so its exit code is passed on silently; only its death by a signal is reported.
     pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: vec![String::new()], spawner: None, clean: vec![false], deferred: Vec::new() }
+        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: vec![String::new()], spawner: None, clean: vec![false], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
     }
 
     /// Records a started rank (ranks are added in rank order).
+    /// A job over several nodes: `nodes` are the segments of nodes 1.. and `node_of` the node
+    /// of every rank.
+    pub fn set_nodes(&mut self, nodes: Vec<&'a Segment>, node_of: Vec<usize>) {
+        self.nodes = nodes;
+        self.node_of = node_of;
+    }
+
+    /// The segment holding rank `r`'s state: its node's.
+    fn seg_of(&self, r: usize) -> Option<&'a Segment> {
+        match self.node_of.get(r) {
+            Some(&node) if node > 0 => self.nodes.get(node - 1).copied(),
+            _ => self.seg,
+        }
+    }
+
+    /// Every segment of the job (one per node).
+    fn all_segs(&self) -> impl Iterator<Item = &'a Segment> + '_ {
+        self.seg.into_iter().chain(self.nodes.iter().copied())
+    }
+
     pub fn add(&mut self, pid: i32) {
         self.add_named(pid, String::new());
     }
@@ -307,7 +330,7 @@ impl<'a> Job<'a> {
             return Outcome::Fail(Some(format!("oxmpi: {who} killed by signal {s} ({}); ending the job", signal_name(s))), 128 + s);
         }
         let code = if libc::WIFEXITED(status) { libc::WEXITSTATUS(status) } else { 1 };
-        let Some(seg) = self.seg else {
+        let Some(seg) = self.seg_of(r) else {
             // The threads-mode host has said what happened to its ranks already.
             return if code != 0 { Outcome::Fail(None, code) } else { Outcome::Normal };
         };
@@ -323,11 +346,16 @@ impl<'a> Job<'a> {
     /// In a job that survives failures, reports rank `r`'s death (`msg`, exit status `code`),
     /// marks it failed and lets the others go on; false when the job must end as usual.
     fn survive(&mut self, r: usize, msg: Option<&str>, code: i32) -> bool {
-        let Some(seg) = self.seg.filter(|s| s.survival_wanted()) else { return false };
+        if !self.all_segs().any(|s| s.survival_wanted()) {
+            return false;
+        }
         if let Some(m) = msg {
             eprintln!("{}; the other ranks go on (failure survival is on)", m.trim_end_matches("; ending the job"));
         }
-        seg.mark_failed(r);
+        // Every node's ranks learn it from their own segment.
+        for s in self.all_segs() {
+            s.mark_failed(r);
+        }
         self.survived.get_or_insert(code);
         true
     }
@@ -362,7 +390,8 @@ impl<'a> Job<'a> {
             self.serve_spawns();
             let exited = self.reap_nohang();
             // An abort record explains any exit that came with it, so it is looked at first.
-            if let Some((rank, code)) = self.seg.and_then(Segment::abort_record) {
+            let aborted = self.all_segs().find_map(Segment::abort_record);
+            if let Some((rank, code)) = aborted {
                 return self.end_for_abort(rank, code);
             }
             // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died

@@ -1,0 +1,161 @@
+//! A PMI-1 server for the ranks of a job that spans nodes (`--nodes K`): their key-value space
+//! and fences, over one socket pair per rank (`PMI_FD`), as hydra serves MPICH programs. The
+//! ranks exchange their UCX worker addresses through it (`oxmpi::transport::ucx_wireup`), so a
+//! job started by this mpiexec and one started by a foreign launcher take the same path.
+//!
+//! One thread per rank reads its requests; a fence completes when every rank of the job entered
+//! it. A rank that dies leaves the others in the fence until the supervisor ends the job.
+use oxmpi::runtime::pmi::wire1;
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Write};
+use std::os::fd::{OwnedFd, RawFd};
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Condvar, Mutex};
+
+#[derive(Default)]
+struct Space {
+    kvs: HashMap<String, String>,
+    /// Ranks inside the current fence, and how many fences completed.
+    entered: usize,
+    generation: u64,
+}
+
+struct Shared {
+    n: usize,
+    space: Mutex<Space>,
+    fenced: Condvar,
+    /// PMI_process_mapping: which node each rank is on.
+    mapping: String,
+}
+
+/// The ranks' ends of the connections (one per rank, close-on-exec: `keep_for_child` clears
+/// it for the rank's own descriptor in the child).
+pub struct Server {
+    pub rank_fds: Vec<OwnedFd>,
+}
+
+/// Starts the server for `n` ranks whose nodes are `node_of`.
+pub fn start(node_of: &[usize]) -> std::io::Result<Server> {
+    let n = node_of.len();
+    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of) });
+    let mut rank_fds = Vec::with_capacity(n);
+    for r in 0..n {
+        let (ours, theirs) = UnixStream::pair()?;
+        rank_fds.push(OwnedFd::from(theirs));
+        let shared = shared.clone();
+        std::thread::Builder::new().name(format!("pmi-{r}")).spawn(move || serve(&shared, ours))?;
+    }
+    Ok(Server { rank_fds })
+}
+
+/// Clears close-on-exec on `fd` (in the child, between fork and exec).
+pub fn keep_for_child(fd: RawFd) -> std::io::Result<()> {
+    // SAFETY: fcntl on a descriptor number; async-signal-safe, so fine after fork.
+    if unsafe { libc::fcntl(fd, libc::F_SETFD, 0) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Space> {
+    s.space.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Serves one rank until it disconnects (exits) or says finalize.
+fn serve(s: &Shared, conn: UnixStream) {
+    let Ok(mut out) = conn.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(conn);
+    let mut line = String::new();
+    loop {
+        line.clear();
+        match reader.read_line(&mut line) {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        let Ok(req) = wire1::parse(line.trim_end()) else {
+            let _ = out.write_all(wire1::format("error", &[("rc", "-1"), ("msg", "unparsable_request")]).as_bytes());
+            continue;
+        };
+        let reply = match req.cmd.as_str() {
+            "init" => wire1::format("response_to_init", &[("pmi_version", "1"), ("pmi_subversion", "1"), ("rc", "0")]),
+            "get_maxes" => wire1::format("maxes", &[("kvsname_max", "256"), ("keylen_max", "64"), ("vallen_max", "1024")]),
+            "get_appnum" => wire1::format("appnum", &[("appnum", "0")]),
+            "get_my_kvsname" => wire1::format("my_kvsname", &[("kvsname", "oxmpi")]),
+            "put" => match (req.get("key"), req.get("value")) {
+                (Some(k), Some(v)) => {
+                    lock(s).kvs.insert(k.to_string(), v.to_string());
+                    wire1::format("put_result", &[("rc", "0"), ("msg", "success")])
+                }
+                _ => wire1::format("put_result", &[("rc", "-1"), ("msg", "key_or_value_missing")]),
+            },
+            "get" => {
+                let key = req.get("key").unwrap_or("");
+                let value = if key == "PMI_process_mapping" { Some(s.mapping.clone()) } else { lock(s).kvs.get(key).cloned() };
+                match value {
+                    Some(v) => wire1::format("get_result", &[("rc", "0"), ("msg", "success"), ("value", &v)]),
+                    None => wire1::format("get_result", &[("rc", "-1"), ("msg", "key_not_found"), ("value", "unknown")]),
+                }
+            }
+            "barrier_in" => {
+                let mut g = lock(s);
+                let gen = g.generation;
+                g.entered += 1;
+                if g.entered == s.n {
+                    g.entered = 0;
+                    g.generation += 1;
+                    s.fenced.notify_all();
+                } else {
+                    while g.generation == gen {
+                        g = s.fenced.wait(g).unwrap_or_else(|p| p.into_inner());
+                    }
+                }
+                wire1::format("barrier_out", &[])
+            }
+            "finalize" => {
+                let _ = out.write_all(wire1::format("finalize_ack", &[]).as_bytes());
+                return;
+            }
+            // MPI_Abort reaches the supervisor through the rank's segment; nothing to answer.
+            "abort" => return,
+            other => wire1::format(other, &[("rc", "-1"), ("msg", "unsupported_by_oxmpi_mpiexec")]),
+        };
+        if out.write_all(reply.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use oxmpi::runtime::pmi::{pmi1::Pmi1, Pmi};
+
+    #[test]
+    fn ranks_put_fence_and_get_through_the_server() {
+        let node_of = [0, 0, 1];
+        let server = start(&node_of).unwrap();
+        let threads: Vec<_> = server
+            .rank_fds
+            .into_iter()
+            .enumerate()
+            .map(|(r, fd)| {
+                std::thread::spawn(move || {
+                    let p = Pmi1::start(fd, None, Some((r, 3))).unwrap();
+                    p.put(&format!("k{r}"), &format!("v{r}")).unwrap();
+                    p.fence().unwrap();
+                    let got: Vec<_> = (0..3).map(|o| p.get(o, &format!("k{o}")).unwrap()).collect();
+                    assert_eq!(got, vec![Some("v0".into()), Some("v1".into()), Some("v2".into())]);
+                    assert_eq!(p.get(0, "nope").unwrap(), None);
+                    assert_eq!(p.nodes().unwrap(), Some(vec![0, 0, 1]));
+                    p.fence().unwrap();
+                    p.finalize().unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+}

@@ -1,0 +1,83 @@
+//! Which node each rank of the job runs on. `mpiexec --nodes K` gives every rank the map in
+//! `OXMPI_NODE_MAP` (node ids, comma-separated, by world rank); under a foreign launcher it comes
+//! from PMI (`Pmi::nodes`). Each node has its own segment, indexed by world rank (the slots of
+//! other nodes' ranks stay unused); peers on other nodes are reached through UCX
+//! (`transport::nodes`).
+/// The environment variable with the node of every world rank.
+pub const ENV: &str = "OXMPI_NODE_MAP";
+
+/// Splits `n` ranks into `k` nodes in blocks of consecutive ranks (the first `n % k` nodes get
+/// one more), as MPICH's hydra places ranks on hosts.
+pub fn blocks(n: usize, k: usize) -> Vec<usize> {
+    let k = k.clamp(1, n.max(1));
+    let (per, extra) = (n / k, n % k);
+    (0..k).flat_map(|node| std::iter::repeat_n(node, per + usize::from(node < extra))).collect()
+}
+
+/// The map as `OXMPI_NODE_MAP` carries it.
+pub fn format(node_of: &[usize]) -> String {
+    node_of.iter().map(|n| n.to_string()).collect::<Vec<_>>().join(",")
+}
+
+/// Parses `OXMPI_NODE_MAP`'s value for a job of `size` ranks; `Err` is one line for MPI_Init.
+pub fn parse(value: &str, size: usize) -> Result<Vec<usize>, String> {
+    let map: Option<Vec<usize>> = value.split(',').map(|x| x.trim().parse().ok()).collect();
+    match map {
+        Some(m) if m.len() == size => Ok(m),
+        _ => Err(format!("{ENV}={value} is not the node of each of the {size} ranks (comma-separated numbers); it is set by oxmpi's mpiexec --nodes, do not set it by hand")),
+    }
+}
+
+/// The map `mpiexec --nodes` gave this job of `size` ranks, if any and if it spans nodes.
+pub fn from_env(size: usize) -> Result<Option<Vec<usize>>, String> {
+    match std::env::var(ENV) {
+        Ok(v) => parse(&v, size).map(|m| (count(&m) > 1).then_some(m)),
+        Err(_) => Ok(None),
+    }
+}
+
+/// The map in `PMI_process_mapping`'s notation (`runtime::pmi::mapping`): one block per run
+/// of consecutive ranks on one node.
+pub fn process_mapping(node_of: &[usize]) -> String {
+    let mut blocks: Vec<(usize, usize)> = Vec::new();
+    for &n in node_of {
+        match blocks.last_mut() {
+            Some((node, len)) if *node == n => *len += 1,
+            _ => blocks.push((n, 1)),
+        }
+    }
+    let inner: Vec<String> = blocks.iter().map(|(node, len)| format!("({node},1,{len})")).collect();
+    format!("(vector,{})", inner.join(","))
+}
+
+/// Number of distinct nodes.
+pub fn count(node_of: &[usize]) -> usize {
+    let mut d = node_of.to_vec();
+    d.sort_unstable();
+    d.dedup();
+    d.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::pmi::mapping;
+
+    #[test]
+    fn blocks_split_like_hydra() {
+        assert_eq!(blocks(4, 2), vec![0, 0, 1, 1]);
+        assert_eq!(blocks(5, 2), vec![0, 0, 0, 1, 1]);
+        assert_eq!(blocks(2, 3), vec![0, 1]);
+        assert_eq!(blocks(3, 1), vec![0, 0, 0]);
+    }
+
+    #[test]
+    fn maps_round_trip() {
+        for m in [vec![0, 0, 1, 1], vec![0, 0, 0, 1, 1], vec![0, 1, 0, 1]] {
+            assert_eq!(parse(&format(&m), m.len()).unwrap(), m);
+            assert_eq!(mapping::nodes_of(&process_mapping(&m), m.len()).unwrap(), m);
+        }
+        assert!(parse("0,1", 3).is_err() && parse("0,x,1", 3).is_err());
+        assert_eq!(count(&[0, 0, 1, 1]), 2);
+    }
+}
