@@ -35,6 +35,8 @@ use std::path::{Path, PathBuf};
 
 mod entry;
 mod private_libs;
+pub mod rank_dlopen;
+mod scope_object;
 
 /// Why a program cannot run in threads mode, with a one-line, user-facing reason that names the fix.
 #[derive(Clone, PartialEq, Eq)]
@@ -284,6 +286,7 @@ impl Prepared {
             Some(b) => b,
             None => return Err(fail(format!("dlinfo(RTLD_DI_LINKMAP): {}", dlerror_text()))),
         };
+        rank_dlopen::set_program(rank, &format!("/proc/self/fd/{fd}"));
         let addr = if self.main_exported {
             // SAFETY: live handle, C string literal.
             let p = unsafe { libc::dlsym(handle, c"main".as_ptr()) } as usize;

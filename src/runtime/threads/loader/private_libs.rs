@@ -7,7 +7,8 @@
 //!
 //! * Rank 0's instance is loaded as the program asks. The objects its `dlopen` brought in
 //!   (`dl_iterate_phdr` before and after) are the program's libraries. The *private set* is those
-//!   that depend on MPI, directly or through another one of them, plus the user's
+//!   that depend on MPI, directly or through another one of them, plus interpreters' libraries
+//!   (`libpython`: the interpreter's whole state) and the user's
 //!   `OXMPI_PRIVATE_LIBS`, minus `OXMPI_SHARED_LIBS` (name prefixes, comma-separated). Everything
 //!   else (libc, the compilers' run-time libraries, zlib, curl...) stays one per process, as
 //!   oxmpi itself does.
@@ -40,6 +41,10 @@ const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 
 /// Library names (prefixes) that are MPI itself: a library needing one of them is built on MPI.
 const MPI_LIBS: &[&str] = &["libmpi.so", "libmpich.so", "libmpifort.so", "libmpichfort.so", "libmpicxx.so", "libmpichcxx.so", "libmpi_", "liboxmpi"];
+
+/// Libraries private per rank even though they are not built on MPI: an interpreter keeps its
+/// whole state in its library (a Python interpreter per rank needs its own `libpython`).
+const INTERPRETER_LIBS: &[&str] = &["libpython"];
 
 /// One library of the private set.
 struct Lib {
@@ -224,10 +229,11 @@ impl PrivateLibs {
     /// The private set among `new` (the objects rank 0's `dlopen` loaded, file paths), or None
     /// when it is empty, cannot be read, or privatizing is turned off (`OXMPI_PRIVATE_LIBS=0`).
     pub fn find(new: &[String]) -> Option<PrivateLibs> {
-        let user_private = prefixes("OXMPI_PRIVATE_LIBS");
+        let mut user_private = prefixes("OXMPI_PRIVATE_LIBS");
         if user_private.iter().any(|p| p == "0") {
             return None;
         }
+        user_private.extend(INTERPRETER_LIBS.iter().map(|s| s.to_string()));
         let user_shared = prefixes("OXMPI_SHARED_LIBS");
         struct Cand {
             names: Vec<String>,
