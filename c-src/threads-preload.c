@@ -59,7 +59,8 @@
  *                     (a Python extension module uses the rank's own libpython) cannot bind in the
  *                     global scope, and one copy of its globals would serve every rank. A rank's
  *                     dlopen() of a path asks oxmpi first (oxmpi_threads_dlopen), which loads such
- *                     a plugin for that rank alone; everything else goes to libc's dlopen by a tail
+ *                     a plugin for that rank alone, and dlopen(NULL) gives the rank's program (as
+ *                     it gives the program in a process); everything else goes to libc's dlopen by a tail
  *                     jump, so libc still sees the original caller (its DT_RUNPATH and $ORIGIN).
  *
  * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook,
@@ -178,7 +179,7 @@ static void init(void)
 __attribute__((visibility("hidden"), used)) int oxt_dlopen_decide(const char *file, int flags, void **out)
 {
     init();
-    return hook_dlopen && file && hook_dlopen(file, flags, out);
+    return hook_dlopen && hook_dlopen(file, flags, out);
 }
 
 #if defined(__x86_64__)

@@ -126,12 +126,17 @@ pub unsafe extern "C" fn oxmpi_threads_sigaction(sig: c_int, act: *const libc::s
 #[no_mangle]
 pub unsafe extern "C" fn oxmpi_threads_dlopen(file: *const c_char, flags: c_int, out: *mut *mut std::ffi::c_void) -> c_int {
     crate::ffi::boundary::run_value(0, || {
-        if file.is_null() || out.is_null() {
+        if out.is_null() {
             return 0;
         }
-        // SAFETY: non-NULL, NUL-terminated (the caller's contract, as dlopen's).
-        let file = unsafe { std::ffi::CStr::from_ptr(file) };
-        match crate::runtime::threads::loader::rank_dlopen::dlopen_for_rank(file, flags) {
+        use crate::runtime::threads::loader::rank_dlopen;
+        let done = if file.is_null() {
+            rank_dlopen::dlopen_program(flags)
+        } else {
+            // SAFETY: non-NULL, NUL-terminated (the caller's contract, as dlopen's).
+            rank_dlopen::dlopen_for_rank(unsafe { std::ffi::CStr::from_ptr(file) }, flags)
+        };
+        match done {
             Some(h) => {
                 // SAFETY: non-NULL and writable (the preload library's stack slot).
                 unsafe { *out = h };

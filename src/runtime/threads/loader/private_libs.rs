@@ -59,6 +59,40 @@ pub struct PrivateLibs {
     libs: Vec<Lib>,
 }
 
+/// The private sets found so far, by program file (see `known`).
+static KNOWN: std::sync::Mutex<Vec<(std::path::PathBuf, Option<std::sync::Arc<PrivateLibs>>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The private set found when `program` was first loaded in this process, if it was: a rank
+/// spawned later with the same program must get copies, as its libraries are loaded already.
+pub fn known(program: &Path) -> Option<Option<std::sync::Arc<PrivateLibs>>> {
+    let k = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    k.iter().find(|(p, _)| p == program).map(|(_, s)| s.clone())
+}
+
+/// Records the private set found on `program`'s first load (see `known`).
+pub fn remember(program: &Path, set: Option<std::sync::Arc<PrivateLibs>>) {
+    let mut k = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if !k.iter().any(|(p, _)| p == program) {
+        k.push((program.to_path_buf(), set));
+    }
+}
+
+/// Cuts `b` after the last byte a program header maps and drops the section headers: a copy
+/// to load needs only its segments (a library built with debugging information is mostly
+/// sections: 23 MB of `libpython3.11` with 5.7 MB loaded).
+fn keep_segments_only(b: &mut Vec<u8>) {
+    let Ok(ph) = phdrs(b) else { return };
+    let Some(end) = ph.iter().map(|p| p.p_offset.saturating_add(p.p_filesz)).max() else { return };
+    let phend = u64_at(b, 0x20).unwrap_or(0).saturating_add(u64::from(u16_at(b, 0x38).unwrap_or(0)) * 56);
+    let end = end.max(phend).max(64);
+    if end < b.len() as u64 {
+        b.truncate(end as usize);
+        // e_shoff, e_shnum, e_shstrndx: no section headers any more.
+        b[0x28..0x30].fill(0);
+        b[0x3c..0x40].fill(0);
+    }
+}
+
 /// The file names of the objects loaded in the process, in load order (`dl_iterate_phdr`).
 pub fn loaded_objects() -> Vec<String> {
     unsafe extern "C" fn each(info: *mut libc::dl_phdr_info, _size: libc::size_t, data: *mut c_void) -> c_int {
@@ -294,6 +328,7 @@ impl PrivateLibs {
         for (lib, &fd) in self.libs.iter().zip(&fds) {
             let mut image = lib.image.clone();
             relative |= rewrite_needed(&mut image, &target)?;
+            keep_segments_only(&mut image);
             // SAFETY: fd was created above and is owned by nobody else; into_raw_fd gives it back
             // (it stays open for the life of the process, see the module comment).
             let mut file = unsafe { File::from_raw_fd(fd) };

@@ -16,6 +16,11 @@
 //! binds in the global scope stays one per process). `RTLD_GLOBAL` is dropped for a per-rank
 //! object: it must not serve other ranks.
 //!
+//! `dlopen(NULL)` by a rank returns the rank's program instance (a process's `dlopen(NULL)` is
+//! its program): `dlsym` on it searches the program and its libraries (`ctypes.pythonapi` finds
+//! the rank's interpreter), though not, as in a process, objects only in the global scope that
+//! the program does not need (preloaded libraries).
+//!
 //! Limits: a per-rank object's own `DT_NEEDED` dependencies are loaded as they name themselves
 //! (a dependency on a private library of the rank's is found through the scope as the rank's
 //! copy only when the object needs it by a name that the program's copy also uses); bare names
@@ -111,6 +116,19 @@ fn real_dlopen(path: &str, flags: c_int) -> *mut c_void {
     let Ok(p) = CString::new(path) else { return std::ptr::null_mut() };
     // SAFETY: a valid C string; loading runs the object's constructors, as the caller asked.
     unsafe { libc::dlopen(p.as_ptr(), flags) }
+}
+
+/// `dlopen(NULL, flags)` by a rank's thread: the rank's program instance; None for any other caller.
+pub fn dlopen_program(flags: c_int) -> Option<*mut c_void> {
+    let ctx = crate::runtime::job::context();
+    if ctx < 0 || BUSY.with(|b| b.get()) {
+        return None;
+    }
+    let program = with_state(|s| s.programs.get(&(ctx as usize)).cloned())?;
+    BUSY.with(|b| b.set(true));
+    let h = real_dlopen(&program, flags & !libc::RTLD_GLOBAL);
+    BUSY.with(|b| b.set(false));
+    Some(h)
 }
 
 /// The hook: `Some(handle)` (NULL with `dlerror` set on failure) when the calling rank's thread
