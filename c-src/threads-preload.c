@@ -55,6 +55,14 @@
  *                     Handlers a rank's program registers run when that rank exits, on its
  *                     thread (oxmpi_threads_atexit); libraries' handlers stay libc's.
  *
+ *   dlopen()          Each rank's program is loaded RTLD_LOCAL, so a plugin that uses its symbols
+ *                     (a Python extension module uses the rank's own libpython) cannot bind in the
+ *                     global scope, and one copy of its globals would serve every rank. A rank's
+ *                     dlopen() of a path asks oxmpi first (oxmpi_threads_dlopen), which loads such
+ *                     a plugin for that rank alone, and dlopen(NULL) gives the rank's program (as
+ *                     it gives the program in a process); everything else goes to libc's dlopen by a tail
+ *                     jump, so libc still sees the original caller (its DT_RUNPATH and $ORIGIN).
+ *
  * The oxmpi side (oxmpi_threads_current, oxmpi_threads_adopt, oxmpi_threads_exit_hook,
  * oxmpi_threads_sleep) lives in
  * liboxmpi.so (libmpi.so.12), which mpiexec preloads together with this library. The hooks are
@@ -94,7 +102,13 @@ typedef int (*sigaction_hook_fn)(int, const struct sigaction *, struct sigaction
 typedef int (*getopt_fn)(int, char *const *, const char *);
 typedef int (*getopt_long_fn)(int, char *const *, const char *, const struct option *, int *);
 
+typedef void *(*dlopen_fn)(const char *, int);
+typedef int (*dlopen_hook_fn)(const char *, int, void **);
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
+static dlopen_hook_fn hook_dlopen;
+/* libc's dlopen; not static: the assembly interposer below jumps through it. */
+__attribute__((visibility("hidden"))) dlopen_fn oxt_real_dlopen;
 static current_fn hook_current;
 static adopt_fn hook_adopt;
 static exit_hook_fn hook_exit;
@@ -122,6 +136,12 @@ static void resolve(void)
     hook_sleep = (sleep_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_sleep");
     hook_copy_address = (copy_address_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_copy_address");
     hook_sigaction = (sigaction_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_sigaction");
+    hook_dlopen = (dlopen_hook_fn)dlsym(RTLD_DEFAULT, "oxmpi_threads_dlopen");
+    oxt_real_dlopen = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.34");
+    if (!oxt_real_dlopen)
+        oxt_real_dlopen = (dlopen_fn)dlvsym(RTLD_NEXT, "dlopen", "GLIBC_2.2.5");
+    if (!oxt_real_dlopen)
+        oxt_real_dlopen = (dlopen_fn)dlsym(RTLD_NEXT, "dlopen");
     const char *mode = getenv("OXMPI_MODE");
     processes_rank = mode && strcmp(mode, "processes") == 0 && getenv("OXMPI_RANK");
     real_getopt = (getopt_fn)dlsym(RTLD_NEXT, "getopt");
@@ -153,6 +173,40 @@ static void init(void)
 {
     pthread_once(&once, resolve);
 }
+
+/* ---- dlopen ----------------------------------------------------------------------------
+ * 1 with *out set when oxmpi loaded `file` for the calling rank; 0: libc's dlopen must. */
+__attribute__((visibility("hidden"), used)) int oxt_dlopen_decide(const char *file, int flags, void **out)
+{
+    init();
+    return hook_dlopen && hook_dlopen(file, flags, out);
+}
+
+#if defined(__x86_64__)
+/* dlopen(file, flags): asks oxt_dlopen_decide, then either returns its handle or jumps to libc's
+ * dlopen with the caller's arguments and return address untouched (libc takes the caller from
+ * the return address: a C call from here would make this library the caller). Stack: entry
+ * %rsp = 8 mod 16; two pushes and 24 bytes make the call aligned, (%rsp) is `out`. */
+__asm__(".text\n"
+        ".globl dlopen\n"
+        ".type dlopen, @function\n"
+        "dlopen:\n"
+        "    pushq %rdi\n"
+        "    pushq %rsi\n"
+        "    subq $24, %rsp\n"
+        "    movq %rsp, %rdx\n"
+        "    call oxt_dlopen_decide\n"
+        "    movq (%rsp), %rcx\n"
+        "    addq $24, %rsp\n"
+        "    popq %rsi\n"
+        "    popq %rdi\n"
+        "    testl %eax, %eax\n"
+        "    jz 1f\n"
+        "    movq %rcx, %rax\n"
+        "    ret\n"
+        "1:  jmp *oxt_real_dlopen(%rip)\n"
+        ".size dlopen, .-dlopen\n");
+#endif
 
 /* A rank's exit() ends its thread only; anyone else's exit() is libc's. */
 void exit(int code)

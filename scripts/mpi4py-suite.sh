@@ -11,12 +11,14 @@ run() { echo "+ $*"; "$@"; }
 
 usage() {
     cat <<USAGE
-Usage: scripts/mpi4py-suite.sh --prefix PREFIX [--np "1 2 4"] [--filter REGEX] [--timeout S]
+Usage: scripts/mpi4py-suite.sh --prefix PREFIX [--mode processes|threads] [--np "1 2 4"] [--filter REGEX] [--timeout S]
        scripts/mpi4py-suite.sh --mpich [--np ...]
 
 Installs mpi4py $VERSION's wheel from PyPI into a virtual environment, fetches the same release's
 sdist for its test/ directory (both cached in target/mpi4py), and runs every test module
-(test_*.py) as its own job under PREFIX/bin/mpiexec (processes mode), at each rank count of --np.
+(test_*.py) as its own job under PREFIX/bin/mpiexec (--mode, default processes), at each rank count
+of --np. Threads mode runs one interpreter per rank in one process (the venv's Python must be a
+position-independent executable with a shared libpython, as pyenv's is).
 One line per module and rank count; exit status 1 if any module failed, crashed or timed out.
 
 Modules and tests this script leaves out are listed in it, each with its reason: the features of
@@ -24,6 +26,7 @@ other issues (MPI-IO, ports and name publishing) and failures MPICH 4.0.2 has on
 
 Options:
   --prefix PREFIX   an oxmpi installation (scripts/install.sh)
+  --mode MODE       oxmpi's rank mode: processes (default) or threads
   --mpich           run on the system MPICH (mpiexec.mpich) instead, to compare
   --np "LIST"       rank counts (default: "1 2 4")
   --filter REGEX    only modules whose name matches REGEX
@@ -34,11 +37,12 @@ Environment: OXMPI_MPI4PY_VERSION (default $VERSION), PYTHON (default python3).
 USAGE
 }
 
-PREFIX="" MPICH=0 NPS="1 2 4" FILTER="" TIMEOUT=300 SKIP=1
+PREFIX="" MPICH=0 NPS="1 2 4" FILTER="" TIMEOUT=300 SKIP=1 MODE=processes
 while [ $# -gt 0 ]; do
     case "$1" in
         -h | --help) usage; exit 0 ;;
         --prefix) PREFIX="$2"; shift 2 ;;
+        --mode) MODE="$2"; shift 2 ;;
         --mpich) MPICH=1; shift ;;
         --np) NPS="$2"; shift 2 ;;
         --filter) FILTER="$2"; shift 2 ;;
@@ -48,6 +52,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 [ "$MPICH" = 1 ] || [ -n "$PREFIX" ] || { usage >&2; die "--prefix or --mpich is required"; }
+[ "$MODE" = processes ] || [ "$MODE" = threads ] || die "--mode: processes or threads, not $MODE"
 # The jobs run in the test directory: a relative prefix must name the same place there.
 [ -z "$PREFIX" ] || PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix $PREFIX: no such directory"
 
@@ -55,6 +60,8 @@ done
 declare -A SKIP_MODULE=()
 # Tests left out (unittest -x substrings), with the reason.
 declare -A SKIP_TEST=()
+# Modules left out in threads mode only, with the reason.
+declare -A SKIP_MODULE_THREADS=()
 
 TARGET="$(cargo_target_dir)"
 DIR="$TARGET/mpi4py"
@@ -78,8 +85,11 @@ if [ "$MPICH" = 1 ]; then
     LAUNCH=(mpiexec.mpich)
     LABEL="MPICH"
 else
-    LAUNCH=("$PREFIX/bin/mpiexec" --timeout "$TIMEOUT")
-    LABEL="oxmpi"
+    LAUNCH=("$PREFIX/bin/mpiexec" --mode "$MODE" --timeout "$TIMEOUT")
+    LABEL="oxmpi-$MODE"
+    if [ "$MODE" = threads ]; then
+        for m in "${!SKIP_MODULE_THREADS[@]}"; do SKIP_MODULE[$m]="${SKIP_MODULE_THREADS[$m]}"; done
+    fi
 fi
 
 xargs=()

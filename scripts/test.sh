@@ -41,8 +41,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    nothing left in /dev/shm; as root, a one-machine Slurm: srun --mpi=pmi2 and
                    --mpi=pmix; refused with one line under srun --mpi=none
                    (scripts/foreign-launch.sh)
-  9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode
-                   (scripts/mpi4py-suite.sh; what it leaves out is listed there with the reason)
+  9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode,
+                   and at 2 ranks in threads mode (scripts/mpi4py-suite.sh; what it leaves out is
+                   listed there with the reason)
   10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
                    HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
                    (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
@@ -59,6 +60,7 @@ Environment:
   OXMPI_BINARY_MODES  rank modes for the prebuilt MPICH binaries (default: "processes threads")
   OXMPI_TEST_SKIP_DEPS=1  do not check or install Debian packages
   OXMPI_TEST_MPI4PY_NP    rank counts for mpi4py's suite (default: "1 2 4")
+  OXMPI_TEST_MPI4PY_THREADS_NP  rank counts for it in threads mode (default: "2")
   OXMPI_TEST_HDF5=0       skip the hdf5 stage (default: run)
   OXMPI_TEST_STAGES="build install ..."  run only these stages (the others are reported as skip)
 USAGE
@@ -340,9 +342,14 @@ stage_foreign_launch() {
 
 # test_datatype is Python-bound (pickling every datatype): at 4 ranks on 2 loaded cores it took
 # up to 240 s, so a module gets 480 s.
+# Threads mode (issue 18): one interpreter per rank in one process, at 2 ranks.
 stage_mpi4py() {
+    local rc=0
     run timeout -k 10 2400 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" \
-        --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 480
+        --np "${OXMPI_TEST_MPI4PY_NP:-1 2 4}" --timeout 480 || rc=1
+    run timeout -k 10 1200 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" --mode threads \
+        --np "${OXMPI_TEST_MPI4PY_THREADS_NP:-2}" --timeout 480 || rc=1
+    return $rc
 }
 
 # Parallel HDF5 on MPI-IO (issue 17), as users build it (h5pcc.mpich).

@@ -116,3 +116,33 @@ pub unsafe extern "C" fn oxmpi_threads_sigaction(sig: c_int, act: *const libc::s
         unsafe { host::set_crash_disposition(ctx as usize, sig, act, old) as c_int }
     })
 }
+
+/// `dlopen(file, flags)` called: 1 with `*out` set (the handle, NULL on failure with `dlerror`
+/// set) if the calling rank's thread loads the object for itself
+/// (`loader::rank_dlopen`), 0 to let libc's `dlopen` do it.
+///
+/// # Safety
+/// `file` is NULL or a NUL-terminated string; `out` is NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxmpi_threads_dlopen(file: *const c_char, flags: c_int, out: *mut *mut std::ffi::c_void) -> c_int {
+    crate::ffi::boundary::run_value(0, || {
+        if out.is_null() {
+            return 0;
+        }
+        use crate::runtime::threads::loader::rank_dlopen;
+        let done = if file.is_null() {
+            rank_dlopen::dlopen_program(flags)
+        } else {
+            // SAFETY: non-NULL, NUL-terminated (the caller's contract, as dlopen's).
+            rank_dlopen::dlopen_for_rank(unsafe { std::ffi::CStr::from_ptr(file) }, flags)
+        };
+        match done {
+            Some(h) => {
+                // SAFETY: non-NULL and writable (the preload library's stack slot).
+                unsafe { *out = h };
+                1
+            }
+            None => 0,
+        }
+    })
+}

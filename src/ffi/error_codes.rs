@@ -84,7 +84,7 @@ pub fn string_of(code: c_int) -> Option<String> {
 /// User-defined error classes and codes (MPI 4.1 section 9.5). They are process-local in the
 /// standard; in threads mode the ranks of one process share them (a class added by one rank is
 /// valid in all of them), which the standard's process-local rule permits since those ranks are
-/// one OS process.
+/// one OS process; MPI_LASTUSEDCODE is per rank (`last_used_code`).
 ///
 /// As in MPICH, every user-defined value lies above MPI_ERR_LASTCODE (programs and mpi4py check
 /// this): classes are `USER_CLASS_BASE + i`, codes `USER_CODE_BASE + j`. Rich codes only carry
@@ -115,6 +115,25 @@ static USER: Mutex<UserErrors> = Mutex::new(UserErrors { classes: Vec::new(), co
 /// The value of the MPI_LASTUSEDCODE attribute: the largest class or code in use. The attribute
 /// hands out a pointer to it, so it is an atomic with `int` layout.
 pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPICH_ERR_LAST_CLASS);
+
+/// Rank contexts (threads mode) with an MPI_LASTUSEDCODE of their own.
+const RANK_LAST_USED: usize = 1024;
+/// MPI_LASTUSEDCODE per rank context in threads mode: the largest class or code that rank made,
+/// as its own process would show it (the numbers stay unique in the process, so a rank never
+/// sees another rank's newer class as its last one).
+static LAST_USED_BY_RANK: [AtomicI32; RANK_LAST_USED] = [const { AtomicI32::new(MPICH_ERR_LAST_CLASS) }; RANK_LAST_USED];
+
+/// The MPI_LASTUSEDCODE attribute's value for the caller: its rank's in threads mode.
+pub fn last_used_code() -> &'static AtomicI32 {
+    let ctx = crate::runtime::job::context();
+    usize::try_from(ctx).ok().and_then(|c| LAST_USED_BY_RANK.get(c)).unwrap_or(&LAST_USED_CODE)
+}
+
+/// Records `value` as made by the caller.
+fn note_used(value: c_int) {
+    LAST_USED_CODE.fetch_max(value, Ordering::AcqRel);
+    last_used_code().fetch_max(value, Ordering::AcqRel);
+}
 
 fn user_lock() -> std::sync::MutexGuard<'static, UserErrors> {
     USER.lock().unwrap_or_else(|p| p.into_inner())
@@ -163,7 +182,7 @@ pub fn add_error_class() -> MpiResult<c_int> {
     }
     let class = USER_CLASS_BASE + t.classes.len() as c_int;
     t.classes.push(Some(UserEntry { class, text: None }));
-    LAST_USED_CODE.fetch_max(class, Ordering::AcqRel);
+    note_used(class);
     Ok(class)
 }
 
@@ -178,7 +197,7 @@ pub fn add_error_code(class: c_int) -> MpiResult<c_int> {
     }
     let code = USER_CODE_BASE + t.codes.len() as c_int;
     t.codes.push(Some(UserEntry { class, text: None }));
-    LAST_USED_CODE.fetch_max(code, Ordering::AcqRel);
+    note_used(code);
     Ok(code)
 }
 

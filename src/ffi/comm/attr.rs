@@ -219,7 +219,7 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         KEY_WTIME_IS_GLOBAL => Some(&v.wtime_is_global as *const c_int as *const c_void),
         KEY_UNIVERSE_SIZE => Some(&v.universe_size as *const c_int as *const c_void),
         // Follows MPI_Add_error_class / MPI_Add_error_code.
-        KEY_LASTUSEDCODE => Some(crate::ffi::error_codes::LAST_USED_CODE.as_ptr() as *const c_void),
+        KEY_LASTUSEDCODE => Some(crate::ffi::error_codes::last_used_code().as_ptr() as *const c_void),
         KEY_APPNUM => Some(&v.appnum as *const c_int as *const c_void),
         _ if is_predefined(keyval) => return Err(err(MPI_ERR_KEYVAL, format!("keyval 0x{:08x} is not a predefined communicator attribute oxmpi knows", keyval as u32))),
         _ => {

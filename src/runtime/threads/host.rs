@@ -482,6 +482,11 @@ pub(super) fn fiber_blocker(inst: &loader::Instance) -> Option<&'static str> {
     if ["GOMP_parallel", "GOMP_parallel_start", "__kmpc_fork_call"].iter().any(|s| inst.symbol(s).is_some()) {
         return Some("uses OpenMP");
     }
+    // CPython finds a thread's state through thread-specific data (PyGILState): a fiber moved
+    // to another carrier would lose it.
+    if inst.symbol("Py_Initialize").is_some() {
+        return Some("runs a Python interpreter");
+    }
     None
 }
 

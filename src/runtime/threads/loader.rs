@@ -35,6 +35,8 @@ use std::path::{Path, PathBuf};
 
 mod entry;
 mod private_libs;
+pub mod rank_dlopen;
+mod scope_object;
 
 /// Why a program cannot run in threads mode, with a one-line, user-facing reason that names the fix.
 #[derive(Clone, PartialEq, Eq)]
@@ -105,7 +107,7 @@ pub struct Prepared {
     init_array: Option<(u64, u64)>,
     /// The libraries each rank gets copies of, found when rank 0's instance is loaded
     /// (`private_libs`); None inside: there are none.
-    private: std::sync::OnceLock<Option<private_libs::PrivateLibs>>,
+    private: std::sync::OnceLock<Option<std::sync::Arc<private_libs::PrivateLibs>>>,
 }
 
 /// Where `prepare` found the address of `main`.
@@ -242,6 +244,13 @@ impl Prepared {
         }
         // Rank 0 loads the program's libraries as it asks; later ranks get private copies of
         // those built on MPI (`private_libs`), unless they cannot be made.
+        if self.private.get().is_none() {
+            // A program loaded before in this process (the job's, spawned again): its libraries
+            // are loaded, so this instance needs copies from the start.
+            if let Some(known) = private_libs::known(&self.program) {
+                let _ = self.private.set(known);
+            }
+        }
         let first = self.private.get().is_none();
         let before = if first { private_libs::loaded_objects() } else { Vec::new() };
         let mut image = std::borrow::Cow::Borrowed(&self.image[..]);
@@ -272,7 +281,9 @@ impl Prepared {
         if first {
             let after = private_libs::loaded_objects();
             let new: Vec<String> = after.into_iter().filter(|o| !o.starts_with("/proc/") && !before.contains(o)).collect();
-            let _ = self.private.set(private_libs::PrivateLibs::find(&new));
+            let found = private_libs::PrivateLibs::find(&new).map(std::sync::Arc::new);
+            private_libs::remember(&self.program, found.clone());
+            let _ = self.private.set(found);
         }
         if handle.is_null() {
             let msg = dlerror_text();
@@ -284,6 +295,7 @@ impl Prepared {
             Some(b) => b,
             None => return Err(fail(format!("dlinfo(RTLD_DI_LINKMAP): {}", dlerror_text()))),
         };
+        rank_dlopen::set_program(rank, &format!("/proc/self/fd/{fd}"));
         let addr = if self.main_exported {
             // SAFETY: live handle, C string literal.
             let p = unsafe { libc::dlsym(handle, c"main".as_ptr()) } as usize;

@@ -7,7 +7,8 @@
 //!
 //! * Rank 0's instance is loaded as the program asks. The objects its `dlopen` brought in
 //!   (`dl_iterate_phdr` before and after) are the program's libraries. The *private set* is those
-//!   that depend on MPI, directly or through another one of them, plus the user's
+//!   that depend on MPI, directly or through another one of them, plus interpreters' libraries
+//!   (`libpython`: the interpreter's whole state) and the user's
 //!   `OXMPI_PRIVATE_LIBS`, minus `OXMPI_SHARED_LIBS` (name prefixes, comma-separated). Everything
 //!   else (libc, the compilers' run-time libraries, zlib, curl...) stays one per process, as
 //!   oxmpi itself does.
@@ -41,6 +42,10 @@ const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 /// Library names (prefixes) that are MPI itself: a library needing one of them is built on MPI.
 const MPI_LIBS: &[&str] = &["libmpi.so", "libmpich.so", "libmpifort.so", "libmpichfort.so", "libmpicxx.so", "libmpichcxx.so", "libmpi_", "liboxmpi"];
 
+/// Libraries private per rank even though they are not built on MPI: an interpreter keeps its
+/// whole state in its library (a Python interpreter per rank needs its own `libpython`).
+const INTERPRETER_LIBS: &[&str] = &["libpython"];
+
 /// One library of the private set.
 struct Lib {
     /// The names a `DT_NEEDED` entry may use for it: its `DT_SONAME` and its file's name.
@@ -52,6 +57,40 @@ struct Lib {
 /// The private set found from rank 0's instance.
 pub struct PrivateLibs {
     libs: Vec<Lib>,
+}
+
+/// The private sets found so far, by program file (see `known`).
+static KNOWN: std::sync::Mutex<Vec<(std::path::PathBuf, Option<std::sync::Arc<PrivateLibs>>)>> = std::sync::Mutex::new(Vec::new());
+
+/// The private set found when `program` was first loaded in this process, if it was: a rank
+/// spawned later with the same program must get copies, as its libraries are loaded already.
+pub fn known(program: &Path) -> Option<Option<std::sync::Arc<PrivateLibs>>> {
+    let k = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    k.iter().find(|(p, _)| p == program).map(|(_, s)| s.clone())
+}
+
+/// Records the private set found on `program`'s first load (see `known`).
+pub fn remember(program: &Path, set: Option<std::sync::Arc<PrivateLibs>>) {
+    let mut k = KNOWN.lock().unwrap_or_else(|p| p.into_inner());
+    if !k.iter().any(|(p, _)| p == program) {
+        k.push((program.to_path_buf(), set));
+    }
+}
+
+/// Cuts `b` after the last byte a program header maps and drops the section headers: a copy
+/// to load needs only its segments (a library built with debugging information is mostly
+/// sections: 23 MB of `libpython3.11` with 5.7 MB loaded).
+fn keep_segments_only(b: &mut Vec<u8>) {
+    let Ok(ph) = phdrs(b) else { return };
+    let Some(end) = ph.iter().map(|p| p.p_offset.saturating_add(p.p_filesz)).max() else { return };
+    let phend = u64_at(b, 0x20).unwrap_or(0).saturating_add(u64::from(u16_at(b, 0x38).unwrap_or(0)) * 56);
+    let end = end.max(phend).max(64);
+    if end < b.len() as u64 {
+        b.truncate(end as usize);
+        // e_shoff, e_shnum, e_shstrndx: no section headers any more.
+        b[0x28..0x30].fill(0);
+        b[0x3c..0x40].fill(0);
+    }
 }
 
 /// The file names of the objects loaded in the process, in load order (`dl_iterate_phdr`).
@@ -224,10 +263,11 @@ impl PrivateLibs {
     /// The private set among `new` (the objects rank 0's `dlopen` loaded, file paths), or None
     /// when it is empty, cannot be read, or privatizing is turned off (`OXMPI_PRIVATE_LIBS=0`).
     pub fn find(new: &[String]) -> Option<PrivateLibs> {
-        let user_private = prefixes("OXMPI_PRIVATE_LIBS");
+        let mut user_private = prefixes("OXMPI_PRIVATE_LIBS");
         if user_private.iter().any(|p| p == "0") {
             return None;
         }
+        user_private.extend(INTERPRETER_LIBS.iter().map(|s| s.to_string()));
         let user_shared = prefixes("OXMPI_SHARED_LIBS");
         struct Cand {
             names: Vec<String>,
@@ -288,6 +328,7 @@ impl PrivateLibs {
         for (lib, &fd) in self.libs.iter().zip(&fds) {
             let mut image = lib.image.clone();
             relative |= rewrite_needed(&mut image, &target)?;
+            keep_segments_only(&mut image);
             // SAFETY: fd was created above and is owned by nobody else; into_raw_fd gives it back
             // (it stays open for the life of the process, see the module comment).
             let mut file = unsafe { File::from_raw_fd(fd) };
