@@ -1,5 +1,9 @@
-//! MPI_Allreduce algorithms: `recursive_doubling` (here), `rabenseifner` (`rabenseifner.rs`) and
-//! `ring` (`ring.rs`); the last two for commutative ops only.
+//! MPI_Allreduce algorithms: `recursive_doubling` (here), `rabenseifner` (`rabenseifner.rs`),
+//! `ring` (`ring.rs`), `direct` (`direct.rs`), `shared` (here), and the PAP-aware ones for
+//! imbalanced arrivals (issue 21 item 3): `clairvoyant` (`allreduce_clairvoyant.rs`),
+//! `sorted_linear` (`sorted_linear.rs`) and `prereduced_ring` (`prereduced_ring.rs`). All but
+//! `recursive_doubling` and `shared` need a commutative op; the others fall back to recursive
+//! doubling.
 //!
 //! `recursive_doubling`: (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
 //! fold-in step for rank counts that are not a power of two.
@@ -41,7 +45,16 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring"];
+
+/// Indices of the PAP-aware algorithms in `ALGORITHMS` (issue 21 item 3).
+const CLAIRVOYANT: usize = 5;
+const SORTED_LINEAR: usize = 6;
+const PREREDUCED_RING: usize = 7;
+
+/// Commutative reductions of at least this many bytes record and share their arrival times
+/// (`clairvoyant_pap`), and `auto` runs them PAP-aware when the predicted imbalance is above 1.
+const PAP_MIN: usize = 256 << 10;
 
 /// Threads mode: reductions up to this many bytes meet in the communicator's shared arena.
 /// Measured (benches/ring_allreduce.c, 16 ranks on 2 cores, 8 bytes): one arena episode per call
@@ -59,6 +72,7 @@ const LARGE_MIN: usize = 512 << 10;
 /// # Safety
 /// As `allreduce_internal`.
 pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let arrived = super::clairvoyant_pap::now_ns();
     let n = cx.size();
     let bytes = count * red.size;
     let forced = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
@@ -72,13 +86,45 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
             return unsafe { shared(cx, a, sendbuf, recvbuf, count, red) };
         }
     }
-    let algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
+    let mut algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
+    // The PAP-aware algorithms combine in arrival order: commutative ops only. Candidate calls
+    // share their arrival times whatever runs them (as MPI_Reduce's); the decision depends only
+    // on arguments every rank passes alike.
+    let pap_forced = matches!(forced, Some(CLAIRVOYANT | SORTED_LINEAR | PREREDUCED_RING));
+    let min = if pap_forced { 1 } else { PAP_MIN };
+    let pap = if red.commutative() && (pap_forced || forced.is_none()) && super::clairvoyant_pap::candidate(cx, count, red.size, min) {
+        Some(super::clairvoyant_pap::arrivals(cx, arrived, count, red.size)?)
+    } else {
+        None
+    };
+    if forced.is_none() && pap.as_ref().is_some_and(|a| a.imbalance > 1.0) {
+        algo = CLAIRVOYANT;
+    }
     // SAFETY: per this function's contract.
     unsafe {
         match algo {
             1 => super::rabenseifner::allreduce(cx, sendbuf, recvbuf, count, red),
             2 => super::ring::allreduce(cx, sendbuf, recvbuf, count, red),
             3 => super::direct::allreduce(cx, sendbuf, recvbuf, count, red),
+            CLAIRVOYANT => {
+                let plan = match pap {
+                    Some(a) => Some(a.into_plan(cx, super::allreduce_clairvoyant::choose_root)?),
+                    None => None,
+                };
+                super::allreduce_clairvoyant::allreduce(cx, sendbuf, recvbuf, count, red, plan)
+            }
+            SORTED_LINEAR | PREREDUCED_RING => {
+                // Without a pattern (a phase of a larger collective): rank order, one segment.
+                let (pattern, segments, ring) = match &pap {
+                    Some(a) => (a.pattern.clone(), a.segments, 2 * a.segments as i64 * a.round / a.quantum.max(1)),
+                    None => (vec![0; n], 1, 0),
+                };
+                if algo == SORTED_LINEAR {
+                    super::sorted_linear::allreduce(cx, sendbuf, recvbuf, count, red, &pattern, segments)
+                } else {
+                    super::prereduced_ring::allreduce(cx, sendbuf, recvbuf, count, red, &pattern, ring, segments)
+                }
+            }
             _ => recursive_doubling(cx, sendbuf, recvbuf, count, red),
         }
     }

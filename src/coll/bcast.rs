@@ -3,6 +3,9 @@
 //! - `scatter_allgather` (`scatter_allgather.rs`): van de Geijn's binomial scatter + ring
 //!   allgather, for large messages.
 //! - `pipeline` (`pipeline.rs`): a chain of ranks forwarding segments.
+//! - `arrival_tree` (`bcast_arrival.rs`): a binomial tree whose inner positions go to the
+//!   ranks predicted to arrive first (issue 21 item 3); `auto` picks it when the root is among
+//!   the first to arrive and the predicted imbalance is worth it.
 //! - `binomial`: binomial tree rooted at `root`. With ranks renumbered relative to the root
 //!   (`vr = (rank - root) mod n`), rank `vr` receives from `vr` minus its lowest set bit, then
 //!   sends to `vr + 2^k` for every `2^k` below that bit, largest subtree first: ceil(log2 n)
@@ -16,21 +19,50 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree"];
+
+/// Index of the arrival-ordered tree in `ALGORITHMS`.
+const ARRIVAL_TREE: usize = 3;
+
+/// Broadcasts of at least this many bytes record and share their arrival times, and `auto` runs
+/// them on the arrival-ordered tree when the root is predicted among the first and the predicted
+/// imbalance is above 1 (`bcast_arrival`).
+const ARRIVAL_MIN: usize = 256 << 10;
 
 /// Broadcasts `bytes` bytes at `buf` from communicator rank `root` (`root < cx.size()`).
 ///
 /// # Safety
 /// `buf` must hold `bytes` bytes, readable at the root and writable elsewhere.
 pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
+    let arrived = super::clairvoyant_pap::now_ns();
     if cx.size() == 1 || bytes == 0 {
         return Ok(());
     }
     let n = cx.size();
-    let algo = match forced(Collective::Bcast, ALGORITHMS)? {
-        Some(i) => i,
-        None => auto(bytes, n),
-    };
+    let forced = forced(Collective::Bcast, ALGORITHMS)?;
+    // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
+    let min = if forced == Some(ARRIVAL_TREE) { 1 } else { ARRIVAL_MIN };
+    let pap = if super::clairvoyant_pap::candidate(cx, bytes, 1, min) { Some(super::clairvoyant_pap::arrivals(cx, arrived, bytes, 1)?) } else { None };
+    let mut algo = forced.unwrap_or_else(|| auto(bytes, n));
+    if forced.is_none() && pap.as_ref().is_some_and(|a| super::bcast_arrival::worth_it(a, root)) {
+        algo = ARRIVAL_TREE;
+    }
+    // SAFETY: per this function's contract.
+    unsafe {
+        match (algo, &pap) {
+            (ARRIVAL_TREE, Some(a)) => super::bcast_arrival::bcast(cx, buf, bytes, root, &a.pattern),
+            // A phase of a larger collective: no arrival pattern, the classic choice.
+            (ARRIVAL_TREE, None) => classic(cx, buf, bytes, root),
+            _ => run(cx, algo, buf, bytes, root),
+        }
+    }
+}
+
+/// Runs classic algorithm `algo` (an index into `ALGORITHMS`).
+///
+/// # Safety
+/// As `bcast`.
+unsafe fn run(cx: &Coll, algo: usize, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
     // SAFETY: per this function's contract.
     unsafe {
         match algo {
@@ -39,6 +71,19 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
             _ => binomial(cx, buf, bytes, root),
         }
     }
+}
+
+/// The automatic choice among the algorithms that ignore arrivals (for the second half of a
+/// PAP-aware MPI_Allreduce, which runs when every rank has arrived).
+///
+/// # Safety
+/// As `bcast`.
+pub unsafe fn classic(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
+    if cx.size() == 1 || bytes == 0 {
+        return Ok(());
+    }
+    // SAFETY: per this function's contract.
+    unsafe { run(cx, auto(bytes, cx.size()), buf, bytes, root) }
 }
 
 /// The automatic choice: an index into `ALGORITHMS`.
@@ -78,12 +123,21 @@ fn auto(bytes: usize, n: usize) -> usize {
 /// As `bcast`.
 pub unsafe fn binomial(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
     let n = cx.size();
-    let vr = (cx.rank() + n - root) % n;
+    // SAFETY: per this function's contract.
+    unsafe { binomial_mapped(cx, buf, bytes, n, (cx.rank() + n - root) % n, |vr| (vr + root) % n) }
+}
+
+/// The binomial tree over `n` tree positions: this rank sits at position `vr`, position 0 is the
+/// root, and `rank_at(v)` is the communicator rank at position `v`.
+///
+/// # Safety
+/// As `bcast`, with `buf` readable at position 0.
+pub unsafe fn binomial_mapped(cx: &Coll, buf: *mut u8, bytes: usize, n: usize, vr: usize, rank_at: impl Fn(usize) -> usize) -> MpiResult {
     let mut mask = 1;
     while mask < n {
         if vr & mask != 0 {
             // SAFETY: `buf` holds `bytes` writable bytes at non-roots.
-            unsafe { cx.recv(buf, bytes, (vr - mask + root) % n)? };
+            unsafe { cx.recv(buf, bytes, rank_at(vr - mask))? };
             break;
         }
         mask <<= 1;
@@ -93,7 +147,7 @@ pub unsafe fn binomial(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> Mp
     while mask > 0 {
         if vr + mask < n {
             // SAFETY: `buf` holds `bytes` bytes; the sends are waited for below.
-            match unsafe { cx.isend(buf, bytes, (vr + mask + root) % n) } {
+            match unsafe { cx.isend(buf, bytes, rank_at(vr + mask)) } {
                 Ok(s) => sends.push(s),
                 Err(e) => {
                     // This error is the one to report; the others' are of the same collective.

@@ -51,6 +51,10 @@ pub struct Plan {
     /// point-to-point transfer of the whole vector (Faraj et al.: > 1 means imbalanced); 0 when
     /// the predictor missed the previous call too widely to be trusted.
     pub imbalance: f64,
+    /// The schedule's root (chosen by `plan_rooted`'s caller).
+    pub root: usize,
+    /// The agreed arrival pattern (quanta from the first arrival).
+    pub pattern: Vec<i64>,
     /// What the executor needs to follow re-plans (None: no board, or re-planning off).
     pub live: Option<Live>,
     /// The call's board cell, released when the plan is dropped (the end of the call).
@@ -263,6 +267,65 @@ pub fn candidate(cx: &Coll, count: usize, size: usize, min_bytes: usize) -> bool
 /// Records this call's arrival (`arrived`, from `now_ns`), collects the previous call's, and
 /// returns the schedule this call runs (see the module documentation).
 pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> MpiResult<Plan> {
+    arrivals(cx, arrived, count, size)?.into_plan(cx, |_, _| root)
+}
+
+/// One call's agreed arrival pattern: what algorithms that order ranks by arrival need
+/// (`sorted_linear`, `prereduced_ring`, `bcast_arrival`), and what a Clairvoyant schedule is
+/// built from (`into_plan`).
+pub struct Arrivals {
+    /// Predicted arrival of each rank, in quanta from the first; identical on every rank.
+    pub pattern: Vec<i64>,
+    /// As `Plan::imbalance`.
+    pub imbalance: f64,
+    /// Round length (ns) of the cost model: the time to move one segment.
+    pub round: i64,
+    /// Segment count of the cost model (`round * segments`: moving the whole vector once).
+    pub segments: usize,
+    /// Length of a pattern unit (ns).
+    pub quantum: i64,
+    key: u64,
+    /// The prediction from the current history, for the next call.
+    next: Option<Vec<i64>>,
+    board: Option<Agreed>,
+    lease: Option<Lease>,
+}
+
+impl Arrivals {
+    /// The Clairvoyant schedule for this pattern, rooted where `choose(pattern, problem)` says:
+    /// it gets the pattern and a problem for it with a placeholder root, and must depend on its
+    /// arguments only, so that every rank chooses alike.
+    pub fn into_plan(self, cx: &Coll, choose: impl Fn(&[i64], &Problem) -> usize) -> MpiResult<Plan> {
+        let n = cx.size();
+        let quantum = self.quantum;
+        let (segments, round) = (self.segments, self.round);
+        let problem = |q: &[i64], root: usize| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round, holds: Vec::new() };
+        let root = choose(&self.pattern, &problem(&self.pattern, 0)).min(n - 1);
+        let pb = problem(&self.pattern, root);
+        pb.check().map_err(|e| err(ErrorClass::Intern, format!("Clairvoyant schedule inputs: {e}")))?;
+        if let Some(next) = &self.next {
+            let npb = problem(next, choose(next, &problem(next, 0)).min(n - 1));
+            if npb.check().is_ok() && npb != pb {
+                cache::prefetch(npb);
+            }
+        }
+        let live = match (self.board, board_of(cx.u, cx.c)) {
+            (Some(b), Some(bd)) if clairvoyant_watch::enabled() => Some(Live {
+                cell: b.cell,
+                missed: b.missed,
+                quantum,
+                round,
+                watch: Watched { cell: b.cell, board: bd, key: self.key, members: cx.c.group.clone(), seg: cx.u.seg.clone(), t0: b.t0, pattern: self.pattern.clone(), quantum, slack: slack_ns(round) },
+            }),
+            _ => None,
+        };
+        Ok(Plan { segments, sched: cache::get(&pb), imbalance: self.imbalance, root, pattern: self.pattern, live, _lease: self.lease })
+    }
+}
+
+/// Records this call's arrival (`arrived`, from `now_ns`), collects the previous call's, and
+/// agrees this call's arrival pattern (module documentation).
+pub fn arrivals(cx: &Coll, arrived: i64, count: usize, size: usize) -> MpiResult<Arrivals> {
     let n = cx.size();
     let me = cx.rank();
     let st = state(cx.c);
@@ -326,15 +389,6 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
         Some(b) if b.informed => b.pattern.clone(),
         _ => lagged.unwrap_or_else(|| vec![0; n]),
     };
-    let problem = |q: &[i64]| Problem { arrivals: q.iter().map(|&x| x.saturating_mul(quantum)).collect(), root, segments, round, holds: Vec::new() };
-    let pb = problem(&pattern);
-    pb.check().map_err(|e| err(ErrorClass::Intern, format!("Clairvoyant schedule inputs: {e}")))?;
-    if let Some(next) = current {
-        let npb = problem(&next);
-        if npb.check().is_ok() && npb != pb {
-            cache::prefetch(npb);
-        }
-    }
     // Imbalance factor (Faraj et al., via Proficz & Ocetkiewicz): the predicted spread over the
     // time of moving the whole vector once (N rounds). A prediction that missed the previous
     // call by more than a quarter of the spread is not trusted: random arrivals average out to
@@ -343,16 +397,6 @@ pub fn plan(cx: &Coll, arrived: i64, count: usize, size: usize, root: usize) -> 
     // A pattern from reports is trusted as such.
     let trusted = informed || last_error.is_some_and(|e| e.saturating_mul(4) < spread);
     let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
-    let live = match (board, board_of(cx.u, cx.c)) {
-        (Some(b), Some(bd)) if clairvoyant_watch::enabled() => Some(Live {
-            cell: b.cell,
-            missed: b.missed,
-            quantum,
-            round,
-            watch: Watched { cell: b.cell, board: bd, key, members: cx.c.group.clone(), seg: cx.u.seg.clone(), t0: b.t0, pattern: pattern.clone(), quantum, slack: slack_ns(round) },
-        }),
-        _ => None,
-    };
-    state(cx.c).lock().unwrap_or_else(|p| p.into_inner()).used = Some((pattern, quantum));
-    Ok(Plan { segments, sched: cache::get(&pb), imbalance, live, _lease: lease })
+    state(cx.c).lock().unwrap_or_else(|p| p.into_inner()).used = Some((pattern.clone(), quantum));
+    Ok(Arrivals { pattern, imbalance, round, segments, quantum, key, next: current, board, lease })
 }

@@ -21,11 +21,13 @@
 //! forced with `OXMPI_<COLLECTIVE>_ALGORITHM`.
 pub mod allgather;
 pub mod allreduce;
+pub mod allreduce_clairvoyant;
 pub mod arena;
 pub mod alltoall;
 pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
+pub mod bcast_arrival;
 pub mod clairvoyant_calib;
 pub mod clairvoyant_exec;
 pub mod clairvoyant_pap;
@@ -34,9 +36,11 @@ pub mod direct;
 pub mod gather;
 pub mod inter;
 pub mod pipeline;
+pub mod prereduced_ring;
 pub mod rabenseifner;
 pub mod reduce;
 pub mod scatter;
+pub mod sorted_linear;
 pub mod reduce_scatter;
 pub mod scan;
 pub mod ring;

@@ -59,15 +59,30 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
             CLAIRVOYANT => match &mut plan {
                 Some(p) => super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments, p.live.take()),
                 // A phase of a larger collective, or too few elements: a balanced schedule.
-                None if n > 1 && count > 0 => {
-                    let (segments, round) = super::clairvoyant_pap::params(count, red.size, n);
-                    let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round, holds: Vec::new() };
-                    let s = crate::clairvoyant::cache::get(&pb);
-                    super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments, None)
-                }
-                None => binomial(cx, sendbuf, recvbuf, count, red, root),
+                None => clairvoyant_balanced(cx, sendbuf, recvbuf, count, red, root),
             },
             _ => binomial(cx, sendbuf, recvbuf, count, red, root),
+        }
+    }
+}
+
+/// Clairvoyant without an arrival pattern (a phase of a larger collective, or too few elements
+/// for the arrival exchange): the schedule for simultaneous arrivals; binomial when there is
+/// nothing to reduce.
+///
+/// # Safety
+/// As `binomial`.
+pub unsafe fn clairvoyant_balanced(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let n = cx.size();
+    // SAFETY: per this function's contract.
+    unsafe {
+        if n > 1 && count > 0 {
+            let (segments, round) = super::clairvoyant_pap::params(count, red.size, n);
+            let pb = crate::clairvoyant::Problem { arrivals: vec![0; n], root, segments, round, holds: Vec::new() };
+            let s = crate::clairvoyant::cache::get(&pb);
+            super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &s, segments, None)
+        } else {
+            binomial(cx, sendbuf, recvbuf, count, red, root)
         }
     }
 }

@@ -8,15 +8,26 @@
 //! receives `2 (n-1)/n` of the vector, the minimum for any allreduce, for any `n` (no
 //! power-of-two fold-in), and each step waits on a single neighbour.
 use super::{blocks, Coll};
-use crate::error::MpiResult;
+use crate::error::{err, ErrorClass, MpiResult};
 use crate::op::Reduction;
 
 /// # Safety
 /// `sendbuf` holds `count` readable elements of `red`'s type, `recvbuf` `count` writable ones;
 /// the same buffer or disjoint. `red.op` must be commutative.
 pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
-    let n = cx.size();
-    let rank = cx.rank();
+    let members: Vec<usize> = (0..cx.size()).collect();
+    // SAFETY: per this function's contract.
+    unsafe { among(cx, &members, sendbuf, recvbuf, count, red) }
+}
+
+/// The ring over `members` (communicator ranks in ring order, this rank among them): the
+/// allreduce of their contributions, on their ranks only.
+///
+/// # Safety
+/// As `allreduce`.
+pub unsafe fn among(cx: &Coll, members: &[usize], sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let n = members.len();
+    let rank = members.iter().position(|&r| r == cx.rank()).ok_or_else(|| err(ErrorClass::Intern, "ring allreduce: this rank is not a ring member"))?;
     let size = red.size;
     if !std::ptr::eq(sendbuf, recvbuf) {
         // SAFETY: both hold `count` elements and are disjoint (contract).
@@ -26,7 +37,7 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
         let (s, l) = blocks(count, n, b, b + 1);
         (s * size, l * size)
     };
-    let (right, left) = ((rank + 1) % n, (rank + n - 1) % n);
+    let (right, left) = (members[(rank + 1) % n], members[(rank + n - 1) % n]);
     // Block 0 is the longest.
     let mut tmp = vec![0u8; range(0).1];
     for s in 0..n - 1 {
