@@ -363,6 +363,9 @@ stage_hdf5() {
 stage_scalapack() {
     run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite scalapack \
         --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 120
+    # The same testers built against Open MPI (issue 20): oxmpi's libmpi.so.40.
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite scalapack-openmpi \
+        --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 120
 }
 
 # OpenCoarrays' prebuilt tests: gfortran coarray programs (MPI_Init from the library, RMA).
