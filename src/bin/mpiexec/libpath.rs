@@ -136,7 +136,9 @@ pub fn plan(program: &str, info: Option<&DynInfo>, abi: Option<Abi>, libdir: Opt
             Some("0") => false,
             _ => i.has_rpath || unredirected,
         };
-        if !mpich.is_empty() && want {
+        // Only an MPICH-ABI program: the closure of a standard-ABI one holds libmpi.so.12 too
+        // (libmpi_abi.so.1 NEEDs it), whose symbols must not win over libmpi_abi.so.1's.
+        if !mpich.is_empty() && want && abi == Some(Abi::Mpich) {
             out.ld_preload = Some(prepend(lib.preload.as_os_str(), user.ld_preload.as_deref()));
         }
     }
@@ -243,6 +245,15 @@ mod tests {
         let e = plan("python3", Some(&info(&["libc.so.6"], false)), Some(Abi::Ompi), Some(&with), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib/openmpi-abi:/opt/ox/lib");
         assert!(plan("python3", None, Some(Abi::Ompi), Some(&lib()), &UserEnv::default()).is_err());
+    }
+
+    #[test]
+    fn standard_abi_program_is_not_given_libmpi_so_12_first() {
+        // The closure of an `mpicc -mpi-abi` program with its RUNPATH.
+        let p = info(&["libmpi_abi.so.1", "libc.so.6", "libmpi.so.12"], true);
+        let e = plan("p", Some(&p), Abi::of(&p), Some(&lib()), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib");
+        assert_eq!(e.ld_preload, None);
     }
 
     #[test]
