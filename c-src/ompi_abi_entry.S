@@ -392,16 +392,6 @@ MPI_Comm_create_group:
 PMPI_Comm_create_group:
 	jmp oxompi_MPI_Comm_create_group@PLT
 	.size PMPI_Comm_create_group, .-PMPI_Comm_create_group
-	.globl MPI_Comm_create_keyval
-	.type MPI_Comm_create_keyval, @function
-MPI_Comm_create_keyval:
-	jmp oxompi_MPI_Comm_create_keyval@PLT
-	.size MPI_Comm_create_keyval, .-MPI_Comm_create_keyval
-	.globl PMPI_Comm_create_keyval
-	.type PMPI_Comm_create_keyval, @function
-PMPI_Comm_create_keyval:
-	jmp oxompi_MPI_Comm_create_keyval@PLT
-	.size PMPI_Comm_create_keyval, .-PMPI_Comm_create_keyval
 	.globl MPI_Comm_delete_attr
 	.type MPI_Comm_delete_attr, @function
 MPI_Comm_delete_attr:
@@ -1512,16 +1502,6 @@ MPI_Get_processor_name:
 PMPI_Get_processor_name:
 	jmp oxompi_MPI_Get_processor_name@PLT
 	.size PMPI_Get_processor_name, .-PMPI_Get_processor_name
-	.globl MPI_Get_version
-	.type MPI_Get_version, @function
-MPI_Get_version:
-	jmp oxompi_MPI_Get_version@PLT
-	.size MPI_Get_version, .-MPI_Get_version
-	.globl PMPI_Get_version
-	.type PMPI_Get_version, @function
-PMPI_Get_version:
-	jmp oxompi_MPI_Get_version@PLT
-	.size PMPI_Get_version, .-PMPI_Get_version
 	.globl MPI_Graph_create
 	.type MPI_Graph_create, @function
 MPI_Graph_create:
@@ -2172,16 +2152,6 @@ MPI_Issend:
 PMPI_Issend:
 	jmp oxompi_MPI_Issend@PLT
 	.size PMPI_Issend, .-PMPI_Issend
-	.globl MPI_Keyval_create
-	.type MPI_Keyval_create, @function
-MPI_Keyval_create:
-	jmp oxompi_MPI_Keyval_create@PLT
-	.size MPI_Keyval_create, .-MPI_Keyval_create
-	.globl PMPI_Keyval_create
-	.type PMPI_Keyval_create, @function
-PMPI_Keyval_create:
-	jmp oxompi_MPI_Keyval_create@PLT
-	.size PMPI_Keyval_create, .-PMPI_Keyval_create
 	.globl MPI_Keyval_free
 	.type MPI_Keyval_free, @function
 MPI_Keyval_free:
@@ -3152,16 +3122,6 @@ MPI_Type_create_indexed_block:
 PMPI_Type_create_indexed_block:
 	jmp oxompi_MPI_Type_create_indexed_block@PLT
 	.size PMPI_Type_create_indexed_block, .-PMPI_Type_create_indexed_block
-	.globl MPI_Type_create_keyval
-	.type MPI_Type_create_keyval, @function
-MPI_Type_create_keyval:
-	jmp oxompi_MPI_Type_create_keyval@PLT
-	.size MPI_Type_create_keyval, .-MPI_Type_create_keyval
-	.globl PMPI_Type_create_keyval
-	.type PMPI_Type_create_keyval, @function
-PMPI_Type_create_keyval:
-	jmp oxompi_MPI_Type_create_keyval@PLT
-	.size PMPI_Type_create_keyval, .-PMPI_Type_create_keyval
 	.globl MPI_Type_create_resized
 	.type MPI_Type_create_resized, @function
 MPI_Type_create_resized:
@@ -3592,16 +3552,6 @@ MPI_Win_create_errhandler:
 PMPI_Win_create_errhandler:
 	jmp oxompi_MPI_Win_create_errhandler@PLT
 	.size PMPI_Win_create_errhandler, .-PMPI_Win_create_errhandler
-	.globl MPI_Win_create_keyval
-	.type MPI_Win_create_keyval, @function
-MPI_Win_create_keyval:
-	jmp oxompi_MPI_Win_create_keyval@PLT
-	.size MPI_Win_create_keyval, .-MPI_Win_create_keyval
-	.globl PMPI_Win_create_keyval
-	.type PMPI_Win_create_keyval, @function
-PMPI_Win_create_keyval:
-	jmp oxompi_MPI_Win_create_keyval@PLT
-	.size PMPI_Win_create_keyval, .-PMPI_Win_create_keyval
 	.globl MPI_Win_delete_attr
 	.type MPI_Win_delete_attr, @function
 MPI_Win_delete_attr:
@@ -3912,6 +3862,16 @@ MPI_Comm_c2f:
 PMPI_Comm_c2f:
 	jmp oxompi_MPI_Comm_c2f@PLT
 	.size PMPI_Comm_c2f, .-PMPI_Comm_c2f
+	.globl MPI_Comm_create_keyval
+	.type MPI_Comm_create_keyval, @function
+MPI_Comm_create_keyval:
+	jmp oxompi_MPI_Comm_create_keyval@PLT
+	.size MPI_Comm_create_keyval, .-MPI_Comm_create_keyval
+	.globl PMPI_Comm_create_keyval
+	.type PMPI_Comm_create_keyval, @function
+PMPI_Comm_create_keyval:
+	jmp oxompi_MPI_Comm_create_keyval@PLT
+	.size PMPI_Comm_create_keyval, .-PMPI_Comm_create_keyval
 	.globl MPI_Comm_f2c
 	.type MPI_Comm_f2c, @function
 MPI_Comm_f2c:
@@ -3982,6 +3942,16 @@ MPI_File_f2c:
 PMPI_File_f2c:
 	jmp oxompi_MPI_File_f2c@PLT
 	.size PMPI_File_f2c, .-PMPI_File_f2c
+	.globl MPI_Get_version
+	.type MPI_Get_version, @function
+MPI_Get_version:
+	jmp oxompi_MPI_Get_version@PLT
+	.size MPI_Get_version, .-MPI_Get_version
+	.globl PMPI_Get_version
+	.type PMPI_Get_version, @function
+PMPI_Get_version:
+	jmp oxompi_MPI_Get_version@PLT
+	.size PMPI_Get_version, .-PMPI_Get_version
 	.globl MPI_Group_c2f
 	.type MPI_Group_c2f, @function
 MPI_Group_c2f:
@@ -4022,6 +3992,16 @@ MPI_Info_f2c:
 PMPI_Info_f2c:
 	jmp oxompi_MPI_Info_f2c@PLT
 	.size PMPI_Info_f2c, .-PMPI_Info_f2c
+	.globl MPI_Keyval_create
+	.type MPI_Keyval_create, @function
+MPI_Keyval_create:
+	jmp oxompi_MPI_Keyval_create@PLT
+	.size MPI_Keyval_create, .-MPI_Keyval_create
+	.globl PMPI_Keyval_create
+	.type PMPI_Keyval_create, @function
+PMPI_Keyval_create:
+	jmp oxompi_MPI_Keyval_create@PLT
+	.size PMPI_Keyval_create, .-PMPI_Keyval_create
 	.globl MPI_Message_c2f
 	.type MPI_Message_c2f, @function
 MPI_Message_c2f:
@@ -4122,6 +4102,16 @@ MPI_Type_c2f:
 PMPI_Type_c2f:
 	jmp oxompi_MPI_Type_c2f@PLT
 	.size PMPI_Type_c2f, .-PMPI_Type_c2f
+	.globl MPI_Type_create_keyval
+	.type MPI_Type_create_keyval, @function
+MPI_Type_create_keyval:
+	jmp oxompi_MPI_Type_create_keyval@PLT
+	.size MPI_Type_create_keyval, .-MPI_Type_create_keyval
+	.globl PMPI_Type_create_keyval
+	.type PMPI_Type_create_keyval, @function
+PMPI_Type_create_keyval:
+	jmp oxompi_MPI_Type_create_keyval@PLT
+	.size PMPI_Type_create_keyval, .-PMPI_Type_create_keyval
 	.globl MPI_Type_f2c
 	.type MPI_Type_f2c, @function
 MPI_Type_f2c:
@@ -4142,6 +4132,16 @@ MPI_Win_c2f:
 PMPI_Win_c2f:
 	jmp oxompi_MPI_Win_c2f@PLT
 	.size PMPI_Win_c2f, .-PMPI_Win_c2f
+	.globl MPI_Win_create_keyval
+	.type MPI_Win_create_keyval, @function
+MPI_Win_create_keyval:
+	jmp oxompi_MPI_Win_create_keyval@PLT
+	.size MPI_Win_create_keyval, .-MPI_Win_create_keyval
+	.globl PMPI_Win_create_keyval
+	.type PMPI_Win_create_keyval, @function
+PMPI_Win_create_keyval:
+	jmp oxompi_MPI_Win_create_keyval@PLT
+	.size PMPI_Win_create_keyval, .-PMPI_Win_create_keyval
 	.globl MPI_Win_f2c
 	.type MPI_Win_f2c, @function
 MPI_Win_f2c:

@@ -221,6 +221,9 @@ def gen(ret, name, params):
         post.append(f"if rc == 0 {{ contents_out(h_in(datatype), len(max_integers), array_of_integers, {'true' if name.endswith('_c') else 'false'}); }}")
     if name == "MPI_Win_get_attr":
         post.append("win_attr_out(win_keyval, attribute_val, flag);")
+    if name in ("MPI_Comm_get_attr", "MPI_Attr_get") and CFG["prefix"] == "oxompi_":
+        keyval = "comm_keyval" if name == "MPI_Comm_get_attr" else "keyval"
+        post.append(f"comm_attr_out({keyval}, attribute_val, flag);")
     call = f"crate::ffi::P{name}({', '.join(args)})"
     body = []
     body += pre
@@ -366,8 +369,10 @@ OMPI_SIZES = {"communicator": 0x200, "datatype": 0x200, "errhandler": 0x400, "fi
 # attribute callbacks (OMPI_C_MPI_*_FN, what MPI_COMM_DUP_FN etc. name in Open MPI's mpi.h).
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
-# Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed length.
-OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+# Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
+# length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
+OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
+                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Debian's packaged MPI test programs (MPICH builds) on oxmpi, in each rank mode. See --help.
+# Debian's packaged MPI test programs (MPICH builds, and ScaLAPACK's Open MPI build) on oxmpi, in each rank mode. See --help.
 set -euo pipefail
 
 OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -7,11 +7,12 @@ OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." &
 . "$OXMPI_ROOT/scripts/common.sh"
 
 SCALAPACK=/usr/lib/x86_64-linux-gnu/scalapack/mpich-tests
+SCALAPACK_OMPI=/usr/lib/x86_64-linux-gnu/scalapack/openmpi-tests
 COARRAYS=/usr/lib/x86_64-linux-gnu/open-coarrays/mpich/bin/OpenCoarrays-2.10.1-tests
 
 usage() {
     cat <<USAGE
-Usage: scripts/packaged-suite.sh --suite scalapack|coarrays --prefix PREFIX [options]
+Usage: scripts/packaged-suite.sh --suite scalapack|scalapack-openmpi|coarrays --prefix PREFIX [options]
 
 Runs every test program of a Debian package, built against MPICH and run unchanged (stripped
 PIEs linked to MPICH's libmpich.so.12, here oxmpi's), under PREFIX/bin/mpiexec at --np ranks in
@@ -21,6 +22,13 @@ each mode of --modes, each run in a fresh directory:
              no FAILED line. Testers whose input asks for larger process grids than --np end
              with MPI_Abort (xCbtest and xFbtest, whose input file Debian does not ship, with
              status 2) in every mode and on MPICH.
+  scalapack-openmpi
+             the same testers built against Open MPI ($SCALAPACK_OMPI): they link
+             libscalapack-openmpi.so, which NEEDs libmpi.so.40, so mpiexec finds Open MPI's ABI
+             in their NEEDED closure and gives them oxmpi's Open MPI ABI library. Left out:
+             xCbtest, xFbtest, xdhseqr and xshseqr, which NEED Open MPI's Fortran library
+             libmpi_mpifh.so.40 themselves; oxmpi has no Open MPI Fortran ABI yet, and Open
+             MPI's own needs Open MPI internals (they stop at load: mpi_conversion_fn_null_).
   coarrays   the 92 OpenCoarrays tests of libcoarrays-mpich-dev ($COARRAYS); a test passes
              when it exits 0. Those that end otherwise on MPICH too (failed-image tests,
              unsupported features) must end the same way in every mode. Left out:
@@ -32,13 +40,13 @@ A program ending differently in two modes, or fewer than --min-pass passing in t
 makes the exit status 1.
 
 Options:
-  --suite NAME      scalapack or coarrays (required)
+  --suite NAME      scalapack, scalapack-openmpi or coarrays (required)
   --prefix PREFIX   an oxmpi installation (scripts/install.sh)
   --modes "LIST"    rank modes (default: "processes threads"; the first is the reference)
   --np N            ranks per run (default 2)
   --filter REGEX    only testers whose name matches REGEX
   --timeout S       per-run time limit in seconds (default 120)
-  --min-pass N      fewest programs that must pass in the first mode (default: 50 for scalapack,
+  --min-pass N      fewest programs that must pass in the first mode (default: 50 for scalapack(-openmpi),
                     60 for coarrays; 0 with --filter)
   -h, --help        this help
 USAGE
@@ -63,8 +71,9 @@ PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix: no such directory"
 [ -x "$PREFIX/bin/mpiexec" ] || die "$PREFIX/bin/mpiexec not found: install oxmpi there first (scripts/install.sh)"
 case "$SUITE" in
     scalapack) TESTS="$SCALAPACK" PACKAGE=scalapack-mpi-test DEFAULT_MIN=50 SKIP="" ;;
+    scalapack-openmpi) TESTS="$SCALAPACK_OMPI" PACKAGE=scalapack-mpi-test DEFAULT_MIN=50 SKIP="xCbtest xFbtest xdhseqr xshseqr" ;;
     coarrays) TESTS="$COARRAYS" PACKAGE=libcoarrays-mpich-dev DEFAULT_MIN=60 SKIP="increment_my_neighbor" ;;
-    *) usage >&2; die "--suite must be scalapack or coarrays" ;;
+    *) usage >&2; die "--suite must be scalapack, scalapack-openmpi or coarrays" ;;
 esac
 [ -d "$TESTS" ] || die "$TESTS not found: apt-get install $PACKAGE"
 [ -n "$MIN_PASS" ] || { [ -n "$FILTER" ] && MIN_PASS=0 || MIN_PASS=$DEFAULT_MIN; }
@@ -78,7 +87,7 @@ trap 'rm -rf "$WORK"' EXIT
 run_one() { # tester mode
     local t="$1" mode="$2" dir="$WORK/$1.$2" log="$LOGS/$1.$2.log" rc=0
     mkdir -p "$dir"
-    [ "$SUITE" != scalapack ] || cp "$TESTS"/*.dat "$dir"/
+    [[ "$SUITE" != scalapack* ]] || cp "$TESTS"/*.dat "$dir"/
     (cd "$dir" && timeout -k 5 "$TIMEOUT" "$PREFIX/bin/mpiexec" -n "$NP" --mode "$mode" "$TESTS/$t") >"$log" 2>&1 || rc=$?
     rm -rf "$dir"
     local summary

@@ -189,6 +189,8 @@ stage_ompi_abi() {
     run bash "$OXMPI_ROOT/scripts/check-ompi-abi.sh" "$PREFIX"
     OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --ompi-abi \
         --modes "$MODES" --timeout 30
+    # Debian's mpi4py (built against Open MPI) with its own test suite, through --abi ompi.
+    run timeout -k 10 400 bash "$OXMPI_ROOT/scripts/mpi4py-openmpi-suite.sh" --prefix "$PREFIX" --np "1 2"
 }
 
 stage_c_tests() {
@@ -369,6 +371,9 @@ stage_hdf5() {
 # copy of libscalapack-mpich (BLACS keeps its grids in globals).
 stage_scalapack() {
     run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite scalapack \
+        --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 120
+    # The same testers built against Open MPI (issue 20): oxmpi's libmpi.so.40.
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite scalapack-openmpi \
         --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 120
 }
 

@@ -1,7 +1,8 @@
 //! The application's callbacks under Open MPI's ABI: the engine calls them with MPICH-ABI
 //! handles, so each goes through a trampoline that gives the function Open MPI handles.
-//! So far user reduction ops (`MPI_Op_create`); error handlers and attribute callbacks are
-//! listed in docs/OMPI_ABI_UNSUPPORTED.md.
+//! So far user reduction ops (`MPI_Op_create`) and attribute copy/delete functions (the keyval
+//! creators, as the standard ABI's: `abi5::keyvals`); error handlers are listed in
+//! docs/OMPI_ABI_UNSUPPORTED.md.
 use super::conv::*;
 use crate::ffi::boundary::run_value;
 use crate::op::user::UserFn;
@@ -56,4 +57,11 @@ pub unsafe extern "C" fn oxompi_MPI_Op_create(user_fn: Option<OmpiUserFn>, commu
             Err(e) => code_out(crate::ffi::env::errhandler::raise("MPI_Op_create", crate::abi::MPI_COMM_SELF, e)),
         }
     })
+}
+
+crate::abi5::keyvals::keyval_layer! {
+    oxompi_MPI_Keyval_create PMPI_Keyval_create;
+    oxompi_MPI_Comm_create_keyval PMPI_Comm_create_keyval;
+    oxompi_MPI_Type_create_keyval PMPI_Type_create_keyval;
+    oxompi_MPI_Win_create_keyval PMPI_Win_create_keyval;
 }

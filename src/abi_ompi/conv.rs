@@ -210,17 +210,39 @@ pub unsafe fn win_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
         return;
     }
     let slot = val as *mut *const c_int;
-    // SAFETY: after a successful MPI_Win_get_attr with flag set, `*slot` points at the value.
+    // SAFETY: after a successful MPI_Win_get_attr with flag set, `*slot` is the attribute; for
+    // these two predefined keyvals it points at the value (a user keyval's is any word: not
+    // dereferenced).
     unsafe {
-        let v = **slot;
         if keyval == KEYVALS[10].0 {
+            let v = **slot;
             if let Some(i) = FLAVORS.iter().position(|p| p.1 == v) {
                 *slot = &FLAVOR_VALUES[i];
             }
         } else if keyval == KEYVALS[11].0 {
+            let v = **slot;
             if let Some(i) = MODELS.iter().position(|p| p.1 == v) {
                 *slot = &MODEL_VALUES[i];
             }
+        }
+    }
+}
+
+/// The communicator attributes whose values are ranks (MPI_HOST, MPI_IO): MPI_PROC_NULL and
+/// MPI_ANY_SOURCE differ between the ABIs, so point the attribute at Open MPI's value.
+/// # Safety
+/// Arguments as MPI_Comm_get_attr's after a successful call.
+pub unsafe fn comm_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
+    if val.is_null() || flag.is_null() || unsafe { *flag } == 0 || (keyval != KEYVALS[1].0 && keyval != KEYVALS[2].0) {
+        return;
+    }
+    let slot = val as *mut *const c_int;
+    // SAFETY: after a successful get with flag set, a predefined rank attribute points at the
+    // engine's int; the replacement points into the static RANKS table.
+    unsafe {
+        let v = **slot;
+        if let Some(p) = RANKS.iter().find(|p| p.1 == v) {
+            *slot = &p.0;
         }
     }
 }

@@ -10,4 +10,5 @@ pub mod hand;
 pub mod objects;
 pub mod spawn;
 pub mod tables;
+pub mod version;
 pub mod wrappers;

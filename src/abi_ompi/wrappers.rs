@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 43] = ["MPI_Comm_create_errhandler", "MPI_Comm_create_keyval", "MPI_Errhandler_create", "MPI_File_create_errhandler", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Keyval_create", "MPI_Neighbor_alltoallw", "MPI_Register_datarep", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_Type_create_keyval", "MPI_Win_create_errhandler", "MPI_Win_create_keyval"];
+pub const UNSUPPORTED: [&str; 39] = ["MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_File_create_errhandler", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw", "MPI_Register_datarep", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_Win_create_errhandler"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -173,6 +173,7 @@ pub unsafe extern "C" fn oxompi_MPI_Attr_get(comm: Handle, keyval: c_int, attrib
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Attr_get(h_in(comm), keyval_in(keyval), attribute_val, flag);
+        comm_attr_out(keyval, attribute_val, flag);
         code_out(rc)
     })
 }
@@ -461,12 +462,6 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create_group(comm: Handle, group: Handl
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Comm_create_keyval(_comm_copy_attr_fn: *mut c_void, _comm_delete_attr_fn: *mut c_void, _comm_keyval: *mut c_int, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Comm_create_keyval")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Comm_delete_attr(comm: Handle, comm_keyval: c_int) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -549,6 +544,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_get_attr(comm: Handle, comm_keyval: c_i
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Comm_get_attr(h_in(comm), keyval_in(comm_keyval), attribute_val, flag);
+        comm_attr_out(comm_keyval, attribute_val, flag);
         code_out(rc)
     })
 }
@@ -1795,17 +1791,6 @@ pub unsafe extern "C" fn oxompi_MPI_Get_processor_name(name: *mut c_char, result
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Get_version(version: *mut c_int, subversion: *mut c_int) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Get_version(version, subversion);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Graph_create(comm_old: Handle, nnodes: c_int, indx: *const c_int, edges: *const c_int, reorder: c_int, comm_graph: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
@@ -2607,12 +2592,6 @@ pub unsafe extern "C" fn oxompi_MPI_Issend(buf: *const c_void, count: c_int, dat
         if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Keyval_create(_copy_fn: *mut c_void, _delete_fn: *mut c_void, _keyval: *mut c_int, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Keyval_create")
 }
 
 #[no_mangle]
@@ -3611,12 +3590,6 @@ pub unsafe extern "C" fn oxompi_MPI_Type_create_indexed_block(count: c_int, bloc
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Type_create_keyval(_type_copy_attr_fn: *mut c_void, _type_delete_attr_fn: *mut c_void, _type_keyval: *mut c_int, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Type_create_keyval")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Type_create_resized(oldtype: Handle, lb: i64, extent: i64, newtype: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -4138,12 +4111,6 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create_dynamic(info: Handle, comm: Handl
 #[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
     unsupported("MPI_Win_create_errhandler")
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Win_create_keyval(_win_copy_attr_fn: *mut c_void, _win_delete_attr_fn: *mut c_void, _win_keyval: *mut c_int, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Win_create_keyval")
 }
 
 #[no_mangle]

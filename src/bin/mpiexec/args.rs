@@ -5,6 +5,7 @@
 //! `mpiexec -n 2 ./prog -n 5` hands `-n 5` to the program untouched.
 //!
 //! Parsing is pure (environment values are passed in) so it can be unit-tested.
+use crate::abi::Abi;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::time::Duration;
@@ -55,6 +56,9 @@ pub struct Options {
     /// `--nodes K`: the ranks emulate K nodes of this machine (blocks of consecutive ranks), each
     /// with its own shared memory, the nodes joined through UCX (see `oxmpi::runtime::node_map`).
     pub nodes: usize,
+    /// `--abi mpich|ompi|mpi5` / `OXMPI_ABI`: the MPI ABI the program needs, when its NEEDED
+    /// closure cannot tell (see `abi`).
+    pub abi: Option<Abi>,
 }
 
 impl Options {
@@ -96,6 +100,8 @@ pub struct EnvDefaults {
     pub universe: Option<String>,
     /// `OXMPI_JOIN`
     pub join: Option<String>,
+    /// `OXMPI_ABI`
+    pub abi: Option<String>,
 }
 
 impl EnvDefaults {
@@ -106,6 +112,7 @@ impl EnvDefaults {
             survive: std::env::var("OXMPI_SURVIVE").is_ok_and(|v| v == "1"),
             universe: std::env::var("OXMPI_UNIVERSE_SIZE").ok().filter(|s| !s.is_empty()),
             join: std::env::var("OXMPI_JOIN").ok().filter(|s| !s.is_empty()),
+            abi: std::env::var("OXMPI_ABI").ok().filter(|s| !s.is_empty()),
         }
     }
 }
@@ -149,6 +156,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut universe: Option<usize> = None;
     let mut join = env.join.clone();
     let mut nodes: usize = 1;
+    let mut abi: Option<Abi> = None;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -196,6 +204,10 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
             "--nodes" => {
                 let v = value(&mut i)?;
                 nodes = parse_nranks(name, &v)?;
+            }
+            "--abi" => {
+                let v = value(&mut i)?;
+                abi = Some(Abi::parse("--abi", &v).map_err(UsageError)?);
             }
             "--mode" => {
                 let v = value(&mut i)?;
@@ -266,7 +278,12 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(parse_nranks("OXMPI_UNIVERSE_SIZE", v)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes }))
+    let abi = match (abi, &env.abi) {
+        (Some(a), _) => Some(a),
+        (None, Some(v)) => Some(Abi::parse("OXMPI_ABI", v).map_err(UsageError)?),
+        (None, None) => None,
+    };
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi }))
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -316,6 +333,11 @@ Options:
                            its own shared memory, the blocks joined through UCX (set
                            UCX_TLS=tcp to force the network path); processes mode. A
                            launch on several hosts is not supported yet
+  --abi mpich|ompi|mpi5    the MPI ABI PROGRAM needs (default: $OXMPI_ABI, else found
+                           in the libraries PROGRAM loads, its whole NEEDED closure):
+                           mpich = libmpi.so.12, ompi = Open MPI 4.1's libmpi.so.40,
+                           mpi5 = the MPI-5 standard ABI's libmpi_abi.so.1. Needed when
+                           the MPI library is loaded at run time (python with mpi4py)
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version
@@ -330,6 +352,7 @@ Environment:
   OXMPI_SURVIVE     1 = like --survive
   OXMPI_UNIVERSE_SIZE default for -usize
   OXMPI_JOIN        default for --join
+  OXMPI_ABI         default for --abi
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
@@ -395,7 +418,7 @@ mod tests {
 
     #[test]
     fn env_defaults() {
-        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true, universe: None, join: None };
+        let env = EnvDefaults { mode: Some("threads".into()), timeout: Some("7".into()), survive: true, universe: None, join: None, abi: None };
         let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
         assert_eq!(o.mode, Mode::Threads);
         assert_eq!(o.timeout.unwrap().limit, Duration::from_secs(7));
@@ -412,6 +435,21 @@ mod tests {
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("MPIEXEC_TIMEOUT"));
         let bad = EnvDefaults { mode: Some("fibers".into()), ..Default::default() };
         assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_MODE"));
+    }
+
+    #[test]
+    fn abi_option_and_env() {
+        assert_eq!(run(&["p"]).abi, None);
+        assert_eq!(run(&["--abi", "ompi", "python3", "t.py"]).abi, Some(Abi::Ompi));
+        assert_eq!(run(&["--abi=mpi5", "p"]).abi, Some(Abi::Mpi5));
+        assert_eq!(p(&["--abi", "lam", "p"]).unwrap_err().0, "--abi is mpich, ompi or mpi5, not 'lam'");
+        let env = EnvDefaults { abi: Some("ompi".into()), ..Default::default() };
+        let Ok(Command::Run(o)) = p_env(&["p"], env.clone()) else { panic!() };
+        assert_eq!(o.abi, Some(Abi::Ompi));
+        let Ok(Command::Run(o)) = p_env(&["--abi", "mpich", "p"], env) else { panic!() };
+        assert_eq!(o.abi, Some(Abi::Mpich), "the option wins over OXMPI_ABI");
+        let bad = EnvDefaults { abi: Some("x".into()), ..Default::default() };
+        assert!(p_env(&["p"], bad).unwrap_err().0.contains("OXMPI_ABI"));
     }
 
     #[test]

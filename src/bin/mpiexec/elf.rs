@@ -32,6 +32,9 @@ pub struct DynInfo {
     pub needed: Vec<String>,
     /// DT_RPATH or DT_RUNPATH present.
     pub has_rpath: bool,
+    /// The directories DT_RPATH and DT_RUNPATH name, in order (`$ORIGIN` not expanded), for
+    /// finding the libraries the object needs (`closure`).
+    pub rpath: Vec<String>,
 }
 
 impl DynInfo {
@@ -137,6 +140,7 @@ fn parse<R: ReadAt + ?Sized>(src: &R) -> io::Result<Option<DynInfo>> {
     src.read_at_exact(dyn_off, &mut dy).map_err(|_| bad("dynamic section past end of file"))?;
 
     let mut needed_offs = Vec::new();
+    let mut rpath_offs = Vec::new();
     let mut has_rpath = false;
     let mut strtab: Option<u64> = None;
     let mut strsz: Option<u64> = None;
@@ -146,17 +150,20 @@ fn parse<R: ReadAt + ?Sized>(src: &R) -> io::Result<Option<DynInfo>> {
         match tag {
             DT_NULL => break,
             DT_NEEDED => needed_offs.push(val),
-            DT_RPATH | DT_RUNPATH => has_rpath = true,
+            DT_RPATH | DT_RUNPATH => {
+                has_rpath = true;
+                rpath_offs.push(val);
+            }
             DT_STRTAB => strtab = Some(val),
             DT_STRSZ => strsz = Some(val),
             _ => {}
         }
     }
-    if needed_offs.is_empty() {
-        return Ok(Some(DynInfo { needed: Vec::new(), has_rpath }));
+    if needed_offs.is_empty() && rpath_offs.is_empty() {
+        return Ok(Some(DynInfo { needed: Vec::new(), has_rpath, rpath: Vec::new() }));
     }
     let (Some(strtab_addr), Some(strsz)) = (strtab, strsz) else {
-        return Err(bad("DT_NEEDED without a string table"));
+        return Err(bad("DT_NEEDED or DT_RPATH without a string table"));
     };
     if strsz > MAX_STRTAB_BYTES {
         return Err(bad("string table too large"));
@@ -169,13 +176,17 @@ fn parse<R: ReadAt + ?Sized>(src: &R) -> io::Result<Option<DynInfo>> {
     let mut strs = vec![0u8; strsz as usize];
     src.read_at_exact(strtab_off, &mut strs).map_err(|_| bad("string table past end of file"))?;
 
-    let mut needed = Vec::with_capacity(needed_offs.len());
-    for off in needed_offs {
-        let tail = strs.get(off as usize..).ok_or_else(|| bad("DT_NEEDED outside the string table"))?;
+    let string = |off: u64| -> io::Result<String> {
+        let tail = strs.get(off as usize..).ok_or_else(|| bad("a dynamic entry's string outside the string table"))?;
         let end = tail.iter().position(|&c| c == 0).ok_or_else(|| bad("unterminated string"))?;
-        needed.push(String::from_utf8_lossy(&tail[..end]).into_owned());
+        Ok(String::from_utf8_lossy(&tail[..end]).into_owned())
+    };
+    let needed = needed_offs.into_iter().map(string).collect::<io::Result<Vec<_>>>()?;
+    let mut rpath = Vec::new();
+    for off in rpath_offs {
+        rpath.extend(string(off)?.split(':').filter(|d| !d.is_empty()).map(str::to_string));
     }
-    Ok(Some(DynInfo { needed, has_rpath }))
+    Ok(Some(DynInfo { needed, has_rpath, rpath }))
 }
 
 #[cfg(test)]
@@ -261,6 +272,8 @@ mod tests {
         assert!(!a.has_rpath, "{a:?}");
         let b = read_dyn_info(&rpath).unwrap().unwrap();
         assert!(b.has_rpath, "{b:?}");
+        assert_eq!(b.rpath, vec!["/usr/lib/x86_64-linux-gnu".to_string()]);
+        assert!(a.rpath.is_empty());
         assert_eq!(a.needed, b.needed);
         std::fs::remove_dir_all(&dir).unwrap();
     }

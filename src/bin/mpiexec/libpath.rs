@@ -8,6 +8,7 @@
 //! `liboxmpi.so`); then we also LD_PRELOAD our library so its symbols win. Open MPI binaries (NEEDED libmpi.so.40) get
 //! our Open MPI ABI library, `lib/openmpi-abi/libmpi.so.40`, the same ways (its directory first
 //! in LD_LIBRARY_PATH; preloaded too when the binary has an rpath).
+use crate::abi::Abi;
 use crate::elf::DynInfo;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -45,7 +46,7 @@ impl LibDir {
 
 /// The names an MPICH-ABI program may NEED for its MPI library (the Fortran ones too: oxmpi's
 /// library holds the Fortran bindings, installed under those names as links).
-const MPICH_NAMES: [&str; 4] = ["libmpi.so.12", "libmpich.so.12", "libmpifort.so.12", "libmpichfort.so.12"];
+pub const MPICH_NAMES: [&str; 4] = ["libmpi.so.12", "libmpich.so.12", "libmpifort.so.12", "libmpichfort.so.12"];
 
 /// Finds our library directory: `OXMPI_LIBDIR`, else `<dir of mpiexec>/../lib` holding
 /// libmpi.so.12 (installed layout), else `<dir of mpiexec>` holding libmpi.so.12 or liboxmpi.so
@@ -101,11 +102,12 @@ fn prepend(first: &OsStr, rest: Option<&OsStr>) -> OsString {
     v
 }
 
-/// Decides the loader environment for `program` (`info` is None for non-ELF programs).
+/// Decides the loader environment for `program` (`info` is None for non-ELF programs, else its
+/// NEEDED closure, see `abi::closure`), which needs the ABI `abi` (`abi::of_program`).
 /// Err is the message for a program we cannot run (built against Open MPI, and our Open MPI ABI
 /// library is not installed).
-pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user: &UserEnv) -> Result<LibEnv, String> {
-    if let Some(i) = info.filter(|i| i.needs(OMPI_LIB)) {
+pub fn plan(program: &str, info: Option<&DynInfo>, abi: Option<Abi>, libdir: Option<&LibDir>, user: &UserEnv) -> Result<LibEnv, String> {
+    if abi == Some(Abi::Ompi) {
         let Some(ompi) = libdir.and_then(|l| l.ompi.as_ref().map(|o| (l, o))) else {
             return Err(format!(
                 "{program} was built against Open MPI (libmpi.so.40) and oxmpi's Open MPI ABI library (lib/{OMPI_DIR}/{OMPI_LIB}) is not installed; run scripts/install.sh PREFIX and use PREFIX/bin/mpiexec"
@@ -117,7 +119,7 @@ pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user
         let want = match user.preload.as_deref() {
             Some("1") => true,
             Some("0") => false,
-            _ => i.has_rpath,
+            _ => info.is_some_and(|i| i.has_rpath),
         };
         if want {
             out.ld_preload = Some(prepend(path.as_os_str(), user.ld_preload.as_deref()));
@@ -134,7 +136,9 @@ pub fn plan(program: &str, info: Option<&DynInfo>, libdir: Option<&LibDir>, user
             Some("0") => false,
             _ => i.has_rpath || unredirected,
         };
-        if !mpich.is_empty() && want {
+        // Only an MPICH-ABI program: the closure of a standard-ABI one holds libmpi.so.12 too
+        // (libmpi_abi.so.1 NEEDs it), whose symbols must not win over libmpi_abi.so.1's.
+        if !mpich.is_empty() && want && abi == Some(Abi::Mpich) {
             out.ld_preload = Some(prepend(lib.preload.as_os_str(), user.ld_preload.as_deref()));
         }
     }
@@ -164,7 +168,7 @@ mod tests {
     use super::*;
 
     fn info(needed: &[&str], has_rpath: bool) -> DynInfo {
-        DynInfo { needed: needed.iter().map(|s| s.to_string()).collect(), has_rpath }
+        DynInfo { needed: needed.iter().map(|s| s.to_string()).collect(), has_rpath, rpath: Vec::new() }
     }
     fn lib() -> LibDir {
         LibDir {
@@ -177,11 +181,11 @@ mod tests {
 
     #[test]
     fn script_gets_library_path_only() {
-        let e = plan("s.sh", None, Some(&lib()), &UserEnv::default()).unwrap();
+        let e = plan("s.sh", None, None, Some(&lib()), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib");
         assert_eq!(e.ld_preload, None);
         let u = UserEnv { ld_library_path: Some("/a:/b".into()), ..Default::default() };
-        let e = plan("s.sh", None, Some(&lib()), &u).unwrap();
+        let e = plan("s.sh", None, None, Some(&lib()), &u).unwrap();
         assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib:/a:/b");
     }
 
@@ -189,57 +193,73 @@ mod tests {
     fn mpich_binary_preload_rules() {
         let plain = info(&["libmpich.so.12", "libc.so.6"], false);
         let rp = info(&["libmpi.so.12", "libc.so.6"], true);
-        let e = plan("p", Some(&plain), Some(&lib()), &UserEnv::default()).unwrap();
+        let e = plan("p", Some(&plain), Abi::of(&plain), Some(&lib()), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_preload, None);
-        let e = plan("p", Some(&rp), Some(&lib()), &UserEnv::default()).unwrap();
+        let e = plan("p", Some(&rp), Abi::of(&rp), Some(&lib()), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12");
         let forced = UserEnv { preload: Some("1".into()), ld_preload: Some("/x.so".into()), ..Default::default() };
-        let e = plan("p", Some(&plain), Some(&lib()), &forced).unwrap();
+        let e = plan("p", Some(&plain), Abi::of(&plain), Some(&lib()), &forced).unwrap();
         assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12:/x.so");
         let never = UserEnv { preload: Some("0".into()), ..Default::default() };
-        assert_eq!(plan("p", Some(&rp), Some(&lib()), &never).unwrap().ld_preload, None);
+        assert_eq!(plan("p", Some(&rp), Abi::of(&rp), Some(&lib()), &never).unwrap().ld_preload, None);
         // A non-MPI binary with an RPATH is left alone.
         let other = info(&["libc.so.6"], true);
-        assert_eq!(plan("p", Some(&other), Some(&lib()), &forced).unwrap().ld_preload, None);
+        assert_eq!(plan("p", Some(&other), Abi::of(&other), Some(&lib()), &forced).unwrap().ld_preload, None);
     }
 
     #[test]
     fn preload_when_the_needed_name_is_not_in_our_directory() {
         let only_soname = LibDir { provides: vec!["libmpi.so.12".into()], ..lib() };
         let debian = info(&["libmpich.so.12", "libc.so.6"], false);
-        let e = plan("p", Some(&debian), Some(&only_soname), &UserEnv::default()).unwrap();
+        let e = plan("p", Some(&debian), Abi::of(&debian), Some(&only_soname), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/libmpi.so.12");
         let plain = info(&["libmpi.so.12"], false);
-        assert_eq!(plan("p", Some(&plain), Some(&only_soname), &UserEnv::default()).unwrap().ld_preload, None);
+        assert_eq!(plan("p", Some(&plain), Abi::of(&plain), Some(&only_soname), &UserEnv::default()).unwrap().ld_preload, None);
         let cargo_dir = LibDir { preload: "/t/liboxmpi.so".into(), provides: vec![], ..lib() };
-        assert_eq!(plan("p", Some(&plain), Some(&cargo_dir), &UserEnv::default()).unwrap().ld_preload.unwrap(), "/t/liboxmpi.so");
+        assert_eq!(plan("p", Some(&plain), Abi::of(&plain), Some(&cargo_dir), &UserEnv::default()).unwrap().ld_preload.unwrap(), "/t/liboxmpi.so");
         let never = UserEnv { preload: Some("0".into()), ..Default::default() };
-        assert_eq!(plan("p", Some(&debian), Some(&only_soname), &never).unwrap().ld_preload, None);
+        assert_eq!(plan("p", Some(&debian), Abi::of(&debian), Some(&only_soname), &never).unwrap().ld_preload, None);
     }
 
     #[test]
     fn open_mpi_without_our_library_refused() {
         let ompi = info(&["libmpi.so.40", "libc.so.6"], false);
-        let m = plan("./ring", Some(&ompi), Some(&lib()), &UserEnv::default()).unwrap_err();
+        let m = plan("./ring", Some(&ompi), Abi::of(&ompi), Some(&lib()), &UserEnv::default()).unwrap_err();
         assert!(m.starts_with("./ring was built against Open MPI (libmpi.so.40) and oxmpi's Open MPI ABI library"), "{m}");
-        assert!(plan("./ring", Some(&ompi), None, &UserEnv::default()).is_err());
+        assert!(plan("./ring", Some(&ompi), Abi::of(&ompi), None, &UserEnv::default()).is_err());
     }
 
     #[test]
     fn open_mpi_gets_our_libmpi_so_40() {
         let with = LibDir { ompi: Some("/opt/ox/lib/openmpi-abi/libmpi.so.40".into()), ..lib() };
         let user = UserEnv { ld_library_path: Some("/u".into()), ..Default::default() };
-        let e = plan("./ring", Some(&info(&["libmpi.so.40", "libc.so.6"], false)), Some(&with), &user).unwrap();
+        let e = plan("./ring", Some(&info(&["libmpi.so.40", "libc.so.6"], false)), Some(Abi::Ompi), Some(&with), &user).unwrap();
         assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib/openmpi-abi:/opt/ox/lib:/u");
         assert_eq!(e.ld_preload, None);
-        let e = plan("./ring", Some(&info(&["libmpi.so.40"], true)), Some(&with), &UserEnv::default()).unwrap();
+        let e = plan("./ring", Some(&info(&["libmpi.so.40"], true)), Some(Abi::Ompi), Some(&with), &UserEnv::default()).unwrap();
         assert_eq!(e.ld_preload.unwrap(), "/opt/ox/lib/openmpi-abi/libmpi.so.40", "an rpath may name Open MPI's own");
+        // `--abi ompi` for a program whose NEEDED shows no MPI (python running mpi4py).
+        let e = plan("python3", None, Some(Abi::Ompi), Some(&with), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib/openmpi-abi:/opt/ox/lib");
+        assert_eq!(e.ld_preload, None);
+        let e = plan("python3", Some(&info(&["libc.so.6"], false)), Some(Abi::Ompi), Some(&with), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib/openmpi-abi:/opt/ox/lib");
+        assert!(plan("python3", None, Some(Abi::Ompi), Some(&lib()), &UserEnv::default()).is_err());
+    }
+
+    #[test]
+    fn standard_abi_program_is_not_given_libmpi_so_12_first() {
+        // The closure of an `mpicc -mpi-abi` program with its RUNPATH.
+        let p = info(&["libmpi_abi.so.1", "libc.so.6", "libmpi.so.12"], true);
+        let e = plan("p", Some(&p), Abi::of(&p), Some(&lib()), &UserEnv::default()).unwrap();
+        assert_eq!(e.ld_library_path.unwrap(), "/opt/ox/lib");
+        assert_eq!(e.ld_preload, None);
     }
 
     #[test]
     fn no_libdir_changes_nothing() {
         let rp = info(&["libmpi.so.12"], true);
-        assert_eq!(plan("p", Some(&rp), None, &UserEnv::default()).unwrap(), LibEnv::default());
+        assert_eq!(plan("p", Some(&rp), Abi::of(&rp), None, &UserEnv::default()).unwrap(), LibEnv::default());
     }
 
     #[test]

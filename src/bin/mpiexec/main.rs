@@ -8,6 +8,7 @@
 //!
 //! The launcher/rank contract (environment variables, segment layout, rank states) lives in the
 //! library (`oxmpi::runtime`), which both sides share.
+mod abi;
 mod args;
 mod elf;
 mod join;
@@ -109,9 +110,9 @@ fn run_processes(o: &Options) -> i32 {
     };
 
     // Which MPI does it link against? Unreadable or odd files are treated like scripts.
-    let info = elf::read_dyn_info(&path).ok().flatten();
+    let (info, abi) = abi::of_program(&path, o.abi);
     let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());
-    let libenv = match libpath::plan(&shown, info.as_ref(), libdir.as_ref(), &libpath::UserEnv::from_env()) {
+    let libenv = match libpath::plan(&shown, info.as_ref(), abi, libdir.as_ref(), &libpath::UserEnv::from_env()) {
         Ok(e) => e,
         Err(msg) => {
             eprintln!("oxmpi: {msg}");
@@ -181,7 +182,7 @@ fn run_processes(o: &Options) -> i32 {
     let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
     job.set_nodes(node_segs.iter().collect(), node_of.clone());
-    let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), served: 0 };
+    let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), abi: o.abi, served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
     let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
     let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };

@@ -16,6 +16,9 @@ pub struct Spawner<'a> {
     pub seg: &'a Segment,
     pub launcher_pid: i32,
     pub libdir: Option<libpath::LibDir>,
+    /// The job's `--abi` (`OXMPI_ABI`), which the spawned programs need too when their closure
+    /// shows none (python).
+    pub abi: Option<crate::abi::Abi>,
     /// Number of spawns served (names the spawned jobs in messages).
     pub served: usize,
 }
@@ -58,8 +61,8 @@ impl<'a> Spawner<'a> {
             _ => OsString::from(&app.program),
         };
         let path = crate::resolve_program(&prog, search).map_err(|e| format!("cannot spawn '{}': {e}", app.program))?;
-        let info = crate::elf::read_dyn_info(&path).ok().flatten();
-        let libenv = libpath::plan(&app.program, info.as_ref(), self.libdir.as_ref(), &libpath::UserEnv::from_env())?;
+        let (info, abi) = crate::abi::of_program(&path, self.abi);
+        let libenv = libpath::plan(&app.program, info.as_ref(), abi, self.libdir.as_ref(), &libpath::UserEnv::from_env())?;
         Ok(Ready { app: app.clone(), path, libenv, wdir })
     }
 

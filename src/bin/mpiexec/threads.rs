@@ -9,6 +9,7 @@
 //! job segment: the ranks share the host's memory. The launcher then supervises the host like a
 //! single rank (time limit, signal forwarding); the host reports on its ranks itself.
 use crate::args::Options;
+use crate::abi::{self, Abi};
 use crate::{elf, libpath, resolve_program, supervise, threads_host};
 use oxmpi::runtime::env;
 use std::ffi::OsString;
@@ -22,16 +23,13 @@ pub const PRELOAD_LIB: &str = "liboxmpi-threads.so";
 /// oxmpi's library under its SONAME, the name programs NEED.
 const MPI_LIB: &str = "libmpi.so.12";
 
-/// The MPI-5 standard ABI library (SONAME), for programs built with `mpicc -mpi-abi`.
-const ABI_LIB: &str = "libmpi_abi.so.1";
-
 /// The ABI library (path under the library directory) a program needs ahead of libmpi.so.12:
-/// the standard ABI's (`mpicc -mpi-abi`) or Open MPI's (NEEDED libmpi.so.40).
-fn abi_lib(info: &elf::DynInfo) -> Option<PathBuf> {
-    if info.needs(libpath::OMPI_LIB) {
-        Some(Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB))
-    } else {
-        info.needs(ABI_LIB).then(|| PathBuf::from(ABI_LIB))
+/// the standard ABI's (`mpicc -mpi-abi`) or Open MPI's.
+fn abi_lib(abi: Option<Abi>) -> Option<PathBuf> {
+    match abi? {
+        Abi::Ompi => Some(Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB)),
+        Abi::Mpi5 => Some(PathBuf::from(abi::MPI5_LIB)),
+        Abi::Mpich => None,
     }
 }
 
@@ -89,8 +87,8 @@ pub fn run(o: &Options) -> i32 {
         }
     };
     // The ranks are instances of the program loaded into the host, so it must be an ELF file.
-    let info = match elf::read_dyn_info(&path) {
-        Ok(Some(i)) => i,
+    match elf::read_dyn_info(&path) {
+        Ok(Some(_)) => {}
         Ok(None) => {
             eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one (a script?); run it with --mode processes");
             return 2;
@@ -100,11 +98,12 @@ pub fn run(o: &Options) -> i32 {
             return 2;
         }
     };
+    let (info, abi) = abi::of_program(&path, o.abi);
     let exe = std::env::current_exe().ok();
     let found = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), exe.clone());
     let user = libpath::UserEnv::from_env();
     // Refuses Open MPI programs, with the same message as processes mode.
-    if let Err(msg) = libpath::plan(&shown, Some(&info), found.as_ref(), &user) {
+    if let Err(msg) = libpath::plan(&shown, info.as_ref(), abi, found.as_ref(), &user) {
         eprintln!("oxmpi: {msg}");
         return 2;
     }
@@ -129,8 +128,8 @@ pub fn run(o: &Options) -> i32 {
         .arg(n.to_string())
         .arg(&abs)
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(&info).as_deref()))
-        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), info.needs(libpath::OMPI_LIB)))
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(abi).as_deref()))
+        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
         // The host keeps slots for spawned ranks (`runtime::threads::spawn`).
@@ -175,7 +174,7 @@ mod tests {
     fn environment_values() {
         let d = Path::new("/opt/ox/lib");
         assert_eq!(preload_value(d, None, None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, None, Some(Path::new(ABI_LIB))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, Some(Path::new(abi::MPI5_LIB))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
         assert_eq!(preload_value(d, None, Some(Path::new("openmpi-abi/libmpi.so.40"))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/openmpi-abi/libmpi.so.40 /opt/ox/lib/libmpi.so.12");
         assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
         assert_eq!(libpath_value(d, Some("".as_ref()), false), "/opt/ox/lib");
