@@ -2,9 +2,13 @@
 //! own instance of the spawned program (`loader`), started like the job's first ranks (`host`).
 //!
 //! The job's segment has slots above the world for them (`host::run`, as processes mode's
-//! launcher sizes its segment); a spawn takes never used slots (`spawn_desk::claim_fresh`: the
-//! slot of a finished spawned rank is not reused in threads mode, its loaded instance stays
-//! mapped). A request is served all or nothing: every program is found, loaded and checked
+//! launcher sizes its segment). A spawn takes the slots of spawned ranks that ended entirely
+//! first (lowest first; `host::retire` unloads the rank's program instance and makes its
+//! per-rank state new, once the rank finalized, returned 0 and its thread was joined or its
+//! fiber's stack freed: a rank still running, or one that died, keeps its slot), then never used
+//! ones (`spawn_desk::claim_fresh`). When too few are free it gives running spawned ranks a
+//! moment to end, as processes mode's launcher does (a parent that disconnected from its
+//! children and spawns again finds their slots free, though they may still be finishing). A request is served all or nothing: every program is found, loaded and checked
 //! before any new rank starts. The spawned ranks learn their world and parent from
 //! `runtime::spawned`, recorded here before they start; then they start one after another, each
 //! past its start-up (MPI_Init) before the next, as `host::run` starts the first ranks.
@@ -18,13 +22,53 @@ use super::loader;
 use crate::runtime::job;
 use crate::runtime::spawn_desk::{claim_fresh, soft_count, Answer, App};
 use crate::runtime::spawned::{self, Spawned};
+use crate::runtime::segment::Segment;
+use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// One spawn at a time: slots are claimed and recorded together.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The slots spawned ranks hold: one spawn at a time (slots are claimed and recorded together).
+static SLOTS: std::sync::Mutex<SpawnedSlots> = std::sync::Mutex::new(SpawnedSlots { running: Vec::new(), free: BTreeSet::new() });
+
+/// Slots handed to spawned ranks, and those of spawned ranks retired since.
+struct SpawnedSlots {
+    /// Given to a spawned rank, not yet retired.
+    running: Vec<usize>,
+    /// Retired: free for the next spawn.
+    free: BTreeSet<usize>,
+}
+
+/// How long a spawn that finds too few free slots waits for running spawned ranks to end.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+impl SpawnedSlots {
+    /// Retires the running spawned ranks that ended entirely; until `need` slots are free (with
+    /// the never used ones) or `EXIT_GRACE` passed while some still run. Returns the free count.
+    fn sweep(&mut self, seg: &Segment, need: usize) -> usize {
+        let deadline = Instant::now() + EXIT_GRACE;
+        loop {
+            let free = &mut self.free;
+            self.running.retain(|&r| {
+                let gone = host::retire(seg, r);
+                if gone {
+                    free.insert(r);
+                }
+                !gone
+            });
+            let n = self.free.len() + seg.nranks() - seg.occupied();
+            if n >= need || self.running.is_empty() || Instant::now() >= deadline {
+                return n;
+            }
+            if super::sched::in_fiber() {
+                super::sched::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+}
 
 /// How long a spawned rank may take to reach MPI_Init before the next one starts anyway.
 const STARTUP_LIMIT: Duration = Duration::from_secs(1);
@@ -65,14 +109,16 @@ struct Ready {
 pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
     let Some(job) = job::threads_job() else { return Err("no threads-mode job runs in this process".into()) };
     let Some(starter) = host::STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut held = SLOTS.lock().unwrap_or_else(|p| p.into_inner());
     let seg = &*job.seg;
+    let asked: usize = apps.iter().map(|a| a.nprocs).sum();
+    let mut free = held.sweep(seg, asked);
     let own_exe = std::fs::canonicalize("/proc/self/exe").ok();
     let parent_program = host::PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()).get(parent_root).cloned();
 
     // Find every program and count the ranks before taking a slot.
     let mut found = Vec::new();
-    let mut free = seg.nranks() - seg.occupied();
+    let available = free;
     let mut counts = Vec::new();
     for app in apps {
         let wdir = app.wdir.as_ref().map(PathBuf::from);
@@ -102,22 +148,25 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         found.push((path, wdir));
     }
     let total: usize = counts.iter().sum();
-    let available = seg.nranks() - seg.occupied();
     if total > available {
         return Err(format!(
-            "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free (threads mode does not reuse the slots of finished spawned ranks); start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
+            "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free (a spawned rank's slot is free once it finished); start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
             seg.nranks()
         ));
     }
 
-    // Load every instance, then claim the slots: nothing is taken when a program cannot run.
+    // The slots: retired ones first, then never used ones. Every instance is loaded before any
+    // slot is taken: nothing is taken when a program cannot run.
+    let reused: Vec<usize> = held.free.iter().copied().take(total).collect();
     let first = seg.occupied();
+    let chosen: Vec<usize> = reused.iter().copied().chain(first..first + (total - reused.len())).collect();
     let mut ready = Vec::new();
-    let mut slot = first;
+    let mut chosen_iter = chosen.iter().copied();
     for ((path, wdir), (&k, app)) in found.into_iter().zip(counts.iter().zip(apps)) {
         let prepared = loader::prepare(&path).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
         let mut instances = Vec::with_capacity(k);
         for _ in 0..k {
+            let slot = chosen_iter.next().expect("one slot per rank");
             let inst = prepared.load_instance(slot).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
             if starter.fibers.is_some() {
                 if let Some(why) = host::fiber_blocker(&inst) {
@@ -125,13 +174,17 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
                 }
             }
             instances.push(inst);
-            slot += 1;
         }
         let wdir = wdir.map(|d| CString::new(d.as_os_str().as_bytes()).map_err(|_| "the info key wdir holds a NUL byte".to_string())).transpose()?;
         ready.push(Ready { instances, program: path, wdir });
     }
-    let slots: Vec<usize> = claim_fresh(seg, total).ok_or("the job's free slots were taken meanwhile")?.collect();
-    debug_assert_eq!(slots.first().copied().unwrap_or(first), first);
+    let fresh = claim_fresh(seg, total - reused.len()).ok_or("the job's free slots were taken meanwhile")?;
+    debug_assert_eq!(fresh.start, first);
+    for s in &reused {
+        held.free.remove(s);
+    }
+    let slots = chosen;
+    held.running.extend(&slots);
 
     let mut next = slots.iter().copied();
     let mut starts = Vec::with_capacity(total);
@@ -148,6 +201,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
             let mut argv: Vec<*mut std::os::raw::c_char> = own.iter().map(|a| a.as_ptr() as *mut _).collect();
             argv.push(std::ptr::null_mut());
             starts.push(RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() });
+            host::keep_instance(s, inst);
         }
     }
     for start in starts {
@@ -160,7 +214,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
 
 /// Waits until spawned rank `rank` is past its start-up, at most `STARTUP_LIMIT` (a fiber parks,
 /// so its carrier runs the new rank meanwhile).
-fn wait_startup(seg: &crate::runtime::segment::Segment, rank: usize) {
+fn wait_startup(seg: &Segment, rank: usize) {
     let deadline = Instant::now() + STARTUP_LIMIT;
     while !host::past_startup(seg, rank) && Instant::now() < deadline {
         if super::sched::in_fiber() {

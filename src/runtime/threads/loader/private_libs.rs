@@ -271,8 +271,9 @@ impl PrivateLibs {
 
     /// Rank `rank`'s copies: writes each private library, rewritten to need the rank's copies,
     /// into a memfd, and rewrites `program` (a copy of the program's image) the same way.
-    /// Returns whether loading needs the working directory `/proc/self/fd` (see `rewrite_needed`).
-    pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<bool, String> {
+    /// Returns whether loading needs the working directory `/proc/self/fd` (see `rewrite_needed`),
+    /// and the copies' memfds (closed when the instance is unloaded).
+    pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<(bool, Vec<c_int>), String> {
         let mut fds = Vec::with_capacity(self.libs.len());
         for (i, _) in self.libs.iter().enumerate() {
             let name = CString::new(format!("oxmpi-rank-{rank}-lib{i}")).expect("no NUL in a formatted name");
@@ -296,7 +297,7 @@ impl PrivateLibs {
             written.map_err(|e| format!("writing a private library copy: {e}"))?;
         }
         relative |= rewrite_needed(program, &target)?;
-        Ok(relative)
+        Ok((relative, fds))
     }
 
     /// How many libraries each rank gets a copy of, and their names (for messages and tests).
