@@ -89,11 +89,11 @@ fn ended_entirely(seg: &Segment, slot: usize) -> bool {
         return false;
     }
     let Some(st) = STARTER.get() else { return false };
-    if let Some(s) = st.fibers {
-        return s.retired(slot);
-    }
     let mut threads = SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(i) = threads.iter().position(|&(r, _)| r == slot) else { return false };
+    let Some(i) = threads.iter().position(|&(r, _)| r == slot) else {
+        // Not a kernel thread: a fiber, if the job has them.
+        return st.fibers.is_some_and(|s| s.retired(slot));
+    };
     // SAFETY: a thread we created and never detached nor joined (it leaves the list when joined).
     if unsafe { libc::pthread_tryjoin_np(threads[i].1, std::ptr::null_mut()) } != 0 {
         return false;
@@ -166,8 +166,10 @@ pub(super) fn register_instance(slot: usize, inst: &loader::Instance, program: &
     p[slot] = program.to_path_buf();
 }
 
-/// Starts a spawned rank as the job's ranks run: a fiber, or a kernel thread (joined by `run`).
-pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
+/// Starts a spawned rank as the job's ranks run: a fiber, or a kernel thread (joined by `run`);
+/// a kernel thread also in a job of fibers when `thread` (a rank that cannot be a fiber: waits
+/// choose futex or park per call, `runtime::wait`, so the two kinds of ranks talk as usual).
+pub(super) fn start_spawned(start: RankStart, thread: bool) -> Result<(), String> {
     let Some(st) = STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
     let rank = start.rank;
     let start = Box::into_raw(Box::new(start));
@@ -175,7 +177,7 @@ pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
     // start-up before the next, so no rank is inside getopt now).
     // SAFETY: writing libc's int, as `run` does.
     unsafe { optind = 0 };
-    if let Some(s) = st.fibers {
+    if let Some(s) = st.fibers.filter(|_| !thread) {
         let fs = FiberStart(start);
         let body = Box::new(move || {
             let fs = fs;

@@ -15,8 +15,10 @@
 //!
 //! A program spawning `/proc/self/exe` (itself, in processes mode) gets the spawning rank's own
 //! program: in this process that file is the host (`mpiexec`). The info key `wdir` gives a rank
-//! kernel thread its own working directory (`unshare(CLONE_FS)`); ranks running as fibers share
-//! their carrier threads' and cannot have one.
+//! kernel thread its own working directory (`unshare(CLONE_FS)`). In a job whose ranks run as
+//! fibers, ranks that cannot be fibers run as kernel threads beside them: those given `wdir` (a
+//! fiber shares its carrier's working directory) and those of a program fibers cannot run
+//! (thread-local variables, OpenMP: `host::fiber_blocker`).
 use super::host::{self, RankStart};
 use super::loader;
 use crate::runtime::job;
@@ -102,6 +104,10 @@ struct Ready {
     instances: Vec<loader::Instance>,
     program: PathBuf,
     wdir: Option<CString>,
+    /// Its ranks run as kernel threads though the job's run as fibers: a working directory of
+    /// their own (a fiber shares its carrier's), or a program fibers cannot run
+    /// (`host::fiber_blocker`).
+    threads: bool,
 }
 
 /// Serves MPI_Comm_spawn(_multiple) for the root `parent_root`: starts the new ranks and answers
@@ -125,12 +131,6 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         if let Some(d) = &wdir {
             if !d.is_dir() {
                 return Err(format!("cannot spawn '{}': the working directory (info key wdir) '{}' is not a directory", app.program, d.display()));
-            }
-            if starter.fibers.is_some() {
-                return Err(format!(
-                    "cannot spawn '{}' with the info key wdir: threads mode runs this job's ranks as fibers, which share their threads' working directory; set OXMPI_FIBERS=0 or use --mode processes",
-                    app.program
-                ));
             }
         }
         let mut path = find_program(app, wdir.as_deref())?;
@@ -168,15 +168,11 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         for _ in 0..k {
             let slot = chosen_iter.next().expect("one slot per rank");
             let inst = prepared.load_instance(slot).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
-            if starter.fibers.is_some() {
-                if let Some(why) = host::fiber_blocker(&inst) {
-                    return Err(format!("cannot spawn '{}': the program {why}, and this job's ranks run as fibers; set OXMPI_FIBERS=0 or use --mode processes", app.program));
-                }
-            }
             instances.push(inst);
         }
         let wdir = wdir.map(|d| CString::new(d.as_os_str().as_bytes()).map_err(|_| "the info key wdir holds a NUL byte".to_string())).transpose()?;
-        ready.push(Ready { instances, program: path, wdir });
+        let threads = starter.fibers.is_some() && (wdir.is_some() || instances.first().is_some_and(|i| host::fiber_blocker(i).is_some()));
+        ready.push(Ready { instances, program: path, wdir, threads });
     }
     let fresh = claim_fresh(seg, total - reused.len()).ok_or("the job's free slots were taken meanwhile")?;
     debug_assert_eq!(fresh.start, first);
@@ -200,13 +196,13 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
             let own = args.clone();
             let mut argv: Vec<*mut std::os::raw::c_char> = own.iter().map(|a| a.as_ptr() as *mut _).collect();
             argv.push(std::ptr::null_mut());
-            starts.push(RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() });
+            starts.push((RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() }, r.threads));
             host::keep_instance(s, inst);
         }
     }
-    for start in starts {
+    for (start, thread) in starts {
         let rank = start.rank;
-        host::start_spawned(start)?;
+        host::start_spawned(start, thread)?;
         wait_startup(seg, rank);
     }
     Ok(Answer { slots, counts })
