@@ -5,7 +5,8 @@
    it and a count of its own runs kept in a static (1: a fresh instance of the program, not a
    used one). The parent's open descriptors and threads do not grow with the rounds (a loaded
    instance's memfds are closed when its slot is reused; processes mode: no descriptor per
-   child), and /dev/shm holds no more entries at the end than at the start. */
+   child), processes mode's children are reaped by the launcher (no /proc entry, no zombie), and
+   /dev/shm holds no more entries at the end than at the start. */
 #define _DEFAULT_SOURCE
 #include "oxtest.h"
 #include <dirent.h>
@@ -36,12 +37,13 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_get_parent(&parent));
     if (parent != MPI_COMM_NULL) {
         CHECK(argc == 2, "child argc %d", argc);
-        int me, msg[3];
+        int me, msg[4];
         MPI_OK(MPI_Comm_rank(MPI_COMM_WORLD, &me));
         msg[0] = atoi(argv[1]);
         msg[1] = me;
         msg[2] = runs;
-        MPI_OK(MPI_Send(msg, 3, MPI_INT, 0, 1, parent));
+        msg[3] = (int)getpid();
+        MPI_OK(MPI_Send(msg, 4, MPI_INT, 0, 1, parent));
         MPI_OK(MPI_Comm_disconnect(&parent));
         MPI_OK(MPI_Finalize());
         return 0;
@@ -53,6 +55,8 @@ int main(int argc, char **argv)
     CHECK(n > 0, "readlink");
     exe[n] = 0;
     enum { ROUNDS = 100, PER = 2, MID = 10 };
+    static int pids[ROUNDS * PER];
+    int npids = 0;
     for (int k = 0; k < ROUNDS; k++) {
         MPI_Comm inter;
         char round[16];
@@ -64,10 +68,12 @@ int main(int argc, char **argv)
             CHECK(errs[i] == MPI_SUCCESS, "round %d: errcode %d of child %d", k, errs[i], i);
         if (rank == 0)
             for (int i = 0; i < PER; i++) {
-                int msg[3];
-                MPI_OK(MPI_Recv(msg, 3, MPI_INT, i, 1, inter, MPI_STATUS_IGNORE));
+                int msg[4];
+                MPI_OK(MPI_Recv(msg, 4, MPI_INT, i, 1, inter, MPI_STATUS_IGNORE));
                 CHECK(msg[0] == k && msg[1] == i, "round %d child %d answered round %d rank %d", k, i, msg[0], msg[1]);
                 CHECK(msg[2] == 1, "round %d child %d: its static counter is %d, not 1 (a used instance?)", k, i, msg[2]);
+                if (msg[3] != (int)getpid())
+                    pids[npids++] = msg[3];
             }
         MPI_OK(MPI_Comm_disconnect(&inter));
         if (k == MID)
@@ -76,6 +82,13 @@ int main(int argc, char **argv)
     fds_end = entries("/proc/self/fd");
     /* A round's worth of slack: the last children may hold theirs until the next spawn. */
     CHECK(fds_end <= fds_mid + 2 * PER + 2, "open descriptors grew from %d (round %d) to %d (round %d)", fds_mid, MID, fds_end, ROUNDS);
+    for (int k = 0; k < npids; k++) {
+        char path[64];
+        snprintf(path, sizeof path, "/proc/%d", pids[k]);
+        for (int waited = 0; access(path, F_OK) == 0 && waited < 20000; waited++)
+            usleep(1000);
+        CHECK(access(path, F_OK) != 0, "child %d (pid %d) was not reaped", k, pids[k]);
+    }
     if (rank == 0)
         CHECK(entries("/dev/shm") <= shm_before, "/dev/shm grew from %d to %d entries", shm_before, entries("/dev/shm"));
     MPI_OK(MPI_Finalize());
