@@ -887,6 +887,24 @@ mod tests {
         }
     }
 
+    /// `unload` removes the instance and closes its memfd; a new instance loaded after it (which
+    /// may get the same descriptor number) starts from fresh globals, not the old instance's.
+    #[test]
+    fn unload_then_load_fresh() {
+        let d = TempDir::new("unload");
+        let src = "static int calls; int main(void) { return ++calls; }";
+        let p = prepare(&build(&d, "unload", src, &["-fPIE", "-pie"])).unwrap();
+        let a = p.load_instance(0).unwrap();
+        assert_eq!(call_main(&a), 1);
+        assert_eq!(call_main(&a), 2);
+        let fd = a.fd();
+        assert!(a.unload(0), "a plain program leaves entirely");
+        // SAFETY: F_GETFD on a number only queries it.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1, "the memfd is closed");
+        let b = p.load_instance(0).unwrap();
+        assert_eq!(call_main(&b), 1, "a fresh instance, not the unloaded one");
+    }
+
     /// Three instances: each starts from fresh globals, and an instance keeps its own state.
     fn check_private_globals(p: &Prepared) {
         let insts: Vec<Instance> = (0..3).map(|r| p.load_instance(r).unwrap()).collect();

@@ -378,7 +378,8 @@ mod tests {
         assert_eq!(set.names(), vec!["liboxpl_on_mpi_state.so".to_string()]);
 
         let mut image = std::fs::read(&prog).unwrap();
-        let relative = set.make_copies(1, &mut image).unwrap();
+        let (relative, fds) = set.make_copies(1, &mut image).unwrap();
+        assert_eq!(fds.len(), 1, "one memfd per private library");
         assert!(!relative, "liboxpl_on_mpi_state.so is long enough for /proc/self/fd/N");
         // SAFETY: memfd for the rewritten copy, kept open (see the module comment).
         let fd = unsafe { libc::memfd_create(c"oxpl-prog-copy".as_ptr(), libc::MFD_CLOEXEC) };
