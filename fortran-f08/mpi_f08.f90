@@ -2471,6 +2471,43 @@ module mpi_f08
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
+  interface MPI_Comm_spawn
+    subroutine MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: command
+      CHARACTER(LEN=*), INTENT(IN) :: argv(*)
+      INTEGER, INTENT(IN) :: maxprocs
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Comm_spawn_multiple
+    subroutine MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*)
+      CHARACTER(LEN=*), INTENT(IN) :: array_of_argv(count, *)
+      INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+      TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
   interface MPI_Comm_split
     subroutine MPI_Comm_split_f08(comm, color, key, newcomm, ierror)
       use, intrinsic :: iso_c_binding
@@ -12875,6 +12912,86 @@ subroutine MPI_Comm_size_f08(comm, size, ierror)
   end interface
   integer :: ierr
   call pmpi_comm_size(comm, size, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: command
+  CHARACTER(LEN=*), INTENT(IN) :: argv(*)
+  INTEGER, INTENT(IN) :: maxprocs
+  TYPE(MPI_Info), INTENT(IN) :: info
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+  INTEGER :: array_of_errcodes(*)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: command
+      CHARACTER(LEN=*) :: argv(*)
+      INTEGER :: maxprocs
+      TYPE(MPI_Info) :: info
+      INTEGER :: root
+      TYPE(MPI_Comm) :: comm
+      TYPE(MPI_Comm) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_comm_spawn(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  INTEGER, INTENT(IN) :: count
+  CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*)
+  CHARACTER(LEN=*), INTENT(IN) :: array_of_argv(count, *)
+  INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+  TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+  INTEGER, INTENT(IN) :: root
+  TYPE(MPI_Comm), INTENT(IN) :: comm
+  TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+  INTEGER :: array_of_errcodes(*)
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER :: count
+      CHARACTER(LEN=*) :: array_of_commands(*)
+      CHARACTER(LEN=*) :: array_of_argv(count, *)
+      INTEGER :: array_of_maxprocs(*)
+      TYPE(MPI_Info) :: array_of_info(*)
+      INTEGER :: root
+      TYPE(MPI_Comm) :: comm
+      TYPE(MPI_Comm) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_comm_spawn_multiple(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 

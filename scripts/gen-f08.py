@@ -236,9 +236,13 @@ class Proc:
         return base + ("_f08ts" if self.has_buffer else "_f08") + ("_large" if self.large else "")
 
     def supported(self):
+        # A CHARACTER(LEN=*) array (MPI_Comm_spawn's argv(*), MPI_Comm_spawn_multiple's
+        # array_of_commands(*) and array_of_argv(count, *)) passes through like a scalar one: the
+        # element length goes as the hidden length argument, which the `use mpi` binding takes
+        # (src/fortran/dynproc.rs: rows end at a blank element; MPI_ARGV(S)_NULL are sentinels).
         for a in self.args:
-            if a.spec.startswith("CHARACTER") and a.dims:
-                return "CHARACTER array argument"
+            if a.spec.startswith("CHARACTER") and a.dims and a.spec != "CHARACTER(LEN=*)":
+                return "CHARACTER array argument of a fixed length"
         return None
 
 

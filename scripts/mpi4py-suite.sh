@@ -17,8 +17,10 @@ Usage: scripts/mpi4py-suite.sh --prefix PREFIX [--mode processes|threads] [--np 
 Installs mpi4py $VERSION's wheel from PyPI into a virtual environment, fetches the same release's
 sdist for its test/ directory (both cached in target/mpi4py), and runs every test module
 (test_*.py) as its own job under PREFIX/bin/mpiexec (--mode, default processes), at each rank count
-of --np. Threads mode runs one interpreter per rank in one process (the venv's Python must be a
-position-independent executable with a shared libpython, as pyenv's is).
+of --np, then mpi4py.futures' MPIPoolExecutor (scripts/mpi4py_futures_demo.py: spawned workers, and
+world-rank workers under python -m mpi4py.futures; --filter futures runs only these). Threads mode
+runs one interpreter per rank in one process (the venv's Python must be a position-independent
+executable with a shared libpython, as pyenv's is).
 One line per module and rank count; exit status 1 if any module failed, crashed or timed out.
 
 Modules and tests this script leaves out are listed in it, each with its reason: the features of
@@ -131,5 +133,26 @@ for np in $NPS; do
         fi
     done
 done
+
+# mpi4py.futures: MPIPoolExecutor spawning its 3 workers from a one-rank job, and serving from
+# the other world ranks (python -m mpi4py.futures), each checked by scripts/mpi4py_futures_demo.py.
+FUTURES_DEMO="$OXMPI_ROOT/scripts/mpi4py_futures_demo.py"
+futures_run() { # name np args...
+    local name="$1" np="$2" log="$LOGS/$1.log" rc=0
+    shift 2
+    timeout -k 10 "$((TIMEOUT + 20))" "${LAUNCH[@]}" -n "$np" "$VENV/bin/python" "$@" >"$log" 2>&1 || rc=$?
+    if [ "$rc" = 0 ] && grep -q "^futures .* OK" "$log"; then
+        passed=$((passed + 1))
+        echo "PASS $name n=$np ($(grep "^futures" "$log"))"
+    else
+        failed+=("$name n=$np")
+        echo "FAIL $name n=$np (exit $rc); log: $log"
+        tail -n 5 "$log" | sed 's/^/#   | /'
+    fi
+}
+if [ -z "$FILTER" ] || [[ futures =~ $FILTER ]]; then
+    futures_run futures-spawn 1 "$FUTURES_DEMO" spawn
+    futures_run futures-world 4 -m mpi4py.futures "$FUTURES_DEMO" world 3
+fi
 echo "# summary: $passed passed, ${#failed[@]} failed"
 [ ${#failed[@]} = 0 ] || { printf '#   %s\n' "${failed[@]}"; exit 1; }

@@ -25,6 +25,12 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
             },
             rank_in_mpi: crate::instance::rank_active,
             channel_geometry: crate::transport::shm::geometry,
+            rank_recycled: |r| {
+                crate::instance::recycle_rank(r);
+                if let Some(job) = job::threads_job() {
+                    crate::transport::shm::discard_inbound(&job.seg, r);
+                }
+            },
         };
         // SAFETY: `argv` is non-null and holds `argc` C strings (caller contract).
         let args = unsafe { host::args_from_c(argc, argv) };

@@ -17,7 +17,7 @@ use crate::runtime::job::{caller_id, context, threads_job};
 use crate::runtime::thread_level::ThreadLevel;
 use crate::runtime::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
 use crate::runtime::wait::WaitPolicy;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::{Arc, OnceLock};
 
 /// One rank's MPI objects. Dereferences to its `Universe`, which the layers below take.
@@ -108,17 +108,30 @@ impl Default for RankSlot {
 
 /// The one rank of a processes-mode (or singleton) process.
 static PROCESS_SLOT: RankSlot = RankSlot::new();
-/// Threads mode: one slot per rank of the job, made at the first look-up.
-static THREAD_SLOTS: OnceLock<Vec<RankSlot>> = OnceLock::new();
+/// Threads mode: one slot per rank of the job, made at the first look-up. A slot is a leaked
+/// box, replaced when a finished spawned rank's slot goes to a new rank (`recycle_rank`).
+static THREAD_SLOTS: OnceLock<Vec<AtomicPtr<RankSlot>>> = OnceLock::new();
+
+fn thread_slots(n: usize) -> &'static [AtomicPtr<RankSlot>] {
+    THREAD_SLOTS.get_or_init(|| (0..n).map(|_| AtomicPtr::new(Box::into_raw(Box::new(RankSlot::new())))).collect())
+}
+
+/// Threads mode: the slot of rank `r`, if the job has it.
+fn thread_slot(r: usize) -> Option<&'static RankSlot> {
+    let job = threads_job()?;
+    // Acquire: pairs with the Release swap of `recycle_rank`, so the new box is seen initialised.
+    let p = thread_slots(job.nranks()).get(r)?.load(Ordering::Acquire);
+    // SAFETY: every pointer stored is a leaked Box, never freed (see `recycle_rank`).
+    Some(unsafe { &*p })
+}
 
 /// The slot of the calling thread's rank.
 fn slot() -> MpiResult<&'static RankSlot> {
     match threads_job() {
         None => Ok(&PROCESS_SLOT),
-        Some(job) => {
-            let slots = THREAD_SLOTS.get_or_init(|| (0..job.nranks()).map(|_| RankSlot::new()).collect());
+        Some(_) => {
             let c = context();
-            slots.get(c as usize).filter(|_| c >= 0).ok_or_else(|| {
+            (if c >= 0 { thread_slot(c as usize) } else { None }).ok_or_else(|| {
                 err(ErrorClass::Other, "this thread belongs to no rank: in threads mode, call MPI from a rank's main thread or from threads it created")
             })
         }
@@ -127,7 +140,23 @@ fn slot() -> MpiResult<&'static RankSlot> {
 
 /// Threads mode: whether rank `r` is inside MPI (see `RankSlot::is_active`).
 pub fn rank_active(r: usize) -> bool {
-    THREAD_SLOTS.get().and_then(|s| s.get(r)).is_some_and(RankSlot::is_active)
+    thread_slot(r).is_some_and(RankSlot::is_active)
+}
+
+/// Threads mode: gives slot `r`, whose spawned rank finished (MPI finalized, its thread or fiber
+/// gone), a fresh MPI state for the next rank spawned there. The old state is left allocated,
+/// not dropped: `&'static` references to it were handed out (`get`), and though only the
+/// finished rank's own threads held them, its windows' helper threads or a caller racing on a
+/// stale pointer must never see freed memory. Its monitoring row is zeroed (the new rank's
+/// counts start afresh; other ranks' counts to the slot stay, as sent to that world rank).
+pub fn recycle_rank(r: usize) {
+    let Some(job) = threads_job() else { return };
+    if let Some(p) = thread_slots(job.nranks()).get(r) {
+        p.store(Box::into_raw(Box::new(RankSlot::new())), Ordering::Release);
+    }
+    if let Some(row) = crate::monitoring::existing_row(r) {
+        row.clear();
+    }
 }
 
 pub fn initialized() -> bool {

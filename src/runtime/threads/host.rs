@@ -64,8 +64,84 @@ pub(super) struct Starter {
 }
 pub(super) static STARTER: std::sync::OnceLock<Starter> = std::sync::OnceLock::new();
 
-/// Threads of spawned ranks, for `run` to join.
-static SPAWNED_THREADS: std::sync::Mutex<Vec<libc::pthread_t>> = std::sync::Mutex::new(Vec::new());
+/// Threads of spawned ranks (slot, thread), for `run` to join (or `retire`, once ended).
+static SPAWNED_THREADS: std::sync::Mutex<Vec<(usize, libc::pthread_t)>> = std::sync::Mutex::new(Vec::new());
+
+/// Spawned ranks' loaded program instances, by slot, unloaded by `retire`.
+static LOADED: std::sync::Mutex<Vec<Option<loader::Instance>>> = std::sync::Mutex::new(Vec::new());
+
+/// Keeps spawned rank `slot`'s loaded instance until `retire` unloads it.
+pub(super) fn keep_instance(slot: usize, inst: loader::Instance) {
+    let mut l = LOADED.lock().unwrap_or_else(|p| p.into_inner());
+    if l.len() <= slot {
+        l.resize_with(slot + 1, || None);
+    }
+    l[slot] = Some(inst);
+}
+
+/// Whether spawned rank `slot` ended cleanly and entirely: it finalized MPI and returned from
+/// main (or exited) with 0, did not fail, and its kernel thread was joined now (a try, never a
+/// wait) or its fiber's stack freed. A rank still alive, or one that died, is never retired.
+fn ended_entirely(seg: &Segment, slot: usize) -> bool {
+    use std::sync::atomic::Ordering::SeqCst;
+    let ended = ENDED.get().and_then(|v| v.get(slot)).is_some_and(|e| e.load(SeqCst));
+    if !ended || seg.is_failed(slot) || seg.rank(slot).state.load(SeqCst) != crate::runtime::segment::RANK_FINALIZED {
+        return false;
+    }
+    let Some(st) = STARTER.get() else { return false };
+    let mut threads = SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(i) = threads.iter().position(|&(r, _)| r == slot) else {
+        // Not a kernel thread: a fiber, if the job has them.
+        return st.fibers.is_some_and(|s| s.retired(slot));
+    };
+    // SAFETY: a thread we created and never detached nor joined (it leaves the list when joined).
+    if unsafe { libc::pthread_tryjoin_np(threads[i].1, std::ptr::null_mut()) } != 0 {
+        return false;
+    }
+    threads.swap_remove(i);
+    true
+}
+
+/// Makes the slot of spawned rank `slot` free for a new rank if that rank ended entirely
+/// (`ended_entirely`): unloads its program instance, forgets its per-rank state here (exit flag,
+/// start-up flag, crash dispositions, library-variable copies, exit-handler base) and has the
+/// layers above make its MPI state and inbound channels new (`Upcalls::rank_recycled`); then
+/// resets its control block. False (nothing touched) while the rank may still run.
+pub(super) fn retire(seg: &Segment, slot: usize) -> bool {
+    use std::sync::atomic::Ordering::{Release, SeqCst};
+    if !ended_entirely(seg, slot) {
+        return false;
+    }
+    if let Some(inst) = LOADED.lock().unwrap_or_else(|p| p.into_inner()).get_mut(slot).and_then(Option::take) {
+        inst.unload(slot);
+    }
+    if let Some(c) = COPIES.write().unwrap_or_else(|p| p.into_inner()).get_mut(slot) {
+        c.clear();
+    }
+    super::atexit::set_base(slot, 0);
+    if let Some(d) = DISPOSITIONS.get().and_then(|v| v.get(slot)) {
+        for x in d {
+            x.handler.store(libc::SIG_DFL, SeqCst);
+            x.flags.store(0, SeqCst);
+        }
+    }
+    if let Some(u) = UPCALLS.get() {
+        (u.rank_recycled)(slot);
+    }
+    if let Some(job) = job::threads_job() {
+        if let Some(x) = job.started.lock().unwrap_or_else(|p| p.into_inner()).get_mut(slot) {
+            *x = false;
+        }
+    }
+    let rc = seg.rank(slot);
+    rc.pid.store(0, std::sync::atomic::Ordering::Relaxed);
+    rc.state.store(crate::runtime::segment::RANK_NOT_STARTED, Release);
+    // Last: `past_startup` of the next rank here reads it.
+    if let Some(e) = ENDED.get().and_then(|v| v.get(slot)) {
+        e.store(false, SeqCst);
+    }
+    true
+}
 
 /// Each slot's program file (what `/proc/self/exe` means to its rank: see `super::spawn`).
 pub(super) static PROGRAMS: std::sync::Mutex<Vec<std::path::PathBuf>> = std::sync::Mutex::new(Vec::new());
@@ -90,8 +166,10 @@ pub(super) fn register_instance(slot: usize, inst: &loader::Instance, program: &
     p[slot] = program.to_path_buf();
 }
 
-/// Starts a spawned rank as the job's ranks run: a fiber, or a kernel thread (joined by `run`).
-pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
+/// Starts a spawned rank as the job's ranks run: a fiber, or a kernel thread (joined by `run`);
+/// a kernel thread also in a job of fibers when `thread` (a rank that cannot be a fiber: waits
+/// choose futex or park per call, `runtime::wait`, so the two kinds of ranks talk as usual).
+pub(super) fn start_spawned(start: RankStart, thread: bool) -> Result<(), String> {
     let Some(st) = STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
     let rank = start.rank;
     let start = Box::into_raw(Box::new(start));
@@ -99,7 +177,7 @@ pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
     // start-up before the next, so no rank is inside getopt now).
     // SAFETY: writing libc's int, as `run` does.
     unsafe { optind = 0 };
-    if let Some(s) = st.fibers {
+    if let Some(s) = st.fibers.filter(|_| !thread) {
         let fs = FiberStart(start);
         let body = Box::new(move || {
             let fs = fs;
@@ -109,7 +187,7 @@ pub(super) fn start_spawned(start: RankStart) -> Result<(), String> {
         return s.add_spawned(rank, st.stack, body).map_err(|e| format!("cannot start the fiber of rank {rank}: {e}"));
     }
     let t = spawn(start, st.stack).map_err(|e| format!("cannot start the thread of rank {rank}: {e}"))?;
-    SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner()).push(t);
+    SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner()).push((rank, t));
     Ok(())
 }
 
@@ -139,6 +217,9 @@ pub struct Upcalls {
     pub rank_in_mpi: fn(usize) -> bool,
     /// How the transport wants the segment's channels laid out for a job of n ranks.
     pub channel_geometry: fn(usize) -> crate::runtime::segment::ChannelGeometry,
+    /// Slot r's finished spawned rank is gone: its MPI state and inbound channels are made new
+    /// for the next rank spawned there.
+    pub rank_recycled: fn(usize),
 }
 
 /// Each rank's instance's copies of library variables (name, address), by slot, set before the
@@ -451,7 +532,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     // every rank has ended.
     loop {
         let next = SPAWNED_THREADS.lock().unwrap_or_else(|p| p.into_inner()).pop();
-        let Some(t) = next else { break };
+        let Some((_, t)) = next else { break };
         // SAFETY: as above.
         unsafe { libc::pthread_join(t, std::ptr::null_mut()) };
     }

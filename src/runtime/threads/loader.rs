@@ -125,16 +125,19 @@ pub enum MainSource {
 
 /// One rank's private instance of the program.
 ///
-/// The `dlopen` handle is never closed (the rank's code may still be running, registered
-/// `atexit` handlers or destructors may point into it), and neither is the memfd: glibc matches
-/// an already loaded object by its path string first, so if descriptor N were closed and reused by
-/// a later copy, `dlopen("/proc/self/fd/N")` would hand back the *old* instance.
+/// The `dlopen` handle is closed only by `unload`, once a spawned rank ended entirely (until
+/// then its code may run, and registered `atexit` handlers or destructors may point into it),
+/// and so is the memfd, only after its object left: glibc matches an already loaded object by
+/// its path string first, so if descriptor N were closed and reused by a later copy while the
+/// object stayed, `dlopen("/proc/self/fd/N")` would hand back the *old* instance.
 pub struct Instance {
     /// This instance's `main`.
     pub main: MainFn,
     handle: *mut c_void,
     base: usize,
     fd: c_int,
+    /// The memfds of this instance's private library copies (`private_libs`).
+    lib_fds: Vec<c_int>,
     /// (name, address) of this instance's copies of library variables (`R_X86_64_COPY`).
     copies: Vec<(String, usize)>,
     /// The program's own constructors, in the order the dynamic loader would run them.
@@ -185,6 +188,36 @@ impl Instance {
     /// Every copy of a library variable this instance holds: (name, address).
     pub fn copies(&self) -> &[(String, usize)] {
         &self.copies
+    }
+
+    /// Unloads the instance of a rank that ended entirely (no code of it runs, no thread is
+    /// inside it, its own exit handlers ran): `dlclose` runs its ELF destructors as the end of a
+    /// process would, on the calling thread acting for rank `rank`. Each memfd is closed only if
+    /// its object left (RTLD_NOLOAD no longer finds it); one glibc keeps (a NODELETE object, e.g.
+    /// with C++ unique symbols) keeps its descriptor, see the type's documentation. Returns
+    /// whether everything left.
+    pub fn unload(self, rank: usize) -> bool {
+        let ctx = crate::runtime::job::context();
+        crate::runtime::job::set_context(rank as c_int);
+        // SAFETY: a live handle from dlopen, closed once (self is consumed); the rank's code is
+        // no longer running (caller contract).
+        unsafe { libc::dlclose(self.handle) };
+        crate::runtime::job::set_context(ctx);
+        let mut all = true;
+        for fd in std::iter::once(self.fd).chain(self.lib_fds.iter().copied()) {
+            let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted number");
+            // SAFETY: a valid C string; RTLD_NOLOAD only looks the object up, never loads it.
+            let h = unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL | libc::RTLD_NOLOAD) };
+            if h.is_null() {
+                // SAFETY: our memfd; its object is gone, nothing refers to it.
+                unsafe { libc::close(fd) };
+            } else {
+                // SAFETY: drops the reference RTLD_NOLOAD just took.
+                unsafe { libc::dlclose(h) };
+                all = false;
+            }
+        }
+        all
     }
 
     /// Whether the program defines thread-local variables (a PT_TLS segment: glibc gives the
@@ -255,11 +288,13 @@ impl Prepared {
         let before = if first { private_libs::loaded_objects() } else { Vec::new() };
         let mut image = std::borrow::Cow::Borrowed(&self.image[..]);
         let mut relative = false;
+        let mut lib_fds = Vec::new();
         if let Some(Some(p)) = self.private.get() {
             let mut copy = self.image.clone();
             match p.make_copies(rank, &mut copy) {
-                Ok(r) => {
+                Ok((r, fds)) => {
                     relative = r;
+                    lib_fds = fds;
                     image = std::borrow::Cow::Owned(copy);
                 }
                 Err(e) => {
@@ -336,7 +371,7 @@ impl Prepared {
                 }
             }
         }
-        Ok(Instance { main, handle, base, fd, copies, constructors })
+        Ok(Instance { main, handle, base, fd, lib_fds, copies, constructors })
     }
 }
 
@@ -862,6 +897,24 @@ mod tests {
             }
             assert_eq!(call_main(&b), 1207, "{flags:?}");
         }
+    }
+
+    /// `unload` removes the instance and closes its memfd; a new instance loaded after it (which
+    /// may get the same descriptor number) starts from fresh globals, not the old instance's.
+    #[test]
+    fn unload_then_load_fresh() {
+        let d = TempDir::new("unload");
+        let src = "static int calls; int main(void) { return ++calls; }";
+        let p = prepare(&build(&d, "unload", src, &["-fPIE", "-pie"])).unwrap();
+        let a = p.load_instance(0).unwrap();
+        assert_eq!(call_main(&a), 1);
+        assert_eq!(call_main(&a), 2);
+        let fd = a.fd();
+        assert!(a.unload(0), "a plain program leaves entirely");
+        // SAFETY: F_GETFD on a number only queries it.
+        assert_eq!(unsafe { libc::fcntl(fd, libc::F_GETFD) }, -1, "the memfd is closed");
+        let b = p.load_instance(0).unwrap();
+        assert_eq!(call_main(&b), 1, "a fresh instance, not the unloaded one");
     }
 
     /// Three instances: each starts from fresh globals, and an instance keeps its own state.

@@ -118,6 +118,9 @@ pub struct Sched {
     slots: Vec<Slot>,
     /// Fibers not yet finished; the host waits for 0 (futex on the low word).
     live: AtomicU32,
+    /// Per fiber: it ended and its stack is freed (set by the carrier after dropping the stack,
+    /// cleared by `add`): a spawned rank's slot may then be given to a new rank.
+    retired: Vec<AtomicBool>,
     stopping: AtomicBool,
     handoffs: AtomicU64,
     /// Sysmon ticks so far: the coarse clock of `FORCE`.
@@ -292,6 +295,7 @@ impl Sched {
             fibers: (0..capacity.max(n)).map(|_| UnsafeCell::new(Fiber { sp: std::ptr::null_mut(), state: State::Done, wait: None, locals: job::Locals::none(), body: None, stack: None })).collect(),
             slots: (0..slots).map(|_| Slot { queue: Mutex::new(SlotQueue { fibers: VecDeque::new(), gen: 0, running: false, dispatches: 0, sleeping: false }), word: AtomicU32::new(0) }).collect(),
             live: AtomicU32::new(n as u32),
+            retired: (0..capacity.max(n)).map(|_| AtomicBool::new(false)).collect(),
             stopping: AtomicBool::new(false),
             handoffs: AtomicU64::new(0),
             epoch: AtomicU64::new(0),
@@ -311,6 +315,7 @@ impl Sched {
     pub fn add(&self, rank: usize, stack: usize, body: Box<dyn FnOnce() + Send>) -> std::io::Result<()> {
         let st = Stack::new(stack)?;
         let cell = self.fibers[rank].get();
+        self.retired[rank].store(false, Release);
         // SAFETY: the fiber is not in any queue yet, so the host owns it; the stack is kept in
         // the fiber until it is done.
         unsafe {
@@ -340,6 +345,11 @@ impl Sched {
             self.live.fetch_sub(1, AcqRel);
         }
         r
+    }
+
+    /// Whether rank `rank`'s fiber ended and its stack is freed (false before it ever ran).
+    pub fn retired(&self, rank: usize) -> bool {
+        self.retired.get(rank).is_some_and(|r| r.load(Acquire))
     }
 
     /// Blocks the calling (host) thread until every fiber finished.
@@ -506,6 +516,8 @@ impl Sched {
         if done {
             // SAFETY: the fiber will never run again; we are on the carrier's stack.
             unsafe { (*f).stack = None };
+            // Release: whoever sees it retired sees the fiber's last writes and its stack gone.
+            self.retired[i].store(true, Release);
         }
         let mut q = self.lock(slot);
         let replaced = q.gen != gen;

@@ -2,29 +2,75 @@
 //! own instance of the spawned program (`loader`), started like the job's first ranks (`host`).
 //!
 //! The job's segment has slots above the world for them (`host::run`, as processes mode's
-//! launcher sizes its segment); a spawn takes never used slots (`spawn_desk::claim_fresh`: the
-//! slot of a finished spawned rank is not reused in threads mode, its loaded instance stays
-//! mapped). A request is served all or nothing: every program is found, loaded and checked
+//! launcher sizes its segment). A spawn takes the slots of spawned ranks that ended entirely
+//! first (lowest first; `host::retire` unloads the rank's program instance and makes its
+//! per-rank state new, once the rank finalized, returned 0 and its thread was joined or its
+//! fiber's stack freed: a rank still running, or one that died, keeps its slot), then never used
+//! ones (`spawn_desk::claim_fresh`). When too few are free it gives running spawned ranks a
+//! moment to end, as processes mode's launcher does (a parent that disconnected from its
+//! children and spawns again finds their slots free, though they may still be finishing). A request is served all or nothing: every program is found, loaded and checked
 //! before any new rank starts. The spawned ranks learn their world and parent from
 //! `runtime::spawned`, recorded here before they start; then they start one after another, each
 //! past its start-up (MPI_Init) before the next, as `host::run` starts the first ranks.
 //!
 //! A program spawning `/proc/self/exe` (itself, in processes mode) gets the spawning rank's own
 //! program: in this process that file is the host (`mpiexec`). The info key `wdir` gives a rank
-//! kernel thread its own working directory (`unshare(CLONE_FS)`); ranks running as fibers share
-//! their carrier threads' and cannot have one.
+//! kernel thread its own working directory (`unshare(CLONE_FS)`). In a job whose ranks run as
+//! fibers, ranks that cannot be fibers run as kernel threads beside them: those given `wdir` (a
+//! fiber shares its carrier's working directory) and those of a program fibers cannot run
+//! (thread-local variables, OpenMP: `host::fiber_blocker`).
 use super::host::{self, RankStart};
 use super::loader;
 use crate::runtime::job;
 use crate::runtime::spawn_desk::{claim_fresh, soft_count, Answer, App};
 use crate::runtime::spawned::{self, Spawned};
+use crate::runtime::segment::Segment;
+use std::collections::BTreeSet;
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// One spawn at a time: slots are claimed and recorded together.
-static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The slots spawned ranks hold: one spawn at a time (slots are claimed and recorded together).
+static SLOTS: std::sync::Mutex<SpawnedSlots> = std::sync::Mutex::new(SpawnedSlots { running: Vec::new(), free: BTreeSet::new() });
+
+/// Slots handed to spawned ranks, and those of spawned ranks retired since.
+struct SpawnedSlots {
+    /// Given to a spawned rank, not yet retired.
+    running: Vec<usize>,
+    /// Retired: free for the next spawn.
+    free: BTreeSet<usize>,
+}
+
+/// How long a spawn that finds too few free slots waits for running spawned ranks to end.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+impl SpawnedSlots {
+    /// Retires the running spawned ranks that ended entirely; until `need` slots are free (with
+    /// the never used ones) or `EXIT_GRACE` passed while some still run. Returns the free count.
+    fn sweep(&mut self, seg: &Segment, need: usize) -> usize {
+        let deadline = Instant::now() + EXIT_GRACE;
+        loop {
+            let free = &mut self.free;
+            self.running.retain(|&r| {
+                let gone = host::retire(seg, r);
+                if gone {
+                    free.insert(r);
+                }
+                !gone
+            });
+            let n = self.free.len() + seg.nranks() - seg.occupied();
+            if n >= need || self.running.is_empty() || Instant::now() >= deadline {
+                return n;
+            }
+            if super::sched::in_fiber() {
+                super::sched::yield_now();
+            } else {
+                std::thread::sleep(Duration::from_micros(200));
+            }
+        }
+    }
+}
 
 /// How long a spawned rank may take to reach MPI_Init before the next one starts anyway.
 const STARTUP_LIMIT: Duration = Duration::from_secs(1);
@@ -58,6 +104,10 @@ struct Ready {
     instances: Vec<loader::Instance>,
     program: PathBuf,
     wdir: Option<CString>,
+    /// Its ranks run as kernel threads though the job's run as fibers: a working directory of
+    /// their own (a fiber shares its carrier's), or a program fibers cannot run
+    /// (`host::fiber_blocker`).
+    threads: bool,
 }
 
 /// Serves MPI_Comm_spawn(_multiple) for the root `parent_root`: starts the new ranks and answers
@@ -65,26 +115,22 @@ struct Ready {
 pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
     let Some(job) = job::threads_job() else { return Err("no threads-mode job runs in this process".into()) };
     let Some(starter) = host::STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
-    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|p| p.into_inner());
+    let mut held = SLOTS.lock().unwrap_or_else(|p| p.into_inner());
     let seg = &*job.seg;
+    let asked: usize = apps.iter().map(|a| a.nprocs).sum();
+    let mut free = held.sweep(seg, asked);
     let own_exe = std::fs::canonicalize("/proc/self/exe").ok();
     let parent_program = host::PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()).get(parent_root).cloned();
 
     // Find every program and count the ranks before taking a slot.
     let mut found = Vec::new();
-    let mut free = seg.nranks() - seg.occupied();
+    let available = free;
     let mut counts = Vec::new();
     for app in apps {
         let wdir = app.wdir.as_ref().map(PathBuf::from);
         if let Some(d) = &wdir {
             if !d.is_dir() {
                 return Err(format!("cannot spawn '{}': the working directory (info key wdir) '{}' is not a directory", app.program, d.display()));
-            }
-            if starter.fibers.is_some() {
-                return Err(format!(
-                    "cannot spawn '{}' with the info key wdir: threads mode runs this job's ranks as fibers, which share their threads' working directory; set OXMPI_FIBERS=0 or use --mode processes",
-                    app.program
-                ));
             }
         }
         let mut path = find_program(app, wdir.as_deref())?;
@@ -102,36 +148,39 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         found.push((path, wdir));
     }
     let total: usize = counts.iter().sum();
-    let available = seg.nranks() - seg.occupied();
     if total > available {
         return Err(format!(
-            "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free (threads mode does not reuse the slots of finished spawned ranks); start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
+            "cannot spawn {total} ranks: the job has {} slots for ranks and {available} are free (a spawned rank's slot is free once it finished); start mpiexec with a larger -usize (or OXMPI_UNIVERSE_SIZE)",
             seg.nranks()
         ));
     }
 
-    // Load every instance, then claim the slots: nothing is taken when a program cannot run.
+    // The slots: retired ones first, then never used ones. Every instance is loaded before any
+    // slot is taken: nothing is taken when a program cannot run.
+    let reused: Vec<usize> = held.free.iter().copied().take(total).collect();
     let first = seg.occupied();
+    let chosen: Vec<usize> = reused.iter().copied().chain(first..first + (total - reused.len())).collect();
     let mut ready = Vec::new();
-    let mut slot = first;
+    let mut chosen_iter = chosen.iter().copied();
     for ((path, wdir), (&k, app)) in found.into_iter().zip(counts.iter().zip(apps)) {
         let prepared = loader::prepare(&path).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
         let mut instances = Vec::with_capacity(k);
         for _ in 0..k {
+            let slot = chosen_iter.next().expect("one slot per rank");
             let inst = prepared.load_instance(slot).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
-            if starter.fibers.is_some() {
-                if let Some(why) = host::fiber_blocker(&inst) {
-                    return Err(format!("cannot spawn '{}': the program {why}, and this job's ranks run as fibers; set OXMPI_FIBERS=0 or use --mode processes", app.program));
-                }
-            }
             instances.push(inst);
-            slot += 1;
         }
         let wdir = wdir.map(|d| CString::new(d.as_os_str().as_bytes()).map_err(|_| "the info key wdir holds a NUL byte".to_string())).transpose()?;
-        ready.push(Ready { instances, program: path, wdir });
+        let threads = starter.fibers.is_some() && (wdir.is_some() || instances.first().is_some_and(|i| host::fiber_blocker(i).is_some()));
+        ready.push(Ready { instances, program: path, wdir, threads });
     }
-    let slots: Vec<usize> = claim_fresh(seg, total).ok_or("the job's free slots were taken meanwhile")?.collect();
-    debug_assert_eq!(slots.first().copied().unwrap_or(first), first);
+    let fresh = claim_fresh(seg, total - reused.len()).ok_or("the job's free slots were taken meanwhile")?;
+    debug_assert_eq!(fresh.start, first);
+    for s in &reused {
+        held.free.remove(s);
+    }
+    let slots = chosen;
+    held.running.extend(&slots);
 
     let mut next = slots.iter().copied();
     let mut starts = Vec::with_capacity(total);
@@ -147,12 +196,13 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
             let own = args.clone();
             let mut argv: Vec<*mut std::os::raw::c_char> = own.iter().map(|a| a.as_ptr() as *mut _).collect();
             argv.push(std::ptr::null_mut());
-            starts.push(RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() });
+            starts.push((RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() }, r.threads));
+            host::keep_instance(s, inst);
         }
     }
-    for start in starts {
+    for (start, thread) in starts {
         let rank = start.rank;
-        host::start_spawned(start)?;
+        host::start_spawned(start, thread)?;
         wait_startup(seg, rank);
     }
     Ok(Answer { slots, counts })
@@ -160,7 +210,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
 
 /// Waits until spawned rank `rank` is past its start-up, at most `STARTUP_LIMIT` (a fiber parks,
 /// so its carrier runs the new rank meanwhile).
-fn wait_startup(seg: &crate::runtime::segment::Segment, rank: usize) {
+fn wait_startup(seg: &Segment, rank: usize) {
     let deadline = Instant::now() + STARTUP_LIMIT;
     while !host::past_startup(seg, rank) && Instant::now() < deadline {
         if super::sched::in_fiber() {

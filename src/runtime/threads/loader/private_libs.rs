@@ -311,8 +311,9 @@ impl PrivateLibs {
 
     /// Rank `rank`'s copies: writes each private library, rewritten to need the rank's copies,
     /// into a memfd, and rewrites `program` (a copy of the program's image) the same way.
-    /// Returns whether loading needs the working directory `/proc/self/fd` (see `rewrite_needed`).
-    pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<bool, String> {
+    /// Returns whether loading needs the working directory `/proc/self/fd` (see `rewrite_needed`),
+    /// and the copies' memfds (closed when the instance is unloaded).
+    pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<(bool, Vec<c_int>), String> {
         let mut fds = Vec::with_capacity(self.libs.len());
         for (i, _) in self.libs.iter().enumerate() {
             let name = CString::new(format!("oxmpi-rank-{rank}-lib{i}")).expect("no NUL in a formatted name");
@@ -337,7 +338,7 @@ impl PrivateLibs {
             written.map_err(|e| format!("writing a private library copy: {e}"))?;
         }
         relative |= rewrite_needed(program, &target)?;
-        Ok(relative)
+        Ok((relative, fds))
     }
 
     /// How many libraries each rank gets a copy of, and their names (for messages and tests).
@@ -418,7 +419,8 @@ mod tests {
         assert_eq!(set.names(), vec!["liboxpl_on_mpi_state.so".to_string()]);
 
         let mut image = std::fs::read(&prog).unwrap();
-        let relative = set.make_copies(1, &mut image).unwrap();
+        let (relative, fds) = set.make_copies(1, &mut image).unwrap();
+        assert_eq!(fds.len(), 1, "one memfd per private library");
         assert!(!relative, "liboxpl_on_mpi_state.so is long enough for /proc/self/fd/N");
         // SAFETY: memfd for the rewritten copy, kept open (see the module comment).
         let fd = unsafe { libc::memfd_create(c"oxpl-prog-copy".as_ptr(), libc::MFD_CLOEXEC) };
