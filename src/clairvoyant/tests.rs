@@ -78,7 +78,8 @@ fn generators_agree_on_random_instances() {
 /// or wider than the round (idle rounds); with `holdings`, random holdings as a re-plan has them.
 fn random_problem(rng: &mut Rng, max_p: u64, holdings: bool) -> Problem {
     let p = 1 + rng.below(max_p) as usize;
-    let n = 1 + rng.below(if rng.below(4) == 0 { 300 } else { 70 }) as usize;
+    let big = rng.below(4) == 0;
+    let n = 1 + rng.below(if big { 300 } else { 70 }) as usize;
     let root = rng.below(p as u64) as usize;
     let round = 1 + rng.below(6) as i64;
     let mut pb = match rng.below(5) {
