@@ -1,14 +1,15 @@
 //! clv-schedule: builds a Clairvoyant reduction schedule and reports or draws it; `--bench`
-//! times the segment-tree generator against the linear reference.
+//! times the generator in use (`holders`) against the paper's segment tree and the linear
+//! reference.
 use oxmpi::clairvoyant::pattern::{draw, Pattern, Rng, UNIT};
-use oxmpi::clairvoyant::{linear, segtree, verify, Problem, Schedule};
+use oxmpi::clairvoyant::{holders, linear, segtree, verify, Problem, Schedule};
 use std::time::Instant;
 
 const USAGE: &str = "\
 Usage: clv-schedule --procs P --segments N [--root R] [--round D]
                     (--arrivals a0,a1,... | --pattern uniform|skewed [--seed S])
                     [--json] [--compare-linear] [--verify] [--svg FILE]
-       clv-schedule --bench [--sizes 32,64,...] [--reps K] [--seed S] [--no-linear]
+       clv-schedule --bench [--sizes 32,64,...] [--reps K] [--seed S] [--no-linear] [--no-segtree]
 
 Builds the Clairvoyant reduce schedule (Proficz & Ocetkiewicz 2021) for P processes arriving at
 the given times (in units of the paper: the round length D is in the same unit) and N segments.
@@ -17,13 +18,16 @@ root; skewed: all 0 but the last at N, root 0), and the round length U[0.001, 1]
 not given. Times are quantised to 1e-6 unit.
 
   --json            print rounds, transfers, copies, build_ns (and with --compare-linear:
-                    linear_ns, identical) as one JSON object
-  --compare-linear  also run the linear reference generator and compare
+                    linear_ns, segtree_ns, identical) as one JSON object
+  --compare-linear  also run the linear reference and the segment-tree generators and compare
   --verify          replay the schedule and check it reduces correctly
   --svg FILE        draw the schedule: rounds with traffic across, processes down, one arrow
                     per transfer, coloured by segment
-  --bench           time both generators at P = N = each size (default 32,64,128,256,512),
-                    uniform and skewed patterns, K repetitions (default 5), median ns
+  --bench           time the generators at P = N = each size (default 32,64,128,256,512,4096),
+                    uniform and skewed patterns, K repetitions (default 5): best and mean ms
+                    of the generator in use, best of the segment tree (up to P = 1024; not
+                    with --no-segtree) and of the linear reference (up to P = 512; not with
+                    --no-linear), which must give the same schedules
   -h, --help        this help";
 
 fn die(msg: &str) -> ! {
@@ -45,7 +49,8 @@ fn main() {
     let (mut procs, mut segs, mut root, mut round) = (None::<usize>, None::<usize>, None::<usize>, None::<f64>);
     let (mut arrivals, mut pattern, mut seed) = (None::<Vec<i64>>, None::<Pattern>, 1u64);
     let (mut json, mut cmp, mut check, mut svg, mut bench, mut sizes, mut reps, mut no_linear) =
-        (false, false, false, None::<String>, false, vec![32, 64, 128, 256, 512], 5usize, false);
+        (false, false, false, None::<String>, false, vec![32, 64, 128, 256, 512, 4096], 5usize, false);
+    let mut no_segtree = false;
     while let Some(a) = args.next() {
         match a.as_str() {
             "-h" | "--help" => {
@@ -77,13 +82,14 @@ fn main() {
             "--compare-linear" => cmp = true,
             "--verify" => check = true,
             "--no-linear" => no_linear = true,
+            "--no-segtree" => no_segtree = true,
             "--svg" => svg = Some(num(&a, args.next())),
             "--bench" => bench = true,
             _ => die(&format!("unknown argument '{a}' (see --help)")),
         }
     }
     if bench {
-        return run_bench(&sizes, reps, seed, !no_linear);
+        return run_bench(&sizes, reps, seed, !no_linear, !no_segtree);
     }
     let n = segs.unwrap_or_else(|| die("--segments is required"));
     let pb = match (arrivals, pattern) {
@@ -107,14 +113,17 @@ fn main() {
         die(&e);
     }
     let t = Instant::now();
-    let s = segtree::schedule(&pb);
+    let s = holders::schedule(&pb);
     let build_ns = t.elapsed().as_nanos();
     let mut extra = String::new();
     if cmp {
         let t = Instant::now();
         let l = linear::schedule(&pb);
         let linear_ns = t.elapsed().as_nanos();
-        extra = format!(", \"linear_ns\": {linear_ns}, \"identical\": {}", l == s);
+        let t = Instant::now();
+        let st = segtree::schedule(&pb);
+        let segtree_ns = t.elapsed().as_nanos();
+        extra = format!(", \"linear_ns\": {linear_ns}, \"segtree_ns\": {segtree_ns}, \"identical\": {}", l == s && st == s);
     }
     if check {
         let ok = verify(&s, pb.arrivals.len(), n, pb.root);
@@ -182,35 +191,37 @@ fn draw_svg(s: &Schedule, procs: usize, segs: usize) -> String {
     o + "</svg>\n"
 }
 
-/// Median of `reps` timings of `f`, in ns.
-fn median_ns(reps: usize, mut f: impl FnMut()) -> u128 {
-    let mut v: Vec<u128> = (0..reps)
+/// Best and mean of `reps` timings of `f`, in ms.
+fn time_ms(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
+    let v: Vec<f64> = (0..reps)
         .map(|_| {
             let t = Instant::now();
             f();
-            t.elapsed().as_nanos()
+            t.elapsed().as_secs_f64() * 1e3
         })
         .collect();
-    v.sort();
-    v[v.len() / 2]
+    (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().sum::<f64>() / v.len() as f64)
 }
 
-fn run_bench(sizes: &[usize], reps: usize, seed: u64, with_linear: bool) {
-    println!("{:>5} {:>8} {:>8} {:>14} {:>14} {:>8}", "P=N", "pattern", "rounds", "segtree_ns", "linear_ns", "speedup");
+fn run_bench(sizes: &[usize], reps: usize, seed: u64, with_linear: bool, with_segtree: bool) {
+    println!("{:>5} {:>8} {:>7} {:>9} {:>11} {:>11} {:>11} {:>11}", "P=N", "pattern", "rounds", "transfers", "best_ms", "mean_ms", "segtree_ms", "linear_ms");
     for &p in sizes {
         for pat in [Pattern::Uniform, Pattern::Skewed] {
             let pb = draw(pat, p, p, None, None, &mut Rng(seed ^ p as u64));
-            let s = segtree::schedule(&pb);
-            let st = median_ns(reps, || drop(std::hint::black_box(segtree::schedule(&pb))));
-            let (lt, sp) = if with_linear {
-                let l = linear::schedule(&pb);
-                assert!(l == s, "the generators disagree at P=N={p}");
-                let lt = median_ns(reps.min(3), || drop(std::hint::black_box(linear::schedule(&pb))));
-                (lt.to_string(), format!("{:.1}", lt as f64 / st as f64))
-            } else {
-                ("-".into(), "-".into())
+            let s = holders::schedule(&pb);
+            let (best, mean) = time_ms(reps, || drop(std::hint::black_box(holders::schedule(&pb))));
+            // The slower generators are timed (best of at most 3) and checked where they finish
+            // in seconds.
+            let other = |on: bool, max: usize, gen: fn(&Problem) -> Schedule, name: &str| {
+                if !on || p > max {
+                    return "-".to_string();
+                }
+                assert!(gen(&pb) == s, "{name} and holders disagree at P=N={p}");
+                format!("{:.3}", time_ms(reps.min(3), || drop(std::hint::black_box(gen(&pb)))).0)
             };
-            println!("{p:>5} {:>8} {:>8} {st:>14} {lt:>14} {sp:>8}", format!("{pat:?}").to_lowercase(), s.rounds());
+            let st = other(with_segtree, 1024, segtree::schedule, "segtree");
+            let lt = other(with_linear, 512, linear::schedule, "linear");
+            println!("{p:>5} {:>8} {:>7} {:>9} {best:>11.3} {mean:>11.3} {st:>11} {lt:>11}", format!("{pat:?}").to_lowercase(), s.rounds(), s.transfers.len());
         }
     }
 }

@@ -2,7 +2,7 @@
 //! job), cached by their inputs (quantised pattern, P, N, root, d), and a background thread that
 //! builds the schedule a communicator predicts for its next call, off the critical path.
 //! Counters for MPI_T performance variables are kept in `Stats` (`stats()`).
-use super::{segtree, Problem, Schedule};
+use super::{holders, Problem, Schedule};
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::sync::{mpsc, Arc, Mutex, OnceLock};
@@ -49,7 +49,7 @@ fn lookup(pb: &Problem) -> Option<Arc<Schedule>> {
 
 fn build_and_insert(pb: &Problem) -> Arc<Schedule> {
     let t = Instant::now();
-    let s = Arc::new(segtree::schedule(pb));
+    let s = Arc::new(holders::schedule(pb));
     let st = stats();
     st.schedules_built.fetch_add(1, Relaxed);
     st.build_ns.fetch_add(t.elapsed().as_nanos() as u64, Relaxed);

@@ -1,7 +1,7 @@
 //! The reference generator: the fixed Clairvoyant pseudocode (Listing 2 of Proficz &
 //! Ocetkiewicz 2021, as reconstructed in `docs/design/clairvoyant.md` section 3.2), with
 //! idle-round skipping, written plainly: a full scan of the group for every peer search.
-//! O(R * |G|^2 * N) per schedule; kept to check `segtree` against.
+//! O(R * |G|^2 * N) per schedule; kept to check `segtree` and `holders` against.
 use super::{Problem, Schedule, Transfer};
 
 /// The schedule of `pb` (which must pass `Problem::check`).

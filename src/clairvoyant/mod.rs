@@ -11,10 +11,13 @@
 //! is not forwarded in that round), idle-round skipping, and stop when every non-root process
 //! has sent everything.
 //!
-//! `linear` is the plain version of the fixed pseudocode (the reference); `segtree` is the fast
-//! one (bit columns ORed in a segment tree). Both produce identical schedules.
+//! `linear` is the plain version of the fixed pseudocode (the reference); `segtree` is the
+//! paper's fast one (bit columns ORed in a segment tree, rebuilt every round), kept as a test
+//! oracle; `holders` is the one in use (per-segment holder sets and holder counts that persist
+//! from round to round). All three produce identical schedules.
 pub mod cache;
 pub mod estimate;
+pub mod holders;
 pub mod linear;
 pub mod pattern;
 pub mod predict;

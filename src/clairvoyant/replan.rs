@@ -114,7 +114,7 @@ pub fn cut(s: &Schedule, procs: usize, segments: usize, start: &[u64], late: &[b
 mod tests {
     use super::*;
     use crate::clairvoyant::pattern::Rng;
-    use crate::clairvoyant::{linear, segtree, start_columns, Problem};
+    use crate::clairvoyant::{holders, linear, segtree, start_columns, Problem};
 
     /// Contribution sets (one bit per process), per (process, segment).
     type Sets = Vec<Vec<u128>>;
@@ -155,7 +155,7 @@ mod tests {
             let round = 1 + rng.below(4) as i64;
             let mut pb = Problem { arrivals: (0..procs).map(|_| rng.below(12) as i64).collect(), root, segments, round, holds: Vec::new() };
             let mut sets = fresh(procs, segments);
-            let mut sched = segtree::schedule(&pb);
+            let mut sched = holders::schedule(&pb);
             // Up to three takeovers, each with its own late set, then the last schedule to the end.
             for _ in 0..1 + rng.below(3) {
                 let late: Vec<bool> = (0..procs).map(|_| rng.below(3) == 0).collect();
@@ -170,8 +170,9 @@ mod tests {
                 }
                 pb = Problem { arrivals: (0..procs).map(|p| if late[p] { rng.below(12) as i64 } else { 0 }).collect(), root, segments, round, holds: c.holds };
                 pb.check().unwrap();
-                sched = segtree::schedule(&pb);
+                sched = holders::schedule(&pb);
                 assert_eq!(sched, linear::schedule(&pb), "instance {i}: the generators differ from holdings {pb:?}");
+                assert_eq!(sched, segtree::schedule(&pb), "instance {i}: the generators differ from holdings {pb:?}");
             }
             for t in &sched.transfers {
                 apply(&mut sets, t);
@@ -188,7 +189,7 @@ mod tests {
     #[test]
     fn nobody_late_runs_the_whole_schedule() {
         let pb = Problem { arrivals: vec![0, 3, 1, 7], root: 2, segments: 5, round: 2, holds: Vec::new() };
-        let s = segtree::schedule(&pb);
+        let s = holders::schedule(&pb);
         let c = cut(&s, 4, 5, &start_columns(&pb), &[false; 4]);
         assert!(c.orphans.is_empty());
         for p in 0..4 {
@@ -200,7 +201,7 @@ mod tests {
     fn a_late_process_stops_what_depends_on_it() {
         // Process 3 late: nothing it would send happens, and what is sent to it waits as orphans.
         let pb = Problem { arrivals: vec![0, 0, 0, 0], root: 0, segments: 4, round: 1, holds: Vec::new() };
-        let s = segtree::schedule(&pb);
+        let s = holders::schedule(&pb);
         let c = cut(&s, 4, 4, &start_columns(&pb), &[false, false, false, true]);
         assert_eq!(c.pos[3], 0);
         assert!(c.orphans.iter().all(|t| t.from != 3));

@@ -1,5 +1,6 @@
-//! The fast generator (Proficz & Ocetkiewicz 2021, section 5; reconstructed in
-//! `docs/design/clairvoyant.md` section 5): the same schedule as `linear`, found with
+//! The paper's fast generator (Proficz & Ocetkiewicz 2021, section 5; reconstructed in
+//! `docs/design/clairvoyant.md` section 5), now the test oracle of `holders`, which replaced it:
+//! the same schedule as `linear`, found with
 //! * merge-and-clean: the group comes from merging the previous group (still in availability
 //!   order, every member having gained d) with the queue of processes yet to arrive, sorted once;
 //! * idle-round skipping when the group has one member;

@@ -1,5 +1,6 @@
-//! The paper's worked example, and the property test: on random instances the two generators
-//! agree and every schedule is a correct reduction.
+//! The paper's worked example, and the property tests: on random instances the generators
+//! agree (`holders`, in use, against `segtree`, its oracle, and `linear`) and every schedule is a
+//! correct reduction.
 use super::pattern::{draw, Pattern, Rng};
 use super::*;
 
@@ -11,7 +12,7 @@ fn example() -> Problem {
 #[test]
 fn paper_example() {
     let pb = example();
-    let s = segtree::schedule(&pb);
+    let s = holders::schedule(&pb);
     assert_eq!(s, linear::schedule(&pb));
     assert_eq!(s.rounds(), 6);
     assert_eq!(s.transfers.len(), 15);
@@ -25,7 +26,7 @@ fn paper_example() {
 #[test]
 fn idle_rounds_are_skipped() {
     let pb = Problem { arrivals: vec![0, 1000, 2000, 3000], root: 0, segments: 1, round: 1, holds: Vec::new() };
-    let s = segtree::schedule(&pb);
+    let s = holders::schedule(&pb);
     assert_eq!(s, linear::schedule(&pb));
     let rounds: Vec<_> = s.transfers.iter().map(|t| t.round).collect();
     assert_eq!(rounds, [1000, 2000, 3000]);
@@ -36,7 +37,7 @@ fn balanced_arrivals_move_the_minimum() {
     for p in 1..40 {
         for n in 1..9 {
             let pb = Problem { arrivals: vec![0; p], root: p / 2, segments: n, round: 1, holds: Vec::new() };
-            let s = segtree::schedule(&pb);
+            let s = holders::schedule(&pb);
             verify(&s, p, n, p / 2).unwrap();
             if p > 1 {
                 assert_eq!(s.transfers.len(), p * n - 1, "p={p} n={n}");
@@ -65,19 +66,70 @@ fn generators_agree_on_random_instances() {
             },
         };
         pb.check().unwrap();
-        let s = segtree::schedule(&pb);
+        let s = holders::schedule(&pb);
         assert_eq!(s, linear::schedule(&pb), "instance {i}: {pb:?}");
+        assert_eq!(s, segtree::schedule(&pb), "instance {i}: {pb:?}");
         verify(&s, p, n, pb.root).unwrap_or_else(|e| panic!("instance {i}: {pb:?}: {e}"));
+    }
+}
+
+/// A random problem for the oracle test: P up to `max_p`, random N, and arrivals drawn from the
+/// paper's patterns, from a few integer values (ties everywhere), or spread over a range narrower
+/// or wider than the round (idle rounds); with `holdings`, random holdings as a re-plan has them.
+fn random_problem(rng: &mut Rng, max_p: u64, holdings: bool) -> Problem {
+    let p = 1 + rng.below(max_p) as usize;
+    let big = rng.below(4) == 0;
+    let n = 1 + rng.below(if big { 300 } else { 70 }) as usize;
+    let root = rng.below(p as u64) as usize;
+    let round = 1 + rng.below(6) as i64;
+    let mut pb = match rng.below(5) {
+        0 => draw(Pattern::Uniform, p, n, None, None, rng),
+        1 => draw(Pattern::Skewed, p, n, None, None, rng),
+        2 => Problem { arrivals: (0..p).map(|_| rng.below(4) as i64).collect(), root, segments: n, round, holds: Vec::new() },
+        3 => Problem { arrivals: (0..p).map(|_| rng.below(40) as i64 - 20).collect(), root, segments: n, round, holds: Vec::new() },
+        _ => Problem { arrivals: (0..p).map(|_| rng.below(10_000) as i64).collect(), root, segments: n, round: 1 + rng.below(300) as i64, holds: Vec::new() },
+    };
+    if holdings {
+        let w = n.div_ceil(64);
+        let density = 1 + rng.below(4);
+        pb.holds = (0..p * w).map(|_| (0..density).fold(u64::MAX, |a, _| a & rng.next())).collect();
+        for x in 0..p {
+            if n % 64 != 0 {
+                pb.holds[x * w + w - 1] &= (1u64 << (n % 64)) - 1;
+            }
+        }
+    }
+    pb.check().unwrap();
+    pb
+}
+
+#[test]
+fn holders_matches_the_segment_tree_oracle() {
+    let mut rng = Rng(0x0ac1e);
+    for i in 0..1500 {
+        let pb = random_problem(&mut rng, if i % 25 == 0 { 512 } else { 48 }, false);
+        let s = holders::schedule(&pb);
+        assert_eq!(s, segtree::schedule(&pb), "instance {i}: {pb:?}");
+        verify(&s, pb.arrivals.len(), pb.segments, pb.root).unwrap_or_else(|e| panic!("instance {i}: {pb:?}: {e}"));
+    }
+}
+
+#[test]
+fn holders_matches_the_oracle_from_any_holdings() {
+    let mut rng = Rng(0x401d5);
+    for i in 0..1500 {
+        let pb = random_problem(&mut rng, if i % 25 == 0 { 512 } else { 48 }, true);
+        assert_eq!(holders::schedule(&pb), segtree::schedule(&pb), "instance {i}: {pb:?}");
     }
 }
 
 #[test]
 fn verify_rejects_a_broken_schedule() {
     let pb = example();
-    let mut s = segtree::schedule(&pb);
+    let mut s = holders::schedule(&pb);
     s.transfers.pop();
     assert!(verify(&s, 4, 4, 0).is_err());
-    let mut s = segtree::schedule(&pb);
+    let mut s = holders::schedule(&pb);
     s.transfers[0].seg = 3;
     assert!(verify(&s, 4, 4, 0).is_err());
 }

@@ -1,0 +1,263 @@
+//! The production generator: the same schedule as `segtree` (and `linear`), found with
+//! word-parallel sets that persist from round to round instead of a tree rebuilt every round.
+//!
+//! * Processes are renumbered by (arrival mod d, rank). Availability only ever gains whole
+//!   rounds, so it stays congruent to the arrival mod d, and a group, which spans less than d,
+//!   in (availability, rank) order is this numbering rotated to start at the head (the paper's
+//!   i / i+P trick, §5.5 of the design note, exact with the half-open window).
+//! * `hold`: per segment, the set of processes holding it (A or P), a bit per number; with
+//!   `en`, the group members that have not sent this round, the peer of a receiver is the first
+//!   set bit of `hold[s] & en` from the head on (the sink, who comes first, checked apart).
+//! * `cnt`: per segment, how many group members hold it at the start of the round; `one` and
+//!   `two` are the segments with at least one and two. A receiver wants its lowest segment that
+//!   another unsent member holds: at least two holders if it holds the segment and has not sent,
+//!   one otherwise. Sends and P' clears only lower those counts during a round, so copies of
+//!   `one` and `two` taken at the start are supersets of the true sets: a receiver tries their
+//!   candidates in order and removes each that proves to have no peer, which stays true for the
+//!   rest of the round, so every segment fails at most twice a round.
+//!
+//! Per transfer O(1) word operations plus the scans (a candidate's peer search is at most
+//! P/64 words); per round O(|G| + N/64); per schedule O(P * N / 64) more to set up.
+use super::{Problem, Schedule, Transfer};
+
+fn bit(i: usize) -> u64 {
+    1 << (i % 64)
+}
+
+/// The schedule of `pb` (which must pass `Problem::check`).
+pub fn schedule(pb: &Problem) -> Schedule {
+    let (p, n, d) = (pb.arrivals.len(), pb.segments, pb.round);
+    let (w, pw) = (n.div_ceil(64), p.div_ceil(64));
+    // rank[x]: the rank of process number x; numbers in (arrival mod d, rank) order.
+    let mut rank: Vec<usize> = (0..p).collect();
+    rank.sort_by_key(|&r| (pb.arrivals[r].rem_euclid(d), r));
+    let mut num = vec![0usize; p];
+    for (x, &r) in rank.iter().enumerate() {
+        num[r] = x;
+    }
+    let root = num[pb.root];
+    let mut avail: Vec<i64> = rank.iter().map(|&r| pb.arrivals[r]).collect();
+    // col[x * w ..][..w]: the segments x holds (A or P).
+    let start = super::start_columns(pb);
+    let mut col = vec![0u64; p * w];
+    for (x, &r) in rank.iter().enumerate() {
+        col[x * w..(x + 1) * w].copy_from_slice(&start[r * w..(r + 1) * w]);
+    }
+    // hold[s * pw ..][..pw]: the holders of segment s.
+    let mut hold = vec![0u64; n * pw];
+    if pb.holds.is_empty() {
+        for h in hold.chunks_mut(pw) {
+            h.fill(u64::MAX);
+            if p % 64 != 0 {
+                h[pw - 1] = bit(p) - 1;
+            }
+        }
+    } else {
+        for x in 0..p {
+            for (j, &c) in col[x * w..(x + 1) * w].iter().enumerate() {
+                let mut c = c;
+                while c != 0 {
+                    let s = j * 64 + c.trailing_zeros() as usize;
+                    hold[s * pw + x / 64] |= bit(x);
+                    c &= c - 1;
+                }
+            }
+        }
+    }
+    let mut held: Vec<u32> = col.chunks(w).map(|c| c.iter().map(|c| c.count_ones()).sum()).collect();
+    // lo[x]: col[x]'s words below it are all zero (a process sends its lowest segments first,
+    // and only a copy into an empty cell moves it down).
+    let mut lo = vec![0usize; p];
+    // Processes that hold nothing (and are not the root) have nothing to do.
+    let mut done: Vec<bool> = (0..p).map(|x| x != root && held[x] == 0).collect();
+    let mut left = done.iter().enumerate().filter(|&(x, &d)| x != root && !d).count();
+    // The awaiting queue, sorted once by (arrival, rank); processes leave it at its head.
+    let mut awaiting: Vec<usize> = (0..p).filter(|&x| !done[x]).collect();
+    awaiting.sort_by_key(|&x| (avail[x], rank[x]));
+    let mut ai = 0;
+    // The group, in (availability, rank) order, and the previous one while merging.
+    let (mut g, mut prev): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
+    // Holder counts over the group members, and the segments with at least one and two.
+    let mut cnt = vec![0u32; n];
+    let (mut one, mut two) = (vec![0u64; w], vec![0u64; w]);
+    let (mut f1, mut f2) = (vec![0u64; w], vec![0u64; w]);
+    // The members other than the sink that have not sent this round.
+    let mut en = vec![0u64; pw];
+    let mut primed: Vec<(usize, usize)> = Vec::new();
+    let mut out = Vec::with_capacity(if pb.holds.is_empty() { p * n } else { 0 });
+    let mut round: u64 = 0;
+    // Processes that finished this round (candidates: they may still receive a copy).
+    let mut fin: Vec<usize> = Vec::new();
+    while left > 0 {
+        // merge-and-clean, as in `segtree`: every unfinished member of the previous group is in
+        // the new one (design note §5.2), so only the queue's head can change it; a process
+        // taken from the queue joins the counts and `en`.
+        let h = match (g.first(), awaiting.get(ai)) {
+            (Some(&a), Some(&b)) => avail[a].min(avail[b]),
+            (Some(&a), None) => avail[a],
+            (None, Some(&b)) => avail[b],
+            (None, None) => unreachable!("the root is always pending"),
+        };
+        if awaiting.get(ai).is_some_and(|&c| avail[c] < h + d) {
+            std::mem::swap(&mut prev, &mut g);
+            g.clear();
+            let mut gi = 0;
+            loop {
+                let from_prev = match (prev.get(gi), awaiting.get(ai)) {
+                    (None, None) => break,
+                    (Some(_), None) => true,
+                    (None, Some(_)) => false,
+                    (Some(&a), Some(&b)) => (avail[a], rank[a]) < (avail[b], rank[b]),
+                };
+                let c = if from_prev { prev[gi] } else { awaiting[ai] };
+                if avail[c] >= h + d {
+                    break;
+                }
+                g.push(c);
+                if from_prev {
+                    gi += 1;
+                    continue;
+                }
+                ai += 1;
+                en[c / 64] |= bit(c);
+                let cc = &col[c * w..(c + 1) * w];
+                for (s, k) in cnt.iter_mut().enumerate() {
+                    *k += (cc[s / 64] >> (s % 64) & 1) as u32;
+                }
+                for i in 0..w {
+                    two[i] |= one[i] & cc[i];
+                    one[i] |= cc[i];
+                }
+            }
+            debug_assert_eq!(gi, prev.len());
+        }
+        if g.len() == 1 {
+            let h = g[0];
+            let next = awaiting.get(ai).map(|&x| avail[x]).expect("the root is always pending");
+            let k = (next - avail[h]) / d;
+            avail[h] += k * d;
+            round += k as u64;
+            continue;
+        }
+        let sink = if g.contains(&root) { root } else { g[0] };
+        f1.copy_from_slice(&one);
+        f2.copy_from_slice(&two);
+        en[sink / 64] &= !bit(sink);
+        let mut sink_en = true;
+        let (hw, hmask) = (g[0] / 64, u64::MAX << (g[0] % 64));
+        for q in std::iter::once(sink).chain(g.iter().copied().filter(|&x| x != sink)) {
+            let is_sink = q == sink;
+            // q's own bit is out of `en` during its search, so every bit left is a peer.
+            let q_en_bit = en[q / 64] & bit(q);
+            en[q / 64] &= !q_en_bit;
+            let q_en = if is_sink { sink_en } else { q_en_bit != 0 };
+            let mut found = None;
+            let from = if is_sink { 0 } else { lo[q] };
+            'words: for i in from..w {
+                let c = col[q * w + i];
+                let mut m = c & if q_en { f2[i] } else { f1[i] };
+                if is_sink {
+                    m |= !c & f1[i];
+                } else if c == 0 && i == lo[q] {
+                    lo[q] += 1;
+                }
+                while m != 0 {
+                    let b = m & m.wrapping_neg();
+                    let s = i * 64 + b.trailing_zeros() as usize;
+                    let hs = &hold[s * pw..(s + 1) * pw];
+                    let z = if !is_sink && sink_en && hs[sink / 64] & bit(sink) != 0 { Some(sink) } else { first_from(hs, &en, hw, hmask) };
+                    if let Some(z) = z {
+                        found = Some((s, z, c & b == 0));
+                        break 'words;
+                    }
+                    // No peer: the segment has no holder left but q (if q holds it and has not
+                    // sent), else none at all; neither changes before the round ends.
+                    if !(q_en && c & b != 0) {
+                        f1[i] &= !b;
+                    }
+                    f2[i] &= !b;
+                    m &= !b;
+                }
+            }
+            en[q / 64] |= q_en_bit;
+            let Some((s, z, copy)) = found else { continue };
+            out.push(Transfer { round, from: rank[z] as u32, to: rank[q] as u32, seg: s as u32, copy });
+            let (sw, sb) = (s / 64, bit(s));
+            // The sender drops the segment and sends nothing more this round.
+            col[z * w + sw] &= !sb;
+            hold[s * pw + z / 64] &= !bit(z);
+            held[z] -= 1;
+            if held[z] == 0 && z != root {
+                fin.push(z);
+            }
+            if z == sink {
+                sink_en = false;
+            } else {
+                en[z / 64] &= !bit(z);
+            }
+            // The receiver's copy is P' (not forwardable) until the round ends; a combine leaves
+            // one holder fewer, a copy moves the segment.
+            if copy {
+                held[q] += 1;
+                lo[q] = lo[q].min(sw);
+            } else {
+                col[q * w + sw] &= !sb;
+                hold[s * pw + q / 64] &= !bit(q);
+                cnt[s] -= 1;
+                if cnt[s] == 1 {
+                    two[sw] &= !sb;
+                }
+            }
+            primed.push((q, s));
+        }
+        for (q, s) in primed.drain(..) {
+            col[q * w + s / 64] |= bit(s);
+            hold[s * pw + q / 64] |= bit(q);
+        }
+        // Next round: the members still in the group, all unsent again, a round later.
+        let mut finished = false;
+        for z in fin.drain(..) {
+            if held[z] == 0 {
+                done[z] = true;
+                finished = true;
+                left -= 1;
+            }
+        }
+        if finished {
+            g.retain(|&x| !done[x]);
+        }
+        for &x in &g {
+            en[x / 64] |= bit(x);
+            avail[x] += d;
+        }
+        round += 1;
+    }
+    Schedule { transfers: out }
+}
+
+/// The first number set in `h & en` in the numbering rotated to start at the lowest bit of
+/// `hmask` in word `hw`: the first unsent peer holding the segment, in group order after the
+/// sink.
+#[inline]
+fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
+    let en = &en[..h.len()];
+    let at = |i: usize, x: u64| Some(i * 64 + x.trailing_zeros() as usize);
+    let x = h[hw] & en[hw];
+    if x & hmask != 0 {
+        return at(hw, x & hmask);
+    }
+    for i in hw + 1..h.len() {
+        if h[i] & en[i] != 0 {
+            return at(i, h[i] & en[i]);
+        }
+    }
+    for i in 0..hw {
+        if h[i] & en[i] != 0 {
+            return at(i, h[i] & en[i]);
+        }
+    }
+    if x & !hmask != 0 {
+        return at(hw, x & !hmask);
+    }
+    None
+}
