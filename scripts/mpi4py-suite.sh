@@ -62,8 +62,11 @@ done
 declare -A SKIP_MODULE=()
 # Tests left out (unittest -x substrings), with the reason.
 declare -A SKIP_TEST=()
-# Modules left out in threads mode only, with the reason.
+# Modules and tests left out in threads mode only, with the reason.
 declare -A SKIP_MODULE_THREADS=()
+declare -A SKIP_TEST_THREADS=(
+    [testNoArgs]="spawns a Python script by its own name (#!): threads mode loads only ELF programs, it does not run a script's interpreter yet (known defect, issue 18)"
+)
 
 TARGET="$(cargo_target_dir)"
 DIR="$TARGET/mpi4py"
@@ -91,6 +94,7 @@ else
     LABEL="oxmpi-$MODE"
     if [ "$MODE" = threads ]; then
         for m in "${!SKIP_MODULE_THREADS[@]}"; do SKIP_MODULE[$m]="${SKIP_MODULE_THREADS[$m]}"; done
+        for t in "${!SKIP_TEST_THREADS[@]}"; do SKIP_TEST[$t]="${SKIP_TEST_THREADS[$t]}"; done
     fi
 fi
 
