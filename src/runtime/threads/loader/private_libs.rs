@@ -363,12 +363,13 @@ pub fn in_fd_dir<T>(relative: bool, f: impl FnOnce() -> T) -> Result<T, String> 
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use std::process::Command;
 
-    /// Builds `lib` from C `src` with `args` in `dir` (cc -shared -fPIC).
-    fn cc(dir: &Path, lib: &str, src: &str, args: &[&str]) {
+    /// Builds `lib` from C `src` with `args` in `dir` (cc -shared -fPIC); also used by
+    /// `scope_object`'s tests.
+    pub(in super::super) fn cc(dir: &Path, lib: &str, src: &str, args: &[&str]) {
         let c = dir.join(format!("{lib}.c"));
         std::fs::write(&c, src).unwrap();
         let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))

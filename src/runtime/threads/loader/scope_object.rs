@@ -96,25 +96,11 @@ pub fn build(needed: &[&str]) -> Result<Vec<u8>, &'static str> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::private_libs::tests::cc;
     use super::*;
     use std::ffi::{c_int, c_void, CString};
     use std::io::Write;
     use std::os::fd::{FromRawFd, IntoRawFd};
-    use std::path::Path;
-    use std::process::Command;
-
-    fn cc(dir: &Path, lib: &str, src: &str, args: &[&str]) {
-        let c = dir.join(format!("{lib}.c"));
-        std::fs::write(&c, src).unwrap();
-        let st = Command::new(std::env::var("CC").unwrap_or_else(|_| "cc".into()))
-            .args(["-shared", "-fPIC", "-o"])
-            .arg(dir.join(lib))
-            .arg(&c)
-            .args(args)
-            .status()
-            .expect("a C compiler (cc)");
-        assert!(st.success(), "cc {lib}");
-    }
 
     fn memfd(bytes: &[u8]) -> String {
         // SAFETY: a literal name; the descriptor stays open (ld.so matches paths by name).
