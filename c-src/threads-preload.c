@@ -55,6 +55,11 @@
  *                     Handlers a rank's program registers run when that rank exits, on its
  *                     thread (oxmpi_threads_atexit); libraries' handlers stay libc's.
  *
+ *   execve() and the rest of the exec family
+ *                     A rank's exec would replace the host process and every rank in it: refused
+ *                     for rank threads (EPERM, with one line saying why); forked children and
+ *                     other threads exec as usual.
+ *
  *   dlopen()          Each rank's program is loaded RTLD_LOCAL, so a plugin that uses its symbols
  *                     (a Python extension module uses the rank's own libpython) cannot bind in the
  *                     global scope, and one copy of its globals would serve every rank. A rank's
@@ -78,6 +83,7 @@
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
@@ -267,6 +273,105 @@ int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routin
     if (rc != 0)
         free(s);
     return rc;
+}
+
+/* ---- exec ------------------------------------------------------------------------------
+ * A rank thread's exec would replace the host process, and every other rank with it (a
+ * threads-mode rank running a shell script whose last line execs a program, say). Refused with
+ * one line and EPERM, so the program reports the failure as its own; a forked child (another
+ * pid) and every thread outside ranks exec as usual. */
+static pid_t host_pid;
+
+__attribute__((constructor)) static void note_host_pid(void)
+{
+    host_pid = getpid();
+}
+
+/* 1 (with errno EPERM and the reason printed) when the calling thread is a rank of this host. */
+static int exec_refused(const char *what)
+{
+    init();
+    int ctx = hook_current ? hook_current() : -1;
+    if (processes_rank || ctx < 0 || getpid() != host_pid)
+        return 0;
+    fprintf(stderr,
+            "oxmpi: rank %d: exec of %s refused: in threads mode the ranks are threads of one "
+            "process, which exec would replace; run this program with --mode processes\n",
+            ctx, what ? what : "(null)");
+    errno = EPERM;
+    return 1;
+}
+
+#define LIBC_FN(name, type) ((type)dlsym(RTLD_NEXT, name))
+typedef int (*execve_fn)(const char *, char *const[], char *const[]);
+typedef int (*execv_fn)(const char *, char *const[]);
+typedef int (*fexecve_fn)(int, char *const[], char *const[]);
+
+int execve(const char *path, char *const argv[], char *const envp[])
+{
+    return exec_refused(path) ? -1 : LIBC_FN("execve", execve_fn)(path, argv, envp);
+}
+
+int execv(const char *path, char *const argv[])
+{
+    return exec_refused(path) ? -1 : LIBC_FN("execv", execv_fn)(path, argv);
+}
+
+int execvp(const char *file, char *const argv[])
+{
+    return exec_refused(file) ? -1 : LIBC_FN("execvp", execv_fn)(file, argv);
+}
+
+int execvpe(const char *file, char *const argv[], char *const envp[])
+{
+    return exec_refused(file) ? -1 : LIBC_FN("execvpe", execve_fn)(file, argv, envp);
+}
+
+int fexecve(int fd, char *const argv[], char *const envp[])
+{
+    return exec_refused("a file descriptor") ? -1 : LIBC_FN("fexecve", fexecve_fn)(fd, argv, envp);
+}
+
+/* The execl family's argument lists, gathered into an argv for the execv family: counted first,
+ * then copied into a stack array (`envp` gets the pointer after the NULL for execle). */
+#define GATHER(arg0, argv, envp_out)                                                               \
+    va_list ap, cp;                                                                                \
+    va_start(ap, arg0);                                                                            \
+    va_copy(cp, ap);                                                                               \
+    size_t n = 1;                                                                                  \
+    while (va_arg(cp, char *))                                                                     \
+        n++;                                                                                       \
+    va_end(cp);                                                                                    \
+    char *argv[n + 1];                                                                             \
+    argv[0] = (char *)arg0;                                                                        \
+    for (size_t i = 1; i <= n; i++)                                                                \
+        argv[i] = va_arg(ap, char *);                                                              \
+    envp_out;                                                                                      \
+    va_end(ap)
+
+int execl(const char *path, const char *arg0, ...)
+{
+    if (exec_refused(path))
+        return -1;
+    GATHER(arg0, argv, (void)0);
+    return LIBC_FN("execv", execv_fn)(path, argv);
+}
+
+int execlp(const char *file, const char *arg0, ...)
+{
+    if (exec_refused(file))
+        return -1;
+    GATHER(arg0, argv, (void)0);
+    return LIBC_FN("execvp", execv_fn)(file, argv);
+}
+
+int execle(const char *path, const char *arg0, ...)
+{
+    if (exec_refused(path))
+        return -1;
+    char *const *envp;
+    GATHER(arg0, argv, envp = va_arg(ap, char *const *));
+    return LIBC_FN("execve", execve_fn)(path, argv, envp);
 }
 
 /* A rank's own disposition of a crash signal, kept by oxmpi (see the top of this file): 1 if

@@ -64,9 +64,7 @@ declare -A SKIP_MODULE=()
 declare -A SKIP_TEST=()
 # Modules and tests left out in threads mode only, with the reason.
 declare -A SKIP_MODULE_THREADS=()
-declare -A SKIP_TEST_THREADS=(
-    [testNoArgs]="spawns a Python script by its own name (#!): threads mode loads only ELF programs, it does not run a script's interpreter yet (known defect, issue 18)"
-)
+declare -A SKIP_TEST_THREADS=()
 
 TARGET="$(cargo_target_dir)"
 DIR="$TARGET/mpi4py"

@@ -360,15 +360,28 @@ fn threads_mode_needs_an_installed_oxmpi() {
 }
 
 #[test]
-fn threads_mode_refuses_scripts() {
+fn threads_mode_refuses_what_it_cannot_load() {
     let d = TempDir::new("threads-script");
     let lib = stand_in_libdir(&d);
-    let script = d.path().join("job.sh");
-    std::fs::write(&script, "#!/bin/sh\nexit 0\n").unwrap();
-    std::fs::set_permissions(&script, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    let exe = |name: &str, text: &str| {
+        let p = d.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        std::fs::set_permissions(&p, std::os::unix::fs::PermissionsExt::from_mode(0o755)).unwrap();
+    };
+    // A script runs through its interpreter, which must exist and be an ELF program.
+    exe("job.sh", "#!/no/such/interpreter\nexit 0\n");
     let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "./job.sh"]).current_dir(d.path()).env("OXMPI_LIBDIR", &lib), &d, None);
     assert_eq!(o.code, Some(2));
-    assert_eq!(o.stderr_lines(), vec!["oxmpi: threads mode needs an ELF program and ./job.sh is not one (a script?); run it with --mode processes"]);
+    assert_eq!(o.stderr_lines().len(), 1, "{}", o.stderr);
+    assert!(o.stderr.contains("its #! interpreter /no/such/interpreter is not an executable file"), "{}", o.stderr);
+    exe("plain", "exit 0\n");
+    exe("job2.sh", "#!./plain\n");
+    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "./job2.sh"]).current_dir(d.path()).env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(2));
+    assert_eq!(o.stderr_lines(), vec!["oxmpi: threads mode needs an ELF program and ./job2.sh's #! interpreter ./plain is not one; run it with --mode processes"]);
+    let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "./plain"]).current_dir(d.path()).env("OXMPI_LIBDIR", &lib), &d, None);
+    assert_eq!(o.code, Some(2));
+    assert_eq!(o.stderr_lines(), vec!["oxmpi: threads mode needs an ELF program and ./plain is not one; run it with --mode processes"]);
     // Not found is still 127, once.
     let o = run(mpiexec(&d).args(["--mode", "threads", "-n", "2", "no-such-program-oxmpi-test"]).env("OXMPI_LIBDIR", &lib), &d, None);
     assert_eq!(o.code, Some(127));

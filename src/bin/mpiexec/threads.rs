@@ -12,6 +12,7 @@ use crate::args::Options;
 use crate::abi::{self, Abi};
 use crate::{elf, libpath, resolve_program, supervise, threads_host};
 use oxmpi::runtime::env;
+use oxmpi::runtime::threads::shebang;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -86,11 +87,22 @@ pub fn run(o: &Options) -> i32 {
             return 127;
         }
     };
+    // A `#!` script runs as its interpreter with the script as an argument (as execve does).
+    let cmd = match shebang::resolve(&path, o.program.as_os_str(), std::env::var_os("PATH").as_deref()) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("oxmpi: cannot run '{shown}' in threads mode: {e}");
+            return 2;
+        }
+    };
+    // What the user named, or the script's interpreter when that is what fails.
+    let shown = if cmd.program == path { shown } else { format!("{shown}'s #! interpreter {}", cmd.program.display()) };
+    let path = cmd.program;
     // The ranks are instances of the program loaded into the host, so it must be an ELF file.
     match elf::read_dyn_info(&path) {
         Ok(Some(_)) => {}
         Ok(None) => {
-            eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one (a script?); run it with --mode processes");
+            eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one; run it with --mode processes");
             return 2;
         }
         Err(e) => {
@@ -115,6 +127,7 @@ pub fn run(o: &Options) -> i32 {
         }
     };
     let abs = std::path::absolute(&path).unwrap_or(path);
+    let head = cmd.head;
     let n = o.nranks;
 
     supervise::block_signals();
@@ -123,10 +136,11 @@ pub fn run(o: &Options) -> i32 {
     let mut cmd = Command::new("/proc/self/exe");
     // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
     // argv[0] (and `ps` shows the job under the program's name).
-    cmd.arg0(&o.program)
+    cmd.arg0(&head[0])
         .arg(threads_host::FLAG)
         .arg(n.to_string())
         .arg(&abs)
+        .args(&head[1..])
         .args(&o.args)
         .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(abi).as_deref()))
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))

@@ -4,4 +4,5 @@ pub mod host;
 pub mod loader;
 pub mod fiber;
 pub mod sched;
+pub mod shebang;
 pub mod spawn;

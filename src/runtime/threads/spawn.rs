@@ -21,6 +21,7 @@
 //! (thread-local variables, OpenMP: `host::fiber_blocker`).
 use super::host::{self, RankStart};
 use super::loader;
+use super::shebang;
 use crate::runtime::job;
 use crate::runtime::spawn_desk::{claim_fresh, soft_count, Answer, App};
 use crate::runtime::spawned::{self, Spawned};
@@ -102,7 +103,10 @@ fn find_program(app: &App, wdir: Option<&Path>) -> Result<PathBuf, String> {
 /// A command of the request, found and loaded.
 struct Ready {
     instances: Vec<loader::Instance>,
+    /// The ELF program loaded: the command's, or its `#!` interpreter's.
     program: PathBuf,
+    /// argv before the command's own arguments (`shebang::Command::head`).
+    head: Vec<std::ffi::OsString>,
     wdir: Option<CString>,
     /// Its ranks run as kernel threads though the job's run as fibers: a working directory of
     /// their own (a fiber shares its carrier's), or a program fibers cannot run
@@ -137,6 +141,9 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         if own_exe.is_some() && std::fs::canonicalize(&path).ok() == own_exe {
             path = parent_program.clone().ok_or("the spawning rank's program is unknown")?;
         }
+        // A `#!` script runs as its interpreter with the script as an argument (as execve does).
+        let cmd = shebang::resolve(&path, app.program.as_ref(), std::env::var_os("PATH").as_deref())
+            .map_err(|e| format!("cannot spawn '{}': {e}", app.program))?;
         let k = match &app.soft {
             None => app.nprocs,
             Some(v) => soft_count(v, app.nprocs.min(free))?.ok_or_else(|| {
@@ -145,7 +152,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         };
         counts.push(k);
         free = free.saturating_sub(k);
-        found.push((path, wdir));
+        found.push((cmd, wdir));
     }
     let total: usize = counts.iter().sum();
     if total > available {
@@ -162,8 +169,8 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
     let chosen: Vec<usize> = reused.iter().copied().chain(first..first + (total - reused.len())).collect();
     let mut ready = Vec::new();
     let mut chosen_iter = chosen.iter().copied();
-    for ((path, wdir), (&k, app)) in found.into_iter().zip(counts.iter().zip(apps)) {
-        let prepared = loader::prepare(&path).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
+    for ((cmd, wdir), (&k, app)) in found.into_iter().zip(counts.iter().zip(apps)) {
+        let prepared = loader::prepare(&cmd.program).map_err(|e| format!("cannot spawn '{}': {}", app.program, e.0))?;
         let mut instances = Vec::with_capacity(k);
         for _ in 0..k {
             let slot = chosen_iter.next().expect("one slot per rank");
@@ -172,7 +179,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
         }
         let wdir = wdir.map(|d| CString::new(d.as_os_str().as_bytes()).map_err(|_| "the info key wdir holds a NUL byte".to_string())).transpose()?;
         let threads = starter.fibers.is_some() && (wdir.is_some() || instances.first().is_some_and(|i| host::fiber_blocker(i).is_some()));
-        ready.push(Ready { instances, program: path, wdir, threads });
+        ready.push(Ready { instances, program: cmd.program, head: cmd.head, wdir, threads });
     }
     let fresh = claim_fresh(seg, total - reused.len()).ok_or("the job's free slots were taken meanwhile")?;
     debug_assert_eq!(fresh.start, first);
@@ -185,9 +192,10 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
     let mut next = slots.iter().copied();
     let mut starts = Vec::with_capacity(total);
     for ((r, app), appnum) in ready.into_iter().zip(apps).zip(0..) {
-        let args: Vec<CString> = std::iter::once(&app.program)
-            .chain(&app.args)
-            .map(|a| CString::new(a.as_bytes()).map_err(|_| format!("cannot spawn '{}': an argument holds a NUL byte", app.program)))
+        let args: Vec<CString> = r.head.iter()
+            .map(|a| a.as_bytes())
+            .chain(app.args.iter().map(|a| a.as_bytes()))
+            .map(|a| CString::new(a).map_err(|_| format!("cannot spawn '{}': an argument holds a NUL byte", app.program)))
             .collect::<Result<_, _>>()?;
         for inst in r.instances {
             let s = next.next().expect("one slot per instance");
