@@ -56,7 +56,8 @@ Options:
                      rma (scripts/bench-rma.sh: put/get latency and bandwidth), pap
                      (scripts/bench-pap.sh: Clairvoyant MPI_Reduce under imbalanced arrivals),
                      workfarm (scripts/bench-workfarm.sh: work-farm throughput, progress-thread CPU),
-                     spawn (scripts/bench-spawn.sh: time to MPI_Comm_spawn N ranks);
+                     spawn (scripts/bench-spawn.sh: time to MPI_Comm_spawn N ranks),
+                     rate (scripts/bench-rate.sh: windowed bandwidth and message rate, OSU style);
                      or io (benches/io_bw.c, MPI-IO bandwidth; not part of the default run)
   --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
                      processes mode) and report its latency against oxmpi without it
@@ -174,8 +175,8 @@ case "$only" in
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
     nbc) do_p2p=no; do_coll=no; do_nbc=yes ;;
-    rma | pap | workfarm | spawn) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, nbc, io, rma, pap, workfarm or spawn" ;;
+    rma | pap | workfarm | spawn | rate) do_p2p=no; do_coll=no ;;
+    *) die "--only takes p2p, coll, nbc, io, rma, pap, workfarm, spawn or rate" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -270,7 +271,7 @@ fi
 
 # --- benchmarks with drivers of their own ---
 case "$only" in
-    rma | pap | workfarm | spawn)
+    rma | pap | workfarm | spawn | rate)
         [ -n "$prefix" ] || die "no usable oxmpi installation"
         exec "$OXMPI_ROOT/scripts/bench-$only.sh" --prefix "$prefix"
         ;;
