@@ -28,12 +28,10 @@
 //! called once per rank, possibly from several threads at once.
 use std::ffi::{c_char, c_int, c_void, CStr, CString};
 use std::fmt;
-use std::fs::File;
-use std::io::Write;
-use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::{Path, PathBuf};
 
 mod entry;
+mod memfd;
 mod private_libs;
 pub mod rank_dlopen;
 mod scope_object;
@@ -269,12 +267,7 @@ impl Prepared {
     /// `DT_NEEDED` libraries, which are loaded once and shared by all ranks.
     pub fn load_instance(&self, rank: usize) -> Result<Instance, LoadError> {
         let fail = |what: String| refusal(&self.program, format!("cannot be loaded for rank {rank}: {what}"), None);
-        let name = CString::new(format!("oxmpi-rank-{rank}")).expect("no NUL in a formatted number");
-        // SAFETY: the name is a valid C string; MFD_CLOEXEC keeps it out of children's exec.
-        let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(fail(format!("memfd_create: {}", std::io::Error::last_os_error())));
-        }
+        let fd = memfd::create(&format!("oxmpi-rank-{rank}")).map_err(|e| fail(format!("memfd_create: {e}")))?;
         // Rank 0 loads the program's libraries as it asks; later ranks get private copies of
         // those built on MPI (`private_libs`), unless they cannot be made.
         if self.private.get().is_none() {
@@ -303,13 +296,12 @@ impl Prepared {
                 }
             }
         }
-        // SAFETY: fd was just created and is owned by nobody else; into_raw_fd below takes it back.
-        let mut file = unsafe { File::from_raw_fd(fd) };
-        if let Err(e) = file.write_all(&image) {
-            return Err(fail(format!("writing the private copy: {e}"))); // dropping `file` closes fd
+        if let Err(e) = memfd::fill(fd, &image) {
+            // SAFETY: fd was created above and nothing refers to it yet.
+            unsafe { libc::close(fd) };
+            return Err(fail(format!("writing the private copy: {e}")));
         }
-        let fd = file.into_raw_fd();
-        let path = CString::new(format!("/proc/self/fd/{fd}")).expect("no NUL in a formatted number");
+        let path = CString::new(memfd::path(fd)).expect("no NUL in a formatted number");
         // SAFETY: path is a valid C string. dlopen runs the instance's constructors, which is
         // the program's own code: what running the program means.
         let handle = private_libs::in_fd_dir(relative, || unsafe { libc::dlopen(path.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) }).map_err(fail)?;
@@ -330,7 +322,7 @@ impl Prepared {
             Some(b) => b,
             None => return Err(fail(format!("dlinfo(RTLD_DI_LINKMAP): {}", dlerror_text()))),
         };
-        rank_dlopen::set_program(rank, &format!("/proc/self/fd/{fd}"));
+        rank_dlopen::set_program(rank, &memfd::path(fd));
         let addr = if self.main_exported {
             // SAFETY: live handle, C string literal.
             let p = unsafe { libc::dlsym(handle, c"main".as_ptr()) } as usize;

@@ -26,10 +26,8 @@
 //! The memfds stay open for the life of the process: ld.so matches loaded objects by path, so a
 //! reused descriptor number would hand back an old copy.
 use super::{phdrs, shdrs, u16_at, u32_at, u64_at, vaddr_to_off, DT_NULL, DT_STRSZ, DT_STRTAB, PT_DYNAMIC, SHT_DYNSYM};
-use std::ffi::{c_int, c_void, CStr, CString};
+use std::ffi::{c_int, c_void, CStr};
 use std::fs::File;
-use std::io::Write;
-use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::Path;
 
 const DT_NEEDED: i64 = 1;
@@ -316,12 +314,7 @@ impl PrivateLibs {
     pub fn make_copies(&self, rank: usize, program: &mut [u8]) -> Result<(bool, Vec<c_int>), String> {
         let mut fds = Vec::with_capacity(self.libs.len());
         for (i, _) in self.libs.iter().enumerate() {
-            let name = CString::new(format!("oxmpi-rank-{rank}-lib{i}")).expect("no NUL in a formatted name");
-            // SAFETY: a valid C string; MFD_CLOEXEC keeps it out of children's exec.
-            let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
-            if fd < 0 {
-                return Err(format!("memfd_create: {}", std::io::Error::last_os_error()));
-            }
+            let fd = super::memfd::create(&format!("oxmpi-rank-{rank}-lib{i}")).map_err(|e| format!("memfd_create: {e}"))?;
             fds.push(fd);
         }
         let target = |needed: &str| self.libs.iter().position(|l| l.names.iter().any(|n| n == needed)).map(|i| fds[i]);
@@ -330,12 +323,8 @@ impl PrivateLibs {
             let mut image = lib.image.clone();
             relative |= rewrite_needed(&mut image, &target)?;
             keep_segments_only(&mut image);
-            // SAFETY: fd was created above and is owned by nobody else; into_raw_fd gives it back
-            // (it stays open for the life of the process, see the module comment).
-            let mut file = unsafe { File::from_raw_fd(fd) };
-            let written = file.write_all(&image);
-            let _ = file.into_raw_fd();
-            written.map_err(|e| format!("writing a private library copy: {e}"))?;
+            // The fd stays open for the life of the process (see the module comment).
+            super::memfd::fill(fd, &image).map_err(|e| format!("writing a private library copy: {e}"))?;
         }
         relative |= rewrite_needed(program, &target)?;
         Ok((relative, fds))
@@ -365,6 +354,7 @@ pub fn in_fd_dir<T>(relative: bool, f: impl FnOnce() -> T) -> Result<T, String> 
 #[cfg(test)]
 pub(super) mod tests {
     use super::*;
+    use std::ffi::CString;
     use std::process::Command;
 
     /// Builds `lib` from C `src` with `args` in `dir` (cc -shared -fPIC); also used by
@@ -423,14 +413,9 @@ pub(super) mod tests {
         let (relative, fds) = set.make_copies(1, &mut image).unwrap();
         assert_eq!(fds.len(), 1, "one memfd per private library");
         assert!(!relative, "liboxpl_on_mpi_state.so is long enough for /proc/self/fd/N");
-        // SAFETY: memfd for the rewritten copy, kept open (see the module comment).
-        let fd = unsafe { libc::memfd_create(c"oxpl-prog-copy".as_ptr(), libc::MFD_CLOEXEC) };
-        assert!(fd >= 0);
-        // SAFETY: fd is ours.
-        let mut f = unsafe { File::from_raw_fd(fd) };
-        f.write_all(&image).unwrap();
-        let _ = f.into_raw_fd();
-        let copy = CString::new(format!("/proc/self/fd/{fd}")).unwrap();
+        // The rewritten copy's memfd stays open (see the module comment).
+        let fd = super::super::memfd::with_image("oxpl-prog-copy", &image).unwrap();
+        let copy = CString::new(super::super::memfd::path(fd)).unwrap();
         // SAFETY: the rewritten copy of the test's library.
         let h1 = unsafe { libc::dlopen(copy.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
         assert!(!h1.is_null(), "{}", super::super::dlerror_text());

@@ -30,8 +30,6 @@ use super::scope_object;
 use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 use std::ffi::{c_int, c_void, CStr, CString};
-use std::io::Write;
-use std::os::fd::{FromRawFd, IntoRawFd};
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -67,22 +65,7 @@ pub fn set_program(slot: usize, path: &str) {
 
 /// A file of `bytes` in memory, as `/proc/self/fd/N` (kept open, see the module comment).
 fn memfd(name: &str, bytes: &[u8]) -> Option<String> {
-    let n = CString::new(name).ok()?;
-    // SAFETY: a valid C string; MFD_CLOEXEC keeps it out of children's exec.
-    let fd = unsafe { libc::memfd_create(n.as_ptr(), libc::MFD_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: fd was just created and is ours; into_raw_fd keeps it open.
-    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-    let ok = f.write_all(bytes).is_ok();
-    let fd = f.into_raw_fd();
-    if !ok {
-        // SAFETY: our descriptor, referred to by nothing.
-        unsafe { libc::close(fd) };
-        return None;
-    }
-    Some(format!("/proc/self/fd/{fd}"))
+    super::memfd::with_image(name, bytes).ok().map(super::memfd::path)
 }
 
 /// Whether the object in `b` has a (non-weak, named) undefined symbol the global scope lacks.

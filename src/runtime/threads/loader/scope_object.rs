@@ -99,18 +99,10 @@ mod tests {
     use super::super::private_libs::tests::cc;
     use super::*;
     use std::ffi::{c_int, c_void, CString};
-    use std::io::Write;
-    use std::os::fd::{FromRawFd, IntoRawFd};
 
     fn memfd(bytes: &[u8]) -> String {
-        // SAFETY: a literal name; the descriptor stays open (ld.so matches paths by name).
-        let fd = unsafe { libc::memfd_create(c"oxmpi-scope-test".as_ptr(), libc::MFD_CLOEXEC) };
-        assert!(fd >= 0);
-        // SAFETY: fd is ours.
-        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
-        f.write_all(bytes).unwrap();
-        let _ = f.into_raw_fd();
-        format!("/proc/self/fd/{fd}")
+        // The descriptor stays open (ld.so matches paths by name).
+        super::super::memfd::path(super::super::memfd::with_image("oxmpi-scope-test", bytes).unwrap())
     }
 
     fn open(path: &str) -> *mut c_void {
