@@ -8,8 +8,9 @@
 //! message whole, as one eager packet of any size. UCX moves a large payload by its own
 //! rendezvous (the receiver pulls it straight into the packet's buffer, `ucx::on_packet`),
 //! instead of the engine's rendezvous that would stream it here in `MAX_PAYLOAD` packets, each
-//! a message of its own on the wire: on 2 emulated nodes over TCP that streaming moved about
-//! 1/4 of what one UCX rendezvous does (see the README's numbers).
+//! a message of its own on the wire (4 MiB ping-pong, 2 emulated nodes over TCP on a loaded
+//! 2-core machine: 0.27-0.30 GB/s streamed, 0.34-0.35 GB/s whole). The sender still copies the
+//! payload once (UCX keeps the copy until its send completes), so the send completes at once.
 use super::ring::SlotHeader;
 use super::shm::Shm;
 use super::ucx::Worker;
