@@ -27,7 +27,7 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   6b. f-tests     f-tests/run.sh --prefix target/test-prefix --modes "$OXMPI_TEST_MODES"
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
   6b2. multinode  chosen C tests over 2 emulated nodes (c-tests/run.sh --nodes 2, UCX_TLS=tcp),
-                   processes mode, at most 4 ranks
+                   both modes (threads: one host process per node), at most 4 ranks
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
                    modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
                    in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
@@ -219,9 +219,13 @@ stage_c_tests_streamed() {
 # mode (threads mode over nodes is not implemented yet).
 stage_multinode() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|launch_segv|launch_abort|launch_no_finalize'
     UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
-        --modes processes --nodes 2 --timeout 60 \
-        --filter '^(p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|launch_segv|launch_abort|launch_no_finalize)$'
+        --modes "$MODES" --nodes 2 --timeout 60 --filter "^($tests)\$"
+    # Known defect: coll_algorithms over nodes in threads mode hangs now and then (3 of its 15
+    # runs on a loaded machine, intermittent); processes mode only until it is found.
+    UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
+        --modes processes --nodes 2 --timeout 60 --filter '^coll_algorithms$'
 }
 
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,

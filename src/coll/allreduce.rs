@@ -76,6 +76,12 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     let n = cx.size();
     let bytes = count * red.size;
     let forced = super::select::forced(super::select::Collective::Allreduce, ALGORITHMS)?;
+    if forced.is_none() && red.commutative() && n > 1 && bytes > 0 {
+        if let Some(l) = super::hierarchical::Layout::of(cx) {
+            // SAFETY: per this function's contract; the op is commutative.
+            return unsafe { super::hierarchical::allreduce(cx, &l, sendbuf, recvbuf, count, red) };
+        }
+    }
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
     let arena = super::arena::of(cx).filter(|a| n > 1 && bytes <= a.capacity());

@@ -6,6 +6,9 @@ use super::Coll;
 use crate::error::MpiResult;
 
 pub fn barrier(cx: &Coll) -> MpiResult {
+    if let Some(l) = super::hierarchical::Layout::of(cx) {
+        return super::hierarchical::barrier(cx, &l);
+    }
     let n = cx.size();
     if let Some(a) = super::arena::of(cx).filter(|_| n > 1) {
         // One episode of the shared arena, with nothing to combine.

@@ -40,6 +40,12 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
     }
     let n = cx.size();
     let forced = forced(Collective::Bcast, ALGORITHMS)?;
+    if forced.is_none() {
+        if let Some(l) = super::hierarchical::Layout::of(cx) {
+            // SAFETY: per this function's contract.
+            return unsafe { super::hierarchical::bcast(cx, &l, buf, bytes, root) };
+        }
+    }
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
     let min = if forced == Some(ARRIVAL_TREE) { 1 } else { ARRIVAL_MIN };
     let pap = if super::clairvoyant_pap::candidate(cx, bytes, 1, min) { Some(super::clairvoyant_pap::arrivals(cx, arrived, bytes, 1)?) } else { None };

@@ -34,6 +34,7 @@ pub mod clairvoyant_pap;
 pub mod clairvoyant_watch;
 pub mod direct;
 pub mod gather;
+pub mod hierarchical;
 pub mod inter;
 pub mod pipeline;
 pub mod prereduced_ring;

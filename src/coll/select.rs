@@ -102,9 +102,10 @@ pub fn forced(coll: Collective, names: &[&str]) -> MpiResult<Option<usize>> {
 }
 
 /// Whether the ranks of this job are threads of one process (shared-memory algorithms read peers'
-/// buffers directly there).
+/// buffers directly there). Not in threads mode over several nodes: a node's host holds only
+/// its own ranks.
 pub fn threads_mode() -> bool {
-    crate::runtime::job::threads_job().is_some()
+    crate::runtime::job::threads_job().is_some() && !crate::runtime::node_map::job_spans_nodes()
 }
 
 /// Whether `n` ranks outnumber the CPUs this process may use (each rank is then often

@@ -49,10 +49,13 @@ pub fn split_type(u: &Universe, parent: &Comm, kind: SplitKind, key: i32) -> Mpi
         let members: Vec<usize> = (0..n).filter(|&r| ids[r * l + level] == id).collect();
         Some(((level * n + members[0]) as i32, members.len()))
     };
+    // The ranks that share memory with this one: those of its node (all of them, but in a
+    // job over several nodes). The lowest of them names the group, the same for each member.
+    let t = u.engine.transport();
+    let node = (0..n).find(|&r| crate::transport::Transport::locality(t, parent.world_rank(r)) != crate::transport::Locality::OtherNode).map(|r| r as i32);
     let (color, resource) = match kind {
-        // Every rank of an oxmpi job shares this node's memory.
-        SplitKind::Shared => (Some(0), None),
-        SplitKind::Guided(Some(name)) if name == SHARED_MEMORY => (Some(0), None),
+        SplitKind::Shared => (node, None),
+        SplitKind::Guided(Some(name)) if name == SHARED_MEMORY => (node, None),
         SplitKind::Guided(Some(name)) => (level_named(name).and_then(group_color).map(|(c, _)| c + 1), None),
         SplitKind::Guided(None) | SplitKind::Undefined => (None, None),
         // The largest resource holding this rank that is a strict subset of the parent.

@@ -88,11 +88,15 @@ pub struct RankSlot {
     /// This rank's info objects. Here, not in the `Instance`, because MPI 4 allows the info
     /// functions before MPI_Init and after MPI_Finalize.
     infos: crate::info::InfoTable,
+    /// Serialises the making of this rank's instance (MPI_Init and MPI_Session_init from two
+    /// threads). Per rank: in threads mode over nodes, making one rank's instance waits in a PMI
+    /// fence for the other ranks of its host, which make theirs meanwhile.
+    making: std::sync::Mutex<()>,
 }
 
 impl RankSlot {
     pub const fn new() -> RankSlot {
-        RankSlot { instance: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE), infos: crate::info::InfoTable::new() }
+        RankSlot { instance: OnceLock::new(), phase: AtomicU32::new(PHASE_NONE), infos: crate::info::InfoTable::new(), making: std::sync::Mutex::new(()) }
     }
     /// Inside MPI: called MPI_Init but not MPI_Finalize, or holds a live session.
     pub fn is_active(&self) -> bool {
@@ -239,10 +243,23 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
 /// The engine of rank `rank` of a job over several nodes (`node_of`, from `mpiexec --nodes`):
 /// shared memory inside its node's segment `seg`, UCX to the other nodes, connected through the
 /// launcher's PMI server. Such a rank polls UCX while it waits, so it never sleeps on its futex.
-fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize]) -> MpiResult<Engine> {
+///
+/// In threads mode the process is one node's host and its ranks are threads: each has its own
+/// PMI connection (`node_map::HOST_ENV`), used for the wire-up only, then closed.
+fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize], threads: bool) -> MpiResult<Engine> {
     let fail = |m: String| err(ErrorClass::Other, m);
+    let own: Box<dyn crate::runtime::pmi::Pmi>;
     let pmi = match crate::runtime::pmi::client() {
         Some(p) => p,
+        None if threads => {
+            // Past its start-up code: the host may start the next rank, which this one's
+            // wire-up waits for.
+            if let Some(job) = threads_job() {
+                job.mark_started(rank);
+            }
+            own = rank_pmi(rank, node_of.len()).map_err(fail)?;
+            &*own
+        }
         None => {
             let p = crate::runtime::pmi::connect_from_env().map_err(fail)?.ok_or_else(|| fail(format!("{} is set but PMI_FD is not: start the program with oxmpi's mpiexec --nodes", crate::runtime::node_map::ENV)))?;
             crate::runtime::pmi::install(p)
@@ -253,13 +270,28 @@ fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize]) -> MpiRes
     Ok(Engine::over(t, rank, policy))
 }
 
-/// Serialises the making of a rank's instance (MPI_Init and MPI_Session_init from two threads).
-static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+/// The PMI connection of rank `rank` (of `size`), a thread of a node's threads-mode host: its
+/// descriptor from `node_map::HOST_ENV`, taken once.
+fn rank_pmi(rank: usize, size: usize) -> Result<Box<dyn crate::runtime::pmi::Pmi>, String> {
+    use std::os::fd::FromRawFd;
+    let env = crate::runtime::node_map::HOST_ENV;
+    let (first, fds) = crate::runtime::node_map::host_from_env(size)?.ok_or_else(|| format!("{} is set but {env} is not: start the program with oxmpi's mpiexec --nodes", crate::runtime::node_map::ENV))?;
+    let fd = *rank.checked_sub(first).and_then(|i| fds.get(i)).ok_or_else(|| format!("{env} names no PMI descriptor for rank {rank}"))?;
+    // SAFETY: F_GETFD on a number only inspects the descriptor table.
+    if fd < 0 || unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(format!("{env}: rank {rank}'s PMI descriptor {fd} is not open"));
+    }
+    // SAFETY: mpiexec gave this descriptor to rank `rank` alone, whose instance is made once
+    // (under its slot's `making` lock), so it is owned here once.
+    let fd = unsafe { std::os::fd::OwnedFd::from_raw_fd(fd) };
+    let p = crate::runtime::pmi::pmi1::Pmi1::start(fd, None, Some((rank, size))).map_err(|e| format!("rank {rank}: PMI-1 with mpiexec failed: {e}"))?;
+    Ok(Box::new(p))
+}
 
 /// The rank's instance, made now (with thread level `level`) if neither MPI_Init nor a session
 /// made it yet. The handle values are as for `init`.
 fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32, file_errhandler: i32) -> MpiResult<&'static Instance> {
-    let _making = MAKING.lock().unwrap_or_else(|p| p.into_inner());
+    let _making = s.making.lock().unwrap_or_else(|p| p.into_inner());
     if let Some(i) = s.instance.get() {
         i.grant(level);
         return Ok(i);
@@ -269,7 +301,7 @@ fn instance_of(s: &'static RankSlot, level: ThreadLevel, default_errhandler: i32
     let world = if singleton { (0..size).collect() } else { world_of(&seg, rank)? };
     seg.rank(rank).pid.store(std::process::id() as i32, Ordering::Release);
     let engine = match crate::runtime::node_map::from_env(world.len()).map_err(|m| err(ErrorClass::Other, m))? {
-        Some(node_of) if !singleton => spanning_engine(&seg, rank, &node_of)?,
+        Some(node_of) if !singleton => spanning_engine(&seg, rank, &node_of, threads)?,
         _ => Engine::new(seg.clone(), rank, WaitPolicy::choose(seg.occupied())),
     };
     crate::monitoring::init(rank, size);

@@ -121,6 +121,12 @@ impl Window {
     fn build(u: &'static Universe, comm: Arc<Comm>, comm_index: u32, spec: Spec) -> MpiResult<Window> {
         let n = comm.size();
         let me = comm.rank;
+        // Every member's memory must be reachable by loads, stores or single copies; a rank on
+        // another node's is not (every member takes this same decision: no one waits).
+        let t = u.engine.transport();
+        if let Some(far) = (0..n).find(|&r| crate::transport::Transport::locality(t, comm.world_rank(r)) == crate::transport::Locality::OtherNode) {
+            return Err(err(ErrorClass::UnsupportedOperation, format!("RMA windows across nodes are not supported yet: rank {far} of the window's communicator is on another node than this rank (use a communicator of one node, e.g. from MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)")));
+        }
         let cx = Coll::next(u, &comm);
         // Everyone's data size, for the layout of the allocated memory.
         let alloc = matches!(spec.flavor, Flavor::Allocate | Flavor::Shared);

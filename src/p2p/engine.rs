@@ -417,8 +417,11 @@ impl<X: Transport> Engine<X> {
             let r = g.reqs.get_mut(id).unwrap();
             r.status = Status { source: self.me as i32, tag, error: None, bytes: bytes as u64, cancelled: false, context: ctx };
         }
-        self.gauges.sent(bytes <= X::MAX_PAYLOAD);
-        let out = if bytes <= X::MAX_PAYLOAD {
+        // A peer on another node gets every message whole, in one packet: the network
+        // transport moves a large payload by its own rendezvous (`transport::nodes`).
+        let eager = bytes <= X::MAX_PAYLOAD || self.t.locality(dest) == Locality::OtherNode;
+        self.gauges.sent(eager);
+        let out = if eager {
             hdr.kind = Kind::Eager as u32;
             hdr.len = bytes as u64;
             Out::Eager { hdr, data, req: Some(id) }
@@ -1471,7 +1474,8 @@ impl<X: Transport> Engine<X> {
             // may yet read their buffers.
             let busy = g.pending_dests.iter().any(|&d| !g.outq[d].is_empty())
                 || g.bsend.values().any(|p| p.in_use())
-                || g.reqs.iter().any(|r| r.user_freed && !r.done && matches!(r.op, Some(OpArgs::Send { .. })));
+                || g.reqs.iter().any(|r| r.user_freed && !r.done && matches!(r.op, Some(OpArgs::Send { .. })))
+                || self.t.sends_pending();
             (!busy).then_some(())
         })
     }

@@ -36,6 +36,53 @@ pub fn from_env(size: usize) -> Result<Option<Vec<usize>>, String> {
     }
 }
 
+/// The node of every world rank of this process's job, if it spans nodes (`OXMPI_NODE_MAP`
+/// names more than one): read once, for the checks on hot paths (`coll::select::threads_mode`,
+/// the choice of node-aware collectives).
+pub fn job_map() -> Option<&'static [usize]> {
+    static MAP: std::sync::OnceLock<Option<Vec<usize>>> = std::sync::OnceLock::new();
+    MAP.get_or_init(|| {
+        let m: Vec<usize> = std::env::var(ENV).ok()?.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
+        (count(&m) > 1).then_some(m)
+    })
+    .as_deref()
+}
+
+/// Whether this process belongs to a job that spans nodes (see `job_map`).
+pub fn job_spans_nodes() -> bool {
+    job_map().is_some()
+}
+
+/// In threads mode over nodes (`mpiexec --nodes K --mode threads`) each node is one host
+/// process: this variable tells it which world ranks it runs and each one's PMI descriptor, as
+/// `FIRST:FD,FD,...` (ranks FIRST, FIRST+1, ... in order). Set by mpiexec, not by hand.
+pub const HOST_ENV: &str = "OXMPI_NODE_HOST";
+
+/// `HOST_ENV`'s value for the ranks from `first` on, whose PMI descriptors are `fds`.
+pub fn format_host(first: usize, fds: &[i32]) -> String {
+    format!("{first}:{}", fds.iter().map(|f| f.to_string()).collect::<Vec<_>>().join(","))
+}
+
+/// Parses `HOST_ENV`'s value for a job of `size` ranks: the first rank and the descriptors.
+pub fn parse_host(value: &str, size: usize) -> Result<(usize, Vec<i32>), String> {
+    let bad = || format!("{HOST_ENV}={value} is not FIRST:FD,FD,... for ranks of a job of {size}; it is set by oxmpi's mpiexec --nodes, do not set it by hand");
+    let (first, fds) = value.split_once(':').ok_or_else(bad)?;
+    let first: usize = first.trim().parse().map_err(|_| bad())?;
+    let fds: Vec<i32> = fds.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>().ok_or_else(bad)?;
+    if fds.is_empty() || first + fds.len() > size {
+        return Err(bad());
+    }
+    Ok((first, fds))
+}
+
+/// This node host's ranks and PMI descriptors (`HOST_ENV`), if it is one.
+pub fn host_from_env(size: usize) -> Result<Option<(usize, Vec<i32>)>, String> {
+    match std::env::var(HOST_ENV) {
+        Ok(v) => parse_host(&v, size).map(Some),
+        Err(_) => Ok(None),
+    }
+}
+
 /// The map in `PMI_process_mapping`'s notation (`runtime::pmi::mapping`): one block per run
 /// of consecutive ranks on one node.
 pub fn process_mapping(node_of: &[usize]) -> String {
@@ -78,6 +125,8 @@ mod tests {
             assert_eq!(mapping::nodes_of(&process_mapping(&m), m.len()).unwrap(), m);
         }
         assert!(parse("0,1", 3).is_err() && parse("0,x,1", 3).is_err());
+        assert_eq!(parse_host(&format_host(2, &[7, 9]), 4).unwrap(), (2, vec![7, 9]));
+        assert!(parse_host("3:7,9", 4).is_err() && parse_host("1", 4).is_err() && parse_host("0:x", 4).is_err() && parse_host("0:", 4).is_err());
         assert_eq!(count(&[0, 0, 1, 1]), 2);
     }
 }

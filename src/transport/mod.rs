@@ -28,7 +28,8 @@ pub enum Locality {
     SameProcess,
     /// On this node, another process: reachable through the transport's one-sided copies.
     SameNode,
-    /// On another node (`nodes::Nodes`): reachable by packets only, no one-sided copy.
+    /// On another node (`nodes::Nodes`): reachable by packets only, no one-sided copy; a
+    /// packet to it may carry a whole message of any size.
     OtherNode,
 }
 
@@ -43,7 +44,8 @@ pub trait Transport: Send + Sync {
     fn nranks(&self) -> usize;
 
     /// Delivers one packet to `dest` now: header `hdr` and `len` payload bytes (at most
-    /// `MAX_PAYLOAD`) that `fill` writes at the pointer it gets (called only if `len > 0`
+    /// `MAX_PAYLOAD`, except to a peer of `Locality::OtherNode`, which takes a whole message of
+    /// any size) that `fill` writes at the pointer it gets (called only if `len > 0`
     /// and there is room). False when there is no room now: the caller keeps the packet, asks for
     /// room with `want_room` and tries again. Packets to one peer arrive in the order sent.
     fn try_send(&self, dest: usize, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool;
@@ -97,6 +99,10 @@ pub trait Transport: Send + Sync {
 
     /// A number that changes whenever a peer is newly known failed (cheap to read in progress).
     fn failure_epoch(&self) -> u32;
+
+    /// Whether this rank's packets are still on their way in the transport (a network send
+    /// not completed yet): a rank that leaves MPI first keeps making progress until they are not.
+    fn sends_pending(&self) -> bool;
 
     /// Whether `peer` is known failed.
     fn peer_failed(&self, peer: usize) -> bool;

@@ -83,6 +83,10 @@ impl Context {
     /// (UCX_TLS, UCX_NET_DEVICES, ...) and then `settings` (names without the UCX_ prefix).
     pub fn new(settings: &[(&str, &str)]) -> Result<Context, String> {
         let lib = library()?;
+        // The ranks of a threads-mode node make their contexts at once; UCX's configuration
+        // parsing and global registries are safer entered by one thread at a time.
+        static MAKING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let _one = MAKING.lock().unwrap_or_else(|p| p.into_inner());
         let mut config: *mut sys::ucp_config_t = std::ptr::null_mut();
         // SAFETY: null prefix and file mean UCX's defaults; `config` receives the new config.
         check(lib, unsafe { lib.ucp_config_read(std::ptr::null(), std::ptr::null(), &mut config) }, "config_read")?;
@@ -308,9 +312,10 @@ impl Worker {
         Ok(any)
     }
 
-    /// Hands every packet that arrived to `f(src, header, payload)`, in order per sender, and
-    /// returns how many. A packet whose payload is still being received holds back those after it.
-    pub fn take(&mut self, mut f: impl FnMut(usize, &[u8], &[u8])) -> Result<usize, String> {
+    /// Hands every packet that arrived to `f(src, header, payload)` (the payload's buffer is
+    /// the caller's: a large one is not copied again), in order per sender, and returns how
+    /// many. A packet whose payload is still being received holds back those after it.
+    pub fn take(&mut self, mut f: impl FnMut(usize, &[u8], Vec<u8>)) -> Result<usize, String> {
         let mut n = 0;
         while let Some(a) = self.inbox.arrivals.front_mut() {
             if let Some(req) = a.recv {
@@ -329,7 +334,7 @@ impl Worker {
                 }
             }
             let a = self.inbox.arrivals.pop_front().expect("front exists");
-            f(a.src, &a.header, &a.data);
+            f(a.src, &a.header, a.data);
             n += 1;
         }
         Ok(n)
@@ -559,7 +564,7 @@ mod tests {
         while got.is_empty() {
             assert!(std::time::Instant::now() < deadline, "no packet after the wake-up");
             b.progress().unwrap();
-            b.take(|_, h, d| got.push([h, d].concat())).unwrap();
+            b.take(|_, h, d| got.push([h, &d[..]].concat())).unwrap();
         }
         assert_eq!(got, vec![b"wake\x01\x02\x03".to_vec()]);
     }

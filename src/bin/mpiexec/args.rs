@@ -263,8 +263,8 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if nodes > 1 && join.is_some() {
         return err("--nodes and --join (or OXMPI_JOIN) do not go together: a joined job runs on one node");
     }
-    if nodes > 1 && mode == Mode::Threads {
-        return err("--nodes runs in processes mode only for now (threads mode over several nodes is not implemented yet): drop --mode threads");
+    if nodes > 1 && mode == Mode::Threads && survive {
+        return err("--survive with --nodes runs in processes mode only for now (a node's threads-mode host cannot tell the other nodes of a dead rank): drop --mode threads");
     }
     let timeout = match timeout {
         Some(t) => t,
@@ -331,8 +331,9 @@ Options:
   --nodes K                emulate a job over K nodes on this machine: the ranks are
                            split into K blocks of consecutive ranks, each block with
                            its own shared memory, the blocks joined through UCX (set
-                           UCX_TLS=tcp to force the network path); processes mode. A
-                           launch on several hosts is not supported yet
+                           UCX_TLS=tcp to force the network path). In threads mode
+                           each node is one process whose ranks are threads. A launch
+                           on several hosts is not supported yet
   --abi mpich|ompi|mpi5    the MPI ABI PROGRAM needs (default: $OXMPI_ABI, else found
                            in the libraries PROGRAM loads, its whole NEEDED closure):
                            mpich = libmpi.so.12, ompi = Open MPI 4.1's libmpi.so.40,
@@ -394,6 +395,15 @@ mod tests {
             assert_eq!(o.timeout, None);
         }
         assert_eq!(run(&["prog"]).nranks, 1);
+    }
+
+    #[test]
+    fn nodes_in_both_modes() {
+        let o = run(&["--nodes", "2", "--mode", "threads", "-n", "4", "prog"]);
+        assert_eq!((o.nodes, o.mode), (2, Mode::Threads));
+        assert_eq!(run(&["--nodes", "2", "--survive", "-n", "4", "prog"]).nodes, 2);
+        let e = p(&["--nodes", "2", "--mode", "threads", "--survive", "-n", "4", "prog"]).unwrap_err();
+        assert!(e.0.starts_with("--survive with --nodes runs in processes mode only"), "{}", e.0);
     }
 
     #[test]

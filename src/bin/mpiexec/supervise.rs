@@ -17,7 +17,7 @@
 //! exit status is then the first death's, once every survivor has ended.
 //!
 //! In threads mode the job is one host process that runs every rank and reports on them itself;
-//! the same supervision then watches that single process (see `Job::threads_host`).
+//! the same supervision then watches that single process, or one per node (see `Job::threads_hosts`).
 use crate::args::Timeout;
 use oxmpi::runtime::segment::{Segment, RANK_FINALIZED, RANK_INITIALIZED};
 use std::ffi::CStr;
@@ -141,10 +141,12 @@ impl<'a> Job<'a> {
         Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
     }
 
-    /// A threads-mode job: the single process `pid` runs all ranks and prints its own messages
-    /// about them, so its exit code is passed on silently; only its death by a signal is reported.
-    pub fn threads_host(pid: i32) -> Job<'static> {
-        Job { seg: None, pids: vec![pid], alive: vec![true], survived: None, labels: vec![String::new()], spawner: None, clean: vec![false], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
+    /// A threads-mode job: the processes `pids` (one, or one per node with `--nodes`) run the
+    /// ranks and print their own messages about them, so an exit code is passed on silently;
+    /// only a death by a signal is reported. The first host that fails ends the others.
+    pub fn threads_hosts(pids: Vec<i32>) -> Job<'static> {
+        let k = pids.len();
+        Job { seg: None, alive: vec![true; k], pids, survived: None, labels: vec![String::new(); k], spawner: None, clean: vec![false; k], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
     }
 
     /// Records a started rank (ranks are added in rank order).

@@ -133,13 +133,72 @@ pub fn run(o: &Options) -> i32 {
     supervise::block_signals();
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
+    // --nodes K: one host per node, each running its node's ranks; the PMI server connects
+    // them (every rank its own descriptor, as in processes mode).
+    let node_of = oxmpi::runtime::node_map::blocks(n, o.nodes);
+    let mut pmi_fds: Vec<Option<std::os::fd::OwnedFd>> = Vec::new();
+    if o.nodes > 1 {
+        match crate::pmi_server::start(&node_of) {
+            Ok(server) => pmi_fds = server.rank_fds.into_iter().map(Some).collect(),
+            Err(e) => {
+                eprintln!("oxmpi: cannot start the PMI server of a job over {} nodes: {e}", o.nodes);
+                return 1;
+            }
+        }
+    }
+    let node_map = oxmpi::runtime::node_map::format(&node_of);
+    let mut pids = Vec::with_capacity(o.nodes);
+    for node in 0..o.nodes.max(1) {
+        let mut cmd = host_command(o, n, &abs, &head, &dir, &user, abi);
+        supervise::tie_to_launcher(&mut cmd, launcher_pid);
+        let mut mine = Vec::new();
+        if o.nodes > 1 {
+            let first = node_of.iter().position(|&x| x == node).unwrap_or(0);
+            mine = (first..n).take_while(|&r| node_of[r] == node).filter_map(|r| pmi_fds[r].take()).collect();
+            let raws: Vec<i32> = mine.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
+            cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env(oxmpi::runtime::node_map::HOST_ENV, oxmpi::runtime::node_map::format_host(first, &raws));
+            // UCX, loaded by the ranks' MPI_Init, would take over the crash signals the host
+            // watches to name a crashed rank; the user's setting wins.
+            if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
+                cmd.env("UCX_HANDLE_ERRORS", "none");
+            }
+            let keep = raws.clone();
+            // SAFETY: the hook only calls fcntl, which is async-signal-safe.
+            unsafe {
+                cmd.pre_exec(move || {
+                    for &fd in &keep {
+                        crate::pmi_server::keep_for_child(fd)?;
+                    }
+                    Ok(())
+                })
+            };
+        }
+        let spawned = cmd.spawn();
+        // The host has its copies of its ranks' PMI descriptors now.
+        drop(mine);
+        match spawned {
+            Ok(child) => pids.push(child.id() as i32),
+            Err(e) => {
+                eprintln!("oxmpi: cannot start the threads-mode host for '{shown}': {e}");
+                let mut started = supervise::Job::threads_hosts(pids);
+                started.kill_all();
+                return 1;
+            }
+        }
+    }
+    supervise::Job::threads_hosts(pids).supervise(o.timeout.as_ref())
+}
+
+/// The command of a threads-mode host running ranks of the `n`-rank job of program `abs`, whose
+/// argv starts with `head` (`shebang::Command::head`).
+fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path, user: &libpath::UserEnv, abi: Option<Abi>) -> Command {
     let mut cmd = Command::new("/proc/self/exe");
     // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
     // argv[0] (and `ps` shows the job under the program's name).
     cmd.arg0(&head[0])
         .arg(threads_host::FLAG)
         .arg(n.to_string())
-        .arg(&abs)
+        .arg(abs)
         .args(&head[1..])
         .args(&o.args)
         .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(abi).as_deref()))
@@ -153,15 +212,7 @@ pub fn run(o: &Options) -> i32 {
         // Processes-mode variables would make the library look for a job segment.
         .env_remove(env::RANK)
         .env_remove(env::SHM_FD);
-    supervise::tie_to_launcher(&mut cmd, launcher_pid);
-    let pid = match cmd.spawn() {
-        Ok(child) => child.id() as i32,
-        Err(e) => {
-            eprintln!("oxmpi: cannot start the threads-mode host for '{shown}': {e}");
-            return 1;
-        }
-    };
-    supervise::Job::threads_host(pid).supervise(o.timeout.as_ref())
+    cmd
 }
 
 /// LD_LIBRARY_PATH of the host: our directory first.

@@ -426,18 +426,28 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     // Slots above the world wait for spawned ranks (`spawn`), as in processes mode.
     let universe = universe_size(n);
     let nslots = universe.max(SPAWN_SLOTS);
-    let mut mains = Vec::with_capacity(n);
-    let mut copies = Vec::with_capacity(nslots);
+    // One node of a job over several (`mpiexec --nodes K`): this host runs that node's ranks
+    // only; the other slots of the world stay empty, as in a processes-mode node's segment.
+    let ours = match crate::runtime::node_map::host_from_env(n) {
+        Ok(Some((first, fds))) => first..first + fds.len(),
+        Ok(None) => 0..n,
+        Err(e) => {
+            eprintln!("oxmpi: {e}");
+            return 2;
+        }
+    };
+    let mut mains = Vec::with_capacity(ours.len());
+    let mut copies = vec![Vec::new(); nslots];
     let mut bases = vec![0; nslots];
     let mut no_fibers: Option<String> = None;
-    for r in 0..n {
+    for r in ours.clone() {
         match prepared.load_instance(r) {
             Ok(inst) => {
                 if no_fibers.is_none() {
                     no_fibers = fiber_blocker(&inst).map(|why| format!("rank {r}'s program {why}"));
                 }
                 (upcalls.instance_loaded)(r, &|name| inst.symbol(name));
-                copies.push(inst.copies().to_vec());
+                copies[r] = inst.copies().to_vec();
                 bases[r] = inst.base();
                 mains.push((inst.main, inst.constructors().to_vec()))
             }
@@ -447,7 +457,6 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             }
         }
     }
-    copies.resize(nslots, Vec::new());
     *COPIES.write().unwrap_or_else(|p| p.into_inner()) = copies;
     *PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()) = vec![program.to_path_buf(); n];
     let _ = ENDED.set((0..nslots).map(|_| std::sync::atomic::AtomicBool::new(false)).collect());
@@ -476,7 +485,13 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     let job = job::threads_job().expect("installed above");
     let stack = stack_size();
     let setting = sched::Setting::from_env();
-    let fibers = if !setting.enabled(n) {
+    let fibers = if !setting.enabled(ours.len()) {
+        None
+    } else if ours.len() < n {
+        // A rank of a job over nodes polls UCX while it waits, never parking: kernel threads.
+        if setting == sched::Setting::Always {
+            eprintln!("oxmpi: ranks of a job over several nodes run as kernel threads, not fibers");
+        }
         None
     } else if let Some(why) = &no_fibers {
         if setting == sched::Setting::Always {
@@ -490,9 +505,9 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     };
     let _ = STARTER.set(Starter { fibers, stack });
-    let mut threads = Vec::with_capacity(n);
-    for (rank, (main, constructors)) in mains.into_iter().enumerate() {
-        if rank > 0 {
+    let mut threads = Vec::with_capacity(ours.len());
+    for (rank, (main, constructors)) in ours.clone().zip(mains) {
+        if rank > ours.start {
             // Start-up code runs one rank at a time (up to MPI_Init, or 1 s), and getopt starts
             // afresh for each rank: optind = 0 makes glibc reinitialise its internal state.
             job.wait_started(rank - 1, std::time::Duration::from_secs(1));
