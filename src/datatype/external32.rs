@@ -3,7 +3,8 @@
 //! reversed; the exceptions follow the standard's size table as MPICH 4.0.2 does: `long` and
 //! `unsigned long` are 4 bytes (truncated on pack, sign/zero-extended on unpack) and `long double`
 //! (x87 80-bit extended) becomes a 16-byte IEEE binary128. Complex and MPI_2xxx types swap each
-//! half. MPI_WCHAR stays 4 bytes (MPICH rejects it; Linux's wchar_t is 4 bytes).
+//! half. MPI_WCHAR is 2 bytes, as the standard's table says (Linux's wchar_t is 4: truncated on
+//! pack, zero-extended on unpack, as `unsigned long`; MPICH 4.0.2 rejects it).
 
 /// How one basic element converts (its native size, its external32 size, and how).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -21,6 +22,8 @@ pub enum Kind {
     Long,
     /// 8-byte unsigned native, 4-byte external.
     ULong,
+    /// 4-byte native wchar_t, 2-byte external.
+    WChar,
     /// Each 16 native bytes are an x87 extended value (10 bytes + padding) -> IEEE binary128.
     LongDouble,
 }
@@ -33,6 +36,7 @@ impl Conv {
         let (external, kind) = match name {
             "MPI_LONG" | "MPI_LONG_INT" if size == 8 => (4, Kind::Long),
             "MPI_UNSIGNED_LONG" => (4, Kind::ULong),
+            "MPI_WCHAR" if size == 4 => (2, Kind::WChar),
             _ if name.contains("LONG_DOUBLE") && size >= 16 => (sz, Kind::LongDouble),
             _ if name.contains("COMPLEX") || name.starts_with("MPI_2") => (sz, Kind::Swap((sz / 2).max(1))),
             _ => (sz, Kind::Swap(sz.max(1))),
@@ -67,6 +71,15 @@ fn convert_one(c: Conv, native: &mut [u8], ext: &mut [u8], to_ext: bool) {
                 let b: [u8; 4] = ext[..4].try_into().unwrap();
                 let v = if c.kind == Kind::Long { i32::from_be_bytes(b) as i64 } else { u32::from_be_bytes(b) as i64 };
                 native[..8].copy_from_slice(&v.to_ne_bytes());
+            }
+        }
+        Kind::WChar => {
+            if to_ext {
+                let v = u32::from_ne_bytes(native[..4].try_into().unwrap());
+                ext[..2].copy_from_slice(&(v as u16).to_be_bytes());
+            } else {
+                let v = u16::from_be_bytes(ext[..2].try_into().unwrap()) as u32;
+                native[..4].copy_from_slice(&v.to_ne_bytes());
             }
         }
         Kind::LongDouble => {
@@ -148,6 +161,8 @@ mod tests {
         // long: 4 bytes external; the value must fit for the round trip.
         roundtrip("MPI_LONG", 8, &(-5i64).to_ne_bytes(), &(-5i32).to_be_bytes());
         roundtrip("MPI_UNSIGNED_LONG", 8, &(0xfedc_ba98u64).to_ne_bytes(), &[0xfe, 0xdc, 0xba, 0x98]);
+        // wchar_t: 2 bytes external (the standard's table).
+        roundtrip("MPI_WCHAR", 4, &(0x20acu32).to_ne_bytes(), &[0x20, 0xac]);
     }
 
     #[test]

@@ -50,7 +50,7 @@ impl File {
 
     fn check(&self, write: bool, at: At) -> MpiResult {
         if write && !self.amode.may_write() {
-            return Err(err(ErrorClass::Access, "writing a file opened MPI_MODE_RDONLY"));
+            return Err(err(ErrorClass::ReadOnly, "writing a file opened MPI_MODE_RDONLY"));
         }
         if !write && !self.amode.may_read() {
             return Err(err(ErrorClass::Access, "reading a file opened MPI_MODE_WRONLY"));

@@ -82,20 +82,25 @@ impl Datarep {
         matches!(self, Datarep::Native | Datarep::Internal)
     }
 
-    /// Views in a converting representation keep the filetype's memory layout in the file, so
-    /// its elements must be as large in the file as in memory.
+    /// Views in a user's representation keep the filetype's memory layout in the file, so its
+    /// elements must be as large in the file as in memory there (external32 views lay the
+    /// filetype out in the file's sizes: `file_type`).
     pub fn check_view(&self, etype: &Arc<TypeRepr>, filetype: &Arc<TypeRepr>) -> MpiResult {
-        let same = |t: &Arc<TypeRepr>| -> MpiResult<bool> {
-            Ok(match self {
-                Datarep::Native | Datarep::Internal => true,
-                Datarep::External32 => ext_size(&t.layout) == t.layout.size as u64,
-                Datarep::User(_, c) => c.file_size(t, 1)? == t.layout.size as u64,
-            })
-        };
-        if !same(etype)? || !same(filetype)? {
-            return Err(err(ErrorClass::UnsupportedDatarep, format!("oxmpi supports {} views only of types that have the same size in the file as in memory (not long or long double in external32)", self.name())));
+        let Datarep::User(_, c) = self else { return Ok(()) };
+        for t in [etype, filetype] {
+            if c.file_size(t, 1)? != t.layout.size as u64 {
+                return Err(err(ErrorClass::UnsupportedDatarep, format!("oxmpi supports {} views only of types that have the same size in the file as in memory", self.name())));
+            }
         }
         Ok(())
+    }
+
+    /// `t` as this representation lays it out in the file (see `file_type`).
+    pub fn file_type(&self, t: &Arc<TypeRepr>) -> MpiResult<Arc<TypeRepr>> {
+        match self {
+            Datarep::External32 => super::file_type::rebuild(t, &|leaf| ext_size(&leaf.layout)),
+            _ => Ok(t.clone()),
+        }
     }
 
     /// Bytes `count` elements of `dt` take in the file.
@@ -112,6 +117,7 @@ impl Datarep {
         let l = &dt.layout;
         Ok(match self {
             Datarep::Native | Datarep::Internal => l.extent(),
+            Datarep::External32 => self.file_type(dt)?.layout.extent(),
             _ if l.size == 0 => l.extent(),
             _ => {
                 let f = self.file_size(dt, 1)? as i64;

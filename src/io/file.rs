@@ -296,7 +296,7 @@ impl File {
     pub fn set_size(&self, u: &Universe, size: u64) -> MpiResult {
         self.same_everywhere(u, size, "size")?;
         if !self.amode.may_write() {
-            return Err(err(ErrorClass::Access, "MPI_File_set_size on a file opened MPI_MODE_RDONLY"));
+            return Err(err(ErrorClass::ReadOnly, "MPI_File_set_size on a file opened MPI_MODE_RDONLY"));
         }
         let r = if self.comm.rank == 0 { self.backend.set_size(size).map_err(|e| self.io_error("resizing", &e)) } else { Ok(()) };
         self.agree(u, r)
@@ -306,7 +306,7 @@ impl File {
     pub fn preallocate(&self, u: &Universe, size: u64) -> MpiResult {
         self.same_everywhere(u, size, "size")?;
         if !self.amode.may_write() {
-            return Err(err(ErrorClass::Access, "MPI_File_preallocate on a file opened MPI_MODE_RDONLY"));
+            return Err(err(ErrorClass::ReadOnly, "MPI_File_preallocate on a file opened MPI_MODE_RDONLY"));
         }
         let r = if self.comm.rank == 0 { self.backend.preallocate(size).map_err(|e| self.io_error("preallocating", &e)) } else { Ok(()) };
         self.agree(u, r)

@@ -29,9 +29,17 @@
 //! 5. An allgather of the aggregators' I/O status: a failed write or read fails the call on every
 //!    rank (an aggregator that failed still takes part in every round, so no rank waits forever).
 //!
-//! All traffic is collective traffic on the communicator (the monitoring counts it as such).
-//! Threads mode moves the data with the same messages (single-copy for large ones); direct
-//! copies between ranks' buffers are not done yet.
+//! When the ranks share one address space (threads mode on one node, as every rank tells in
+//! step 1), step 4 has no messages: every rank passes its aggregators the address of its bytes
+//! in their domain along with the piece counts (step 2), the aggregators skip the window
+//! allgather and the rounds, and write each window straight from the ranks' buffers (read
+//! straight into them); the ranks wait in step 5 until every aggregator is done, so their
+//! buffers stay put meanwhile. A window whose pieces tile it (no hole, no overlap: the usual
+//! case) is one vectored system call between the file and the pieces where they lie, in
+//! either mode: no copy through the aggregator's buffer.
+//!
+//! All traffic is collective traffic on the communicator (the monitoring counts it as such,
+//! direct copies included: each source counts what it hands an aggregator).
 use super::backend::{error_class, Backend};
 use super::cb_hints::{CbHints, CbMode};
 use super::range_lock::FileLock;
@@ -71,7 +79,8 @@ pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u6
     let ext = sieve::extents(runs, data.len());
     let status = ext.as_ref().map(|_| ()).map_err(|e| io_status(e));
     let ext = ext.unwrap_or_default();
-    let plan = match setup(&cx, &ext, status, hints, hints.write, opt.striping_unit)? {
+    let call = Call { data: data.as_ptr() as *mut u8, mode: hints.write, align: opt.striping_unit, write: true };
+    let plan = match setup(&cx, &ext, status, hints, call)? {
         Setup::Independent => {
             let r = match opt.lock {
                 Some(l) => sieve::write_locked(file, l, runs, data, hints.buffer_size, true),
@@ -81,9 +90,15 @@ pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u6
         }
         Setup::TwoPhase(p) => p,
     };
+    let mut window = Vec::new();
+    if plan.direct {
+        // SAFETY: the sources' addresses and pieces describe bytes of their `data`, which they
+        // keep unchanged until `agree` below has heard from every aggregator.
+        let r = unsafe { plan.direct_windows(|layout| write_window(file, opt.lock, layout, &mut window)) };
+        return agree(&cx, r.err().map(|e| super::backend::mpi_error("writing", "the file", &e)));
+    }
     let me = cx.rank();
     let mut failed: Option<MpiError> = None;
-    let mut window = Vec::new();
     let mut staging = Vec::new();
     for r in 0..plan.rounds {
         let ph = cx.phase(6);
@@ -95,7 +110,8 @@ pub fn write_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u6
         // stretches per source); all are waited for inside the call.
         unsafe { alltoallv(&ph, &sends, &recvs)? };
         if let (Some(_), None) = (mine, &failed) {
-            if let Err(e) = write_window(file, opt.lock, &layout, &staging, &mut window) {
+            // SAFETY: the layout's pointers are its sources' stretches of `staging`, received.
+            if let Err(e) = unsafe { write_window(file, opt.lock, &layout, &mut window) } {
                 failed = Some(super::backend::mpi_error("writing", "the file", &e));
             }
         }
@@ -115,23 +131,32 @@ pub fn read_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64
     };
     // Only the bytes before the end move: the rest of `data` stays as it was.
     let ext = clip_at_end(ext.unwrap_or_default(), *eof.as_ref().unwrap_or(&u64::MAX));
-    let plan = match setup(&cx, &ext, status, hints, hints.read, opt.striping_unit)? {
+    let call = Call { data: data.as_mut_ptr(), mode: hints.read, align: opt.striping_unit, write: false };
+    let plan = match setup(&cx, &ext, status, hints, call)? {
         Setup::Independent => return sieve::read(file, runs, data, hints.buffer_size).map_err(|e| super::backend::mpi_error("reading", "the file", &e)),
         Setup::TwoPhase(p) => p,
     };
+    let got = ext.iter().map(|e| e.len as usize).sum();
+    let mut window = Vec::new();
+    if plan.direct {
+        // SAFETY: the sources' addresses and pieces describe disjoint bytes of their `data`,
+        // which they leave alone until `agree` below has heard from every aggregator.
+        let r = unsafe { plan.direct_windows(|layout| read_window(file, layout, &mut window)) };
+        agree(&cx, r.err().map(|e| super::backend::mpi_error("reading", "the file", &e)))?;
+        return Ok(got);
+    }
     let me = cx.rank();
     let mut failed: Option<MpiError> = None;
-    let mut window = Vec::new();
     let mut staging = Vec::new();
     for r in 0..plan.rounds {
         let ph = cx.phase(6);
         let mine = plan.my_window(me, r);
         // As an aggregator: read the window, then pack each source's pieces in `staging`.
         let (sends, layout) = plan.recv_layout(mine, r, &mut staging);
-        if let (Some(w), None) = (mine, &failed) {
-            match read_window(file, w, &layout, &mut staging, &mut window) {
-                Ok(()) => {}
-                Err(e) => failed = Some(super::backend::mpi_error("reading", "the file", &e)),
+        if let (Some(_), None) = (mine, &failed) {
+            // SAFETY: the layout's pointers are disjoint stretches of `staging`.
+            if let Err(e) = unsafe { read_window(file, &layout, &mut window) } {
+                failed = Some(super::backend::mpi_error("reading", "the file", &e));
             }
         }
         // The other way round from the write: what an aggregator would receive, it sends.
@@ -141,7 +166,17 @@ pub fn read_all_with(u: &Universe, comm: &Comm, file: &dyn Backend, runs: &[(u64
         unsafe { alltoallv(&ph, &sends, &recvs)? };
     }
     agree(&cx, failed)?;
-    Ok(ext.iter().map(|e| e.len as usize).sum())
+    Ok(got)
+}
+
+/// Whether the ranks' buffers may be accessed directly: this rank's token, the same non-zero
+/// value on every rank exactly when they all live in one address space.
+fn address_space(u: &Universe) -> u64 {
+    if u.engine.local_peers() {
+        std::process::id() as u64
+    } else {
+        0
+    }
 }
 
 /// The error classes a status word can carry (index + 1; 0 is success).
@@ -197,36 +232,53 @@ enum Setup {
     TwoPhase(Plan),
 }
 
-/// The two-phase schedule, the same on every rank except for `from` (an aggregator's).
+/// One collective call's own parameters.
+struct Call {
+    /// This rank's packed data (read from for writes, written to for reads).
+    data: *mut u8,
+    mode: CbMode,
+    /// File domains start on multiples of this (the striping unit); 0: anywhere.
+    align: u64,
+    write: bool,
+}
+
+/// The two-phase schedule, the same on every rank except for `from`, `addr` and `mine` (an
+/// aggregator's).
 struct Plan {
     /// Communicator ranks of the aggregators, by domain.
     aggs: Vec<usize>,
-    /// Window lists, by domain.
+    /// Window lists, by domain (empty when `direct`: each aggregator knows only its own).
     windows: Vec<Vec<(u64, u64)>>,
     /// As an aggregator: the pieces of its domain each rank asked for, by rank.
     from: Vec<Vec<(u64, u64)>>,
-    /// This rank's domain, if it is an aggregator.
-    domain: Option<usize>,
+    /// As an aggregator: where each rank's bytes of its domain start in that rank's data (an
+    /// address in the rank's address space, of use only when `direct`).
+    addr: Vec<*mut u8>,
+    /// As an aggregator: its windows.
+    mine: Vec<(u64, u64)>,
     rounds: usize,
+    /// The ranks share an address space: aggregators access the ranks' buffers themselves.
+    direct: bool,
 }
 
 /// Steps 1 to 3 (see the module's notes).
-fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHints, mode: CbMode, align: u64) -> MpiResult<Setup> {
+fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHints, call: Call) -> MpiResult<Setup> {
     let n = cx.size();
     let me = cx.rank();
     let lo = ext.first().map_or(u64::MAX, |e| e.off);
     let hi = ext.last().map_or(0, |e| e.end());
-    let mut sums = vec![[0u64; 3]; n];
-    sums[me] = [lo, hi, status.as_ref().err().map_or(0, |e| status_of(e.class))];
-    let blocks = Blocks { base: sums.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 24) as isize).collect(), lens: vec![24; n] };
-    // SAFETY: `sums` holds n disjoint 24-byte blocks; ours is in place.
+    let mut sums = vec![[0u64; 4]; n];
+    sums[me] = [lo, hi, status.as_ref().err().map_or(0, |e| status_of(e.class)), address_space(cx.u)];
+    let blocks = Blocks { base: sums.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 32) as isize).collect(), lens: vec![32; n] };
+    // SAFETY: `sums` holds n disjoint 32-byte blocks; ours is in place.
     unsafe { crate::coll::allgather::allgather(&cx.phase(1), None, &blocks)? };
     status?;
     if let Some(r) = sums.iter().position(|s| s[2] != 0) {
         return Err(err(class_of(sums[r][2]), format!("the collective file access failed on rank {r} before any I/O (bad runs or an unreadable file size there)")));
     }
+    let direct = sums[0][3] != 0 && sums.iter().all(|s| s[3] == sums[0][3]);
     let ranges: Vec<(u64, u64)> = sums.iter().map(|s| (s[0], s[1])).collect();
-    let two_phase = match mode {
+    let two_phase = match call.mode {
         CbMode::Enable => true,
         CbMode::Disable => false,
         CbMode::Automatic => interleaved(&ranges),
@@ -235,20 +287,23 @@ fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHint
     if !two_phase || glo >= ghi {
         return Ok(Setup::Independent);
     }
-    let bounds = domains(glo, ghi, n, hints.nodes, hints.buffer_size, align);
+    let bounds = domains(glo, ghi, n, hints.nodes, hints.buffer_size, call.align);
     let aggs = aggregators(n, bounds.len() - 1);
     let domain = aggs.iter().position(|&a| a == me);
 
-    // Step 2: the pieces of every domain go to its aggregator.
+    // Step 2: the pieces of every domain go to its aggregator, with where their bytes start.
     let pieces = split(ext, &bounds);
-    let mut counts = vec![0u64; n];
+    let total = ext.last().map_or(0, |e| e.pos + e.len as usize);
+    let mut counts = vec![[0u64; 2]; n];
     for (d, p) in pieces.iter().enumerate() {
-        counts[aggs[d]] = p.len() as u64;
+        let at = p.first().map_or(total, |f| data_pos(ext, f.0, total));
+        counts[aggs[d]] = [p.len() as u64, call.data.wrapping_add(at) as u64];
     }
-    let mut got = vec![0u64; n];
-    // SAFETY: n 8-byte blocks each way, in disjoint vectors.
-    unsafe { crate::coll::alltoall::alltoall(&cx.phase(2), counts.as_ptr() as *const u8, 8, got.as_mut_ptr() as *mut u8, 8)? };
-    let mut from: Vec<Vec<(u64, u64)>> = got.iter().map(|&c| vec![(0, 0); c as usize]).collect();
+    let mut got = vec![[0u64; 2]; n];
+    // SAFETY: n 16-byte blocks each way, in disjoint vectors.
+    unsafe { crate::coll::alltoall::alltoall(&cx.phase(2), counts.as_ptr() as *const u8, 16, got.as_mut_ptr() as *mut u8, 16)? };
+    let mut from: Vec<Vec<(u64, u64)>> = got.iter().map(|&c| vec![(0, 0); c[0] as usize]).collect();
+    let addr: Vec<*mut u8> = got.iter().map(|c| c[1] as usize as *mut u8).collect();
     let sends: Vec<Slot> = pieces
         .iter()
         .enumerate()
@@ -265,11 +320,15 @@ fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHint
     // distinct allocations.
     unsafe { alltoallv(&cx.phase(3), &sends, &recvs)? };
 
-    // Step 3: the aggregators' windows, made known to all.
+    // Step 3: the aggregators' windows, made known to all (to themselves only when direct).
     let mine = match domain {
         Some(d) => windows(&from, bounds[d + 1], hints.buffer_size),
         None => vec![],
     };
+    if direct {
+        record_direct(cx, &aggs, &pieces, &from, call.write);
+        return Ok(Setup::TwoPhase(Plan { aggs, windows: vec![], from, addr, mine, rounds: 0, direct }));
+    }
     let mut wcounts = vec![0u64; n];
     wcounts[me] = mine.len() as u64;
     let blocks = Blocks { base: wcounts.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
@@ -291,7 +350,25 @@ fn setup(cx: &Coll, ext: &[Extent], status: Result<(), MpiError>, hints: &CbHint
     }
     let windows: Vec<Vec<(u64, u64)>> = aggs.iter().map(|&a| all[offs[a]..offs[a] + wcounts[a] as usize].to_vec()).collect();
     let rounds = windows.iter().map(|w| w.len()).max().unwrap_or(0);
-    Ok(Setup::TwoPhase(Plan { aggs, windows, from, domain, rounds }))
+    Ok(Setup::TwoPhase(Plan { aggs, windows, from, addr, mine, rounds, direct }))
+}
+
+/// The monitoring's view of a direct exchange, as if it were messages on the communicator's
+/// collective context: a writer hands each aggregator its pieces there, an aggregator hands
+/// each reader its pieces.
+fn record_direct(cx: &Coll, aggs: &[usize], pieces: &[Vec<(u64, u64)>], from: &[Vec<(u64, u64)>], write: bool) {
+    let (u, c) = (cx.u, cx.c);
+    let bytes = |l: &[(u64, u64)]| l.iter().map(|p| p.1 as usize).sum::<usize>();
+    let send = |to: usize, b: usize| {
+        if b > 0 {
+            crate::monitoring::record_send(u.rank, u.size, c.world_rank(to), b, c.coll_context());
+        }
+    };
+    if write {
+        pieces.iter().enumerate().for_each(|(d, p)| send(aggs[d], bytes(p)));
+    } else {
+        from.iter().enumerate().for_each(|(j, p)| send(j, bytes(p)));
+    }
 }
 
 /// ROMIO's test for collective buffering: some rank's access starts before the end of an
@@ -394,9 +471,10 @@ fn clip(list: &[(u64, u64)], s: u64, e: u64) -> impl Iterator<Item = (u64, u64)>
     })
 }
 
-/// Pieces of one source placed in the staging buffer: where its bytes start there.
+/// One source's pieces of a window, and where their bytes lie, packed in piece order: in the
+/// aggregator's staging buffer, or (direct) in the source's own data.
 struct Source {
-    at: usize,
+    ptr: *mut u8,
     pieces: Vec<(u64, u64)>,
 }
 
@@ -417,31 +495,58 @@ impl Plan {
 
     /// This rank's window in round `r`, if it aggregates one.
     fn my_window(&self, _me: usize, r: usize) -> Option<(u64, u64)> {
-        self.domain.and_then(|d| self.windows[d].get(r).copied())
+        self.mine.get(r).copied()
     }
 
     /// As an aggregator with window `w`: the slots of every source's bytes in `staging` (resized
     /// to hold them, packed in rank order) and their pieces.
     fn recv_layout(&self, w: Option<(u64, u64)>, r: usize, staging: &mut Vec<u8>) -> (Vec<Slot>, Vec<Source>) {
         let Some((s, e)) = w else { return (vec![], vec![]) };
-        let mut layout = Vec::new();
+        let mut lists = Vec::with_capacity(self.from.len());
         let mut at = 0usize;
         for list in &self.from {
             let pieces: Vec<(u64, u64)> = clip(list, s, e).collect();
             let bytes: usize = pieces.iter().map(|p| p.1 as usize).sum();
-            layout.push(Source { at, pieces });
+            lists.push((at, bytes, pieces));
             at += bytes;
         }
         staging.resize(at, 0);
         let base = staging.as_mut_ptr();
-        let slots = layout
+        let slots = lists
             .iter()
             .enumerate()
-            .map(|(j, src)| (j, src.at, src.pieces.iter().map(|p| p.1 as usize).sum::<usize>()))
-            .filter(|x| x.2 > 0)
-            .map(|(j, at, bytes)| Slot { peer: Some(j), buf: base.wrapping_add(at), bytes, round: r & 0xff })
+            .filter(|x| x.1 .1 > 0)
+            .map(|(j, &(at, bytes, _))| Slot { peer: Some(j), buf: base.wrapping_add(at), bytes, round: r & 0xff })
             .collect();
-        (slots, layout)
+        (slots, lists.into_iter().map(|(at, _, pieces)| Source { ptr: base.wrapping_add(at), pieces }).collect())
+    }
+
+    /// As a direct aggregator: `f` on the layout of each of its windows in turn, the sources'
+    /// pieces pointing into their own data; stops at the first error.
+    ///
+    /// # Safety
+    /// `addr` and `from` must describe the sources' data truly (step 2), and that data must
+    /// stay valid, and not be accessed by others, until the call is over.
+    unsafe fn direct_windows(&self, mut f: impl FnMut(&[Source]) -> std::io::Result<()>) -> std::io::Result<()> {
+        // Windows go up the file and each source's pieces are packed in file order, so its
+        // bytes of a window follow those of the windows before.
+        let mut cursor = vec![0usize; self.from.len()];
+        for &(s, e) in &self.mine {
+            let layout: Vec<Source> = self
+                .from
+                .iter()
+                .zip(&self.addr)
+                .zip(cursor.iter_mut())
+                .map(|((list, &a), c)| {
+                    let pieces: Vec<(u64, u64)> = clip(list, s, e).collect();
+                    let src = Source { ptr: a.wrapping_add(*c), pieces };
+                    *c += src.pieces.iter().map(|p| p.1 as usize).sum::<usize>();
+                    src
+                })
+                .collect();
+            f(&layout)?;
+        }
+        Ok(())
     }
 }
 
@@ -459,8 +564,21 @@ fn coverage(layout: &[Source]) -> Vec<(u64, u64)> {
     out
 }
 
-/// An aggregator's write of one window: the sources' pieces from `staging`, laid out in rank
-/// order (later ranks win on overlaps) in `buf`.
+/// Every piece of the layout as (file offset, length, address), in file order, if they tile
+/// one stretch of the file (no hole, no overlap): one vectored access then moves the window.
+fn tiling(layout: &[Source]) -> Option<Vec<(u64, usize, *mut u8)>> {
+    let mut v = Vec::new();
+    for src in layout {
+        let mut p = src.ptr;
+        for &(o, l) in &src.pieces {
+            v.push((o, l as usize, p));
+            p = p.wrapping_add(l as usize);
+        }
+    }
+    v.sort_unstable_by_key(|x| x.0);
+    v.windows(2).all(|w| w[0].0 + w[0].1 as u64 == w[1].0).then_some(v)
+}
+
 /// The extents cut at the end of the file `eof`: those starting past it are dropped.
 fn clip_at_end(mut ext: Vec<Extent>, eof: u64) -> Vec<Extent> {
     ext.retain(|e| e.off < eof);
@@ -470,31 +588,43 @@ fn clip_at_end(mut ext: Vec<Extent>, eof: u64) -> Vec<Extent> {
     ext
 }
 
-fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[Source], staging: &[u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+/// An aggregator's write of one window: the sources' pieces in one vectored write where they
+/// tile the window, else laid out in rank order (later ranks win on overlaps) in `buf` and
+/// written as the module's notes say.
+///
+/// # Safety
+/// Every source's `ptr` holds its pieces' bytes, readable for the call.
+unsafe fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[Source], buf: &mut Vec<u8>) -> std::io::Result<()> {
     let cov = coverage(layout);
     let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
     let (s, e) = (first.0, last.1);
-    let covered: u64 = cov.iter().map(|c| c.1 - c.0).sum();
-    let holes = (e - s) - covered;
-    buf.clear();
-    buf.resize((e - s) as usize, 0);
-    let rmw = holes > 0 && holes <= covered && file.can_read();
     // Held from the read to the write: a writer into a hole meanwhile would be overwritten. Plain
     // writes take it too, so another handle's read-modify-write cannot undo them.
     let _guard = match lock {
         Some(l) => Some(l.lock(s, e - s)?),
         None => None,
     };
+    if let Some(t) = tiling(layout) {
+        // SAFETY: each piece is `len` readable bytes at its address (this function's contract).
+        let iov: Vec<std::io::IoSlice> = t.iter().map(|&(_, l, p)| std::io::IoSlice::new(unsafe { std::slice::from_raw_parts(p, l) })).collect();
+        return file.write_vectored_at(&iov, s);
+    }
+    let covered: u64 = cov.iter().map(|c| c.1 - c.0).sum();
+    let holes = (e - s) - covered;
+    buf.clear();
+    buf.resize((e - s) as usize, 0);
+    let rmw = holes > 0 && holes <= covered && file.can_read();
     if rmw {
         // Past the end of the file the holes stay zero: the write extends the file to `e`.
         file.read_at(buf, s)?;
     }
     for src in layout {
-        let mut at = src.at;
+        let mut at = src.ptr as *const u8;
         for &(o, l) in &src.pieces {
             let to = (o - s) as usize;
-            buf[to..to + l as usize].copy_from_slice(&staging[at..at + l as usize]);
-            at += l as usize;
+            // SAFETY: `l` readable bytes at `at` (contract), inside `buf` at `to`, disjoint.
+            buf[to..to + l as usize].copy_from_slice(unsafe { std::slice::from_raw_parts(at, l as usize) });
+            at = at.wrapping_add(l as usize);
         }
     }
     if holes == 0 || rmw {
@@ -506,10 +636,27 @@ fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[Source], 
     Ok(())
 }
 
-/// An aggregator's read of one window: the span of the requested pieces in one access (holes
-/// included: they are no larger than the buffer), then each source's pieces packed in
-/// `staging`. Bytes past the end of the file read as zero.
-fn read_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &mut [u8], buf: &mut Vec<u8>) -> std::io::Result<()> {
+/// An aggregator's read of one window: straight into the pieces where they tile the window,
+/// else the span of the requested pieces in one access (holes included: they are no larger
+/// than the buffer), then copied to each piece. Bytes past the end of the file read as zero.
+///
+/// # Safety
+/// Every source's `ptr` has room for its pieces' bytes, writable for the call, and no two
+/// sources' bytes overlap.
+unsafe fn read_window(file: &dyn Backend, layout: &[Source], buf: &mut Vec<u8>) -> std::io::Result<()> {
+    if let Some(t) = tiling(layout) {
+        let Some(&(s, ..)) = t.first() else { return Ok(()) };
+        // SAFETY: each piece is `len` writable bytes at its address, disjoint (contract).
+        let mut iov: Vec<std::io::IoSliceMut> = t.iter().map(|&(_, l, p)| std::io::IoSliceMut::new(unsafe { std::slice::from_raw_parts_mut(p, l) })).collect();
+        let mut got = file.read_vectored_at(&mut iov, s)?;
+        // A file shortened meanwhile: the rest reads as zero.
+        for b in iov.iter_mut() {
+            let keep = got.min(b.len());
+            b[keep..].fill(0);
+            got -= keep;
+        }
+        return Ok(());
+    }
     let cov = coverage(layout);
     let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
     let (s, e) = (first.0, last.1);
@@ -517,11 +664,12 @@ fn read_window(file: &dyn Backend, _w: (u64, u64), layout: &[Source], staging: &
     buf.resize((e - s) as usize, 0);
     file.read_at(buf, s)?;
     for src in layout {
-        let mut at = src.at;
+        let mut at = src.ptr;
         for &(o, l) in &src.pieces {
             let from = (o - s) as usize;
-            staging[at..at + l as usize].copy_from_slice(&buf[from..from + l as usize]);
-            at += l as usize;
+            // SAFETY: room for `l` bytes at `at` (contract), disjoint from `buf`.
+            unsafe { std::slice::from_raw_parts_mut(at, l as usize) }.copy_from_slice(&buf[from..from + l as usize]);
+            at = at.wrapping_add(l as usize);
         }
     }
     Ok(())
@@ -547,10 +695,12 @@ mod tests {
             std::thread::spawn(move || {
                 let lock = FileLock::open(&path).unwrap();
                 // Two pieces around the hole [4, 8): holes 4 <= covered 8, so read-modify-write.
-                let layout = [Source { at: 0, pieces: vec![(0, 4), (8, 4)] }];
-                let (staging, mut buf) = (vec![0xEEu8; 8], Vec::new());
+                let mut staging = vec![0xEEu8; 8];
+                let layout = [Source { ptr: staging.as_mut_ptr(), pieces: vec![(0, 4), (8, 4)] }];
+                let mut buf = Vec::new();
                 while !done.load(Ordering::Relaxed) {
-                    write_window(&*f, Some(&lock), &layout, &staging, &mut buf).unwrap();
+                    // SAFETY: `staging` holds the pieces' 8 bytes.
+                    unsafe { write_window(&*f, Some(&lock), &layout, &mut buf) }.unwrap();
                 }
             })
         };

@@ -17,8 +17,10 @@ pub struct View {
     blocks: Vec<(u64, u64)>,
     /// Data bytes before each block within one tile.
     prefix: Vec<u64>,
-    /// Data bytes of one filetype (one tile).
+    /// Data bytes of one filetype (one tile) in the file.
     tile: u64,
+    /// Bytes of one etype in the file.
+    esize: u64,
     /// The filetype's extent: tiles are this far apart.
     extent: u64,
 }
@@ -31,19 +33,23 @@ impl View {
 
     /// Checks and flattens a view (MPI_File_set_view's rules): committed types, an etype with
     /// data, a filetype made of whole etypes, non-negative and non-decreasing displacements.
+    /// The filetype is flattened as the representation lays it out in the file (`file_type`).
     pub fn new(disp: u64, etype: Arc<TypeRepr>, filetype: Arc<TypeRepr>, datarep: Datarep) -> MpiResult<View> {
         if !etype.is_committed() || !filetype.is_committed() {
             return Err(err(ErrorClass::Type, "the etype and the filetype must be committed (MPI_Type_commit)"));
         }
-        let (el, fl) = (&etype.layout, &filetype.layout);
+        datarep.check_view(&etype, &filetype)?;
+        let in_file = datarep.file_type(&filetype)?;
+        let esize = datarep.file_size(&etype, 1)?;
+        let (el, fl) = (&etype.layout, &in_file.layout);
         if el.size == 0 {
             return Err(err(ErrorClass::Type, "the etype has no data (size 0)"));
         }
         if fl.size == 0 || fl.extent() <= 0 {
             return Err(err(ErrorClass::Type, "the filetype has no data or a non-positive extent, so the view would show nothing"));
         }
-        if fl.size % el.size != 0 {
-            return Err(err(ErrorClass::Type, format!("the filetype ({} bytes of data) is not made of whole etypes ({} bytes)", fl.size, el.size)));
+        if fl.size as u64 % esize != 0 {
+            return Err(err(ErrorClass::Type, format!("the filetype ({} bytes of data in the file) is not made of whole etypes ({} bytes)", fl.size, esize)));
         }
         let mut blocks: Vec<(u64, u64)> = Vec::new();
         let mut prefix = Vec::new();
@@ -70,13 +76,13 @@ impl View {
             blocks.push((off, len as u64));
             at += len as u64;
         }
-        datarep.check_view(&etype, &filetype)?;
-        Ok(View { disp, tile: at, extent: fl.extent() as u64, blocks, prefix, etype, filetype, datarep })
+        let extent = fl.extent() as u64;
+        Ok(View { disp, tile: at, esize, extent, blocks, prefix, etype, filetype, datarep })
     }
 
     /// Bytes of one etype in the file.
     pub fn etype_size(&self) -> u64 {
-        self.etype.layout.size as u64
+        self.esize
     }
 
     /// Whether the view shows the file as it is (no holes from the displacement on).
