@@ -94,8 +94,6 @@ static void receiver(int peer)
     CHECK(count_of(&st, MPI_INT) == MPI_UNDEFINED, "6 bytes as MPI_INT: count %d", count_of(&st, MPI_INT));
     CHECK(elements_of(&st, MPI_INT) == MPI_UNDEFINED, "6 bytes as MPI_INT: elements %d", elements_of(&st, MPI_INT));
     CHECK(count_of(&st, MPI_BYTE) == 6, "6 bytes as MPI_BYTE: count %d", count_of(&st, MPI_BYTE));
-    MPI_OK(MPI_Get_count_c(&st, MPI_INT, &cx));
-    CHECK(cx == MPI_UNDEFINED, "6 bytes as MPI_INT: MPI_Get_count_c %lld", (long long)cx);
     MPI_OK(MPI_Get_elements_x(&st, MPI_INT, &cx));
     CHECK(cx == MPI_UNDEFINED, "6 bytes as MPI_INT: MPI_Get_elements_x %lld", (long long)cx);
     CHECK(memcmp(dst, src, 6) == 0, "6 bytes: data");
