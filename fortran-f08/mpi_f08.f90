@@ -1059,11 +1059,8592 @@ contains
   end subroutine
 end module mpi_f08_callbacks
 
+module pmpi_f08
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_link_constants
+  use mpi_f08_callbacks
+  implicit none
+  interface PMPI_Abort
+    subroutine PMPI_Abort_f08(comm, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Accumulate
+    subroutine PMPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Accumulate
+    subroutine PMPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Add_error_class
+    subroutine PMPI_Add_error_class_f08(errorclass, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(OUT) :: errorclass
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Add_error_code
+    subroutine PMPI_Add_error_code_f08(errorclass, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorclass
+      INTEGER, INTENT(OUT) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Add_error_string
+    subroutine PMPI_Add_error_string_f08(errorcode, string, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorcode
+      CHARACTER(LEN=*), INTENT(IN) :: string
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Aint_add
+    function PMPI_Aint_add_f08(base, disp) result(res)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: res
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp
+    end function
+  end interface
+  interface PMPI_Aint_diff
+    function PMPI_Aint_diff_f08(addr1, addr2) result(res)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: res
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr1
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: addr2
+    end function
+  end interface
+  interface PMPI_Allgather
+    subroutine PMPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgather
+    subroutine PMPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgather_init
+    subroutine PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgather_init
+    subroutine PMPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgatherv
+    subroutine PMPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgatherv
+    subroutine PMPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgatherv_init
+    subroutine PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allgatherv_init
+    subroutine PMPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alloc_mem
+    subroutine PMPI_Alloc_mem_f08(size, info, baseptr, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allreduce
+    subroutine PMPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allreduce
+    subroutine PMPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allreduce_init
+    subroutine PMPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Allreduce_init
+    subroutine PMPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoall
+    subroutine PMPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoall
+    subroutine PMPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoall_init
+    subroutine PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoall_init
+    subroutine PMPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallv
+    subroutine PMPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallv
+    subroutine PMPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallv_init
+    subroutine PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallv_init
+    subroutine PMPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallw
+    subroutine PMPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallw
+    subroutine PMPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallw_init
+    subroutine PMPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Alltoallw_init
+    subroutine PMPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Barrier
+    subroutine PMPI_Barrier_f08(comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Barrier_init
+    subroutine PMPI_Barrier_init_f08(comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bcast
+    subroutine PMPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buffer
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bcast
+    subroutine PMPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bcast_init
+    subroutine PMPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bcast_init
+    subroutine PMPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bsend
+    subroutine PMPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bsend
+    subroutine PMPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bsend_init
+    subroutine PMPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Bsend_init
+    subroutine PMPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_attach
+    subroutine PMPI_Buffer_attach_f08ts(buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_attach
+    subroutine PMPI_Buffer_attach_f08ts_large(buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_detach
+    subroutine PMPI_Buffer_detach_f08(buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_detach
+    subroutine PMPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_flush
+    subroutine PMPI_Buffer_flush_f08(ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Buffer_iflush
+    subroutine PMPI_Buffer_iflush_f08(request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cancel
+    subroutine PMPI_Cancel_f08(request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_coords
+    subroutine PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: maxdims
+      INTEGER, INTENT(OUT) :: coords(maxdims)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_create
+    subroutine PMPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm_old
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER, INTENT(IN) :: dims(ndims)
+      LOGICAL, INTENT(IN) :: periods(ndims)
+      LOGICAL, INTENT(IN) :: reorder
+      TYPE(MPI_Comm), INTENT(OUT) :: comm_cart
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_get
+    subroutine PMPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: maxdims
+      INTEGER, INTENT(OUT) :: dims(maxdims)
+      LOGICAL, INTENT(OUT) :: periods(maxdims)
+      INTEGER, INTENT(OUT) :: coords(maxdims)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_map
+    subroutine PMPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER, INTENT(IN) :: dims(ndims)
+      LOGICAL, INTENT(IN) :: periods(ndims)
+      INTEGER, INTENT(OUT) :: newrank
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_rank
+    subroutine PMPI_Cart_rank_f08(comm, coords, rank, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: coords(*)
+      INTEGER, INTENT(OUT) :: rank
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_shift
+    subroutine PMPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: direction
+      INTEGER, INTENT(IN) :: disp
+      INTEGER, INTENT(OUT) :: rank_source
+      INTEGER, INTENT(OUT) :: rank_dest
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cart_sub
+    subroutine PMPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      LOGICAL, INTENT(IN) :: remain_dims(*)
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Cartdim_get
+    subroutine PMPI_Cartdim_get_f08(comm, ndims, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: ndims
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Close_port
+    subroutine PMPI_Close_port_f08(port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_accept
+    subroutine PMPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_attach_buffer
+    subroutine PMPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_attach_buffer
+    subroutine PMPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_call_errhandler
+    subroutine PMPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_compare
+    subroutine PMPI_Comm_compare_f08(comm1, comm2, result, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm1
+      TYPE(MPI_Comm), INTENT(IN) :: comm2
+      INTEGER, INTENT(OUT) :: result
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_connect
+    subroutine PMPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_create
+    subroutine PMPI_Comm_create_f08(comm, group, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Group), INTENT(IN) :: group
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_create_errhandler
+    subroutine PMPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Comm_errhandler_function) :: comm_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_create_from_group
+    subroutine PMPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      CHARACTER(LEN=*), INTENT(IN) :: stringtag
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_create_group
+    subroutine PMPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_create_keyval
+    subroutine PMPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Comm_copy_attr_function) :: comm_copy_attr_fn
+      PROCEDURE(MPI_Comm_delete_attr_function) :: comm_delete_attr_fn
+      INTEGER, INTENT(OUT) :: comm_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_delete_attr
+    subroutine PMPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: comm_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_detach_buffer
+    subroutine PMPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_detach_buffer
+    subroutine PMPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_disconnect
+    subroutine PMPI_Comm_disconnect_f08(comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(INOUT) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_dup
+    subroutine PMPI_Comm_dup_f08(comm, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_dup_with_info
+    subroutine PMPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_flush_buffer
+    subroutine PMPI_Comm_flush_buffer_f08(comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_free
+    subroutine PMPI_Comm_free_f08(comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(INOUT) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_free_keyval
+    subroutine PMPI_Comm_free_keyval_f08(comm_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(INOUT) :: comm_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_get_attr
+    subroutine PMPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: comm_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_get_errhandler
+    subroutine PMPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_get_info
+    subroutine PMPI_Comm_get_info_f08(comm, info_used, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_get_name
+    subroutine PMPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(OUT) :: comm_name
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_get_parent
+    subroutine PMPI_Comm_get_parent_f08(parent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(OUT) :: parent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_group
+    subroutine PMPI_Comm_group_f08(comm, group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_idup
+    subroutine PMPI_Comm_idup_f08(comm, newcomm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_idup_with_info
+    subroutine PMPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(OUT), ASYNCHRONOUS :: newcomm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_iflush_buffer
+    subroutine PMPI_Comm_iflush_buffer_f08(comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_join
+    subroutine PMPI_Comm_join_f08(fd, intercomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: fd
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_rank
+    subroutine PMPI_Comm_rank_f08(comm, rank, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: rank
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_remote_group
+    subroutine PMPI_Comm_remote_group_f08(comm, group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_remote_size
+    subroutine PMPI_Comm_remote_size_f08(comm, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_set_attr
+    subroutine PMPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: comm_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_set_errhandler
+    subroutine PMPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_set_info
+    subroutine PMPI_Comm_set_info_f08(comm, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_set_name
+    subroutine PMPI_Comm_set_name_f08(comm, comm_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: comm_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_size
+    subroutine PMPI_Comm_size_f08(comm, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_spawn
+    subroutine PMPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: command
+      CHARACTER(LEN=*), INTENT(IN) :: argv(*)
+      INTEGER, INTENT(IN) :: maxprocs
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_spawn_multiple
+    subroutine PMPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      CHARACTER(LEN=*), INTENT(IN) :: array_of_commands(*)
+      CHARACTER(LEN=*), INTENT(IN) :: array_of_argv(count, *)
+      INTEGER, INTENT(IN) :: array_of_maxprocs(*)
+      TYPE(MPI_Info), INTENT(IN) :: array_of_info(*)
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Comm), INTENT(OUT) :: intercomm
+      INTEGER :: array_of_errcodes(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_split
+    subroutine PMPI_Comm_split_f08(comm, color, key, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: color
+      INTEGER, INTENT(IN) :: key
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_split_type
+    subroutine PMPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: split_type
+      INTEGER, INTENT(IN) :: key
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(OUT) :: newcomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Comm_test_inter
+    subroutine PMPI_Comm_test_inter_f08(comm, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Compare_and_swap
+    subroutine PMPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: compare_addr
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Dims_create
+    subroutine PMPI_Dims_create_f08(nnodes, ndims, dims, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: nnodes
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER, INTENT(INOUT) :: dims(ndims)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Dist_graph_create
+    subroutine PMPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm_old
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: sources(n)
+      INTEGER, INTENT(IN) :: degrees(n)
+      INTEGER, INTENT(IN) :: destinations(*)
+      INTEGER, INTENT(IN) :: weights(*)
+      TYPE(MPI_Info), INTENT(IN) :: info
+      LOGICAL, INTENT(IN) :: reorder
+      TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Dist_graph_create_adjacent
+    subroutine PMPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm_old
+      INTEGER, INTENT(IN) :: indegree
+      INTEGER, INTENT(IN) :: sources(indegree)
+      INTEGER, INTENT(IN) :: sourceweights(*)
+      INTEGER, INTENT(IN) :: outdegree
+      INTEGER, INTENT(IN) :: destinations(outdegree)
+      INTEGER, INTENT(IN) :: destweights(*)
+      TYPE(MPI_Info), INTENT(IN) :: info
+      LOGICAL, INTENT(IN) :: reorder
+      TYPE(MPI_Comm), INTENT(OUT) :: comm_dist_graph
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Dist_graph_neighbors
+    subroutine PMPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: maxindegree
+      INTEGER, INTENT(OUT) :: sources(maxindegree)
+      INTEGER :: sourceweights(*)
+      INTEGER, INTENT(IN) :: maxoutdegree
+      INTEGER, INTENT(OUT) :: destinations(maxoutdegree)
+      INTEGER :: destweights(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Dist_graph_neighbors_count
+    subroutine PMPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: indegree
+      INTEGER, INTENT(OUT) :: outdegree
+      LOGICAL, INTENT(OUT) :: weighted
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Errhandler_free
+    subroutine PMPI_Errhandler_free_f08(errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Errhandler), INTENT(INOUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Error_class
+    subroutine PMPI_Error_class_f08(errorcode, errorclass, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, INTENT(OUT) :: errorclass
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Error_string
+    subroutine PMPI_Error_string_f08(errorcode, string, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorcode
+      CHARACTER(LEN=*), INTENT(OUT) :: string
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Exscan
+    subroutine PMPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Exscan
+    subroutine PMPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Exscan_init
+    subroutine PMPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Exscan_init
+    subroutine PMPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_F_sync_reg
+    subroutine PMPI_F_sync_reg_f08ts(buf)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+    end subroutine
+  end interface
+  interface PMPI_Fetch_and_op
+    subroutine PMPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_call_errhandler
+    subroutine PMPI_File_call_errhandler_f08(fh, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_close
+    subroutine PMPI_File_close_f08(fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(INOUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_create_errhandler
+    subroutine PMPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_File_errhandler_function) :: file_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_delete
+    subroutine PMPI_File_delete_f08(filename, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_amode
+    subroutine PMPI_File_get_amode_f08(fh, amode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, INTENT(OUT) :: amode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_atomicity
+    subroutine PMPI_File_get_atomicity_f08(fh, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_byte_offset
+    subroutine PMPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_errhandler
+    subroutine PMPI_File_get_errhandler_f08(file, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_group
+    subroutine PMPI_File_get_group_f08(fh, group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_info
+    subroutine PMPI_File_get_info_f08(fh, info_used, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_position
+    subroutine PMPI_File_get_position_f08(fh, offset, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_position_shared
+    subroutine PMPI_File_get_position_shared_f08(fh, offset, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: offset
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_size
+    subroutine PMPI_File_get_size_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_type_extent
+    subroutine PMPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_get_view
+    subroutine PMPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(OUT) :: disp
+      TYPE(MPI_Datatype), INTENT(OUT) :: etype
+      TYPE(MPI_Datatype), INTENT(OUT) :: filetype
+      CHARACTER(LEN=*), INTENT(OUT) :: datarep
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread
+    subroutine PMPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread
+    subroutine PMPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_all
+    subroutine PMPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_all
+    subroutine PMPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_at
+    subroutine PMPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_at
+    subroutine PMPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_at_all
+    subroutine PMPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_at_all
+    subroutine PMPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_shared
+    subroutine PMPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iread_shared
+    subroutine PMPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite
+    subroutine PMPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite
+    subroutine PMPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_all
+    subroutine PMPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_all
+    subroutine PMPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_at
+    subroutine PMPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_at
+    subroutine PMPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_at_all
+    subroutine PMPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_at_all
+    subroutine PMPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_shared
+    subroutine PMPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_iwrite_shared
+    subroutine PMPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_open
+    subroutine PMPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      CHARACTER(LEN=*), INTENT(IN) :: filename
+      INTEGER, INTENT(IN) :: amode
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_File), INTENT(OUT) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_preallocate
+    subroutine PMPI_File_preallocate_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read
+    subroutine PMPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read
+    subroutine PMPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_all
+    subroutine PMPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_all
+    subroutine PMPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_all_begin
+    subroutine PMPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_all_begin
+    subroutine PMPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_all_end
+    subroutine PMPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at
+    subroutine PMPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at
+    subroutine PMPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at_all
+    subroutine PMPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at_all
+    subroutine PMPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at_all_begin
+    subroutine PMPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at_all_begin
+    subroutine PMPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_at_all_end
+    subroutine PMPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_ordered
+    subroutine PMPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_ordered
+    subroutine PMPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_ordered_begin
+    subroutine PMPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_ordered_begin
+    subroutine PMPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_ordered_end
+    subroutine PMPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_shared
+    subroutine PMPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_read_shared
+    subroutine PMPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_seek
+    subroutine PMPI_File_seek_f08(fh, offset, whence, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_seek_shared
+    subroutine PMPI_File_seek_shared_f08(fh, offset, whence, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      INTEGER, INTENT(IN) :: whence
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_set_atomicity
+    subroutine PMPI_File_set_atomicity_f08(fh, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      LOGICAL, INTENT(IN) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_set_errhandler
+    subroutine PMPI_File_set_errhandler_f08(file, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: file
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_set_info
+    subroutine PMPI_File_set_info_f08(fh, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_set_size
+    subroutine PMPI_File_set_size_f08(fh, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_set_view
+    subroutine PMPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: disp
+      TYPE(MPI_Datatype), INTENT(IN) :: etype
+      TYPE(MPI_Datatype), INTENT(IN) :: filetype
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_sync
+    subroutine PMPI_File_sync_f08(fh, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write
+    subroutine PMPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write
+    subroutine PMPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_all
+    subroutine PMPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_all
+    subroutine PMPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_all_begin
+    subroutine PMPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_all_begin
+    subroutine PMPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_all_end
+    subroutine PMPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at
+    subroutine PMPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at
+    subroutine PMPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at_all
+    subroutine PMPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at_all
+    subroutine PMPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at_all_begin
+    subroutine PMPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at_all_begin
+    subroutine PMPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      INTEGER(KIND=MPI_OFFSET_KIND), INTENT(IN) :: offset
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_at_all_end
+    subroutine PMPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_ordered
+    subroutine PMPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_ordered
+    subroutine PMPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_ordered_begin
+    subroutine PMPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_ordered_begin
+    subroutine PMPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_ordered_end
+    subroutine PMPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_shared
+    subroutine PMPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_File_write_shared
+    subroutine PMPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_File), INTENT(IN) :: fh
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Finalize
+    subroutine PMPI_Finalize_f08(ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Finalized
+    subroutine PMPI_Finalized_f08(flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Free_mem
+    subroutine PMPI_Free_mem_f08ts(base, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: base
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gather
+    subroutine PMPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gather
+    subroutine PMPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gather_init
+    subroutine PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gather_init
+    subroutine PMPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gatherv
+    subroutine PMPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gatherv
+    subroutine PMPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gatherv_init
+    subroutine PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Gatherv_init
+    subroutine PMPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get
+    subroutine PMPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get
+    subroutine PMPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_accumulate
+    subroutine PMPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_accumulate
+    subroutine PMPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_address
+    subroutine PMPI_Get_address_f08ts(location, address, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: location
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: address
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_count
+    subroutine PMPI_Get_count_f08(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_count
+    subroutine PMPI_Get_count_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_elements
+    subroutine PMPI_Get_elements_f08(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_elements
+    subroutine PMPI_Get_elements_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_elements_x
+    subroutine PMPI_Get_elements_x_f08(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_hw_resource_info
+    subroutine PMPI_Get_hw_resource_info_f08(hw_info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(OUT) :: hw_info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_library_version
+    subroutine PMPI_Get_library_version_f08(version, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(OUT) :: version
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_processor_name
+    subroutine PMPI_Get_processor_name_f08(name, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(OUT) :: name
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Get_version
+    subroutine PMPI_Get_version_f08(version, subversion, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(OUT) :: version
+      INTEGER, INTENT(OUT) :: subversion
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graph_create
+    subroutine PMPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm_old
+      INTEGER, INTENT(IN) :: nnodes
+      INTEGER, INTENT(IN) :: index(nnodes)
+      INTEGER, INTENT(IN) :: edges(*)
+      LOGICAL, INTENT(IN) :: reorder
+      TYPE(MPI_Comm), INTENT(OUT) :: comm_graph
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graph_get
+    subroutine PMPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: maxindex
+      INTEGER, INTENT(IN) :: maxedges
+      INTEGER, INTENT(OUT) :: index(maxindex)
+      INTEGER, INTENT(OUT) :: edges(maxedges)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graph_map
+    subroutine PMPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: nnodes
+      INTEGER, INTENT(IN) :: index(nnodes)
+      INTEGER, INTENT(IN) :: edges(*)
+      INTEGER, INTENT(OUT) :: newrank
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graph_neighbors
+    subroutine PMPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: maxneighbors
+      INTEGER, INTENT(OUT) :: neighbors(maxneighbors)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graph_neighbors_count
+    subroutine PMPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(OUT) :: nneighbors
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Graphdims_get
+    subroutine PMPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: nnodes
+      INTEGER, INTENT(OUT) :: nedges
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Grequest_complete
+    subroutine PMPI_Grequest_complete_f08(request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Grequest_start
+    subroutine PMPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Grequest_query_function) :: query_fn
+      PROCEDURE(MPI_Grequest_free_function) :: free_fn
+      PROCEDURE(MPI_Grequest_cancel_function) :: cancel_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_compare
+    subroutine PMPI_Group_compare_f08(group1, group2, result, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group1
+      TYPE(MPI_Group), INTENT(IN) :: group2
+      INTEGER, INTENT(OUT) :: result
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_difference
+    subroutine PMPI_Group_difference_f08(group1, group2, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group1
+      TYPE(MPI_Group), INTENT(IN) :: group2
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_excl
+    subroutine PMPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: ranks(n)
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_free
+    subroutine PMPI_Group_free_f08(group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(INOUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_from_session_pset
+    subroutine PMPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      CHARACTER(LEN=*), INTENT(IN) :: pset_name
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_incl
+    subroutine PMPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: ranks(n)
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_intersection
+    subroutine PMPI_Group_intersection_f08(group1, group2, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group1
+      TYPE(MPI_Group), INTENT(IN) :: group2
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_range_excl
+    subroutine PMPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: ranges(3, n)
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_range_incl
+    subroutine PMPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: ranges(3, n)
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_rank
+    subroutine PMPI_Group_rank_f08(group, rank, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(OUT) :: rank
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_size
+    subroutine PMPI_Group_size_f08(group, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_translate_ranks
+    subroutine PMPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group1
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(IN) :: ranks1(n)
+      TYPE(MPI_Group), INTENT(IN) :: group2
+      INTEGER, INTENT(OUT) :: ranks2(n)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Group_union
+    subroutine PMPI_Group_union_f08(group1, group2, newgroup, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group1
+      TYPE(MPI_Group), INTENT(IN) :: group2
+      TYPE(MPI_Group), INTENT(OUT) :: newgroup
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallgather
+    subroutine PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallgather
+    subroutine PMPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallgatherv
+    subroutine PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallgatherv
+    subroutine PMPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallreduce
+    subroutine PMPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iallreduce
+    subroutine PMPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoall
+    subroutine PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoall
+    subroutine PMPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoallv
+    subroutine PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoallv
+    subroutine PMPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoallw
+    subroutine PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ialltoallw
+    subroutine PMPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ibarrier
+    subroutine PMPI_Ibarrier_f08(comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ibcast
+    subroutine PMPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ibcast
+    subroutine PMPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ibsend
+    subroutine PMPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ibsend
+    subroutine PMPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iexscan
+    subroutine PMPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iexscan
+    subroutine PMPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Igather
+    subroutine PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Igather
+    subroutine PMPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Igatherv
+    subroutine PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Igatherv
+    subroutine PMPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Improbe
+    subroutine PMPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Message), INTENT(OUT) :: message
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Imrecv
+    subroutine PMPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Imrecv
+    subroutine PMPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_allgather
+    subroutine PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_allgather
+    subroutine PMPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_allgatherv
+    subroutine PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_allgatherv
+    subroutine PMPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoall
+    subroutine PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoall
+    subroutine PMPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoallv
+    subroutine PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoallv
+    subroutine PMPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoallw
+    subroutine PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ineighbor_alltoallw
+    subroutine PMPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_create
+    subroutine PMPI_Info_create_f08(info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_create_env
+    subroutine PMPI_Info_create_env_f08(info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_delete
+    subroutine PMPI_Info_delete_f08(info, key, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: key
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_dup
+    subroutine PMPI_Info_dup_f08(info, newinfo, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Info), INTENT(OUT) :: newinfo
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_free
+    subroutine PMPI_Info_free_f08(info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(INOUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_get
+    subroutine PMPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: key
+      INTEGER, INTENT(IN) :: valuelen
+      CHARACTER(LEN=valuelen), INTENT(OUT) :: value
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_get_nkeys
+    subroutine PMPI_Info_get_nkeys_f08(info, nkeys, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: nkeys
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_get_nthkey
+    subroutine PMPI_Info_get_nthkey_f08(info, n, key, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: n
+      CHARACTER(LEN=*), INTENT(OUT) :: key
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_get_string
+    subroutine PMPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: key
+      INTEGER, INTENT(INOUT) :: buflen
+      CHARACTER(LEN=*), INTENT(OUT) :: value
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_get_valuelen
+    subroutine PMPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: key
+      INTEGER, INTENT(OUT) :: valuelen
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Info_set
+    subroutine PMPI_Info_set_f08(info, key, value, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: key
+      CHARACTER(LEN=*), INTENT(IN) :: value
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Init
+    subroutine PMPI_Init_f08(ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Init_thread
+    subroutine PMPI_Init_thread_f08(required, provided, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: required
+      INTEGER, INTENT(OUT) :: provided
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Initialized
+    subroutine PMPI_Initialized_f08(flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Intercomm_create
+    subroutine PMPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: local_comm
+      INTEGER, INTENT(IN) :: local_leader
+      TYPE(MPI_Comm), INTENT(IN) :: peer_comm
+      INTEGER, INTENT(IN) :: remote_leader
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Intercomm_create_from_groups
+    subroutine PMPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: local_group
+      INTEGER, INTENT(IN) :: local_leader
+      TYPE(MPI_Group), INTENT(IN) :: remote_group
+      INTEGER, INTENT(IN) :: remote_leader
+      CHARACTER(LEN=*), INTENT(IN) :: stringtag
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      TYPE(MPI_Comm), INTENT(OUT) :: newintercomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Intercomm_merge
+    subroutine PMPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: intercomm
+      LOGICAL, INTENT(IN) :: high
+      TYPE(MPI_Comm), INTENT(OUT) :: newintracomm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iprobe
+    subroutine PMPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Irecv
+    subroutine PMPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Irecv
+    subroutine PMPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce
+    subroutine PMPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce
+    subroutine PMPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce_scatter
+    subroutine PMPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce_scatter
+    subroutine PMPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce_scatter_block
+    subroutine PMPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ireduce_scatter_block
+    subroutine PMPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Irsend
+    subroutine PMPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Irsend
+    subroutine PMPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Is_thread_main
+    subroutine PMPI_Is_thread_main_f08(flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscan
+    subroutine PMPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscan
+    subroutine PMPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscatter
+    subroutine PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscatter
+    subroutine PMPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscatterv
+    subroutine PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Iscatterv
+    subroutine PMPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isend
+    subroutine PMPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isend
+    subroutine PMPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isendrecv
+    subroutine PMPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isendrecv
+    subroutine PMPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isendrecv_replace
+    subroutine PMPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Isendrecv_replace
+    subroutine PMPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Issend
+    subroutine PMPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Issend
+    subroutine PMPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Lookup_name
+    subroutine PMPI_Lookup_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(OUT) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Mprobe
+    subroutine PMPI_Mprobe_f08(source, tag, comm, message, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Message), INTENT(OUT) :: message
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Mrecv
+    subroutine PMPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Mrecv
+    subroutine PMPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Message), INTENT(INOUT) :: message
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgather
+    subroutine PMPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgather
+    subroutine PMPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgather_init
+    subroutine PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgather_init
+    subroutine PMPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgatherv
+    subroutine PMPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgatherv
+    subroutine PMPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgatherv_init
+    subroutine PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_allgatherv_init
+    subroutine PMPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoall
+    subroutine PMPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoall
+    subroutine PMPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoall_init
+    subroutine PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoall_init
+    subroutine PMPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallv
+    subroutine PMPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER, INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallv
+    subroutine PMPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallv_init
+    subroutine PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallv_init
+    subroutine PMPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallw
+    subroutine PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallw
+    subroutine PMPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtypes(*)
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallw_init
+    subroutine PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Neighbor_alltoallw_init
+    subroutine PMPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: sdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: sendtypes(*)
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: rdispls(*)
+      TYPE(MPI_Datatype), INTENT(IN), ASYNCHRONOUS :: recvtypes(*)
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Op_commutative
+    subroutine PMPI_Op_commutative_f08(op, commute, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Op), INTENT(IN) :: op
+      LOGICAL, INTENT(OUT) :: commute
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Op_create
+    subroutine PMPI_Op_create_f08(user_fn, commute, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_User_function) :: user_fn
+      LOGICAL, INTENT(IN) :: commute
+      TYPE(MPI_Op), INTENT(OUT) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Op_create_c
+    subroutine PMPI_Op_create_f08_large(user_fn, commute, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_User_function_c) :: user_fn
+      LOGICAL, INTENT(IN) :: commute
+      TYPE(MPI_Op), INTENT(OUT) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Op_free
+    subroutine PMPI_Op_free_f08(op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Op), INTENT(INOUT) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Open_port
+    subroutine PMPI_Open_port_f08(info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(OUT) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack
+    subroutine PMPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER, INTENT(IN) :: outsize
+      INTEGER, INTENT(INOUT) :: position
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack
+    subroutine PMPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack_external
+    subroutine PMPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: outsize
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack_external_size
+    subroutine PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack_size
+    subroutine PMPI_Pack_size_f08(incount, datatype, comm, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pack_size
+    subroutine PMPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: incount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Parrived
+    subroutine PMPI_Parrived_f08(request, partition, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, INTENT(IN) :: partition
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pready
+    subroutine PMPI_Pready_f08(partition, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: partition
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pready_list
+    subroutine PMPI_Pready_list_f08(length, array_of_partitions, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: length
+      INTEGER, INTENT(IN) :: array_of_partitions(length)
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pready_range
+    subroutine PMPI_Pready_range_f08(partition_low, partition_high, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: partition_low
+      INTEGER, INTENT(IN) :: partition_high
+      TYPE(MPI_Request), INTENT(IN) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Precv_init
+    subroutine PMPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: partitions
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Probe
+    subroutine PMPI_Probe_f08(source, tag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Psend_init
+    subroutine PMPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: partitions
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Publish_name
+    subroutine PMPI_Publish_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Put
+    subroutine PMPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Put
+    subroutine PMPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Query_thread
+    subroutine PMPI_Query_thread_f08(provided, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(OUT) :: provided
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Raccumulate
+    subroutine PMPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Raccumulate
+    subroutine PMPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Recv
+    subroutine PMPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Recv
+    subroutine PMPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Recv_init
+    subroutine PMPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Recv_init
+    subroutine PMPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce
+    subroutine PMPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce
+    subroutine PMPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_init
+    subroutine PMPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_init
+    subroutine PMPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_local
+    subroutine PMPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      TYPE(*), DIMENSION(..) :: inoutbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_local
+    subroutine PMPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      TYPE(*), DIMENSION(..) :: inoutbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter
+    subroutine PMPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter
+    subroutine PMPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_block
+    subroutine PMPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_block
+    subroutine PMPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_block_init
+    subroutine PMPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_block_init
+    subroutine PMPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_init
+    subroutine PMPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Reduce_scatter_init
+    subroutine PMPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: recvcounts(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Remove_error_class
+    subroutine PMPI_Remove_error_class_f08(errorclass, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorclass
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Remove_error_code
+    subroutine PMPI_Remove_error_code_f08(errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Remove_error_string
+    subroutine PMPI_Remove_error_string_f08(errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Request_free
+    subroutine PMPI_Request_free_f08(request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Request_get_status
+    subroutine PMPI_Request_get_status_f08(request, flag, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(IN) :: request
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Request_get_status_all
+    subroutine PMPI_Request_get_status_all_f08(count, array_of_requests, flag, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Request_get_status_any
+    subroutine PMPI_Request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(IN) :: array_of_requests(count)
+      INTEGER, INTENT(OUT) :: index
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Request_get_status_some
+    subroutine PMPI_Request_get_status_some_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Request), INTENT(IN) :: array_of_requests(incount)
+      INTEGER, INTENT(OUT) :: outcount
+      INTEGER, INTENT(OUT) :: array_of_indices(*)
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rget
+    subroutine PMPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rget
+    subroutine PMPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rget_accumulate
+    subroutine PMPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER, INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rget_accumulate
+    subroutine PMPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: result_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: result_count
+      TYPE(MPI_Datatype), INTENT(IN) :: result_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rput
+    subroutine PMPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER, INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER, INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rput
+    subroutine PMPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: origin_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: origin_count
+      TYPE(MPI_Datatype), INTENT(IN) :: origin_datatype
+      INTEGER, INTENT(IN) :: target_rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: target_disp
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: target_count
+      TYPE(MPI_Datatype), INTENT(IN) :: target_datatype
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rsend
+    subroutine PMPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rsend
+    subroutine PMPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rsend_init
+    subroutine PMPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Rsend_init
+    subroutine PMPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scan
+    subroutine PMPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scan
+    subroutine PMPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scan_init
+    subroutine PMPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scan_init
+    subroutine PMPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Op), INTENT(IN) :: op
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatter
+    subroutine PMPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatter
+    subroutine PMPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatter_init
+    subroutine PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatter_init
+    subroutine PMPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatterv
+    subroutine PMPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcounts(*)
+      INTEGER, INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatterv
+    subroutine PMPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatterv_init
+    subroutine PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER, INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Scatterv_init
+    subroutine PMPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN), ASYNCHRONOUS :: sendcounts(*)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN), ASYNCHRONOUS :: displs(*)
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: root
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Send
+    subroutine PMPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Send
+    subroutine PMPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Send_init
+    subroutine PMPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Send_init
+    subroutine PMPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Sendrecv
+    subroutine PMPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER, INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER, INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Sendrecv
+    subroutine PMPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: sendbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: sendcount
+      TYPE(MPI_Datatype), INTENT(IN) :: sendtype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      TYPE(*), DIMENSION(..) :: recvbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: recvcount
+      TYPE(MPI_Datatype), INTENT(IN) :: recvtype
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Sendrecv_replace
+    subroutine PMPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Sendrecv_replace
+    subroutine PMPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: sendtag
+      INTEGER, INTENT(IN) :: source
+      INTEGER, INTENT(IN) :: recvtag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_attach_buffer
+    subroutine PMPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER, INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_attach_buffer
+    subroutine PMPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: buffer
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_call_errhandler
+    subroutine PMPI_Session_call_errhandler_f08(session, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_create_errhandler
+    subroutine PMPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Session_errhandler_function) :: session_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_detach_buffer
+    subroutine PMPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_detach_buffer
+    subroutine PMPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(C_PTR), INTENT(OUT) :: buffer_addr
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_finalize
+    subroutine PMPI_Session_finalize_f08(session, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(INOUT) :: session
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_flush_buffer
+    subroutine PMPI_Session_flush_buffer_f08(session, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_get_errhandler
+    subroutine PMPI_Session_get_errhandler_f08(session, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_get_info
+    subroutine PMPI_Session_get_info_f08(session, info_used, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_get_nth_pset
+    subroutine PMPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(IN) :: n
+      INTEGER, INTENT(INOUT) :: pset_len
+      CHARACTER(LEN=*), INTENT(OUT) :: pset_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_get_num_psets
+    subroutine PMPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, INTENT(OUT) :: npset_names
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_get_pset_info
+    subroutine PMPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      CHARACTER(LEN=*), INTENT(IN) :: pset_name
+      TYPE(MPI_Info), INTENT(OUT) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_iflush_buffer
+    subroutine PMPI_Session_iflush_buffer_f08(session, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_init
+    subroutine PMPI_Session_init_f08(info, errhandler, session, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      TYPE(MPI_Session), INTENT(OUT) :: session
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Session_set_errhandler
+    subroutine PMPI_Session_set_errhandler_f08(session, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Session), INTENT(IN) :: session
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ssend
+    subroutine PMPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ssend
+    subroutine PMPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ssend_init
+    subroutine PMPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Ssend_init
+    subroutine PMPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN), ASYNCHRONOUS :: buf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: dest
+      INTEGER, INTENT(IN) :: tag
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Start
+    subroutine PMPI_Start_f08(request, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Startall
+    subroutine PMPI_Startall_f08(count, array_of_requests, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_get_error
+    subroutine PMPI_Status_get_error_f08(status, err, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      INTEGER, INTENT(OUT) :: err
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_get_source
+    subroutine PMPI_Status_get_source_f08(status, source, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      INTEGER, INTENT(OUT) :: source
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_get_tag
+    subroutine PMPI_Status_get_tag_f08(status, tag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      INTEGER, INTENT(OUT) :: tag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_cancelled
+    subroutine PMPI_Status_set_cancelled_f08(status, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      LOGICAL, INTENT(IN) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_elements
+    subroutine PMPI_Status_set_elements_f08(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_elements
+    subroutine PMPI_Status_set_elements_f08_large(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_elements_x
+    subroutine PMPI_Status_set_elements_x_f08(status, datatype, count, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_error
+    subroutine PMPI_Status_set_error_f08(status, err, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      INTEGER, INTENT(IN) :: err
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_source
+    subroutine PMPI_Status_set_source_f08(status, source, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      INTEGER, INTENT(IN) :: source
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Status_set_tag
+    subroutine PMPI_Status_set_tag_f08(status, tag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(INOUT) :: status
+      INTEGER, INTENT(IN) :: tag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Test
+    subroutine PMPI_Test_f08(request, flag, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Test_cancelled
+    subroutine PMPI_Test_cancelled_f08(status, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Status), INTENT(IN) :: status
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Testall
+    subroutine PMPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Testany
+    subroutine PMPI_Testany_f08(count, array_of_requests, index, flag, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+      INTEGER, INTENT(OUT) :: index
+      LOGICAL, INTENT(OUT) :: flag
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Testsome
+    subroutine PMPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+      INTEGER, INTENT(OUT) :: outcount
+      INTEGER, INTENT(OUT) :: array_of_indices(*)
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Topo_test
+    subroutine PMPI_Topo_test_f08(comm, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, INTENT(OUT) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_commit
+    subroutine PMPI_Type_commit_f08(datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_contiguous
+    subroutine PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_contiguous
+    subroutine PMPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_darray
+    subroutine PMPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER, INTENT(IN) :: array_of_gsizes(ndims)
+      INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+      INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+      INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_darray
+    subroutine PMPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_gsizes(ndims)
+      INTEGER, INTENT(IN) :: array_of_distribs(ndims)
+      INTEGER, INTENT(IN) :: array_of_dargs(ndims)
+      INTEGER, INTENT(IN) :: array_of_psizes(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_f90_complex
+    subroutine PMPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: p
+      INTEGER, INTENT(IN) :: r
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_f90_integer
+    subroutine PMPI_Type_create_f90_integer_f08(r, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: r
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_f90_real
+    subroutine PMPI_Type_create_f90_real_f08(p, r, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: p
+      INTEGER, INTENT(IN) :: r
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hindexed
+    subroutine PMPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hindexed
+    subroutine PMPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hindexed_block
+    subroutine PMPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hindexed_block
+    subroutine PMPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hvector
+    subroutine PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_hvector
+    subroutine PMPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_indexed_block
+    subroutine PMPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: blocklength
+      INTEGER, INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_indexed_block
+    subroutine PMPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_keyval
+    subroutine PMPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Type_copy_attr_function) :: type_copy_attr_fn
+      PROCEDURE(MPI_Type_delete_attr_function) :: type_delete_attr_fn
+      INTEGER, INTENT(OUT) :: type_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_resized
+    subroutine PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: lb
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extent
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_struct
+    subroutine PMPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_struct
+    subroutine PMPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: array_of_types(count)
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_subarray
+    subroutine PMPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER, INTENT(IN) :: array_of_sizes(ndims)
+      INTEGER, INTENT(IN) :: array_of_subsizes(ndims)
+      INTEGER, INTENT(IN) :: array_of_starts(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_create_subarray
+    subroutine PMPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: ndims
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_sizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_subsizes(ndims)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_starts(ndims)
+      INTEGER, INTENT(IN) :: order
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_delete_attr
+    subroutine PMPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: type_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_dup
+    subroutine PMPI_Type_dup_f08(oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_free
+    subroutine PMPI_Type_free_f08(datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(INOUT) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_free_keyval
+    subroutine PMPI_Type_free_keyval_f08(type_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(INOUT) :: type_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_attr
+    subroutine PMPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: type_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_contents
+    subroutine PMPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: max_integers
+      INTEGER, INTENT(IN) :: max_addresses
+      INTEGER, INTENT(IN) :: max_datatypes
+      INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+      TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_contents
+    subroutine PMPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: max_datatypes
+      INTEGER, INTENT(OUT) :: array_of_integers(max_integers)
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: array_of_addresses(max_addresses)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: array_of_large_counts(max_large_counts)
+      TYPE(MPI_Datatype), INTENT(OUT) :: array_of_datatypes(max_datatypes)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_envelope
+    subroutine PMPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: num_integers
+      INTEGER, INTENT(OUT) :: num_addresses
+      INTEGER, INTENT(OUT) :: num_datatypes
+      INTEGER, INTENT(OUT) :: combiner
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_envelope
+    subroutine PMPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_integers
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_addresses
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_large_counts
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: num_datatypes
+      INTEGER, INTENT(OUT) :: combiner
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_extent
+    subroutine PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: lb
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_extent_x
+    subroutine PMPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: lb
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_name
+    subroutine PMPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      CHARACTER(LEN=*), INTENT(OUT) :: type_name
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_true_extent
+    subroutine PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_lb
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: true_extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_true_extent_x
+    subroutine PMPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_lb
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: true_extent
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_get_value_index
+    subroutine PMPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: value_type
+      TYPE(MPI_Datatype), INTENT(IN) :: index_type
+      TYPE(MPI_Datatype), INTENT(OUT) :: pair_type
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_indexed
+    subroutine PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER, INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_indexed
+    subroutine PMPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_blocklengths(count)
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: array_of_displacements(count)
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_match_size
+    subroutine PMPI_Type_match_size_f08(typeclass, size, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: typeclass
+      INTEGER, INTENT(IN) :: size
+      TYPE(MPI_Datatype), INTENT(OUT) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_set_attr
+    subroutine PMPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(IN) :: type_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_set_name
+    subroutine PMPI_Type_set_name_f08(datatype, type_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      CHARACTER(LEN=*), INTENT(IN) :: type_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_size
+    subroutine PMPI_Type_size_f08(datatype, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_size
+    subroutine PMPI_Type_size_f08_large(datatype, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_size_x
+    subroutine PMPI_Type_size_x_f08(datatype, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(OUT) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_vector
+    subroutine PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      INTEGER, INTENT(IN) :: blocklength
+      INTEGER, INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Type_vector
+    subroutine PMPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: count
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: blocklength
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: stride
+      TYPE(MPI_Datatype), INTENT(IN) :: oldtype
+      TYPE(MPI_Datatype), INTENT(OUT) :: newtype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Unpack
+    subroutine PMPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER, INTENT(IN) :: insize
+      INTEGER, INTENT(INOUT) :: position
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER, INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Unpack
+    subroutine PMPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(INOUT) :: position
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER(KIND=MPI_COUNT_KIND), INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Unpack_external
+    subroutine PMPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      TYPE(*), DIMENSION(..), INTENT(IN) :: inbuf
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: insize
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(INOUT) :: position
+      TYPE(*), DIMENSION(..) :: outbuf
+      INTEGER, INTENT(IN) :: outcount
+      TYPE(MPI_Datatype), INTENT(IN) :: datatype
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Unpublish_name
+    subroutine PMPI_Unpublish_name_f08(service_name, info, port_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: service_name
+      TYPE(MPI_Info), INTENT(IN) :: info
+      CHARACTER(LEN=*), INTENT(IN) :: port_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Wait
+    subroutine PMPI_Wait_f08(request, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Request), INTENT(INOUT) :: request
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Waitall
+    subroutine PMPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Waitany
+    subroutine PMPI_Waitany_f08(count, array_of_requests, index, status, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: count
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(count)
+      INTEGER, INTENT(OUT) :: index
+      TYPE(MPI_Status) :: status
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Waitsome
+    subroutine PMPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: incount
+      TYPE(MPI_Request), INTENT(INOUT) :: array_of_requests(incount)
+      INTEGER, INTENT(OUT) :: outcount
+      INTEGER, INTENT(OUT) :: array_of_indices(*)
+      TYPE(MPI_Status) :: array_of_statuses(*)
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_allocate
+    subroutine PMPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_allocate
+    subroutine PMPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_allocate_shared
+    subroutine PMPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_allocate_shared
+    subroutine PMPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_attach
+    subroutine PMPI_Win_attach_f08ts(win, base, size, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_call_errhandler
+    subroutine PMPI_Win_call_errhandler_f08(win, errorcode, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: errorcode
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_complete
+    subroutine PMPI_Win_complete_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_create
+    subroutine PMPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER, INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_create
+    subroutine PMPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: disp_unit
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_create_dynamic
+    subroutine PMPI_Win_create_dynamic_f08(info, comm, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Info), INTENT(IN) :: info
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      TYPE(MPI_Win), INTENT(OUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_create_errhandler
+    subroutine PMPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Win_errhandler_function) :: win_errhandler_fn
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_create_keyval
+    subroutine PMPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      PROCEDURE(MPI_Win_copy_attr_function) :: win_copy_attr_fn
+      PROCEDURE(MPI_Win_delete_attr_function) :: win_delete_attr_fn
+      INTEGER, INTENT(OUT) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_delete_attr
+    subroutine PMPI_Win_delete_attr_f08(win, win_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_detach
+    subroutine PMPI_Win_detach_f08ts(win, base, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(*), DIMENSION(..), ASYNCHRONOUS :: base
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_fence
+    subroutine PMPI_Win_fence_f08(assert, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_flush
+    subroutine PMPI_Win_flush_f08(rank, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_flush_all
+    subroutine PMPI_Win_flush_all_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_flush_local
+    subroutine PMPI_Win_flush_local_f08(rank, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_flush_local_all
+    subroutine PMPI_Win_flush_local_all_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_free
+    subroutine PMPI_Win_free_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(INOUT) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_free_keyval
+    subroutine PMPI_Win_free_keyval_f08(win_keyval, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(INOUT) :: win_keyval
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_get_attr
+    subroutine PMPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: attribute_val
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_get_errhandler
+    subroutine PMPI_Win_get_errhandler_f08(win, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(OUT) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_get_group
+    subroutine PMPI_Win_get_group_f08(win, group, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Group), INTENT(OUT) :: group
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_get_info
+    subroutine PMPI_Win_get_info_f08(win, info_used, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(OUT) :: info_used
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_get_name
+    subroutine PMPI_Win_get_name_f08(win, win_name, resultlen, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      CHARACTER(LEN=*), INTENT(OUT) :: win_name
+      INTEGER, INTENT(OUT) :: resultlen
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_lock
+    subroutine PMPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: lock_type
+      INTEGER, INTENT(IN) :: rank
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_lock_all
+    subroutine PMPI_Win_lock_all_f08(assert, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_post
+    subroutine PMPI_Win_post_f08(group, assert, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_set_attr
+    subroutine PMPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: win_keyval
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: attribute_val
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_set_errhandler
+    subroutine PMPI_Win_set_errhandler_f08(win, errhandler, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Errhandler), INTENT(IN) :: errhandler
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_set_info
+    subroutine PMPI_Win_set_info_f08(win, info, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      TYPE(MPI_Info), INTENT(IN) :: info
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_set_name
+    subroutine PMPI_Win_set_name_f08(win, win_name, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      CHARACTER(LEN=*), INTENT(IN) :: win_name
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_shared_query
+    subroutine PMPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER, INTENT(OUT) :: disp_unit
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_shared_query
+    subroutine PMPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, INTENT(IN) :: rank
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: size
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(OUT) :: disp_unit
+      TYPE(C_PTR), INTENT(OUT) :: baseptr
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_start
+    subroutine PMPI_Win_start_f08(group, assert, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Group), INTENT(IN) :: group
+      INTEGER, INTENT(IN) :: assert
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_sync
+    subroutine PMPI_Win_sync_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_test
+    subroutine PMPI_Win_test_f08(win, flag, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      LOGICAL, INTENT(OUT) :: flag
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_unlock
+    subroutine PMPI_Win_unlock_f08(rank, win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      INTEGER, INTENT(IN) :: rank
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_unlock_all
+    subroutine PMPI_Win_unlock_all_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Win_wait
+    subroutine PMPI_Win_wait_f08(win, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Win), INTENT(IN) :: win
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Wtick
+    function PMPI_Wtick_f08() result(res)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      DOUBLE PRECISION :: res
+    end function
+  end interface
+  interface PMPI_Wtime
+    function PMPI_Wtime_f08() result(res)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      DOUBLE PRECISION :: res
+    end function
+  end interface
+  interface PMPIX_Pap_progress
+    subroutine PMPIX_Pap_progress_f08(comm, fraction_done, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      DOUBLE PRECISION, INTENT(IN) :: fraction_done
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPIX_Pap_expect
+    subroutine PMPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      TYPE(MPI_Comm), INTENT(IN) :: comm
+      DOUBLE PRECISION, INTENT(IN) :: seconds_until_arrival
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Pcontrol
+    subroutine PMPI_Pcontrol_f08(level)
+      implicit none
+      integer, intent(in) :: level
+    end subroutine
+  end interface
+end module pmpi_f08
+
 module mpi_f08
   use mpi_f08_types
   use mpi_f08_compile_constants
   use mpi_f08_link_constants
   use mpi_f08_callbacks
+  use pmpi_f08
   implicit none
   interface MPI_Abort
     subroutine MPI_Abort_f08(comm, errorcode, ierror)
@@ -9685,7 +18266,7 @@ contains
   end function
 end module oxmpi_f08_support
 
-subroutine MPI_Abort_f08(comm, errorcode, ierror)
+subroutine PMPI_Abort_f08(comm, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9712,7 +18293,7 @@ subroutine MPI_Abort_f08(comm, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+subroutine PMPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9757,7 +18338,7 @@ subroutine MPI_Accumulate_f08ts(origin_addr, origin_count, origin_datatype, targ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+subroutine PMPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9801,7 +18382,7 @@ subroutine MPI_Accumulate_f08ts_large(origin_addr, origin_count, origin_datatype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Add_error_class_f08(errorclass, ierror)
+subroutine PMPI_Add_error_class_f08(errorclass, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9826,7 +18407,7 @@ subroutine MPI_Add_error_class_f08(errorclass, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Add_error_code_f08(errorclass, errorcode, ierror)
+subroutine PMPI_Add_error_code_f08(errorclass, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9853,7 +18434,7 @@ subroutine MPI_Add_error_code_f08(errorclass, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Add_error_string_f08(errorcode, string, ierror)
+subroutine PMPI_Add_error_string_f08(errorcode, string, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9880,7 +18461,7 @@ subroutine MPI_Add_error_string_f08(errorcode, string, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-function MPI_Aint_add_f08(base, disp) result(res)
+function PMPI_Aint_add_f08(base, disp) result(res)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9905,7 +18486,7 @@ function MPI_Aint_add_f08(base, disp) result(res)
   res = pmpi_aint_add(base, disp)
 end function
 
-function MPI_Aint_diff_f08(addr1, addr2) result(res)
+function PMPI_Aint_diff_f08(addr1, addr2) result(res)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9930,7 +18511,7 @@ function MPI_Aint_diff_f08(addr1, addr2) result(res)
   res = pmpi_aint_diff(addr1, addr2)
 end function
 
-subroutine MPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -9971,7 +18552,7 @@ subroutine MPI_Allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10011,7 +18592,7 @@ subroutine MPI_Allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10056,7 +18637,7 @@ subroutine MPI_Allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10100,7 +18681,7 @@ subroutine MPI_Allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+subroutine PMPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10143,7 +18724,7 @@ subroutine MPI_Allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+subroutine PMPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10185,7 +18766,7 @@ subroutine MPI_Allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+subroutine PMPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10232,7 +18813,7 @@ subroutine MPI_Allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+subroutine PMPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10278,7 +18859,7 @@ subroutine MPI_Allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alloc_mem_f08(size, info, baseptr, ierror)
+subroutine PMPI_Alloc_mem_f08(size, info, baseptr, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10307,7 +18888,7 @@ subroutine MPI_Alloc_mem_f08(size, info, baseptr, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10346,7 +18927,7 @@ subroutine MPI_Allreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10384,7 +18965,7 @@ subroutine MPI_Allreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10427,7 +19008,7 @@ subroutine MPI_Allreduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10469,7 +19050,7 @@ subroutine MPI_Allreduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10510,7 +19091,7 @@ subroutine MPI_Alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10550,7 +19131,7 @@ subroutine MPI_Alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10595,7 +19176,7 @@ subroutine MPI_Alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvco
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10639,7 +19220,7 @@ subroutine MPI_Alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+subroutine PMPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10684,7 +19265,7 @@ subroutine MPI_Alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+subroutine PMPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10728,7 +19309,7 @@ subroutine MPI_Alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+subroutine PMPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10777,7 +19358,7 @@ subroutine MPI_Alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+subroutine PMPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10825,7 +19406,7 @@ subroutine MPI_Alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+subroutine PMPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10870,7 +19451,7 @@ subroutine MPI_Alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+subroutine PMPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10914,7 +19495,7 @@ subroutine MPI_Alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+subroutine PMPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -10963,7 +19544,7 @@ subroutine MPI_Alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+subroutine PMPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11011,7 +19592,7 @@ subroutine MPI_Alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Barrier_f08(comm, ierror)
+subroutine PMPI_Barrier_f08(comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11036,7 +19617,7 @@ subroutine MPI_Barrier_f08(comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Barrier_init_f08(comm, info, request, ierror)
+subroutine PMPI_Barrier_init_f08(comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11065,7 +19646,7 @@ subroutine MPI_Barrier_init_f08(comm, info, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
+subroutine PMPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11102,7 +19683,7 @@ subroutine MPI_Bcast_f08ts(buffer, count, datatype, root, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
+subroutine PMPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11138,7 +19719,7 @@ subroutine MPI_Bcast_f08ts_large(buffer, count, datatype, root, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
+subroutine PMPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11179,7 +19760,7 @@ subroutine MPI_Bcast_init_f08ts(buffer, count, datatype, root, comm, info, reque
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info, request, ierror)
+subroutine PMPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11219,7 +19800,7 @@ subroutine MPI_Bcast_init_f08ts_large(buffer, count, datatype, root, comm, info,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11258,7 +19839,7 @@ subroutine MPI_Bsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11296,7 +19877,7 @@ subroutine MPI_Bsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11337,7 +19918,7 @@ subroutine MPI_Bsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11377,7 +19958,7 @@ subroutine MPI_Bsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, req
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_attach_f08ts(buffer, size, ierror)
+subroutine PMPI_Buffer_attach_f08ts(buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11408,7 +19989,7 @@ subroutine MPI_Buffer_attach_f08ts(buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_attach_f08ts_large(buffer, size, ierror)
+subroutine PMPI_Buffer_attach_f08ts_large(buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11438,7 +20019,7 @@ subroutine MPI_Buffer_attach_f08ts_large(buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_detach_f08(buffer_addr, size, ierror)
+subroutine PMPI_Buffer_detach_f08(buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11465,7 +20046,7 @@ subroutine MPI_Buffer_detach_f08(buffer_addr, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
+subroutine PMPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11491,7 +20072,7 @@ subroutine MPI_Buffer_detach_f08_large(buffer_addr, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_flush_f08(ierror)
+subroutine PMPI_Buffer_flush_f08(ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11514,7 +20095,7 @@ subroutine MPI_Buffer_flush_f08(ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Buffer_iflush_f08(request, ierror)
+subroutine PMPI_Buffer_iflush_f08(request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11539,7 +20120,7 @@ subroutine MPI_Buffer_iflush_f08(request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cancel_f08(request, ierror)
+subroutine PMPI_Cancel_f08(request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11564,7 +20145,7 @@ subroutine MPI_Cancel_f08(request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
+subroutine PMPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11595,7 +20176,7 @@ subroutine MPI_Cart_coords_f08(comm, rank, maxdims, coords, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
+subroutine PMPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_cart, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11630,7 +20211,7 @@ subroutine MPI_Cart_create_f08(comm_old, ndims, dims, periods, reorder, comm_car
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
+subroutine PMPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11663,7 +20244,7 @@ subroutine MPI_Cart_get_f08(comm, maxdims, dims, periods, coords, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
+subroutine PMPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11696,7 +20277,7 @@ subroutine MPI_Cart_map_f08(comm, ndims, dims, periods, newrank, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_rank_f08(comm, coords, rank, ierror)
+subroutine PMPI_Cart_rank_f08(comm, coords, rank, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11725,7 +20306,7 @@ subroutine MPI_Cart_rank_f08(comm, coords, rank, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
+subroutine PMPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11758,7 +20339,7 @@ subroutine MPI_Cart_shift_f08(comm, direction, disp, rank_source, rank_dest, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
+subroutine PMPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11787,7 +20368,7 @@ subroutine MPI_Cart_sub_f08(comm, remain_dims, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Cartdim_get_f08(comm, ndims, ierror)
+subroutine PMPI_Cartdim_get_f08(comm, ndims, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11814,7 +20395,7 @@ subroutine MPI_Cartdim_get_f08(comm, ndims, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Close_port_f08(port_name, ierror)
+subroutine PMPI_Close_port_f08(port_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11839,7 +20420,7 @@ subroutine MPI_Close_port_f08(port_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
+subroutine PMPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11872,7 +20453,7 @@ subroutine MPI_Comm_accept_f08(port_name, info, root, comm, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
+subroutine PMPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11905,7 +20486,7 @@ subroutine MPI_Comm_attach_buffer_f08ts(comm, buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
+subroutine PMPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11937,7 +20518,7 @@ subroutine MPI_Comm_attach_buffer_f08ts_large(comm, buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
+subroutine PMPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11964,7 +20545,7 @@ subroutine MPI_Comm_call_errhandler_f08(comm, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_compare_f08(comm1, comm2, result, ierror)
+subroutine PMPI_Comm_compare_f08(comm1, comm2, result, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -11993,7 +20574,7 @@ subroutine MPI_Comm_compare_f08(comm1, comm2, result, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
+subroutine PMPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12026,7 +20607,7 @@ subroutine MPI_Comm_connect_f08(port_name, info, root, comm, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_create_f08(comm, group, newcomm, ierror)
+subroutine PMPI_Comm_create_f08(comm, group, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12055,7 +20636,7 @@ subroutine MPI_Comm_create_f08(comm, group, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror)
+subroutine PMPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12082,7 +20663,7 @@ subroutine MPI_Comm_create_errhandler_f08(comm_errhandler_fn, errhandler, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
+subroutine PMPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12115,7 +20696,7 @@ subroutine MPI_Comm_create_from_group_f08(group, stringtag, info, errhandler, ne
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
+subroutine PMPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12146,7 +20727,7 @@ subroutine MPI_Comm_create_group_f08(comm, group, tag, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
+subroutine PMPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12177,7 +20758,7 @@ subroutine MPI_Comm_create_keyval_f08(comm_copy_attr_fn, comm_delete_attr_fn, co
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
+subroutine PMPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12204,7 +20785,7 @@ subroutine MPI_Comm_delete_attr_f08(comm, comm_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
+subroutine PMPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12233,7 +20814,7 @@ subroutine MPI_Comm_detach_buffer_f08(comm, buffer_addr, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
+subroutine PMPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12261,7 +20842,7 @@ subroutine MPI_Comm_detach_buffer_f08_large(comm, buffer_addr, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_disconnect_f08(comm, ierror)
+subroutine PMPI_Comm_disconnect_f08(comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12286,7 +20867,7 @@ subroutine MPI_Comm_disconnect_f08(comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_dup_f08(comm, newcomm, ierror)
+subroutine PMPI_Comm_dup_f08(comm, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12313,7 +20894,7 @@ subroutine MPI_Comm_dup_f08(comm, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
+subroutine PMPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12342,7 +20923,7 @@ subroutine MPI_Comm_dup_with_info_f08(comm, info, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_flush_buffer_f08(comm, ierror)
+subroutine PMPI_Comm_flush_buffer_f08(comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12367,7 +20948,7 @@ subroutine MPI_Comm_flush_buffer_f08(comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_free_f08(comm, ierror)
+subroutine PMPI_Comm_free_f08(comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12392,7 +20973,7 @@ subroutine MPI_Comm_free_f08(comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_free_keyval_f08(comm_keyval, ierror)
+subroutine PMPI_Comm_free_keyval_f08(comm_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12417,7 +20998,7 @@ subroutine MPI_Comm_free_keyval_f08(comm_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
+subroutine PMPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12448,7 +21029,7 @@ subroutine MPI_Comm_get_attr_f08(comm, comm_keyval, attribute_val, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
+subroutine PMPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12475,7 +21056,7 @@ subroutine MPI_Comm_get_errhandler_f08(comm, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_get_info_f08(comm, info_used, ierror)
+subroutine PMPI_Comm_get_info_f08(comm, info_used, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12502,7 +21083,7 @@ subroutine MPI_Comm_get_info_f08(comm, info_used, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
+subroutine PMPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12531,7 +21112,7 @@ subroutine MPI_Comm_get_name_f08(comm, comm_name, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_get_parent_f08(parent, ierror)
+subroutine PMPI_Comm_get_parent_f08(parent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12556,7 +21137,7 @@ subroutine MPI_Comm_get_parent_f08(parent, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_group_f08(comm, group, ierror)
+subroutine PMPI_Comm_group_f08(comm, group, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12583,7 +21164,7 @@ subroutine MPI_Comm_group_f08(comm, group, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_idup_f08(comm, newcomm, request, ierror)
+subroutine PMPI_Comm_idup_f08(comm, newcomm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12612,7 +21193,7 @@ subroutine MPI_Comm_idup_f08(comm, newcomm, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
+subroutine PMPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12643,7 +21224,7 @@ subroutine MPI_Comm_idup_with_info_f08(comm, info, newcomm, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_iflush_buffer_f08(comm, request, ierror)
+subroutine PMPI_Comm_iflush_buffer_f08(comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12670,7 +21251,7 @@ subroutine MPI_Comm_iflush_buffer_f08(comm, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_join_f08(fd, intercomm, ierror)
+subroutine PMPI_Comm_join_f08(fd, intercomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12697,7 +21278,7 @@ subroutine MPI_Comm_join_f08(fd, intercomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_rank_f08(comm, rank, ierror)
+subroutine PMPI_Comm_rank_f08(comm, rank, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12724,7 +21305,7 @@ subroutine MPI_Comm_rank_f08(comm, rank, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_remote_group_f08(comm, group, ierror)
+subroutine PMPI_Comm_remote_group_f08(comm, group, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12751,7 +21332,7 @@ subroutine MPI_Comm_remote_group_f08(comm, group, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_remote_size_f08(comm, size, ierror)
+subroutine PMPI_Comm_remote_size_f08(comm, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12778,7 +21359,7 @@ subroutine MPI_Comm_remote_size_f08(comm, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
+subroutine PMPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12807,7 +21388,7 @@ subroutine MPI_Comm_set_attr_f08(comm, comm_keyval, attribute_val, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
+subroutine PMPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12834,7 +21415,7 @@ subroutine MPI_Comm_set_errhandler_f08(comm, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_set_info_f08(comm, info, ierror)
+subroutine PMPI_Comm_set_info_f08(comm, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12861,7 +21442,7 @@ subroutine MPI_Comm_set_info_f08(comm, info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_set_name_f08(comm, comm_name, ierror)
+subroutine PMPI_Comm_set_name_f08(comm, comm_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12888,7 +21469,7 @@ subroutine MPI_Comm_set_name_f08(comm, comm_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_size_f08(comm, size, ierror)
+subroutine PMPI_Comm_size_f08(comm, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12915,7 +21496,7 @@ subroutine MPI_Comm_size_f08(comm, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
+subroutine PMPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, intercomm, array_of_errcodes, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12954,7 +21535,7 @@ subroutine MPI_Comm_spawn_f08(command, argv, maxprocs, info, root, comm, interco
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
+subroutine PMPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -12995,7 +21576,7 @@ subroutine MPI_Comm_spawn_multiple_f08(count, array_of_commands, array_of_argv, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_split_f08(comm, color, key, newcomm, ierror)
+subroutine PMPI_Comm_split_f08(comm, color, key, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13026,7 +21607,7 @@ subroutine MPI_Comm_split_f08(comm, color, key, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
+subroutine PMPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13059,7 +21640,7 @@ subroutine MPI_Comm_split_type_f08(comm, split_type, key, info, newcomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Comm_test_inter_f08(comm, flag, ierror)
+subroutine PMPI_Comm_test_inter_f08(comm, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13086,7 +21667,7 @@ subroutine MPI_Comm_test_inter_f08(comm, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror)
+subroutine PMPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, datatype, target_rank, target_disp, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13127,7 +21708,7 @@ subroutine MPI_Compare_and_swap_f08ts(origin_addr, compare_addr, result_addr, da
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Dims_create_f08(nnodes, ndims, dims, ierror)
+subroutine PMPI_Dims_create_f08(nnodes, ndims, dims, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13156,7 +21737,7 @@ subroutine MPI_Dims_create_f08(nnodes, ndims, dims, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror)
+subroutine PMPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations, weights, info, reorder, comm_dist_graph, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13197,7 +21778,7 @@ subroutine MPI_Dist_graph_create_f08(comm_old, n, sources, degrees, destinations
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
+subroutine PMPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourceweights, outdegree, destinations, destweights, info, reorder, comm_dist_graph, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13240,7 +21821,7 @@ subroutine MPI_Dist_graph_create_adjacent_f08(comm_old, indegree, sources, sourc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror)
+subroutine PMPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweights, maxoutdegree, destinations, destweights, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13277,7 +21858,7 @@ subroutine MPI_Dist_graph_neighbors_f08(comm, maxindegree, sources, sourceweight
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
+subroutine PMPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighted, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13308,7 +21889,7 @@ subroutine MPI_Dist_graph_neighbors_count_f08(comm, indegree, outdegree, weighte
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Errhandler_free_f08(errhandler, ierror)
+subroutine PMPI_Errhandler_free_f08(errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13333,7 +21914,7 @@ subroutine MPI_Errhandler_free_f08(errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Error_class_f08(errorcode, errorclass, ierror)
+subroutine PMPI_Error_class_f08(errorcode, errorclass, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13360,7 +21941,7 @@ subroutine MPI_Error_class_f08(errorcode, errorclass, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Error_string_f08(errorcode, string, resultlen, ierror)
+subroutine PMPI_Error_string_f08(errorcode, string, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13389,7 +21970,7 @@ subroutine MPI_Error_string_f08(errorcode, string, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13428,7 +22009,7 @@ subroutine MPI_Exscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13466,7 +22047,7 @@ subroutine MPI_Exscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13509,7 +22090,7 @@ subroutine MPI_Exscan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, in
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13551,7 +22132,7 @@ subroutine MPI_Exscan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, co
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_F_sync_reg_f08ts(buf)
+subroutine PMPI_F_sync_reg_f08ts(buf)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13561,7 +22142,7 @@ subroutine MPI_F_sync_reg_f08ts(buf)
   TYPE(*), DIMENSION(..), ASYNCHRONOUS, TARGET :: buf
 end subroutine
 
-subroutine MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror)
+subroutine PMPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_rank, target_disp, op, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13602,7 +22183,7 @@ subroutine MPI_Fetch_and_op_f08ts(origin_addr, result_addr, datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_call_errhandler_f08(fh, errorcode, ierror)
+subroutine PMPI_File_call_errhandler_f08(fh, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13629,7 +22210,7 @@ subroutine MPI_File_call_errhandler_f08(fh, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_close_f08(fh, ierror)
+subroutine PMPI_File_close_f08(fh, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13654,7 +22235,7 @@ subroutine MPI_File_close_f08(fh, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
+subroutine PMPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13681,7 +22262,7 @@ subroutine MPI_File_create_errhandler_f08(file_errhandler_fn, errhandler, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_delete_f08(filename, info, ierror)
+subroutine PMPI_File_delete_f08(filename, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13708,7 +22289,7 @@ subroutine MPI_File_delete_f08(filename, info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_amode_f08(fh, amode, ierror)
+subroutine PMPI_File_get_amode_f08(fh, amode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13735,7 +22316,7 @@ subroutine MPI_File_get_amode_f08(fh, amode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_atomicity_f08(fh, flag, ierror)
+subroutine PMPI_File_get_atomicity_f08(fh, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13762,7 +22343,7 @@ subroutine MPI_File_get_atomicity_f08(fh, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
+subroutine PMPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13791,7 +22372,7 @@ subroutine MPI_File_get_byte_offset_f08(fh, offset, disp, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_errhandler_f08(file, errhandler, ierror)
+subroutine PMPI_File_get_errhandler_f08(file, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13818,7 +22399,7 @@ subroutine MPI_File_get_errhandler_f08(file, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_group_f08(fh, group, ierror)
+subroutine PMPI_File_get_group_f08(fh, group, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13845,7 +22426,7 @@ subroutine MPI_File_get_group_f08(fh, group, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_info_f08(fh, info_used, ierror)
+subroutine PMPI_File_get_info_f08(fh, info_used, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13872,7 +22453,7 @@ subroutine MPI_File_get_info_f08(fh, info_used, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_position_f08(fh, offset, ierror)
+subroutine PMPI_File_get_position_f08(fh, offset, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13899,7 +22480,7 @@ subroutine MPI_File_get_position_f08(fh, offset, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_position_shared_f08(fh, offset, ierror)
+subroutine PMPI_File_get_position_shared_f08(fh, offset, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13926,7 +22507,7 @@ subroutine MPI_File_get_position_shared_f08(fh, offset, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_size_f08(fh, size, ierror)
+subroutine PMPI_File_get_size_f08(fh, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13953,7 +22534,7 @@ subroutine MPI_File_get_size_f08(fh, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
+subroutine PMPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -13982,7 +22563,7 @@ subroutine MPI_File_get_type_extent_f08(fh, datatype, extent, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
+subroutine PMPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14015,7 +22596,7 @@ subroutine MPI_File_get_view_f08(fh, disp, etype, filetype, datarep, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14052,7 +22633,7 @@ subroutine MPI_File_iread_f08ts(fh, buf, count, datatype, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14088,7 +22669,7 @@ subroutine MPI_File_iread_f08ts_large(fh, buf, count, datatype, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14125,7 +22706,7 @@ subroutine MPI_File_iread_all_f08ts(fh, buf, count, datatype, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14161,7 +22742,7 @@ subroutine MPI_File_iread_all_f08ts_large(fh, buf, count, datatype, request, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14200,7 +22781,7 @@ subroutine MPI_File_iread_at_f08ts(fh, offset, buf, count, datatype, request, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14238,7 +22819,7 @@ subroutine MPI_File_iread_at_f08ts_large(fh, offset, buf, count, datatype, reque
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14277,7 +22858,7 @@ subroutine MPI_File_iread_at_all_f08ts(fh, offset, buf, count, datatype, request
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14315,7 +22896,7 @@ subroutine MPI_File_iread_at_all_f08ts_large(fh, offset, buf, count, datatype, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14352,7 +22933,7 @@ subroutine MPI_File_iread_shared_f08ts(fh, buf, count, datatype, request, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14388,7 +22969,7 @@ subroutine MPI_File_iread_shared_f08ts_large(fh, buf, count, datatype, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14425,7 +23006,7 @@ subroutine MPI_File_iwrite_f08ts(fh, buf, count, datatype, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14461,7 +23042,7 @@ subroutine MPI_File_iwrite_f08ts_large(fh, buf, count, datatype, request, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14498,7 +23079,7 @@ subroutine MPI_File_iwrite_all_f08ts(fh, buf, count, datatype, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14534,7 +23115,7 @@ subroutine MPI_File_iwrite_all_f08ts_large(fh, buf, count, datatype, request, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14573,7 +23154,7 @@ subroutine MPI_File_iwrite_at_f08ts(fh, offset, buf, count, datatype, request, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14611,7 +23192,7 @@ subroutine MPI_File_iwrite_at_f08ts_large(fh, offset, buf, count, datatype, requ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14650,7 +23231,7 @@ subroutine MPI_File_iwrite_at_all_f08ts(fh, offset, buf, count, datatype, reques
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14688,7 +23269,7 @@ subroutine MPI_File_iwrite_at_all_f08ts_large(fh, offset, buf, count, datatype, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14725,7 +23306,7 @@ subroutine MPI_File_iwrite_shared_f08ts(fh, buf, count, datatype, request, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
+subroutine PMPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14761,7 +23342,7 @@ subroutine MPI_File_iwrite_shared_f08ts_large(fh, buf, count, datatype, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
+subroutine PMPI_File_open_f08(comm, filename, amode, info, fh, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14794,7 +23375,7 @@ subroutine MPI_File_open_f08(comm, filename, amode, info, fh, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_preallocate_f08(fh, size, ierror)
+subroutine PMPI_File_preallocate_f08(fh, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14821,7 +23402,7 @@ subroutine MPI_File_preallocate_f08(fh, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14858,7 +23439,7 @@ subroutine MPI_File_read_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14894,7 +23475,7 @@ subroutine MPI_File_read_f08ts_large(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14931,7 +23512,7 @@ subroutine MPI_File_read_all_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -14967,7 +23548,7 @@ subroutine MPI_File_read_all_f08ts_large(fh, buf, count, datatype, status, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15002,7 +23583,7 @@ subroutine MPI_File_read_all_begin_f08ts(fh, buf, count, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15036,7 +23617,7 @@ subroutine MPI_File_read_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_read_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15069,7 +23650,7 @@ subroutine MPI_File_read_all_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15108,7 +23689,7 @@ subroutine MPI_File_read_at_f08ts(fh, offset, buf, count, datatype, status, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15146,7 +23727,7 @@ subroutine MPI_File_read_at_f08ts_large(fh, offset, buf, count, datatype, status
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15185,7 +23766,7 @@ subroutine MPI_File_read_at_all_f08ts(fh, offset, buf, count, datatype, status, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15223,7 +23804,7 @@ subroutine MPI_File_read_at_all_f08ts_large(fh, offset, buf, count, datatype, st
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+subroutine PMPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15260,7 +23841,7 @@ subroutine MPI_File_read_at_all_begin_f08ts(fh, offset, buf, count, datatype, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+subroutine PMPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15296,7 +23877,7 @@ subroutine MPI_File_read_at_all_begin_f08ts_large(fh, offset, buf, count, dataty
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15329,7 +23910,7 @@ subroutine MPI_File_read_at_all_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15366,7 +23947,7 @@ subroutine MPI_File_read_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15402,7 +23983,7 @@ subroutine MPI_File_read_ordered_f08ts_large(fh, buf, count, datatype, status, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15437,7 +24018,7 @@ subroutine MPI_File_read_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15471,7 +24052,7 @@ subroutine MPI_File_read_ordered_begin_f08ts_large(fh, buf, count, datatype, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15504,7 +24085,7 @@ subroutine MPI_File_read_ordered_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15541,7 +24122,7 @@ subroutine MPI_File_read_shared_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15577,7 +24158,7 @@ subroutine MPI_File_read_shared_f08ts_large(fh, buf, count, datatype, status, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_seek_f08(fh, offset, whence, ierror)
+subroutine PMPI_File_seek_f08(fh, offset, whence, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15606,7 +24187,7 @@ subroutine MPI_File_seek_f08(fh, offset, whence, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_seek_shared_f08(fh, offset, whence, ierror)
+subroutine PMPI_File_seek_shared_f08(fh, offset, whence, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15635,7 +24216,7 @@ subroutine MPI_File_seek_shared_f08(fh, offset, whence, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_set_atomicity_f08(fh, flag, ierror)
+subroutine PMPI_File_set_atomicity_f08(fh, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15662,7 +24243,7 @@ subroutine MPI_File_set_atomicity_f08(fh, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_set_errhandler_f08(file, errhandler, ierror)
+subroutine PMPI_File_set_errhandler_f08(file, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15689,7 +24270,7 @@ subroutine MPI_File_set_errhandler_f08(file, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_set_info_f08(fh, info, ierror)
+subroutine PMPI_File_set_info_f08(fh, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15716,7 +24297,7 @@ subroutine MPI_File_set_info_f08(fh, info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_set_size_f08(fh, size, ierror)
+subroutine PMPI_File_set_size_f08(fh, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15743,7 +24324,7 @@ subroutine MPI_File_set_size_f08(fh, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
+subroutine PMPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15778,7 +24359,7 @@ subroutine MPI_File_set_view_f08(fh, disp, etype, filetype, datarep, info, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_sync_f08(fh, ierror)
+subroutine PMPI_File_sync_f08(fh, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15803,7 +24384,7 @@ subroutine MPI_File_sync_f08(fh, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15840,7 +24421,7 @@ subroutine MPI_File_write_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15876,7 +24457,7 @@ subroutine MPI_File_write_f08ts_large(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15913,7 +24494,7 @@ subroutine MPI_File_write_all_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15949,7 +24530,7 @@ subroutine MPI_File_write_all_f08ts_large(fh, buf, count, datatype, status, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -15984,7 +24565,7 @@ subroutine MPI_File_write_all_begin_f08ts(fh, buf, count, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16018,7 +24599,7 @@ subroutine MPI_File_write_all_begin_f08ts_large(fh, buf, count, datatype, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_write_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16051,7 +24632,7 @@ subroutine MPI_File_write_all_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16090,7 +24671,7 @@ subroutine MPI_File_write_at_f08ts(fh, offset, buf, count, datatype, status, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16128,7 +24709,7 @@ subroutine MPI_File_write_at_f08ts_large(fh, offset, buf, count, datatype, statu
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16167,7 +24748,7 @@ subroutine MPI_File_write_at_all_f08ts(fh, offset, buf, count, datatype, status,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16205,7 +24786,7 @@ subroutine MPI_File_write_at_all_f08ts_large(fh, offset, buf, count, datatype, s
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
+subroutine PMPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16242,7 +24823,7 @@ subroutine MPI_File_write_at_all_begin_f08ts(fh, offset, buf, count, datatype, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
+subroutine PMPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16278,7 +24859,7 @@ subroutine MPI_File_write_at_all_begin_f08ts_large(fh, offset, buf, count, datat
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16311,7 +24892,7 @@ subroutine MPI_File_write_at_all_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16348,7 +24929,7 @@ subroutine MPI_File_write_ordered_f08ts(fh, buf, count, datatype, status, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16384,7 +24965,7 @@ subroutine MPI_File_write_ordered_f08ts_large(fh, buf, count, datatype, status, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16419,7 +25000,7 @@ subroutine MPI_File_write_ordered_begin_f08ts(fh, buf, count, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
+subroutine PMPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16453,7 +25034,7 @@ subroutine MPI_File_write_ordered_begin_f08ts_large(fh, buf, count, datatype, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
+subroutine PMPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16486,7 +25067,7 @@ subroutine MPI_File_write_ordered_end_f08ts(fh, buf, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16523,7 +25104,7 @@ subroutine MPI_File_write_shared_f08ts(fh, buf, count, datatype, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
+subroutine PMPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16559,7 +25140,7 @@ subroutine MPI_File_write_shared_f08ts_large(fh, buf, count, datatype, status, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Finalize_f08(ierror)
+subroutine PMPI_Finalize_f08(ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16582,7 +25163,7 @@ subroutine MPI_Finalize_f08(ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Finalized_f08(flag, ierror)
+subroutine PMPI_Finalized_f08(flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16607,7 +25188,7 @@ subroutine MPI_Finalized_f08(flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Free_mem_f08ts(base, ierror)
+subroutine PMPI_Free_mem_f08ts(base, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16636,7 +25217,7 @@ subroutine MPI_Free_mem_f08ts(base, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16679,7 +25260,7 @@ subroutine MPI_Gather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16721,7 +25302,7 @@ subroutine MPI_Gather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcou
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16768,7 +25349,7 @@ subroutine MPI_Gather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16814,7 +25395,7 @@ subroutine MPI_Gather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+subroutine PMPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16859,7 +25440,7 @@ subroutine MPI_Gatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
+subroutine PMPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16903,7 +25484,7 @@ subroutine MPI_Gatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvco
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -16952,7 +25533,7 @@ subroutine MPI_Gatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17000,7 +25581,7 @@ subroutine MPI_Gatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+subroutine PMPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17043,7 +25624,7 @@ subroutine MPI_Get_f08ts(origin_addr, origin_count, origin_datatype, target_rank
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+subroutine PMPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17085,7 +25666,7 @@ subroutine MPI_Get_f08ts_large(origin_addr, origin_count, origin_datatype, targe
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+subroutine PMPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17136,7 +25717,7 @@ subroutine MPI_Get_accumulate_f08ts(origin_addr, origin_count, origin_datatype, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
+subroutine PMPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17186,7 +25767,7 @@ subroutine MPI_Get_accumulate_f08ts_large(origin_addr, origin_count, origin_data
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_address_f08ts(location, address, ierror)
+subroutine PMPI_Get_address_f08ts(location, address, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17217,7 +25798,7 @@ subroutine MPI_Get_address_f08ts(location, address, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_count_f08(status, datatype, count, ierror)
+subroutine PMPI_Get_count_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17246,7 +25827,7 @@ subroutine MPI_Get_count_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_count_f08_large(status, datatype, count, ierror)
+subroutine PMPI_Get_count_f08_large(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17274,7 +25855,7 @@ subroutine MPI_Get_count_f08_large(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_elements_f08(status, datatype, count, ierror)
+subroutine PMPI_Get_elements_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17303,7 +25884,7 @@ subroutine MPI_Get_elements_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_elements_f08_large(status, datatype, count, ierror)
+subroutine PMPI_Get_elements_f08_large(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17331,7 +25912,7 @@ subroutine MPI_Get_elements_f08_large(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_elements_x_f08(status, datatype, count, ierror)
+subroutine PMPI_Get_elements_x_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17360,7 +25941,7 @@ subroutine MPI_Get_elements_x_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_hw_resource_info_f08(hw_info, ierror)
+subroutine PMPI_Get_hw_resource_info_f08(hw_info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17385,7 +25966,7 @@ subroutine MPI_Get_hw_resource_info_f08(hw_info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_library_version_f08(version, resultlen, ierror)
+subroutine PMPI_Get_library_version_f08(version, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17412,7 +25993,7 @@ subroutine MPI_Get_library_version_f08(version, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_processor_name_f08(name, resultlen, ierror)
+subroutine PMPI_Get_processor_name_f08(name, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17439,7 +26020,7 @@ subroutine MPI_Get_processor_name_f08(name, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Get_version_f08(version, subversion, ierror)
+subroutine PMPI_Get_version_f08(version, subversion, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17466,7 +26047,7 @@ subroutine MPI_Get_version_f08(version, subversion, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
+subroutine PMPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_graph, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17501,7 +26082,7 @@ subroutine MPI_Graph_create_f08(comm_old, nnodes, index, edges, reorder, comm_gr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
+subroutine PMPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17534,7 +26115,7 @@ subroutine MPI_Graph_get_f08(comm, maxindex, maxedges, index, edges, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
+subroutine PMPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17567,7 +26148,7 @@ subroutine MPI_Graph_map_f08(comm, nnodes, index, edges, newrank, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
+subroutine PMPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17598,7 +26179,7 @@ subroutine MPI_Graph_neighbors_f08(comm, rank, maxneighbors, neighbors, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
+subroutine PMPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17627,7 +26208,7 @@ subroutine MPI_Graph_neighbors_count_f08(comm, rank, nneighbors, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
+subroutine PMPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17656,7 +26237,7 @@ subroutine MPI_Graphdims_get_f08(comm, nnodes, nedges, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Grequest_complete_f08(request, ierror)
+subroutine PMPI_Grequest_complete_f08(request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17681,7 +26262,7 @@ subroutine MPI_Grequest_complete_f08(request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
+subroutine PMPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17714,7 +26295,7 @@ subroutine MPI_Grequest_start_f08(query_fn, free_fn, cancel_fn, extra_state, req
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_compare_f08(group1, group2, result, ierror)
+subroutine PMPI_Group_compare_f08(group1, group2, result, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17743,7 +26324,7 @@ subroutine MPI_Group_compare_f08(group1, group2, result, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_difference_f08(group1, group2, newgroup, ierror)
+subroutine PMPI_Group_difference_f08(group1, group2, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17772,7 +26353,7 @@ subroutine MPI_Group_difference_f08(group1, group2, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
+subroutine PMPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17803,7 +26384,7 @@ subroutine MPI_Group_excl_f08(group, n, ranks, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_free_f08(group, ierror)
+subroutine PMPI_Group_free_f08(group, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17828,7 +26409,7 @@ subroutine MPI_Group_free_f08(group, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
+subroutine PMPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17857,7 +26438,7 @@ subroutine MPI_Group_from_session_pset_f08(session, pset_name, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
+subroutine PMPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17888,7 +26469,7 @@ subroutine MPI_Group_incl_f08(group, n, ranks, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_intersection_f08(group1, group2, newgroup, ierror)
+subroutine PMPI_Group_intersection_f08(group1, group2, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17917,7 +26498,7 @@ subroutine MPI_Group_intersection_f08(group1, group2, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
+subroutine PMPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17948,7 +26529,7 @@ subroutine MPI_Group_range_excl_f08(group, n, ranges, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
+subroutine PMPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -17979,7 +26560,7 @@ subroutine MPI_Group_range_incl_f08(group, n, ranges, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_rank_f08(group, rank, ierror)
+subroutine PMPI_Group_rank_f08(group, rank, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18006,7 +26587,7 @@ subroutine MPI_Group_rank_f08(group, rank, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_size_f08(group, size, ierror)
+subroutine PMPI_Group_size_f08(group, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18033,7 +26614,7 @@ subroutine MPI_Group_size_f08(group, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
+subroutine PMPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18066,7 +26647,7 @@ subroutine MPI_Group_translate_ranks_f08(group1, n, ranks1, group2, ranks2, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Group_union_f08(group1, group2, newgroup, ierror)
+subroutine PMPI_Group_union_f08(group1, group2, newgroup, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18095,7 +26676,7 @@ subroutine MPI_Group_union_f08(group1, group2, newgroup, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18138,7 +26719,7 @@ subroutine MPI_Iallgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18180,7 +26761,7 @@ subroutine MPI_Iallgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+subroutine PMPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18225,7 +26806,7 @@ subroutine MPI_Iallgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcoun
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+subroutine PMPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18269,7 +26850,7 @@ subroutine MPI_Iallgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18310,7 +26891,7 @@ subroutine MPI_Iallreduce_f08ts(sendbuf, recvbuf, count, datatype, op, comm, req
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18350,7 +26931,7 @@ subroutine MPI_Iallreduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, com
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18393,7 +26974,7 @@ subroutine MPI_Ialltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18435,7 +27016,7 @@ subroutine MPI_Ialltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+subroutine PMPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18482,7 +27063,7 @@ subroutine MPI_Ialltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+subroutine PMPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18528,7 +27109,7 @@ subroutine MPI_Ialltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+subroutine PMPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18575,7 +27156,7 @@ subroutine MPI_Ialltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+subroutine PMPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18621,7 +27202,7 @@ subroutine MPI_Ialltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ibarrier_f08(comm, request, ierror)
+subroutine PMPI_Ibarrier_f08(comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18648,7 +27229,7 @@ subroutine MPI_Ibarrier_f08(comm, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
+subroutine PMPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18687,7 +27268,7 @@ subroutine MPI_Ibcast_f08ts(buffer, count, datatype, root, comm, request, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, ierror)
+subroutine PMPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18725,7 +27306,7 @@ subroutine MPI_Ibcast_f08ts_large(buffer, count, datatype, root, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18766,7 +27347,7 @@ subroutine MPI_Ibsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18806,7 +27387,7 @@ subroutine MPI_Ibsend_f08ts_large(buf, count, datatype, dest, tag, comm, request
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18847,7 +27428,7 @@ subroutine MPI_Iexscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, reques
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18887,7 +27468,7 @@ subroutine MPI_Iexscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18932,7 +27513,7 @@ subroutine MPI_Igather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -18976,7 +27557,7 @@ subroutine MPI_Igather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvco
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+subroutine PMPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19023,7 +27604,7 @@ subroutine MPI_Igatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
+subroutine PMPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19069,7 +27650,7 @@ subroutine MPI_Igatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
+subroutine PMPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19104,7 +27685,7 @@ subroutine MPI_Improbe_f08(source, tag, comm, flag, message, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
+subroutine PMPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19141,7 +27722,7 @@ subroutine MPI_Imrecv_f08ts(buf, count, datatype, message, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror)
+subroutine PMPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19177,7 +27758,7 @@ subroutine MPI_Imrecv_f08ts_large(buf, count, datatype, message, request, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19220,7 +27801,7 @@ subroutine MPI_Ineighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19262,7 +27843,7 @@ subroutine MPI_Ineighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19307,7 +27888,7 @@ subroutine MPI_Ineighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19351,7 +27932,7 @@ subroutine MPI_Ineighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19394,7 +27975,7 @@ subroutine MPI_Ineighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19436,7 +28017,7 @@ subroutine MPI_Ineighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19483,7 +28064,7 @@ subroutine MPI_Ineighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19529,7 +28110,7 @@ subroutine MPI_Ineighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sen
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19576,7 +28157,7 @@ subroutine MPI_Ineighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
+subroutine PMPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19622,7 +28203,7 @@ subroutine MPI_Ineighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sen
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_create_f08(info, ierror)
+subroutine PMPI_Info_create_f08(info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19647,7 +28228,7 @@ subroutine MPI_Info_create_f08(info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_create_env_f08(info, ierror)
+subroutine PMPI_Info_create_env_f08(info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19672,7 +28253,7 @@ subroutine MPI_Info_create_env_f08(info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_delete_f08(info, key, ierror)
+subroutine PMPI_Info_delete_f08(info, key, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19699,7 +28280,7 @@ subroutine MPI_Info_delete_f08(info, key, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_dup_f08(info, newinfo, ierror)
+subroutine PMPI_Info_dup_f08(info, newinfo, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19726,7 +28307,7 @@ subroutine MPI_Info_dup_f08(info, newinfo, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_free_f08(info, ierror)
+subroutine PMPI_Info_free_f08(info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19751,7 +28332,7 @@ subroutine MPI_Info_free_f08(info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
+subroutine PMPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19784,7 +28365,7 @@ subroutine MPI_Info_get_f08(info, key, valuelen, value, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_get_nkeys_f08(info, nkeys, ierror)
+subroutine PMPI_Info_get_nkeys_f08(info, nkeys, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19811,7 +28392,7 @@ subroutine MPI_Info_get_nkeys_f08(info, nkeys, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_get_nthkey_f08(info, n, key, ierror)
+subroutine PMPI_Info_get_nthkey_f08(info, n, key, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19840,7 +28421,7 @@ subroutine MPI_Info_get_nthkey_f08(info, n, key, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
+subroutine PMPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19873,7 +28454,7 @@ subroutine MPI_Info_get_string_f08(info, key, buflen, value, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
+subroutine PMPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19904,7 +28485,7 @@ subroutine MPI_Info_get_valuelen_f08(info, key, valuelen, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Info_set_f08(info, key, value, ierror)
+subroutine PMPI_Info_set_f08(info, key, value, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19933,7 +28514,7 @@ subroutine MPI_Info_set_f08(info, key, value, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Init_f08(ierror)
+subroutine PMPI_Init_f08(ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19956,7 +28537,7 @@ subroutine MPI_Init_f08(ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Init_thread_f08(required, provided, ierror)
+subroutine PMPI_Init_thread_f08(required, provided, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -19983,7 +28564,7 @@ subroutine MPI_Init_thread_f08(required, provided, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Initialized_f08(flag, ierror)
+subroutine PMPI_Initialized_f08(flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20008,7 +28589,7 @@ subroutine MPI_Initialized_f08(flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror)
+subroutine PMPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_leader, tag, newintercomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20043,7 +28624,7 @@ subroutine MPI_Intercomm_create_f08(local_comm, local_leader, peer_comm, remote_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror)
+subroutine PMPI_Intercomm_create_from_groups_f08(local_group, local_leader, remote_group, remote_leader, stringtag, info, errhandler, newintercomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20082,7 +28663,7 @@ subroutine MPI_Intercomm_create_from_groups_f08(local_group, local_leader, remot
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
+subroutine PMPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20111,7 +28692,7 @@ subroutine MPI_Intercomm_merge_f08(intercomm, high, newintracomm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
+subroutine PMPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20144,7 +28725,7 @@ subroutine MPI_Iprobe_f08(source, tag, comm, flag, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+subroutine PMPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20185,7 +28766,7 @@ subroutine MPI_Irecv_f08ts(buf, count, datatype, source, tag, comm, request, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+subroutine PMPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20225,7 +28806,7 @@ subroutine MPI_Irecv_f08ts_large(buf, count, datatype, source, tag, comm, reques
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+subroutine PMPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20268,7 +28849,7 @@ subroutine MPI_Ireduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
+subroutine PMPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20310,7 +28891,7 @@ subroutine MPI_Ireduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+subroutine PMPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20351,7 +28932,7 @@ subroutine MPI_Ireduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
+subroutine PMPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20391,7 +28972,7 @@ subroutine MPI_Ireduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatyp
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+subroutine PMPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20432,7 +29013,7 @@ subroutine MPI_Ireduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
+subroutine PMPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20472,7 +29053,7 @@ subroutine MPI_Ireduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, da
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20513,7 +29094,7 @@ subroutine MPI_Irsend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20553,7 +29134,7 @@ subroutine MPI_Irsend_f08ts_large(buf, count, datatype, dest, tag, comm, request
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Is_thread_main_f08(flag, ierror)
+subroutine PMPI_Is_thread_main_f08(flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20578,7 +29159,7 @@ subroutine MPI_Is_thread_main_f08(flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20619,7 +29200,7 @@ subroutine MPI_Iscan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
+subroutine PMPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20659,7 +29240,7 @@ subroutine MPI_Iscan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20704,7 +29285,7 @@ subroutine MPI_Iscatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20748,7 +29329,7 @@ subroutine MPI_Iscatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20795,7 +29376,7 @@ subroutine MPI_Iscatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
+subroutine PMPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20841,7 +29422,7 @@ subroutine MPI_Iscatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20882,7 +29463,7 @@ subroutine MPI_Isend_f08ts(buf, count, datatype, dest, tag, comm, request, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20922,7 +29503,7 @@ subroutine MPI_Isend_f08ts_large(buf, count, datatype, dest, tag, comm, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+subroutine PMPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -20973,7 +29554,7 @@ subroutine MPI_Isendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
+subroutine PMPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21023,7 +29604,7 @@ subroutine MPI_Isendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+subroutine PMPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21068,7 +29649,7 @@ subroutine MPI_Isendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sour
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
+subroutine PMPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21112,7 +29693,7 @@ subroutine MPI_Isendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21153,7 +29734,7 @@ subroutine MPI_Issend_f08ts(buf, count, datatype, dest, tag, comm, request, ierr
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21193,7 +29774,7 @@ subroutine MPI_Issend_f08ts_large(buf, count, datatype, dest, tag, comm, request
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Lookup_name_f08(service_name, info, port_name, ierror)
+subroutine PMPI_Lookup_name_f08(service_name, info, port_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21222,7 +29803,7 @@ subroutine MPI_Lookup_name_f08(service_name, info, port_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
+subroutine PMPI_Mprobe_f08(source, tag, comm, message, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21255,7 +29836,7 @@ subroutine MPI_Mprobe_f08(source, tag, comm, message, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
+subroutine PMPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21292,7 +29873,7 @@ subroutine MPI_Mrecv_f08ts(buf, count, datatype, message, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
+subroutine PMPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21328,7 +29909,7 @@ subroutine MPI_Mrecv_f08ts_large(buf, count, datatype, message, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21369,7 +29950,7 @@ subroutine MPI_Neighbor_allgather_f08ts(sendbuf, sendcount, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21409,7 +29990,7 @@ subroutine MPI_Neighbor_allgather_f08ts_large(sendbuf, sendcount, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21454,7 +30035,7 @@ subroutine MPI_Neighbor_allgather_init_f08ts(sendbuf, sendcount, sendtype, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21498,7 +30079,7 @@ subroutine MPI_Neighbor_allgather_init_f08ts_large(sendbuf, sendcount, sendtype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21541,7 +30122,7 @@ subroutine MPI_Neighbor_allgatherv_f08ts(sendbuf, sendcount, sendtype, recvbuf, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21583,7 +30164,7 @@ subroutine MPI_Neighbor_allgatherv_f08ts_large(sendbuf, sendcount, sendtype, rec
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21630,7 +30211,7 @@ subroutine MPI_Neighbor_allgatherv_init_f08ts(sendbuf, sendcount, sendtype, recv
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21676,7 +30257,7 @@ subroutine MPI_Neighbor_allgatherv_init_f08ts_large(sendbuf, sendcount, sendtype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21717,7 +30298,7 @@ subroutine MPI_Neighbor_alltoall_f08ts(sendbuf, sendcount, sendtype, recvbuf, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21757,7 +30338,7 @@ subroutine MPI_Neighbor_alltoall_f08ts_large(sendbuf, sendcount, sendtype, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21802,7 +30383,7 @@ subroutine MPI_Neighbor_alltoall_init_f08ts(sendbuf, sendcount, sendtype, recvbu
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21846,7 +30427,7 @@ subroutine MPI_Neighbor_alltoall_init_f08ts_large(sendbuf, sendcount, sendtype, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21891,7 +30472,7 @@ subroutine MPI_Neighbor_alltoallv_f08ts(sendbuf, sendcounts, sdispls, sendtype, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
+subroutine PMPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21935,7 +30516,7 @@ subroutine MPI_Neighbor_alltoallv_f08ts_large(sendbuf, sendcounts, sdispls, send
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -21984,7 +30565,7 @@ subroutine MPI_Neighbor_alltoallv_init_f08ts(sendbuf, sendcounts, sdispls, sendt
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22032,7 +30613,7 @@ subroutine MPI_Neighbor_alltoallv_init_f08ts_large(sendbuf, sendcounts, sdispls,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+subroutine PMPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22077,7 +30658,7 @@ subroutine MPI_Neighbor_alltoallw_f08ts(sendbuf, sendcounts, sdispls, sendtypes,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
+subroutine PMPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22121,7 +30702,7 @@ subroutine MPI_Neighbor_alltoallw_f08ts_large(sendbuf, sendcounts, sdispls, send
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22170,7 +30751,7 @@ subroutine MPI_Neighbor_alltoallw_init_f08ts(sendbuf, sendcounts, sdispls, sendt
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
+subroutine PMPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls, recvtypes, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22218,7 +30799,7 @@ subroutine MPI_Neighbor_alltoallw_init_f08ts_large(sendbuf, sendcounts, sdispls,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Op_commutative_f08(op, commute, ierror)
+subroutine PMPI_Op_commutative_f08(op, commute, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22245,7 +30826,7 @@ subroutine MPI_Op_commutative_f08(op, commute, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)
+subroutine PMPI_Op_create_f08(user_fn, commute, op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22274,7 +30855,7 @@ subroutine MPI_Op_create_f08(user_fn, commute, op, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Op_create_f08_large(user_fn, commute, op, ierror)
+subroutine PMPI_Op_create_f08_large(user_fn, commute, op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22302,7 +30883,7 @@ subroutine MPI_Op_create_f08_large(user_fn, commute, op, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Op_free_f08(op, ierror)
+subroutine PMPI_Op_free_f08(op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22327,7 +30908,7 @@ subroutine MPI_Op_free_f08(op, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Open_port_f08(info, port_name, ierror)
+subroutine PMPI_Open_port_f08(info, port_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22354,7 +30935,7 @@ subroutine MPI_Open_port_f08(info, port_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+subroutine PMPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22395,7 +30976,7 @@ subroutine MPI_Pack_f08ts(inbuf, incount, datatype, outbuf, outsize, position, c
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
+subroutine PMPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, position, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22435,7 +31016,7 @@ subroutine MPI_Pack_f08ts_large(inbuf, incount, datatype, outbuf, outsize, posit
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
+subroutine PMPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, outsize, position, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22476,7 +31057,7 @@ subroutine MPI_Pack_external_f08ts(datarep, inbuf, incount, datatype, outbuf, ou
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
+subroutine PMPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22507,7 +31088,7 @@ subroutine MPI_Pack_external_size_f08(datarep, incount, datatype, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
+subroutine PMPI_Pack_size_f08(incount, datatype, comm, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22538,7 +31119,7 @@ subroutine MPI_Pack_size_f08(incount, datatype, comm, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
+subroutine PMPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22568,7 +31149,7 @@ subroutine MPI_Pack_size_f08_large(incount, datatype, comm, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Parrived_f08(request, partition, flag, ierror)
+subroutine PMPI_Parrived_f08(request, partition, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22597,7 +31178,7 @@ subroutine MPI_Parrived_f08(request, partition, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pready_f08(partition, request, ierror)
+subroutine PMPI_Pready_f08(partition, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22624,7 +31205,7 @@ subroutine MPI_Pready_f08(partition, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pready_list_f08(length, array_of_partitions, request, ierror)
+subroutine PMPI_Pready_list_f08(length, array_of_partitions, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22653,7 +31234,7 @@ subroutine MPI_Pready_list_f08(length, array_of_partitions, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pready_range_f08(partition_low, partition_high, request, ierror)
+subroutine PMPI_Pready_range_f08(partition_low, partition_high, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22682,7 +31263,7 @@ subroutine MPI_Pready_range_f08(partition_low, partition_high, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, comm, info, request, ierror)
+subroutine PMPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22727,7 +31308,7 @@ subroutine MPI_Precv_init_f08ts(buf, partitions, count, datatype, source, tag, c
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Probe_f08(source, tag, comm, status, ierror)
+subroutine PMPI_Probe_f08(source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22758,7 +31339,7 @@ subroutine MPI_Probe_f08(source, tag, comm, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror)
+subroutine PMPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22803,7 +31384,7 @@ subroutine MPI_Psend_init_f08ts(buf, partitions, count, datatype, dest, tag, com
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Publish_name_f08(service_name, info, port_name, ierror)
+subroutine PMPI_Publish_name_f08(service_name, info, port_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22832,7 +31413,7 @@ subroutine MPI_Publish_name_f08(service_name, info, port_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+subroutine PMPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22875,7 +31456,7 @@ subroutine MPI_Put_f08ts(origin_addr, origin_count, origin_datatype, target_rank
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
+subroutine PMPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22917,7 +31498,7 @@ subroutine MPI_Put_f08ts_large(origin_addr, origin_count, origin_datatype, targe
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Query_thread_f08(provided, ierror)
+subroutine PMPI_Query_thread_f08(provided, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22942,7 +31523,7 @@ subroutine MPI_Query_thread_f08(provided, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+subroutine PMPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -22989,7 +31570,7 @@ subroutine MPI_Raccumulate_f08ts(origin_addr, origin_count, origin_datatype, tar
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+subroutine PMPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23035,7 +31616,7 @@ subroutine MPI_Raccumulate_f08ts_large(origin_addr, origin_count, origin_datatyp
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
+subroutine PMPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23076,7 +31657,7 @@ subroutine MPI_Recv_f08ts(buf, count, datatype, source, tag, comm, status, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status, ierror)
+subroutine PMPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23116,7 +31697,7 @@ subroutine MPI_Recv_f08ts_large(buf, count, datatype, source, tag, comm, status,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
+subroutine PMPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23157,7 +31738,7 @@ subroutine MPI_Recv_init_f08ts(buf, count, datatype, source, tag, comm, request,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
+subroutine PMPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23197,7 +31778,7 @@ subroutine MPI_Recv_init_f08ts_large(buf, count, datatype, source, tag, comm, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+subroutine PMPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23238,7 +31819,7 @@ subroutine MPI_Reduce_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
+subroutine PMPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23278,7 +31859,7 @@ subroutine MPI_Reduce_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, c
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+subroutine PMPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23323,7 +31904,7 @@ subroutine MPI_Reduce_init_f08ts(sendbuf, recvbuf, count, datatype, op, root, co
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
+subroutine PMPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23367,7 +31948,7 @@ subroutine MPI_Reduce_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, ro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
+subroutine PMPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23404,7 +31985,7 @@ subroutine MPI_Reduce_local_f08ts(inbuf, inoutbuf, count, datatype, op, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ierror)
+subroutine PMPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23440,7 +32021,7 @@ subroutine MPI_Reduce_local_f08ts_large(inbuf, inoutbuf, count, datatype, op, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+subroutine PMPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23479,7 +32060,7 @@ subroutine MPI_Reduce_scatter_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
+subroutine PMPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23517,7 +32098,7 @@ subroutine MPI_Reduce_scatter_f08ts_large(sendbuf, recvbuf, recvcounts, datatype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+subroutine PMPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23556,7 +32137,7 @@ subroutine MPI_Reduce_scatter_block_f08ts(sendbuf, recvbuf, recvcount, datatype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
+subroutine PMPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23594,7 +32175,7 @@ subroutine MPI_Reduce_scatter_block_f08ts_large(sendbuf, recvbuf, recvcount, dat
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23637,7 +32218,7 @@ subroutine MPI_Reduce_scatter_block_init_f08ts(sendbuf, recvbuf, recvcount, data
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23679,7 +32260,7 @@ subroutine MPI_Reduce_scatter_block_init_f08ts_large(sendbuf, recvbuf, recvcount
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23722,7 +32303,7 @@ subroutine MPI_Reduce_scatter_init_f08ts(sendbuf, recvbuf, recvcounts, datatype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23764,7 +32345,7 @@ subroutine MPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, dat
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Remove_error_class_f08(errorclass, ierror)
+subroutine PMPI_Remove_error_class_f08(errorclass, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23789,7 +32370,7 @@ subroutine MPI_Remove_error_class_f08(errorclass, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Remove_error_code_f08(errorcode, ierror)
+subroutine PMPI_Remove_error_code_f08(errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23814,7 +32395,7 @@ subroutine MPI_Remove_error_code_f08(errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Remove_error_string_f08(errorcode, ierror)
+subroutine PMPI_Remove_error_string_f08(errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23839,7 +32420,7 @@ subroutine MPI_Remove_error_string_f08(errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Request_free_f08(request, ierror)
+subroutine PMPI_Request_free_f08(request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23864,7 +32445,7 @@ subroutine MPI_Request_free_f08(request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Request_get_status_f08(request, flag, status, ierror)
+subroutine PMPI_Request_get_status_f08(request, flag, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23893,7 +32474,7 @@ subroutine MPI_Request_get_status_f08(request, flag, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Request_get_status_all_f08(count, array_of_requests, flag, array_of_statuses, ierror)
+subroutine PMPI_Request_get_status_all_f08(count, array_of_requests, flag, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23924,7 +32505,7 @@ subroutine MPI_Request_get_status_all_f08(count, array_of_requests, flag, array_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
+subroutine PMPI_Request_get_status_any_f08(count, array_of_requests, index, flag, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23957,7 +32538,7 @@ subroutine MPI_Request_get_status_any_f08(count, array_of_requests, index, flag,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Request_get_status_some_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+subroutine PMPI_Request_get_status_some_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -23990,7 +32571,7 @@ subroutine MPI_Request_get_status_some_f08(incount, array_of_requests, outcount,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+subroutine PMPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24035,7 +32616,7 @@ subroutine MPI_Rget_f08ts(origin_addr, origin_count, origin_datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+subroutine PMPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24079,7 +32660,7 @@ subroutine MPI_Rget_f08ts_large(origin_addr, origin_count, origin_datatype, targ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+subroutine PMPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24132,7 +32713,7 @@ subroutine MPI_Rget_accumulate_f08ts(origin_addr, origin_count, origin_datatype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
+subroutine PMPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_datatype, result_addr, result_count, result_datatype, target_rank, target_disp, target_count, target_datatype, op, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24184,7 +32765,7 @@ subroutine MPI_Rget_accumulate_f08ts_large(origin_addr, origin_count, origin_dat
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+subroutine PMPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24229,7 +32810,7 @@ subroutine MPI_Rput_f08ts(origin_addr, origin_count, origin_datatype, target_ran
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
+subroutine PMPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count, target_datatype, win, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24273,7 +32854,7 @@ subroutine MPI_Rput_f08ts_large(origin_addr, origin_count, origin_datatype, targ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24312,7 +32893,7 @@ subroutine MPI_Rsend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24350,7 +32931,7 @@ subroutine MPI_Rsend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24391,7 +32972,7 @@ subroutine MPI_Rsend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24431,7 +33012,7 @@ subroutine MPI_Rsend_init_f08ts_large(buf, count, datatype, dest, tag, comm, req
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24470,7 +33051,7 @@ subroutine MPI_Scan_f08ts(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
+subroutine PMPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24508,7 +33089,7 @@ subroutine MPI_Scan_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24551,7 +33132,7 @@ subroutine MPI_Scan_init_f08ts(sendbuf, recvbuf, count, datatype, op, comm, info
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
+subroutine PMPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24593,7 +33174,7 @@ subroutine MPI_Scan_init_f08ts_large(sendbuf, recvbuf, count, datatype, op, comm
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24636,7 +33217,7 @@ subroutine MPI_Scatter_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24678,7 +33259,7 @@ subroutine MPI_Scatter_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvco
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24725,7 +33306,7 @@ subroutine MPI_Scatter_init_f08ts(sendbuf, sendcount, sendtype, recvbuf, recvcou
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24771,7 +33352,7 @@ subroutine MPI_Scatter_init_f08ts_large(sendbuf, sendcount, sendtype, recvbuf, r
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24816,7 +33397,7 @@ subroutine MPI_Scatterv_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, re
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
+subroutine PMPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24860,7 +33441,7 @@ subroutine MPI_Scatterv_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24909,7 +33490,7 @@ subroutine MPI_Scatterv_init_f08ts(sendbuf, sendcounts, displs, sendtype, recvbu
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
+subroutine PMPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype, root, comm, info, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24957,7 +33538,7 @@ subroutine MPI_Scatterv_init_f08ts_large(sendbuf, sendcounts, displs, sendtype, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -24996,7 +33577,7 @@ subroutine MPI_Send_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25034,7 +33615,7 @@ subroutine MPI_Send_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25075,7 +33656,7 @@ subroutine MPI_Send_init_f08ts(buf, count, datatype, dest, tag, comm, request, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25115,7 +33696,7 @@ subroutine MPI_Send_init_f08ts_large(buf, count, datatype, dest, tag, comm, requ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+subroutine PMPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25166,7 +33747,7 @@ subroutine MPI_Sendrecv_f08ts(sendbuf, sendcount, sendtype, dest, sendtag, recvb
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
+subroutine PMPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25216,7 +33797,7 @@ subroutine MPI_Sendrecv_f08ts_large(sendbuf, sendcount, sendtype, dest, sendtag,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+subroutine PMPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25261,7 +33842,7 @@ subroutine MPI_Sendrecv_replace_f08ts(buf, count, datatype, dest, sendtag, sourc
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
+subroutine PMPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag, source, recvtag, comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25305,7 +33886,7 @@ subroutine MPI_Sendrecv_replace_f08ts_large(buf, count, datatype, dest, sendtag,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
+subroutine PMPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25338,7 +33919,7 @@ subroutine MPI_Session_attach_buffer_f08ts(session, buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
+subroutine PMPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25370,7 +33951,7 @@ subroutine MPI_Session_attach_buffer_f08ts_large(session, buffer, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_call_errhandler_f08(session, errorcode, ierror)
+subroutine PMPI_Session_call_errhandler_f08(session, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25397,7 +33978,7 @@ subroutine MPI_Session_call_errhandler_f08(session, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
+subroutine PMPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25424,7 +34005,7 @@ subroutine MPI_Session_create_errhandler_f08(session_errhandler_fn, errhandler, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
+subroutine PMPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25453,7 +34034,7 @@ subroutine MPI_Session_detach_buffer_f08(session, buffer_addr, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierror)
+subroutine PMPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25481,7 +34062,7 @@ subroutine MPI_Session_detach_buffer_f08_large(session, buffer_addr, size, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_finalize_f08(session, ierror)
+subroutine PMPI_Session_finalize_f08(session, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25506,7 +34087,7 @@ subroutine MPI_Session_finalize_f08(session, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_flush_buffer_f08(session, ierror)
+subroutine PMPI_Session_flush_buffer_f08(session, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25531,7 +34112,7 @@ subroutine MPI_Session_flush_buffer_f08(session, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_get_errhandler_f08(session, errhandler, ierror)
+subroutine PMPI_Session_get_errhandler_f08(session, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25558,7 +34139,7 @@ subroutine MPI_Session_get_errhandler_f08(session, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_get_info_f08(session, info_used, ierror)
+subroutine PMPI_Session_get_info_f08(session, info_used, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25585,7 +34166,7 @@ subroutine MPI_Session_get_info_f08(session, info_used, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
+subroutine PMPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25618,7 +34199,7 @@ subroutine MPI_Session_get_nth_pset_f08(session, info, n, pset_len, pset_name, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
+subroutine PMPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25647,7 +34228,7 @@ subroutine MPI_Session_get_num_psets_f08(session, info, npset_names, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
+subroutine PMPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25676,7 +34257,7 @@ subroutine MPI_Session_get_pset_info_f08(session, pset_name, info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_iflush_buffer_f08(session, request, ierror)
+subroutine PMPI_Session_iflush_buffer_f08(session, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25703,7 +34284,7 @@ subroutine MPI_Session_iflush_buffer_f08(session, request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_init_f08(info, errhandler, session, ierror)
+subroutine PMPI_Session_init_f08(info, errhandler, session, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25732,7 +34313,7 @@ subroutine MPI_Session_init_f08(info, errhandler, session, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Session_set_errhandler_f08(session, errhandler, ierror)
+subroutine PMPI_Session_set_errhandler_f08(session, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25759,7 +34340,7 @@ subroutine MPI_Session_set_errhandler_f08(session, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25798,7 +34379,7 @@ subroutine MPI_Ssend_f08ts(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
+subroutine PMPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25836,7 +34417,7 @@ subroutine MPI_Ssend_f08ts_large(buf, count, datatype, dest, tag, comm, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25877,7 +34458,7 @@ subroutine MPI_Ssend_init_f08ts(buf, count, datatype, dest, tag, comm, request, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
+subroutine PMPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25917,7 +34498,7 @@ subroutine MPI_Ssend_init_f08ts_large(buf, count, datatype, dest, tag, comm, req
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Start_f08(request, ierror)
+subroutine PMPI_Start_f08(request, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25942,7 +34523,7 @@ subroutine MPI_Start_f08(request, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Startall_f08(count, array_of_requests, ierror)
+subroutine PMPI_Startall_f08(count, array_of_requests, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25969,7 +34550,7 @@ subroutine MPI_Startall_f08(count, array_of_requests, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_get_error_f08(status, err, ierror)
+subroutine PMPI_Status_get_error_f08(status, err, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -25996,7 +34577,7 @@ subroutine MPI_Status_get_error_f08(status, err, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_get_source_f08(status, source, ierror)
+subroutine PMPI_Status_get_source_f08(status, source, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26023,7 +34604,7 @@ subroutine MPI_Status_get_source_f08(status, source, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_get_tag_f08(status, tag, ierror)
+subroutine PMPI_Status_get_tag_f08(status, tag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26050,7 +34631,7 @@ subroutine MPI_Status_get_tag_f08(status, tag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_cancelled_f08(status, flag, ierror)
+subroutine PMPI_Status_set_cancelled_f08(status, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26077,7 +34658,7 @@ subroutine MPI_Status_set_cancelled_f08(status, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_elements_f08(status, datatype, count, ierror)
+subroutine PMPI_Status_set_elements_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26106,7 +34687,7 @@ subroutine MPI_Status_set_elements_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_elements_f08_large(status, datatype, count, ierror)
+subroutine PMPI_Status_set_elements_f08_large(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26134,7 +34715,7 @@ subroutine MPI_Status_set_elements_f08_large(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
+subroutine PMPI_Status_set_elements_x_f08(status, datatype, count, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26163,7 +34744,7 @@ subroutine MPI_Status_set_elements_x_f08(status, datatype, count, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_error_f08(status, err, ierror)
+subroutine PMPI_Status_set_error_f08(status, err, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26190,7 +34771,7 @@ subroutine MPI_Status_set_error_f08(status, err, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_source_f08(status, source, ierror)
+subroutine PMPI_Status_set_source_f08(status, source, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26217,7 +34798,7 @@ subroutine MPI_Status_set_source_f08(status, source, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Status_set_tag_f08(status, tag, ierror)
+subroutine PMPI_Status_set_tag_f08(status, tag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26244,7 +34825,7 @@ subroutine MPI_Status_set_tag_f08(status, tag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Test_f08(request, flag, status, ierror)
+subroutine PMPI_Test_f08(request, flag, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26273,7 +34854,7 @@ subroutine MPI_Test_f08(request, flag, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Test_cancelled_f08(status, flag, ierror)
+subroutine PMPI_Test_cancelled_f08(status, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26300,7 +34881,7 @@ subroutine MPI_Test_cancelled_f08(status, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
+subroutine PMPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26331,7 +34912,7 @@ subroutine MPI_Testall_f08(count, array_of_requests, flag, array_of_statuses, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Testany_f08(count, array_of_requests, index, flag, status, ierror)
+subroutine PMPI_Testany_f08(count, array_of_requests, index, flag, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26364,7 +34945,7 @@ subroutine MPI_Testany_f08(count, array_of_requests, index, flag, status, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+subroutine PMPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26397,7 +34978,7 @@ subroutine MPI_Testsome_f08(incount, array_of_requests, outcount, array_of_indic
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Topo_test_f08(comm, status, ierror)
+subroutine PMPI_Topo_test_f08(comm, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26424,7 +35005,7 @@ subroutine MPI_Topo_test_f08(comm, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_commit_f08(datatype, ierror)
+subroutine PMPI_Type_commit_f08(datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26449,7 +35030,7 @@ subroutine MPI_Type_commit_f08(datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
+subroutine PMPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26478,7 +35059,7 @@ subroutine MPI_Type_contiguous_f08(count, oldtype, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
+subroutine PMPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26506,7 +35087,7 @@ subroutine MPI_Type_contiguous_f08_large(count, oldtype, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26549,7 +35130,7 @@ subroutine MPI_Type_create_darray_f08(size, rank, ndims, array_of_gsizes, array_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs, array_of_psizes, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26591,7 +35172,7 @@ subroutine MPI_Type_create_darray_f08_large(size, rank, ndims, array_of_gsizes, 
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
+subroutine PMPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26620,7 +35201,7 @@ subroutine MPI_Type_create_f90_complex_f08(p, r, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_f90_integer_f08(r, newtype, ierror)
+subroutine PMPI_Type_create_f90_integer_f08(r, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26647,7 +35228,7 @@ subroutine MPI_Type_create_f90_integer_f08(r, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_f90_real_f08(p, r, newtype, ierror)
+subroutine PMPI_Type_create_f90_real_f08(p, r, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26676,7 +35257,7 @@ subroutine MPI_Type_create_f90_real_f08(p, r, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26709,7 +35290,7 @@ subroutine MPI_Type_create_hindexed_f08(count, array_of_blocklengths, array_of_d
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26741,7 +35322,7 @@ subroutine MPI_Type_create_hindexed_f08_large(count, array_of_blocklengths, arra
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26774,7 +35355,7 @@ subroutine MPI_Type_create_hindexed_block_f08(count, blocklength, array_of_displ
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26806,7 +35387,7 @@ subroutine MPI_Type_create_hindexed_block_f08_large(count, blocklength, array_of
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26839,7 +35420,7 @@ subroutine MPI_Type_create_hvector_f08(count, blocklength, stride, oldtype, newt
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26871,7 +35452,7 @@ subroutine MPI_Type_create_hvector_f08_large(count, blocklength, stride, oldtype
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_indexed_block_f08(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26904,7 +35485,7 @@ subroutine MPI_Type_create_indexed_block_f08(count, blocklength, array_of_displa
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26936,7 +35517,7 @@ subroutine MPI_Type_create_indexed_block_f08_large(count, blocklength, array_of_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
+subroutine PMPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, type_keyval, extra_state, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26967,7 +35548,7 @@ subroutine MPI_Type_create_keyval_f08(type_copy_attr_fn, type_delete_attr_fn, ty
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
+subroutine PMPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -26998,7 +35579,7 @@ subroutine MPI_Type_create_resized_f08(oldtype, lb, extent, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+subroutine PMPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27031,7 +35612,7 @@ subroutine MPI_Type_create_struct_f08(count, array_of_blocklengths, array_of_dis
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
+subroutine PMPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_of_displacements, array_of_types, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27063,7 +35644,7 @@ subroutine MPI_Type_create_struct_f08_large(count, array_of_blocklengths, array_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27100,7 +35681,7 @@ subroutine MPI_Type_create_subarray_f08(ndims, array_of_sizes, array_of_subsizes
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
+subroutine PMPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27136,7 +35717,7 @@ subroutine MPI_Type_create_subarray_f08_large(ndims, array_of_sizes, array_of_su
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
+subroutine PMPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27163,7 +35744,7 @@ subroutine MPI_Type_delete_attr_f08(datatype, type_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_dup_f08(oldtype, newtype, ierror)
+subroutine PMPI_Type_dup_f08(oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27190,7 +35771,7 @@ subroutine MPI_Type_dup_f08(oldtype, newtype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_free_f08(datatype, ierror)
+subroutine PMPI_Type_free_f08(datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27215,7 +35796,7 @@ subroutine MPI_Type_free_f08(datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_free_keyval_f08(type_keyval, ierror)
+subroutine PMPI_Type_free_keyval_f08(type_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27240,7 +35821,7 @@ subroutine MPI_Type_free_keyval_f08(type_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
+subroutine PMPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27271,7 +35852,7 @@ subroutine MPI_Type_get_attr_f08(datatype, type_keyval, attribute_val, flag, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror)
+subroutine PMPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_datatypes, array_of_integers, array_of_addresses, array_of_datatypes, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27308,7 +35889,7 @@ subroutine MPI_Type_get_contents_f08(datatype, max_integers, max_addresses, max_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
+subroutine PMPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses, max_large_counts, max_datatypes, array_of_integers, array_of_addresses, array_of_large_counts, array_of_datatypes, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27348,7 +35929,7 @@ subroutine MPI_Type_get_contents_f08_large(datatype, max_integers, max_addresses
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
+subroutine PMPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_datatypes, combiner, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27381,7 +35962,7 @@ subroutine MPI_Type_get_envelope_f08(datatype, num_integers, num_addresses, num_
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
+subroutine PMPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses, num_large_counts, num_datatypes, combiner, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27415,7 +35996,7 @@ subroutine MPI_Type_get_envelope_f08_large(datatype, num_integers, num_addresses
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
+subroutine PMPI_Type_get_extent_f08(datatype, lb, extent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27444,7 +36025,7 @@ subroutine MPI_Type_get_extent_f08(datatype, lb, extent, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
+subroutine PMPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27473,7 +36054,7 @@ subroutine MPI_Type_get_extent_x_f08(datatype, lb, extent, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
+subroutine PMPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27502,7 +36083,7 @@ subroutine MPI_Type_get_name_f08(datatype, type_name, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
+subroutine PMPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27531,7 +36112,7 @@ subroutine MPI_Type_get_true_extent_f08(datatype, true_lb, true_extent, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
+subroutine PMPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27560,7 +36141,7 @@ subroutine MPI_Type_get_true_extent_x_f08(datatype, true_lb, true_extent, ierror
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
+subroutine PMPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27589,7 +36170,7 @@ subroutine MPI_Type_get_value_index_f08(value_type, index_type, pair_type, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27622,7 +36203,7 @@ subroutine MPI_Type_indexed_f08(count, array_of_blocklengths, array_of_displacem
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
+subroutine PMPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_displacements, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27654,7 +36235,7 @@ subroutine MPI_Type_indexed_f08_large(count, array_of_blocklengths, array_of_dis
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
+subroutine PMPI_Type_match_size_f08(typeclass, size, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27683,7 +36264,7 @@ subroutine MPI_Type_match_size_f08(typeclass, size, datatype, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
+subroutine PMPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27712,7 +36293,7 @@ subroutine MPI_Type_set_attr_f08(datatype, type_keyval, attribute_val, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_set_name_f08(datatype, type_name, ierror)
+subroutine PMPI_Type_set_name_f08(datatype, type_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27739,7 +36320,7 @@ subroutine MPI_Type_set_name_f08(datatype, type_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_size_f08(datatype, size, ierror)
+subroutine PMPI_Type_size_f08(datatype, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27766,7 +36347,7 @@ subroutine MPI_Type_size_f08(datatype, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_size_f08_large(datatype, size, ierror)
+subroutine PMPI_Type_size_f08_large(datatype, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27792,7 +36373,7 @@ subroutine MPI_Type_size_f08_large(datatype, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_size_x_f08(datatype, size, ierror)
+subroutine PMPI_Type_size_x_f08(datatype, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27819,7 +36400,7 @@ subroutine MPI_Type_size_x_f08(datatype, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
+subroutine PMPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27852,7 +36433,7 @@ subroutine MPI_Type_vector_f08(count, blocklength, stride, oldtype, newtype, ier
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
+subroutine PMPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27884,7 +36465,7 @@ subroutine MPI_Type_vector_f08_large(count, blocklength, stride, oldtype, newtyp
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+subroutine PMPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27925,7 +36506,7 @@ subroutine MPI_Unpack_f08ts(inbuf, insize, position, outbuf, outcount, datatype,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
+subroutine PMPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, datatype, comm, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -27965,7 +36546,7 @@ subroutine MPI_Unpack_f08ts_large(inbuf, insize, position, outbuf, outcount, dat
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
+subroutine PMPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, outcount, datatype, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28006,7 +36587,7 @@ subroutine MPI_Unpack_external_f08ts(datarep, inbuf, insize, position, outbuf, o
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
+subroutine PMPI_Unpublish_name_f08(service_name, info, port_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28035,7 +36616,7 @@ subroutine MPI_Unpublish_name_f08(service_name, info, port_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Wait_f08(request, status, ierror)
+subroutine PMPI_Wait_f08(request, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28062,7 +36643,7 @@ subroutine MPI_Wait_f08(request, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
+subroutine PMPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28091,7 +36672,7 @@ subroutine MPI_Waitall_f08(count, array_of_requests, array_of_statuses, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Waitany_f08(count, array_of_requests, index, status, ierror)
+subroutine PMPI_Waitany_f08(count, array_of_requests, index, status, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28122,7 +36703,7 @@ subroutine MPI_Waitany_f08(count, array_of_requests, index, status, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
+subroutine PMPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28155,7 +36736,7 @@ subroutine MPI_Waitsome_f08(incount, array_of_requests, outcount, array_of_indic
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+subroutine PMPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28190,7 +36771,7 @@ subroutine MPI_Win_allocate_f08(size, disp_unit, info, comm, baseptr, win, ierro
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+subroutine PMPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28224,7 +36805,7 @@ subroutine MPI_Win_allocate_f08_large(size, disp_unit, info, comm, baseptr, win,
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
+subroutine PMPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28259,7 +36840,7 @@ subroutine MPI_Win_allocate_shared_f08(size, disp_unit, info, comm, baseptr, win
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
+subroutine PMPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, baseptr, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28293,7 +36874,7 @@ subroutine MPI_Win_allocate_shared_f08_large(size, disp_unit, info, comm, basept
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_attach_f08ts(win, base, size, ierror)
+subroutine PMPI_Win_attach_f08ts(win, base, size, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28326,7 +36907,7 @@ subroutine MPI_Win_attach_f08ts(win, base, size, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_call_errhandler_f08(win, errorcode, ierror)
+subroutine PMPI_Win_call_errhandler_f08(win, errorcode, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28353,7 +36934,7 @@ subroutine MPI_Win_call_errhandler_f08(win, errorcode, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_complete_f08(win, ierror)
+subroutine PMPI_Win_complete_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28378,7 +36959,7 @@ subroutine MPI_Win_complete_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
+subroutine PMPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28417,7 +36998,7 @@ subroutine MPI_Win_create_f08ts(base, size, disp_unit, info, comm, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ierror)
+subroutine PMPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28455,7 +37036,7 @@ subroutine MPI_Win_create_f08ts_large(base, size, disp_unit, info, comm, win, ie
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_create_dynamic_f08(info, comm, win, ierror)
+subroutine PMPI_Win_create_dynamic_f08(info, comm, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28484,7 +37065,7 @@ subroutine MPI_Win_create_dynamic_f08(info, comm, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
+subroutine PMPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28511,7 +37092,7 @@ subroutine MPI_Win_create_errhandler_f08(win_errhandler_fn, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
+subroutine PMPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_keyval, extra_state, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28542,7 +37123,7 @@ subroutine MPI_Win_create_keyval_f08(win_copy_attr_fn, win_delete_attr_fn, win_k
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_delete_attr_f08(win, win_keyval, ierror)
+subroutine PMPI_Win_delete_attr_f08(win, win_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28569,7 +37150,7 @@ subroutine MPI_Win_delete_attr_f08(win, win_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_detach_f08ts(win, base, ierror)
+subroutine PMPI_Win_detach_f08ts(win, base, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28600,7 +37181,7 @@ subroutine MPI_Win_detach_f08ts(win, base, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_fence_f08(assert, win, ierror)
+subroutine PMPI_Win_fence_f08(assert, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28627,7 +37208,7 @@ subroutine MPI_Win_fence_f08(assert, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_flush_f08(rank, win, ierror)
+subroutine PMPI_Win_flush_f08(rank, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28654,7 +37235,7 @@ subroutine MPI_Win_flush_f08(rank, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_flush_all_f08(win, ierror)
+subroutine PMPI_Win_flush_all_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28679,7 +37260,7 @@ subroutine MPI_Win_flush_all_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_flush_local_f08(rank, win, ierror)
+subroutine PMPI_Win_flush_local_f08(rank, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28706,7 +37287,7 @@ subroutine MPI_Win_flush_local_f08(rank, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_flush_local_all_f08(win, ierror)
+subroutine PMPI_Win_flush_local_all_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28731,7 +37312,7 @@ subroutine MPI_Win_flush_local_all_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_free_f08(win, ierror)
+subroutine PMPI_Win_free_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28756,7 +37337,7 @@ subroutine MPI_Win_free_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_free_keyval_f08(win_keyval, ierror)
+subroutine PMPI_Win_free_keyval_f08(win_keyval, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28781,7 +37362,7 @@ subroutine MPI_Win_free_keyval_f08(win_keyval, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
+subroutine PMPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28812,7 +37393,7 @@ subroutine MPI_Win_get_attr_f08(win, win_keyval, attribute_val, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_get_errhandler_f08(win, errhandler, ierror)
+subroutine PMPI_Win_get_errhandler_f08(win, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28839,7 +37420,7 @@ subroutine MPI_Win_get_errhandler_f08(win, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_get_group_f08(win, group, ierror)
+subroutine PMPI_Win_get_group_f08(win, group, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28866,7 +37447,7 @@ subroutine MPI_Win_get_group_f08(win, group, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_get_info_f08(win, info_used, ierror)
+subroutine PMPI_Win_get_info_f08(win, info_used, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28893,7 +37474,7 @@ subroutine MPI_Win_get_info_f08(win, info_used, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_get_name_f08(win, win_name, resultlen, ierror)
+subroutine PMPI_Win_get_name_f08(win, win_name, resultlen, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28922,7 +37503,7 @@ subroutine MPI_Win_get_name_f08(win, win_name, resultlen, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
+subroutine PMPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28953,7 +37534,7 @@ subroutine MPI_Win_lock_f08(lock_type, rank, assert, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_lock_all_f08(assert, win, ierror)
+subroutine PMPI_Win_lock_all_f08(assert, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -28980,7 +37561,7 @@ subroutine MPI_Win_lock_all_f08(assert, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_post_f08(group, assert, win, ierror)
+subroutine PMPI_Win_post_f08(group, assert, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29009,7 +37590,7 @@ subroutine MPI_Win_post_f08(group, assert, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
+subroutine PMPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29038,7 +37619,7 @@ subroutine MPI_Win_set_attr_f08(win, win_keyval, attribute_val, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_set_errhandler_f08(win, errhandler, ierror)
+subroutine PMPI_Win_set_errhandler_f08(win, errhandler, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29065,7 +37646,7 @@ subroutine MPI_Win_set_errhandler_f08(win, errhandler, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_set_info_f08(win, info, ierror)
+subroutine PMPI_Win_set_info_f08(win, info, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29092,7 +37673,7 @@ subroutine MPI_Win_set_info_f08(win, info, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_set_name_f08(win, win_name, ierror)
+subroutine PMPI_Win_set_name_f08(win, win_name, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29119,7 +37700,7 @@ subroutine MPI_Win_set_name_f08(win, win_name, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
+subroutine PMPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29152,7 +37733,7 @@ subroutine MPI_Win_shared_query_f08(win, rank, size, disp_unit, baseptr, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, ierror)
+subroutine PMPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29184,7 +37765,7 @@ subroutine MPI_Win_shared_query_f08_large(win, rank, size, disp_unit, baseptr, i
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_start_f08(group, assert, win, ierror)
+subroutine PMPI_Win_start_f08(group, assert, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29213,7 +37794,7 @@ subroutine MPI_Win_start_f08(group, assert, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_sync_f08(win, ierror)
+subroutine PMPI_Win_sync_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29238,7 +37819,7 @@ subroutine MPI_Win_sync_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_test_f08(win, flag, ierror)
+subroutine PMPI_Win_test_f08(win, flag, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29265,7 +37846,7 @@ subroutine MPI_Win_test_f08(win, flag, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_unlock_f08(rank, win, ierror)
+subroutine PMPI_Win_unlock_f08(rank, win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29292,7 +37873,7 @@ subroutine MPI_Win_unlock_f08(rank, win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_unlock_all_f08(win, ierror)
+subroutine PMPI_Win_unlock_all_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29317,7 +37898,7 @@ subroutine MPI_Win_unlock_all_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Win_wait_f08(win, ierror)
+subroutine PMPI_Win_wait_f08(win, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29342,7 +37923,7 @@ subroutine MPI_Win_wait_f08(win, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-function MPI_Wtick_f08() result(res)
+function PMPI_Wtick_f08() result(res)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29363,7 +37944,7 @@ function MPI_Wtick_f08() result(res)
   res = pmpi_wtick()
 end function
 
-function MPI_Wtime_f08() result(res)
+function PMPI_Wtime_f08() result(res)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29384,7 +37965,7 @@ function MPI_Wtime_f08() result(res)
   res = pmpi_wtime()
 end function
 
-subroutine MPIX_Pap_progress_f08(comm, fraction_done, ierror)
+subroutine PMPIX_Pap_progress_f08(comm, fraction_done, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29411,7 +37992,7 @@ subroutine MPIX_Pap_progress_f08(comm, fraction_done, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
+subroutine PMPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
   use, intrinsic :: iso_c_binding
   use mpi_f08_types
   use mpi_f08_compile_constants
@@ -29438,7 +38019,7 @@ subroutine MPIX_Pap_expect_f08(comm, seconds_until_arrival, ierror)
   if (present(ierror)) ierror = ierr
 end subroutine
 
-subroutine MPI_Pcontrol_f08(level)
+subroutine PMPI_Pcontrol_f08(level)
   implicit none
   integer, intent(in) :: level
   external :: pmpi_pcontrol

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes fortran-f08/mpi_f08.f90: the `mpi_f08` module (MPI 4.1 section 19.2) and its procedures;
-and include/mpi_sizeofs.f90, the MPI_SIZEOF module of `use mpi`.
+fortran-f08/mpi_f08_names.ld, the linker names of those procedures; and include/mpi_sizeofs.f90,
+the MPI_SIZEOF module of `use mpi`.
 
 Sources: the MPI Forum's API description (the `pympistandard` package on PyPI: every procedure's
 and callback's Fortran 2008 declaration), include/mpif.h (the constants' values, MPICH ABI) and
@@ -18,6 +19,13 @@ Design:
   choice buffer's address. The sentinels (MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS(ES)_IGNORE, ...)
   are variables with MPICH's names that liboxmpi.so defines and recognises
   (src/fortran/sentinels.rs), so they pass through unchanged.
+* Profiling (MPI 4.1 sections 15.2.1 and 19.1.5): each procedure is written once, under its
+  PMPI_ specific name (`pmpi_send_f08ts_`); the linker script mpi_f08_names.ld gives the same
+  code its MPI_ name (`mpi_send_f08ts_`) and MPICH's name of the PMPI_ one (`pmpir_send_f08ts_`,
+  which MPICH's own pmpi_f08 module binds, so MPICH-built programs calling PMPI_ find it). Module
+  `pmpi_f08` (used by `mpi_f08`, as in MPICH) has the generic PMPI_ names. A tool that defines
+  `MPI_Send_f08ts` and calls `PMPI_Send` therefore intercepts `call MPI_Send` of `use mpi_f08`
+  code; the PMPI_ procedure calls the `use mpi` binding's PMPI_ name, never an MPI_ one.
 * MPI_SUBARRAYS_SUPPORTED is .FALSE.: a choice buffer must be contiguous; a non-contiguous one is
   an MPI_ERR_BUFFER error raised on the call's communicator or window (else MPI_COMM_SELF).
 * Not generated (a compile error for a program that uses them, never a silent wrong call): the
@@ -30,6 +38,7 @@ import os, re, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "fortran-f08", "mpi_f08.f90")
+NAMES_OUT = os.path.join(ROOT, "fortran-f08", "mpi_f08_names.ld")
 SIZEOFS_OUT = os.path.join(ROOT, "include", "mpi_sizeofs.f90")
 
 HANDLES = ["Comm", "Datatype", "Errhandler", "File", "Group", "Info", "Message", "Op", "Request",
@@ -231,9 +240,11 @@ class Proc:
     def has_buffer(self):
         return any(a.is_buffer for a in self.args)
 
-    def specific(self):
+    def specific(self, profiling=False):
+        """The specific procedure name (MPICH's, `_large` for a large-count form): the PMPI_ one
+        for `profiling`."""
         base = self.name[:-2] if self.name.endswith("_c") else self.name
-        return base + ("_f08ts" if self.has_buffer else "_f08") + ("_large" if self.large else "")
+        return ("P" if profiling else "") + base + ("_f08ts" if self.has_buffer else "_f08") + ("_large" if self.large else "")
 
     def supported(self):
         # A CHARACTER(LEN=*) array (MPI_Comm_spawn's argv(*), MPI_Comm_spawn_multiple's
@@ -496,26 +507,30 @@ def emit(std):
         w("  end subroutine")
     w("end module mpi_f08_callbacks")
     w("")
-    # --- the module proper: generic interfaces to the specific procedures ---
-    w("module mpi_f08")
-    w("  use mpi_f08_types")
-    w("  use mpi_f08_compile_constants")
-    w("  use mpi_f08_link_constants")
-    w("  use mpi_f08_callbacks")
-    w("  implicit none")
-    for pr in procs:
-        w(f"  interface {pr.name}")
-        sig(w, pr, "    ", impl=False)
-        w("  end interface")
-    for n, lo in (("MPI_Pcontrol", "pcontrol"),):
-        w(f"  interface {n}")
-        w(f"    subroutine {n}_f08(level)")
+    # --- the module proper: generic interfaces to the specific procedures; the PMPI_ ones in
+    # module pmpi_f08 (as MPICH), which mpi_f08 uses ---
+    for module, profiling in (("pmpi_f08", True), ("mpi_f08", False)):
+        w(f"module {module}")
+        w("  use mpi_f08_types")
+        w("  use mpi_f08_compile_constants")
+        w("  use mpi_f08_link_constants")
+        w("  use mpi_f08_callbacks")
+        if not profiling:
+            w("  use pmpi_f08")
+        w("  implicit none")
+        p = "P" if profiling else ""
+        for pr in procs:
+            w(f"  interface {p}{pr.name}")
+            sig(w, pr, "    ", impl=False, profiling=profiling)
+            w("  end interface")
+        w(f"  interface {p}MPI_Pcontrol")
+        w(f"    subroutine {p}MPI_Pcontrol_f08(level)")
         w("      implicit none")
         w("      integer, intent(in) :: level")
         w("    end subroutine")
         w("  end interface")
-    w("end module mpi_f08")
-    w("")
+        w(f"end module {module}")
+        w("")
     # --- support: errors raised by this layer itself ---
     w("module oxmpi_f08_support")
     w("  use mpi_f08_types")
@@ -566,7 +581,7 @@ def emit(std):
     # --- the specific procedures ---
     for pr in procs:
         impl(w, pr)
-    w("subroutine MPI_Pcontrol_f08(level)")
+    w("subroutine PMPI_Pcontrol_f08(level)")
     w("  implicit none")
     w("  integer, intent(in) :: level")
     w("  external :: pmpi_pcontrol")
@@ -574,6 +589,25 @@ def emit(std):
     w("end subroutine")
     w("")
     return "\n".join(o) + "\n", procs, missing
+
+
+def linker_name(name):
+    """gfortran's (and MPICH's) linker name of an external procedure."""
+    return name.lower() + "_"
+
+
+def emit_names(procs):
+    """fortran-f08/mpi_f08_names.ld: the MPI_ names, and MPICH's PMPIR_ names, of the PMPI_
+    procedures (symbol assignments, an implicit linker script given to the link of libmpifort)."""
+    o = ["/* @generated by scripts/gen-f08.py. Do not edit; run the script.",
+         "   Each mpi_f08 procedure is written once under its PMPI_ name; these assignments give",
+         "   the same code its MPI_ name and MPICH's name of the PMPI_ one (MPI 4.1 section 19.1.5). */"]
+    pairs = [(pr.specific(False), pr.specific(True)) for pr in procs] + [("MPI_Pcontrol_f08", "PMPI_Pcontrol_f08")]
+    for mpi, pmpi in pairs:
+        o.append(f"{linker_name(mpi)} = {linker_name(pmpi)};")
+        if mpi.startswith("MPI_"):
+            o.append(f"{linker_name('PMPIR_' + mpi[4:])} = {linker_name(pmpi)};")
+    return "\n".join(o) + "\n"
 
 
 def sizeof_proc(w, name, decl, size):
@@ -618,12 +652,14 @@ def emit_sizeofs():
     return "\n".join(o) + "\n"
 
 
-def sig(w, pr, ind, impl):
+def sig(w, pr, ind, impl, profiling=False):
+    """The specific procedure's heading and declarations (an implementation is the PMPI_ one)."""
     args = ", ".join(a.name for a in pr.args)
+    name = pr.specific(profiling or impl)
     if pr.result:
-        w(f"{ind}function {pr.specific()}({args}) result(res)")
+        w(f"{ind}function {name}({args}) result(res)")
     else:
-        w(f"{ind}subroutine {pr.specific()}({args})")
+        w(f"{ind}subroutine {name}({args})")
     w(f"{ind}  use, intrinsic :: iso_c_binding")
     w(f"{ind}  use mpi_f08_types")
     w(f"{ind}  use mpi_f08_compile_constants")
@@ -748,7 +784,7 @@ def main():
         for n, why in missing:
             print(f"{n}: {why}")
         return
-    outputs = [(OUT, text), (SIZEOFS_OUT, emit_sizeofs())]
+    outputs = [(OUT, text), (NAMES_OUT, emit_names(procs)), (SIZEOFS_OUT, emit_sizeofs())]
     if "--check" in sys.argv:
         for path, content in outputs:
             with open(path) as f:

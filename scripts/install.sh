@@ -89,9 +89,10 @@ mkdir -p -- "$build_dir/mod"
 # with the MPI_SIZEOF procedures of 'use mpi' (include/mpi_sizeofs.f90):
 # a shared library linked to liboxmpi.so (its SONAME libmpi.so.12, found next to it), named like
 # MPICH's libmpifort.so.12 / libmpichfort.so.12 so MPICH-built 'use mpi_f08' programs load it.
+# fortran-f08/mpi_f08_names.ld gives each procedure (written under its PMPI_ name) its MPI_ name.
 cp -- "$release/liboxmpi.so" "$build_dir/libmpi.so"
 (cd -- "$build_dir/mod" && "$fc" -shared -fPIC -O1 -ffree-line-length-none \
-    "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" mpi_sizeofs.o -o "$build_dir/liboxmpifort.so" \
+    "$OXMPI_ROOT/fortran-f08/mpi_f08.f90" mpi_sizeofs.o "$OXMPI_ROOT/fortran-f08/mpi_f08_names.ld" -o "$build_dir/liboxmpifort.so" \
     -Wl,-soname,libmpifort.so.12 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN' 2>"$build_dir/f08.log") ||
     { cat "$build_dir/f08.log" >&2; die "cannot build the Fortran 'mpi_f08' module with '$fc'"; }
 

@@ -53,6 +53,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   12. coarrays     Debian's OpenCoarrays tests (libcoarrays-mpich-dev, prebuilt) at 2 ranks in each
                    mode: the same results in every mode, 60 or more passing
                    (scripts/packaged-suite.sh --suite coarrays)
+  13. tachyon      Debian's tachyon ray tracer (tachyon-nox with libtachyon-mpich, unchanged) at 2
+                   ranks on seven scenes of tachyon-doc in each mode and on MPICH: the same image
+                   bytes everywhere (scripts/packaged-suite.sh --suite tachyon)
 Prints a PASS/FAIL summary with the time of each stage; exit status 0 only if all pass.
 
 Environment:
@@ -387,6 +390,12 @@ stage_coarrays() {
         --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 60
 }
 
+# Tachyon (issue 18): a stripped PIE and a library on MPI; its images must not depend on the mode.
+stage_tachyon() {
+    run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/packaged-suite.sh" --suite tachyon \
+        --prefix "$PREFIX" --modes "$BINARY_MODES" --np 2 --timeout 60
+}
+
 cd "$OXMPI_ROOT"
 echo "oxmpi test suite in $OXMPI_ROOT (modes: $MODES; prebuilt-binary modes: $BINARY_MODES)"
 stage deps stage_deps
@@ -408,3 +417,4 @@ stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5
 stage scalapack stage_scalapack
 stage coarrays stage_coarrays
+stage tachyon stage_tachyon
