@@ -106,6 +106,119 @@ pub fn object_of(h: u32) -> Option<usize> {
 pub const MESSAGE_NULL: usize = 6;
 /// The index of ompi_mpi_file_null.
 pub const FILE_NULL: usize = 99;
+/// Open MPI's Fortran handle kinds: the index into F_TO_MPICH.
+pub const F_COMM: usize = 0;
+pub const F_GROUP: usize = 1;
+pub const F_DATATYPE: usize = 2;
+pub const F_OP: usize = 3;
+pub const F_INFO: usize = 4;
+pub const F_ERRHANDLER: usize = 5;
+pub const F_REQUEST: usize = 6;
+pub const F_MESSAGE: usize = 7;
+pub const F_WIN: usize = 8;
+/// The MPICH-ABI handle of each predefined Fortran handle of Open MPI's mpif.h, per kind
+/// (index = Fortran value; 0 = no predefined handle there).
+pub static F_TO_MPICH: [&[u32]; 9] = [&[0x44000000, 0x44000001, 0x4000000], &[0x8000000, 0x48000000], &[0xc000000, 0x4c00010d, 0x4c00010f, 0x4c000011, 0x4c000010, 0x4c00011a, 0x4c00041d, 0x4c00041b, 0x4c00012d, 0x4c00022f, 0x4c000430, 0x4c000831, 0x0, 0x4c00041c, 0x4c000427, 0x4c000829, 0x4c00102b, 0x4c00081f, 0x4c00081e, 0x4c000828, 0x4c00102a, 0x4c00202c, 0x4c001022, 0x4c000821, 0x4c001023, 0x4c000820, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x0, 0x4c00040e, 0x4c000101, 0x4c000102, 0x4c000118, 0x4c000203, 0x4c000204, 0x4c000405, 0x4c000406, 0x4c000807, 0x4c000808, 0x4c000809, 0x4c000819, 0x4c00040a, 0x4c00080b, 0x4c00100c, 0x8c000000, 0x8c000001, 0x8c000004, 0x8c000002, 0x4c000816, 0x8c000003, 0x4c000133, 0x4c000834, 0x4c001035, 0x4c002036, 0x4c000137, 0x4c00013b, 0x4c000238, 0x4c00023c, 0x4c000439, 0x4c00043d, 0x4c00083a, 0x4c00083e, 0x4c000843, 0x4c000844, 0x4c00013f, 0x4c000840, 0x4c001041, 0x4c002042, 0x4c000845], &[0x18000000, 0x58000001, 0x58000002, 0x58000003, 0x58000004, 0x58000005, 0x58000006, 0x58000007, 0x58000008, 0x58000009, 0x5800000a, 0x5800000c, 0x5800000b, 0x5800000d, 0x5800000e], &[0x1c000000, 0x5c000001], &[0x14000000, 0x54000000, 0x54000001], &[0x2c000000], &[0x2c000000, 0x6c000000], &[0x20000000]];
+/// Open MPI's Fortran value of a predefined MPICH-ABI handle.
+#[inline]
+pub fn fortran_of(h: u32) -> Option<i32> {
+    Some(match h {
+        0x4000000 => 2, // MPI_COMM_NULL
+        0x8000000 => 0, // MPI_GROUP_NULL
+        0xc000000 => 0, // MPI_DATATYPE_NULL
+        0x14000000 => 0, // MPI_ERRHANDLER_NULL
+        0x18000000 => 0, // MPI_OP_NULL
+        0x1c000000 => 0, // MPI_INFO_NULL
+        0x20000000 => 0, // MPI_WIN_NULL
+        0x2c000000 => 0, // MPI_REQUEST_NULL
+        0x44000000 => 0, // MPI_COMM_WORLD
+        0x44000001 => 1, // MPI_COMM_SELF
+        0x48000000 => 1, // MPI_GROUP_EMPTY
+        0x4c000010 => 4, // MPI_LB
+        0x4c000011 => 3, // MPI_UB
+        0x4c000101 => 34, // MPI_CHAR
+        0x4c000102 => 35, // MPI_UNSIGNED_CHAR
+        0x4c00010d => 1, // MPI_BYTE
+        0x4c00010f => 2, // MPI_PACKED
+        0x4c000118 => 36, // MPI_SIGNED_CHAR
+        0x4c00011a => 5, // MPI_CHARACTER
+        0x4c00012d => 8, // MPI_INTEGER1
+        0x4c000133 => 54, // MPI_CXX_BOOL
+        0x4c000137 => 58, // MPI_INT8_T
+        0x4c00013b => 59, // MPI_UINT8_T
+        0x4c00013f => 68, // MPI_C_BOOL
+        0x4c000203 => 37, // MPI_SHORT
+        0x4c000204 => 38, // MPI_UNSIGNED_SHORT
+        0x4c00022f => 9, // MPI_INTEGER2
+        0x4c000238 => 60, // MPI_INT16_T
+        0x4c00023c => 61, // MPI_UINT16_T
+        0x4c000405 => 39, // MPI_INT
+        0x4c000406 => 40, // MPI_UNSIGNED
+        0x4c00040a => 45, // MPI_FLOAT
+        0x4c00040e => 33, // MPI_WCHAR
+        0x4c00041b => 7, // MPI_INTEGER
+        0x4c00041c => 13, // MPI_REAL
+        0x4c00041d => 6, // MPI_LOGICAL
+        0x4c000427 => 14, // MPI_REAL4
+        0x4c000430 => 10, // MPI_INTEGER4
+        0x4c000439 => 62, // MPI_INT32_T
+        0x4c00043d => 63, // MPI_UINT32_T
+        0x4c000807 => 41, // MPI_LONG
+        0x4c000808 => 42, // MPI_UNSIGNED_LONG
+        0x4c000809 => 43, // MPI_LONG_LONG_INT
+        0x4c00080b => 46, // MPI_DOUBLE
+        0x4c000816 => 52, // MPI_2INT
+        0x4c000819 => 44, // MPI_UNSIGNED_LONG_LONG
+        0x4c00081e => 18, // MPI_COMPLEX
+        0x4c00081f => 17, // MPI_DOUBLE_PRECISION
+        0x4c000820 => 25, // MPI_2INTEGER
+        0x4c000821 => 23, // MPI_2REAL
+        0x4c000828 => 19, // MPI_COMPLEX8
+        0x4c000829 => 15, // MPI_REAL8
+        0x4c000831 => 11, // MPI_INTEGER8
+        0x4c000834 => 55, // MPI_CXX_FLOAT_COMPLEX
+        0x4c00083a => 64, // MPI_INT64_T
+        0x4c00083e => 65, // MPI_UINT64_T
+        0x4c000840 => 69, // MPI_C_FLOAT_COMPLEX
+        0x4c000843 => 66, // MPI_AINT
+        0x4c000844 => 67, // MPI_OFFSET
+        0x4c000845 => 72, // MPI_COUNT
+        0x4c00100c => 47, // MPI_LONG_DOUBLE
+        0x4c001022 => 22, // MPI_DOUBLE_COMPLEX
+        0x4c001023 => 24, // MPI_2DOUBLE_PRECISION
+        0x4c00102a => 20, // MPI_COMPLEX16
+        0x4c00102b => 16, // MPI_REAL16
+        0x4c001035 => 56, // MPI_CXX_DOUBLE_COMPLEX
+        0x4c001041 => 70, // MPI_C_DOUBLE_COMPLEX
+        0x4c00202c => 21, // MPI_COMPLEX32
+        0x4c002036 => 57, // MPI_CXX_LONG_DOUBLE_COMPLEX
+        0x4c002042 => 71, // MPI_C_LONG_DOUBLE_COMPLEX
+        0x54000000 => 1, // MPI_ERRORS_ARE_FATAL
+        0x54000001 => 2, // MPI_ERRORS_RETURN
+        0x58000001 => 1, // MPI_MAX
+        0x58000002 => 2, // MPI_MIN
+        0x58000003 => 3, // MPI_SUM
+        0x58000004 => 4, // MPI_PROD
+        0x58000005 => 5, // MPI_LAND
+        0x58000006 => 6, // MPI_BAND
+        0x58000007 => 7, // MPI_LOR
+        0x58000008 => 8, // MPI_BOR
+        0x58000009 => 9, // MPI_LXOR
+        0x5800000a => 10, // MPI_BXOR
+        0x5800000b => 12, // MPI_MINLOC
+        0x5800000c => 11, // MPI_MAXLOC
+        0x5800000d => 13, // MPI_REPLACE
+        0x5800000e => 14, // MPI_NO_OP
+        0x5c000001 => 1, // MPI_INFO_ENV
+        0x6c000000 => 1, // MPI_MESSAGE_NO_PROC
+        0x8c000000 => 48, // MPI_FLOAT_INT
+        0x8c000001 => 49, // MPI_DOUBLE_INT
+        0x8c000002 => 51, // MPI_LONG_INT
+        0x8c000003 => 53, // MPI_SHORT_INT
+        0x8c000004 => 50, // MPI_LONG_DOUBLE_INT
+        _ => return None,
+    })
+}
 /// (Open MPI, MPICH) values of MPI_ANY_SOURCE, MPI_PROC_NULL, MPI_ROOT.
 pub static RANKS: [(i32, i32); 3] = [(-1, -2), (-2, -1), (-4, -3)];
 /// (Open MPI, MPICH) values of MPI_THREAD_SINGLE, MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE.
