@@ -4944,14 +4944,14 @@ ompi_mpi_info_env:
 	.type ompi_mpi_lb, @object
 	.align 64
 ompi_mpi_lb:
-	.long 0x0
+	.long 0x4c000010
 	.zero 508
 	.size ompi_mpi_lb, 512
 	.globl ompi_mpi_ub
 	.type ompi_mpi_ub, @object
 	.align 64
 ompi_mpi_ub:
-	.long 0x0
+	.long 0x4c000011
 	.zero 508
 	.size ompi_mpi_ub, 512
 oxompi_objects_end:

@@ -162,6 +162,46 @@ pmpi_add_error_code__:
 PMPI_ADD_ERROR_CODE:
 	jmp oxompif_add_error_code@PLT
 	.size PMPI_ADD_ERROR_CODE, .-PMPI_ADD_ERROR_CODE
+	.globl mpi_add_error_string
+	.type mpi_add_error_string, @function
+mpi_add_error_string:
+	jmp oxompif_add_error_string@PLT
+	.size mpi_add_error_string, .-mpi_add_error_string
+	.globl mpi_add_error_string_
+	.type mpi_add_error_string_, @function
+mpi_add_error_string_:
+	jmp oxompif_add_error_string@PLT
+	.size mpi_add_error_string_, .-mpi_add_error_string_
+	.globl mpi_add_error_string__
+	.type mpi_add_error_string__, @function
+mpi_add_error_string__:
+	jmp oxompif_add_error_string@PLT
+	.size mpi_add_error_string__, .-mpi_add_error_string__
+	.globl MPI_ADD_ERROR_STRING
+	.type MPI_ADD_ERROR_STRING, @function
+MPI_ADD_ERROR_STRING:
+	jmp oxompif_add_error_string@PLT
+	.size MPI_ADD_ERROR_STRING, .-MPI_ADD_ERROR_STRING
+	.globl pmpi_add_error_string
+	.type pmpi_add_error_string, @function
+pmpi_add_error_string:
+	jmp oxompif_add_error_string@PLT
+	.size pmpi_add_error_string, .-pmpi_add_error_string
+	.globl pmpi_add_error_string_
+	.type pmpi_add_error_string_, @function
+pmpi_add_error_string_:
+	jmp oxompif_add_error_string@PLT
+	.size pmpi_add_error_string_, .-pmpi_add_error_string_
+	.globl pmpi_add_error_string__
+	.type pmpi_add_error_string__, @function
+pmpi_add_error_string__:
+	jmp oxompif_add_error_string@PLT
+	.size pmpi_add_error_string__, .-pmpi_add_error_string__
+	.globl PMPI_ADD_ERROR_STRING
+	.type PMPI_ADD_ERROR_STRING, @function
+PMPI_ADD_ERROR_STRING:
+	jmp oxompif_add_error_string@PLT
+	.size PMPI_ADD_ERROR_STRING, .-PMPI_ADD_ERROR_STRING
 	.globl mpi_address
 	.type mpi_address, @function
 mpi_address:
@@ -402,6 +442,46 @@ pmpi_alloc_mem__:
 PMPI_ALLOC_MEM:
 	jmp oxompif_alloc_mem@PLT
 	.size PMPI_ALLOC_MEM, .-PMPI_ALLOC_MEM
+	.globl mpi_alloc_mem_cptr
+	.type mpi_alloc_mem_cptr, @function
+mpi_alloc_mem_cptr:
+	jmp oxompif_alloc_mem@PLT
+	.size mpi_alloc_mem_cptr, .-mpi_alloc_mem_cptr
+	.globl mpi_alloc_mem_cptr_
+	.type mpi_alloc_mem_cptr_, @function
+mpi_alloc_mem_cptr_:
+	jmp oxompif_alloc_mem@PLT
+	.size mpi_alloc_mem_cptr_, .-mpi_alloc_mem_cptr_
+	.globl mpi_alloc_mem_cptr__
+	.type mpi_alloc_mem_cptr__, @function
+mpi_alloc_mem_cptr__:
+	jmp oxompif_alloc_mem@PLT
+	.size mpi_alloc_mem_cptr__, .-mpi_alloc_mem_cptr__
+	.globl MPI_ALLOC_MEM_CPTR
+	.type MPI_ALLOC_MEM_CPTR, @function
+MPI_ALLOC_MEM_CPTR:
+	jmp oxompif_alloc_mem@PLT
+	.size MPI_ALLOC_MEM_CPTR, .-MPI_ALLOC_MEM_CPTR
+	.globl pmpi_alloc_mem_cptr
+	.type pmpi_alloc_mem_cptr, @function
+pmpi_alloc_mem_cptr:
+	jmp oxompif_alloc_mem@PLT
+	.size pmpi_alloc_mem_cptr, .-pmpi_alloc_mem_cptr
+	.globl pmpi_alloc_mem_cptr_
+	.type pmpi_alloc_mem_cptr_, @function
+pmpi_alloc_mem_cptr_:
+	jmp oxompif_alloc_mem@PLT
+	.size pmpi_alloc_mem_cptr_, .-pmpi_alloc_mem_cptr_
+	.globl pmpi_alloc_mem_cptr__
+	.type pmpi_alloc_mem_cptr__, @function
+pmpi_alloc_mem_cptr__:
+	jmp oxompif_alloc_mem@PLT
+	.size pmpi_alloc_mem_cptr__, .-pmpi_alloc_mem_cptr__
+	.globl PMPI_ALLOC_MEM_CPTR
+	.type PMPI_ALLOC_MEM_CPTR, @function
+PMPI_ALLOC_MEM_CPTR:
+	jmp oxompif_alloc_mem@PLT
+	.size PMPI_ALLOC_MEM_CPTR, .-PMPI_ALLOC_MEM_CPTR
 	.globl mpi_allreduce
 	.type mpi_allreduce, @function
 mpi_allreduce:
@@ -642,6 +722,46 @@ pmpi_attr_get__:
 PMPI_ATTR_GET:
 	jmp oxompif_attr_get@PLT
 	.size PMPI_ATTR_GET, .-PMPI_ATTR_GET
+	.globl mpi_attr_put
+	.type mpi_attr_put, @function
+mpi_attr_put:
+	jmp oxompif_attr_put@PLT
+	.size mpi_attr_put, .-mpi_attr_put
+	.globl mpi_attr_put_
+	.type mpi_attr_put_, @function
+mpi_attr_put_:
+	jmp oxompif_attr_put@PLT
+	.size mpi_attr_put_, .-mpi_attr_put_
+	.globl mpi_attr_put__
+	.type mpi_attr_put__, @function
+mpi_attr_put__:
+	jmp oxompif_attr_put@PLT
+	.size mpi_attr_put__, .-mpi_attr_put__
+	.globl MPI_ATTR_PUT
+	.type MPI_ATTR_PUT, @function
+MPI_ATTR_PUT:
+	jmp oxompif_attr_put@PLT
+	.size MPI_ATTR_PUT, .-MPI_ATTR_PUT
+	.globl pmpi_attr_put
+	.type pmpi_attr_put, @function
+pmpi_attr_put:
+	jmp oxompif_attr_put@PLT
+	.size pmpi_attr_put, .-pmpi_attr_put
+	.globl pmpi_attr_put_
+	.type pmpi_attr_put_, @function
+pmpi_attr_put_:
+	jmp oxompif_attr_put@PLT
+	.size pmpi_attr_put_, .-pmpi_attr_put_
+	.globl pmpi_attr_put__
+	.type pmpi_attr_put__, @function
+pmpi_attr_put__:
+	jmp oxompif_attr_put@PLT
+	.size pmpi_attr_put__, .-pmpi_attr_put__
+	.globl PMPI_ATTR_PUT
+	.type PMPI_ATTR_PUT, @function
+PMPI_ATTR_PUT:
+	jmp oxompif_attr_put@PLT
+	.size PMPI_ATTR_PUT, .-PMPI_ATTR_PUT
 	.globl mpi_barrier
 	.type mpi_barrier, @function
 mpi_barrier:
@@ -842,6 +962,46 @@ pmpi_buffer_attach__:
 PMPI_BUFFER_ATTACH:
 	jmp oxompif_buffer_attach@PLT
 	.size PMPI_BUFFER_ATTACH, .-PMPI_BUFFER_ATTACH
+	.globl mpi_buffer_detach
+	.type mpi_buffer_detach, @function
+mpi_buffer_detach:
+	jmp oxompif_buffer_detach@PLT
+	.size mpi_buffer_detach, .-mpi_buffer_detach
+	.globl mpi_buffer_detach_
+	.type mpi_buffer_detach_, @function
+mpi_buffer_detach_:
+	jmp oxompif_buffer_detach@PLT
+	.size mpi_buffer_detach_, .-mpi_buffer_detach_
+	.globl mpi_buffer_detach__
+	.type mpi_buffer_detach__, @function
+mpi_buffer_detach__:
+	jmp oxompif_buffer_detach@PLT
+	.size mpi_buffer_detach__, .-mpi_buffer_detach__
+	.globl MPI_BUFFER_DETACH
+	.type MPI_BUFFER_DETACH, @function
+MPI_BUFFER_DETACH:
+	jmp oxompif_buffer_detach@PLT
+	.size MPI_BUFFER_DETACH, .-MPI_BUFFER_DETACH
+	.globl pmpi_buffer_detach
+	.type pmpi_buffer_detach, @function
+pmpi_buffer_detach:
+	jmp oxompif_buffer_detach@PLT
+	.size pmpi_buffer_detach, .-pmpi_buffer_detach
+	.globl pmpi_buffer_detach_
+	.type pmpi_buffer_detach_, @function
+pmpi_buffer_detach_:
+	jmp oxompif_buffer_detach@PLT
+	.size pmpi_buffer_detach_, .-pmpi_buffer_detach_
+	.globl pmpi_buffer_detach__
+	.type pmpi_buffer_detach__, @function
+pmpi_buffer_detach__:
+	jmp oxompif_buffer_detach@PLT
+	.size pmpi_buffer_detach__, .-pmpi_buffer_detach__
+	.globl PMPI_BUFFER_DETACH
+	.type PMPI_BUFFER_DETACH, @function
+PMPI_BUFFER_DETACH:
+	jmp oxompif_buffer_detach@PLT
+	.size PMPI_BUFFER_DETACH, .-PMPI_BUFFER_DETACH
 	.globl mpi_cancel
 	.type mpi_cancel, @function
 mpi_cancel:
@@ -1202,6 +1362,86 @@ pmpi_cartdim_get__:
 PMPI_CARTDIM_GET:
 	jmp oxompif_cartdim_get@PLT
 	.size PMPI_CARTDIM_GET, .-PMPI_CARTDIM_GET
+	.globl mpi_close_port
+	.type mpi_close_port, @function
+mpi_close_port:
+	jmp oxompif_close_port@PLT
+	.size mpi_close_port, .-mpi_close_port
+	.globl mpi_close_port_
+	.type mpi_close_port_, @function
+mpi_close_port_:
+	jmp oxompif_close_port@PLT
+	.size mpi_close_port_, .-mpi_close_port_
+	.globl mpi_close_port__
+	.type mpi_close_port__, @function
+mpi_close_port__:
+	jmp oxompif_close_port@PLT
+	.size mpi_close_port__, .-mpi_close_port__
+	.globl MPI_CLOSE_PORT
+	.type MPI_CLOSE_PORT, @function
+MPI_CLOSE_PORT:
+	jmp oxompif_close_port@PLT
+	.size MPI_CLOSE_PORT, .-MPI_CLOSE_PORT
+	.globl pmpi_close_port
+	.type pmpi_close_port, @function
+pmpi_close_port:
+	jmp oxompif_close_port@PLT
+	.size pmpi_close_port, .-pmpi_close_port
+	.globl pmpi_close_port_
+	.type pmpi_close_port_, @function
+pmpi_close_port_:
+	jmp oxompif_close_port@PLT
+	.size pmpi_close_port_, .-pmpi_close_port_
+	.globl pmpi_close_port__
+	.type pmpi_close_port__, @function
+pmpi_close_port__:
+	jmp oxompif_close_port@PLT
+	.size pmpi_close_port__, .-pmpi_close_port__
+	.globl PMPI_CLOSE_PORT
+	.type PMPI_CLOSE_PORT, @function
+PMPI_CLOSE_PORT:
+	jmp oxompif_close_port@PLT
+	.size PMPI_CLOSE_PORT, .-PMPI_CLOSE_PORT
+	.globl mpi_comm_accept
+	.type mpi_comm_accept, @function
+mpi_comm_accept:
+	jmp oxompif_comm_accept@PLT
+	.size mpi_comm_accept, .-mpi_comm_accept
+	.globl mpi_comm_accept_
+	.type mpi_comm_accept_, @function
+mpi_comm_accept_:
+	jmp oxompif_comm_accept@PLT
+	.size mpi_comm_accept_, .-mpi_comm_accept_
+	.globl mpi_comm_accept__
+	.type mpi_comm_accept__, @function
+mpi_comm_accept__:
+	jmp oxompif_comm_accept@PLT
+	.size mpi_comm_accept__, .-mpi_comm_accept__
+	.globl MPI_COMM_ACCEPT
+	.type MPI_COMM_ACCEPT, @function
+MPI_COMM_ACCEPT:
+	jmp oxompif_comm_accept@PLT
+	.size MPI_COMM_ACCEPT, .-MPI_COMM_ACCEPT
+	.globl pmpi_comm_accept
+	.type pmpi_comm_accept, @function
+pmpi_comm_accept:
+	jmp oxompif_comm_accept@PLT
+	.size pmpi_comm_accept, .-pmpi_comm_accept
+	.globl pmpi_comm_accept_
+	.type pmpi_comm_accept_, @function
+pmpi_comm_accept_:
+	jmp oxompif_comm_accept@PLT
+	.size pmpi_comm_accept_, .-pmpi_comm_accept_
+	.globl pmpi_comm_accept__
+	.type pmpi_comm_accept__, @function
+pmpi_comm_accept__:
+	jmp oxompif_comm_accept@PLT
+	.size pmpi_comm_accept__, .-pmpi_comm_accept__
+	.globl PMPI_COMM_ACCEPT
+	.type PMPI_COMM_ACCEPT, @function
+PMPI_COMM_ACCEPT:
+	jmp oxompif_comm_accept@PLT
+	.size PMPI_COMM_ACCEPT, .-PMPI_COMM_ACCEPT
 	.globl mpi_comm_call_errhandler
 	.type mpi_comm_call_errhandler, @function
 mpi_comm_call_errhandler:
@@ -1282,6 +1522,46 @@ pmpi_comm_compare__:
 PMPI_COMM_COMPARE:
 	jmp oxompif_comm_compare@PLT
 	.size PMPI_COMM_COMPARE, .-PMPI_COMM_COMPARE
+	.globl mpi_comm_connect
+	.type mpi_comm_connect, @function
+mpi_comm_connect:
+	jmp oxompif_comm_connect@PLT
+	.size mpi_comm_connect, .-mpi_comm_connect
+	.globl mpi_comm_connect_
+	.type mpi_comm_connect_, @function
+mpi_comm_connect_:
+	jmp oxompif_comm_connect@PLT
+	.size mpi_comm_connect_, .-mpi_comm_connect_
+	.globl mpi_comm_connect__
+	.type mpi_comm_connect__, @function
+mpi_comm_connect__:
+	jmp oxompif_comm_connect@PLT
+	.size mpi_comm_connect__, .-mpi_comm_connect__
+	.globl MPI_COMM_CONNECT
+	.type MPI_COMM_CONNECT, @function
+MPI_COMM_CONNECT:
+	jmp oxompif_comm_connect@PLT
+	.size MPI_COMM_CONNECT, .-MPI_COMM_CONNECT
+	.globl pmpi_comm_connect
+	.type pmpi_comm_connect, @function
+pmpi_comm_connect:
+	jmp oxompif_comm_connect@PLT
+	.size pmpi_comm_connect, .-pmpi_comm_connect
+	.globl pmpi_comm_connect_
+	.type pmpi_comm_connect_, @function
+pmpi_comm_connect_:
+	jmp oxompif_comm_connect@PLT
+	.size pmpi_comm_connect_, .-pmpi_comm_connect_
+	.globl pmpi_comm_connect__
+	.type pmpi_comm_connect__, @function
+pmpi_comm_connect__:
+	jmp oxompif_comm_connect@PLT
+	.size pmpi_comm_connect__, .-pmpi_comm_connect__
+	.globl PMPI_COMM_CONNECT
+	.type PMPI_COMM_CONNECT, @function
+PMPI_COMM_CONNECT:
+	jmp oxompif_comm_connect@PLT
+	.size PMPI_COMM_CONNECT, .-PMPI_COMM_CONNECT
 	.globl mpi_comm_create
 	.type mpi_comm_create, @function
 mpi_comm_create:
@@ -1322,6 +1602,46 @@ pmpi_comm_create__:
 PMPI_COMM_CREATE:
 	jmp oxompif_comm_create@PLT
 	.size PMPI_COMM_CREATE, .-PMPI_COMM_CREATE
+	.globl mpi_comm_create_errhandler
+	.type mpi_comm_create_errhandler, @function
+mpi_comm_create_errhandler:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size mpi_comm_create_errhandler, .-mpi_comm_create_errhandler
+	.globl mpi_comm_create_errhandler_
+	.type mpi_comm_create_errhandler_, @function
+mpi_comm_create_errhandler_:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size mpi_comm_create_errhandler_, .-mpi_comm_create_errhandler_
+	.globl mpi_comm_create_errhandler__
+	.type mpi_comm_create_errhandler__, @function
+mpi_comm_create_errhandler__:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size mpi_comm_create_errhandler__, .-mpi_comm_create_errhandler__
+	.globl MPI_COMM_CREATE_ERRHANDLER
+	.type MPI_COMM_CREATE_ERRHANDLER, @function
+MPI_COMM_CREATE_ERRHANDLER:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size MPI_COMM_CREATE_ERRHANDLER, .-MPI_COMM_CREATE_ERRHANDLER
+	.globl pmpi_comm_create_errhandler
+	.type pmpi_comm_create_errhandler, @function
+pmpi_comm_create_errhandler:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size pmpi_comm_create_errhandler, .-pmpi_comm_create_errhandler
+	.globl pmpi_comm_create_errhandler_
+	.type pmpi_comm_create_errhandler_, @function
+pmpi_comm_create_errhandler_:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size pmpi_comm_create_errhandler_, .-pmpi_comm_create_errhandler_
+	.globl pmpi_comm_create_errhandler__
+	.type pmpi_comm_create_errhandler__, @function
+pmpi_comm_create_errhandler__:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size pmpi_comm_create_errhandler__, .-pmpi_comm_create_errhandler__
+	.globl PMPI_COMM_CREATE_ERRHANDLER
+	.type PMPI_COMM_CREATE_ERRHANDLER, @function
+PMPI_COMM_CREATE_ERRHANDLER:
+	jmp oxompif_comm_create_errhandler@PLT
+	.size PMPI_COMM_CREATE_ERRHANDLER, .-PMPI_COMM_CREATE_ERRHANDLER
 	.globl mpi_comm_create_group
 	.type mpi_comm_create_group, @function
 mpi_comm_create_group:
@@ -1362,6 +1682,46 @@ pmpi_comm_create_group__:
 PMPI_COMM_CREATE_GROUP:
 	jmp oxompif_comm_create_group@PLT
 	.size PMPI_COMM_CREATE_GROUP, .-PMPI_COMM_CREATE_GROUP
+	.globl mpi_comm_create_keyval
+	.type mpi_comm_create_keyval, @function
+mpi_comm_create_keyval:
+	jmp oxompif_comm_create_keyval@PLT
+	.size mpi_comm_create_keyval, .-mpi_comm_create_keyval
+	.globl mpi_comm_create_keyval_
+	.type mpi_comm_create_keyval_, @function
+mpi_comm_create_keyval_:
+	jmp oxompif_comm_create_keyval@PLT
+	.size mpi_comm_create_keyval_, .-mpi_comm_create_keyval_
+	.globl mpi_comm_create_keyval__
+	.type mpi_comm_create_keyval__, @function
+mpi_comm_create_keyval__:
+	jmp oxompif_comm_create_keyval@PLT
+	.size mpi_comm_create_keyval__, .-mpi_comm_create_keyval__
+	.globl MPI_COMM_CREATE_KEYVAL
+	.type MPI_COMM_CREATE_KEYVAL, @function
+MPI_COMM_CREATE_KEYVAL:
+	jmp oxompif_comm_create_keyval@PLT
+	.size MPI_COMM_CREATE_KEYVAL, .-MPI_COMM_CREATE_KEYVAL
+	.globl pmpi_comm_create_keyval
+	.type pmpi_comm_create_keyval, @function
+pmpi_comm_create_keyval:
+	jmp oxompif_comm_create_keyval@PLT
+	.size pmpi_comm_create_keyval, .-pmpi_comm_create_keyval
+	.globl pmpi_comm_create_keyval_
+	.type pmpi_comm_create_keyval_, @function
+pmpi_comm_create_keyval_:
+	jmp oxompif_comm_create_keyval@PLT
+	.size pmpi_comm_create_keyval_, .-pmpi_comm_create_keyval_
+	.globl pmpi_comm_create_keyval__
+	.type pmpi_comm_create_keyval__, @function
+pmpi_comm_create_keyval__:
+	jmp oxompif_comm_create_keyval@PLT
+	.size pmpi_comm_create_keyval__, .-pmpi_comm_create_keyval__
+	.globl PMPI_COMM_CREATE_KEYVAL
+	.type PMPI_COMM_CREATE_KEYVAL, @function
+PMPI_COMM_CREATE_KEYVAL:
+	jmp oxompif_comm_create_keyval@PLT
+	.size PMPI_COMM_CREATE_KEYVAL, .-PMPI_COMM_CREATE_KEYVAL
 	.globl mpi_comm_delete_attr
 	.type mpi_comm_delete_attr, @function
 mpi_comm_delete_attr:
@@ -2082,6 +2442,46 @@ pmpi_comm_remote_size__:
 PMPI_COMM_REMOTE_SIZE:
 	jmp oxompif_comm_remote_size@PLT
 	.size PMPI_COMM_REMOTE_SIZE, .-PMPI_COMM_REMOTE_SIZE
+	.globl mpi_comm_set_attr
+	.type mpi_comm_set_attr, @function
+mpi_comm_set_attr:
+	jmp oxompif_comm_set_attr@PLT
+	.size mpi_comm_set_attr, .-mpi_comm_set_attr
+	.globl mpi_comm_set_attr_
+	.type mpi_comm_set_attr_, @function
+mpi_comm_set_attr_:
+	jmp oxompif_comm_set_attr@PLT
+	.size mpi_comm_set_attr_, .-mpi_comm_set_attr_
+	.globl mpi_comm_set_attr__
+	.type mpi_comm_set_attr__, @function
+mpi_comm_set_attr__:
+	jmp oxompif_comm_set_attr@PLT
+	.size mpi_comm_set_attr__, .-mpi_comm_set_attr__
+	.globl MPI_COMM_SET_ATTR
+	.type MPI_COMM_SET_ATTR, @function
+MPI_COMM_SET_ATTR:
+	jmp oxompif_comm_set_attr@PLT
+	.size MPI_COMM_SET_ATTR, .-MPI_COMM_SET_ATTR
+	.globl pmpi_comm_set_attr
+	.type pmpi_comm_set_attr, @function
+pmpi_comm_set_attr:
+	jmp oxompif_comm_set_attr@PLT
+	.size pmpi_comm_set_attr, .-pmpi_comm_set_attr
+	.globl pmpi_comm_set_attr_
+	.type pmpi_comm_set_attr_, @function
+pmpi_comm_set_attr_:
+	jmp oxompif_comm_set_attr@PLT
+	.size pmpi_comm_set_attr_, .-pmpi_comm_set_attr_
+	.globl pmpi_comm_set_attr__
+	.type pmpi_comm_set_attr__, @function
+pmpi_comm_set_attr__:
+	jmp oxompif_comm_set_attr@PLT
+	.size pmpi_comm_set_attr__, .-pmpi_comm_set_attr__
+	.globl PMPI_COMM_SET_ATTR
+	.type PMPI_COMM_SET_ATTR, @function
+PMPI_COMM_SET_ATTR:
+	jmp oxompif_comm_set_attr@PLT
+	.size PMPI_COMM_SET_ATTR, .-PMPI_COMM_SET_ATTR
 	.globl mpi_comm_set_errhandler
 	.type mpi_comm_set_errhandler, @function
 mpi_comm_set_errhandler:
@@ -2242,6 +2642,86 @@ pmpi_comm_size__:
 PMPI_COMM_SIZE:
 	jmp oxompif_comm_size@PLT
 	.size PMPI_COMM_SIZE, .-PMPI_COMM_SIZE
+	.globl mpi_comm_spawn
+	.type mpi_comm_spawn, @function
+mpi_comm_spawn:
+	jmp oxompif_comm_spawn@PLT
+	.size mpi_comm_spawn, .-mpi_comm_spawn
+	.globl mpi_comm_spawn_
+	.type mpi_comm_spawn_, @function
+mpi_comm_spawn_:
+	jmp oxompif_comm_spawn@PLT
+	.size mpi_comm_spawn_, .-mpi_comm_spawn_
+	.globl mpi_comm_spawn__
+	.type mpi_comm_spawn__, @function
+mpi_comm_spawn__:
+	jmp oxompif_comm_spawn@PLT
+	.size mpi_comm_spawn__, .-mpi_comm_spawn__
+	.globl MPI_COMM_SPAWN
+	.type MPI_COMM_SPAWN, @function
+MPI_COMM_SPAWN:
+	jmp oxompif_comm_spawn@PLT
+	.size MPI_COMM_SPAWN, .-MPI_COMM_SPAWN
+	.globl pmpi_comm_spawn
+	.type pmpi_comm_spawn, @function
+pmpi_comm_spawn:
+	jmp oxompif_comm_spawn@PLT
+	.size pmpi_comm_spawn, .-pmpi_comm_spawn
+	.globl pmpi_comm_spawn_
+	.type pmpi_comm_spawn_, @function
+pmpi_comm_spawn_:
+	jmp oxompif_comm_spawn@PLT
+	.size pmpi_comm_spawn_, .-pmpi_comm_spawn_
+	.globl pmpi_comm_spawn__
+	.type pmpi_comm_spawn__, @function
+pmpi_comm_spawn__:
+	jmp oxompif_comm_spawn@PLT
+	.size pmpi_comm_spawn__, .-pmpi_comm_spawn__
+	.globl PMPI_COMM_SPAWN
+	.type PMPI_COMM_SPAWN, @function
+PMPI_COMM_SPAWN:
+	jmp oxompif_comm_spawn@PLT
+	.size PMPI_COMM_SPAWN, .-PMPI_COMM_SPAWN
+	.globl mpi_comm_spawn_multiple
+	.type mpi_comm_spawn_multiple, @function
+mpi_comm_spawn_multiple:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size mpi_comm_spawn_multiple, .-mpi_comm_spawn_multiple
+	.globl mpi_comm_spawn_multiple_
+	.type mpi_comm_spawn_multiple_, @function
+mpi_comm_spawn_multiple_:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size mpi_comm_spawn_multiple_, .-mpi_comm_spawn_multiple_
+	.globl mpi_comm_spawn_multiple__
+	.type mpi_comm_spawn_multiple__, @function
+mpi_comm_spawn_multiple__:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size mpi_comm_spawn_multiple__, .-mpi_comm_spawn_multiple__
+	.globl MPI_COMM_SPAWN_MULTIPLE
+	.type MPI_COMM_SPAWN_MULTIPLE, @function
+MPI_COMM_SPAWN_MULTIPLE:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size MPI_COMM_SPAWN_MULTIPLE, .-MPI_COMM_SPAWN_MULTIPLE
+	.globl pmpi_comm_spawn_multiple
+	.type pmpi_comm_spawn_multiple, @function
+pmpi_comm_spawn_multiple:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size pmpi_comm_spawn_multiple, .-pmpi_comm_spawn_multiple
+	.globl pmpi_comm_spawn_multiple_
+	.type pmpi_comm_spawn_multiple_, @function
+pmpi_comm_spawn_multiple_:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size pmpi_comm_spawn_multiple_, .-pmpi_comm_spawn_multiple_
+	.globl pmpi_comm_spawn_multiple__
+	.type pmpi_comm_spawn_multiple__, @function
+pmpi_comm_spawn_multiple__:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size pmpi_comm_spawn_multiple__, .-pmpi_comm_spawn_multiple__
+	.globl PMPI_COMM_SPAWN_MULTIPLE
+	.type PMPI_COMM_SPAWN_MULTIPLE, @function
+PMPI_COMM_SPAWN_MULTIPLE:
+	jmp oxompif_comm_spawn_multiple@PLT
+	.size PMPI_COMM_SPAWN_MULTIPLE, .-PMPI_COMM_SPAWN_MULTIPLE
 	.globl mpi_comm_split
 	.type mpi_comm_split, @function
 mpi_comm_split:
@@ -2602,6 +3082,46 @@ pmpi_dist_graph_neighbors_count__:
 PMPI_DIST_GRAPH_NEIGHBORS_COUNT:
 	jmp oxompif_dist_graph_neighbors_count@PLT
 	.size PMPI_DIST_GRAPH_NEIGHBORS_COUNT, .-PMPI_DIST_GRAPH_NEIGHBORS_COUNT
+	.globl mpi_errhandler_create
+	.type mpi_errhandler_create, @function
+mpi_errhandler_create:
+	jmp oxompif_errhandler_create@PLT
+	.size mpi_errhandler_create, .-mpi_errhandler_create
+	.globl mpi_errhandler_create_
+	.type mpi_errhandler_create_, @function
+mpi_errhandler_create_:
+	jmp oxompif_errhandler_create@PLT
+	.size mpi_errhandler_create_, .-mpi_errhandler_create_
+	.globl mpi_errhandler_create__
+	.type mpi_errhandler_create__, @function
+mpi_errhandler_create__:
+	jmp oxompif_errhandler_create@PLT
+	.size mpi_errhandler_create__, .-mpi_errhandler_create__
+	.globl MPI_ERRHANDLER_CREATE
+	.type MPI_ERRHANDLER_CREATE, @function
+MPI_ERRHANDLER_CREATE:
+	jmp oxompif_errhandler_create@PLT
+	.size MPI_ERRHANDLER_CREATE, .-MPI_ERRHANDLER_CREATE
+	.globl pmpi_errhandler_create
+	.type pmpi_errhandler_create, @function
+pmpi_errhandler_create:
+	jmp oxompif_errhandler_create@PLT
+	.size pmpi_errhandler_create, .-pmpi_errhandler_create
+	.globl pmpi_errhandler_create_
+	.type pmpi_errhandler_create_, @function
+pmpi_errhandler_create_:
+	jmp oxompif_errhandler_create@PLT
+	.size pmpi_errhandler_create_, .-pmpi_errhandler_create_
+	.globl pmpi_errhandler_create__
+	.type pmpi_errhandler_create__, @function
+pmpi_errhandler_create__:
+	jmp oxompif_errhandler_create@PLT
+	.size pmpi_errhandler_create__, .-pmpi_errhandler_create__
+	.globl PMPI_ERRHANDLER_CREATE
+	.type PMPI_ERRHANDLER_CREATE, @function
+PMPI_ERRHANDLER_CREATE:
+	jmp oxompif_errhandler_create@PLT
+	.size PMPI_ERRHANDLER_CREATE, .-PMPI_ERRHANDLER_CREATE
 	.globl mpi_errhandler_free
 	.type mpi_errhandler_free, @function
 mpi_errhandler_free:
@@ -2842,6 +3362,46 @@ pmpi_exscan__:
 PMPI_EXSCAN:
 	jmp oxompif_exscan@PLT
 	.size PMPI_EXSCAN, .-PMPI_EXSCAN
+	.globl mpi_f_sync_reg
+	.type mpi_f_sync_reg, @function
+mpi_f_sync_reg:
+	jmp oxompif_f_sync_reg@PLT
+	.size mpi_f_sync_reg, .-mpi_f_sync_reg
+	.globl mpi_f_sync_reg_
+	.type mpi_f_sync_reg_, @function
+mpi_f_sync_reg_:
+	jmp oxompif_f_sync_reg@PLT
+	.size mpi_f_sync_reg_, .-mpi_f_sync_reg_
+	.globl mpi_f_sync_reg__
+	.type mpi_f_sync_reg__, @function
+mpi_f_sync_reg__:
+	jmp oxompif_f_sync_reg@PLT
+	.size mpi_f_sync_reg__, .-mpi_f_sync_reg__
+	.globl MPI_F_SYNC_REG
+	.type MPI_F_SYNC_REG, @function
+MPI_F_SYNC_REG:
+	jmp oxompif_f_sync_reg@PLT
+	.size MPI_F_SYNC_REG, .-MPI_F_SYNC_REG
+	.globl pmpi_f_sync_reg
+	.type pmpi_f_sync_reg, @function
+pmpi_f_sync_reg:
+	jmp oxompif_f_sync_reg@PLT
+	.size pmpi_f_sync_reg, .-pmpi_f_sync_reg
+	.globl pmpi_f_sync_reg_
+	.type pmpi_f_sync_reg_, @function
+pmpi_f_sync_reg_:
+	jmp oxompif_f_sync_reg@PLT
+	.size pmpi_f_sync_reg_, .-pmpi_f_sync_reg_
+	.globl pmpi_f_sync_reg__
+	.type pmpi_f_sync_reg__, @function
+pmpi_f_sync_reg__:
+	jmp oxompif_f_sync_reg@PLT
+	.size pmpi_f_sync_reg__, .-pmpi_f_sync_reg__
+	.globl PMPI_F_SYNC_REG
+	.type PMPI_F_SYNC_REG, @function
+PMPI_F_SYNC_REG:
+	jmp oxompif_f_sync_reg@PLT
+	.size PMPI_F_SYNC_REG, .-PMPI_F_SYNC_REG
 	.globl mpi_fetch_and_op
 	.type mpi_fetch_and_op, @function
 mpi_fetch_and_op:
@@ -2962,6 +3522,86 @@ pmpi_file_close__:
 PMPI_FILE_CLOSE:
 	jmp oxompif_file_close@PLT
 	.size PMPI_FILE_CLOSE, .-PMPI_FILE_CLOSE
+	.globl mpi_file_create_errhandler
+	.type mpi_file_create_errhandler, @function
+mpi_file_create_errhandler:
+	jmp oxompif_file_create_errhandler@PLT
+	.size mpi_file_create_errhandler, .-mpi_file_create_errhandler
+	.globl mpi_file_create_errhandler_
+	.type mpi_file_create_errhandler_, @function
+mpi_file_create_errhandler_:
+	jmp oxompif_file_create_errhandler@PLT
+	.size mpi_file_create_errhandler_, .-mpi_file_create_errhandler_
+	.globl mpi_file_create_errhandler__
+	.type mpi_file_create_errhandler__, @function
+mpi_file_create_errhandler__:
+	jmp oxompif_file_create_errhandler@PLT
+	.size mpi_file_create_errhandler__, .-mpi_file_create_errhandler__
+	.globl MPI_FILE_CREATE_ERRHANDLER
+	.type MPI_FILE_CREATE_ERRHANDLER, @function
+MPI_FILE_CREATE_ERRHANDLER:
+	jmp oxompif_file_create_errhandler@PLT
+	.size MPI_FILE_CREATE_ERRHANDLER, .-MPI_FILE_CREATE_ERRHANDLER
+	.globl pmpi_file_create_errhandler
+	.type pmpi_file_create_errhandler, @function
+pmpi_file_create_errhandler:
+	jmp oxompif_file_create_errhandler@PLT
+	.size pmpi_file_create_errhandler, .-pmpi_file_create_errhandler
+	.globl pmpi_file_create_errhandler_
+	.type pmpi_file_create_errhandler_, @function
+pmpi_file_create_errhandler_:
+	jmp oxompif_file_create_errhandler@PLT
+	.size pmpi_file_create_errhandler_, .-pmpi_file_create_errhandler_
+	.globl pmpi_file_create_errhandler__
+	.type pmpi_file_create_errhandler__, @function
+pmpi_file_create_errhandler__:
+	jmp oxompif_file_create_errhandler@PLT
+	.size pmpi_file_create_errhandler__, .-pmpi_file_create_errhandler__
+	.globl PMPI_FILE_CREATE_ERRHANDLER
+	.type PMPI_FILE_CREATE_ERRHANDLER, @function
+PMPI_FILE_CREATE_ERRHANDLER:
+	jmp oxompif_file_create_errhandler@PLT
+	.size PMPI_FILE_CREATE_ERRHANDLER, .-PMPI_FILE_CREATE_ERRHANDLER
+	.globl mpi_file_delete
+	.type mpi_file_delete, @function
+mpi_file_delete:
+	jmp oxompif_file_delete@PLT
+	.size mpi_file_delete, .-mpi_file_delete
+	.globl mpi_file_delete_
+	.type mpi_file_delete_, @function
+mpi_file_delete_:
+	jmp oxompif_file_delete@PLT
+	.size mpi_file_delete_, .-mpi_file_delete_
+	.globl mpi_file_delete__
+	.type mpi_file_delete__, @function
+mpi_file_delete__:
+	jmp oxompif_file_delete@PLT
+	.size mpi_file_delete__, .-mpi_file_delete__
+	.globl MPI_FILE_DELETE
+	.type MPI_FILE_DELETE, @function
+MPI_FILE_DELETE:
+	jmp oxompif_file_delete@PLT
+	.size MPI_FILE_DELETE, .-MPI_FILE_DELETE
+	.globl pmpi_file_delete
+	.type pmpi_file_delete, @function
+pmpi_file_delete:
+	jmp oxompif_file_delete@PLT
+	.size pmpi_file_delete, .-pmpi_file_delete
+	.globl pmpi_file_delete_
+	.type pmpi_file_delete_, @function
+pmpi_file_delete_:
+	jmp oxompif_file_delete@PLT
+	.size pmpi_file_delete_, .-pmpi_file_delete_
+	.globl pmpi_file_delete__
+	.type pmpi_file_delete__, @function
+pmpi_file_delete__:
+	jmp oxompif_file_delete@PLT
+	.size pmpi_file_delete__, .-pmpi_file_delete__
+	.globl PMPI_FILE_DELETE
+	.type PMPI_FILE_DELETE, @function
+PMPI_FILE_DELETE:
+	jmp oxompif_file_delete@PLT
+	.size PMPI_FILE_DELETE, .-PMPI_FILE_DELETE
 	.globl mpi_file_get_amode
 	.type mpi_file_get_amode, @function
 mpi_file_get_amode:
@@ -3362,6 +4002,46 @@ pmpi_file_get_type_extent__:
 PMPI_FILE_GET_TYPE_EXTENT:
 	jmp oxompif_file_get_type_extent@PLT
 	.size PMPI_FILE_GET_TYPE_EXTENT, .-PMPI_FILE_GET_TYPE_EXTENT
+	.globl mpi_file_get_view
+	.type mpi_file_get_view, @function
+mpi_file_get_view:
+	jmp oxompif_file_get_view@PLT
+	.size mpi_file_get_view, .-mpi_file_get_view
+	.globl mpi_file_get_view_
+	.type mpi_file_get_view_, @function
+mpi_file_get_view_:
+	jmp oxompif_file_get_view@PLT
+	.size mpi_file_get_view_, .-mpi_file_get_view_
+	.globl mpi_file_get_view__
+	.type mpi_file_get_view__, @function
+mpi_file_get_view__:
+	jmp oxompif_file_get_view@PLT
+	.size mpi_file_get_view__, .-mpi_file_get_view__
+	.globl MPI_FILE_GET_VIEW
+	.type MPI_FILE_GET_VIEW, @function
+MPI_FILE_GET_VIEW:
+	jmp oxompif_file_get_view@PLT
+	.size MPI_FILE_GET_VIEW, .-MPI_FILE_GET_VIEW
+	.globl pmpi_file_get_view
+	.type pmpi_file_get_view, @function
+pmpi_file_get_view:
+	jmp oxompif_file_get_view@PLT
+	.size pmpi_file_get_view, .-pmpi_file_get_view
+	.globl pmpi_file_get_view_
+	.type pmpi_file_get_view_, @function
+pmpi_file_get_view_:
+	jmp oxompif_file_get_view@PLT
+	.size pmpi_file_get_view_, .-pmpi_file_get_view_
+	.globl pmpi_file_get_view__
+	.type pmpi_file_get_view__, @function
+pmpi_file_get_view__:
+	jmp oxompif_file_get_view@PLT
+	.size pmpi_file_get_view__, .-pmpi_file_get_view__
+	.globl PMPI_FILE_GET_VIEW
+	.type PMPI_FILE_GET_VIEW, @function
+PMPI_FILE_GET_VIEW:
+	jmp oxompif_file_get_view@PLT
+	.size PMPI_FILE_GET_VIEW, .-PMPI_FILE_GET_VIEW
 	.globl mpi_file_iread
 	.type mpi_file_iread, @function
 mpi_file_iread:
@@ -3762,6 +4442,46 @@ pmpi_file_iwrite_shared__:
 PMPI_FILE_IWRITE_SHARED:
 	jmp oxompif_file_iwrite_shared@PLT
 	.size PMPI_FILE_IWRITE_SHARED, .-PMPI_FILE_IWRITE_SHARED
+	.globl mpi_file_open
+	.type mpi_file_open, @function
+mpi_file_open:
+	jmp oxompif_file_open@PLT
+	.size mpi_file_open, .-mpi_file_open
+	.globl mpi_file_open_
+	.type mpi_file_open_, @function
+mpi_file_open_:
+	jmp oxompif_file_open@PLT
+	.size mpi_file_open_, .-mpi_file_open_
+	.globl mpi_file_open__
+	.type mpi_file_open__, @function
+mpi_file_open__:
+	jmp oxompif_file_open@PLT
+	.size mpi_file_open__, .-mpi_file_open__
+	.globl MPI_FILE_OPEN
+	.type MPI_FILE_OPEN, @function
+MPI_FILE_OPEN:
+	jmp oxompif_file_open@PLT
+	.size MPI_FILE_OPEN, .-MPI_FILE_OPEN
+	.globl pmpi_file_open
+	.type pmpi_file_open, @function
+pmpi_file_open:
+	jmp oxompif_file_open@PLT
+	.size pmpi_file_open, .-pmpi_file_open
+	.globl pmpi_file_open_
+	.type pmpi_file_open_, @function
+pmpi_file_open_:
+	jmp oxompif_file_open@PLT
+	.size pmpi_file_open_, .-pmpi_file_open_
+	.globl pmpi_file_open__
+	.type pmpi_file_open__, @function
+pmpi_file_open__:
+	jmp oxompif_file_open@PLT
+	.size pmpi_file_open__, .-pmpi_file_open__
+	.globl PMPI_FILE_OPEN
+	.type PMPI_FILE_OPEN, @function
+PMPI_FILE_OPEN:
+	jmp oxompif_file_open@PLT
+	.size PMPI_FILE_OPEN, .-PMPI_FILE_OPEN
 	.globl mpi_file_preallocate
 	.type mpi_file_preallocate, @function
 mpi_file_preallocate:
@@ -4522,6 +5242,46 @@ pmpi_file_set_size__:
 PMPI_FILE_SET_SIZE:
 	jmp oxompif_file_set_size@PLT
 	.size PMPI_FILE_SET_SIZE, .-PMPI_FILE_SET_SIZE
+	.globl mpi_file_set_view
+	.type mpi_file_set_view, @function
+mpi_file_set_view:
+	jmp oxompif_file_set_view@PLT
+	.size mpi_file_set_view, .-mpi_file_set_view
+	.globl mpi_file_set_view_
+	.type mpi_file_set_view_, @function
+mpi_file_set_view_:
+	jmp oxompif_file_set_view@PLT
+	.size mpi_file_set_view_, .-mpi_file_set_view_
+	.globl mpi_file_set_view__
+	.type mpi_file_set_view__, @function
+mpi_file_set_view__:
+	jmp oxompif_file_set_view@PLT
+	.size mpi_file_set_view__, .-mpi_file_set_view__
+	.globl MPI_FILE_SET_VIEW
+	.type MPI_FILE_SET_VIEW, @function
+MPI_FILE_SET_VIEW:
+	jmp oxompif_file_set_view@PLT
+	.size MPI_FILE_SET_VIEW, .-MPI_FILE_SET_VIEW
+	.globl pmpi_file_set_view
+	.type pmpi_file_set_view, @function
+pmpi_file_set_view:
+	jmp oxompif_file_set_view@PLT
+	.size pmpi_file_set_view, .-pmpi_file_set_view
+	.globl pmpi_file_set_view_
+	.type pmpi_file_set_view_, @function
+pmpi_file_set_view_:
+	jmp oxompif_file_set_view@PLT
+	.size pmpi_file_set_view_, .-pmpi_file_set_view_
+	.globl pmpi_file_set_view__
+	.type pmpi_file_set_view__, @function
+pmpi_file_set_view__:
+	jmp oxompif_file_set_view@PLT
+	.size pmpi_file_set_view__, .-pmpi_file_set_view__
+	.globl PMPI_FILE_SET_VIEW
+	.type PMPI_FILE_SET_VIEW, @function
+PMPI_FILE_SET_VIEW:
+	jmp oxompif_file_set_view@PLT
+	.size PMPI_FILE_SET_VIEW, .-PMPI_FILE_SET_VIEW
 	.globl mpi_file_sync
 	.type mpi_file_sync, @function
 mpi_file_sync:
@@ -5882,6 +6642,46 @@ pmpi_grequest_complete__:
 PMPI_GREQUEST_COMPLETE:
 	jmp oxompif_grequest_complete@PLT
 	.size PMPI_GREQUEST_COMPLETE, .-PMPI_GREQUEST_COMPLETE
+	.globl mpi_grequest_start
+	.type mpi_grequest_start, @function
+mpi_grequest_start:
+	jmp oxompif_grequest_start@PLT
+	.size mpi_grequest_start, .-mpi_grequest_start
+	.globl mpi_grequest_start_
+	.type mpi_grequest_start_, @function
+mpi_grequest_start_:
+	jmp oxompif_grequest_start@PLT
+	.size mpi_grequest_start_, .-mpi_grequest_start_
+	.globl mpi_grequest_start__
+	.type mpi_grequest_start__, @function
+mpi_grequest_start__:
+	jmp oxompif_grequest_start@PLT
+	.size mpi_grequest_start__, .-mpi_grequest_start__
+	.globl MPI_GREQUEST_START
+	.type MPI_GREQUEST_START, @function
+MPI_GREQUEST_START:
+	jmp oxompif_grequest_start@PLT
+	.size MPI_GREQUEST_START, .-MPI_GREQUEST_START
+	.globl pmpi_grequest_start
+	.type pmpi_grequest_start, @function
+pmpi_grequest_start:
+	jmp oxompif_grequest_start@PLT
+	.size pmpi_grequest_start, .-pmpi_grequest_start
+	.globl pmpi_grequest_start_
+	.type pmpi_grequest_start_, @function
+pmpi_grequest_start_:
+	jmp oxompif_grequest_start@PLT
+	.size pmpi_grequest_start_, .-pmpi_grequest_start_
+	.globl pmpi_grequest_start__
+	.type pmpi_grequest_start__, @function
+pmpi_grequest_start__:
+	jmp oxompif_grequest_start@PLT
+	.size pmpi_grequest_start__, .-pmpi_grequest_start__
+	.globl PMPI_GREQUEST_START
+	.type PMPI_GREQUEST_START, @function
+PMPI_GREQUEST_START:
+	jmp oxompif_grequest_start@PLT
+	.size PMPI_GREQUEST_START, .-PMPI_GREQUEST_START
 	.globl mpi_group_compare
 	.type mpi_group_compare, @function
 mpi_group_compare:
@@ -7082,6 +7882,46 @@ pmpi_ineighbor_alltoallv__:
 PMPI_INEIGHBOR_ALLTOALLV:
 	jmp oxompif_ineighbor_alltoallv@PLT
 	.size PMPI_INEIGHBOR_ALLTOALLV, .-PMPI_INEIGHBOR_ALLTOALLV
+	.globl mpi_ineighbor_alltoallw
+	.type mpi_ineighbor_alltoallw, @function
+mpi_ineighbor_alltoallw:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size mpi_ineighbor_alltoallw, .-mpi_ineighbor_alltoallw
+	.globl mpi_ineighbor_alltoallw_
+	.type mpi_ineighbor_alltoallw_, @function
+mpi_ineighbor_alltoallw_:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size mpi_ineighbor_alltoallw_, .-mpi_ineighbor_alltoallw_
+	.globl mpi_ineighbor_alltoallw__
+	.type mpi_ineighbor_alltoallw__, @function
+mpi_ineighbor_alltoallw__:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size mpi_ineighbor_alltoallw__, .-mpi_ineighbor_alltoallw__
+	.globl MPI_INEIGHBOR_ALLTOALLW
+	.type MPI_INEIGHBOR_ALLTOALLW, @function
+MPI_INEIGHBOR_ALLTOALLW:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size MPI_INEIGHBOR_ALLTOALLW, .-MPI_INEIGHBOR_ALLTOALLW
+	.globl pmpi_ineighbor_alltoallw
+	.type pmpi_ineighbor_alltoallw, @function
+pmpi_ineighbor_alltoallw:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size pmpi_ineighbor_alltoallw, .-pmpi_ineighbor_alltoallw
+	.globl pmpi_ineighbor_alltoallw_
+	.type pmpi_ineighbor_alltoallw_, @function
+pmpi_ineighbor_alltoallw_:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size pmpi_ineighbor_alltoallw_, .-pmpi_ineighbor_alltoallw_
+	.globl pmpi_ineighbor_alltoallw__
+	.type pmpi_ineighbor_alltoallw__, @function
+pmpi_ineighbor_alltoallw__:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size pmpi_ineighbor_alltoallw__, .-pmpi_ineighbor_alltoallw__
+	.globl PMPI_INEIGHBOR_ALLTOALLW
+	.type PMPI_INEIGHBOR_ALLTOALLW, @function
+PMPI_INEIGHBOR_ALLTOALLW:
+	jmp oxompif_ineighbor_alltoallw@PLT
+	.size PMPI_INEIGHBOR_ALLTOALLW, .-PMPI_INEIGHBOR_ALLTOALLW
 	.globl mpi_info_create
 	.type mpi_info_create, @function
 mpi_info_create:
@@ -7122,6 +7962,46 @@ pmpi_info_create__:
 PMPI_INFO_CREATE:
 	jmp oxompif_info_create@PLT
 	.size PMPI_INFO_CREATE, .-PMPI_INFO_CREATE
+	.globl mpi_info_delete
+	.type mpi_info_delete, @function
+mpi_info_delete:
+	jmp oxompif_info_delete@PLT
+	.size mpi_info_delete, .-mpi_info_delete
+	.globl mpi_info_delete_
+	.type mpi_info_delete_, @function
+mpi_info_delete_:
+	jmp oxompif_info_delete@PLT
+	.size mpi_info_delete_, .-mpi_info_delete_
+	.globl mpi_info_delete__
+	.type mpi_info_delete__, @function
+mpi_info_delete__:
+	jmp oxompif_info_delete@PLT
+	.size mpi_info_delete__, .-mpi_info_delete__
+	.globl MPI_INFO_DELETE
+	.type MPI_INFO_DELETE, @function
+MPI_INFO_DELETE:
+	jmp oxompif_info_delete@PLT
+	.size MPI_INFO_DELETE, .-MPI_INFO_DELETE
+	.globl pmpi_info_delete
+	.type pmpi_info_delete, @function
+pmpi_info_delete:
+	jmp oxompif_info_delete@PLT
+	.size pmpi_info_delete, .-pmpi_info_delete
+	.globl pmpi_info_delete_
+	.type pmpi_info_delete_, @function
+pmpi_info_delete_:
+	jmp oxompif_info_delete@PLT
+	.size pmpi_info_delete_, .-pmpi_info_delete_
+	.globl pmpi_info_delete__
+	.type pmpi_info_delete__, @function
+pmpi_info_delete__:
+	jmp oxompif_info_delete@PLT
+	.size pmpi_info_delete__, .-pmpi_info_delete__
+	.globl PMPI_INFO_DELETE
+	.type PMPI_INFO_DELETE, @function
+PMPI_INFO_DELETE:
+	jmp oxompif_info_delete@PLT
+	.size PMPI_INFO_DELETE, .-PMPI_INFO_DELETE
 	.globl mpi_info_dup
 	.type mpi_info_dup, @function
 mpi_info_dup:
@@ -7202,6 +8082,46 @@ pmpi_info_free__:
 PMPI_INFO_FREE:
 	jmp oxompif_info_free@PLT
 	.size PMPI_INFO_FREE, .-PMPI_INFO_FREE
+	.globl mpi_info_get
+	.type mpi_info_get, @function
+mpi_info_get:
+	jmp oxompif_info_get@PLT
+	.size mpi_info_get, .-mpi_info_get
+	.globl mpi_info_get_
+	.type mpi_info_get_, @function
+mpi_info_get_:
+	jmp oxompif_info_get@PLT
+	.size mpi_info_get_, .-mpi_info_get_
+	.globl mpi_info_get__
+	.type mpi_info_get__, @function
+mpi_info_get__:
+	jmp oxompif_info_get@PLT
+	.size mpi_info_get__, .-mpi_info_get__
+	.globl MPI_INFO_GET
+	.type MPI_INFO_GET, @function
+MPI_INFO_GET:
+	jmp oxompif_info_get@PLT
+	.size MPI_INFO_GET, .-MPI_INFO_GET
+	.globl pmpi_info_get
+	.type pmpi_info_get, @function
+pmpi_info_get:
+	jmp oxompif_info_get@PLT
+	.size pmpi_info_get, .-pmpi_info_get
+	.globl pmpi_info_get_
+	.type pmpi_info_get_, @function
+pmpi_info_get_:
+	jmp oxompif_info_get@PLT
+	.size pmpi_info_get_, .-pmpi_info_get_
+	.globl pmpi_info_get__
+	.type pmpi_info_get__, @function
+pmpi_info_get__:
+	jmp oxompif_info_get@PLT
+	.size pmpi_info_get__, .-pmpi_info_get__
+	.globl PMPI_INFO_GET
+	.type PMPI_INFO_GET, @function
+PMPI_INFO_GET:
+	jmp oxompif_info_get@PLT
+	.size PMPI_INFO_GET, .-PMPI_INFO_GET
 	.globl mpi_info_get_nkeys
 	.type mpi_info_get_nkeys, @function
 mpi_info_get_nkeys:
@@ -7242,6 +8162,126 @@ pmpi_info_get_nkeys__:
 PMPI_INFO_GET_NKEYS:
 	jmp oxompif_info_get_nkeys@PLT
 	.size PMPI_INFO_GET_NKEYS, .-PMPI_INFO_GET_NKEYS
+	.globl mpi_info_get_nthkey
+	.type mpi_info_get_nthkey, @function
+mpi_info_get_nthkey:
+	jmp oxompif_info_get_nthkey@PLT
+	.size mpi_info_get_nthkey, .-mpi_info_get_nthkey
+	.globl mpi_info_get_nthkey_
+	.type mpi_info_get_nthkey_, @function
+mpi_info_get_nthkey_:
+	jmp oxompif_info_get_nthkey@PLT
+	.size mpi_info_get_nthkey_, .-mpi_info_get_nthkey_
+	.globl mpi_info_get_nthkey__
+	.type mpi_info_get_nthkey__, @function
+mpi_info_get_nthkey__:
+	jmp oxompif_info_get_nthkey@PLT
+	.size mpi_info_get_nthkey__, .-mpi_info_get_nthkey__
+	.globl MPI_INFO_GET_NTHKEY
+	.type MPI_INFO_GET_NTHKEY, @function
+MPI_INFO_GET_NTHKEY:
+	jmp oxompif_info_get_nthkey@PLT
+	.size MPI_INFO_GET_NTHKEY, .-MPI_INFO_GET_NTHKEY
+	.globl pmpi_info_get_nthkey
+	.type pmpi_info_get_nthkey, @function
+pmpi_info_get_nthkey:
+	jmp oxompif_info_get_nthkey@PLT
+	.size pmpi_info_get_nthkey, .-pmpi_info_get_nthkey
+	.globl pmpi_info_get_nthkey_
+	.type pmpi_info_get_nthkey_, @function
+pmpi_info_get_nthkey_:
+	jmp oxompif_info_get_nthkey@PLT
+	.size pmpi_info_get_nthkey_, .-pmpi_info_get_nthkey_
+	.globl pmpi_info_get_nthkey__
+	.type pmpi_info_get_nthkey__, @function
+pmpi_info_get_nthkey__:
+	jmp oxompif_info_get_nthkey@PLT
+	.size pmpi_info_get_nthkey__, .-pmpi_info_get_nthkey__
+	.globl PMPI_INFO_GET_NTHKEY
+	.type PMPI_INFO_GET_NTHKEY, @function
+PMPI_INFO_GET_NTHKEY:
+	jmp oxompif_info_get_nthkey@PLT
+	.size PMPI_INFO_GET_NTHKEY, .-PMPI_INFO_GET_NTHKEY
+	.globl mpi_info_get_valuelen
+	.type mpi_info_get_valuelen, @function
+mpi_info_get_valuelen:
+	jmp oxompif_info_get_valuelen@PLT
+	.size mpi_info_get_valuelen, .-mpi_info_get_valuelen
+	.globl mpi_info_get_valuelen_
+	.type mpi_info_get_valuelen_, @function
+mpi_info_get_valuelen_:
+	jmp oxompif_info_get_valuelen@PLT
+	.size mpi_info_get_valuelen_, .-mpi_info_get_valuelen_
+	.globl mpi_info_get_valuelen__
+	.type mpi_info_get_valuelen__, @function
+mpi_info_get_valuelen__:
+	jmp oxompif_info_get_valuelen@PLT
+	.size mpi_info_get_valuelen__, .-mpi_info_get_valuelen__
+	.globl MPI_INFO_GET_VALUELEN
+	.type MPI_INFO_GET_VALUELEN, @function
+MPI_INFO_GET_VALUELEN:
+	jmp oxompif_info_get_valuelen@PLT
+	.size MPI_INFO_GET_VALUELEN, .-MPI_INFO_GET_VALUELEN
+	.globl pmpi_info_get_valuelen
+	.type pmpi_info_get_valuelen, @function
+pmpi_info_get_valuelen:
+	jmp oxompif_info_get_valuelen@PLT
+	.size pmpi_info_get_valuelen, .-pmpi_info_get_valuelen
+	.globl pmpi_info_get_valuelen_
+	.type pmpi_info_get_valuelen_, @function
+pmpi_info_get_valuelen_:
+	jmp oxompif_info_get_valuelen@PLT
+	.size pmpi_info_get_valuelen_, .-pmpi_info_get_valuelen_
+	.globl pmpi_info_get_valuelen__
+	.type pmpi_info_get_valuelen__, @function
+pmpi_info_get_valuelen__:
+	jmp oxompif_info_get_valuelen@PLT
+	.size pmpi_info_get_valuelen__, .-pmpi_info_get_valuelen__
+	.globl PMPI_INFO_GET_VALUELEN
+	.type PMPI_INFO_GET_VALUELEN, @function
+PMPI_INFO_GET_VALUELEN:
+	jmp oxompif_info_get_valuelen@PLT
+	.size PMPI_INFO_GET_VALUELEN, .-PMPI_INFO_GET_VALUELEN
+	.globl mpi_info_set
+	.type mpi_info_set, @function
+mpi_info_set:
+	jmp oxompif_info_set@PLT
+	.size mpi_info_set, .-mpi_info_set
+	.globl mpi_info_set_
+	.type mpi_info_set_, @function
+mpi_info_set_:
+	jmp oxompif_info_set@PLT
+	.size mpi_info_set_, .-mpi_info_set_
+	.globl mpi_info_set__
+	.type mpi_info_set__, @function
+mpi_info_set__:
+	jmp oxompif_info_set@PLT
+	.size mpi_info_set__, .-mpi_info_set__
+	.globl MPI_INFO_SET
+	.type MPI_INFO_SET, @function
+MPI_INFO_SET:
+	jmp oxompif_info_set@PLT
+	.size MPI_INFO_SET, .-MPI_INFO_SET
+	.globl pmpi_info_set
+	.type pmpi_info_set, @function
+pmpi_info_set:
+	jmp oxompif_info_set@PLT
+	.size pmpi_info_set, .-pmpi_info_set
+	.globl pmpi_info_set_
+	.type pmpi_info_set_, @function
+pmpi_info_set_:
+	jmp oxompif_info_set@PLT
+	.size pmpi_info_set_, .-pmpi_info_set_
+	.globl pmpi_info_set__
+	.type pmpi_info_set__, @function
+pmpi_info_set__:
+	jmp oxompif_info_set@PLT
+	.size pmpi_info_set__, .-pmpi_info_set__
+	.globl PMPI_INFO_SET
+	.type PMPI_INFO_SET, @function
+PMPI_INFO_SET:
+	jmp oxompif_info_set@PLT
+	.size PMPI_INFO_SET, .-PMPI_INFO_SET
 	.globl mpi_init
 	.type mpi_init, @function
 mpi_init:
@@ -7922,6 +8962,46 @@ pmpi_issend__:
 PMPI_ISSEND:
 	jmp oxompif_issend@PLT
 	.size PMPI_ISSEND, .-PMPI_ISSEND
+	.globl mpi_keyval_create
+	.type mpi_keyval_create, @function
+mpi_keyval_create:
+	jmp oxompif_keyval_create@PLT
+	.size mpi_keyval_create, .-mpi_keyval_create
+	.globl mpi_keyval_create_
+	.type mpi_keyval_create_, @function
+mpi_keyval_create_:
+	jmp oxompif_keyval_create@PLT
+	.size mpi_keyval_create_, .-mpi_keyval_create_
+	.globl mpi_keyval_create__
+	.type mpi_keyval_create__, @function
+mpi_keyval_create__:
+	jmp oxompif_keyval_create@PLT
+	.size mpi_keyval_create__, .-mpi_keyval_create__
+	.globl MPI_KEYVAL_CREATE
+	.type MPI_KEYVAL_CREATE, @function
+MPI_KEYVAL_CREATE:
+	jmp oxompif_keyval_create@PLT
+	.size MPI_KEYVAL_CREATE, .-MPI_KEYVAL_CREATE
+	.globl pmpi_keyval_create
+	.type pmpi_keyval_create, @function
+pmpi_keyval_create:
+	jmp oxompif_keyval_create@PLT
+	.size pmpi_keyval_create, .-pmpi_keyval_create
+	.globl pmpi_keyval_create_
+	.type pmpi_keyval_create_, @function
+pmpi_keyval_create_:
+	jmp oxompif_keyval_create@PLT
+	.size pmpi_keyval_create_, .-pmpi_keyval_create_
+	.globl pmpi_keyval_create__
+	.type pmpi_keyval_create__, @function
+pmpi_keyval_create__:
+	jmp oxompif_keyval_create@PLT
+	.size pmpi_keyval_create__, .-pmpi_keyval_create__
+	.globl PMPI_KEYVAL_CREATE
+	.type PMPI_KEYVAL_CREATE, @function
+PMPI_KEYVAL_CREATE:
+	jmp oxompif_keyval_create@PLT
+	.size PMPI_KEYVAL_CREATE, .-PMPI_KEYVAL_CREATE
 	.globl mpi_keyval_free
 	.type mpi_keyval_free, @function
 mpi_keyval_free:
@@ -7962,6 +9042,46 @@ pmpi_keyval_free__:
 PMPI_KEYVAL_FREE:
 	jmp oxompif_keyval_free@PLT
 	.size PMPI_KEYVAL_FREE, .-PMPI_KEYVAL_FREE
+	.globl mpi_lookup_name
+	.type mpi_lookup_name, @function
+mpi_lookup_name:
+	jmp oxompif_lookup_name@PLT
+	.size mpi_lookup_name, .-mpi_lookup_name
+	.globl mpi_lookup_name_
+	.type mpi_lookup_name_, @function
+mpi_lookup_name_:
+	jmp oxompif_lookup_name@PLT
+	.size mpi_lookup_name_, .-mpi_lookup_name_
+	.globl mpi_lookup_name__
+	.type mpi_lookup_name__, @function
+mpi_lookup_name__:
+	jmp oxompif_lookup_name@PLT
+	.size mpi_lookup_name__, .-mpi_lookup_name__
+	.globl MPI_LOOKUP_NAME
+	.type MPI_LOOKUP_NAME, @function
+MPI_LOOKUP_NAME:
+	jmp oxompif_lookup_name@PLT
+	.size MPI_LOOKUP_NAME, .-MPI_LOOKUP_NAME
+	.globl pmpi_lookup_name
+	.type pmpi_lookup_name, @function
+pmpi_lookup_name:
+	jmp oxompif_lookup_name@PLT
+	.size pmpi_lookup_name, .-pmpi_lookup_name
+	.globl pmpi_lookup_name_
+	.type pmpi_lookup_name_, @function
+pmpi_lookup_name_:
+	jmp oxompif_lookup_name@PLT
+	.size pmpi_lookup_name_, .-pmpi_lookup_name_
+	.globl pmpi_lookup_name__
+	.type pmpi_lookup_name__, @function
+pmpi_lookup_name__:
+	jmp oxompif_lookup_name@PLT
+	.size pmpi_lookup_name__, .-pmpi_lookup_name__
+	.globl PMPI_LOOKUP_NAME
+	.type PMPI_LOOKUP_NAME, @function
+PMPI_LOOKUP_NAME:
+	jmp oxompif_lookup_name@PLT
+	.size PMPI_LOOKUP_NAME, .-PMPI_LOOKUP_NAME
 	.globl mpi_mprobe
 	.type mpi_mprobe, @function
 mpi_mprobe:
@@ -8202,6 +9322,46 @@ pmpi_neighbor_alltoallv__:
 PMPI_NEIGHBOR_ALLTOALLV:
 	jmp oxompif_neighbor_alltoallv@PLT
 	.size PMPI_NEIGHBOR_ALLTOALLV, .-PMPI_NEIGHBOR_ALLTOALLV
+	.globl mpi_neighbor_alltoallw
+	.type mpi_neighbor_alltoallw, @function
+mpi_neighbor_alltoallw:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size mpi_neighbor_alltoallw, .-mpi_neighbor_alltoallw
+	.globl mpi_neighbor_alltoallw_
+	.type mpi_neighbor_alltoallw_, @function
+mpi_neighbor_alltoallw_:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size mpi_neighbor_alltoallw_, .-mpi_neighbor_alltoallw_
+	.globl mpi_neighbor_alltoallw__
+	.type mpi_neighbor_alltoallw__, @function
+mpi_neighbor_alltoallw__:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size mpi_neighbor_alltoallw__, .-mpi_neighbor_alltoallw__
+	.globl MPI_NEIGHBOR_ALLTOALLW
+	.type MPI_NEIGHBOR_ALLTOALLW, @function
+MPI_NEIGHBOR_ALLTOALLW:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size MPI_NEIGHBOR_ALLTOALLW, .-MPI_NEIGHBOR_ALLTOALLW
+	.globl pmpi_neighbor_alltoallw
+	.type pmpi_neighbor_alltoallw, @function
+pmpi_neighbor_alltoallw:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size pmpi_neighbor_alltoallw, .-pmpi_neighbor_alltoallw
+	.globl pmpi_neighbor_alltoallw_
+	.type pmpi_neighbor_alltoallw_, @function
+pmpi_neighbor_alltoallw_:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size pmpi_neighbor_alltoallw_, .-pmpi_neighbor_alltoallw_
+	.globl pmpi_neighbor_alltoallw__
+	.type pmpi_neighbor_alltoallw__, @function
+pmpi_neighbor_alltoallw__:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size pmpi_neighbor_alltoallw__, .-pmpi_neighbor_alltoallw__
+	.globl PMPI_NEIGHBOR_ALLTOALLW
+	.type PMPI_NEIGHBOR_ALLTOALLW, @function
+PMPI_NEIGHBOR_ALLTOALLW:
+	jmp oxompif_neighbor_alltoallw@PLT
+	.size PMPI_NEIGHBOR_ALLTOALLW, .-PMPI_NEIGHBOR_ALLTOALLW
 	.globl mpi_op_commutative
 	.type mpi_op_commutative, @function
 mpi_op_commutative:
@@ -8242,6 +9402,46 @@ pmpi_op_commutative__:
 PMPI_OP_COMMUTATIVE:
 	jmp oxompif_op_commutative@PLT
 	.size PMPI_OP_COMMUTATIVE, .-PMPI_OP_COMMUTATIVE
+	.globl mpi_op_create
+	.type mpi_op_create, @function
+mpi_op_create:
+	jmp oxompif_op_create@PLT
+	.size mpi_op_create, .-mpi_op_create
+	.globl mpi_op_create_
+	.type mpi_op_create_, @function
+mpi_op_create_:
+	jmp oxompif_op_create@PLT
+	.size mpi_op_create_, .-mpi_op_create_
+	.globl mpi_op_create__
+	.type mpi_op_create__, @function
+mpi_op_create__:
+	jmp oxompif_op_create@PLT
+	.size mpi_op_create__, .-mpi_op_create__
+	.globl MPI_OP_CREATE
+	.type MPI_OP_CREATE, @function
+MPI_OP_CREATE:
+	jmp oxompif_op_create@PLT
+	.size MPI_OP_CREATE, .-MPI_OP_CREATE
+	.globl pmpi_op_create
+	.type pmpi_op_create, @function
+pmpi_op_create:
+	jmp oxompif_op_create@PLT
+	.size pmpi_op_create, .-pmpi_op_create
+	.globl pmpi_op_create_
+	.type pmpi_op_create_, @function
+pmpi_op_create_:
+	jmp oxompif_op_create@PLT
+	.size pmpi_op_create_, .-pmpi_op_create_
+	.globl pmpi_op_create__
+	.type pmpi_op_create__, @function
+pmpi_op_create__:
+	jmp oxompif_op_create@PLT
+	.size pmpi_op_create__, .-pmpi_op_create__
+	.globl PMPI_OP_CREATE
+	.type PMPI_OP_CREATE, @function
+PMPI_OP_CREATE:
+	jmp oxompif_op_create@PLT
+	.size PMPI_OP_CREATE, .-PMPI_OP_CREATE
 	.globl mpi_op_free
 	.type mpi_op_free, @function
 mpi_op_free:
@@ -8282,6 +9482,46 @@ pmpi_op_free__:
 PMPI_OP_FREE:
 	jmp oxompif_op_free@PLT
 	.size PMPI_OP_FREE, .-PMPI_OP_FREE
+	.globl mpi_open_port
+	.type mpi_open_port, @function
+mpi_open_port:
+	jmp oxompif_open_port@PLT
+	.size mpi_open_port, .-mpi_open_port
+	.globl mpi_open_port_
+	.type mpi_open_port_, @function
+mpi_open_port_:
+	jmp oxompif_open_port@PLT
+	.size mpi_open_port_, .-mpi_open_port_
+	.globl mpi_open_port__
+	.type mpi_open_port__, @function
+mpi_open_port__:
+	jmp oxompif_open_port@PLT
+	.size mpi_open_port__, .-mpi_open_port__
+	.globl MPI_OPEN_PORT
+	.type MPI_OPEN_PORT, @function
+MPI_OPEN_PORT:
+	jmp oxompif_open_port@PLT
+	.size MPI_OPEN_PORT, .-MPI_OPEN_PORT
+	.globl pmpi_open_port
+	.type pmpi_open_port, @function
+pmpi_open_port:
+	jmp oxompif_open_port@PLT
+	.size pmpi_open_port, .-pmpi_open_port
+	.globl pmpi_open_port_
+	.type pmpi_open_port_, @function
+pmpi_open_port_:
+	jmp oxompif_open_port@PLT
+	.size pmpi_open_port_, .-pmpi_open_port_
+	.globl pmpi_open_port__
+	.type pmpi_open_port__, @function
+pmpi_open_port__:
+	jmp oxompif_open_port@PLT
+	.size pmpi_open_port__, .-pmpi_open_port__
+	.globl PMPI_OPEN_PORT
+	.type PMPI_OPEN_PORT, @function
+PMPI_OPEN_PORT:
+	jmp oxompif_open_port@PLT
+	.size PMPI_OPEN_PORT, .-PMPI_OPEN_PORT
 	.globl mpi_pack
 	.type mpi_pack, @function
 mpi_pack:
@@ -8322,6 +9562,86 @@ pmpi_pack__:
 PMPI_PACK:
 	jmp oxompif_pack@PLT
 	.size PMPI_PACK, .-PMPI_PACK
+	.globl mpi_pack_external
+	.type mpi_pack_external, @function
+mpi_pack_external:
+	jmp oxompif_pack_external@PLT
+	.size mpi_pack_external, .-mpi_pack_external
+	.globl mpi_pack_external_
+	.type mpi_pack_external_, @function
+mpi_pack_external_:
+	jmp oxompif_pack_external@PLT
+	.size mpi_pack_external_, .-mpi_pack_external_
+	.globl mpi_pack_external__
+	.type mpi_pack_external__, @function
+mpi_pack_external__:
+	jmp oxompif_pack_external@PLT
+	.size mpi_pack_external__, .-mpi_pack_external__
+	.globl MPI_PACK_EXTERNAL
+	.type MPI_PACK_EXTERNAL, @function
+MPI_PACK_EXTERNAL:
+	jmp oxompif_pack_external@PLT
+	.size MPI_PACK_EXTERNAL, .-MPI_PACK_EXTERNAL
+	.globl pmpi_pack_external
+	.type pmpi_pack_external, @function
+pmpi_pack_external:
+	jmp oxompif_pack_external@PLT
+	.size pmpi_pack_external, .-pmpi_pack_external
+	.globl pmpi_pack_external_
+	.type pmpi_pack_external_, @function
+pmpi_pack_external_:
+	jmp oxompif_pack_external@PLT
+	.size pmpi_pack_external_, .-pmpi_pack_external_
+	.globl pmpi_pack_external__
+	.type pmpi_pack_external__, @function
+pmpi_pack_external__:
+	jmp oxompif_pack_external@PLT
+	.size pmpi_pack_external__, .-pmpi_pack_external__
+	.globl PMPI_PACK_EXTERNAL
+	.type PMPI_PACK_EXTERNAL, @function
+PMPI_PACK_EXTERNAL:
+	jmp oxompif_pack_external@PLT
+	.size PMPI_PACK_EXTERNAL, .-PMPI_PACK_EXTERNAL
+	.globl mpi_pack_external_size
+	.type mpi_pack_external_size, @function
+mpi_pack_external_size:
+	jmp oxompif_pack_external_size@PLT
+	.size mpi_pack_external_size, .-mpi_pack_external_size
+	.globl mpi_pack_external_size_
+	.type mpi_pack_external_size_, @function
+mpi_pack_external_size_:
+	jmp oxompif_pack_external_size@PLT
+	.size mpi_pack_external_size_, .-mpi_pack_external_size_
+	.globl mpi_pack_external_size__
+	.type mpi_pack_external_size__, @function
+mpi_pack_external_size__:
+	jmp oxompif_pack_external_size@PLT
+	.size mpi_pack_external_size__, .-mpi_pack_external_size__
+	.globl MPI_PACK_EXTERNAL_SIZE
+	.type MPI_PACK_EXTERNAL_SIZE, @function
+MPI_PACK_EXTERNAL_SIZE:
+	jmp oxompif_pack_external_size@PLT
+	.size MPI_PACK_EXTERNAL_SIZE, .-MPI_PACK_EXTERNAL_SIZE
+	.globl pmpi_pack_external_size
+	.type pmpi_pack_external_size, @function
+pmpi_pack_external_size:
+	jmp oxompif_pack_external_size@PLT
+	.size pmpi_pack_external_size, .-pmpi_pack_external_size
+	.globl pmpi_pack_external_size_
+	.type pmpi_pack_external_size_, @function
+pmpi_pack_external_size_:
+	jmp oxompif_pack_external_size@PLT
+	.size pmpi_pack_external_size_, .-pmpi_pack_external_size_
+	.globl pmpi_pack_external_size__
+	.type pmpi_pack_external_size__, @function
+pmpi_pack_external_size__:
+	jmp oxompif_pack_external_size@PLT
+	.size pmpi_pack_external_size__, .-pmpi_pack_external_size__
+	.globl PMPI_PACK_EXTERNAL_SIZE
+	.type PMPI_PACK_EXTERNAL_SIZE, @function
+PMPI_PACK_EXTERNAL_SIZE:
+	jmp oxompif_pack_external_size@PLT
+	.size PMPI_PACK_EXTERNAL_SIZE, .-PMPI_PACK_EXTERNAL_SIZE
 	.globl mpi_pack_size
 	.type mpi_pack_size, @function
 mpi_pack_size:
@@ -8442,6 +9762,46 @@ pmpi_probe__:
 PMPI_PROBE:
 	jmp oxompif_probe@PLT
 	.size PMPI_PROBE, .-PMPI_PROBE
+	.globl mpi_publish_name
+	.type mpi_publish_name, @function
+mpi_publish_name:
+	jmp oxompif_publish_name@PLT
+	.size mpi_publish_name, .-mpi_publish_name
+	.globl mpi_publish_name_
+	.type mpi_publish_name_, @function
+mpi_publish_name_:
+	jmp oxompif_publish_name@PLT
+	.size mpi_publish_name_, .-mpi_publish_name_
+	.globl mpi_publish_name__
+	.type mpi_publish_name__, @function
+mpi_publish_name__:
+	jmp oxompif_publish_name@PLT
+	.size mpi_publish_name__, .-mpi_publish_name__
+	.globl MPI_PUBLISH_NAME
+	.type MPI_PUBLISH_NAME, @function
+MPI_PUBLISH_NAME:
+	jmp oxompif_publish_name@PLT
+	.size MPI_PUBLISH_NAME, .-MPI_PUBLISH_NAME
+	.globl pmpi_publish_name
+	.type pmpi_publish_name, @function
+pmpi_publish_name:
+	jmp oxompif_publish_name@PLT
+	.size pmpi_publish_name, .-pmpi_publish_name
+	.globl pmpi_publish_name_
+	.type pmpi_publish_name_, @function
+pmpi_publish_name_:
+	jmp oxompif_publish_name@PLT
+	.size pmpi_publish_name_, .-pmpi_publish_name_
+	.globl pmpi_publish_name__
+	.type pmpi_publish_name__, @function
+pmpi_publish_name__:
+	jmp oxompif_publish_name@PLT
+	.size pmpi_publish_name__, .-pmpi_publish_name__
+	.globl PMPI_PUBLISH_NAME
+	.type PMPI_PUBLISH_NAME, @function
+PMPI_PUBLISH_NAME:
+	jmp oxompif_publish_name@PLT
+	.size PMPI_PUBLISH_NAME, .-PMPI_PUBLISH_NAME
 	.globl mpi_put
 	.type mpi_put, @function
 mpi_put:
@@ -8802,6 +10162,46 @@ pmpi_reduce_scatter_block__:
 PMPI_REDUCE_SCATTER_BLOCK:
 	jmp oxompif_reduce_scatter_block@PLT
 	.size PMPI_REDUCE_SCATTER_BLOCK, .-PMPI_REDUCE_SCATTER_BLOCK
+	.globl mpi_register_datarep
+	.type mpi_register_datarep, @function
+mpi_register_datarep:
+	jmp oxompif_register_datarep@PLT
+	.size mpi_register_datarep, .-mpi_register_datarep
+	.globl mpi_register_datarep_
+	.type mpi_register_datarep_, @function
+mpi_register_datarep_:
+	jmp oxompif_register_datarep@PLT
+	.size mpi_register_datarep_, .-mpi_register_datarep_
+	.globl mpi_register_datarep__
+	.type mpi_register_datarep__, @function
+mpi_register_datarep__:
+	jmp oxompif_register_datarep@PLT
+	.size mpi_register_datarep__, .-mpi_register_datarep__
+	.globl MPI_REGISTER_DATAREP
+	.type MPI_REGISTER_DATAREP, @function
+MPI_REGISTER_DATAREP:
+	jmp oxompif_register_datarep@PLT
+	.size MPI_REGISTER_DATAREP, .-MPI_REGISTER_DATAREP
+	.globl pmpi_register_datarep
+	.type pmpi_register_datarep, @function
+pmpi_register_datarep:
+	jmp oxompif_register_datarep@PLT
+	.size pmpi_register_datarep, .-pmpi_register_datarep
+	.globl pmpi_register_datarep_
+	.type pmpi_register_datarep_, @function
+pmpi_register_datarep_:
+	jmp oxompif_register_datarep@PLT
+	.size pmpi_register_datarep_, .-pmpi_register_datarep_
+	.globl pmpi_register_datarep__
+	.type pmpi_register_datarep__, @function
+pmpi_register_datarep__:
+	jmp oxompif_register_datarep@PLT
+	.size pmpi_register_datarep__, .-pmpi_register_datarep__
+	.globl PMPI_REGISTER_DATAREP
+	.type PMPI_REGISTER_DATAREP, @function
+PMPI_REGISTER_DATAREP:
+	jmp oxompif_register_datarep@PLT
+	.size PMPI_REGISTER_DATAREP, .-PMPI_REGISTER_DATAREP
 	.globl mpi_request_free
 	.type mpi_request_free, @function
 mpi_request_free:
@@ -10282,6 +11682,46 @@ pmpi_type_create_indexed_block__:
 PMPI_TYPE_CREATE_INDEXED_BLOCK:
 	jmp oxompif_type_create_indexed_block@PLT
 	.size PMPI_TYPE_CREATE_INDEXED_BLOCK, .-PMPI_TYPE_CREATE_INDEXED_BLOCK
+	.globl mpi_type_create_keyval
+	.type mpi_type_create_keyval, @function
+mpi_type_create_keyval:
+	jmp oxompif_type_create_keyval@PLT
+	.size mpi_type_create_keyval, .-mpi_type_create_keyval
+	.globl mpi_type_create_keyval_
+	.type mpi_type_create_keyval_, @function
+mpi_type_create_keyval_:
+	jmp oxompif_type_create_keyval@PLT
+	.size mpi_type_create_keyval_, .-mpi_type_create_keyval_
+	.globl mpi_type_create_keyval__
+	.type mpi_type_create_keyval__, @function
+mpi_type_create_keyval__:
+	jmp oxompif_type_create_keyval@PLT
+	.size mpi_type_create_keyval__, .-mpi_type_create_keyval__
+	.globl MPI_TYPE_CREATE_KEYVAL
+	.type MPI_TYPE_CREATE_KEYVAL, @function
+MPI_TYPE_CREATE_KEYVAL:
+	jmp oxompif_type_create_keyval@PLT
+	.size MPI_TYPE_CREATE_KEYVAL, .-MPI_TYPE_CREATE_KEYVAL
+	.globl pmpi_type_create_keyval
+	.type pmpi_type_create_keyval, @function
+pmpi_type_create_keyval:
+	jmp oxompif_type_create_keyval@PLT
+	.size pmpi_type_create_keyval, .-pmpi_type_create_keyval
+	.globl pmpi_type_create_keyval_
+	.type pmpi_type_create_keyval_, @function
+pmpi_type_create_keyval_:
+	jmp oxompif_type_create_keyval@PLT
+	.size pmpi_type_create_keyval_, .-pmpi_type_create_keyval_
+	.globl pmpi_type_create_keyval__
+	.type pmpi_type_create_keyval__, @function
+pmpi_type_create_keyval__:
+	jmp oxompif_type_create_keyval@PLT
+	.size pmpi_type_create_keyval__, .-pmpi_type_create_keyval__
+	.globl PMPI_TYPE_CREATE_KEYVAL
+	.type PMPI_TYPE_CREATE_KEYVAL, @function
+PMPI_TYPE_CREATE_KEYVAL:
+	jmp oxompif_type_create_keyval@PLT
+	.size PMPI_TYPE_CREATE_KEYVAL, .-PMPI_TYPE_CREATE_KEYVAL
 	.globl mpi_type_create_resized
 	.type mpi_type_create_resized, @function
 mpi_type_create_resized:
@@ -10602,6 +12042,46 @@ pmpi_type_free_keyval__:
 PMPI_TYPE_FREE_KEYVAL:
 	jmp oxompif_type_free_keyval@PLT
 	.size PMPI_TYPE_FREE_KEYVAL, .-PMPI_TYPE_FREE_KEYVAL
+	.globl mpi_type_get_attr
+	.type mpi_type_get_attr, @function
+mpi_type_get_attr:
+	jmp oxompif_type_get_attr@PLT
+	.size mpi_type_get_attr, .-mpi_type_get_attr
+	.globl mpi_type_get_attr_
+	.type mpi_type_get_attr_, @function
+mpi_type_get_attr_:
+	jmp oxompif_type_get_attr@PLT
+	.size mpi_type_get_attr_, .-mpi_type_get_attr_
+	.globl mpi_type_get_attr__
+	.type mpi_type_get_attr__, @function
+mpi_type_get_attr__:
+	jmp oxompif_type_get_attr@PLT
+	.size mpi_type_get_attr__, .-mpi_type_get_attr__
+	.globl MPI_TYPE_GET_ATTR
+	.type MPI_TYPE_GET_ATTR, @function
+MPI_TYPE_GET_ATTR:
+	jmp oxompif_type_get_attr@PLT
+	.size MPI_TYPE_GET_ATTR, .-MPI_TYPE_GET_ATTR
+	.globl pmpi_type_get_attr
+	.type pmpi_type_get_attr, @function
+pmpi_type_get_attr:
+	jmp oxompif_type_get_attr@PLT
+	.size pmpi_type_get_attr, .-pmpi_type_get_attr
+	.globl pmpi_type_get_attr_
+	.type pmpi_type_get_attr_, @function
+pmpi_type_get_attr_:
+	jmp oxompif_type_get_attr@PLT
+	.size pmpi_type_get_attr_, .-pmpi_type_get_attr_
+	.globl pmpi_type_get_attr__
+	.type pmpi_type_get_attr__, @function
+pmpi_type_get_attr__:
+	jmp oxompif_type_get_attr@PLT
+	.size pmpi_type_get_attr__, .-pmpi_type_get_attr__
+	.globl PMPI_TYPE_GET_ATTR
+	.type PMPI_TYPE_GET_ATTR, @function
+PMPI_TYPE_GET_ATTR:
+	jmp oxompif_type_get_attr@PLT
+	.size PMPI_TYPE_GET_ATTR, .-PMPI_TYPE_GET_ATTR
 	.globl mpi_type_get_contents
 	.type mpi_type_get_contents, @function
 mpi_type_get_contents:
@@ -11082,6 +12562,46 @@ pmpi_type_match_size__:
 PMPI_TYPE_MATCH_SIZE:
 	jmp oxompif_type_match_size@PLT
 	.size PMPI_TYPE_MATCH_SIZE, .-PMPI_TYPE_MATCH_SIZE
+	.globl mpi_type_set_attr
+	.type mpi_type_set_attr, @function
+mpi_type_set_attr:
+	jmp oxompif_type_set_attr@PLT
+	.size mpi_type_set_attr, .-mpi_type_set_attr
+	.globl mpi_type_set_attr_
+	.type mpi_type_set_attr_, @function
+mpi_type_set_attr_:
+	jmp oxompif_type_set_attr@PLT
+	.size mpi_type_set_attr_, .-mpi_type_set_attr_
+	.globl mpi_type_set_attr__
+	.type mpi_type_set_attr__, @function
+mpi_type_set_attr__:
+	jmp oxompif_type_set_attr@PLT
+	.size mpi_type_set_attr__, .-mpi_type_set_attr__
+	.globl MPI_TYPE_SET_ATTR
+	.type MPI_TYPE_SET_ATTR, @function
+MPI_TYPE_SET_ATTR:
+	jmp oxompif_type_set_attr@PLT
+	.size MPI_TYPE_SET_ATTR, .-MPI_TYPE_SET_ATTR
+	.globl pmpi_type_set_attr
+	.type pmpi_type_set_attr, @function
+pmpi_type_set_attr:
+	jmp oxompif_type_set_attr@PLT
+	.size pmpi_type_set_attr, .-pmpi_type_set_attr
+	.globl pmpi_type_set_attr_
+	.type pmpi_type_set_attr_, @function
+pmpi_type_set_attr_:
+	jmp oxompif_type_set_attr@PLT
+	.size pmpi_type_set_attr_, .-pmpi_type_set_attr_
+	.globl pmpi_type_set_attr__
+	.type pmpi_type_set_attr__, @function
+pmpi_type_set_attr__:
+	jmp oxompif_type_set_attr@PLT
+	.size pmpi_type_set_attr__, .-pmpi_type_set_attr__
+	.globl PMPI_TYPE_SET_ATTR
+	.type PMPI_TYPE_SET_ATTR, @function
+PMPI_TYPE_SET_ATTR:
+	jmp oxompif_type_set_attr@PLT
+	.size PMPI_TYPE_SET_ATTR, .-PMPI_TYPE_SET_ATTR
 	.globl mpi_type_set_name
 	.type mpi_type_set_name, @function
 mpi_type_set_name:
@@ -11362,6 +12882,86 @@ pmpi_unpack__:
 PMPI_UNPACK:
 	jmp oxompif_unpack@PLT
 	.size PMPI_UNPACK, .-PMPI_UNPACK
+	.globl mpi_unpack_external
+	.type mpi_unpack_external, @function
+mpi_unpack_external:
+	jmp oxompif_unpack_external@PLT
+	.size mpi_unpack_external, .-mpi_unpack_external
+	.globl mpi_unpack_external_
+	.type mpi_unpack_external_, @function
+mpi_unpack_external_:
+	jmp oxompif_unpack_external@PLT
+	.size mpi_unpack_external_, .-mpi_unpack_external_
+	.globl mpi_unpack_external__
+	.type mpi_unpack_external__, @function
+mpi_unpack_external__:
+	jmp oxompif_unpack_external@PLT
+	.size mpi_unpack_external__, .-mpi_unpack_external__
+	.globl MPI_UNPACK_EXTERNAL
+	.type MPI_UNPACK_EXTERNAL, @function
+MPI_UNPACK_EXTERNAL:
+	jmp oxompif_unpack_external@PLT
+	.size MPI_UNPACK_EXTERNAL, .-MPI_UNPACK_EXTERNAL
+	.globl pmpi_unpack_external
+	.type pmpi_unpack_external, @function
+pmpi_unpack_external:
+	jmp oxompif_unpack_external@PLT
+	.size pmpi_unpack_external, .-pmpi_unpack_external
+	.globl pmpi_unpack_external_
+	.type pmpi_unpack_external_, @function
+pmpi_unpack_external_:
+	jmp oxompif_unpack_external@PLT
+	.size pmpi_unpack_external_, .-pmpi_unpack_external_
+	.globl pmpi_unpack_external__
+	.type pmpi_unpack_external__, @function
+pmpi_unpack_external__:
+	jmp oxompif_unpack_external@PLT
+	.size pmpi_unpack_external__, .-pmpi_unpack_external__
+	.globl PMPI_UNPACK_EXTERNAL
+	.type PMPI_UNPACK_EXTERNAL, @function
+PMPI_UNPACK_EXTERNAL:
+	jmp oxompif_unpack_external@PLT
+	.size PMPI_UNPACK_EXTERNAL, .-PMPI_UNPACK_EXTERNAL
+	.globl mpi_unpublish_name
+	.type mpi_unpublish_name, @function
+mpi_unpublish_name:
+	jmp oxompif_unpublish_name@PLT
+	.size mpi_unpublish_name, .-mpi_unpublish_name
+	.globl mpi_unpublish_name_
+	.type mpi_unpublish_name_, @function
+mpi_unpublish_name_:
+	jmp oxompif_unpublish_name@PLT
+	.size mpi_unpublish_name_, .-mpi_unpublish_name_
+	.globl mpi_unpublish_name__
+	.type mpi_unpublish_name__, @function
+mpi_unpublish_name__:
+	jmp oxompif_unpublish_name@PLT
+	.size mpi_unpublish_name__, .-mpi_unpublish_name__
+	.globl MPI_UNPUBLISH_NAME
+	.type MPI_UNPUBLISH_NAME, @function
+MPI_UNPUBLISH_NAME:
+	jmp oxompif_unpublish_name@PLT
+	.size MPI_UNPUBLISH_NAME, .-MPI_UNPUBLISH_NAME
+	.globl pmpi_unpublish_name
+	.type pmpi_unpublish_name, @function
+pmpi_unpublish_name:
+	jmp oxompif_unpublish_name@PLT
+	.size pmpi_unpublish_name, .-pmpi_unpublish_name
+	.globl pmpi_unpublish_name_
+	.type pmpi_unpublish_name_, @function
+pmpi_unpublish_name_:
+	jmp oxompif_unpublish_name@PLT
+	.size pmpi_unpublish_name_, .-pmpi_unpublish_name_
+	.globl pmpi_unpublish_name__
+	.type pmpi_unpublish_name__, @function
+pmpi_unpublish_name__:
+	jmp oxompif_unpublish_name@PLT
+	.size pmpi_unpublish_name__, .-pmpi_unpublish_name__
+	.globl PMPI_UNPUBLISH_NAME
+	.type PMPI_UNPUBLISH_NAME, @function
+PMPI_UNPUBLISH_NAME:
+	jmp oxompif_unpublish_name@PLT
+	.size PMPI_UNPUBLISH_NAME, .-PMPI_UNPUBLISH_NAME
 	.globl mpi_wait
 	.type mpi_wait, @function
 mpi_wait:
@@ -11562,6 +13162,46 @@ pmpi_win_allocate__:
 PMPI_WIN_ALLOCATE:
 	jmp oxompif_win_allocate@PLT
 	.size PMPI_WIN_ALLOCATE, .-PMPI_WIN_ALLOCATE
+	.globl mpi_win_allocate_cptr
+	.type mpi_win_allocate_cptr, @function
+mpi_win_allocate_cptr:
+	jmp oxompif_win_allocate@PLT
+	.size mpi_win_allocate_cptr, .-mpi_win_allocate_cptr
+	.globl mpi_win_allocate_cptr_
+	.type mpi_win_allocate_cptr_, @function
+mpi_win_allocate_cptr_:
+	jmp oxompif_win_allocate@PLT
+	.size mpi_win_allocate_cptr_, .-mpi_win_allocate_cptr_
+	.globl mpi_win_allocate_cptr__
+	.type mpi_win_allocate_cptr__, @function
+mpi_win_allocate_cptr__:
+	jmp oxompif_win_allocate@PLT
+	.size mpi_win_allocate_cptr__, .-mpi_win_allocate_cptr__
+	.globl MPI_WIN_ALLOCATE_CPTR
+	.type MPI_WIN_ALLOCATE_CPTR, @function
+MPI_WIN_ALLOCATE_CPTR:
+	jmp oxompif_win_allocate@PLT
+	.size MPI_WIN_ALLOCATE_CPTR, .-MPI_WIN_ALLOCATE_CPTR
+	.globl pmpi_win_allocate_cptr
+	.type pmpi_win_allocate_cptr, @function
+pmpi_win_allocate_cptr:
+	jmp oxompif_win_allocate@PLT
+	.size pmpi_win_allocate_cptr, .-pmpi_win_allocate_cptr
+	.globl pmpi_win_allocate_cptr_
+	.type pmpi_win_allocate_cptr_, @function
+pmpi_win_allocate_cptr_:
+	jmp oxompif_win_allocate@PLT
+	.size pmpi_win_allocate_cptr_, .-pmpi_win_allocate_cptr_
+	.globl pmpi_win_allocate_cptr__
+	.type pmpi_win_allocate_cptr__, @function
+pmpi_win_allocate_cptr__:
+	jmp oxompif_win_allocate@PLT
+	.size pmpi_win_allocate_cptr__, .-pmpi_win_allocate_cptr__
+	.globl PMPI_WIN_ALLOCATE_CPTR
+	.type PMPI_WIN_ALLOCATE_CPTR, @function
+PMPI_WIN_ALLOCATE_CPTR:
+	jmp oxompif_win_allocate@PLT
+	.size PMPI_WIN_ALLOCATE_CPTR, .-PMPI_WIN_ALLOCATE_CPTR
 	.globl mpi_win_allocate_shared
 	.type mpi_win_allocate_shared, @function
 mpi_win_allocate_shared:
@@ -11602,6 +13242,46 @@ pmpi_win_allocate_shared__:
 PMPI_WIN_ALLOCATE_SHARED:
 	jmp oxompif_win_allocate_shared@PLT
 	.size PMPI_WIN_ALLOCATE_SHARED, .-PMPI_WIN_ALLOCATE_SHARED
+	.globl mpi_win_allocate_shared_cptr
+	.type mpi_win_allocate_shared_cptr, @function
+mpi_win_allocate_shared_cptr:
+	jmp oxompif_win_allocate_shared@PLT
+	.size mpi_win_allocate_shared_cptr, .-mpi_win_allocate_shared_cptr
+	.globl mpi_win_allocate_shared_cptr_
+	.type mpi_win_allocate_shared_cptr_, @function
+mpi_win_allocate_shared_cptr_:
+	jmp oxompif_win_allocate_shared@PLT
+	.size mpi_win_allocate_shared_cptr_, .-mpi_win_allocate_shared_cptr_
+	.globl mpi_win_allocate_shared_cptr__
+	.type mpi_win_allocate_shared_cptr__, @function
+mpi_win_allocate_shared_cptr__:
+	jmp oxompif_win_allocate_shared@PLT
+	.size mpi_win_allocate_shared_cptr__, .-mpi_win_allocate_shared_cptr__
+	.globl MPI_WIN_ALLOCATE_SHARED_CPTR
+	.type MPI_WIN_ALLOCATE_SHARED_CPTR, @function
+MPI_WIN_ALLOCATE_SHARED_CPTR:
+	jmp oxompif_win_allocate_shared@PLT
+	.size MPI_WIN_ALLOCATE_SHARED_CPTR, .-MPI_WIN_ALLOCATE_SHARED_CPTR
+	.globl pmpi_win_allocate_shared_cptr
+	.type pmpi_win_allocate_shared_cptr, @function
+pmpi_win_allocate_shared_cptr:
+	jmp oxompif_win_allocate_shared@PLT
+	.size pmpi_win_allocate_shared_cptr, .-pmpi_win_allocate_shared_cptr
+	.globl pmpi_win_allocate_shared_cptr_
+	.type pmpi_win_allocate_shared_cptr_, @function
+pmpi_win_allocate_shared_cptr_:
+	jmp oxompif_win_allocate_shared@PLT
+	.size pmpi_win_allocate_shared_cptr_, .-pmpi_win_allocate_shared_cptr_
+	.globl pmpi_win_allocate_shared_cptr__
+	.type pmpi_win_allocate_shared_cptr__, @function
+pmpi_win_allocate_shared_cptr__:
+	jmp oxompif_win_allocate_shared@PLT
+	.size pmpi_win_allocate_shared_cptr__, .-pmpi_win_allocate_shared_cptr__
+	.globl PMPI_WIN_ALLOCATE_SHARED_CPTR
+	.type PMPI_WIN_ALLOCATE_SHARED_CPTR, @function
+PMPI_WIN_ALLOCATE_SHARED_CPTR:
+	jmp oxompif_win_allocate_shared@PLT
+	.size PMPI_WIN_ALLOCATE_SHARED_CPTR, .-PMPI_WIN_ALLOCATE_SHARED_CPTR
 	.globl mpi_win_attach
 	.type mpi_win_attach, @function
 mpi_win_attach:
@@ -11802,6 +13482,86 @@ pmpi_win_create_dynamic__:
 PMPI_WIN_CREATE_DYNAMIC:
 	jmp oxompif_win_create_dynamic@PLT
 	.size PMPI_WIN_CREATE_DYNAMIC, .-PMPI_WIN_CREATE_DYNAMIC
+	.globl mpi_win_create_errhandler
+	.type mpi_win_create_errhandler, @function
+mpi_win_create_errhandler:
+	jmp oxompif_win_create_errhandler@PLT
+	.size mpi_win_create_errhandler, .-mpi_win_create_errhandler
+	.globl mpi_win_create_errhandler_
+	.type mpi_win_create_errhandler_, @function
+mpi_win_create_errhandler_:
+	jmp oxompif_win_create_errhandler@PLT
+	.size mpi_win_create_errhandler_, .-mpi_win_create_errhandler_
+	.globl mpi_win_create_errhandler__
+	.type mpi_win_create_errhandler__, @function
+mpi_win_create_errhandler__:
+	jmp oxompif_win_create_errhandler@PLT
+	.size mpi_win_create_errhandler__, .-mpi_win_create_errhandler__
+	.globl MPI_WIN_CREATE_ERRHANDLER
+	.type MPI_WIN_CREATE_ERRHANDLER, @function
+MPI_WIN_CREATE_ERRHANDLER:
+	jmp oxompif_win_create_errhandler@PLT
+	.size MPI_WIN_CREATE_ERRHANDLER, .-MPI_WIN_CREATE_ERRHANDLER
+	.globl pmpi_win_create_errhandler
+	.type pmpi_win_create_errhandler, @function
+pmpi_win_create_errhandler:
+	jmp oxompif_win_create_errhandler@PLT
+	.size pmpi_win_create_errhandler, .-pmpi_win_create_errhandler
+	.globl pmpi_win_create_errhandler_
+	.type pmpi_win_create_errhandler_, @function
+pmpi_win_create_errhandler_:
+	jmp oxompif_win_create_errhandler@PLT
+	.size pmpi_win_create_errhandler_, .-pmpi_win_create_errhandler_
+	.globl pmpi_win_create_errhandler__
+	.type pmpi_win_create_errhandler__, @function
+pmpi_win_create_errhandler__:
+	jmp oxompif_win_create_errhandler@PLT
+	.size pmpi_win_create_errhandler__, .-pmpi_win_create_errhandler__
+	.globl PMPI_WIN_CREATE_ERRHANDLER
+	.type PMPI_WIN_CREATE_ERRHANDLER, @function
+PMPI_WIN_CREATE_ERRHANDLER:
+	jmp oxompif_win_create_errhandler@PLT
+	.size PMPI_WIN_CREATE_ERRHANDLER, .-PMPI_WIN_CREATE_ERRHANDLER
+	.globl mpi_win_create_keyval
+	.type mpi_win_create_keyval, @function
+mpi_win_create_keyval:
+	jmp oxompif_win_create_keyval@PLT
+	.size mpi_win_create_keyval, .-mpi_win_create_keyval
+	.globl mpi_win_create_keyval_
+	.type mpi_win_create_keyval_, @function
+mpi_win_create_keyval_:
+	jmp oxompif_win_create_keyval@PLT
+	.size mpi_win_create_keyval_, .-mpi_win_create_keyval_
+	.globl mpi_win_create_keyval__
+	.type mpi_win_create_keyval__, @function
+mpi_win_create_keyval__:
+	jmp oxompif_win_create_keyval@PLT
+	.size mpi_win_create_keyval__, .-mpi_win_create_keyval__
+	.globl MPI_WIN_CREATE_KEYVAL
+	.type MPI_WIN_CREATE_KEYVAL, @function
+MPI_WIN_CREATE_KEYVAL:
+	jmp oxompif_win_create_keyval@PLT
+	.size MPI_WIN_CREATE_KEYVAL, .-MPI_WIN_CREATE_KEYVAL
+	.globl pmpi_win_create_keyval
+	.type pmpi_win_create_keyval, @function
+pmpi_win_create_keyval:
+	jmp oxompif_win_create_keyval@PLT
+	.size pmpi_win_create_keyval, .-pmpi_win_create_keyval
+	.globl pmpi_win_create_keyval_
+	.type pmpi_win_create_keyval_, @function
+pmpi_win_create_keyval_:
+	jmp oxompif_win_create_keyval@PLT
+	.size pmpi_win_create_keyval_, .-pmpi_win_create_keyval_
+	.globl pmpi_win_create_keyval__
+	.type pmpi_win_create_keyval__, @function
+pmpi_win_create_keyval__:
+	jmp oxompif_win_create_keyval@PLT
+	.size pmpi_win_create_keyval__, .-pmpi_win_create_keyval__
+	.globl PMPI_WIN_CREATE_KEYVAL
+	.type PMPI_WIN_CREATE_KEYVAL, @function
+PMPI_WIN_CREATE_KEYVAL:
+	jmp oxompif_win_create_keyval@PLT
+	.size PMPI_WIN_CREATE_KEYVAL, .-PMPI_WIN_CREATE_KEYVAL
 	.globl mpi_win_delete_attr
 	.type mpi_win_delete_attr, @function
 mpi_win_delete_attr:
@@ -12162,6 +13922,46 @@ pmpi_win_free_keyval__:
 PMPI_WIN_FREE_KEYVAL:
 	jmp oxompif_win_free_keyval@PLT
 	.size PMPI_WIN_FREE_KEYVAL, .-PMPI_WIN_FREE_KEYVAL
+	.globl mpi_win_get_attr
+	.type mpi_win_get_attr, @function
+mpi_win_get_attr:
+	jmp oxompif_win_get_attr@PLT
+	.size mpi_win_get_attr, .-mpi_win_get_attr
+	.globl mpi_win_get_attr_
+	.type mpi_win_get_attr_, @function
+mpi_win_get_attr_:
+	jmp oxompif_win_get_attr@PLT
+	.size mpi_win_get_attr_, .-mpi_win_get_attr_
+	.globl mpi_win_get_attr__
+	.type mpi_win_get_attr__, @function
+mpi_win_get_attr__:
+	jmp oxompif_win_get_attr@PLT
+	.size mpi_win_get_attr__, .-mpi_win_get_attr__
+	.globl MPI_WIN_GET_ATTR
+	.type MPI_WIN_GET_ATTR, @function
+MPI_WIN_GET_ATTR:
+	jmp oxompif_win_get_attr@PLT
+	.size MPI_WIN_GET_ATTR, .-MPI_WIN_GET_ATTR
+	.globl pmpi_win_get_attr
+	.type pmpi_win_get_attr, @function
+pmpi_win_get_attr:
+	jmp oxompif_win_get_attr@PLT
+	.size pmpi_win_get_attr, .-pmpi_win_get_attr
+	.globl pmpi_win_get_attr_
+	.type pmpi_win_get_attr_, @function
+pmpi_win_get_attr_:
+	jmp oxompif_win_get_attr@PLT
+	.size pmpi_win_get_attr_, .-pmpi_win_get_attr_
+	.globl pmpi_win_get_attr__
+	.type pmpi_win_get_attr__, @function
+pmpi_win_get_attr__:
+	jmp oxompif_win_get_attr@PLT
+	.size pmpi_win_get_attr__, .-pmpi_win_get_attr__
+	.globl PMPI_WIN_GET_ATTR
+	.type PMPI_WIN_GET_ATTR, @function
+PMPI_WIN_GET_ATTR:
+	jmp oxompif_win_get_attr@PLT
+	.size PMPI_WIN_GET_ATTR, .-PMPI_WIN_GET_ATTR
 	.globl mpi_win_get_errhandler
 	.type mpi_win_get_errhandler, @function
 mpi_win_get_errhandler:
@@ -12282,6 +14082,46 @@ pmpi_win_get_info__:
 PMPI_WIN_GET_INFO:
 	jmp oxompif_win_get_info@PLT
 	.size PMPI_WIN_GET_INFO, .-PMPI_WIN_GET_INFO
+	.globl mpi_win_get_name
+	.type mpi_win_get_name, @function
+mpi_win_get_name:
+	jmp oxompif_win_get_name@PLT
+	.size mpi_win_get_name, .-mpi_win_get_name
+	.globl mpi_win_get_name_
+	.type mpi_win_get_name_, @function
+mpi_win_get_name_:
+	jmp oxompif_win_get_name@PLT
+	.size mpi_win_get_name_, .-mpi_win_get_name_
+	.globl mpi_win_get_name__
+	.type mpi_win_get_name__, @function
+mpi_win_get_name__:
+	jmp oxompif_win_get_name@PLT
+	.size mpi_win_get_name__, .-mpi_win_get_name__
+	.globl MPI_WIN_GET_NAME
+	.type MPI_WIN_GET_NAME, @function
+MPI_WIN_GET_NAME:
+	jmp oxompif_win_get_name@PLT
+	.size MPI_WIN_GET_NAME, .-MPI_WIN_GET_NAME
+	.globl pmpi_win_get_name
+	.type pmpi_win_get_name, @function
+pmpi_win_get_name:
+	jmp oxompif_win_get_name@PLT
+	.size pmpi_win_get_name, .-pmpi_win_get_name
+	.globl pmpi_win_get_name_
+	.type pmpi_win_get_name_, @function
+pmpi_win_get_name_:
+	jmp oxompif_win_get_name@PLT
+	.size pmpi_win_get_name_, .-pmpi_win_get_name_
+	.globl pmpi_win_get_name__
+	.type pmpi_win_get_name__, @function
+pmpi_win_get_name__:
+	jmp oxompif_win_get_name@PLT
+	.size pmpi_win_get_name__, .-pmpi_win_get_name__
+	.globl PMPI_WIN_GET_NAME
+	.type PMPI_WIN_GET_NAME, @function
+PMPI_WIN_GET_NAME:
+	jmp oxompif_win_get_name@PLT
+	.size PMPI_WIN_GET_NAME, .-PMPI_WIN_GET_NAME
 	.globl mpi_win_lock
 	.type mpi_win_lock, @function
 mpi_win_lock:
@@ -12402,6 +14242,46 @@ pmpi_win_post__:
 PMPI_WIN_POST:
 	jmp oxompif_win_post@PLT
 	.size PMPI_WIN_POST, .-PMPI_WIN_POST
+	.globl mpi_win_set_attr
+	.type mpi_win_set_attr, @function
+mpi_win_set_attr:
+	jmp oxompif_win_set_attr@PLT
+	.size mpi_win_set_attr, .-mpi_win_set_attr
+	.globl mpi_win_set_attr_
+	.type mpi_win_set_attr_, @function
+mpi_win_set_attr_:
+	jmp oxompif_win_set_attr@PLT
+	.size mpi_win_set_attr_, .-mpi_win_set_attr_
+	.globl mpi_win_set_attr__
+	.type mpi_win_set_attr__, @function
+mpi_win_set_attr__:
+	jmp oxompif_win_set_attr@PLT
+	.size mpi_win_set_attr__, .-mpi_win_set_attr__
+	.globl MPI_WIN_SET_ATTR
+	.type MPI_WIN_SET_ATTR, @function
+MPI_WIN_SET_ATTR:
+	jmp oxompif_win_set_attr@PLT
+	.size MPI_WIN_SET_ATTR, .-MPI_WIN_SET_ATTR
+	.globl pmpi_win_set_attr
+	.type pmpi_win_set_attr, @function
+pmpi_win_set_attr:
+	jmp oxompif_win_set_attr@PLT
+	.size pmpi_win_set_attr, .-pmpi_win_set_attr
+	.globl pmpi_win_set_attr_
+	.type pmpi_win_set_attr_, @function
+pmpi_win_set_attr_:
+	jmp oxompif_win_set_attr@PLT
+	.size pmpi_win_set_attr_, .-pmpi_win_set_attr_
+	.globl pmpi_win_set_attr__
+	.type pmpi_win_set_attr__, @function
+pmpi_win_set_attr__:
+	jmp oxompif_win_set_attr@PLT
+	.size pmpi_win_set_attr__, .-pmpi_win_set_attr__
+	.globl PMPI_WIN_SET_ATTR
+	.type PMPI_WIN_SET_ATTR, @function
+PMPI_WIN_SET_ATTR:
+	jmp oxompif_win_set_attr@PLT
+	.size PMPI_WIN_SET_ATTR, .-PMPI_WIN_SET_ATTR
 	.globl mpi_win_set_errhandler
 	.type mpi_win_set_errhandler, @function
 mpi_win_set_errhandler:
@@ -12482,6 +14362,46 @@ pmpi_win_set_info__:
 PMPI_WIN_SET_INFO:
 	jmp oxompif_win_set_info@PLT
 	.size PMPI_WIN_SET_INFO, .-PMPI_WIN_SET_INFO
+	.globl mpi_win_set_name
+	.type mpi_win_set_name, @function
+mpi_win_set_name:
+	jmp oxompif_win_set_name@PLT
+	.size mpi_win_set_name, .-mpi_win_set_name
+	.globl mpi_win_set_name_
+	.type mpi_win_set_name_, @function
+mpi_win_set_name_:
+	jmp oxompif_win_set_name@PLT
+	.size mpi_win_set_name_, .-mpi_win_set_name_
+	.globl mpi_win_set_name__
+	.type mpi_win_set_name__, @function
+mpi_win_set_name__:
+	jmp oxompif_win_set_name@PLT
+	.size mpi_win_set_name__, .-mpi_win_set_name__
+	.globl MPI_WIN_SET_NAME
+	.type MPI_WIN_SET_NAME, @function
+MPI_WIN_SET_NAME:
+	jmp oxompif_win_set_name@PLT
+	.size MPI_WIN_SET_NAME, .-MPI_WIN_SET_NAME
+	.globl pmpi_win_set_name
+	.type pmpi_win_set_name, @function
+pmpi_win_set_name:
+	jmp oxompif_win_set_name@PLT
+	.size pmpi_win_set_name, .-pmpi_win_set_name
+	.globl pmpi_win_set_name_
+	.type pmpi_win_set_name_, @function
+pmpi_win_set_name_:
+	jmp oxompif_win_set_name@PLT
+	.size pmpi_win_set_name_, .-pmpi_win_set_name_
+	.globl pmpi_win_set_name__
+	.type pmpi_win_set_name__, @function
+pmpi_win_set_name__:
+	jmp oxompif_win_set_name@PLT
+	.size pmpi_win_set_name__, .-pmpi_win_set_name__
+	.globl PMPI_WIN_SET_NAME
+	.type PMPI_WIN_SET_NAME, @function
+PMPI_WIN_SET_NAME:
+	jmp oxompif_win_set_name@PLT
+	.size PMPI_WIN_SET_NAME, .-PMPI_WIN_SET_NAME
 	.globl mpi_win_shared_query
 	.type mpi_win_shared_query, @function
 mpi_win_shared_query:
@@ -12522,6 +14442,46 @@ pmpi_win_shared_query__:
 PMPI_WIN_SHARED_QUERY:
 	jmp oxompif_win_shared_query@PLT
 	.size PMPI_WIN_SHARED_QUERY, .-PMPI_WIN_SHARED_QUERY
+	.globl mpi_win_shared_query_cptr
+	.type mpi_win_shared_query_cptr, @function
+mpi_win_shared_query_cptr:
+	jmp oxompif_win_shared_query@PLT
+	.size mpi_win_shared_query_cptr, .-mpi_win_shared_query_cptr
+	.globl mpi_win_shared_query_cptr_
+	.type mpi_win_shared_query_cptr_, @function
+mpi_win_shared_query_cptr_:
+	jmp oxompif_win_shared_query@PLT
+	.size mpi_win_shared_query_cptr_, .-mpi_win_shared_query_cptr_
+	.globl mpi_win_shared_query_cptr__
+	.type mpi_win_shared_query_cptr__, @function
+mpi_win_shared_query_cptr__:
+	jmp oxompif_win_shared_query@PLT
+	.size mpi_win_shared_query_cptr__, .-mpi_win_shared_query_cptr__
+	.globl MPI_WIN_SHARED_QUERY_CPTR
+	.type MPI_WIN_SHARED_QUERY_CPTR, @function
+MPI_WIN_SHARED_QUERY_CPTR:
+	jmp oxompif_win_shared_query@PLT
+	.size MPI_WIN_SHARED_QUERY_CPTR, .-MPI_WIN_SHARED_QUERY_CPTR
+	.globl pmpi_win_shared_query_cptr
+	.type pmpi_win_shared_query_cptr, @function
+pmpi_win_shared_query_cptr:
+	jmp oxompif_win_shared_query@PLT
+	.size pmpi_win_shared_query_cptr, .-pmpi_win_shared_query_cptr
+	.globl pmpi_win_shared_query_cptr_
+	.type pmpi_win_shared_query_cptr_, @function
+pmpi_win_shared_query_cptr_:
+	jmp oxompif_win_shared_query@PLT
+	.size pmpi_win_shared_query_cptr_, .-pmpi_win_shared_query_cptr_
+	.globl pmpi_win_shared_query_cptr__
+	.type pmpi_win_shared_query_cptr__, @function
+pmpi_win_shared_query_cptr__:
+	jmp oxompif_win_shared_query@PLT
+	.size pmpi_win_shared_query_cptr__, .-pmpi_win_shared_query_cptr__
+	.globl PMPI_WIN_SHARED_QUERY_CPTR
+	.type PMPI_WIN_SHARED_QUERY_CPTR, @function
+PMPI_WIN_SHARED_QUERY_CPTR:
+	jmp oxompif_win_shared_query@PLT
+	.size PMPI_WIN_SHARED_QUERY_CPTR, .-PMPI_WIN_SHARED_QUERY_CPTR
 	.globl mpi_win_start
 	.type mpi_win_start, @function
 mpi_win_start:

@@ -199,11 +199,13 @@ else
         [[ -n $got && $((16#$got)) -eq ${s##*:} ]] || { fail "(e) sentinel ${s%%:*}: size '${got:-absent}', want ${s##*:}"; bad=1; }
     done
     if [[ -f $OMPI_FLIB ]]; then
-        fnames() { nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -E '^p?mpi_[a-z0-9_]+_$' | sort -u; }
+        fnames() { nm -D --defined-only "$@" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -E '^p?mpi_[a-z0-9_]*[a-z0-9]_$' | sort -u; }
         fnames "$OMPI_FLIB" >"$WORK/want-fnames"
-        fnames "$FLIB" >"$WORK/our-fnames"
-        lacking=$(comm -23 "$WORK/want-fnames" "$WORK/our-fnames" | grep -v '^pmpi_' | sed 's/^mpi_//; s/_$//' | tr '\n' ' ')
-        echo "INFO (e) of Open MPI's $(grep -vc '^pmpi_' "$WORK/want-fnames") Fortran procedures, libmpi_mpifh.so.40 lacks $(wc -w <<<"$lacking"): $lacking"
+        fnames "$FLIB" "$PREFIX/lib/openmpi-abi/libmpi_usempi_ignore_tkr.so.40" >"$WORK/our-fnames"
+        lacking=$(comm -23 "$WORK/want-fnames" "$WORK/our-fnames" | { grep -v '^pmpi_' || true; } | sed 's/^mpi_//; s/_$//' | tr '\n' ' ')
+        stubs=$(sed -n 's/^\/\/ Reporting MPI_ERR_UNSUPPORTED_OPERATION (the last \([0-9]*\)).*/\1/p' src/abi_ompi/fortran/generated.rs)
+        echo "INFO (e) of Open MPI's $(grep -vc '^pmpi_' "$WORK/want-fnames") Fortran procedures, ours lack $(wc -w <<<"$lacking")${lacking:+: $lacking}; ${stubs:-?} report MPI_ERR_UNSUPPORTED_OPERATION (listed in src/abi_ompi/fortran/generated.rs)"
+        [[ -z $lacking ]] || { fail "(e) Open MPI's Fortran procedures missing (a program would reach liboxmpi.so's MPICH-ABI bindings)"; bad=1; }
     fi
     [[ $bad -eq 0 ]] && echo "PASS (e) libmpi_mpifh.so.40: SONAME, NEEDED libmpi.so.40, 9 sentinel blocks with their sizes"
 fi
@@ -224,13 +226,22 @@ static int bad = 0, n = 0;
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
 EOF
+    # each handle as its object, as the first definition in mpi.h names it (MPI_LB and MPI_UB
+    # are removed from C by default, MPI_INTEGER16 exists only with a Fortran INTEGER*16)
     params "$OMPI_INC/mpif-handles.h" | while read -r name v; do
-        if grep -qE "define $name\b" "$OMPI_H"; then echo "    H($name, $v);"; fi
+        def=$(grep -m1 -oE "define $name +OMPI_PREDEFINED_GLOBAL\( *\w+ *, *\w+ *\)" "$OMPI_H" || true)
+        [[ -n $def ]] || continue
+        sym=$(sed -E 's/.*, *(\w+) *\)/\1/' <<<"$def")
+        # declared again: mpi.h declares some only while C still has the name
+        grep -m1 -oE "extern struct \w+ $sym;" "$OMPI_H" | sed 's/^/    /' || true
+        echo "    H($(sed -E 's/.*\( *(\w+) *, *(\w+) *\)/((\1)\&\2)/' <<<"$def"), $v);"
     done
     cat "$OMPI_INC/mpif-constants.h" "$OMPI_INC/mpif-io-constants.h" >"$WORK/fconst.h"
     params "$WORK/fconst.h" | while read -r name v; do
         # integer constants of the C header (macros or enumerators), not the Fortran-only ones
-        if grep -qE "(define $name\s+\(?-?[0-9]|^\s*$name\s*=)" "$OMPI_H"; then echo "    K($name, $v);"; fi
+        if grep -qE "(define $name\s+\(?-?[0-9]|^\s*$name\s*=)" "$OMPI_H" && ! grep -q "define $name THIS_SYMBOL_WAS_REMOVED" "$OMPI_H"; then
+            echo "    K($name, $v);"
+        fi
     done
     cat <<'EOF'
     MPI_Finalize();

@@ -428,8 +428,10 @@ def ompi_objects(text):
     """[(symbol, kind, [MPI_ names])] of Open MPI's predefined objects, in header order."""
     syms = re.findall(r"extern struct ompi_predefined_(\w+)_t (\w+);", text)
     names = {}
-    for n, sym in re.findall(r"^#define (MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)", text, re.M):
+    for n, sym in re.findall(r"^#\s*define (MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)", text, re.M):
         names.setdefault(sym, []).append(n)
+    for t, sym in re.findall(r"OMPI_PREDEFINED_GLOBAL\(\s*(\w+)\s*,\s*(\w+)\s*\)", text):
+        OMPI_OBJECT_KIND.setdefault(sym, t)
     seen, out = set(), []
     for kind, sym in syms:
         if sym not in seen:
@@ -525,14 +527,27 @@ def mpich_handles():
 
 
 # Open MPI's Fortran handles are indices into one f2c table per kind of object.
+# The C type of each predefined object, by its symbol (filled from the header by ompi_objects()).
+OMPI_OBJECT_KIND = {}
 F_KINDS = ["MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Info", "MPI_Errhandler", "MPI_Request", "MPI_Message", "MPI_Win"]
 
 
-def ompi_fortran_handles():
+def ompi_fortran_handles(rows):
     """Rust lines: Open MPI's Fortran INTEGER of each predefined handle (mpif-handles.h) as the
-    MPICH-ABI handle it stands for, per kind, and the way back."""
+    MPICH-ABI handle it stands for, per kind, and the way back; and as the predefined object it
+    names (`rows`: the objects in registration order), both ways."""
     f = {n: int(v) for n, v in re.findall(r"parameter\s*\(\s*(MPI_\w+)\s*=\s*(-?\d+)\s*\)", OMPI_MPIF_HANDLES.read_text())}
     m = mpich_handles()
+    obj_of = {n: i for i, (_, _, names) in enumerate(rows) for n in names}
+    f_objects, obj_fortran = [], [-1] * len(rows)
+    for k in F_KINDS:
+        named = sorted((v, n) for n, v in f.items() if n in obj_of and OMPI_OBJECT_KIND[rows[obj_of[n]][0]] == k)
+        t = [-1] * (max(v for v, _ in named) + 1)
+        for v, n in named:
+            t[v] = obj_of[n]
+            if obj_fortran[obj_of[n]] < 0:
+                obj_fortran[obj_of[n]] = v
+        f_objects.append(t)
     out = ["/// Open MPI's Fortran handle kinds: the index into F_TO_MPICH.",
            *[f"pub const F_{k[4:].upper()}: usize = {i};" for i, k in enumerate(F_KINDS)],
            "/// The MPICH-ABI handle of each predefined Fortran handle of Open MPI's mpif.h, per kind",
@@ -550,7 +565,11 @@ def ompi_fortran_handles():
             "pub fn fortran_of(h: u32) -> Option<i32> {", "    Some(match h {"]
     for h, (v, n) in sorted(back.items()):
         out.append(f"        {hex(h)} => {v}, // {n}")
-    out += ["        _ => return None,", "    })", "}"]
+    out += ["        _ => return None,", "    })", "}",
+            "/// The predefined object (index into OBJECT_HANDLES) of each Fortran handle, per kind (-1: none).",
+            f"pub static F_OBJECTS: [&[i16]; {len(F_KINDS)}] = [{', '.join('&[' + ', '.join(map(str, t)) + ']' for t in f_objects)}];",
+            "/// The Fortran handle of each predefined object (-1: none).",
+            f"pub static OBJECT_FORTRAN: [i32; {len(rows)}] = [{', '.join(map(str, obj_fortran))}];"]
     return out
 
 
@@ -573,7 +592,7 @@ def ompi_tables(rows, text):
     for sym, const in (("ompi_message_null", "MESSAGE_NULL"), ("ompi_mpi_file_null", "FILE_NULL")):
         out.append(f"/// The index of {sym}.")
         out.append(f"pub const {const}: usize = {[r[0] for r in rows].index(sym)};")
-    out += ompi_fortran_handles()
+    out += ompi_fortran_handles(rows)
     mpich_h = (ROOT / "include/mpi.h").read_text()
     OMPI_DOMAINS["COMBINERS"] = [c for c in dict.fromkeys(re.findall(r"^\s*(MPI_COMBINER_\w+)", text, re.M))
                                  if re.search(rf"\b{c}\b", mpich_h) and not c.endswith("_INTEGER")]  # removed in MPI-3.0

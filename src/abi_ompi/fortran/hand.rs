@@ -2,7 +2,7 @@
 //! writes them for MPICH: functions with results, 1-based request indices, attribute values and
 //! CHARACTER arguments (through src/fortran/strings.rs and its `string_out`).
 use super::super::conv::{code_out, Handle, OmpiStatus};
-use super::super::tables::{F_COMM, F_DATATYPE, F_INFO, F_REQUEST, KEYVALS};
+use super::super::tables::{F_COMM, F_DATATYPE, F_INFO, F_REQUEST, F_WIN, KEYVALS};
 use super::super::wrappers as w;
 use super::{handles, sentinels, set_ierr};
 use crate::abi::{MPI_Aint, MPI_Fint};
@@ -21,6 +21,8 @@ ompi_fortran!(wtick; () -> f64 => { w::oxompi_MPI_Wtick() });
 // Macros in Open MPI's C header; plain address arithmetic, the same in every ABI.
 ompi_fortran!(aint_add; (base: *const MPI_Aint, disp: *const MPI_Aint) -> MPI_Aint => { crate::ffi::PMPI_Aint_add(*base, *disp) });
 ompi_fortran!(aint_diff; (a1: *const MPI_Aint, a2: *const MPI_Aint) -> MPI_Aint => { crate::ffi::PMPI_Aint_diff(*a1, *a2) });
+// MPI_F_SYNC_REG: its call alone keeps the compiler from moving accesses to the buffer across it.
+ompi_fortran!(f_sync_reg; (_buf: *mut c_void) => {});
 ompi_fortran!(pcontrol; (level: *const c_int, ierr: *mut MPI_Fint) => {
     set_ierr(ierr, w::oxompi_MPI_Pcontrol(*level));
 });
@@ -151,4 +153,55 @@ ompi_fortran!(comm_idup_with_info; (comm: *const MPI_Fint, info: *const MPI_Fint
         *request = handles::fortran(rq);
     }
     set_ierr(ierr, code_out(rc));
+});
+
+// Window attributes (MPI 4.1 section 12.2.6): in C, MPI_WIN_BASE is the base address itself,
+// MPI_WIN_SIZE points to an MPI_Aint and the other predefined ones to an int; Fortran gets the
+// values. KEYVALS[7..12] are Open MPI's MPI_WIN_BASE, _SIZE, _DISP_UNIT, _CREATE_FLAVOR, _MODEL.
+ompi_fortran!(win_get_attr; (win: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Aint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let rc = w::oxompi_MPI_Win_get_attr(handles::to_c(F_WIN, *win), *keyval, &mut p as *mut *mut c_void as *mut c_void, flag);
+    if rc == 0 && *flag != 0 {
+        let k = *keyval;
+        *val = if k == KEYVALS[7].0 {
+            p as MPI_Aint
+        } else if k == KEYVALS[8].0 {
+            *(p as *const MPI_Aint)
+        } else if KEYVALS[9..12].iter().any(|&(o, _)| o == k) {
+            *(p as *const c_int) as MPI_Aint
+        } else {
+            p as MPI_Aint
+        };
+    }
+    set_ierr(ierr, rc);
+});
+ompi_fortran!(win_get_name; (win: *const MPI_Fint, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut n = 0;
+    set_ierr(ierr, string_out(128, s, len, resultlen, |b| w::oxompi_MPI_Win_get_name(handles::to_c(F_WIN, *win), b, &mut n)));
+});
+ompi_fortran!(win_set_name; (win: *const MPI_Fint, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Win_set_name(handles::to_c(F_WIN, *win), input(s, len, false).as_ptr()));
+});
+// The data representation of MPI_Pack_external & co. ('external32').
+ompi_fortran!(pack_external; (datarep: *const c_char, inbuf: *mut c_void, incount: *const c_int, datatype: *const MPI_Fint, outbuf: *mut c_void, outsize: *const MPI_Aint, position: *mut MPI_Aint, ierr: *mut MPI_Fint, len: FLen) => {
+    let rep = input(datarep, len, false);
+    set_ierr(ierr, w::oxompi_MPI_Pack_external(rep.as_ptr(), sentinels::buf(inbuf), *incount, handles::to_c(F_DATATYPE, *datatype), sentinels::buf(outbuf), *outsize, position));
+});
+ompi_fortran!(unpack_external; (datarep: *const c_char, inbuf: *mut c_void, insize: *const MPI_Aint, position: *mut MPI_Aint, outbuf: *mut c_void, outcount: *const c_int, datatype: *const MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    let rep = input(datarep, len, false);
+    set_ierr(ierr, w::oxompi_MPI_Unpack_external(rep.as_ptr(), sentinels::buf(inbuf), *insize, position, sentinels::buf(outbuf), *outcount, handles::to_c(F_DATATYPE, *datatype)));
+});
+ompi_fortran!(pack_external_size; (datarep: *const c_char, incount: *const c_int, datatype: *const MPI_Fint, size: *mut MPI_Aint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Pack_external_size(input(datarep, len, false).as_ptr(), *incount, handles::to_c(F_DATATYPE, *datatype), size));
+});
+ompi_fortran!(file_open; (comm: *const MPI_Fint, filename: *const c_char, amode: *const c_int, info: *const MPI_Fint, fh: *mut MPI_Fint, ierr: *mut MPI_Fint, flen: FLen) => {
+    let mut c = std::ptr::null_mut();
+    let rc = w::oxompi_MPI_File_open(handles::to_c(F_COMM, *comm), input(filename, flen, true).as_ptr(), *amode, handles::to_c(F_INFO, *info), &mut c);
+    if rc == 0 {
+        *fh = super::super::hand::oxompi_MPI_File_c2f(c);
+    }
+    set_ierr(ierr, rc);
+});
+ompi_fortran!(file_delete; (filename: *const c_char, info: *const MPI_Fint, ierr: *mut MPI_Fint, flen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_File_delete(input(filename, flen, true).as_ptr(), handles::to_c(F_INFO, *info)));
 });

@@ -1,11 +1,14 @@
 //! Open MPI's Fortran INTEGER handles. A predefined one is its index in Open MPI's f2c table of
 //! its kind (mpif-handles.h: MPI_COMM_WORLD = 0, MPI_DOUBLE_PRECISION = 17...), mapped through
-//! `tables::F_TO_MPICH`; any other is the MPICH-ABI handle itself (a user handle, negative as an
-//! INTEGER: no collision with the small non-negative indices), so both directions are one table
-//! lookup. `MPI_X_c2f`/`MPI_X_f2c` of the C layer (src/abi_ompi/hand.rs) use the same mapping,
+//! `tables::F_OBJECTS` to its predefined object (`tables::F_TO_MPICH` to its MPICH-ABI handle);
+//! any other is the MPICH-ABI handle itself (a user handle, negative as an INTEGER: no collision
+//! with the small non-negative indices), so each direction is a table lookup. The objects of
+//! types oxmpi lacks (MPI_LOGICAL1, MPI_2COMPLEX...) hold handle 0 (calls reject them): those
+//! are found by address on the way back. `MPI_X_c2f`/`MPI_X_f2c` of the C layer (src/abi_ompi/hand.rs) use the same mapping,
 //! so C and Fortran code of one program hand handles to each other.
 use super::super::conv::{h_in, h_out, Handle};
-use super::super::tables::{fortran_of, F_TO_MPICH};
+use super::super::objects::{index_of, object_at};
+use super::super::tables::{fortran_of, F_OBJECTS, F_TO_MPICH, OBJECT_FORTRAN};
 use std::os::raw::c_int;
 
 /// The MPICH-ABI handle Fortran handle `f` of kind `k` (`tables::F_*`) stands for.
@@ -26,13 +29,20 @@ pub fn fortran(h: c_int) -> c_int {
 /// Fortran handle -> Open MPI C handle.
 #[inline]
 pub fn to_c(k: usize, f: c_int) -> Handle {
-    h_out(mpich(k, f))
+    match usize::try_from(f).ok().and_then(|i| F_OBJECTS[k].get(i)) {
+        Some(&o) if o >= 0 => object_at(o as usize),
+        Some(_) => h_out(0), // a gap in the table: no handle, which calls reject
+        None => h_out(f),
+    }
 }
 
-/// Open MPI C handle -> Fortran handle.
+/// Open MPI C handle -> Fortran handle (-1 for a pointer to no object).
 #[inline]
 pub fn from_c(p: Handle) -> c_int {
-    fortran(h_in(p))
+    match h_in(p) {
+        0 => index_of(p).map_or(-1, |i| OBJECT_FORTRAN[i]),
+        h => fortran(h),
+    }
 }
 
 /// An array of `n` Fortran handles of kind `k` as C handles (empty for NULL).

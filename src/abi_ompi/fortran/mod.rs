@@ -44,6 +44,16 @@ unsafe fn set_ierr(ierr: *mut MPI_Fint, rc: c_int) {
     }
 }
 
+/// A procedure of Open MPI's Fortran library that oxmpi's does not provide yet:
+/// MPI_ERR_UNSUPPORTED_OPERATION through MPI_COMM_SELF's handler, naming it.
+fn unsupported(name: &'static str) -> c_int {
+    let e = crate::error::err(
+        crate::abi::MPI_ERR_UNSUPPORTED_OPERATION,
+        format!("{name} is not supported by oxmpi's Open MPI Fortran library (libmpi_mpifh.so.40) yet; build with oxmpi's mpifort"),
+    );
+    super::conv::code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, e))
+}
+
 #[cfg(test)]
 mod tests {
     /// The checked-in generated.rs and c-src/ompi_mpifh_entry.S match what the script makes now.
