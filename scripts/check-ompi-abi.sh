@@ -26,8 +26,8 @@
 #       its mpif.h value (MPI_X_c2f(MPI_X) == the value, MPI_X_f2c back), and every integer
 #       constant of mpif-constants.h / mpif-io-constants.h equals the C one (the Fortran
 #       bindings pass them to the C layer as they are);
-#   (g) a Fortran probe (scripts/ompi-fortran-probe.f90) built with mpif90.openmpi runs on ours in
-#       both rank modes: sentinels, statuses, handles made and freed, 1-based MPI_Waitany indices,
+#   (g) a Fortran probe (scripts/ompi-fortran-probe.f90) built with mpif90.openmpi, with mpif.h
+#       and as a 'use mpi' program, runs on ours in both rank modes: sentinels, statuses, handles made and freed, 1-based MPI_Waitany indices,
 #       MPI_TAG_UB, error codes, CHARACTER arguments;
 #   (d) the generated files (src/abi_ompi/wrappers.rs, src/abi_ompi/tables.rs,
 #       c-src/ompi_abi_entry.S, docs/OMPI_ABI_UNSUPPORTED.md) are what
@@ -272,6 +272,19 @@ if mpif90.openmpi -o "$WORK/fprobe" "$WORK/fprobe.f90" 2>"$WORK/fprobe.err"; the
     done
 else
     fail "(g) the Fortran probe does not compile with mpif90.openmpi:"; head -20 "$WORK/fprobe.err"
+fi
+# the same probe as a 'use mpi' program (Debian's mpif90 links it with libmpi_usempif08.so.40 too)
+sed -e "/^ *include 'mpif.h'/d" -e 's/^program fprobe$/program fprobe\n    use mpi/' "$WORK/fprobe.f90" >"$WORK/fprobe_use.f90"
+if mpif90.openmpi -o "$WORK/fprobe_use" "$WORK/fprobe_use.f90" 2>"$WORK/fprobe_use.err"; then
+    for mode in processes threads; do
+        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/fprobe_use" 2>&1) && grep -q "fprobe ok" <<<"$out"; then
+            echo "PASS (g) $mode: the probe as a 'use mpi' program built with mpif90.openmpi"
+        else
+            fail "(g) $mode: the 'use mpi' probe failed:"; head -30 <<<"$out"
+        fi
+    done
+else
+    fail "(g) the 'use mpi' probe does not compile with mpif90.openmpi:"; head -20 "$WORK/fprobe_use.err"
 fi
 
 # ---- (d) generated files are current

@@ -3,7 +3,8 @@
 program fprobe
     implicit none
     include 'mpif.h'
-    integer :: ierr, r, n, s, cnt, idx, flag, dup, g, vec, cls, ln
+    integer :: ierr, r, n, s, cnt, idx, dup, g, vec, cls, ln
+    logical :: flag
     integer :: reqs(2), st(MPI_STATUS_SIZE), sts(MPI_STATUS_SIZE, 2), buf(3), inb(3)
     integer(kind=MPI_ADDRESS_KIND) :: ub, addr(1)
     character(len=MPI_MAX_PROCESSOR_NAME) :: host
@@ -59,7 +60,7 @@ program fprobe
     call MPI_Group_free(g, ierr)
     call want(g == MPI_GROUP_NULL, 'MPI_Group_free leaves MPI_GROUP_NULL')
     call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, ub, flag, ierr)
-    call want(flag /= 0 .and. ub >= 32767, 'MPI_TAG_UB')
+    call want(flag .and. ub >= 32767, 'MPI_TAG_UB')
     call MPI_Type_size(MPI_DOUBLE_PRECISION, s, ierr)
     call want(s == 8, 'MPI_DOUBLE_PRECISION size')
     call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
