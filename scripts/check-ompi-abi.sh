@@ -261,31 +261,22 @@ else
 fi
 
 # ---- (g) a Fortran program built by Open MPI's mpif90
+# (the same probe as a 'use mpi' program too: Debian's mpif90 links it with libmpi_usempif08.so.40)
 cp "$ROOT/scripts/ompi-fortran-probe.f90" "$WORK/fprobe.f90"
-if mpif90.openmpi -o "$WORK/fprobe" "$WORK/fprobe.f90" 2>"$WORK/fprobe.err"; then
-    for mode in processes threads; do
-        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/fprobe" 2>&1) && grep -q "fprobe ok" <<<"$out"; then
-            echo "PASS (g) $mode: a Fortran probe built with mpif90.openmpi"
-        else
-            fail "(g) $mode: the Fortran probe failed:"; head -30 <<<"$out"
-        fi
-    done
-else
-    fail "(g) the Fortran probe does not compile with mpif90.openmpi:"; head -20 "$WORK/fprobe.err"
-fi
-# the same probe as a 'use mpi' program (Debian's mpif90 links it with libmpi_usempif08.so.40 too)
 sed -e "/^ *include 'mpif.h'/d" -e 's/^program fprobe$/program fprobe\n    use mpi/' "$WORK/fprobe.f90" >"$WORK/fprobe_use.f90"
-if mpif90.openmpi -o "$WORK/fprobe_use" "$WORK/fprobe_use.f90" 2>"$WORK/fprobe_use.err"; then
+for variant in "fprobe:mpif.h" "fprobe_use:'use mpi'"; do
+    exe=${variant%%:*} what=${variant#*:}
+    if ! mpif90.openmpi -o "$WORK/$exe" "$WORK/$exe.f90" 2>"$WORK/$exe.err"; then
+        fail "(g) the $what probe does not compile with mpif90.openmpi:"; head -20 "$WORK/$exe.err"; continue
+    fi
     for mode in processes threads; do
-        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/fprobe_use" 2>&1) && grep -q "fprobe ok" <<<"$out"; then
-            echo "PASS (g) $mode: the probe as a 'use mpi' program built with mpif90.openmpi"
+        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/$exe" 2>&1) && grep -q "fprobe ok" <<<"$out"; then
+            echo "PASS (g) $mode: the $what probe built with mpif90.openmpi"
         else
-            fail "(g) $mode: the 'use mpi' probe failed:"; head -30 <<<"$out"
+            fail "(g) $mode: the $what probe failed:"; head -30 <<<"$out"
         fi
     done
-else
-    fail "(g) the 'use mpi' probe does not compile with mpif90.openmpi:"; head -20 "$WORK/fprobe_use.err"
-fi
+done
 
 # ---- (d) generated files are current
 mkdir -p "$WORK/gen/include" "$WORK/gen/src/abi_ompi" "$WORK/gen/c-src" "$WORK/gen/docs" "$WORK/gen/scripts"

@@ -70,6 +70,21 @@ def parse(p):
     return m.group(2), len(m.group(3)), bool(m.group(5)), m.group(4)
 
 
+def file_arg(pname, ind, f2c, c2f, fparams, args, before, after):
+    """A Fortran file handle (an INTEGER) as the C MPI_File (`ind` 0) or MPI_File * (1) through
+    the conversions `f2c`/`c2f`; False for other forms."""
+    fparams.append(f"{pname}: *mut MPI_Fint")
+    if ind == 0:
+        args.append(f"{f2c}(*{pname})")
+    elif ind == 1:
+        before.append(f"let mut c_{pname} = {f2c}(*{pname});")
+        args.append(f"&mut c_{pname}")
+        after.append(f"*{pname} = {c2f}(c_{pname});")
+    else:
+        return False
+    return True
+
+
 def binding(name, params):
     """-> (rust params, call args, statements before, after) or None when the function needs a
     hand-written binding. A Fortran file handle is an INTEGER (`MPI_File_c2f`), a C one a
@@ -85,14 +100,7 @@ def binding(name, params):
         if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
             return None
         if ctype == "MPI_File":
-            fparams.append(f"{pname}: *mut MPI_Fint")
-            if ind == 0:
-                args.append(f"crate::ffi::io::file::f2c(*{pname})")
-            elif ind == 1:
-                before.append(f"let mut c_{pname} = crate::ffi::io::file::f2c(*{pname});")
-                args.append(f"&mut c_{pname}")
-                after.append(f"*{pname} = crate::ffi::io::file::c2f(c_{pname});")
-            else:
+            if not file_arg(pname, ind, "crate::ffi::io::file::f2c", "crate::ffi::io::file::c2f", fparams, args, before, after):
                 return None
             continue
         if ctype == "void":
@@ -203,14 +211,7 @@ def ompi_binding(params, names):
         if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
             return None
         if ctype == "MPI_File":
-            fparams.append(f"{pname}: *mut MPI_Fint")
-            if ind == 0:
-                args.append(f"c::oxompi_MPI_File_f2c(*{pname})")
-            elif ind == 1:
-                before.append(f"let mut c_{pname} = c::oxompi_MPI_File_f2c(*{pname});")
-                args.append(f"&mut c_{pname}")
-                after.append(f"*{pname} = c::oxompi_MPI_File_c2f(c_{pname});")
-            else:
+            if not file_arg(pname, ind, "c::oxompi_MPI_File_f2c", "c::oxompi_MPI_File_c2f", fparams, args, before, after):
                 return None
         elif ctype == "void":
             if ind != 1:
