@@ -4944,19 +4944,74 @@ ompi_mpi_info_env:
 	.type ompi_mpi_lb, @object
 	.align 64
 ompi_mpi_lb:
-	.long 0x0
+	.long 0x4c000010
 	.zero 508
 	.size ompi_mpi_lb, 512
 	.globl ompi_mpi_ub
 	.type ompi_mpi_ub, @object
 	.align 64
 ompi_mpi_ub:
-	.long 0x0
+	.long 0x4c000011
 	.zero 508
 	.size ompi_mpi_ub, 512
 oxompi_objects_end:
 	.local oxompi_f_status_ignore
 	.comm oxompi_f_status_ignore, 24, 8
+	.align 64
+	.globl mpi_fortran_bottom_
+	.type mpi_fortran_bottom_, @object
+	.align 8
+mpi_fortran_bottom_:
+	.zero 4
+	.size mpi_fortran_bottom_, 4
+	.globl mpi_fortran_in_place_
+	.type mpi_fortran_in_place_, @object
+	.align 8
+mpi_fortran_in_place_:
+	.zero 4
+	.size mpi_fortran_in_place_, 4
+	.globl mpi_fortran_status_ignore_
+	.type mpi_fortran_status_ignore_, @object
+	.align 8
+mpi_fortran_status_ignore_:
+	.zero 24
+	.size mpi_fortran_status_ignore_, 24
+	.globl mpi_fortran_statuses_ignore_
+	.type mpi_fortran_statuses_ignore_, @object
+	.align 8
+mpi_fortran_statuses_ignore_:
+	.zero 24
+	.size mpi_fortran_statuses_ignore_, 24
+	.globl mpi_fortran_errcodes_ignore_
+	.type mpi_fortran_errcodes_ignore_, @object
+	.align 8
+mpi_fortran_errcodes_ignore_:
+	.zero 4
+	.size mpi_fortran_errcodes_ignore_, 4
+	.globl mpi_fortran_argv_null_
+	.type mpi_fortran_argv_null_, @object
+	.align 8
+mpi_fortran_argv_null_:
+	.zero 1
+	.size mpi_fortran_argv_null_, 1
+	.globl mpi_fortran_argvs_null_
+	.type mpi_fortran_argvs_null_, @object
+	.align 8
+mpi_fortran_argvs_null_:
+	.zero 1
+	.size mpi_fortran_argvs_null_, 1
+	.globl mpi_fortran_unweighted_
+	.type mpi_fortran_unweighted_, @object
+	.align 8
+mpi_fortran_unweighted_:
+	.zero 4
+	.size mpi_fortran_unweighted_, 4
+	.globl mpi_fortran_weights_empty_
+	.type mpi_fortran_weights_empty_, @object
+	.align 8
+mpi_fortran_weights_empty_:
+	.zero 4
+	.size mpi_fortran_weights_empty_, 4
 	.globl MPI_F_STATUS_IGNORE
 	.type MPI_F_STATUS_IGNORE, @object
 	.align 8
@@ -5076,4 +5131,24 @@ oxompi_objects:
 	.quad ompi_mpi_info_env
 	.quad ompi_mpi_lb
 	.quad ompi_mpi_ub
+oxompi_f_sentinels:
+	.quad mpi_fortran_bottom_
+	.quad mpi_fortran_in_place_
+	.quad mpi_fortran_status_ignore_
+	.quad mpi_fortran_statuses_ignore_
+	.quad mpi_fortran_errcodes_ignore_
+	.quad mpi_fortran_argv_null_
+	.quad mpi_fortran_argvs_null_
+	.quad mpi_fortran_unweighted_
+	.quad mpi_fortran_weights_empty_
+	.text
+	.type oxompi_fctor, @function
+oxompi_fctor:
+	leaq oxompi_f_sentinels(%rip), %rdi
+	movl $9, %esi
+	jmp oxompif_register@PLT
+	.size oxompi_fctor, .-oxompi_fctor
+	.section .init_array,"aw"
+	.align 8
+	.quad oxompi_fctor
 	.section .note.GNU-stack,"",@progbits

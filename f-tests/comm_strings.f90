@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2,4 timeout=60
+! oxmpi-test: ranks=1,2,4 timeout=60 openmpi-built=skip
 ! mpif.h in free form: communicators (split, dup, names), string-returning calls
 ! (MPI_Get_processor_name, MPI_Error_string, MPI_Comm_get_name: blank padding, lengths),
 ! attributes (predefined MPI_TAG_UB in its Fortran value; user keyvals with MPI_COMM_DUP_FN and

@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2,4 timeout=60 mpich=skip
+! oxmpi-test: ranks=1,2,4 timeout=60 mpich=skip openmpi-built=skip
 ! mpich=skip: MPICH 4.0.2's Fortran MPI_SESSION_GET_NTH_PSET takes n from 1 (it passes n-1 to C;
 ! the standard and Open MPI number process sets from 0, as oxmpi does), and ignores a session's
 ! error handler (an unknown process set name is fatal).

@@ -9,7 +9,10 @@ Usage: f-tests/run.sh --prefix PREFIX [--modes "processes threads"] [--filter RE
 
 Each test is built twice: with PREFIX/bin/mpifort (oxmpi's wrapper and 'mpi' module), and with
 MPICH's mpifort.mpich when it is installed (an MPICH-built binary, which must run on oxmpi
-unchanged: it loads libmpichfort.so.12, i.e. oxmpi). Both run with PREFIX/bin/mpiexec in every
+unchanged: it loads libmpichfort.so.12, i.e. oxmpi); those using include 'mpif.h' also with
+Open MPI's mpif90.openmpi (on oxmpi's libmpi_mpifh.so.40, at their largest rank count; add
+openmpi-built=skip for one calling what Open MPI 4.1 lacks, or one of the procedures oxmpi's
+libmpi_mpifh.so.40 reports unsupported: keyval creation, MPI_FILE_SET_VIEW...). Both run with PREFIX/bin/mpiexec in every
 mode for every rank count of the test's header, '! oxmpi-test: ranks=1,2,4 timeout=60'
 (add mpich=skip for a test --mpich must not run, mpich-built=skip for one not to build with
 mpifort.mpich).
@@ -58,6 +61,12 @@ else
     else
         echo "WARN mpifort.mpich not found: MPICH-built binaries are not tested"
     fi
+    if command -v mpif90.openmpi >/dev/null 2>&1; then
+        # (as mpifort.mpich does: the mpif.h interfaces are implicit, one routine many types)
+        builds+=("openmpi-built:mpif90.openmpi -fallow-argument-mismatch")
+    else
+        echo "WARN mpif90.openmpi not found: Open MPI-built binaries are not tested"
+    fi
     # fortran-f08/mpi_f08.f90 is what scripts/gen-f08.py makes now (needs pympistandard).
     if python3 -c 'import pympistandard' 2>/dev/null; then
         if python3 "$HERE/../scripts/gen-f08.py" --check >"$OUT/f08check" 2>&1; then
@@ -101,13 +110,25 @@ for src in "$HERE"/*.f90 "$HERE"/*.f; do
             echo "SKIP $name [$flavour] (mpich-built=skip)"
             continue
         fi
+        # openmpi-built: the tests using mpif.h, built with Open MPI's mpif90 (they run on oxmpi's
+        # libmpi_mpifh.so.40), at their largest rank count only; openmpi-built=skip: Open MPI 4.1
+        # lacks what the test calls.
+        run_ranks="$ranks"
+        if [ "$flavour" = openmpi-built ]; then
+            grep -qiE "^[[:space:]]*include[[:space:]]*'mpif.h'" "$src" || continue
+            if echo "$header" | grep -q 'openmpi-built=skip'; then
+                echo "SKIP $name [$flavour] (openmpi-built=skip)"
+                continue
+            fi
+            run_ranks="${ranks##*,}"
+        fi
         exe="$OUT/$name.$flavour"
         if ! (cd "$OUT" && $fc -O1 -g -o "$exe" "$src") >"$OUT/build.log" 2>&1; then
             sed 's/^/  | /' "$OUT/build.log" | tail -n 15
             result FAIL "$name [$flavour] (compile)"
             continue
         fi
-        for n in ${ranks//,/ }; do
+        for n in ${run_ranks//,/ }; do
             for mode in $MODES; do
                 if [ "$mode" = mpich ]; then
                     cmd=(timeout "${tmo:-60}" mpiexec.mpich -n "$n" "$exe")

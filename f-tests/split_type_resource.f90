@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2 timeout=60 mpich=skip mpich-built=skip
+! oxmpi-test: ranks=1,2 timeout=60 mpich=skip mpich-built=skip openmpi-built=skip
 ! MPI 4.1's MPI_COMM_TYPE_RESOURCE_GUIDED from Fortran: the same value in `use mpi_f08` and mpif.h
 ! (which the `use mpi` module includes), and MPI_Comm_split_type with it splits by the
 ! mpi_hw_resource_type info key (no key: MPI_COMM_NULL; "mpi_shared_memory": every rank of the

@@ -18,6 +18,17 @@
 #       MPI_ANY_SOURCE, predefined handles returned by the library (MPI_COMM_NULL after a free,
 #       MPI_REQUEST_NULL after a wait, the group of MPI_COMM_WORLD compared), constants passed
 #       in and out (MPI_Comm_compare, MPI_Topo_test, MPI_Query_thread, combiners);
+#   (e) Fortran library: PREFIX/lib/openmpi-abi/libmpi_mpifh.so.40 has SONAME libmpi_mpifh.so.40
+#       and NEEDs libmpi.so.40; ours exports Open MPI's Fortran sentinels (mpi_fortran_bottom_...)
+#       with the sizes a program's COMMON blocks have; it reports which Fortran procedures of
+#       Open MPI's libmpi_mpifh.so.40 it lacks;
+#   (f) Fortran values: every predefined handle of Open MPI's mpif-handles.h converts to and from
+#       its mpif.h value (MPI_X_c2f(MPI_X) == the value, MPI_X_f2c back), and every integer
+#       constant of mpif-constants.h / mpif-io-constants.h equals the C one (the Fortran
+#       bindings pass them to the C layer as they are);
+#   (g) a Fortran probe (scripts/ompi-fortran-probe.f90) built with mpif90.openmpi, with mpif.h
+#       and as a 'use mpi' program, runs on ours in both rank modes: sentinels, statuses, handles made and freed, 1-based MPI_Waitany indices,
+#       MPI_TAG_UB, error codes, CHARACTER arguments;
 #   (d) the generated files (src/abi_ompi/wrappers.rs, src/abi_ompi/tables.rs,
 #       c-src/ompi_abi_entry.S, docs/OMPI_ABI_UNSUPPORTED.md) are what
 #       `scripts/gen-mpi-abi.py --abi ompi` makes from the current headers.
@@ -172,6 +183,101 @@ else
     fail "(c) the probe does not compile with mpicc.openmpi:"; head -20 "$WORK/probe.err"
 fi
 
+# ---- (e) the Fortran library
+FLIB=$PREFIX/lib/openmpi-abi/libmpi_mpifh.so.40
+OMPI_FLIB=${OMPI_FLIB:-/usr/lib/x86_64-linux-gnu/libmpi_mpifh.so.40}
+OMPI_INC=$(dirname "$OMPI_H")
+if [[ ! -f $FLIB ]]; then
+    fail "(e) $FLIB not found"
+else
+    bad=0
+    [[ $(readelf -d "$FLIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p') == libmpi_mpifh.so.40 ]] || { fail "(e) SONAME of $FLIB"; bad=1; }
+    readelf -d "$FLIB" | grep -q 'NEEDED.*\[libmpi.so.40\]' || { fail "(e) $FLIB does not NEED libmpi.so.40"; bad=1; }
+    for s in mpi_fortran_bottom_:4 mpi_fortran_in_place_:4 mpi_fortran_status_ignore_:24 mpi_fortran_statuses_ignore_:24 \
+        mpi_fortran_errcodes_ignore_:4 mpi_fortran_argv_null_:1 mpi_fortran_argvs_null_:1 mpi_fortran_unweighted_:4 mpi_fortran_weights_empty_:4; do
+        got=$(awk -v s="${s%%:*}" '$1 == s {print $2}' "$WORK/our-sizes")
+        [[ -n $got && $((16#$got)) -eq ${s##*:} ]] || { fail "(e) sentinel ${s%%:*}: size '${got:-absent}', want ${s##*:}"; bad=1; }
+    done
+    if [[ -f $OMPI_FLIB ]]; then
+        fnames() { nm -D --defined-only "$@" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -E '^p?mpi_[a-z0-9_]*[a-z0-9]_$' | sort -u; }
+        fnames "$OMPI_FLIB" >"$WORK/want-fnames"
+        fnames "$FLIB" "$PREFIX/lib/openmpi-abi/libmpi_usempi_ignore_tkr.so.40" >"$WORK/our-fnames"
+        lacking=$(comm -23 "$WORK/want-fnames" "$WORK/our-fnames" | { grep -v '^pmpi_' || true; } | sed 's/^mpi_//; s/_$//' | tr '\n' ' ')
+        stubs=$(sed -n 's/^\/\/ Reporting MPI_ERR_UNSUPPORTED_OPERATION (the last \([0-9]*\)).*/\1/p' src/abi_ompi/fortran/generated.rs)
+        echo "INFO (e) of Open MPI's $(grep -vc '^pmpi_' "$WORK/want-fnames") Fortran procedures, ours lack $(wc -w <<<"$lacking")${lacking:+: $lacking}; ${stubs:-?} report MPI_ERR_UNSUPPORTED_OPERATION (listed in src/abi_ompi/fortran/generated.rs)"
+        [[ -z $lacking ]] || { fail "(e) Open MPI's Fortran procedures missing (a program would reach liboxmpi.so's MPICH-ABI bindings)"; bad=1; }
+    fi
+    [[ $bad -eq 0 ]] && echo "PASS (e) libmpi_mpifh.so.40: SONAME, NEEDED libmpi.so.40, 9 sentinel blocks with their sizes"
+fi
+
+# ---- (f) Fortran handle values and constants, value by value
+params() { grep -v '^!' "$1" | grep -oE 'parameter *\( *MPI_[A-Z0-9_]+ *= *-?[0-9]+ *\)' | sed -E 's/parameter *\( *(MPI_[A-Z0-9_]+) *= *(-?[0-9]+) *\)/\1 \2/'; }
+{
+    cat <<'EOF'
+#include <mpi.h>
+#include <stdio.h>
+static int bad = 0, n = 0;
+#define C2F(h) _Generic((h), MPI_Comm: MPI_Comm_c2f, MPI_Datatype: MPI_Type_c2f, MPI_Group: MPI_Group_c2f, MPI_Op: MPI_Op_c2f, \
+    MPI_Info: MPI_Info_c2f, MPI_Errhandler: MPI_Errhandler_c2f, MPI_Request: MPI_Request_c2f, MPI_Message: MPI_Message_c2f, MPI_Win: MPI_Win_c2f)(h)
+#define F2C(h, f) _Generic((h), MPI_Comm: MPI_Comm_f2c, MPI_Datatype: MPI_Type_f2c, MPI_Group: MPI_Group_f2c, MPI_Op: MPI_Op_f2c, \
+    MPI_Info: MPI_Info_f2c, MPI_Errhandler: MPI_Errhandler_f2c, MPI_Request: MPI_Request_f2c, MPI_Message: MPI_Message_f2c, MPI_Win: MPI_Win_f2c)(f)
+#define H(h, f) do { n++; if (C2F(h) != (f) || F2C(h, f) != (h)) { printf("FAIL (f) %s: c2f %d, mpif.h %d\n", #h, (int)C2F(h), f); bad = 1; } } while (0)
+#define K(c, f) do { n++; if ((long long)(c) != (f)) { printf("FAIL (f) %s: C %lld, mpif.h %d\n", #c, (long long)(c), f); bad = 1; } } while (0)
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+EOF
+    # each handle as its object, as the first definition in mpi.h names it (MPI_LB and MPI_UB
+    # are removed from C by default, MPI_INTEGER16 exists only with a Fortran INTEGER*16)
+    params "$OMPI_INC/mpif-handles.h" | while read -r name v; do
+        def=$(grep -m1 -oE "define $name +OMPI_PREDEFINED_GLOBAL\( *\w+ *, *\w+ *\)" "$OMPI_H" || true)
+        [[ -n $def ]] || continue
+        sym=$(sed -E 's/.*, *(\w+) *\)/\1/' <<<"$def")
+        # declared again: mpi.h declares some only while C still has the name
+        grep -m1 -oE "extern struct \w+ $sym;" "$OMPI_H" | sed 's/^/    /' || true
+        echo "    H($(sed -E 's/.*\( *(\w+) *, *(\w+) *\)/((\1)\&\2)/' <<<"$def"), $v);"
+    done
+    cat "$OMPI_INC/mpif-constants.h" "$OMPI_INC/mpif-io-constants.h" >"$WORK/fconst.h"
+    params "$WORK/fconst.h" | while read -r name v; do
+        # integer constants of the C header (macros or enumerators), not the Fortran-only ones
+        if grep -qE "(define $name\s+\(?-?[0-9]|^\s*$name\s*=)" "$OMPI_H" && ! grep -q "define $name THIS_SYMBOL_WAS_REMOVED" "$OMPI_H"; then
+            echo "    K($name, $v);"
+        fi
+    done
+    cat <<'EOF'
+    MPI_Finalize();
+    if (!bad) printf("values ok %d\n", n);
+    return bad;
+}
+EOF
+} >"$WORK/fvalues.c"
+if mpicc.openmpi -o "$WORK/fvalues" "$WORK/fvalues.c" 2>"$WORK/fvalues.err"; then
+    if out=$(timeout 60 "$PREFIX/bin/mpiexec" -n 1 "$WORK/fvalues" 2>&1) && grep -q "values ok" <<<"$out"; then
+        echo "PASS (f) $(grep -oE '[0-9]+$' <<<"$out") Fortran handle values and constants of mpif.h"
+    else
+        fail "(f) Fortran values differ:"; head -30 <<<"$out"
+    fi
+else
+    fail "(f) the values probe does not compile with mpicc.openmpi:"; head -20 "$WORK/fvalues.err"
+fi
+
+# ---- (g) a Fortran program built by Open MPI's mpif90
+# (the same probe as a 'use mpi' program too: Debian's mpif90 links it with libmpi_usempif08.so.40)
+cp "$ROOT/scripts/ompi-fortran-probe.f90" "$WORK/fprobe.f90"
+sed -e "/^ *include 'mpif.h'/d" -e 's/^program fprobe$/program fprobe\n    use mpi/' "$WORK/fprobe.f90" >"$WORK/fprobe_use.f90"
+for variant in "fprobe:mpif.h" "fprobe_use:'use mpi'"; do
+    exe=${variant%%:*} what=${variant#*:}
+    if ! mpif90.openmpi -o "$WORK/$exe" "$WORK/$exe.f90" 2>"$WORK/$exe.err"; then
+        fail "(g) the $what probe does not compile with mpif90.openmpi:"; head -20 "$WORK/$exe.err"; continue
+    fi
+    for mode in processes threads; do
+        if out=$(timeout 120 "$PREFIX/bin/mpiexec" --mode "$mode" -n 2 "$WORK/$exe" 2>&1) && grep -q "fprobe ok" <<<"$out"; then
+            echo "PASS (g) $mode: the $what probe built with mpif90.openmpi"
+        else
+            fail "(g) $mode: the $what probe failed:"; head -30 <<<"$out"
+        fi
+    done
+done
+
 # ---- (d) generated files are current
 mkdir -p "$WORK/gen/include" "$WORK/gen/src/abi_ompi" "$WORK/gen/c-src" "$WORK/gen/docs" "$WORK/gen/scripts"
 cp include/mpi.h "$WORK/gen/include/"
@@ -181,6 +287,8 @@ stale=""
 for f in src/abi_ompi/wrappers.rs src/abi_ompi/tables.rs c-src/ompi_abi_entry.S docs/OMPI_ABI_UNSUPPORTED.md; do
     cmp -s "$f" "$WORK/gen/$f" || stale="$stale $f"
 done
+python3 scripts/gen-fortran-bindings.py --abi ompi --check >/dev/null 2>&1 ||
+    stale="$stale src/abi_ompi/fortran/generated.rs,c-src/ompi_mpifh_entry.S,c-src/ompi_usempi_entry.S (scripts/gen-fortran-bindings.py --abi ompi)"
 if [[ -z $stale ]]; then
     echo "PASS (d) generated files are current"
 else

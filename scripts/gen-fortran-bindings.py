@@ -70,6 +70,21 @@ def parse(p):
     return m.group(2), len(m.group(3)), bool(m.group(5)), m.group(4)
 
 
+def file_arg(pname, ind, f2c, c2f, fparams, args, before, after):
+    """A Fortran file handle (an INTEGER) as the C MPI_File (`ind` 0) or MPI_File * (1) through
+    the conversions `f2c`/`c2f`; False for other forms."""
+    fparams.append(f"{pname}: *mut MPI_Fint")
+    if ind == 0:
+        args.append(f"{f2c}(*{pname})")
+    elif ind == 1:
+        before.append(f"let mut c_{pname} = {f2c}(*{pname});")
+        args.append(f"&mut c_{pname}")
+        after.append(f"*{pname} = {c2f}(c_{pname});")
+    else:
+        return False
+    return True
+
+
 def binding(name, params):
     """-> (rust params, call args, statements before, after) or None when the function needs a
     hand-written binding. A Fortran file handle is an INTEGER (`MPI_File_c2f`), a C one a
@@ -85,14 +100,7 @@ def binding(name, params):
         if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
             return None
         if ctype == "MPI_File":
-            fparams.append(f"{pname}: *mut MPI_Fint")
-            if ind == 0:
-                args.append(f"crate::ffi::io::file::f2c(*{pname})")
-            elif ind == 1:
-                before.append(f"let mut c_{pname} = crate::ffi::io::file::f2c(*{pname});")
-                args.append(f"&mut c_{pname}")
-                after.append(f"*{pname} = crate::ffi::io::file::c2f(c_{pname});")
-            else:
+            if not file_arg(pname, ind, "crate::ffi::io::file::f2c", "crate::ffi::io::file::c2f", fparams, args, before, after):
                 return None
             continue
         if ctype == "void":
@@ -155,12 +163,219 @@ def generate():
     return "\n".join(out) + "\n"
 
 
+# ---------------------------------------------------------------------------------------------
+# --abi ompi: Open MPI 4.1's Fortran library (libmpi_mpifh.so.40). The same functions and rule,
+# over the Open MPI C layer (src/abi_ompi/wrappers.rs: it converts constants, statuses and codes
+# as Open MPI's Fortran values are its C ones), with Open MPI's INTEGER handles (f2c indices,
+# src/abi_ompi/fortran/handles.rs) and sentinels. Writes src/abi_ompi/fortran/generated.rs and
+# c-src/ompi_mpifh_entry.S (the exported names, each a jump to liboxmpi.so's oxompif_NAME).
+OMPI_OUT = os.path.join(ROOT, "src", "abi_ompi", "fortran", "generated.rs")
+OMPI_HAND = os.path.join(ROOT, "src", "abi_ompi", "fortran", "hand.rs")
+OMPI_ASM = os.path.join(ROOT, "c-src", "ompi_mpifh_entry.S")
+F_KIND = {"MPI_Comm": "F_COMM", "MPI_Group": "F_GROUP", "MPI_Datatype": "F_DATATYPE", "MPI_Op": "F_OP",
+          "MPI_Info": "F_INFO", "MPI_Errhandler": "F_ERRHANDLER", "MPI_Request": "F_REQUEST",
+          "MPI_Message": "F_MESSAGE", "MPI_Win": "F_WIN"}
+# Written by hand in src/abi_ompi/fortran/hand.rs: the engine writes the new communicator when
+# the operation completes, after the call (into the caller's INTEGER, not a temporary).
+OMPI_F_HAND = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
+# Arrays of handles and the argument holding their length.
+F_ARRAY_LEN = {"array_of_requests": ("count", "incount"), "array_of_types": ("count",),
+               "array_of_datatypes": ("max_datatypes",)}
+
+
+def ompi_c_functions():
+    """The C layer's functions that convert (not its MPI_ERR_UNSUPPORTED_OPERATION stubs)."""
+    d = os.path.join(ROOT, "src", "abi_ompi")
+    out, unsupported = {}, set()
+    for f in sorted(os.listdir(d)):
+        if f.endswith(".rs"):
+            text = open(os.path.join(d, f)).read()
+            m = re.search(r"pub const UNSUPPORTED: \[&str; \d+\] = \[(.*?)\];", text)
+            unsupported |= set(re.findall(r'"(\w+)"', m.group(1))) if m else set()
+            for n in re.findall(r"fn oxompi_(MPI_\w+)\(", text):
+                out[n] = {"wrappers": "w", "hand": "c"}.get(f[:-3], f"super::super::{f[:-3]}")
+    return {n: mod for n, mod in out.items() if n not in unsupported}
+
+
+def ompi_binding(params, names):
+    """-> (rust params, call args, before, after) or None (see binding())."""
+    fparams, args, before, after = [], [], [], []
+    for p in params:
+        t = parse(p)
+        if t is None:
+            return None
+        ctype, depth, array, pname = t
+        const = p.startswith("const ")
+        pname = {"type": "type_", "ref": "ref_", "in": "in_"}.get(pname, pname)
+        ind = depth + (1 if array else 0)
+        if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
+            return None
+        if ctype == "MPI_File":
+            if not file_arg(pname, ind, "c::oxompi_MPI_File_f2c", "c::oxompi_MPI_File_c2f", fparams, args, before, after):
+                return None
+        elif ctype == "void":
+            if ind != 1:
+                return None
+            fparams.append(f"{pname}: *mut c_void")
+            args.append(f"sentinels::buf({pname}) as _")
+        elif ctype == "MPI_Status":
+            fparams.append(f"{pname}: *mut MPI_Fint")
+            args.append(f"sentinels::statuses({pname}) as _" if array or "statuses" in pname else f"sentinels::status({pname}) as _")
+        elif ctype in HANDLES:
+            if ctype not in F_KIND:
+                return None
+            k = F_KIND[ctype]
+            if ind == 0:
+                fparams.append(f"{pname}: *const MPI_Fint")
+                args.append(f"handles::to_c({k}, *{pname})")
+            elif ind == 1 and (array or pname in F_ARRAY_LEN):
+                n = next((f"*{c}" for c in F_ARRAY_LEN.get(pname, ()) if c in names), None)
+                if pname in ("sendtypes", "recvtypes") and "comm" in names:
+                    n = "super::super::conv::peers(handles::mpich(F_COMM, *comm)) as c_int"  # one per peer
+                if n is None:
+                    return None
+                fparams.append(f"{pname}: *mut MPI_Fint")
+                before.append(f"let mut t_{pname} = handles::array_to_c({k}, {pname}, {n});")
+                args.append(f"handles::array_ptr({pname}, &mut t_{pname})")
+                if not const:
+                    after.append(f"handles::array_from_c({pname}, &t_{pname});")
+            elif ind == 1:
+                fparams.append(f"{pname}: *mut MPI_Fint")
+                before.append(f"let mut t_{pname} = handles::to_c({k}, *{pname});")
+                args.append(f"&mut t_{pname}")
+                after.append(f"*{pname} = handles::from_c(t_{pname});")
+            else:
+                return None
+        elif ctype in SCALARS and ind == 0:
+            fparams.append(f"{pname}: *const {SCALARS[ctype]}")
+            args.append(f"*{pname}")
+        elif ctype in SCALARS and ind == 1:
+            fparams.append(f"{pname}: *mut {SCALARS[ctype]}")
+            args.append(f"sentinels::weights({pname}) as _" if ctype == "int" and "weights" in pname else f"{pname} as _")
+        else:
+            return None
+    return fparams, args, before, after
+
+
+OMPI_H = os.environ.get("OMPI_MPI_H", "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h")
+
+
+def ompi_fortran_procedures():
+    """(name, number of C parameters) of each MPI function of Open MPI's mpi.h that has a Fortran
+    binding (not the C-only conversions, MPI_T, or functions returning a value)."""
+    with open(OMPI_H) as f:
+        flat = re.sub(r"\s+", " ", re.sub(r"/\*.*?\*/", " ", f.read(), flags=re.S))
+    seen = {}
+    for name, params in re.findall(r"OMPI_DECLSPEC int (MPI_\w+) ?\(([^)]*)\)", flat):
+        if re.search(r"_(c2f|f2c|c2f08|f082c|f082f|f2f08)$", name) or name.startswith("MPI_T_") or name.startswith("MPI_Status_"):
+            continue
+        seen.setdefault(name, 0 if params.strip() in ("", "void") else len(params.split(",")))
+    return sorted(seen.items())
+
+
+def ompi_generate():
+    out = [
+        "// @generated by scripts/gen-fortran-bindings.py --abi ompi from include/mpi.h and src/abi_ompi/.",
+        "// Do not edit; run the script (a unit test checks that this file is current).",
+        "#[allow(unused_imports)]",
+        "use super::super::hand as c;",
+        "use super::super::tables::*;",
+        "use super::super::wrappers as w;",
+        "use super::{handles, sentinels};",
+        "#[allow(unused_imports)]",
+        "use crate::abi::{MPI_Aint, MPI_Count, MPI_Fint, MPI_Offset};",
+        "#[allow(unused_imports)]",
+        "use std::os::raw::{c_int, c_void};",
+        "",
+    ]
+    have = ompi_c_functions()
+    bound, skipped = [], []
+    for name, params in implemented():
+        if name not in have or name.startswith("MPIX_") or name in OMPI_F_HAND:
+            continue
+        names = [parse(p)[3] for p in params if parse(p)]
+        b = ompi_binding(params, names)
+        if b is None:
+            skipped.append(name)
+            continue
+        fparams, args, before, after = b
+        lower = name[4:].lower()
+        bound.append(lower)
+        sig = ", ".join(fparams + ["ierr: *mut MPI_Fint"])
+        out.append(f"ompi_fortran!({lower}; ({sig}) => {{")
+        out.extend(f"    {x}" for x in before)
+        out.append(f"    let rc = {have[name]}::oxompi_{name}({', '.join(args)});")
+        out.extend(f"    {x}" for x in after)
+        out.append("    super::set_ierr(ierr, rc);")
+        out.append("});")
+    with open(OMPI_HAND) as f:
+        hand = re.findall(r"^ompi_fortran!\((\w+);", f.read(), re.M)
+    # Every other procedure of Open MPI's Fortran library reports MPI_ERR_UNSUPPORTED_OPERATION:
+    # left out, its name would reach liboxmpi.so's MPICH-ABI binding (other handle numbers).
+    stubs = []
+    for name, nparams in ompi_fortran_procedures():
+        lower = name[4:].lower()
+        if lower in bound or lower in hand:
+            continue
+        stubs.append(name)
+        bound.append(lower)
+        sig = ", ".join([f"_a{i}: *mut c_void" for i in range(nparams)] + ["ierr: *mut MPI_Fint"])
+        out.append(f"ompi_fortran!({lower}; ({sig}) => {{")
+        out.append(f"    super::set_ierr(ierr, super::unsupported(\"{name.upper()}\"));")
+        out.append("});")
+    out.insert(2, "// Not bound (an array of handles of computed length, or a C layer stub): "
+               + (", ".join(skipped) if skipped else "none") + ".")
+    out.insert(3, f"// Reporting MPI_ERR_UNSUPPORTED_OPERATION (the last {len(stubs)}): " + (", ".join(stubs) if stubs else "none") + ".")
+    asm = ["# @generated by scripts/gen-fortran-bindings.py --abi ompi; do not edit.",
+           "# libmpi_mpifh.so.40 (Open MPI 4.1's Fortran ABI): Open MPI's eight names of each binding,",
+           "# each a jump to liboxmpi.so's oxompif_NAME (src/abi_ompi/fortran/).", "\t.text"]
+    # TYPE(C_PTR) forms of `use mpi`: the C_PTR is passed as the INTEGER(KIND=MPI_ADDRESS_KIND) is.
+    cptr = {f"{n}_cptr": n for n in ("alloc_mem", "win_allocate", "win_allocate_shared", "win_shared_query")}
+    for lower in sorted(set(bound) | set(hand) | set(cptr)):
+        target = cptr.get(lower, lower)
+        for sym in (f"mpi_{lower}", f"mpi_{lower}_", f"mpi_{lower}__", f"MPI_{lower.upper()}",
+                    f"pmpi_{lower}", f"pmpi_{lower}_", f"pmpi_{lower}__", f"PMPI_{lower.upper()}"):
+            asm += [f"\t.globl {sym}", f"\t.type {sym}, @function", f"{sym}:", f"\tjmp oxompif_{target}@PLT", f"\t.size {sym}, .-{sym}"]
+    asm.append('\t.section .note.GNU-stack,"",@progbits')
+    return "\n".join(out) + "\n", "\n".join(asm) + "\n", ompi_usempi()
+
+
+# Open MPI's `use mpi` library (libmpi_usempi_ignore_tkr.so.40): its module's procedures are the
+# mpif.h ones (libmpi_mpifh.so.40) but for MPI_SIZEOF, a specific procedure per type and rank
+# (scalar, 1 to 15 dimensions): `mpi_sizeof_<type>_<rank>_(x, size, ierror)` stores the size of
+# one element. Element sizes by Open MPI's type names (iso_fortran_env kinds; complexNN is a
+# pair of realNN).
+OMPI_USEMPI_ASM = os.path.join(ROOT, "c-src", "ompi_usempi_entry.S")
+OMPI_SIZEOF = {"character": 1, "logical": 4, "int8": 1, "int16": 2, "int32": 4, "int64": 8, "real32": 4,
+               "real64": 8, "real128": 16, "complex32": 8, "complex64": 16, "complex128": 32}
+
+
+def ompi_usempi():
+    asm = ["# @generated by scripts/gen-fortran-bindings.py --abi ompi; do not edit.",
+           "# libmpi_usempi_ignore_tkr.so.40 (Open MPI 4.1's `use mpi`): MPI_SIZEOF's specific procedures",
+           "# (%rdi: the argument, %rsi: SIZE, %rdx: IERROR); the others are libmpi_mpifh.so.40's.", "\t.text"]
+    for t, size in sorted(OMPI_SIZEOF.items()):
+        body = f"oxompi_sizeof_{t}"
+        asm += [f"\t.type {body}, @function", f"{body}:", f"\tmovl ${size}, (%rsi)", "\ttestq %rdx, %rdx", f"\tje 1f",
+                "\tmovl $0, (%rdx)", "1:\tret", f"\t.size {body}, .-{body}"]
+        for rank in ["scalar"] + [f"r{i}" for i in range(1, 16)]:
+            for pre in ("mpi", "pmpi"):
+                sym = f"{pre}_sizeof_{t}_{rank}_"
+                asm += [f"\t.globl {sym}", f"\t.type {sym}, @function", f"\t.set {sym}, {body}"]
+    asm.append('\t.section .note.GNU-stack,"",@progbits')
+    return "\n".join(asm) + "\n"
+
+
 if __name__ == "__main__":
-    text = generate()
-    if "--check" in sys.argv:
-        with open(OUT) as f:
-            if f.read() != text:
-                sys.exit(f"{OUT} is stale: run scripts/gen-fortran-bindings.py")
+    if "--abi" in sys.argv and sys.argv[sys.argv.index("--abi") + 1] == "ompi":
+        files = dict(zip((OMPI_OUT, OMPI_ASM, OMPI_USEMPI_ASM), ompi_generate()))
     else:
-        with open(OUT, "w") as f:
-            f.write(text)
+        files = {OUT: generate()}
+    for path, text in files.items():
+        if "--check" in sys.argv:
+            with open(path) as f:
+                if f.read() != text:
+                    sys.exit(f"{path} is stale: run scripts/gen-fortran-bindings.py {' '.join(a for a in sys.argv[1:] if a != '--check')}")
+        else:
+            with open(path, "w") as f:
+                f.write(text)

@@ -365,6 +365,13 @@ OMPI_H = pathlib.Path(__import__("os").environ.get("OMPI_MPI_H", "/usr/lib/x86_6
 # compares): a program may copy-relocate them, so ours must be exactly as large.
 OMPI_SIZES = {"communicator": 0x200, "datatype": 0x200, "errhandler": 0x400, "file": 0x600, "group": 0x100,
               "info": 0x100, "message": 0x100, "op": 0x800, "request": 0x100, "win": 0x200}
+# Open MPI's Fortran sentinels (mpif-sentinels.h COMMON blocks, defined in its libmpi.so.40) and
+# their sizes as a program's blocks have them; the order is src/abi_ompi/fortran/sentinels.rs's.
+OMPI_F_SENTINELS = [("mpi_fortran_bottom_", 4), ("mpi_fortran_in_place_", 4), ("mpi_fortran_status_ignore_", 24),
+                    ("mpi_fortran_statuses_ignore_", 24), ("mpi_fortran_errcodes_ignore_", 4),
+                    ("mpi_fortran_argv_null_", 1), ("mpi_fortran_argvs_null_", 1), ("mpi_fortran_unweighted_", 4),
+                    ("mpi_fortran_weights_empty_", 4)]
+OMPI_MPIF_HANDLES = OMPI_H.parent / "mpif-handles.h"
 # Written by hand in src/abi_ompi/hand.rs: handle <-> Fortran integer, and the predefined
 # attribute callbacks (OMPI_C_MPI_*_FN, what MPI_COMM_DUP_FN etc. name in Open MPI's mpi.h).
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
@@ -421,8 +428,10 @@ def ompi_objects(text):
     """[(symbol, kind, [MPI_ names])] of Open MPI's predefined objects, in header order."""
     syms = re.findall(r"extern struct ompi_predefined_(\w+)_t (\w+);", text)
     names = {}
-    for n, sym in re.findall(r"^#define (MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)", text, re.M):
+    for n, sym in re.findall(r"^#\s*define (MPI_\w+)\s+OMPI_PREDEFINED_GLOBAL\(\s*\w+\s*,\s*(\w+)\s*\)", text, re.M):
         names.setdefault(sym, []).append(n)
+    for t, sym in re.findall(r"OMPI_PREDEFINED_GLOBAL\(\s*(\w+)\s*,\s*(\w+)\s*\)", text):
+        OMPI_OBJECT_KIND.setdefault(sym, t)
     seen, out = set(), []
     for kind, sym in syms:
         if sym not in seen:
@@ -488,9 +497,19 @@ def ompi_main():
         s += [f"\t.globl {sym}", f"\t.type {sym}, @object", "\t.align 64", f"{sym}:", f"\t.long {hex(h)}", f"\t.zero {size - 4}",
               f"\t.size {sym}, {size}"]
     s += ["oxompi_objects_end:", "\t.local oxompi_f_status_ignore", "\t.comm oxompi_f_status_ignore, 24, 8"]
+    # The COMMON blocks of Open MPI's mpif-sentinels.h (libmpi.so.40 defines them, libmpi_mpifh.so.40
+    # compares addresses against them), registered like the objects: after relocation, the
+    # program's own blocks when it has them (src/abi_ompi/fortran/sentinels.rs).
+    s += ["\t.align 64"]
+    for sym, size in OMPI_F_SENTINELS:
+        s += [f"\t.globl {sym}", f"\t.type {sym}, @object", "\t.align 8", f"{sym}:", f"\t.zero {size}", f"\t.size {sym}, {size}"]
     for n in ("MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE"):
         s += [f"\t.globl {n}", f"\t.type {n}, @object", "\t.align 8", f"{n}:", "\t.quad oxompi_f_status_ignore", f"\t.size {n}, 8"]
     s += ['\t.section .data.rel,"aw"', "\t.align 8", "oxompi_objects:"] + [f"\t.quad {sym}" for sym, _, _ in objs]
+    s += ["oxompi_f_sentinels:"] + [f"\t.quad {sym}" for sym, _ in OMPI_F_SENTINELS]
+    s += ["\t.text", "\t.type oxompi_fctor, @function", "oxompi_fctor:", "\tleaq oxompi_f_sentinels(%rip), %rdi",
+          f"\tmovl ${len(OMPI_F_SENTINELS)}, %esi", "\tjmp oxompif_register@PLT", "\t.size oxompi_fctor, .-oxompi_fctor",
+          '\t.section .init_array,"aw"', "\t.align 8", "\t.quad oxompi_fctor"]
     s.append('\t.section .note.GNU-stack,"",@progbits')
     (ROOT / "c-src/ompi_abi_entry.S").write_text("\n".join(s) + "\n")
     ompi_tables(rows, text)
@@ -505,6 +524,53 @@ def ompi_main():
 def mpich_handles():
     hre = re.compile(r"^#define (MPI_\w+)\s+\(?\((MPI_\w+)\)\(?(0x[0-9a-fA-F]+|0)\)", re.M)
     return {n: (t, int(v, 16)) for n, t, v in hre.findall((ROOT / "include/mpi.h").read_text())}
+
+
+# Open MPI's Fortran handles are indices into one f2c table per kind of object.
+# The C type of each predefined object, by its symbol (filled from the header by ompi_objects()).
+OMPI_OBJECT_KIND = {}
+F_KINDS = ["MPI_Comm", "MPI_Group", "MPI_Datatype", "MPI_Op", "MPI_Info", "MPI_Errhandler", "MPI_Request", "MPI_Message", "MPI_Win"]
+
+
+def ompi_fortran_handles(rows):
+    """Rust lines: Open MPI's Fortran INTEGER of each predefined handle (mpif-handles.h) as the
+    MPICH-ABI handle it stands for, per kind, and the way back; and as the predefined object it
+    names (`rows`: the objects in registration order), both ways."""
+    f = {n: int(v) for n, v in re.findall(r"parameter\s*\(\s*(MPI_\w+)\s*=\s*(-?\d+)\s*\)", OMPI_MPIF_HANDLES.read_text())}
+    m = mpich_handles()
+    obj_of = {n: i for i, (_, _, names) in enumerate(rows) for n in names}
+    f_objects, obj_fortran = [], [-1] * len(rows)
+    for k in F_KINDS:
+        named = sorted((v, n) for n, v in f.items() if n in obj_of and OMPI_OBJECT_KIND[rows[obj_of[n]][0]] == k)
+        t = [-1] * (max(v for v, _ in named) + 1)
+        for v, n in named:
+            t[v] = obj_of[n]
+            if obj_fortran[obj_of[n]] < 0:
+                obj_fortran[obj_of[n]] = v
+        f_objects.append(t)
+    out = ["/// Open MPI's Fortran handle kinds: the index into F_TO_MPICH.",
+           *[f"pub const F_{k[4:].upper()}: usize = {i};" for i, k in enumerate(F_KINDS)],
+           "/// The MPICH-ABI handle of each predefined Fortran handle of Open MPI's mpif.h, per kind",
+           "/// (index = Fortran value; 0 = no predefined handle there)."]
+    tables, back = [], {}
+    for k in F_KINDS:
+        named = sorted((v, n) for n, v in f.items() if n in m and m[n][0] == k)
+        t = [0] * (max(v for v, _ in named) + 1)
+        for v, n in named:
+            t[v] = m[n][1]
+            back.setdefault(m[n][1], (v, n))
+        tables.append(t)
+    out.append(f"pub static F_TO_MPICH: [&[u32]; {len(F_KINDS)}] = [{', '.join('&[' + ', '.join(hex(x) for x in t) + ']' for t in tables)}];")
+    out += ["/// Open MPI's Fortran value of a predefined MPICH-ABI handle.", "#[inline]",
+            "pub fn fortran_of(h: u32) -> Option<i32> {", "    Some(match h {"]
+    for h, (v, n) in sorted(back.items()):
+        out.append(f"        {hex(h)} => {v}, // {n}")
+    out += ["        _ => return None,", "    })", "}",
+            "/// The predefined object (index into OBJECT_HANDLES) of each Fortran handle, per kind (-1: none).",
+            f"pub static F_OBJECTS: [&[i16]; {len(F_KINDS)}] = [{', '.join('&[' + ', '.join(map(str, t)) + ']' for t in f_objects)}];",
+            "/// The Fortran handle of each predefined object (-1: none).",
+            f"pub static OBJECT_FORTRAN: [i32; {len(rows)}] = [{', '.join(map(str, obj_fortran))}];"]
+    return out
 
 
 def ompi_tables(rows, text):
@@ -526,6 +592,7 @@ def ompi_tables(rows, text):
     for sym, const in (("ompi_message_null", "MESSAGE_NULL"), ("ompi_mpi_file_null", "FILE_NULL")):
         out.append(f"/// The index of {sym}.")
         out.append(f"pub const {const}: usize = {[r[0] for r in rows].index(sym)};")
+    out += ompi_fortran_handles(rows)
     mpich_h = (ROOT / "include/mpi.h").read_text()
     OMPI_DOMAINS["COMBINERS"] = [c for c in dict.fromkeys(re.findall(r"^\s*(MPI_COMBINER_\w+)", text, re.M))
                                  if re.search(rf"\b{c}\b", mpich_h) and not c.endswith("_INTEGER")]  # removed in MPI-3.0

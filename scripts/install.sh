@@ -19,7 +19,9 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
              libmpi.so.12, libmpich.so.12, libmpi.so -> liboxmpi.so
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
   PREFIX/lib/openmpi-abi/libmpi.so.40 (Open MPI 4.1's ABI, for programs built by Open MPI's
-             mpicc; mpiexec selects it)
+             mpicc; mpiexec selects it), libmpi_mpifh.so.40, libmpi_usempi_ignore_tkr.so.40 and
+             libmpi_usempif08.so.40 (its Fortran ABI: mpif.h and 'use mpi' programs of Open MPI's
+             mpif90; not 'use mpi_f08')
   PREFIX/lib/libmpi_abi.so.1 (the MPI-5 standard ABI, NEEDED libmpi.so.12) and the link
              libmpi_abi.so; PREFIX/include/mpi_abi.h ('mpicc -mpi-abi')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
@@ -108,6 +110,24 @@ ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_abi.so.1" "$OXMPI_ROOT/c-src/mpi_a
 ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi.so.40" "$OXMPI_ROOT/c-src/ompi_abi_entry.S" \
     -Wl,-soname,libmpi.so.40 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN/..' ||
     die "cannot build libmpi.so.40 with '${CC:-cc}'; set CC to a working C compiler"
+# Open MPI 4.1's Fortran library (mpif.h programs; c-src/ompi_mpifh_entry.S, made by
+# scripts/gen-fortran-bindings.py --abi ompi): next to libmpi.so.40, which it NEEDs as Open MPI's does.
+# shellcheck disable=SC2086 # CC may be a command with arguments
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_mpifh.so.40" "$OXMPI_ROOT/c-src/ompi_mpifh_entry.S" \
+    -Wl,-soname,libmpi_mpifh.so.40 -Wl,--no-as-needed "$build_dir/libmpi.so.40" -L"$build_dir" -lmpi \
+    -Wl,-rpath,'$ORIGIN:$ORIGIN/..' ||
+    die "cannot build libmpi_mpifh.so.40 with '${CC:-cc}'; set CC to a working C compiler"
+# ... and its `use mpi` library (MPI_SIZEOF; the rest is libmpi_mpifh.so.40's, which it NEEDs).
+# shellcheck disable=SC2086 # CC may be a command with arguments
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempi_ignore_tkr.so.40" "$OXMPI_ROOT/c-src/ompi_usempi_entry.S" \
+    -Wl,-soname,libmpi_usempi_ignore_tkr.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -Wl,-rpath,'$ORIGIN' ||
+    die "cannot build libmpi_usempi_ignore_tkr.so.40 with '${CC:-cc}'; set CC to a working C compiler"
+# Debian's mpif90.openmpi links 'use mpi' programs with libmpi_usempif08.so.40 for MPI_SIZEOF: the
+# same procedures under that name (not the mpi_f08 module's, which oxmpi does not provide for Open MPI).
+# shellcheck disable=SC2086 # CC may be a command with arguments
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempif08.so.40" "$OXMPI_ROOT/c-src/ompi_usempi_entry.S" \
+    -Wl,-soname,libmpi_usempif08.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -Wl,-rpath,'$ORIGIN' ||
+    die "cannot build libmpi_usempif08.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"
 prefix="$(cd -- "$prefix" && pwd)"
@@ -143,6 +163,9 @@ put 755 "$build_dir/libmpi_abi.so.1" "$prefix/lib/libmpi_abi.so.1"
 link libmpi_abi.so.1 "$prefix/lib/libmpi_abi.so"
 mkdir -p -- "$prefix/lib/openmpi-abi"
 put 755 "$build_dir/libmpi.so.40" "$prefix/lib/openmpi-abi/libmpi.so.40"
+put 755 "$build_dir/libmpi_mpifh.so.40" "$prefix/lib/openmpi-abi/libmpi_mpifh.so.40"
+put 755 "$build_dir/libmpi_usempi_ignore_tkr.so.40" "$prefix/lib/openmpi-abi/libmpi_usempi_ignore_tkr.so.40"
+put 755 "$build_dir/libmpi_usempif08.so.40" "$prefix/lib/openmpi-abi/libmpi_usempif08.so.40"
 for name in libmpi.so.12 libmpich.so.12 libmpi.so; do
     link liboxmpi.so "$prefix/lib/$name"
 done

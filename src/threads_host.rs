@@ -22,6 +22,7 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
             instance_loaded: |r, lookup| {
                 crate::fortran::sentinels::register_instance(r, lookup);
                 crate::abi_ompi::objects::register_instance(r, lookup);
+                crate::abi_ompi::fortran::sentinels::register_instance(r, lookup);
             },
             rank_in_mpi: crate::instance::rank_active,
             channel_geometry: crate::transport::shm::geometry,

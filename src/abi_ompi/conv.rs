@@ -293,8 +293,8 @@ pub unsafe fn status_in(p: *const OmpiStatus) -> MPI_Status {
     if p.is_null() {
         return MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: 0, MPI_TAG: 0, MPI_ERROR: 0 };
     }
-    // SAFETY: caller contract.
-    let s = unsafe { *p };
+    // SAFETY: caller contract; unaligned: a Fortran status (6 INTEGERs) is 4-aligned only.
+    let s = unsafe { p.read_unaligned() };
     MPI_Status {
         count_lo: s.ucount as u32 as c_int,
         count_hi_and_cancelled: (((s.ucount >> 32) as c_int) << 1) | (s.cancelled & 1),
@@ -322,8 +322,8 @@ pub unsafe fn status_out(p: *mut OmpiStatus, s: &MPI_Status) {
         cancelled: s.count_hi_and_cancelled & 1,
         ucount: (hi << 32) | s.count_lo as u32 as usize,
     };
-    // SAFETY: caller contract.
-    unsafe { *p = out };
+    // SAFETY: caller contract; unaligned as in status_in.
+    unsafe { p.write_unaligned(out) };
 }
 /// # Safety
 /// `p` is NULL or `n` readable statuses.

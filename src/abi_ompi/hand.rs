@@ -3,36 +3,37 @@
 //! conversions, and the predefined attribute callbacks Open MPI's mpi.h names
 //! `OMPI_C_MPI_*_FN` (what `MPI_COMM_DUP_FN`, `MPI_NULL_COPY_FN`... expand to).
 //!
-//! A handle's Fortran integer is its MPICH-ABI handle (as in liboxmpi.so): C code converting
-//! back and forth gets its handle back. Open MPI's own Fortran numbering (MPI_COMM_WORLD = 0 in
-//! its mpif.h) belongs to its Fortran library, which oxmpi does not provide yet.
+//! A handle's Fortran integer is Open MPI's (MPI_COMM_WORLD = 0 as in its mpif.h; see
+//! `fortran::handles`), what libmpi_mpifh.so.40's bindings take: C and Fortran code of one
+//! program hand handles to each other.
 use super::conv::*;
+use super::fortran;
 use crate::ffi::boundary::run_value;
 use std::os::raw::{c_int, c_void};
 
 macro_rules! handle_conversions {
-    ($($c2f:ident $f2c:ident;)*) => {$(
+    ($($c2f:ident $f2c:ident $kind:ident;)*) => {$(
         #[no_mangle]
         pub extern "C" fn $c2f(h: Handle) -> c_int {
-            run_value(0, || h_in(h))
+            run_value(0, || fortran::handles::from_c(h))
         }
         #[no_mangle]
         pub extern "C" fn $f2c(f: c_int) -> Handle {
-            run_value(std::ptr::null_mut(), || if f == 0 { std::ptr::null_mut() } else { h_out(f) })
+            run_value(std::ptr::null_mut(), || fortran::handles::to_c(super::tables::$kind, f))
         }
     )*};
 }
 
 handle_conversions! {
-    oxompi_MPI_Comm_c2f oxompi_MPI_Comm_f2c;
-    oxompi_MPI_Type_c2f oxompi_MPI_Type_f2c;
-    oxompi_MPI_Group_c2f oxompi_MPI_Group_f2c;
-    oxompi_MPI_Info_c2f oxompi_MPI_Info_f2c;
-    oxompi_MPI_Request_c2f oxompi_MPI_Request_f2c;
-    oxompi_MPI_Op_c2f oxompi_MPI_Op_f2c;
-    oxompi_MPI_Errhandler_c2f oxompi_MPI_Errhandler_f2c;
-    oxompi_MPI_Win_c2f oxompi_MPI_Win_f2c;
-    oxompi_MPI_Message_c2f oxompi_MPI_Message_f2c;
+    oxompi_MPI_Comm_c2f oxompi_MPI_Comm_f2c F_COMM;
+    oxompi_MPI_Type_c2f oxompi_MPI_Type_f2c F_DATATYPE;
+    oxompi_MPI_Group_c2f oxompi_MPI_Group_f2c F_GROUP;
+    oxompi_MPI_Info_c2f oxompi_MPI_Info_f2c F_INFO;
+    oxompi_MPI_Request_c2f oxompi_MPI_Request_f2c F_REQUEST;
+    oxompi_MPI_Op_c2f oxompi_MPI_Op_f2c F_OP;
+    oxompi_MPI_Errhandler_c2f oxompi_MPI_Errhandler_f2c F_ERRHANDLER;
+    oxompi_MPI_Win_c2f oxompi_MPI_Win_f2c F_WIN;
+    oxompi_MPI_Message_c2f oxompi_MPI_Message_f2c F_MESSAGE;
 }
 
 #[no_mangle]

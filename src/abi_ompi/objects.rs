@@ -158,6 +158,16 @@ pub fn object_at(i: usize) -> *mut c_void {
     unsafe { *t.add(i) }
 }
 
+/// The index (into `OBJECT_HANDLES`) of the predefined object at `p`, as the calling rank sees
+/// it; a linear search, for the objects whose handle does not say (those holding 0).
+#[cold]
+pub fn index_of(p: *mut c_void) -> Option<usize> {
+    if p.is_null() {
+        return None;
+    }
+    (0..OBJECT_HANDLES.len()).find(|&i| object_at(i) == p)
+}
+
 /// What a predefined MPICH handle Open MPI has no object for becomes: an object holding handle
 /// 0, so a later call reports an invalid handle rather than taking it for another one.
 static NO_OBJECT: i32 = 0;

@@ -203,7 +203,7 @@ fortran_binding!(win_create_keyval, WIN_CREATE_KEYVAL; (copy: *const c_void, del
 // CHARACTER arguments. Output: a C buffer of the C maximum, then copied blank-padded; resultlen
 // is the length of the text (at most the Fortran length).
 /// Runs `call` with a C buffer of `cap` bytes and copies the result into the CHARACTER argument.
-unsafe fn string_out(cap: usize, out: *mut c_char, len: FLen, resultlen: *mut c_int, call: impl FnOnce(*mut c_char) -> c_int) -> c_int {
+pub(crate) unsafe fn string_out(cap: usize, out: *mut c_char, len: FLen, resultlen: *mut c_int, call: impl FnOnce(*mut c_char) -> c_int) -> c_int {
     let mut buf = vec![0u8; cap + 1];
     let rc = call(buf.as_mut_ptr() as *mut c_char);
     if rc == MPI_SUCCESS {

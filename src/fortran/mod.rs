@@ -59,9 +59,9 @@ macro_rules! fortran_binding {
 pub mod callbacks;
 mod dynproc;
 mod generated;
-mod hand;
+pub(crate) mod hand;
 pub mod sentinels;
-mod strings;
+pub(crate) mod strings;
 
 /// Stores a C return code in the optional IERROR argument.
 ///

@@ -22,6 +22,11 @@ pub enum Abi {
     Mpi5,
 }
 
+/// Open MPI's Fortran libraries: a program NEEDing one is Open MPI's even where no libmpi.so.40
+/// is installed to show it in the closure (oxmpi provides libmpi_mpifh.so.40 next to its
+/// libmpi.so.40).
+pub const OMPI_FORTRAN_LIBS: [&str; 3] = ["libmpi_mpifh.so.40", "libmpi_usempi_ignore_tkr.so.40", "libmpi_usempif08.so.40"];
+
 /// The MPI-5 standard ABI library (SONAME), for programs built with `mpicc -mpi-abi`.
 pub const MPI5_LIB: &str = "libmpi_abi.so.1";
 
@@ -39,7 +44,7 @@ impl Abi {
     /// The ABI that the libraries `info` NEEDs imply (Open MPI's, then the standard one, win
     /// over MPICH's: our own Open MPI and MPI-5 libraries NEED libmpi.so.12 themselves).
     pub fn of(info: &DynInfo) -> Option<Abi> {
-        if info.needs(OMPI_LIB) {
+        if info.needs(OMPI_LIB) || OMPI_FORTRAN_LIBS.iter().any(|n| info.needs(n)) {
             Some(Abi::Ompi)
         } else if info.needs(MPI5_LIB) {
             Some(Abi::Mpi5)

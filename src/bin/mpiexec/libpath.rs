@@ -122,7 +122,14 @@ pub fn plan(program: &str, info: Option<&DynInfo>, abi: Option<Abi>, libdir: Opt
             _ => info.is_some_and(|i| i.has_rpath),
         };
         if want {
-            out.ld_preload = Some(prepend(path.as_os_str(), user.ld_preload.as_deref()));
+            let mut first = path.clone().into_os_string();
+            // Open MPI's Fortran library too when the program needs it: an rpath naming Open
+            // MPI's directory would give it Open MPI's own, which needs Open MPI's internals.
+            let fortran = path.with_file_name(crate::abi::OMPI_FORTRAN_LIBS[0]);
+            if info.is_some_and(|i| i.needs(crate::abi::OMPI_FORTRAN_LIBS[0])) && fortran.exists() {
+                first = prepend(fortran.as_os_str(), Some(&first));
+            }
+            out.ld_preload = Some(prepend(&first, user.ld_preload.as_deref()));
         }
         return Ok(out);
     }

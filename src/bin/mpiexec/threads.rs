@@ -26,11 +26,14 @@ const MPI_LIB: &str = "libmpi.so.12";
 
 /// The ABI library (path under the library directory) a program needs ahead of libmpi.so.12:
 /// the standard ABI's (`mpicc -mpi-abi`) or Open MPI's.
-fn abi_lib(abi: Option<Abi>) -> Option<PathBuf> {
-    match abi? {
-        Abi::Ompi => Some(Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB)),
-        Abi::Mpi5 => Some(PathBuf::from(abi::MPI5_LIB)),
-        Abi::Mpich => None,
+/// `fortran`: the program needs Open MPI's Fortran library (its closure NEEDs
+/// libmpi_mpifh.so.40), which then goes first: its `mpi_send_`... must win over libmpi.so.12's.
+fn abi_lib(abi: Option<Abi>, fortran: bool) -> Vec<PathBuf> {
+    match abi {
+        Some(Abi::Ompi) if fortran => vec![Path::new(libpath::OMPI_DIR).join(abi::OMPI_FORTRAN_LIBS[0]), Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB)],
+        Some(Abi::Ompi) => vec![Path::new(libpath::OMPI_DIR).join(libpath::OMPI_LIB)],
+        Some(Abi::Mpi5) => vec![PathBuf::from(abi::MPI5_LIB)],
+        Some(Abi::Mpich) | None => Vec::new(),
     }
 }
 
@@ -38,9 +41,9 @@ fn abi_lib(abi: Option<Abi>) -> Option<PathBuf> {
 /// accepts spaces and colons as separators). A program that needs another ABI gets that ABI's
 /// library (`abi`) ahead of libmpi.so.12: the ranks' instances resolve `MPI_X` in the global
 /// scope first, where the first of the two (same names, different ABIs) must be the ABI's.
-fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>, abi: Option<&Path>) -> OsString {
+fn preload_value(dir: &Path, user: Option<&std::ffi::OsStr>, abi: &[PathBuf]) -> OsString {
     let mut v = OsString::from(dir.join(PRELOAD_LIB));
-    if let Some(a) = abi {
+    for a in abi {
         v.push(" ");
         v.push(dir.join(a));
     }
@@ -201,7 +204,7 @@ fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path
         .arg(abs)
         .args(&head[1..])
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), abi_lib(abi).as_deref()))
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), &abi_lib(abi, info.as_ref().is_some_and(|i| i.needs(abi::OMPI_FORTRAN_LIBS[0])))))
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
@@ -238,10 +241,14 @@ mod tests {
     #[test]
     fn environment_values() {
         let d = Path::new("/opt/ox/lib");
-        assert_eq!(preload_value(d, None, None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, None, Some(Path::new(abi::MPI5_LIB))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, None, Some(Path::new("openmpi-abi/libmpi.so.40"))), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/openmpi-abi/libmpi.so.40 /opt/ox/lib/libmpi.so.12");
-        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), None), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
+        assert_eq!(preload_value(d, None, &[]), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, &abi_lib(Some(Abi::Mpi5), false)), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi_abi.so.1 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(preload_value(d, None, &abi_lib(Some(Abi::Ompi), false)), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/openmpi-abi/libmpi.so.40 /opt/ox/lib/libmpi.so.12");
+        assert_eq!(
+            preload_value(d, None, &abi_lib(Some(Abi::Ompi), true)),
+            "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/openmpi-abi/libmpi_mpifh.so.40 /opt/ox/lib/openmpi-abi/libmpi.so.40 /opt/ox/lib/libmpi.so.12"
+        );
+        assert_eq!(preload_value(d, Some("/a.so:/b.so".as_ref()), &[]), "/opt/ox/lib/liboxmpi-threads.so /opt/ox/lib/libmpi.so.12 /a.so:/b.so");
         assert_eq!(libpath_value(d, Some("".as_ref()), false), "/opt/ox/lib");
         assert_eq!(libpath_value(d, Some("/x:/y".as_ref()), false), "/opt/ox/lib:/x:/y");
         assert_eq!(libpath_value(d, None, true), "/opt/ox/lib/openmpi-abi:/opt/ox/lib");
