@@ -131,6 +131,8 @@ pub fn run(o: &Options) -> i32 {
     };
     let abs = std::path::absolute(&path).unwrap_or(path);
     let head = cmd.head;
+    // An Open MPI program with Fortran gets libmpi_mpifh.so.40 preloaded too.
+    let ompi_fortran = info.as_ref().is_some_and(|i| i.needs(abi::OMPI_FORTRAN_LIBS[0]));
     let n = o.nranks;
 
     supervise::block_signals();
@@ -152,7 +154,7 @@ pub fn run(o: &Options) -> i32 {
     let node_map = oxmpi::runtime::node_map::format(&node_of);
     let mut pids = Vec::with_capacity(o.nodes);
     for node in 0..o.nodes.max(1) {
-        let mut cmd = host_command(o, n, &abs, &head, &dir, &user, abi);
+        let mut cmd = host_command(o, n, &abs, &head, &dir, &user, abi, ompi_fortran);
         supervise::tie_to_launcher(&mut cmd, launcher_pid);
         let mut mine = Vec::new();
         if o.nodes > 1 {
@@ -194,7 +196,8 @@ pub fn run(o: &Options) -> i32 {
 
 /// The command of a threads-mode host running ranks of the `n`-rank job of program `abs`, whose
 /// argv starts with `head` (`shebang::Command::head`).
-fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path, user: &libpath::UserEnv, abi: Option<Abi>) -> Command {
+#[allow(clippy::too_many_arguments)]
+fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path, user: &libpath::UserEnv, abi: Option<Abi>, ompi_fortran: bool) -> Command {
     let mut cmd = Command::new("/proc/self/exe");
     // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
     // argv[0] (and `ps` shows the job under the program's name).
@@ -204,7 +207,7 @@ fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path
         .arg(abs)
         .args(&head[1..])
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), &abi_lib(abi, info.as_ref().is_some_and(|i| i.needs(abi::OMPI_FORTRAN_LIBS[0])))))
+        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), &abi_lib(abi, ompi_fortran)))
         .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
