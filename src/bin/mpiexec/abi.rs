@@ -158,10 +158,13 @@ fn find(name: &str, from_dir: &Path, rpath: &[String], search: &Search) -> Optio
     rpath.iter().map(expand).chain(search.ld_library_path.iter().cloned()).chain(search.system.iter().cloned()).map(|d| d.join(name)).find(|p| p.is_file())
 }
 
-/// The program's dynamic section (None for a script or an unreadable file), widened to its NEEDED
-/// closure, and the ABI it needs: `explicit` (`--abi`, `OXMPI_ABI`) if given, else the closure's.
+/// The dynamic section of what runs (a `#!` script's interpreter; None for an unreadable or
+/// non-ELF file), widened to its NEEDED closure, and the ABI it needs: `explicit` (`--abi`, `OXMPI_ABI`) if given, else the closure's.
 pub fn of_program(path: &Path, explicit: Option<Abi>) -> (Option<DynInfo>, Option<Abi>) {
-    let info = elf::read_dyn_info(path).ok().flatten().map(|i| closure(path, &i, &Search::from_env()));
+    // A `#!` script runs as its interpreter, whose libraries decide (the kernel execs it).
+    let run = oxmpi::runtime::threads::shebang::resolve(path, path.as_os_str(), std::env::var_os("PATH").as_deref())
+        .map_or_else(|_| path.to_path_buf(), |c| c.program);
+    let info = elf::read_dyn_info(&run).ok().flatten().map(|i| closure(&run, &i, &Search::from_env()));
     let abi = explicit.or_else(|| info.as_ref().and_then(Abi::of));
     (info, abi)
 }
