@@ -221,14 +221,9 @@ stage_c_tests_streamed() {
 # TCP between them; chosen point-to-point, collective, communicator and failure tests, both modes.
 stage_multinode() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
-    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|launch_segv|launch_abort|launch_no_finalize'
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|launch_segv|launch_abort|launch_no_finalize'
     UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
         --modes "$MODES" --nodes 2 --timeout 60 --filter "^($tests)\$"
-    # Known defect (issue 19): coll_algorithms over 2 nodes hangs now and then in both modes since
-    # the ucx4 merge (whole-message UCX sends, threads mode over nodes, node-aware collectives):
-    # seen at 2 and 3 ranks with the default, pipeline/ring and scatter_allgather/rabenseifner
-    # algorithms, also with OXMPI_HIERARCHICAL=0. Left out until it is found; it passes on one
-    # node (stage c-tests).
 }
 
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,

@@ -340,8 +340,11 @@ fn entered(u: &Instance) {
 /// Leaves MPI if neither the World model nor a session still holds the rank: flushes pending
 /// traffic and tells the launcher this rank finished cleanly.
 fn left(s: &RankSlot, u: &Instance) {
-    u.engine.flush_all();
-    if !s.is_active() {
+    if s.is_active() {
+        u.engine.flush_all();
+    } else {
+        // Peers on other nodes may still be pulling this rank's last messages.
+        u.engine.depart();
         u.seg.rank(u.rank).state.store(RANK_FINALIZED, Ordering::Release);
         // A foreign launcher counts a rank that exits without PMI finalize as failed.
         if let Some(p) = crate::runtime::pmi::client() {

@@ -1480,6 +1480,14 @@ impl<X: Transport> Engine<X> {
         })
     }
 
+    /// The rank leaves MPI: after `flush_all`, says goodbye to the peers the transport needs to
+    /// tell and keeps progressing until they have said theirs (`Transport::depart`).
+    pub fn depart(&self) {
+        self.flush_all();
+        self.t.depart();
+        self.wait_until(|_| self.t.all_departed().then_some(()))
+    }
+
     /// Internal consistency error for callers that need one.
     pub fn internal(msg: &str) -> crate::error::MpiError {
         err(ErrorClass::Other, msg.to_string())

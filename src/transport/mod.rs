@@ -67,7 +67,9 @@ pub trait Transport: Send + Sync {
     /// `poll` for the packets from `src` only.
     fn poll_from(&self, src: usize, f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool;
 
-    /// Whether a packet waits (a cheap check for the wait loop; makes no progress).
+    /// Whether a packet waits, or something else a waiter may be waiting for happened (a
+    /// network send completed): the wait loop's cheap check. Shared memory makes no progress
+    /// here; a network transport must (nothing else drives it while its rank waits).
     fn pending(&self) -> bool;
 
     /// Where `peer` lives.
@@ -106,4 +108,15 @@ pub trait Transport: Send + Sync {
 
     /// Whether `peer` is known failed.
     fn peer_failed(&self, peer: usize) -> bool;
+
+    /// The rank leaves MPI (its own sends are complete): tells the peers that need to know
+    /// (`Nodes`: those on other nodes, whose packets may still be on the wire). Shared memory
+    /// needs no goodbye.
+    fn depart(&self) {}
+
+    /// Whether every peer told of `depart` has departed too (or failed), so that this rank may
+    /// stop making progress: nothing it sent or will be sent is still in flight.
+    fn all_departed(&self) -> bool {
+        true
+    }
 }

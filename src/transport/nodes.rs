@@ -23,12 +23,25 @@ use std::sync::Mutex;
 /// A packet from a remote peer, taken from UCX and not handed to the engine yet.
 type Stashed = (usize, SlotHeader, Vec<u8>);
 
+/// `SlotHeader::kind` of the transport's own goodbye packet (`Transport::depart`), never handed
+/// to the engine; far from the engine's `packet::Kind` values.
+const KIND_BYE: u32 = 0x0B7E_0000;
+
 /// The UCX part: which peers are remote, and this rank's worker connected to them.
 struct Net {
     remote: Vec<bool>,
     worker: Mutex<Worker>,
     /// Packets UCX delivered, in arrival order (per pair: the order sent).
     stash: Mutex<VecDeque<Stashed>>,
+    /// The farewell of MPI_Finalize. A rank whose sends completed may still have packets on
+    /// the wire (UCX's rendezvous or a TCP buffer): if it exited then, the peer would lose them,
+    /// or a rendezvous receive would fail. So each rank, its sends done, sends every remote peer
+    /// a goodbye (after all its packets, in order) and keeps progressing until it has the
+    /// goodbye of every remote peer (or knows it failed or disconnected); `take` hands over a
+    /// packet only after those before it are fully received. `byes[p]`: goodbyes received from
+    /// `p`; `departures`: goodbyes this rank sent to each (a rank may leave more than once, by
+    /// sessions after MPI_Finalize).
+    byes: Mutex<(Vec<u64>, u64)>,
 }
 
 pub struct Nodes {
@@ -56,22 +69,36 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 impl Net {
-    /// Makes UCX progress and moves what arrived into the stash. A failed send or receive means
-    /// a peer is gone: the launcher sees its process end and marks it failed (or ends the job),
-    /// which the engine learns through the segment, so the error itself is not kept.
-    fn fetch(&self) {
+    /// Makes UCX progress and moves what arrived into the stash; returns whether UCX did
+    /// anything (a send or a one-sided access completed, a packet arrived). A failed send or
+    /// receive means a peer is gone: the launcher sees its process end and marks it failed (or
+    /// ends the job), which the engine learns through the segment, so the error itself is not
+    /// kept.
+    fn fetch(&self) -> bool {
         let mut w = lock(&self.worker);
-        let _ = w.progress();
+        let mut moved = w.progress().unwrap_or(true);
         let mut got = Vec::new();
-        let _ = w.take(|src, h, d| {
-            if let Some(hdr) = header_from(h) {
-                got.push((src, hdr, d));
-            }
+        let mut byes = Vec::new();
+        let _ = w.take(|src, h, d| match header_from(h) {
+            Some(hdr) if hdr.kind == KIND_BYE => byes.push(src),
+            Some(hdr) => got.push((src, hdr, d)),
+            None => {}
         });
         drop(w);
-        if !got.is_empty() {
-            lock(&self.stash).extend(got);
+        if !byes.is_empty() {
+            let mut b = lock(&self.byes);
+            for src in byes {
+                if let Some(n) = b.0.get_mut(src) {
+                    *n += 1;
+                }
+            }
+            moved = true;
         }
+        if got.is_empty() {
+            return moved;
+        }
+        lock(&self.stash).extend(got);
+        true
     }
 
     /// Hands the stashed packets (of `src` only, if given) to `f`, without holding a lock while
@@ -105,7 +132,8 @@ impl Nodes {
     /// Shared memory for the peers where `remote` is false, `worker` (connected to the others)
     /// for the rest.
     pub fn spanning(shm: Shm, remote: Vec<bool>, worker: Worker) -> Nodes {
-        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()) });
+        let n = remote.len();
+        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)) });
         Nodes { shm, net }
     }
 
@@ -219,8 +247,9 @@ impl Transport for Nodes {
             return true;
         }
         let Some(net) = &self.net else { return false };
-        net.fetch();
-        !lock(&net.stash).is_empty()
+        // A completed send is news too: a waiter on it (MPI_Wait, MPI_Finalize's flush) would
+        // otherwise yield on, since a rank spanning nodes never sleeps and nothing rings it.
+        net.fetch() || !lock(&net.stash).is_empty()
     }
 
     fn locality(&self, peer: usize) -> Locality {
@@ -288,6 +317,29 @@ impl Transport for Nodes {
 
     fn peer_failed(&self, peer: usize) -> bool {
         self.shm.peer_failed(peer)
+    }
+
+    fn depart(&self) {
+        let Some(net) = &self.net else { return };
+        lock(&net.byes).1 += 1;
+        let hdr = header_bytes(&SlotHeader { kind: KIND_BYE, ..Default::default() });
+        let mut w = lock(&net.worker);
+        for peer in (0..net.remote.len()).filter(|&p| net.remote[p]) {
+            // A failed send: the peer is gone, and `all_departed` does not wait for it.
+            let _ = w.send(peer, &hdr, Vec::new());
+        }
+        let _ = w.progress();
+    }
+
+    fn all_departed(&self) -> bool {
+        let Some(net) = &self.net else { return true };
+        net.fetch();
+        let w = lock(&net.worker);
+        let b = lock(&net.byes);
+        // Our goodbyes must be out too (a send completes once UCX no longer needs us), else the
+        // peer waits for them in vain.
+        w.sends_in_flight() == 0
+            && (0..net.remote.len()).all(|p| !net.remote[p] || b.0[p] >= b.1 || self.shm.peer_failed(p) || w.peer_failure(p).is_some())
     }
 }
 
