@@ -23,6 +23,7 @@
 use super::bsend::{BsendPool, Scope};
 use super::buffer::Buf;
 use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
+use super::stackvec::StackVec;
 use super::Status;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::runtime::segment::Segment;
@@ -1222,20 +1223,20 @@ impl<X: Transport> Engine<X> {
         self.unsuccessful_test(g, |g| Self::take_any(g, ids).map(Some))
     }
 
-    /// Completes every active request in `ids` that is done now; returns (index, status) of each,
-    /// or None when no request is active (the caller reports MPI_UNDEFINED).
-    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+    /// Completes every active request in `ids` that is done now and appends (index, status) of
+    /// each to `out`; false when no request is active (the caller reports MPI_UNDEFINED).
+    pub fn test_some<const N: usize>(&self, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) -> bool {
         self.run_hooks();
         let mut g = self.lock();
         if !Self::any_active(&g, ids) {
-            return None;
+            return false;
         }
         self.progress(&mut g);
-        Some(Self::collect_done(&mut g, ids))
+        Self::collect_done(&mut g, ids, out);
+        true
     }
 
-    fn collect_done(g: &mut Inner, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
-        let mut out = Vec::new();
+    fn collect_done<const N: usize>(g: &mut Inner, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) {
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = *id {
                 if Self::is_active(g, id) && Self::is_done(g, id) {
@@ -1243,17 +1244,18 @@ impl<X: Transport> Engine<X> {
                 }
             }
         }
-        out
     }
 
-    /// MPI_Waitsome: blocks until at least one active request is done; None when none is active.
-    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+    /// MPI_Waitsome: blocks until at least one active request is done, appending as `test_some`;
+    /// false when none is active.
+    pub fn wait_some<const N: usize>(&self, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) -> bool {
+        let before = out.len();
         self.wait_until(|g| {
             if !Self::any_active(g, ids) {
-                return Some(None);
+                return Some(false);
             }
-            let v = Self::collect_done(g, ids);
-            (!v.is_empty()).then_some(Some(v))
+            Self::collect_done(g, ids, out);
+            (out.len() > before).then_some(true)
         })
     }
 

@@ -27,6 +27,21 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
         v
     }
 
+    /// `n` copies of `x`.
+    #[inline]
+    pub fn filled(x: T, n: usize) -> Self {
+        let mut v = Self::new();
+        if n > N {
+            v.heap = Some(vec![x; n]);
+        } else {
+            for e in &mut v.inline[..n] {
+                e.write(x);
+            }
+            v.len = n;
+        }
+        v
+    }
+
     #[inline]
     pub fn push(&mut self, x: T) {
         if let Some(h) = &mut self.heap {
@@ -119,6 +134,9 @@ mod tests {
         let v: StackVec<u8, 2> = (0..10u8).collect();
         assert!(v.heap.is_some());
         assert_eq!(v.len(), 10);
+        let f: StackVec<u8, 4> = StackVec::filled(7, 3);
+        assert_eq!(&*f, &[7, 7, 7]);
+        assert_eq!(&*StackVec::<u8, 4>::filled(1, 5), &[1; 5]);
         let w: StackVec<u8, 16> = (0..10u8).collect();
         assert!(w.heap.is_none());
         assert_eq!(&*w, &(0..10).collect::<Vec<u8>>()[..]);

@@ -163,7 +163,7 @@ export! {
         let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
         grequest::block(&refs);
-        let mut sts: Statuses = refs.iter().map(|_| Status::empty()).collect();
+        let mut sts = Statuses::filled(Status::empty(), refs.len());
         u.engine.wait_all(&ids(&refs), &mut sts);
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
@@ -175,7 +175,7 @@ export! {
         let refs = unsafe { resolve(count, array_of_requests)? };
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        let mut sts: Statuses = refs.iter().map(|_| Status::empty()).collect();
+        let mut sts = Statuses::filled(Status::empty(), refs.len());
         if !u.engine.test_all(&ids(&refs), &mut sts) {
             // SAFETY: checked non-NULL above; the caller passes an int.
             unsafe { *flag = 0 };
@@ -429,33 +429,32 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     if indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
-    let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let mut done: StackVec<(usize, Status), ON_STACK> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let procnull = done.len();
     let ids = ids(&refs);
-    // None from the engine: no active request (inactive persistent requests count as null).
-    if done.is_empty() && block {
+    if procnull == 0 && block {
         grequest::block(&refs);
     }
-    let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
-    match more {
-        Some(v) => done.extend(v.into_iter().map(|(i, mut st)| {
-            settle(refs[i], &mut st);
-            (i, st)
-        })),
-        None if done.is_empty() => {
-            // SAFETY: as above.
-            unsafe { *outcount = MPI_UNDEFINED };
-            return Ok(());
-        }
-        None => {}
+    // The engine appends the requests it completed; false: no active request (inactive
+    // persistent requests count as null).
+    let active = if procnull == 0 && block { u.engine.wait_some(&ids, &mut done) } else { u.engine.test_some(&ids, &mut done) };
+    if !active && procnull == 0 {
+        // SAFETY: as above.
+        unsafe { *outcount = MPI_UNDEFINED };
+        return Ok(());
+    }
+    for (i, st) in done[procnull..].iter_mut() {
+        settle(refs[*i], st);
     }
     let errors = done.iter().any(|(_, st)| st.error.is_some());
+    let mut w = StatusWriter::new();
     for (k, (i, st)) in done.iter().enumerate() {
         // SAFETY: `k` <= `i` < `incount`: a handle, an index slot (`indices` checked non-NULL
         // above) and a status (or IGNORE) of this function's contract.
         unsafe {
             release_handle(reqs.add(*i), refs[*i]);
             *indices.add(k) = *i as c_int;
-            write_status(status_at(statuses, k), st, errors);
+            w.write(status_at(statuses, k), st, errors);
         }
     }
     // SAFETY: checked non-NULL above; an int by this function's contract.
