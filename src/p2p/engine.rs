@@ -473,6 +473,11 @@ impl<X: Transport> Engine<X> {
                     self.flush_pending(g);
                 }
             }
+            // A failure is still noticed at post, as the full pass did (one relaxed load).
+            let failures = self.t.failure_epoch();
+            if failures != g.failures_seen {
+                self.note_failures(g, failures);
+            }
         }
         if g.any_dead {
             self.refuse_recv(g, id);
