@@ -257,6 +257,11 @@ pub enum ReqRef {
 }
 
 pub fn req_ref(u: &Instance, h: MPI_Request) -> MpiResult<ReqRef> {
+    req_ref_by(h, |id| u.engine.persistence(id))
+}
+
+/// `req_ref` with the engine's lookup given (`Engine::persistence_with`: one lock for an array).
+pub fn req_ref_by(h: MPI_Request, persistence: impl Fn(ReqId) -> Option<(bool, u32)>) -> MpiResult<ReqRef> {
     if h == MPI_REQUEST_NULL {
         return Ok(ReqRef::Null);
     }
@@ -265,7 +270,7 @@ pub fn req_ref(u: &Instance, h: MPI_Request) -> MpiResult<ReqRef> {
     }
     if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
         let id = handle_index(h);
-        if let Some((persistent, gen)) = u.engine.persistence(id) {
+        if let Some((persistent, gen)) = persistence(id) {
             return Ok(ReqRef::Engine(id, persistent, gen));
         }
     }
@@ -344,6 +349,54 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
         _ => st.source,
     };
     // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
+    unsafe { fill_status(s, source, st, set_error) }
+}
+
+/// `write_status` for the statuses of one array call (MPI_Waitall...): finds the instance once,
+/// and a communicator once per run of statuses with the same context.
+pub struct StatusWriter {
+    u: Option<&'static Instance>,
+    last: Option<(u32, Option<CommRef>)>,
+}
+
+impl StatusWriter {
+    pub fn new() -> StatusWriter {
+        StatusWriter { u: instance::peek(), last: None }
+    }
+
+    /// # Safety
+    /// As `write_status`.
+    pub unsafe fn write(&mut self, s: *mut MPI_Status, st: &Status, set_error: bool) {
+        if status_ignored(s) {
+            return;
+        }
+        let source = match self.u {
+            Some(u) if st.source >= 0 => {
+                if self.last.as_ref().is_none_or(|(ctx, _)| *ctx != st.context) {
+                    self.last = Some((st.context, comm_of_context(u, st.context)));
+                }
+                let c = self.last.as_ref().and_then(|(_, c)| c.as_ref());
+                c.and_then(|c| c.peer_rank_of(st.source as usize)).map_or(st.source, |r| r as i32)
+            }
+            _ => st.source,
+        };
+        // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
+        unsafe { fill_status(s, source, st, set_error) }
+    }
+}
+
+impl Default for StatusWriter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// Fills C status `s` from `st` with `source` already translated to a communicator rank.
+///
+/// # Safety
+/// `s` points to a writable MPI_Status.
+unsafe fn fill_status(s: *mut MPI_Status, source: i32, st: &Status, set_error: bool) {
+    // SAFETY: this function's contract.
     let out = unsafe { &mut *s };
     out.MPI_SOURCE = source;
     out.MPI_TAG = st.tag;

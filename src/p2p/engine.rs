@@ -23,6 +23,7 @@
 use super::bsend::{BsendPool, Scope};
 use super::buffer::Buf;
 use super::request::{OpArgs, Req, ReqId, SendMode, Slab, Streaming};
+use super::stackvec::StackVec;
 use super::Status;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::runtime::segment::Segment;
@@ -165,6 +166,13 @@ fn req_wire(id: ReqId, gen: u32) -> u64 {
 
 fn wire_req(w: u64) -> (ReqId, u32) {
     (w as u32, (w >> 32) as u32)
+}
+
+/// Removes posted receive `i`: mostly the oldest, which `pop_front` takes without the general
+/// `remove`'s shifting arithmetic.
+#[inline]
+fn take_posted(posted: &mut VecDeque<ReqId>, i: usize) -> ReqId {
+    if i == 0 { posted.pop_front() } else { posted.remove(i) }.expect("a posted receive at index i")
 }
 
 fn tag_matches(want: i32, got: i32) -> bool {
@@ -444,8 +452,8 @@ impl<X: Transport> Engine<X> {
             return;
         }
         // Messages already drained into the unexpected queue arrived before anything still in the
-        // channels, so matching them first and then posting keeps MPI's order; the progress pass
-        // after posting matches channel slots straight into the user's buffer (no extra copy).
+        // channels, so matching them first and then posting keeps MPI's order; slots still in the
+        // channels match straight into the user's buffer (no extra copy) when drained.
         let pos = g.unexpected.iter().position(|u| u.ctx == ctx && src.is_none_or(|s| s == u.src) && tag_matches(tag, u.tag));
         if let Some(i) = pos {
             let u = g.unexpected.remove(i).unwrap();
@@ -456,7 +464,20 @@ impl<X: Transport> Engine<X> {
             self.flush_pending(g);
         } else {
             g.posted.push_back(id);
-            self.progress(g);
+            // Only the named source's channel, not a progress pass over every peer and queue
+            // (which cost more than the rest of the post): it frees the sender's slots early,
+            // and any wait or test progresses everything. Replies it queued (SyncAck, Fin, Cts)
+            // go out now: the sender may be blocked on them.
+            if let Some(s) = src {
+                if self.drain(g, s) && !g.pending_dests.is_empty() {
+                    self.flush_pending(g);
+                }
+            }
+            // A failure is still noticed at post, as the full pass did (one relaxed load).
+            let failures = self.t.failure_epoch();
+            if failures != g.failures_seen {
+                self.note_failures(g, failures);
+            }
         }
         if g.any_dead {
             self.refuse_recv(g, id);
@@ -655,7 +676,7 @@ impl<X: Transport> Engine<X> {
                 if k == Kind::Eager as u32 {
                     if let Some(i) = pos {
                         // Matched on arrival: copy straight from the slot into the user's buffer.
-                        let id = g.posted.remove(i).unwrap();
+                        let id = take_posted(&mut g.posted, i);
                         let r = g.reqs.get_mut(id).unwrap();
                         let Some(OpArgs::Recv { buf, cap, .. }) = &r.op else { unreachable!() };
                         let cap = *cap;
@@ -679,7 +700,7 @@ impl<X: Transport> Engine<X> {
                 } else {
                     let u = Unexpected { src, tag: hdr.tag, ctx: hdr.context, total: hdr.total, body: Body::Rts { sreq: hdr.sreq, remote: Remote::from_rts(hdr), flags: hdr.flags } };
                     if let Some(i) = pos {
-                        let id = g.posted.remove(i).unwrap();
+                        let id = take_posted(&mut g.posted, i);
                         self.deliver(g, id, u);
                     } else {
                         g.unexpected.push_back(u);
@@ -1207,20 +1228,20 @@ impl<X: Transport> Engine<X> {
         self.unsuccessful_test(g, |g| Self::take_any(g, ids).map(Some))
     }
 
-    /// Completes every active request in `ids` that is done now; returns (index, status) of each,
-    /// or None when no request is active (the caller reports MPI_UNDEFINED).
-    pub fn test_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+    /// Completes every active request in `ids` that is done now and appends (index, status) of
+    /// each to `out`; false when no request is active (the caller reports MPI_UNDEFINED).
+    pub fn test_some<const N: usize>(&self, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) -> bool {
         self.run_hooks();
         let mut g = self.lock();
         if !Self::any_active(&g, ids) {
-            return None;
+            return false;
         }
         self.progress(&mut g);
-        Some(Self::collect_done(&mut g, ids))
+        Self::collect_done(&mut g, ids, out);
+        true
     }
 
-    fn collect_done(g: &mut Inner, ids: &[Option<ReqId>]) -> Vec<(usize, Status)> {
-        let mut out = Vec::new();
+    fn collect_done<const N: usize>(g: &mut Inner, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) {
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = *id {
                 if Self::is_active(g, id) && Self::is_done(g, id) {
@@ -1228,37 +1249,59 @@ impl<X: Transport> Engine<X> {
                 }
             }
         }
-        out
     }
 
-    /// MPI_Waitsome: blocks until at least one active request is done; None when none is active.
-    pub fn wait_some(&self, ids: &[Option<ReqId>]) -> Option<Vec<(usize, Status)>> {
+    /// MPI_Waitsome: blocks until at least one active request is done, appending as `test_some`;
+    /// false when none is active.
+    pub fn wait_some<const N: usize>(&self, ids: &[Option<ReqId>], out: &mut StackVec<(usize, Status), N>) -> bool {
+        let before = out.len();
         self.wait_until(|g| {
             if !Self::any_active(g, ids) {
-                return Some(None);
+                return Some(false);
             }
-            let v = Self::collect_done(g, ids);
-            (!v.is_empty()).then_some(Some(v))
+            Self::collect_done(g, ids, out);
+            (out.len() > before).then_some(true)
         })
     }
 
-    /// MPI_Testall: statuses of all if all are done (then all are released), else None.
-    pub fn test_all(&self, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
+    /// MPI_Testall: if all are done, releases them, writes their statuses to `out` (as long as
+    /// `ids`) and returns true.
+    pub fn test_all(&self, ids: &[Option<ReqId>], out: &mut [Status]) -> bool {
         self.run_hooks();
         let mut g = self.lock();
         self.progress(&mut g);
-        self.unsuccessful_test(g, |g| Self::take_all(g, ids))
+        self.unsuccessful_test(g, |g| Self::take_all(g, ids, out)).is_some()
     }
 
-    fn take_all(g: &mut Inner, ids: &[Option<ReqId>]) -> Option<Vec<Status>> {
-        if !ids.iter().all(|id| id.is_none_or(|id| Self::is_done(g, id))) {
+    /// Whether all of `ids` are done; if so releases them and writes their statuses to `out`.
+    fn take_all(g: &mut Inner, ids: &[Option<ReqId>], out: &mut [Status]) -> Option<()> {
+        let pending = ids.iter().position(|id| id.is_some_and(|id| !Self::is_done(g, id)));
+        if pending.is_some() {
             return None;
         }
-        Some(ids.iter().map(|id| id.map_or(Status::empty(), |id| Self::take(g, id).unwrap())).collect())
+        for (id, st) in ids.iter().zip(out.iter_mut()) {
+            *st = id.map_or(Status::empty(), |id| Self::take(g, id).unwrap());
+        }
+        Some(())
     }
 
-    pub fn wait_all(&self, ids: &[Option<ReqId>]) -> Vec<Status> {
-        self.wait_until(|g| Self::take_all(g, ids))
+    /// MPI_Waitall: releases all of `ids` once done and writes their statuses to `out` (as long
+    /// as `ids`).
+    pub fn wait_all(&self, ids: &[Option<ReqId>], out: &mut [Status]) {
+        // A request found done stays done until taken, so each pass resumes where the last
+        // one stopped.
+        let mut from = 0;
+        self.wait_until(|g| {
+            from += ids[from..].iter().position(|id| id.is_some_and(|id| !Self::is_done(g, id))).unwrap_or(ids.len() - from);
+            if from == ids.len() { Self::take_all(g, ids, out) } else { None }
+        });
+    }
+
+    /// The persistence and generation of requests (`persistence`) for a whole array, under one
+    /// lock: `f` gets the lookup.
+    pub fn persistence_with<R>(&self, f: impl FnOnce(&dyn Fn(ReqId) -> Option<(bool, u32)>) -> R) -> R {
+        let g = self.lock();
+        f(&|id| g.reqs.get(id).filter(|r| !r.user_freed).map(|r| (r.persistent, r.gen)))
     }
 
     /// MPI_Request_get_status: the status if done, without releasing the request.

@@ -9,6 +9,7 @@ pub mod grequest;
 pub mod incarnation;
 pub mod pair;
 pub mod request;
+pub mod stackvec;
 
 pub use buffer::Buf;
 pub use bsend::Scope as BsendScope;

@@ -18,8 +18,7 @@ use std::os::raw::{c_int, c_void};
 type Data = (Buf, usize);
 
 /// Checks a send's arguments; returns (the data, world dest or None for MPI_PROC_NULL, context).
-fn send_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
-    let u = check::universe()?;
+fn send_args(u: &'static crate::instance::Instance, buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Option<usize>, u32)> {
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
     let data = check::comm_data(buf, count, datatype)?;
@@ -29,8 +28,7 @@ fn send_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int
 }
 
 /// Checks a receive's arguments; returns (the buffer, source, context).
-fn recv_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Source, u32)> {
-    let u = check::universe()?;
+fn recv_args(u: &'static crate::instance::Instance, buf: *const c_void, count: i64, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm) -> MpiResult<(Data, Source, u32)> {
     let c_ref = check::comm(u, comm)?;
     let c = &*c_ref;
     let data = check::comm_data(buf, count, datatype)?;
@@ -40,14 +38,14 @@ fn recv_args(buf: *const c_void, count: i64, datatype: MPI_Datatype, source: c_i
 }
 
 unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
+    let u = check::universe()?;
+    let ((buf, bytes), d, ctx) = send_args(u, buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let Some(d) = d else {
         // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
         unsafe { *request = REQ_PROC_NULL };
         return Ok(());
     };
-    let u = check::universe()?;
     // SAFETY: `buf` holds `count` elements of `datatype` until the request completes (the MPI
     // contract, this function's).
     let id = unsafe { u.engine.isend(buf, bytes, d, tag, ctx, mode)? };
@@ -57,9 +55,9 @@ unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_
 }
 
 unsafe fn send_now(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
-    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
-    let Some(d) = d else { return Ok(()) };
     let u = check::universe()?;
+    let ((buf, bytes), d, ctx) = send_args(u, buf, count, datatype, dest, tag, comm)?;
+    let Some(d) = d else { return Ok(()) };
     // SAFETY (both calls): `buf` holds `count` elements of `datatype` (this function's contract).
     if matches!(mode, SendMode::Standard | SendMode::Ready) && unsafe { u.engine.try_send_now(&buf, bytes, d, tag, ctx) } {
         return Ok(());
@@ -77,9 +75,9 @@ fn recv_result(st: &Status) -> MpiResult {
 }
 
 unsafe fn persistent(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
-    let ((buf, bytes), d, ctx) = send_args(buf, count, datatype, dest, tag, comm)?;
-    let request = out(request, "request")?;
     let u = check::universe()?;
+    let ((buf, bytes), d, ctx) = send_args(u, buf, count, datatype, dest, tag, comm)?;
+    let request = out(request, "request")?;
     // Persistent requests with MPI_PROC_NULL are real (restartable, freeable) requests.
     // SAFETY: `buf` holds `count` elements of `datatype` while the request lives (the MPI
     // contract, this function's).
@@ -139,11 +137,11 @@ pub(in crate::ffi) unsafe fn send(buf: *const c_void, count: impl CountArg, data
 /// # Safety
 /// `buf` must have room for `count` elements of `datatype`; `status` is MPI_STATUS_IGNORE or writable.
 pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
-    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
+    let u = check::universe()?;
+    let ((buf, cap), s, ctx) = recv_args(u, buf, count.get(), datatype, source, tag, comm)?;
     let st = match s {
         Source::ProcNull => Status::proc_null(),
         _ => {
-            let u = check::universe()?;
             // SAFETY: `buf` has room for `count` elements until the wait (this function's contract).
             let id = unsafe { u.engine.irecv(buf, cap, s.as_option(), tag, ctx) };
             u.engine.wait(id)
@@ -159,9 +157,9 @@ pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, dataty
 /// # Safety
 /// As `recv`; `request` must be writable (checked for NULL).
 pub(in crate::ffi) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
-    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
-    let request = out(request, "request")?;
     let u = check::universe()?;
+    let ((buf, cap), s, ctx) = recv_args(u, buf, count.get(), datatype, source, tag, comm)?;
+    let request = out(request, "request")?;
     let h = match s {
         Source::ProcNull => REQ_PROC_NULL,
         // SAFETY: `buf` has room for `count` elements until the request completes (this
@@ -178,9 +176,9 @@ pub(in crate::ffi) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datat
 /// # Safety
 /// As `irecv`.
 pub(in crate::ffi) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
-    let ((buf, cap), s, ctx) = recv_args(buf, count.get(), datatype, source, tag, comm)?;
-    let request = out(request, "request")?;
     let u = check::universe()?;
+    let ((buf, cap), s, ctx) = recv_args(u, buf, count.get(), datatype, source, tag, comm)?;
+    let request = out(request, "request")?;
     // SAFETY: `buf` has room for `count` elements while the request lives (this function's contract).
     let id = unsafe {
         match s {
@@ -201,8 +199,8 @@ pub(in crate::ffi) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, d
 pub(in crate::ffi) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
-    let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
-    let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
+    let ((sbuf, bytes), d, ctx) = send_args(check::universe()?, sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
+    let ((rbuf, cap), s, _) = recv_args(check::universe()?, recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
     let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
     // SAFETY: the buffers hold their counts of elements (this function's contract).
     let st = unsafe { sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)? };
@@ -219,8 +217,8 @@ pub(in crate::ffi) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl C
 pub(in crate::ffi) unsafe fn sendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                       source: c_int, recvtag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
     let count = count.get();
-    let ((sbuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
-    let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+    let ((sbuf, bytes), d, ctx) = send_args(check::universe()?, buf, count, datatype, dest, sendtag, comm)?;
+    let (_, s, _) = recv_args(check::universe()?, buf, count, datatype, source, recvtag, comm)?;
     // The message is received into a temporary (the buffer is still being sent from) and
     // copied over the buffer at the end: unpacked block by block for a typed buffer.
     let mut tmp = vec![0u8; bytes];
@@ -279,8 +277,8 @@ unsafe fn isendrecv_start(send: Option<(Buf, usize, usize, i32)>, recv: Option<(
 pub(in crate::ffi) unsafe fn isendrecv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
-    let ((sbuf, bytes), d, ctx) = send_args(sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
-    let ((rbuf, cap), s, _) = recv_args(recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
+    let ((sbuf, bytes), d, ctx) = send_args(check::universe()?, sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
+    let ((rbuf, cap), s, _) = recv_args(check::universe()?, recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
     let request = out(request, "request")?;
     let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
     // SAFETY: the buffers live until completion and `request` is non-NULL (this function's contract).
@@ -296,8 +294,8 @@ pub(in crate::ffi) unsafe fn isendrecv(sendbuf: *const c_void, sendcount: impl C
 pub(in crate::ffi) unsafe fn isendrecv_replace(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                        source: c_int, recvtag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
     let count = count.get();
-    let ((ubuf, bytes), d, ctx) = send_args(buf, count, datatype, dest, sendtag, comm)?;
-    let (_, s, _) = recv_args(buf, count, datatype, source, recvtag, comm)?;
+    let ((ubuf, bytes), d, ctx) = send_args(check::universe()?, buf, count, datatype, dest, sendtag, comm)?;
+    let (_, s, _) = recv_args(check::universe()?, buf, count, datatype, source, recvtag, comm)?;
     let request = out(request, "request")?;
     let mut keep = None;
     let send = match d {

@@ -1,28 +1,43 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-use crate::ffi::check::{self, req_ref, write_status, ReqRef};
+use crate::ffi::check::{self, req_ref, write_status, ReqRef, StatusWriter};
 use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
+use crate::p2p::stackvec::StackVec;
 use crate::p2p::{ReqId, Status};
 use std::os::raw::c_int;
+
+/// Request arrays up to this long are kept on the stack (an allocation per call showed in the
+/// message-rate profile).
+const ON_STACK: usize = 64;
+type Refs = StackVec<ReqRef, ON_STACK>;
+type Ids = StackVec<Option<ReqId>, ON_STACK>;
+type Statuses = StackVec<Status, ON_STACK>;
 
 /// Resolves an array of request handles: None for MPI_REQUEST_NULL and (already complete)
 /// MPI_PROC_NULL requests, which are handled by the caller.
 ///
 /// # Safety
 /// `reqs` is NULL or holds `count` request handles.
-unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Vec<ReqRef>> {
+unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Refs> {
     let n = check::count(count)?;
     // SAFETY: `count` handles at `reqs` (this function's contract); the slice is dropped before
     // anyone writes them.
     let handles = unsafe { input(reqs as *const MPI_Request, n, "array_of_requests")? };
     let u = check::universe()?;
-    handles.iter().map(|&h| req_ref(u, h)).collect()
+    // One engine lock for the whole array rather than one per handle.
+    u.engine.persistence_with(|look| {
+        let mut refs = Refs::with_capacity(n);
+        for &h in handles {
+            refs.push(check::req_ref_by(h, look)?);
+        }
+        Ok(refs)
+    })
 }
 
-fn ids(refs: &[ReqRef]) -> Vec<Option<ReqId>> {
+fn ids(refs: &[ReqRef]) -> Ids {
     refs.iter().map(|r| if let ReqRef::Engine(id, _, _) = r { Some(*id) } else { None }).collect()
 }
 
@@ -148,10 +163,11 @@ export! {
         let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
         grequest::block(&refs);
-        let sts = u.engine.wait_all(&ids(&refs));
+        let mut sts = Statuses::filled(Status::empty(), refs.len());
+        u.engine.wait_all(&ids(&refs), &mut sts);
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
-        unsafe { finish_all(&refs, sts, array_of_requests, array_of_statuses) }
+        unsafe { finish_all(&refs, &mut sts, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
@@ -159,16 +175,17 @@ export! {
         let refs = unsafe { resolve(count, array_of_requests)? };
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        let Some(sts) = u.engine.test_all(&ids(&refs)) else {
+        let mut sts = Statuses::filled(Status::empty(), refs.len());
+        if !u.engine.test_all(&ids(&refs), &mut sts) {
             // SAFETY: checked non-NULL above; the caller passes an int.
             unsafe { *flag = 0 };
             return Ok(());
-        };
+        }
         // SAFETY: as above.
         unsafe { *flag = 1 };
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
-        unsafe { finish_all(&refs, sts, array_of_requests, array_of_statuses) }
+        unsafe { finish_all(&refs, &mut sts, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
@@ -322,7 +339,7 @@ export! {
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
         let refs = unsafe { resolve(count, array_of_requests)? };
         let u = check::universe()?;
-        for r in refs {
+        for &r in refs.iter() {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
                 ReqRef::ProcNull => {}
@@ -373,25 +390,21 @@ unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, in
 ///
 /// # Safety
 /// `reqs` holds `refs.len()` handles; `statuses` is MPI_STATUSES_IGNORE or `refs.len()` statuses.
-unsafe fn finish_all(refs: &[ReqRef], sts: Vec<Status>, reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
-    let sts: Vec<Status> = refs
-        .iter()
-        .zip(sts)
-        .map(|(r, mut st)| match r {
-            ReqRef::Engine(..) => {
-                settle(*r, &mut st);
-                st
-            }
-            ReqRef::ProcNull => Status::proc_null(),
-            ReqRef::Null => Status::empty(),
-        })
-        .collect();
+unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
+    for (r, st) in refs.iter().zip(sts.iter_mut()) {
+        match r {
+            ReqRef::Engine(..) => settle(*r, st),
+            ReqRef::ProcNull => *st = Status::proc_null(),
+            ReqRef::Null => *st = Status::empty(),
+        }
+    }
     let errors = sts.iter().any(|st| st.error.is_some());
-    for (i, (r, st)) in refs.iter().zip(&sts).enumerate() {
+    let mut w = StatusWriter::new();
+    for (i, (r, st)) in refs.iter().zip(sts.iter()).enumerate() {
         // SAFETY: `i` < `refs.len()`: a handle and a status (or IGNORE) of this function's contract.
         unsafe {
             release_handle(reqs.add(i), *r);
-            write_status(status_at(statuses, i), st, errors);
+            w.write(status_at(statuses, i), st, errors);
         }
     }
     in_status(sts.iter())
@@ -416,33 +429,32 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     if indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
-    let mut done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let mut done: StackVec<(usize, Status), ON_STACK> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let procnull = done.len();
     let ids = ids(&refs);
-    // None from the engine: no active request (inactive persistent requests count as null).
-    if done.is_empty() && block {
+    if procnull == 0 && block {
         grequest::block(&refs);
     }
-    let more = if done.is_empty() && block { u.engine.wait_some(&ids) } else { u.engine.test_some(&ids) };
-    match more {
-        Some(v) => done.extend(v.into_iter().map(|(i, mut st)| {
-            settle(refs[i], &mut st);
-            (i, st)
-        })),
-        None if done.is_empty() => {
-            // SAFETY: as above.
-            unsafe { *outcount = MPI_UNDEFINED };
-            return Ok(());
-        }
-        None => {}
+    // The engine appends the requests it completed; false: no active request (inactive
+    // persistent requests count as null).
+    let active = if procnull == 0 && block { u.engine.wait_some(&ids, &mut done) } else { u.engine.test_some(&ids, &mut done) };
+    if !active && procnull == 0 {
+        // SAFETY: as above.
+        unsafe { *outcount = MPI_UNDEFINED };
+        return Ok(());
+    }
+    for (i, st) in done[procnull..].iter_mut() {
+        settle(refs[*i], st);
     }
     let errors = done.iter().any(|(_, st)| st.error.is_some());
+    let mut w = StatusWriter::new();
     for (k, (i, st)) in done.iter().enumerate() {
         // SAFETY: `k` <= `i` < `incount`: a handle, an index slot (`indices` checked non-NULL
         // above) and a status (or IGNORE) of this function's contract.
         unsafe {
             release_handle(reqs.add(*i), refs[*i]);
             *indices.add(k) = *i as c_int;
-            write_status(status_at(statuses, k), st, errors);
+            w.write(status_at(statuses, k), st, errors);
         }
     }
     // SAFETY: checked non-NULL above; an int by this function's contract.
@@ -481,7 +493,7 @@ export! {
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let mut sts = Vec::with_capacity(refs.len());
-        for &r in &refs {
+        for &r in refs.iter() {
             match peek(u, r) {
                 Some(st) => sts.push(st),
                 None => {

@@ -1,0 +1,144 @@
+//! A vector of `Copy` elements kept on the stack up to `N` of them, on the heap beyond. The
+//! request arrays of MPI_Waitall and its family are short in the common case, and their three
+//! heap allocations per call showed in the message-rate profile.
+use std::mem::MaybeUninit;
+
+pub struct StackVec<T: Copy, const N: usize> {
+    /// Elements written to `inline` (unused once `heap` holds them).
+    len: usize,
+    inline: [MaybeUninit<T>; N],
+    /// All the elements, once there were more than `N`.
+    heap: Option<Vec<T>>,
+}
+
+impl<T: Copy, const N: usize> StackVec<T, N> {
+    #[inline]
+    pub fn new() -> Self {
+        StackVec { len: 0, inline: [const { MaybeUninit::uninit() }; N], heap: None }
+    }
+
+    /// An empty vector with room for `n` elements (on the heap right away when `n` > `N`).
+    #[inline]
+    pub fn with_capacity(n: usize) -> Self {
+        let mut v = Self::new();
+        if n > N {
+            v.heap = Some(Vec::with_capacity(n));
+        }
+        v
+    }
+
+    /// `n` copies of `x`.
+    #[inline]
+    pub fn filled(x: T, n: usize) -> Self {
+        let mut v = Self::new();
+        if n > N {
+            v.heap = Some(vec![x; n]);
+        } else {
+            for e in &mut v.inline[..n] {
+                e.write(x);
+            }
+            v.len = n;
+        }
+        v
+    }
+
+    #[inline]
+    pub fn push(&mut self, x: T) {
+        if let Some(h) = &mut self.heap {
+            h.push(x);
+        } else if self.len < N {
+            self.inline[self.len].write(x);
+            self.len += 1;
+        } else {
+            let mut h = Vec::with_capacity(2 * N.max(1));
+            h.extend_from_slice(self.as_slice());
+            h.push(x);
+            self.heap = Some(h);
+        }
+    }
+
+    #[inline]
+    pub fn as_slice(&self) -> &[T] {
+        match &self.heap {
+            Some(h) => h,
+            // SAFETY: the first `len` elements of `inline` were written by `push`; MaybeUninit<T>
+            // has T's layout.
+            None => unsafe { std::slice::from_raw_parts(self.inline.as_ptr() as *const T, self.len) },
+        }
+    }
+
+    #[inline]
+    pub fn as_mut_slice(&mut self) -> &mut [T] {
+        match &mut self.heap {
+            Some(h) => h,
+            // SAFETY: as in `as_slice`; `&mut self` makes the slice unique.
+            None => unsafe { std::slice::from_raw_parts_mut(self.inline.as_mut_ptr() as *mut T, self.len) },
+        }
+    }
+}
+
+impl<T: Copy, const N: usize> Default for StackVec<T, N> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Copy, const N: usize> std::ops::Deref for StackVec<T, N> {
+    type Target = [T];
+    #[inline]
+    fn deref(&self) -> &[T] {
+        self.as_slice()
+    }
+}
+
+impl<T: Copy, const N: usize> std::ops::DerefMut for StackVec<T, N> {
+    #[inline]
+    fn deref_mut(&mut self) -> &mut [T] {
+        self.as_mut_slice()
+    }
+}
+
+impl<T: Copy, const N: usize> FromIterator<T> for StackVec<T, N> {
+    fn from_iter<I: IntoIterator<Item = T>>(it: I) -> Self {
+        let it = it.into_iter();
+        let mut v = Self::with_capacity(it.size_hint().0);
+        for x in it {
+            v.push(x);
+        }
+        v
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StackVec;
+
+    #[test]
+    fn stays_inline_then_spills_in_order() {
+        let mut v: StackVec<u32, 4> = StackVec::new();
+        for i in 0..4 {
+            v.push(i);
+        }
+        assert!(v.heap.is_none());
+        assert_eq!(&*v, &[0, 1, 2, 3]);
+        v.push(4);
+        v.push(5);
+        assert!(v.heap.is_some());
+        assert_eq!(&*v, &[0, 1, 2, 3, 4, 5]);
+        v[5] = 9;
+        assert_eq!(v.as_slice()[5], 9);
+    }
+
+    #[test]
+    fn collect_with_known_length_over_n_goes_to_heap() {
+        let v: StackVec<u8, 2> = (0..10u8).collect();
+        assert!(v.heap.is_some());
+        assert_eq!(v.len(), 10);
+        let f: StackVec<u8, 4> = StackVec::filled(7, 3);
+        assert_eq!(&*f, &[7, 7, 7]);
+        assert_eq!(&*StackVec::<u8, 4>::filled(1, 5), &[1; 5]);
+        let w: StackVec<u8, 16> = (0..10u8).collect();
+        assert!(w.heap.is_none());
+        assert_eq!(&*w, &(0..10).collect::<Vec<u8>>()[..]);
+    }
+}
