@@ -21,3 +21,6 @@ pub mod access;
 pub mod shm;
 pub mod sync;
 pub mod window;
+pub mod remote;
+pub mod serve;
+pub mod wire;
