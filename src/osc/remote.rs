@@ -29,7 +29,7 @@ pub fn call(w: &Window, t: usize, mut req: Request, want: usize) -> MpiResult<Ve
     let msg = req.encode();
     let who = format!("RMA at window rank {t} (rank {peer} of MPI_COMM_WORLD, on another node)");
     // SAFETY: `msg` outlives the send, waited for below.
-    let sent = unsafe { e.isend(Buf::flat(msg.as_ptr()), msg.len(), peer, wire::TAG_REQ, ctx, SendMode::Standard) };
+    let sent = crate::monitoring::unrecorded(|| unsafe { e.isend(Buf::flat(msg.as_ptr()), msg.len(), peer, wire::TAG_REQ, ctx, SendMode::Standard) });
     let sent = sent.map(|id| e.wait(id));
     let got = e.wait(rid);
     if let Ok(st) = &sent {
@@ -55,7 +55,7 @@ pub fn notify(w: &Window, t: usize, tag: i32) -> MpiResult {
     let e = &crate::instance::get()?.engine;
     let none = [0u8; 1];
     // SAFETY: an empty message (from a valid address all the same).
-    let id = unsafe { e.isend(Buf::flat(none.as_ptr()), 0, w.comm.world_rank(t), tag, w.comm.context, SendMode::Standard)? };
+    let id = crate::monitoring::unrecorded(|| unsafe { e.isend(Buf::flat(none.as_ptr()), 0, w.comm.world_rank(t), tag, w.comm.context, SendMode::Standard) })?;
     match e.wait(id).error {
         Some(class) => Err(err(class, format!("cannot notify window rank {t} on another node"))),
         None => Ok(()),
