@@ -1,7 +1,8 @@
 //! RMA communication calls (MPI 4.1 section 12.3): put, get, the accumulate family, their
 //! request-based forms and the `_c` variants. Argument checks here; the data movement is
-//! `crate::osc::access`. Every operation has completed when the call returns (`crate::osc`), so
-//! the request of an `MPI_R*` call is complete at once.
+//! `crate::osc::access` (on this node) or `crate::osc::remote` (another node). Every operation
+//! has completed when the call returns (`crate::osc`), so the request of an `MPI_R*` call is
+//! complete at once.
 use crate::ffi::check;
 use crate::ffi::pointer_args::out;
 use crate::ffi::families::{CountArg, Launch};

@@ -1,7 +1,10 @@
 //! RMA synchronisation (MPI 4.1 section 12.5): fence, post-start-complete-wait, passive-target
 //! locks, flush and sync. Operations complete before they return (see `crate::osc`), so these
 //! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
-//! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
+//! shared region, a lock is the target's reader-writer lock, a flush is a memory fence. With a
+//! member on another node (`Window::far`), its lock and PSCW notices are messages
+//! (`crate::osc::remote`), and the waits run the engine's progress so this rank serves other
+//! nodes' requests meanwhile.
 use crate::ffi::pointer_args::out;
 use crate::ffi::rma::win_of;
 use crate::export;
