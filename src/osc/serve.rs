@@ -29,6 +29,8 @@ struct State {
     windows: Vec<(u32, Weak<Window>)>,
     /// Replies UCX has not completed yet, with their bytes.
     sends: Vec<(ReqId, Vec<u8>)>,
+    /// Receives of requests not complete yet: (context, origin's world rank, request, bytes).
+    recvs: Vec<(u32, usize, ReqId, Vec<u8>)>,
     /// Lock requests waiting for the lock: (context, origin's world rank, request).
     locks: Vec<(u32, usize, Request)>,
 }
@@ -59,30 +61,46 @@ impl Progress for Server {
         let mut any = false;
         st.sends.retain(|(id, _)| e.take_done(*id).is_none());
         let windows: Vec<(u32, Arc<Window>)> = st.windows.iter().filter_map(|(c, w)| Some((*c, w.upgrade()?))).collect();
-        for (ctx, w) in &windows {
+        // Receives of requests that had not completed at once (requests come from other nodes
+        // whole, through UCX, so there are none in practice), then the new requests.
+        let mut ready = Vec::new();
+        st.recvs.retain_mut(|r| match e.take_done(r.2) {
+            None => true,
+            Some(s) => {
+                if s.error.is_none() {
+                    ready.push((r.0, r.1, std::mem::take(&mut r.3)));
+                }
+                false
+            }
+        });
+        for (ctx, _) in &windows {
             while let Some((m, status)) = e.take_arrived(wire::TAG_REQ, *ctx) {
                 any = true;
-                let src = status.source as usize;
                 let mut buf = vec![0u8; status.bytes as usize];
-                // SAFETY: `buf` has the message's length and is waited for right below.
-                let got = unsafe { e.imrecv(m, Buf::flat(buf.as_mut_ptr()), buf.len()) }.map(|id| e.wait(id));
-                // Requests come from other nodes, whole (UCX), so the receive has completed; a
-                // failed one (its origin died) has no one to answer.
-                if !matches!(got, Ok(ref s) if s.error.is_none()) {
-                    continue;
+                // SAFETY: `buf` has the message's length; it stays in `recvs` (its heap block does
+                // not move) until the receive completed.
+                let Ok(id) = (unsafe { e.imrecv(m, Buf::flat(buf.as_mut_ptr()), buf.len()) }) else { continue };
+                match e.take_done(id) {
+                    // A failed receive (its origin died) has no one to answer.
+                    Some(s) if s.error.is_none() => ready.push((*ctx, status.source as usize, buf)),
+                    Some(_) => {}
+                    None => st.recvs.push((*ctx, status.source as usize, id, buf)),
                 }
-                let Some(req) = Request::decode(&buf) else { continue };
-                match req.kind() {
-                    Some(Kind::Lock) => st.locks.push((*ctx, src, req)),
-                    Some(Kind::Unlock) => {
-                        let a = w.region.rank(w.rank);
-                        super::sync::rw_release(&a.lock, &a.lock_waiters, req.flag);
-                        reply(e, &mut st, *ctx, src, req.reply_tag, wire::ok(&[]));
-                    }
-                    _ => {
-                        let r = apply(w, &req).map_or_else(|e| wire::failed(&e), |d| wire::ok(&d));
-                        reply(e, &mut st, *ctx, src, req.reply_tag, r);
-                    }
+            }
+        }
+        for (ctx, src, buf) in ready {
+            let Some((_, w)) = windows.iter().find(|(c, _)| *c == ctx) else { continue };
+            let Some(req) = Request::decode(&buf) else { continue };
+            match req.kind() {
+                Some(Kind::Lock) => st.locks.push((ctx, src, req)),
+                Some(Kind::Unlock) => {
+                    let a = w.region.rank(w.rank);
+                    super::sync::rw_release(&a.lock, &a.lock_waiters, req.flag);
+                    reply(e, &mut st, ctx, src, req.reply_tag, wire::ok(&[]));
+                }
+                _ => {
+                    let r = apply(w, &req).map_or_else(|e| wire::failed(&e), |d| wire::ok(&d));
+                    reply(e, &mut st, ctx, src, req.reply_tag, r);
                 }
             }
         }
