@@ -2,8 +2,9 @@
 /* A job over several nodes (mpiexec --nodes K; one node without it): MPI_COMM_TYPE_SHARED gives
    exactly the ranks of this rank's node (from OXMPI_NODE_MAP, which mpiexec --nodes sets); RMA on
    that communicator works (MPI_Win_allocate_shared: loads of the neighbour's memory; MPI_Win_create:
-   put, accumulate, get under fence); a window over MPI_COMM_WORLD works on one node and, across
-   nodes, fails with MPI_ERR_UNSUPPORTED_OPERATION (not yet supported), leaving the job usable. */
+   put, accumulate, get under fence); a window over MPI_COMM_WORLD works across nodes too (fence
+   and lock), except MPI_Win_allocate_shared, which fails there with MPI_ERR_RMA_SHARED, leaving the
+   job usable. */
 #include "oxtest.h"
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,36 @@ int main(int argc, char **argv)
     CHECK(buf[0] == members[prev] + 1, "put from the node's previous rank left %ld, want %d", buf[0], members[prev] + 1);
     MPI_OK(MPI_Win_free(&w));
 
-    /* Over the whole job: across nodes a clear error, and the job goes on. */
-    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    /* Over the whole job, across nodes: MPI_Win_create works (put to the next rank and accumulate
+       to rank 0 under fence, fetch_and_op to the last rank under an exclusive lock, served by its
+       progress while it waits in MPI_Barrier); MPI_Win_allocate_shared needs ranks of one node. */
     MPI_Win ww;
-    int rc = MPI_Win_create(buf, sizeof buf, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &ww);
+    long wb[2] = {0, 0}, myval = rank + 1, one_l = 1, old = -1;
+    MPI_OK(MPI_Win_create(wb, sizeof wb, sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &ww));
+    MPI_OK(MPI_Win_fence(0, ww));
+    MPI_OK(MPI_Put(&myval, 1, MPI_LONG, (rank + 1) % size, 0, 1, MPI_LONG, ww));
+    MPI_OK(MPI_Accumulate(&myval, 1, MPI_LONG, 0, 1, 1, MPI_LONG, MPI_SUM, ww));
+    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, ww));
+    CHECK(wb[0] == (rank + size - 1) % size + 1, "put across the job left %ld", wb[0]);
+    long acc0 = rank == 0 ? (long)size * (size + 1) / 2 : 0;
+    CHECK(wb[1] == acc0, "accumulate across the job left %ld, want %ld", wb[1], acc0);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD)); /* checked before the fetch_and_ops below change wb[1] */
+    MPI_OK(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, size - 1, 0, ww));
+    MPI_OK(MPI_Fetch_and_op(&one_l, &old, MPI_LONG, size - 1, 1, MPI_SUM, ww));
+    MPI_OK(MPI_Win_unlock(size - 1, ww));
+    CHECK(old >= (size == 1 ? 1 : 0) && old < (size == 1 ? 1 : 0) + size, "fetch_and_op fetched %ld", old);
+    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
+    if (rank == size - 1) {
+        MPI_OK(MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, ww));
+        CHECK(wb[1] == acc0 + size, "%d fetch_and_op left %ld, want %ld", size, wb[1], acc0 + size);
+        MPI_OK(MPI_Win_unlock(rank, ww));
+    }
+    MPI_OK(MPI_Win_free(&ww));
+    MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+    long *sh;
+    int rc = MPI_Win_allocate_shared(sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &ww);
     if (spans) {
-        CHECK_CLASS(rc, MPI_ERR_UNSUPPORTED_OPERATION);
+        CHECK_CLASS(rc, MPI_ERR_RMA_SHARED);
     } else {
         MPI_OK(rc);
         MPI_OK(MPI_Win_free(&ww));

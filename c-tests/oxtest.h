@@ -131,6 +131,21 @@ static inline void *oxt_malloc(size_t n)
     return p;
 }
 
+/* Whether the ranks of `comm` are on more than one node (mpiexec --nodes K): MPI_Win_allocate_shared
+   over it is refused then. Collective. */
+static inline int oxt_spans_nodes(MPI_Comm comm)
+{
+    MPI_Comm node;
+    int n, all, spans, any;
+    MPI_Comm_split_type(comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &n);
+    MPI_Comm_size(comm, &all);
+    MPI_Comm_free(&node);
+    spans = n < all;
+    MPI_Allreduce(&spans, &any, 1, MPI_INT, MPI_LOR, comm);
+    return any;
+}
+
 /* Check that a status describes an empty/PROC_NULL completion. */
 #define CHECK_STATUS(st, src, tg, dt, cnt)                                    \
     do {                                                                      \

@@ -1,7 +1,9 @@
 /* oxmpi-test: ranks=1,2,3,4,8 timeout=60 */
 /* MPI_Put/MPI_Get (and MPI_Rput/MPI_Rget, the _c forms) under fence and lock, on windows of
    every flavor (create on user memory, allocate, allocate_shared, dynamic), with contiguous and
-   derived origin/target datatypes, sizes from 1 element to 1 MiB. */
+   derived origin/target datatypes, sizes from 1 element to 1 MiB. Over several nodes
+   (mpiexec --nodes K) the same, but allocate_shared on MPI_COMM_WORLD fails with
+   MPI_ERR_RMA_SHARED. */
 #include "oxtest.h"
 #include <string.h>
 
@@ -127,11 +129,18 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     passive(win, mem);
     MPI_OK(MPI_Win_free(&win));
-    MPI_OK(MPI_Win_allocate_shared(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
-    ring_put_get(win, mem, 0);
-    MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
-    passive(win, mem);
-    MPI_OK(MPI_Win_free(&win));
+    if (oxt_spans_nodes(MPI_COMM_WORLD)) {
+        /* Over several nodes: refused, the ranks do not share memory. */
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        CHECK_CLASS(MPI_Win_allocate_shared(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win), MPI_ERR_RMA_SHARED);
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+    } else {
+        MPI_OK(MPI_Win_allocate_shared(N * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+        ring_put_get(win, mem, 0);
+        MPI_OK(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
+        passive(win, mem);
+        MPI_OK(MPI_Win_free(&win));
+    }
 
     /* Dynamic: displacements are addresses, exchanged by the application. */
     mem = oxt_malloc(N * sizeof(int));

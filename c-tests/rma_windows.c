@@ -148,48 +148,63 @@ int main(int argc, char **argv)
     CHECK_CLASS(MPI_Win_free(&win), MPI_ERR_WIN);
     MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
 
-    /* allocate_shared: contiguous by default; loads and stores of other ranks' memory. */
+    /* allocate_shared: contiguous by default; loads and stores of other ranks' memory. Over
+       several nodes it needs a communicator of one node: MPI_COMM_WORLD is refused. */
     int *sh;
-    MPI_OK(MPI_Win_allocate_shared((rank + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &win));
-    attributes(win, sh, (rank + 1) * sizeof(int), sizeof(int), MPI_WIN_FLAVOR_SHARED);
-    MPI_OK(MPI_Win_lock_all(0, win));
-    for (int i = 0; i <= rank; i++)
-        sh[i] = rank * 100 + i;
-    MPI_OK(MPI_Win_sync(win));
-    MPI_OK(MPI_Barrier(MPI_COMM_WORLD));
-    MPI_OK(MPI_Win_sync(win));
-    int *first = NULL;
-    for (int r = 0; r < size; r++) {
+    MPI_Comm shc = MPI_COMM_WORLD;
+    if (oxt_spans_nodes(MPI_COMM_WORLD)) {
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
+        CHECK_CLASS(MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &win), MPI_ERR_RMA_SHARED);
+        MPI_OK(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL));
+        MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &shc));
+    }
+    {
+        int rank, size;
+        MPI_OK(MPI_Comm_rank(shc, &rank));
+        MPI_OK(MPI_Comm_size(shc, &size));
+        MPI_OK(MPI_Win_allocate_shared((rank + 1) * sizeof(int), sizeof(int), MPI_INFO_NULL, shc, &sh, &win));
+        attributes(win, sh, (rank + 1) * sizeof(int), sizeof(int), MPI_WIN_FLAVOR_SHARED);
+        MPI_OK(MPI_Win_lock_all(0, win));
+        for (int i = 0; i <= rank; i++)
+            sh[i] = rank * 100 + i;
+        MPI_OK(MPI_Win_sync(win));
+        MPI_OK(MPI_Barrier(shc));
+        MPI_OK(MPI_Win_sync(win));
+        int *first = NULL;
+        for (int r = 0; r < size; r++) {
+            MPI_Aint sz;
+            int du;
+            int *p;
+            MPI_OK(MPI_Win_shared_query(win, r, &sz, &du, &p));
+            CHECK(sz == (MPI_Aint)((r + 1) * sizeof(int)) && du == (int)sizeof(int), "shared_query %d: %ld %d", r, (long)sz, du);
+            if (r == 0)
+                first = p;
+            CHECK(p == first + r * (r + 1) / 2, "allocate_shared is contiguous (rank %d)", r);
+            for (int i = 0; i <= r; i++)
+                CHECK(p[i] == r * 100 + i, "load of rank %d's [%d]: %d", r, i, p[i]);
+        }
         MPI_Aint sz;
-        int du;
+        MPI_Aint du_c;
         int *p;
-        MPI_OK(MPI_Win_shared_query(win, r, &sz, &du, &p));
-        CHECK(sz == (MPI_Aint)((r + 1) * sizeof(int)) && du == (int)sizeof(int), "shared_query %d: %ld %d", r, (long)sz, du);
-        if (r == 0)
-            first = p;
-        CHECK(p == first + r * (r + 1) / 2, "allocate_shared is contiguous (rank %d)", r);
-        for (int i = 0; i <= r; i++)
-            CHECK(p[i] == r * 100 + i, "load of rank %d's [%d]: %d", r, i, p[i]);
-    }
-    MPI_Aint sz;
-    MPI_Aint du_c;
-    int *p;
-    MPI_OK(MPI_Win_shared_query_c(win, MPI_PROC_NULL, &sz, &du_c, &p));
-    CHECK(p == first && sz == sizeof(int) && du_c == sizeof(int), "shared_query_c(MPI_PROC_NULL)");
-    MPI_OK(MPI_Win_unlock_all(win));
-    MPI_OK(MPI_Win_free(&win));
+        MPI_OK(MPI_Win_shared_query_c(win, MPI_PROC_NULL, &sz, &du_c, &p));
+        CHECK(p == first && sz == sizeof(int) && du_c == sizeof(int), "shared_query_c(MPI_PROC_NULL)");
+        MPI_OK(MPI_Win_unlock_all(win));
+        MPI_OK(MPI_Win_free(&win));
 
-    /* allocate_shared with no memory on rank 0: NULL base there, MPI_PROC_NULL finds rank 1 */
-    MPI_OK(MPI_Win_allocate_shared(rank == 0 ? 0 : sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &sh, &win));
-    CHECK(rank != 0 || sh == NULL, "a zero-size segment's base is not NULL");
-    int du;
-    MPI_OK(MPI_Win_shared_query(win, 0, &sz, &du, &p));
-    CHECK(sz == 0 && p == NULL, "shared_query of the zero-size rank 0: size %ld base %p", (long)sz, (void *)p);
-    if (size > 1) {
-        MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p));
-        CHECK(sz == sizeof(int) && p != NULL, "shared_query(MPI_PROC_NULL) with rank 0 empty: size %ld", (long)sz);
+        /* allocate_shared with no memory on rank 0: NULL base there, MPI_PROC_NULL finds rank 1 */
+        MPI_OK(MPI_Win_allocate_shared(rank == 0 ? 0 : sizeof(int), sizeof(int), MPI_INFO_NULL, shc, &sh, &win));
+        CHECK(rank != 0 || sh == NULL, "a zero-size segment's base is not NULL");
+        int du;
+        MPI_OK(MPI_Win_shared_query(win, 0, &sz, &du, &p));
+        CHECK(sz == 0 && p == NULL, "shared_query of the zero-size rank 0: size %ld base %p", (long)sz, (void *)p);
+        if (size > 1) {
+            MPI_OK(MPI_Win_shared_query(win, MPI_PROC_NULL, &sz, &du, &p));
+            CHECK(sz == sizeof(int) && p != NULL, "shared_query(MPI_PROC_NULL) with rank 0 empty: size %ld", (long)sz);
+        }
+        MPI_OK(MPI_Win_free(&win));
     }
-    MPI_OK(MPI_Win_free(&win));
+    if (shc != MPI_COMM_WORLD)
+        MPI_OK(MPI_Comm_free(&shc));
 
     /* Win_allocate_c / Win_create_c, size 0 on some ranks. */
     double *al;

@@ -188,10 +188,24 @@ pub fn record_osc(me: usize, n: usize, peer: usize, bytes: usize, sent: bool) {
     }
 }
 
+thread_local! {
+    /// Inside `unrecorded`: the messages sent are the library's own (RMA between nodes, already
+    /// counted as one-sided traffic by `record_osc`).
+    static UNRECORDED: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` without recording the messages it sends as point-to-point or collective traffic.
+pub fn unrecorded<R>(f: impl FnOnce() -> R) -> R {
+    let was = UNRECORDED.with(|u| u.replace(true));
+    let r = f();
+    UNRECORDED.with(|u| u.set(was));
+    r
+}
+
 #[cold]
 #[inline(never)]
 fn record_slow(me: usize, n: usize, dest: usize, bytes: usize, ctx: u32) {
-    if dest < n && me < n && recording(me, n) {
+    if dest < n && me < n && recording(me, n) && !UNRECORDED.with(|u| u.get()) {
         row(me, n).add(if ctx % 2 == 1 { Kind::Coll } else { Kind::P2p }, dest, bytes);
     }
 }

@@ -17,7 +17,18 @@
 //! osc/sm likewise do atomics in shared memory). Synchronisation is therefore only ordering:
 //! fence = barrier, PSCW = counters in the shared region, lock = a reader-writer lock per target
 //! in the shared region; flush is a memory fence. The memory model is MPI_WIN_UNIFIED.
+//!
+//! A window whose members span nodes (`mpiexec --nodes`) keeps all this among the members of
+//! each node (one shared region per node); an operation on a member of another node is a request
+//! message (`wire`) that the target's engine progress serves (`serve`, a progress hook: whenever
+//! the target is inside MPI, as MPICH does without a progress thread), applying it under the same
+//! accumulate mutex and taking the same lock as same-node origins; the origin waits for the reply
+//! (`remote`), so operations still complete before they return. Lock requests and PSCW notices to
+//! other nodes are messages too; `Win_allocate_shared` across nodes is refused.
 pub mod access;
 pub mod shm;
 pub mod sync;
 pub mod window;
+pub mod remote;
+pub mod serve;
+pub mod wire;

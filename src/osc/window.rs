@@ -80,6 +80,14 @@ pub struct Window {
     /// The copy of `attached` the other ranks read (`RankArea::overflow` points at its elements):
     /// replaced only while this rank's `acc` lock is held, which readers hold too.
     published: Mutex<Vec<(u64, u64)>>,
+    /// Some member is on another node (`far`): operations on it are messages (`super::remote`).
+    pub spans: bool,
+    /// Per window rank: on another node than this rank.
+    pub far: Vec<bool>,
+    /// Per window rank: (size, disp_unit), as it gave them at creation.
+    pub info: Vec<[u64; 2]>,
+    /// Numbers the replies this rank awaits (`super::remote`).
+    pub reply_tag: std::sync::atomic::AtomicU32,
 }
 
 /// What one rank brings to a new window.
@@ -121,12 +129,15 @@ impl Window {
     fn build(u: &'static Universe, comm: Arc<Comm>, comm_index: u32, spec: Spec) -> MpiResult<Window> {
         let n = comm.size();
         let me = comm.rank;
-        // Every member's memory must be reachable by loads, stores or single copies; a rank on
-        // another node's is not (every member takes this same decision: no one waits).
+        // Members on another node than this rank: their memory is reached by messages their own
+        // progress serves (`super::serve`); the members of each node share one region. Every
+        // member sees the same answer to "does the window span nodes", so all refuse or none.
         let t = u.engine.transport();
-        if let Some(far) = (0..n).find(|&r| crate::transport::Transport::locality(t, comm.world_rank(r)) == crate::transport::Locality::OtherNode) {
-            return Err(err(ErrorClass::UnsupportedOperation, format!("RMA windows across nodes are not supported yet: rank {far} of the window's communicator is on another node than this rank (use a communicator of one node, e.g. from MPI_Comm_split_type with MPI_COMM_TYPE_SHARED)")));
+        let far: Vec<bool> = (0..n).map(|r| crate::transport::Transport::locality(t, comm.world_rank(r)) == crate::transport::Locality::OtherNode).collect();
+        if let (true, Some(r)) = (spec.flavor == Flavor::Shared, far.iter().position(|&f| f)) {
+            return Err(err(ErrorClass::RmaShared, format!("MPI_Win_allocate_shared needs ranks that share memory, but rank {r} of the communicator is on another node than this rank (make the communicator with MPI_Comm_split_type(MPI_COMM_TYPE_SHARED))")));
         }
+        let leader = (0..n).find(|&r| !far[r]).expect("this rank is on its own node");
         let cx = Coll::next(u, &comm);
         // Everyone's data size, for the layout of the allocated memory.
         let alloc = matches!(spec.flavor, Flavor::Allocate | Flavor::Shared);
@@ -139,43 +150,50 @@ impl Window {
         let layout = Layout::new(n);
         // Allocated (non-shared) windows pad each rank's memory to 64 bytes; shared windows are
         // contiguous in rank order (MPI 4.1 section 12.2.3, alloc_shared_noncontig not set).
+        // The region of a node holds the memory of that node's members only.
         let pad = |s: u64| if spec.flavor == Flavor::Shared { s } else { s.div_ceil(64) * 64 };
         let mut offs = Vec::with_capacity(n);
         let mut at = layout.data_off as u64;
-        for &s in &sizes {
+        for (r, &s) in sizes.iter().enumerate() {
             offs.push(at);
-            at = at.checked_add(pad(s)).ok_or_else(|| err(ErrorClass::Size, "the window's total size overflows"))?;
+            if !far[r] {
+                at = at.checked_add(pad(s)).ok_or_else(|| err(ErrorClass::Size, "the window's total size overflows"))?;
+            }
         }
         let len = at.max(layout.data_off as u64 + 1) as usize;
-        // Rank 0 creates the memfd and tells the others (pid, fd); a failure is sent as fd -1.
-        let mut id = [0i32; 2];
+        // The lowest member of each node creates the node's memfd; every rank publishes (pid, fd)
+        // (a leader's failure as fd -1, others [0, 0]) and opens its leader's.
+        let mut ids = vec![[0i32; 2]; n];
         let mut made = None;
         let mut failure = None;
-        if me == 0 {
+        if me == leader {
             match Region::create(layout, len) {
                 Ok((r, fd)) => {
-                    id = [std::process::id() as i32, fd];
+                    ids[me] = [std::process::id() as i32, fd];
                     made = Some(r);
                 }
                 Err(e) => {
-                    id = [0, -1];
+                    ids[me] = [0, -1];
                     failure = Some(ioerr("create", e));
                 }
             }
         }
-        // SAFETY: `id` is 8 writable bytes on every rank.
-        unsafe { crate::coll::bcast::bcast(&cx.phase(2), id.as_mut_ptr() as *mut u8, 8, 0)? };
-        if id[1] < 0 {
-            return Err(failure.unwrap_or_else(|| err(ErrorClass::NoMem, "rank 0 of the window could not create its shared memory")));
+        let blocks = crate::coll::gather::Blocks { base: ids.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
+        // SAFETY: `ids` holds n disjoint 8-byte blocks; ours is in place.
+        unsafe { crate::coll::allgather::allgather(&cx.phase(2), None, &blocks)? };
+        // A failed leader fails the window everywhere (no member is left waiting in a later step).
+        if let Some(r) = (0..n).find(|&r| ids[r][1] < 0) {
+            return Err(failure.unwrap_or_else(|| err(ErrorClass::NoMem, format!("rank {r} of the window could not create its node's shared memory"))));
         }
+        let id = ids[leader];
         let region = match made {
             Some(r) => Ok(r),
             None => Region::open(id[0], id[1], layout, len).map_err(|e| ioerr("map", e)),
         };
-        // Everyone must have mapped before rank 0 closes the descriptor; a rank that failed to map
-        // still joins the barrier so that no rank is left waiting.
+        // Everyone must have mapped before the leaders close their descriptor; a rank that failed
+        // to map still joins the barrier so that no rank is left waiting.
         crate::coll::barrier::barrier(&cx.phase(3))?;
-        if me == 0 {
+        if me == leader {
             // SAFETY: our descriptor; the mappings keep the memfd alive.
             unsafe { libc::close(id[1]) };
         }
@@ -190,7 +208,13 @@ impl Window {
         a.size.store(spec.size as u64, Relaxed);
         a.disp_unit.store(spec.disp_unit as u64, Relaxed);
         a.data_off.store(if alloc { offs[me] } else { NO_DATA }, Relaxed);
-        crate::coll::barrier::barrier(&cx.phase(4))?;
+        // Everyone's (size, disp_unit), for the members of other nodes; this allgather also
+        // orders the stores above before any member's first access (it is the last step).
+        let mut info = vec![[0u64; 2]; n];
+        info[me] = [spec.size as u64, spec.disp_unit as u64];
+        let blocks = crate::coll::gather::Blocks { base: info.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 16) as isize).collect(), lens: vec![16; n] };
+        // SAFETY: `info` holds n disjoint 16-byte blocks; ours is in place.
+        unsafe { crate::coll::allgather::allgather(&cx.phase(4), None, &blocks)? };
         let threads = crate::runtime::job::threads_job().is_some();
         Ok(Window {
             comm,
@@ -211,11 +235,19 @@ impl Window {
             epochs: Mutex::new(Epochs { locks: vec![None; n], ..Default::default() }),
             attached: Mutex::new(Vec::new()),
             published: Mutex::new(Vec::new()),
+            spans: far.iter().any(|&f| f),
+            far,
+            info,
+            reply_tag: std::sync::atomic::AtomicU32::new(0),
         })
     }
 
     /// Where target `t`'s memory is for this rank.
     pub fn target(&self, t: usize) -> Target {
+        if self.far[t] {
+            // Not addressable from here (the operations go to `super::remote` before asking).
+            return Target::Remote { peer: self.comm.world_rank(t), base: 0 };
+        }
         let a = self.region.rank(t);
         let off = a.data_off.load(Relaxed);
         if off != NO_DATA {
@@ -230,6 +262,9 @@ impl Window {
 
     /// (size, disp_unit) of target `t`.
     pub fn extent_of(&self, t: usize) -> (u64, u64) {
+        if self.far[t] {
+            return (self.info[t][0], self.info[t][1]);
+        }
         let a = self.region.rank(t);
         (a.size.load(Relaxed), a.disp_unit.load(Relaxed))
     }
@@ -246,6 +281,9 @@ impl Window {
             return Ok(());
         }
         if self.flavor == Flavor::Dynamic {
+            if self.far[t] {
+                return Ok(()); // its own node checks (`super::serve`)
+            }
             if !covered(&self.regions_of(engine, t)?, lo, hi) {
                 return Err(err(ErrorClass::RmaRange, format!("target rank {t} has no attached memory covering addresses 0x{lo:x} to 0x{:x} of this dynamic window", (hi - 1).max(lo))));
             }
@@ -363,7 +401,7 @@ fn revoke_on_failure(u: &Universe, comm: &Comm, e: &crate::error::MpiError) {
 
 /// Whether `[lo, hi)` lies in the union of `regions` (address, length): regions attached back to
 /// back form one range.
-fn covered(regions: &[(u64, u64)], lo: i128, hi: i128) -> bool {
+pub(super) fn covered(regions: &[(u64, u64)], lo: i128, hi: i128) -> bool {
     let mut sorted: Vec<(i128, i128)> = regions.iter().map(|&(b, l)| (b as i128, b as i128 + l as i128)).collect();
     sorted.sort_unstable();
     let mut reach = lo;

@@ -1384,6 +1384,13 @@ impl<X: Transport> Engine<X> {
         self.unsuccessful_test(g, |g| Self::take_message(g, &self.gauges, src, tag, ctx))
     }
 
+    /// A message that arrived on (`tag`, `ctx`) from any source, taken for `imrecv` like
+    /// `improbe` but without progress or hooks: for a hook serving such messages (`osc::serve`),
+    /// which the progress loops call right before their progress pass.
+    pub fn take_arrived(&self, tag: i32, ctx: u32) -> Option<(MsgId, Status)> {
+        Self::take_message(&mut self.lock(), &self.gauges, None, tag, ctx)
+    }
+
     /// A polling call found nothing (MPI_Win_test and the like): on an oversubscribed node, let
     /// the peers run first (see `unsuccessful_test`).
     pub fn poll_failed(&self) {

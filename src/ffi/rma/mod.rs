@@ -108,7 +108,9 @@ unsafe fn construct(comm: MPI_Comm, info: MPI_Info, flavor: Flavor, base: *mut c
     let w = u.wins.insert(w);
     // SAFETY: non-NULL (`out`) and writable (this function's contract).
     unsafe { *win = make_handle(HANDLE_KIND_DIRECT, OBJ_WIN, w) };
-    u.wins.get(w).ok_or_else(|| err(MPI_ERR_INTERN, "the new window vanished"))
+    let w = u.wins.get(w).ok_or_else(|| err(MPI_ERR_INTERN, "the new window vanished"))?;
+    crate::osc::serve::register(&u.engine, &w);
+    Ok(w)
 }
 
 // The cores of the window families (src/ffi/families.rs): `disp_unit` is an int or, in the `_c`
@@ -233,6 +235,7 @@ export! {
         w.barrier(u)?;
         // SAFETY: runs the application's delete callbacks, registered for this window's attributes.
         unsafe { crate::ffi::rma::win_attr::delete_win_attrs(u, h)? };
+        crate::osc::serve::unregister(&u.engine, &w);
         u.wins.remove(handle_index(h));
         u.remove_comm(w.comm_index);
         // SAFETY: as above.

@@ -1,7 +1,8 @@
 //! RMA communication calls (MPI 4.1 section 12.3): put, get, the accumulate family, their
 //! request-based forms and the `_c` variants. Argument checks here; the data movement is
-//! `crate::osc::access`. Every operation has completed when the call returns (`crate::osc`), so
-//! the request of an `MPI_R*` call is complete at once.
+//! `crate::osc::access` (on this node) or `crate::osc::remote` (another node). Every operation
+//! has completed when the call returns (`crate::osc`), so the request of an `MPI_R*` call is
+//! complete at once.
 use crate::ffi::check;
 use crate::ffi::pointer_args::out;
 use crate::ffi::families::{CountArg, Launch};
@@ -11,6 +12,8 @@ use crate::abi::*;
 use crate::datatype::{Layout, TypeRepr};
 use crate::error::{err, MpiResult};
 use crate::osc::access::{self, TargetSpan};
+use crate::osc::{remote, wire};
+use crate::datatype::basic::Basic;
 use crate::osc::window::{Flavor, Target, Window};
 use crate::op::{Op, Reduction};
 use std::borrow::Cow;
@@ -96,7 +99,7 @@ fn contiguous(l: &Layout, count: usize) -> Option<i64> {
 /// 12.3.4: the target datatype's basic elements, all of one predefined type), and that basic
 /// type's layout when its packed size differs from the kernels' element (a C pair type with a
 /// gap: `crate::osc::access::accumulate` then combines padded structs).
-fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<(Reduction, Option<Arc<TypeRepr>>)> {
+fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<(Reduction, Option<Arc<TypeRepr>>, Basic)> {
     if crate::ffi::coll::op::predefined(op).is_err() {
         return Err(err(MPI_ERR_OP, format!("invalid op 0x{:08x} for an accumulate: only predefined ops (and MPI_REPLACE, MPI_NO_OP) are allowed", op as u32)));
     }
@@ -110,8 +113,9 @@ fn element_reduction(op: MPI_Op, dt: MPI_Datatype, t: &TypeRepr) -> MpiResult<(R
         leaf.unwrap_or(crate::abi::datatypes::MPI_INT)
     };
     let red = crate::ffi::coll::op::reduction(op, elem)?;
+    let basic = crate::abi::datatypes::basic(elem).ok_or_else(|| err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (not a predefined datatype)", elem as u32)))?;
     let et = check::dtype(elem)?;
-    Ok((red, (et.layout.size != red.size).then_some(et)))
+    Ok((red, (et.layout.size != red.size).then_some(et), basic))
 }
 
 fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
@@ -121,8 +125,9 @@ fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
     Ok(rank as usize)
 }
 
-/// The target elements of an operation: checks the epoch and the range, finds the memory.
-fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: bool) -> MpiResult<TargetSpan<'a>> {
+/// Checks that an operation on `tt` at `disp` of target `t` may run now (the epoch, the range):
+/// the window offset of its target elements (an address for a dynamic window).
+fn target_offset(w: &Window, t: usize, disp: MPI_Aint, tt: &Typed, passive_only: bool) -> MpiResult<i128> {
     if !w.epochs().may_access(t, passive_only) {
         let what = if passive_only { "a passive-target epoch (MPI_Win_lock/lock_all): request-based operations need one" } else { "an access epoch (fence, MPI_Win_start or a lock)" };
         return Err(err(MPI_ERR_RMA_SYNC, format!("operation on target rank {t} outside {what}")));
@@ -139,6 +144,12 @@ fn span<'a>(w: &Window, t: usize, disp: MPI_Aint, tt: &'a Typed, passive_only: b
         let hi = off + (tt.count as i128 - 1) * l.extent() as i128 + l.true_ub as i128;
         w.check_range(&check::universe()?.engine, t, lo, hi)?;
     }
+    Ok(off)
+}
+
+/// The target elements of an operation (`off` from `target_offset`) on this node.
+fn span<'a>(w: &Window, t: usize, off: i128, tt: &'a Typed) -> MpiResult<TargetSpan<'a>> {
+    let l = &tt.t.layout;
     let target = w.target(t);
     let base = match target {
         Target::Direct(b) => b,
@@ -162,7 +173,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             // An empty access combines nothing: like MPICH, any predefined op goes (mpi4py
             // issues MPI_SUM on zero MPI_BYTEs); MPI_REPLACE stands in for it.
             Err(e) if tt.count == 0 && e.class == MPI_ERR_OP && crate::ffi::coll::op::predefined(op).is_ok() => {
-                Some((crate::op::Reduction::new(Op::Replace, crate::datatype::basic::Basic::Byte)?, None))
+                Some((crate::op::Reduction::new(Op::Replace, Basic::Byte)?, None, Basic::Byte))
             }
             r => Some(r?),
         },
@@ -186,7 +197,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             return Err(err(MPI_ERR_TYPE, format!("the result buffer ({} bytes) and the target data ({} bytes) differ in size", r.bytes(), tt.bytes())));
         }
     }
-    let s = span(&w, t, disp, &tt, passive_only)?;
+    let off = target_offset(&w, t, disp, &tt, passive_only)?;
     if let Ok(u) = crate::instance::get() {
         let peer = w.comm.world_rank(t);
         let to_target = !matches!(kind, Kind::Get) && o.is_some();
@@ -197,6 +208,11 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             }
         }
     }
+    if w.far[t] {
+        // SAFETY: per this function's contract.
+        return unsafe { rma_far(&w, t, off, kind, o.as_ref(), &tt, red, res) };
+    }
+    let s = span(&w, t, off, &tt)?;
     match kind {
         Kind::Put => {
             let o = o.expect("put has an origin");
@@ -219,7 +235,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             }
         }
         Kind::Acc(_) | Kind::GetAcc(..) => {
-            let (red, elem) = red.expect("accumulates have a reduction");
+            let (red, elem, _) = red.expect("accumulates have a reduction");
             let elem = elem.as_ref().map(|e| &e.layout);
             let n = tt.bytes().checked_div(elem.map_or(red.size, |l| l.size)).unwrap_or(0);
             let data: Cow<[u8]> = match &o {
@@ -233,6 +249,64 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             if let Some(r) = res {
                 // SAFETY: the result buffer holds its elements, writable (caller).
                 unsafe { r.unpack(&old) };
+            }
+            Ok(())
+        }
+    }
+}
+
+/// An operation on target `t` of another node (`crate::osc::remote`), at window offset `off`.
+///
+/// # Safety
+/// As `rma`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rma_far(w: &Window, t: usize, off: i128, kind: Kind, o: Option<&Typed>, tt: &Typed, red: Option<(Reduction, Option<Arc<TypeRepr>>, Basic)>, res: Option<Typed>) -> MpiResult {
+    let l = &tt.t.layout;
+    match kind {
+        Kind::Put => {
+            let o = o.expect("put has an origin");
+            let mut r = remote::request(wire::Kind::Put, off, l, tt.count);
+            // SAFETY: the origin holds its elements (caller).
+            r.data = unsafe { o.packed() }.into_owned();
+            remote::call(w, t, r, 0).map(drop)
+        }
+        Kind::Get => {
+            let o = o.expect("get has an origin");
+            let d = remote::call(w, t, remote::request(wire::Kind::Get, off, l, tt.count), o.bytes())?;
+            if d.len() != o.bytes() {
+                return Err(remote::size_mismatch(d.len(), o.bytes()));
+            }
+            // SAFETY: the origin holds its elements, writable (caller).
+            unsafe {
+                match o.contiguous() {
+                    Some(p) => std::ptr::copy_nonoverlapping(d.as_ptr(), p, d.len()),
+                    None => o.unpack(&d),
+                }
+            }
+            Ok(())
+        }
+        Kind::Acc(_) | Kind::GetAcc(..) => {
+            let (red, elem, basic) = red.expect("accumulates have a reduction");
+            let elem = elem.as_ref().map(|e| &e.layout);
+            let mut r = remote::request(wire::Kind::Acc, off, l, tt.count);
+            r.op = red.op().ok_or_else(|| err(MPI_ERR_OP, "accumulates take predefined ops only"))? as u8;
+            r.basic = basic as u8;
+            r.n = tt.bytes().checked_div(elem.map_or(red.size, |l| l.size)).unwrap_or(0) as u64;
+            r.flag = res.is_some();
+            if let Some(el) = elem {
+                r.elem = remote::blocks(el, 1);
+                r.elem_extent = red.size as u64;
+            }
+            // SAFETY: the origin holds its elements (caller).
+            r.data = o.map(|o| unsafe { o.packed() }.into_owned()).unwrap_or_default();
+            let want = if res.is_some() { tt.bytes() } else { 0 };
+            let old = remote::call(w, t, r, want)?;
+            if let Some(rb) = res {
+                if old.len() != want {
+                    return Err(remote::size_mismatch(old.len(), want));
+                }
+                // SAFETY: the result buffer holds its elements, writable (caller).
+                unsafe { rb.unpack(&old) };
             }
             Ok(())
         }
@@ -343,10 +417,26 @@ export! {
         }
         let t = window_rank(&w, target_rank)?;
         let tt = Typed::new(std::ptr::null(), 1, datatype, "target")?;
-        let s = span(&w, t, target_disp, &tt, false)?;
+        let off = target_offset(&w, t, target_disp, &tt, false)?;
         let (u, peer) = (check::universe()?, w.comm.world_rank(t));
         crate::monitoring::record_osc(u.rank, u.size, peer, size, true);
         crate::monitoring::record_osc(u.rank, u.size, peer, size, false);
+        if w.far[t] {
+            let mut r = remote::request(wire::Kind::Cas, off, &tt.t.layout, 1);
+            // SAFETY: the origin and compare buffers hold one element each (MPI contract); checked non-NULL.
+            unsafe {
+                r.data.extend_from_slice(std::slice::from_raw_parts(origin_addr as *const u8, size));
+                r.data.extend_from_slice(std::slice::from_raw_parts(compare_addr as *const u8, size));
+            }
+            let old = remote::call(&w, t, r, size)?;
+            if old.len() != size {
+                return Err(remote::size_mismatch(old.len(), size));
+            }
+            // SAFETY: the result buffer holds one element (MPI contract); checked non-NULL.
+            unsafe { std::ptr::copy_nonoverlapping(old.as_ptr(), result_addr as *mut u8, size) };
+            return Ok(());
+        }
+        let s = span(&w, t, off, &tt)?;
         // SAFETY: the three buffers hold one element each (MPI contract); checked non-NULL.
         unsafe {
             let o = std::slice::from_raw_parts(origin_addr as *const u8, size);

@@ -1,13 +1,16 @@
 //! RMA synchronisation (MPI 4.1 section 12.5): fence, post-start-complete-wait, passive-target
 //! locks, flush and sync. Operations complete before they return (see `crate::osc`), so these
 //! calls only order: a fence is a barrier, PSCW counts posts and completions in the window's
-//! shared region, a lock is the target's reader-writer lock, a flush is a memory fence.
+//! shared region, a lock is the target's reader-writer lock, a flush is a memory fence. With a
+//! member on another node (`Window::far`), its lock and PSCW notices are messages
+//! (`crate::osc::remote`), and the waits run the engine's progress so this rank serves other
+//! nodes' requests meanwhile.
 use crate::ffi::pointer_args::out;
 use crate::ffi::rma::win_of;
 use crate::export;
 use crate::abi::*;
 use crate::error::{err, MpiResult};
-use crate::osc::sync;
+use crate::osc::{remote, sync, wire};
 use crate::osc::window::Window;
 use crate::comm::Universe;
 use std::os::raw::c_int;
@@ -42,8 +45,19 @@ fn target_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
 /// rank waits: the lock may be the dead rank's, which never releases it.
 fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
     w.check_alive(u, t)?;
+    if w.far[t] {
+        return remote::lock(w, t, exclusive);
+    }
     let a = w.region.rank(t);
-    if sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &|| w.failed_member(u).is_some()) {
+    // In a window spanning nodes, a holder may wait for this rank to serve its request: serve
+    // while waiting.
+    let give_up = || {
+        if w.spans {
+            u.engine.poke();
+        }
+        w.failed_member(u).is_some()
+    };
+    if sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &give_up) {
         return Ok(());
     }
     let dead = w.failed_member(u).unwrap_or(t);
@@ -51,16 +65,41 @@ fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult
     Err(err(e.class, format!("MPI_Win_lock of window rank {t}: {} (it may hold the lock)", e.msg)))
 }
 
-fn unlock_target(w: &Window, t: usize, exclusive: bool) {
+fn unlock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
     fence(SeqCst);
+    if w.far[t] {
+        return remote::unlock(w, t, exclusive);
+    }
     let a = w.region.rank(t);
     sync::rw_release(&a.lock, &a.lock_waiters, exclusive);
+    if w.spans {
+        // Its progress may hold a lock request of another node (`osc::serve`).
+        u.engine.ring_rank(w.comm.world_rank(t));
+    }
+    Ok(())
 }
 
-/// Tells window rank `r` a PSCW counter of its changed.
-fn ring(w: &Window, r: usize) {
+/// Tells window rank `r` (of this node) a PSCW counter of its changed.
+fn ring(u: &Universe, w: &Window, r: usize) {
     let a = w.region.rank(r);
     sync::ring(&a.bell, &a.bell_sleepers);
+    if w.spans {
+        // In a window spanning nodes, PSCW waits in the engine's progress loop (`wait_local`).
+        u.engine.ring_rank(w.comm.world_rank(r));
+    }
+}
+
+/// Waits until `ready()` (PSCW counters of this node, consumed by it): on the window's
+/// doorbell, or in a window spanning nodes in the engine's progress, so that this rank serves
+/// other nodes' requests meanwhile.
+fn wait_local(u: &Universe, w: &Window, ready: impl Fn() -> bool) -> MpiResult {
+    if !w.spans {
+        let me = w.region.rank(w.rank);
+        sync::wait_until(&me.bell, &me.bell_sleepers, ready);
+        return Ok(());
+    }
+    let members: Vec<usize> = (0..w.size).map(|r| w.comm.world_rank(r)).collect();
+    u.engine.wait_for_collective(w.comm.coll_context(), &members, ready)
 }
 
 /// Consumes one unit of each counter if all are non-zero (MPI_Win_test/wait).
@@ -90,7 +129,7 @@ export! {
     }
 
     fn MPI_Win_post / PMPI_Win_post (group: MPI_Group, assert: c_int, win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         check_assert(assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT)?;
         let origins = window_ranks(&w, group)?;
         let mut e = w.epochs();
@@ -100,15 +139,19 @@ export! {
         e.fence = false;
         fence(SeqCst);
         for &o in &origins {
-            w.region.post(o, w.rank).fetch_add(1, Release);
-            ring(&w, o);
+            if w.far[o] {
+                remote::notify(&w, o, wire::TAG_POST)?;
+            } else {
+                w.region.post(o, w.rank).fetch_add(1, Release);
+                ring(u, &w, o);
+            }
         }
         e.exposure = Some(origins);
         Ok(())
     }
 
     fn MPI_Win_start / PMPI_Win_start (group: MPI_Group, assert: c_int, win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         check_assert(assert, MPI_MODE_NOCHECK)?;
         let targets = window_ranks(&w, group)?;
         if w.epochs().access.is_some() || w.epochs().passive() {
@@ -116,9 +159,11 @@ export! {
         }
         // Wait for each target's post (MPI_MODE_NOCHECK: the application guarantees it).
         if assert & MPI_MODE_NOCHECK == 0 {
-            let me = w.region.rank(w.rank);
-            let posts: Vec<_> = targets.iter().map(|&t| w.region.post(w.rank, t)).collect();
-            sync::wait_until(&me.bell, &me.bell_sleepers, || take_all(&posts));
+            for &t in targets.iter().filter(|&&t| w.far[t]) {
+                remote::await_notice(&w, t, wire::TAG_POST)?;
+            }
+            let posts: Vec<_> = targets.iter().filter(|&&t| !w.far[t]).map(|&t| w.region.post(w.rank, t)).collect();
+            wait_local(u, &w, || take_all(&posts))?;
         }
         fence(SeqCst);
         let mut e = w.epochs();
@@ -128,22 +173,28 @@ export! {
     }
 
     fn MPI_Win_complete / PMPI_Win_complete (win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         let targets = w.epochs().access.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_complete without MPI_Win_start"))?;
         fence(SeqCst);
         for &t in &targets {
-            w.region.done(t, w.rank).fetch_add(1, Release);
-            ring(&w, t);
+            if w.far[t] {
+                remote::notify(&w, t, wire::TAG_DONE)?;
+            } else {
+                w.region.done(t, w.rank).fetch_add(1, Release);
+                ring(u, &w, t);
+            }
         }
         Ok(())
     }
 
     fn MPI_Win_wait / PMPI_Win_wait (win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post"))?;
-        let me = w.region.rank(w.rank);
-        let done: Vec<_> = origins.iter().map(|&o| w.region.done(w.rank, o)).collect();
-        sync::wait_until(&me.bell, &me.bell_sleepers, || take_all(&done));
+        for &o in origins.iter().filter(|&&o| w.far[o]) {
+            remote::await_notice(&w, o, wire::TAG_DONE)?;
+        }
+        let done: Vec<_> = origins.iter().filter(|&&o| !w.far[o]).map(|&o| w.region.done(w.rank, o)).collect();
+        wait_local(u, &w, || take_all(&done))?;
         fence(SeqCst);
         w.epochs().exposure = None;
         Ok(())
@@ -153,8 +204,19 @@ export! {
         let (u, w) = win_of(win)?;
         let flag = out(flag, "flag")?;
         let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_test without MPI_Win_post"))?;
-        let done: Vec<_> = origins.iter().map(|&o| w.region.done(w.rank, o)).collect();
-        let ok = take_all(&done);
+        let done: Vec<_> = origins.iter().filter(|&&o| !w.far[o]).map(|&o| w.region.done(w.rank, o)).collect();
+        let far: Vec<usize> = origins.iter().copied().filter(|&o| w.far[o]).collect();
+        // Every far origin's notice must be there before any counter is consumed.
+        let mut ok = done.iter().all(|c| c.load(Acquire) != 0);
+        for &o in &far {
+            ok = ok && remote::notice_arrived(&w, o, wire::TAG_DONE)?;
+        }
+        if ok {
+            for &o in &far {
+                remote::await_notice(&w, o, wire::TAG_DONE)?;
+            }
+            ok = take_all(&done);
+        }
         if ok {
             fence(SeqCst);
             w.epochs().exposure = None;
@@ -205,7 +267,7 @@ export! {
         let t = target_rank(&w, rank)?;
         let (exclusive, taken) = w.epochs().locks[t].take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, format!("MPI_Win_unlock: rank {t} is not locked by MPI_Win_lock")))?;
         if taken {
-            unlock_target(&w, t, exclusive);
+            unlock_target(u, &w, t, exclusive)?;
         }
         // The epoch's operations on a failed target did not all complete (ULFM).
         w.check_alive(u, t)
@@ -226,7 +288,7 @@ export! {
             for t in 0..w.size {
                 if let Err(e) = lock_target(u, &w, t, false) {
                     for held in 0..t {
-                        unlock_target(&w, held, false);
+                        let _ = unlock_target(u, &w, held, false);
                     }
                     return Err(e);
                 }
@@ -242,9 +304,14 @@ export! {
         let (u, w) = win_of(win)?;
         let taken = w.epochs().lock_all.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"))?;
         if taken {
+            let mut first = Ok(());
             for t in 0..w.size {
-                unlock_target(&w, t, false);
+                let r = unlock_target(u, &w, t, false);
+                if first.is_ok() {
+                    first = r;
+                }
             }
+            first?;
         }
         w.check_all_alive(u)
     }
