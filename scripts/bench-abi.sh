@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The ABI layers' cost (issue 20): an 8-byte ping-pong (benches/abi_pingpong.c) through oxmpi's
-# MPICH ABI, Open MPI 4.1's ABI and the MPI-5 standard ABI, in both rank modes.
+# MPICH ABI, Open MPI 4.1's ABI and the MPI-5 standard ABI, in both rank modes; and the same
+# builds of benches/abi_layer.c (one rank: ns per call, less exposed to scheduling noise).
 set -euo pipefail
 
 OXMPI_ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
@@ -15,7 +16,11 @@ oxmpi's) and with DIR/bin/mpicc -mpi-abi (the MPI-5 standard ABI, libmpi_abi.so.
 under DIR/bin/mpiexec -n 2 in each mode, the builds alternating for --rounds rounds. Each run
 reports ns per round trip, the fastest of its repetitions; the table has the best run per layer
 and mode, and each layer's difference to the MPICH ABI (the layer's cost per round trip: two
-sends and two receives). Output also goes to target/bench/abi.txt.
+sends and two receives). Then benches/abi_layer.c, built the same three ways and run at one
+rank (processes mode) in the same rounds: ns per call of MPI_Comm_rank, an 8-byte MPI_Sendrecv
+to self and MPI_Irecv + MPI_Isend + MPI_Waitall, best per layer. On a loaded machine the
+ping-pong moves by hundreds of ns between runs; the one-rank calls show a few ns.
+Output also goes to target/bench/abi.txt.
 
 Options:
   --prefix DIR     the oxmpi installation (required)
@@ -54,21 +59,26 @@ mkdir -p "$out_dir"
 build="$(mktemp -d)"
 trap 'rm -rf "$build"' EXIT
 src="$OXMPI_ROOT/benches/abi_pingpong.c"
+calls_src="$OXMPI_ROOT/benches/abi_layer.c"
 
 layers=()
 declare -A label=([mpich]="MPICH ABI (libmpi.so.12)" [ompi]="Open MPI ABI (libmpi.so.40)" [mpi5]="MPI-5 ABI (libmpi_abi.so.1)")
-"$prefix/bin/mpicc" -O2 -o "$build/mpich" "$src" && layers+=(mpich) ||
+"$prefix/bin/mpicc" -O2 -o "$build/mpich" "$src" && "$prefix/bin/mpicc" -O2 -o "$build/calls-mpich" "$calls_src" && layers+=(mpich) ||
     echo "bench-abi.sh: the MPICH-ABI build failed; skipped" >&2
-if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$build/ompi" "$src" 2>/dev/null; then
+if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$build/ompi" "$src" 2>/dev/null &&
+    mpicc.openmpi -O2 -o "$build/calls-ompi" "$calls_src" 2>/dev/null; then
     layers+=(ompi)
 else
     echo "bench-abi.sh: mpicc.openmpi not available; the Open MPI ABI is skipped" >&2
 fi
-"$prefix/bin/mpicc" -mpi-abi -O2 -o "$build/mpi5" "$src" && layers+=(mpi5) ||
+"$prefix/bin/mpicc" -mpi-abi -O2 -o "$build/mpi5" "$src" && "$prefix/bin/mpicc" -mpi-abi -O2 -o "$build/calls-mpi5" "$calls_src" && layers+=(mpi5) ||
     echo "bench-abi.sh: the MPI-5 ABI build failed; skipped" >&2
 [ "${#layers[@]}" -gt 0 ] || { echo "bench-abi.sh: nothing built" >&2; exit 1; }
 
 declare -A best=()
+keep_min() { # keep_min KEY VALUE
+    if [ -z "${best[$1]:-}" ] || awk -v a="$2" -v b="${best[$1]}" 'BEGIN { exit !(a < b) }'; then best[$1]="$2"; fi
+}
 for ((r = 0; r < rounds; r++)); do
     for mode in $modes; do
         for l in "${layers[@]}"; do
@@ -76,8 +86,13 @@ for ((r = 0; r < rounds; r++)); do
                 awk '$1 == "rt_ns" { print $2 }' || true)"
             [ -n "$ns" ] || { echo "bench-abi.sh: $l in $mode mode gave no result (round $((r + 1)))" >&2; continue; }
             k="$l:$mode"
-            if [ -z "${best[$k]:-}" ] || awk -v a="$ns" -v b="${best[$k]}" 'BEGIN { exit !(a < b) }'; then best[$k]="$ns"; fi
+            keep_min "$k" "$ns"
         done
+    done
+    for l in "${layers[@]}"; do
+        while read -r what ns; do
+            keep_min "$l:$what" "$ns"
+        done < <(timeout -k 5 "$timeout" "$prefix/bin/mpiexec" --mode processes -n 1 "$build/calls-$l" 200000 15 2>/dev/null || true)
     done
 done
 
@@ -88,10 +103,12 @@ done
     printf '%-30s' "layer"
     for mode in $modes; do printf '%20s' "$mode"; done
     echo
-    for l in "${layers[@]}"; do
+    row() { # row LAYER KEY...: best[LAYER:KEY] per column, with the difference to the MPICH ABI
+        local l="$1" c v base cell
+        shift
         printf '%-30s' "${label[$l]}"
-        for mode in $modes; do
-            v="${best[$l:$mode]:-}" base="${best[mpich:$mode]:-}"
+        for c in "$@"; do
+            v="${best[$l:$c]:-}" base="${best[mpich:$c]:-}"
             if [ -z "$v" ]; then
                 cell="n/a"
             elif [ "$l" = mpich ] || [ -z "$base" ]; then
@@ -102,5 +119,10 @@ done
             printf '%20s' "$cell"
         done
         echo
-    done
+    }
+    for l in "${layers[@]}"; do row "$l" $modes; done
+    echo
+    echo "# one rank (benches/abi_layer.c), ns per call, best of $rounds runs of 15 x 200000 calls"
+    printf '%-30s%20s%20s%20s\n' "layer" "comm_rank" "sendrecv8" "isend_wait8"
+    for l in "${layers[@]}"; do row "$l" comm_rank sendrecv8 isend_wait8; done
 } | tee "$out_dir/abi.txt"
