@@ -1,5 +1,6 @@
 //! Applications' data representations (MPI 4.1 section 14.5.3): MPI_Register_datarep(_c), and
-//! the same registration for the Fortran bindings (`mpif.h`/`use mpi`, `mpi_f08`, Open MPI's
+//! the same registration for the other C ABIs (Open MPI's, the MPI-5 standard's: their datatype
+//! handles and error codes) and the Fortran bindings (`mpif.h`/`use mpi`, `mpi_f08`, Open MPI's
 //! `libmpi_mpifh.so.40`). Each registration's conversion and extent functions become an
 //! `io::datarep::Conversion` that calls them in their own calling convention: C (handles and
 //! counts by value, the error returned) or Fortran (every argument by reference but the buffers,
@@ -35,6 +36,19 @@ pub struct FortranAbi {
     pub code_in: fn(c_int) -> c_int,
 }
 
+/// How another C ABI's callbacks see datatypes (pointers) and report errors.
+#[derive(Clone, Copy)]
+pub struct CAbi {
+    /// The ABI's handle of an MPICH-ABI datatype.
+    pub dtype: fn(MPI_Datatype) -> *mut c_void,
+    /// A callback's return code as an MPICH-ABI error code.
+    pub code_in: fn(c_int) -> c_int,
+}
+/// `MPI_Datarep_conversion_function(_c)` and `MPI_Datarep_extent_function` of a pointer-handle ABI.
+type AbiConversion = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int, *mut c_void, MPI_Offset, *mut c_void) -> c_int;
+type AbiConversionC = unsafe extern "C" fn(*mut c_void, *mut c_void, MPI_Count, *mut c_void, MPI_Offset, *mut c_void) -> c_int;
+type AbiExtent = unsafe extern "C" fn(*mut c_void, *mut MPI_Aint, *mut c_void) -> c_int;
+
 /// The MPICH-ABI Fortran bindings: handles and codes are the C ones.
 pub const MPICH_FORTRAN: FortranAbi = FortranAbi { dtype: |h| h, code_in: |c| c };
 
@@ -45,6 +59,8 @@ enum Form {
     C,
     /// MPI_Register_datarep_c: `MPI_Datarep_conversion_function_c` (MPI_Count count).
     CLarge,
+    /// Another C ABI's; `large` for MPI_Count counts.
+    CAbi { large: bool, abi: CAbi },
     /// A Fortran binding; `large` for INTEGER(KIND=MPI_COUNT_KIND) counts.
     Fortran { large: bool, abi: FortranAbi },
 }
@@ -110,6 +126,19 @@ impl UserConversion {
                 // SAFETY: as above.
                 unsafe { f(user, h, n, filep, pos, self.extra as *mut c_void) }
             }
+            Form::CAbi { large: true, abi } => {
+                // SAFETY: registered through the ABI's MPI_Register_datarep_c with this type.
+                let f: AbiConversionC = unsafe { std::mem::transmute(f) };
+                // SAFETY: the application's function, with the arguments the standard specifies.
+                (abi.code_in)(unsafe { f(user, (abi.dtype)(h), count as MPI_Count, filep, pos, self.extra as *mut c_void) })
+            }
+            Form::CAbi { large: false, abi } => {
+                let n = int_count()?;
+                // SAFETY: registered through the ABI's MPI_Register_datarep with this type.
+                let f: AbiConversion = unsafe { std::mem::transmute(f) };
+                // SAFETY: as above.
+                (abi.code_in)(unsafe { f(user, (abi.dtype)(h), n, filep, pos, self.extra as *mut c_void) })
+            }
             Form::Fortran { large, abi } => {
                 // SAFETY: registered through a Fortran binding with this subroutine interface.
                 let f: FortranConversion = unsafe { std::mem::transmute(f) };
@@ -146,6 +175,12 @@ impl crate::io::datarep::Conversion for UserConversion {
                 let f: MPI_Datarep_extent_function = unsafe { std::mem::transmute(self.extent) };
                 // SAFETY: the application's extent function, called with a predefined type.
                 unsafe { f(h, &mut ext, self.extra as *mut c_void) }
+            }
+            Form::CAbi { abi, .. } => {
+                // SAFETY: registered as the ABI's MPI_Datarep_extent_function.
+                let f: AbiExtent = unsafe { std::mem::transmute(self.extent) };
+                // SAFETY: the application's extent function, called with a predefined type.
+                (abi.code_in)(unsafe { f((abi.dtype)(h), &mut ext, self.extra as *mut c_void) })
             }
             Form::Fortran { abi, .. } => {
                 // SAFETY: registered through a Fortran binding with this subroutine interface.
@@ -191,6 +226,24 @@ unsafe fn register_c(datarep: *const c_char, read: Option<unsafe extern "C" fn()
     // SAFETY: kept opaque until called as an MPI_Datarep_extent_function (`file_size`).
     let extent = unsafe { std::mem::transmute::<MPI_Datarep_extent_function, unsafe extern "C" fn()>(extent) };
     register(&name, UserConversion { read, write, extent, extra: extra as usize, form })
+}
+
+/// MPI_Register_datarep(_c) of another C ABI (`large`: the `_c` form): the functions are that
+/// ABI's (NULL conversion functions are MPI_CONVERSION_FN_NULL). Errors go to MPI_FILE_NULL's
+/// handler; returns the MPICH-ABI code.
+///
+/// # Safety
+/// `datarep` must be NULL or a NUL-terminated string; the functions of the ABI's types.
+pub unsafe fn register_c_abi(datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void, extra: *mut c_void, large: bool, abi: CAbi) -> c_int {
+    let f = move || -> MpiResult {
+        // SAFETY: code addresses (caller contract), kept opaque until called in their form.
+        let fun = |p: *const c_void| (!p.is_null()).then(|| unsafe { std::mem::transmute::<*const c_void, unsafe extern "C" fn()>(p) });
+        // SAFETY: per this function's contract; NULL is checked.
+        let name = unsafe { c_str(datarep, "datarep")? }.to_string_lossy().into_owned();
+        let extent = fun(extent).ok_or_else(|| err(MPI_ERR_ARG, "dtype_file_extent_fn is NULL"))?;
+        register(&name, UserConversion { read: fun(read), write: fun(write), extent, extra: extra as usize, form: Form::CAbi { large, abi } })
+    };
+    crate::ffi::boundary::run(f, |e| crate::ffi::io::raise_file("MPI_Register_datarep", std::ptr::null_mut(), e))
 }
 
 /// MPI_REGISTER_DATAREP (and `mpi_f08`'s `MPI_Register_datarep(_c)`) of a Fortran binding: the
