@@ -110,7 +110,7 @@ impl UserConversion {
     /// hold `count` elements of `dt` (memory) and their file bytes.
     unsafe fn call(&self, f: unsafe extern "C" fn(), user: *mut u8, dt: &Arc<TypeRepr>, count: usize, file: &mut [u8], position: u64) -> MpiResult<bool> {
         let h = check::handle_for(dt);
-        let int_count = || c_int::try_from(count).map_err(|_| err(MPI_ERR_COUNT, "the count does not fit the INTEGER of the conversion function (register with the _c form)"));
+        let int_count = || c_int::try_from(count).map_err(|_| err(MPI_ERR_COUNT, "the count does not fit the int (INTEGER) count of the conversion function (register it with the _c form)"));
         let (user, filep, pos) = (user as *mut c_void, file.as_mut_ptr() as *mut c_void, position as MPI_Offset);
         let rc = match self.form {
             Form::CLarge => {
