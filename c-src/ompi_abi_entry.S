@@ -2432,16 +2432,6 @@ MPI_Reduce_scatter_block:
 PMPI_Reduce_scatter_block:
 	jmp oxompi_MPI_Reduce_scatter_block@PLT
 	.size PMPI_Reduce_scatter_block, .-PMPI_Reduce_scatter_block
-	.globl MPI_Register_datarep
-	.type MPI_Register_datarep, @function
-MPI_Register_datarep:
-	jmp oxompi_MPI_Register_datarep@PLT
-	.size MPI_Register_datarep, .-MPI_Register_datarep
-	.globl PMPI_Register_datarep
-	.type PMPI_Register_datarep, @function
-PMPI_Register_datarep:
-	jmp oxompi_MPI_Register_datarep@PLT
-	.size PMPI_Register_datarep, .-PMPI_Register_datarep
 	.globl MPI_Request_free
 	.type MPI_Request_free, @function
 MPI_Request_free:
@@ -4052,6 +4042,16 @@ MPI_Op_f2c:
 PMPI_Op_f2c:
 	jmp oxompi_MPI_Op_f2c@PLT
 	.size PMPI_Op_f2c, .-PMPI_Op_f2c
+	.globl MPI_Register_datarep
+	.type MPI_Register_datarep, @function
+MPI_Register_datarep:
+	jmp oxompi_MPI_Register_datarep@PLT
+	.size MPI_Register_datarep, .-MPI_Register_datarep
+	.globl PMPI_Register_datarep
+	.type PMPI_Register_datarep, @function
+PMPI_Register_datarep:
+	jmp oxompi_MPI_Register_datarep@PLT
+	.size PMPI_Register_datarep, .-PMPI_Register_datarep
 	.globl MPI_Request_c2f
 	.type MPI_Request_c2f, @function
 MPI_Request_c2f:

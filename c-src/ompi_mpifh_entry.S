@@ -2882,6 +2882,46 @@ pmpi_compare_and_swap__:
 PMPI_COMPARE_AND_SWAP:
 	jmp oxompif_compare_and_swap@PLT
 	.size PMPI_COMPARE_AND_SWAP, .-PMPI_COMPARE_AND_SWAP
+	.globl mpi_conversion_fn_null
+	.type mpi_conversion_fn_null, @function
+mpi_conversion_fn_null:
+	jmp oxompif_conversion_fn_null@PLT
+	.size mpi_conversion_fn_null, .-mpi_conversion_fn_null
+	.globl mpi_conversion_fn_null_
+	.type mpi_conversion_fn_null_, @function
+mpi_conversion_fn_null_:
+	jmp oxompif_conversion_fn_null@PLT
+	.size mpi_conversion_fn_null_, .-mpi_conversion_fn_null_
+	.globl mpi_conversion_fn_null__
+	.type mpi_conversion_fn_null__, @function
+mpi_conversion_fn_null__:
+	jmp oxompif_conversion_fn_null@PLT
+	.size mpi_conversion_fn_null__, .-mpi_conversion_fn_null__
+	.globl MPI_CONVERSION_FN_NULL
+	.type MPI_CONVERSION_FN_NULL, @function
+MPI_CONVERSION_FN_NULL:
+	jmp oxompif_conversion_fn_null@PLT
+	.size MPI_CONVERSION_FN_NULL, .-MPI_CONVERSION_FN_NULL
+	.globl pmpi_conversion_fn_null
+	.type pmpi_conversion_fn_null, @function
+pmpi_conversion_fn_null:
+	jmp oxompif_conversion_fn_null@PLT
+	.size pmpi_conversion_fn_null, .-pmpi_conversion_fn_null
+	.globl pmpi_conversion_fn_null_
+	.type pmpi_conversion_fn_null_, @function
+pmpi_conversion_fn_null_:
+	jmp oxompif_conversion_fn_null@PLT
+	.size pmpi_conversion_fn_null_, .-pmpi_conversion_fn_null_
+	.globl pmpi_conversion_fn_null__
+	.type pmpi_conversion_fn_null__, @function
+pmpi_conversion_fn_null__:
+	jmp oxompif_conversion_fn_null@PLT
+	.size pmpi_conversion_fn_null__, .-pmpi_conversion_fn_null__
+	.globl PMPI_CONVERSION_FN_NULL
+	.type PMPI_CONVERSION_FN_NULL, @function
+PMPI_CONVERSION_FN_NULL:
+	jmp oxompif_conversion_fn_null@PLT
+	.size PMPI_CONVERSION_FN_NULL, .-PMPI_CONVERSION_FN_NULL
 	.globl mpi_dims_create
 	.type mpi_dims_create, @function
 mpi_dims_create:

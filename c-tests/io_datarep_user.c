@@ -15,7 +15,8 @@ static int failures = 0, rank, size;
 static int conversions = 0;
 /* Writes (to the file) and reads (from it) ints as their bitwise complement. */
 static int invert(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_Offset pos, void *x, int to_file) {
-    (void)dt; (void)pos; (void)x;
+    (void)pos; (void)x;
+    CHECK(dt == MPI_INT, "the conversion function got another datatype handle than MPI_INT");
     int *u = userbuf, *f = filebuf;
     for (int i = 0; i < count; i++) {
         if (to_file) f[i] = ~u[i]; else u[i] = ~f[i];
@@ -25,7 +26,12 @@ static int invert(void *userbuf, MPI_Datatype dt, int count, void *filebuf, MPI_
 }
 static int wconv(void *u, MPI_Datatype dt, int n, void *f, MPI_Offset p, void *x) { return invert(u, dt, n, f, p, x, 1); }
 static int rconv(void *u, MPI_Datatype dt, int n, void *f, MPI_Offset p, void *x) { return invert(u, dt, n, f, p, x, 0); }
-static int extent4(MPI_Datatype dt, MPI_Aint *e, void *x) { (void)dt; (void)x; *e = 4; return MPI_SUCCESS; }
+static int extent4(MPI_Datatype dt, MPI_Aint *e, void *x) {
+    (void)x;
+    CHECK(dt == MPI_INT, "the extent function got another datatype handle than MPI_INT");
+    *e = 4;
+    return MPI_SUCCESS;
+}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);

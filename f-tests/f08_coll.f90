@@ -108,12 +108,5 @@ contains
         call c_f_pointer(inoutvec, b, [n])
         if (datatype == MPI_INTEGER) b = a * b
     end subroutine
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        if (.not. ok) then
-            print *, 'rank', rank, 'FAILED: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1)
-        end if
-    end subroutine
+    include 'f08_check.inc'
 end program

@@ -80,14 +80,7 @@ program f08_profiling
 
 contains
 
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        if (.not. ok) then
-            print *, 'rank', rank, 'FAILED: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1)
-        end if
-    end subroutine
+    include 'f08_check.inc'
 end program
 
 ! The tool: specific procedures with the standard's names and interfaces, calling PMPI_.

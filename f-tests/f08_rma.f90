@@ -47,12 +47,5 @@ program f08_rma
 
     call MPI_Finalize()
 contains
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        if (.not. ok) then
-            print *, 'rank', rank, 'FAILED: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1)
-        end if
-    end subroutine
+    include 'f08_check.inc'
 end program

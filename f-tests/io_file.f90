@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2,4 timeout=60 openmpi-built=skip
+! oxmpi-test: ranks=1,2,4 timeout=60
 ! MPI-IO from Fortran (mpif.h): MPI_File_open, a view with MPI_OFFSET_KIND displacements,
 ! write_at_all / read_at, individual pointers, get_size, get_view's datarep string, the file
 ! handle through MPI_File_c2f / f2c (Fortran INTEGER handles), MPI_ERRORS_RETURN as the files'

@@ -12,7 +12,7 @@ MPICH's mpifort.mpich when it is installed (an MPICH-built binary, which must ru
 unchanged: it loads libmpichfort.so.12, i.e. oxmpi); those using include 'mpif.h' also with
 Open MPI's mpif90.openmpi (on oxmpi's libmpi_mpifh.so.40, at their largest rank count; add
 openmpi-built=skip for one calling what Open MPI 4.1 lacks, or one of the procedures oxmpi's
-libmpi_mpifh.so.40 reports unsupported: keyval creation, MPI_FILE_SET_VIEW...). Both run with PREFIX/bin/mpiexec in every
+libmpi_mpifh.so.40 reports unsupported: keyval creation, MPI_OP_CREATE...). Both run with PREFIX/bin/mpiexec in every
 mode for every rank count of the test's header, '! oxmpi-test: ranks=1,2,4 timeout=60'
 (add mpich=skip for a test --mpich must not run, mpich-built=skip for one not to build with
 mpifort.mpich).

@@ -1057,6 +1057,26 @@ contains
     integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state
     ierror = MPI_SUCCESS
   end subroutine
+  subroutine MPI_CONVERSION_FN_NULL(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    use, intrinsic :: iso_c_binding, only: c_ptr
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer :: count
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer :: ierror
+    ierror = 1314212940
+  end subroutine
+  subroutine MPI_CONVERSION_FN_NULL_C(userbuf, datatype, count, filebuf, position, extra_state, ierror)
+    use, intrinsic :: iso_c_binding, only: c_ptr
+    type(c_ptr), value :: userbuf, filebuf
+    type(MPI_Datatype) :: datatype
+    integer(kind=MPI_COUNT_KIND) :: count
+    integer(kind=MPI_OFFSET_KIND) :: position
+    integer(kind=MPI_ADDRESS_KIND) :: extra_state
+    integer :: ierror
+    ierror = 1314212940
+  end subroutine
 end module mpi_f08_callbacks
 
 module pmpi_f08
@@ -7120,6 +7140,36 @@ module pmpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Register_datarep
+    subroutine PMPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface PMPI_Register_datarep_c
+    subroutine PMPI_Register_datarep_f08_large(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -15701,6 +15751,36 @@ module mpi_f08
       TYPE(MPI_Comm), INTENT(IN) :: comm
       TYPE(MPI_Info), INTENT(IN) :: info
       TYPE(MPI_Request), INTENT(OUT) :: request
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Register_datarep
+    subroutine MPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+      INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+    end subroutine
+  end interface
+  interface MPI_Register_datarep_c
+    subroutine MPI_Register_datarep_f08_large(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*), INTENT(IN) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
       INTEGER, OPTIONAL, INTENT(OUT) :: ierror
     end subroutine
   end interface
@@ -32342,6 +32422,72 @@ subroutine PMPI_Reduce_scatter_init_f08ts_large(sendbuf, recvbuf, recvcounts, da
   else
     ierr = c_MPI_Reduce_scatter_init_c(oxmpi_f08_cbuf(c_loc(sendbuf)), oxmpi_f08_cbuf(c_loc(recvbuf)), recvcounts, datatype%MPI_VAL, op%MPI_VAL, comm%MPI_VAL, info%MPI_VAL, request)
   end if
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine PMPI_Register_datarep_f08(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  PROCEDURE(MPI_Datarep_conversion_function) :: read_conversion_fn
+  PROCEDURE(MPI_Datarep_conversion_function) :: write_conversion_fn
+  PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierr)
+  if (present(ierror)) ierror = ierr
+end subroutine
+
+subroutine PMPI_Register_datarep_f08_large(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierror)
+  use, intrinsic :: iso_c_binding
+  use mpi_f08_types
+  use mpi_f08_compile_constants
+  use mpi_f08_callbacks
+  use oxmpi_f08_support
+  implicit none
+  CHARACTER(LEN=*), INTENT(IN) :: datarep
+  PROCEDURE(MPI_Datarep_conversion_function_c) :: read_conversion_fn
+  PROCEDURE(MPI_Datarep_conversion_function_c) :: write_conversion_fn
+  PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+  INTEGER(KIND=MPI_ADDRESS_KIND), INTENT(IN) :: extra_state
+  INTEGER, OPTIONAL, INTENT(OUT) :: ierror
+  interface
+    subroutine pmpi_register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierr)
+      use, intrinsic :: iso_c_binding
+      use mpi_f08_types
+      use mpi_f08_compile_constants
+      use mpi_f08_callbacks
+      implicit none
+      CHARACTER(LEN=*) :: datarep
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: read_conversion_fn
+      PROCEDURE(MPI_Datarep_conversion_function_c) :: write_conversion_fn
+      PROCEDURE(MPI_Datarep_extent_function) :: dtype_file_extent_fn
+      INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state
+      integer :: ierr
+    end subroutine
+  end interface
+  integer :: ierr
+  call pmpi_register_datarep_c(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, ierr)
   if (present(ierror)) ierror = ierr
 end subroutine
 

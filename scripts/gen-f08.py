@@ -5,7 +5,7 @@ the MPI_SIZEOF module of `use mpi`.
 
 Sources: the MPI Forum's API description (the `pympistandard` package on PyPI: every procedure's
 and callback's Fortran 2008 declaration), include/mpif.h (the constants' values, MPICH ABI) and
-src/fortran/{generated,hand,dynproc}.rs (which `use mpi` bindings liboxmpi.so exports).
+src/fortran/{generated,hand,dynproc,datarep}.rs (which `use mpi` bindings liboxmpi.so exports).
 
 Design:
 * Handles are BIND(C) types holding one INTEGER, MPI_VAL, equal to the `use mpi` and C handle
@@ -76,6 +76,10 @@ SIZEOF_MPI = [
 SIZEOF_MPICH_ONLY = {"r16", "dcx", "cx16"}  # no `v` form: MPICH has neither
 
 
+# The IERROR of MPI_CONVERSION_FN_NULL: src/ffi/io/datarep.rs's CONVERSION_FN_NULL_CODE.
+with open(os.path.join(ROOT, "src", "ffi", "io", "datarep.rs")) as _f:
+    CONVERSION_FN_NULL_CODE = int(re.search(r"CONVERSION_FN_NULL_CODE: c_int = (0x[0-9a-f_]+);", _f.read()).group(1).replace("_", ""), 16)
+
 # Procedures whose body is empty by definition: MPI_F_sync_reg only needs to be an external call
 # the compiler cannot see through (MPI 4.1 section 19.1.17).
 EMPTY = {"MPI_F_sync_reg"}
@@ -109,7 +113,7 @@ def pympistandard():
 def bound_names():
     """The `use mpi` bindings liboxmpi.so exports (lower-case names without the mpi_ prefix)."""
     names = set()
-    for f in ("generated.rs", "hand.rs", "dynproc.rs"):
+    for f in ("generated.rs", "hand.rs", "dynproc.rs", "datarep.rs"):
         with open(os.path.join(ROOT, "src", "fortran", f)) as fh:
             names |= set(re.findall(r"fortran_binding!\(([a-z0-9_]+),", fh.read()))
     return names
@@ -188,6 +192,8 @@ class Proc:
         self.args = [args[a] for a in order]
 
     large = False
+    # The `use mpi`-convention binding a large-count form calls instead of the C function.
+    binding = None
 
     def bind_c(self, cprotos):
         """Maps the arguments to the C function's parameters (large-count forms call it directly:
@@ -316,8 +322,12 @@ def load_procedures(std):
             same = lambda q: [(a.spec.replace("MPI_COUNT_KIND", "MPI_ADDRESS_KIND"), a.dims) for a in q.args]
             # With MPI_COUNT_KIND = MPI_ADDRESS_KIND (8 both), a form that differs only there is the
             # same interface (MPI 4.1 section 19.2: it exists only when the kinds differ).
+            if short + "_c" in bound:
+                # liboxmpi.so has a `use mpi`-convention binding of the large form (callbacks
+                # with Fortran interfaces: MPI_Register_datarep_c), which the procedure calls.
+                big.binding = "pmpi_" + short + "_c"
             why = ("same interface (MPI_COUNT_KIND = MPI_ADDRESS_KIND)" if same(big) == same(pr) and big.name == pr.name
-                   else big.supported() or big.bind_c(cprotos))
+                   else big.supported() or (None if big.binding else big.bind_c(cprotos)))
             if why:
                 missing.append((big.name + " (large count)", why))
             else:
@@ -504,6 +514,19 @@ def emit(std):
         w("    integer :: keyval, ierror")
         w("    integer(kind=MPI_ADDRESS_KIND) :: attribute_val, extra_state")
         w("    ierror = MPI_SUCCESS")
+        w("  end subroutine")
+    # Called in place of a conversion function, it sets the IERROR liboxmpi.so takes for "store
+    # the data unconverted" (src/ffi/io/datarep.rs, CONVERSION_FN_NULL_CODE).
+    for suffix, count in (("", "integer"), ("_C", "integer(kind=MPI_COUNT_KIND)")):
+        w(f"  subroutine MPI_CONVERSION_FN_NULL{suffix}(userbuf, datatype, count, filebuf, position, extra_state, ierror)")
+        w("    use, intrinsic :: iso_c_binding, only: c_ptr")
+        w("    type(c_ptr), value :: userbuf, filebuf")
+        w("    type(MPI_Datatype) :: datatype")
+        w(f"    {count} :: count")
+        w("    integer(kind=MPI_OFFSET_KIND) :: position")
+        w("    integer(kind=MPI_ADDRESS_KIND) :: extra_state")
+        w("    integer :: ierror")
+        w(f"    ierror = {CONVERSION_FN_NULL_CODE}")
         w("  end subroutine")
     w("end module mpi_f08_callbacks")
     w("")
@@ -718,14 +741,14 @@ def noncontig(w, pr, body):
 
 
 def impl(w, pr):
-    if pr.large:
+    if pr.large and not pr.binding:
         return impl_c(w, pr)
     sig(w, pr, "", impl=True)
     if pr.name in EMPTY:
         w("end subroutine")
         w("")
         return
-    bname = binding_name(pr.name)
+    bname = pr.binding or binding_name(pr.name)
     bargs = [a for a in pr.args if a.name != "ierror"]
     has_ierr = any(a.name == "ierror" for a in pr.args)
     w("  interface")

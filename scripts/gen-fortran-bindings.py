@@ -85,51 +85,68 @@ def file_arg(pname, ind, f2c, c2f, fparams, args, before, after):
     return True
 
 
-def binding(name, params):
-    """-> (rust params, call args, statements before, after) or None when the function needs a
-    hand-written binding. A Fortran file handle is an INTEGER (`MPI_File_c2f`), a C one a
-    pointer: an `MPI_File *` is converted into a local and back after the call."""
+def convert(params, handle, f2c, c2f):
+    """The per-parameter rule both Fortran libraries share -> (rust params, call args, statements
+    before, after), or None when the function needs a hand-written binding. `handle` converts a
+    handle parameter (`handle(ctype, pname, ind, array, const, names, fparams, args, before,
+    after)`, False for a form it cannot), `f2c`/`c2f` a file handle: a Fortran one is an INTEGER
+    (`MPI_File_c2f`), a C one a pointer, so an `MPI_File *` is converted into a local and back
+    after the call."""
+    names = [parse(p)[3] for p in params if parse(p)]
     fparams, args, before, after = [], [], [], []
     for p in params:
         t = parse(p)
         if t is None:
             return None
         ctype, depth, array, pname = t
+        const = p.startswith("const ")
         pname = {"type": "type_", "ref": "ref_", "in": "in_"}.get(pname, pname)
         ind = depth + (1 if array else 0)
         if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
             return None
         if ctype == "MPI_File":
-            if not file_arg(pname, ind, "crate::ffi::io::file::f2c", "crate::ffi::io::file::c2f", fparams, args, before, after):
-                return None
-            continue
-        if ctype == "void":
-            if ind != 1:
-                return None
+            ok = file_arg(pname, ind, f2c, c2f, fparams, args, before, after)
+        elif ctype == "void":
+            ok = ind == 1
             fparams.append(f"{pname}: *mut c_void")
             args.append(f"sentinels::buf({pname}) as _")
         elif ctype == "MPI_Status":
+            ok = True
             fparams.append(f"{pname}: *mut MPI_Fint")
             args.append(f"sentinels::statuses({pname}) as _" if array or "statuses" in pname else f"sentinels::status({pname}) as _")
-        elif ind == 0:
-            if ctype in SCALARS:
-                rt = SCALARS[ctype]
-            elif ctype in HANDLES:
-                rt = "MPI_Fint"
-            else:
-                return None
-            fparams.append(f"{pname}: *const {rt}")
+        elif ctype in HANDLES:
+            ok = handle(ctype, pname, ind, array, const, names, fparams, args, before, after)
+        elif ctype in SCALARS and ind == 0:
+            ok = True
+            fparams.append(f"{pname}: *const {SCALARS[ctype]}")
             args.append(f"*{pname}")
-        elif ind == 1 and (ctype in SCALARS or ctype in HANDLES):
-            rt = SCALARS.get(ctype, "MPI_Fint")
-            fparams.append(f"{pname}: *mut {rt}")
-            if ctype == "int" and "weights" in pname:
-                args.append(f"sentinels::weights({pname}) as _")
-            else:
-                args.append(f"{pname} as _")
+        elif ctype in SCALARS and ind == 1:
+            ok = True
+            fparams.append(f"{pname}: *mut {SCALARS[ctype]}")
+            args.append(f"sentinels::weights({pname}) as _" if ctype == "int" and "weights" in pname else f"{pname} as _")
         else:
+            ok = False
+        if not ok:
             return None
     return fparams, args, before, after
+
+
+def mpich_handle(ctype, pname, ind, array, const, names, fparams, args, before, after):
+    """MPICH ABI: a Fortran handle is the C handle (an INTEGER, arrays alike)."""
+    if ind == 0:
+        fparams.append(f"{pname}: *const MPI_Fint")
+        args.append(f"*{pname}")
+    elif ind == 1:
+        fparams.append(f"{pname}: *mut MPI_Fint")
+        args.append(f"{pname} as _")
+    else:
+        return False
+    return True
+
+
+def binding(name, params):
+    """-> (rust params, call args, statements before, after) or None (see convert())."""
+    return convert(params, mpich_handle, "crate::ffi::io::file::f2c", "crate::ffi::io::file::c2f")
 
 
 def generate():
@@ -198,64 +215,33 @@ def ompi_c_functions():
     return {n: mod for n, mod in out.items() if n not in unsupported}
 
 
-def ompi_binding(params, names):
-    """-> (rust params, call args, before, after) or None (see binding())."""
-    fparams, args, before, after = [], [], [], []
-    for p in params:
-        t = parse(p)
-        if t is None:
-            return None
-        ctype, depth, array, pname = t
-        const = p.startswith("const ")
-        pname = {"type": "type_", "ref": "ref_", "in": "in_"}.get(pname, pname)
-        ind = depth + (1 if array else 0)
-        if ctype == "char" or ctype.endswith("_function") or ctype.endswith("_fn"):
-            return None
-        if ctype == "MPI_File":
-            if not file_arg(pname, ind, "c::oxompi_MPI_File_f2c", "c::oxompi_MPI_File_c2f", fparams, args, before, after):
-                return None
-        elif ctype == "void":
-            if ind != 1:
-                return None
-            fparams.append(f"{pname}: *mut c_void")
-            args.append(f"sentinels::buf({pname}) as _")
-        elif ctype == "MPI_Status":
-            fparams.append(f"{pname}: *mut MPI_Fint")
-            args.append(f"sentinels::statuses({pname}) as _" if array or "statuses" in pname else f"sentinels::status({pname}) as _")
-        elif ctype in HANDLES:
-            if ctype not in F_KIND:
-                return None
-            k = F_KIND[ctype]
-            if ind == 0:
-                fparams.append(f"{pname}: *const MPI_Fint")
-                args.append(f"handles::to_c({k}, *{pname})")
-            elif ind == 1 and (array or pname in F_ARRAY_LEN):
-                n = next((f"*{c}" for c in F_ARRAY_LEN.get(pname, ()) if c in names), None)
-                if pname in ("sendtypes", "recvtypes") and "comm" in names:
-                    n = "super::super::conv::peers(handles::mpich(F_COMM, *comm)) as c_int"  # one per peer
-                if n is None:
-                    return None
-                fparams.append(f"{pname}: *mut MPI_Fint")
-                before.append(f"let mut t_{pname} = handles::array_to_c({k}, {pname}, {n});")
-                args.append(f"handles::array_ptr({pname}, &mut t_{pname})")
-                if not const:
-                    after.append(f"handles::array_from_c({pname}, &t_{pname});")
-            elif ind == 1:
-                fparams.append(f"{pname}: *mut MPI_Fint")
-                before.append(f"let mut t_{pname} = handles::to_c({k}, *{pname});")
-                args.append(f"&mut t_{pname}")
-                after.append(f"*{pname} = handles::from_c(t_{pname});")
-            else:
-                return None
-        elif ctype in SCALARS and ind == 0:
-            fparams.append(f"{pname}: *const {SCALARS[ctype]}")
-            args.append(f"*{pname}")
-        elif ctype in SCALARS and ind == 1:
-            fparams.append(f"{pname}: *mut {SCALARS[ctype]}")
-            args.append(f"sentinels::weights({pname}) as _" if ctype == "int" and "weights" in pname else f"{pname} as _")
-        else:
-            return None
-    return fparams, args, before, after
+def ompi_handle(ctype, pname, ind, array, const, names, fparams, args, before, after):
+    """Open MPI: a Fortran handle is an f2c index (`handles`), converted both ways."""
+    if ctype not in F_KIND:
+        return False
+    k = F_KIND[ctype]
+    if ind == 0:
+        fparams.append(f"{pname}: *const MPI_Fint")
+        args.append(f"handles::to_c({k}, *{pname})")
+    elif ind == 1 and (array or pname in F_ARRAY_LEN):
+        n = next((f"*{c}" for c in F_ARRAY_LEN.get(pname, ()) if c in names), None)
+        if pname in ("sendtypes", "recvtypes") and "comm" in names:
+            n = "super::super::conv::peers(handles::mpich(F_COMM, *comm)) as c_int"  # one per peer
+        if n is None:
+            return False
+        fparams.append(f"{pname}: *mut MPI_Fint")
+        before.append(f"let mut t_{pname} = handles::array_to_c({k}, {pname}, {n});")
+        args.append(f"handles::array_ptr({pname}, &mut t_{pname})")
+        if not const:
+            after.append(f"handles::array_from_c({pname}, &t_{pname});")
+    elif ind == 1:
+        fparams.append(f"{pname}: *mut MPI_Fint")
+        before.append(f"let mut t_{pname} = handles::to_c({k}, *{pname});")
+        args.append(f"&mut t_{pname}")
+        after.append(f"*{pname} = handles::from_c(t_{pname});")
+    else:
+        return False
+    return True
 
 
 OMPI_H = os.environ.get("OMPI_MPI_H", "/usr/lib/x86_64-linux-gnu/openmpi/include/mpi.h")
@@ -294,8 +280,7 @@ def ompi_generate():
     for name, params in implemented():
         if name not in have or name.startswith("MPIX_") or name in OMPI_F_HAND:
             continue
-        names = [parse(p)[3] for p in params if parse(p)]
-        b = ompi_binding(params, names)
+        b = convert(params, ompi_handle, "c::oxompi_MPI_File_f2c", "c::oxompi_MPI_File_c2f")
         if b is None:
             skipped.append(name)
             continue

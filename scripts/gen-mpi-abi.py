@@ -27,7 +27,8 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
           "MPI_Count": "i64", "MPI_Offset": "i64", "MPI_T_cb_safety": "c_int", "MPI_T_source_order": "c_int"}
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
-        "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"}
+        "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
+    | {"MPI_Register_datarep", "MPI_Register_datarep_c"}
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -121,7 +122,7 @@ def gen(ret, name, params):
         raise Unsupported(f"returns {ret}")
     if name.startswith("MPI_T_"):
         raise Unsupported("MPI_T enums and codes are not converted yet")
-    if name in ("MPI_Grequest_start", "MPI_Register_datarep", "MPI_Register_datarep_c",
+    if name in ("MPI_Grequest_start",
                 "MPI_Neighbor_alltoallw",
                 "MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c",
                 "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c"):
@@ -379,7 +380,7 @@ OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
 # length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
 OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
-                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version"}
+                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Register_datarep"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {

@@ -181,3 +181,21 @@ crate::abi5::keyvals::keyval_layer! {
     oxabi_MPI_Type_create_keyval PMPI_Type_create_keyval;
     oxabi_MPI_Win_create_keyval PMPI_Win_create_keyval;
 }
+
+/// Data representations' functions see standard-ABI datatype handles and return its codes.
+const DATAREP: crate::ffi::io::datarep::CAbi = crate::ffi::io::datarep::CAbi { dtype: h_out, code_in };
+
+/// # Safety
+/// As MPI_Register_datarep: `datarep` a string, the functions of the standard ABI's types.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Register_datarep(datarep: *const std::os::raw::c_char, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void) -> c_int {
+    // SAFETY: per this function's contract.
+    code_out(unsafe { crate::ffi::io::datarep::register_c_abi(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, false, DATAREP) })
+}
+/// # Safety
+/// As MPI_Register_datarep_c.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Register_datarep_c(datarep: *const std::os::raw::c_char, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void) -> c_int {
+    // SAFETY: per this function's contract.
+    code_out(unsafe { crate::ffi::io::datarep::register_c_abi(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, true, DATAREP) })
+}

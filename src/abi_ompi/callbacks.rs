@@ -65,3 +65,14 @@ crate::abi5::keyvals::keyval_layer! {
     oxompi_MPI_Type_create_keyval PMPI_Type_create_keyval;
     oxompi_MPI_Win_create_keyval PMPI_Win_create_keyval;
 }
+
+/// Data representations' functions see Open MPI datatype handles and return Open MPI codes.
+const DATAREP: crate::ffi::io::datarep::CAbi = crate::ffi::io::datarep::CAbi { dtype: h_out, code_in };
+
+/// # Safety
+/// As MPI_Register_datarep: `datarep` a string, the functions of Open MPI's types.
+#[no_mangle]
+pub unsafe extern "C" fn oxompi_MPI_Register_datarep(datarep: *const std::os::raw::c_char, read_conversion_fn: *mut c_void, write_conversion_fn: *mut c_void, dtype_file_extent_fn: *mut c_void, extra_state: *mut c_void) -> c_int {
+    // SAFETY: per this function's contract.
+    code_out(unsafe { crate::ffi::io::datarep::register_c_abi(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, false, DATAREP) })
+}

@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 39] = ["MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_File_create_errhandler", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw", "MPI_Register_datarep", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_Win_create_errhandler"];
+pub const UNSUPPORTED: [&str; 38] = ["MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_File_create_errhandler", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_Win_create_errhandler"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -2917,12 +2917,6 @@ pub unsafe extern "C" fn oxompi_MPI_Reduce_scatter_block(sendbuf: *const c_void,
         let rc = crate::ffi::PMPI_Reduce_scatter_block(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm));
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Register_datarep(_datarep: *const c_char, _read_conversion_fn: *mut c_void, _write_conversion_fn: *mut c_void, _dtype_file_extent_fn: *mut c_void, _extra_state: *mut c_void) -> c_int {
-    unsupported("MPI_Register_datarep")
 }
 
 #[no_mangle]

@@ -46,6 +46,7 @@ pub use handles::*;
 pub use info::*;
 pub use io::*;
 pub use io::access::*;
+pub use io::datarep::{MPI_Register_datarep, MPI_Register_datarep_c, PMPI_Register_datarep, PMPI_Register_datarep_c};
 pub use io::errhandler::*;
 pub use io::file::*;
 pub use io::pointer::*;

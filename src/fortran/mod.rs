@@ -57,6 +57,7 @@ macro_rules! fortran_binding {
 }
 
 pub mod callbacks;
+mod datarep;
 mod dynproc;
 mod generated;
 pub(crate) mod hand;

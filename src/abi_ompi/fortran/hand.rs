@@ -205,3 +205,28 @@ ompi_fortran!(file_open; (comm: *const MPI_Fint, filename: *const c_char, amode:
 ompi_fortran!(file_delete; (filename: *const c_char, info: *const MPI_Fint, ierr: *mut MPI_Fint, flen: FLen) => {
     set_ierr(ierr, w::oxompi_MPI_File_delete(input(filename, flen, true).as_ptr(), handles::to_c(F_INFO, *info)));
 });
+// The conversion subroutines see Open MPI's INTEGER datatype handles and report Open MPI's codes.
+const OMPI_FORTRAN: crate::ffi::io::datarep::FortranAbi = crate::ffi::io::datarep::FortranAbi { dtype: handles::fortran, code_in: super::super::conv::code_in };
+ompi_fortran!(register_datarep; (datarep: *const c_char, read: *const c_void, write: *const c_void, extent: *const c_void, extra: *const MPI_Aint, ierr: *mut MPI_Fint, len: FLen) => {
+    let name = input(datarep, len, false).to_string_lossy().into_owned();
+    set_ierr(ierr, code_out(crate::ffi::io::datarep::register_fortran(&name, read, write, extent, *extra, false, OMPI_FORTRAN)));
+});
+// MPI_CONVERSION_FN_NULL (Open MPI's libmpi.so.40 defines it; its libmpi_mpifh.so.40 refers to it).
+ompi_fortran!(conversion_fn_null; (_userbuf: *mut c_void, _datatype: *const MPI_Fint, _count: *const c_int, _filebuf: *mut c_void, _position: *const crate::abi::MPI_Offset, _extra: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, crate::ffi::io::datarep::CONVERSION_FN_NULL_CODE);
+});
+ompi_fortran!(file_set_view; (fh: *const MPI_Fint, disp: *const crate::abi::MPI_Offset, etype: *const MPI_Fint, filetype: *const MPI_Fint, datarep: *const c_char, info: *const MPI_Fint, ierr: *mut MPI_Fint, dlen: FLen) => {
+    let rep = input(datarep, dlen, true);
+    set_ierr(ierr, w::oxompi_MPI_File_set_view(super::super::hand::oxompi_MPI_File_f2c(*fh), *disp, handles::to_c(F_DATATYPE, *etype), handles::to_c(F_DATATYPE, *filetype), rep.as_ptr(), handles::to_c(F_INFO, *info)));
+});
+ompi_fortran!(file_get_view; (fh: *const MPI_Fint, disp: *mut crate::abi::MPI_Offset, etype: *mut MPI_Fint, filetype: *mut MPI_Fint, datarep: *mut c_char, ierr: *mut MPI_Fint, dlen: FLen) => {
+    let mut buf = vec![0u8; crate::abi::MPI_MAX_DATAREP_STRING + 1];
+    let (mut e, mut t) = (handles::to_c(F_DATATYPE, 0), handles::to_c(F_DATATYPE, 0));
+    let rc = w::oxompi_MPI_File_get_view(super::super::hand::oxompi_MPI_File_f2c(*fh), disp, &mut e, &mut t, buf.as_mut_ptr() as *mut c_char);
+    if rc == 0 {
+        *etype = handles::from_c(e);
+        *filetype = handles::from_c(t);
+        crate::fortran::strings::output(&buf, datarep, dlen);
+    }
+    set_ierr(ierr, rc);
+});

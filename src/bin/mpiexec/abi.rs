@@ -164,7 +164,14 @@ pub fn of_program(path: &Path, explicit: Option<Abi>) -> (Option<DynInfo>, Optio
     // A `#!` script runs as its interpreter, whose libraries decide (the kernel execs it).
     let run = oxmpi::runtime::threads::shebang::resolve(path, path.as_os_str(), std::env::var_os("PATH").as_deref())
         .map_or_else(|_| path.to_path_buf(), |c| c.program);
-    let info = elf::read_dyn_info(&run).ok().flatten().map(|i| closure(&run, &i, &Search::from_env()));
+    let dyn_info = elf::read_dyn_info(&run).ok().flatten();
+    of_run(&run, dyn_info, explicit)
+}
+
+/// `of_program` for what runs, already resolved (`#!` followed) and read: the file `run` and its
+/// dynamic section `dyn_info` (the threads launcher has both).
+pub fn of_run(run: &Path, dyn_info: Option<DynInfo>, explicit: Option<Abi>) -> (Option<DynInfo>, Option<Abi>) {
+    let info = dyn_info.map(|i| closure(run, &i, &Search::from_env()));
     let abi = explicit.or_else(|| info.as_ref().and_then(Abi::of));
     (info, abi)
 }

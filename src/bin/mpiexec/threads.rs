@@ -102,8 +102,8 @@ pub fn run(o: &Options) -> i32 {
     let shown = if cmd.program == path { shown } else { format!("{shown}'s #! interpreter {}", cmd.program.display()) };
     let path = cmd.program;
     // The ranks are instances of the program loaded into the host, so it must be an ELF file.
-    match elf::read_dyn_info(&path) {
-        Ok(Some(_)) => {}
+    let dyn_info = match elf::read_dyn_info(&path) {
+        Ok(Some(i)) => i,
         Ok(None) => {
             eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one; run it with --mode processes");
             return 2;
@@ -113,7 +113,8 @@ pub fn run(o: &Options) -> i32 {
             return 2;
         }
     };
-    let (info, abi) = abi::of_program(&path, o.abi);
+    // `path` is what runs (`#!` resolved above): no second resolution, no second read.
+    let (info, abi) = abi::of_run(&path, Some(dyn_info), o.abi);
     let exe = std::env::current_exe().ok();
     let found = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), exe.clone());
     let user = libpath::UserEnv::from_env();

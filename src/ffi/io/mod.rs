@@ -1,6 +1,7 @@
 //! MPI-IO (MPI 4.1 chapter 14) at the C boundary: file handles, then one file per group of
 //! functions: `file` (open, close, delete, size, amode, group, info, sync, atomicity, c2f/f2c),
-//! `view` (views, data representations, byte offsets, type extents), `access` (every data
+//! `view` (views, byte offsets, type extents), `datarep` (MPI_Register_datarep and its Fortran
+//! forms), `access` (every data
 //! access routine), `pointer` (seeks and positions), `errhandler` (file error handlers). The
 //! engine is `crate::io`.
 //!
@@ -9,6 +10,7 @@
 //! (`Instance::files`), so a closed or foreign handle is recognised and is MPI_ERR_FILE, never a
 //! dangling pointer. The Fortran handle (`MPI_File_c2f`) is the slot index + 1.
 pub mod access;
+pub mod datarep;
 pub mod errhandler;
 pub mod file;
 pub mod pointer;

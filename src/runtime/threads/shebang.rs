@@ -65,12 +65,15 @@ fn search_path(name: &[u8], path_var: Option<&std::ffi::OsStr>) -> Option<PathBu
     dirs.split(|&b| b == b':')
         .map(|d| if d.is_empty() { PathBuf::from(".") } else { PathBuf::from(std::ffi::OsStr::from_bytes(d)) })
         .map(|d| d.join(std::ffi::OsStr::from_bytes(name)))
-        .find(|p| is_executable(p))
+        .find(|p| executable(p))
 }
 
-fn is_executable(p: &Path) -> bool {
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+/// Whether `p` is a regular file this process may execute (access(2) X_OK: the caller's IDs and
+/// the file system's `noexec`, which mode bits alone do not tell). Also used by `MPI_Comm_spawn`.
+pub fn executable(p: &Path) -> bool {
+    let Ok(c) = std::ffi::CString::new(p.as_os_str().as_bytes()) else { return false };
+    // SAFETY: access with a valid NUL-terminated path.
+    p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0
 }
 
 /// `env`'s arguments from a `#!/usr/bin/env ARG` line: the command and its arguments. Plain ARG
@@ -124,7 +127,7 @@ pub fn resolve(program: &Path, argv0: &std::ffi::OsStr, path_var: Option<&std::f
             h.extend(head.drain(skip..));
             cmd = Command { program: found, head: h };
         } else {
-            if !is_executable(&interp_path) {
+            if !executable(&interp_path) {
                 return Err(format!("{shown}: its #! interpreter {} is not an executable file", interp_path.display()));
             }
             cmd = Command { program: interp_path, head };

@@ -76,13 +76,6 @@ impl SpawnedSlots {
 /// How long a spawned rank may take to reach MPI_Init before the next one starts anyway.
 const STARTUP_LIMIT: Duration = Duration::from_secs(1);
 
-/// Whether `p` is an executable regular file.
-fn executable(p: &Path) -> bool {
-    let Ok(c) = CString::new(p.as_os_str().as_bytes()) else { return false };
-    // SAFETY: access with a valid C string.
-    p.is_file() && unsafe { libc::access(c.as_ptr(), libc::X_OK) } == 0
-}
-
 /// The file of `app`'s program, found as processes mode's launcher finds it: a name with a slash
 /// relative to `wdir` (or the current directory), else searched in the info key `path`, then PATH.
 fn find_program(app: &App, wdir: Option<&Path>) -> Result<PathBuf, String> {
@@ -92,10 +85,10 @@ fn find_program(app: &App, wdir: Option<&Path>) -> Result<PathBuf, String> {
             Some(d) if !name.starts_with('/') => d.join(name),
             _ => PathBuf::from(name),
         };
-        executable(&p).then_some(p)
+        shebang::executable(&p).then_some(p)
     } else {
         let dirs = app.path.iter().cloned().chain(std::env::var("PATH").ok()).collect::<Vec<_>>().join(":");
-        dirs.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| executable(p))
+        dirs.split(':').filter(|d| !d.is_empty()).map(|d| Path::new(d).join(name)).find(|p| shebang::executable(p))
     };
     found.ok_or_else(|| format!("cannot spawn '{name}': no such executable file (searched the info key path and PATH for a bare name)"))
 }
