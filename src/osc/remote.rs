@@ -7,7 +7,7 @@ use super::window::Window;
 use super::wire::{self, Kind, Request};
 use crate::datatype::Layout;
 use crate::error::{err, ErrorClass, MpiResult};
-use crate::p2p::{Buf, SendMode};
+use crate::p2p::{Buf, Engine, SendMode};
 use std::sync::atomic::Ordering::Relaxed;
 
 /// The (offset, length) blocks of `count` elements of `l` in stream order.
@@ -17,8 +17,7 @@ pub fn blocks(l: &Layout, count: usize) -> Vec<(u64, u64)> {
 
 /// Sends `req` to window rank `t` and returns the data of its reply; `want` is the data the
 /// reply carries when it succeeds.
-pub fn call(w: &Window, t: usize, mut req: Request, want: usize) -> MpiResult<Vec<u8>> {
-    let e = &crate::instance::get()?.engine;
+pub fn call(e: &Engine, w: &Window, t: usize, mut req: Request, want: usize) -> MpiResult<Vec<u8>> {
     let peer = w.comm.world_rank(t);
     let ctx = w.comm.context;
     req.reply_tag = wire::REPLY_BASE + (w.reply_tag.fetch_add(1, Relaxed) % (1 << 28)) as i32;
@@ -51,8 +50,7 @@ pub fn request(kind: Kind, addr: i128, l: &Layout, count: usize) -> Request {
 }
 
 /// Sends a notice (PSCW: `wire::TAG_POST`, `wire::TAG_DONE`) to window rank `t`.
-pub fn notify(w: &Window, t: usize, tag: i32) -> MpiResult {
-    let e = &crate::instance::get()?.engine;
+pub fn notify(e: &Engine, w: &Window, t: usize, tag: i32) -> MpiResult {
     let none = [0u8; 1];
     // SAFETY: an empty message (from a valid address all the same).
     let id = crate::monitoring::unrecorded(|| unsafe { e.isend(Buf::flat(none.as_ptr()), 0, w.comm.world_rank(t), tag, w.comm.context, SendMode::Standard) })?;
@@ -63,8 +61,7 @@ pub fn notify(w: &Window, t: usize, tag: i32) -> MpiResult {
 }
 
 /// Receives a notice with `tag` from window rank `t` (waiting, progressing meanwhile).
-pub fn await_notice(w: &Window, t: usize, tag: i32) -> MpiResult {
-    let e = &crate::instance::get()?.engine;
+pub fn await_notice(e: &Engine, w: &Window, t: usize, tag: i32) -> MpiResult {
     let mut none = [0u8; 1];
     // SAFETY: an empty receive (into a valid address all the same), waited for below.
     let id = unsafe { e.irecv(Buf::flat(none.as_mut_ptr()), 0, Some(w.comm.world_rank(t)), tag, w.comm.context) };
@@ -75,18 +72,17 @@ pub fn await_notice(w: &Window, t: usize, tag: i32) -> MpiResult {
 }
 
 /// Whether a notice with `tag` from window rank `t` has arrived (not taken).
-pub fn notice_arrived(w: &Window, t: usize, tag: i32) -> MpiResult<bool> {
-    let e = &crate::instance::get()?.engine;
+pub fn notice_arrived(e: &Engine, w: &Window, t: usize, tag: i32) -> MpiResult<bool> {
     Ok(e.iprobe(Some(w.comm.world_rank(t)), tag, w.comm.context).is_some())
 }
 
 /// MPI_Win_lock's part at window rank `t` of another node: returns once it holds the lock.
-pub fn lock(w: &Window, t: usize, exclusive: bool) -> MpiResult {
-    call(w, t, Request { kind: Kind::Lock as u8, flag: exclusive, ..Default::default() }, 0).map(drop)
+pub fn lock(e: &Engine, w: &Window, t: usize, exclusive: bool) -> MpiResult {
+    call(e, w, t, Request { kind: Kind::Lock as u8, flag: exclusive, ..Default::default() }, 0).map(drop)
 }
 
-pub fn unlock(w: &Window, t: usize, exclusive: bool) -> MpiResult {
-    call(w, t, Request { kind: Kind::Unlock as u8, flag: exclusive, ..Default::default() }, 0).map(drop)
+pub fn unlock(e: &Engine, w: &Window, t: usize, exclusive: bool) -> MpiResult {
+    call(e, w, t, Request { kind: Kind::Unlock as u8, flag: exclusive, ..Default::default() }, 0).map(drop)
 }
 
 /// The error of a request whose reply does not have the size asked for.
