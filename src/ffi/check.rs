@@ -40,6 +40,7 @@ pub fn comm_handle(index: u32) -> MPI_Comm {
 }
 
 /// The communicator behind handle `h`.
+#[inline]
 pub fn comm(u: &'static Instance, h: MPI_Comm) -> MpiResult<CommRef> {
     match h {
         MPI_COMM_WORLD => Ok(CommRef::Static(&u.world)),
@@ -173,11 +174,19 @@ pub fn buffer_bytes(buf: *const std::os::raw::c_void, count_: impl Into<i64>, dt
     Ok(bytes)
 }
 
+// The per-call checks of every send and receive are inlined (a call each showed in the
+// message-rate profile); their error messages stay out of line.
+#[inline]
 pub fn send_tag(tag: c_int) -> MpiResult<i32> {
     if !(0..=MPI_TAG_UB_VALUE).contains(&tag) {
-        return Err(err(MPI_ERR_TAG, format!("invalid tag {tag}: send tags must be {} (MPI_TAG_UB)", crate::error::range(0, MPI_TAG_UB_VALUE as i64))));
+        return Err(bad_send_tag(tag));
     }
     Ok(tag)
+}
+
+#[cold]
+fn bad_send_tag(tag: c_int) -> crate::error::MpiError {
+    err(MPI_ERR_TAG, format!("invalid tag {tag}: send tags must be {} (MPI_TAG_UB)", crate::error::range(0, MPI_TAG_UB_VALUE as i64)))
 }
 
 pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
@@ -191,6 +200,7 @@ pub fn recv_tag(tag: c_int) -> MpiResult<i32> {
 }
 
 /// Peer of a send: Some(world rank), or None for MPI_PROC_NULL.
+#[inline]
 pub fn dest_rank(c: &Comm, r: c_int) -> MpiResult<Option<usize>> {
     if r == MPI_PROC_NULL {
         return Ok(None);
@@ -198,9 +208,15 @@ pub fn dest_rank(c: &Comm, r: c_int) -> MpiResult<Option<usize>> {
     // On an intercommunicator, ranks address the remote group (MPI 4.1 section 7.6.1).
     let peers = c.peers();
     if r < 0 || r as usize >= peers.len() {
-        return Err(err(MPI_ERR_RANK, format!("invalid rank {r}: the {} has {} ranks ({})", kind(c), peers.len(), crate::error::indices(peers.len()))));
+        return Err(bad_dest_rank(c, r));
     }
     Ok(Some(peers[r as usize]))
+}
+
+#[cold]
+fn bad_dest_rank(c: &Comm, r: c_int) -> crate::error::MpiError {
+    let peers = c.peers();
+    err(MPI_ERR_RANK, format!("invalid rank {r}: the {} has {} ranks ({})", kind(c), peers.len(), crate::error::indices(peers.len())))
 }
 
 /// Source of a receive or probe.
@@ -415,7 +431,16 @@ unsafe fn fill_status(s: *mut MPI_Status, source: i32, st: &Status, set_error: b
 /// the latency-critical path), else the typed buffer, which the engine moves block by block.
 pub fn comm_data(buf: *const std::os::raw::c_void, count_: impl Into<i64>, dt: MPI_Datatype) -> MpiResult<(Buf, usize)> {
     let count_ = count_.into();
-    if predefined_size(dt).is_some() || dt == MPI_DATATYPE_NULL {
+    if let Some(size) = predefined_size(dt) {
+        // buffer_bytes without its second look-up of the size (the send/receive fast path).
+        let n = count(count_)?;
+        let bytes = n.checked_mul(size).ok_or_else(|| err(MPI_ERR_COUNT, format!("count {n} of {} overflows", datatype_name(dt))))?;
+        if bytes > 0 && buf.is_null() {
+            return Err(err(MPI_ERR_BUFFER, format!("invalid buffer: NULL with count {n} of {}", datatype_name(dt))));
+        }
+        return Ok((Buf::Flat(buf as *mut u8), bytes));
+    }
+    if dt == MPI_DATATYPE_NULL {
         return Ok((Buf::Flat(buf as *mut u8), buffer_bytes(buf, count_, dt)?));
     }
     let t = committed_dtype(dt)?;

@@ -121,6 +121,7 @@ impl<X: Transport> Engine<X> {
             if g.dead[d] && !g.outq[d].is_empty() {
                 failed.extend(Self::drop_queued(g, d, |_| true));
                 self.t.want_room(d, false);
+                g.room_armed[d] = false;
             }
         }
         for id in failed {
