@@ -3,7 +3,7 @@
    both directions, data pattern and status verified. */
 #include "oxtest.h"
 
-static const int sizes[] = {0, 1, 8, 8184, 8192, 65536, 1 << 20, 4 << 20};
+static const int sizes[] = {0, 1, 8, 8184, 8192, 8193, 8256, 8257, 65536, 1 << 20, 4 << 20};
 #define NS ((int)(sizeof sizes / sizeof sizes[0]))
 
 int main(int argc, char **argv)
