@@ -183,6 +183,15 @@ fn take_posted(posted: &mut VecDeque<ReqId>, i: usize) -> ReqId {
     if i == 0 { posted.pop_front() } else { posted.remove(i) }.expect("a posted receive at index i")
 }
 
+/// The send request an eager packet completes once it is in the channel: all but a synchronous
+/// send's, which completes on the receiver's SyncAck.
+fn completed_by_push(out: &Out) -> Option<ReqId> {
+    match out {
+        Out::Eager { hdr, req, .. } if hdr.flags & FLAG_SYNC == 0 => *req,
+        _ => None,
+    }
+}
+
 fn tag_matches(want: i32, got: i32) -> bool {
     want == super::ANY_TAG || want == got
 }
@@ -460,24 +469,12 @@ impl<X: Transport> Engine<X> {
         };
         // Nothing queued ahead of it (so order holds): push it straight into the channel, without
         // the queue round trip (push, pending list, pop, retain) that cost a third of a send.
-        if g.outq[dest].is_empty() {
-            let pushed = match &out {
-                Out::Eager { hdr, data, .. } => {
-                    let len = hdr.len as usize;
-                    // SAFETY: as in `flush_dest_once`: `data` holds hdr.len packed bytes, and the
-                    // transport calls this only for a non-empty payload.
-                    self.t.try_send(dest, hdr, len, |dst| unsafe { data.pack(0, dst, len) })
-                }
-                Out::Ctl { hdr } => self.t.try_send(dest, hdr, 0, |_| {}),
-                Out::Stream { .. } => false,
-            };
-            if pushed {
-                if matches!(out, Out::Eager { .. }) && !sync {
-                    self.complete(g, id);
-                }
-                self.announce(dest);
-                return Ok(());
+        if g.outq[dest].is_empty() && self.push_whole(dest, &out) {
+            if let Some(done) = completed_by_push(&out) {
+                self.complete(g, done);
             }
+            self.announce(dest);
+            return Ok(());
         }
         self.enqueue(g, dest, out);
         self.flush_dest(g, dest);
@@ -860,6 +857,22 @@ impl<X: Transport> Engine<X> {
         }
     }
 
+    /// Pushes a one-slot packet (`Out::Eager`, `Out::Ctl`) into `dest`'s channel; false when the
+    /// channel has no room (and for `Out::Stream`, which `flush_dest_once` pushes piece by piece).
+    fn push_whole(&self, dest: usize, out: &Out) -> bool {
+        match out {
+            Out::Eager { hdr, data, .. } => {
+                let len = hdr.len as usize;
+                // SAFETY: `data` holds hdr.len packed bytes (user buffer or bsend block, valid until
+                // completion). The ring calls this only for a non-empty payload: a zero-byte send
+                // may pass a NULL buffer (MPI_Send(NULL, 0, ...)).
+                self.t.try_send(dest, hdr, len, |dst| unsafe { data.pack(0, dst, len) })
+            }
+            Out::Ctl { hdr } => self.t.try_send(dest, hdr, 0, |_| {}),
+            Out::Stream { .. } => false,
+        }
+    }
+
     /// One pass of `flush_dest`: (whether anything was pushed, whether to pass again because the
     /// consumer freed room between our last failed push and setting `producer_waiting`).
     fn flush_dest_once(&self, g: &mut Inner, dest: usize) -> (bool, bool) {
@@ -868,18 +881,13 @@ impl<X: Transport> Engine<X> {
             let Some(front) = g.outq[dest].front_mut() else { break };
             let mut completed = None;
             let ok = match front {
-                Out::Eager { hdr, data, req } => {
-                    let len = hdr.len as usize;
-                    // SAFETY: `data` holds hdr.len packed bytes (user buffer or bsend block, valid until
-                    // completion). The ring calls this only for a non-empty payload: a zero-byte send
-                    // may pass a NULL buffer (MPI_Send(NULL, 0, ...)).
-                    let ok = self.t.try_send(dest, hdr, len, |dst| unsafe { data.pack(0, dst, len) });
-                    if ok && hdr.flags & FLAG_SYNC == 0 {
-                        completed = *req;
+                Out::Eager { .. } | Out::Ctl { .. } => {
+                    let ok = self.push_whole(dest, front);
+                    if ok {
+                        completed = completed_by_push(front);
                     }
                     ok
                 }
-                Out::Ctl { hdr } => self.t.try_send(dest, hdr, 0, |_| {}),
                 Out::Stream { req, rreq, data, total, offset } => {
                     let mut any = false;
                     while *offset < *total {
@@ -1324,8 +1332,7 @@ impl<X: Transport> Engine<X> {
 
     /// Whether all of `ids` are done; if so releases them and writes their statuses to `out`.
     fn take_all(g: &mut Inner, ids: &[Option<ReqId>], out: &mut [Status]) -> Option<()> {
-        let pending = ids.iter().position(|id| id.is_some_and(|id| !Self::is_done(g, id)));
-        if pending.is_some() {
+        if ids.iter().any(|id| id.is_some_and(|id| !Self::is_done(g, id))) {
             return None;
         }
         for (id, st) in ids.iter().zip(out.iter_mut()) {
