@@ -340,8 +340,3 @@ export! {
         Ok(())
     }
 }
-
-/// The engine that carries RMA to ranks of other nodes (`osc::remote`).
-fn far_engine() -> MpiResult<&'static crate::p2p::Engine> {
-    Ok(&crate::instance::get()?.engine)
-}

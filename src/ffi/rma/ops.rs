@@ -268,11 +268,11 @@ unsafe fn rma_far(w: &Window, t: usize, off: i128, kind: Kind, o: Option<&Typed>
             let mut r = remote::request(wire::Kind::Put, off, l, tt.count);
             // SAFETY: the origin holds its elements (caller).
             r.data = unsafe { o.packed() }.into_owned();
-            remote::call(super::far_engine()?, w, t, r, 0).map(drop)
+            remote::call(&check::universe()?.engine, w, t, r, 0).map(drop)
         }
         Kind::Get => {
             let o = o.expect("get has an origin");
-            let d = remote::call(super::far_engine()?, w, t, remote::request(wire::Kind::Get, off, l, tt.count), o.bytes())?;
+            let d = remote::call(&check::universe()?.engine, w, t, remote::request(wire::Kind::Get, off, l, tt.count), o.bytes())?;
             if d.len() != o.bytes() {
                 return Err(remote::size_mismatch(d.len(), o.bytes()));
             }
@@ -300,7 +300,7 @@ unsafe fn rma_far(w: &Window, t: usize, off: i128, kind: Kind, o: Option<&Typed>
             // SAFETY: the origin holds its elements (caller).
             r.data = o.map(|o| unsafe { o.packed() }.into_owned()).unwrap_or_default();
             let want = if res.is_some() { tt.bytes() } else { 0 };
-            let old = remote::call(super::far_engine()?, w, t, r, want)?;
+            let old = remote::call(&check::universe()?.engine, w, t, r, want)?;
             if let Some(rb) = res {
                 if old.len() != want {
                     return Err(remote::size_mismatch(old.len(), want));
@@ -428,7 +428,7 @@ export! {
                 r.data.extend_from_slice(std::slice::from_raw_parts(origin_addr as *const u8, size));
                 r.data.extend_from_slice(std::slice::from_raw_parts(compare_addr as *const u8, size));
             }
-            let old = remote::call(super::far_engine()?, &w, t, r, size)?;
+            let old = remote::call(&u.engine, &w, t, r, size)?;
             if old.len() != size {
                 return Err(remote::size_mismatch(old.len(), size));
             }

@@ -46,7 +46,7 @@ fn target_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
 fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
     w.check_alive(u, t)?;
     if w.far[t] {
-        return remote::lock(super::far_engine()?, w, t, exclusive);
+        return remote::lock(&u.engine, w, t, exclusive);
     }
     let a = w.region.rank(t);
     // In a window spanning nodes, a holder may wait for this rank to serve its request: serve
@@ -68,7 +68,7 @@ fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult
 fn unlock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
     fence(SeqCst);
     if w.far[t] {
-        return remote::unlock(super::far_engine()?, w, t, exclusive);
+        return remote::unlock(&u.engine, w, t, exclusive);
     }
     let a = w.region.rank(t);
     sync::rw_release(&a.lock, &a.lock_waiters, exclusive);
@@ -140,7 +140,7 @@ export! {
         fence(SeqCst);
         for &o in &origins {
             if w.far[o] {
-                remote::notify(super::far_engine()?, &w, o, wire::TAG_POST)?;
+                remote::notify(&u.engine, &w, o, wire::TAG_POST)?;
             } else {
                 w.region.post(o, w.rank).fetch_add(1, Release);
                 ring(u, &w, o);
@@ -160,7 +160,7 @@ export! {
         // Wait for each target's post (MPI_MODE_NOCHECK: the application guarantees it).
         if assert & MPI_MODE_NOCHECK == 0 {
             for &t in targets.iter().filter(|&&t| w.far[t]) {
-                remote::await_notice(super::far_engine()?, &w, t, wire::TAG_POST)?;
+                remote::await_notice(&u.engine, &w, t, wire::TAG_POST)?;
             }
             let posts: Vec<_> = targets.iter().filter(|&&t| !w.far[t]).map(|&t| w.region.post(w.rank, t)).collect();
             wait_local(u, &w, || take_all(&posts))?;
@@ -178,7 +178,7 @@ export! {
         fence(SeqCst);
         for &t in &targets {
             if w.far[t] {
-                remote::notify(super::far_engine()?, &w, t, wire::TAG_DONE)?;
+                remote::notify(&u.engine, &w, t, wire::TAG_DONE)?;
             } else {
                 w.region.done(t, w.rank).fetch_add(1, Release);
                 ring(u, &w, t);
@@ -191,7 +191,7 @@ export! {
         let (u, w) = win_of(win)?;
         let origins = w.epochs().exposure.clone().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_wait without MPI_Win_post"))?;
         for &o in origins.iter().filter(|&&o| w.far[o]) {
-            remote::await_notice(super::far_engine()?, &w, o, wire::TAG_DONE)?;
+            remote::await_notice(&u.engine, &w, o, wire::TAG_DONE)?;
         }
         let done: Vec<_> = origins.iter().filter(|&&o| !w.far[o]).map(|&o| w.region.done(w.rank, o)).collect();
         wait_local(u, &w, || take_all(&done))?;
@@ -209,11 +209,11 @@ export! {
         // Every far origin's notice must be there before any counter is consumed.
         let mut ok = done.iter().all(|c| c.load(Acquire) != 0);
         for &o in &far {
-            ok = ok && remote::notice_arrived(super::far_engine()?, &w, o, wire::TAG_DONE)?;
+            ok = ok && remote::notice_arrived(&u.engine, &w, o, wire::TAG_DONE)?;
         }
         if ok {
             for &o in &far {
-                remote::await_notice(super::far_engine()?, &w, o, wire::TAG_DONE)?;
+                remote::await_notice(&u.engine, &w, o, wire::TAG_DONE)?;
             }
             ok = take_all(&done);
         }
