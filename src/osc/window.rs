@@ -144,9 +144,8 @@ impl Window {
         let mine = if alloc { spec.size as u64 } else { 0 };
         let mut sizes = vec![0u64; n];
         sizes[me] = mine;
-        let blocks = crate::coll::gather::Blocks { base: sizes.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
-        // SAFETY: `sizes` holds n disjoint 8-byte blocks; our own block is already in place.
-        unsafe { crate::coll::allgather::allgather(&cx.phase(1), None, &blocks)? };
+        // SAFETY: u64 has no invalid bit patterns.
+        unsafe { allgather_each(&cx.phase(1), &mut sizes)? };
         let layout = Layout::new(n);
         // Allocated (non-shared) windows pad each rank's memory to 64 bytes; shared windows are
         // contiguous in rank order (MPI 4.1 section 12.2.3, alloc_shared_noncontig not set).
@@ -178,9 +177,8 @@ impl Window {
                 }
             }
         }
-        let blocks = crate::coll::gather::Blocks { base: ids.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 8) as isize).collect(), lens: vec![8; n] };
-        // SAFETY: `ids` holds n disjoint 8-byte blocks; ours is in place.
-        unsafe { crate::coll::allgather::allgather(&cx.phase(2), None, &blocks)? };
+        // SAFETY: i32 pairs have no invalid bit patterns.
+        unsafe { allgather_each(&cx.phase(2), &mut ids)? };
         // A failed leader fails the window everywhere (no member is left waiting in a later step).
         if let Some(r) = (0..n).find(|&r| ids[r][1] < 0) {
             return Err(failure.unwrap_or_else(|| err(ErrorClass::NoMem, format!("rank {r} of the window could not create its node's shared memory"))));
@@ -212,9 +210,8 @@ impl Window {
         // orders the stores above before any member's first access (it is the last step).
         let mut info = vec![[0u64; 2]; n];
         info[me] = [spec.size as u64, spec.disp_unit as u64];
-        let blocks = crate::coll::gather::Blocks { base: info.as_mut_ptr() as *mut u8, offs: (0..n).map(|i| (i * 16) as isize).collect(), lens: vec![16; n] };
-        // SAFETY: `info` holds n disjoint 16-byte blocks; ours is in place.
-        unsafe { crate::coll::allgather::allgather(&cx.phase(4), None, &blocks)? };
+        // SAFETY: u64 pairs have no invalid bit patterns.
+        unsafe { allgather_each(&cx.phase(4), &mut info)? };
         let threads = crate::runtime::job::threads_job().is_some();
         Ok(Window {
             comm,
@@ -397,6 +394,18 @@ fn revoke_on_failure(u: &Universe, comm: &Comm, e: &crate::error::MpiError) {
     if matches!(e.class, ErrorClass::ProcFailed | ErrorClass::Revoked) {
         u.engine.revoke(comm.context, &comm.group);
     }
+}
+
+/// Gives every member all members' `all[r]` (each rank has put its own at its index).
+///
+/// # Safety
+/// Every bit pattern must be a valid `T` (plain integers): the elements arrive as bytes.
+unsafe fn allgather_each<T: Copy>(cx: &Coll, all: &mut [T]) -> MpiResult {
+    let size = std::mem::size_of::<T>();
+    let blocks = crate::coll::gather::Blocks { base: all.as_mut_ptr() as *mut u8, offs: (0..all.len()).map(|i| (i * size) as isize).collect(), lens: vec![size; all.len()] };
+    // SAFETY: `all` holds all.len() disjoint blocks of `size` bytes, ours in place; any bytes
+    // are a valid `T` (caller).
+    unsafe { crate::coll::allgather::allgather(cx, None, &blocks) }
 }
 
 /// Whether `[lo, hi)` lies in the union of `regions` (address, length): regions attached back to
