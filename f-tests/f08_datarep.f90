@@ -13,20 +13,7 @@ module f08_datarep_convs
     implicit none
     integer :: nconv = 0, bad = 0
 contains
-    subroutine negate(userbuf, filebuf, n, to_file)
-        type(c_ptr), value :: userbuf, filebuf
-        integer(kind=MPI_COUNT_KIND), intent(in) :: n
-        logical, intent(in) :: to_file
-        integer, pointer :: u(:), f(:)
-        call c_f_pointer(userbuf, u, [n])
-        call c_f_pointer(filebuf, f, [n])
-        if (to_file) then
-            f = -u
-        else
-            u = -f
-        end if
-        nconv = nconv + 1
-    end subroutine
+    include 'f08_datarep_negate.inc'
     subroutine neg_read(userbuf, datatype, count, filebuf, position, extra_state, ierror)
         type(c_ptr), value :: userbuf, filebuf
         type(MPI_Datatype) :: datatype
@@ -61,8 +48,7 @@ program f08_datarep
     use f08_datarep_convs
     implicit none
     integer, parameter :: n = 5
-    integer :: rank, i, ierr, cls, buf(n), got(n), pid(1), k, before
-    integer(kind=MPI_OFFSET_KIND) :: off
+    integer :: rank, ierr, cls, pid(1)
     type(MPI_File) :: fh
     character(len=64) :: fname
     character(len=8) :: reps(2) = [character(len=8) :: 'oxneg', 'oxnull']
@@ -80,36 +66,12 @@ program f08_datarep
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_DUP_DATAREP, 'oxneg again: MPI_ERR_DUP_DATAREP')
 
-    off = rank * n
-    call MPI_File_open(MPI_COMM_WORLD, fname, MPI_MODE_CREATE + MPI_MODE_RDWR, MPI_INFO_NULL, fh)
-    do k = 1, 2
-        buf = [(rank * 1000 + k * 100 + i, i = 1, n)]
-        call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, trim(reps(k)), MPI_INFO_NULL, ierr)
-        call check(ierr == MPI_SUCCESS, 'set_view ' // reps(k))
-        before = nconv
-        call MPI_File_write_at_all(fh, off, buf, n, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
-        call check(ierr == MPI_SUCCESS, 'write_at_all ' // reps(k))
-        call check((nconv > before) .eqv. (k /= 2), 'write converted (not for oxnull) ' // reps(k))
-        call MPI_File_sync(fh)
-        call MPI_Barrier(MPI_COMM_WORLD)
-        got = 0
-        call MPI_File_read_at(fh, off, got, n, MPI_INTEGER, MPI_STATUS_IGNORE, ierr)
-        call check(ierr == MPI_SUCCESS .and. all(got == buf), 'read back ' // reps(k))
-        call MPI_File_set_view(fh, 0_MPI_OFFSET_KIND, MPI_INTEGER, MPI_INTEGER, 'native', MPI_INFO_NULL)
-        got = 0
-        call MPI_File_read_at(fh, off, got, n, MPI_INTEGER, MPI_STATUS_IGNORE)
-        if (k == 2) then
-            call check(all(got == buf), 'oxnull stores the data unconverted')
-        else
-            call check(all(got == -buf), 'the file holds the converted data ' // reps(k))
-        end if
-        call MPI_Barrier(MPI_COMM_WORLD)
-    end do
-    call check(bad == 0, 'the conversion procedures saw MPI_INTEGER and their extra state')
+    call write_read_check(fh, fname, rank, reps)
     call MPI_File_close(fh)
     call MPI_Barrier(MPI_COMM_WORLD)
     if (rank == 0) call MPI_File_delete(fname, MPI_INFO_NULL)
     call MPI_Finalize()
 contains
     include 'f08_check.inc'
+    include 'f08_datarep_rw.inc'
 end program

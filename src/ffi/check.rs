@@ -360,12 +360,8 @@ pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
     if status_ignored(s) {
         return;
     }
-    let source = match instance::peek() {
-        Some(u) if st.source >= 0 => comm_of_context(u, st.context).and_then(|c| c.peer_rank_of(st.source as usize)).map_or(st.source, |r| r as i32),
-        _ => st.source,
-    };
     // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
-    unsafe { fill_status(s, source, st, set_error) }
+    unsafe { StatusWriter::new().write(s, st, set_error) }
 }
 
 /// `write_status` for the statuses of one array call (MPI_Waitall...): finds the instance once,

@@ -57,10 +57,11 @@ pub fn unregister(e: &Engine, w: &Window) {
 
 impl Progress for Server {
     fn progress(&self, e: &Engine) -> bool {
-        let Ok(mut st) = self.state.try_lock() else { return false };
+        let Ok(mut guard) = self.state.try_lock() else { return false };
+        // One reborrow, so the loops below can read `windows` while they push to `recvs`.
+        let st = &mut *guard;
         let mut any = false;
         st.sends.retain(|(id, _)| e.take_done(*id).is_none());
-        let windows: Vec<(u32, Arc<Window>)> = st.windows.iter().filter_map(|(c, w)| Some((*c, w.upgrade()?))).collect();
         // Receives of requests that had not completed at once (requests come from other nodes
         // whole, through UCX, so there are none in practice), then the new requests.
         let mut ready = Vec::new();
@@ -73,7 +74,7 @@ impl Progress for Server {
                 false
             }
         });
-        for (ctx, _) in &windows {
+        for (ctx, _) in &st.windows {
             while let Some((m, status)) = e.take_arrived(wire::TAG_REQ, *ctx) {
                 any = true;
                 let mut buf = vec![0u8; status.bytes as usize];
@@ -89,35 +90,40 @@ impl Progress for Server {
             }
         }
         for (ctx, src, buf) in ready {
-            let Some((_, w)) = windows.iter().find(|(c, _)| *c == ctx) else { continue };
+            let Some(w) = window(st, ctx) else { continue };
             let Some(req) = Request::decode(&buf) else { continue };
             match req.kind() {
                 Some(Kind::Lock) => st.locks.push((ctx, src, req)),
                 Some(Kind::Unlock) => {
                     let a = w.region.rank(w.rank);
                     super::sync::rw_release(&a.lock, &a.lock_waiters, req.flag);
-                    reply(e, &mut st, ctx, src, req.reply_tag, wire::ok(&[]));
+                    reply(e, st, ctx, src, req.reply_tag, wire::ok(&[]));
                 }
                 _ => {
-                    let r = apply(w, &req).map_or_else(|e| wire::failed(&e), |d| wire::ok(&d));
-                    reply(e, &mut st, ctx, src, req.reply_tag, r);
+                    let r = apply(&w, &req).map_or_else(|e| wire::failed(&e), |d| wire::ok(&d));
+                    reply(e, st, ctx, src, req.reply_tag, r);
                 }
             }
         }
         // Locks, in the order asked.
         let waiting = std::mem::take(&mut st.locks);
         for (ctx, src, req) in waiting {
-            let Some((_, w)) = windows.iter().find(|(c, _)| *c == ctx) else { continue };
+            let Some(w) = window(st, ctx) else { continue };
             let a = w.region.rank(w.rank);
             if super::sync::rw_acquire(&a.lock, &a.lock_waiters, req.flag, &|| true) {
                 any = true;
-                reply(e, &mut st, ctx, src, req.reply_tag, wire::ok(&[]));
+                reply(e, st, ctx, src, req.reply_tag, wire::ok(&[]));
             } else {
                 st.locks.push((ctx, src, req));
             }
         }
         any
     }
+}
+
+/// The live window of context `ctx`, if this rank still serves one.
+fn window(st: &State, ctx: u32) -> Option<Arc<Window>> {
+    st.windows.iter().find(|(c, _)| *c == ctx).and_then(|(_, w)| w.upgrade())
 }
 
 fn reply(e: &Engine, st: &mut State, ctx: u32, dest: usize, tag: i32, bytes: Vec<u8>) {
