@@ -31,6 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod entry;
+mod got_vars;
 mod memfd;
 mod private_libs;
 pub mod rank_dlopen;
@@ -99,6 +100,8 @@ pub struct Prepared {
     copies: Vec<String>,
     /// The link-time address (`r_offset`) of each copy, same order as `copies`.
     copy_offsets: Vec<u64>,
+    /// The GOT slots through which -fPIC code reaches getopt's variables (`got_vars`).
+    got_slots: got_vars::Slots,
     /// The program's DT_INIT function (link-time address), run by `Instance::constructors`.
     init: Option<u64>,
     /// The program's DT_INIT_ARRAY: link-time address and number of entries.
@@ -136,8 +139,13 @@ pub struct Instance {
     fd: c_int,
     /// The memfds of this instance's private library copies (`private_libs`).
     lib_fds: Vec<c_int>,
-    /// (name, address) of this instance's copies of library variables (`R_X86_64_COPY`).
+    /// (name, address) of this instance's copies of library variables (`R_X86_64_COPY`, and
+    /// the storage `got_vars` gave the getopt variables its GOT names).
     copies: Vec<(String, usize)>,
+    /// That storage (null if none), which the instance's GOT points at: the rank's code uses it
+    /// as long as the object stays loaded, so it is freed only when `unload` sees the object
+    /// leave, and never for an instance dropped without `unload` (like its handle).
+    got_vars: *mut got_vars::Vars,
     /// The program's own constructors, in the order the dynamic loader would run them.
     constructors: Vec<InitFn>,
 }
@@ -209,6 +217,11 @@ impl Instance {
             if h.is_null() {
                 // SAFETY: our memfd; its object is gone, nothing refers to it.
                 unsafe { libc::close(fd) };
+                if fd == self.fd && !self.got_vars.is_null() {
+                    // SAFETY: from Box::into_raw in load_instance, freed once (self is consumed);
+                    // the object whose GOT pointed at it is gone.
+                    drop(unsafe { Box::from_raw(self.got_vars) });
+                }
             } else {
                 // SAFETY: drops the reference RTLD_NOLOAD just took.
                 unsafe { libc::dlclose(h) };
@@ -345,7 +358,14 @@ impl Prepared {
         // (prepare checked it lies in an executable PT_LOAD segment); C's main has this signature
         // (the envp argument is ignored by a two- or zero-argument main, per the x86-64 ABI).
         let main: MainFn = unsafe { std::mem::transmute::<usize, MainFn>(addr) };
-        let copies = self.copies.iter().zip(&self.copy_offsets).map(|(n, &o)| (n.clone(), base.wrapping_add(o as usize))).collect();
+        let mut copies: Vec<(String, usize)> = self.copies.iter().zip(&self.copy_offsets).map(|(n, &o)| (n.clone(), base.wrapping_add(o as usize))).collect();
+        let got_vars = if self.got_slots.is_empty() {
+            std::ptr::null_mut()
+        } else {
+            let (vars, more) = self.got_slots.redirect(base).map_err(fail)?;
+            copies.extend(more);
+            Box::into_raw(vars)
+        };
         let mut constructors = Vec::new();
         if let Some(init) = self.init.filter(|&a| a != 0) {
             // SAFETY: DT_INIT of this loaded instance: a function of this signature (glibc calls
@@ -363,7 +383,7 @@ impl Prepared {
                 }
             }
         }
-        Ok(Instance { main, handle, base, fd, lib_fds, copies, constructors })
+        Ok(Instance { main, handle, base, fd, lib_fds, copies, got_vars, constructors })
     }
 }
 
@@ -427,6 +447,7 @@ const DT_INIT_ARRAY: i64 = 25;
 const DT_INIT_ARRAYSZ: i64 = 27;
 const DT_FLAGS_1: i64 = 0x6fff_fffb;
 const R_X86_64_COPY: u32 = 5;
+const R_X86_64_GLOB_DAT: u32 = 6;
 const DF_1_PIE: u64 = 0x0800_0000;
 const STT_FUNC: u8 = 2;
 const STB_LOCAL: u8 = 0;
@@ -614,9 +635,10 @@ fn vaddr_to_off(ph: &[Phdr], vaddr: u64, len: u64) -> Option<u64> {
     (vaddr - p.p_vaddr).checked_add(p.p_offset)
 }
 
-/// Names and link-time addresses (`r_offset`) of the symbols with `R_X86_64_COPY` relocations in
-/// `DT_RELA` (read through the dynamic section, which stripping keeps).
-fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<(String, u64)>, &'static str> {
+/// Names and link-time addresses (`r_offset`) of the symbols with relocations of type `rtype`
+/// (`R_X86_64_COPY`, `R_X86_64_GLOB_DAT`) in `DT_RELA` (read through the dynamic section, which
+/// stripping keeps).
+fn named_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)], rtype: u32) -> Result<Vec<(String, u64)>, &'static str> {
     let get = |tag: i64| dynamic.iter().find(|(t, _)| *t == tag).map(|&(_, v)| v);
     let (Some(rela), Some(relasz)) = (get(DT_RELA), get(DT_RELASZ)) else {
         return Ok(Vec::new());
@@ -625,12 +647,12 @@ fn copy_relocs(b: &[u8], ph: &[Phdr], dynamic: &[(i64, u64)]) -> Result<Vec<(Str
     let mut names = Vec::new();
     for i in 0..relasz / 24 {
         let info = u64_at(b, rela + i * 24 + 8).ok_or("truncated relocations")?;
-        if info as u32 != R_X86_64_COPY {
+        if info as u32 != rtype {
             continue;
         }
         let r_offset = u64_at(b, rela + i * 24).ok_or("truncated relocations")?;
         let (Some(symtab), Some(strtab), Some(strsz)) = (get(DT_SYMTAB), get(DT_STRTAB), get(DT_STRSZ)) else {
-            return Err("copy relocation without a symbol table");
+            return Err("symbol relocation without a symbol table");
         };
         let sym = (info >> 32).checked_mul(24).and_then(|o| o.checked_add(symtab)).ok_or("bad relocation")?;
         let sym = vaddr_to_off(ph, sym, 24).ok_or("relocation symbol outside the file")?;
@@ -709,7 +731,10 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
         return Err(refusal(program, PIE_TLS_REASON, Some(REBUILD_FIX)));
     }
 
-    let (copies, copy_offsets): (Vec<String>, Vec<u64>) = copy_relocs(b, &ph, &entries).map_err(corrupt)?.into_iter().unzip();
+    let (copies, copy_offsets): (Vec<String>, Vec<u64>) = named_relocs(b, &ph, &entries, R_X86_64_COPY).map_err(corrupt)?.into_iter().unzip();
+    let mut glob_dat = named_relocs(b, &ph, &entries, R_X86_64_GLOB_DAT).map_err(corrupt)?;
+    glob_dat.retain(|(n, _)| !copies.contains(n));
+    let got_slots = got_vars::Slots::find(glob_dat, &ph);
     if let Some(bad) = copies.iter().find(|c| MUTABLE_LIBC_DATA.contains(&c.as_str())) {
         return Err(refusal(
             program,
@@ -783,7 +808,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
             image[o + 8..o + 16].copy_from_slice(&0u64.to_le_bytes());
         }
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, init, init_array, private: std::sync::OnceLock::new() })
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, got_slots, init, init_array, private: std::sync::OnceLock::new() })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.
@@ -1126,7 +1151,18 @@ mod tests {
         let so = build(&d, "getopt.so", getopt, &["-shared", "-fPIC"]);
         assert!(prepare(&so).unwrap().copy_relocated().is_empty());
         let pic_pie = build(&d, "getopt_pic", getopt, &["-fPIC", "-pie"]);
-        assert!(prepare(&pic_pie).unwrap().copy_relocated().is_empty());
+        let p = prepare(&pic_pie).unwrap();
+        assert!(p.copy_relocated().is_empty());
+        // -fPIC code reaches libc's variables through its GOT: each instance's slots are pointed
+        // at storage of its own (`got_vars`), with a fresh process's values.
+        let (a, b) = (p.load_instance(0).unwrap(), p.load_instance(1).unwrap());
+        let (oa, ob) = (a.copy_address("optind").unwrap(), b.copy_address("optind").unwrap());
+        assert_ne!(oa, ob);
+        // SAFETY: the instances' own `int optind` and `char *optarg`, made at load time.
+        unsafe {
+            assert_eq!((*(oa as *const c_int), *(ob as *const c_int)), (1, 1));
+            assert!((*(a.copy_address("optarg").unwrap() as *const *const c_char)).is_null());
+        }
 
         let hello = r#"
             #include <stdio.h>

@@ -7,10 +7,9 @@
 //! decode the few instructions such a `_start` holds, up to its call, and accept nothing else:
 //! an entry point we do not recognise is a refusal, never a guess.
 
-use super::{u64_at, vaddr_to_off, Phdr, DT_RELA, DT_RELASZ, DT_SYMTAB, PF_X, PT_LOAD};
+use super::{u64_at, vaddr_to_off, Phdr, DT_RELA, DT_RELASZ, DT_SYMTAB, PF_X, PT_LOAD, R_X86_64_GLOB_DAT};
 
 const R_X86_64_64: u32 = 1;
-const R_X86_64_GLOB_DAT: u32 = 6;
 const R_X86_64_RELATIVE: u32 = 8;
 /// `_start` is a dozen instructions; glibc's is 43 bytes up to its call.
 const MAX_START_BYTES: usize = 96;
