@@ -134,8 +134,6 @@ pub struct Engine<T: Transport = Nodes> {
     eager_max: std::sync::atomic::AtomicUsize,
     /// Bounce buffer of rendezvous reads of a sender's small typed pieces (`rendezvous.rs`).
     bounce: Mutex<Vec<u8>>,
-    /// Adaptive spin budget of this rank's waits (see WaitPolicy::wait).
-    spin_budget: AtomicU32,
     /// Whether world rank `w` is a failed, unacknowledged member of the communicator of context
     /// `ctx` (set once the universe exists; decides MPI_ANY_SOURCE receives, see `failure.rs`).
     unacked: OnceLock<Box<failure::UnackedFn>>,
@@ -253,7 +251,6 @@ impl<X: Transport> Engine<X> {
             split_copies: std::sync::atomic::AtomicBool::new(false),
             eager_max: std::sync::atomic::AtomicUsize::new(X::MAX_PAYLOAD),
             bounce: Mutex::new(Vec::new()),
-            spin_budget: AtomicU32::new(policy.spins),
             unacked: OnceLock::new(),
             gauges: Default::default(),
             hooks: Default::default(),
@@ -982,7 +979,7 @@ impl<X: Transport> Engine<X> {
             if hooked || (moved && self.hook_work.load(Ordering::Relaxed) != 0) {
                 continue;
             }
-            self.policy.wait(bell, seen, &self.spin_budget, || self.anything_arrived());
+            self.policy.wait(bell, seen, || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         self.gauges.wait_ends(began);

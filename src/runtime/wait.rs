@@ -1,50 +1,64 @@
-//! Waiting for something to happen: spin while ranks have cores to themselves, then yield, then block
-//! on the rank's futex doorbell, which peers ring when they give it work.
+//! Waiting for something to happen: a rank with a core of its own spins (for `LINGER_US`), then
+//! blocks on its futex doorbell, which peers ring when they give it work; on an oversubscribed
+//! node it yields a few times, then blocks.
 //!
 //! Measured on a 2-core machine (`docs/design/engine.md` 4.3): with 8 ranks a fixed spin budget costs ~250 us
-//! per hop and pure spinning ~42 ms, so the spin budget is zero when the job oversubscribes the CPUs it
-//! may run on, and a few microseconds otherwise. Measured here with oxmpi (8 ranks, 2 cores, 2026-11):
+//! per hop and pure spinning ~42 ms, so there is no spinning when the job oversubscribes the CPUs it
+//! may run on. Measured here with oxmpi (8 ranks, 2 cores, 2026-11):
 //! blocking at once gave 8.5 us per ping-pong hop (4 pairs), 19 us with 6 idle ranks and 46 us per
 //! barrier; yielding 10 times before blocking gave 3.8 us, 0.4 us and 14 us (the idle ranks soon block
 //! and leave the cores to the busy pair; a partner that answers within a few yields is never slept on).
 use super::futex;
 use super::segment::Doorbell;
 use super::threads::sched;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 /// How long to spin and how often to yield before blocking.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct WaitPolicy {
-    /// Iterations of `spin_loop` (each a PAUSE) before yielding.
+    /// Iterations of `spin_loop` (each a PAUSE and a look at the channels) between two looks at
+    /// the clock while lingering; u32::MAX (OXMPI_WAIT=spin) spins for ever; 0 spins not at all.
     pub spins: u32,
-    /// `sched_yield` calls before blocking on the futex.
+    /// `sched_yield` calls before blocking (oversubscribed nodes, OXMPI_WAIT=yield).
     pub yields: u32,
-    /// Whether to block at all (false only for OXMPI_WAIT=spin).
+    /// Whether to block at all (false for OXMPI_WAIT=spin and yield).
     pub block: bool,
+    /// How long a rank with a core of its own spins before it blocks (`spins` > 0).
+    pub linger: Duration,
 }
+
+/// Default of OXMPI_LINGER_US. Measured here (8-byte ping-pong, 2 ranks, 2 cores loaded by two
+/// busy loops and other jobs, 10 runs each, median of each run in us): spinning for ever 0.19 in
+/// 7 runs, worst 85; spinning 4 ms then blocking 0.20 in 6, worst 15.5; 1 ms: worst 6081 (the
+/// partner off its core longer than the linger); the former adaptive spin (halved after each
+/// empty spell) then 20 yields then a futex: median 60, worst 4668. Yields while spinning gave
+/// 2-5 ms: on CFS a `sched_yield` hands the core to a busy loop for its whole slice. And a rank
+/// that blocked is woken late: having spun, it has used its CFS share, so its wake-up does not
+/// preempt the busy loop. Hence: no yields, and block only after a time slice's worth of spinning.
+const LINGER_US: u64 = 4000;
 
 impl WaitPolicy {
     /// Chooses the policy from OXMPI_WAIT (auto | spin | yield | block) and the ratio of ranks on
     /// this node to the CPUs this process may use.
     pub fn choose(ranks_on_node: usize) -> WaitPolicy {
         let mode = std::env::var("OXMPI_WAIT").unwrap_or_default();
+        let none = Duration::ZERO;
         match mode.as_str() {
-            "spin" => WaitPolicy { spins: u32::MAX, yields: 0, block: false },
-            "yield" => WaitPolicy { spins: 0, yields: u32::MAX, block: false },
-            "block" => WaitPolicy { spins: 0, yields: 0, block: true },
-            _ => {
-                // OXMPI_YIELDS overrides the number of yields before blocking (a tuning knob).
+            "spin" => WaitPolicy { spins: u32::MAX, yields: 0, block: false, linger: none },
+            "yield" => WaitPolicy { spins: 0, yields: u32::MAX, block: false, linger: none },
+            "block" => WaitPolicy { spins: 0, yields: 0, block: true, linger: none },
+            _ if ranks_on_node > available_cpus() => {
+                // Oversubscribed: a spinning rank would burn the time slice of the rank it waits
+                // for (engine.md 4.3: 30x slower than blocking at once). A few yields first let
+                // a partner that is about to answer do so. OXMPI_YIELDS tunes their number.
                 let yields = std::env::var("OXMPI_YIELDS").ok().and_then(|v| v.parse().ok());
-                if ranks_on_node > available_cpus() {
-                    WaitPolicy { spins: 0, yields: yields.unwrap_or(10), block: true }
-                } else {
-                    // 2000 pauses: about 50 us on the development machine (25 ns per PAUSE). With
-                    // 20000 (0.5 ms) a rank sharing its core with its partner, which happens when
-                    // other programs load the machine, made calls take 1 ms; ping-pong latency
-                    // and 4 MiB bandwidth measured the same with either budget.
-                    WaitPolicy { spins: 2_000, yields: yields.unwrap_or(20), block: true }
-                }
+                WaitPolicy { spins: 0, yields: yields.unwrap_or(10), block: true, linger: none }
+            }
+            _ => {
+                let us = std::env::var("OXMPI_LINGER_US").ok().and_then(|v| v.parse().ok()).unwrap_or(LINGER_US);
+                // 256 looks at the channels (a few us) between looks at the clock.
+                WaitPolicy { spins: if us > 0 { 256 } else { 0 }, yields: 0, block: true, linger: Duration::from_micros(us) }
             }
         }
     }
@@ -53,12 +67,7 @@ impl WaitPolicy {
     /// input, or returns early (spurious wake-ups and a 100 ms timeout are harmless: the caller
     /// re-checks its condition). Senders of messages ring the doorbell only when someone sleeps
     /// (`notify`), so while spinning the waiter watches its channels through `arrived`.
-    ///
-    /// `budget` is the caller's adaptive spin budget (at most `self.spins`): halved each time a
-    /// spin phase ends empty-handed, doubled when the event comes while spinning. So when other
-    /// work shares the cores (a loaded machine, not only our own oversubscription) spinning fades
-    /// out instead of burning the time slices the peer needs (`docs/design/engine.md` 4.3 item 3).
-    pub fn wait(&self, bell: &Doorbell, seen: u32, budget: &AtomicU32, arrived: impl Fn() -> bool) {
+    pub fn wait(&self, bell: &Doorbell, seen: u32, arrived: impl Fn() -> bool) {
         let changed = || bell.seq.load(Ordering::Acquire) != seen || arrived();
         if sched::in_fiber() {
             // A rank fiber: its carrier runs other ranks until this one has news. Counted as
@@ -72,32 +81,25 @@ impl WaitPolicy {
             bell.parked.fetch_sub(1, Ordering::SeqCst);
             return;
         }
-        let spins = budget.load(Ordering::Relaxed).min(self.spins);
-        let mut i = 0u32;
-        while i < spins {
-            if changed() {
-                if spins < self.spins {
-                    budget.store(spins.saturating_mul(2).max(64).min(self.spins), Ordering::Relaxed);
+        if self.spins > 0 {
+            let start = std::time::Instant::now();
+            loop {
+                for _ in 0..self.spins {
+                    if changed() {
+                        return;
+                    }
+                    std::hint::spin_loop();
                 }
-                return;
+                if self.spins == u32::MAX || start.elapsed() >= self.linger {
+                    break;
+                }
             }
-            std::hint::spin_loop();
-            i += 1;
         }
-        if spins > 0 {
-            budget.store(spins / 2, Ordering::Relaxed);
-        }
-        let mut y = 0u32;
-        while y < self.yields {
+        for _ in 0..self.yields {
             if changed() {
-                // The peer answered soon after all: spinning may pay again.
-                if self.spins > 0 {
-                    budget.store(spins.saturating_mul(2).max(64).min(self.spins), Ordering::Relaxed);
-                }
                 return;
             }
             std::thread::yield_now();
-            y += 1;
         }
         if !self.block {
             return;
@@ -155,6 +157,7 @@ pub fn available_cpus() -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::AtomicU32;
     use std::sync::Arc;
 
     #[test]
@@ -162,10 +165,9 @@ mod tests {
         let bell = Arc::new(Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), inbox: std::sync::atomic::AtomicU64::new(0), carrier: AtomicU32::new(0) });
         let b2 = bell.clone();
         let t = std::thread::spawn(move || {
-            let p = WaitPolicy { spins: 0, yields: 0, block: true };
-            let budget = AtomicU32::new(0);
+            let p = WaitPolicy { spins: 0, yields: 0, block: true, linger: Duration::ZERO };
             while b2.seq.load(Ordering::Acquire) == 0 {
-                p.wait(&b2, 0, &budget, || false);
+                p.wait(&b2, 0, || false);
             }
         });
         std::thread::sleep(Duration::from_millis(20));
