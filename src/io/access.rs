@@ -92,6 +92,61 @@ impl File {
         }
     }
 
+    /// Starts a nonblocking access (MPI_File_iread*, iwrite*, and the `_all` forms, which do not
+    /// go through two-phase I/O here: see below). Everything the standard checks at the call is
+    /// checked now, and the file position is claimed now (MPI 4.1 section 14.4.3: the individual
+    /// pointer moves by the whole request, the shared pointer is taken); then the I/O worker
+    /// (`worker`) transfers. Returns an external request of `u`'s engine, completed with the
+    /// memory bytes moved, or with the error's class.
+    ///
+    /// The `_all` forms take the independent path on the worker: two-phase I/O needs every
+    /// rank's runs before any transfer, which a nonblocking call cannot wait for; the transfer
+    /// still overlaps the caller's computation.
+    ///
+    /// # Safety
+    /// `buf` must hold (write) or have room for (read) `count` elements of `dt`, and stay so
+    /// until the request completes (the standard's rule for nonblocking buffers).
+    pub unsafe fn start(self: &Arc<Self>, u: &'static Universe, write: bool, at: At, buf: *mut u8, count: usize, dt: Arc<TypeRepr>) -> MpiResult<crate::p2p::ReqId> {
+        self.check(write, at)?;
+        let view = self.view();
+        let fbytes = view.datarep.file_size(&dt, count)?;
+        let es = view.etype_size();
+        let pos = match at {
+            At::Offset(o) => o,
+            At::Individual => {
+                let mut p = self.pointer();
+                let o = *p;
+                *p += fbytes / es;
+                o
+            }
+            At::Shared => self.shared.fetch_add(fbytes / es),
+        };
+        pos.checked_mul(es).ok_or_else(|| err(ErrorClass::Arg, format!("offset {pos} is too large")))?;
+        let (f, addr, ctx) = (self.clone(), buf as usize, crate::runtime::job::context());
+        let id = u.engine.new_external();
+        self.outstanding.begin();
+        super::worker::submit(move || {
+            // The rank's context: a registered datarep's conversion functions may call MPI.
+            let mine = crate::runtime::job::context();
+            crate::runtime::job::set_context(ctx);
+            let m = Mem { buf: addr as *mut u8, count, dt: &dt };
+            let t = Transfer { u, file: &f, collective: false };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: the caller keeps the buffer valid until the request completes (contract).
+                unsafe { move_data(&t, &view, write, pos, m, fbytes) }
+            }));
+            f.outstanding.end();
+            let st = match r {
+                Ok(Ok((_, mem))) => crate::p2p::Status { bytes: mem, ..crate::p2p::Status::empty() },
+                Ok(Err(e)) => crate::p2p::Status { error: Some(e.class), ..crate::p2p::Status::empty() },
+                Err(_) => crate::p2p::Status { error: Some(ErrorClass::Intern), ..crate::p2p::Status::empty() },
+            };
+            u.engine.complete_external_status(id, st);
+            crate::runtime::job::set_context(mine);
+        });
+        Ok(id)
+    }
+
     /// MPI_File_read/write_ordered (collective): the ranks access consecutive pieces at the
     /// shared file pointer in rank order (an exclusive scan of their sizes).
     ///

@@ -98,6 +98,8 @@ pub struct File {
     /// The file's error handler: an opaque handle value of the C boundary.
     pub errhandler: AtomicI32,
     pub split: Mutex<Option<Split>>,
+    /// Nonblocking accesses still with the I/O worker.
+    pub outstanding: super::worker::Outstanding,
 }
 
 /// How MPI_File_open failures are told to the other ranks.
@@ -244,6 +246,7 @@ impl File {
             lock: if amode.may_write() { FileLock::open(path).ok() } else { None },
             errhandler: AtomicI32::new(errhandler),
             split: Mutex::new(None),
+            outstanding: Default::default(),
             comm,
         };
         if amode.append {
@@ -258,9 +261,13 @@ impl File {
         Ok(f)
     }
 
-    /// MPI_File_close's collective part: waits for every rank's accesses, then rank 0 deletes
+    /// MPI_File_close's collective part: waits for this rank's nonblocking accesses and every
+    /// rank's accesses, then rank 0 deletes
     /// the file if it was opened with MPI_MODE_DELETE_ON_CLOSE.
     pub fn close(&self, u: &Universe) -> MpiResult {
+        // Closing with nonblocking accesses outstanding is erroneous (MPI 4.1 section 14.2.2);
+        // they finish first rather than touch a closed (perhaps deleted) file.
+        self.outstanding.wait_none();
         let r = self.barrier(u);
         if self.amode.delete_on_close && self.comm.rank == 0 {
             backend::delete(&self.path).map_err(|e| backend::mpi_error("deleting", &self.path, &e))?;
