@@ -8,9 +8,13 @@
 //! more than they use a CPU), and then stay, sleeping on a condition variable while idle. Jobs
 //! run in submission order but several at once, so requests complete in any order.
 //!
-//! `Outstanding` counts a file's transfers still with the worker: closing a file waits for them.
+//! `Serial` runs the nonblocking collectives of one file and rank one after another on a thread
+//! of their own: a collective waits for the other ranks, so it must not hold a pool thread (the
+//! ranks of a threads-mode process share the pool, and a rank's collective could wait for one
+//! queued behind it). `Outstanding` counts a file's transfers not yet done: closing a file waits
+//! for them.
 use std::collections::VecDeque;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 
 type Job = Box<dyn FnOnce() + Send>;
 
@@ -98,6 +102,57 @@ impl Outstanding {
         let mut n = self.n.lock().unwrap_or_else(|p| p.into_inner());
         while *n > 0 {
             n = self.none.wait(n).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// Jobs run one after another in submission order, on a thread started when the first is
+/// submitted and ended when none is left.
+#[derive(Default)]
+pub struct Serial {
+    /// The queue, and whether a thread serves it.
+    q: Arc<Mutex<(VecDeque<Job>, bool)>>,
+}
+
+impl Serial {
+    pub fn submit(&self, job: impl FnOnce() + Send + 'static) {
+        let mut g = self.q.lock().unwrap_or_else(|p| p.into_inner());
+        g.0.push_back(Box::new(job));
+        if g.1 {
+            return;
+        }
+        g.1 = true;
+        drop(g);
+        let q = self.q.clone();
+        let serve = move || loop {
+            let job = {
+                let mut g = q.lock().unwrap_or_else(|p| p.into_inner());
+                match g.0.pop_front() {
+                    Some(j) => j,
+                    None => {
+                        g.1 = false;
+                        return;
+                    }
+                }
+            };
+            let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+        };
+        let q = self.q.clone();
+        if std::thread::Builder::new().name("oxmpi-io-coll".into()).spawn(serve).is_err() {
+            // No thread: the jobs run here, at the call (blocking, as a blocking collective).
+            loop {
+                let job = {
+                    let mut g = q.lock().unwrap_or_else(|p| p.into_inner());
+                    match g.0.pop_front() {
+                        Some(j) => j,
+                        None => {
+                            g.1 = false;
+                            return;
+                        }
+                    }
+                };
+                job();
+            }
         }
     }
 }

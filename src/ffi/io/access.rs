@@ -1,7 +1,8 @@
 //! Data access (MPI 4.1 section 14.4): the cores of the data access families of
 //! `ffi/families.rs` (each with its `_c` form) and the `_end` routines of the split collectives.
-//! Nonblocking routines check their arguments and claim the file position at the call, then the
-//! engine's I/O worker transfers (`crate::io::worker`); the request is an external request of
+//! Nonblocking routines check their arguments and claim the file position at the call, then
+//! another thread transfers (`crate::io::File::start`: the I/O worker pool, or for the
+//! collective forms two-phase I/O on a helper thread); the request is an external request of
 //! the p2p engine, so MPI_Wait, MPI_Test and their multiple forms mix it with any other.
 use crate::abi::*;
 use crate::error::{err, MpiResult};
@@ -46,12 +47,12 @@ fn buffer(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype) -> M
 ///
 /// # Safety
 /// `request` must be NULL or writable; `buf` as in `run`, valid until the request completes.
-unsafe fn start(fh: MPI_File, at: At, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool) -> MpiResult {
+unsafe fn start(fh: MPI_File, at: At, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool, collective: bool) -> MpiResult {
     let request = out(request, "request")?;
     let (u, f) = file_of(fh)?;
     let (n, t) = buffer(buf, count, datatype)?;
     // SAFETY: per this function's contract.
-    let id = unsafe { f.start(u, write, at, buf as *mut u8, n, t)? };
+    let id = unsafe { f.start(u, write, at, buf as *mut u8, n, t, collective)? };
     // SAFETY: non-NULL (`out`) and writable (this function's contract).
     unsafe { *request = check::req_handle(id) };
     Ok(())
@@ -119,11 +120,8 @@ pub(in crate::ffi) unsafe fn at(fh: MPI_File, offset_: MPI_Offset, buf: *const c
 /// MPI_File_iread_at, iwrite_at, iread_at_all, iwrite_at_all (and `_c`).
 pub(in crate::ffi) unsafe fn iat(fh: MPI_File, offset_: MPI_Offset, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool, collective: bool) -> MpiResult {
     let o = offset(offset_, "offset")?;
-    // A nonblocking collective (`collective`) takes the independent path on the I/O worker, not
-    // two-phase I/O (see `File::start`).
-    let _ = collective;
     // SAFETY: per the family contract above.
-    unsafe { start(fh, At::Offset(o), buf, count, datatype, request, write) }
+    unsafe { start(fh, At::Offset(o), buf, count, datatype, request, write, collective) }
 }
 
 /// MPI_File_read_at_all_begin, write_at_all_begin (and `_c`).
@@ -143,10 +141,8 @@ pub(in crate::ffi) unsafe fn ptr(fh: MPI_File, buf: *const c_void, count: impl C
 
 /// MPI_File_iread, iwrite, iread_all, iwrite_all, iread_shared, iwrite_shared (and `_c`).
 pub(in crate::ffi) unsafe fn iptr(fh: MPI_File, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, at: At, write: bool, collective: bool) -> MpiResult {
-    // As in `iat`: a nonblocking collective takes the independent path on the I/O worker.
-    let _ = collective;
     // SAFETY: per the family contract above.
-    unsafe { start(fh, at, buf, count, datatype, request, write) }
+    unsafe { start(fh, at, buf, count, datatype, request, write, collective) }
 }
 
 /// MPI_File_read_all_begin, write_all_begin, read_ordered_begin, write_ordered_begin (`_c`).
