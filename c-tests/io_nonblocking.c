@@ -1,4 +1,4 @@
-/* oxmpi-test: ranks=1,2,4 timeout=120 */
+/* oxmpi-test: ranks=1,2,4 timeout=120 env=- env=OXMPI_IO_THREADS=1 */
 /* Nonblocking data access (MPI 4.1 sections 14.4.2-14.4.4) as requests that complete later:
  * many outstanding iwrite_at/iread_at on three files, mixed with MPI_Isend/MPI_Irecv in one
  * MPI_Waitall, MPI_Waitany, MPI_Testsome and MPI_Waitsome; counts from MPI_Get_count and
