@@ -3,7 +3,8 @@
  * section 14.5.2: long is 4 bytes in external32, 8 in memory on LP64): MPI_File_get_type_extent
  * gives the file's extents; a portable filetype (MPI_Type_vector of MPI_LONG, its stride in
  * elements) is scaled to the file's element size, a filetype with a byte stride
- * (MPI_Type_create_hvector) is taken as it is (section 14.5.1). The ranks interleave their longs
+ * (MPI_Type_create_hvector) is taken as it is (section 14.5.1), darrays are laid out over the
+ * global array of file elements. The ranks interleave their longs
  * in the file through each filetype with write_all; the file then holds 4-byte big-endian values
  * in rank order, read raw through a byte view, and reads back through the views (read_all and
  * independent read). The file is deleted. Not run on MPICH: ROMIO 4.0.2 keeps long 8 bytes in
@@ -90,6 +91,24 @@ int main(int argc, char **argv) {
 
     round_trip(path, (MPI_Offset)4 * rank, vec, "vector");
     round_trip(path, (MPI_Offset)4 * rank, hvec, "hvector");
+    /* darrays (portable: scaled like vector) giving the same layout: cyclic(1) over N * size
+     * longs, and a column block of an N x size C-order array. */
+    MPI_Datatype cyc, col;
+    int g1[1] = {N * size}, d1[1] = {MPI_DISTRIBUTE_CYCLIC}, a1[1] = {1}, p1[1] = {size};
+    OK(MPI_Type_create_darray(size, rank, 1, g1, d1, a1, p1, MPI_ORDER_C, MPI_LONG, &cyc));
+    OK(MPI_Type_commit(&cyc));
+    int g2[2] = {N, size}, d2[2] = {MPI_DISTRIBUTE_NONE, MPI_DISTRIBUTE_BLOCK}, a2[2] = {MPI_DISTRIBUTE_DFLT_DARG, MPI_DISTRIBUTE_DFLT_DARG}, p2[2] = {1, size};
+    OK(MPI_Type_create_darray(size, rank, 2, g2, d2, a2, p2, MPI_ORDER_C, MPI_LONG, &col));
+    OK(MPI_Type_commit(&col));
+    OK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    OK(MPI_File_set_view(fh, 0, MPI_LONG, cyc, "external32", MPI_INFO_NULL));
+    OK(MPI_File_get_type_extent(fh, cyc, &ext));
+    CHECK(ext == (MPI_Aint)4 * N * size, "the darray's extent in external32 is %ld, want %d", (long)ext, 4 * N * size);
+    OK(MPI_File_close(&fh));
+    round_trip(path, 0, cyc, "darray cyclic");
+    round_trip(path, 0, col, "darray block");
+    OK(MPI_Type_free(&cyc));
+    OK(MPI_Type_free(&col));
 
     OK(MPI_Type_free(&vec));
     OK(MPI_Type_free(&hvec));

@@ -71,7 +71,7 @@ impl File {
         let view = self.view();
         let fbytes = view.datarep.file_size(m.dt, m.count)?;
         let es = view.etype_size();
-        let t = Transfer { u, file: self, collective };
+        let t = Transfer { u, file: self, collective, comm: &self.comm };
         match at {
             At::Offset(o) => {
                 // SAFETY: per this function's contract.
@@ -90,6 +90,73 @@ impl File {
                 unsafe { move_data(&t, &view, write, o, m, fbytes) }.map(|r| r.1)
             }
         }
+    }
+
+    /// Starts a nonblocking access (MPI_File_iread*, iwrite* and their `_all` forms). Everything
+    /// the standard checks at the call is checked now, and the file position is claimed now
+    /// (MPI 4.1 section 14.4.3: the individual pointer moves by the whole request, the shared
+    /// pointer is taken); then another thread transfers. Returns an external request of `u`'s
+    /// engine, completed with the memory bytes moved, or with the error's class.
+    ///
+    /// Independent accesses go to the process's I/O worker pool (`worker::submit`). The
+    /// `collective` forms run the same two-phase I/O as the blocking ones, on a helper thread of
+    /// this rank and file (`File::nbc_jobs`) that drives the engine while the caller goes on:
+    /// on the file's second communicator (`File::nbc`), one after another in call order, which
+    /// is the same on every rank (MPI 4.1 section 14.4.1), so their messages pair up and never
+    /// meet those of blocking collectives on the file.
+    ///
+    /// # Safety
+    /// `buf` must hold (write) or have room for (read) `count` elements of `dt`, and stay so
+    /// until the request completes (the standard's rule for nonblocking buffers).
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn start(self: &Arc<Self>, u: &'static Universe, write: bool, at: At, buf: *mut u8, count: usize, dt: Arc<TypeRepr>, collective: bool) -> MpiResult<crate::p2p::ReqId> {
+        self.check(write, at)?;
+        let view = self.view();
+        let fbytes = view.datarep.file_size(&dt, count)?;
+        let es = view.etype_size();
+        let pos = match at {
+            At::Offset(o) => o,
+            At::Individual => {
+                let mut p = self.pointer();
+                let o = *p;
+                *p += fbytes / es;
+                o
+            }
+            At::Shared => self.shared.fetch_add(fbytes / es),
+        };
+        pos.checked_mul(es).ok_or_else(|| err(ErrorClass::Arg, format!("offset {pos} is too large")))?;
+        let nbc = if collective { Some(self.nbc.get().ok_or_else(|| err(ErrorClass::Intern, "the file has no communicator for nonblocking collectives"))?.0.clone()) } else { None };
+        let (f, addr, ctx) = (self.clone(), buf as usize, crate::runtime::job::context());
+        let id = u.engine.new_external();
+        self.outstanding.begin();
+        let job = move || {
+            // The rank's context: the helper drives the rank's engine, and a registered datarep's
+            // conversion functions may call MPI.
+            let mine = crate::runtime::job::context();
+            crate::runtime::job::set_context(ctx);
+            let m = Mem { buf: addr as *mut u8, count, dt: &dt };
+            let t = Transfer { u, file: &f, collective, comm: nbc.as_deref().unwrap_or(&f.comm) };
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                // SAFETY: the caller keeps the buffer valid until the request completes (contract).
+                unsafe { move_data(&t, &view, write, pos, m, fbytes) }
+            }));
+            f.outstanding.end();
+            let st = match r {
+                Ok(Ok((_, mem))) => crate::p2p::Status { bytes: mem, ..crate::p2p::Status::empty() },
+                Ok(Err(e)) => crate::p2p::Status { error: Some(e.class), ..crate::p2p::Status::empty() },
+                Err(_) => crate::p2p::Status { error: Some(ErrorClass::Intern), ..crate::p2p::Status::empty() },
+            };
+            u.engine.complete_external_status(id, st);
+            crate::runtime::job::set_context(mine);
+        };
+        if collective {
+            // Another thread of this rank now waits in the engine: completions must wake it.
+            u.engine.set_threaded(true);
+            self.nbc_jobs.submit(job);
+        } else {
+            super::worker::submit(job);
+        }
+        Ok(id)
     }
 
     /// MPI_File_read/write_ordered (collective): the ranks access consecutive pieces at the
@@ -116,7 +183,7 @@ impl File {
         // SAFETY: 8 writable bytes on every rank.
         unsafe { crate::coll::bcast::bcast(&Coll::next(u, &self.comm), base.as_mut_ptr() as *mut u8, 8, 0)? };
         local?;
-        let t = Transfer { u, file: self, collective: true };
+        let t = Transfer { u, file: self, collective: true, comm: &self.comm };
         // SAFETY: per this function's contract.
         unsafe { move_data(&t, &view, write, base[0] + before, m, fbytes) }.map(|r| r.1)
     }

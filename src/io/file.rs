@@ -98,6 +98,12 @@ pub struct File {
     /// The file's error handler: an opaque handle value of the C boundary.
     pub errhandler: AtomicI32,
     pub split: Mutex<Option<Split>>,
+    /// Nonblocking accesses still with the I/O worker or `nbc_jobs`.
+    pub outstanding: super::worker::Outstanding,
+    /// A second duplicate of the opening communicator (and its index), only for the two-phase
+    /// I/O of nonblocking collectives, which `nbc_jobs` runs in call order on a helper thread.
+    pub nbc: std::sync::OnceLock<(Arc<Comm>, u32)>,
+    pub nbc_jobs: super::worker::Serial,
 }
 
 /// How MPI_File_open failures are told to the other ranks.
@@ -150,7 +156,17 @@ impl File {
         let idx = crate::construct::intra::dup(u, parent)?.ok_or_else(|| err(ErrorClass::Intern, "duplicating the file's communicator gave MPI_COMM_NULL"))?;
         let comm = u.comms.get(idx).ok_or_else(|| err(ErrorClass::Intern, "the file's communicator vanished"))?;
         match Self::open_on(u, comm, idx, path, amode, info, byte, errhandler) {
-            Ok(f) => Ok(f),
+            Ok(f) => match crate::construct::intra::dup(u, &f.comm) {
+                Ok(Some(i)) => {
+                    let c = u.comms.get(i).ok_or_else(|| err(ErrorClass::Intern, "the file's second communicator vanished"))?;
+                    let _ = f.nbc.set((c, i));
+                    Ok(f)
+                }
+                r => {
+                    u.remove_comm(idx);
+                    Err(r.err().unwrap_or_else(|| err(ErrorClass::Intern, "duplicating the file's communicator gave MPI_COMM_NULL")))
+                }
+            },
             Err(e) => {
                 u.remove_comm(idx);
                 Err(e)
@@ -244,6 +260,9 @@ impl File {
             lock: if amode.may_write() { FileLock::open(path).ok() } else { None },
             errhandler: AtomicI32::new(errhandler),
             split: Mutex::new(None),
+            outstanding: Default::default(),
+            nbc: Default::default(),
+            nbc_jobs: Default::default(),
             comm,
         };
         if amode.append {
@@ -258,10 +277,17 @@ impl File {
         Ok(f)
     }
 
-    /// MPI_File_close's collective part: waits for every rank's accesses, then rank 0 deletes
+    /// MPI_File_close's collective part: waits for this rank's nonblocking accesses and every
+    /// rank's accesses, then rank 0 deletes
     /// the file if it was opened with MPI_MODE_DELETE_ON_CLOSE.
     pub fn close(&self, u: &Universe) -> MpiResult {
+        // Closing with nonblocking accesses outstanding is erroneous (MPI 4.1 section 14.2.2);
+        // they finish first rather than touch a closed (perhaps deleted) file.
+        self.outstanding.wait_none();
         let r = self.barrier(u);
+        if let Some(&(_, i)) = self.nbc.get() {
+            u.remove_comm(i);
+        }
         if self.amode.delete_on_close && self.comm.rank == 0 {
             backend::delete(&self.path).map_err(|e| backend::mpi_error("deleting", &self.path, &e))?;
         }

@@ -1,7 +1,7 @@
 //! A datatype as a converting data representation lays it out in the file (MPI 4.1 section
 //! 14.5.1): every basic element takes its size in the representation (external32: `long` 4
 //! bytes, `wchar_t` 2), the displacements that constructors count in elements (contiguous,
-//! vector, indexed, indexed_block, subarray: the portable datatypes) scale with the elements,
+//! vector, indexed, indexed_block, subarray, darray: the portable datatypes) scale with the elements,
 //! and byte displacements (hvector, hindexed, hindexed_block, struct, resized) are taken as
 //! they are, as the standard says. Views in such a representation tile the file with the
 //! rebuilt filetype; MPI_File_get_type_extent reports its extent.
@@ -64,8 +64,38 @@ pub fn rebuild(t: &Arc<TypeRepr>, size: &dyn Fn(&TypeRepr) -> u64) -> MpiResult<
             };
             built(datatype::subarray(&dims[..d], &dims[d..2 * d], &dims[2 * d..], order, order_value as i32, old))
         }
-        // A darray's distribution is recorded only in its C binding's encoding.
-        Combiner::Darray => Err(err(ErrorClass::UnsupportedDatarep, "oxmpi cannot lay out in a converting representation a darray of elements whose size differs there (such as long in external32)")),
+        // The same distribution of the global array of file elements: the envelope's integers
+        // are (size, rank, ndims, gsizes, distribs, dargs, psizes, order) in the values of the
+        // MPICH ABI, which every boundary records.
+        Combiner::Darray => {
+            use datatype::darray::{darray, Darray, Distrib};
+            let d = n(2);
+            let (size, rank) = (v.first().copied().ok_or_else(arg)?, v.get(1).copied().ok_or_else(arg)?);
+            let gsizes = cut(3, 3 + d)?;
+            let (distribs, dargs, psizes) = (cut(3 + d, 3 + 2 * d)?, cut(3 + 2 * d, 3 + 3 * d)?, cut(3 + 3 * d, 3 + 4 * d)?);
+            let order = match *v.get(3 + 4 * d).ok_or_else(arg)? {
+                56 => Order::C,
+                57 => Order::Fortran,
+                _ => return Err(arg()),
+            };
+            let dist = distribs
+                .iter()
+                .zip(dargs)
+                .map(|(&k, &a)| {
+                    let a = (a != -49767).then_some(a);
+                    match k {
+                        121 => Ok(Distrib::Block(a)),
+                        122 => Ok(Distrib::Cyclic(a)),
+                        123 => Ok(Distrib::None),
+                        _ => Err(arg()),
+                    }
+                })
+                .collect::<MpiResult<Vec<_>>>()?;
+            let spec = Darray { size, rank, gsizes, distribs: &dist, psizes, order, ints: e.ints.clone() };
+            let t = darray(&spec, old).map_err(|m| err(ErrorClass::Arg, format!("the darray in the file's representation cannot be built: {m}")))?;
+            t.commit();
+            Ok(Arc::new(t))
+        }
         Combiner::Named | Combiner::F90Real | Combiner::F90Complex | Combiner::F90Integer => unreachable!("handled above"),
     }
 }

@@ -6,7 +6,7 @@
 //! the page of shared memory that holds the shared file pointer; `hints` the file's hints.
 //! `two_phase` is collective buffering for the `_all` forms, `sieve` data sieving for
 //! independent non-contiguous access (under `range_lock`'s byte-range locks), `cb_hints` their
-//! parameters.
+//! parameters. `worker` runs the transfers of nonblocking accesses.
 pub mod access;
 pub mod backend;
 pub mod cb_hints;
@@ -20,3 +20,4 @@ pub mod sieve;
 pub mod transfer;
 pub mod two_phase;
 pub mod view;
+pub mod worker;

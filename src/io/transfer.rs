@@ -11,7 +11,7 @@ use super::cb_hints::CbMode;
 use super::file::File;
 use super::hints::Hints;
 use super::{sieve, two_phase};
-use crate::comm::Universe;
+use crate::comm::{Comm, Universe};
 use crate::error::MpiResult;
 use std::sync::atomic::Ordering;
 
@@ -20,6 +20,9 @@ pub struct Transfer<'a> {
     pub u: &'a Universe,
     pub file: &'a File,
     pub collective: bool,
+    /// The communicator of two-phase I/O: the file's, or its second one for the nonblocking
+    /// collectives (`File::nbc`).
+    pub comm: &'a Comm,
 }
 
 impl Transfer<'_> {
@@ -41,7 +44,7 @@ impl Transfer<'_> {
         let h = self.hints();
         let backend = &*self.file.backend;
         let r = if self.two_phase() {
-            two_phase::write_all_with(self.u, &self.file.comm, backend, runs, data, &h.cb, self.options(&h))
+            two_phase::write_all_with(self.u, self.comm, backend, runs, data, &h.cb, self.options(&h))
         } else {
             self.file.exclusive(|| {
                 match &self.file.lock {
@@ -64,7 +67,7 @@ impl Transfer<'_> {
         let h = self.hints();
         let backend = &*self.file.backend;
         let r = if self.two_phase() {
-            two_phase::read_all_with(self.u, &self.file.comm, backend, runs, data, &h.cb, self.options(&h))
+            two_phase::read_all_with(self.u, self.comm, backend, runs, data, &h.cb, self.options(&h))
         } else if h.ds_read == CbMode::Disable {
             self.file.exclusive(|| self.read_runs(runs, data))
         } else {

@@ -1,8 +1,9 @@
 //! Data access (MPI 4.1 section 14.4): the cores of the data access families of
 //! `ffi/families.rs` (each with its `_c` form) and the `_end` routines of the split collectives.
-//! Nonblocking routines transfer at the call and hand out a request that is already complete,
-//! carrying the status (the standard allows that; MPI_Wait, MPI_Test and their multiple forms
-//! treat it as any other request).
+//! Nonblocking routines check their arguments and claim the file position at the call, then
+//! another thread transfers (`crate::io::File::start`: the I/O worker pool, or for the
+//! collective forms two-phase I/O on a helper thread); the request is an external request of
+//! the p2p engine, so MPI_Wait, MPI_Test and their multiple forms mix it with any other.
 use crate::abi::*;
 use crate::error::{err, MpiResult};
 use crate::export;
@@ -21,12 +22,7 @@ use std::os::raw::c_void;
 /// `buf` must hold (write) or have room for (read) `count` elements of `datatype`.
 unsafe fn run(fh: MPI_File, at: At, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, write: bool, collective: bool) -> MpiResult<u64> {
     let (u, f) = file_of(fh)?;
-    let n = check::count(count.get())?;
-    let t = check::committed_dtype(datatype)?;
-    // Derived types may address absolute memory from MPI_BOTTOM (NULL).
-    if buf.is_null() && n > 0 && t.layout.size > 0 && t.leaf_id.is_some() {
-        return Err(err(MPI_ERR_BUFFER, format!("invalid buffer: NULL with count {n} of {}", check::datatype_name(datatype))));
-    }
+    let (n, t) = buffer(buf, count, datatype)?;
     let m = Mem { buf: buf as *mut u8, count: n, dt: &t };
     if at == At::Shared && collective {
         // SAFETY: per this function's contract.
@@ -34,6 +30,32 @@ unsafe fn run(fh: MPI_File, at: At, buf: *const c_void, count: impl CountArg, da
     }
     // SAFETY: per this function's contract.
     unsafe { f.access(u, write, at, m, collective) }
+}
+
+/// The element count and committed datatype of a buffer argument.
+fn buffer(buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype) -> MpiResult<(usize, std::sync::Arc<crate::datatype::TypeRepr>)> {
+    let n = check::count(count.get())?;
+    let t = check::committed_dtype(datatype)?;
+    // Derived types may address absolute memory from MPI_BOTTOM (NULL).
+    if buf.is_null() && n > 0 && t.layout.size > 0 && t.leaf_id.is_some() {
+        return Err(err(MPI_ERR_BUFFER, format!("invalid buffer: NULL with count {n} of {}", check::datatype_name(datatype))));
+    }
+    Ok((n, t))
+}
+
+/// Starts a nonblocking access (`File::start`) and hands out its request.
+///
+/// # Safety
+/// `request` must be NULL or writable; `buf` as in `run`, valid until the request completes.
+unsafe fn start(fh: MPI_File, at: At, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool, collective: bool) -> MpiResult {
+    let request = out(request, "request")?;
+    let (u, f) = file_of(fh)?;
+    let (n, t) = buffer(buf, count, datatype)?;
+    // SAFETY: per this function's contract.
+    let id = unsafe { f.start(u, write, at, buf as *mut u8, n, t, collective)? };
+    // SAFETY: non-NULL (`out`) and writable (this function's contract).
+    unsafe { *request = check::req_handle(id) };
+    Ok(())
 }
 
 fn status_of(bytes: u64) -> Status {
@@ -47,19 +69,6 @@ fn status_of(bytes: u64) -> Status {
 unsafe fn done(status: *mut MPI_Status, bytes: u64) -> MpiResult {
     // SAFETY: per this function's contract.
     unsafe { check::write_status(status, &status_of(bytes), false) };
-    Ok(())
-}
-
-/// Hands out a complete request carrying the status of an access.
-///
-/// # Safety
-/// `request` must be NULL or writable.
-unsafe fn complete(request: *mut MPI_Request, bytes: u64) -> MpiResult {
-    let u = check::universe()?;
-    let id = u.engine.new_external();
-    u.engine.complete_external_status(id, status_of(bytes));
-    // SAFETY: non-NULL (`out`, checked by the callers) and writable (this function's contract).
-    unsafe { *request = check::req_handle(id) };
     Ok(())
 }
 
@@ -110,13 +119,9 @@ pub(in crate::ffi) unsafe fn at(fh: MPI_File, offset_: MPI_Offset, buf: *const c
 
 /// MPI_File_iread_at, iwrite_at, iread_at_all, iwrite_at_all (and `_c`).
 pub(in crate::ffi) unsafe fn iat(fh: MPI_File, offset_: MPI_Offset, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, write: bool, collective: bool) -> MpiResult {
-    let request = out(request, "request")?;
     let o = offset(offset_, "offset")?;
-    // A nonblocking collective (`collective`) must not wait for the other ranks, so it does not
-    // go through two-phase I/O: every rank transfers its own runs at the call.
-    let _ = collective;
     // SAFETY: per the family contract above.
-    unsafe { complete(request, run(fh, At::Offset(o), buf, count, datatype, write, false)?) }
+    unsafe { start(fh, At::Offset(o), buf, count, datatype, request, write, collective) }
 }
 
 /// MPI_File_read_at_all_begin, write_at_all_begin (and `_c`).
@@ -136,11 +141,8 @@ pub(in crate::ffi) unsafe fn ptr(fh: MPI_File, buf: *const c_void, count: impl C
 
 /// MPI_File_iread, iwrite, iread_all, iwrite_all, iread_shared, iwrite_shared (and `_c`).
 pub(in crate::ffi) unsafe fn iptr(fh: MPI_File, buf: *const c_void, count: impl CountArg, datatype: MPI_Datatype, request: *mut MPI_Request, at: At, write: bool, collective: bool) -> MpiResult {
-    let request = out(request, "request")?;
-    // As in `iat`: a nonblocking collective transfers rank by rank at the call.
-    let _ = collective;
     // SAFETY: per the family contract above.
-    unsafe { complete(request, run(fh, at, buf, count, datatype, write, false)?) }
+    unsafe { start(fh, at, buf, count, datatype, request, write, collective) }
 }
 
 /// MPI_File_read_all_begin, write_all_begin, read_ordered_begin, write_ordered_begin (`_c`).
