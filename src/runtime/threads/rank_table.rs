@@ -30,7 +30,7 @@ impl<T: Send + Sync + 'static> RankTable<T> {
         let _w = self.write.lock().unwrap_or_else(|p| p.into_inner());
         let cur = self.table.load(Ordering::Acquire);
         // SAFETY: a published table is never freed (module comment).
-        let cur_len = if cur.is_null() { 0 } else { unsafe { (*cur).vals.len() } };
+        let cur_len = if cur.is_null() { 0 } else { unsafe { (&(*cur).vals).len() } };
         let t = if slot < cur_len {
             cur
         } else {
@@ -38,7 +38,7 @@ impl<T: Send + Sync + 'static> RankTable<T> {
             let vals: Box<[AtomicPtr<T>]> = (0..n)
                 .map(|i| {
                     // SAFETY: as above; old values move over as they are (still never freed).
-                    let old = if i < cur_len { unsafe { (*cur).vals[i].load(Ordering::Acquire) } } else { std::ptr::null_mut() };
+                    let old = if i < cur_len { unsafe { (&(*cur).vals)[i].load(Ordering::Acquire) } } else { std::ptr::null_mut() };
                     AtomicPtr::new(old)
                 })
                 .collect();
@@ -47,7 +47,7 @@ impl<T: Send + Sync + 'static> RankTable<T> {
             t
         };
         // SAFETY: `t` is published and never freed; `slot` is in range (grown above).
-        unsafe { (*t).vals[slot].store(Box::into_raw(Box::new(v)), Ordering::Release) };
+        unsafe { (&(*t).vals)[slot].store(Box::into_raw(Box::new(v)), Ordering::Release) };
     }
 
     /// Slot `slot`'s value, if set.
@@ -60,7 +60,7 @@ impl<T: Send + Sync + 'static> RankTable<T> {
         // SAFETY: published tables and values are never freed and were complete when published
         // (Release above, Acquire here).
         unsafe {
-            let p = (*t).vals.get(slot)?.load(Ordering::Acquire);
+            let p = (&(*t).vals).get(slot)?.load(Ordering::Acquire);
             p.as_ref()
         }
     }
