@@ -4921,4 +4921,76 @@ __mpi_f08_types_MOD_ompi_win_op_ne:
 	movzbl %al, %eax
 	ret
 	.size __mpi_f08_types_MOD_ompi_win_op_ne, .-__mpi_f08_types_MOD_ompi_win_op_ne
+	.globl __mpi_f08_callbacks_MOD_mpi_comm_dup_fn
+	.type __mpi_f08_callbacks_MOD_mpi_comm_dup_fn, @function
+__mpi_f08_callbacks_MOD_mpi_comm_dup_fn:
+	movq (%rcx), %rax
+	movq %rax, (%r8)
+	movl $1, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_comm_dup_fn, .-__mpi_f08_callbacks_MOD_mpi_comm_dup_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn
+	.type __mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn, @function
+__mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn:
+	movl $0, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn, .-__mpi_f08_callbacks_MOD_mpi_comm_null_copy_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn
+	.type __mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn, @function
+__mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn:
+	movl $0, (%r8)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn, .-__mpi_f08_callbacks_MOD_mpi_comm_null_delete_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_type_dup_fn
+	.type __mpi_f08_callbacks_MOD_mpi_type_dup_fn, @function
+__mpi_f08_callbacks_MOD_mpi_type_dup_fn:
+	movq (%rcx), %rax
+	movq %rax, (%r8)
+	movl $1, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_type_dup_fn, .-__mpi_f08_callbacks_MOD_mpi_type_dup_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_type_null_copy_fn
+	.type __mpi_f08_callbacks_MOD_mpi_type_null_copy_fn, @function
+__mpi_f08_callbacks_MOD_mpi_type_null_copy_fn:
+	movl $0, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_type_null_copy_fn, .-__mpi_f08_callbacks_MOD_mpi_type_null_copy_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_type_null_delete_fn
+	.type __mpi_f08_callbacks_MOD_mpi_type_null_delete_fn, @function
+__mpi_f08_callbacks_MOD_mpi_type_null_delete_fn:
+	movl $0, (%r8)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_type_null_delete_fn, .-__mpi_f08_callbacks_MOD_mpi_type_null_delete_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_win_dup_fn
+	.type __mpi_f08_callbacks_MOD_mpi_win_dup_fn, @function
+__mpi_f08_callbacks_MOD_mpi_win_dup_fn:
+	movq (%rcx), %rax
+	movq %rax, (%r8)
+	movl $1, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_win_dup_fn, .-__mpi_f08_callbacks_MOD_mpi_win_dup_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_win_null_copy_fn
+	.type __mpi_f08_callbacks_MOD_mpi_win_null_copy_fn, @function
+__mpi_f08_callbacks_MOD_mpi_win_null_copy_fn:
+	movl $0, (%r9)
+	movq 8(%rsp), %rax
+	movl $0, (%rax)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_win_null_copy_fn, .-__mpi_f08_callbacks_MOD_mpi_win_null_copy_fn
+	.globl __mpi_f08_callbacks_MOD_mpi_win_null_delete_fn
+	.type __mpi_f08_callbacks_MOD_mpi_win_null_delete_fn, @function
+__mpi_f08_callbacks_MOD_mpi_win_null_delete_fn:
+	movl $0, (%r8)
+	ret
+	.size __mpi_f08_callbacks_MOD_mpi_win_null_delete_fn, .-__mpi_f08_callbacks_MOD_mpi_win_null_delete_fn
 	.section .note.GNU-stack,"",@progbits
