@@ -20,8 +20,8 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
   PREFIX/lib/openmpi-abi/libmpi.so.40 (Open MPI 4.1's ABI, for programs built by Open MPI's
              mpicc; mpiexec selects it), libmpi_mpifh.so.40, libmpi_usempi_ignore_tkr.so.40 and
-             libmpi_usempif08.so.40 (its Fortran ABI: mpif.h and 'use mpi' programs of Open MPI's
-             mpif90; not 'use mpi_f08')
+             libmpi_usempif08.so.40 (its Fortran ABI: mpif.h, 'use mpi' and 'use mpi_f08' programs
+             of Open MPI's mpif90)
   PREFIX/lib/libmpi_abi.so.1 (the MPI-5 standard ABI, NEEDED libmpi.so.12) and the link
              libmpi_abi.so; PREFIX/include/mpi_abi.h ('mpicc -mpi-abi')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
