@@ -103,8 +103,16 @@ pub fn object(h: i32) -> *mut c_void {
     if is_mpich_user(u) {
         return u as usize as *mut c_void;
     }
+    // What every completed request becomes: no table search for it.
+    if u == REQUEST_NULL_HANDLE {
+        return object_at(REQUEST_NULL);
+    }
     predefined(u)
 }
+
+/// MPICH's MPI_REQUEST_NULL and the index of ompi_request_null in `OBJECT_HANDLES`.
+const REQUEST_NULL_HANDLE: u32 = crate::abi::MPI_REQUEST_NULL as u32;
+const REQUEST_NULL: usize = 5;
 
 /// Threads mode: a rank's program instance's objects: their addresses (0: not found) and the
 /// span of its copies.
@@ -180,5 +188,16 @@ fn predefined(u: u32) -> *mut c_void {
     match object_of(u) {
         Some(i) => object_at(i),
         None => unmapped(u),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn request_null_shortcut_matches_the_table() {
+        assert_eq!(OBJECT_HANDLES[REQUEST_NULL], REQUEST_NULL_HANDLE);
+        assert_eq!(OBJECT_SYMBOLS[REQUEST_NULL], "ompi_request_null");
+        assert_eq!(object_of(REQUEST_NULL_HANDLE), Some(REQUEST_NULL));
     }
 }
