@@ -12,7 +12,8 @@ MPICH's mpifort.mpich when it is installed (an MPICH-built binary, which must ru
 unchanged: it loads libmpichfort.so.12, i.e. oxmpi); those using include 'mpif.h' also with
 Open MPI's mpif90.openmpi (on oxmpi's libmpi_mpifh.so.40, at their largest rank count; add
 openmpi-built=skip for one calling what Open MPI 4.1 lacks, or one of the procedures oxmpi's
-libmpi_mpifh.so.40 reports unsupported: keyval creation, MPI_OP_CREATE...). Both run with PREFIX/bin/mpiexec in every
+libmpi_mpifh.so.40 reports unsupported: keyval creation, MPI_OP_CREATE...; a 'use mpi_f08' test
+with openmpi-built=f08 is built with it too, on oxmpi's libmpi_usempif08.so.40). Both run with PREFIX/bin/mpiexec in every
 mode for every rank count of the test's header, '! oxmpi-test: ranks=1,2,4 timeout=60'
 (add mpich=skip for a test --mpich must not run, mpich-built=skip for one not to build with
 mpifort.mpich).
@@ -112,10 +113,11 @@ for src in "$HERE"/*.f90 "$HERE"/*.f; do
         fi
         # openmpi-built: the tests using mpif.h, built with Open MPI's mpif90 (they run on oxmpi's
         # libmpi_mpifh.so.40), at their largest rank count only; openmpi-built=skip: Open MPI 4.1
-        # lacks what the test calls.
+        # lacks what the test calls; openmpi-built=f08: a 'use mpi_f08' test that Open MPI 4.1's
+        # module can build (it runs on oxmpi's libmpi_usempif08.so.40).
         run_ranks="$ranks"
         if [ "$flavour" = openmpi-built ]; then
-            grep -qiE "^[[:space:]]*include[[:space:]]*'mpif.h'" "$src" || continue
+            grep -qiE "^[[:space:]]*include[[:space:]]*'mpif.h'" "$src" || echo "$header" | grep -q 'openmpi-built=f08' || continue
             if echo "$header" | grep -q 'openmpi-built=skip'; then
                 echo "SKIP $name [$flavour] (openmpi-built=skip)"
                 continue

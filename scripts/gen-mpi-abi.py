@@ -170,6 +170,11 @@ def gen(ret, name, params):
                     if not cands:
                         raise Unsupported(f"array {pn} of unknown length")
                     n = cands[0]
+                if pn == "array_of_requests" and not const and re.match(r"^MPI_(Wait|Test)(all|any|some)$|^MPI_Startall$", name):
+                    # Read and written by the engine: converted in the caller's array, no copy.
+                    args.append(f"requests_narrow({v}, len({n}))")
+                    post.append(f"requests_widen({v}, len({n}));")
+                    continue
                 if CFG["read_all_outputs"] or const or name != "MPI_Type_get_contents":
                     pre.append(f"let mut t_{pn}: Vec<c_int> = handles_in({v}, len({n}));")
                 else:  # an output only: its initial content may be garbage
@@ -181,10 +186,21 @@ def gen(ret, name, params):
             raise Unsupported(f"handle parameter {p}")
         elif base == "MPI_Status":
             if dims or pn == "array_of_statuses":
+                # Outputs only: the engine writes MPICH statuses into the caller's array, rewritten
+                # in place afterwards; as many as it wrote (their MPI_ERROR only if the call failed).
                 cands = [c for c in ARRAY_LEN["array_of_statuses"] if c in names]
-                pre.append(f"let mut t_{pn} = statuses_in({v}, len({cands[0]}));")
-                args.append(f"statuses_ptr({v}, &mut t_{pn})")
-                post.append(f"statuses_out({v}, &t_{pn});")
+                n = f"len({cands[0]})"
+                if "outcount" in names:
+                    n = "if outcount.is_null() { 0 } else { len(*outcount) }"
+                elif "flag" in names:  # MPI_Testall, MPI_Request_get_status_all: none unless flag
+                    n = f"if flag.is_null() || *flag == 0 {{ 0 }} else {{ {n} }}"
+                args.append(f"statuses_at({v})")
+                post.append(f"statuses_widen({v}, {n}, rc);")
+            elif not const and not name.startswith("MPI_Status_set"):
+                # An output only: not read (status_out writes it only if the engine did).
+                pre.append(f"let mut t_{pn} = status_tmp();")
+                args.append(f"status_ptr({v}, &mut t_{pn})")
+                post.append(f"status_out({v}, &t_{pn});")
             else:
                 pre.append(f"let mut t_{pn} = status_in({v});")
                 args.append(f"status_ptr({v}, &mut t_{pn})")

@@ -20,8 +20,8 @@ system C compiler (\$CC, default cc) and installs oxmpi into PREFIX:
   PREFIX/lib/liboxmpi-threads.so (preloaded by 'mpiexec --mode threads')
   PREFIX/lib/openmpi-abi/libmpi.so.40 (Open MPI 4.1's ABI, for programs built by Open MPI's
              mpicc; mpiexec selects it), libmpi_mpifh.so.40, libmpi_usempi_ignore_tkr.so.40 and
-             libmpi_usempif08.so.40 (its Fortran ABI: mpif.h and 'use mpi' programs of Open MPI's
-             mpif90; not 'use mpi_f08')
+             libmpi_usempif08.so.40 (its Fortran ABI: mpif.h, 'use mpi' and 'use mpi_f08' programs
+             of Open MPI's mpif90)
   PREFIX/lib/libmpi_abi.so.1 (the MPI-5 standard ABI, NEEDED libmpi.so.12) and the link
              libmpi_abi.so; PREFIX/include/mpi_abi.h ('mpicc -mpi-abi')
   PREFIX/include/mpi.h (and the other headers in include/), mpif.h, mpi.f90
@@ -122,11 +122,11 @@ ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_mpifh.so.40" "$OXMPI_ROOT/c-src/om
 ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempi_ignore_tkr.so.40" "$OXMPI_ROOT/c-src/ompi_usempi_entry.S" \
     -Wl,-soname,libmpi_usempi_ignore_tkr.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -Wl,-rpath,'$ORIGIN' ||
     die "cannot build libmpi_usempi_ignore_tkr.so.40 with '${CC:-cc}'; set CC to a working C compiler"
-# Debian's mpif90.openmpi links 'use mpi' programs with libmpi_usempif08.so.40 for MPI_SIZEOF: the
-# same procedures under that name (not the mpi_f08 module's, which oxmpi does not provide for Open MPI).
+# ... and its `use mpi_f08` library (c-src/ompi_usempif08_entry.S: mpi_X_f08_ is the mpif.h binding
+# of X, plus MPI_SIZEOF, which Debian's mpif90.openmpi also links 'use mpi' programs with).
 # shellcheck disable=SC2086 # CC may be a command with arguments
-${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempif08.so.40" "$OXMPI_ROOT/c-src/ompi_usempi_entry.S" \
-    -Wl,-soname,libmpi_usempif08.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -Wl,-rpath,'$ORIGIN' ||
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempif08.so.40" "$OXMPI_ROOT/c-src/ompi_usempif08_entry.S" \
+    -Wl,-soname,libmpi_usempif08.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN:$ORIGIN/..' ||
     die "cannot build libmpi_usempif08.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 
 mkdir -p -- "$prefix/bin" "$prefix/lib" "$prefix/include" "$prefix/lib/fortran/$fc_key"

@@ -441,39 +441,123 @@ pub fn status_ptr(p: *const AbiStatus, t: &mut MPI_Status) -> *mut MPI_Status {
 /// `p` is NULL or a writable status.
 #[inline]
 pub unsafe fn status_out(p: *mut AbiStatus, s: &MPI_Status) {
-    if p.is_null() {
+    if p.is_null() || !written(s) {
         return;
     }
-    let out = AbiStatus {
+    // SAFETY: caller contract.
+    unsafe { *p = abi_status(s) };
+}
+#[inline]
+fn abi_status(s: &MPI_Status) -> AbiStatus {
+    AbiStatus {
         source: rank_out(s.MPI_SOURCE),
         tag: tag_out(s.MPI_TAG),
         error: code_out(s.MPI_ERROR),
         internal: [s.count_lo, s.count_hi_and_cancelled, 0, 0, 0],
-    };
-    // SAFETY: caller contract.
-    unsafe { *p = out };
-}
-/// # Safety
-/// `p` is NULL or `n` readable statuses.
-pub unsafe fn statuses_in(p: *const AbiStatus, n: usize) -> Vec<MPI_Status> {
-    if p.is_null() {
-        return Vec::new();
     }
-    // SAFETY: caller contract, element by element.
-    (0..n).map(|i| unsafe { status_in(p.add(i)) }).collect()
 }
-pub fn statuses_ptr(p: *const AbiStatus, v: &mut [MPI_Status]) -> *mut MPI_Status {
-    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { v.as_mut_ptr() }
+
+/// What the engine leaves in an output status it did not write (MPI_Test with flag 0, a failed
+/// call): `status_out` then leaves the caller's as it was. No status has this source.
+const NOT_WRITTEN: c_int = i32::MIN + 3;
+/// A fresh MPICH status for an output-only status argument (the caller's is not read: it may
+/// be uninitialised, and reading it cost a conversion per call).
+#[inline]
+pub fn status_tmp() -> MPI_Status {
+    MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: NOT_WRITTEN, MPI_TAG: 0, MPI_ERROR: 0 }
 }
+#[inline]
+pub fn written(s: &MPI_Status) -> bool {
+    s.MPI_SOURCE != NOT_WRITTEN
+}
+
+/// An array of output statuses, handed to the engine as the caller's own memory: an ABI status
+/// (24 or 32 bytes) is larger than MPICH's (20), so the engine's `n` statuses fit, and
+/// `statuses_widen_with` then rewrites them in place. NULL (MPI_STATUSES_IGNORE) -> MPICH's.
+#[inline]
+pub fn statuses_at<S>(p: *mut S) -> *mut MPI_Status {
+    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { p as *mut MPI_Status }
+}
+/// Rewrites the `n` MPICH statuses the engine wrote at `p` as ABI statuses (`f`), last first:
+/// status `i` goes to bytes `[i*size_of::<S>(), ..)`, which overlap only MPICH statuses `>= i`
+/// (already rewritten or read), as `size_of::<S>() >= 20`.
+///
 /// # Safety
-/// `p` is NULL or `v.len()` writable statuses.
-pub unsafe fn statuses_out(p: *mut AbiStatus, v: &[MPI_Status]) {
-    if !p.is_null() {
-        for (i, s) in v.iter().enumerate() {
-            // SAFETY: caller contract.
-            unsafe { status_out(p.add(i), s) };
+/// `p` is NULL or `n` writable `S`, holding `n` MPICH statuses written by the engine.
+#[inline]
+pub unsafe fn statuses_widen_with<S>(p: *mut S, n: usize, f: impl Fn(&MPI_Status) -> S) {
+    const { assert!(std::mem::size_of::<S>() >= std::mem::size_of::<MPI_Status>()) };
+    if p.is_null() {
+        return;
+    }
+    let m = p as *const MPI_Status;
+    for i in (0..n).rev() {
+        // SAFETY: MPICH status `i` lies inside the caller's array (above); read before the write
+        // that may overlap it; 4-aligned at least (the ints of both layouts).
+        unsafe {
+            let s = m.add(i).read_unaligned();
+            p.add(i).write_unaligned(f(&s));
         }
     }
+}
+/// # Safety
+/// As `statuses_widen_with`.
+/// The engine sets an array's MPI_ERROR fields only when the call fails (MPI_ERR_IN_STATUS,
+/// `rc`); they are MPI_SUCCESS otherwise, as Open MPI and MPICH leave them.
+pub unsafe fn statuses_widen(p: *mut AbiStatus, n: usize, rc: c_int) {
+    // SAFETY: caller contract.
+    unsafe {
+        if rc == 0 {
+            statuses_widen_with(p, n, |s| abi_status(&MPI_Status { MPI_ERROR: 0, ..*s }))
+        } else {
+            statuses_widen_with(p, n, abi_status)
+        }
+    }
+}
+
+/// An array of request handles the engine reads and writes (MPI_Waitall...), converted in the
+/// caller's array: a handle is 8 bytes, an MPICH handle 4, so int `i` overwrites the first half
+/// of handle `i / 2`, already read. `handles_widen_with` restores the handles afterwards.
+///
+/// # Safety
+/// `p` is NULL or `n` readable and writable handles.
+#[inline]
+pub unsafe fn handles_narrow_with(p: *mut Handle, n: usize, f: impl Fn(Handle) -> c_int) -> *mut c_int {
+    let q = p as *mut c_int;
+    if !p.is_null() {
+        for i in 0..n {
+            // SAFETY: handle `i` is read before int `i` (at or below it) is written.
+            unsafe { q.add(i).write(f(p.add(i).read())) };
+        }
+    }
+    q
+}
+/// The other way, last first: handle `i` overwrites ints `2i` and `2i + 1`, both `>= i`
+/// (already converted, or past the array).
+///
+/// # Safety
+/// `p` is NULL or `n` writable handles holding `n` ints from `handles_narrow_with`.
+#[inline]
+pub unsafe fn handles_widen_with(p: *mut Handle, n: usize, f: impl Fn(c_int) -> Handle) {
+    let q = p as *const c_int;
+    if !p.is_null() {
+        for i in (0..n).rev() {
+            // SAFETY: int `i` is read before handle `i` (at or above it) is written.
+            unsafe { p.add(i).write(f(q.add(i).read())) };
+        }
+    }
+}
+/// # Safety
+/// As `handles_narrow_with`.
+pub unsafe fn requests_narrow(p: *mut Handle, n: usize) -> *mut c_int {
+    // SAFETY: caller contract.
+    unsafe { handles_narrow_with(p, n, h_in) }
+}
+/// # Safety
+/// As `handles_widen_with`.
+pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
+    // SAFETY: caller contract.
+    unsafe { handles_widen_with(p, n, h_out) }
 }
 
 /// The number of peers of `comm` (the remote group's size for an intercommunicator): the length
@@ -558,5 +642,39 @@ mod tests {
         }
         assert_eq!(combiner_out(19), 109, "MPICH MPI_COMBINER_HINDEXED_BLOCK");
         assert_eq!(combiner_out(6), 105, "MPICH MPI_COMBINER_HVECTOR");
+    }
+
+    #[test]
+    fn requests_and_statuses_convert_in_place() {
+        // Handles: user handles (MPICH numbers as pointers) survive the round trip; the ints the
+        // engine sees are their MPICH values, in order.
+        let hs: Vec<u32> = (0..7).map(|i| 0x8400_0000 + i).collect();
+        let mut a: Vec<Handle> = hs.iter().map(|&h| h as usize as Handle).collect();
+        // SAFETY: 7 handles.
+        let q = unsafe { requests_narrow(a.as_mut_ptr(), 7) };
+        // SAFETY: 7 ints at the start of the array.
+        let ints = unsafe { std::slice::from_raw_parts(q, 7) }.to_vec();
+        assert_eq!(ints, hs.iter().map(|&h| h as c_int).collect::<Vec<_>>());
+        // SAFETY: as above.
+        unsafe { requests_widen(a.as_mut_ptr(), 7) };
+        assert_eq!(a.iter().map(|&p| p as usize as u32).collect::<Vec<_>>(), hs);
+        // Statuses: the engine writes MPICH statuses at a 20-byte stride into the ABI array.
+        let mut st = [AbiStatus::default(); 5];
+        let m = statuses_at(st.as_mut_ptr());
+        for i in 0..5 {
+            // SAFETY: 5 MPICH statuses fit in 5 ABI statuses.
+            unsafe { *m.add(i) = MPI_Status { count_lo: 8 * i as c_int, count_hi_and_cancelled: 0, MPI_SOURCE: i as c_int, MPI_TAG: 100 + i as c_int, MPI_ERROR: 77 } };
+        }
+        // SAFETY: 5 statuses written above.
+        unsafe { statuses_widen(st.as_mut_ptr(), 5, 0) };
+        for (i, s) in st.iter().enumerate() {
+            assert_eq!((s.source, s.tag, s.error, s.internal[0]), (i as c_int, 100 + i as c_int, 0, 8 * i as c_int));
+        }
+        assert!(statuses_at::<AbiStatus>(std::ptr::null_mut()) as usize == MPICH_IGNORE);
+        // An output status the engine did not write leaves the caller's alone.
+        let mut one = AbiStatus { source: 5, ..Default::default() };
+        // SAFETY: a writable status.
+        unsafe { status_out(&mut one, &status_tmp()) };
+        assert_eq!(one.source, 5);
     }
 }

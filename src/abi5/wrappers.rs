@@ -1768,7 +1768,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read(fh: *mut c_void, buf: *mut c_void, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1781,7 +1781,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_all(fh: *mut c_void, buf: *mut c_vo
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_all(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1816,7 +1816,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_all_c(fh: *mut c_void, buf: *mut c_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_all_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1829,7 +1829,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_all_end(fh: *mut c_void, buf: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1842,7 +1842,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_at(fh: *mut c_void, offset: i64, bu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1855,7 +1855,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_at_all(fh: *mut c_void, offset: i64
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_all(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1890,7 +1890,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_at_all_c(fh: *mut c_void, offset: i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_all_c(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1903,7 +1903,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_at_all_end(fh: *mut c_void, buf: *m
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1916,7 +1916,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_at_c(fh: *mut c_void, offset: i64, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_c(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1929,7 +1929,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_c(fh: *mut c_void, buf: *mut c_void
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1942,7 +1942,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_ordered(fh: *mut c_void, buf: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_ordered(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1977,7 +1977,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_ordered_c(fh: *mut c_void, buf: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_ordered_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1990,7 +1990,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_ordered_end(fh: *mut c_void, buf: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_ordered_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2003,7 +2003,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_shared(fh: *mut c_void, buf: *mut c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_shared(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2016,7 +2016,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_read_shared_c(fh: *mut c_void, buf: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_shared_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2117,7 +2117,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write(fh: *mut c_void, buf: *const c_voi
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2130,7 +2130,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_all(fh: *mut c_void, buf: *const c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_all(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2165,7 +2165,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_all_c(fh: *mut c_void, buf: *const
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_all_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2178,7 +2178,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_all_end(fh: *mut c_void, buf: *con
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2191,7 +2191,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_at(fh: *mut c_void, offset: i64, b
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2204,7 +2204,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_at_all(fh: *mut c_void, offset: i6
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_all(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2239,7 +2239,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_at_all_c(fh: *mut c_void, offset: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_all_c(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2252,7 +2252,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_at_all_end(fh: *mut c_void, buf: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2265,7 +2265,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_at_c(fh: *mut c_void, offset: i64,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_c(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2278,7 +2278,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_c(fh: *mut c_void, buf: *const c_v
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2291,7 +2291,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_ordered(fh: *mut c_void, buf: *con
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_ordered(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2326,7 +2326,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_ordered_c(fh: *mut c_void, buf: *c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_ordered_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2339,7 +2339,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_ordered_end(fh: *mut c_void, buf: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_ordered_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2352,7 +2352,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_shared(fh: *mut c_void, buf: *cons
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_shared(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2365,7 +2365,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_write_shared_c(fh: *mut c_void, buf: *co
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_shared_c(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -3211,7 +3211,7 @@ pub unsafe extern "C" fn oxabi_MPI_Improbe(source: c_int, tag: c_int, comm: Hand
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -3574,7 +3574,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iprobe(source: c_int, tag: c_int, comm: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Iprobe(rank_in(source), tag_in(tag), h_in(comm), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -3935,7 +3935,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mprobe(source: c_int, tag: c_int, comm: Handl
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -3950,7 +3950,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mrecv(buf: *mut c_void, count: c_int, datatyp
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Mrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -3965,7 +3965,7 @@ pub unsafe extern "C" fn oxabi_MPI_Mrecv_c(buf: *mut c_void, count: i64, datatyp
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Mrecv_c(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -4386,7 +4386,7 @@ pub unsafe extern "C" fn oxabi_MPI_Probe(source: c_int, tag: c_int, comm: Handle
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Probe(rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -4484,7 +4484,7 @@ pub unsafe extern "C" fn oxabi_MPI_Recv(buf: *mut c_void, count: c_int, datatype
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Recv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -4497,7 +4497,7 @@ pub unsafe extern "C" fn oxabi_MPI_Recv_c(buf: *mut c_void, count: i64, datatype
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Recv_c(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -4715,7 +4715,7 @@ pub unsafe extern "C" fn oxabi_MPI_Request_get_status(request: Handle, flag: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Request_get_status(h_in(request), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -5046,7 +5046,7 @@ pub unsafe extern "C" fn oxabi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: c
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -5059,7 +5059,7 @@ pub unsafe extern "C" fn oxabi_MPI_Sendrecv_c(sendbuf: *const c_void, sendcount:
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv_c(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -5072,7 +5072,7 @@ pub unsafe extern "C" fn oxabi_MPI_Sendrecv_replace(buf: *mut c_void, count: c_i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv_replace(buf, count, h_in(datatype), rank_in(dest), tag_in(sendtag), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -5085,7 +5085,7 @@ pub unsafe extern "C" fn oxabi_MPI_Sendrecv_replace_c(buf: *mut c_void, count: i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv_replace_c(buf, count, h_in(datatype), rank_in(dest), tag_in(sendtag), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -5268,9 +5268,8 @@ pub unsafe extern "C" fn oxabi_MPI_Startall(count: c_int, array_of_requests: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let rc = crate::ffi::PMPI_Startall(count, arr_ptr(array_of_requests, &mut t_array_of_requests));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let rc = crate::ffi::PMPI_Startall(count, requests_narrow(array_of_requests, len(count)));
+        requests_widen(array_of_requests, len(count));
         code_out(rc)
     })
 }
@@ -5627,7 +5626,7 @@ pub unsafe extern "C" fn oxabi_MPI_Test(request: *mut Handle, flag: *mut c_int, 
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
         if !request.is_null() { *request = h_out(t_request); }
         status_out(status, &t_status);
@@ -5653,11 +5652,9 @@ pub unsafe extern "C" fn oxabi_MPI_Testall(count: c_int, array_of_requests: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(count));
-        let rc = crate::ffi::PMPI_Testall(count, arr_ptr(array_of_requests, &mut t_array_of_requests), flag, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Testall(count, requests_narrow(array_of_requests, len(count)), flag, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(count));
+        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
         code_out(rc)
     })
 }
@@ -5668,10 +5665,9 @@ pub unsafe extern "C" fn oxabi_MPI_Testany(count: c_int, array_of_requests: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_in(status);
-        let rc = crate::ffi::PMPI_Testany(count, arr_ptr(array_of_requests, &mut t_array_of_requests), indx, flag, status_ptr(status, &mut t_status));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let mut t_status = status_tmp();
+        let rc = crate::ffi::PMPI_Testany(count, requests_narrow(array_of_requests, len(count)), indx, flag, status_ptr(status, &mut t_status));
+        requests_widen(array_of_requests, len(count));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -5683,11 +5679,9 @@ pub unsafe extern "C" fn oxabi_MPI_Testsome(incount: c_int, array_of_requests: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(incount));
-        let rc = crate::ffi::PMPI_Testsome(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Testsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(incount));
+        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
         code_out(rc)
     })
 }
@@ -6371,7 +6365,7 @@ pub unsafe extern "C" fn oxabi_MPI_Wait(request: *mut Handle, status: *mut AbiSt
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Wait(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, status_ptr(status, &mut t_status));
         if !request.is_null() { *request = h_out(t_request); }
         status_out(status, &t_status);
@@ -6385,11 +6379,9 @@ pub unsafe extern "C" fn oxabi_MPI_Waitall(count: c_int, array_of_requests: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(count));
-        let rc = crate::ffi::PMPI_Waitall(count, arr_ptr(array_of_requests, &mut t_array_of_requests), statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Waitall(count, requests_narrow(array_of_requests, len(count)), statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(count));
+        statuses_widen(array_of_statuses, len(count), rc);
         code_out(rc)
     })
 }
@@ -6400,10 +6392,9 @@ pub unsafe extern "C" fn oxabi_MPI_Waitany(count: c_int, array_of_requests: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_in(status);
-        let rc = crate::ffi::PMPI_Waitany(count, arr_ptr(array_of_requests, &mut t_array_of_requests), indx, status_ptr(status, &mut t_status));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let mut t_status = status_tmp();
+        let rc = crate::ffi::PMPI_Waitany(count, requests_narrow(array_of_requests, len(count)), indx, status_ptr(status, &mut t_status));
+        requests_widen(array_of_requests, len(count));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -6415,11 +6406,9 @@ pub unsafe extern "C" fn oxabi_MPI_Waitsome(incount: c_int, array_of_requests: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(incount));
-        let rc = crate::ffi::PMPI_Waitsome(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Waitsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(incount));
+        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
         code_out(rc)
     })
 }
@@ -7043,9 +7032,8 @@ pub unsafe extern "C" fn oxabi_MPI_Request_get_status_all(count: c_int, array_of
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(count));
-        let rc = crate::ffi::PMPI_Request_get_status_all(count, arr_ptr(array_of_requests, &mut t_array_of_requests), flag, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Request_get_status_all(count, arr_ptr(array_of_requests, &mut t_array_of_requests), flag, statuses_at(array_of_statuses));
+        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
         code_out(rc)
     })
 }
@@ -7057,7 +7045,7 @@ pub unsafe extern "C" fn oxabi_MPI_Request_get_status_any(count: c_int, array_of
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Request_get_status_any(count, arr_ptr(array_of_requests, &mut t_array_of_requests), index, flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -7071,9 +7059,8 @@ pub unsafe extern "C" fn oxabi_MPI_Request_get_status_some(incount: c_int, array
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(incount));
-        let rc = crate::ffi::PMPI_Request_get_status_some(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Request_get_status_some(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_at(array_of_statuses));
+        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
         code_out(rc)
     })
 }
@@ -7152,7 +7139,7 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_error(status: *mut AbiStatus, erro
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Status_get_error(status_ptr(status, &mut t_status), error);
         status_out(status, &t_status);
         code_out(rc)
@@ -7165,7 +7152,7 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_source(status: *mut AbiStatus, sou
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Status_get_source(status_ptr(status, &mut t_status), source);
         status_out(status, &t_status);
         code_out(rc)
@@ -7178,7 +7165,7 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_tag(status: *mut AbiStatus, tag: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Status_get_tag(status_ptr(status, &mut t_status), tag);
         status_out(status, &t_status);
         code_out(rc)

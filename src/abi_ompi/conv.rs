@@ -3,7 +3,8 @@
 //! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
 //! generator took from both headers. None panics.
 // `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
-pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, peers};
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, peers, status_tmp, statuses_at};
+use crate::abi5::conv::{handles_narrow_with, handles_widen_with, statuses_widen_with, written};
 use super::objects::{handle, object, object_at};
 use super::tables::*;
 use crate::abi::MPI_Status;
@@ -311,41 +312,48 @@ pub fn status_ptr(p: *const OmpiStatus, t: &mut MPI_Status) -> *mut MPI_Status {
 /// `p` is NULL or a writable status.
 #[inline]
 pub unsafe fn status_out(p: *mut OmpiStatus, s: &MPI_Status) {
-    if p.is_null() {
+    if p.is_null() || !written(s) {
         return;
     }
+    // SAFETY: caller contract; unaligned as in status_in.
+    unsafe { p.write_unaligned(ompi_status(s)) };
+}
+#[inline]
+fn ompi_status(s: &MPI_Status) -> OmpiStatus {
     let hi = (s.count_hi_and_cancelled as u32 >> 1) as usize;
-    let out = OmpiStatus {
+    OmpiStatus {
         source: rank_out(s.MPI_SOURCE),
         tag: s.MPI_TAG,
         error: code_out(s.MPI_ERROR),
         cancelled: s.count_hi_and_cancelled & 1,
         ucount: (hi << 32) | s.count_lo as u32 as usize,
-    };
-    // SAFETY: caller contract; unaligned as in status_in.
-    unsafe { p.write_unaligned(out) };
-}
-/// # Safety
-/// `p` is NULL or `n` readable statuses.
-pub unsafe fn statuses_in(p: *const OmpiStatus, n: usize) -> Vec<MPI_Status> {
-    if p.is_null() {
-        return Vec::new();
     }
-    // SAFETY: caller contract, element by element.
-    (0..n).map(|i| unsafe { status_in(p.add(i)) }).collect()
-}
-pub fn statuses_ptr(p: *const OmpiStatus, v: &mut [MPI_Status]) -> *mut MPI_Status {
-    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { v.as_mut_ptr() }
 }
 /// # Safety
-/// `p` is NULL or `v.len()` writable statuses.
-pub unsafe fn statuses_out(p: *mut OmpiStatus, v: &[MPI_Status]) {
-    if !p.is_null() {
-        for (i, s) in v.iter().enumerate() {
-            // SAFETY: caller contract.
-            unsafe { status_out(p.add(i), s) };
+/// As `crate::abi5::conv::statuses_widen_with`.
+/// The engine sets an array's MPI_ERROR fields only when the call fails (MPI_ERR_IN_STATUS,
+/// `rc`); they are MPI_SUCCESS otherwise, as Open MPI and MPICH leave them.
+pub unsafe fn statuses_widen(p: *mut OmpiStatus, n: usize, rc: c_int) {
+    // SAFETY: caller contract.
+    unsafe {
+        if rc == 0 {
+            statuses_widen_with(p, n, |s| ompi_status(&MPI_Status { MPI_ERROR: 0, ..*s }))
+        } else {
+            statuses_widen_with(p, n, ompi_status)
         }
     }
+}
+/// # Safety
+/// As `crate::abi5::conv::handles_narrow_with`.
+pub unsafe fn requests_narrow(p: *mut Handle, n: usize) -> *mut c_int {
+    // SAFETY: caller contract.
+    unsafe { handles_narrow_with(p, n, h_in) }
+}
+/// # Safety
+/// As `crate::abi5::conv::handles_widen_with`.
+pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
+    // SAFETY: caller contract.
+    unsafe { handles_widen_with(p, n, h_out) }
 }
 
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through

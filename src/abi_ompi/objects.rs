@@ -16,7 +16,7 @@
 use super::tables::{object_of, OBJECT_HANDLES, OBJECT_SYMBOLS};
 use std::os::raw::c_void;
 use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicUsize, Ordering};
-use std::sync::RwLock;
+use crate::runtime::threads::rank_table::RankTable;
 
 /// The addresses of the predefined objects, in `OBJECT_HANDLES` order (libmpi.so.40's table).
 static OBJECTS: AtomicPtr<*mut c_void> = AtomicPtr::new(std::ptr::null_mut());
@@ -103,43 +103,50 @@ pub fn object(h: i32) -> *mut c_void {
     if is_mpich_user(u) {
         return u as usize as *mut c_void;
     }
+    // What every completed request becomes: no table search for it.
+    if u == REQUEST_NULL_HANDLE {
+        return object_at(REQUEST_NULL);
+    }
     predefined(u)
 }
 
-/// Threads mode: each rank's addresses of the objects (index = rank; empty: not an Open MPI
-/// program), and whether any rank has some.
-static RANKS: RwLock<Vec<Vec<usize>>> = RwLock::new(Vec::new());
-/// Threads mode: the span of each rank's copies.
-static RANK_SPANS: RwLock<Vec<(usize, usize)>> = RwLock::new(Vec::new());
+/// MPICH's MPI_REQUEST_NULL and the index of ompi_request_null in `OBJECT_HANDLES`.
+const REQUEST_NULL_HANDLE: u32 = crate::abi::MPI_REQUEST_NULL as u32;
+const REQUEST_NULL: usize = 5;
 
-#[cold]
+/// Threads mode: a rank's program instance's objects: their addresses (0: not found) and the
+/// span of its copies.
+struct RankObjects {
+    addrs: [usize; OBJECT_HANDLES.len()],
+    span: (usize, usize),
+}
+/// Threads mode: each rank's objects (index = rank; none: not an Open MPI program), read on
+/// every handle conversion, so lock-free (`RankTable`).
+static RANKS: RankTable<RankObjects> = RankTable::new();
+
+/// Threads mode: whether `v` lies in the calling rank's copies. Threads a rank creates act for
+/// it (the preload library's pthread_create), so a handle is always the calling rank's object.
+#[inline]
 fn in_rank_copies(v: usize) -> bool {
-    RANK_SPANS.read().unwrap_or_else(|p| p.into_inner()).iter().any(|&(lo, hi)| v >= lo && v < hi)
+    RANKS.current().is_some_and(|r| v >= r.span.0 && v < r.span.1)
 }
 static PER_RANK: AtomicBool = AtomicBool::new(false);
 
 /// Threads mode: records the objects of rank `rank`'s program instance, found with `lookup`
 /// (dlsym on the instance: its own copy of an object if it made one, else libmpi.so.40's).
 pub fn register_instance(rank: usize, lookup: &dyn Fn(&str) -> Option<*mut c_void>) {
-    let addrs: Vec<usize> = OBJECT_SYMBOLS.iter().map(|s| lookup(s).map_or(0, |p| p as usize)).collect();
+    let addrs: [usize; OBJECT_HANDLES.len()] = std::array::from_fn(|i| lookup(OBJECT_SYMBOLS[i]).map_or(0, |p| p as usize));
     if addrs.iter().all(|&a| a == 0) {
         return; // not an Open MPI program
     }
-    let mut v = RANKS.write().unwrap_or_else(|p| p.into_inner());
-    if v.len() <= rank {
-        v.resize(rank + 1, Vec::new());
-    }
     let span = copy_span(addrs.iter().copied(), LIB_SPAN[0].load(Ordering::Relaxed), LIB_SPAN[1].load(Ordering::Relaxed));
-    v[rank] = addrs;
-    RANK_SPANS.write().unwrap_or_else(|p| p.into_inner()).push(span);
+    RANKS.set(rank, RankObjects { addrs, span });
     PER_RANK.store(true, Ordering::Release);
 }
 
-#[cold]
+#[inline]
 fn rank_object(i: usize) -> Option<*mut c_void> {
-    let ctx = usize::try_from(crate::runtime::job::context()).ok()?;
-    let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
-    v.get(ctx).and_then(|t| t.get(i)).filter(|&&a| a != 0).map(|&a| a as *mut c_void)
+    RANKS.current().and_then(|r| r.addrs.get(i)).filter(|&&a| a != 0).map(|&a| a as *mut c_void)
 }
 
 /// The address of predefined object `i` of `OBJECT_HANDLES`.
@@ -181,5 +188,16 @@ fn predefined(u: u32) -> *mut c_void {
     match object_of(u) {
         Some(i) => object_at(i),
         None => unmapped(u),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn request_null_shortcut_matches_the_table() {
+        assert_eq!(OBJECT_HANDLES[REQUEST_NULL], REQUEST_NULL_HANDLE);
+        assert_eq!(OBJECT_SYMBOLS[REQUEST_NULL], "ompi_request_null");
+        assert_eq!(object_of(REQUEST_NULL_HANDLE), Some(REQUEST_NULL));
     }
 }

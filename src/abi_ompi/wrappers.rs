@@ -1261,7 +1261,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read(fh: *mut c_void, buf: *mut c_void,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1274,7 +1274,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_all(fh: *mut c_void, buf: *mut c_v
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_all(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1298,7 +1298,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_all_end(fh: *mut c_void, buf: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1311,7 +1311,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_at(fh: *mut c_void, offset: i64, b
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1324,7 +1324,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_at_all(fh: *mut c_void, offset: i6
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_all(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1348,7 +1348,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_at_all_end(fh: *mut c_void, buf: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_at_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1361,7 +1361,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_ordered(fh: *mut c_void, buf: *mut
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_ordered(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1385,7 +1385,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_ordered_end(fh: *mut c_void, buf: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_ordered_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1398,7 +1398,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_read_shared(fh: *mut c_void, buf: *mut 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_read_shared(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1499,7 +1499,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write(fh: *mut c_void, buf: *const c_vo
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1512,7 +1512,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_all(fh: *mut c_void, buf: *const 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_all(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1536,7 +1536,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_all_end(fh: *mut c_void, buf: *co
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1549,7 +1549,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_at(fh: *mut c_void, offset: i64, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1562,7 +1562,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_at_all(fh: *mut c_void, offset: i
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_all(file_in(fh), offset, buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1586,7 +1586,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_at_all_end(fh: *mut c_void, buf: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_at_all_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1599,7 +1599,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_ordered(fh: *mut c_void, buf: *co
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_ordered(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1623,7 +1623,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_ordered_end(fh: *mut c_void, buf:
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_ordered_end(file_in(fh), buf, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -1636,7 +1636,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_write_shared(fh: *mut c_void, buf: *con
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_File_write_shared(file_in(fh), buf, count, h_in(datatype), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2193,7 +2193,7 @@ pub unsafe extern "C" fn oxompi_MPI_Improbe(source: c_int, tag: c_int, comm: Han
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -2446,7 +2446,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iprobe(source: c_int, tag: c_int, comm: Hand
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Iprobe(rank_in(source), tag_in(tag), h_in(comm), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2625,7 +2625,7 @@ pub unsafe extern "C" fn oxompi_MPI_Mprobe(source: c_int, tag: c_int, comm: Hand
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -2640,7 +2640,7 @@ pub unsafe extern "C" fn oxompi_MPI_Mrecv(buf: *mut c_void, count: c_int, dataty
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Mrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
         if !message.is_null() { *message = msg_out(t_message); }
         status_out(status, &t_status);
@@ -2794,7 +2794,7 @@ pub unsafe extern "C" fn oxompi_MPI_Probe(source: c_int, tag: c_int, comm: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Probe(rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2855,7 +2855,7 @@ pub unsafe extern "C" fn oxompi_MPI_Recv(buf: *mut c_void, count: c_int, datatyp
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Recv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -2938,7 +2938,7 @@ pub unsafe extern "C" fn oxompi_MPI_Request_get_status(request: Handle, flag: *m
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Request_get_status(h_in(request), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -3071,7 +3071,7 @@ pub unsafe extern "C" fn oxompi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -3084,7 +3084,7 @@ pub unsafe extern "C" fn oxompi_MPI_Sendrecv_replace(buf: *mut c_void, count: c_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Sendrecv_replace(buf, count, h_in(datatype), rank_in(dest), tag_in(sendtag), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
@@ -3134,9 +3134,8 @@ pub unsafe extern "C" fn oxompi_MPI_Startall(count: c_int, array_of_requests: *m
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let rc = crate::ffi::PMPI_Startall(count, arr_ptr(array_of_requests, &mut t_array_of_requests));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let rc = crate::ffi::PMPI_Startall(count, requests_narrow(array_of_requests, len(count)));
+        requests_widen(array_of_requests, len(count));
         code_out(rc)
     })
 }
@@ -3373,7 +3372,7 @@ pub unsafe extern "C" fn oxompi_MPI_Test(request: *mut Handle, flag: *mut c_int,
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
         if !request.is_null() { *request = h_out(t_request); }
         status_out(status, &t_status);
@@ -3399,11 +3398,9 @@ pub unsafe extern "C" fn oxompi_MPI_Testall(count: c_int, array_of_requests: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(count));
-        let rc = crate::ffi::PMPI_Testall(count, arr_ptr(array_of_requests, &mut t_array_of_requests), flag, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Testall(count, requests_narrow(array_of_requests, len(count)), flag, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(count));
+        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
         code_out(rc)
     })
 }
@@ -3414,10 +3411,9 @@ pub unsafe extern "C" fn oxompi_MPI_Testany(count: c_int, array_of_requests: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_in(status);
-        let rc = crate::ffi::PMPI_Testany(count, arr_ptr(array_of_requests, &mut t_array_of_requests), indx, flag, status_ptr(status, &mut t_status));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let mut t_status = status_tmp();
+        let rc = crate::ffi::PMPI_Testany(count, requests_narrow(array_of_requests, len(count)), indx, flag, status_ptr(status, &mut t_status));
+        requests_widen(array_of_requests, len(count));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -3429,11 +3425,9 @@ pub unsafe extern "C" fn oxompi_MPI_Testsome(incount: c_int, array_of_requests: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(incount));
-        let rc = crate::ffi::PMPI_Testsome(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Testsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(incount));
+        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
         code_out(rc)
     })
 }
@@ -3963,7 +3957,7 @@ pub unsafe extern "C" fn oxompi_MPI_Wait(request: *mut Handle, status: *mut Ompi
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let mut t_status = status_in(status);
+        let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Wait(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, status_ptr(status, &mut t_status));
         if !request.is_null() { *request = h_out(t_request); }
         status_out(status, &t_status);
@@ -3977,11 +3971,9 @@ pub unsafe extern "C" fn oxompi_MPI_Waitall(count: c_int, array_of_requests: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(count));
-        let rc = crate::ffi::PMPI_Waitall(count, arr_ptr(array_of_requests, &mut t_array_of_requests), statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Waitall(count, requests_narrow(array_of_requests, len(count)), statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(count));
+        statuses_widen(array_of_statuses, len(count), rc);
         code_out(rc)
     })
 }
@@ -3992,10 +3984,9 @@ pub unsafe extern "C" fn oxompi_MPI_Waitany(count: c_int, array_of_requests: *mu
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_in(status);
-        let rc = crate::ffi::PMPI_Waitany(count, arr_ptr(array_of_requests, &mut t_array_of_requests), indx, status_ptr(status, &mut t_status));
-        handles_out(array_of_requests, &t_array_of_requests);
+        let mut t_status = status_tmp();
+        let rc = crate::ffi::PMPI_Waitany(count, requests_narrow(array_of_requests, len(count)), indx, status_ptr(status, &mut t_status));
+        requests_widen(array_of_requests, len(count));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -4007,11 +3998,9 @@ pub unsafe extern "C" fn oxompi_MPI_Waitsome(incount: c_int, array_of_requests: 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let mut t_array_of_statuses = statuses_in(array_of_statuses, len(incount));
-        let rc = crate::ffi::PMPI_Waitsome(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_ptr(array_of_statuses, &mut t_array_of_statuses));
-        handles_out(array_of_requests, &t_array_of_requests);
-        statuses_out(array_of_statuses, &t_array_of_statuses);
+        let rc = crate::ffi::PMPI_Waitsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
+        requests_widen(array_of_requests, len(incount));
+        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
         code_out(rc)
     })
 }

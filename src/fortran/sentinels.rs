@@ -16,7 +16,7 @@ use crate::abi::{MPI_Fint, MPI_Status};
 use crate::runtime::job;
 use std::os::raw::{c_int, c_void};
 use std::ptr::addr_of;
-use std::sync::RwLock;
+use crate::runtime::threads::rank_table::RankTable;
 
 /// `COMMON /MPIPRIV1/ MPI_BOTTOM, MPI_IN_PLACE, MPI_STATUS_IGNORE(5)`.
 #[repr(C, align(4))]
@@ -102,7 +102,7 @@ fn is(a: usize, s: usize) -> bool {
 }
 
 /// Threads mode: the blocks of each rank's program instance (index = rank).
-static RANKS: RwLock<Vec<Blocks>> = RwLock::new(Vec::new());
+static RANKS: RankTable<Blocks> = RankTable::new();
 
 /// Threads mode: records the blocks of rank `rank`'s program instance, found with `lookup`
 /// (dlsym on the instance). A program without Fortran has none; nothing is recorded then.
@@ -116,11 +116,7 @@ pub fn register_instance(rank: usize, lookup: impl Fn(&str) -> Option<*mut c_voi
         cmb9: get("mpifcmb9_"),
         f08: F08::lookup(get),
     };
-    let mut v = RANKS.write().unwrap_or_else(|p| p.into_inner());
-    if v.len() <= rank {
-        v.resize(rank + 1, Blocks::default());
-    }
-    v[rank] = b;
+    RANKS.set(rank, b);
 }
 
 /// The library's view (through the GOT: the program's blocks in a normal process).
@@ -153,9 +149,7 @@ fn any(f: impl Fn(&Blocks) -> bool) -> bool {
     if job::threads_job().is_none() {
         return false;
     }
-    let ctx = job::context();
-    let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
-    ctx >= 0 && v.get(ctx as usize).is_some_and(|b| (b.priv1 != 0 || b.f08.bottom != 0) && f(b))
+    RANKS.current().is_some_and(|b| (b.priv1 != 0 || b.f08.bottom != 0) && f(b))
 }
 
 /// A choice buffer: `MPI_BOTTOM` -> NULL, `MPI_IN_PLACE` -> the C `MPI_IN_PLACE`.

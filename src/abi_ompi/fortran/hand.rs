@@ -7,7 +7,7 @@ use super::super::wrappers as w;
 use super::{handles, sentinels, set_ierr};
 use crate::abi::{MPI_Aint, MPI_Fint};
 use crate::fortran::hand::string_out;
-use crate::fortran::strings::{input, FLen};
+use crate::fortran::strings::{input, output, FLen};
 use std::os::raw::{c_char, c_int, c_void};
 
 ompi_fortran!(init; (ierr: *mut MPI_Fint) => {
@@ -227,6 +227,109 @@ ompi_fortran!(file_get_view; (fh: *const MPI_Fint, disp: *mut crate::abi::MPI_Of
         *etype = handles::from_c(e);
         *filetype = handles::from_c(t);
         crate::fortran::strings::output(&buf, datarep, dlen);
+    }
+    set_ierr(ierr, rc);
+});
+
+// Info keys and values lose leading and trailing blanks (MPI 4.1 section 10.1).
+ompi_fortran!(info_set; (info: *const MPI_Fint, key: *const c_char, value: *const c_char, ierr: *mut MPI_Fint, klen: FLen, vlen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Info_set(handles::to_c(F_INFO, *info), input(key, klen, true).as_ptr(), input(value, vlen, true).as_ptr()));
+});
+ompi_fortran!(info_delete; (info: *const MPI_Fint, key: *const c_char, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Info_delete(handles::to_c(F_INFO, *info), input(key, klen, true).as_ptr()));
+});
+ompi_fortran!(info_get; (info: *const MPI_Fint, key: *const c_char, valuelen: *const c_int, value: *mut c_char, flag: *mut c_int, ierr: *mut MPI_Fint, klen: FLen, vlen: FLen) => {
+    let cap = (*valuelen).max(0) as usize;
+    let k = input(key, klen, true);
+    let mut buf = vec![0u8; cap + 1];
+    let rc = w::oxompi_MPI_Info_get(handles::to_c(F_INFO, *info), k.as_ptr(), cap as c_int, buf.as_mut_ptr() as *mut c_char, flag);
+    if rc == 0 && *flag != 0 {
+        output(&buf, value, vlen);
+    }
+    set_ierr(ierr, rc);
+});
+ompi_fortran!(info_get_valuelen; (info: *const MPI_Fint, key: *const c_char, valuelen: *mut c_int, flag: *mut c_int, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Info_get_valuelen(handles::to_c(F_INFO, *info), input(key, klen, true).as_ptr(), valuelen, flag));
+});
+ompi_fortran!(info_get_nthkey; (info: *const MPI_Fint, n: *const c_int, key: *mut c_char, ierr: *mut MPI_Fint, klen: FLen) => {
+    set_ierr(ierr, string_out(256, key, klen, std::ptr::null_mut(), |b| w::oxompi_MPI_Info_get_nthkey(handles::to_c(F_INFO, *info), *n, b)));
+});
+ompi_fortran!(add_error_string; (code: *const c_int, s: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Add_error_string(*code, input(s, len, false).as_ptr()));
+});
+// Fortran's BUFFER_ADDR cannot hold a C pointer; the address is dropped, as in Open MPI's.
+ompi_fortran!(buffer_detach; (_buffer_addr: *mut c_void, size: *mut c_int, ierr: *mut MPI_Fint) => {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    set_ierr(ierr, w::oxompi_MPI_Buffer_detach(&mut p as *mut *mut c_void as *mut c_void, size));
+});
+
+// Attributes: a Fortran value is an integer stored as the C `void *` value itself; Open MPI's
+// Fortran keyvals are its C ones (the C layer maps the predefined ones).
+ompi_fortran!(comm_set_attr; (comm: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, w::oxompi_MPI_Comm_set_attr(handles::to_c(F_COMM, *comm), *keyval, *val as *mut c_void));
+});
+ompi_fortran!(attr_put; (comm: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Fint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, w::oxompi_MPI_Attr_put(handles::to_c(F_COMM, *comm), *keyval, *val as MPI_Aint as *mut c_void));
+});
+ompi_fortran!(type_set_attr; (t: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, w::oxompi_MPI_Type_set_attr(handles::to_c(F_DATATYPE, *t), *keyval, *val as *mut c_void));
+});
+ompi_fortran!(win_set_attr; (win: *const MPI_Fint, keyval: *const c_int, val: *const MPI_Aint, ierr: *mut MPI_Fint) => {
+    set_ierr(ierr, w::oxompi_MPI_Win_set_attr(handles::to_c(F_WIN, *win), *keyval, *val as *mut c_void));
+});
+// Datatypes have no predefined attributes: the value is the word itself.
+ompi_fortran!(type_get_attr; (t: *const MPI_Fint, keyval: *const c_int, val: *mut MPI_Aint, flag: *mut c_int, ierr: *mut MPI_Fint) => {
+    let mut p: *mut c_void = std::ptr::null_mut();
+    let rc = w::oxompi_MPI_Type_get_attr(handles::to_c(F_DATATYPE, *t), *keyval, &mut p as *mut *mut c_void as *mut c_void, flag);
+    if rc == 0 && *flag != 0 {
+        *val = p as MPI_Aint;
+    }
+    set_ierr(ierr, rc);
+});
+
+// Ports and names (MPI 4.1 section 11.4): MPI_MAX_PORT_NAME is 1024 in Open MPI's mpif.h.
+const PORT_ROOM: usize = 1025;
+ompi_fortran!(open_port; (info: *const MPI_Fint, port: *mut c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    let mut buf = [0u8; PORT_ROOM];
+    let rc = w::oxompi_MPI_Open_port(handles::to_c(F_INFO, *info), buf.as_mut_ptr() as *mut c_char);
+    if rc == 0 {
+        output(&buf, port, len);
+    }
+    set_ierr(ierr, rc);
+});
+ompi_fortran!(close_port; (port: *const c_char, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Close_port(input(port, len, false).as_ptr()));
+});
+/// MPI_Comm_accept / MPI_Comm_connect from Fortran.
+unsafe fn accept_connect(port: *const c_char, info: MPI_Fint, root: c_int, comm: MPI_Fint, newcomm: *mut MPI_Fint, len: FLen,
+                         call: unsafe extern "C" fn(*const c_char, Handle, c_int, Handle, *mut Handle) -> c_int) -> c_int {
+    let mut c: Handle = std::ptr::null_mut();
+    // SAFETY: the caller's CHARACTER argument and INTEGER; `c` a local handle.
+    unsafe {
+        let rc = call(input(port, len, false).as_ptr(), handles::to_c(F_INFO, info), root, handles::to_c(F_COMM, comm), &mut c);
+        if rc == 0 {
+            *newcomm = handles::from_c(c);
+        }
+        rc
+    }
+}
+ompi_fortran!(comm_accept; (port: *const c_char, info: *const MPI_Fint, root: *const c_int, comm: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, accept_connect(port, *info, *root, *comm, newcomm, len, w::oxompi_MPI_Comm_accept));
+});
+ompi_fortran!(comm_connect; (port: *const c_char, info: *const MPI_Fint, root: *const c_int, comm: *const MPI_Fint, newcomm: *mut MPI_Fint, ierr: *mut MPI_Fint, len: FLen) => {
+    set_ierr(ierr, accept_connect(port, *info, *root, *comm, newcomm, len, w::oxompi_MPI_Comm_connect));
+});
+ompi_fortran!(publish_name; (service: *const c_char, info: *const MPI_Fint, port: *const c_char, ierr: *mut MPI_Fint, slen: FLen, plen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Publish_name(input(service, slen, false).as_ptr(), handles::to_c(F_INFO, *info), input(port, plen, false).as_ptr()));
+});
+ompi_fortran!(unpublish_name; (service: *const c_char, info: *const MPI_Fint, port: *const c_char, ierr: *mut MPI_Fint, slen: FLen, plen: FLen) => {
+    set_ierr(ierr, w::oxompi_MPI_Unpublish_name(input(service, slen, false).as_ptr(), handles::to_c(F_INFO, *info), input(port, plen, false).as_ptr()));
+});
+ompi_fortran!(lookup_name; (service: *const c_char, info: *const MPI_Fint, port: *mut c_char, ierr: *mut MPI_Fint, slen: FLen, plen: FLen) => {
+    let mut buf = [0u8; PORT_ROOM];
+    let rc = w::oxompi_MPI_Lookup_name(input(service, slen, false).as_ptr(), handles::to_c(F_INFO, *info), buf.as_mut_ptr() as *mut c_char);
+    if rc == 0 {
+        output(&buf, port, plen);
     }
     set_ierr(ierr, rc);
 });

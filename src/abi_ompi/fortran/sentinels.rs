@@ -12,7 +12,7 @@ use super::super::conv::OmpiStatus;
 use crate::runtime::job;
 use std::os::raw::{c_int, c_void};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::RwLock;
+use crate::runtime::threads::rank_table::RankTable;
 
 /// The sentinels, in the order of the generator's OMPI_F_SENTINELS (scripts/gen-mpi-abi.py).
 const BOTTOM: usize = 0;
@@ -42,7 +42,7 @@ const SYMBOLS: [&str; N] = [
 /// call, and read with Relaxed: only the values matter, not their order with other memory.
 static GLOBAL: [AtomicUsize; N] = [const { AtomicUsize::new(0) }; N];
 /// Threads mode: each rank's addresses (index = rank; empty: no Open MPI Fortran program).
-static RANKS: RwLock<Vec<[usize; N]>> = RwLock::new(Vec::new());
+static RANKS: RankTable<[usize; N]> = RankTable::new();
 
 /// Called by libmpi.so.40's constructor with the addresses of its `n` sentinel blocks.
 ///
@@ -66,11 +66,7 @@ pub fn register_instance(rank: usize, lookup: &dyn Fn(&str) -> Option<*mut c_voi
     if a.iter().all(|&x| x == 0) {
         return;
     }
-    let mut v = RANKS.write().unwrap_or_else(|p| p.into_inner());
-    if v.len() <= rank {
-        v.resize(rank + 1, [0; N]);
-    }
-    v[rank] = a;
+    RANKS.set(rank, a);
 }
 
 /// Whether address `a` is sentinel `i` (the registered one, or the calling rank's).
@@ -84,9 +80,7 @@ fn is(a: usize, i: usize) -> bool {
     if job::threads_job().is_none() {
         return false;
     }
-    let ctx = job::context();
-    let v = RANKS.read().unwrap_or_else(|p| p.into_inner());
-    usize::try_from(ctx).ok().and_then(|r| v.get(r)).is_some_and(|b| b[i] == a)
+    RANKS.current().is_some_and(|b| b[i] == a)
 }
 
 /// A choice buffer: MPI_BOTTOM -> NULL, MPI_IN_PLACE -> `(void *)1` (Open MPI's C values).
