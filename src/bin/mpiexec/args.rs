@@ -59,6 +59,38 @@ pub struct Options {
     /// `--abi mpich|ompi|mpi5` / `OXMPI_ABI`: the MPI ABI the program needs, when its NEEDED
     /// closure cannot tell (see `abi`).
     pub abi: Option<Abi>,
+    /// Whether `-n` was given (with hosts, the default is then their slots, see `hosts`).
+    pub nranks_given: bool,
+    /// Where the job runs beyond this machine (`-hosts`, `--host`, `-f`, `-ppn`, `--launcher`,
+    /// `--iface`; see `remote`).
+    pub hosts: HostOptions,
+    /// `-genv K V`, `-env K V`, `-x K[=V]`: variables for every rank (None: `-x K`, this
+    /// environment's value).
+    pub env: Vec<(String, Option<String>)>,
+    /// `-wdir DIR`: the ranks' working directory.
+    pub wdir: Option<OsString>,
+}
+
+/// The options of a launch on several hosts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostOptions {
+    /// `-hosts h1,h2:2` / `--host ...` entries (comma-separated lists, as given).
+    pub list: Vec<String>,
+    /// `-f FILE` / `--hostfile FILE`.
+    pub file: Option<OsString>,
+    /// `-ppn N`: ranks per host.
+    pub ppn: Option<usize>,
+    /// `--launcher CMD`: how a host's node agent is started (default `ssh`).
+    pub launcher: Option<String>,
+    /// `--iface NAME`: the network interface whose address the node agents connect back to.
+    pub iface: Option<String>,
+}
+
+impl HostOptions {
+    /// Whether the job is placed on hosts (any host option given).
+    pub fn any(&self) -> bool {
+        !self.list.is_empty() || self.file.is_some() || self.ppn.is_some()
+    }
 }
 
 impl Options {
@@ -157,6 +189,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut join = env.join.clone();
     let mut nodes: usize = 1;
     let mut abi: Option<Abi> = None;
+    let mut hosts = HostOptions::default();
+    let mut genv: Vec<(String, Option<String>)> = Vec::new();
+    let mut wdir: Option<OsString> = None;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -230,6 +265,62 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 }
                 survive = true;
             }
+            "-hosts" | "--hosts" | "-host" | "--host" | "-H" => {
+                let v = value(&mut i)?;
+                if v.trim().is_empty() {
+                    return err(format!("{name} needs a host name"));
+                }
+                hosts.list.push(v);
+            }
+            "-f" | "-hostfile" | "--hostfile" | "-machinefile" | "--machinefile" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a file name"));
+                }
+                hosts.file = Some(v.into());
+            }
+            "-ppn" | "--ppn" | "-npernode" | "--npernode" => {
+                let v = value(&mut i)?;
+                hosts.ppn = Some(parse_nranks(name, &v)?);
+            }
+            "-launcher" | "--launcher" | "-bootstrap" | "-launcher-exec" | "-bootstrap-exec" => {
+                let v = value(&mut i)?;
+                if v.split_whitespace().next().is_none() {
+                    return err(format!("{name} needs a command"));
+                }
+                hosts.launcher = Some(v);
+            }
+            "-iface" | "--iface" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a network interface name"));
+                }
+                hosts.iface = Some(v);
+            }
+            "-genv" | "--genv" | "-env" | "--env" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes two words: {name} NAME VALUE"));
+                }
+                let k = value(&mut i)?;
+                let v = value(&mut i).map_err(|_| UsageError(format!("{name} {k} needs a value: {name} NAME VALUE")))?;
+                genv.push((env_name(name, &k)?, Some(v)));
+            }
+            "-x" => {
+                let v = value(&mut i)?;
+                match v.split_once('=') {
+                    Some((k, val)) => genv.push((env_name(name, k)?, Some(val.to_string()))),
+                    None => genv.push((env_name(name, &v)?, None)),
+                }
+            }
+            // Every variable reaches the ranks already (hydra's default).
+            "-genvall" | "--genvall" => {}
+            "-wdir" | "--wdir" | "-wd" | "--wd" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a directory"));
+                }
+                wdir = Some(v.into());
+            }
             // Open MPI users type it; with one node there is nothing to oversubscribe.
             "--oversubscribe" | "-oversubscribe" => {
                 if inline.is_some() {
@@ -256,7 +347,20 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if join.is_some() && mode == Mode::Threads {
         return err("--join (or OXMPI_JOIN) starts ranks in processes mode only: drop --mode threads");
     }
+    let nranks_given = nranks.is_some();
     let nranks = nranks.unwrap_or(1);
+    if hosts.any() && nodes > 1 {
+        return err("--nodes emulates nodes on this machine; with -hosts, --host or a host file each host is a node: drop --nodes");
+    }
+    if hosts.any() && join.is_some() {
+        return err("--join (or OXMPI_JOIN) runs ranks on this machine only: drop the host options");
+    }
+    if hosts.any() && survive {
+        return err("--survive (or OXMPI_SURVIVE=1) is not supported yet for a job on several hosts");
+    }
+    if (hosts.launcher.is_some() || hosts.iface.is_some()) && !hosts.any() {
+        return err("--launcher and --iface go with -hosts, --host or a host file (-f)");
+    }
     if nodes > nranks {
         return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
     }
@@ -283,7 +387,15 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(Abi::parse("OXMPI_ABI", v).map_err(UsageError)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi }))
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir }))
+}
+
+/// A variable name for -genv / -env / -x.
+fn env_name(opt: &str, k: &str) -> Result<String, UsageError> {
+    if k.is_empty() || k.contains('=') || k.contains('\0') {
+        return err(format!("{opt} needs a variable name, not '{k}'"));
+    }
+    Ok(k.to_string())
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.

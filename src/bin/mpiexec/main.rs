@@ -9,13 +9,19 @@
 //! The launcher/rank contract (environment variables, segment layout, rank states) lives in the
 //! library (`oxmpi::runtime`), which both sides share.
 mod abi;
+mod agent;
 mod args;
 mod elf;
+mod head_addr;
+mod hosts;
+mod job_env;
 mod join;
 mod libpath;
+mod link;
 mod monitor;
 mod pmi_server;
 mod rank_command;
+mod remote;
 mod spawn;
 mod supervise;
 mod threads;
@@ -34,6 +40,10 @@ fn main() {
     if argv.get(1).is_some_and(|a| a == threads_host::FLAG) {
         threads_host::main(&argv);
     }
+    // A node agent of a job on several hosts, started by `remote`.
+    if argv.get(1).is_some_and(|a| a == agent::FLAG) {
+        agent::main(&argv);
+    }
     let name = args::invoked_name(argv.first().map(OsString::as_os_str));
     let rest = argv.get(1..).unwrap_or(&[]);
     let code = match args::parse(rest, &EnvDefaults::from_env()) {
@@ -50,10 +60,17 @@ fn main() {
             println!("{name} (oxmpi) {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Cli::Run(opts)) => monitor::around(&opts, || match opts.mode {
-            Mode::Processes => run_processes(&opts),
-            Mode::Threads => threads::run(&opts),
-        }),
+        Ok(Cli::Run(opts)) => match job_env::apply(&opts) {
+            Err(e) => {
+                eprintln!("oxmpi: {e}");
+                2
+            }
+            Ok(()) if opts.hosts.any() => monitor::around(&opts, || remote::run(&opts)),
+            Ok(()) => monitor::around(&opts, || match opts.mode {
+                Mode::Processes => run_processes(&opts),
+                Mode::Threads => threads::run(&opts),
+            }),
+        },
     };
     std::process::exit(code);
 }
@@ -99,30 +116,39 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
 /// inbox bitmap, see `oxmpi::transport::shm`).
 const SPAWN_SLOTS: usize = 64;
 
-fn run_processes(o: &Options) -> i32 {
-    let shown = o.program.to_string_lossy().into_owned();
-    let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("oxmpi: cannot run '{shown}': {e}");
-            return 127;
-        }
-    };
+/// A processes-mode program ready to start: found, its libraries planned.
+pub struct Prepared {
+    /// The program as the user named it, for messages.
+    pub shown: String,
+    pub path: PathBuf,
+    pub libenv: libpath::LibEnv,
+    pub libdir: Option<libpath::LibDir>,
+    pub preload: Option<OsString>,
+}
 
+/// Finds the program and plans its libraries; Err: the exit status and the reason.
+pub fn prepare_program(o: &Options) -> Result<Prepared, (i32, String)> {
+    let shown = o.program.to_string_lossy().into_owned();
+    let path = resolve_program(&o.program, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
     // Which MPI does it link against? Unreadable or odd files are treated like scripts.
     let (info, abi) = abi::of_program(&path, o.abi);
     let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());
-    let libenv = match libpath::plan(&shown, info.as_ref(), abi, libdir.as_ref(), &libpath::UserEnv::from_env()) {
-        Ok(e) => e,
-        Err(msg) => {
+    let libenv = libpath::plan(&shown, info.as_ref(), abi, libdir.as_ref(), &libpath::UserEnv::from_env()).map_err(|msg| (2, msg))?;
+    let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
+    Ok(Prepared { shown, path, libenv, libdir, preload })
+}
+
+fn run_processes(o: &Options) -> i32 {
+    let Prepared { shown, path, libenv, libdir, preload } = match prepare_program(o) {
+        Ok(p) => p,
+        Err((code, msg)) => {
             eprintln!("oxmpi: {msg}");
-            return 2;
+            return code;
         }
     };
 
     supervise::block_signals();
     if let Some(spec) = &o.join {
-        let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
         return join::run(o, spec, &path, &libenv, preload.as_deref());
     }
     // SAFETY: getpid has no preconditions.
@@ -178,8 +204,6 @@ fn run_processes(o: &Options) -> i32 {
         }
     }
     let node_map = oxmpi::runtime::node_map::format(&node_of);
-
-    let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
     job.set_nodes(node_segs.iter().collect(), node_of.clone());
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), abi: o.abi, served: 0 };

@@ -127,6 +127,9 @@ pub struct Job<'a> {
     /// `--nodes`: the segments of nodes 1.. (node 0's is `seg`) and the node of every rank.
     nodes: Vec<&'a Segment>,
     node_of: Vec<usize>,
+    /// A node agent's order from the head (`agent`): 0 none, else the signal to end the ranks
+    /// with, quietly (the head says what happened).
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicI32>>,
 }
 
 /// What a rank's exit means for the job.
@@ -138,7 +141,7 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new(), stop: None }
     }
 
     /// A threads-mode job: the processes `pids` (one, or one per node with `--nodes`) run the
@@ -146,10 +149,22 @@ impl<'a> Job<'a> {
     /// only a death by a signal is reported. The first host that fails ends the others.
     pub fn threads_hosts(pids: Vec<i32>) -> Job<'static> {
         let k = pids.len();
-        Job { seg: None, alive: vec![true; k], pids, survived: None, labels: vec![String::new(); k], spawner: None, clean: vec![false; k], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
+        Job { seg: None, alive: vec![true; k], pids, survived: None, labels: vec![String::new(); k], spawner: None, clean: vec![false; k], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new(), stop: None }
     }
 
-    /// Records a started rank (ranks are added in rank order).
+    /// Names the processes of a threads-mode job in messages (one label per host process).
+    pub fn set_labels(&mut self, labels: Vec<String>) {
+        for (l, new) in self.labels.iter_mut().zip(labels) {
+            *l = new;
+        }
+    }
+
+    /// Lets a node agent end the job from another thread: store a signal in `flag`, then wake the
+    /// supervisor with SIGUSR1 to this process.
+    pub fn set_stop(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicI32>) {
+        self.stop = Some(flag);
+    }
+
     /// A job over several nodes: `nodes` are the segments of nodes 1.. and `node_of` the node
     /// of every rank.
     pub fn set_nodes(&mut self, nodes: Vec<&'a Segment>, node_of: Vec<usize>) {
@@ -325,6 +340,7 @@ impl<'a> Job<'a> {
         let who = match self.seg {
             Some(_) if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("{} (pid {pid})", self.labels[r]),
             Some(_) => format!("rank {r} (pid {pid})"),
+            None if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("threads-mode host of {} (pid {pid})", self.labels[r]),
             None => format!("threads-mode job (pid {pid})"),
         };
         if libc::WIFSIGNALED(status) {
@@ -401,6 +417,12 @@ impl<'a> Job<'a> {
             if let Some(s) = take_pending_stop_signal() {
                 return self.end_for_signal(s);
             }
+            if let Some(sig) = self.stop.as_ref().map(|f| f.load(Ordering::SeqCst)).filter(|&s| s > 0) {
+                self.signal_alive(sig, None);
+                self.wait_for_exit(SIGNAL_GRACE, None);
+                self.kill_all();
+                return 128 + sig;
+            }
             for (r, pid, status) in exited {
                 if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
                     if self.survive(r, msg.as_deref(), code) {
@@ -435,7 +457,7 @@ impl<'a> Job<'a> {
 }
 
 /// Consumes a pending SIGINT, SIGTERM or SIGHUP, if any, without waiting.
-fn take_pending_stop_signal() -> Option<i32> {
+pub fn take_pending_stop_signal() -> Option<i32> {
     // SAFETY: sigset_t is plain data, initialised by the calls; zero timeout never blocks.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
