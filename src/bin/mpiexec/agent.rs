@@ -60,6 +60,7 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
         hosts: HostOptions::default(),
         env: Vec::new(),
         wdir: None,
+        tag_output: false,
     };
     let (mut host, mut first, mut count, mut node_map) = (String::new(), 0, 0, String::new());
     let num = |v: &str| v.parse::<usize>().map_err(|_| format!("the head sent a bad number '{v}'"));
@@ -83,6 +84,7 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
                 "first" => first = num(v)?,
                 "count" => count = num(v)?,
                 "wdir" => o.wdir = Some(v.into()),
+                "tag" => o.tag_output = v == "1",
                 "env" => {
                     if let Some((k, val)) = v.split_once('=') {
                         // Single-threaded still: nothing reads the environment concurrently.
@@ -152,7 +154,11 @@ pub fn main(argv: &[OsString]) -> ! {
         drop(w);
         fence_rx.lock().unwrap_or_else(|p| p.into_inner()).recv().map_err(|_| std::io::Error::from(std::io::ErrorKind::ConnectionAborted))
     });
-    let server = match pmi_server::start_node(&job.node_of, job.count, upstream) {
+    let abort_conn = conn.try_clone().unwrap_or_else(|e| die(&format!("internal: {e}")));
+    let on_abort: Box<dyn Fn(i32) + Send + Sync> = Box::new(move |code| {
+        let _ = link::send(&abort_conn, &["abort", &supervise::abort_exit_code(code).to_string(), &now_us()]);
+    });
+    let server = match pmi_server::start_node(&job.node_of, job.count, upstream, on_abort) {
         Ok(s) => s,
         Err(e) => fail(&conn, 1, &format!("cannot start the PMI server of node {node}: {e}")),
     };
@@ -165,6 +171,22 @@ pub fn main(argv: &[OsString]) -> ! {
         let _ = link::send(&conn, &["done", &code.to_string()]);
     }
     std::process::exit(code);
+}
+
+/// This moment, in microseconds since the epoch: the head takes the earliest failure as the
+/// cause of the others (ranks of other nodes fail when they lose a peer).
+fn now_us() -> String {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_micros()).unwrap_or(0).to_string()
+}
+
+/// Tells the head of the failure that ends this node's ranks (the head prints `msg`, if this
+/// failure came first).
+fn report(conn: &TcpStream, code: i32, msg: Option<&str>) {
+    if link::send(conn, &["failing", &code.to_string(), &now_us(), msg.unwrap_or("")]).is_err() {
+        if let Some(m) = msg {
+            eprintln!("{m}");
+        }
+    }
 }
 
 /// Tells the head why the node cannot run, and exits.
@@ -223,7 +245,9 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
     let world = World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     let mut job = Job::new(&seg);
     job.set_stop(stop.clone());
+    job.set_on_fail(|code, msg| report(conn, code, msg));
     let mut fds = fds.into_iter();
+    let mut taggers = Vec::new();
     for r in 0..n {
         if !(j.first..j.first + j.count).contains(&r) {
             job.add_named(0, String::new());
@@ -238,17 +262,25 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
         }
+        if j.o.tag_output {
+            crate::tag_output::pipe(&mut cmd);
+        }
         let spawned = cmd.spawn();
         drop(pmi);
         match spawned {
-            Ok(child) => job.add_named(child.id() as i32, format!("rank {r} on {}", j.host)),
+            Ok(mut child) => {
+                taggers.extend(crate::tag_output::start(&mut child, r));
+                job.add_named(child.id() as i32, format!("rank {r} on {}", j.host))
+            }
             Err(e) => {
                 job.kill_all();
                 fail(conn, 127, &format!("cannot start rank {r} of '{}': {e}", p.shown));
             }
         }
     }
-    job.supervise(None)
+    let code = job.supervise(None);
+    crate::tag_output::finish(taggers);
+    code
 }
 
 fn run_threads(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI32>) -> i32 {
@@ -269,7 +301,9 @@ fn run_threads(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI
         Err(e) => fail(conn, 1, &format!("cannot start the threads-mode host for '{}': {e}", p.shown)),
     };
     let mut job = Job::threads_hosts(vec![pid]);
-    job.set_labels(vec![format!("ranks {} on {}", crate::remote::ranks(&crate::hosts::Node { host: j.host.clone(), first: j.first, count: j.count }), j.host)]);
+    let ranks = if j.count == 1 { format!("rank {}", j.first) } else { format!("ranks {}-{}", j.first, j.first + j.count - 1) };
+    job.set_labels(vec![format!("{ranks} on {}", j.host)]);
     job.set_stop(stop.clone());
+    job.set_on_fail(|code, msg| report(conn, code, msg));
     job.supervise(None)
 }

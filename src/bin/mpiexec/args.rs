@@ -69,6 +69,8 @@ pub struct Options {
     pub env: Vec<(String, Option<String>)>,
     /// `-wdir DIR`: the ranks' working directory.
     pub wdir: Option<OsString>,
+    /// `-l`: prefix every line of the ranks' output with `[RANK] ` (processes mode).
+    pub tag_output: bool,
 }
 
 /// The options of a launch on several hosts.
@@ -192,6 +194,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut hosts = HostOptions::default();
     let mut genv: Vec<(String, Option<String>)> = Vec::new();
     let mut wdir: Option<OsString> = None;
+    let mut tag_output = false;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -312,6 +315,12 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                     None => genv.push((env_name(name, &v)?, None)),
                 }
             }
+            "-l" | "-prepend-rank" | "--prepend-rank" | "--tag-output" | "-tag-output" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes no value"));
+                }
+                tag_output = true;
+            }
             // Every variable reaches the ranks already (hydra's default).
             "-genvall" | "--genvall" => {}
             "-wdir" | "--wdir" | "-wd" | "--wd" => {
@@ -361,6 +370,12 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if (hosts.launcher.is_some() || hosts.iface.is_some()) && !hosts.any() {
         return err("--launcher and --iface go with -hosts, --host or a host file (-f)");
     }
+    if tag_output && mode == Mode::Threads {
+        return err("-l needs --mode processes: threads-mode ranks share one standard output");
+    }
+    if tag_output && join.is_some() {
+        return err("-l and --join (or OXMPI_JOIN) do not go together yet");
+    }
     if nodes > nranks {
         return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
     }
@@ -387,7 +402,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(Abi::parse("OXMPI_ABI", v).map_err(UsageError)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir }))
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output }))
 }
 
 /// A variable name for -genv / -env / -x.
@@ -411,9 +426,11 @@ pub fn usage(name: &str) -> String {
     format!(
         "\
 Usage: {name} -n N [options] PROGRAM [ARGS...]
+       {name} -n N -hosts H1,H2 [options] PROGRAM [ARGS...]
 
-Runs N copies (ranks) of PROGRAM as one MPI job on this machine, using oxmpi.
-Options end at PROGRAM; everything after it is passed to the program.
+Runs N copies (ranks) of PROGRAM as one MPI job on this machine (or on the hosts
+given), using oxmpi. Options end at PROGRAM; everything after it is passed to the
+program.
 
 Options:
   -n N, -np N, --np N      number of ranks (default 1)
@@ -444,14 +461,35 @@ Options:
                            split into K blocks of consecutive ranks, each block with
                            its own shared memory, the blocks joined through UCX (set
                            UCX_TLS=tcp to force the network path). In threads mode
-                           each node is one process whose ranks are threads. A launch
-                           on several hosts is not supported yet
+                           each node is one process whose ranks are threads
   --abi mpich|ompi|mpi5    the MPI ABI PROGRAM needs (default: $OXMPI_ABI, else found
                            in the libraries PROGRAM loads, its whole NEEDED closure):
                            mpich = libmpi.so.12, ompi = Open MPI 4.1's libmpi.so.40,
                            mpi5 = the MPI-5 standard ABI's libmpi_abi.so.1. Needed when
                            the MPI library is loaded at run time (python with mpi4py)
+  -genv NAME VALUE, -env NAME VALUE, -x NAME[=VALUE]
+                           set NAME for every rank (all of mpiexec's environment
+                           reaches the ranks anyway, on every host)
+  -wdir DIR                the ranks' working directory (default: the current one)
+  -l, --tag-output         prefix each line the ranks print with '[RANK] ' (processes
+                           mode)
   --oversubscribe          accepted for Open MPI compatibility; has no effect
+
+Several hosts (each host a node: shared memory inside, UCX between hosts):
+  -hosts H1,H2:S, --host ..., -H ...
+                           run on these hosts (:S = the host's slots, default 1);
+                           ranks go in blocks of consecutive ranks, host by host
+  -f FILE, --hostfile FILE, -machinefile FILE
+                           the hosts in FILE: lines 'host', 'host:S', 'host slots=S'
+  -ppn P, --npernode P     P ranks per host instead of the slots (without -n:
+                           P times the hosts; else -n defaults to the slots)
+  --launcher CMD           start each host's node agent as 'CMD HOST COMMAND...'
+                           (default ssh; CMD may have arguments). A host that is
+                           this machine (localhost, its name) starts directly
+  --iface NAME             the interface whose address the node agents connect back
+                           to (default: $OXMPI_HEAD_ADDR, else this machine's name's
+                           address or its first interface that is up)
+  (internal: '{name} --node-agent ...' is how the head starts an agent; not by hand)
   -h, --help               show this help
   --version                show the version
 
@@ -466,6 +504,8 @@ Environment:
   OXMPI_UNIVERSE_SIZE default for -usize
   OXMPI_JOIN        default for --join
   OXMPI_ABI         default for --abi
+  OXMPI_HEAD_ADDR   IP or IP:PORT the node agents connect back to (-hosts)
+  OXMPI_CONNECT_TIMEOUT  seconds to wait for an agent to connect back (default 30)
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
@@ -617,6 +657,29 @@ mod tests {
         assert_eq!(invoked_name(Some(OsStr::new("/usr/bin/mpirun"))), "mpirun");
         assert_eq!(invoked_name(Some(OsStr::new("mpiexec"))), "mpiexec");
         assert_eq!(invoked_name(None), "mpiexec");
+    }
+
+    #[test]
+    fn host_options() {
+        let o = run(&["-hosts", "a,b:2", "-f", "hf", "-ppn", "3", "--launcher", "ssh -p 22", "-iface", "eth0", "prog"]);
+        assert_eq!(o.hosts, HostOptions { list: vec!["a,b:2".into()], file: Some("hf".into()), ppn: Some(3), launcher: Some("ssh -p 22".into()), iface: Some("eth0".into()) });
+        assert!(!o.nranks_given && run(&["-n", "2", "--host=a", "prog"]).nranks_given);
+        assert!(!run(&["prog"]).hosts.any());
+        assert!(p(&["--launcher", "ssh", "prog"]).unwrap_err().0.contains("go with -hosts"));
+        assert!(p(&["-hosts", "a", "--nodes", "2", "-n", "2", "prog"]).unwrap_err().0.contains("drop --nodes"));
+        assert!(p(&["-hosts", "a", "--survive", "prog"]).is_err());
+        assert!(p(&["-ppn", "0", "prog"]).is_err());
+    }
+
+    #[test]
+    fn env_wdir_and_tags() {
+        let o = run(&["-genv", "A", "1 2", "-env", "B", "", "-x", "C=3", "-x", "D", "-wdir", "/tmp", "-l", "prog"]);
+        assert_eq!(o.env, vec![("A".into(), Some("1 2".into())), ("B".into(), Some("".into())), ("C".into(), Some("3".into())), ("D".into(), None)]);
+        assert_eq!(o.wdir, Some("/tmp".into()));
+        assert!(o.tag_output);
+        assert!(p(&["-genv", "A"]).unwrap_err().0.contains("needs a value"));
+        assert!(p(&["-x", "=1", "prog"]).is_err());
+        assert!(p(&["-l", "--mode", "threads", "prog"]).unwrap_err().0.starts_with("-l needs --mode processes"));
     }
 
     #[test]

@@ -24,6 +24,7 @@ mod rank_command;
 mod remote;
 mod spawn;
 mod supervise;
+mod tag_output;
 mod threads;
 mod threads_host;
 
@@ -210,6 +211,7 @@ fn run_processes(o: &Options) -> i32 {
     job.set_spawner(move |job| spawner.serve(job));
     let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
     let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
+    let mut taggers = Vec::new();
     for r in 0..n {
         let node = node_of[r];
         let fd = if node == 0 { seg.fd() } else { node_segs[node - 1].fd() };
@@ -225,11 +227,17 @@ fn run_processes(o: &Options) -> i32 {
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
         }
+        if o.tag_output {
+            tag_output::pipe(&mut cmd);
+        }
         let spawned = cmd.spawn();
         // The rank has its copy now.
         drop(pmi_fd);
         match spawned {
-            Ok(child) => job.add(child.id() as i32),
+            Ok(mut child) => {
+                taggers.extend(tag_output::start(&mut child, r));
+                job.add(child.id() as i32)
+            }
             Err(e) => {
                 // The program is resolved already, so this is rare (it vanished, a bad #! line,
                 // out of processes): report once and take down the ranks already started.
@@ -244,7 +252,9 @@ fn run_processes(o: &Options) -> i32 {
             }
         }
     }
-    job.supervise(o.timeout.as_ref())
+    let code = job.supervise(o.timeout.as_ref());
+    tag_output::finish(taggers);
+    code
 }
 
 #[cfg(test)]

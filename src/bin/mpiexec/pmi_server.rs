@@ -37,6 +37,8 @@ struct Shared {
     /// PMI_process_mapping: which node each rank is on.
     mapping: String,
     upstream: Option<Upstream>,
+    /// Told a rank's MPI_Abort exit code (a node agent passes it to the head at once).
+    on_abort: Option<Box<dyn Fn(i32) + Send + Sync>>,
 }
 
 /// The ranks' ends of the connections (one per rank, close-on-exec: `keep_for_child` clears
@@ -47,17 +49,17 @@ pub struct Server {
 
 /// Starts the server for `n` ranks whose nodes are `node_of`.
 pub fn start(node_of: &[usize]) -> std::io::Result<Server> {
-    start_serving(node_of, node_of.len(), None)
+    start_serving(node_of, node_of.len(), None, None)
 }
 
 /// Starts the server of one node's `local` ranks in a job whose nodes are `node_of`; its fences
-/// go through `upstream`.
-pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream) -> std::io::Result<Server> {
-    start_serving(node_of, local, Some(upstream))
+/// go through `upstream`, its ranks' aborts to `on_abort`.
+pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream, on_abort: Box<dyn Fn(i32) + Send + Sync>) -> std::io::Result<Server> {
+    start_serving(node_of, local, Some(upstream), Some(on_abort))
 }
 
-fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>) -> std::io::Result<Server> {
-    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream });
+fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>, on_abort: Option<Box<dyn Fn(i32) + Send + Sync>>) -> std::io::Result<Server> {
+    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream, on_abort });
     let mut rank_fds = Vec::with_capacity(n);
     for r in 0..n {
         let (ours, theirs) = UnixStream::pair()?;
@@ -151,7 +153,12 @@ fn serve(s: &Shared, conn: UnixStream) {
                 return;
             }
             // MPI_Abort reaches the supervisor through the rank's segment; nothing to answer.
-            "abort" => return,
+            "abort" => {
+                if let Some(f) = &s.on_abort {
+                    f(req.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1));
+                }
+                return;
+            }
             other => wire1::format(other, &[("rc", "-1"), ("msg", "unsupported_by_oxmpi_mpiexec")]),
         };
         if out.write_all(reply.as_bytes()).is_err() {
@@ -201,7 +208,7 @@ mod tests {
             all.push(("k0".into(), "v0".into()));
             Ok(all)
         });
-        let server = start_node(&[0, 1, 1], 2, up).unwrap();
+        let server = start_node(&[0, 1, 1], 2, up, Box::new(|_| {})).unwrap();
         let threads: Vec<_> = server
             .rank_fds
             .into_iter()

@@ -13,7 +13,6 @@
 use crate::args::{Mode, Options};
 use crate::hosts::{self, Node};
 use crate::{agent, head_addr, link, supervise};
-use std::collections::HashMap;
 use std::io::BufReader;
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::process::{Command, Stdio};
@@ -116,7 +115,7 @@ pub fn run(o: &Options) -> i32 {
     // SAFETY: getpid has no preconditions.
     let head_pid = unsafe { libc::getpid() };
     let launcher: Vec<String> = o.hosts.launcher.as_deref().unwrap_or("ssh").split_whitespace().map(String::from).collect();
-    let mut head = Head { agents: Vec::new(), launcher: launcher.join(" "), fresh: Vec::new(), kvs: HashMap::new() };
+    let mut head = Head { agents: Vec::new(), launcher: launcher.join(" "), fresh: Vec::new(), rx, failures: Vec::new() };
     for (i, nd) in nodes.iter().enumerate() {
         let local = hosts::is_local(&nd.host, &own);
         let mut cmd = if local {
@@ -127,8 +126,17 @@ pub fn run(o: &Options) -> i32 {
             c
         };
         cmd.arg(agent::FLAG).arg(addr.to_string()).arg(i.to_string()).arg(&token);
-        // Rank 0 reads the job's input, as on one machine.
-        cmd.stdin(if nd.first == 0 { Stdio::inherit() } else { Stdio::null() });
+        // SAFETY: isatty only inspects the descriptor.
+        let tty = unsafe { libc::isatty(0) } == 1;
+        // Rank 0 reads the job's input, as on one machine; through a launcher, not from a
+        // terminal (see below).
+        cmd.stdin(if nd.first == 0 && (local || !tty) { Stdio::inherit() } else { Stdio::null() });
+        if !local {
+            // Its own process group: a ^C at the terminal reaches the head, which passes it to
+            // every rank, and not the launcher, whose end would hang up the agent first. (A
+            // local agent stays in the terminal's group, as the ranks of a one-machine job.)
+            std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+        }
         supervise::tie_to_launcher(&mut cmd, head_pid);
         match cmd.spawn() {
             Ok(c) => head.agents.push(Agent { node: nd.clone(), pid: c.id() as i32, conn: None, fenced: false, done: None }),
@@ -140,7 +148,7 @@ pub fn run(o: &Options) -> i32 {
         }
     }
     let spec = Spec { o, n, node_of: nodes.iter().enumerate().flat_map(|(i, nd)| std::iter::repeat_n(i, nd.count)).collect() };
-    head.serve(&rx, &spec, addr)
+    head.serve(&spec, addr)
 }
 
 /// Accepts the agents' connections; a thread per agent passes its messages on.
@@ -191,9 +199,11 @@ struct Spec<'a> {
 struct Head {
     agents: Vec<Agent>,
     launcher: String,
-    /// Puts of the current fence, and every put so far (an agent that connects late gets them).
+    /// Puts of the current fence.
     fresh: Vec<(String, String)>,
-    kvs: HashMap<String, String>,
+    rx: mpsc::Receiver<Event>,
+    /// The failures the agents reported: (when, exit status, message to print).
+    failures: Vec<(u128, i32, String)>,
 }
 
 impl Head {
@@ -212,6 +222,7 @@ impl Head {
             set("abi", abi.name());
         }
         set("universe", &s.o.universe.unwrap_or(s.n).max(s.n).to_string());
+        set("tag", if s.o.tag_output { "1" } else { "0" });
         set("nodemap", &oxmpi::runtime::node_map::format(&s.node_of));
         set("host", &a.node.host);
         set("first", &a.node.first.to_string());
@@ -231,7 +242,14 @@ impl Head {
     }
 
     fn broadcast(&self, words: &[&str]) {
-        for a in &self.agents {
+        self.broadcast_except(words, None);
+    }
+
+    fn broadcast_except(&self, words: &[&str], except: Option<usize>) {
+        for (i, a) in self.agents.iter().enumerate() {
+            if Some(i) == except {
+                continue;
+            }
             if let (Some(c), None) = (&a.conn, a.done) {
                 let _ = link::send(c, words);
             }
@@ -239,11 +257,11 @@ impl Head {
     }
 
     /// Runs the job to its end; returns mpiexec's exit status.
-    fn serve(&mut self, rx: &mpsc::Receiver<Event>, spec: &Spec<'_>, addr: SocketAddr) -> i32 {
+    fn serve(&mut self, spec: &Spec<'_>, addr: SocketAddr) -> i32 {
         let hello_by = Instant::now() + link::connect_timeout();
         let deadline = spec.o.timeout.as_ref().map(|t| (Instant::now() + t.limit, t.shown.clone()));
         loop {
-            match rx.recv_timeout(POLL) {
+            match self.rx.recv_timeout(POLL) {
                 Ok(Event::Hello(i, conn)) => {
                     if self.agents[i].conn.is_some() {
                         continue; // a second hello for the node: not one of ours
@@ -261,7 +279,7 @@ impl Head {
                 }
                 Ok(Event::Gone(i)) => {
                     if self.agents[i].done.is_none() {
-                        eprintln!("oxmpi: lost the connection to the node agent on host {} (ranks {}); ending the job", self.agents[i].node.host, ranks(&self.agents[i].node));
+                        eprintln!("oxmpi: lost the connection to the node agent on host {}; ending the job", self.agents[i].node.host);
                         return self.end(1);
                     }
                 }
@@ -303,7 +321,6 @@ impl Head {
         match (w[0].as_str(), w.len()) {
             ("put", 3) => {
                 self.fresh.push((w[1].clone(), w[2].clone()));
-                self.kvs.insert(w[1].clone(), w[2].clone());
             }
             ("fence", 1) => {
                 self.agents[i].fenced = true;
@@ -323,17 +340,23 @@ impl Head {
                 }
             }
             ("fail", 3) => {
-                eprintln!("oxmpi: {} (host {})", w[2], self.agents[i].node.host);
+                eprintln!("oxmpi: host {}: {}", self.agents[i].node.host, w[2]);
                 let code = w[1].parse().unwrap_or(1);
                 self.agents[i].done = Some(code);
                 return Some(self.end(code));
+            }
+            // A node's ranks failed (a rank called MPI_Abort, died, ...): every node is ended,
+            // then the earliest failure reported is the job's.
+            ("failing", 4) | ("abort", 3) => {
+                self.failure(&w);
+                return Some(self.end_failed());
             }
             ("done", 2) => {
                 let code = w[1].parse().unwrap_or(1);
                 self.agents[i].done = Some(code);
                 if code != 0 {
-                    // The agent said which rank failed.
-                    return Some(self.end(code));
+                    self.failures.push((u128::MAX, code, String::new()));
+                    return Some(self.end_failed());
                 }
                 if self.agents.iter().all(|a| a.done.is_some()) {
                     return Some(self.end(0));
@@ -371,12 +394,45 @@ impl Head {
         }
     }
 
-    /// Ends the job with status `code`: the agents end their ranks, then every launcher still
-    /// running is killed and reaped.
+    /// Records a `failing CODE WHEN MESSAGE` or `abort CODE WHEN` report.
+    fn failure(&mut self, w: &[String]) {
+        let code = w[1].parse().unwrap_or(1);
+        let when = w[2].parse().unwrap_or(u128::MAX);
+        self.failures.push((when, code, w.get(3).cloned().unwrap_or_default()));
+    }
+
+    /// Ends the job after a failure: the earliest one reported (the others may be its
+    /// consequences on other nodes, reported sooner) is printed and gives the exit status.
+    fn end_failed(&mut self) -> i32 {
+        self.end_all();
+        let first = self.failures.iter().min_by_key(|f| f.0).cloned().unwrap_or((0, 1, String::new()));
+        if !first.2.is_empty() {
+            eprintln!("{}", first.2);
+        }
+        first.1
+    }
+
+    /// Ends the job with status `code` (the head's own reason, said already).
     fn end(&mut self, code: i32) -> i32 {
+        self.end_all();
+        code
+    }
+
+    /// The agents end their ranks (their failure reports are collected meanwhile), then every
+    /// launcher still running is killed and reaped.
+    fn end_all(&mut self) {
         self.broadcast(&["end"]);
         let until = Instant::now() + END_GRACE;
         while self.agents.iter().any(|a| a.pid > 0) && Instant::now() < until {
+            while let Ok(ev) = self.rx.try_recv() {
+                if let Event::Msg(i, w) = ev {
+                    match (w[0].as_str(), w.len()) {
+                        ("failing", 4) | ("abort", 3) => self.failure(&w),
+                        ("done", 2) => self.agents[i].done = w[1].parse().ok(),
+                        _ => {}
+                    }
+                }
+            }
             let mut status = 0;
             // SAFETY: reaping our own children.
             let pid = unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) };
@@ -398,15 +454,5 @@ impl Head {
                 a.pid = 0;
             }
         }
-        code
-    }
-}
-
-/// A node's ranks as `first-last` (or `r`).
-pub fn ranks(n: &Node) -> String {
-    if n.count == 1 {
-        n.first.to_string()
-    } else {
-        format!("{}-{}", n.first, n.first + n.count - 1)
     }
 }
