@@ -1,7 +1,10 @@
 #!/bin/sh
 # fake-host.sh HOST COMMAND...: a launcher for `mpiexec -hosts ... --launcher scripts/fake-host.sh`
-# that "starts COMMAND on HOST" by running it here, as a new session (its own process group,
-# no terminal), with OXMPI_FAKE_HOST=HOST in its environment, and waits for it, as ssh does.
+# that "starts COMMAND on HOST" by running it here, in the background, with OXMPI_FAKE_HOST=HOST
+# in its environment, and waits for it, as ssh does. (Not in a session of its own: with the
+# kernel's autogroup scheduling each session is a scheduling group, and ranks that poll in
+# different groups on an oversubscribed machine would wait many times longer for each other
+# than real hosts do.)
 # Each node agent of the job is then a separate process tree that shares nothing with the head
 # mpiexec but its TCP connection (not even the death signal that ties mpiexec's own children to
 # it: killing this script leaves COMMAND running, as killing ssh leaves the remote side), which
@@ -18,5 +21,5 @@ if [ "${FAKE_HOST_FAIL:-}" = "$host" ]; then
     exit 255
 fi
 # In the background so that COMMAND is not this script's death-signal-tied self; stdin passed on.
-OXMPI_FAKE_HOST="$host" setsid "$@" 0<&0 &
+OXMPI_FAKE_HOST="$host" "$@" 0<&0 &
 wait $!

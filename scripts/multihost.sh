@@ -13,7 +13,8 @@ Usage: scripts/multihost.sh --prefix PREFIX [--modes "processes threads"] [--lau
 
 Jobs of oxmpi's mpiexec -hosts, each host's node agent started by a launcher (default
 scripts/fake-host.sh, which runs it here as a separate process tree that shares nothing with the
-head mpiexec but its TCP connection), with UCX_TLS=tcp unless UCX_TLS is set, in every mode:
+head mpiexec but its TCP connection), with UCX_TLS=tcp unless UCX_TLS is set (and with fake
+hosts UCX_NET_DEVICES=lo unless set), in every mode:
   * one world over 2 hosts (-n 4) and 3 hosts (-n 5): ranks placed in blocks on the hosts in
     order, -genv and -wdir reaching every rank, stdout of every host;
   * the last rank SIGKILLed mid-job: exit status 137, one line naming the rank and its host,
@@ -56,6 +57,9 @@ PREFIX="$(cd "$PREFIX" && pwd)"
 FAKE=0
 [ "$LAUNCHER" = "$OXMPI_ROOT/scripts/fake-host.sh" ] && FAKE=1
 export UCX_TLS="${UCX_TLS:-tcp}"
+# Fake hosts are this machine: UCX over loopback only (another interface, e.g. a bridge being
+# set up or torn down, could break the connections).
+[ "$FAKE" = 1 ] && export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
 
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-multihost.XXXXXX")"
 trap 'rm -rf -- "$WORK"' EXIT

@@ -157,6 +157,8 @@ fn accept(listener: TcpListener, k: usize, token: &str, tx: mpsc::Sender<Event>)
         let Ok(conn) = conn else { continue };
         let (tx, token) = (tx.clone(), token.to_string());
         let _ = std::thread::Builder::new().name("agent-link".into()).spawn(move || {
+            // Fences are small request/answer exchanges: no Nagle delay.
+            let _ = conn.set_nodelay(true);
             let _ = conn.set_read_timeout(Some(link::connect_timeout()));
             let Ok(read) = conn.try_clone() else { return };
             let mut reader = BufReader::new(read);
