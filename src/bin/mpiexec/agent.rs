@@ -155,15 +155,21 @@ pub fn main(argv: &[OsString]) -> ! {
         fence_rx.lock().unwrap_or_else(|p| p.into_inner()).recv().map_err(|_| std::io::Error::from(std::io::ErrorKind::ConnectionAborted))
     });
     let abort_conn = conn.try_clone().unwrap_or_else(|e| die(&format!("internal: {e}")));
-    let on_abort: Box<dyn Fn(i32) + Send + Sync> = Box::new(move |code| {
-        let _ = link::send(&abort_conn, &["abort", &supervise::abort_exit_code(code).to_string(), &now_us()]);
-    });
+    let aborted = Arc::new(Mutex::new(Vec::<usize>::new()));
+    let first = job.first;
+    let on_abort: pmi_server::OnAbort = {
+        let aborted = aborted.clone();
+        Box::new(move |index, code| {
+            aborted.lock().unwrap_or_else(|p| p.into_inner()).push(first + index);
+            let _ = link::send(&abort_conn, &["abort", &supervise::abort_exit_code(code).to_string(), &now_us()]);
+        })
+    };
     let server = match pmi_server::start_node(&job.node_of, job.count, upstream, on_abort) {
         Ok(s) => s,
         Err(e) => fail(&conn, 1, &format!("cannot start the PMI server of node {node}: {e}")),
     };
     let code = match job.o.mode {
-        Mode::Processes => run_processes(&job, &conn, server.rank_fds, &stop),
+        Mode::Processes => run_processes(&job, &conn, server.rank_fds, &stop, &aborted),
         Mode::Threads => run_threads(&job, &conn, server.rank_fds, &stop),
     };
     // Told to end: the head knows why, and may be gone.
@@ -227,7 +233,9 @@ fn listen(mut reader: BufReader<TcpStream>, stop: &AtomicI32, fences: mpsc::Send
     }
 }
 
-fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI32>) -> i32 {
+/// `aborted`: the ranks that told the PMI server of their MPI_Abort or fatal error (they
+/// printed their own line, and the head knows already).
+fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI32>, aborted: &Mutex<Vec<usize>>) -> i32 {
     let p = match prepare_program(&j.o) {
         Ok(p) => p,
         Err((code, msg)) => fail(conn, code, &msg),
@@ -245,7 +253,11 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
     let world = World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     let mut job = Job::new(&seg);
     job.set_stop(stop.clone());
-    job.set_on_fail(|code, msg| report(conn, code, msg));
+    job.set_on_fail(|r, code, msg| {
+        // A rank that said it aborts printed why; its exit is not news.
+        let said = aborted.lock().unwrap_or_else(|p| p.into_inner()).contains(&r);
+        report(conn, code, if said { None } else { msg })
+    });
     let mut fds = fds.into_iter();
     let mut taggers = Vec::new();
     for r in 0..n {
@@ -304,6 +316,6 @@ fn run_threads(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI
     let ranks = if j.count == 1 { format!("rank {}", j.first) } else { format!("ranks {}-{}", j.first, j.first + j.count - 1) };
     job.set_labels(vec![format!("{ranks} on {}", j.host)]);
     job.set_stop(stop.clone());
-    job.set_on_fail(|code, msg| report(conn, code, msg));
+    job.set_on_fail(|_, code, msg| report(conn, code, msg));
     job.supervise(None)
 }

@@ -18,6 +18,9 @@ use std::sync::{Arc, Condvar, Mutex};
 
 /// The job-wide part of a node's fence: takes the puts made on this node since the last fence
 /// and returns those of every node (once all nodes entered the fence).
+/// See `Shared::on_abort`.
+pub type OnAbort = Box<dyn Fn(usize, i32) + Send + Sync>;
+
 pub type Upstream = Box<dyn Fn(Vec<(String, String)>) -> std::io::Result<Vec<(String, String)>> + Send + Sync>;
 
 #[derive(Default)]
@@ -37,8 +40,9 @@ struct Shared {
     /// PMI_process_mapping: which node each rank is on.
     mapping: String,
     upstream: Option<Upstream>,
-    /// Told a rank's MPI_Abort exit code (a node agent passes it to the head at once).
-    on_abort: Option<Box<dyn Fn(i32) + Send + Sync>>,
+    /// Told a rank's MPI_Abort (or fatal error): its index on the server and exit code (a node
+    /// agent passes it to the head at once).
+    on_abort: Option<OnAbort>,
 }
 
 /// The ranks' ends of the connections (one per rank, close-on-exec: `keep_for_child` clears
@@ -54,18 +58,18 @@ pub fn start(node_of: &[usize]) -> std::io::Result<Server> {
 
 /// Starts the server of one node's `local` ranks in a job whose nodes are `node_of`; its fences
 /// go through `upstream`, its ranks' aborts to `on_abort`.
-pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream, on_abort: Box<dyn Fn(i32) + Send + Sync>) -> std::io::Result<Server> {
+pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream, on_abort: OnAbort) -> std::io::Result<Server> {
     start_serving(node_of, local, Some(upstream), Some(on_abort))
 }
 
-fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>, on_abort: Option<Box<dyn Fn(i32) + Send + Sync>>) -> std::io::Result<Server> {
+fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>, on_abort: Option<OnAbort>) -> std::io::Result<Server> {
     let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream, on_abort });
     let mut rank_fds = Vec::with_capacity(n);
     for r in 0..n {
         let (ours, theirs) = UnixStream::pair()?;
         rank_fds.push(OwnedFd::from(theirs));
         let shared = shared.clone();
-        std::thread::Builder::new().name(format!("pmi-{r}")).spawn(move || serve(&shared, ours))?;
+        std::thread::Builder::new().name(format!("pmi-{r}")).spawn(move || serve(&shared, ours, r))?;
     }
     Ok(Server { rank_fds })
 }
@@ -84,7 +88,7 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Space> {
 }
 
 /// Serves one rank until it disconnects (exits) or says finalize.
-fn serve(s: &Shared, conn: UnixStream) {
+fn serve(s: &Shared, conn: UnixStream, index: usize) {
     let Ok(mut out) = conn.try_clone() else {
         return;
     };
@@ -155,7 +159,7 @@ fn serve(s: &Shared, conn: UnixStream) {
             // MPI_Abort reaches the supervisor through the rank's segment; nothing to answer.
             "abort" => {
                 if let Some(f) = &s.on_abort {
-                    f(req.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1));
+                    f(index, req.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1));
                 }
                 return;
             }
@@ -208,7 +212,7 @@ mod tests {
             all.push(("k0".into(), "v0".into()));
             Ok(all)
         });
-        let server = start_node(&[0, 1, 1], 2, up, Box::new(|_| {})).unwrap();
+        let server = start_node(&[0, 1, 1], 2, up, Box::new(|_, _| {})).unwrap();
         let threads: Vec<_> = server
             .rank_fds
             .into_iter()

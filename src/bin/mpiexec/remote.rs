@@ -403,11 +403,14 @@ impl Head {
         self.failures.push((when, code, w.get(3).cloned().unwrap_or_default()));
     }
 
-    /// Ends the job after a failure: the earliest one reported (the others may be its
-    /// consequences on other nodes, reported sooner) is printed and gives the exit status.
+    /// Ends the job after a failure, named by the earliest report with a message (a rank the
+    /// agent saw die: killed, exited with a code or before MPI_Finalize), else the earliest one
+    /// (an MPI_Abort or fatal error, the rank having said why). The others may be consequences
+    /// on other nodes (ranks that lost a peer abort with a fatal error), reported sooner.
     fn end_failed(&mut self) -> i32 {
         self.end_all();
-        let first = self.failures.iter().min_by_key(|f| f.0).cloned().unwrap_or((0, 1, String::new()));
+        let said = self.failures.iter().filter(|f| !f.2.is_empty()).min_by_key(|f| f.0);
+        let first = said.or_else(|| self.failures.iter().min_by_key(|f| f.0)).cloned().unwrap_or((0, 1, String::new()));
         if !first.2.is_empty() {
             eprintln!("{}", first.2);
         }

@@ -134,7 +134,7 @@ pub struct Job<'a> {
     /// failure ends the job, before the ranks are killed; it prints the message, not the job
     /// (a node agent tells the head, which ends the other nodes and says which failure came
     /// first).
-    on_fail: Option<Box<dyn FnMut(i32, Option<&str>) + 'a>>,
+    on_fail: Option<Box<dyn FnMut(usize, i32, Option<&str>) + 'a>>,
 }
 
 /// What a rank's exit means for the job.
@@ -171,14 +171,15 @@ impl<'a> Job<'a> {
     }
 
     /// Installs the hook told of a failure that ends the job (see `on_fail`).
-    pub fn set_on_fail(&mut self, f: impl FnMut(i32, Option<&str>) + 'a) {
+    /// (`f` is told the failed slot too.)
+    pub fn set_on_fail(&mut self, f: impl FnMut(usize, i32, Option<&str>) + 'a) {
         self.on_fail = Some(Box::new(f));
     }
 
     /// Reports the failure that ends the job: to the hook if any, else `msg` on stderr.
-    fn failing(&mut self, code: i32, msg: Option<&str>) {
+    fn failing(&mut self, slot: usize, code: i32, msg: Option<&str>) {
         match &mut self.on_fail {
-            Some(f) => f(code, msg),
+            Some(f) => f(slot, code, msg),
             None => {
                 if let Some(m) = msg {
                     eprintln!("{m}");
@@ -432,7 +433,7 @@ impl<'a> Job<'a> {
             // An abort record explains any exit that came with it, so it is looked at first.
             let aborted = self.all_segs().find_map(Segment::abort_record);
             if let Some((rank, code)) = aborted {
-                self.failing(abort_exit_code(code), None);
+                self.failing(usize::try_from(rank).unwrap_or(0), abort_exit_code(code), None);
                 return self.end_for_abort(rank, code);
             }
             // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died
@@ -445,7 +446,7 @@ impl<'a> Job<'a> {
                     if self.survive(r, msg.as_deref(), code) {
                         continue;
                     }
-                    self.failing(code, msg.as_deref());
+                    self.failing(r, code, msg.as_deref());
                     self.kill_all();
                     return code;
                 }
