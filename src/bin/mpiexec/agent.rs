@@ -13,7 +13,7 @@ use crate::args::{HostOptions, Mode, Options};
 use crate::rank_command::{rank_command, Program, World};
 use crate::supervise::{self, Job};
 use crate::{abi::Abi, link, pmi_server, prepare_program, threads};
-use oxmpi::runtime::segment::Segment;
+use oxmpi::runtime::segment::{Segment, RANK_NOT_STARTED};
 use std::ffi::OsString;
 use std::io::BufReader;
 use std::net::TcpStream;
@@ -253,10 +253,14 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
     let world = World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     let mut job = Job::new(&seg);
     job.set_stop(stop.clone());
-    job.set_on_fail(|r, code, msg| {
-        // A rank that said it aborts printed why; its exit is not news.
+    let seg_ref = &seg;
+    job.set_on_fail(move |r, code, msg| {
+        // A rank that said it aborts printed why, and so does one that ended with an error
+        // inside MPI_Init (such as a peer of another node that is gone): reported as such, to
+        // be named only if no rank died on its own (see `remote::Head::end_failed`).
         let said = aborted.lock().unwrap_or_else(|p| p.into_inner()).contains(&r);
-        report(conn, code, if said { None } else { msg })
+        let in_init = seg_ref.rank(r).state.load(Ordering::SeqCst) == RANK_NOT_STARTED && !msg.is_some_and(|m| m.contains("killed by signal"));
+        report(conn, code, if said || in_init { None } else { msg })
     });
     let mut fds = fds.into_iter();
     let mut taggers = Vec::new();

@@ -454,6 +454,13 @@ impl<'a> Job<'a> {
             // Told to end by the head (after the exits above: a rank that died first is still
             // reported).
             if let Some(sig) = self.stop.as_ref().map(|f| f.load(Ordering::SeqCst)).filter(|&s| s > 0) {
+                // A rank that died meanwhile may be the cause of it all: still reported.
+                for (r, pid, status) in self.reap_nohang() {
+                    if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
+                        self.failing(r, code, msg.as_deref());
+                        break;
+                    }
+                }
                 self.signal_alive(sig, None);
                 self.wait_for_exit(SIGNAL_GRACE, None);
                 self.kill_all();
