@@ -61,7 +61,7 @@ export UCX_TLS="${UCX_TLS:-tcp}"
 # set up or torn down, could break the connections).
 [ "$FAKE" = 1 ] && export UCX_NET_DEVICES="${UCX_NET_DEVICES:-lo}"
 
-WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-multihost.XXXXXX")"
+WORK="$(mktemp -d "${TMPDIR:-/tmp}/mhost.XXXXXX")"
 trap 'rm -rf -- "$WORK"' EXIT
 "$PREFIX/bin/mpicc" -O2 -o "$WORK/world" "$OXMPI_ROOT/scripts/multihost-world.c"
 MPIEXEC="$PREFIX/bin/mpiexec"
@@ -143,10 +143,13 @@ for mode in $MODES; do
     # The head dies (SIGKILL) or is interrupted (SIGINT) mid-job.
     for sig in KILL INT; do
         rc=0
-        "$MPIEXEC" --mode "$mode" -hosts "$HOSTS2" --launcher "$LAUNCHER" -n 4 "$WORK/world" 4 sleep >"$WORK/out" 2>"$WORK/err" </dev/null &
+        # A fresh file: the previous run's lines must not make us signal the job before it runs
+        # (a signal before mpiexec's exec would hit a copy of this script).
+        rm -f "$WORK/sleep.out"
+        "$MPIEXEC" --mode "$mode" -hosts "$HOSTS2" --launcher "$LAUNCHER" -n 4 "$WORK/world" 4 sleep >"$WORK/sleep.out" 2>"$WORK/err" </dev/null &
         head=$!
         for ((i = 0; i < 100; i++)); do
-            [ "$(grep -c '^rank' "$WORK/out" 2>/dev/null)" = 4 ] && break
+            [ "$(grep -c '^rank' "$WORK/sleep.out" 2>/dev/null)" = 4 ] && break
             sleep 0.1
         done
         kill -s "$sig" "$head"

@@ -112,6 +112,12 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
 pub fn main(argv: &[OsString]) -> ! {
     let arg = |i: usize| argv.get(i).and_then(|a| a.to_str()).unwrap_or_else(|| die(&format!("internal: usage: {FLAG} ADDR:PORT NODE TOKEN (started by mpiexec -hosts, not by hand)")));
     let (addr, node, token) = (arg(2), arg(3), arg(4));
+    // A launcher may start us with SIGINT and SIGQUIT ignored (a shell's background job); the
+    // ranks inherit dispositions, and must die of a forwarded ^C.
+    for sig in [libc::SIGINT, libc::SIGQUIT] {
+        // SAFETY: restoring a default disposition; no other thread exists yet.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
     // Before any thread, so that the signals wait for the supervisor.
     supervise::block_signals();
     let conn = match link::connect(addr, link::connect_timeout()) {
