@@ -12,7 +12,7 @@
 use crate::args::{HostOptions, Mode, Options};
 use crate::rank_command::{rank_command, Program, World};
 use crate::supervise::{self, Job};
-use crate::{abi::Abi, link, pmi_server, prepare_program, threads};
+use crate::{abi::Abi, link, pmi_server, program::prepare_program, threads};
 use oxmpi::runtime::segment::{Segment, RANK_NOT_STARTED};
 use std::ffi::OsString;
 use std::io::BufReader;

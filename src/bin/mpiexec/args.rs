@@ -474,6 +474,8 @@ Options:
   -l, --tag-output         prefix each line the ranks print with '[RANK] ' (processes
                            mode)
   --oversubscribe          accepted for Open MPI compatibility; has no effect
+  -h, --help               show this help
+  --version                show the version
 
 Several hosts (each host a node: shared memory inside, UCX between hosts):
   -hosts H1,H2:S, --host ..., -H ...
@@ -490,8 +492,6 @@ Several hosts (each host a node: shared memory inside, UCX between hosts):
                            to (default: $OXMPI_HEAD_ADDR, else this machine's name's
                            address or its first interface that is up)
   (internal: '{name} --node-agent ...' is how the head starts an agent; not by hand)
-  -h, --help               show this help
-  --version                show the version
 
 Environment:
   OXMPI_MODE        default for --mode

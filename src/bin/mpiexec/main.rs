@@ -20,6 +20,7 @@ mod libpath;
 mod link;
 mod monitor;
 mod pmi_server;
+mod program;
 mod rank_command;
 mod remote;
 mod spawn;
@@ -29,6 +30,7 @@ mod threads;
 mod threads_host;
 
 use args::{Command as Cli, EnvDefaults, Mode, Options};
+use program::{prepare_program, Prepared};
 use oxmpi::runtime::segment::Segment;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -116,28 +118,6 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
 /// Slots of a job's segment when `-usize` asks for fewer (64: jobs of 9 to 64 ranks keep their
 /// inbox bitmap, see `oxmpi::transport::shm`).
 const SPAWN_SLOTS: usize = 64;
-
-/// A processes-mode program ready to start: found, its libraries planned.
-pub struct Prepared {
-    /// The program as the user named it, for messages.
-    pub shown: String,
-    pub path: PathBuf,
-    pub libenv: libpath::LibEnv,
-    pub libdir: Option<libpath::LibDir>,
-    pub preload: Option<OsString>,
-}
-
-/// Finds the program and plans its libraries; Err: the exit status and the reason.
-pub fn prepare_program(o: &Options) -> Result<Prepared, (i32, String)> {
-    let shown = o.program.to_string_lossy().into_owned();
-    let path = resolve_program(&o.program, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
-    // Which MPI does it link against? Unreadable or odd files are treated like scripts.
-    let (info, abi) = abi::of_program(&path, o.abi);
-    let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());
-    let libenv = libpath::plan(&shown, info.as_ref(), abi, libdir.as_ref(), &libpath::UserEnv::from_env()).map_err(|msg| (2, msg))?;
-    let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
-    Ok(Prepared { shown, path, libenv, libdir, preload })
-}
 
 fn run_processes(o: &Options) -> i32 {
     let Prepared { shown, path, libenv, libdir, preload } = match prepare_program(o) {
