@@ -60,8 +60,12 @@ pub fn choose(iface: Option<&str>, env: Option<&str>, all_local: bool, own_name:
     if let Some(i) = iface {
         let addrs = interface_addrs();
         return of_interface(i, &addrs).map(|a| SocketAddr::new(a, 0)).ok_or_else(|| {
-            let mut names: Vec<&str> = addrs.iter().map(|(n, _)| n.as_str()).collect();
-            names.dedup();
+            let mut names: Vec<&str> = Vec::new();
+            for (n, _) in &addrs {
+                if !names.contains(&n.as_str()) {
+                    names.push(n);
+                }
+            }
             format!("--iface {i}: no such interface with an address that is up (interfaces: {})", names.join(", "))
         });
     }
