@@ -35,6 +35,10 @@ Options:
   --nodes K          run every job over K emulated nodes (mpiexec --nodes, at most one node
                      per rank): shared memory inside a node, UCX between them (set UCX_TLS=tcp
                      to force TCP); oxmpi's mpiexec only
+  --hosts LIST       run every job on these hosts (mpiexec -hosts LIST: ranks spread evenly):
+                     a node agent per host, UCX between them; oxmpi's mpiexec only
+  --host-launcher CMD  how mpiexec starts a host's node agent (mpiexec --launcher CMD; default
+                     ssh); scripts/fake-host.sh runs each "host" as a separate local process tree
   --timeout S        default per-run timeout in seconds (default 60; header timeout= overrides)
   -h, --help         this help
 
@@ -69,6 +73,8 @@ FILTER=""
 JOBS=1
 DEF_TIMEOUT=60
 NODES=1
+HOSTS=""
+HOST_LAUNCHER=""
 
 while [[ $# -gt 0 ]]; do
     case "$1" in
@@ -87,6 +93,10 @@ while [[ $# -gt 0 ]]; do
         --jobs=*) JOBS="${1#*=}"; shift ;;
         --nodes) NODES="${2:?--nodes needs a value}"; shift 2 ;;
         --nodes=*) NODES="${1#*=}"; shift ;;
+        --hosts) HOSTS="${2:?--hosts needs a value}"; shift 2 ;;
+        --hosts=*) HOSTS="${1#*=}"; shift ;;
+        --host-launcher) HOST_LAUNCHER="${2:?--host-launcher needs a value}"; shift 2 ;;
+        --host-launcher=*) HOST_LAUNCHER="${1#*=}"; shift ;;
         --timeout) DEF_TIMEOUT="${2:?--timeout needs a value}"; shift 2 ;;
         --timeout=*) DEF_TIMEOUT="${1#*=}"; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -208,6 +218,14 @@ run_one() {
     if [[ $NODES -gt 1 ]]; then
         nodes_arg=(--nodes "$(( n < NODES ? n : NODES ))")
         base+=".nodes$NODES"
+    fi
+    if [[ -n "$HOSTS" ]]; then
+        # One slot per host: mpiexec spreads the ranks evenly, in blocks.
+        local nh
+        nh="$(tr ',' '\n' <<<"$HOSTS" | grep -c .)"
+        nodes_arg=(-hosts "$HOSTS")
+        [[ -n "$HOST_LAUNCHER" ]] && nodes_arg+=(--launcher "$HOST_LAUNCHER")
+        base+=".hosts$nh"
     fi
     if [[ "$envs" != "-" ]]; then IFS=',' read -r -a envset <<<"$envs"; fi
     local exe="$BUILD/$name"

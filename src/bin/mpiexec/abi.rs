@@ -32,6 +32,15 @@ pub const MPI5_LIB: &str = "libmpi_abi.so.1";
 
 impl Abi {
     /// The value of `--abi` / `OXMPI_ABI`.
+    /// The name `parse` reads back.
+    pub fn name(self) -> &'static str {
+        match self {
+            Abi::Mpich => "mpich",
+            Abi::Ompi => "ompi",
+            Abi::Mpi5 => "mpi5",
+        }
+    }
+
     pub fn parse(what: &str, v: &str) -> Result<Abi, String> {
         match v {
             "mpich" => Ok(Abi::Mpich),

@@ -59,6 +59,40 @@ pub struct Options {
     /// `--abi mpich|ompi|mpi5` / `OXMPI_ABI`: the MPI ABI the program needs, when its NEEDED
     /// closure cannot tell (see `abi`).
     pub abi: Option<Abi>,
+    /// Whether `-n` was given (with hosts, the default is then their slots, see `hosts`).
+    pub nranks_given: bool,
+    /// Where the job runs beyond this machine (`-hosts`, `--host`, `-f`, `-ppn`, `--launcher`,
+    /// `--iface`; see `remote`).
+    pub hosts: HostOptions,
+    /// `-genv K V`, `-env K V`, `-x K[=V]`: variables for every rank (None: `-x K`, this
+    /// environment's value).
+    pub env: Vec<(String, Option<String>)>,
+    /// `-wdir DIR`: the ranks' working directory.
+    pub wdir: Option<OsString>,
+    /// `-l`: prefix every line of the ranks' output with `[RANK] ` (processes mode).
+    pub tag_output: bool,
+}
+
+/// The options of a launch on several hosts.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct HostOptions {
+    /// `-hosts h1,h2:2` / `--host ...` entries (comma-separated lists, as given).
+    pub list: Vec<String>,
+    /// `-f FILE` / `--hostfile FILE`.
+    pub file: Option<OsString>,
+    /// `-ppn N`: ranks per host.
+    pub ppn: Option<usize>,
+    /// `--launcher CMD`: how a host's node agent is started (default `ssh`).
+    pub launcher: Option<String>,
+    /// `--iface NAME`: the network interface whose address the node agents connect back to.
+    pub iface: Option<String>,
+}
+
+impl HostOptions {
+    /// Whether the job is placed on hosts (any host option given).
+    pub fn any(&self) -> bool {
+        !self.list.is_empty() || self.file.is_some() || self.ppn.is_some()
+    }
 }
 
 impl Options {
@@ -157,6 +191,10 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut join = env.join.clone();
     let mut nodes: usize = 1;
     let mut abi: Option<Abi> = None;
+    let mut hosts = HostOptions::default();
+    let mut genv: Vec<(String, Option<String>)> = Vec::new();
+    let mut wdir: Option<OsString> = None;
+    let mut tag_output = false;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -230,6 +268,68 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 }
                 survive = true;
             }
+            "-hosts" | "--hosts" | "-host" | "--host" | "-H" => {
+                let v = value(&mut i)?;
+                if v.trim().is_empty() {
+                    return err(format!("{name} needs a host name"));
+                }
+                hosts.list.push(v);
+            }
+            "-f" | "-hostfile" | "--hostfile" | "-machinefile" | "--machinefile" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a file name"));
+                }
+                hosts.file = Some(v.into());
+            }
+            "-ppn" | "--ppn" | "-npernode" | "--npernode" => {
+                let v = value(&mut i)?;
+                hosts.ppn = Some(parse_nranks(name, &v)?);
+            }
+            "-launcher" | "--launcher" | "-bootstrap" | "-launcher-exec" | "-bootstrap-exec" => {
+                let v = value(&mut i)?;
+                if v.split_whitespace().next().is_none() {
+                    return err(format!("{name} needs a command"));
+                }
+                hosts.launcher = Some(v);
+            }
+            "-iface" | "--iface" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a network interface name"));
+                }
+                hosts.iface = Some(v);
+            }
+            "-genv" | "--genv" | "-env" | "--env" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes two words: {name} NAME VALUE"));
+                }
+                let k = value(&mut i)?;
+                let v = value(&mut i).map_err(|_| UsageError(format!("{name} {k} needs a value: {name} NAME VALUE")))?;
+                genv.push((env_name(name, &k)?, Some(v)));
+            }
+            "-x" => {
+                let v = value(&mut i)?;
+                match v.split_once('=') {
+                    Some((k, val)) => genv.push((env_name(name, k)?, Some(val.to_string()))),
+                    None => genv.push((env_name(name, &v)?, None)),
+                }
+            }
+            "-l" | "-prepend-rank" | "--prepend-rank" | "--tag-output" | "-tag-output" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes no value"));
+                }
+                tag_output = true;
+            }
+            // Every variable reaches the ranks already (hydra's default).
+            "-genvall" | "--genvall" => {}
+            "-wdir" | "--wdir" | "-wd" | "--wd" => {
+                let v = value(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a directory"));
+                }
+                wdir = Some(v.into());
+            }
             // Open MPI users type it; with one node there is nothing to oversubscribe.
             "--oversubscribe" | "-oversubscribe" => {
                 if inline.is_some() {
@@ -256,7 +356,26 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if join.is_some() && mode == Mode::Threads {
         return err("--join (or OXMPI_JOIN) starts ranks in processes mode only: drop --mode threads");
     }
+    let nranks_given = nranks.is_some();
     let nranks = nranks.unwrap_or(1);
+    if hosts.any() && nodes > 1 {
+        return err("--nodes emulates nodes on this machine; with -hosts, --host or a host file each host is a node: drop --nodes");
+    }
+    if hosts.any() && join.is_some() {
+        return err("--join (or OXMPI_JOIN) runs ranks on this machine only: drop the host options");
+    }
+    if hosts.any() && survive {
+        return err("--survive (or OXMPI_SURVIVE=1) is not supported yet for a job on several hosts");
+    }
+    if (hosts.launcher.is_some() || hosts.iface.is_some()) && !hosts.any() {
+        return err("--launcher and --iface go with -hosts, --host or a host file (-f)");
+    }
+    if tag_output && mode == Mode::Threads {
+        return err("-l needs --mode processes: threads-mode ranks share one standard output");
+    }
+    if tag_output && join.is_some() {
+        return err("-l and --join (or OXMPI_JOIN) do not go together yet");
+    }
     if nodes > nranks {
         return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
     }
@@ -283,7 +402,15 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(Abi::parse("OXMPI_ABI", v).map_err(UsageError)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi }))
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output }))
+}
+
+/// A variable name for -genv / -env / -x.
+fn env_name(opt: &str, k: &str) -> Result<String, UsageError> {
+    if k.is_empty() || k.contains('=') || k.contains('\0') {
+        return err(format!("{opt} needs a variable name, not '{k}'"));
+    }
+    Ok(k.to_string())
 }
 
 /// The name we were invoked as (`mpiexec` or `mpirun`), for messages.
@@ -299,9 +426,11 @@ pub fn usage(name: &str) -> String {
     format!(
         "\
 Usage: {name} -n N [options] PROGRAM [ARGS...]
+       {name} -n N -hosts H1,H2 [options] PROGRAM [ARGS...]
 
-Runs N copies (ranks) of PROGRAM as one MPI job on this machine, using oxmpi.
-Options end at PROGRAM; everything after it is passed to the program.
+Runs N copies (ranks) of PROGRAM as one MPI job on this machine (or on the hosts
+given), using oxmpi. Options end at PROGRAM; everything after it is passed to the
+program.
 
 Options:
   -n N, -np N, --np N      number of ranks (default 1)
@@ -332,16 +461,37 @@ Options:
                            split into K blocks of consecutive ranks, each block with
                            its own shared memory, the blocks joined through UCX (set
                            UCX_TLS=tcp to force the network path). In threads mode
-                           each node is one process whose ranks are threads. A launch
-                           on several hosts is not supported yet
+                           each node is one process whose ranks are threads
   --abi mpich|ompi|mpi5    the MPI ABI PROGRAM needs (default: $OXMPI_ABI, else found
                            in the libraries PROGRAM loads, its whole NEEDED closure):
                            mpich = libmpi.so.12, ompi = Open MPI 4.1's libmpi.so.40,
                            mpi5 = the MPI-5 standard ABI's libmpi_abi.so.1. Needed when
                            the MPI library is loaded at run time (python with mpi4py)
+  -genv NAME VALUE, -env NAME VALUE, -x NAME[=VALUE]
+                           set NAME for every rank (all of mpiexec's environment
+                           reaches the ranks anyway, on every host)
+  -wdir DIR                the ranks' working directory (default: the current one)
+  -l, --tag-output         prefix each line the ranks print with '[RANK] ' (processes
+                           mode)
   --oversubscribe          accepted for Open MPI compatibility; has no effect
   -h, --help               show this help
   --version                show the version
+
+Several hosts (each host a node: shared memory inside, UCX between hosts):
+  -hosts H1,H2:S, --host ..., -H ...
+                           run on these hosts (:S = the host's slots, default 1);
+                           ranks go in blocks of consecutive ranks, host by host
+  -f FILE, --hostfile FILE, -machinefile FILE
+                           the hosts in FILE: lines 'host', 'host:S', 'host slots=S'
+  -ppn P, --npernode P     P ranks per host instead of the slots (without -n:
+                           P times the hosts; else -n defaults to the slots)
+  --launcher CMD           start each host's node agent as 'CMD HOST COMMAND...'
+                           (default ssh; CMD may have arguments). A host that is
+                           this machine (localhost, its name) starts directly
+  --iface NAME             the interface whose address the node agents connect back
+                           to (default: $OXMPI_HEAD_ADDR, else this machine's name's
+                           address or its first interface that is up)
+  (internal: '{name} --node-agent ...' is how the head starts an agent; not by hand)
 
 Environment:
   OXMPI_MODE        default for --mode
@@ -354,6 +504,8 @@ Environment:
   OXMPI_UNIVERSE_SIZE default for -usize
   OXMPI_JOIN        default for --join
   OXMPI_ABI         default for --abi
+  OXMPI_HEAD_ADDR   IP or IP:PORT the node agents connect back to (-hosts)
+  OXMPI_CONNECT_TIMEOUT  seconds to wait for an agent to connect back (default 30)
   OXMPI_WAIT        how idle ranks wait: auto, spin, yield or block (read by the library)
 
 Exit status: 0 if every rank succeeded; the failing rank's exit code; 128+S if a rank
@@ -505,6 +657,29 @@ mod tests {
         assert_eq!(invoked_name(Some(OsStr::new("/usr/bin/mpirun"))), "mpirun");
         assert_eq!(invoked_name(Some(OsStr::new("mpiexec"))), "mpiexec");
         assert_eq!(invoked_name(None), "mpiexec");
+    }
+
+    #[test]
+    fn host_options() {
+        let o = run(&["-hosts", "a,b:2", "-f", "hf", "-ppn", "3", "--launcher", "ssh -p 22", "-iface", "eth0", "prog"]);
+        assert_eq!(o.hosts, HostOptions { list: vec!["a,b:2".into()], file: Some("hf".into()), ppn: Some(3), launcher: Some("ssh -p 22".into()), iface: Some("eth0".into()) });
+        assert!(!o.nranks_given && run(&["-n", "2", "--host=a", "prog"]).nranks_given);
+        assert!(!run(&["prog"]).hosts.any());
+        assert!(p(&["--launcher", "ssh", "prog"]).unwrap_err().0.contains("go with -hosts"));
+        assert!(p(&["-hosts", "a", "--nodes", "2", "-n", "2", "prog"]).unwrap_err().0.contains("drop --nodes"));
+        assert!(p(&["-hosts", "a", "--survive", "prog"]).is_err());
+        assert!(p(&["-ppn", "0", "prog"]).is_err());
+    }
+
+    #[test]
+    fn env_wdir_and_tags() {
+        let o = run(&["-genv", "A", "1 2", "-env", "B", "", "-x", "C=3", "-x", "D", "-wdir", "/tmp", "-l", "prog"]);
+        assert_eq!(o.env, vec![("A".into(), Some("1 2".into())), ("B".into(), Some("".into())), ("C".into(), Some("3".into())), ("D".into(), None)]);
+        assert_eq!(o.wdir, Some("/tmp".into()));
+        assert!(o.tag_output);
+        assert!(p(&["-genv", "A"]).unwrap_err().0.contains("needs a value"));
+        assert!(p(&["-x", "=1", "prog"]).is_err());
+        assert!(p(&["-l", "--mode", "threads", "prog"]).unwrap_err().0.starts_with("-l needs --mode processes"));
     }
 
     #[test]

@@ -9,19 +9,28 @@
 //! The launcher/rank contract (environment variables, segment layout, rank states) lives in the
 //! library (`oxmpi::runtime`), which both sides share.
 mod abi;
+mod agent;
 mod args;
 mod elf;
+mod head_addr;
+mod hosts;
+mod job_env;
 mod join;
 mod libpath;
+mod link;
 mod monitor;
 mod pmi_server;
+mod program;
 mod rank_command;
+mod remote;
 mod spawn;
 mod supervise;
+mod tag_output;
 mod threads;
 mod threads_host;
 
 use args::{Command as Cli, EnvDefaults, Mode, Options};
+use program::{prepare_program, Prepared};
 use oxmpi::runtime::segment::Segment;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -33,6 +42,10 @@ fn main() {
     // The threads-mode host is this same executable, started by `threads::run`.
     if argv.get(1).is_some_and(|a| a == threads_host::FLAG) {
         threads_host::main(&argv);
+    }
+    // A node agent of a job on several hosts, started by `remote`.
+    if argv.get(1).is_some_and(|a| a == agent::FLAG) {
+        agent::main(&argv);
     }
     let name = args::invoked_name(argv.first().map(OsString::as_os_str));
     let rest = argv.get(1..).unwrap_or(&[]);
@@ -50,10 +63,17 @@ fn main() {
             println!("{name} (oxmpi) {}", env!("CARGO_PKG_VERSION"));
             0
         }
-        Ok(Cli::Run(opts)) => monitor::around(&opts, || match opts.mode {
-            Mode::Processes => run_processes(&opts),
-            Mode::Threads => threads::run(&opts),
-        }),
+        Ok(Cli::Run(opts)) => match job_env::apply(&opts) {
+            Err(e) => {
+                eprintln!("oxmpi: {e}");
+                2
+            }
+            Ok(()) if opts.hosts.any() => monitor::around(&opts, || remote::run(&opts)),
+            Ok(()) => monitor::around(&opts, || match opts.mode {
+                Mode::Processes => run_processes(&opts),
+                Mode::Threads => threads::run(&opts),
+            }),
+        },
     };
     std::process::exit(code);
 }
@@ -100,29 +120,16 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
 const SPAWN_SLOTS: usize = 64;
 
 fn run_processes(o: &Options) -> i32 {
-    let shown = o.program.to_string_lossy().into_owned();
-    let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
+    let Prepared { shown, path, libenv, libdir, preload } = match prepare_program(o) {
         Ok(p) => p,
-        Err(e) => {
-            eprintln!("oxmpi: cannot run '{shown}': {e}");
-            return 127;
-        }
-    };
-
-    // Which MPI does it link against? Unreadable or odd files are treated like scripts.
-    let (info, abi) = abi::of_program(&path, o.abi);
-    let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());
-    let libenv = match libpath::plan(&shown, info.as_ref(), abi, libdir.as_ref(), &libpath::UserEnv::from_env()) {
-        Ok(e) => e,
-        Err(msg) => {
+        Err((code, msg)) => {
             eprintln!("oxmpi: {msg}");
-            return 2;
+            return code;
         }
     };
 
     supervise::block_signals();
     if let Some(spec) = &o.join {
-        let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
         return join::run(o, spec, &path, &libenv, preload.as_deref());
     }
     // SAFETY: getpid has no preconditions.
@@ -178,14 +185,13 @@ fn run_processes(o: &Options) -> i32 {
         }
     }
     let node_map = oxmpi::runtime::node_map::format(&node_of);
-
-    let preload = libpath::processes_preload(libdir.as_ref(), libenv.ld_preload.as_deref(), std::env::var_os("LD_PRELOAD").as_deref());
     let mut job = supervise::Job::new(&seg);
     job.set_nodes(node_segs.iter().collect(), node_of.clone());
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), abi: o.abi, served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
     let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
     let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
+    let mut taggers = Vec::new();
     for r in 0..n {
         let node = node_of[r];
         let fd = if node == 0 { seg.fd() } else { node_segs[node - 1].fd() };
@@ -201,11 +207,17 @@ fn run_processes(o: &Options) -> i32 {
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
         }
+        if o.tag_output {
+            tag_output::pipe(&mut cmd);
+        }
         let spawned = cmd.spawn();
         // The rank has its copy now.
         drop(pmi_fd);
         match spawned {
-            Ok(child) => job.add(child.id() as i32),
+            Ok(mut child) => {
+                taggers.extend(tag_output::start(&mut child, r));
+                job.add(child.id() as i32)
+            }
             Err(e) => {
                 // The program is resolved already, so this is rare (it vanished, a bad #! line,
                 // out of processes): report once and take down the ranks already started.
@@ -220,7 +232,9 @@ fn run_processes(o: &Options) -> i32 {
             }
         }
     }
-    job.supervise(o.timeout.as_ref())
+    let code = job.supervise(o.timeout.as_ref());
+    tag_output::finish(taggers);
+    code
 }
 
 #[cfg(test)]

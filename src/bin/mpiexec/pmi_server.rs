@@ -5,6 +5,10 @@
 //!
 //! One thread per rank reads its requests; a fence completes when every rank of the job entered
 //! it. A rank that dies leaves the others in the fence until the supervisor ends the job.
+//!
+//! On several hosts each node agent (`agent`) runs a server for its own ranks: a fence there
+//! completes once the node's ranks entered it and the head (`remote`) completed the job-wide
+//! fence of all nodes (`Upstream`), which brings the other nodes' puts.
 use oxmpi::runtime::pmi::wire1;
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
@@ -12,9 +16,18 @@ use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Condvar, Mutex};
 
+/// The job-wide part of a node's fence: takes the puts made on this node since the last fence
+/// and returns those of every node (once all nodes entered the fence).
+/// See `Shared::on_abort`.
+pub type OnAbort = Box<dyn Fn(usize, i32) + Send + Sync>;
+
+pub type Upstream = Box<dyn Fn(Vec<(String, String)>) -> std::io::Result<Vec<(String, String)>> + Send + Sync>;
+
 #[derive(Default)]
 struct Space {
     kvs: HashMap<String, String>,
+    /// Puts since the last fence, for `Upstream`.
+    fresh: Vec<(String, String)>,
     /// Ranks inside the current fence, and how many fences completed.
     entered: usize,
     generation: u64,
@@ -26,6 +39,10 @@ struct Shared {
     fenced: Condvar,
     /// PMI_process_mapping: which node each rank is on.
     mapping: String,
+    upstream: Option<Upstream>,
+    /// Told a rank's MPI_Abort (or fatal error): its index on the server and exit code (a node
+    /// agent passes it to the head at once).
+    on_abort: Option<OnAbort>,
 }
 
 /// The ranks' ends of the connections (one per rank, close-on-exec: `keep_for_child` clears
@@ -36,14 +53,23 @@ pub struct Server {
 
 /// Starts the server for `n` ranks whose nodes are `node_of`.
 pub fn start(node_of: &[usize]) -> std::io::Result<Server> {
-    let n = node_of.len();
-    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of) });
+    start_serving(node_of, node_of.len(), None, None)
+}
+
+/// Starts the server of one node's `local` ranks in a job whose nodes are `node_of`; its fences
+/// go through `upstream`, its ranks' aborts to `on_abort`.
+pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream, on_abort: OnAbort) -> std::io::Result<Server> {
+    start_serving(node_of, local, Some(upstream), Some(on_abort))
+}
+
+fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>, on_abort: Option<OnAbort>) -> std::io::Result<Server> {
+    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream, on_abort });
     let mut rank_fds = Vec::with_capacity(n);
     for r in 0..n {
         let (ours, theirs) = UnixStream::pair()?;
         rank_fds.push(OwnedFd::from(theirs));
         let shared = shared.clone();
-        std::thread::Builder::new().name(format!("pmi-{r}")).spawn(move || serve(&shared, ours))?;
+        std::thread::Builder::new().name(format!("pmi-{r}")).spawn(move || serve(&shared, ours, r))?;
     }
     Ok(Server { rank_fds })
 }
@@ -62,7 +88,7 @@ fn lock(s: &Shared) -> std::sync::MutexGuard<'_, Space> {
 }
 
 /// Serves one rank until it disconnects (exits) or says finalize.
-fn serve(s: &Shared, conn: UnixStream) {
+fn serve(s: &Shared, conn: UnixStream, index: usize) {
     let Ok(mut out) = conn.try_clone() else {
         return;
     };
@@ -85,7 +111,11 @@ fn serve(s: &Shared, conn: UnixStream) {
             "get_my_kvsname" => wire1::format("my_kvsname", &[("kvsname", "oxmpi")]),
             "put" => match (req.get("key"), req.get("value")) {
                 (Some(k), Some(v)) => {
-                    lock(s).kvs.insert(k.to_string(), v.to_string());
+                    let mut g = lock(s);
+                    g.kvs.insert(k.to_string(), v.to_string());
+                    if s.upstream.is_some() {
+                        g.fresh.push((k.to_string(), v.to_string()));
+                    }
                     wire1::format("put_result", &[("rc", "0"), ("msg", "success")])
                 }
                 _ => wire1::format("put_result", &[("rc", "-1"), ("msg", "key_or_value_missing")]),
@@ -103,6 +133,15 @@ fn serve(s: &Shared, conn: UnixStream) {
                 let gen = g.generation;
                 g.entered += 1;
                 if g.entered == s.n {
+                    if let Some(up) = &s.upstream {
+                        // The node's ranks wait in the fence meanwhile; if the head is gone,
+                        // the agent ends them.
+                        let fresh = std::mem::take(&mut g.fresh);
+                        match up(fresh) {
+                            Ok(all) => g.kvs.extend(all),
+                            Err(_) => return,
+                        }
+                    }
                     g.entered = 0;
                     g.generation += 1;
                     s.fenced.notify_all();
@@ -118,7 +157,12 @@ fn serve(s: &Shared, conn: UnixStream) {
                 return;
             }
             // MPI_Abort reaches the supervisor through the rank's segment; nothing to answer.
-            "abort" => return,
+            "abort" => {
+                if let Some(f) = &s.on_abort {
+                    f(index, req.get("exitcode").and_then(|c| c.parse().ok()).unwrap_or(1));
+                }
+                return;
+            }
             other => wire1::format(other, &[("rc", "-1"), ("msg", "unsupported_by_oxmpi_mpiexec")]),
         };
         if out.write_all(reply.as_bytes()).is_err() {
@@ -150,6 +194,37 @@ mod tests {
                     assert_eq!(p.get(0, "nope").unwrap(), None);
                     assert_eq!(p.nodes().unwrap(), Some(vec![0, 0, 1]));
                     p.fence().unwrap();
+                    p.finalize().unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+    }
+
+    #[test]
+    fn a_node_fence_goes_upstream() {
+        // Node 1 of [0, 1, 1]: its two ranks, and node 0's put arriving through the upstream.
+        let up: Upstream = Box::new(|mine| {
+            assert_eq!(mine.len(), 2);
+            let mut all = mine;
+            all.push(("k0".into(), "v0".into()));
+            Ok(all)
+        });
+        let server = start_node(&[0, 1, 1], 2, up, Box::new(|_, _| {})).unwrap();
+        let threads: Vec<_> = server
+            .rank_fds
+            .into_iter()
+            .enumerate()
+            .map(|(i, fd)| {
+                std::thread::spawn(move || {
+                    let r = i + 1;
+                    let p = Pmi1::start(fd, None, Some((r, 3))).unwrap();
+                    p.put(&format!("k{r}"), &format!("v{r}")).unwrap();
+                    p.fence().unwrap();
+                    assert_eq!(p.get(0, "k0").unwrap(), Some("v0".into()));
+                    assert_eq!(p.get(0, "k2").unwrap(), Some("v2".into()));
                     p.finalize().unwrap();
                 })
             })

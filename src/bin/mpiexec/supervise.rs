@@ -127,6 +127,14 @@ pub struct Job<'a> {
     /// `--nodes`: the segments of nodes 1.. (node 0's is `seg`) and the node of every rank.
     nodes: Vec<&'a Segment>,
     node_of: Vec<usize>,
+    /// A node agent's order from the head (`agent`): 0 none, else the signal to end the ranks
+    /// with, quietly (the head says what happened).
+    stop: Option<std::sync::Arc<std::sync::atomic::AtomicI32>>,
+    /// Told the job's exit status and message (None: the rank printed its own) the moment a
+    /// failure ends the job, before the ranks are killed; it prints the message, not the job
+    /// (a node agent tells the head, which ends the other nodes and says which failure came
+    /// first).
+    on_fail: Option<Box<dyn FnMut(usize, i32, Option<&str>) + 'a>>,
 }
 
 /// What a rank's exit means for the job.
@@ -138,18 +146,48 @@ enum Outcome {
 
 impl<'a> Job<'a> {
     pub fn new(seg: &'a Segment) -> Job<'a> {
-        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
+        Job { seg: Some(seg), pids: Vec::new(), alive: Vec::new(), survived: None, labels: Vec::new(), spawner: None, clean: Vec::new(), deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new(), stop: None, on_fail: None }
     }
 
     /// A threads-mode job: the processes `pids` (one, or one per node with `--nodes`) run the
     /// ranks and print their own messages about them, so an exit code is passed on silently;
     /// only a death by a signal is reported. The first host that fails ends the others.
-    pub fn threads_hosts(pids: Vec<i32>) -> Job<'static> {
+    pub fn threads_hosts(pids: Vec<i32>) -> Job<'a> {
         let k = pids.len();
-        Job { seg: None, alive: vec![true; k], pids, survived: None, labels: vec![String::new(); k], spawner: None, clean: vec![false; k], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new() }
+        Job { seg: None, alive: vec![true; k], pids, survived: None, labels: vec![String::new(); k], spawner: None, clean: vec![false; k], deferred: Vec::new(), nodes: Vec::new(), node_of: Vec::new(), stop: None, on_fail: None }
     }
 
-    /// Records a started rank (ranks are added in rank order).
+    /// Names the processes of a threads-mode job in messages (one label per host process).
+    pub fn set_labels(&mut self, labels: Vec<String>) {
+        for (l, new) in self.labels.iter_mut().zip(labels) {
+            *l = new;
+        }
+    }
+
+    /// Lets a node agent end the job from another thread: store a signal in `flag`, then wake the
+    /// supervisor with SIGUSR1 to this process.
+    pub fn set_stop(&mut self, flag: std::sync::Arc<std::sync::atomic::AtomicI32>) {
+        self.stop = Some(flag);
+    }
+
+    /// Installs the hook told of a failure that ends the job (see `on_fail`).
+    /// (`f` is told the failed slot too.)
+    pub fn set_on_fail(&mut self, f: impl FnMut(usize, i32, Option<&str>) + 'a) {
+        self.on_fail = Some(Box::new(f));
+    }
+
+    /// Reports the failure that ends the job: to the hook if any, else `msg` on stderr.
+    fn failing(&mut self, slot: usize, code: i32, msg: Option<&str>) {
+        match &mut self.on_fail {
+            Some(f) => f(slot, code, msg),
+            None => {
+                if let Some(m) = msg {
+                    eprintln!("{m}");
+                }
+            }
+        }
+    }
+
     /// A job over several nodes: `nodes` are the segments of nodes 1.. and `node_of` the node
     /// of every rank.
     pub fn set_nodes(&mut self, nodes: Vec<&'a Segment>, node_of: Vec<usize>) {
@@ -325,6 +363,7 @@ impl<'a> Job<'a> {
         let who = match self.seg {
             Some(_) if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("{} (pid {pid})", self.labels[r]),
             Some(_) => format!("rank {r} (pid {pid})"),
+            None if self.labels.get(r).is_some_and(|l| !l.is_empty()) => format!("threads-mode host of {} (pid {pid})", self.labels[r]),
             None => format!("threads-mode job (pid {pid})"),
         };
         if libc::WIFSIGNALED(status) {
@@ -394,6 +433,7 @@ impl<'a> Job<'a> {
             // An abort record explains any exit that came with it, so it is looked at first.
             let aborted = self.all_segs().find_map(Segment::abort_record);
             if let Some((rank, code)) = aborted {
+                self.failing(usize::try_from(rank).unwrap_or(0), abort_exit_code(code), None);
                 return self.end_for_abort(rank, code);
             }
             // A ^C reaches the ranks from the terminal as well as the launcher: a rank that died
@@ -406,12 +446,25 @@ impl<'a> Job<'a> {
                     if self.survive(r, msg.as_deref(), code) {
                         continue;
                     }
-                    if let Some(msg) = msg {
-                        eprintln!("{msg}");
-                    }
+                    self.failing(r, code, msg.as_deref());
                     self.kill_all();
                     return code;
                 }
+            }
+            // Told to end by the head (after the exits above: a rank that died first is still
+            // reported).
+            if let Some(sig) = self.stop.as_ref().map(|f| f.load(Ordering::SeqCst)).filter(|&s| s > 0) {
+                // A rank that died meanwhile may be the cause of it all: still reported.
+                for (r, pid, status) in self.reap_nohang() {
+                    if let Outcome::Fail(msg, code) = self.judge(r, pid, status) {
+                        self.failing(r, code, msg.as_deref());
+                        break;
+                    }
+                }
+                self.signal_alive(sig, None);
+                self.wait_for_exit(SIGNAL_GRACE, None);
+                self.kill_all();
+                return 128 + sig;
             }
             if !self.any_alive() {
                 return self.survived.unwrap_or(0);
@@ -435,7 +488,7 @@ impl<'a> Job<'a> {
 }
 
 /// Consumes a pending SIGINT, SIGTERM or SIGHUP, if any, without waiting.
-fn take_pending_stop_signal() -> Option<i32> {
+pub fn take_pending_stop_signal() -> Option<i32> {
     // SAFETY: sigset_t is plain data, initialised by the calls; zero timeout never blocks.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();

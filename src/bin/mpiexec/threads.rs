@@ -81,37 +81,33 @@ fn threads_libdir(found: Option<&libpath::LibDir>, exe: Option<&Path>) -> Result
     Ok(dir)
 }
 
-pub fn run(o: &Options) -> i32 {
+/// A threads-mode program ready to start: the host's command parts (`host_command`).
+pub struct Prepared {
+    /// The program (or its `#!` interpreter) as named in messages.
+    pub shown: String,
+    abs: PathBuf,
+    head: Vec<OsString>,
+    dir: PathBuf,
+    user: libpath::UserEnv,
+    abi: Option<Abi>,
+    ompi_fortran: bool,
+}
+
+/// Checks that the program can run as threads and prepares its host; Err: the exit status and
+/// the reason.
+pub fn prepare(o: &Options) -> Result<Prepared, (i32, String)> {
     let shown = o.program.to_string_lossy().into_owned();
-    let path = match resolve_program(&o.program, std::env::var_os("PATH")) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("oxmpi: cannot run '{shown}': {e}");
-            return 127;
-        }
-    };
+    let path = resolve_program(&o.program, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
     // A `#!` script runs as its interpreter with the script as an argument (as execve does).
-    let cmd = match shebang::resolve(&path, o.program.as_os_str(), std::env::var_os("PATH").as_deref()) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("oxmpi: cannot run '{shown}' in threads mode: {e}");
-            return 2;
-        }
-    };
+    let cmd = shebang::resolve(&path, o.program.as_os_str(), std::env::var_os("PATH").as_deref()).map_err(|e| (2, format!("cannot run '{shown}' in threads mode: {e}")))?;
     // What the user named, or the script's interpreter when that is what fails.
     let shown = if cmd.program == path { shown } else { format!("{shown}'s #! interpreter {}", cmd.program.display()) };
     let path = cmd.program;
     // The ranks are instances of the program loaded into the host, so it must be an ELF file.
     let dyn_info = match elf::read_dyn_info(&path) {
         Ok(Some(i)) => i,
-        Ok(None) => {
-            eprintln!("oxmpi: threads mode needs an ELF program and {shown} is not one; run it with --mode processes");
-            return 2;
-        }
-        Err(e) => {
-            eprintln!("oxmpi: threads mode cannot read {shown}: {e}; run it with --mode processes");
-            return 2;
-        }
+        Ok(None) => return Err((2, format!("threads mode needs an ELF program and {shown} is not one; run it with --mode processes"))),
+        Err(e) => return Err((2, format!("threads mode cannot read {shown}: {e}; run it with --mode processes"))),
     };
     // `path` is what runs (`#!` resolved above): no second resolution, no second read.
     let (info, abi) = abi::of_run(&path, Some(dyn_info), o.abi);
@@ -119,21 +115,45 @@ pub fn run(o: &Options) -> i32 {
     let found = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), exe.clone());
     let user = libpath::UserEnv::from_env();
     // Refuses Open MPI programs, with the same message as processes mode.
-    if let Err(msg) = libpath::plan(&shown, info.as_ref(), abi, found.as_ref(), &user) {
-        eprintln!("oxmpi: {msg}");
-        return 2;
-    }
-    let dir = match threads_libdir(found.as_ref(), exe.as_deref()) {
-        Ok(d) => d,
-        Err(msg) => {
-            eprintln!("oxmpi: {msg}");
-            return 2;
-        }
-    };
+    libpath::plan(&shown, info.as_ref(), abi, found.as_ref(), &user).map_err(|m| (2, m))?;
+    let dir = threads_libdir(found.as_ref(), exe.as_deref()).map_err(|m| (2, m))?;
     let abs = std::path::absolute(&path).unwrap_or(path);
-    let head = cmd.head;
     // An Open MPI program with Fortran gets libmpi_mpifh.so.40 preloaded too.
     let ompi_fortran = info.as_ref().is_some_and(|i| i.needs(abi::OMPI_FORTRAN_LIBS[0]));
+    Ok(Prepared { shown, abs, head: cmd.head, dir, user, abi, ompi_fortran })
+}
+
+/// The command of the threads-mode host of one node of a job over several (`node_map`): its
+/// ranks from `first` on, with the PMI descriptors `fds` (kept open across exec).
+pub fn node_host_command(o: &Options, p: &Prepared, node_map: &str, first: usize, fds: Vec<i32>) -> Command {
+    let mut cmd = host_command(o, o.nranks, &p.abs, &p.head, &p.dir, &p.user, p.abi, p.ompi_fortran);
+    cmd.env(oxmpi::runtime::node_map::ENV, node_map).env(oxmpi::runtime::node_map::HOST_ENV, oxmpi::runtime::node_map::format_host(first, &fds));
+    // UCX, loaded by the ranks' MPI_Init, would take over the crash signals the host
+    // watches to name a crashed rank; the user's setting wins.
+    if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
+        cmd.env("UCX_HANDLE_ERRORS", "none");
+    }
+    // SAFETY: the hook only calls fcntl, which is async-signal-safe.
+    unsafe {
+        cmd.pre_exec(move || {
+            for &fd in &fds {
+                crate::pmi_server::keep_for_child(fd)?;
+            }
+            Ok(())
+        })
+    };
+    cmd
+}
+
+pub fn run(o: &Options) -> i32 {
+    let p = match prepare(o) {
+        Ok(p) => p,
+        Err((code, msg)) => {
+            eprintln!("oxmpi: {msg}");
+            return code;
+        }
+    };
+    let shown = &p.shown;
     let n = o.nranks;
 
     supervise::block_signals();
@@ -155,30 +175,16 @@ pub fn run(o: &Options) -> i32 {
     let node_map = oxmpi::runtime::node_map::format(&node_of);
     let mut pids = Vec::with_capacity(o.nodes);
     for node in 0..o.nodes.max(1) {
-        let mut cmd = host_command(o, n, &abs, &head, &dir, &user, abi, ompi_fortran);
-        supervise::tie_to_launcher(&mut cmd, launcher_pid);
         let mut mine = Vec::new();
-        if o.nodes > 1 {
+        let mut cmd = if o.nodes > 1 {
             let first = node_of.iter().position(|&x| x == node).unwrap_or(0);
             mine = (first..n).take_while(|&r| node_of[r] == node).filter_map(|r| pmi_fds[r].take()).collect();
             let raws: Vec<i32> = mine.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
-            cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env(oxmpi::runtime::node_map::HOST_ENV, oxmpi::runtime::node_map::format_host(first, &raws));
-            // UCX, loaded by the ranks' MPI_Init, would take over the crash signals the host
-            // watches to name a crashed rank; the user's setting wins.
-            if std::env::var_os("UCX_HANDLE_ERRORS").is_none() {
-                cmd.env("UCX_HANDLE_ERRORS", "none");
-            }
-            let keep = raws.clone();
-            // SAFETY: the hook only calls fcntl, which is async-signal-safe.
-            unsafe {
-                cmd.pre_exec(move || {
-                    for &fd in &keep {
-                        crate::pmi_server::keep_for_child(fd)?;
-                    }
-                    Ok(())
-                })
-            };
-        }
+            node_host_command(o, &p, &node_map, first, raws)
+        } else {
+            host_command(o, n, &p.abs, &p.head, &p.dir, &p.user, p.abi, p.ompi_fortran)
+        };
+        supervise::tie_to_launcher(&mut cmd, launcher_pid);
         let spawned = cmd.spawn();
         // The host has its copies of its ranks' PMI descriptors now.
         drop(mine);
