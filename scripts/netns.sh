@@ -27,7 +27,8 @@ Verbs:
   exec      run CMD in namespace HOST as ssh would run it on a host: the words of CMD joined by
             spaces and run by sh -c; ssh's options before HOST (-x, -o OPT, -p PORT, -l USER,
             -i FILE, ...) are accepted and ignored. HOST is a namespace name (P1), an address of
-            the hosts file (A.B.C.1) or the head (P0, A.B.C.254, localhost: no namespace)
+            the hosts file (A.B.C.1) or the head (P0, A.B.C.254, localhost: no namespace). In a
+            namespace, TMPDIR is the node's own $STATE/tmp/Pi
   hosts     print the hosts file
 
 Options:
@@ -149,7 +150,10 @@ ns_exec() {
     esac
     [ -z "$ns" ] || [ "$ns" = "${P}0" ] && exec sh -c "$*"
     ip netns list | awk '{ print $1 }' | grep -qx "$ns" || die "exec: namespace $ns does not exist (run 'scripts/netns.sh up N')"
-    exec ip netns exec "$ns" sh -c "$*"
+    # A node's own /tmp, as on a real host: Open MPI's daemons keep their session directory
+    # there, named after the host name, which the namespaces share.
+    mkdir -p -- "$STATE/tmp/$ns"
+    TMPDIR="$STATE/tmp/$ns" exec ip netns exec "$ns" sh -c "$*"
 }
 
 case "$verb" in
