@@ -172,7 +172,7 @@ else
 fi
 # Three nodes: ranks 0 and 3 share one at 4 ranks. A killed rank ends the job with status 9 or,
 # when a proxy sees its connection to mpiexec close first, 255.
-CTESTS='^(p2p_blocking|coll_allreduce|coll_alltoall|nodes_shared_rma|rma_accumulate|comm_dup_split)$' RANKS="3 4" \
+CTESTS='^(p2p_blocking|coll_allreduce|coll_alltoall|nodes_shared_rma|rma_accumulate)$' RANKS="3 4" \
     launcher_case hydra-3nodes any "${HYDRA[@]}" -hosts "${NAME}1,${NAME}2,${NAME}3"
 echo "netns: launcher cases took $((SECONDS - T0)) s"
 

@@ -28,6 +28,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    (Fortran: oxmpi's mpifort and MPICH-built binaries, mpif.h values)
   6b2. multinode  chosen C tests over 2 emulated nodes (c-tests/run.sh --nodes 2, UCX_TLS=tcp),
                    both modes (threads: one host process per node), at most 4 ranks
+  6b3. netns      oxmpi jobs across 2 and 3 network namespaces (scripts/netns-launch.sh: each a
+                   node with its own address, scripts/netns.sh), started by hydra and Open MPI's
+                   mpirun through a namespace wrapper, UCX over TCP between nodes: world checks,
+                   chosen C tests, a killed rank; processes mode; as root only (else a skip)
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
                    modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
                    in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
@@ -226,6 +230,18 @@ stage_multinode() {
         --modes "$MODES" --nodes 2 --timeout 60 --filter "^($tests)\$"
 }
 
+# Jobs across network namespaces (issue 19): each namespace a node with its own address, the
+# ranks started by hydra and by Open MPI's mpirun through a namespace wrapper in place of ssh, UCX
+# over TCP between the nodes (scripts/netns-launch.sh). Needs root: as another user, a skip.
+stage_netns() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); this runs as $(id -un)"
+        stage_result="skip"
+        return
+    fi
+    run timeout -k 10 400 bash "$OXMPI_ROOT/scripts/netns-launch.sh" --prefix "$PREFIX" --timeout 60
+}
+
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,
 # nothing left behind; with --survive the survivors finish after 1, 2 and 3 failures. Bounded in
 # trials and time; the seed is printed, so a failure can be repeated.
@@ -403,6 +419,7 @@ stage ompi-abi stage_ompi_abi
 stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
 stage multinode stage_multinode
+stage netns stage_netns
 stage fault-inject stage_fault_inject
 stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary
