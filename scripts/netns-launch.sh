@@ -24,6 +24,8 @@ abort tests) through c-tests/run.sh --launcher at 2 and 4 ranks, and a rank SIGK
 the job ends with the launcher's status, nothing is left in /dev/shm (a private one, seen by every
 namespace) nor as a process in any namespace.
 
+With OXMPI_NETNS_OXMPI_MPIEXEC=1, also oxmpi's own mpiexec --mode processes and --mode threads
+-hosts oxt1,oxt2 --launcher <netns wrapper>, the same checks.
 Needs root (network namespaces); run as another user it prints SKIP and exits 0. A namespace
 that cannot be made is a failure.
 Options:
@@ -169,6 +171,12 @@ if command -v mpirun.openmpi >/dev/null; then
         --host "${NAME}1:2,${NAME}2:2" --map-by node
 else
     echo "SKIP Open MPI's mpirun (mpirun.openmpi not installed: Debian package openmpi-bin)"
+fi
+# oxmpi's own mpiexec across the namespaces (its -hosts and --launcher; threads mode: one host
+# process per node), when OXMPI_NETNS_OXMPI_MPIEXEC=1.
+if [ "${OXMPI_NETNS_OXMPI_MPIEXEC:-0}" = 1 ]; then
+    launcher_case oxmpi-processes any "$PREFIX/bin/mpiexec" --mode processes -hosts "${NAME}1,${NAME}2" --launcher "$SSH"
+    launcher_case oxmpi-threads any "$PREFIX/bin/mpiexec" --mode threads -hosts "${NAME}1,${NAME}2" --launcher "$SSH"
 fi
 # Three nodes: ranks 0 and 3 share one at 4 ranks. A killed rank ends the job with status 9 or,
 # when a proxy sees its connection to mpiexec close first, 255.
