@@ -78,9 +78,9 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-bench-netns.XXXXXX")"
 trap '"${NETNS[@]}" down; rm -rf -- "$WORK"' EXIT
 "${NETNS[@]}" down
 "${NETNS[@]}" up 2 >/dev/null || die "cannot make network namespaces (scripts/netns.sh up 2)"
-# TCP_NODELAY for every UCX user alike (oxmpi asks for it by itself; MPICH's UCX would otherwise
-# wait on Nagle's algorithm for small messages).
-export UCX_TLS=tcp UCX_NET_DEVICES="${NAME}eth0" UCX_TCP_NODELAY=y
+# UCX's own settings otherwise (oxmpi asks for TCP_NODELAY by itself, unless UCX_TCP_NODELAY is
+# set).
+export UCX_TLS=tcp UCX_NET_DEVICES="${NAME}eth0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 H1="${NAME}1" H2="${NAME}2"
 
