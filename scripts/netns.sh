@@ -83,7 +83,7 @@ up() {
     command -v ip >/dev/null || die "ip not found (Debian package iproute2)"
     [ -z "$(ours)" ] && ! ip link show "$BR" >/dev/null 2>&1 ||
         die "namespaces or bridge named $P* exist already: run 'scripts/netns.sh --name $P down' first"
-    trap 'down' EXIT
+    trap 'echo "netns.sh: up $n failed part-way (see above); removing what it made" >&2; down' EXIT
     mkdir -p -- "$STATE"
     ip link add "$BR" type bridge
     ip addr add "$NET.254/24" dev "$BR"
