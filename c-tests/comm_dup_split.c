@@ -82,12 +82,17 @@ int main(int argc, char **argv)
         MPI_OK(MPI_Comm_free(&none));
     }
 
-    /* split_type SHARED: everybody on one node (over several nodes, mpiexec --nodes, the node's
-       ranks: nodes_shared_rma checks which) */
+    /* split_type SHARED: everybody on one node (over several nodes, mpiexec --nodes or a foreign
+       launcher's hosts, the node's ranks: nodes_shared_rma checks which) */
     MPI_Comm node;
     MPI_OK(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank, MPI_INFO_NULL, &node));
     MPI_OK(MPI_Comm_size(node, &n));
-    if (getenv("OXMPI_NODE_MAP") == NULL)
+    const char *local = getenv("MPI_LOCALNRANKS"); /* hydra's, Open MPI's: ranks on this node */
+    if (local == NULL)
+        local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (getenv("OXMPI_NODE_MAP") == NULL && local != NULL)
+        CHECK(n == atoi(local), "split_type SHARED has %d ranks, the launcher put %s on this node", n, local);
+    else if (getenv("OXMPI_NODE_MAP") == NULL)
         CHECK(n == size, "split_type SHARED has %d ranks", n);
     else
         CHECK(n >= 1 && n <= size, "split_type SHARED has %d ranks", n);

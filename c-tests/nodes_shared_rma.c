@@ -1,6 +1,8 @@
 /* oxmpi-test: ranks=1,2,4 */
 /* A job over several nodes (mpiexec --nodes K; one node without it): MPI_COMM_TYPE_SHARED gives
-   exactly the ranks of this rank's node (from OXMPI_NODE_MAP, which mpiexec --nodes sets); RMA on
+   exactly the ranks of this rank's node (from OXMPI_NODE_MAP, which mpiexec --nodes sets; under a
+   foreign launcher, as many as it says share this node: hydra's MPI_LOCALNRANKS, Open MPI's
+   OMPI_COMM_WORLD_LOCAL_SIZE, e.g. across network namespaces, scripts/netns.sh); RMA on
    that communicator works (MPI_Win_allocate_shared: loads of the neighbour's memory; MPI_Win_create:
    put, accumulate, get under fence); a window over MPI_COMM_WORLD works across nodes too (fence
    and lock), except MPI_Win_allocate_shared, which fails there with MPI_ERR_RMA_SHARED, leaving the
@@ -33,7 +35,14 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Comm_size(MPI_COMM_WORLD, &size));
     int *nodes = node_map(size);
     int want = size, spans = 0;
-    if (nodes != NULL) {
+    const char *local = getenv("MPI_LOCALNRANKS");
+    if (local == NULL)
+        local = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+    if (nodes == NULL && local != NULL) {
+        want = atoi(local);
+        CHECK(want >= 1 && want <= size, "the launcher says %s ranks share this node, of %d", local, size);
+        spans = want < size;
+    } else if (nodes != NULL) {
         want = 0;
         for (int r = 0; r < size; r++) {
             want += nodes[r] == nodes[rank];

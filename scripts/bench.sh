@@ -60,6 +60,8 @@ Options:
                      rate (scripts/bench-rate.sh: windowed bandwidth and message rate, OSU style);
                      abi (scripts/bench-abi.sh: 8-byte ping-pong through the MPICH, Open MPI and
                      MPI-5 ABI layers, ns per round trip and each layer's cost);
+                     netns (scripts/bench-netns.sh: latency, windowed bandwidth and a 2 x 2
+                     allreduce between two network namespaces over TCP, as root);
                      or io (benches/io_bw.c, MPI-IO bandwidth; not part of the default run)
   --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
                      processes mode) and report its latency against oxmpi without it
@@ -177,8 +179,8 @@ case "$only" in
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
     nbc) do_p2p=no; do_coll=no; do_nbc=yes ;;
-    rma | pap | workfarm | spawn | rate | abi) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, nbc, io, rma, pap, workfarm, spawn, rate or abi" ;;
+    rma | pap | workfarm | spawn | rate | abi | netns) do_p2p=no; do_coll=no ;;
+    *) die "--only takes p2p, coll, nbc, io, rma, pap, workfarm, spawn, rate, abi or netns" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -273,7 +275,7 @@ fi
 
 # --- benchmarks with drivers of their own ---
 case "$only" in
-    rma | pap | workfarm | spawn | rate | abi)
+    rma | pap | workfarm | spawn | rate | abi | netns)
         [ -n "$prefix" ] || die "no usable oxmpi installation"
         exec "$OXMPI_ROOT/scripts/bench-$only.sh" --prefix "$prefix"
         ;;

@@ -24,7 +24,9 @@ oxmpi programs started by launchers other than oxmpi's mpiexec:
     scripts/slurm-local.sh, when running as root with Debian's slurmd, slurmctld, slurm-client
     and munge): the world checks at 2 and 4 ranks, a killed rank (srun -K), MPI_Abort's code
     under pmix, and the refusal under --mpi=none;
-  * OXMPI_MODE=threads under hydra and under mpirun, ranks placed on two hosts, a PMIx launcher
+  * ranks placed on two hosts by hydra (its fork launcher: two nodes on this machine) form one
+    job over two nodes (UCX between them);
+  * OXMPI_MODE=threads under hydra and under mpirun, a PMIx launcher
     whose library cannot be loaded, Open MPI's launcher without PMIx and a Slurm step without
     PMI: MPI_Init fails with one line naming the launcher, never N singletons; without any
     launcher a singleton still runs.
@@ -182,9 +184,18 @@ expect_refusal() {
 }
 expect_refusal "OXMPI_MODE=threads under mpiexec.mpich" "threads mode needs oxmpi's mpiexec" \
     env OXMPI_MODE=threads LD_LIBRARY_PATH="$LIBS" mpiexec.mpich -n 2 "$WORK/world" 2
-# hydra's fork launcher runs every "host" here, but PMI_process_mapping says two nodes.
-expect_refusal "ranks placed on two hosts" "runs a job on one node only" \
-    env LD_LIBRARY_PATH="$LIBS" mpiexec.mpich -launcher fork -hosts "$(hostname),localhost" -n 2 "$WORK/world" 2
+# hydra's fork launcher runs every "host" here, but PMI_process_mapping says two nodes: one job
+# over two nodes, the ranks of each node on their segment, UCX between them (as across machines;
+# scripts/netns-launch.sh runs them in network namespaces).
+for n in 2 4; do
+    if hydra -launcher fork -hosts "$(hostname),localhost" -n "$n" "$WORK/world" "$n" && grep -qx "world ok: $n ranks" "$WORK/out" &&
+        [ "$(grep -c '^world ok' "$WORK/out")" = 1 ]; then
+        pass "ranks placed on two hosts by mpiexec.mpich -n $n: one job over two nodes"
+    else
+        fail "ranks placed on two hosts by mpiexec.mpich -n $n: not one job of $n ranks"
+        show_err
+    fi
+done
 if [ "$HAVE_OMPI" = 1 ]; then
     expect_refusal "OXMPI_MODE=threads under mpirun.openmpi" "threads mode needs oxmpi's mpiexec" \
         env OXMPI_MODE=threads LD_LIBRARY_PATH="$LIBS" mpirun.openmpi "${OMPI_ARGS[@]}" -n 2 "$WORK/world" 2

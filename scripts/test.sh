@@ -33,6 +33,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    both modes: the multinode C tests on hosts a,b,c (2 ranks: 2 hosts; 3 and 4
                    ranks: 3 hosts; launch_abort in processes mode only), then scripts/multihost.sh (placement, -genv, -wdir, a killed
                    rank, a killed or interrupted head, nothing left behind, bad input)
+  6b4. netns      oxmpi jobs across 2 and 3 network namespaces (scripts/netns-launch.sh: each a
+                   node with its own address, scripts/netns.sh), started by hydra and Open MPI's
+                   mpirun through a namespace wrapper, UCX over TCP between nodes: world checks,
+                   chosen C tests, a killed rank; processes mode; as root only (else a skip)
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
                    modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
                    in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
@@ -248,6 +252,18 @@ stage_multihost() {
     UCX_TLS=tcp run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/multihost.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 
+# Jobs across network namespaces (issue 19): each namespace a node with its own address, the
+# ranks started by hydra and by Open MPI's mpirun through a namespace wrapper in place of ssh, UCX
+# over TCP between the nodes (scripts/netns-launch.sh). Needs root: as another user, a skip.
+stage_netns() {
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); this runs as $(id -un)"
+        stage_result="skip"
+        return
+    fi
+    run timeout -k 10 400 bash "$OXMPI_ROOT/scripts/netns-launch.sh" --prefix "$PREFIX" --timeout 60
+}
+
 # Random ranks killed at random steps of random workloads (issue 22): no hang, no wrong result,
 # nothing left behind; with --survive the survivors finish after 1, 2 and 3 failures. Bounded in
 # trials and time; the seed is printed, so a failure can be repeated.
@@ -426,6 +442,7 @@ stage c-tests stage_c_tests
 stage c-tests-streamed stage_c_tests_streamed
 stage multinode stage_multinode
 stage multihost stage_multihost
+stage netns stage_netns
 stage fault-inject stage_fault_inject
 stage f-tests stage_f_tests
 stage mpich-binary stage_mpich_binary

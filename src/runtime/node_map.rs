@@ -1,6 +1,6 @@
 //! Which node each rank of the job runs on. `mpiexec --nodes K` gives every rank the map in
 //! `OXMPI_NODE_MAP` (node ids, comma-separated, by world rank); under a foreign launcher it comes
-//! from PMI (`Pmi::nodes`). Each node has its own segment, indexed by world rank (the slots of
+//! from PMI (`Pmi::nodes`, kept by `set_from_launcher`). Each node has its own segment, indexed by world rank (the slots of
 //! other nodes' ranks stay unused); peers on other nodes are reached through UCX
 //! (`transport::nodes`).
 /// The environment variable with the node of every world rank.
@@ -28,8 +28,22 @@ pub fn parse(value: &str, size: usize) -> Result<Vec<usize>, String> {
     }
 }
 
-/// The map `mpiexec --nodes` gave this job of `size` ranks, if any and if it spans nodes.
+/// The map a foreign launcher gave through PMI (`PMI_process_mapping`), when its job spans
+/// nodes: set once by `runtime::pmi_job`, before the engine is made, and read as `ENV` is.
+static FROM_LAUNCHER: std::sync::OnceLock<Vec<usize>> = std::sync::OnceLock::new();
+
+/// Keeps the node of every world rank as the foreign launcher placed them (a job over several
+/// nodes); `from_env` and `job_map` return it from then on.
+pub fn set_from_launcher(node_of: Vec<usize>) {
+    let _ = FROM_LAUNCHER.set(node_of);
+}
+
+/// The map `mpiexec --nodes` (or a foreign launcher, `set_from_launcher`) gave this job of `size`
+/// ranks, if any and if it spans nodes.
 pub fn from_env(size: usize) -> Result<Option<Vec<usize>>, String> {
+    if let Some(m) = FROM_LAUNCHER.get() {
+        return Ok((m.len() == size && count(m) > 1).then(|| m.clone()));
+    }
     match std::env::var(ENV) {
         Ok(v) => parse(&v, size).map(|m| (count(&m) > 1).then_some(m)),
         Err(_) => Ok(None),
@@ -42,6 +56,9 @@ pub fn from_env(size: usize) -> Result<Option<Vec<usize>>, String> {
 pub fn job_map() -> Option<&'static [usize]> {
     static MAP: std::sync::OnceLock<Option<Vec<usize>>> = std::sync::OnceLock::new();
     MAP.get_or_init(|| {
+        if let Some(m) = FROM_LAUNCHER.get() {
+            return (count(m) > 1).then(|| m.clone());
+        }
         let m: Vec<usize> = std::env::var(ENV).ok()?.split(',').map(|x| x.trim().parse().ok()).collect::<Option<_>>()?;
         (count(&m) > 1).then_some(m)
     })

@@ -43,6 +43,9 @@ pub fn launcher_name(env: Lookup) -> String {
 }
 
 /// A value PMIx gave back, in the forms this client uses.
+/// PMIx's key of a rank's host name (not in the generated bindings).
+const PMIX_HOSTNAME: &[u8] = b"pmix.hname\0";
+
 #[derive(Debug, PartialEq)]
 enum Value {
     Number(u64),
@@ -274,13 +277,30 @@ impl Pmi for Pmix {
         if self.local_size == self.size {
             return Ok(Some(vec![0; self.size]));
         }
-        (0..self.size)
-            .map(|r| match self.get_value(&self.rank_of(r), sys::PMIX_NODEID, false)? {
-                Some(Value::Number(n)) => Ok(n as usize),
-                v => Err(proto_err(format!("PMIx: the node id of rank {r} is {v:?}"))),
-            })
-            .collect::<io::Result<Vec<_>>>()
-            .map(Some)
+        // A rank's node id (PMIX_NODEID); Open MPI 4.1's launcher gives none for the ranks of
+        // other nodes, but their host name (PMIX_HOSTNAME, as named on its --host list), which
+        // is numbered here in order of first appearance.
+        let mut hosts: Vec<String> = Vec::new();
+        let mut out = Vec::with_capacity(self.size);
+        for r in 0..self.size {
+            let of = self.rank_of(r);
+            let id = match self.get_value(&of, sys::PMIX_NODEID, true)? {
+                Some(Value::Number(n)) => n as usize,
+                _ => match self.get_value(&of, PMIX_HOSTNAME, true)?.or(self.get_value(&of, PMIX_HOSTNAME, false)?) {
+                    Some(Value::Text(h)) => {
+                        // Far above any node id the launcher gives, so the two never mix up.
+                        let i = hosts.iter().position(|x| *x == h).unwrap_or_else(|| {
+                            hosts.push(h);
+                            hosts.len() - 1
+                        });
+                        (1 << 32) + i
+                    }
+                    v => return Err(proto_err(format!("PMIx: neither the node id nor the host name of rank {r} is known (got {v:?})"))),
+                },
+            };
+            out.push(id);
+        }
+        Ok(Some(out))
     }
 
     fn abort(&self, code: i32, message: &str) {
