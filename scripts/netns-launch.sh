@@ -24,8 +24,8 @@ abort tests) through c-tests/run.sh --launcher at 2 and 4 ranks, and a rank SIGK
 the job ends with the launcher's status, nothing is left in /dev/shm (a private one, seen by every
 namespace) nor as a process in any namespace.
 
-With OXMPI_NETNS_OXMPI_MPIEXEC=1, also oxmpi's own mpiexec --mode processes and --mode threads
--hosts oxt1,oxt2 --launcher <netns wrapper>, the same checks.
+Also oxmpi's own mpiexec --mode processes and --mode threads -hosts oxt1,oxt2 --launcher <netns
+wrapper> --iface oxt-br (agents on the nodes, the head in this namespace), the same checks.
 Needs root (network namespaces); run as another user it prints SKIP and exits 0. A namespace
 that cannot be made is a failure.
 Options:
@@ -173,12 +173,11 @@ if command -v mpirun.openmpi >/dev/null; then
 else
     echo "SKIP Open MPI's mpirun (mpirun.openmpi not installed: Debian package openmpi-bin)"
 fi
-# oxmpi's own mpiexec across the namespaces (its -hosts and --launcher; threads mode: one host
-# process per node), when OXMPI_NETNS_OXMPI_MPIEXEC=1.
-if [ "${OXMPI_NETNS_OXMPI_MPIEXEC:-0}" = 1 ]; then
-    launcher_case oxmpi-processes any "$PREFIX/bin/mpiexec" --mode processes -hosts "${NAME}1,${NAME}2" --launcher "$SSH"
-    launcher_case oxmpi-threads any "$PREFIX/bin/mpiexec" --mode threads -hosts "${NAME}1,${NAME}2" --launcher "$SSH"
-fi
+# oxmpi's own mpiexec across the namespaces (its -hosts and --launcher; the agents reach the head
+# through the bridge; threads mode: one host process per node); a killed rank ends the job with
+# 128 + 9.
+launcher_case oxmpi-processes 137 "$PREFIX/bin/mpiexec" --mode processes -hosts "${NAME}1,${NAME}2" --launcher "$SSH" --iface "$NAME-br"
+launcher_case oxmpi-threads 137 "$PREFIX/bin/mpiexec" --mode threads -hosts "${NAME}1,${NAME}2" --launcher "$SSH" --iface "$NAME-br"
 # Three nodes: ranks 0 and 3 share one at 4 ranks.
 CTESTS='^(p2p_blocking|coll_allreduce|coll_alltoall|nodes_shared_rma|rma_accumulate)$' RANKS="3 4" \
     launcher_case hydra-3nodes "9|255" "${HYDRA[@]}" -hosts "${NAME}1,${NAME}2,${NAME}3"

@@ -34,9 +34,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    ranks: 3 hosts; launch_abort in processes mode only), then scripts/multihost.sh (placement, -genv, -wdir, a killed
                    rank, a killed or interrupted head, nothing left behind, bad input)
   6b4. netns      oxmpi jobs across 2 and 3 network namespaces (scripts/netns-launch.sh: each a
-                   node with its own address, scripts/netns.sh), started by hydra and Open MPI's
-                   mpirun through a namespace wrapper, UCX over TCP between nodes: world checks,
-                   chosen C tests, a killed rank; processes mode; as root only (else a skip)
+                   node with its own address, scripts/netns.sh), started by hydra, Open MPI's
+                   mpirun (processes mode) and oxmpi's mpiexec -hosts (both modes) through a
+                   namespace wrapper, UCX over TCP between nodes: world checks, chosen C tests,
+                   a killed rank; as root only (else a skip)
   6c. fault-inject scripts/fault-inject.sh: random ranks killed in random workloads, both
                    modes, then with --survive after 1, 2 and 3 failures, both modes (bounded
                    in time); scripts/ft-repeat.sh: the issue-22 recovery tests, 3 runs each
