@@ -123,9 +123,10 @@ ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempi_ignore_tkr.so.40" "$OXMPI_R
     -Wl,-soname,libmpi_usempi_ignore_tkr.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -Wl,-rpath,'$ORIGIN' ||
     die "cannot build libmpi_usempi_ignore_tkr.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 # ... and its `use mpi_f08` library (c-src/ompi_usempif08_entry.S: mpi_X_f08_ is the mpif.h binding
-# of X, plus MPI_SIZEOF, which Debian's mpif90.openmpi also links 'use mpi' programs with).
+# of X; plus the MPI_SIZEOF procedures of ompi_usempi_entry.S, which Debian's mpif90.openmpi also
+# links 'use mpi' programs with).
 # shellcheck disable=SC2086 # CC may be a command with arguments
-${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempif08.so.40" "$OXMPI_ROOT/c-src/ompi_usempif08_entry.S" \
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_usempif08.so.40" "$OXMPI_ROOT/c-src/ompi_usempif08_entry.S" "$OXMPI_ROOT/c-src/ompi_usempi_entry.S" \
     -Wl,-soname,libmpi_usempif08.so.40 -Wl,--no-as-needed "$build_dir/libmpi_mpifh.so.40" -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN:$ORIGIN/..' ||
     die "cannot build libmpi_usempif08.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 
