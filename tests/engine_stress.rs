@@ -103,23 +103,23 @@ fn all_to_random(n: usize, msgs: usize, policy: WaitPolicy, single_copy: bool) {
 
 #[test]
 fn random_traffic_4_ranks_spin_then_block() {
-    all_to_random(4, 300, WaitPolicy { spins: 1000, yields: 2, block: true }, true);
+    all_to_random(4, 300, WaitPolicy { spins: 1000, yields: 2, block: true, linger: std::time::Duration::ZERO }, true);
 }
 
 #[test]
 fn random_traffic_streamed_rendezvous() {
-    all_to_random(4, 200, WaitPolicy { spins: 100, yields: 1, block: true }, false);
+    all_to_random(4, 200, WaitPolicy { spins: 100, yields: 1, block: true, linger: std::time::Duration::ZERO }, false);
 }
 
 #[test]
 fn random_traffic_8_ranks_oversubscribed_blocking() {
-    all_to_random(8, 150, WaitPolicy { spins: 0, yields: 0, block: true }, true);
+    all_to_random(8, 150, WaitPolicy { spins: 0, yields: 0, block: true, linger: std::time::Duration::ZERO }, true);
 }
 
 /// Several threads per rank (MPI_THREAD_MULTIPLE): each thread pair exchanges on its own tag.
 #[test]
 fn several_threads_per_rank() {
-    let engines = world(2, WaitPolicy { spins: 0, yields: 1, block: true });
+    let engines = world(2, WaitPolicy { spins: 0, yields: 1, block: true, linger: std::time::Duration::ZERO });
     let mut handles = Vec::new();
     for me in 0..2usize {
         for t in 0..4i32 {
@@ -149,7 +149,7 @@ fn several_threads_per_rank() {
 /// Synchronous sends complete only after the receive matched; truncation is reported.
 #[test]
 fn sync_and_truncation() {
-    let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true });
+    let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true, linger: std::time::Duration::ZERO });
     let data = vec![5u8; 100];
     let s = e[0].isend_t(data.as_ptr(), 100, 1, 9, 0, SendMode::Sync).unwrap();
     assert!(e[0].test(s).is_none(), "ssend completed before any receive was posted");
@@ -173,7 +173,7 @@ fn sync_and_truncation() {
 /// Probe, matched probe and cancel.
 #[test]
 fn probe_mprobe_cancel() {
-    let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true });
+    let e = world(2, WaitPolicy { spins: 100, yields: 1, block: true, linger: std::time::Duration::ZERO });
     let mut rb = vec![0u8; 64];
     let r = e[1].irecv_t(rb.as_mut_ptr(), 64, Some(0), 42, 0);
     e[1].cancel(r);
@@ -194,7 +194,7 @@ fn probe_mprobe_cancel() {
 /// exact-size and truncating receives.
 #[test]
 fn split_copies_of_large_blocking_sends() {
-    let e = world(2, WaitPolicy { spins: 1000, yields: 2, block: true });
+    let e = world(2, WaitPolicy { spins: 1000, yields: 2, block: true, linger: std::time::Duration::ZERO });
     e.iter().for_each(|x| x.set_split_copies(true));
     let sizes = [64 * 1024, 64 * 1024 + 1, 300_001, 1 << 20, 4 << 20];
     let s = e[0].clone();

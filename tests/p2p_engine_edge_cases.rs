@@ -21,7 +21,7 @@ fn world(n: usize) -> Vec<Arc<Engine>> {
     (0..n)
         .map(|r| {
             seg.rank(r).pid.store(std::process::id() as i32, Ordering::SeqCst);
-            Arc::new(Engine::new(seg.clone(), r, WaitPolicy { spins: 100, yields: 1, block: true }))
+            Arc::new(Engine::new(seg.clone(), r, WaitPolicy { spins: 100, yields: 1, block: true, linger: std::time::Duration::ZERO }))
         })
         .collect()
 }

@@ -19,7 +19,7 @@ fn world(n: usize) -> Vec<Arc<Engine>> {
     (0..n)
         .map(|r| {
             seg.rank(r).pid.store(std::process::id() as i32, Ordering::SeqCst);
-            let e = Arc::new(Engine::new(seg.clone(), r, WaitPolicy { spins: 100, yields: 1, block: true }));
+            let e = Arc::new(Engine::new(seg.clone(), r, WaitPolicy { spins: 100, yields: 1, block: true, linger: std::time::Duration::ZERO }));
             e.set_threaded(true);
             e
         })
