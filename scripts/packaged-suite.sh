@@ -27,7 +27,9 @@ each mode of --modes, each run in a fresh directory:
              input files; a tester passes when it exits 0 with no "failed residual checks" and
              no FAILED line. Testers whose input asks for larger process grids than --np end
              with MPI_Abort (xCbtest and xFbtest, whose input file Debian does not ship, with
-             status 2) in every mode and on MPICH.
+             status 2) in every mode and on MPICH. xssyevr's result varies from run to
+             run on MPICH too (about 1 run in 100): when its modes disagree, they run again
+             (up to twice).
   scalapack-openmpi
              the same testers built against Open MPI ($SCALAPACK_OMPI): they link
              libscalapack-openmpi.so, which NEEDs libmpi.so.40, so mpiexec finds Open MPI's ABI
@@ -172,6 +174,13 @@ run_one() { # tester mode
 # A passing run: exit 0, no FAILED line, no failed residual check.
 good() { [ "${1%% *}" = 0 ] && ! grep -q 'FAILED' <<<"$1" && ! grep -Eq '(^|;) ?[1-9][0-9]* tests completed and failed' <<<"$1"; }
 
+# Testers whose result varies from run to run on MPICH itself: Debian's xssyevr (MPICH 4.0.2,
+# mpiexec.mpich -n 2) failed every test on a 1 x 2 grid in 1 run of 100, with residuals that pass
+# ("FAILED" with CHK and QTQ below THRESH), and so it does on oxmpi in either mode, 1 to 2 runs
+# in 100, in builds back to before this check. When their modes disagree, every mode runs again,
+# up to twice, and the first round in which they agree counts (said as RETRY).
+NONDETERMINISTIC="xssyevr"
+
 ref="${mode_list[0]}"
 declare -A result
 passed=0 failed=0 agreed_fail=0
@@ -180,8 +189,16 @@ for path in "$TESTS"/*; do
     [ -f "$path" ] && [ -x "$path" ] || continue
     [[ " $SKIP " != *" $t "* ]] || { echo "SKIP $t (see --help)"; continue; }
     [ -z "$FILTER" ] || [[ "$t" =~ $FILTER ]] || continue
-    for mode in "${mode_list[@]}"; do
-        result[$mode]="$(run_one "$t" "$mode")"
+    for round in 1 2 3; do
+        for mode in "${mode_list[@]}"; do
+            result[$mode]="$(run_one "$t" "$mode")"
+        done
+        agree=1
+        for mode in "${mode_list[@]}"; do
+            [ "${result[$mode]}" = "${result[$ref]}" ] || agree=0
+        done
+        [ "$agree" = 0 ] && [[ " $NONDETERMINISTIC " == *" $t "* ]] && [ "$round" -lt 3 ] || break
+        echo "RETRY $t: its modes disagreed in round $round (a tester that varies on MPICH too)"
     done
     rrc="${result[$ref]%% *}"
     line_ok=1
