@@ -113,7 +113,7 @@ launch() {
             ;;
         # oxmpi's own mpiexec across hosts: its -hosts and --launcher (issue 19, item 4).
         oxmpx) timeout -k 5 "$timeout" "$prefix/bin/mpiexec" --mode "$mpx_mode" -hosts "$H1:$ppn,$H2:$ppn" \
-            --launcher "$SSH" -n "$n" "$@" ;;
+            --launcher "$SSH" --iface "$NAME-br" -n "$n" "$@" ;;
     esac
 }
 
