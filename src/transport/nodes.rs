@@ -145,13 +145,10 @@ impl Nodes {
         let mut remote: Vec<bool> = node_of.iter().map(|&n| n != node_of[me]).collect();
         remote.resize(remote.len().max(shm.nranks()), false);
         let others: Vec<usize> = (0..node_of.len()).filter(|&r| remote[r]).collect();
-        // Packets are small and latency-bound: without TCP_NODELAY a 1-byte ping-pong over UCX's
-        // TCP took 3 ms instead of 44 us (NetPIPE, 2 emulated nodes). The user's setting wins; a
-        // UCX that does not know the key gets its defaults.
-        let ctx = match std::env::var_os("UCX_TCP_NODELAY") {
-            None => super::ucx::Context::new(&[("TCP_NODELAY", "y")]).or_else(|_| super::ucx::Context::new(&[]))?,
-            Some(_) => super::ucx::Context::new(&[])?,
-        };
+        // UCX's own settings and the user's UCX_* variables. (A TCP_NODELAY passed through
+        // ucp_config_modify was never applied by UCX 1.13, which only warned "invalid
+        // configuration" in every rank; UCX_TCP_NODELAY in the environment is how to set it.)
+        let ctx = super::ucx::Context::new(&[])?;
         let mut worker = Worker::new(ctx, me)?;
         super::ucx_wireup::connect(pmi, &mut worker, &others, super::ucx_wireup::CHUNK)?;
         Ok(Nodes::spanning(shm, remote, worker))
