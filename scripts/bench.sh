@@ -45,6 +45,14 @@ also read back without a view after each pattern's first write. One table per fi
 pattern and operation, with oxmpi/best-peer = oxmpi / max(MPICH, Open MPI) per oxmpi mode (above
 1: oxmpi faster). A run that fails (e.g. MPI-IO missing) gives n/a in its cells.
 
+io-overlap (benches/io_overlap.c, only with --only io-overlap): how much of a nonblocking MPI-IO
+call (iwrite_at, iwrite_at_all, iread_at, iread_at_all; each rank one contiguous slab of
+--io-overlap-mib MiB) runs while the rank computes, in the OSU nonblocking manner: pure = the
+call plus MPI_Wait alone, then the call, computation for `pure`, MPI_Wait; overlap = 100 x
+(1 - (total - pure) / pure) percent. The computation is a busy loop (the core is taken) or a
+sleep (the core is free). Per file system and rank count (--io-fs, --io-ranks), best of
+--io-reps; columns pure ms and overlap % per implementation.
+
 An implementation that fails to build or run is skipped with a message. Missing Debian packages
 are installed with apt-get, as scripts/test.sh does.
 
@@ -63,6 +71,7 @@ Options:
                      netns (scripts/bench-netns.sh: latency, windowed bandwidth and a 2 x 2
                      allreduce between two network namespaces over TCP, as root);
                      or io (benches/io_bw.c, MPI-IO bandwidth; not part of the default run)
+                     or io-overlap (benches/io_overlap.c, nonblocking MPI-IO overlap)
   --monitor-overhead also run the ping-pong with oxmpi's monitoring on (OXMPI_MONITORING=1,
                      processes mode) and report its latency against oxmpi without it
   --quick            shorter run: 2 p2p rounds, 5 ms per collective point, collectives up to 1 MiB,
@@ -83,6 +92,7 @@ Options:
   --io-ranks LIST    io: rank counts, comma-separated (default 4,8)
   --io-fs LIST       io: file systems, comma-separated among tmpfs (/dev/shm) and disk (default both)
   --io-dir DIR       io: the directory on disk (default target/bench/io-disk)
+  --io-overlap-mib M io-overlap: MiB per rank (default 64)
   --io-reps R        io: repetitions per run, the best counts (default 3)
   --io-timeout S     io: time limit per run in seconds (default 300)
   --prefix DIR       use the oxmpi installed in DIR instead of building into target/bench-prefix
@@ -115,6 +125,7 @@ io_ranks="4,8"
 io_fs="tmpfs,disk"
 io_dir=""
 io_reps=3
+io_overlap_mib=64
 io_timeout=300
 prefix=""
 mode=""
@@ -146,6 +157,8 @@ while [ $# -gt 0 ]; do
         --coll-max=*) coll_max="${1#*=}" ;;
         --coll-timeout) coll_timeout="${2:?--coll-timeout needs a value}"; shift ;;
         --coll-timeout=*) coll_timeout="${1#*=}" ;;
+        --io-overlap-mib) io_overlap_mib="${2:?--io-overlap-mib needs a value}"; shift ;;
+        --io-overlap-mib=*) io_overlap_mib="${1#*=}" ;;
         --io-sizes) io_sizes="${2:?--io-sizes needs a value}"; shift ;;
         --io-sizes=*) io_sizes="${1#*=}" ;;
         --io-ranks) io_ranks="${2:?--io-ranks needs a value}"; shift ;;
@@ -176,11 +189,12 @@ fi
 case "$only" in
     '') do_p2p=yes; do_coll=yes; do_nbc=yes ;;
     io) do_p2p=no; do_coll=no; do_io=yes ;;
+    io-overlap) do_p2p=no; do_coll=no; do_iov=yes ;;
     p2p) do_p2p=yes; do_coll=no ;;
     coll) do_p2p=no; do_coll=yes ;;
     nbc) do_p2p=no; do_coll=no; do_nbc=yes ;;
     rma | pap | workfarm | spawn | rate | abi | netns) do_p2p=no; do_coll=no ;;
-    *) die "--only takes p2p, coll, nbc, io, rma, pap, workfarm, spawn, rate, abi or netns" ;;
+    *) die "--only takes p2p, coll, nbc, io, io-overlap, rma, pap, workfarm, spawn, rate, abi or netns" ;;
 esac
 case "$mode" in '' | processes | threads) ;; *) die "--mode takes processes or threads" ;; esac
 is_count() { case "$1" in '' | *[!0-9]* | 0*) return 1 ;; esac; }
@@ -189,6 +203,7 @@ is_count "$coll_rounds" || die "--coll-rounds needs a positive integer"
 is_count "$coll_max" || die "--coll-max needs a positive integer"
 is_count "$coll_timeout" || die "--coll-timeout needs a positive integer"
 is_count "$timeout_s" || die "--timeout needs a positive integer"
+is_count "$io_overlap_mib" || die "--io-overlap-mib needs a positive integer"
 is_count "$io_reps" || die "--io-reps needs a positive integer"
 is_count "$io_timeout" || die "--io-timeout needs a positive integer"
 IFS=, read -r -a IO_SIZES <<<"$io_sizes"
@@ -307,6 +322,7 @@ benches=()
 [ "$do_coll" = no ] || benches+=(coll_latency)
 [ "${do_nbc:-no}" = no ] || benches+=(nbc_overlap)
 [ "${do_io:-no}" = no ] || benches+=(io_bw)
+[ "${do_iov:-no}" = no ] || benches+=(io_overlap)
 for impl in "${impls[@]}"; do
     echo "== compiling ${benches[*]/#/benches/} with ${cc[$impl]}"
     for b in "${benches[@]}"; do
@@ -614,14 +630,79 @@ io() {
     done
 }
 
+# --- io-overlap: nonblocking MPI-IO overlap, every implementation once per configuration ---
+IOVRES="$WORK/io-overlap-results.txt"
+io_overlap() {
+    : >"$IOVRES"
+    local fs dir np kind impl out rc got
+    declare -A io_dirs=([tmpfs]=/dev/shm [disk]="${io_dir:-$WORK/io-disk}")
+    for fs in "${IO_FS[@]}"; do
+        dir="${io_dirs[$fs]}"
+        mkdir -p -- "$dir" || die "cannot create $dir"
+        for np in "${IO_RANKS[@]}"; do
+            for kind in busy sleep; do
+                for impl in "${impls[@]}"; do
+                    [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
+                    out="$WORK/iov-$impl-$fs-$np-$kind.txt"
+                    rc=0
+                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+                    timeout -k 5 "$io_timeout" ${launcher[$impl]} "$np" "$WORK/io_overlap-$impl" \
+                        -s "$io_overlap_mib" -r "$io_reps" -c "$kind" -d "$dir" >"$out" 2>&1 || rc=$?
+                    got="$(grep -E "^result i(write|read)_at(_all)? $np [0-9]+ $kind [0-9.]+ [0-9.]+ -?[0-9.]+\$" "$out" || true)"
+                    awk -v i="$impl" -v f="$fs" 'NF { print i, f, $2, $3, $5, $6, $8 }' <<<"$got" >>"$IOVRES"
+                    if [ "$rc" -ne 0 ]; then
+                        echo "*** ${label[$impl]} failed io_overlap with $np ranks on $fs ($kind, status $rc). Output:" >&2
+                        grep -v '^#' "$out" | grep -v '^result ' | sort -u | head -n 4 | sed 's/^/    /' >&2
+                    fi
+                    printf '== io-overlap %-5s %d ranks %-5s %-20s %d results\n' "$fs" "$np" "$kind" "${label[$impl]}" \
+                        "$(grep -c . <<<"$got")"
+                    find "$dir" -maxdepth 1 -name 'oxmpi-io_overlap-*.dat' -delete 2>/dev/null || true
+                done
+            done
+        done
+    done
+    [ -n "${io_dir:-}" ] || rmdir -- "$WORK/io-disk" 2>/dev/null || true
+
+    echo
+    echo "Nonblocking MPI-IO overlap, $io_overlap_mib MiB per rank (best of $io_reps); $(nproc) cores"
+    echo "-ms = the call and MPI_Wait alone (pure), -% = the share of it hidden behind computation (100: all, 0: none); proc/thr = oxmpi processes/threads"
+    for fs in "${IO_FS[@]}"; do
+        for np in "${IO_RANKS[@]}"; do
+            for kind in busy sleep; do
+                printf '\n%s, %d ranks, %s computation\n' "$fs" "$np" "$kind"
+                awk -v fs="$fs" -v np="$np" -v kind="$kind" '
+                    $2 == fs && $4 == np && $5 == kind { p[$1, $3] = $6; o[$1, $3] = $7 }
+                    END {
+                        split("oxmpi oxthr mpich openmpi", I, " ")
+                        split("proc thr MPICH OMPI", L, " ")
+                        printf "  %-14s", "op"
+                        for (i = 1; i <= 4; i++) printf " %10s %6s", L[i] "-ms", L[i] "-%"
+                        printf "\n"
+                        split("iwrite_at iwrite_at_all iread_at iread_at_all", O, " ")
+                        for (k = 1; k <= 4; k++) {
+                            printf "  %-14s", O[k]
+                            for (i = 1; i <= 4; i++) {
+                                if ((I[i], O[k]) in p) printf " %10s %6s", p[I[i], O[k]], o[I[i], O[k]]
+                                else printf " %10s %6s", "-", "-"
+                            }
+                            printf "\n"
+                        }
+                    }' "$IOVRES"
+            done
+        done
+    done
+}
+
 [ "$do_p2p" = no ] || p2p
 [ "$do_coll" = no ] || coll
 [ "${do_nbc:-no}" = no ] || nbc
 [ "${do_io:-no}" = no ] || io
+[ "${do_iov:-no}" = no ] || io_overlap
 
 echo
 raw=()
 [ "$do_p2p" = no ] || raw+=("$RESULTS" ${RING:+"$RING"})
 [ "$do_coll" = no ] || raw+=("$COLLRES")
 [ "${do_io:-no}" = no ] || raw+=("$IORES")
+[ "${do_iov:-no}" = no ] || raw+=("$IOVRES")
 echo "raw results: ${raw[*]}"
