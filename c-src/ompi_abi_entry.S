@@ -372,16 +372,6 @@ MPI_Comm_create:
 PMPI_Comm_create:
 	jmp oxompi_MPI_Comm_create@PLT
 	.size PMPI_Comm_create, .-PMPI_Comm_create
-	.globl MPI_Comm_create_errhandler
-	.type MPI_Comm_create_errhandler, @function
-MPI_Comm_create_errhandler:
-	jmp oxompi_MPI_Comm_create_errhandler@PLT
-	.size MPI_Comm_create_errhandler, .-MPI_Comm_create_errhandler
-	.globl PMPI_Comm_create_errhandler
-	.type PMPI_Comm_create_errhandler, @function
-PMPI_Comm_create_errhandler:
-	jmp oxompi_MPI_Comm_create_errhandler@PLT
-	.size PMPI_Comm_create_errhandler, .-PMPI_Comm_create_errhandler
 	.globl MPI_Comm_create_group
 	.type MPI_Comm_create_group, @function
 MPI_Comm_create_group:
@@ -702,16 +692,6 @@ MPI_Dist_graph_neighbors_count:
 PMPI_Dist_graph_neighbors_count:
 	jmp oxompi_MPI_Dist_graph_neighbors_count@PLT
 	.size PMPI_Dist_graph_neighbors_count, .-PMPI_Dist_graph_neighbors_count
-	.globl MPI_Errhandler_create
-	.type MPI_Errhandler_create, @function
-MPI_Errhandler_create:
-	jmp oxompi_MPI_Errhandler_create@PLT
-	.size MPI_Errhandler_create, .-MPI_Errhandler_create
-	.globl PMPI_Errhandler_create
-	.type PMPI_Errhandler_create, @function
-PMPI_Errhandler_create:
-	jmp oxompi_MPI_Errhandler_create@PLT
-	.size PMPI_Errhandler_create, .-PMPI_Errhandler_create
 	.globl MPI_Errhandler_free
 	.type MPI_Errhandler_free, @function
 MPI_Errhandler_free:
@@ -802,16 +782,6 @@ MPI_File_close:
 PMPI_File_close:
 	jmp oxompi_MPI_File_close@PLT
 	.size PMPI_File_close, .-PMPI_File_close
-	.globl MPI_File_create_errhandler
-	.type MPI_File_create_errhandler, @function
-MPI_File_create_errhandler:
-	jmp oxompi_MPI_File_create_errhandler@PLT
-	.size MPI_File_create_errhandler, .-MPI_File_create_errhandler
-	.globl PMPI_File_create_errhandler
-	.type PMPI_File_create_errhandler, @function
-PMPI_File_create_errhandler:
-	jmp oxompi_MPI_File_create_errhandler@PLT
-	.size PMPI_File_create_errhandler, .-PMPI_File_create_errhandler
 	.globl MPI_File_delete
 	.type MPI_File_delete, @function
 MPI_File_delete:
@@ -3532,16 +3502,6 @@ MPI_Win_create_dynamic:
 PMPI_Win_create_dynamic:
 	jmp oxompi_MPI_Win_create_dynamic@PLT
 	.size PMPI_Win_create_dynamic, .-PMPI_Win_create_dynamic
-	.globl MPI_Win_create_errhandler
-	.type MPI_Win_create_errhandler, @function
-MPI_Win_create_errhandler:
-	jmp oxompi_MPI_Win_create_errhandler@PLT
-	.size MPI_Win_create_errhandler, .-MPI_Win_create_errhandler
-	.globl PMPI_Win_create_errhandler
-	.type PMPI_Win_create_errhandler, @function
-PMPI_Win_create_errhandler:
-	jmp oxompi_MPI_Win_create_errhandler@PLT
-	.size PMPI_Win_create_errhandler, .-PMPI_Win_create_errhandler
 	.globl MPI_Win_delete_attr
 	.type MPI_Win_delete_attr, @function
 MPI_Win_delete_attr:
@@ -3852,6 +3812,16 @@ MPI_Comm_c2f:
 PMPI_Comm_c2f:
 	jmp oxompi_MPI_Comm_c2f@PLT
 	.size PMPI_Comm_c2f, .-PMPI_Comm_c2f
+	.globl MPI_Comm_create_errhandler
+	.type MPI_Comm_create_errhandler, @function
+MPI_Comm_create_errhandler:
+	jmp oxompi_MPI_Comm_create_errhandler@PLT
+	.size MPI_Comm_create_errhandler, .-MPI_Comm_create_errhandler
+	.globl PMPI_Comm_create_errhandler
+	.type PMPI_Comm_create_errhandler, @function
+PMPI_Comm_create_errhandler:
+	jmp oxompi_MPI_Comm_create_errhandler@PLT
+	.size PMPI_Comm_create_errhandler, .-PMPI_Comm_create_errhandler
 	.globl MPI_Comm_create_keyval
 	.type MPI_Comm_create_keyval, @function
 MPI_Comm_create_keyval:
@@ -3902,6 +3872,16 @@ MPI_Errhandler_c2f:
 PMPI_Errhandler_c2f:
 	jmp oxompi_MPI_Errhandler_c2f@PLT
 	.size PMPI_Errhandler_c2f, .-PMPI_Errhandler_c2f
+	.globl MPI_Errhandler_create
+	.type MPI_Errhandler_create, @function
+MPI_Errhandler_create:
+	jmp oxompi_MPI_Errhandler_create@PLT
+	.size MPI_Errhandler_create, .-MPI_Errhandler_create
+	.globl PMPI_Errhandler_create
+	.type PMPI_Errhandler_create, @function
+PMPI_Errhandler_create:
+	jmp oxompi_MPI_Errhandler_create@PLT
+	.size PMPI_Errhandler_create, .-PMPI_Errhandler_create
 	.globl MPI_Errhandler_f2c
 	.type MPI_Errhandler_f2c, @function
 MPI_Errhandler_f2c:
@@ -3922,6 +3902,16 @@ MPI_File_c2f:
 PMPI_File_c2f:
 	jmp oxompi_MPI_File_c2f@PLT
 	.size PMPI_File_c2f, .-PMPI_File_c2f
+	.globl MPI_File_create_errhandler
+	.type MPI_File_create_errhandler, @function
+MPI_File_create_errhandler:
+	jmp oxompi_MPI_File_create_errhandler@PLT
+	.size MPI_File_create_errhandler, .-MPI_File_create_errhandler
+	.globl PMPI_File_create_errhandler
+	.type PMPI_File_create_errhandler, @function
+PMPI_File_create_errhandler:
+	jmp oxompi_MPI_File_create_errhandler@PLT
+	.size PMPI_File_create_errhandler, .-PMPI_File_create_errhandler
 	.globl MPI_File_f2c
 	.type MPI_File_f2c, @function
 MPI_File_f2c:
@@ -4132,6 +4122,16 @@ MPI_Win_c2f:
 PMPI_Win_c2f:
 	jmp oxompi_MPI_Win_c2f@PLT
 	.size PMPI_Win_c2f, .-PMPI_Win_c2f
+	.globl MPI_Win_create_errhandler
+	.type MPI_Win_create_errhandler, @function
+MPI_Win_create_errhandler:
+	jmp oxompi_MPI_Win_create_errhandler@PLT
+	.size MPI_Win_create_errhandler, .-MPI_Win_create_errhandler
+	.globl PMPI_Win_create_errhandler
+	.type PMPI_Win_create_errhandler, @function
+PMPI_Win_create_errhandler:
+	jmp oxompi_MPI_Win_create_errhandler@PLT
+	.size PMPI_Win_create_errhandler, .-PMPI_Win_create_errhandler
 	.globl MPI_Win_create_keyval
 	.type MPI_Win_create_keyval, @function
 MPI_Win_create_keyval:

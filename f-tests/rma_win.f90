@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2,4 timeout=60 openmpi-built=skip
+! oxmpi-test: ranks=1,2,4 timeout=60
 ! Windows from Fortran (mpif.h): MPI_Win_allocate with put/get in fence epochs, the predefined
 ! window attributes as INTEGER(KIND=MPI_ADDRESS_KIND) values (MPI 4.1 section 12.2.6), user
 ! keyvals with MPI_WIN_DUP_FN / MPI_WIN_NULL_DELETE_FN and with a Fortran delete callback run at

@@ -187,7 +187,7 @@ def generate():
 # src/abi_ompi/fortran/handles.rs) and sentinels. Writes src/abi_ompi/fortran/generated.rs and
 # c-src/ompi_mpifh_entry.S (the exported names, each a jump to liboxmpi.so's oxompif_NAME).
 OMPI_OUT = os.path.join(ROOT, "src", "abi_ompi", "fortran", "generated.rs")
-OMPI_HAND = os.path.join(ROOT, "src", "abi_ompi", "fortran", "hand.rs")
+OMPI_HAND = [os.path.join(ROOT, "src", "abi_ompi", "fortran", f) for f in ("hand.rs", "callbacks.rs")]
 OMPI_ASM = os.path.join(ROOT, "c-src", "ompi_mpifh_entry.S")
 OMPI_DOC = os.path.join(ROOT, "docs", "OMPI_FORTRAN_UNSUPPORTED.md")
 F_KIND = {"MPI_Comm": "F_COMM", "MPI_Group": "F_GROUP", "MPI_Datatype": "F_DATATYPE", "MPI_Op": "F_OP",
@@ -294,8 +294,10 @@ def ompi_generate():
         out.extend(f"    {x}" for x in after)
         out.append("    super::set_ierr(ierr, rc);")
         out.append("});")
-    with open(OMPI_HAND) as f:
-        hand = re.findall(r"^ompi_fortran!\((\w+);", f.read(), re.M)
+    hand = []
+    for path in OMPI_HAND:
+        with open(path) as f:
+            hand += re.findall(r"^ompi_fortran!\((\w+);", f.read(), re.M)
     # Every other procedure of Open MPI's Fortran library reports MPI_ERR_UNSUPPORTED_OPERATION:
     # left out, its name would reach liboxmpi.so's MPICH-ABI binding (other handle numbers).
     stubs = []
@@ -379,8 +381,9 @@ def ompi_usempi():
 # the bindings skip. So `mpi_X_f08_` is the mpif.h binding of X. The f08 module has no
 # procedures for what MPI-3 removed (MPI_ADDRESS, MPI_TYPE_EXTENT...) and for the functions it
 # binds to C directly (MPI_WTIME, MPI_WTICK), nor the `_cptr` forms (its baseptr is a C_PTR).
-# Callback arguments (MPI_OP_CREATE, the keyval and errhandler constructors) differ in f08, but
-# those procedures report MPI_ERR_UNSUPPORTED_OPERATION already (docs/OMPI_FORTRAN_UNSUPPORTED.md).
+# Callback arguments (MPI_OP_CREATE, the keyval and errhandler constructors) have the mpif.h
+# layout in f08 too (a TYPE(MPI_Comm) by reference is the address of its INTEGER; the user
+# function's TYPE(C_PTR), VALUE buffers are the addresses mpif.h passes).
 # The module's `==` and `/=` on handles (`ompi_X_op_eq`/`_op_ne`, LOGICAL functions of two
 # handles by reference) compare MPI_VAL.
 OMPI_USEMPIF08_ASM = os.path.join(ROOT, "c-src", "ompi_usempif08_entry.S")
@@ -408,8 +411,8 @@ def ompi_usempif08(procedures):
                     f"\t{cc} %al", "\tmovzbl %al, %eax", "\tret", f"\t.size {sym}, .-{sym}"]
     # The predefined attribute callbacks of module mpi_f08_callbacks (all arguments by reference):
     # copy (obj, keyval, extra_state, val_in, val_out, flag, ierror: the 7th, on the stack) and
-    # delete (obj, keyval, val, extra_state, ierror). A program naming them loads; passing them
-    # to the keyval constructors reports MPI_ERR_UNSUPPORTED_OPERATION (not converted yet).
+    # delete (obj, keyval, val, extra_state, ierror), called through the keyval constructors'
+    # trampolines (src/fortran/callbacks.rs) as any Fortran callback.
     bodies = {"dup_fn": ["movq (%rcx), %rax", "movq %rax, (%r8)", "movl $1, (%r9)", "movq 8(%rsp), %rax", "movl $0, (%rax)", "ret"],
               "null_copy_fn": ["movl $0, (%r9)", "movq 8(%rsp), %rax", "movl $0, (%rax)", "ret"],
               "null_delete_fn": ["movl $0, (%r8)", "ret"]}

@@ -395,7 +395,8 @@ OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
 # Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
 # length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
-OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
+OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_Win_create_errhandler",
+                  "MPI_File_create_errhandler", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
                   "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Register_datarep"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.

@@ -6,6 +6,7 @@
 pub mod abi_info;
 pub mod callbacks;
 pub mod conv;
+pub mod errhandlers;
 pub mod keyvals;
 pub mod spawn;
 pub mod tables;

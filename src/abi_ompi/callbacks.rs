@@ -1,8 +1,9 @@
 //! The application's callbacks under Open MPI's ABI: the engine calls them with MPICH-ABI
 //! handles, so each goes through a trampoline that gives the function Open MPI handles.
-//! So far user reduction ops (`MPI_Op_create`) and attribute copy/delete functions (the keyval
-//! creators, as the standard ABI's: `abi5::keyvals`); error handlers are listed in
-//! docs/OMPI_ABI_UNSUPPORTED.md.
+//! User reduction ops (`MPI_Op_create`, also for Open MPI's Fortran library: `call_user_op`
+//! converts the datatype by the function's signature), attribute copy/delete functions (the
+//! keyval creators, as the standard ABI's: `abi5::keyvals`) and error handlers (the standard
+//! ABI's pool of trampolines: `abi5::errhandlers`).
 use super::conv::*;
 use crate::ffi::boundary::run_value;
 use crate::op::user::UserFn;
@@ -26,7 +27,11 @@ impl crate::ffi::coll::op::UserCallback for OmpiOp {
 ///
 /// # Safety
 /// As `crate::ffi::coll::op::call_user`; `f` was stored from an `OmpiOp`.
-unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
+pub(crate) unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
+    if f.signature == crate::ffi::coll::op::SIG_ABI_FORTRAN {
+        // SAFETY: forwarded caller contract; the signature says who stored it.
+        return unsafe { super::fortran::callbacks::call_user_op(f, inp, inout, count, datatype, size) };
+    }
     let mut dt = h_out(datatype);
     // SAFETY: stored from an Open MPI `MPI_User_function` (`OmpiOp`).
     let func: OmpiUserFn = unsafe { std::mem::transmute::<usize, OmpiUserFn>(f.addr) };
@@ -57,6 +62,35 @@ pub unsafe extern "C" fn oxompi_MPI_Op_create(user_fn: Option<OmpiUserFn>, commu
             Err(e) => code_out(crate::ffi::env::errhandler::raise("MPI_Op_create", crate::abi::MPI_COMM_SELF, e)),
         }
     })
+}
+
+crate::abi5::errhandlers::errhandler_pool!(obj: Handle, h_out, file_out; code: code_out, code_in; lib: "Open MPI library (libmpi.so.40)");
+
+macro_rules! errhandler_creators {
+    ($($name:ident $kind:ident;)*) => {$(
+        /// # Safety
+        /// `errhandler` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(f: Option<UserErrFn>, errhandler: *mut Handle) -> c_int {
+            run_value(ERR_INTERN, || match create_errhandler(ErrKind::$kind, f, stringify!($name)) {
+                Ok(h) => {
+                    if !errhandler.is_null() {
+                        // SAFETY: non-NULL; the caller passes the address of a handle.
+                        unsafe { *errhandler = h_out(h) };
+                    }
+                    0
+                }
+                Err(rc) => code_out(rc),
+            })
+        }
+    )*};
+}
+// Open MPI 4.1 (MPI 3.1) has no sessions.
+errhandler_creators! {
+    oxompi_MPI_Comm_create_errhandler Comm;
+    oxompi_MPI_Errhandler_create Comm;
+    oxompi_MPI_Win_create_errhandler Win;
+    oxompi_MPI_File_create_errhandler File;
 }
 
 crate::abi5::keyvals::keyval_layer! {

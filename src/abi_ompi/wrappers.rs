@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 38] = ["MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_File_create_errhandler", "MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_Win_create_errhandler"];
+pub const UNSUPPORTED: [&str; 34] = ["MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Neighbor_alltoallw", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -443,12 +443,6 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_create(comm: Handle, group: Handle, new
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Comm_create_errhandler(_comm_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
-    unsupported("MPI_Comm_create_errhandler")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Comm_create_group(comm: Handle, group: Handle, tag: c_int, newcomm: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -839,12 +833,6 @@ pub unsafe extern "C" fn oxompi_MPI_Dist_graph_neighbors_count(comm: Handle, ind
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Errhandler_create(_comm_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
-    unsupported("MPI_Errhandler_create")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Errhandler_free(errhandler: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -949,12 +937,6 @@ pub unsafe extern "C" fn oxompi_MPI_File_close(fh: *mut *mut c_void) -> c_int {
         if !fh.is_null() { *fh = file_out(t_fh); }
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_File_create_errhandler(_file_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
-    unsupported("MPI_File_create_errhandler")
 }
 
 #[no_mangle]
@@ -4088,12 +4070,6 @@ pub unsafe extern "C" fn oxompi_MPI_Win_create_dynamic(info: Handle, comm: Handl
         if !win.is_null() && t_win != 0 { *win = h_out(t_win); }
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Win_create_errhandler(_win_errhandler_fn: *mut c_void, _errhandler: *mut Handle) -> c_int {
-    unsupported("MPI_Win_create_errhandler")
 }
 
 #[no_mangle]

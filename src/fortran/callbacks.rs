@@ -24,7 +24,18 @@ pub enum KeyvalKind {
     Legacy,
 }
 
+/// How a Fortran library's callbacks see what the engine passes them: its INTEGER handles, its
+/// keyvals, and its error codes taken back. Identity for the MPICH ABI (Fortran handles are the
+/// C ones); Open MPI's Fortran library (`abi_ompi::fortran`) gives its own.
+pub struct FortranAbi {
+    pub handle: fn(c_int) -> MPI_Fint,
+    pub keyval: fn(c_int) -> c_int,
+    pub code_in: fn(c_int) -> c_int,
+}
+const MPICH: FortranAbi = FortranAbi { handle: |h| h, keyval: |k| k, code_in: |c| c };
+
 pub struct KeyvalState {
+    abi: &'static FortranAbi,
     kind: KeyvalKind,
     copy: Option<FortranCopy>,
     delete: Option<FortranDelete>,
@@ -37,6 +48,15 @@ pub struct KeyvalState {
 /// # Safety
 /// `copy` and `delete` are null or Fortran subroutines with the signatures above.
 pub unsafe fn keyval_state(kind: KeyvalKind, copy: *const c_void, delete: *const c_void, extra: MPI_Aint) -> *mut c_void {
+    // SAFETY: forwarded caller contract.
+    unsafe { keyval_state_for(&MPICH, kind, copy, delete, extra) }
+}
+
+/// `keyval_state` for the Fortran library of `abi`.
+///
+/// # Safety
+/// As `keyval_state`.
+pub unsafe fn keyval_state_for(abi: &'static FortranAbi, kind: KeyvalKind, copy: *const c_void, delete: *const c_void, extra: MPI_Aint) -> *mut c_void {
     // SAFETY: the caller vouches for the subroutines' signatures; null stays None.
     let (copy, delete) = unsafe {
         (
@@ -44,7 +64,7 @@ pub unsafe fn keyval_state(kind: KeyvalKind, copy: *const c_void, delete: *const
             (!delete.is_null()).then(|| std::mem::transmute::<*const c_void, FortranDelete>(delete)),
         )
     };
-    Box::into_raw(Box::new(KeyvalState { kind, copy, delete, extra })) as *mut c_void
+    Box::into_raw(Box::new(KeyvalState { abi, kind, copy, delete, extra })) as *mut c_void
 }
 
 /// The C copy and delete callbacks to register with a `KeyvalState` as extra state (one pair
@@ -73,12 +93,13 @@ unsafe extern "C" fn copy_trampoline(old: c_int, keyval: c_int, extra: *mut c_vo
         };
         let vin = widen(st.kind, val_in as MPI_Aint);
         let (mut out, mut f, mut ierr) = (0 as MPI_Aint, 0 as c_int, 0 as c_int);
+        let (old, keyval) = ((st.abi.handle)(old), (st.abi.keyval)(keyval));
         copy(&old, &keyval, &st.extra, &vin, &mut out, &mut f, &mut ierr);
         *flag = (f != 0) as c_int;
         if f != 0 {
             *(val_out as *mut *mut c_void) = widen(st.kind, out) as *mut c_void;
         }
-        ierr
+        (st.abi.code_in)(ierr)
     }
 }
 
@@ -89,8 +110,9 @@ unsafe extern "C" fn delete_trampoline(obj: c_int, keyval: c_int, val: *mut c_vo
         let Some(delete) = st.delete else { return 0 };
         let v = widen(st.kind, val as MPI_Aint);
         let mut ierr = 0;
+        let (obj, keyval) = ((st.abi.handle)(obj), (st.abi.keyval)(keyval));
         delete(&obj, &keyval, &v, &st.extra, &mut ierr);
-        ierr
+        (st.abi.code_in)(ierr)
     }
 }
 

@@ -28,6 +28,7 @@ macro_rules! ompi_fortran {
     };
 }
 
+pub(crate) mod callbacks;
 mod generated;
 mod hand;
 pub mod handles;

@@ -74,7 +74,10 @@ const SIG_COUNT: u8 = 1;
 pub const SIG_ABI_INT: u8 = 2;
 /// `UserFn::signature` of the standard ABI's `MPI_User_function_c`.
 pub const SIG_ABI_COUNT: u8 = 3;
-/// How to call the functions of SIG_ABI_INT and SIG_ABI_COUNT: the MPI-5 ABI layer (above this
+/// `UserFn::signature` of a Fortran user function of a foreign ABI's Fortran library (all by
+/// reference; the datatype an INTEGER of that ABI), called through ABI_CALLER too.
+pub const SIG_ABI_FORTRAN: u8 = 4;
+/// How to call the functions of SIG_ABI_INT, SIG_ABI_COUNT and SIG_ABI_FORTRAN: the MPI-5 ABI layer (above this
 /// boundary) registers its caller when it creates such an op.
 pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync::OnceLock::new();
 
@@ -85,7 +88,7 @@ pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync:
 /// `inp` and `inout` hold `count` elements of `datatype`; `f` was made by `create`.
 pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
     let mut dt = datatype;
-    if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT {
+    if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT || f.signature == SIG_ABI_FORTRAN {
         // Set before any op of these signatures exists (see ABI_CALLER).
         if let Some(call) = ABI_CALLER.get() {
             // SAFETY: the ABI layer's caller for the functions it registered (caller contract).
