@@ -215,6 +215,10 @@ def ompi_c_functions():
     return {n: mod for n, mod in out.items() if n not in unsupported}
 
 
+# The function ompi_handle converts for (its array lengths depend on it).
+CURRENT = [""]
+
+
 def ompi_handle(ctype, pname, ind, array, const, names, fparams, args, before, after):
     """Open MPI: a Fortran handle is an f2c index (`handles`), converted both ways."""
     if ctype not in F_KIND:
@@ -227,6 +231,8 @@ def ompi_handle(ctype, pname, ind, array, const, names, fparams, args, before, a
         n = next((f"*{c}" for c in F_ARRAY_LEN.get(pname, ()) if c in names), None)
         if pname in ("sendtypes", "recvtypes") and "comm" in names:
             n = "super::super::conv::peers(handles::mpich(F_COMM, *comm)) as c_int"  # one per peer
+            if "neighbor" in CURRENT[0].lower():  # one per out-neighbour (sent) or in-neighbour (received)
+                n = f"super::super::conv::neighbor_degrees(handles::mpich(F_COMM, *comm)).{1 if pname == 'sendtypes' else 0} as c_int"
         if n is None:
             return False
         fparams.append(f"{pname}: *mut MPI_Fint")
@@ -280,6 +286,7 @@ def ompi_generate():
     for name, params in implemented():
         if name not in have or name.startswith("MPIX_") or name in OMPI_F_HAND:
             continue
+        CURRENT[0] = name
         b = convert(params, ompi_handle, "c::oxompi_MPI_File_f2c", "c::oxompi_MPI_File_c2f")
         if b is None:
             skipped.append(name)

@@ -122,10 +122,7 @@ def gen(ret, name, params):
         raise Unsupported(f"returns {ret}")
     if name.startswith("MPI_T_"):
         raise Unsupported("MPI_T enums and codes are not converted yet")
-    if name in ("MPI_Grequest_start",
-                "MPI_Neighbor_alltoallw",
-                "MPI_Neighbor_alltoallw_c", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c",
-                "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c"):
+    if name == "MPI_Grequest_start":
         raise Unsupported("needs a hand-written conversion (callback, or arrays of ranks/handles of computed length)")
     sig, pre, args, post = [], [], [], []
     names = [split_param(p)[3] for p in params]
@@ -165,6 +162,8 @@ def gen(ret, name, params):
                     if comm_name is None:
                         raise Unsupported(f"array {pn} without a communicator")
                     n = f"peers(h_in({comm_name}))"
+                    if "neighbor" in name.lower():  # one per neighbour: sent to the out-, received from the in-neighbours
+                        n = f"neighbor_degrees(h_in({comm_name})).{1 if pn == 'sendtypes' else 0}"
                 else:
                     cands = [c for c in ARRAY_LEN.get(pn, []) if c in names]
                     if not cands:

@@ -577,6 +577,42 @@ pub fn peers(comm: c_int) -> usize {
     len(n)
 }
 
+/// The numbers of in- and out-neighbours of the calling rank in `comm`'s topology (the lengths of
+/// the neighbourhood collectives' per-neighbour arrays); (0, 0) without a topology or on error,
+/// which the engine then reports.
+pub fn neighbor_degrees(comm: c_int) -> (usize, usize) {
+    let (mut kind, mut a, mut b, mut weighted) = (0, 0, 0, 0);
+    // SAFETY: plain out-parameters.
+    unsafe {
+        if crate::ffi::PMPI_Topo_test(comm, &mut kind) != 0 {
+            return (0, 0);
+        }
+        let rc = match kind {
+            crate::abi::MPI_CART => {
+                let rc = crate::ffi::PMPI_Cartdim_get(comm, &mut a);
+                a *= 2;
+                b = a;
+                rc
+            }
+            crate::abi::MPI_GRAPH => {
+                let mut rank = 0;
+                let rc = crate::ffi::PMPI_Comm_rank(comm, &mut rank);
+                if rc != 0 { rc } else {
+                    let rc = crate::ffi::PMPI_Graph_neighbors_count(comm, rank, &mut a);
+                    b = a;
+                    rc
+                }
+            }
+            crate::abi::MPI_DIST_GRAPH => crate::ffi::PMPI_Dist_graph_neighbors_count(comm, &mut a, &mut b, &mut weighted),
+            _ => return (0, 0),
+        };
+        if rc != 0 {
+            return (0, 0);
+        }
+    }
+    (len(a), len(b))
+}
+
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
 /// MPI_COMM_SELF's handler, naming the function (docs/MPI_ABI_UNSUPPORTED.md lists them).
 pub fn unsupported(name: &'static str) -> c_int {

@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 58] = ["MPI_Grequest_start", "MPI_Ineighbor_alltoallw", "MPI_Ineighbor_alltoallw_c", "MPI_Neighbor_alltoallw", "MPI_Neighbor_alltoallw_c", "MPI_Neighbor_alltoallw_init", "MPI_Neighbor_alltoallw_init_c", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_num_events", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_event_callback_get_info", "MPI_T_event_callback_set_info", "MPI_T_event_copy", "MPI_T_event_get_index", "MPI_T_event_get_info", "MPI_T_event_get_num", "MPI_T_event_get_source", "MPI_T_event_get_timestamp", "MPI_T_event_handle_alloc", "MPI_T_event_handle_free", "MPI_T_event_handle_get_info", "MPI_T_event_handle_set_info", "MPI_T_event_read", "MPI_T_event_register_callback", "MPI_T_event_set_dropped_handler", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_T_source_get_info", "MPI_T_source_get_num", "MPI_T_source_get_timestamp"];
+pub const UNSUPPORTED: [&str; 52] = ["MPI_Grequest_start", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_events", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_num_events", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_event_callback_get_info", "MPI_T_event_callback_set_info", "MPI_T_event_copy", "MPI_T_event_get_index", "MPI_T_event_get_info", "MPI_T_event_get_num", "MPI_T_event_get_source", "MPI_T_event_get_timestamp", "MPI_T_event_handle_alloc", "MPI_T_event_handle_free", "MPI_T_event_handle_get_info", "MPI_T_event_handle_set_info", "MPI_T_event_read", "MPI_T_event_register_callback", "MPI_T_event_set_dropped_handler", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write", "MPI_T_source_get_info", "MPI_T_source_get_num", "MPI_T_source_get_timestamp"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -3354,15 +3354,33 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallv_c(sendbuf: *const c_void,
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw(_sendbuf: *const c_void, _sendcounts: *const c_int, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const c_int, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle, _request: *mut Handle) -> c_int {
-    unsupported("MPI_Ineighbor_alltoallw")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Handle, comm: Handle, request: *mut Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let rc = crate::ffi::PMPI_Ineighbor_alltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
+        if !request.is_null() { *request = h_out(t_request); }
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw_c(_sendbuf: *const c_void, _sendcounts: *const i64, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const i64, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle, _request: *mut Handle) -> c_int {
-    unsupported("MPI_Ineighbor_alltoallw_c")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const Handle, comm: Handle, request: *mut Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let rc = crate::ffi::PMPI_Ineighbor_alltoallw_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
+        if !request.is_null() { *request = h_out(t_request); }
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
@@ -4166,27 +4184,59 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallv_init_c(sendbuf: *const c_v
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw(_sendbuf: *const c_void, _sendcounts: *const c_int, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const c_int, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Handle, comm: Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let rc = crate::ffi::PMPI_Neighbor_alltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm));
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_c(_sendbuf: *const c_void, _sendcounts: *const i64, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const i64, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw_c")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const Handle, comm: Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let rc = crate::ffi::PMPI_Neighbor_alltoallw_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm));
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init(_sendbuf: *const c_void, _sendcounts: *const c_int, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const c_int, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle, _info: Handle, _request: *mut Handle) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw_init")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init(sendbuf: *const c_void, sendcounts: *const c_int, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const c_int, rdispls: *const i64, recvtypes: *const Handle, comm: Handle, info: Handle, request: *mut Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let rc = crate::ffi::PMPI_Neighbor_alltoallw_init(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
+        if !request.is_null() { *request = h_out(t_request); }
+        code_out(rc)
+    })
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init_c(_sendbuf: *const c_void, _sendcounts: *const i64, _sdispls: *const i64, _sendtypes: *const Handle, _recvbuf: *mut c_void, _recvcounts: *const i64, _rdispls: *const i64, _recvtypes: *const Handle, _comm: Handle, _info: Handle, _request: *mut Handle) -> c_int {
-    unsupported("MPI_Neighbor_alltoallw_init_c")
+#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init_c(sendbuf: *const c_void, sendcounts: *const i64, sdispls: *const i64, sendtypes: *const Handle, recvbuf: *mut c_void, recvcounts: *const i64, rdispls: *const i64, recvtypes: *const Handle, comm: Handle, info: Handle, request: *mut Handle) -> c_int {
+    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
+    // only what the MPICH-ABI function it stands for would.
+    run_value(ERR_INTERN, || unsafe {
+        let mut t_sendtypes: Vec<c_int> = handles_in(sendtypes, len(neighbor_degrees(h_in(comm)).1));
+        let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
+        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let rc = crate::ffi::PMPI_Neighbor_alltoallw_init_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
+        if !request.is_null() { *request = h_out(t_request); }
+        code_out(rc)
+    })
 }
 
 #[no_mangle]

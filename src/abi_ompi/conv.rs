@@ -3,7 +3,7 @@
 //! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
 //! generator took from both headers. None panics.
 // `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
-pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, peers, status_tmp, statuses_at};
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp, statuses_at};
 use crate::abi5::conv::{handles_narrow_with, handles_widen_with, statuses_widen_with, written};
 use super::objects::{handle, object, object_at};
 use super::tables::*;

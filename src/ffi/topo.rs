@@ -445,9 +445,9 @@ export! {
         let c = check::comm(check::universe()?, comm)?;
         let kind = match c.topo.get() {
             None => MPI_UNDEFINED,
-            Some(Topology::Graph { .. }) => 1,
-            Some(Topology::Cart { .. }) => 2,
-            Some(Topology::DistGraph(_)) => 3,
+            Some(Topology::Graph { .. }) => MPI_GRAPH,
+            Some(Topology::Cart { .. }) => MPI_CART,
+            Some(Topology::DistGraph(_)) => MPI_DIST_GRAPH,
         };
         let status = out(status, "status")?;
         // SAFETY: checked non-NULL above; the caller passes an int.
