@@ -1542,16 +1542,6 @@ MPI_Grequest_complete:
 PMPI_Grequest_complete:
 	jmp oxompi_MPI_Grequest_complete@PLT
 	.size PMPI_Grequest_complete, .-PMPI_Grequest_complete
-	.globl MPI_Grequest_start
-	.type MPI_Grequest_start, @function
-MPI_Grequest_start:
-	jmp oxompi_MPI_Grequest_start@PLT
-	.size MPI_Grequest_start, .-MPI_Grequest_start
-	.globl PMPI_Grequest_start
-	.type PMPI_Grequest_start, @function
-PMPI_Grequest_start:
-	jmp oxompi_MPI_Grequest_start@PLT
-	.size PMPI_Grequest_start, .-PMPI_Grequest_start
 	.globl MPI_Group_compare
 	.type MPI_Group_compare, @function
 MPI_Group_compare:
@@ -3932,6 +3922,16 @@ MPI_Get_version:
 PMPI_Get_version:
 	jmp oxompi_MPI_Get_version@PLT
 	.size PMPI_Get_version, .-PMPI_Get_version
+	.globl MPI_Grequest_start
+	.type MPI_Grequest_start, @function
+MPI_Grequest_start:
+	jmp oxompi_MPI_Grequest_start@PLT
+	.size MPI_Grequest_start, .-MPI_Grequest_start
+	.globl PMPI_Grequest_start
+	.type PMPI_Grequest_start, @function
+PMPI_Grequest_start:
+	jmp oxompi_MPI_Grequest_start@PLT
+	.size PMPI_Grequest_start, .-PMPI_Grequest_start
 	.globl MPI_Group_c2f
 	.type MPI_Group_c2f, @function
 MPI_Group_c2f:

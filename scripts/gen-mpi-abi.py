@@ -28,7 +28,7 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
-    | {"MPI_Register_datarep", "MPI_Register_datarep_c"}
+    | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"}
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -122,8 +122,6 @@ def gen(ret, name, params):
         raise Unsupported(f"returns {ret}")
     if name.startswith("MPI_T_"):
         raise Unsupported("MPI_T enums and codes are not converted yet")
-    if name == "MPI_Grequest_start":
-        raise Unsupported("needs a hand-written conversion (callback, or arrays of ranks/handles of computed length)")
     sig, pre, args, post = [], [], [], []
     names = [split_param(p)[3] for p in params]
     comm_name = next((split_param(p)[3] for p in params if split_param(p)[1] == "MPI_Comm" and split_param(p)[2] == 0 and not split_param(p)[4]), None)
@@ -394,7 +392,7 @@ OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
 # Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
 # length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
-OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_Win_create_errhandler",
+OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Grequest_start", "MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_Win_create_errhandler",
                   "MPI_File_create_errhandler", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
                   "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Register_datarep"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their

@@ -144,3 +144,7 @@ pub unsafe extern "C" fn oxabi_MPI_Register_datarep_c(datarep: *const std::os::r
     // SAFETY: per this function's contract.
     code_out(unsafe { crate::ffi::io::datarep::register_c_abi(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, true, DATAREP) })
 }
+
+// ---- generalized requests ----
+
+crate::abi5::grequests::grequest_layer!(oxabi_MPI_Grequest_start, AbiStatus);

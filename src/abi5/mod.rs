@@ -7,6 +7,7 @@ pub mod abi_info;
 pub mod callbacks;
 pub mod conv;
 pub mod errhandlers;
+pub mod grequests;
 pub mod keyvals;
 pub mod spawn;
 pub mod tables;

@@ -110,3 +110,7 @@ pub unsafe extern "C" fn oxompi_MPI_Register_datarep(datarep: *const std::os::ra
     // SAFETY: per this function's contract.
     code_out(unsafe { crate::ffi::io::datarep::register_c_abi(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn, extra_state, false, DATAREP) })
 }
+
+// ---- generalized requests ----
+
+crate::abi5::grequests::grequest_layer!(oxompi_MPI_Grequest_start, OmpiStatus);

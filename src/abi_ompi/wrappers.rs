@@ -4,7 +4,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 32] = ["MPI_Grequest_start", "MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write"];
+pub const UNSUPPORTED: [&str; 31] = ["MPI_T_category_changed", "MPI_T_category_get_categories", "MPI_T_category_get_cvars", "MPI_T_category_get_index", "MPI_T_category_get_info", "MPI_T_category_get_num", "MPI_T_category_get_pvars", "MPI_T_cvar_get_index", "MPI_T_cvar_get_info", "MPI_T_cvar_get_num", "MPI_T_cvar_handle_alloc", "MPI_T_cvar_handle_free", "MPI_T_cvar_read", "MPI_T_cvar_write", "MPI_T_enum_get_info", "MPI_T_enum_get_item", "MPI_T_finalize", "MPI_T_init_thread", "MPI_T_pvar_get_index", "MPI_T_pvar_get_info", "MPI_T_pvar_get_num", "MPI_T_pvar_handle_alloc", "MPI_T_pvar_handle_free", "MPI_T_pvar_read", "MPI_T_pvar_readreset", "MPI_T_pvar_reset", "MPI_T_pvar_session_create", "MPI_T_pvar_session_free", "MPI_T_pvar_start", "MPI_T_pvar_stop", "MPI_T_pvar_write"];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -1848,12 +1848,6 @@ pub unsafe extern "C" fn oxompi_MPI_Grequest_complete(request: Handle) -> c_int 
         let rc = crate::ffi::PMPI_Grequest_complete(h_in(request));
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Grequest_start(_query_fn: *mut c_void, _free_fn: *mut c_void, _cancel_fn: *mut c_void, _extra_state: *mut c_void, _request: *mut Handle) -> c_int {
-    unsupported("MPI_Grequest_start")
 }
 
 #[no_mangle]

@@ -125,3 +125,69 @@ ompi_fortran!(comm_create_keyval; (copy: *const c_void, del: *const c_void, keyv
 ompi_fortran!(type_create_keyval; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => { create_keyval(KeyvalKind::Type, copy, del, keyval, *extra, ierr) });
 ompi_fortran!(win_create_keyval; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Aint, ierr: *mut MPI_Fint) => { create_keyval(KeyvalKind::Win, copy, del, keyval, *extra, ierr) });
 ompi_fortran!(keyval_create; (copy: *const c_void, del: *const c_void, keyval: *mut c_int, extra: *const MPI_Fint, ierr: *mut MPI_Fint) => { create_keyval(KeyvalKind::Legacy, copy, del, keyval, *extra as MPI_Aint, ierr) });
+
+// ---- generalized requests ----
+
+/// `SUBROUTINE QUERY(EXTRA_STATE, STATUS, IERROR)`: Open MPI's Fortran status is its C one.
+type FortranGreqQuery = unsafe extern "C" fn(*const MPI_Aint, *mut super::super::conv::OmpiStatus, *mut c_int);
+/// `SUBROUTINE FREE(EXTRA_STATE, IERROR)`.
+type FortranGreqFree = unsafe extern "C" fn(*const MPI_Aint, *mut c_int);
+/// `SUBROUTINE CANCEL(EXTRA_STATE, COMPLETE, IERROR)` (COMPLETE a LOGICAL).
+type FortranGreqCancel = unsafe extern "C" fn(*const MPI_Aint, *const c_int, *mut c_int);
+
+/// One Fortran generalized request: its subroutines and extra state, the C layer's extra state,
+/// freed by `greq_free` (MPI calls the free function once per request, last).
+struct FortranGreq {
+    query: FortranGreqQuery,
+    free: FortranGreqFree,
+    cancel: FortranGreqCancel,
+    extra: MPI_Aint,
+}
+unsafe extern "C" fn greq_query(state: *mut c_void, status: *mut super::super::conv::OmpiStatus) -> c_int {
+    // SAFETY: `state` is this request's `FortranGreq`, not yet freed; `status` the C layer's.
+    unsafe {
+        let g = &*(state as *const FortranGreq);
+        let mut ierr = 0;
+        (g.query)(&g.extra, status, &mut ierr);
+        ierr
+    }
+}
+unsafe extern "C" fn greq_free(state: *mut c_void) -> c_int {
+    // SAFETY: this request's `FortranGreq`, ours to take back now (the last callback).
+    let g = unsafe { Box::from_raw(state as *mut FortranGreq) };
+    let mut ierr = 0;
+    // SAFETY: the application's subroutine, all arguments by reference.
+    unsafe { (g.free)(&g.extra, &mut ierr) };
+    ierr
+}
+unsafe extern "C" fn greq_cancel(state: *mut c_void, complete: c_int) -> c_int {
+    // SAFETY: this request's `FortranGreq`, not yet freed.
+    unsafe {
+        let g = &*(state as *const FortranGreq);
+        let mut ierr = 0;
+        (g.cancel)(&g.extra, &complete, &mut ierr);
+        ierr
+    }
+}
+ompi_fortran!(grequest_start; (query: Option<FortranGreqQuery>, free: Option<FortranGreqFree>, cancel: Option<FortranGreqCancel>, extra: *const MPI_Aint, request: *mut MPI_Fint, ierr: *mut MPI_Fint) => {
+    let rc = run_value(ERR_INTERN, || {
+        let mut r: super::super::conv::Handle = std::ptr::null_mut();
+        let (Some(query), Some(free), Some(cancel)) = (query, free, cancel) else {
+            // What the C layer says of a NULL function.
+            return super::super::callbacks::oxompi_MPI_Grequest_start(None, None, None, std::ptr::null_mut(), &mut r);
+        };
+        // SAFETY: the caller's INTEGER(KIND=MPI_ADDRESS_KIND).
+        let g = Box::into_raw(Box::new(FortranGreq { query, free, cancel, extra: unsafe { *extra } })) as *mut c_void;
+        // SAFETY: the trampolines have the C layer's callback types; `g` lives until `greq_free`.
+        let rc = unsafe { super::super::callbacks::oxompi_MPI_Grequest_start(Some(greq_query), Some(greq_free), Some(greq_cancel), g, &mut r) };
+        if rc == 0 {
+            // SAFETY: the caller's INTEGER.
+            unsafe { *request = handles::from_c(r) };
+        } else {
+            // SAFETY: not registered: the box is still ours.
+            drop(unsafe { Box::from_raw(g as *mut FortranGreq) });
+        }
+        rc
+    });
+    set_ierr(ierr, rc);
+});
