@@ -6,6 +6,8 @@
 //! - `arrival_tree` (`bcast_arrival.rs`): a binomial tree whose inner positions go to the
 //!   ranks predicted to arrive first (issue 21 item 3); `auto` picks it when the root is among
 //!   the first to arrive and the predicted imbalance is worth it.
+//! - `shared` (`bcast_shared.rs`): one episode of the communicator's shared arena, for messages
+//!   that fit it; `auto` picks it in processes mode up to `SHARED_MAX`.
 //! - `binomial`: binomial tree rooted at `root`. With ranks renumbered relative to the root
 //!   (`vr = (rank - root) mod n`), rank `vr` receives from `vr` minus its lowest set bit, then
 //!   sends to `vr + 2^k` for every `2^k` below that bit, largest subtree first: ceil(log2 n)
@@ -19,10 +21,17 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared"];
 
 /// Index of the arrival-ordered tree in `ALGORITHMS`.
 const ARRIVAL_TREE: usize = 3;
+/// Index of the arena broadcast in `ALGORITHMS`.
+const SHARED: usize = 4;
+
+/// Processes mode: broadcasts up to this many bytes go through the shared arena, where there is
+/// one (MPI_COMM_WORLD, blocking calls; `bcast_shared`). Threads mode keeps the binomial tree:
+/// a message there is already one copy from the sender's buffer, with no ring in between.
+const SHARED_MAX: usize = 4 << 10;
 
 /// Broadcasts of at least this many bytes record and share their arrival times, and `auto` runs
 /// them on the arrival-ordered tree when the root is predicted among the first and the predicted
@@ -44,6 +53,12 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
         if let Some(l) = super::hierarchical::Layout::of(cx) {
             // SAFETY: per this function's contract.
             return unsafe { super::hierarchical::bcast(cx, &l, buf, bytes, root) };
+        }
+    }
+    if forced == Some(SHARED) || (forced.is_none() && bytes <= SHARED_MAX && !super::select::threads_mode()) {
+        if let Some(a) = super::arena::of(cx).filter(|a| bytes <= a.capacity()) {
+            // SAFETY: per this function's contract; `bytes` fits the arena.
+            return unsafe { super::bcast_shared::bcast(cx, a, buf, bytes, root) };
         }
     }
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
