@@ -6,6 +6,8 @@
 //! - `arrival_tree` (`bcast_arrival.rs`): a binomial tree whose inner positions go to the
 //!   ranks predicted to arrive first (issue 21 item 3); `auto` picks it when the root is among
 //!   the first to arrive and the predicted imbalance is worth it.
+//! - `shared` (`bcast_shared.rs`): one episode of the communicator's shared arena, for messages
+//!   that fit it; only when forced (`SHARED` says why).
 //! - `binomial`: binomial tree rooted at `root`. With ranks renumbered relative to the root
 //!   (`vr = (rank - root) mod n`), rank `vr` receives from `vr` minus its lowest set bit, then
 //!   sends to `vr + 2^k` for every `2^k` below that bit, largest subtree first: ceil(log2 n)
@@ -19,10 +21,18 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared"];
 
 /// Index of the arrival-ordered tree in `ALGORITHMS`.
 const ARRIVAL_TREE: usize = 3;
+/// Index of the arena broadcast in `ALGORITHMS`. `auto` does not choose it yet: measured with
+/// benches/coll_latency.c in processes mode (8 B to 4 KiB, forced `shared` against forced
+/// `binomial`, interleaved, 3 rounds) on the 2-core development machine under a load average of
+/// 8-10 from other builds, it lost at 2 ranks (the root waits for the other rank's arrival
+/// instead of returning after one send: 1.7 against 0.7 us at 8 B in the quietest round) and was
+/// level at 4 and 8 ranks within the noise. To be decided on a quiet machine; until then
+/// `OXMPI_BCAST_ALGORITHM=shared` runs it.
+const SHARED: usize = 4;
 
 /// Broadcasts of at least this many bytes record and share their arrival times, and `auto` runs
 /// them on the arrival-ordered tree when the root is predicted among the first and the predicted
@@ -44,6 +54,12 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
         if let Some(l) = super::hierarchical::Layout::of(cx) {
             // SAFETY: per this function's contract.
             return unsafe { super::hierarchical::bcast(cx, &l, buf, bytes, root) };
+        }
+    }
+    if forced == Some(SHARED) {
+        if let Some(a) = super::arena::of(cx).filter(|a| bytes <= a.capacity()) {
+            // SAFETY: per this function's contract; `bytes` fits the arena.
+            return unsafe { super::bcast_shared::bcast(cx, a, buf, bytes, root) };
         }
     }
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).

@@ -28,6 +28,7 @@ pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
 pub mod bcast_arrival;
+pub mod bcast_shared;
 pub mod clairvoyant_calib;
 pub mod clairvoyant_exec;
 pub mod clairvoyant_pap;

@@ -144,6 +144,40 @@ pub fn dtype(dt: MPI_Datatype) -> MpiResult<Arc<TypeRepr>> {
     Err(err(MPI_ERR_TYPE, format!("invalid datatype 0x{:08x} (freed, or never created)", dt as u32)))
 }
 
+/// A datatype looked up from its handle: the predefined ones by plain reference (no reference
+/// counting on the hot path of the RMA calls), derived ones shared with the registry.
+pub enum DtypeRef {
+    Static(&'static TypeRepr),
+    Shared(Arc<TypeRepr>),
+}
+
+impl std::ops::Deref for DtypeRef {
+    type Target = TypeRepr;
+    fn deref(&self) -> &TypeRepr {
+        match self {
+            DtypeRef::Static(t) => t,
+            DtypeRef::Shared(t) => t,
+        }
+    }
+}
+
+/// As `committed_dtype`, without touching a reference count for a predefined type.
+pub fn committed_dtype_ref(dt: MPI_Datatype) -> MpiResult<DtypeRef> {
+    if dt != MPI_DATATYPE_NULL && predefined_size(dt).is_some() {
+        let i = match PAIRS.iter().position(|p| p.0 == dt) {
+            Some(p) => 256 + p,
+            None => (dt & 0xff) as usize,
+        };
+        if let Some(t) = &leaves()[i] {
+            let t: &'static TypeRepr = t;
+            if t.is_committed() {
+                return Ok(DtypeRef::Static(t));
+            }
+        }
+    }
+    committed_dtype(dt).map(DtypeRef::Shared)
+}
+
 /// The engine type behind `dt`, which must be committed (as communication and pack require).
 pub fn committed_dtype(dt: MPI_Datatype) -> MpiResult<Arc<TypeRepr>> {
     let t = dtype(dt)?;

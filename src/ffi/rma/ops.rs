@@ -33,7 +33,7 @@ enum Kind {
 /// A typed buffer of the origin side.
 struct Typed {
     p: *mut c_void,
-    t: Arc<TypeRepr>,
+    t: check::DtypeRef,
     count: usize,
 }
 
@@ -42,7 +42,7 @@ impl Typed {
         if count < 0 {
             return Err(err(MPI_ERR_COUNT, format!("invalid {what} count {count}: must be non-negative")));
         }
-        let t = check::committed_dtype(dt)?;
+        let t = check::committed_dtype_ref(dt)?;
         let count = count as usize;
         let bytes = count.checked_mul(t.layout.size).ok_or_else(|| err(MPI_ERR_COUNT, format!("{what} count {count} overflows")))?;
         // The target side has no buffer here (NULL): its address comes from the window.
@@ -88,7 +88,7 @@ impl Typed {
 }
 
 /// Offset of the only block when `count` elements of `l` are one contiguous range.
-fn contiguous(l: &Layout, count: usize) -> Option<i64> {
+pub(super) fn contiguous(l: &Layout, count: usize) -> Option<i64> {
     if l.blocks.is_empty() || count == 0 {
         return Some(0);
     }
@@ -128,7 +128,7 @@ fn window_rank(w: &Window, rank: c_int) -> MpiResult<usize> {
 /// Checks that an operation on `tt` at `disp` of target `t` may run now (the epoch, the range):
 /// the window offset of its target elements (an address for a dynamic window).
 fn target_offset(w: &Window, t: usize, disp: MPI_Aint, tt: &Typed, passive_only: bool) -> MpiResult<i128> {
-    if !w.epochs().may_access(t, passive_only) {
+    if !w.lock_all_open.load(std::sync::atomic::Ordering::Relaxed) && !w.epochs().may_access(t, passive_only) {
         let what = if passive_only { "a passive-target epoch (MPI_Win_lock/lock_all): request-based operations need one" } else { "an access epoch (fence, MPI_Win_start or a lock)" };
         return Err(err(MPI_ERR_RMA_SYNC, format!("operation on target rank {t} outside {what}")));
     }
@@ -164,7 +164,28 @@ fn span<'a>(w: &Window, t: usize, off: i128, tt: &'a Typed) -> MpiResult<TargetS
 /// The buffers must hold their elements as MPI requires (readable origin, writable result).
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
-    let (_, w) = win_of(win)?;
+    // SAFETY: per this function's contract.
+    crate::ffi::rma::cache::with_win(win, |u, w| unsafe {
+        let get = match kind {
+            Kind::Put => Some(false),
+            Kind::Get => Some(true),
+            _ => None,
+        };
+        if let Some(get) = get {
+            if super::fast::put_get(u, w, get, origin as *mut c_void, ocount, odt, rank, disp, tcount, tdt).is_some() {
+                return Ok(());
+            }
+        }
+        rma_on(w, kind, origin, ocount, odt, rank, disp, tcount, tdt, passive_only)
+    })
+}
+
+/// `rma` on window `w`.
+///
+/// # Safety
+/// As `rma`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn rma_on(w: &Arc<Window>, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
     let no_op = matches!(kind, Kind::GetAcc(op, ..) if op == crate::abi::ops::op_handle(Op::NoOp));
     let o = if no_op { None } else { Some(Typed::new(origin, ocount, odt, "origin")?) };
     let tt = Typed::new(std::ptr::null(), tcount, tdt, "target")?;

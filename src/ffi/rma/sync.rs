@@ -297,12 +297,17 @@ export! {
             w.check_all_alive(u)?;
         }
         w.epochs().lock_all = Some(take);
+        w.lock_all_open.store(true, Relaxed);
         Ok(())
     }
 
     fn MPI_Win_unlock_all / PMPI_Win_unlock_all (win: MPI_Win) on win win => {
         let (u, w) = win_of(win)?;
-        let taken = w.epochs().lock_all.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"))?;
+        let taken = {
+            let mut e = w.epochs();
+            w.lock_all_open.store(false, Relaxed);
+            e.lock_all.take().ok_or_else(|| err(MPI_ERR_RMA_SYNC, "MPI_Win_unlock_all without MPI_Win_lock_all"))?
+        };
         if taken {
             let mut first = Ok(());
             for t in 0..w.size {
@@ -344,19 +349,27 @@ export! {
 /// The flushes: valid only in a passive-target epoch to the target(s); operations have already
 /// completed, so a memory fence is all that remains.
 fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
-    let (u, w) = win_of(win)?;
-    let e = w.epochs();
+    crate::ffi::rma::cache::with_win(win, |u, w| flush_on(u, w, rank))
+}
+
+fn flush_on(u: &crate::instance::Instance, w: &Window, rank: Option<c_int>) -> MpiResult {
     match rank {
         Some(MPI_PROC_NULL) => {}
+        // Inside lock_all (`Window::lock_all_open`) every target is in the epoch: no lock taken.
+        Some(r) if w.lock_all_open.load(Relaxed) => {
+            let t = target_rank(w, r)?;
+            w.check_alive(u, t)?;
+        }
         Some(r) => {
-            let t = target_rank(&w, r)?;
+            let e = w.epochs();
+            let t = target_rank(w, r)?;
             if e.lock_all.is_none() && e.locks[t].is_none() {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("flush of rank {t} outside a passive-target epoch to it")));
             }
             w.check_alive(u, t)?;
         }
         None => {
-            if !e.passive() {
+            if !w.lock_all_open.load(Relaxed) && !w.epochs().passive() {
                 return Err(err(MPI_ERR_RMA_SYNC, "flush outside a passive-target epoch"));
             }
             w.check_all_alive(u)?;
