@@ -3,6 +3,7 @@ pub mod futex;
 pub mod hw;
 pub mod pap_board;
 pub mod pmi;
+pub mod mpmd;
 pub mod name_service;
 pub mod node_map;
 pub mod pmi_job;
