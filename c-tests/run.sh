@@ -61,6 +61,7 @@ Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"
   mpmd="-n 1 {exe} a : -n 2 {exe2} b" (an MPMD job: these words replace '-n N PROGRAM';
   {exe} is the test's binary, {exe2} a copy of it under another name (a second program),
   {cwd} the runner's directory; ranks= must give the total)
+  mpiexec-args="-bind-to core" (more launcher options, before -n; also with --mpich)
 EOF
 }
 
@@ -169,7 +170,7 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_EXIT_THREADS=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""; H_MPMD=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_EXIT_THREADS=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""; H_MPMD=""; H_MPIEXEC_ARGS=()
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -191,6 +192,7 @@ parse_header() {
                 modes) H_MODES="${val//,/ }" ;;
                 abi) H_ABI="$val" ;;
                 mpmd) H_MPMD="$val" ;;
+                mpiexec-args) read -r -a H_MPIEXEC_ARGS <<<"$val" ;;
                 env) H_ENVS+=("$val") ;;
                 env-matrix)
                     local var="${val%%=*}" vals="${val#*=}" v
@@ -236,11 +238,12 @@ run_one() {
     local tmo="${H_TIMEOUT:-$DEF_TIMEOUT}"
     local -a cmd
     # mpmd=: the test's segments in place of '-n N PROGRAM'
-    local -a job=(-n "$n" "$exe")
+    local -a job=(${H_MPIEXEC_ARGS[@]+"${H_MPIEXEC_ARGS[@]}"} -n "$n" "$exe")
     if [[ -n "$H_MPMD" ]]; then
         local t="${H_MPMD//\{exe2\}/$exe.2}"
         t="${t//\{exe\}/$exe}"
         read -r -a job <<<"${t//\{cwd\}/$PWD}"
+        job=(${H_MPIEXEC_ARGS[@]+"${H_MPIEXEC_ARGS[@]}"} "${job[@]}")
     fi
     if [[ $MPICH -eq 1 ]]; then
         cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" "${job[@]}")

@@ -62,6 +62,8 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
         wdir: None,
         tag_output: false,
         apps: Vec::new(),
+        bind: crate::bind::Bind::None,
+        report_bindings: false,
     };
     let (mut host, mut first, mut count, mut node_map) = (String::new(), 0, 0, String::new());
     let num = |v: &str| v.parse::<usize>().map_err(|_| format!("the head sent a bad number '{v}'"));
@@ -93,6 +95,8 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
                 "count" => count = num(v)?,
                 "wdir" => o.wdir = Some(v.into()),
                 "tag" => o.tag_output = v == "1",
+                "bind" => o.bind = crate::bind::Bind::parse("bind", v)?,
+                "report-bindings" => o.report_bindings = v == "1",
                 "env" => {
                     if let Some((k, val)) = v.split_once('=') {
                         // Single-threaded still: nothing reads the environment concurrently.
@@ -288,6 +292,10 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
         let in_init = seg_ref.rank(r).state.load(Ordering::SeqCst) == RANK_NOT_STARTED && !msg.is_some_and(|m| m.contains("killed by signal"));
         report(conn, code, if said || in_init { None } else { msg })
     });
+    let binds = match crate::bind::plan(j.o.bind, j.count, &j.host) {
+        Ok(b) => b,
+        Err(m) => fail(conn, 2, &m),
+    };
     let mut fds = fds.into_iter();
     let mut taggers = Vec::new();
     for r in 0..n {
@@ -306,6 +314,12 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
             cmd.env("PMI_FD", raw.to_string());
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
+        }
+        if let Some(c) = &binds[r - j.first] {
+            crate::bind::apply(&mut cmd, c);
+        }
+        if j.o.report_bindings {
+            crate::bind::report(r, &j.host, binds[r - j.first].as_deref());
         }
         if j.o.tag_output {
             crate::tag_output::pipe(&mut cmd);
@@ -337,7 +351,16 @@ fn run_threads(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI
     // SAFETY: getpid has no preconditions.
     let agent_pid = unsafe { libc::getpid() };
     let raws: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-    let mut cmd = threads::node_host_command(&j.o, &ps, &j.node_map, j.first, raws);
+    let binds = match crate::bind::plan(j.o.bind, j.count, &j.host) {
+        Ok(b) => b,
+        Err(m) => fail(conn, 2, &m),
+    };
+    if j.o.report_bindings {
+        for (i, c) in binds.iter().enumerate() {
+            crate::bind::report(j.first + i, &j.host, c.as_deref());
+        }
+    }
+    let mut cmd = threads::node_host_command(&j.o, &ps, &j.node_map, j.first, raws, crate::bind::threads_value(&binds));
     supervise::tie_to_launcher(&mut cmd, agent_pid);
     let spawned = cmd.spawn();
     // The host has its copies of the ranks' PMI descriptors now.

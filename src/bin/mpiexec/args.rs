@@ -6,6 +6,7 @@
 //!
 //! Parsing is pure (environment values are passed in) so it can be unit-tested.
 use crate::abi::Abi;
+use crate::bind::Bind;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::time::Duration;
@@ -75,6 +76,10 @@ pub struct Options {
     /// first is `program` and `args`. Without ':' its `env` and `wdir` are empty (they are the
     /// job's, above).
     pub apps: Vec<App>,
+    /// `--bind-to core|none` (see `bind`).
+    pub bind: Bind,
+    /// `--report-bindings`: each rank's CPUs on stderr as it starts.
+    pub report_bindings: bool,
 }
 
 /// One segment of an MPMD command line: `nranks` ranks (consecutive, after the previous
@@ -224,6 +229,8 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut local_env: Vec<usize> = Vec::new();
     let mut wdir: Option<OsString> = None;
     let mut tag_output = false;
+    let mut bind = Bind::None;
+    let mut report_bindings = false;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -353,6 +360,16 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 }
                 tag_output = true;
             }
+            "-bind-to" | "--bind-to" | "-binding" => {
+                let v = value(&mut i)?;
+                bind = Bind::parse(name, &v).map_err(UsageError)?;
+            }
+            "--report-bindings" | "-report-bindings" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes no value"));
+                }
+                report_bindings = true;
+            }
             // Every variable reaches the ranks already (hydra's default).
             "-genvall" | "--genvall" => {}
             "-wdir" | "--wdir" | "-wd" | "--wd" => {
@@ -427,6 +444,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if nodes > nranks {
         return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
     }
+    if bind != Bind::None && join.is_some() {
+        return err("--bind-to and --join (or OXMPI_JOIN) do not go together: the joined job's ranks are bound already, or not");
+    }
     if nodes > 1 && join.is_some() {
         return err("--nodes and --join (or OXMPI_JOIN) do not go together: a joined job runs on one node");
     }
@@ -456,7 +476,7 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if mpmd && mode == Mode::Threads && apps.iter().any(|a| !a.env.is_empty()) {
         return err("-env of one segment needs --mode processes: threads-mode ranks share one environment (use -genv for every rank)");
     }
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: apps[0].args.clone(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output, apps }))
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: apps[0].args.clone(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output, apps, bind, report_bindings }))
 }
 
 /// A segment's arguments up to a ':' word, and the words after it (the next segment).
@@ -604,6 +624,11 @@ Options:
                            segments, -env is its segment's only
   -wdir DIR                the ranks' working directory (default: the current one);
                            with ':' segments, its segment's
+  --bind-to core|none      core: bind each rank to a core of its host (processes mode:
+                           the rank's process; threads mode: its thread), the host's
+                           k-th rank to the k-th core mpiexec may use; more ranks than
+                           cores on a host is refused. none (default): no binding
+  --report-bindings        print each rank's CPUs on stderr as the job starts
   -l, --tag-output         prefix each line the ranks print with '[RANK] ' (processes
                            mode)
   --oversubscribe          accepted for Open MPI compatibility; has no effect

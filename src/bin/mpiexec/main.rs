@@ -11,6 +11,7 @@
 mod abi;
 mod agent;
 mod args;
+mod bind;
 mod elf;
 mod head_addr;
 mod hosts;
@@ -129,6 +130,15 @@ fn run_processes(o: &Options) -> i32 {
     };
     let Prepared { path, libenv, libdir, preload, .. } = &prepared[0];
 
+    let host = hosts::own_name();
+    let binds = match bind::plan(o.bind, o.nranks, &host) {
+        Ok(b) => b,
+        Err(m) => {
+            eprintln!("oxmpi: {m}");
+            return 2;
+        }
+    };
+
     supervise::block_signals();
     if let Some(spec) = &o.join {
         return join::run(o, spec, path, libenv, preload.as_deref());
@@ -211,6 +221,12 @@ fn run_processes(o: &Options) -> i32 {
             cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env("PMI_FD", raw.to_string());
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
+        }
+        if let Some(c) = &binds[r] {
+            bind::apply(&mut cmd, c);
+        }
+        if o.report_bindings {
+            bind::report(r, &host, binds[r].as_deref());
         }
         if o.tag_output {
             tag_output::pipe(&mut cmd);

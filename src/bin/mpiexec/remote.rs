@@ -238,6 +238,8 @@ impl Head {
         }
         set("universe", &s.o.universe.unwrap_or(s.n).max(s.n).to_string());
         set("tag", if s.o.tag_output { "1" } else { "0" });
+        set("bind", s.o.bind.name());
+        set("report-bindings", if s.o.report_bindings { "1" } else { "0" });
         set("nodemap", &oxmpi::runtime::node_map::format(&s.node_of));
         set("host", &a.node.host);
         set("first", &a.node.first.to_string());

@@ -139,8 +139,9 @@ fn prepare_app(o: &Options, a: &App) -> Result<Prepared, (i32, String)> {
 
 /// The command of the threads-mode host of one node of a job over several (`node_map`): its
 /// ranks from `first` on, with the PMI descriptors `fds` (kept open across exec).
-pub fn node_host_command(o: &Options, ps: &[Prepared], node_map: &str, first: usize, fds: Vec<i32>) -> Command {
-    let mut cmd = host_command(o, ps);
+/// `bind`: the CPUs of the host's ranks (`bind::threads_value`).
+pub fn node_host_command(o: &Options, ps: &[Prepared], node_map: &str, first: usize, fds: Vec<i32>, bind: Option<String>) -> Command {
+    let mut cmd = host_command(o, ps, bind);
     cmd.env(oxmpi::runtime::node_map::ENV, node_map).env(oxmpi::runtime::node_map::HOST_ENV, oxmpi::runtime::node_map::format_host(first, &fds));
     // UCX, loaded by the ranks' MPI_Init, would take over the crash signals the host
     // watches to name a crashed rank; the user's setting wins.
@@ -169,6 +170,19 @@ pub fn run(o: &Options) -> i32 {
     };
     let shown = &ps[0].shown;
     let n = o.nranks;
+    let host = crate::hosts::own_name();
+    let binds = match crate::bind::plan(o.bind, n, &host) {
+        Ok(b) => b,
+        Err(m) => {
+            eprintln!("oxmpi: {m}");
+            return 2;
+        }
+    };
+    if o.report_bindings {
+        for (r, c) in binds.iter().enumerate() {
+            crate::bind::report(r, &host, c.as_deref());
+        }
+    }
 
     supervise::block_signals();
     // SAFETY: getpid has no preconditions.
@@ -194,9 +208,10 @@ pub fn run(o: &Options) -> i32 {
             let first = node_of.iter().position(|&x| x == node).unwrap_or(0);
             mine = (first..n).take_while(|&r| node_of[r] == node).filter_map(|r| pmi_fds[r].take()).collect();
             let raws: Vec<i32> = mine.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
-            node_host_command(o, &ps, &node_map, first, raws)
+            let count = raws.len();
+            node_host_command(o, &ps, &node_map, first, raws, crate::bind::threads_value(&binds[first..first + count]))
         } else {
-            host_command(o, &ps)
+            host_command(o, &ps, crate::bind::threads_value(&binds))
         };
         supervise::tie_to_launcher(&mut cmd, launcher_pid);
         let spawned = cmd.spawn();
@@ -217,7 +232,7 @@ pub fn run(o: &Options) -> i32 {
 
 /// The command of a threads-mode host running ranks of the job of the programs `ps` (one per
 /// segment of the command line; the first one's ABI and libraries are the host's).
-fn host_command(o: &Options, ps: &[Prepared]) -> Command {
+fn host_command(o: &Options, ps: &[Prepared], bind: Option<String>) -> Command {
     let Prepared { abs, head, dir, user, abi, .. } = &ps[0];
     let (n, abi) = (o.nranks, *abi);
     let ompi_fortran = ps.iter().any(|p| p.ompi_fortran);
@@ -228,6 +243,10 @@ fn host_command(o: &Options, ps: &[Prepared]) -> Command {
         let apps: Vec<mpmd::App> = ps.iter().zip(&o.apps).map(|(p, a)| mpmd::App { count: a.nranks, program: p.abs.clone().into_os_string(), argv: p.head.iter().chain(&a.args).cloned().collect(), wdir: wdir(a) }).collect();
         cmd.env(mpmd::ENV_APPS, mpmd::encode(&apps));
     }
+    match bind {
+        Some(b) => cmd.env(env::BIND, b),
+        None => cmd.env_remove(env::BIND),
+    };
     // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
     // argv[0] (and `ps` shows the job under the program's name).
     cmd.arg0(&head[0])

@@ -46,6 +46,30 @@ pub(super) struct RankStart {
     /// A spawned rank's working directory (info key `wdir`), or an MPMD segment's (`-wdir`);
     /// kernel-thread ranks only.
     pub wdir: Option<CString>,
+    /// The CPUs the rank's thread is bound to (`mpiexec --bind-to`; kernel-thread ranks only).
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// The CPUs of each of the host's `n` ranks, from `env::BIND` (None: no binding); Err: one line.
+fn binds_from_env(n: usize) -> Result<Option<Vec<Vec<usize>>>, String> {
+    let Ok(v) = std::env::var(crate::runtime::env::BIND) else { return Ok(None) };
+    let bad = || format!("{}={v} is not {n} CPU lists as this oxmpi's mpiexec writes them", crate::runtime::env::BIND);
+    let cpu = |s: &str| s.parse::<usize>().ok().filter(|&c| c < libc::CPU_SETSIZE as usize);
+    let mut all = Vec::new();
+    for rank in v.split(';') {
+        let mut cpus = Vec::new();
+        for part in rank.split(',') {
+            match part.split_once('-') {
+                Some((a, b)) => cpus.extend(cpu(a).ok_or_else(bad)?..=cpu(b).ok_or_else(bad)?),
+                None => cpus.push(cpu(part).ok_or_else(bad)?),
+            }
+        }
+        all.push(cpus);
+    }
+    if all.len() != n {
+        return Err(bad());
+    }
+    Ok(Some(all))
 }
 
 /// Slots of a job in all, at least: room for spawned ranks above MPI_UNIVERSE_SIZE, as
@@ -379,6 +403,20 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
             job::say(&format!("oxmpi: rank {}: cannot enter its working directory {}: {}", start.rank, d.to_string_lossy(), std::io::Error::last_os_error()));
         }
     }
+    if let Some(cpus) = &start.cpus {
+        // SAFETY: cpu_set_t is plain data; every CPU number is below CPU_SETSIZE
+        // (`binds_from_env`); pid 0 is the calling thread.
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if rc != 0 {
+            job::say(&format!("oxmpi: rank {}: cannot bind to CPU {cpus:?}: {}", start.rank, std::io::Error::last_os_error()));
+        }
+    }
     // SAFETY: C functions of c-src/rank_guard.c, given this thread's RankStart.
     if unsafe { oxmpi_rank_guarded(rank_body, rank_vanished, arg) } == 1 {
         // The rank crashed and the job survives it (`on_crash`): the thread ends here.
@@ -473,6 +511,13 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
             return 2;
         }
     };
+    let binds = match binds_from_env(ours.len()) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("oxmpi: internal: {e}");
+            return 2;
+        }
+    };
     let mut mains = Vec::with_capacity(ours.len());
     let mut copies = vec![Vec::new(); nslots];
     let mut bases = vec![0; nslots];
@@ -531,6 +576,12 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
             eprintln!("oxmpi: ranks of a job over several nodes run as kernel threads, not fibers");
         }
         None
+    } else if binds.is_some() {
+        // A fiber moves between carriers: only a kernel thread can be bound.
+        if setting == sched::Setting::Always {
+            eprintln!("oxmpi: ranks bound to cores (--bind-to core) run as kernel threads, not fibers");
+        }
+        None
     } else if apps.iter().any(|a| a.wdir.is_some()) {
         // A fiber shares its carrier's working directory.
         if setting == sched::Setting::Always {
@@ -563,7 +614,8 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
         let own: Vec<CString> = app.args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
-        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv, wdir: app.wdir.clone() }));
+        let cpus = binds.as_ref().map(|b| b[rank - ours.start].clone());
+        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv, wdir: app.wdir.clone(), cpus }));
         if let Some(s) = fibers {
             let st = FiberStart(start);
             let body = Box::new(move || {
