@@ -25,6 +25,11 @@ int main(int argc, char **argv)
     size_t len = strlen(argv[0]);
     int copy = len > 2 && strcmp(argv[0] + len - 2, ".2") == 0;
     CHECK(copy == want, "rank %d runs %s", rank, argv[0]);
+    /* MPI_INFO_ENV describes the rank's own program (its segment's command line). */
+    char val[256] = "";
+    int found = 0;
+    MPI_Info_get(MPI_INFO_ENV, "argv", sizeof val - 1, val, &found);
+    CHECK(!found || strcmp(val, want ? "second" : "first") == 0, "rank %d: MPI_INFO_ENV argv '%s'", rank, val);
     const char *all = getenv("OXT_ALL");
     CHECK(all && strcmp(all, "all") == 0, "rank %d: -genv OXT_ALL is '%s'", rank, all ? all : "(unset)");
     char cwd[PATH_MAX], tmp[PATH_MAX];

@@ -496,8 +496,6 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
         }
     }
     let app_of = crate::runtime::mpmd::app_of(&apps.iter().map(|a| a.count).collect::<Vec<_>>());
-    // MPI_INFO_ENV's argv: the first segment's.
-    let args = &apps[0].args;
     // Slots above the world wait for spawned ranks (`spawn`), as in processes mode.
     let universe = universe_size(n);
     let nslots = universe.max(SPAWN_SLOTS);
@@ -555,7 +553,7 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
     if std::env::var(crate::runtime::env::SURVIVE).is_ok_and(|v| v == "1") {
         seg.want_survival();
     }
-    if !job::install_threads_job(ThreadsJob::new(seg, nslots, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
+    if !job::install_threads_job(ThreadsJob::new(seg, nslots, app_of.iter().map(|&a| apps[a].args.iter().map(|w| w.to_string_lossy().into_owned()).collect()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
