@@ -58,6 +58,10 @@ Header keys (first comment lines of each test, "/* oxmpi-test: key=value ... */"
   env-matrix=VAR=A|B|C (one run per value of VAR)
   abi=mpi5 (only built and run with --mpi-abi: tests of the MPI-5 standard ABI itself)
   modes=processes (only these launcher modes; other modes print SKIP; ignored with --mpich)
+  mpmd="-n 1 {exe} a : -n 2 {exe2} b" (an MPMD job: these words replace '-n N PROGRAM';
+  {exe} is the test's binary, {exe2} a copy of it under another name (a second program),
+  {cwd} the runner's directory; ranks= must give the total)
+  mpiexec-args="-bind-to core" (more launcher options, before -n; also with --mpich)
 EOF
 }
 
@@ -166,7 +170,7 @@ now() { echo "${EPOCHREALTIME/,/.}"; }
 # (H_ENVS: one entry per run, a comma-separated VAR=VALUE list or "-" for none)
 parse_header() {
     local file="$1" line rest key val
-    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_EXIT_THREADS=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""
+    H_RANKS="1"; H_EXPECT_FAIL=0; H_EXIT=""; H_EXIT_THREADS=""; H_STDERR=(); H_STDOUT=(); H_MPICH=""; H_TIMEOUT=""; H_ENVS=(); H_MODES=""; H_ABI=""; H_MPMD=""; H_MPIEXEC_ARGS=()
     local found=0
     while IFS= read -r line; do
         [[ "$line" =~ ^/\*[[:space:]]*oxmpi-test:(.*)\*/[[:space:]]*$ ]] || continue
@@ -187,6 +191,8 @@ parse_header() {
                 timeout) H_TIMEOUT="$val" ;;
                 modes) H_MODES="${val//,/ }" ;;
                 abi) H_ABI="$val" ;;
+                mpmd) H_MPMD="$val" ;;
+                mpiexec-args) read -r -a H_MPIEXEC_ARGS <<<"$val" ;;
                 env) H_ENVS+=("$val") ;;
                 env-matrix)
                     local var="${val%%=*}" vals="${val#*=}" v
@@ -231,12 +237,20 @@ run_one() {
     local exe="$BUILD/$name"
     local tmo="${H_TIMEOUT:-$DEF_TIMEOUT}"
     local -a cmd
+    # mpmd=: the test's segments in place of '-n N PROGRAM'
+    local -a job=(${H_MPIEXEC_ARGS[@]+"${H_MPIEXEC_ARGS[@]}"} -n "$n" "$exe")
+    if [[ -n "$H_MPMD" ]]; then
+        local t="${H_MPMD//\{exe2\}/$exe.2}"
+        t="${t//\{exe\}/$exe}"
+        read -r -a job <<<"${t//\{cwd\}/$PWD}"
+        job=(${H_MPIEXEC_ARGS[@]+"${H_MPIEXEC_ARGS[@]}"} "${job[@]}")
+    fi
     if [[ $MPICH -eq 1 ]]; then
-        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
+        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" "${job[@]}")
     elif [[ -n "$LAUNCHER" ]]; then
-        cmd=(env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$MPIEXEC" ${LAUNCHER_ARGS[@]+"${LAUNCHER_ARGS[@]}"} "${EXTRA_MPIEXEC_ARGS[@]}" -n "$n" "$exe")
+        cmd=(env LD_LIBRARY_PATH="$PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$MPIEXEC" ${LAUNCHER_ARGS[@]+"${LAUNCHER_ARGS[@]}"} "${EXTRA_MPIEXEC_ARGS[@]}" "${job[@]}")
     else
-        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" ${nodes_arg[@]+"${nodes_arg[@]}"} --timeout "$tmo" --mode "$mode" -n "$n" "$exe")
+        cmd=("$MPIEXEC" "${EXTRA_MPIEXEC_ARGS[@]}" ${nodes_arg[@]+"${nodes_arg[@]}"} --timeout "$tmo" --mode "$mode" "${job[@]}")
     fi
     local t0 t1 rc=0
     t0="$(now)"
@@ -341,6 +355,8 @@ for name in "${TESTS[@]}"; do
         NFAIL=$((NFAIL + 1)); FAILED+=("$name (compile)")
         continue
     fi
+    # mpmd= with {exe2}: a second program, the same code in another file
+    if [[ "$H_MPMD" == *"{exe2}"* ]]; then cp -f "$exe" "$exe.2"; fi
     if [[ -s "$LOGS/$name.build" ]]; then
         echo "WARN $name: compiler output:"; sed 's/^/  | /' "$LOGS/$name.build" | tail -n 10
     fi

@@ -22,7 +22,8 @@ hosts UCX_NET_DEVICES=lo unless set), in every mode:
   * the head mpiexec SIGKILLed, and sent SIGINT: nothing left running (status 130 for SIGINT);
   * bad input, each one line and a nonzero status, bounded in time: a missing host file, a host
     with 0 slots, a launcher that fails (as ssh to an unreachable host), an agent that never
-    connects back (OXMPI_CONNECT_TIMEOUT=2), a program missing on the hosts.
+    connects back (OXMPI_CONNECT_TIMEOUT=2), --bind-to core with more ranks than cores on a host,
+    a program missing on the hosts.
 With --launcher (e.g. "scripts/netns.sh exec") and real host names the same checks run across
 machines or namespaces; fake-host.sh's host names are then not checked.
 Options:
@@ -195,6 +196,10 @@ OXMPI_CONNECT_TIMEOUT=2 bad "agent never connects back" 1 "did not connect back 
     -hosts a,b --launcher "$WORK/blackhole" -n 2 "$WORK/world" 2
 [ $((SECONDS - t0)) -le 10 ] || fail "bad input: agent never connects back took $((SECONDS - t0)) s"
 pgrep -f "$WORK/blackhole" >/dev/null && fail "bad input: the launcher that never connected is still running"
+# --bind-to core with more ranks on a host than it has cores: refused before any rank runs.
+cores="$(nproc)"
+bad "--bind-to core with more ranks than cores on a host" 2 "host [^ ]+: --bind-to core: $((cores + 1)) ranks on [^ ]+ but mpiexec may use only [0-9]+ cores? there" \
+    -hosts "$HOSTS2" --launcher "$LAUNCHER" --bind-to core -n $((2 * cores + 2)) "$WORK/world" $((2 * cores + 2))
 bad "program missing on the hosts" 127 "host .*: cannot run '$WORK/nowhere'" \
     -hosts "$HOSTS2" --launcher "$LAUNCHER" -n 2 "$WORK/nowhere"
 rc=0

@@ -31,7 +31,7 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   6b3. multihost  oxmpi's mpiexec -hosts with node agents started by scripts/fake-host.sh (each
                    "host" a separate process tree, joined to the head by TCP only), UCX_TLS=tcp,
                    both modes: the multinode C tests on hosts a,b,c (2 ranks: 2 hosts; 3 and 4
-                   ranks: 3 hosts; launch_abort in processes mode only), then scripts/multihost.sh (placement, -genv, -wdir, a killed
+                   ranks: 3 hosts; MPMD segments across hosts; --bind-to core per host), then scripts/multihost.sh (placement, -genv, -wdir, a killed
                    rank, a killed or interrupted head, nothing left behind, bad input)
   6b4. netns      oxmpi jobs across 2 and 3 network namespaces (scripts/netns-launch.sh: each a
                    node with its own address, scripts/netns.sh), started by hydra, Open MPI's
@@ -231,7 +231,7 @@ stage_c_tests_streamed() {
 # TCP between them; chosen point-to-point, collective, communicator and failure tests, both modes.
 stage_multinode() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
-    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_accumulate_pairs|rma_sync|rma_windows|rma_dynamic_regions|rma_target_progress|mpit_osc|launch_segv|launch_abort|launch_no_finalize'
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_accumulate_pairs|rma_sync|rma_windows|rma_dynamic_regions|rma_target_progress|mpit_osc|launch_segv|launch_abort|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env'
     UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
         --modes "$MODES" --nodes 2 --timeout 60 --filter "^($tests)\$"
 }
@@ -239,17 +239,16 @@ stage_multinode() {
 # oxmpi's mpiexec on several hosts, each a separate local process tree (scripts/fake-host.sh).
 stage_multihost() {
     [ -f "$OXMPI_ROOT/scripts/multihost.sh" ] || { stage_result="skip"; return; }
-    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_sync|rma_windows|launch_segv|launch_no_finalize'
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_sync|rma_windows|launch_segv|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env'
     local -a hosts=(--hosts a,b,c --host-launcher "$OXMPI_ROOT/scripts/fake-host.sh" --timeout 60)
     # Every "host" is this machine: UCX over loopback only, so that other interfaces (a bridge
     # being set up or torn down) cannot break the connections.
     UCX_TLS=tcp UCX_NET_DEVICES=lo OXMPI_TEST_MAX_RANKS=4 OXMPI_TEST_RANKS="2 3 4" run timeout -k 10 300 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
         --modes "$MODES" "${hosts[@]}" --filter "^($tests)\$"
-    # launch_abort in processes mode only: in threads mode the abort's status (7) sometimes
-    # loses to the status of a rank of another node that was still connecting in MPI_Init
-    # (15; README, Several hosts).
+    # launch_abort: the abort's status (7) must win over the status of ranks of other nodes that
+    # lose its process while connecting in MPI_Init (15), in both modes.
     UCX_TLS=tcp UCX_NET_DEVICES=lo OXMPI_TEST_RANKS="2 4" run timeout -k 10 120 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
-        --modes processes "${hosts[@]}" --filter '^launch_abort$'
+        --modes "$MODES" "${hosts[@]}" --filter '^launch_abort$'
     UCX_TLS=tcp run timeout -k 10 300 bash "$OXMPI_ROOT/scripts/multihost.sh" --prefix "$PREFIX" --modes "$MODES"
 }
 

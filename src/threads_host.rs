@@ -35,7 +35,14 @@ pub unsafe extern "C" fn oxmpi_threads_main(nranks: c_int, program: *const c_cha
         };
         // SAFETY: `argv` is non-null and holds `argc` C strings (caller contract).
         let args = unsafe { host::args_from_c(argc, argv) };
-        host::run(nranks as usize, host::path_from_c(prog), &args, upcalls)
+        let apps = match host::App::from_env(nranks as usize, host::path_from_c(prog), &args) {
+            Ok(a) => a,
+            Err(e) => {
+                eprintln!("oxmpi: {e}");
+                return 2;
+            }
+        };
+        host::run(&apps, upcalls)
     })
 }
 

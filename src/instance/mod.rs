@@ -245,10 +245,10 @@ fn locate() -> MpiResult<(Arc<Segment>, usize, bool, bool)> {
 /// launcher's PMI server. Such a rank polls UCX while it waits, so it never sleeps on its futex.
 ///
 /// In threads mode the process is one node's host and its ranks are threads: each has its own
-/// PMI connection (`node_map::HOST_ENV`), used for the wire-up only, then closed.
+/// PMI connection (`node_map::HOST_ENV`), used for the wire-up, then kept for the rank's abort
+/// (`abort_job`), which must reach the node's agent before the host's exit does.
 fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize], threads: bool) -> MpiResult<Engine> {
     let fail = |m: String| err(ErrorClass::Other, m);
-    let own: Box<dyn crate::runtime::pmi::Pmi>;
     let pmi = match crate::runtime::pmi::client() {
         Some(p) => p,
         None if threads => {
@@ -257,8 +257,7 @@ fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize], threads: 
             if let Some(job) = threads_job() {
                 job.mark_started(rank);
             }
-            own = rank_pmi(rank, node_of.len()).map_err(fail)?;
-            &*own
+            crate::runtime::pmi::install_for_rank(rank, rank_pmi(rank, node_of.len()).map_err(fail)?)
         }
         None => {
             let p = crate::runtime::pmi::connect_from_env().map_err(fail)?.ok_or_else(|| fail(format!("{} is set but PMI_FD is not: start the program with oxmpi's mpiexec --nodes", crate::runtime::node_map::ENV)))?;
@@ -418,8 +417,9 @@ pub fn abort_job(code: i32, message: &str) -> ! {
     if let Some(u) = peek() {
         u.seg.record_abort(u.rank as i32, code);
     }
-    // A foreign launcher ends the job when told through PMI (it names the rank itself).
-    if let Some(p) = crate::runtime::pmi::client() {
+    // A foreign launcher ends the job when told through PMI (it names the rank itself); so does
+    // the node agent of a job over several hosts, in either mode.
+    if let Some(p) = crate::runtime::pmi::client_of_caller() {
         crate::runtime::pmi::abort_job(p, code, message);
     }
     // SAFETY: flushing C stdio so the program's own buffered output is not lost, then leaving

@@ -15,13 +15,14 @@ pub struct ThreadsJob {
     /// another so that their start-up code, which shares libc state such as getopt's, never overlaps.
     pub started: std::sync::Mutex<Vec<bool>>,
     pub started_cv: std::sync::Condvar,
-    /// The program's arguments (argv[0] first) as every rank receives them: /proc/self/cmdline
-    /// is the host's command line, not the program's (used by MPI_INFO_ENV).
-    pub args: Vec<String>,
+    /// The program's arguments (argv[0] first) as the first world's ranks receive them, by
+    /// slot (an MPMD job's segments differ): /proc/self/cmdline is the host's command line, not
+    /// the program's (used by MPI_INFO_ENV).
+    pub args: Vec<Vec<String>>,
 }
 
 impl ThreadsJob {
-    pub fn new(seg: Arc<Segment>, n: usize, args: Vec<String>) -> ThreadsJob {
+    pub fn new(seg: Arc<Segment>, n: usize, args: Vec<Vec<String>>) -> ThreadsJob {
         ThreadsJob { seg, started: std::sync::Mutex::new(vec![false; n]), started_cv: std::sync::Condvar::new(), args }
     }
 
@@ -141,7 +142,9 @@ pub fn set_context(ctx: i32) {
 /// this process's /proc/self/cmdline (std::env::args without its UTF-8 panics).
 pub fn program_args() -> Vec<String> {
     if let Some(job) = THREADS_JOB.get() {
-        return job.args.clone();
+        // The calling rank's; a spawned rank's slot above them: the first rank's (as before).
+        let mine = usize::try_from(context()).ok().and_then(|r| job.args.get(r));
+        return mine.or(job.args.first()).cloned().unwrap_or_default();
     }
     std::fs::read("/proc/self/cmdline")
         .map(|b| b.split(|&c| c == 0).filter(|a| !a.is_empty()).map(|a| String::from_utf8_lossy(a).into_owned()).collect())

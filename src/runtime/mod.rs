@@ -3,6 +3,7 @@ pub mod futex;
 pub mod hw;
 pub mod pap_board;
 pub mod pmi;
+pub mod mpmd;
 pub mod name_service;
 pub mod node_map;
 pub mod pmi_job;
@@ -16,6 +17,9 @@ pub mod threads;
 
 /// Environment variables `mpiexec` sets for every rank (the launcher/rank contract).
 pub mod env {
+    /// Threads mode: the CPUs of each rank of the host, in rank order (`mpiexec --bind-to`):
+    /// Linux CPU lists ("0-1,4") separated by ';'. Unset: no binding.
+    pub const BIND: &str = "OXMPI_BIND";
     /// This rank's number in MPI_COMM_WORLD.
     pub const RANK: &str = "OXMPI_RANK";
     /// Number of ranks in MPI_COMM_WORLD.

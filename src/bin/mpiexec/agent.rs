@@ -9,10 +9,10 @@
 //! are printed here (they reach the user through the launcher), naming rank and host.
 //!
 //! When the head says so (`end`, `signal S`) or its connection drops, the agent ends its ranks.
-use crate::args::{HostOptions, Mode, Options};
+use crate::args::{App, HostOptions, Mode, Options};
 use crate::rank_command::{rank_command, Program, World};
 use crate::supervise::{self, Job};
-use crate::{abi::Abi, link, pmi_server, program::prepare_program, threads};
+use crate::{abi::Abi, link, pmi_server, program::prepare_apps, threads};
 use oxmpi::runtime::segment::{Segment, RANK_NOT_STARTED};
 use std::ffi::OsString;
 use std::io::BufReader;
@@ -61,6 +61,9 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
         env: Vec::new(),
         wdir: None,
         tag_output: false,
+        apps: Vec::new(),
+        bind: crate::bind::Bind::None,
+        report_bindings: false,
     };
     let (mut host, mut first, mut count, mut node_map) = (String::new(), 0, 0, String::new());
     let num = |v: &str| v.parse::<usize>().map_err(|_| format!("the head sent a bad number '{v}'"));
@@ -75,8 +78,15 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
             ("set", Some(k), Some(v)) => match k {
                 "nranks" => o.nranks = num(v)?,
                 "mode" => o.mode = if v == "threads" { Mode::Threads } else { Mode::Processes },
-                "program" => o.program = v.into(),
-                "arg" => o.args.push(v.into()),
+                "app" => o.apps.push(App { nranks: num(v)?, program: OsString::new(), args: Vec::new(), env: Vec::new(), wdir: None }),
+                "program" => current(&mut o.apps)?.program = v.into(),
+                "arg" => current(&mut o.apps)?.args.push(v.into()),
+                "appenv" => {
+                    if let Some((k, val)) = v.split_once('=') {
+                        current(&mut o.apps)?.env.push((k.to_string(), Some(val.to_string())));
+                    }
+                }
+                "appwdir" => current(&mut o.apps)?.wdir = Some(v.into()),
                 "abi" => o.abi = Some(Abi::parse("abi", v)?),
                 "universe" => o.universe = Some(num(v)?),
                 "nodemap" => node_map = v.to_string(),
@@ -85,6 +95,8 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
                 "count" => count = num(v)?,
                 "wdir" => o.wdir = Some(v.into()),
                 "tag" => o.tag_output = v == "1",
+                "bind" => o.bind = crate::bind::Bind::parse("bind", v)?,
+                "report-bindings" => o.report_bindings = v == "1",
                 "env" => {
                     if let Some((k, val)) = v.split_once('=') {
                         // Single-threaded still: nothing reads the environment concurrently.
@@ -96,6 +108,11 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
             _ => return Err(format!("the head sent '{}', which this mpiexec does not understand", w.join(" "))),
         }
     }
+    if o.apps.is_empty() || o.apps.iter().map(|a| a.nranks).sum::<usize>() != o.nranks || o.apps.iter().any(|a| a.program.is_empty()) {
+        return Err("the head sent programs that do not add up to the job's ranks".into());
+    }
+    o.program = o.apps[0].program.clone();
+    o.args = o.apps[0].args.clone();
     let node_of = oxmpi::runtime::node_map::parse(&node_map, o.nranks)?;
     if count == 0 || first + count > o.nranks {
         return Err("the head sent a bad rank range".into());
@@ -106,6 +123,11 @@ fn read_spec(r: &mut BufReader<TcpStream>) -> Result<Job0, String> {
         }
     }
     Ok(Job0 { o, host, first, count, node_map, node_of })
+}
+
+/// The segment the head is describing.
+fn current(apps: &mut [App]) -> Result<&mut App, String> {
+    apps.last_mut().ok_or_else(|| "the head described a program before its segment (an older mpiexec?)".to_string())
 }
 
 /// Runs the agent; `argv` is this process's whole argv (`[argv0, FLAG, ADDR:PORT, NODE, TOKEN]`).
@@ -170,7 +192,8 @@ pub fn main(argv: &[OsString]) -> ! {
             let _ = link::send(&abort_conn, &["abort", &supervise::abort_exit_code(code).to_string(), &now_us()]);
         })
     };
-    let server = match pmi_server::start_node(&job.node_of, job.count, upstream, on_abort) {
+    let app_of = job.o.app_of();
+    let server = match pmi_server::start_node(&job.node_of, app_of[job.first..job.first + job.count].to_vec(), upstream, on_abort) {
         Ok(s) => s,
         Err(e) => fail(&conn, 1, &format!("cannot start the PMI server of node {node}: {e}")),
     };
@@ -242,10 +265,11 @@ fn listen(mut reader: BufReader<TcpStream>, stop: &AtomicI32, fences: mpsc::Send
 /// `aborted`: the ranks that told the PMI server of their MPI_Abort or fatal error (they
 /// printed their own line, and the head knows already).
 fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI32>, aborted: &Mutex<Vec<usize>>) -> i32 {
-    let p = match prepare_program(&j.o) {
+    let ps = match prepare_apps(&j.o) {
         Ok(p) => p,
         Err((code, msg)) => fail(conn, code, &msg),
     };
+    let app_of = j.o.app_of();
     // SAFETY: getpid has no preconditions.
     let agent_pid = unsafe { libc::getpid() };
     let n = j.o.nranks;
@@ -255,7 +279,7 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
         Err(e) => fail(conn, 1, &format!("cannot create the shared memory segment of the node for {n} ranks: {e}")),
     };
     seg.set_universe_size(j.o.universe.unwrap_or(n));
-    let program = Program { path: &p.path, arg0: &j.o.program, args: &j.o.args, libenv: &p.libenv, preload: p.preload.as_deref() };
+    let programs: Vec<_> = ps.iter().zip(&j.o.apps).map(|(p, a)| Program { path: &p.path, arg0: &a.program, args: &a.args, libenv: &p.libenv, preload: p.preload.as_deref() }).collect();
     let world = World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     let mut job = Job::new(&seg);
     job.set_stop(stop.clone());
@@ -268,6 +292,10 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
         let in_init = seg_ref.rank(r).state.load(Ordering::SeqCst) == RANK_NOT_STARTED && !msg.is_some_and(|m| m.contains("killed by signal"));
         report(conn, code, if said || in_init { None } else { msg })
     });
+    let binds = match crate::bind::plan(j.o.bind, j.count, &j.host) {
+        Ok(b) => b,
+        Err(m) => fail(conn, 2, &m),
+    };
     let mut fds = fds.into_iter();
     let mut taggers = Vec::new();
     for r in 0..n {
@@ -275,7 +303,10 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
             job.add_named(0, String::new());
             continue;
         }
-        let mut cmd = rank_command(&program, &world, r, r, agent_pid);
+        let mut cmd = rank_command(&programs[app_of[r]], &world, r, r, agent_pid);
+        if j.o.mpmd() {
+            crate::rank_command::segment(&mut cmd, &j.o.apps[app_of[r]], app_of[r]);
+        }
         cmd.env("MPI_LOCALRANKID", (r - j.first).to_string()).env("MPI_LOCALNRANKS", j.count.to_string()).env(oxmpi::runtime::node_map::ENV, &j.node_map);
         let pmi = fds.next();
         if let Some(fd) = &pmi {
@@ -283,6 +314,12 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
             cmd.env("PMI_FD", raw.to_string());
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
+        }
+        if let Some(c) = &binds[r - j.first] {
+            crate::bind::apply(&mut cmd, c);
+        }
+        if j.o.report_bindings {
+            crate::bind::report(r, &j.host, binds[r - j.first].as_deref());
         }
         if j.o.tag_output {
             crate::tag_output::pipe(&mut cmd);
@@ -296,7 +333,7 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
             }
             Err(e) => {
                 job.kill_all();
-                fail(conn, 127, &format!("cannot start rank {r} of '{}': {e}", p.shown));
+                fail(conn, 127, &format!("cannot start rank {r} of '{}': {e}", ps[app_of[r]].shown));
             }
         }
     }
@@ -306,14 +343,24 @@ fn run_processes(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<Atomi
 }
 
 fn run_threads(j: &Job0, conn: &TcpStream, fds: Vec<OwnedFd>, stop: &Arc<AtomicI32>) -> i32 {
-    let p = match threads::prepare(&j.o) {
+    let ps = match threads::prepare(&j.o) {
         Ok(p) => p,
         Err((code, msg)) => fail(conn, code, &msg),
     };
+    let p = &ps[0];
     // SAFETY: getpid has no preconditions.
     let agent_pid = unsafe { libc::getpid() };
     let raws: Vec<i32> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-    let mut cmd = threads::node_host_command(&j.o, &p, &j.node_map, j.first, raws);
+    let binds = match crate::bind::plan(j.o.bind, j.count, &j.host) {
+        Ok(b) => b,
+        Err(m) => fail(conn, 2, &m),
+    };
+    if j.o.report_bindings {
+        for (i, c) in binds.iter().enumerate() {
+            crate::bind::report(j.first + i, &j.host, c.as_deref());
+        }
+    }
+    let mut cmd = threads::node_host_command(&j.o, &ps, &j.node_map, j.first, raws, crate::bind::threads_value(&binds));
     supervise::tie_to_launcher(&mut cmd, agent_pid);
     let spawned = cmd.spawn();
     // The host has its copies of the ranks' PMI descriptors now.

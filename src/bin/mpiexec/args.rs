@@ -6,6 +6,7 @@
 //!
 //! Parsing is pure (environment values are passed in) so it can be unit-tested.
 use crate::abi::Abi;
+use crate::bind::Bind;
 use std::ffi::{OsStr, OsString};
 use std::fmt;
 use std::time::Duration;
@@ -71,6 +72,26 @@ pub struct Options {
     pub wdir: Option<OsString>,
     /// `-l`: prefix every line of the ranks' output with `[RANK] ` (processes mode).
     pub tag_output: bool,
+    /// The segments of the command line (`-n 1 prog1 : -n 3 prog2`, MPMD), at least one; the
+    /// first is `program` and `args`. Without ':' its `env` and `wdir` are empty (they are the
+    /// job's, above).
+    pub apps: Vec<App>,
+    /// `--bind-to core|none` (see `bind`).
+    pub bind: Bind,
+    /// `--report-bindings`: each rank's CPUs on stderr as it starts.
+    pub report_bindings: bool,
+}
+
+/// One segment of an MPMD command line: `nranks` ranks (consecutive, after the previous
+/// segment's) of `program` with `args`, with its own `-env` variables and `-wdir` (as hydra:
+/// `-genv` and `-x` are the whole job's wherever they appear).
+#[derive(Clone, Debug, PartialEq)]
+pub struct App {
+    pub nranks: usize,
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(String, Option<String>)>,
+    pub wdir: Option<OsString>,
 }
 
 /// The options of a launch on several hosts.
@@ -96,6 +117,16 @@ impl HostOptions {
 }
 
 impl Options {
+    /// Whether the command line has several segments (MPMD).
+    pub fn mpmd(&self) -> bool {
+        self.apps.len() > 1
+    }
+
+    /// The segment of each rank, in rank order.
+    pub fn app_of(&self) -> Vec<usize> {
+        oxmpi::runtime::mpmd::app_of(&self.apps.iter().map(|a| a.nranks).collect::<Vec<_>>())
+    }
+
     /// MPI_UNIVERSE_SIZE in processes mode: as asked, else the number of CPUs this process may
     /// use (Open MPI's default: one slot per core), and never less than the world.
     pub fn universe_size(&self, cpus: usize) -> usize {
@@ -193,8 +224,13 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     let mut abi: Option<Abi> = None;
     let mut hosts = HostOptions::default();
     let mut genv: Vec<(String, Option<String>)> = Vec::new();
+    // Which of `genv` are the first segment's -env: with -wdir, the job's unless a ':' follows
+    // (MPMD).
+    let mut local_env: Vec<usize> = Vec::new();
     let mut wdir: Option<OsString> = None;
     let mut tag_output = false;
+    let mut bind = Bind::None;
+    let mut report_bindings = false;
     let mut i = 0;
     while i < argv.len() {
         let raw = &argv[i];
@@ -306,6 +342,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                 }
                 let k = value(&mut i)?;
                 let v = value(&mut i).map_err(|_| UsageError(format!("{name} {k} needs a value: {name} NAME VALUE")))?;
+                if !name.ends_with("genv") {
+                    local_env.push(genv.len());
+                }
                 genv.push((env_name(name, &k)?, Some(v)));
             }
             "-x" => {
@@ -320,6 +359,16 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
                     return err(format!("{name} takes no value"));
                 }
                 tag_output = true;
+            }
+            "-bind-to" | "--bind-to" | "-binding" => {
+                let v = value(&mut i)?;
+                bind = Bind::parse(name, &v).map_err(UsageError)?;
+            }
+            "--report-bindings" | "-report-bindings" => {
+                if inline.is_some() {
+                    return err(format!("{name} takes no value"));
+                }
+                report_bindings = true;
             }
             // Every variable reaches the ranks already (hydra's default).
             "-genvall" | "--genvall" => {}
@@ -345,6 +394,22 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     };
     if program.is_empty() {
         return err("the program name is empty");
+    }
+    let (args, mut rest) = split_segment(&argv[i + 1..]);
+    let mut apps = vec![App { nranks: nranks.unwrap_or(1), program: program.clone(), args: args.to_vec(), env: Vec::new(), wdir: None }];
+    while let Some(seg) = rest {
+        let (app, more) = parse_segment(seg, apps.len(), &mut genv)?;
+        apps.push(app);
+        rest = more;
+    }
+    let mpmd = apps.len() > 1;
+    if mpmd {
+        let all = std::mem::take(&mut genv);
+        for (k, e) in all.into_iter().enumerate() {
+            if local_env.contains(&k) { &mut apps[0].env } else { &mut genv }.push(e);
+        }
+        apps[0].wdir = wdir.take();
+        nranks = Some(apps.iter().map(|a| a.nranks).sum());
     }
     let mode = match mode {
         Some(m) => m,
@@ -379,6 +444,9 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
     if nodes > nranks {
         return err(format!("--nodes {nodes} is more nodes than ranks (-n {nranks}): each node needs at least one rank"));
     }
+    if bind != Bind::None && join.is_some() {
+        return err("--bind-to and --join (or OXMPI_JOIN) do not go together: the joined job's ranks are bound already, or not");
+    }
     if nodes > 1 && join.is_some() {
         return err("--nodes and --join (or OXMPI_JOIN) do not go together: a joined job runs on one node");
     }
@@ -402,7 +470,84 @@ pub fn parse(argv: &[OsString], env: &EnvDefaults) -> Result<Command, UsageError
         (None, Some(v)) => Some(Abi::parse("OXMPI_ABI", v).map_err(UsageError)?),
         (None, None) => None,
     };
-    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: argv[i + 1..].to_vec(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output }))
+    if mpmd && join.is_some() {
+        return err("--join (or OXMPI_JOIN) starts the ranks of one program: drop the ':' segments (MPMD)");
+    }
+    if mpmd && mode == Mode::Threads && apps.iter().any(|a| !a.env.is_empty()) {
+        return err("-env of one segment needs --mode processes: threads-mode ranks share one environment (use -genv for every rank)");
+    }
+    Ok(Command::Run(Options { nranks, mode, timeout, survive, program, args: apps[0].args.clone(), monitor, universe, join, nodes, abi, nranks_given, hosts, env: genv, wdir, tag_output, apps, bind, report_bindings }))
+}
+
+/// A segment's arguments up to a ':' word, and the words after it (the next segment).
+fn split_segment(words: &[OsString]) -> (&[OsString], Option<&[OsString]>) {
+    match words.iter().position(|w| w == ":") {
+        Some(k) => (&words[..k], Some(&words[k + 1..])),
+        None => (words, None),
+    }
+}
+
+/// Segment `index` (> 0) of an MPMD command line, and the words after it: its own options
+/// (`-n`, `-env`, `-wdir`; `-genv` and `-x` go to `genv`, the job's, as with hydra), then its
+/// program and arguments.
+fn parse_segment<'a>(words: &'a [OsString], index: usize, genv: &mut Vec<(String, Option<String>)>) -> Result<(App, Option<&'a [OsString]>), UsageError> {
+    let mut app = App { nranks: 1, program: OsString::new(), args: Vec::new(), env: Vec::new(), wdir: None };
+    let mut i = 0;
+    let value = |i: &mut usize, name: &str| -> Result<String, UsageError> {
+        *i += 1;
+        match words.get(*i).and_then(|v| v.to_str()) {
+            Some(v) if v != ":" => Ok(v.to_string()),
+            _ => err(format!("option {name} needs a value")),
+        }
+    };
+    while let Some(a) = words.get(i).and_then(|w| w.to_str()) {
+        if a == "--" {
+            i += 1;
+            break;
+        }
+        if !a.starts_with('-') || a == "-" || a == ":" {
+            break;
+        }
+        let (name, inline) = match a.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_string())),
+            _ => (a, None),
+        };
+        let one = |i: &mut usize| match &inline {
+            Some(v) => Ok(v.clone()),
+            None => value(i, name),
+        };
+        match name {
+            "-n" | "-np" | "--np" | "--n" => app.nranks = parse_nranks(name, &one(&mut i)?)?,
+            "-genv" | "--genv" | "-env" | "--env" => {
+                let k = value(&mut i, name)?;
+                let v = value(&mut i, name).map_err(|_| UsageError(format!("{name} {k} needs a value: {name} NAME VALUE")))?;
+                if name.ends_with("genv") { &mut *genv } else { &mut app.env }.push((env_name(name, &k)?, Some(v)));
+            }
+            "-x" => {
+                let v = one(&mut i)?;
+                genv.push(match v.split_once('=') {
+                    Some((k, val)) => (env_name(name, k)?, Some(val.to_string())),
+                    None => (env_name(name, &v)?, None),
+                });
+            }
+            "-wdir" | "--wdir" | "-wd" | "--wd" => {
+                let v = one(&mut i)?;
+                if v.is_empty() {
+                    return err(format!("{name} needs a directory"));
+                }
+                app.wdir = Some(v.into());
+            }
+            _ => return err(format!("'{a}' after ':' (program {} of the command line): a segment takes only -n, -env, -genv, -x and -wdir; put the job's options before the first program", index + 1)),
+        }
+        i += 1;
+    }
+    match words.get(i) {
+        Some(p) if p != ":" && !p.is_empty() => app.program = p.clone(),
+        _ => return err(format!("no program after ':' (program {} of the command line)", index + 1)),
+    }
+    let (args, rest) = split_segment(&words[i + 1..]);
+    app.args = args.to_vec();
+    Ok((app, rest))
 }
 
 /// A variable name for -genv / -env / -x.
@@ -427,10 +572,16 @@ pub fn usage(name: &str) -> String {
         "\
 Usage: {name} -n N [options] PROGRAM [ARGS...]
        {name} -n N -hosts H1,H2 [options] PROGRAM [ARGS...]
+       {name} [options] -n N1 PROG1 [ARGS...] : -n N2 [-env NAME VALUE] [-wdir DIR] PROG2 ...
 
 Runs N copies (ranks) of PROGRAM as one MPI job on this machine (or on the hosts
 given), using oxmpi. Options end at PROGRAM; everything after it is passed to the
-program.
+program, up to a ':' word, which starts another segment (MPMD): its ranks follow the
+previous segment's in MPI_COMM_WORLD and run its program, and MPI_APPNUM is the
+segment's index. A segment takes its own -n (default 1), -env and -wdir (the first
+segment: those before its program); -genv and -x are the job's wherever they appear;
+other options go before the first program. Threads mode refuses a segment's own -env
+(the ranks share one environment).
 
 Options:
   -n N, -np N, --np N      number of ranks (default 1)
@@ -469,8 +620,15 @@ Options:
                            the MPI library is loaded at run time (python with mpi4py)
   -genv NAME VALUE, -env NAME VALUE, -x NAME[=VALUE]
                            set NAME for every rank (all of mpiexec's environment
-                           reaches the ranks anyway, on every host)
-  -wdir DIR                the ranks' working directory (default: the current one)
+                           reaches the ranks anyway, on every host); with ':'
+                           segments, -env is its segment's only
+  -wdir DIR                the ranks' working directory (default: the current one);
+                           with ':' segments, its segment's
+  --bind-to core|none      core: bind each rank to a core of its host (processes mode:
+                           the rank's process; threads mode: its thread), the host's
+                           k-th rank to the k-th core mpiexec may use; more ranks than
+                           cores on a host is refused. none (default): no binding
+  --report-bindings        print each rank's CPUs on stderr as the job starts
   -l, --tag-output         prefix each line the ranks print with '[RANK] ' (processes
                            mode)
   --oversubscribe          accepted for Open MPI compatibility; has no effect
@@ -680,6 +838,34 @@ mod tests {
         assert!(p(&["-genv", "A"]).unwrap_err().0.contains("needs a value"));
         assert!(p(&["-x", "=1", "prog"]).is_err());
         assert!(p(&["-l", "--mode", "threads", "prog"]).unwrap_err().0.starts_with("-l needs --mode processes"));
+    }
+
+    #[test]
+    fn mpmd_segments() {
+        let o = run(&["-genv", "G", "1", "-n", "1", "-env", "A", "x", "-wdir", "/w", "p1", "a", ":", "-n", "3", "-x", "X=2", "-env", "B", "y", "p2", "b", "c", ":", "p3"]);
+        assert!(o.mpmd());
+        assert_eq!((o.nranks, o.nranks_given), (5, true));
+        assert_eq!((o.program.as_os_str(), o.args.len()), ("p1".as_ref(), 1), "the first segment is program and args");
+        assert_eq!(o.env, vec![("G".into(), Some("1".into())), ("X".into(), Some("2".into()))], "-genv and -x are the job's");
+        assert_eq!(o.wdir, None);
+        let a = &o.apps;
+        assert_eq!((a[0].nranks, a[0].env.clone(), a[0].wdir.clone()), (1, vec![("A".into(), Some("x".into()))], Some("/w".into())));
+        assert_eq!((a[1].nranks, a[1].program.as_os_str(), a[1].args.clone(), a[1].env.clone()), (3, "p2".as_ref(), vec!["b".into(), "c".into()], vec![("B".into(), Some("y".into()))]));
+        assert_eq!((a[2].nranks, a[2].program.as_os_str(), a[2].args.len()), (1, "p3".as_ref(), 0), "a segment without -n has one rank, as with hydra");
+        assert_eq!(o.app_of(), vec![0, 1, 1, 1, 2]);
+        // Without ':' the first segment's -env and -wdir are the job's, as before.
+        let o = run(&["-env", "A", "x", "-wdir", "/w", "-n", "2", "p", ":x"]);
+        assert!(!o.mpmd() && o.apps.len() == 1 && o.apps[0].env.is_empty());
+        assert_eq!((o.env, o.wdir, o.args), (vec![("A".into(), Some("x".into()))], Some("/w".into()), vec![":x".into()]));
+        // Bad segments.
+        assert_eq!(p(&["-n", "1", "p", ":"]).unwrap_err().0, "no program after ':' (program 2 of the command line)");
+        assert!(p(&["p", ":", ":", "q"]).unwrap_err().0.starts_with("no program after ':'"));
+        assert!(p(&["p", ":", "-n", "0", "q"]).unwrap_err().0.contains("positive"));
+        assert!(p(&["p", ":", "-n"]).unwrap_err().0.contains("needs a value"));
+        assert!(p(&["p", ":", "--timeout", "3", "q"]).unwrap_err().0.starts_with("'--timeout' after ':' (program 2 of the command line): a segment takes only"));
+        assert!(p(&["--mode", "threads", "p", ":", "-env", "A", "1", "q"]).unwrap_err().0.starts_with("-env of one segment needs --mode processes"));
+        assert!(run(&["--mode", "threads", "-genv", "A", "1", "p", ":", "-wdir", "/tmp", "q"]).mpmd());
+        assert!(p(&["--join", "auto", "p", ":", "q"]).unwrap_err().0.starts_with("--join (or OXMPI_JOIN) starts the ranks of one program"));
     }
 
     #[test]

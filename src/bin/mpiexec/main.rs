@@ -11,6 +11,7 @@
 mod abi;
 mod agent;
 mod args;
+mod bind;
 mod elf;
 mod head_addr;
 mod hosts;
@@ -30,7 +31,7 @@ mod threads;
 mod threads_host;
 
 use args::{Command as Cli, EnvDefaults, Mode, Options};
-use program::{prepare_program, Prepared};
+use program::{prepare_apps, Prepared};
 use oxmpi::runtime::segment::Segment;
 use std::ffi::{CString, OsStr, OsString};
 use std::io;
@@ -120,17 +121,27 @@ fn resolve_program(prog: &OsStr, path_var: Option<OsString>) -> io::Result<PathB
 const SPAWN_SLOTS: usize = 64;
 
 fn run_processes(o: &Options) -> i32 {
-    let Prepared { shown, path, libenv, libdir, preload } = match prepare_program(o) {
+    let prepared = match prepare_apps(o) {
         Ok(p) => p,
         Err((code, msg)) => {
             eprintln!("oxmpi: {msg}");
             return code;
         }
     };
+    let Prepared { path, libenv, libdir, preload, .. } = &prepared[0];
+
+    let host = hosts::own_name();
+    let binds = match bind::plan(o.bind, o.nranks, &host) {
+        Ok(b) => b,
+        Err(m) => {
+            eprintln!("oxmpi: {m}");
+            return 2;
+        }
+    };
 
     supervise::block_signals();
     if let Some(spec) = &o.join {
-        return join::run(o, spec, &path, &libenv, preload.as_deref());
+        return join::run(o, spec, path, libenv, preload.as_deref());
     }
     // SAFETY: getpid has no preconditions.
     let launcher_pid = unsafe { libc::getpid() };
@@ -176,7 +187,7 @@ fn run_processes(o: &Options) -> i32 {
     }
     let mut pmi_fds: Vec<Option<std::os::fd::OwnedFd>> = Vec::new();
     if o.nodes > 1 {
-        match pmi_server::start(&node_of) {
+        match pmi_server::start(&node_of, o.app_of()) {
             Ok(server) => pmi_fds = server.rank_fds.into_iter().map(Some).collect(),
             Err(e) => {
                 eprintln!("oxmpi: cannot start the PMI server of a job over {} nodes: {e}", o.nodes);
@@ -189,7 +200,8 @@ fn run_processes(o: &Options) -> i32 {
     job.set_nodes(node_segs.iter().collect(), node_of.clone());
     let mut spawner = spawn::Spawner { seg: &seg, launcher_pid, libdir: libdir.clone(), abi: o.abi, served: 0 };
     job.set_spawner(move |job| spawner.serve(job));
-    let program = rank_command::Program { path: &path, arg0: &o.program, args: &o.args, libenv: &libenv, preload: preload.as_deref() };
+    let programs: Vec<_> = prepared.iter().zip(&o.apps).map(|(p, a)| rank_command::Program { path: &p.path, arg0: &a.program, args: &a.args, libenv: &p.libenv, preload: p.preload.as_deref() }).collect();
+    let app_of = o.app_of();
     let world = rank_command::World { size: n, shm_fd: seg.fd(), slots: None, spawned_by: None, input: true };
     let mut taggers = Vec::new();
     for r in 0..n {
@@ -197,7 +209,10 @@ fn run_processes(o: &Options) -> i32 {
         let fd = if node == 0 { seg.fd() } else { node_segs[node - 1].fd() };
         let local_rank = node_of[..r].iter().filter(|&&x| x == node).count();
         let local_size = node_of.iter().filter(|&&x| x == node).count();
-        let mut cmd = rank_command::rank_command(&program, &world, r, r, launcher_pid);
+        let mut cmd = rank_command::rank_command(&programs[app_of[r]], &world, r, r, launcher_pid);
+        if o.mpmd() {
+            rank_command::segment(&mut cmd, &o.apps[app_of[r]], app_of[r]);
+        }
         // --nodes: the rank's node's segment and its place on that node.
         cmd.env(oxmpi::runtime::env::SHM_FD, fd.to_string()).env("MPI_LOCALRANKID", local_rank.to_string()).env("MPI_LOCALNRANKS", local_size.to_string());
         let pmi_fd = pmi_fds.get_mut(r).and_then(Option::take);
@@ -206,6 +221,12 @@ fn run_processes(o: &Options) -> i32 {
             cmd.env(oxmpi::runtime::node_map::ENV, &node_map).env("PMI_FD", raw.to_string());
             // SAFETY: the hook only calls fcntl, which is async-signal-safe.
             unsafe { std::os::unix::process::CommandExt::pre_exec(&mut cmd, move || pmi_server::keep_for_child(raw)) };
+        }
+        if let Some(c) = &binds[r] {
+            bind::apply(&mut cmd, c);
+        }
+        if o.report_bindings {
+            bind::report(r, &host, binds[r].as_deref());
         }
         if o.tag_output {
             tag_output::pipe(&mut cmd);
@@ -223,9 +244,9 @@ fn run_processes(o: &Options) -> i32 {
                 // out of processes): report once and take down the ranks already started.
                 let transient = matches!(e.raw_os_error(), Some(libc::EAGAIN) | Some(libc::ENOMEM));
                 if transient {
-                    eprintln!("oxmpi: cannot start rank {r} of '{shown}': {e}");
+                    eprintln!("oxmpi: cannot start rank {r} of '{}': {e}", prepared[app_of[r]].shown);
                 } else {
-                    eprintln!("oxmpi: cannot run '{shown}': {e}");
+                    eprintln!("oxmpi: cannot run '{}': {e}", prepared[app_of[r]].shown);
                 }
                 job.kill_all();
                 return if transient { 1 } else { 127 };

@@ -43,6 +43,8 @@ struct Shared {
     /// Told a rank's MPI_Abort (or fatal error): its index on the server and exit code (a node
     /// agent passes it to the head at once).
     on_abort: Option<OnAbort>,
+    /// Each served rank's MPI_APPNUM (its segment of an MPMD command line).
+    appnum: Vec<usize>,
 }
 
 /// The ranks' ends of the connections (one per rank, close-on-exec: `keep_for_child` clears
@@ -51,19 +53,20 @@ pub struct Server {
     pub rank_fds: Vec<OwnedFd>,
 }
 
-/// Starts the server for `n` ranks whose nodes are `node_of`.
-pub fn start(node_of: &[usize]) -> std::io::Result<Server> {
-    start_serving(node_of, node_of.len(), None, None)
+/// Starts the server for `n` ranks whose nodes are `node_of` and segments `app_of`.
+pub fn start(node_of: &[usize], app_of: Vec<usize>) -> std::io::Result<Server> {
+    start_serving(node_of, app_of, None, None)
 }
 
-/// Starts the server of one node's `local` ranks in a job whose nodes are `node_of`; its fences
-/// go through `upstream`, its ranks' aborts to `on_abort`.
-pub fn start_node(node_of: &[usize], local: usize, upstream: Upstream, on_abort: OnAbort) -> std::io::Result<Server> {
-    start_serving(node_of, local, Some(upstream), Some(on_abort))
+/// Starts the server of one node's ranks, whose segments are `app_of` (one per rank), in a job
+/// whose nodes are `node_of`; its fences go through `upstream`, its ranks' aborts to `on_abort`.
+pub fn start_node(node_of: &[usize], app_of: Vec<usize>, upstream: Upstream, on_abort: OnAbort) -> std::io::Result<Server> {
+    start_serving(node_of, app_of, Some(upstream), Some(on_abort))
 }
 
-fn start_serving(node_of: &[usize], n: usize, upstream: Option<Upstream>, on_abort: Option<OnAbort>) -> std::io::Result<Server> {
-    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream, on_abort });
+fn start_serving(node_of: &[usize], appnum: Vec<usize>, upstream: Option<Upstream>, on_abort: Option<OnAbort>) -> std::io::Result<Server> {
+    let n = appnum.len();
+    let shared = Arc::new(Shared { n, space: Mutex::new(Space::default()), fenced: Condvar::new(), mapping: oxmpi::runtime::node_map::process_mapping(node_of), upstream, on_abort, appnum });
     let mut rank_fds = Vec::with_capacity(n);
     for r in 0..n {
         let (ours, theirs) = UnixStream::pair()?;
@@ -107,7 +110,7 @@ fn serve(s: &Shared, conn: UnixStream, index: usize) {
         let reply = match req.cmd.as_str() {
             "init" => wire1::format("response_to_init", &[("pmi_version", "1"), ("pmi_subversion", "1"), ("rc", "0")]),
             "get_maxes" => wire1::format("maxes", &[("kvsname_max", "256"), ("keylen_max", "64"), ("vallen_max", "1024")]),
-            "get_appnum" => wire1::format("appnum", &[("appnum", "0")]),
+            "get_appnum" => wire1::format("appnum", &[("appnum", &s.appnum[index].to_string())]),
             "get_my_kvsname" => wire1::format("my_kvsname", &[("kvsname", "oxmpi")]),
             "put" => match (req.get("key"), req.get("value")) {
                 (Some(k), Some(v)) => {
@@ -179,7 +182,7 @@ mod tests {
     #[test]
     fn ranks_put_fence_and_get_through_the_server() {
         let node_of = [0, 0, 1];
-        let server = start(&node_of).unwrap();
+        let server = start(&node_of, vec![0, 1, 1]).unwrap();
         let threads: Vec<_> = server
             .rank_fds
             .into_iter()
@@ -193,6 +196,7 @@ mod tests {
                     assert_eq!(got, vec![Some("v0".into()), Some("v1".into()), Some("v2".into())]);
                     assert_eq!(p.get(0, "nope").unwrap(), None);
                     assert_eq!(p.nodes().unwrap(), Some(vec![0, 0, 1]));
+                    assert_eq!(p.appnum(), if r == 0 { 0 } else { 1 }, "rank {r}'s MPMD segment");
                     p.fence().unwrap();
                     p.finalize().unwrap();
                 })
@@ -212,7 +216,7 @@ mod tests {
             all.push(("k0".into(), "v0".into()));
             Ok(all)
         });
-        let server = start_node(&[0, 1, 1], 2, up, Box::new(|_, _| {})).unwrap();
+        let server = start_node(&[0, 1, 1], vec![0, 2], up, Box::new(|_, _| {})).unwrap();
         let threads: Vec<_> = server
             .rank_fds
             .into_iter()
@@ -225,6 +229,7 @@ mod tests {
                     p.fence().unwrap();
                     assert_eq!(p.get(0, "k0").unwrap(), Some("v0".into()));
                     assert_eq!(p.get(0, "k2").unwrap(), Some("v2".into()));
+                    assert_eq!(p.appnum(), 2 * i as i32);
                     p.finalize().unwrap();
                 })
             })

@@ -1,6 +1,7 @@
 //! A processes-mode program made ready to start, by `mpiexec` on this machine and by a node
 //! agent (`agent`) on its host: found like execvp, its MPI ABI read, its libraries planned.
-use crate::args::Options;
+use crate::args::{App, Options};
+use std::os::unix::ffi::OsStrExt;
 use crate::{abi, libpath, resolve_program};
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -15,10 +16,20 @@ pub struct Prepared {
     pub preload: Option<OsString>,
 }
 
-/// Finds the program and plans its libraries; Err: the exit status and the reason.
-pub fn prepare_program(o: &Options) -> Result<Prepared, (i32, String)> {
-    let shown = o.program.to_string_lossy().into_owned();
-    let path = resolve_program(&o.program, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
+/// `prepare_app` for each segment of the command line (one but for MPMD).
+pub fn prepare_apps(o: &Options) -> Result<Vec<Prepared>, (i32, String)> {
+    o.apps.iter().map(|a| prepare_app(o, a)).collect()
+}
+
+/// Finds segment `a`'s program (a relative name with a '/' from its -wdir, as its ranks will
+/// see it) and plans its libraries; Err: the exit status and the reason.
+fn prepare_app(o: &Options, a: &App) -> Result<Prepared, (i32, String)> {
+    let shown = a.program.to_string_lossy().into_owned();
+    let named = match &a.wdir {
+        Some(d) if a.program.as_bytes().contains(&b'/') => std::path::Path::new(d).join(&a.program).into_os_string(),
+        _ => a.program.clone(),
+    };
+    let path = resolve_program(&named, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
     // Which MPI does it link against? Unreadable or odd files are treated like scripts.
     let (info, abi) = abi::of_program(&path, o.abi);
     let libdir = libpath::find_libdir(std::env::var_os("OXMPI_LIBDIR"), std::env::current_exe().ok());

@@ -69,6 +69,20 @@ pub fn rank_command<S: AsRef<OsStr>>(p: &Program<'_, S>, world: &World<'_>, rank
     cmd
 }
 
+/// An MPMD segment's part of its ranks' commands: MPI_APPNUM (`appnum`, the segment's index),
+/// the segment's own `-env` variables and `-wdir`.
+pub fn segment(cmd: &mut Command, app: &crate::args::App, appnum: usize) {
+    cmd.env(ENV_APPNUM, appnum.to_string());
+    for (k, v) in &app.env {
+        if let Some(v) = v {
+            cmd.env(k, v);
+        }
+    }
+    if let Some(d) = &app.wdir {
+        cmd.current_dir(d);
+    }
+}
+
 /// Comma-separated slot numbers (`World::slots`).
 pub fn slot_list(slots: &[usize]) -> String {
     slots.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(",")

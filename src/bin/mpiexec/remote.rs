@@ -216,15 +216,30 @@ impl Head {
         let mut set = |k: &str, v: &str| lines.push_str(&link::line(&["set", k, v]));
         set("nranks", &s.n.to_string());
         set("mode", if s.o.mode == Mode::Threads { "threads" } else { "processes" });
-        set("program", &s.o.program.to_string_lossy());
-        for arg in &s.o.args {
-            set("arg", &arg.to_string_lossy());
+        // Each segment of the command line (one but for MPMD): its ranks, program, arguments,
+        // own variables and directory.
+        for app in &s.o.apps {
+            set("app", &if s.o.mpmd() { app.nranks } else { s.n }.to_string());
+            set("program", &app.program.to_string_lossy());
+            for arg in &app.args {
+                set("arg", &arg.to_string_lossy());
+            }
+            for (k, v) in &app.env {
+                if let Some(v) = v {
+                    set("appenv", &format!("{k}={v}"));
+                }
+            }
+            if let Some(d) = &app.wdir {
+                set("appwdir", &d.to_string_lossy());
+            }
         }
         if let Some(abi) = s.o.abi {
             set("abi", abi.name());
         }
         set("universe", &s.o.universe.unwrap_or(s.n).max(s.n).to_string());
         set("tag", if s.o.tag_output { "1" } else { "0" });
+        set("bind", s.o.bind.name());
+        set("report-bindings", if s.o.report_bindings { "1" } else { "0" });
         set("nodemap", &oxmpi::runtime::node_map::format(&s.node_of));
         set("host", &a.node.host);
         set("first", &a.node.first.to_string());

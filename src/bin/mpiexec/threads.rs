@@ -8,10 +8,10 @@
 //! (liboxmpi-threads.so: the exit and pthread_create interposers) in LD_PRELOAD. There is no
 //! job segment: the ranks share the host's memory. The launcher then supervises the host like a
 //! single rank (time limit, signal forwarding); the host reports on its ranks itself.
-use crate::args::Options;
+use crate::args::{App, Options};
 use crate::abi::{self, Abi};
 use crate::{elf, libpath, resolve_program, supervise, threads_host};
-use oxmpi::runtime::env;
+use oxmpi::runtime::{env, mpmd};
 use oxmpi::runtime::threads::shebang;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
@@ -93,13 +93,27 @@ pub struct Prepared {
     ompi_fortran: bool,
 }
 
-/// Checks that the program can run as threads and prepares its host; Err: the exit status and
-/// the reason.
-pub fn prepare(o: &Options) -> Result<Prepared, (i32, String)> {
-    let shown = o.program.to_string_lossy().into_owned();
-    let path = resolve_program(&o.program, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
+/// Checks that every segment's program (one but for MPMD) can run as threads and prepares the
+/// host; Err: the exit status and the reason. The segments share the host's libraries, so they
+/// must need one MPI ABI.
+pub fn prepare(o: &Options) -> Result<Vec<Prepared>, (i32, String)> {
+    let ps = o.apps.iter().map(|a| prepare_app(o, a)).collect::<Result<Vec<_>, _>>()?;
+    if let Some(p) = ps.iter().find(|p| p.abi.map(Abi::name) != ps[0].abi.map(Abi::name)) {
+        let name = |p: &Prepared| p.abi.map_or("mpich", Abi::name);
+        return Err((2, format!("{} needs the {} ABI and {} the {} ABI: in threads mode the ranks of all programs share one process; use --mode processes", ps[0].shown, name(&ps[0]), p.shown, name(p))));
+    }
+    Ok(ps)
+}
+
+fn prepare_app(o: &Options, a: &App) -> Result<Prepared, (i32, String)> {
+    let shown = a.program.to_string_lossy().into_owned();
+    let named = match &a.wdir {
+        Some(d) if a.program.as_bytes().contains(&b'/') => Path::new(d).join(&a.program).into_os_string(),
+        _ => a.program.clone(),
+    };
+    let path = resolve_program(&named, std::env::var_os("PATH")).map_err(|e| (127, format!("cannot run '{shown}': {e}")))?;
     // A `#!` script runs as its interpreter with the script as an argument (as execve does).
-    let cmd = shebang::resolve(&path, o.program.as_os_str(), std::env::var_os("PATH").as_deref()).map_err(|e| (2, format!("cannot run '{shown}' in threads mode: {e}")))?;
+    let cmd = shebang::resolve(&path, a.program.as_os_str(), std::env::var_os("PATH").as_deref()).map_err(|e| (2, format!("cannot run '{shown}' in threads mode: {e}")))?;
     // What the user named, or the script's interpreter when that is what fails.
     let shown = if cmd.program == path { shown } else { format!("{shown}'s #! interpreter {}", cmd.program.display()) };
     let path = cmd.program;
@@ -125,8 +139,9 @@ pub fn prepare(o: &Options) -> Result<Prepared, (i32, String)> {
 
 /// The command of the threads-mode host of one node of a job over several (`node_map`): its
 /// ranks from `first` on, with the PMI descriptors `fds` (kept open across exec).
-pub fn node_host_command(o: &Options, p: &Prepared, node_map: &str, first: usize, fds: Vec<i32>) -> Command {
-    let mut cmd = host_command(o, o.nranks, &p.abs, &p.head, &p.dir, &p.user, p.abi, p.ompi_fortran);
+/// `bind`: the CPUs of the host's ranks (`bind::threads_value`).
+pub fn node_host_command(o: &Options, ps: &[Prepared], node_map: &str, first: usize, fds: Vec<i32>, bind: Option<String>) -> Command {
+    let mut cmd = host_command(o, ps, bind);
     cmd.env(oxmpi::runtime::node_map::ENV, node_map).env(oxmpi::runtime::node_map::HOST_ENV, oxmpi::runtime::node_map::format_host(first, &fds));
     // UCX, loaded by the ranks' MPI_Init, would take over the crash signals the host
     // watches to name a crashed rank; the user's setting wins.
@@ -146,15 +161,28 @@ pub fn node_host_command(o: &Options, p: &Prepared, node_map: &str, first: usize
 }
 
 pub fn run(o: &Options) -> i32 {
-    let p = match prepare(o) {
+    let ps = match prepare(o) {
         Ok(p) => p,
         Err((code, msg)) => {
             eprintln!("oxmpi: {msg}");
             return code;
         }
     };
-    let shown = &p.shown;
+    let shown = &ps[0].shown;
     let n = o.nranks;
+    let host = crate::hosts::own_name();
+    let binds = match crate::bind::plan(o.bind, n, &host) {
+        Ok(b) => b,
+        Err(m) => {
+            eprintln!("oxmpi: {m}");
+            return 2;
+        }
+    };
+    if o.report_bindings {
+        for (r, c) in binds.iter().enumerate() {
+            crate::bind::report(r, &host, c.as_deref());
+        }
+    }
 
     supervise::block_signals();
     // SAFETY: getpid has no preconditions.
@@ -164,7 +192,7 @@ pub fn run(o: &Options) -> i32 {
     let node_of = oxmpi::runtime::node_map::blocks(n, o.nodes);
     let mut pmi_fds: Vec<Option<std::os::fd::OwnedFd>> = Vec::new();
     if o.nodes > 1 {
-        match crate::pmi_server::start(&node_of) {
+        match crate::pmi_server::start(&node_of, o.app_of()) {
             Ok(server) => pmi_fds = server.rank_fds.into_iter().map(Some).collect(),
             Err(e) => {
                 eprintln!("oxmpi: cannot start the PMI server of a job over {} nodes: {e}", o.nodes);
@@ -180,9 +208,10 @@ pub fn run(o: &Options) -> i32 {
             let first = node_of.iter().position(|&x| x == node).unwrap_or(0);
             mine = (first..n).take_while(|&r| node_of[r] == node).filter_map(|r| pmi_fds[r].take()).collect();
             let raws: Vec<i32> = mine.iter().map(std::os::fd::AsRawFd::as_raw_fd).collect();
-            node_host_command(o, &p, &node_map, first, raws)
+            let count = raws.len();
+            node_host_command(o, &ps, &node_map, first, raws, crate::bind::threads_value(&binds[first..first + count]))
         } else {
-            host_command(o, n, &p.abs, &p.head, &p.dir, &p.user, p.abi, p.ompi_fortran)
+            host_command(o, &ps, crate::bind::threads_value(&binds))
         };
         supervise::tie_to_launcher(&mut cmd, launcher_pid);
         let spawned = cmd.spawn();
@@ -201,11 +230,23 @@ pub fn run(o: &Options) -> i32 {
     supervise::Job::threads_hosts(pids).supervise(o.timeout.as_ref())
 }
 
-/// The command of a threads-mode host running ranks of the `n`-rank job of program `abs`, whose
-/// argv starts with `head` (`shebang::Command::head`).
-#[allow(clippy::too_many_arguments)]
-fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path, user: &libpath::UserEnv, abi: Option<Abi>, ompi_fortran: bool) -> Command {
+/// The command of a threads-mode host running ranks of the job of the programs `ps` (one per
+/// segment of the command line; the first one's ABI and libraries are the host's).
+fn host_command(o: &Options, ps: &[Prepared], bind: Option<String>) -> Command {
+    let Prepared { abs, head, dir, user, abi, .. } = &ps[0];
+    let (n, abi) = (o.nranks, *abi);
+    let ompi_fortran = ps.iter().any(|p| p.ompi_fortran);
     let mut cmd = Command::new("/proc/self/exe");
+    if o.mpmd() {
+        // Every segment's program, arguments and directory (`oxmpi::runtime::mpmd`).
+        let wdir = |a: &App| a.wdir.as_ref().map(|d| std::path::absolute(d).map_or_else(|_| d.clone(), PathBuf::into_os_string));
+        let apps: Vec<mpmd::App> = ps.iter().zip(&o.apps).map(|(p, a)| mpmd::App { count: a.nranks, program: p.abs.clone().into_os_string(), argv: p.head.iter().chain(&a.args).cloned().collect(), wdir: wdir(a) }).collect();
+        cmd.env(mpmd::ENV_APPS, mpmd::encode(&apps));
+    }
+    match bind {
+        Some(b) => cmd.env(env::BIND, b),
+        None => cmd.env_remove(env::BIND),
+    };
     // argv[0] carries the program name as the user gave it: the host passes it on as the ranks'
     // argv[0] (and `ps` shows the job under the program's name).
     cmd.arg0(&head[0])
@@ -214,8 +255,8 @@ fn host_command(o: &Options, n: usize, abs: &Path, head: &[OsString], dir: &Path
         .arg(abs)
         .args(&head[1..])
         .args(&o.args)
-        .env("LD_PRELOAD", preload_value(&dir, user.ld_preload.as_deref(), &abi_lib(abi, ompi_fortran)))
-        .env("LD_LIBRARY_PATH", libpath_value(&dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))
+        .env("LD_PRELOAD", preload_value(dir, user.ld_preload.as_deref(), &abi_lib(abi, ompi_fortran)))
+        .env("LD_LIBRARY_PATH", libpath_value(dir, user.ld_library_path.as_deref(), abi == Some(Abi::Ompi)))
         .env(env::MODE, "threads")
         .env(env::SIZE, n.to_string())
         // The host keeps slots for spawned ranks (`runtime::threads::spawn`).

@@ -208,8 +208,9 @@ unsafe fn get_attr(comm: MPI_Comm, keyval: c_int, attribute_val: *mut c_void, fl
         // MPI_Wtime counts from each process's first MPI call, so clocks are not synchronised.
         wtime_is_global: 0,
         universe_size: u.seg.universe_size() as c_int,
-        // A spawned rank's command index in MPI_Comm_spawn_multiple (0 for MPI_Comm_spawn).
-        appnum: crate::runtime::pmi::client().map(|p| p.appnum()).or_else(|| crate::runtime::spawned::of(u.rank, u.seg.nranks()).ok().flatten().map(|s| s.appnum as c_int)).unwrap_or(0),
+        // A spawned rank's command index in MPI_Comm_spawn_multiple (0 for MPI_Comm_spawn), a first
+        // rank's segment of an MPMD command line.
+        appnum: crate::runtime::pmi::client().map(|p| p.appnum()).unwrap_or_else(|| crate::runtime::mpmd::appnum(u.rank, u.seg.nranks()) as c_int),
     });
     // The predefined attributes are pointers to their values; a user attribute is its value.
     let found: Option<*const c_void> = match keyval {

@@ -53,6 +53,12 @@ pub trait Pmi: Send + Sync {
     /// Asks the launcher to end the whole job with exit status `code`. Does not wait: the caller
     /// exits right after. Safe to call while another thread waits in a request.
     fn abort(&self, code: i32, message: &str);
+    /// After `abort`: waits until the launcher has read it, at most until `until`, so that a
+    /// launcher that orders failures by when it learns of them sees the abort before its
+    /// consequences (peers of other nodes that lose this rank's process). Default: at once.
+    fn abort_read(&self, until: std::time::Instant) {
+        let _ = until;
+    }
     /// Tells the launcher this rank left MPI cleanly (it then does not count the rank's exit as
     /// a failure).
     fn finalize(&self) -> io::Result<()>;
@@ -60,6 +66,22 @@ pub trait Pmi: Send + Sync {
 
 /// The PMI connection of this process, once MPI_Init made one.
 static CLIENT: OnceLock<Box<dyn Pmi>> = OnceLock::new();
+
+/// Threads mode over several nodes: each rank thread's own connection (its process is a node's
+/// host), by slot, kept for the rank's aborts once its wire-up is done.
+static RANK_CLIENTS: crate::runtime::threads::rank_table::RankTable<Box<dyn Pmi>> = crate::runtime::threads::rank_table::RankTable::new();
+
+/// Keeps `p` as threads-mode rank `rank`'s own connection; returns it.
+pub fn install_for_rank(rank: usize, p: Box<dyn Pmi>) -> &'static dyn Pmi {
+    RANK_CLIENTS.set(rank, p);
+    &**RANK_CLIENTS.get(rank).expect("just set")
+}
+
+/// The connection through which the calling rank reaches its launcher: the process's, else (a
+/// threads-mode rank of a node's host) the rank thread's own.
+pub fn client_of_caller() -> Option<&'static dyn Pmi> {
+    client().or_else(|| usize::try_from(crate::runtime::job::context()).ok().and_then(|r| RANK_CLIENTS.get(r)).map(|b| &**b))
+}
 
 /// The connection MPI_Init made, if the job was started by a foreign launcher.
 pub fn client() -> Option<&'static dyn Pmi> {
@@ -156,6 +178,7 @@ pub fn abort_job(p: &dyn Pmi, code: i32, message: &str) {
         }
     }
     p.abort(code, message);
+    p.abort_read(std::time::Instant::now() + std::time::Duration::from_millis(500));
 }
 
 #[cfg(test)]

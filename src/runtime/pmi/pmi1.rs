@@ -161,6 +161,19 @@ impl Pmi for Pmi1 {
         unsafe { libc::write(self.fd, line.as_ptr() as *const libc::c_void, line.len()) };
     }
 
+    fn abort_read(&self, until: std::time::Instant) {
+        loop {
+            let mut unread: libc::c_int = 0;
+            // SAFETY: TIOCOUTQ (SIOCOUTQ) stores an int into the local: on a Unix or TCP socket,
+            // the bytes written that the launcher has not read yet.
+            let ok = unsafe { libc::ioctl(self.fd, libc::TIOCOUTQ, &mut unread) } == 0;
+            if !ok || unread <= 0 || std::time::Instant::now() >= until {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_micros(200));
+        }
+    }
+
     fn finalize(&self) -> io::Result<()> {
         self.request("finalize", &[], "finalize_ack").map(|_| ())
     }

@@ -43,8 +43,33 @@ pub(super) struct RankStart {
     /// permute or modify its argv (getopt does), so ranks must not share one.
     pub _args: Vec<CString>,
     pub argv: Vec<*mut c_char>,
-    /// A spawned rank's working directory (info key `wdir`; kernel-thread ranks only).
+    /// A spawned rank's working directory (info key `wdir`), or an MPMD segment's (`-wdir`);
+    /// kernel-thread ranks only.
     pub wdir: Option<CString>,
+    /// The CPUs the rank's thread is bound to (`mpiexec --bind-to`; kernel-thread ranks only).
+    pub cpus: Option<Vec<usize>>,
+}
+
+/// The CPUs of each of the host's `n` ranks, from `env::BIND` (None: no binding); Err: one line.
+fn binds_from_env(n: usize) -> Result<Option<Vec<Vec<usize>>>, String> {
+    let Ok(v) = std::env::var(crate::runtime::env::BIND) else { return Ok(None) };
+    let bad = || format!("{}={v} is not {n} CPU lists as this oxmpi's mpiexec writes them", crate::runtime::env::BIND);
+    let cpu = |s: &str| s.parse::<usize>().ok().filter(|&c| c < libc::CPU_SETSIZE as usize);
+    let mut all = Vec::new();
+    for rank in v.split(';') {
+        let mut cpus = Vec::new();
+        for part in rank.split(',') {
+            match part.split_once('-') {
+                Some((a, b)) => cpus.extend(cpu(a).ok_or_else(bad)?..=cpu(b).ok_or_else(bad)?),
+                None => cpus.push(cpu(part).ok_or_else(bad)?),
+            }
+        }
+        all.push(cpus);
+    }
+    if all.len() != n {
+        return Err(bad());
+    }
+    Ok(Some(all))
 }
 
 /// Slots of a job in all, at least: room for spawned ranks above MPI_UNIVERSE_SIZE, as
@@ -378,6 +403,20 @@ extern "C-unwind" fn rank_thread(arg: *mut c_void) -> *mut c_void {
             job::say(&format!("oxmpi: rank {}: cannot enter its working directory {}: {}", start.rank, d.to_string_lossy(), std::io::Error::last_os_error()));
         }
     }
+    if let Some(cpus) = &start.cpus {
+        // SAFETY: cpu_set_t is plain data; every CPU number is below CPU_SETSIZE
+        // (`binds_from_env`); pid 0 is the calling thread.
+        let rc = unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for &c in cpus {
+                libc::CPU_SET(c, &mut set);
+            }
+            libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set)
+        };
+        if rc != 0 {
+            job::say(&format!("oxmpi: rank {}: cannot bind to CPU {cpus:?}: {}", start.rank, std::io::Error::last_os_error()));
+        }
+    }
     // SAFETY: C functions of c-src/rank_guard.c, given this thread's RankStart.
     if unsafe { oxmpi_rank_guarded(rank_body, rank_vanished, arg) } == 1 {
         // The rank crashed and the job survives it (`on_crash`): the thread ends here.
@@ -412,17 +451,51 @@ struct FiberStart(*mut RankStart);
 // SAFETY: the RankStart is used by exactly one fiber, whichever carrier runs it.
 unsafe impl Send for FiberStart {}
 
-/// Runs `n` ranks of `program` with `args` (args[0] is the program name as the user typed it).
-/// Returns the job's exit status; loading problems print one line and return 2.
-pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 {
-    let upcalls = UPCALLS.get_or_init(|| upcalls);
-    let prepared = match loader::prepare(program) {
-        Ok(p) => p,
-        Err(e) => {
-            eprintln!("oxmpi: {}", e.0);
-            return 2;
+/// One segment of the job as `run` starts it: `count` ranks of `program` with `args` (args[0]
+/// is the program name as the user typed it), in `wdir` if given.
+pub struct App {
+    pub count: usize,
+    pub program: std::path::PathBuf,
+    pub args: Vec<CString>,
+    pub wdir: Option<CString>,
+}
+
+impl App {
+    /// The segments of `OXMPI_APPS` (an MPMD job, `crate::runtime::mpmd`), else the one segment
+    /// of the host's arguments; Err: one line. Removes the variable: the ranks must not see it.
+    pub fn from_env(n: usize, program: &Path, args: &[CString]) -> Result<Vec<App>, String> {
+        let Some(v) = std::env::var_os(crate::runtime::mpmd::ENV_APPS) else {
+            return Ok(vec![App { count: n, program: program.to_path_buf(), args: args.to_vec(), wdir: None }]);
+        };
+        // Single-threaded still (no rank has started): nothing reads the environment concurrently.
+        std::env::remove_var(crate::runtime::mpmd::ENV_APPS);
+        let apps = crate::runtime::mpmd::decode(&v.to_string_lossy())?;
+        if apps.iter().map(|a| a.count).sum::<usize>() != n {
+            return Err(format!("internal: {} describes other than {n} ranks", crate::runtime::mpmd::ENV_APPS));
         }
-    };
+        let c = |w: &std::ffi::OsString| CString::new(w.as_bytes()).map_err(|_| "internal: NUL byte in a program's argument".to_string());
+        apps.iter()
+            .map(|a| Ok(App { count: a.count, program: a.program.clone().into(), args: a.argv.iter().map(c).collect::<Result<_, _>>()?, wdir: a.wdir.as_ref().map(c).transpose()? }))
+            .collect()
+    }
+}
+
+/// Runs the ranks of `apps` (rank blocks in order; one segment but for an MPMD job). Returns the
+/// job's exit status; loading problems print one line and return 2.
+pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
+    let upcalls = UPCALLS.get_or_init(|| upcalls);
+    let n: usize = apps.iter().map(|a| a.count).sum();
+    let mut prepared = Vec::with_capacity(apps.len());
+    for a in apps {
+        match loader::prepare(&a.program) {
+            Ok(p) => prepared.push(p),
+            Err(e) => {
+                eprintln!("oxmpi: {}", e.0);
+                return 2;
+            }
+        }
+    }
+    let app_of = crate::runtime::mpmd::app_of(&apps.iter().map(|a| a.count).collect::<Vec<_>>());
     // Slots above the world wait for spawned ranks (`spawn`), as in processes mode.
     let universe = universe_size(n);
     let nslots = universe.max(SPAWN_SLOTS);
@@ -436,12 +509,20 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
             return 2;
         }
     };
+    let binds = match binds_from_env(ours.len()) {
+        Ok(b) => b,
+        Err(e) => {
+            eprintln!("oxmpi: internal: {e}");
+            return 2;
+        }
+    };
     let mut mains = Vec::with_capacity(ours.len());
     let mut copies = vec![Vec::new(); nslots];
     let mut bases = vec![0; nslots];
     let mut no_fibers: Option<String> = None;
     for r in ours.clone() {
-        match prepared.load_instance(r) {
+        crate::runtime::mpmd::record(r, app_of[r]);
+        match prepared[app_of[r]].load_instance(r) {
             Ok(inst) => {
                 if no_fibers.is_none() {
                     no_fibers = fiber_blocker(&inst).map(|why| format!("rank {r}'s program {why}"));
@@ -458,7 +539,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         }
     }
     *COPIES.write().unwrap_or_else(|p| p.into_inner()) = copies;
-    *PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()) = vec![program.to_path_buf(); n];
+    *PROGRAMS.lock().unwrap_or_else(|p| p.into_inner()) = app_of.iter().map(|&a| apps[a].program.clone()).collect();
     let _ = ENDED.set((0..nslots).map(|_| std::sync::atomic::AtomicBool::new(false)).collect());
     super::atexit::install(&bases);
     let seg = match Segment::anonymous_world(nslots, n, (upcalls.channel_geometry)(n)) {
@@ -472,7 +553,7 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
     if std::env::var(crate::runtime::env::SURVIVE).is_ok_and(|v| v == "1") {
         seg.want_survival();
     }
-    if !job::install_threads_job(ThreadsJob::new(seg, nslots, args.iter().map(|a| a.to_string_lossy().into_owned()).collect())) {
+    if !job::install_threads_job(ThreadsJob::new(seg, nslots, app_of.iter().map(|&a| apps[a].args.iter().map(|w| w.to_string_lossy().into_owned()).collect()).collect())) {
         eprintln!("oxmpi: internal: a threads-mode job is already running in this process");
         return 2;
     }
@@ -491,6 +572,18 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         // A rank of a job over nodes polls UCX while it waits, never parking: kernel threads.
         if setting == sched::Setting::Always {
             eprintln!("oxmpi: ranks of a job over several nodes run as kernel threads, not fibers");
+        }
+        None
+    } else if binds.is_some() {
+        // A fiber moves between carriers: only a kernel thread can be bound.
+        if setting == sched::Setting::Always {
+            eprintln!("oxmpi: ranks bound to cores (--bind-to core) run as kernel threads, not fibers");
+        }
+        None
+    } else if apps.iter().any(|a| a.wdir.is_some()) {
+        // A fiber shares its carrier's working directory.
+        if setting == sched::Setting::Always {
+            eprintln!("oxmpi: ranks given a working directory (-wdir of an MPMD segment) run as kernel threads, not fibers");
         }
         None
     } else if let Some(why) = &no_fibers {
@@ -515,10 +608,12 @@ pub fn run(n: usize, program: &Path, args: &[CString], upcalls: Upcalls) -> i32 
         // SAFETY: no other rank is in its start-up code now (previous line), so nobody is inside
         // getopt; writing libc's int is then race-free for practical purposes.
         unsafe { optind = 0 };
-        let own: Vec<CString> = args.to_vec();
+        let app = &apps[app_of[rank]];
+        let own: Vec<CString> = app.args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
         argv.push(std::ptr::null_mut());
-        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv, wdir: None }));
+        let cpus = binds.as_ref().map(|b| b[rank - ours.start].clone());
+        let start = Box::into_raw(Box::new(RankStart { rank, main, constructors, _args: own, argv, wdir: app.wdir.clone(), cpus }));
         if let Some(s) = fibers {
             let st = FiberStart(start);
             let body = Box::new(move || {

@@ -197,7 +197,7 @@ pub fn spawn(parent_root: usize, apps: &[App]) -> Result<Answer, String> {
             let own = args.clone();
             let mut argv: Vec<*mut std::os::raw::c_char> = own.iter().map(|a| a.as_ptr() as *mut _).collect();
             argv.push(std::ptr::null_mut());
-            starts.push((RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone() }, r.threads));
+            starts.push((RankStart { rank: s, main: inst.main, constructors: inst.constructors().to_vec(), _args: own, argv, wdir: r.wdir.clone(), cpus: None }, r.threads));
             host::keep_instance(s, inst);
         }
     }
