@@ -115,7 +115,18 @@ impl Net {
     /// Hands the stashed packets (of `src` only, if given) to `f`, without holding a lock while
     /// `f` runs (it may send, which locks the worker).
     fn deliver(&self, only: Option<usize>, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
-        self.fetch();
+        // What is stashed goes first; asking UCX again (a system call over TCP) would only find
+        // later packets, which the next poll takes. A waiter's `pending` has just fetched.
+        let stashed = {
+            let s = lock(&self.stash);
+            match only {
+                None => !s.is_empty(),
+                Some(src) => s.iter().any(|p| p.0 == src),
+            }
+        };
+        if !stashed {
+            self.fetch();
+        }
         let mine: Vec<Stashed> = {
             let mut s = lock(&self.stash);
             match only {
@@ -234,9 +245,13 @@ impl Transport for Nodes {
     #[inline]
     fn announce(&self, dest: usize) {
         match self.remote(dest) {
-            // Pushes what UCX queued onto the wire.
+            // Pushes what UCX queued onto the wire; a send UCX completed at once left nothing
+            // queued (and progress over TCP costs a system call per send).
             Some(net) => {
-                let _ = lock(&net.worker).progress();
+                let mut w = lock(&net.worker);
+                if w.sends_in_flight() > 0 {
+                    let _ = w.progress();
+                }
             }
             None => self.shm.announce(dest),
         }
