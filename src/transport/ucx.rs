@@ -188,13 +188,6 @@ impl Payload {
         }
     }
 
-    pub fn len(&self) -> usize {
-        match self {
-            Payload::Owned(v) => v.len(),
-            Payload::Held(h) => h.len,
-        }
-    }
-
     /// The bytes.
     ///
     /// # Safety
