@@ -10,10 +10,12 @@
 //! instead of the engine's rendezvous that would stream it here in `MAX_PAYLOAD` packets, each
 //! a message of its own on the wire (4 MiB ping-pong, 2 emulated nodes over TCP on a loaded
 //! 2-core machine: 0.27-0.30 GB/s streamed, 0.34-0.35 GB/s whole). The sender still copies the
-//! payload once (UCX keeps the copy until its send completes), so the send completes at once.
+//! payload once (UCX keeps the copy until its send completes), so the send completes at once;
+//! large copies and rendezvous receives reuse the worker's buffers (no page faults), and an eager
+//! payload is read where UCX received it (`ucx::Payload`).
 use super::ring::SlotHeader;
 use super::shm::Shm;
-use super::ucx::Worker;
+use super::ucx::{Payload, Worker};
 use super::{Locality, Transport};
 use crate::runtime::segment::Doorbell;
 use std::collections::VecDeque;
@@ -21,7 +23,7 @@ use std::io;
 use std::sync::Mutex;
 
 /// A packet from a remote peer, taken from UCX and not handed to the engine yet.
-type Stashed = (usize, SlotHeader, Vec<u8>);
+type Stashed = (usize, SlotHeader, Payload);
 
 /// `SlotHeader::kind` of the transport's own goodbye packet (`Transport::depart`), never handed
 /// to the engine; far from the engine's `packet::Kind` values.
@@ -31,7 +33,8 @@ const KIND_BYE: u32 = 0x0B7E_0000;
 struct Net {
     remote: Vec<bool>,
     worker: Mutex<Worker>,
-    /// Packets UCX delivered, in arrival order (per pair: the order sent).
+    /// Packets UCX delivered, in arrival order (per pair: the order sent). After `worker` in
+    /// drop order: payloads still held in UCX's buffers when the rank goes are freed with it.
     stash: Mutex<VecDeque<Stashed>>,
     /// The farewell of MPI_Finalize. A rank whose sends completed may still have packets on
     /// the wire (UCX's rendezvous or a TCP buffer): if it exited then, the peer would lose them,
@@ -79,11 +82,19 @@ impl Net {
         let mut moved = w.progress().unwrap_or(true);
         let mut got = Vec::new();
         let mut byes = Vec::new();
+        let mut odd = Vec::new();
         let _ = w.take(|src, h, d| match header_from(h) {
-            Some(hdr) if hdr.kind == KIND_BYE => byes.push(src),
-            Some(hdr) => got.push((src, hdr, d)),
-            None => {}
+            Some(hdr) if hdr.kind != KIND_BYE => got.push((src, hdr, d)),
+            hdr => {
+                if hdr.is_some() {
+                    byes.push(src);
+                }
+                odd.push(d);
+            }
         });
+        for d in odd {
+            w.release(d);
+        }
         drop(w);
         if !byes.is_empty() {
             let mut b = lock(&self.byes);
@@ -104,7 +115,18 @@ impl Net {
     /// Hands the stashed packets (of `src` only, if given) to `f`, without holding a lock while
     /// `f` runs (it may send, which locks the worker).
     fn deliver(&self, only: Option<usize>, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
-        self.fetch();
+        // What is stashed goes first; asking UCX again (a system call over TCP) would only find
+        // later packets, which the next poll takes. A waiter's `pending` has just fetched.
+        let stashed = {
+            let s = lock(&self.stash);
+            match only {
+                None => !s.is_empty(),
+                Some(src) => s.iter().any(|p| p.0 == src),
+            }
+        };
+        if !stashed {
+            self.fetch();
+        }
         let mine: Vec<Stashed> = {
             let mut s = lock(&self.stash);
             match only {
@@ -119,7 +141,15 @@ impl Net {
         for (src, hdr, data) in &mine {
             f(*src, hdr, data.as_ptr());
         }
-        !mine.is_empty()
+        if mine.is_empty() {
+            return false;
+        }
+        // The payloads were copied out by `f`: UCX's buffers go back, ours are reused.
+        let mut w = lock(&self.worker);
+        for (_, _, data) in mine {
+            w.release(data);
+        }
+        true
     }
 }
 
@@ -189,15 +219,16 @@ impl Transport for Nodes {
         let Some(net) = self.remote(dest) else {
             return self.shm.try_send(dest, hdr, len, fill);
         };
-        let mut data = Vec::with_capacity(len);
+        let mut w = lock(&net.worker);
+        let mut data = w.buffer(len);
         if len > 0 {
             fill(data.as_mut_ptr());
             // SAFETY: `fill` wrote the `len` bytes (the contract of `try_send`) into the
-            // capacity reserved above.
+            // capacity `buffer` reserved (>= len).
             unsafe { data.set_len(len) };
         }
         // UCX queues what it cannot send now; a failed send means the peer is gone (see `fetch`).
-        let _ = lock(&net.worker).send(dest, &header_bytes(hdr), data);
+        let _ = w.send(dest, &header_bytes(hdr), data);
         true
     }
 
@@ -214,9 +245,13 @@ impl Transport for Nodes {
     #[inline]
     fn announce(&self, dest: usize) {
         match self.remote(dest) {
-            // Pushes what UCX queued onto the wire.
+            // Pushes what UCX queued onto the wire; a send UCX completed at once left nothing
+            // queued (and progress over TCP costs a system call per send).
             Some(net) => {
-                let _ = lock(&net.worker).progress();
+                let mut w = lock(&net.worker);
+                if w.sends_in_flight() > 0 {
+                    let _ = w.progress();
+                }
             }
             None => self.shm.announce(dest),
         }

@@ -121,12 +121,93 @@ impl Drop for Context {
     }
 }
 
+/// Buffers of at least this many bytes are kept for reuse (`Spare`): a fresh one of a few
+/// hundred KiB comes from mmap, and filling it faults in every page (a quarter of the CPU time
+/// of a 4 MiB windowed bandwidth run, both sides); smaller ones come from malloc's free lists.
+const SPARE_MIN: usize = 64 << 10;
+/// At most this many bytes are kept for reuse (a window of 16 sends of 4 MiB in flight).
+const SPARE_BYTES: usize = 64 << 20;
+
+/// Large buffers whose packets are done, for the next sends' copies and rendezvous receives.
+#[derive(Default)]
+struct Spare {
+    bufs: Vec<Vec<u8>>,
+    bytes: usize,
+}
+
+impl Spare {
+    /// A buffer of capacity >= `len` (the smallest kept that fits, or a new one), its length
+    /// whatever of it is initialised (at most its capacity).
+    fn take(&mut self, len: usize) -> Vec<u8> {
+        if len >= SPARE_MIN {
+            let best = (0..self.bufs.len()).filter(|&i| self.bufs[i].capacity() >= len).min_by_key(|&i| self.bufs[i].capacity());
+            if let Some(i) = best {
+                let v = self.bufs.swap_remove(i);
+                self.bytes -= v.capacity();
+                return v;
+            }
+        }
+        Vec::with_capacity(len)
+    }
+
+    fn put(&mut self, v: Vec<u8>) {
+        let cap = v.capacity();
+        if cap >= SPARE_MIN && self.bytes + cap <= SPARE_BYTES {
+            self.bytes += cap;
+            self.bufs.push(v);
+        }
+    }
+}
+
+/// A packet's payload, as `Worker::take` hands it over; given back through `Worker::release`
+/// once read (else a held one stays UCX's until the worker goes).
+pub enum Payload {
+    /// Our own bytes: a rendezvous payload received straight into them, or none.
+    Owned(Vec<u8>),
+    /// An eager payload left where UCX received (or reassembled) it: no copy.
+    Held(Held),
+}
+
+/// UCX's receive buffer of an eager payload (UCP_AM_RECV_ATTR_FLAG_DATA), kept by returning
+/// UCS_INPROGRESS from the handler.
+pub struct Held {
+    ptr: *mut c_void,
+    len: usize,
+}
+
+// SAFETY: only an address and a length; the bytes are read, and released through the worker,
+// by whoever holds the worker's lock (the worker itself is Send for the same reason).
+unsafe impl Send for Held {}
+
+impl Payload {
+    /// The first byte (dangling but non-null when empty).
+    pub fn as_ptr(&self) -> *const u8 {
+        match self {
+            Payload::Owned(v) => v.as_ptr(),
+            Payload::Held(h) => h.ptr as *const u8,
+        }
+    }
+
+    /// The bytes.
+    ///
+    /// # Safety
+    /// The worker that handed this payload over is alive (a held payload is UCX's memory,
+    /// freed with the worker).
+    pub unsafe fn bytes(&self) -> &[u8] {
+        match self {
+            Payload::Owned(v) => v,
+            // SAFETY: UCX's buffer of `len` bytes, kept until released (caller's contract).
+            Payload::Held(h) => unsafe { std::slice::from_raw_parts(h.ptr as *const u8, h.len) },
+        }
+    }
+}
+
 /// A packet that arrived: the sender's index, header and payload. A rendezvous payload is still
 /// being received while `recv` is set.
 struct Arrival {
     src: usize,
     header: Vec<u8>,
-    data: Vec<u8>,
+    data: Payload,
     recv: Option<*mut c_void>,
 }
 
@@ -140,6 +221,10 @@ struct Inbox {
     error: Option<String>,
     /// Payloads that came by rendezvous (for tests and monitoring).
     rendezvous: u64,
+    /// Eager payloads kept in UCX's buffers rather than copied (for tests).
+    held: u64,
+    /// Buffers to reuse (sends' copies, rendezvous receives).
+    spare: Spare,
 }
 
 /// A send UCX has not completed: the buffers it reads from, kept until it has.
@@ -182,12 +267,14 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0 }), eps: Vec::new(), pending: Vec::new(), rma: Default::default(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
         am.id = AM_PACKET;
-        am.flags = sys::UCP_AM_FLAG_WHOLE_MSG;
+        // Whole messages, and their eager payloads kept for us (UCX copies one only when its
+        // transport cannot lend its receive buffer): the engine reads them without our copy.
+        am.flags = sys::UCP_AM_FLAG_WHOLE_MSG | sys::UCP_AM_FLAG_PERSISTENT_DATA;
         am.cb = Some(on_packet);
         am.arg = &mut *w.inbox as *mut Inbox as *mut c_void;
         // SAFETY: the worker is live; `arg` points into the boxed inbox, which lives as long as
@@ -262,7 +349,10 @@ impl Worker {
         // completes (kept in `pending` if it does not complete now).
         let p = unsafe { self.lib.ucp_am_send_nbx(ep, AM_PACKET, hdr.as_ptr() as *const c_void, hdr.len(), data.as_ptr() as *const c_void, data.len(), &param) };
         match status_ptr(p) {
-            StatusPtr::Done => Ok(()),
+            StatusPtr::Done => {
+                self.inbox.spare.put(data);
+                Ok(())
+            }
             StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
             StatusPtr::Request(req) => {
                 self.pending.push(Pending { req, _header: hdr, _data: data });
@@ -274,6 +364,29 @@ impl Worker {
     /// Number of payloads received by rendezvous so far.
     pub fn rendezvous_received(&self) -> u64 {
         self.inbox.rendezvous
+    }
+
+    /// Number of eager payloads handed over in UCX's own buffers so far.
+    pub fn held_received(&self) -> u64 {
+        self.inbox.held
+    }
+
+    /// An empty buffer with room for `len` bytes, for the payload of a `send` (a large one is
+    /// reused, its pages already mapped).
+    pub fn buffer(&mut self, len: usize) -> Vec<u8> {
+        let mut v = self.inbox.spare.take(len);
+        v.clear();
+        v
+    }
+
+    /// Gives back a payload `take` handed over, once read.
+    pub fn release(&mut self, p: Payload) {
+        match p {
+            Payload::Owned(v) => self.inbox.spare.put(v),
+            // SAFETY: a buffer UCX let this worker keep (UCS_INPROGRESS in `on_packet`),
+            // released once (`p` is consumed).
+            Payload::Held(h) => unsafe { self.lib.ucp_am_data_release(self.h, h.ptr) },
+        }
     }
 
     /// Number of sends UCX has not completed yet.
@@ -291,20 +404,24 @@ impl Worker {
         }
         let lib = self.lib;
         let mut failed = None;
-        self.pending.retain(|p| {
-            // SAFETY: `p.req` is a request of this worker not freed yet.
-            let s = unsafe { lib.ucp_request_check_status(p.req) };
+        let mut i = 0;
+        while i < self.pending.len() {
+            let req = self.pending[i].req;
+            // SAFETY: `req` is a request of this worker not freed yet.
+            let s = unsafe { lib.ucp_request_check_status(req) };
             if s == sys::UCS_INPROGRESS {
-                return true;
+                i += 1;
+                continue;
             }
             if s != sys::UCS_OK && failed.is_none() {
                 failed = Some(format!("UCX send failed: {}", status_text(lib, s)));
             }
-            // SAFETY: the request completed; freed once, and its buffers drop with `p`.
-            unsafe { lib.ucp_request_free(p.req) };
+            // SAFETY: the request completed; freed once, and UCX no longer reads its buffers.
+            unsafe { lib.ucp_request_free(req) };
+            let p = self.pending.remove(i);
+            self.inbox.spare.put(p._data);
             any = true;
-            false
-        });
+        }
         self.reap_accesses();
         if let Some(e) = self.inbox.error.take().or(failed) {
             return Err(e);
@@ -312,10 +429,10 @@ impl Worker {
         Ok(any)
     }
 
-    /// Hands every packet that arrived to `f(src, header, payload)` (the payload's buffer is
-    /// the caller's: a large one is not copied again), in order per sender, and returns how
-    /// many. A packet whose payload is still being received holds back those after it.
-    pub fn take(&mut self, mut f: impl FnMut(usize, &[u8], Vec<u8>)) -> Result<usize, String> {
+    /// Hands every packet that arrived to `f(src, header, payload)` (the payload is not copied
+    /// again; give it back through `release`), in order per sender, and returns how many. A
+    /// packet whose payload is still being received holds back those after it.
+    pub fn take(&mut self, mut f: impl FnMut(usize, &[u8], Payload)) -> Result<usize, String> {
         let mut n = 0;
         while let Some(a) = self.inbox.arrivals.front_mut() {
             if let Some(req) = a.recv {
@@ -408,6 +525,9 @@ impl Drop for Worker {
                 // SAFETY: an unfreed receive request of this worker.
                 unsafe { self.lib.ucp_request_free(req) };
                 std::mem::forget(a.data);
+            } else if let Payload::Held(h) = a.data {
+                // SAFETY: a buffer UCX let this worker keep, released once.
+                unsafe { self.lib.ucp_am_data_release(self.h, h.ptr) };
             }
         }
         // SAFETY: every endpoint is closed; destroyed once, before the context (field order).
@@ -415,8 +535,9 @@ impl Drop for Worker {
     }
 }
 
-/// UCX's handler of a packet (inside `ucp_worker_progress`): queues it, copying an eager payload,
-/// or starting the receive of a rendezvous one into the packet's own buffer.
+/// UCX's handler of a packet (inside `ucp_worker_progress`): queues it, keeping an eager payload
+/// in UCX's buffer (copying it only when UCX does not allow that), or starting the receive of a
+/// rendezvous one into a buffer of ours.
 unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_length: usize, data: *mut c_void, length: usize, param: *const sys::ucp_am_recv_param_t) -> sys::ucs_status_t {
     // No panic may unwind into UCX.
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -433,18 +554,28 @@ unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_l
         let src = u32::from_le_bytes(hdr[..SRC_BYTES].try_into().expect("4 bytes")) as usize;
         let header = hdr[SRC_BYTES..].to_vec();
         // SAFETY: as above.
-        let rndv = unsafe { (*param).recv_attr } & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 != 0;
-        if !rndv {
+        let attr = unsafe { (*param).recv_attr };
+        if attr & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0 {
+            if length > 0 && attr & sys::UCP_AM_RECV_ATTR_FLAG_DATA as u64 != 0 {
+                // Ours until `Worker::release` (UCS_INPROGRESS below).
+                inbox.arrivals.push_back(Arrival { src, header, data: Payload::Held(Held { ptr: data, len: length }), recv: None });
+                inbox.held += 1;
+                return sys::UCS_INPROGRESS;
+            }
             let payload = if length == 0 {
                 Vec::new()
             } else {
                 // SAFETY: eager data of `length` bytes, valid during the callback.
                 unsafe { std::slice::from_raw_parts(data as *const u8, length) }.to_vec()
             };
-            inbox.arrivals.push_back(Arrival { src, header, data: payload, recv: None });
+            inbox.arrivals.push_back(Arrival { src, header, data: Payload::Owned(payload), recv: None });
             return sys::UCS_OK;
         }
-        let mut buf = vec![0u8; length];
+        let mut buf = inbox.spare.take(length);
+        // Initialised bytes only (UCX overwrites them all): a reused buffer of the same size
+        // needs no clearing.
+        buf.truncate(length);
+        buf.resize(length, 0);
         // SAFETY: all-zero is "no attribute set" (contiguous bytes, completion polled).
         let rp: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
         // SAFETY: `data` is the rendezvous descriptor UCX gave this callback; `buf` has `length`
@@ -459,7 +590,7 @@ unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_l
                 return sys::UCS_OK;
             }
         };
-        inbox.arrivals.push_back(Arrival { src, header, data: buf, recv });
+        inbox.arrivals.push_back(Arrival { src, header, data: Payload::Owned(buf), recv });
         inbox.rendezvous += 1;
         sys::UCS_OK
     }));
@@ -475,7 +606,7 @@ unsafe extern "C" fn on_peer_error(arg: *mut c_void, _ep: sys::ucp_ep_h, status:
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     #[test]
@@ -495,15 +626,43 @@ mod tests {
         (a, b)
     }
 
+    /// The packets that arrived at `w` as (sender, header, payload) copies, the payloads given
+    /// back to the worker.
+    pub(crate) fn take_copies(w: &mut Worker) -> Vec<(usize, Vec<u8>, Vec<u8>)> {
+        let mut got = Vec::new();
+        w.take(|src, h, d| got.push((src, h.to_vec(), d))).unwrap();
+        got.into_iter()
+            .map(|(src, h, d)| {
+                // SAFETY: `w` handed the payload over and is alive; released right after.
+                let bytes = unsafe { d.bytes() }.to_vec();
+                w.release(d);
+                (src, h, bytes)
+            })
+            .collect()
+    }
+
     fn payload(i: usize, n: usize) -> Vec<u8> {
         (0..n).map(|k| (k * 31 + i * 7) as u8).collect()
     }
 
     /// Sends packets of every size class both ways at once (eager, and rendezvous for the big
     /// ones) and checks each arrives whole, with its header, in the order sent.
+    /// Two rounds: the second reuses the first's large buffers (sends' copies, rendezvous
+    /// receives), which must not leak old bytes into new packets.
     fn exchange(tls: &str) {
         let (mut a, mut b) = pair(tls);
-        let sizes = [0usize, 1, 8, 100, 4096, 65_536, 1 << 20, 3 << 20, 7, 0];
+        for round in 0..2 {
+            exchange_round(tls, &mut a, &mut b, round);
+        }
+        // The MiB payloads took UCX's rendezvous path, received into buffers of ours; the
+        // eager ones stayed in UCX's (no copy).
+        assert!(a.rendezvous_received() > 0 && b.rendezvous_received() > 0, "no rendezvous ({tls})");
+        assert!(a.held_received() > 0 && b.held_received() > 0, "no eager payload kept in UCX's buffer ({tls})");
+    }
+
+    fn exchange_round(tls: &str, a: &mut Worker, b: &mut Worker, round: usize) {
+        let sizes = [0usize, 1, 8, 100, 4096, 65_536, 1 << 20, 3 << 20, 7, 0, 200_000, 1 << 20];
+        let payload = |i: usize, n: usize| payload(i + 7 * round, n);
         for (i, &n) in sizes.iter().enumerate() {
             a.send(1, &(i as u64).to_le_bytes(), payload(i, n)).unwrap();
             b.send(0, &(1000 + i as u64).to_le_bytes(), payload(1000 + i, n)).unwrap();
@@ -514,8 +673,8 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "UCX ({tls}) delivered {} and {} of {} packets", got_a.len(), got_b.len(), sizes.len());
             a.progress().unwrap();
             b.progress().unwrap();
-            a.take(|src, h, d| got_a.push((src, h.to_vec(), d.to_vec()))).unwrap();
-            b.take(|src, h, d| got_b.push((src, h.to_vec(), d.to_vec()))).unwrap();
+            got_a.extend(take_copies(a));
+            got_b.extend(take_copies(b));
         }
         for (i, &n) in sizes.iter().enumerate() {
             assert_eq!((got_b[i].0, got_b[i].1.as_slice()), (0, &(i as u64).to_le_bytes()[..]), "packet {i} at b");
@@ -523,8 +682,6 @@ mod tests {
             assert_eq!((got_a[i].0, got_a[i].1.as_slice()), (1, &(1000 + i as u64).to_le_bytes()[..]), "packet {i} at a");
             assert!(got_a[i].2 == payload(1000 + i, n), "payload {i} ({n} bytes) at a");
         }
-        // The MiB payloads took UCX's rendezvous path, received into the packet's own buffer.
-        assert!(a.rendezvous_received() > 0 && b.rendezvous_received() > 0, "no rendezvous ({tls})");
     }
 
     #[test]
@@ -548,7 +705,7 @@ mod tests {
             assert!(std::time::Instant::now() < deadline, "the first packet did not arrive");
             a.progress().unwrap();
             b.progress().unwrap();
-            b.take(|_, h, _| got.push(h.to_vec())).unwrap();
+            got.extend(take_copies(&mut b).into_iter().map(|(_, h, _)| h));
         }
         let fd = b.event_fd().unwrap();
         while !b.arm().unwrap() {
@@ -564,7 +721,7 @@ mod tests {
         while got.is_empty() {
             assert!(std::time::Instant::now() < deadline, "no packet after the wake-up");
             b.progress().unwrap();
-            b.take(|_, h, d| got.push([h, &d[..]].concat())).unwrap();
+            got.extend(take_copies(&mut b).into_iter().map(|(_, h, d)| [h, d].concat()));
         }
         assert_eq!(got, vec![b"wake\x01\x02\x03".to_vec()]);
     }
