@@ -197,3 +197,67 @@ fn long_send_queue_drained_concurrently() {
         receiver.join().unwrap();
     });
 }
+
+/// A receive being posted takes its source's channel only up to its own match when no other
+/// receive is posted: the messages behind it stay in their slots (no unexpected copies) and the
+/// receives posted next take them in order. With another receive posted that they might match,
+/// the post drains the channel as before. And a sender with more messages than the ring holds
+/// finishes while the receiver posts one receive at a time (its wake-ups are batched).
+#[test]
+fn receive_post_drains_only_up_to_its_match() {
+    let e = world(2);
+    let data: Vec<[u8; 4]> = (0..6u8).map(|i| [i; 4]).collect();
+    let sends: Vec<_> = data.iter().map(|d| e[0].isend_t(d.as_ptr(), 4, 1, 1, 0, SendMode::Standard).unwrap()).collect();
+    let mut bufs = vec![[0u8; 4]; 6];
+    let first = e[1].irecv_t(bufs[0].as_mut_ptr(), 4, Some(0), 1, 0);
+    assert!(e[1].test(first).is_some(), "the first message was in the channel");
+    assert_eq!(e[1].gauges.unexpected(), 0, "the messages behind the match stay in the channel");
+    let rest: Vec<_> = bufs[1..].iter_mut().map(|b| e[1].irecv_t(b.as_mut_ptr(), 4, Some(0), 1, 0)).collect();
+    for r in rest {
+        e[1].wait(r);
+    }
+    assert_eq!(e[1].gauges.watermarks().0, 0, "nothing went through the unexpected queue");
+    for s in sends {
+        e[0].wait(s);
+    }
+    assert_eq!(bufs, data, "in send order");
+
+    // A receive posted earlier (tag 9, never sent) may match what follows: drain it all.
+    let sends: Vec<_> = data.iter().map(|d| e[0].isend_t(d.as_ptr(), 4, 1, 1, 0, SendMode::Standard).unwrap()).collect();
+    let mut other = [0u8; 4];
+    let pending = e[1].irecv_t(other.as_mut_ptr(), 4, Some(0), 9, 0);
+    let mut b = [0u8; 4];
+    let r = e[1].irecv_t(b.as_mut_ptr(), 4, Some(0), 1, 0);
+    e[1].wait(r);
+    assert_eq!(e[1].gauges.unexpected(), 5, "with a receive still posted, the post drains the channel");
+    for d in &data[1..] {
+        let r = e[1].irecv_t(b.as_mut_ptr(), 4, Some(0), 1, 0);
+        e[1].wait(r);
+        assert_eq!(&b, d);
+    }
+    for s in sends {
+        e[0].wait(s);
+    }
+    e[1].cancel(pending);
+    e[1].wait(pending);
+
+    // More messages than the ring's slots, received one post at a time while the sender waits.
+    const N: usize = 64;
+    let (e0, e1) = (e[0].clone(), e[1].clone());
+    bounded("window larger than the ring", move || {
+        let sender = std::thread::spawn(move || {
+            let src: Vec<u8> = (0..N as u8).collect();
+            let ids: Vec<_> = (0..N).map(|i| e0.isend_t(src[i..].as_ptr(), 1, 1, 2, 0, SendMode::Standard).unwrap()).collect();
+            for id in ids {
+                e0.wait(id);
+            }
+        });
+        let mut got = vec![0u8; N];
+        let ids: Vec<_> = got.iter_mut().map(|b| e1.irecv_t(b, 1, Some(0), 2, 0)).collect();
+        for id in ids {
+            e1.wait(id);
+        }
+        sender.join().unwrap();
+        assert_eq!(got, (0..N as u8).collect::<Vec<_>>());
+    });
+}

@@ -499,11 +499,18 @@ impl<X: Transport> Engine<X> {
         } else {
             g.posted.push_back(id);
             // Only the named source's channel, not a progress pass over every peer and queue
-            // (which cost more than the rest of the post): it frees the sender's slots early,
-            // and any wait or test progresses everything. Replies it queued (SyncAck, Fin, Cts)
-            // go out now: the sender may be blocked on them.
+            // (which cost more than the rest of the post), and only until no posted receive is
+            // left (this one matched, and no other waits): the messages behind it would
+            // otherwise be copied out as unexpected (an allocation and a copy each) when the
+            // receives posted next take them straight from their slots. Any wait or test
+            // progresses everything. Replies it queued (SyncAck, Fin, Cts) go out now: the
+            // sender may be blocked on them.
             if let Some(s) = src {
-                if self.drain(g, s) && !g.pending_dests.is_empty() {
+                let drained = self.t.poll_from_until(s, |src, hdr, payload| {
+                    self.handle_incoming(g, src, hdr, payload);
+                    g.posted.is_empty()
+                });
+                if drained && !g.pending_dests.is_empty() {
                     self.flush_pending(g);
                 }
             }

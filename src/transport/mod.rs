@@ -67,6 +67,15 @@ pub trait Transport: Send + Sync {
     /// `poll` for the packets from `src` only.
     fn poll_from(&self, src: usize, f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool;
 
+    /// `poll_from`, stopping after the packet for which `f` returns true: the packets behind it
+    /// wait for a later poll (a receive being posted takes the channel up to its own match, so
+    /// the messages behind it need not be copied out as unexpected). By default every packet.
+    fn poll_from_until(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
+        self.poll_from(src, |s, h, p| {
+            f(s, h, p);
+        })
+    }
+
     /// Whether a packet waits, or something else a waiter may be waiting for happened (a
     /// network send completed): the wait loop's cheap check. Shared memory makes no progress
     /// here; a network transport must (nothing else drives it while its rank waits).

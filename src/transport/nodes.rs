@@ -273,6 +273,16 @@ impl Transport for Nodes {
         }
     }
 
+    fn poll_from_until(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
+        match self.remote(src) {
+            // The network's packets are already out of their channel: all of them.
+            Some(net) => net.deliver(Some(src), &mut |s, h, p| {
+                f(s, h, p);
+            }),
+            None => self.shm.poll_from_until(src, f),
+        }
+    }
+
     #[inline]
     fn pending(&self) -> bool {
         if self.shm.pending() {

@@ -179,6 +179,32 @@ impl Channel {
         c.head.store(head + 1, Ordering::Relaxed);
     }
 
+    /// Consumer: the index of the next slot to read (counts every slot ever read).
+    #[inline]
+    pub fn head(&self) -> u64 {
+        self.ctl().head.load(Ordering::Relaxed)
+    }
+
+    /// Half the ring's slots (at least 1; a power of two): how many reads a consumer may make
+    /// between two looks at `producer_waiting` while slots remain unread (`Shm::drain_until`).
+    #[inline]
+    pub fn half_ring(&self) -> u64 {
+        self.mask.div_ceil(2).max(1)
+    }
+
+    /// Consumer: starts fetching the next unread slot's header line into this core's cache, when
+    /// the consumer stops draining with slots left: the producer wrote them, so reading them is a
+    /// cross-core miss that the caller's next steps (the next receive's post) now overlap.
+    #[inline]
+    pub fn prefetch_head(&self) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: SSE is part of x86_64's baseline; a prefetch reads nothing architecturally (and
+        // the slot is inside the mapped ring anyway).
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(self.slot_ptr(self.ctl().head.load(Ordering::Relaxed)) as *const i8)
+        };
+    }
+
     pub fn set_producer_waiting(&self, waiting: bool) {
         self.ctl().producer_waiting.store(waiting as u32, Ordering::SeqCst);
     }

@@ -96,14 +96,37 @@ impl Shm {
     /// Handles every slot waiting in the channel from `src`; returns whether there was any.
     #[inline]
     fn drain(&self, src: usize, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
+        self.drain_until(src, &mut |s, h, p| {
+            f(s, h, p);
+            false
+        })
+    }
+
+    /// `drain`, stopping after the slot for which `f` returns true.
+    #[inline]
+    fn drain_until(&self, src: usize, f: &mut impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
         let ch = self.channel(src, self.me);
+        let start = ch.head();
         let mut popped = false;
+        let mut stopped = false;
         while let Some((hdr, payload)) = ch.peek() {
-            f(src, &hdr, payload);
+            let stop = f(src, &hdr, payload);
             ch.pop();
             popped = true;
+            if stop {
+                ch.prefetch_head();
+                stopped = true;
+                break;
+            }
         }
-        if popped {
+        // A drain that stopped with slots left (a receive post taking one message) rings a
+        // producer waiting for room only when it crossed a half ring: else a window of small
+        // sends would cost the consumer a fence and a ring of the producer's doorbell (a
+        // cross-core miss) per message. The slots left are unread, so this rank drains that
+        // channel again at its next progress and rings then; a producer asleep meanwhile
+        // wakes at its futex timeout and looks for room itself.
+        let half = ch.half_ring();
+        if popped && (!stopped || (start ^ ch.head()) & !(half - 1) != 0) {
             // Dekker pairing with the producer's `want_room(true)` + fence + `has_room` check.
             fence(Ordering::SeqCst);
             if ch.producer_waiting() {
@@ -168,6 +191,10 @@ impl Transport for Shm {
 
     fn poll_from(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         self.drain(src, &mut f)
+    }
+
+    fn poll_from_until(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
+        self.drain_until(src, &mut f)
     }
 
     #[inline]
