@@ -92,26 +92,7 @@ fn raise(name: &'static str, e: crate::error::MpiError) -> c_int {
 
 crate::abi5::errhandlers::errhandler_pool!(obj: Handle, h_out, file_out; code: code_out, code_in; lib: "MPI-5 ABI library");
 
-macro_rules! errhandler_creators {
-    ($($name:ident $kind:ident;)*) => {$(
-        /// # Safety
-        /// `errhandler` is NULL or writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(f: Option<UserErrFn>, errhandler: *mut Handle) -> c_int {
-            run_value(ERR_INTERN, || match create_errhandler(ErrKind::$kind, f, stringify!($name)) {
-                Ok(h) => {
-                    if !errhandler.is_null() {
-                        // SAFETY: non-NULL; the caller passes the address of a handle.
-                        unsafe { *errhandler = h_out(h) };
-                    }
-                    0
-                }
-                Err(rc) => code_out(rc),
-            })
-        }
-    )*};
-}
-errhandler_creators! {
+crate::abi5::errhandlers::c_errhandler_creators! {
     oxabi_MPI_Comm_create_errhandler Comm;
     oxabi_MPI_Win_create_errhandler Win;
     oxabi_MPI_File_create_errhandler File;

@@ -99,6 +99,29 @@ macro_rules! errhandler_pool {
 }
 pub(crate) use errhandler_pool;
 
+/// Defines the C errhandler constructors `$name` of kind `$kind`, over `errhandler_pool!`'s
+/// `create_errhandler`, with the layer's `conv` in scope (Handle, h_out, code_out, ERR_INTERN).
+macro_rules! c_errhandler_creators {
+    ($($name:ident $kind:ident;)*) => {$(
+        /// # Safety
+        /// `errhandler` is NULL or writable.
+        #[no_mangle]
+        pub unsafe extern "C" fn $name(f: Option<UserErrFn>, errhandler: *mut Handle) -> c_int {
+            run_value(ERR_INTERN, || match create_errhandler(ErrKind::$kind, f, stringify!($name)) {
+                Ok(h) => {
+                    if !errhandler.is_null() {
+                        // SAFETY: non-NULL; the caller passes the address of a handle.
+                        unsafe { *errhandler = h_out(h) };
+                    }
+                    0
+                }
+                Err(rc) => code_out(rc),
+            })
+        }
+    )*};
+}
+pub(crate) use c_errhandler_creators;
+
 /// The `MAX_ERRHANDLERS` instances of trampoline `$t` as MPICH-ABI handler functions.
 macro_rules! tramp_pool {
     ($t:ident) => {

@@ -66,27 +66,8 @@ pub unsafe extern "C" fn oxompi_MPI_Op_create(user_fn: Option<OmpiUserFn>, commu
 
 crate::abi5::errhandlers::errhandler_pool!(obj: Handle, h_out, file_out; code: code_out, code_in; lib: "Open MPI library (libmpi.so.40)");
 
-macro_rules! errhandler_creators {
-    ($($name:ident $kind:ident;)*) => {$(
-        /// # Safety
-        /// `errhandler` is NULL or writable.
-        #[no_mangle]
-        pub unsafe extern "C" fn $name(f: Option<UserErrFn>, errhandler: *mut Handle) -> c_int {
-            run_value(ERR_INTERN, || match create_errhandler(ErrKind::$kind, f, stringify!($name)) {
-                Ok(h) => {
-                    if !errhandler.is_null() {
-                        // SAFETY: non-NULL; the caller passes the address of a handle.
-                        unsafe { *errhandler = h_out(h) };
-                    }
-                    0
-                }
-                Err(rc) => code_out(rc),
-            })
-        }
-    )*};
-}
 // Open MPI 4.1 (MPI 3.1) has no sessions.
-errhandler_creators! {
+crate::abi5::errhandlers::c_errhandler_creators! {
     oxompi_MPI_Comm_create_errhandler Comm;
     oxompi_MPI_Errhandler_create Comm;
     oxompi_MPI_Win_create_errhandler Win;

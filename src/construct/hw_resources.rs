@@ -14,18 +14,6 @@ pub const LEVELS: [&str; 3] = ["package", "core", "pu"];
 /// The name of the node level: every rank of an oxmpi job shares this node's memory.
 pub const SHARED_MEMORY: &str = "mpi_shared_memory";
 
-/// The CPUs the calling thread may run on.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; zeroed is the empty set; sched_getaffinity writes at most
-    // size_of::<cpu_set_t>() bytes into it.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-    }
-}
 
 fn topology_value(cpu: usize, file: &str) -> Option<i64> {
     fs::read_to_string(format!("/sys/devices/system/cpu/cpu{cpu}/topology/{file}")).ok()?.trim().parse().ok()
@@ -45,7 +33,7 @@ fn resource_of(cpu: usize, level: usize) -> Option<i64> {
 /// For each level of LEVELS, the id of the one resource holding all of this thread's CPUs, or
 /// None when they span several resources of that level (or the machine does not tell).
 pub fn my_resources() -> [Option<i64>; 3] {
-    let cpus = allowed_cpus();
+    let cpus = crate::runtime::hw::allowed_cpus();
     let mut out = [None; 3];
     for (level, slot) in out.iter_mut().enumerate() {
         let ids: Option<Vec<i64>> = cpus.iter().map(|&c| resource_of(c, level)).collect();

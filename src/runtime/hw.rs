@@ -6,6 +6,19 @@
 use std::collections::BTreeSet;
 use std::fs;
 
+/// The CPUs the calling thread may run on (sched_getaffinity), in order; empty if unknown.
+pub fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: cpu_set_t is plain data; zeroed is the empty set; sched_getaffinity writes at most
+    // size_of::<cpu_set_t>() bytes into it.
+    unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
+            return Vec::new();
+        }
+        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
+    }
+}
+
 /// Distinct values of the sysfs topology file `file` over the CPUs this machine has online.
 fn distinct(cpus: &[usize], file: &str) -> Option<usize> {
     let mut seen = BTreeSet::new();

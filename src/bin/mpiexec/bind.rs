@@ -36,17 +36,6 @@ impl Bind {
     }
 }
 
-/// The CPUs this process may run on, in order.
-fn allowed_cpus() -> Vec<usize> {
-    // SAFETY: cpu_set_t is plain data; sched_getaffinity writes at most its size.
-    unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        if libc::sched_getaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &mut set) != 0 {
-            return Vec::new();
-        }
-        (0..libc::CPU_SETSIZE as usize).filter(|&c| libc::CPU_ISSET(c, &set)).collect()
-    }
-}
 
 /// `cpus` grouped into cores by `core_of` (None: a CPU sysfs does not describe is a core of its
 /// own), cores in the order of their first CPU.
@@ -67,7 +56,7 @@ fn group(cpus: &[usize], core_of: impl Fn(usize) -> Option<(String, String)>) ->
 /// The cores of the CPUs this process may use.
 fn cores() -> Vec<Vec<usize>> {
     let topo = |c: usize, f: &str| std::fs::read_to_string(format!("/sys/devices/system/cpu/cpu{c}/topology/{f}")).ok().map(|s| s.trim().to_string());
-    group(&allowed_cpus(), |c| Some((topo(c, "physical_package_id")?, topo(c, "core_id")?)))
+    group(&oxmpi::runtime::hw::allowed_cpus(), |c| Some((topo(c, "physical_package_id")?, topo(c, "core_id")?)))
 }
 
 /// The CPUs of each of the `n` ranks of this host (None each for `Bind::None`); Err: one line.
@@ -109,7 +98,7 @@ pub fn list(cpus: &[usize]) -> String {
 pub fn report(rank: usize, host: &str, cpus: Option<&[usize]>) {
     match cpus {
         Some(c) => eprintln!("oxmpi: rank {rank} on {host} bound to CPU {}", list(c)),
-        None => eprintln!("oxmpi: rank {rank} on {host} not bound (CPU {})", list(&allowed_cpus())),
+        None => eprintln!("oxmpi: rank {rank} on {host} not bound (CPU {})", list(&oxmpi::runtime::hw::allowed_cpus())),
     }
 }
 
