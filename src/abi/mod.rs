@@ -162,10 +162,6 @@ pub const MPI_ANY_SOURCE: c_int = -2;
 pub const MPI_ROOT: c_int = -3;
 pub const MPI_ANY_TAG: c_int = -1;
 pub const MPI_UNDEFINED: c_int = -32766;
-/// `MPI_Topo_test` results (mpi.h's `MPIR_Topo_type`).
-pub const MPI_GRAPH: c_int = 1;
-pub const MPI_CART: c_int = 2;
-pub const MPI_DIST_GRAPH: c_int = 3;
 /// MPI_Comm_split_type types.
 pub const MPI_COMM_TYPE_SHARED: c_int = 1;
 pub const MPI_COMM_TYPE_HW_GUIDED: c_int = 2;

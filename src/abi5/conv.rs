@@ -588,13 +588,13 @@ pub fn neighbor_degrees(comm: c_int) -> (usize, usize) {
             return (0, 0);
         }
         let rc = match kind {
-            crate::abi::MPI_CART => {
+            crate::ffi::topo::MPI_CART => {
                 let rc = crate::ffi::PMPI_Cartdim_get(comm, &mut a);
                 a *= 2;
                 b = a;
                 rc
             }
-            crate::abi::MPI_GRAPH => {
+            crate::ffi::topo::MPI_GRAPH => {
                 let mut rank = 0;
                 let rc = crate::ffi::PMPI_Comm_rank(comm, &mut rank);
                 if rc != 0 { rc } else {
@@ -603,7 +603,7 @@ pub fn neighbor_degrees(comm: c_int) -> (usize, usize) {
                     rc
                 }
             }
-            crate::abi::MPI_DIST_GRAPH => crate::ffi::PMPI_Dist_graph_neighbors_count(comm, &mut a, &mut b, &mut weighted),
+            crate::ffi::topo::MPI_DIST_GRAPH => crate::ffi::PMPI_Dist_graph_neighbors_count(comm, &mut a, &mut b, &mut weighted),
             _ => return (0, 0),
         };
         if rc != 0 {

@@ -5,6 +5,12 @@
 //!
 //! Every array argument holds the number of elements the other arguments give it (the standard's
 //! rule, which the SAFETY comments below rely on); `pointer_args` rejects NULL ones.
+/// `MPI_Topo_test` results: mpi.h's `MPIR_Topo_type` enum (not macros, so tests/abi_consts.rs's
+/// probe cannot check them; the enum is MPICH's, values 1 to 3).
+pub const MPI_GRAPH: std::os::raw::c_int = 1;
+pub const MPI_CART: std::os::raw::c_int = 2;
+pub const MPI_DIST_GRAPH: std::os::raw::c_int = 3;
+
 use crate::ffi::check;
 use crate::ffi::pointer_args::{input, out, output};
 use crate::ffi::data_symbols::{MPI_UNWEIGHTED, MPI_WEIGHTS_EMPTY};
