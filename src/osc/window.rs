@@ -5,7 +5,7 @@ use crate::coll::Coll;
 use crate::comm::Comm;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::comm::Universe;
-use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, Ordering::*};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering::*};
 use std::sync::{Arc, Mutex, RwLock};
 
 /// How the window's memory came to be (the MPI_WIN_CREATE_FLAVOR attribute values).
@@ -437,15 +437,11 @@ pub(super) fn covered(regions: &[(u64, u64)], lo: i128, hi: i128) -> bool {
 #[derive(Default)]
 pub struct WinTable {
     entries: RwLock<Vec<Option<Arc<Window>>>>,
-    /// Bumped by every insert and remove (under the write lock): a lookup cached with the
-    /// generation it saw is still right while the generation is unchanged (`ffi::rma::cache`).
-    generation: AtomicU64,
 }
 
 impl WinTable {
     pub fn insert(&self, w: Window) -> u32 {
         let mut e = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        self.generation.fetch_add(1, Release);
         let w = Some(Arc::new(w));
         if let Some(i) = e.iter().position(|x| x.is_none()) {
             e[i] = w;
@@ -459,15 +455,7 @@ impl WinTable {
         self.entries.read().unwrap_or_else(|p| p.into_inner()).get(i as usize).cloned().flatten()
     }
     pub fn remove(&self, i: u32) -> Option<Arc<Window>> {
-        let mut e = self.entries.write().unwrap_or_else(|p| p.into_inner());
-        // Before the entry goes: a reader that sees the old generation after this point may
-        // still have looked the window up, so its cache entry is compared, not trusted, later.
-        self.generation.fetch_add(1, Release);
-        e.get_mut(i as usize)?.take()
-    }
-    /// The current generation (Acquire: read before the lookup it validates).
-    pub fn generation(&self) -> u64 {
-        self.generation.load(Acquire)
+        self.entries.write().unwrap_or_else(|p| p.into_inner()).get_mut(i as usize)?.take()
     }
 }
 

@@ -5,7 +5,6 @@
 //!
 //! Errors of calls on a window go to the window's error handler (`export!` with `on win`); errors of the
 //! constructors go to the communicator's.
-pub mod cache;
 mod fast;
 pub mod ops;
 pub mod sync;
@@ -239,7 +238,6 @@ export! {
         unsafe { crate::ffi::rma::win_attr::delete_win_attrs(u, h)? };
         crate::osc::serve::unregister(&u.engine, &w);
         u.wins.remove(handle_index(h));
-        cache::forget();
         u.remove_comm(w.comm_index);
         // SAFETY: as above.
         unsafe { *win = MPI_WIN_NULL };

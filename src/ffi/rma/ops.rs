@@ -164,8 +164,10 @@ fn span<'a>(w: &Window, t: usize, off: i128, tt: &'a Typed) -> MpiResult<TargetS
 /// The buffers must hold their elements as MPI requires (readable origin, writable result).
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
+    let (u, w) = win_of(win)?;
+    let w = &w;
     // SAFETY: per this function's contract.
-    crate::ffi::rma::cache::with_win(win, |u, w| unsafe {
+    unsafe {
         let get = match kind {
             Kind::Put => Some(false),
             Kind::Get => Some(true),
@@ -177,7 +179,7 @@ unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt:
             }
         }
         rma_on(w, kind, origin, ocount, odt, rank, disp, tcount, tdt, passive_only)
-    })
+    }
 }
 
 /// `rma` on window `w`.

@@ -349,7 +349,8 @@ export! {
 /// The flushes: valid only in a passive-target epoch to the target(s); operations have already
 /// completed, so a memory fence is all that remains.
 fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
-    crate::ffi::rma::cache::with_win(win, |u, w| flush_on(u, w, rank))
+    let (u, w) = win_of(win)?;
+    flush_on(u, &w, rank)
 }
 
 fn flush_on(u: &crate::instance::Instance, w: &Window, rank: Option<c_int>) -> MpiResult {
