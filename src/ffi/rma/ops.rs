@@ -165,29 +165,17 @@ fn span<'a>(w: &Window, t: usize, off: i128, tt: &'a Typed) -> MpiResult<TargetS
 #[allow(clippy::too_many_arguments)]
 unsafe fn rma(win: MPI_Win, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
     let (u, w) = win_of(win)?;
-    let w = &w;
-    // SAFETY: per this function's contract.
-    unsafe {
-        let get = match kind {
-            Kind::Put => Some(false),
-            Kind::Get => Some(true),
-            _ => None,
-        };
-        if let Some(get) = get {
-            if super::fast::put_get(u, w, get, origin as *mut c_void, ocount, odt, rank, disp, tcount, tdt).is_some() {
-                return Ok(());
-            }
+    let get = match kind {
+        Kind::Put => Some(false),
+        Kind::Get => Some(true),
+        _ => None,
+    };
+    if let Some(get) = get {
+        // SAFETY: per this function's contract (the origin buffer holds its elements).
+        if unsafe { super::fast::put_get(u, &w, get, origin as *mut c_void, ocount, odt, rank, disp, tcount, tdt) }.is_some() {
+            return Ok(());
         }
-        rma_on(w, kind, origin, ocount, odt, rank, disp, tcount, tdt, passive_only)
     }
-}
-
-/// `rma` on window `w`.
-///
-/// # Safety
-/// As `rma`.
-#[allow(clippy::too_many_arguments)]
-unsafe fn rma_on(w: &Arc<Window>, kind: Kind, origin: *const c_void, ocount: i64, odt: MPI_Datatype, rank: c_int, disp: MPI_Aint, tcount: i64, tdt: MPI_Datatype, passive_only: bool) -> MpiResult {
     let no_op = matches!(kind, Kind::GetAcc(op, ..) if op == crate::abi::ops::op_handle(Op::NoOp));
     let o = if no_op { None } else { Some(Typed::new(origin, ocount, odt, "origin")?) };
     let tt = Typed::new(std::ptr::null(), tcount, tdt, "target")?;

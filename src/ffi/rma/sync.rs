@@ -350,20 +350,16 @@ export! {
 /// completed, so a memory fence is all that remains.
 fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
     let (u, w) = win_of(win)?;
-    flush_on(u, &w, rank)
-}
-
-fn flush_on(u: &crate::instance::Instance, w: &Window, rank: Option<c_int>) -> MpiResult {
     match rank {
         Some(MPI_PROC_NULL) => {}
         // Inside lock_all (`Window::lock_all_open`) every target is in the epoch: no lock taken.
         Some(r) if w.lock_all_open.load(Relaxed) => {
-            let t = target_rank(w, r)?;
+            let t = target_rank(&w, r)?;
             w.check_alive(u, t)?;
         }
         Some(r) => {
             let e = w.epochs();
-            let t = target_rank(w, r)?;
+            let t = target_rank(&w, r)?;
             if e.lock_all.is_none() && e.locks[t].is_none() {
                 return Err(err(MPI_ERR_RMA_SYNC, format!("flush of rank {t} outside a passive-target epoch to it")));
             }
