@@ -28,17 +28,8 @@
 
 static int rank, nprocs;
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        int rc_ = (call);                                                                        \
-        if (rc_ != MPI_SUCCESS) {                                                                \
-            char msg_[MPI_MAX_ERROR_STRING];                                                     \
-            int len_ = 0;                                                                        \
-            MPI_Error_string(rc_, msg_, &len_);                                                  \
-            fprintf(stderr, "io_bw: rank %d: %s failed: %s\n", rank, #call, msg_);               \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-        }                                                                                        \
-    } while (0)
+#define BENCH_NAME "io_bw"
+#include "mpi_check.h"
 
 static void die(const char *msg) {
     if (rank == 0)

@@ -24,17 +24,8 @@
 
 static int rank, nprocs;
 
-#define CHECK(call)                                                                              \
-    do {                                                                                         \
-        int rc_ = (call);                                                                        \
-        if (rc_ != MPI_SUCCESS) {                                                                \
-            char msg_[MPI_MAX_ERROR_STRING];                                                     \
-            int len_ = 0;                                                                        \
-            MPI_Error_string(rc_, msg_, &len_);                                                  \
-            fprintf(stderr, "io_overlap: rank %d: %s failed: %s\n", rank, #call, msg_);          \
-            MPI_Abort(MPI_COMM_WORLD, 1);                                                        \
-        }                                                                                        \
-    } while (0)
+#define BENCH_NAME "io_overlap"
+#include "mpi_check.h"
 
 enum op { IWRITE_AT, IWRITE_AT_ALL, IREAD_AT, IREAD_AT_ALL, NOPS };
 static const char *op_name[NOPS] = {"iwrite_at", "iwrite_at_all", "iread_at", "iread_at_all"};

@@ -443,6 +443,26 @@ p2p() {
     fi
 }
 
+# --- running one implementation's job ---
+# `run_case IMPL NP TIMEOUT OUT REGEX PROGRAM ARGS...` runs PROGRAM on NP ranks of IMPL, its output
+# in OUT; sets `rc` (the job's status) and `got` (its lines matching REGEX, kept even when the job
+# failed or timed out later).
+run_case() {
+    local impl="$1" np="$2" limit="$3" out="$4" re="$5"
+    shift 5
+    rc=0
+    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
+    timeout -k 5 "$limit" ${launcher[$impl]} "$np" "$@" >"$out" 2>&1 || rc=$?
+    got="$(grep -E "$re" "$out" || true)"
+}
+
+# `report_failure WHAT OUT`: the failed job's status and the first lines of its output that are
+# neither comments nor results.
+report_failure() {
+    echo "*** $1 (status $rc). Output:" >&2
+    grep -v '^#' "$2" | grep -v '^result ' | sort -u | head -n 4 | sed 's/^/    /' >&2
+}
+
 # --- coll: collective latency, alternating ---
 COLLRES="$WORK/coll-results.txt"
 coll() {
@@ -455,12 +475,8 @@ coll() {
                 for impl in "${impls[@]}"; do
                     [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
                     out="$WORK/coll-$impl-$c-$np.txt"
-                    rc=0
-                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-                    timeout -k 5 "$coll_timeout" ${launcher[$impl]} "$np" "$WORK/coll_latency-$impl" -t "$coll_target" \
-                        -T "$coll_budget" -M "$coll_max" "$c" >"$out" 2>&1 || rc=$?
-                    # keep whatever points were printed, even if the job failed or timed out later
-                    got="$(grep -E "^$c [0-9]+ $np ([0-9.]+|n/a|skip)\$" "$out" || true)"
+                    run_case "$impl" "$np" "$coll_timeout" "$out" "^$c [0-9]+ $np ([0-9.]+|n/a|skip)\$" \
+                        "$WORK/coll_latency-$impl" -t "$coll_target" -T "$coll_budget" -M "$coll_max" "$c"
                     awk -v i="$impl" 'NF { print i, $0 }' <<<"$got" >>"$COLLRES"
                     printf '== round %d/%d, %2d ranks, %-9s %-18s %2d points, %d n/a, %d skipped\n' "$round" "$coll_rounds" \
                         "$np" "$c" "${label[$impl]}" "$(grep -cE ' [0-9.]+$' <<<"$got")" "$(grep -c ' n/a$' <<<"$got")" \
@@ -570,11 +586,9 @@ io() {
                 for impl in "${impls[@]}"; do
                     [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
                     out="$WORK/io-$impl-$fs-$np-$mib.txt"
-                    rc=0
-                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-                    timeout -k 5 "$io_timeout" ${launcher[$impl]} "$np" "$WORK/io_bw-$impl" -s "$mib" \
-                        -r "$io_reps" -d "$dir" >"$out" 2>&1 || rc=$?
-                    got="$(grep -E "^result (coll|contig|strided) (write|read) $np $mib [a-z0-9]+ [0-9.]+\$" "$out" || true)"
+                    run_case "$impl" "$np" "$io_timeout" "$out" \
+                        "^result (coll|contig|strided) (write|read) $np $mib [a-z0-9]+ [0-9.]+\$" \
+                        "$WORK/io_bw-$impl" -s "$mib" -r "$io_reps" -d "$dir"
                     awk -v i="$impl" -v f="$fs" 'NF { print i, f, $2, $3, $4, $5, $7 }' <<<"$got" >>"$IORES"
                     if [ "$rc" -ne 0 ]; then
                         # the patterns the run did not report: n/a
@@ -583,8 +597,7 @@ io() {
                                 grep -q "^result $p $op " <<<"$got" || echo "$impl $fs $p $op $np $mib n/a" >>"$IORES"
                             done
                         done
-                        echo "*** ${label[$impl]} failed io_bw with $np ranks, $mib MiB on $fs (status $rc). Output:" >&2
-                        grep -v '^#' "$out" | grep -v '^result ' | sort -u | head -n 4 | sed 's/^/    /' >&2
+                        report_failure "${label[$impl]} failed io_bw with $np ranks, $mib MiB on $fs" "$out"
                     fi
                     printf '== io %-5s %d ranks %5d MiB %-20s %d results\n' "$fs" "$np" "$mib" "${label[$impl]}" \
                         "$(grep -c . <<<"$got")"
@@ -644,15 +657,12 @@ io_overlap() {
                 for impl in "${impls[@]}"; do
                     [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
                     out="$WORK/iov-$impl-$fs-$np-$kind.txt"
-                    rc=0
-                    # shellcheck disable=SC2086 # the launcher string is split into words on purpose
-                    timeout -k 5 "$io_timeout" ${launcher[$impl]} "$np" "$WORK/io_overlap-$impl" \
-                        -s "$io_overlap_mib" -r "$io_reps" -c "$kind" -d "$dir" >"$out" 2>&1 || rc=$?
-                    got="$(grep -E "^result i(write|read)_at(_all)? $np [0-9]+ $kind [0-9.]+ [0-9.]+ -?[0-9.]+\$" "$out" || true)"
+                    run_case "$impl" "$np" "$io_timeout" "$out" \
+                        "^result i(write|read)_at(_all)? $np [0-9]+ $kind [0-9.]+ [0-9.]+ -?[0-9.]+\$" \
+                        "$WORK/io_overlap-$impl" -s "$io_overlap_mib" -r "$io_reps" -c "$kind" -d "$dir"
                     awk -v i="$impl" -v f="$fs" 'NF { print i, f, $2, $3, $5, $6, $8 }' <<<"$got" >>"$IOVRES"
                     if [ "$rc" -ne 0 ]; then
-                        echo "*** ${label[$impl]} failed io_overlap with $np ranks on $fs ($kind, status $rc). Output:" >&2
-                        grep -v '^#' "$out" | grep -v '^result ' | sort -u | head -n 4 | sed 's/^/    /' >&2
+                        report_failure "${label[$impl]} failed io_overlap with $np ranks on $fs ($kind)" "$out"
                     fi
                     printf '== io-overlap %-5s %d ranks %-5s %-20s %d results\n' "$fs" "$np" "$kind" "${label[$impl]}" \
                         "$(grep -c . <<<"$got")"
