@@ -25,16 +25,7 @@ program private_globals
     call MPI_Finalize(ierr)
     if (rank == 0) print '(a)', 'env_private_globals: ok'
 contains
-    subroutine check(cond, what)
-        logical, intent(in) :: cond
-        character(*), intent(in) :: what
-        integer :: e
-        if (.not. cond) then
-            print '(a,i0,2a)', 'FAIL rank ', rank, ': ', what
-            flush(6)
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 end program private_globals
 
 ! A SAVE variable outside any COMMON block: op 1 stores v, op 2 returns it in v.

@@ -61,14 +61,5 @@ program info_ports
     call MPI_Finalize(ierr)
     if (rank == 0) print '(a)', 'info_ports: ok'
 contains
-    subroutine check(cond, what)
-        logical, intent(in) :: cond
-        character(*), intent(in) :: what
-        integer :: e
-        if (.not. cond) then
-            print '(2a)', 'FAIL: ', what
-            flush(6)
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 end program info_ports

@@ -142,13 +142,5 @@ program io_datarep
     if (rank == 0) call MPI_File_delete(fname, MPI_INFO_NULL, ierr)
     call MPI_Finalize(ierr)
 contains
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        integer :: e
-        if (.not. ok) then
-            print *, 'rank ', rank, ': check failed: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 end program io_datarep

@@ -67,15 +67,7 @@ program io_file
     if (rank == 0) print *, 'io_file: OK'
     call MPI_Finalize(ierr)
 contains
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        integer :: e
-        if (.not. ok) then
-            print *, 'rank ', rank, ': check failed: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
     logical function MPI_File_f2c_roundtrip(h)
         integer, intent(in) :: h
         integer(kind=MPI_OFFSET_KIND) :: s

@@ -25,14 +25,6 @@ program p2p_isendrecv
 
 contains
 
-    subroutine check(cond, what)
-        logical, intent(in) :: cond
-        character(len=*), intent(in) :: what
-        integer :: ierr2
-        if (.not. cond) then
-            print *, 'TEST FAILED [rank ', rank, '] ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1, ierr2)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 
 end program p2p_isendrecv

@@ -69,14 +69,5 @@ program p2p_status
     call MPI_Finalize(ierr)
     if (rank == 0) print '(a)', 'p2p_status: ok'
 contains
-    subroutine check(cond, what)
-        logical, intent(in) :: cond
-        character(*), intent(in) :: what
-        integer :: e
-        if (.not. cond) then
-            print '(a,i0,2a)', 'FAIL rank ', rank, ': ', what
-            flush(6)
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 end program p2p_status

@@ -131,14 +131,5 @@ program rma_win
     call MPI_Finalize(ierr)
     if (rank == 0) print '(a)', 'rma_win: ok'
 contains
-    subroutine check(cond, what)
-        logical, intent(in) :: cond
-        character(*), intent(in) :: what
-        integer :: e
-        if (.not. cond) then
-            print '(a,i0,2a)', 'FAIL rank ', rank, ': ', what
-            flush(6)
-            call MPI_Abort(MPI_COMM_WORLD, 1, e)
-        end if
-    end subroutine check
+    include 'mpif_check.inc'
 end program rma_win

@@ -40,12 +40,5 @@ program split_type_resource
     if (rank == 0) print *, 'split_type_resource: OK'
     call MPI_Finalize()
 contains
-    subroutine check(ok, what)
-        logical, intent(in) :: ok
-        character(len=*), intent(in) :: what
-        if (.not. ok) then
-            print *, 'rank', rank, 'FAILED: ', what
-            call MPI_Abort(MPI_COMM_WORLD, 1)
-        end if
-    end subroutine
+    include 'f08_check.inc'
 end program
