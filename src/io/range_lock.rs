@@ -1,6 +1,8 @@
-//! Exclusive byte-range locks on a file, for data sieving's read-modify-write (`sieve`): while a
-//! rank rewrites a block that covers its runs and the holes between them, no other writer may
-//! change the holes.
+//! Byte-range locks on a file, for data sieving's read-modify-write (`sieve`): while a rank
+//! rewrites a block that covers its runs and the holes between them (an exclusive lock), no
+//! other writer may change the holes. Plain writes take a shared lock over their span: they
+//! exclude read-modify-writes over it but not each other, so ranks writing interleaved rows
+//! directly need one lock per access, not one per row.
 //!
 //! Two levels, because one alone does not cover both rank modes:
 //! * Across processes: Linux open-file-description record locks (`F_OFD_SETLKW`), or classic
@@ -13,15 +15,21 @@
 //!   there for each other.
 //!
 //! A guard holds one range; sieving holds one at a time, so waits cannot form a cycle.
+//! Where the kernel lacks OFD locks, classic locks of one process merge: a thread's unlock of a
+//! shared range then also drops another thread's over the same bytes (against other processes
+//! only; the table still excludes threads).
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::{Condvar, Mutex};
 
+/// A held range: [start, end) and whether it is shared.
+type Held = (u64, u64, bool);
+
 /// The byte ranges held in this process, per file.
 struct Table {
-    held: Mutex<Option<HashMap<(u64, u64), Vec<(u64, u64)>>>>,
+    held: Mutex<Option<HashMap<(u64, u64), Vec<Held>>>>,
     freed: Condvar,
 }
 
@@ -29,6 +37,11 @@ static TABLE: Table = Table { held: Mutex::new(None), freed: Condvar::new() };
 
 fn overlaps(a: (u64, u64), b: (u64, u64)) -> bool {
     a.0 < b.1 && b.0 < a.1
+}
+
+/// Whether `h` keeps a lock on `range` (`shared` or not) from being taken.
+fn conflicts(h: Held, range: (u64, u64), shared: bool) -> bool {
+    overlaps((h.0, h.1), range) && !(h.2 && shared)
 }
 
 /// A descriptor of an open file used only for its record locks.
@@ -41,6 +54,7 @@ pub struct FileLock {
 pub struct RangeGuard<'a> {
     lock: &'a FileLock,
     range: (u64, u64),
+    shared: bool,
 }
 
 impl FileLock {
@@ -66,23 +80,34 @@ impl FileLock {
     /// Locks bytes [`off`, `off + len`) exclusively, waiting for other holders in this process
     /// and in others. An empty range locks nothing.
     pub fn lock(&self, off: u64, len: u64) -> io::Result<RangeGuard<'_>> {
+        self.take(off, len, false)
+    }
+
+    /// Locks bytes [`off`, `off + len`) shared: other shared holders may hold them too, an
+    /// exclusive holder may not.
+    pub fn lock_shared(&self, off: u64, len: u64) -> io::Result<RangeGuard<'_>> {
+        self.take(off, len, true)
+    }
+
+    fn take(&self, off: u64, len: u64, shared: bool) -> io::Result<RangeGuard<'_>> {
         let range = (off, off.saturating_add(len));
         if len == 0 {
-            return Ok(RangeGuard { lock: self, range: (off, off) });
+            return Ok(RangeGuard { lock: self, range: (off, off), shared });
         }
         {
             let mut held = TABLE.held.lock().unwrap_or_else(|p| p.into_inner());
-            while held.get_or_insert_with(HashMap::new).get(&self.key).is_some_and(|v| v.iter().any(|&r| overlaps(r, range))) {
+            while held.get_or_insert_with(HashMap::new).get(&self.key).is_some_and(|v| v.iter().any(|&h| conflicts(h, range, shared))) {
                 held = TABLE.freed.wait(held).unwrap_or_else(|p| p.into_inner());
             }
-            held.get_or_insert_with(HashMap::new).entry(self.key).or_default().push(range);
+            held.get_or_insert_with(HashMap::new).entry(self.key).or_default().push((range.0, range.1, shared));
         }
-        let guard = RangeGuard { lock: self, range };
-        self.record_lock(range, libc::F_WRLCK as libc::c_short)?;
+        let guard = RangeGuard { lock: self, range, shared };
+        self.record_lock(range, if shared { libc::F_RDLCK } else { libc::F_WRLCK } as libc::c_short)?;
         Ok(guard)
     }
 
-    /// Sets (`F_WRLCK`) or clears (`F_UNLCK`) the record lock on `range`, waiting for it.
+    /// Sets (`F_WRLCK`, `F_RDLCK`) or clears (`F_UNLCK`) the record lock on `range`, waiting for
+    /// it.
     fn record_lock(&self, range: (u64, u64), kind: libc::c_short) -> io::Result<()> {
         // SAFETY: an all-zero flock is a valid value; the fields that matter are set below.
         let mut fl: libc::flock = unsafe { std::mem::zeroed() };
@@ -120,7 +145,7 @@ impl Drop for RangeGuard<'_> {
         let mut guard = TABLE.held.lock().unwrap_or_else(|p| p.into_inner());
         let held = guard.get_or_insert_with(HashMap::new);
         if let Some(v) = held.get_mut(&self.lock.key) {
-            if let Some(i) = v.iter().position(|&r| r == self.range) {
+            if let Some(i) = v.iter().position(|&h| h == (self.range.0, self.range.1, self.shared)) {
                 v.swap_remove(i);
             }
             if v.is_empty() {
@@ -184,7 +209,7 @@ mod tests {
         let p = temp("procs");
         let l = FileLock::open(&p).unwrap();
         let g = l.lock(8, 8).unwrap();
-        let probe = |start: i64| -> i32 {
+        let probe_kind = |start: i64, kind: i32| -> i32 {
             // SAFETY: fork in a test; the child only makes system calls and _exits.
             let pid = unsafe { libc::fork() };
             if pid == 0 {
@@ -193,7 +218,7 @@ mod tests {
                 unsafe {
                     let fd = libc::open(c.as_ptr(), libc::O_RDWR);
                     let mut fl: libc::flock = std::mem::zeroed();
-                    fl.l_type = libc::F_WRLCK as libc::c_short;
+                    fl.l_type = kind as libc::c_short;
                     fl.l_whence = libc::SEEK_SET as libc::c_short;
                     fl.l_start = start;
                     fl.l_len = 4;
@@ -206,10 +231,44 @@ mod tests {
             unsafe { libc::waitpid(pid, &mut status, 0) };
             libc::WEXITSTATUS(status)
         };
+        let probe = |start: i64| probe_kind(start, libc::F_WRLCK);
         assert_eq!(probe(10), 1, "the held range conflicts");
         assert_eq!(probe(20), 0, "other bytes are free");
         drop(g);
         assert_eq!(probe(10), 0, "dropping the guard unlocks");
+        // A shared range keeps writers out, not other shared holders.
+        let g = l.lock_shared(8, 8).unwrap();
+        assert_eq!(probe(10), 1, "a shared range conflicts with an exclusive one");
+        assert_eq!(probe_kind(10, libc::F_RDLCK), 0, "a shared range admits another shared one");
+        drop(g);
+        assert_eq!(probe(10), 0, "dropping the shared guard unlocks");
+        std::fs::remove_file(&p).unwrap();
+    }
+
+    /// Shared ranges of several descriptors are held at once; an exclusive range over them waits
+    /// until every shared holder has let go.
+    #[test]
+    fn shared_ranges_admit_each_other_and_exclude_exclusive() {
+        let p = temp("shared");
+        let (a, b, c) = (FileLock::open(&p).unwrap(), FileLock::open(&p).unwrap(), FileLock::open(&p).unwrap());
+        // Overlapping shared ranges, both held: neither waits for the other.
+        let ga = a.lock_shared(0, 32).unwrap();
+        let gb = b.lock_shared(16, 32).unwrap();
+        let released = Arc::new(AtomicUsize::new(0));
+        let r = released.clone();
+        let t = std::thread::spawn(move || {
+            let g = c.lock(20, 4).unwrap();
+            let seen = r.load(Ordering::SeqCst);
+            drop(g);
+            seen
+        });
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        released.store(1, Ordering::SeqCst);
+        drop(ga);
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        released.store(2, Ordering::SeqCst);
+        drop(gb);
+        assert_eq!(t.join().unwrap(), 2, "the exclusive range was taken while a shared one was held");
         std::fs::remove_file(&p).unwrap();
     }
 }

@@ -10,7 +10,8 @@
 //!   `HOLE_MAX` bytes. A read reads the whole block once and copies the runs out. A write with a
 //!   byte-range lock (`write_locked`) locks the block, reads it, copies the runs in and writes
 //!   it back: other writers' bytes in the holes survive, as they wait for the lock. Without a
-//!   lock a write cannot rewrite holes safely, so `write` writes each run by itself.
+//!   lock a write cannot rewrite holes safely, so `write` writes each run by itself. A locked
+//!   write without such blocks holds one shared lock over its span (`FileLock::lock_shared`).
 //!
 //! Runs are (file offset, length), sorted by offset, not overlapping; the data holds their bytes
 //! packed in run order.
@@ -149,13 +150,23 @@ pub fn write(file: &dyn Backend, runs: &[(u64, u64)], data: &[u8], buffer_size: 
 pub fn write_locked(file: &dyn Backend, lock: &FileLock, runs: &[(u64, u64)], data: &[u8], buffer_size: usize, sieve: bool) -> io::Result<()> {
     let ext = extents(runs, data.len())?;
     let pieces = if sieve && file.can_read() { plan(&ext, buffer_size) } else { (0..ext.len()).map(Piece::Direct).collect() };
+    if pieces.iter().all(|p| matches!(p, Piece::Direct(_))) {
+        // Plain writes only: one shared lock over their span keeps others' read-modify-writes
+        // out of it, and lets other plain writers (the interleaved rows of other ranks) in.
+        let (Some(first), Some(last)) = (ext.first(), ext.last()) else { return Ok(()) };
+        let _guard = lock.lock_shared(first.off, last.end() - first.off)?;
+        for e in &ext {
+            file.write_at(&data[range(e)], e.off)?;
+        }
+        return Ok(());
+    }
     let mut buf = Vec::new();
     for p in pieces {
         match p {
             Piece::Direct(i) => {
                 // Locked as well: another writer's read-modify-write over these bytes would
                 // otherwise put back what it read before this write.
-                let _guard = lock.lock(ext[i].off, ext[i].len)?;
+                let _guard = lock.lock_shared(ext[i].off, ext[i].len)?;
                 file.write_at(&data[range(&ext[i])], ext[i].off)?
             }
             Piece::Block { first, last, start, end } => {
