@@ -5,7 +5,7 @@
 # shellcheck disable=SC2034 # used by the scripts that source this file
 OXMPI_DEBIAN_PACKAGES=(gcc g++ make gfortran mpich libmpich-dev openmpi-bin libopenmpi-dev netpipe-mpich2
     libpmix2 libucx0 slurmd slurmctld slurm-client munge iproute2
-    libhdf5-mpich-dev libhdf5-doc scalapack-mpi-test libcoarrays-mpich-dev
+    libhdf5-mpich-dev libhdf5-openmpi-dev libhdf5-doc scalapack-mpi-test libcoarrays-mpich-dev
     tachyon-bin-nox libtachyon-mpich-0 tachyon-doc)
 
 die() {

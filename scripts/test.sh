@@ -54,7 +54,8 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   9. mpi4py        mpi4py's own test suite (wheel from PyPI) at 1, 2 and 4 ranks, processes mode,
                    and at 2 ranks in threads mode (scripts/mpi4py-suite.sh; what it leaves out is
                    listed there with the reason)
-  10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich (hdf5-tests/ and
+  10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich, and with
+                   h5pcc.openmpi/h5pfc.openmpi on oxmpi's Open MPI ABI (hdf5-tests/ and
                    HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
                    (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
   11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
@@ -394,7 +395,7 @@ stage_mpi4py() {
     return $rc
 }
 
-# Parallel HDF5 on MPI-IO (issue 17), as users build it (h5pcc.mpich).
+# Parallel HDF5 on MPI-IO (issue 17), as users build it (h5pcc.mpich, and h5pcc.openmpi).
 stage_hdf5() {
     if [ "${OXMPI_TEST_HDF5:-1}" = 0 ]; then
         echo "SKIP: OXMPI_TEST_HDF5=0"
@@ -404,6 +405,9 @@ stage_hdf5() {
     local deps=()
     [ "${OXMPI_TEST_SKIP_DEPS:-0}" != 1 ] || deps=(--no-deps)
     run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/hdf5-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
+    # HDF5's Open MPI flavour (h5pcc.openmpi) on oxmpi's Open MPI ABI (issue 20).
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/hdf5-suite.sh" --prefix "$PREFIX" --abi ompi \
         --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
 }
 
