@@ -9,6 +9,7 @@ pub mod conv;
 pub mod errhandlers;
 pub mod grequests;
 pub mod keyvals;
+pub mod mpit;
 pub mod spawn;
 pub mod tables;
 pub mod wrappers;
