@@ -28,7 +28,8 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
-    | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"}
+    | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"} \
+    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"}  # mpit_callbacks.rs
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0

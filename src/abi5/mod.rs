@@ -10,6 +10,7 @@ pub mod errhandlers;
 pub mod grequests;
 pub mod keyvals;
 pub mod mpit;
+pub mod mpit_callbacks;
 pub mod spawn;
 pub mod tables;
 pub mod wrappers;

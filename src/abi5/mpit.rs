@@ -129,3 +129,8 @@ pub unsafe fn t_obj_in(kind: TVar, index: c_int, obj: *mut c_void, slot: &mut Ob
     // SAFETY: forwarded contract.
     unsafe { obj_in_with(kind, index, obj, slot, h_in, file_in) }
 }
+
+/// The ABI's value of an MPICH MPI_T_cb_safety (what a callback is given).
+pub fn t_cb_safety_out(v: c_int) -> c_int {
+    pair_out(v, &T_CB_SAFETIES)
+}

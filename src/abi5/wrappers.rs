@@ -5,7 +5,7 @@ use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
-pub const UNSUPPORTED: [&str; 3] = ["MPI_T_event_handle_free", "MPI_T_event_register_callback", "MPI_T_event_set_dropped_handler"];
+pub const UNSUPPORTED: [&str; 0] = [];
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
@@ -5683,12 +5683,6 @@ pub unsafe extern "C" fn oxabi_MPI_T_event_handle_alloc(event_index: c_int, obj_
 }
 
 #[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_T_event_handle_free(_event_registration: *mut c_void, _user_data: *mut c_void, _free_cb_function: *mut c_void) -> c_int {
-    unsupported("MPI_T_event_handle_free")
-}
-
-#[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_T_event_handle_get_info(event_registration: *mut c_void, info_used: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
@@ -5723,18 +5717,6 @@ pub unsafe extern "C" fn oxabi_MPI_T_event_read(event_instance: *mut c_void, ele
         let rc = crate::ffi::PMPI_T_event_read(event_instance as _, element_index, buffer);
         code_out(rc)
     })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_T_event_register_callback(_event_registration: *mut c_void, _cb_safety: c_int, _info: Handle, _user_data: *mut c_void, _event_cb_function: *mut c_void) -> c_int {
-    unsupported("MPI_T_event_register_callback")
-}
-
-#[no_mangle]
-#[allow(non_snake_case, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_T_event_set_dropped_handler(_event_registration: *mut c_void, _dropped_cb_function: *mut c_void) -> c_int {
-    unsupported("MPI_T_event_set_dropped_handler")
 }
 
 #[no_mangle]
