@@ -6,8 +6,7 @@
 use super::conv::{file_in, h_in, Handle};
 use super::tables::{T_BINDS, T_CB_SAFETIES, T_PVAR_CLASSES, T_SCOPES, T_SOURCE_ORDERS, T_VERBOSITIES};
 use crate::abi::mpit::{MPI_T_BIND_MPI_FILE, MPI_T_BIND_NO_OBJECT};
-use std::os::raw::c_int;
-use std::os::raw::c_void;
+use std::os::raw::{c_int, c_void};
 
 /// An MPICH value the engine rejects (MPI_T_PVAR_CLASS_INVALID & co.).
 const INVALID: c_int = 0;
