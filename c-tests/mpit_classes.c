@@ -278,6 +278,7 @@ int main(int argc, char **argv)
         free(out);
     }
 
+#if MPI_VERSION >= 4 /* MPI_Bcast_init: not in Open MPI 4.1's mpi.h (c-tests/run.sh --ompi-abi) */
     /* A persistent bcast counts once per start (at the root). */
     {
         MPI_T_pvar_handle o2a;
@@ -299,6 +300,7 @@ int main(int argc, char **argv)
         T_OK(MPI_T_pvar_stop(ses, o2a));
         T_OK(MPI_T_pvar_handle_free(ses, &o2a));
     }
+#endif
 
     T_OK(MPI_T_pvar_session_free(&ses));
     T_OK(MPI_T_finalize());

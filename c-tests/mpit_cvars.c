@@ -131,8 +131,10 @@ int main(int argc, char **argv)
         for (k = 0; k < nc && k < 64; k++)
             CHECK(ids[k] >= 0 && ids[k] < n, "cvar index %d", ids[k]);
     }
+#if MPI_VERSION >= 4 /* events: not in Open MPI 4.1's mpi.h (c-tests/run.sh --ompi-abi) */
     T_OK(MPI_T_event_get_num(&v));
     CHECK(v == 0, "%d events", v);
+#endif
     T_OK(MPI_T_finalize());
     MPI_OK(MPI_Finalize());
     if (rank == 0)

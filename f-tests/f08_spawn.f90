@@ -1,4 +1,4 @@
-! oxmpi-test: ranks=1,2 timeout=60 mpich=skip
+! oxmpi-test: ranks=1,2 timeout=60 mpich=skip openmpi-built=f08
 ! use mpi_f08: MPI_Comm_spawn of this program with a CHARACTER argument array (blank-terminated,
 ! an argument with a blank inside), with MPI_ARGV_NULL, and MPI_Comm_spawn_multiple of two
 ! commands with an argument table array_of_argv(count, *) (row 2 empty), then with

@@ -187,7 +187,7 @@ def generate():
 # src/abi_ompi/fortran/handles.rs) and sentinels. Writes src/abi_ompi/fortran/generated.rs and
 # c-src/ompi_mpifh_entry.S (the exported names, each a jump to liboxmpi.so's oxompif_NAME).
 OMPI_OUT = os.path.join(ROOT, "src", "abi_ompi", "fortran", "generated.rs")
-OMPI_HAND = [os.path.join(ROOT, "src", "abi_ompi", "fortran", f) for f in ("hand.rs", "callbacks.rs")]
+OMPI_HAND = [os.path.join(ROOT, "src", "abi_ompi", "fortran", f) for f in ("hand.rs", "callbacks.rs", "dynproc.rs")]
 OMPI_ASM = os.path.join(ROOT, "c-src", "ompi_mpifh_entry.S")
 OMPI_DOC = os.path.join(ROOT, "docs", "OMPI_FORTRAN_UNSUPPORTED.md")
 F_KIND = {"MPI_Comm": "F_COMM", "MPI_Group": "F_GROUP", "MPI_Datatype": "F_DATATYPE", "MPI_Op": "F_OP",

@@ -28,7 +28,15 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
 # Written by hand in src/abi5/ (callbacks, ABI-only functions).
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
-    | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"}
+    | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"} \
+    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"}  # mpit_callbacks.rs
+# The ABI's own functions src/abi5/abi_info.rs reports unsupported, and why (listed in the doc).
+HAND_UNSUPPORTED = [
+    ("MPI_Abi_set_fortran_info", "the Fortran datatypes have gfortran's sizes (what MPI_Abi_get_fortran_info reports), "
+     "which the engine cannot change; and the engine has no MPI_ERR_ABI class for a second call"),
+    ("MPI_Abi_get_fortran_booleans", "MPI_LOGICAL is gfortran's (.TRUE. 1, .FALSE. 0): no booleans can be set"),
+    ("MPI_Abi_set_fortran_booleans", "the engine's MPI_LOGICAL reductions use gfortran's .TRUE. 1 and .FALSE. 0 only"),
+]
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -116,12 +124,57 @@ def rtype(base, stars, const, dims, abi):
     return out
 
 
+# MPI_T (tool interface) int parameters whose values differ between the ABIs: name -> converter.
+T_PTR_OUT = {"verbosity": "t_verbosity_out", "bind": "t_bind_out", "scope": "t_scope_out", "var_class": "t_class_out"}
+T_INT_IN = {"var_class": "t_class_in"}
+# The MPI_T function whose obj_handle names an object of the variable's binding: its kind and index.
+T_OBJ = {"MPI_T_cvar_handle_alloc": ("TVar::Cvar", "cvar_index"), "MPI_T_pvar_handle_alloc": ("TVar::Pvar", "pvar_index"),
+         "MPI_T_event_handle_alloc": ("TVar::Event", "event_index")}
+
+
+def t_param(name, base, stars, dims, pn, v, names, pre, args, post):
+    """An MPI_T function's parameter that needs an MPI_T conversion: appends its code and returns True."""
+    nul = "std::ptr::null_mut()"
+    if base == "MPI_T_pvar_handle" and stars == 0:
+        args.append(f"pvar_h_in({v})")  # MPI_T_PVAR_ALL_HANDLES differs
+    elif base == "MPI_T_pvar_handle" and stars == 1:
+        # MPI_T_pvar_handle_alloc's output, MPI_T_pvar_handle_free's in-out (the conversion reads
+        # only the pointer's value, never through it).
+        pre.append(f"let mut t_{pn}: *mut c_void = if {v}.is_null() {{ {nul} }} else {{ pvar_h_in(*{v}) }};")
+        args.append(f"if {v}.is_null() {{ {nul} }} else {{ &mut t_{pn} }}")
+        post.append(f"if !{v}.is_null() {{ *{v} = pvar_h_out(t_{pn}); }}")
+    elif base in TPTR:
+        args.append(f"{v} as _")  # the engine's own numbers, opaque to the program: unchanged
+    elif base == "MPI_T_cb_safety" and stars == 0:
+        args.append(f"t_cb_safety_in({v})")
+    elif (base == "MPI_T_source_order" and stars == 1) or (base == "int" and stars == 1 and not dims and pn in T_PTR_OUT):
+        conv = "t_source_order_out" if base == "MPI_T_source_order" else T_PTR_OUT[pn]
+        pre.append(f"let mut t_{pn}: c_int = 0;")
+        args.append(f"if {v}.is_null() {{ {nul} }} else {{ &mut t_{pn} }}")
+        post.append(f"if !{v}.is_null() {{ *{v} = {conv}(t_{pn}); }}")
+    elif base == "int" and stars == 0 and pn in T_INT_IN:
+        args.append(f"{T_INT_IN[pn]}({v})")
+    elif base == "void" and stars == 1 and pn == "obj_handle" and name in T_OBJ:
+        kind, idx = T_OBJ[name]
+        pre.append(f"let mut t_{pn} = ObjSlot::default();")
+        args.append(f"t_obj_in({kind}, {idx}, {v}, &mut t_{pn})")
+    elif base == "MPI_Datatype" and dims == "[]" and pn == "array_of_datatypes" and "num_elements" in names:
+        # Outputs only, as many as *num_elements says on input.
+        n = "if num_elements.is_null() { 0 } else { len(*num_elements) }"
+        pre.append(f"let t_n_{pn} = {n};")
+        pre.append(f"let mut t_{pn}: Vec<c_int> = vec![0; t_n_{pn}];")
+        args.append(f"arr_ptr({v}, &mut t_{pn})")
+        post.append(f"handles_out({v}, &t_{pn}[..t_n_{pn}.min(if num_elements.is_null() {{ 0 }} else {{ len(*num_elements) }})]);")
+    else:
+        return False
+    return True
+
+
 def gen(ret, name, params):
     rret = {"int": "c_int", "double": "f64", "MPI_Aint": "i64"}.get(ret)
     if rret is None:
         raise Unsupported(f"returns {ret}")
-    if name.startswith("MPI_T_"):
-        raise Unsupported("MPI_T enums and codes are not converted yet")
+    is_t = name.startswith("MPI_T_")
     sig, pre, args, post = [], [], [], []
     names = [split_param(p)[3] for p in params]
     comm_name = next((split_param(p)[3] for p in params if split_param(p)[1] == "MPI_Comm" and split_param(p)[2] == 0 and not split_param(p)[4]), None)
@@ -130,6 +183,8 @@ def gen(ret, name, params):
         v = "r#" + pn if pn in ("type", "in", "ref", "fn", "mod", "match") else pn
         sig.append(f"{v}: {rtype(base, stars, const, dims, True)}")
         is_arr = bool(dims) or False
+        if is_t and t_param(name, base, stars, dims, pn, v, names, pre, args, post):
+            continue
         if base in HANDLES and stars == 0 and not dims:
             args.append(f"h_in({v})")
         elif (base == "MPI_File") and stars == 0 and not dims:
@@ -238,6 +293,9 @@ def gen(ret, name, params):
     if name in ("MPI_Comm_get_attr", "MPI_Attr_get") and CFG["prefix"] == "oxompi_":
         keyval = "comm_keyval" if name == "MPI_Comm_get_attr" else "keyval"
         post.append(f"comm_attr_out({keyval}, attribute_val, flag);")
+    if is_t and post:
+        # An MPI_T call that failed wrote no output: the caller's stay as they were.
+        post = ["if rc == 0 {"] + ["    " + x for x in post] + ["}"]
     call = f"crate::ffi::P{name}({', '.join(args)})"
     body = []
     body += pre
@@ -293,7 +351,7 @@ def main():
             unsup.append((name, str(e)))
         names.append(name)
     rs = ("// @generated by scripts/gen-mpi-abi.py from include/mpi.h; do not edit.\n"
-          "use super::conv::*;\nuse crate::ffi::boundary::run_value;\nuse std::os::raw::{c_char, c_int, c_void};\n\n"
+          "use super::conv::*;\nuse super::mpit::*;\nuse crate::ffi::boundary::run_value;\nuse std::os::raw::{c_char, c_int, c_void};\n\n"
           "/// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).\n"
           f"pub const UNSUPPORTED: [&str; {len(unsup)}] = [{', '.join(repr(n).replace(chr(39), chr(34)) for n, _ in unsup)}];\n\n"
           + "\n".join(out))
@@ -315,6 +373,7 @@ def main():
     i, j = h.index(a) + len(a), h.index(b)
     pro = [d for d in decls] + [d.replace("int MPI_", "int PMPI_", 1).replace("double MPI_", "double PMPI_", 1).replace("MPI_Aint MPI_", "MPI_Aint PMPI_", 1) for d in decls]
     (ROOT / "include/mpi_abi.h").write_text(h[:i] + "\n".join(pro) + "\n" + h[j:])
+    unsup = unsup + HAND_UNSUPPORTED
     md = ["# MPI-5 ABI layer: functions not converted yet", "",
           "libmpi_abi.so.1 exports these (MPI_ and PMPI_ names) but they return MPI_ERR_UNSUPPORTED_OPERATION",
           "through the error handler, with a message naming the function. Generated by scripts/gen-mpi-abi.py.", "",
@@ -367,6 +426,11 @@ def tables():
             "MPI_WIN_MODEL", "MPI_KEYVAL_INVALID"]
     out.append("/// Predefined attribute keys: (standard ABI, MPICH ABI).")
     out.append(f"pub static KEYVALS: [(i32, i32); {len(keys)}] = [{', '.join(f'({a_i[k]}, {hex(m_i[k])})' for k in keys)}];")
+    for dom, pre in (("T_VERBOSITIES", "MPI_T_VERBOSITY_"), ("T_BINDS", "MPI_T_BIND_"), ("T_SCOPES", "MPI_T_SCOPE_"),
+                     ("T_PVAR_CLASSES", "MPI_T_PVAR_CLASS_"), ("T_CB_SAFETIES", "MPI_T_CB_REQUIRE_"), ("T_SOURCE_ORDERS", "MPI_T_SOURCE_")):
+        ns = [n for n in a_i if n.startswith(pre) and n in m_i]
+        out.append(f"/// MPI_T constants (standard ABI, MPICH ABI): {', '.join(ns)}.")
+        out.append(f"pub static {dom}: [(i32, i32); {len(ns)}] = [{', '.join(f'({a_i[n]}, {m_i[n]})' for n in ns)}];")
     (ROOT / "src/abi5/tables.rs").write_text("\n".join(out) + "\n")
 
 
@@ -417,6 +481,13 @@ OMPI_DOMAINS = {
                 "MPI_WIN_MODEL", "MPI_KEYVAL_INVALID"],
     "FLAVORS": ["MPI_WIN_FLAVOR_CREATE", "MPI_WIN_FLAVOR_ALLOCATE", "MPI_WIN_FLAVOR_DYNAMIC", "MPI_WIN_FLAVOR_SHARED"],
     "MODELS": ["MPI_WIN_UNIFIED", "MPI_WIN_SEPARATE"],
+    # MPI_T (Open MPI 4.1 numbers its enums from 0; MPICH from 221, 9700, 60438, 240).
+    "T_VERBOSITIES": [f"MPI_T_VERBOSITY_{w}_{l}" for w in ("USER", "TUNER", "MPIDEV") for l in ("BASIC", "DETAIL", "ALL")],
+    "T_BINDS": ["MPI_T_BIND_NO_OBJECT"] + [f"MPI_T_BIND_MPI_{o}" for o in ("COMM", "DATATYPE", "ERRHANDLER", "FILE", "GROUP", "OP",
+                                                                          "REQUEST", "WIN", "MESSAGE", "INFO")],
+    "T_SCOPES": [f"MPI_T_SCOPE_{s}" for s in ("CONSTANT", "READONLY", "LOCAL", "GROUP", "GROUP_EQ", "ALL", "ALL_EQ")],
+    "T_PVAR_CLASSES": [f"MPI_T_PVAR_CLASS_{c}" for c in ("STATE", "LEVEL", "SIZE", "PERCENTAGE", "HIGHWATERMARK", "LOWWATERMARK",
+                                                         "COUNTER", "AGGREGATE", "TIMER", "GENERIC")],
 }
 
 
@@ -481,7 +552,7 @@ def ompi_main():
             out.append(unsupported_stub(ret, name, params, str(e)))
             unsup.append((name, str(e)))
     rs = ("// @generated by scripts/gen-mpi-abi.py --abi ompi from include/mpi.h and Open MPI's mpi.h; do not edit.\n"
-          "use super::conv::*;\nuse crate::ffi::boundary::run_value;\nuse std::os::raw::{c_char, c_int, c_void};\n\n"
+          "use super::conv::*;\nuse super::mpit::*;\nuse crate::ffi::boundary::run_value;\nuse std::os::raw::{c_char, c_int, c_void};\n\n"
           "/// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).\n"
           f"pub const UNSUPPORTED: [&str; {len(unsup)}] = [{', '.join(chr(34) + n + chr(34) for n, _ in unsup)}];\n\n"
           + "\n".join(out))

@@ -9,6 +9,8 @@ pub mod conv;
 pub mod errhandlers;
 pub mod grequests;
 pub mod keyvals;
+pub mod mpit;
+pub mod mpit_callbacks;
 pub mod spawn;
 pub mod tables;
 pub mod wrappers;

@@ -8,6 +8,7 @@ pub mod callbacks;
 pub mod conv;
 pub mod fortran;
 pub mod hand;
+pub mod mpit;
 pub mod objects;
 pub mod spawn;
 pub mod tables;

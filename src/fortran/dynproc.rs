@@ -17,7 +17,17 @@ const PORT_ROOM: usize = 257;
 /// # Safety
 /// `first` is NULL, a sentinel, or an array with a blank element at the end of the row.
 unsafe fn argv_row(first: *const c_char, stride: usize, len: FLen) -> Option<Vec<CString>> {
-    if first.is_null() || sentinels::is_argv_null(first as *const u8) {
+    // SAFETY: forwarded contract.
+    unsafe { argv_row_with(first, stride, len, sentinels::is_argv_null) }
+}
+
+/// `argv_row` with the ABI's test for its MPI_ARGV(S)_NULL sentinels (Open MPI's are its own
+/// COMMON blocks: src/abi_ompi/fortran/dynproc.rs).
+///
+/// # Safety
+/// As `argv_row`.
+pub(crate) unsafe fn argv_row_with(first: *const c_char, stride: usize, len: FLen, is_argv_null: fn(*const u8) -> bool) -> Option<Vec<CString>> {
+    if first.is_null() || is_argv_null(first as *const u8) {
         return None;
     }
     let len = len & 0xffff_ffff;
@@ -34,7 +44,7 @@ unsafe fn argv_row(first: *const c_char, stride: usize, len: FLen) -> Option<Vec
 }
 
 /// A C argv (NULL-terminated) over `args`, which must outlive it.
-fn c_argv(args: &[CString]) -> Vec<*mut c_char> {
+pub(crate) fn c_argv(args: &[CString]) -> Vec<*mut c_char> {
     args.iter().map(|a| a.as_ptr() as *mut c_char).chain(std::iter::once(std::ptr::null_mut())).collect()
 }
 

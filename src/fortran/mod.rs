@@ -58,7 +58,7 @@ macro_rules! fortran_binding {
 
 pub mod callbacks;
 mod datarep;
-mod dynproc;
+pub(crate) mod dynproc;
 mod generated;
 pub(crate) mod hand;
 pub mod sentinels;

@@ -30,6 +30,7 @@ macro_rules! ompi_fortran {
 
 pub(crate) mod callbacks;
 mod generated;
+mod dynproc;
 mod hand;
 pub mod handles;
 pub mod sentinels;
@@ -46,7 +47,9 @@ unsafe fn set_ierr(ierr: *mut MPI_Fint, rc: c_int) {
 }
 
 /// A procedure of Open MPI's Fortran library that oxmpi's does not provide yet:
-/// MPI_ERR_UNSUPPORTED_OPERATION through MPI_COMM_SELF's handler, naming it.
+/// MPI_ERR_UNSUPPORTED_OPERATION through MPI_COMM_SELF's handler, naming it (what generated.rs's
+/// stubs call; none at present).
+#[allow(dead_code)]
 fn unsupported(name: &'static str) -> c_int {
     let e = crate::error::err(
         crate::abi::MPI_ERR_UNSUPPORTED_OPERATION,
