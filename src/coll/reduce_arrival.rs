@@ -12,6 +12,10 @@
 //! member to enter therefore finds everything else combined: its vector crosses once and is
 //! combined once, pipelined by segments.
 //!
+//! Threads mode: a member after the root sends the address of its send buffer instead, and the
+//! root combines straight from it and acknowledges (one pass over the last arrival's data, no
+//! copy); the member leaves its buffer alone until the acknowledgement.
+//!
 //! The chain waits for each link's data, never for a clock, and every member's predecessor
 //! entered before it, so it cannot deadlock. Its cost is one full-vector step per member in
 //! sequence: when ranks enter closer together than a step, the chain falls behind, which is why
@@ -64,6 +68,15 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     }
     if root_before {
         // A member after the root: its raw vector goes to the root.
+        if super::select::threads_mode() {
+            let msg = [sendbuf as u64, (count * size) as u64];
+            let mut ack = 0u8;
+            // SAFETY: 16 readable bytes and 0 writable ones, waited for below.
+            let (sent, acked) = unsafe { (cx.isend(msg.as_ptr() as *const u8, 16, root)?, cx.irecv(&mut ack, 0, root)) };
+            cx.wait_sends(&[sent])?;
+            // The root reads `sendbuf` until it acknowledges.
+            return cx.wait_recv(acked, 0, root);
+        }
         let mut sends = Vec::with_capacity(segments);
         for s in 0..segments {
             let (off, bytes, _) = seg(s);
@@ -153,16 +166,44 @@ unsafe fn root_part(
         // SAFETY: per this function's contract.
         result = unsafe { take(cx, dst, recvbuf, if in_place { None } else { Some(sendbuf) }, red, seg, segments, from) };
     }
+    let threads = super::select::threads_mode();
     for p in pos + 1..n {
         if result.is_err() {
             break;
         }
         let from = member_at(p)?;
+        if threads {
+            // SAFETY: per this function's contract.
+            result = unsafe { take_from_address(cx, recvbuf, count * size, red, from) };
+            continue;
+        }
         // SAFETY: per this function's contract.
         result = unsafe { take(cx, land, recvbuf, None, red, seg, segments, from) };
     }
     drop(tmp);
     result
+}
+
+/// Threads mode: combines `from`'s send buffer, whose address it sends, into `acc` (`bytes`
+/// bytes), then acknowledges.
+///
+/// # Safety
+/// `acc` holds `bytes` writable bytes of `red`'s type.
+unsafe fn take_from_address(cx: &Coll, acc: *mut u8, bytes: usize, red: &Reduction, from: usize) -> MpiResult {
+    let mut msg = [0u64; 2];
+    // SAFETY: 16 writable bytes, waited for below.
+    let r = unsafe { cx.irecv(msg.as_mut_ptr() as *mut u8, 16, from) };
+    cx.wait_recv(r, 16, from)?;
+    if msg[1] != bytes as u64 || msg[0] == 0 {
+        return Err(crate::error::err(crate::error::ErrorClass::Intern, format!("reduce in arrival order: rank {from} announced {} bytes, expected {bytes}", msg[1])));
+    }
+    // SAFETY: `msg[0]` is the sender's send buffer of `bytes` bytes in this process (threads
+    // mode), unchanged until our acknowledgement; `acc` is ours and disjoint from it.
+    unsafe { red.apply(msg[0] as usize as *const u8, acc, bytes / red.size) };
+    let nothing = std::ptr::NonNull::<u8>::dangling().as_ptr();
+    // SAFETY: zero bytes are sent.
+    let ack = unsafe { cx.isend(nothing, 0, from)? };
+    cx.wait_sends(&[ack])
 }
 
 /// Receives `from`'s vector segment by segment into `land` and combines each segment as it
