@@ -1,5 +1,5 @@
 /* oxmpi-test: ranks=1,2,3,4,5,8 timeout=120 */
-/* oxmpi-test: env-matrix=OXMPI_REDUCE_ALGORITHM=clairvoyant|auto */
+/* oxmpi-test: env-matrix=OXMPI_REDUCE_ALGORITHM=clairvoyant|arrival|auto */
 /* MPI_Reduce under imbalanced arrivals (each rank sleeps a rank-dependent time before the
    call, the same pattern every iteration, so oxmpi's arrival predictor learns it and `auto`
    switches to the Clairvoyant schedule): counts 1, 7, 1001 and 300001 (odd: uneven segments),

@@ -1,6 +1,7 @@
 /* oxmpi-test: ranks=2,3,4,8 timeout=300 mpich=skip */
 /* oxmpi-test: env=OXMPI_REDUCE_ALGORITHM=clairvoyant,OXMPI_CLV_REPLAN=1 */
 /* oxmpi-test: env=OXMPI_REDUCE_ALGORITHM=clairvoyant,OXMPI_CLV_REPLAN=0 */
+/* oxmpi-test: env=OXMPI_REDUCE_ALGORITHM=arrival,OXMPI_CLV_REPLAN=0 */
 /* Live re-planning of Clairvoyant MPI_Reduce (issue 21, item 2). Every rank tells oxmpi it is
    about to arrive (MPIX_Pap_expect 0 s), then one or two of them compute for 15 to 45 ms more:
    the schedule built for "everyone at once" is stale, and the watchdog declares the missing

@@ -1,5 +1,5 @@
 /* oxmpi-test: ranks=2,4,8 timeout=240 mpich=skip */
-/* oxmpi-test: env-matrix=OXMPI_REDUCE_ALGORITHM=clairvoyant|auto */
+/* oxmpi-test: env-matrix=OXMPI_REDUCE_ALGORITHM=clairvoyant|arrival|auto */
 /* oxmpi's progress reports (MPIX_Pap_progress, MPIX_Pap_expect) for Clairvoyant MPI_Reduce.
    Absurd input (NaN, negative, fractions above 1, infinite times, MPI_COMM_NULL, an
    intercommunicator) is an MPI error of the right class whose message names the argument.

@@ -15,8 +15,9 @@ per-rank delay, MPI_Reduce of COUNT floats to rank 0, validation) with oxmpi's m
 installation in DIR), mpicc.mpich and mpicc.openmpi, and runs it for each rank count, count and
 arrival mode with oxmpi forced to each reduce algorithm (OXMPI_REDUCE_ALGORITHM) and with auto,
 then MPICH and Open MPI. Prints a table of the mean time from the last arrival to the last
-finish and from the first arrival to the last finish, in microseconds. An implementation that
-is not installed is skipped.
+finish and from the first arrival to the last finish, in microseconds, and the floor: the time
+to copy the vector once and combine it once on this machine (one rank alone, best of 5), about
+the least the last arrival's data can cost. An implementation that is not installed is skipped.
 
 Options:
   --prefix DIR     oxmpi installation (scripts/install.sh DIR); required
@@ -29,7 +30,7 @@ Options:
                    (MPIX_Pap_progress in 8 slices), expect (MPIX_Pap_expect up front)
                    (default "none progress"; MPICH and Open MPI run once, without)
   --iters N        iterations per run (default 20)
-  --algos LIST     oxmpi algorithms (default "clairvoyant binomial rabenseifner auto")
+  --algos LIST     oxmpi algorithms (default "clairvoyant arrival binomial rabenseifner auto")
   --oxmode M       oxmpi rank mode, processes or threads (default processes)
   --no-others      skip MPICH and Open MPI
   -h, --help       show this help
@@ -37,7 +38,7 @@ USAGE
 }
 
 prefix="" ranks="4 8 16" counts="131072 1048576" delay=20000 modes="random fixed" iters=20 reports="none progress"
-algos="clairvoyant binomial rabenseifner auto" oxmode=processes others=yes
+algos="clairvoyant arrival binomial rabenseifner auto" oxmode=processes others=yes
 while [ $# -gt 0 ]; do
     case "$1" in
         -h | --help) usage; exit 0 ;;
@@ -69,17 +70,17 @@ if [ "$others" = yes ]; then
     if command -v mpicc.openmpi >/dev/null && mpicc.openmpi -O2 -o "$work/ompi" "$src" 2>/dev/null; then impls+=("OpenMPI"); else echo "# Open MPI skipped" >&2; fi
 fi
 
-run() { # run IMPL N COUNT MODE REPORTS -> "last first" or "failed"
+run() { # run IMPL N COUNT MODE REPORTS -> "last first floor" or "failed"
     local out
     case "$1" in
         oxmpi:*) out=$(OXMPI_REDUCE_ALGORITHM="${1#oxmpi:}" timeout 600 "$prefix/bin/mpiexec" --mode "$oxmode" -n "$2" "$work/ox" "$3" "$iters" "$delay" "$4" 1 "$5") ;;
         MPICH) out=$(timeout 600 mpiexec.mpich -n "$2" "$work/mpich" "$3" "$iters" "$delay" "$4" 1 "$5") ;;
         OpenMPI) out=$(timeout 600 mpirun.openmpi --allow-run-as-root --oversubscribe -np "$2" "$work/ompi" "$3" "$iters" "$delay" "$4" 1 "$5" 2>/dev/null) ;;
-    esac || { echo "failed failed"; return; }
-    awk '{print $6, $7}' <<<"$out"
+    esac || { echo "failed failed -"; return; }
+    awk '{print $6, $7, $9}' <<<"$out"
 }
 
-printf '%-20s %5s %8s %7s %9s %14s %14s\n' implementation ranks count mode reports last_to_last_us first_to_last_us
+printf '%-20s %5s %8s %7s %9s %14s %14s %9s\n' implementation ranks count mode reports last_to_last_us first_to_last_us floor_us
 for n in $ranks; do
     for c in $counts; do
         for m in $modes; do
@@ -88,8 +89,8 @@ for n in $ranks; do
                     # The peers have no reports: one run each.
                     rr=$r
                     case "$i" in oxmpi:*) ;; *) [ "$r" = "${reports%% *}" ] || continue; rr=none ;; esac
-                    read -r last first < <(run "$i" "$n" "$c" "$m" "$rr")
-                    printf '%-20s %5s %8s %7s %9s %14s %14s\n' "$i" "$n" "$c" "$m" "$rr" "$last" "$first"
+                    read -r last first floor < <(run "$i" "$n" "$c" "$m" "$rr")
+                    printf '%-20s %5s %8s %7s %9s %14s %14s %9s\n' "$i" "$n" "$c" "$m" "$rr" "$last" "$first" "$floor"
                 done
             done
         done

@@ -284,6 +284,8 @@ pub struct Arrivals {
     pub segments: usize,
     /// Length of a pattern unit (ns).
     pub quantum: i64,
+    /// Spread (ns) of the previous call's measured arrivals, first to last; 0 before one.
+    pub last_spread: i64,
     key: u64,
     /// The prediction from the current history, for the next call.
     next: Option<Vec<i64>>,
@@ -292,6 +294,12 @@ pub struct Arrivals {
 }
 
 impl Arrivals {
+    /// This call's plan cell on the arrival board, with the members' arrival order, if the
+    /// communicator plans there.
+    pub fn cell(&self) -> Option<CellRef> {
+        self.board.as_ref().map(|b| b.cell)
+    }
+
     /// The Clairvoyant schedule for this pattern, rooted where `choose(pattern, problem)` says:
     /// it gets the pattern and a problem for it with a placeholder root, and must depend on its
     /// arguments only, so that every rank chooses alike.
@@ -380,6 +388,7 @@ pub fn arrivals(cx: &Coll, arrived: i64, count: usize, size: usize) -> MpiResult
     let current = st.history.predict(quantum);
     let lagged = st.lagged.predict(quantum);
     let last_error = st.last_error;
+    let last_spread = st.history.last().map_or(0, |a| a.iter().max().unwrap_or(&0) - a.iter().min().unwrap_or(&0));
     drop(st);
     let board = agreed(cx, seq, key, arrived, quantum, current.clone())?;
     // Released when the plan is dropped, or now if planning fails below.
@@ -398,5 +407,5 @@ pub fn arrivals(cx: &Coll, arrived: i64, count: usize, size: usize) -> MpiResult
     let trusted = informed || last_error.is_some_and(|e| e.saturating_mul(4) < spread);
     let imbalance = if trusted { spread as f64 / (round as f64 * segments as f64) } else { 0.0 };
     state(cx.c).lock().unwrap_or_else(|p| p.into_inner()).used = Some((pattern.clone(), quantum));
-    Ok(Arrivals { pattern, imbalance, round, segments, quantum, key, next: current, board, lease })
+    Ok(Arrivals { pattern, imbalance, round, segments, quantum, last_spread, key, next: current, board, lease })
 }

@@ -41,6 +41,7 @@ pub mod pipeline;
 pub mod prereduced_ring;
 pub mod rabenseifner;
 pub mod reduce;
+pub mod reduce_arrival;
 pub mod scatter;
 pub mod sorted_linear;
 pub mod reduce_scatter;

@@ -12,7 +12,7 @@
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant"];
+pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant", "arrival"];
 
 /// Commutative reductions of at least this many bytes record and share their arrival times, and
 /// `auto` runs them with Clairvoyant when the predicted imbalance is above 1
@@ -41,30 +41,61 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     }
     // Clairvoyant (Marendic et al. 2016; Proficz & Ocetkiewicz 2021) needs every rank to agree on
     // the arrival pattern: candidate calls share their arrival times whatever runs them.
-    let forced_clv = forced == Some(CLAIRVOYANT);
-    let min = if forced_clv { 1 } else { CLAIRVOYANT_MIN };
-    let mut plan = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
-        Some(super::clairvoyant_pap::plan(cx, arrived, count, red.size, root)?)
+    let min = CLAIRVOYANT_MIN;
+    let min = if matches!(forced, Some(CLAIRVOYANT | ARRIVAL)) { 1 } else { min };
+    let arrivals = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
+        Some(super::clairvoyant_pap::arrivals(cx, arrived, count, red.size)?)
     } else {
         None
     };
     let mut algo = if n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
-    if forced.is_none() && plan.as_ref().is_some_and(|p| p.imbalance > 1.0) {
-        algo = CLAIRVOYANT;
+    if forced.is_none() {
+        if let Some(a) = &arrivals {
+            // Arrivals spread over more than `ARRIVAL_SPREAD` times the member count of
+            // whole-vector steps (the chain's work, one step per member) leave the chain time to
+            // keep up; reports that predict as much count too (informed patterns are trusted).
+            let step = a.round.saturating_mul(a.segments as i64);
+            let predicted = if a.imbalance > 0.0 { a.pattern.iter().max().copied().unwrap_or(0).saturating_mul(a.quantum) } else { 0 };
+            let spread = a.last_spread.max(predicted);
+            if a.cell().is_some() && spread >= step.saturating_mul(n as i64) / ARRIVAL_SPREAD_DIV {
+                algo = ARRIVAL;
+            } else if a.imbalance > 1.0 {
+                algo = CLAIRVOYANT;
+            } else if algo == 1 && spread > step {
+                // Rabenseifner's halving waits for every rank at every step: with arrivals
+                // spread wider than one vector's transfer, the tree's early pairs finish before
+                // the last arrival (measured at 8 ranks, 1 MiB floats, 20 ms spread).
+                algo = 0;
+            }
+        }
     }
     // SAFETY: per this function's contract.
     unsafe {
         match algo {
             1 => super::rabenseifner::reduce(cx, sendbuf, recvbuf, count, red, root),
-            CLAIRVOYANT => match &mut plan {
-                Some(p) => super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments, p.live.take()),
+            CLAIRVOYANT => match arrivals {
+                Some(a) => {
+                    let mut p = a.into_plan(cx, |_, _| root)?;
+                    super::clairvoyant_exec::reduce(cx, sendbuf, recvbuf, count, red, root, &p.sched, p.segments, p.live.take())
+                }
                 // A phase of a larger collective, or too few elements: a balanced schedule.
                 None => clairvoyant_balanced(cx, sendbuf, recvbuf, count, red, root),
+            },
+            ARRIVAL => match arrivals.as_ref().and_then(|a| a.cell().map(|c| (c, a.segments))) {
+                Some((cell, segments)) => super::reduce_arrival::reduce(cx, sendbuf, recvbuf, count, red, root, cell, segments),
+                // No arrival board (several nodes, a phase, too few elements): the tree.
+                None => binomial(cx, sendbuf, recvbuf, count, red, root),
             },
             _ => binomial(cx, sendbuf, recvbuf, count, red, root),
         }
     }
 }
+
+/// Index of the arrival-order reduce in `ALGORITHMS`.
+const ARRIVAL: usize = 3;
+/// `auto` takes the arrival order when the arrivals spread over at least 1/`ARRIVAL_SPREAD_DIV`
+/// of the member count times one whole-vector step.
+const ARRIVAL_SPREAD_DIV: i64 = 2;
 
 /// Clairvoyant without an arrival pattern (a phase of a larger collective, or too few elements
 /// for the arrival exchange): the schedule for simultaneous arrivals; binomial when there is

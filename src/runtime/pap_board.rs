@@ -27,6 +27,9 @@
 //! as the late set and publishes a record (late set, time origin, pattern) as the next `version`:
 //! a rank either entered before (and will see the version change while it runs) or reads every
 //! record when it enters (and knows it was late in each), never something in between.
+//!
+//! Arrival order (`coll::reduce_arrival`): under the same lock each member that gets the plan
+//! takes the next position of the cell's arrival order, so every member sees one order.
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicU32, Ordering::*};
 
 /// Jobs of more ranks have no board (its size grows with the square of the rank count).
@@ -64,6 +67,8 @@ struct Cell {
     version: AtomicU64,
     /// CLOCK_MONOTONIC ns of pattern offset 0.
     t0: AtomicI64,
+    /// Members that have entered, as positions in the arrival order (written under `lock`).
+    order: AtomicU64,
 }
 
 /// A re-plan record: its late set, time origin and pattern (offsets in quanta from `t0`).
@@ -77,9 +82,10 @@ pub struct Replan {
 fn align(x: usize) -> usize {
     x.div_ceil(LINE) * LINE
 }
-/// The cell header, the first pattern, then `MAX_REPLANS` records of (late, t0, pattern).
+/// The cell header, the first pattern, `MAX_REPLANS` records of (late, t0, pattern), then the
+/// arrival order (position p: 1 + the member that entered p-th, 0 while nobody has).
 fn cell_stride(n: usize) -> usize {
-    align(std::mem::size_of::<Cell>() + 8 * n + MAX_REPLANS * record_bytes(n))
+    align(std::mem::size_of::<Cell>() + 8 * n + MAX_REPLANS * record_bytes(n) + 8 * n)
 }
 fn record_bytes(n: usize) -> usize {
     16 + 8 * n
@@ -161,6 +167,32 @@ impl CellRef {
         let off = std::mem::size_of::<Cell>() + 8 * self.members + (v - 1) * record_bytes(self.members) + 8 * i;
         // SAFETY: in bounds of the cell (`cell_stride` with the board's n >= members), aligned.
         unsafe { &*(self.cell.add(off) as *const AtomicI64) }
+    }
+
+    fn order_word(&self, p: usize) -> &AtomicU64 {
+        assert!(p < self.members);
+        let off = std::mem::size_of::<Cell>() + 8 * self.members + MAX_REPLANS * record_bytes(self.members) + 8 * p;
+        // SAFETY: in bounds of the cell (`cell_stride` with the board's n >= members), aligned.
+        unsafe { &*(self.cell.add(off) as *const AtomicU64) }
+    }
+
+    /// Takes the next position in the arrival order for member `me`. Under `lock`.
+    fn take_position(&self, me: usize) {
+        let h = self.header();
+        let p = h.order.load(Relaxed) as usize;
+        h.order.store(p as u64 + 1, Relaxed);
+        // Release: a member that sees the position sees everything `me` did before entering.
+        self.order_word(p).store(me as u64 + 1, Release);
+    }
+
+    /// The member that entered the call `p`-th (0-based), if one has yet.
+    pub fn arrival(&self, p: usize) -> Option<usize> {
+        (self.order_word(p).load(Acquire) as usize).checked_sub(1)
+    }
+
+    /// Member `me`'s position in the arrival order, if it has entered.
+    pub fn position(&self, me: usize) -> Option<usize> {
+        (0..self.members).find(|&p| self.arrival(p) == Some(me))
     }
 
     fn lock(&self) {
@@ -321,6 +353,7 @@ impl Board {
             let data = (0..members).map(|i| cr.datum(i).load(Relaxed)).collect();
             cr.lock();
             cell.entered.fetch_or(1 << me, Relaxed);
+            cr.take_position(me);
             let v = cell.version.load(Relaxed) as usize;
             let records = (1..=v).map(|v| cr.record(v)).collect();
             cr.unlock();
@@ -335,6 +368,12 @@ impl Board {
         cr.lock();
         cell.entered.store(1 << me, Relaxed);
         cell.version.store(0, Relaxed);
+        // Readers wait for `ready`, published after this: they see the cleared order.
+        cell.order.store(0, Relaxed);
+        for p in 0..members {
+            cr.order_word(p).store(0, Relaxed);
+        }
+        cr.take_position(me);
         cr.unlock();
         Some(Planned::Planner(cr))
     }
@@ -417,6 +456,8 @@ mod tests {
         b.publish(c, true, 100, &[0, 0, 0, 4]);
         assert!(matches!(b.try_plan(0, 9, 0, k0, 4, 0), Some(Planned::Read(..))));
         assert_eq!(c.entered(), 0b0101);
+        assert_eq!((c.arrival(0), c.arrival(1), c.arrival(2)), (Some(2), Some(0), None), "arrival order");
+        assert_eq!((c.position(0), c.position(2), c.position(3)), (Some(1), Some(0), None));
         assert!(!c.replan(1, |_| panic!("not at version 1")));
         assert!(c.replan(0, |late| {
             assert_eq!(late, 0b1010);
