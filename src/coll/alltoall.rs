@@ -21,10 +21,17 @@ use crate::error::MpiResult;
 use crate::p2p::ReqId;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck"];
+pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck", "shared"];
 const LINEAR: usize = 0;
 const PAIRWISE: usize = 1;
 const BRUCK: usize = 2;
+/// Processes mode: rows and columns through the communicator's shared region
+/// (`shm_large::alltoall`), for blocks whose row fits a block of it; elsewhere forcing it
+/// runs `linear`.
+const SHARED: usize = 3;
+
+/// Processes mode: blocks up to this size go through the shared region.
+const SHARED_MAX_BLOCK: usize = 4 << 10;
 
 /// Blocks up to this size use `bruck` on 8 ranks or more (MPICH's default threshold).
 const BRUCK_MAX_BLOCK: usize = 256;
@@ -53,7 +60,14 @@ pub unsafe fn alltoall(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8,
     let sends: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: send.wrapping_add(j * sblock) as *mut u8, bytes: sblock, round: 0 }).collect();
     let recvs: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: recv.wrapping_add(j * rblock), bytes: rblock, round: 0 }).collect();
     let n = cx.size();
-    let alg = match forced(Collective::Alltoall, ALGORITHMS)? {
+    let forced = forced(Collective::Alltoall, ALGORITHMS)?;
+    if (forced.is_none() && sblock <= SHARED_MAX_BLOCK || forced == Some(SHARED)) && !cx.c.is_inter() && sblock == rblock && n > 1 && sblock > 0 {
+        if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::alltoall_fits(a, n, sblock)) {
+            // SAFETY: per this function's contract; an intracommunicator with equal blocks.
+            return unsafe { super::shm_large::alltoall(cx, a, send, recv, sblock) };
+        }
+    }
+    let alg = match forced {
         Some(a) => a,
         None if sblock <= BRUCK_MAX_BLOCK && n >= 8 => BRUCK,
         None if sblock >= PAIRWISE_MIN_BLOCK && oversubscribed(n) => PAIRWISE,

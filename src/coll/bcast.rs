@@ -21,7 +21,7 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared", "shm_large"];
 
 /// Index of the arrival-ordered tree in `ALGORITHMS`.
 const ARRIVAL_TREE: usize = 3;
@@ -33,6 +33,9 @@ const ARRIVAL_TREE: usize = 3;
 /// level at 4 and 8 ranks within the noise. To be decided on a quiet machine; until then
 /// `OXMPI_BCAST_ALGORITHM=shared` runs it.
 const SHARED: usize = 4;
+/// Index of the broadcast through the shared region's large area (`shm_large::bcast`,
+/// processes mode; elsewhere forcing it falls back to the automatic choice).
+const SHM_LARGE: usize = 5;
 
 /// Broadcasts of at least this many bytes record and share their arrival times, and `auto` runs
 /// them on the arrival-ordered tree when the root is predicted among the first and the predicted
@@ -57,11 +60,18 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
         }
     }
     if forced == Some(SHARED) {
-        if let Some(a) = super::arena::of(cx).filter(|a| bytes <= a.capacity()) {
+        if let Some(a) = super::arena::of(cx)?.filter(|a| bytes <= a.capacity()) {
             // SAFETY: per this function's contract; `bytes` fits the arena.
             return unsafe { super::bcast_shared::bcast(cx, a, buf, bytes, root) };
         }
     }
+    if forced == Some(SHM_LARGE) {
+        if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::bcast_step(a, n).is_some()) {
+            // SAFETY: per this function's contract.
+            return unsafe { super::shm_large::bcast(cx, a, buf, bytes, root) };
+        }
+    }
+    let forced = forced.filter(|&f| f != SHM_LARGE);
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
     let min = if forced == Some(ARRIVAL_TREE) { 1 } else { ARRIVAL_MIN };
     let pap = if super::clairvoyant_pap::candidate(cx, bytes, 1, min) { Some(super::clairvoyant_pap::arrivals(cx, arrived, bytes, 1)?) } else { None };
