@@ -15,6 +15,9 @@
 //!   has bit k set to rank + k, and undo the rotation. ceil(log2 n) messages per rank instead of
 //!   n - 1, each carrying about half the data: the choice for small blocks on many ranks. Uniform
 //!   intracommunicator alltoall only; elsewhere it falls back to `linear`.
+//! - `shared` (`shm_large.rs`): processes mode, every rank writes its row into the communicator's
+//!   shared region and reads its column after one barrier; `auto` for blocks up to 4 KiB whose
+//!   row fits the region's block. Elsewhere the automatic choice among the others.
 use super::select::{forced, oversubscribed, Collective};
 use super::Coll;
 use crate::error::MpiResult;
@@ -30,7 +33,10 @@ const BRUCK: usize = 2;
 /// runs `linear`.
 const SHARED: usize = 3;
 
-/// Processes mode: blocks up to this size go through the shared region.
+/// Processes mode: blocks up to this size go through the shared region. Measured with
+/// benches/coll_latency.c, 8 ranks on 2 cores under a load average of 8 (medians of 3
+/// interleaved runs, us): 8 B 39 against Bruck's 116 (Open MPI 397), 512 B 52 against linear's
+/// 70 (185), 4 KiB 89 against 194 (4541).
 const SHARED_MAX_BLOCK: usize = 4 << 10;
 
 /// Blocks up to this size use `bruck` on 8 ranks or more (MPICH's default threshold).
