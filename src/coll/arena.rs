@@ -3,9 +3,11 @@
 //! - Threads mode: every rank of the communicator is a thread (or fiber) of this process, so one
 //!   `Arena` per communicator is shared by all its ranks through a process-wide registry keyed by
 //!   (context id, member world ranks). Contributions stay in the ranks' buffers (a pointer each).
-//! - Processes mode: MPI_COMM_WORLD only, in the job segment (`Segment::world_arena`): each rank
-//!   copies its contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result
-//!   goes to a slot of the segment.
+//! - Processes mode: any intracommunicator of the job's initial ranks, in the communicator's
+//!   shared region (`region`, made at the first collective that asks): each rank copies its
+//!   contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result goes to a slot
+//!   of the region. The region also holds the large area of `shm_large`, whose algorithms use
+//!   episodes without contributions as barriers.
 //! In a job that survives failures (`crate::ulfm`) a dead member fails every later episode at
 //! every rank (both modes), instead of leaving them waiting.
 //!
@@ -64,17 +66,15 @@ enum Store {
         /// Results of the episodes, by parity of their generation.
         results: [UnsafeCell<Vec<u8>>; 2],
     },
-    /// Processes mode: the world arena of the job segment, which outlives every rank.
-    Segment {
-        counters: &'static ArenaCounters,
-        /// n contribution slots, then the two result slots, `ARENA_SLOT` bytes each.
-        slots: *mut u8,
-    },
+    /// Processes mode: the communicator's shared region (its slots: n contributions, then the
+    /// two results, `ARENA_SLOT` bytes each).
+    Region(super::region::Region),
 }
 
 // SAFETY: the result of parity p is written only by the last arriver of an episode of parity p,
 // while no rank reads it, and a rank writes only its own contribution slot, before counting
-// itself in (see the module comment); everything else is atomic. The segment outlives the job.
+// itself in (see the module comment); everything else is atomic. The region lives as long as
+// the arena.
 unsafe impl Sync for Arena {}
 // SAFETY: as above.
 unsafe impl Send for Arena {}
@@ -129,29 +129,46 @@ impl ArenaRef {
         ArenaRef { arena: Some(arena), key: Some(key) }
     }
 
-    /// Processes mode: the world arena of the segment, for MPI_COMM_WORLD.
-    fn world(u: &Universe, c: &Comm) -> ArenaRef {
-        // Only the initial world owns the segment's arena (a spawned world is another group).
-        let is_world = c.context == u.world.context && c.group.len() == u.seg.initial() && c.group.first() == Some(&0);
-        let arena = u.seg.world_arena().filter(|_| is_world).map(|(counters, slots)| {
-            // SAFETY: the segment stays mapped until the process exits (ranks never unmap it).
-            let counters: &'static ArenaCounters = unsafe { &*(counters as *const ArenaCounters) };
-            Arc::new(Arena { members: c.group.clone(), store: Store::Segment { counters, slots }, users: AtomicUsize::new(1) })
-        });
-        ArenaRef { arena, key: None }
+    /// Processes mode: the arena in the communicator's shared region, made now (collectively:
+    /// every rank of the communicator calls this at the same collective). Only for
+    /// communicators of the job's initial ranks, whose doorbells and process ids are in the
+    /// segment (spawned or connected jobs have segments of their own).
+    fn region(u: &Universe, cx: &Coll) -> MpiResult<ArenaRef> {
+        let c = cx.c;
+        if !c.group.iter().all(|&w| w < u.seg.initial()) {
+            return Ok(ArenaRef { arena: None, key: None });
+        }
+        let arena = super::region::Region::create(cx)?
+            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1) }));
+        Ok(ArenaRef { arena, key: None })
     }
 }
 
 /// The arena `cx` may use, if any: a blocking collective on an intracommunicator that never ran a
-/// nonblocking or persistent one (see the module comment); in threads mode any such
-/// communicator, in processes mode MPI_COMM_WORLD.
-pub fn of<'a>(cx: &Coll<'a>) -> Option<&'a Arena> {
+/// nonblocking or persistent one (see the module comment). Every rank of the communicator must
+/// call this at the same collective (in processes mode the first call makes the region,
+/// collectively); it fails only when that creation does (a failed member, a revoked
+/// communicator), and the communicator then has no arena.
+pub fn of<'a>(cx: &Coll<'a>) -> MpiResult<Option<&'a Arena>> {
     // An arena is one node's memory: a job over several nodes uses the point-to-point algorithms.
     if !cx.shared || cx.c.remote.is_some() || cx.u.engine.transport().spans_nodes() {
-        return None;
+        return Ok(None);
     }
-    let threads = super::select::threads_mode();
-    super::state(cx.c).arena.get_or_init(|| if threads { ArenaRef::shared(cx.c) } else { ArenaRef::world(cx.u, cx.c) }).arena.as_deref()
+    let st = super::state(cx.c);
+    if let Some(r) = st.arena.get() {
+        return Ok(r.arena.as_deref());
+    }
+    let made = if super::select::threads_mode() { Ok(ArenaRef::shared(cx.c)) } else { ArenaRef::region(cx.u, cx) };
+    // After a failed creation some ranks may hold the region and others not: the ones that do
+    // fail their episodes on the failed member or the revocation, the others run the
+    // message-based algorithms, which fail the same way.
+    let (r, result) = match made {
+        Ok(r) => (r, Ok(())),
+        Err(e) => (ArenaRef { arena: None, key: None }, Err(e)),
+    };
+    let _ = st.arena.set(r);
+    result?;
+    Ok(st.arena.get().and_then(|r| r.arena.as_deref()))
 }
 
 impl Arena {
@@ -159,14 +176,35 @@ impl Arena {
     pub fn capacity(&self) -> usize {
         match self.store {
             Store::Pointers { .. } => usize::MAX,
-            Store::Segment { .. } => ARENA_SLOT,
+            Store::Region(_) => ARENA_SLOT,
         }
+    }
+
+    /// Processes mode: the communicator's shared region (for `shm_large`).
+    pub fn region(&self) -> Option<&super::region::Region> {
+        match &self.store {
+            Store::Region(r) => Some(r),
+            Store::Pointers { .. } => None,
+        }
+    }
+
+    /// Episodes completed so far; the same on every rank between two episodes (none can
+    /// complete before every rank arrived).
+    pub fn generation(&self) -> u64 {
+        self.counters().gen.load(Acquire)
+    }
+
+    /// An episode without contributions: a barrier of the communicator that fails on a failed
+    /// member or a revocation instead of waiting for ever.
+    pub fn barrier(&self, cx: &Coll) -> MpiResult {
+        // SAFETY: no contribution is read, the result has 0 bytes.
+        unsafe { self.episode(cx, cx.rank(), std::ptr::null(), 0, |_, _| {}) }.map(|_| ())
     }
 
     fn counters(&self) -> &ArenaCounters {
         match &self.store {
             Store::Pointers { counters, .. } => counters,
-            Store::Segment { counters, .. } => counters,
+            Store::Region(r) => r.counters(),
         }
     }
 
@@ -192,9 +230,9 @@ impl Arena {
             Store::Pointers { contributions, .. } => contributions[me].store(mine as *mut u8, Relaxed),
             // SAFETY: slot `me` is ours and `bytes` fits it (caller contract); nobody reads it
             // before we count ourselves in below.
-            Store::Segment { slots, .. } => unsafe {
+            Store::Region(r) => unsafe {
                 if bytes > 0 {
-                    std::ptr::copy_nonoverlapping(mine, slots.add(me * ARENA_SLOT), bytes);
+                    std::ptr::copy_nonoverlapping(mine, r.slots().add(me * ARENA_SLOT), bytes);
                 }
             },
         }
@@ -224,7 +262,7 @@ impl Arena {
         match &self.store {
             Store::Pointers { contributions, .. } => contributions.iter().map(|p| p.load(Relaxed) as *const u8).collect(),
             // SAFETY: the n contribution slots lie in the arena.
-            Store::Segment { slots, .. } => (0..self.n()).map(|r| unsafe { slots.add(r * ARENA_SLOT) as *const u8 }).collect(),
+            Store::Region(reg) => (0..self.n()).map(|r| unsafe { reg.slots().add(r * ARENA_SLOT) as *const u8 }).collect(),
         }
     }
 
@@ -244,7 +282,7 @@ impl Arena {
                 v.as_mut_ptr()
             }
             // SAFETY: the two result slots follow the n contribution slots in the arena.
-            Store::Segment { slots, .. } => unsafe { slots.add((self.n() + parity) * ARENA_SLOT) },
+            Store::Region(r) => unsafe { r.slots().add((self.n() + parity) * ARENA_SLOT) },
         }
     }
 }

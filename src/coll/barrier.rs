@@ -10,10 +10,9 @@ pub fn barrier(cx: &Coll) -> MpiResult {
         return super::hierarchical::barrier(cx, &l);
     }
     let n = cx.size();
-    if let Some(a) = super::arena::of(cx).filter(|_| n > 1) {
+    if let Some(a) = super::arena::of(cx)?.filter(|_| n > 1) {
         // One episode of the shared arena, with nothing to combine.
-        // SAFETY: no contribution is read.
-        return unsafe { a.episode(cx, cx.rank(), std::ptr::null(), 0, |_, _| {}) }.map(|_| ());
+        return a.barrier(cx);
     }
     let me = cx.rank();
     let mut dist = 1;

@@ -6,6 +6,8 @@
 //! - `arrival_tree` (`bcast_arrival.rs`): a binomial tree whose inner positions go to the
 //!   ranks predicted to arrive first (issue 21 item 3); `auto` picks it when the root is among
 //!   the first to arrive and the predicted imbalance is worth it.
+//! - `shm_large` (`shm_large.rs`): processes mode, through the communicator's shared region
+//!   in pieces of n blocks, one barrier each; `auto` for large messages on 8 ranks or more.
 //! - `shared` (`bcast_shared.rs`): one episode of the communicator's shared arena, for messages
 //!   that fit it; only when forced (`SHARED` says why).
 //! - `binomial`: binomial tree rooted at `root`. With ranks renumbered relative to the root
@@ -21,7 +23,7 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared", "shm_large"];
 
 /// Index of the arrival-ordered tree in `ALGORITHMS`.
 const ARRIVAL_TREE: usize = 3;
@@ -33,6 +35,18 @@ const ARRIVAL_TREE: usize = 3;
 /// level at 4 and 8 ranks within the noise. To be decided on a quiet machine; until then
 /// `OXMPI_BCAST_ALGORITHM=shared` runs it.
 const SHARED: usize = 4;
+/// Index of the broadcast through the shared region's large area (`shm_large::bcast`,
+/// processes mode; elsewhere forcing it falls back to the automatic choice).
+const SHM_LARGE: usize = 5;
+/// Processes mode: `auto` broadcasts at least this many bytes on at least `SHM_LARGE_RANKS`
+/// ranks through the shared region. Measured with benches/coll_latency.c, 8 ranks on 2 cores
+/// under a load average of 8 from other builds (medians of 3 interleaved runs, us): 32 KiB 33
+/// against the binomial tree's 43 (Open MPI 129), 256 KiB 104 against 726 (345), 1 MiB 636
+/// against 1289 (2080); at 4 KiB and below the tree was as fast or faster (every rank waits for
+/// the last to arrive in the region). Two ranks were too noisy to decide (the 2-core machine
+/// was loaded): they keep the tree.
+const SHM_LARGE_MIN: usize = 32 << 10;
+const SHM_LARGE_RANKS: usize = 8;
 
 /// Broadcasts of at least this many bytes record and share their arrival times, and `auto` runs
 /// them on the arrival-ordered tree when the root is predicted among the first and the predicted
@@ -57,11 +71,18 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
         }
     }
     if forced == Some(SHARED) {
-        if let Some(a) = super::arena::of(cx).filter(|a| bytes <= a.capacity()) {
+        if let Some(a) = super::arena::of(cx)?.filter(|a| bytes <= a.capacity()) {
             // SAFETY: per this function's contract; `bytes` fits the arena.
             return unsafe { super::bcast_shared::bcast(cx, a, buf, bytes, root) };
         }
     }
+    if forced == Some(SHM_LARGE) || (forced.is_none() && bytes >= SHM_LARGE_MIN && n >= SHM_LARGE_RANKS && !super::select::threads_mode()) {
+        if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::bcast_step(a, n).is_some()) {
+            // SAFETY: per this function's contract.
+            return unsafe { super::shm_large::bcast(cx, a, buf, bytes, root) };
+        }
+    }
+    let forced = forced.filter(|&f| f != SHM_LARGE);
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
     let min = if forced == Some(ARRIVAL_TREE) { 1 } else { ARRIVAL_MIN };
     let pap = if super::clairvoyant_pap::candidate(cx, bytes, 1, min) { Some(super::clairvoyant_pap::arrivals(cx, arrived, bytes, 1)?) } else { None };

@@ -42,6 +42,7 @@ pub mod prereduced_ring;
 pub mod rabenseifner;
 pub mod reduce;
 pub mod reduce_arrival;
+pub mod region;
 pub mod scatter;
 pub mod sorted_linear;
 pub mod reduce_scatter;
@@ -52,6 +53,7 @@ pub mod schedule;
 pub mod nbc;
 pub mod nbc_inter;
 pub mod select;
+pub mod shm_large;
 pub mod stage;
 
 use crate::comm::Comm;

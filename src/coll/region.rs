@@ -1,0 +1,205 @@
+//! Processes mode: a communicator's shared-memory region, where its shared-memory collectives
+//! (`arena`, `shm_large`) meet. One memfd per communicator, created by its rank 0 at the
+//! first blocking collective that asks for it, mapped by every member (as
+//! `/proc/<pid of rank 0>/fd/<fd>`: same user, so allowed) and unmapped when the communicator is
+//! freed (the last mapping frees the memory).
+//!
+//! Layout (offsets page aligned):
+//! ```text
+//! ArenaCounters | n + 2 episode slots of ARENA_SLOT | 2 halves of (n + 1) blocks of `block` bytes
+//! ```
+//! The episode slots serve `arena` (contributions, then the two results); the halves serve the
+//! large algorithms (`shm_large`), each half n contribution blocks then a result block.
+//!
+//! Creation is collective (every rank of the communicator calls `create` at the same collective,
+//! as they all make the same choice of algorithm): rank 0 broadcasts its descriptor (or -1 when
+//! it could not make the region), every other rank maps it and reports whether it could, and
+//! rank 0 broadcasts the verdict, after which it closes its descriptor (every member holds a
+//! mapping by then). The verdict is the same on every rank, so either all use the region or
+//! none does.
+use super::Coll;
+use crate::error::MpiResult;
+use crate::runtime::segment::{ArenaCounters, ARENA_SLOT};
+
+/// Tag phases of the creation's messages (never used by the algorithms that follow in the same
+/// collective, which use phase 0 or none).
+const PHASE_FD: i32 = 0x71;
+const PHASE_OK: i32 = 0x72;
+const PHASE_VERDICT: i32 = 0x73;
+
+/// Bytes of both halves of the large area together, at most (per communicator; pages are only
+/// allocated where touched).
+const LARGE_TOTAL: usize = 32 << 20;
+/// Bounds of one block of the large area.
+const BLOCK_MAX: usize = 256 << 10;
+const BLOCK_MIN: usize = 16 << 10;
+
+const PAGE: usize = 4096;
+
+fn align_page(x: usize) -> usize {
+    x.div_ceil(PAGE) * PAGE
+}
+
+/// One member's mapping of the region.
+pub struct Region {
+    base: *mut u8,
+    len: usize,
+    n: usize,
+    block: usize,
+}
+
+// SAFETY: the mapping is shared memory used through atomics (counters) or under the episode
+// protocol of `arena` (see there); it never moves until dropped.
+unsafe impl Send for Region {}
+// SAFETY: as above.
+unsafe impl Sync for Region {}
+
+impl Drop for Region {
+    fn drop(&mut self) {
+        // SAFETY: our mapping of `len` bytes; nothing uses it after the communicator is freed.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
+    }
+}
+
+/// Byte offsets: (episode slots, large area, total), and the block size, for `n` ranks.
+fn layout(n: usize) -> (usize, usize, usize, usize) {
+    let slots = align_page(std::mem::size_of::<ArenaCounters>());
+    let large = align_page(slots + (n + 2) * ARENA_SLOT);
+    let block = (LARGE_TOTAL / (2 * (n + 1)) / PAGE * PAGE).clamp(BLOCK_MIN, BLOCK_MAX);
+    (slots, large, large + 2 * (n + 1) * block, block)
+}
+
+impl Region {
+    /// Makes the region of `cx`'s communicator, collectively. Ok(None): it could not be made
+    /// (at some rank); the caller then uses the message-based algorithms, as every rank does.
+    pub fn create(cx: &Coll) -> MpiResult<Option<Region>> {
+        let n = cx.size();
+        let (_, _, len, block) = layout(n);
+        let me = cx.rank();
+        let mut fd: i64 = -1;
+        let mut mine = None;
+        if me == 0 {
+            if let Ok((r, f)) = Self::make(len, n, block) {
+                mine = Some(r);
+                fd = f as i64;
+            }
+        }
+        let fd_cx = cx.phase(PHASE_FD);
+        // SAFETY: `fd` is 8 bytes, readable at rank 0 and writable elsewhere.
+        let sent = unsafe { super::bcast::binomial(&fd_cx, &mut fd as *mut i64 as *mut u8, 8, 0) };
+        let close = |fd: i64| {
+            if me == 0 && fd >= 0 {
+                // SAFETY: our descriptor, not used after; the mappings keep the memfd alive.
+                unsafe { libc::close(fd as i32) };
+            }
+        };
+        if let Err(e) = sent {
+            close(fd);
+            return Err(e);
+        }
+        if me != 0 && fd >= 0 {
+            let pid = cx.u.seg.rank(cx.c.world_rank(0)).pid.load(std::sync::atomic::Ordering::Acquire);
+            mine = Self::open(pid, fd as i32, len, n, block).ok();
+        }
+        // Rank 0 learns who could map it, then tells everyone whether all could.
+        let mut ok = u8::from(mine.is_some());
+        let verdict = (|| -> MpiResult {
+            let ok_cx = cx.phase(PHASE_OK);
+            if me == 0 {
+                for r in 1..n {
+                    let mut theirs = 0u8;
+                    // SAFETY: one writable byte.
+                    unsafe { ok_cx.recv(&mut theirs, 1, r)? };
+                    ok &= theirs;
+                }
+            } else {
+                // SAFETY: one readable byte.
+                unsafe { ok_cx.send(&ok, 1, 0)? };
+            }
+            // SAFETY: one byte, readable at rank 0, writable elsewhere.
+            unsafe { super::bcast::binomial(&cx.phase(PHASE_VERDICT), &mut ok, 1, 0) }
+        })();
+        close(fd);
+        verdict?;
+        Ok(if ok == 1 { mine } else { None })
+    }
+
+    /// Rank 0: a new memfd of `len` bytes, mapped; returns the mapping and the descriptor.
+    fn make(len: usize, n: usize, block: usize) -> std::io::Result<(Region, i32)> {
+        // SAFETY: a valid C string; CLOEXEC: the descriptor is only for our members.
+        let fd = unsafe { libc::memfd_create(c"oxmpi-coll".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: fd is ours.
+        let r = if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 { Err(std::io::Error::last_os_error()) } else { Self::map(fd, len, n, block) };
+        match r {
+            Ok(r) => Ok((r, fd)),
+            Err(e) => {
+                // SAFETY: fd is ours, not used after.
+                unsafe { libc::close(fd) };
+                Err(e)
+            }
+        }
+    }
+
+    /// Another member: maps the region rank 0 (process `pid`) holds as descriptor `fd`.
+    fn open(pid: i32, fd: i32, len: usize, n: usize, block: usize) -> std::io::Result<Region> {
+        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of digits");
+        // SAFETY: a valid C string.
+        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
+        if my < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let r = Self::map(my, len, n, block);
+        // SAFETY: our descriptor; the mapping keeps the memfd alive.
+        unsafe { libc::close(my) };
+        r
+    }
+
+    fn map(fd: i32, len: usize, n: usize, block: usize) -> std::io::Result<Region> {
+        // SAFETY: mapping `len` bytes of a memfd of that size (zero-filled: valid counters).
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(Region { base: p as *mut u8, len, n, block })
+    }
+
+    /// The episode counters.
+    pub fn counters(&self) -> &ArenaCounters {
+        // SAFETY: at offset 0 of the live mapping, zero-filled at creation (a valid value: atomics).
+        unsafe { &*(self.base as *const ArenaCounters) }
+    }
+
+    /// The first of the n + 2 episode slots.
+    pub fn slots(&self) -> *mut u8 {
+        // SAFETY: the offset lies inside the mapping (`layout`).
+        unsafe { self.base.add(layout(self.n).0) }
+    }
+
+    /// Half `h` (0 or 1) of the large area: n + 1 blocks of `block()` bytes.
+    pub fn half(&self, h: usize) -> *mut u8 {
+        // SAFETY: the offset lies inside the mapping (`layout`).
+        unsafe { self.base.add(layout(self.n).1 + (h & 1) * (self.n + 1) * self.block) }
+    }
+
+    pub fn block(&self) -> usize {
+        self.block
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn layout_fits() {
+        for n in [2, 3, 8, 64, 256, 1000] {
+            let (slots, large, total, block) = layout(n);
+            assert!(slots >= std::mem::size_of::<ArenaCounters>());
+            assert!(large >= slots + (n + 2) * ARENA_SLOT);
+            assert_eq!(total, large + 2 * (n + 1) * block);
+            assert!((BLOCK_MIN..=BLOCK_MAX).contains(&block) && block % PAGE == 0);
+        }
+    }
+}
