@@ -44,11 +44,14 @@ Options:
   --oxmpi-mpiexec     also run oxmpi's own mpiexec across the namespaces (needs its -hosts and
                       --launcher options)
   --oxmpi-mode M      the mode of that mpiexec (default threads)
+  --base-prefix DIR   also run another oxmpi installation (a baseline, e.g. the branch point)
+                      the same way as oxmpi, as column "oxbase", interleaved with the rest
+  --no-allreduce      skip the 2 x 2 allreduce (the point-to-point rows only)
   -h, --help          show this help
 USAGE
 }
 
-prefix="" rounds=3 window=16 timeout=120 with_mpx=no mpx_mode=threads
+prefix="" rounds=3 window=16 timeout=120 with_mpx=no mpx_mode=threads base="" allreduce=yes
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix="${2:?}"; shift 2 ;;
@@ -57,6 +60,8 @@ while [ $# -gt 0 ]; do
         --timeout) timeout="${2:?}"; shift 2 ;;
         --oxmpi-mpiexec) with_mpx=yes; shift ;;
         --oxmpi-mode) mpx_mode="${2:?}"; shift 2 ;;
+        --base-prefix) base="${2:?}"; shift 2 ;;
+        --no-allreduce) allreduce=no; shift ;;
         -h | --help) usage; exit 0 ;;
         *) echo "bench-netns.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -67,6 +72,7 @@ for v in "$rounds" "$window" "$timeout"; do
 done
 [ "$(id -u)" = 0 ] || die "network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); this runs as $(id -un)"
 prefix="$(cd "$prefix" && pwd)"
+[ -z "$base" ] || base="$(cd "$base" && pwd)" || die "no directory $base"
 out_dir="$OXMPI_ROOT/target/bench"
 mkdir -p "$out_dir"
 
@@ -87,7 +93,8 @@ H1="${NAME}1" H2="${NAME}2"
 # --- build
 impls=(oxmpi mpich ompi)
 [ "$with_mpx" = yes ] && impls+=(oxmpx)
-declare -A CC=([oxmpi]="$prefix/bin/mpicc" [oxmpx]="$prefix/bin/mpicc" [mpich]=mpicc.mpich [ompi]=mpicc.openmpi)
+[ -n "$base" ] && impls+=(oxbase)
+declare -A CC=([oxmpi]="$prefix/bin/mpicc" [oxmpx]="$prefix/bin/mpicc" [oxbase]="$base/bin/mpicc" [mpich]=mpicc.mpich [ompi]=mpicc.openmpi)
 for i in "${impls[@]}"; do
     for b in pingpong msg_rate coll_latency; do
         [ "$i" = oxmpx ] && { cp "$WORK/oxmpi-$b" "$WORK/oxmpx-$b"; continue; }
@@ -103,6 +110,7 @@ launch() {
     local hydra=(mpiexec.mpich -launcher ssh -launcher-exec "$SSH" -iface "$NAME-br" -hosts "$H1:$ppn,$H2:$ppn" -n "$n")
     case "$impl" in
         oxmpi) LD_LIBRARY_PATH="$prefix/lib" timeout -k 5 "$timeout" "${hydra[@]}" "$@" ;;
+        oxbase) LD_LIBRARY_PATH="$base/lib" timeout -k 5 "$timeout" "${hydra[@]}" "$@" ;;
         mpich) timeout -k 5 "$timeout" "${hydra[@]}" "$@" ;;
         ompi)
             local map=node
@@ -152,7 +160,9 @@ for ((round = 1; round <= rounds; round++)); do
         fi
         # A budget: oversubscribed (4 ranks on a small machine), MPICH's polling ranks take
         # milliseconds per call; the sizes past it are skipped, not the whole run lost.
-        if launch "$i" 2 4 "$WORK/$i-coll_latency" -t 0.05 -T 40 -M 1048576 allreduce >"$log" 2>&1; then
+        if [ "$allreduce" = no ]; then
+            :
+        elif launch "$i" 2 4 "$WORK/$i-coll_latency" -t 0.05 -T 40 -M 1048576 allreduce >"$log" 2>&1; then
             while read -r _ s _ us; do
                 case "$s" in 8) keep "$i" "allreduce 8 B" "$us" ;; 1048576) keep "$i" "allreduce 1 MiB" "$us" ;; esac
             done < <(grep -E '^allreduce [0-9]+ 4 [0-9.]+$' "$log")

@@ -29,7 +29,10 @@ pub enum Locality {
     /// On this node, another process: reachable through the transport's one-sided copies.
     SameNode,
     /// On another node (`nodes::Nodes`): reachable by packets only, no one-sided copy; a
-    /// packet to it may carry a whole message of any size.
+    /// packet to it may carry a whole message of any size. An Rts to it must describe a
+    /// contiguous buffer (`addr`, `total` bytes), which the transport sends from without a copy;
+    /// at the receiver, the Rts's `addr` is a token, and `read(peer, token, dst, len)` (once,
+    /// whole) moves the payload straight into `dst`.
     OtherNode,
 }
 
@@ -89,6 +92,20 @@ pub trait Transport: Send + Sync {
 
     /// Copies `len` bytes at `addr` in `peer`'s memory into `dst` (a rendezvous read).
     fn read(&self, peer: usize, addr: u64, dst: *mut u8, len: usize) -> io::Result<()>;
+
+    /// Starts moving the payload of the Rts from `peer` (of `Locality::OtherNode`) whose
+    /// address was replaced by token `addr` into the `len` bytes at `dst` (less than the
+    /// payload's length cuts it short), and returns at once; when it is there (or failed), a
+    /// later poll hands `done` (a `Kind::Pulled` header) to the caller as if `peer` had sent it,
+    /// `FLAG_FAILED` set on a failure. `dst` stays valid until then. `Err`: nothing started, no
+    /// `done` will come.
+    fn pull(&self, peer: usize, _addr: u64, _dst: *mut u8, _len: usize, _done: &SlotHeader) -> io::Result<()> {
+        Err(io::Error::new(io::ErrorKind::Unsupported, format!("rank {peer} is on this node: nothing to pull")))
+    }
+
+    /// Drops the payload of an Rts from `peer` (of `Locality::OtherNode`) that will never be
+    /// `read` (its communicator was freed): whatever holds it on either side is let go.
+    fn drop_payload(&self, _peer: usize, _addr: u64) {}
 
     /// Copies `len` bytes from `src` to `addr` in `peer`'s memory (a split copy's write).
     fn write(&self, peer: usize, addr: u64, src: *const u8, len: usize) -> io::Result<()>;

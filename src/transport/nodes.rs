@@ -4,15 +4,18 @@
 //!
 //! Remote peers get the same packets as local ones (the 64-byte header and a payload, in order
 //! per pair), so the protocols stay as they are, except that a remote peer's memory cannot be
-//! read or written one-sidedly: `locality` says `OtherNode`, and the engine sends it every
-//! message whole, as one eager packet of any size. UCX moves a large payload by its own
-//! rendezvous (the receiver pulls it straight into the packet's buffer, `ucx::on_packet`),
-//! instead of the engine's rendezvous that would stream it here in `MAX_PAYLOAD` packets, each
-//! a message of its own on the wire (4 MiB ping-pong, 2 emulated nodes over TCP on a loaded
-//! 2-core machine: 0.27-0.30 GB/s streamed, 0.34-0.35 GB/s whole). The sender still copies the
-//! payload once (UCX keeps the copy until its send completes), so the send completes at once;
-//! large copies and rendezvous receives reuse the worker's buffers (no page faults), and an eager
-//! payload is read where UCX received it (`ucx::Payload`).
+//! read or written one-sidedly: `locality` says `OtherNode`, and the engine sends it a small or
+//! typed message whole, as one eager packet of any size (copied by the sender, so that the send
+//! completes at once; UCX's rendezvous moves a big one into a buffer of ours, `ucx::on_packet`),
+//! and a large contiguous one by an Rts. The Rts goes out with the user's buffer as its payload
+//! (`ucx::Worker::send_borrowed`, no copy, UCX's rendezvous): the receiver gets the header
+//! only, its address replaced by a token, and once the engine has matched it, `read(token)`
+//! pulls the payload straight into the receive buffer (`ucx::Worker::receive`), then the
+//! engine's Fin completes the send. Matching stays the engine's, in arrival order of the
+//! headers (wildcards, probe, cancel as for local peers); an unmatched payload waits on its
+//! sender. Large copies and rendezvous receives reuse the worker's buffers (no page faults), and
+//! an eager payload is read where UCX received it (`ucx::Payload`).
+use super::packet::{Kind, FLAG_FAILED};
 use super::ring::SlotHeader;
 use super::shm::Shm;
 use super::ucx::{Payload, Worker};
@@ -45,6 +48,17 @@ struct Net {
     /// `p`; `departures`: goodbyes this rank sent to each (a rank may leave more than once, by
     /// sessions after MPI_Finalize).
     byes: Mutex<(Vec<u64>, u64)>,
+    on_demand: Mutex<OnDemand>,
+}
+
+/// The payloads of off-node Rts packets, by the token that replaced the Rts's address
+/// (`deliver`): still on their sender until the engine asks (`pull`, `read`), then on their way.
+#[derive(Default)]
+struct OnDemand {
+    waiting: std::collections::HashMap<u64, Payload>,
+    /// Pulls under way: the peer and the `Kind::Pulled` header to hand over when done.
+    pulling: std::collections::HashMap<u64, (usize, SlotHeader)>,
+    last: u64,
 }
 
 pub struct Nodes {
@@ -95,7 +109,20 @@ impl Net {
         for d in odd {
             w.release(d);
         }
+        let mut pulled = Vec::new();
+        w.pulled(|token, ok| pulled.push((token, ok)));
         drop(w);
+        if !pulled.is_empty() {
+            let mut d = lock(&self.on_demand);
+            for (token, ok) in pulled {
+                if let Some((peer, mut hdr)) = d.pulling.remove(&token) {
+                    if !ok {
+                        hdr.flags |= FLAG_FAILED;
+                    }
+                    got.push((peer, hdr, Payload::Owned(Vec::new())));
+                }
+            }
+        }
         if !byes.is_empty() {
             let mut b = lock(&self.byes);
             for src in byes {
@@ -138,15 +165,29 @@ impl Net {
                 }
             }
         };
-        for (src, hdr, data) in &mine {
-            f(*src, hdr, data.as_ptr());
-        }
         if mine.is_empty() {
             return false;
         }
+        let mut done = Vec::with_capacity(mine.len());
+        for (src, mut hdr, data) in mine {
+            if data.on_demand() {
+                // An Rts whose payload is still on the sender: its address becomes the token
+                // the engine's `read` names it by (kept before `f`, which may read at once).
+                let mut d = lock(&self.on_demand);
+                d.last += 1;
+                let token = d.last;
+                hdr.addr = token;
+                d.waiting.insert(token, data);
+                drop(d);
+                f(src, &hdr, std::ptr::null());
+            } else {
+                f(src, &hdr, data.as_ptr());
+                done.push(data);
+            }
+        }
         // The payloads were copied out by `f`: UCX's buffers go back, ours are reused.
         let mut w = lock(&self.worker);
-        for (_, _, data) in mine {
+        for data in done {
             w.release(data);
         }
         true
@@ -163,7 +204,7 @@ impl Nodes {
     /// for the rest.
     pub fn spanning(shm: Shm, remote: Vec<bool>, worker: Worker) -> Nodes {
         let n = remote.len();
-        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)) });
+        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)), on_demand: Mutex::new(Default::default()) });
         Nodes { shm, net }
     }
 
@@ -220,6 +261,14 @@ impl Transport for Nodes {
             return self.shm.try_send(dest, hdr, len, fill);
         };
         let mut w = lock(&net.worker);
+        if hdr.kind == Kind::Rts as u32 {
+            // The payload stays in the sender's buffer until the receiver, matched, pulls it
+            // into its own (`read`); the engine keeps the buffer until the receiver's Fin.
+            // SAFETY: an Rts to another node describes a contiguous buffer of `total` bytes at
+            // `addr`, valid and unmodified until the Fin (the contract of `Locality::OtherNode`).
+            let _ = unsafe { w.send_borrowed(dest, &header_bytes(hdr), hdr.addr as *const u8, hdr.total as usize) };
+            return true;
+        }
         let mut data = w.buffer(len);
         if len > 0 {
             fill(data.as_mut_ptr());
@@ -306,10 +355,51 @@ impl Transport for Nodes {
     }
 
     fn read(&self, peer: usize, addr: u64, dst: *mut u8, len: usize) -> io::Result<()> {
-        if self.remote(peer).is_some() {
-            return Err(off_node(peer));
+        if let Some(net) = self.remote(peer) {
+            // The payload of the Rts whose address `deliver` replaced by `addr`.
+            let Some(p) = lock(&net.on_demand).waiting.remove(&addr) else {
+                return Err(io::Error::new(io::ErrorKind::NotFound, format!("no payload from rank {peer} under token {addr}")));
+            };
+            let mut w = lock(&net.worker);
+            // SAFETY: `dst` holds `len` bytes (the contract of `read`).
+            return unsafe { w.receive(p, dst, len) }.map_err(io::Error::other);
         }
         self.shm.read(peer, addr, dst, len)
+    }
+
+    fn pull(&self, peer: usize, addr: u64, dst: *mut u8, len: usize, done: &SlotHeader) -> io::Result<()> {
+        let Some(net) = self.remote(peer) else {
+            return Err(off_node(peer));
+        };
+        let p = {
+            let mut d = lock(&net.on_demand);
+            let Some(p) = d.waiting.remove(&addr) else {
+                return Err(io::Error::new(io::ErrorKind::NotFound, format!("no payload from rank {peer} under token {addr}")));
+            };
+            // Known before it can finish (`fetch` looks it up).
+            d.pulling.insert(addr, (peer, *done));
+            p
+        };
+        // SAFETY: `dst` holds `len` bytes until `done` is handed over (the contract of `pull`).
+        let started = unsafe { lock(&net.worker).receive_start(p, dst, len, addr) };
+        if matches!(started, Ok(false)) {
+            return Ok(());
+        }
+        // Done (or failed) at once: `done` goes with the next poll.
+        let (peer, mut hdr) = lock(&net.on_demand).pulling.remove(&addr).expect("inserted above");
+        if started.is_err() {
+            hdr.flags |= FLAG_FAILED;
+        }
+        lock(&net.stash).push_back((peer, hdr, Payload::Owned(Vec::new())));
+        Ok(())
+    }
+
+    fn drop_payload(&self, peer: usize, addr: u64) {
+        if let Some(net) = self.remote(peer) {
+            if let Some(p) = lock(&net.on_demand).waiting.remove(&addr) {
+                lock(&net.worker).release(p);
+            }
+        }
     }
 
     fn write(&self, peer: usize, addr: u64, src: *const u8, len: usize) -> io::Result<()> {

@@ -29,6 +29,10 @@ pub enum Kind {
     SplitDone = 8,
     /// MPIX_Comm_revoke: the communicator of context pair `context` is revoked (see `crate::ulfm`).
     Revoke = 9,
+    /// Made by the receiver's own transport, never sent: the payload of an off-node Rts was
+    /// pulled into receive request `rreq` (`Transport::pull`; `FLAG_FAILED`: it could not be);
+    /// the receiver owes the sender the Fin for `sreq`.
+    Pulled = 10,
 }
 
 /// Header at the start of every slot; 64 bytes so the payload starts cache-line aligned.

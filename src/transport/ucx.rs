@@ -21,8 +21,12 @@ pub const LIBRARY: &str = "libucp.so.0";
 pub const PACKAGE: &str = "libucx0";
 /// The active-message id of packets.
 const AM_PACKET: u32 = 0;
-/// Bytes before the caller's header in a packet's AM header: the sender's index.
+/// Bytes before the caller's header in a packet's AM header: the sender's index, and
+/// `ON_DEMAND`.
 const SRC_BYTES: usize = 4;
+/// Set in the sender's index of a packet sent by `send_borrowed`: its payload goes by UCX's
+/// rendezvous and stays on the sender until the receiver asks for it (`Worker::receive`).
+const ON_DEMAND: u32 = 1 << 31;
 
 /// The loaded library, or why it could not be loaded (one line, naming what to install).
 pub fn library() -> Result<&'static sys::UcpLib, String> {
@@ -166,6 +170,9 @@ pub enum Payload {
     Owned(Vec<u8>),
     /// An eager payload left where UCX received (or reassembled) it: no copy.
     Held(Held),
+    /// A payload of `send_borrowed`, still on the sender: `Worker::receive` moves it straight
+    /// into the caller's buffer (UCX's rendezvous descriptor, kept by returning UCS_INPROGRESS).
+    OnDemand(Held),
 }
 
 /// UCX's receive buffer of an eager payload (UCP_AM_RECV_ATTR_FLAG_DATA), kept by returning
@@ -185,7 +192,27 @@ impl Payload {
         match self {
             Payload::Owned(v) => v.as_ptr(),
             Payload::Held(h) => h.ptr as *const u8,
+            // Not bytes: nothing may be read there before `receive`.
+            Payload::OnDemand(_) => std::ptr::NonNull::dangling().as_ptr(),
         }
+    }
+
+    /// Whether the bytes are still on the sender (`Worker::receive` fetches them).
+    pub fn on_demand(&self) -> bool {
+        matches!(self, Payload::OnDemand(_))
+    }
+
+    /// The payload's length in bytes.
+    pub fn len(&self) -> usize {
+        match self {
+            Payload::Owned(v) => v.len(),
+            Payload::Held(h) | Payload::OnDemand(h) => h.len,
+        }
+    }
+
+    /// Whether the payload has no bytes.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 
     /// The bytes.
@@ -198,6 +225,7 @@ impl Payload {
             Payload::Owned(v) => v,
             // SAFETY: UCX's buffer of `len` bytes, kept until released (caller's contract).
             Payload::Held(h) => unsafe { std::slice::from_raw_parts(h.ptr as *const u8, h.len) },
+            Payload::OnDemand(_) => &[],
         }
     }
 }
@@ -223,6 +251,8 @@ struct Inbox {
     rendezvous: u64,
     /// Eager payloads kept in UCX's buffers rather than copied (for tests).
     held: u64,
+    /// Payloads left on their sender until asked for (for tests).
+    on_demand: u64,
     /// Buffers to reuse (sends' copies, rendezvous receives).
     spare: Spare,
 }
@@ -232,6 +262,24 @@ struct Pending {
     req: *mut c_void,
     _header: Vec<u8>,
     _data: Vec<u8>,
+}
+
+/// A receive of `receive_start` UCX has not completed, into `dst` or through `bounce`.
+struct Pull {
+    req: *mut c_void,
+    token: u64,
+    bounce: Option<Vec<u8>>,
+    dst: *mut u8,
+    len: usize,
+}
+
+/// Copies the first `len` bytes of a pull's bounce buffer, if it had one, to `dst`.
+fn finish_pull(bounce: &Option<Vec<u8>>, dst: *mut u8, len: usize) {
+    if let Some(b) = bounce {
+        // SAFETY: the bounce holds the payload's length > `len` bytes; `dst` holds `len`
+        // (`receive_start`'s contract).
+        unsafe { std::ptr::copy_nonoverlapping(b.as_ptr(), dst, len) };
+    }
 }
 
 /// Set by UCX when the connection to a peer fails (a dead process, a lost link).
@@ -247,6 +295,7 @@ pub struct Worker {
     inbox: Box<Inbox>,
     eps: Vec<Option<(sys::ucp_ep_h, Box<PeerState>)>>,
     pending: Vec<Pending>,
+    pulls: Vec<Pull>,
     rma: rma::Rma,
     // Dropped last: the context outlives its worker.
     _ctx: Context,
@@ -267,7 +316,7 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), rma: Default::default(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
@@ -361,6 +410,130 @@ impl Worker {
         }
     }
 
+    /// Sends one packet to `peer` whose payload, `len` bytes at `data`, is not copied: it stays
+    /// where it is until the receiver asks for it (`Payload::OnDemand`, `receive`), through
+    /// UCX's rendezvous. Packets to one peer still arrive in the order sent.
+    ///
+    /// # Safety
+    /// The `len` bytes at `data` stay valid and unmodified until the receiver has them (its
+    /// `receive` returned, which the caller learns by a packet of its own back) or the send
+    /// failed.
+    pub unsafe fn send_borrowed(&mut self, peer: usize, header: &[u8], data: *const u8, len: usize) -> Result<(), String> {
+        let ep = self.endpoint(peer)?;
+        let mut hdr = Vec::with_capacity(SRC_BYTES + header.len());
+        hdr.extend_from_slice(&(self.me | ON_DEMAND).to_le_bytes());
+        hdr.extend_from_slice(header);
+        // SAFETY: all-zero is "no attribute set"; the flags field is flagged: rendezvous even
+        // for a small payload, so that the receiver gets a descriptor and not the bytes.
+        let mut param: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        param.op_attr_mask = sys::UCP_OP_ATTR_FIELD_FLAGS;
+        param.flags = sys::UCP_AM_SEND_FLAG_RNDV;
+        // SAFETY: a live endpoint of this worker; the header is kept in `pending` until the send
+        // completes, the data by the caller (this function's contract).
+        let p = unsafe { self.lib.ucp_am_send_nbx(ep, AM_PACKET, hdr.as_ptr() as *const c_void, hdr.len(), data as *const c_void, len, &param) };
+        match status_ptr(p) {
+            StatusPtr::Done => Ok(()),
+            StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
+            StatusPtr::Request(req) => {
+                self.pending.push(Pending { req, _header: hdr, _data: Vec::new() });
+                Ok(())
+            }
+        }
+    }
+
+    /// Starts moving payload `p` (from `take`) into the `len` bytes at `dst`, under the caller's
+    /// name `token`: an on-demand one straight from its sender, any other by a copy at once.
+    /// `len` may be less than the payload's length (the rest is dropped). Ok(true): done now;
+    /// Ok(false): `pulled` names `token` once done. `Err`: failed at once.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `len` bytes until done (or until the worker is dropped).
+    pub unsafe fn receive_start(&mut self, p: Payload, dst: *mut u8, len: usize, token: u64) -> Result<bool, String> {
+        let Payload::OnDemand(h) = p else {
+            // SAFETY: this worker handed the payload over; `dst` holds `len` bytes (contract).
+            unsafe { std::ptr::copy_nonoverlapping(p.bytes().as_ptr(), dst, len.min(p.len())) };
+            self.release(p);
+            return Ok(true);
+        };
+        // UCX takes a receive buffer of the whole length only.
+        let mut bounce = (len < h.len).then(|| vec![0u8; h.len]);
+        let target = bounce.as_mut().map_or(dst, |b| b.as_mut_ptr());
+        // SAFETY: all-zero is "no attribute set" (contiguous bytes, completion polled).
+        let rp: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `h.ptr` is a rendezvous descriptor UCX let us keep (UCS_INPROGRESS in
+        // `on_packet`), used once (`p` is consumed); `target` holds `h.len` bytes and stays put
+        // until the request completes (the bounce's heap block moves with the Vec, not its
+        // bytes; `dst` by the caller's contract).
+        let r = unsafe { self.lib.ucp_am_recv_data_nbx(self.h, h.ptr, target as *mut c_void, h.len, &rp) };
+        match status_ptr(r) {
+            StatusPtr::Done => {
+                finish_pull(&bounce, dst, len);
+                Ok(true)
+            }
+            StatusPtr::Failed(s) => Err(format!("UCX: receiving a {}-byte payload failed: {}", h.len, status_text(self.lib, s))),
+            StatusPtr::Request(req) => {
+                self.pulls.push(Pull { req, token, bounce, dst, len });
+                Ok(false)
+            }
+        }
+    }
+
+    /// Hands `f(token, ok)` every receive of `receive_start` that finished since (`ok`: the
+    /// bytes are in place).
+    pub fn pulled(&mut self, mut f: impl FnMut(u64, bool)) {
+        let mut i = 0;
+        while i < self.pulls.len() {
+            // SAFETY: a receive request of this worker not freed yet.
+            let s = unsafe { self.lib.ucp_request_check_status(self.pulls[i].req) };
+            if s == sys::UCS_INPROGRESS {
+                i += 1;
+                continue;
+            }
+            let p = self.pulls.swap_remove(i);
+            // SAFETY: completed; freed once.
+            unsafe { self.lib.ucp_request_free(p.req) };
+            if s == sys::UCS_OK {
+                finish_pull(&p.bounce, p.dst, p.len);
+            }
+            f(p.token, s == sys::UCS_OK);
+        }
+    }
+
+    /// `receive_start`, waiting (progressing UCX) until the payload is in place.
+    ///
+    /// # Safety
+    /// `dst` is valid for writes of `len` bytes.
+    pub unsafe fn receive(&mut self, p: Payload, dst: *mut u8, len: usize) -> Result<(), String> {
+        const WAITING: u64 = u64::MAX;
+        // SAFETY: the caller's contract; the wait below outlasts the receive.
+        if unsafe { self.receive_start(p, dst, len, WAITING) }? {
+            return Ok(());
+        }
+        loop {
+            // SAFETY: a live worker, from its one thread at a time (`&mut self`).
+            unsafe { self.lib.ucp_worker_progress(self.h) };
+            let i = self.pulls.iter().position(|p| p.token == WAITING).expect("started above");
+            // SAFETY: a receive request of this worker not freed yet.
+            let s = unsafe { self.lib.ucp_request_check_status(self.pulls[i].req) };
+            if s == sys::UCS_INPROGRESS {
+                continue;
+            }
+            let p = self.pulls.swap_remove(i);
+            // SAFETY: completed; freed once.
+            unsafe { self.lib.ucp_request_free(p.req) };
+            if s != sys::UCS_OK {
+                return Err(format!("UCX: receiving a payload failed: {}", status_text(self.lib, s)));
+            }
+            finish_pull(&p.bounce, p.dst, p.len);
+            return Ok(());
+        }
+    }
+
+    /// Number of payloads left on their sender until asked for, so far.
+    pub fn on_demand_received(&self) -> u64 {
+        self.inbox.on_demand
+    }
+
     /// Number of payloads received by rendezvous so far.
     pub fn rendezvous_received(&self) -> u64 {
         self.inbox.rendezvous
@@ -385,7 +558,9 @@ impl Worker {
             Payload::Owned(v) => self.inbox.spare.put(v),
             // SAFETY: a buffer UCX let this worker keep (UCS_INPROGRESS in `on_packet`),
             // released once (`p` is consumed).
-            Payload::Held(h) => unsafe { self.lib.ucp_am_data_release(self.h, h.ptr) },
+            // SAFETY: as above: a rendezvous descriptor is given back the same way (UCX then
+            // lets the sender's send complete without the bytes).
+            Payload::Held(h) | Payload::OnDemand(h) => unsafe { self.lib.ucp_am_data_release(self.h, h.ptr) },
         }
     }
 
@@ -517,6 +692,11 @@ impl Drop for Worker {
             std::mem::forget(p._header);
             std::mem::forget(p._data);
         }
+        for p in std::mem::take(&mut self.pulls) {
+            // SAFETY: an unfreed receive request of this worker, cancelled with it below.
+            unsafe { self.lib.ucp_request_free(p.req) };
+            std::mem::forget(p.bounce);
+        }
         for ep in std::mem::take(&mut self.eps).into_iter().flatten() {
             self.close_ep(ep.0);
         }
@@ -525,7 +705,7 @@ impl Drop for Worker {
                 // SAFETY: an unfreed receive request of this worker.
                 unsafe { self.lib.ucp_request_free(req) };
                 std::mem::forget(a.data);
-            } else if let Payload::Held(h) = a.data {
+            } else if let Payload::Held(h) | Payload::OnDemand(h) = a.data {
                 // SAFETY: a buffer UCX let this worker keep, released once.
                 unsafe { self.lib.ucp_am_data_release(self.h, h.ptr) };
             }
@@ -551,10 +731,17 @@ unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_l
         }
         // SAFETY: as above.
         let hdr = unsafe { std::slice::from_raw_parts(header as *const u8, header_length) };
-        let src = u32::from_le_bytes(hdr[..SRC_BYTES].try_into().expect("4 bytes")) as usize;
+        let word = u32::from_le_bytes(hdr[..SRC_BYTES].try_into().expect("4 bytes"));
+        let src = (word & !ON_DEMAND) as usize;
         let header = hdr[SRC_BYTES..].to_vec();
         // SAFETY: as above.
         let attr = unsafe { (*param).recv_attr };
+        if word & ON_DEMAND != 0 && attr & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 != 0 {
+            // Left on the sender until `Worker::receive` (UCS_INPROGRESS keeps the descriptor).
+            inbox.arrivals.push_back(Arrival { src, header, data: Payload::OnDemand(Held { ptr: data, len: length }), recv: None });
+            inbox.on_demand += 1;
+            return sys::UCS_INPROGRESS;
+        }
         if attr & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 == 0 {
             if length > 0 && attr & sys::UCP_AM_RECV_ATTR_FLAG_DATA as u64 != 0 {
                 // Ours until `Worker::release` (UCS_INPROGRESS below).
@@ -692,6 +879,75 @@ pub(crate) mod tests {
     #[test]
     fn packets_cross_over_what_ucx_picks() {
         exchange("all");
+    }
+
+    /// Borrowed payloads stay on the sender until the receiver asks: received straight into a
+    /// buffer of the receiver's (whole, or cut short), or dropped (the send completes anyway),
+    /// in order with the copied packets around them.
+    #[test]
+    fn borrowed_payloads_move_on_demand_in_order() {
+        let (mut a, mut b) = pair("tcp");
+        let sizes = [1usize << 20, 0, 100, 3 << 20, 70_000, 5];
+        let bufs: Vec<Vec<u8>> = sizes.iter().enumerate().map(|(i, &n)| payload(i, n)).collect();
+        for (i, buf) in bufs.iter().enumerate() {
+            // Every other packet borrowed, the rest copied.
+            if i % 2 == 0 || buf.len() > 4096 {
+                // SAFETY: `bufs` outlives the sends (checked complete below) and is not modified.
+                unsafe { a.send_borrowed(1, &(i as u64).to_le_bytes(), buf.as_ptr(), buf.len()) }.unwrap();
+            } else {
+                a.send(1, &(i as u64).to_le_bytes(), buf.clone()).unwrap();
+            }
+        }
+        let mut got: Vec<(usize, Vec<u8>, Payload)> = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while got.len() < sizes.len() {
+            assert!(std::time::Instant::now() < deadline, "{} of {} packets arrived", got.len(), sizes.len());
+            a.progress().unwrap();
+            b.progress().unwrap();
+            b.take(|src, h, d| got.push((src, h.to_vec(), d))).unwrap();
+        }
+        for (i, (src, h, d)) in got.into_iter().enumerate() {
+            assert_eq!((src, h), (0, (i as u64).to_le_bytes().to_vec()), "packet {i}");
+            let n = sizes[i];
+            assert_eq!(d.len(), n, "packet {i}");
+            if i == 4 {
+                // Never asked for: let go.
+                assert!(d.on_demand());
+                b.release(d);
+                continue;
+            }
+            // The 3 MiB one cut short (a truncated receive), the others whole.
+            let want = if i == 3 { n / 2 } else { n };
+            let mut dst = vec![0xEEu8; want];
+            // A rendezvous needs the sender's progress while `receive` waits: another thread's.
+            let on_demand = d.on_demand();
+            if on_demand {
+                let stop = std::sync::atomic::AtomicBool::new(false);
+                std::thread::scope(|s| {
+                    let a = &mut a;
+                    let stop_ref = &stop;
+                    s.spawn(move || {
+                        while !stop_ref.load(std::sync::atomic::Ordering::Relaxed) {
+                            a.progress().unwrap();
+                        }
+                    });
+                    // SAFETY: `dst` holds `want` bytes.
+                    let r = unsafe { b.receive(d, dst.as_mut_ptr(), want) };
+                    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+                    r.unwrap();
+                });
+            } else {
+                // SAFETY: `dst` holds `want` bytes.
+                unsafe { b.receive(d, dst.as_mut_ptr(), want) }.unwrap();
+            }
+            assert!(dst[..] == bufs[i][..want], "payload {i} ({n} bytes, {want} received, on demand: {on_demand})");
+        }
+        while a.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "the sends did not complete");
+            a.progress().unwrap();
+            b.progress().unwrap();
+        }
+        assert!(b.on_demand_received() >= 3, "{} payloads on demand", b.on_demand_received());
     }
 
     #[test]

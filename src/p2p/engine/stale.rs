@@ -48,7 +48,13 @@ impl<X: Transport> Engine<X> {
     fn release_sender(&self, g: &mut Inner, src: usize, body: &Body) {
         let answer = match *body {
             Body::Eager { sync_sreq: Some(sreq), .. } => SlotHeader { kind: Kind::SyncAck as u32, sreq, ..Default::default() },
-            Body::Rts { sreq, .. } => SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() },
+            Body::Rts { sreq, ref remote, .. } => {
+                // An off-node sender's payload waits in the transport until read or dropped.
+                if self.t.locality(src) == crate::transport::Locality::OtherNode {
+                    self.t.drop_payload(src, remote.addr);
+                }
+                SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() }
+            }
             Body::Eager { sync_sreq: None, .. } => return,
         };
         if !g.dead[src] {
