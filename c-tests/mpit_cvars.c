@@ -5,17 +5,6 @@
    message, to the root: the monitoring arrays show the algorithm), categories. */
 #include "oxtest.h"
 
-#define T_OK(call)                                                                       \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == MPI_SUCCESS, "%s returned %d", #call, t_rc_);                     \
-    } while (0)
-#define T_ERR(call, code)                                                                \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == (code), "%s returned %d, expected %s", #call, t_rc_, #code);      \
-    } while (0)
-
 static int find_item(MPI_T_enum e, const char *want)
 {
     int num, i, value, len;

@@ -7,17 +7,6 @@
 #include "oxtest.h"
 #include <unistd.h>
 
-#define T_OK(call)                                                                       \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == MPI_SUCCESS, "%s returned %d", #call, t_rc_);                     \
-    } while (0)
-#define T_ERR(call, code)                                                                \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == (code), "%s returned %d, expected %s", #call, t_rc_, #code);      \
-    } while (0)
-
 static int pvar(const char *name, int cls)
 {
     int i = -1;

@@ -4,12 +4,6 @@
    recv_{count,size} show exactly that, and the point-to-point arrays stay empty. */
 #include "oxtest.h"
 
-#define T_OK(call)                                                                       \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == MPI_SUCCESS, "%s returned %d", #call, t_rc_);                     \
-    } while (0)
-
 static MPI_T_pvar_handle handle(MPI_T_pvar_session s, const char *name)
 {
     int i = -1, count = 0;

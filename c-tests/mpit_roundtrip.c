@@ -9,17 +9,6 @@
    the event functions (no events are defined) report this mpi.h's codes. */
 #include "oxtest.h"
 
-#define T_OK(call)                                                                       \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == MPI_SUCCESS, "%s returned %d", #call, t_rc_);                     \
-    } while (0)
-#define T_ERR(call, code)                                                                \
-    do {                                                                                 \
-        int t_rc_ = (call);                                                              \
-        CHECK(t_rc_ == (code), "%s returned %d, expected %s (%d)", #call, t_rc_, #code, code); \
-    } while (0)
-
 static int in_set(int v, const int *set, int n)
 {
     int i;

@@ -74,6 +74,18 @@ static void oxt_fail(const char *file, int line, const char *expr, const char *f
         }                                                                     \
     } while (0)
 
+/* MPI_T functions return MPI_T_ERR_* codes, not error classes: require one exactly. */
+#define T_OK(call)                                                                       \
+    do {                                                                                 \
+        int t_rc_ = (call);                                                              \
+        CHECK(t_rc_ == MPI_SUCCESS, "%s returned %d", #call, t_rc_);                     \
+    } while (0)
+#define T_ERR(call, code)                                                                \
+    do {                                                                                 \
+        int t_rc_ = (call);                                                              \
+        CHECK(t_rc_ == (code), "%s returned %d, expected %s (%d)", #call, t_rc_, #code, code); \
+    } while (0)
+
 /* Require that rc is an error of class cls. */
 #define CHECK_CLASS(rc, cls)                                                  \
     do {                                                                      \

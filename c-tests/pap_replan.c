@@ -17,7 +17,6 @@
 #include <string.h>
 #include <time.h>
 
-#define T_OK(call) CHECK((call) == MPI_SUCCESS, "%s failed", #call)
 #define ITERS 10
 
 static void nap(long us)

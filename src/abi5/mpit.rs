@@ -8,9 +8,6 @@ use super::tables::{T_BINDS, T_CB_SAFETIES, T_PVAR_CLASSES, T_SCOPES, T_SOURCE_O
 use crate::abi::mpit::{MPI_T_BIND_MPI_FILE, MPI_T_BIND_NO_OBJECT};
 use std::os::raw::{c_int, c_void};
 
-/// An MPICH value the engine rejects (MPI_T_PVAR_CLASS_INVALID & co.).
-const INVALID: c_int = 0;
-
 /// `v` from the MPICH side of (other ABI, MPICH) pairs; unknown values pass unchanged.
 #[inline]
 pub fn pair_out(v: c_int, pairs: &[(c_int, c_int)]) -> c_int {
@@ -22,22 +19,32 @@ pub fn pair_in(v: c_int, pairs: &[(c_int, c_int)], other: c_int) -> c_int {
     pairs.iter().find(|p| p.0 == v).map_or(other, |p| p.1)
 }
 
-pub fn t_verbosity_out(v: c_int) -> c_int {
-    pair_out(v, &T_VERBOSITIES)
+/// The enum conversions of a layer's MPI_T (both foreign ABIs): expanded in a module that has
+/// `c_int`, `pair_out`, `pair_in` and its `tables`' T_VERBOSITIES, T_BINDS, T_SCOPES and
+/// T_PVAR_CLASSES in scope.
+macro_rules! t_enum_conversions {
+    () => {
+        pub fn t_verbosity_out(v: c_int) -> c_int {
+            pair_out(v, &T_VERBOSITIES)
+        }
+        pub fn t_bind_out(v: c_int) -> c_int {
+            pair_out(v, &T_BINDS)
+        }
+        pub fn t_scope_out(v: c_int) -> c_int {
+            pair_out(v, &T_SCOPES)
+        }
+        pub fn t_class_out(v: c_int) -> c_int {
+            pair_out(v, &T_PVAR_CLASSES)
+        }
+        /// A class no variable has matches none (MPI_T_pvar_get_index: MPI_T_ERR_INVALID_NAME);
+        /// MPICH's MPI_T_PVAR_CLASS_INVALID is 0.
+        pub fn t_class_in(v: c_int) -> c_int {
+            pair_in(v, &T_PVAR_CLASSES, 0)
+        }
+    };
 }
-pub fn t_bind_out(v: c_int) -> c_int {
-    pair_out(v, &T_BINDS)
-}
-pub fn t_scope_out(v: c_int) -> c_int {
-    pair_out(v, &T_SCOPES)
-}
-pub fn t_class_out(v: c_int) -> c_int {
-    pair_out(v, &T_PVAR_CLASSES)
-}
-/// A class no variable has matches none (MPI_T_pvar_get_index: MPI_T_ERR_INVALID_NAME).
-pub fn t_class_in(v: c_int) -> c_int {
-    pair_in(v, &T_PVAR_CLASSES, INVALID)
-}
+pub(crate) use t_enum_conversions;
+t_enum_conversions!();
 pub fn t_cb_safety_in(v: c_int) -> c_int {
     pair_in(v, &T_CB_SAFETIES, -1)
 }

@@ -8,23 +8,7 @@ use crate::abi5::mpit::{obj_in_with, pair_in, pair_out};
 pub use crate::abi5::mpit::{ObjSlot, TVar};
 use std::os::raw::{c_int, c_void};
 
-pub fn t_verbosity_out(v: c_int) -> c_int {
-    pair_out(v, &T_VERBOSITIES)
-}
-pub fn t_bind_out(v: c_int) -> c_int {
-    pair_out(v, &T_BINDS)
-}
-pub fn t_scope_out(v: c_int) -> c_int {
-    pair_out(v, &T_SCOPES)
-}
-pub fn t_class_out(v: c_int) -> c_int {
-    pair_out(v, &T_PVAR_CLASSES)
-}
-/// A class no variable has matches none (MPI_T_pvar_get_index: MPI_T_ERR_INVALID_NAME);
-/// MPICH's MPI_T_PVAR_CLASS_INVALID is 0.
-pub fn t_class_in(v: c_int) -> c_int {
-    pair_in(v, &T_PVAR_CLASSES, 0)
-}
+crate::abi5::mpit::t_enum_conversions!();
 
 /// Open MPI's MPI_T_PVAR_ALL_HANDLES (-1) and the engine's sentinel; the other handles are the
 /// engine's small numbers, unchanged.

@@ -94,25 +94,8 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
         let from = cell.arrival(pos - 1).expect("an earlier position is taken");
         acc = vec![0u8; count * size];
         let land = acc.as_mut_ptr();
-        let recvs: Vec<_> = (0..segments)
-            .map(|s| {
-                let (off, bytes, _) = seg(s);
-                // SAFETY: the segment lies within `acc`, untouched until its receive completes.
-                unsafe { cx.irecv(land.add(off), bytes, from) }
-            })
-            .collect();
-        let mut result = Ok(());
-        for (s, &r) in recvs.iter().enumerate() {
-            let (off, bytes, len) = seg(s);
-            match cx.wait_recv(r, bytes, from) {
-                // SAFETY: disjoint `len`-element cells: the own contribution folded into the
-                // received partial result (commutative op).
-                Ok(()) => unsafe { red.apply(sendbuf.add(off), land.add(off), len) },
-                // The remaining receives still complete (same sender, same collective).
-                Err(e) => result = result.and(Err(e)),
-            }
-        }
-        result?;
+        // SAFETY: `acc` holds `count` elements; the own contribution is folded into it.
+        unsafe { take(&cx, land, land, Some(sendbuf), red, &seg, segments, from)? };
         land
     };
     let to = member_at(pos + 1)?;
