@@ -4678,28 +4678,28 @@ ompi_mpi_long_int:
 	.type ompi_mpi_logical1, @object
 	.align 64
 ompi_mpi_logical1:
-	.long 0x0
+	.long 0x4c000147
 	.zero 508
 	.size ompi_mpi_logical1, 512
 	.globl ompi_mpi_logical2
 	.type ompi_mpi_logical2, @object
 	.align 64
 ompi_mpi_logical2:
-	.long 0x0
+	.long 0x4c000248
 	.zero 508
 	.size ompi_mpi_logical2, 512
 	.globl ompi_mpi_logical4
 	.type ompi_mpi_logical4, @object
 	.align 64
 ompi_mpi_logical4:
-	.long 0x0
+	.long 0x4c000449
 	.zero 508
 	.size ompi_mpi_logical4, 512
 	.globl ompi_mpi_logical8
 	.type ompi_mpi_logical8, @object
 	.align 64
 ompi_mpi_logical8:
-	.long 0x0
+	.long 0x4c00084a
 	.zero 508
 	.size ompi_mpi_logical8, 512
 	.globl ompi_mpi_integer1

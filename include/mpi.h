@@ -195,6 +195,12 @@ extern struct MPIR_T_pvar_handle_s *const MPI_T_PVAR_ALL_HANDLES;
 #define MPI_INTEGER4                ((MPI_Datatype)0x4c000430)
 #define MPI_INTEGER8                ((MPI_Datatype)0x4c000831)
 #define MPI_INTEGER16               ((MPI_Datatype)MPI_DATATYPE_NULL) /* not available */
+/* Fortran LOGICAL kinds (MPI 5.0; not in MPICH 4.0's header: oxmpi's own handles, which Open
+   MPI's and the MPI-5 ABI's MPI_LOGICAL1..8 map to) */
+#define MPI_LOGICAL1                ((MPI_Datatype)0x4c000147)
+#define MPI_LOGICAL2                ((MPI_Datatype)0x4c000248)
+#define MPI_LOGICAL4                ((MPI_Datatype)0x4c000449)
+#define MPI_LOGICAL8                ((MPI_Datatype)0x4c00084a)
 /* C++ */
 #define MPI_CXX_BOOL                ((MPI_Datatype)0x4c000133)
 #define MPI_CXX_FLOAT_COMPLEX       ((MPI_Datatype)0x4c000834)

@@ -681,7 +681,8 @@ def ompi_tables(rows, text):
     out += ompi_fortran_handles(rows)
     mpich_h = (ROOT / "include/mpi.h").read_text()
     OMPI_DOMAINS["COMBINERS"] = [c for c in dict.fromkeys(re.findall(r"^\s*(MPI_COMBINER_\w+)", text, re.M))
-                                 if re.search(rf"\b{c}\b", mpich_h) and not c.endswith("_INTEGER")]  # removed in MPI-3.0
+                                 if re.search(rf"\b{c}\b", mpich_h)
+                                 and c not in ("MPI_COMBINER_HVECTOR_INTEGER", "MPI_COMBINER_HINDEXED_INTEGER", "MPI_COMBINER_STRUCT_INTEGER")]  # removed in MPI-3.0
     names = sorted({n for v in OMPI_DOMAINS.values() for n in v})
     errs = sorted(set(re.findall(r"^#define (MPI_ERR_\w+|MPI_T_ERR_\w+|MPI_SUCCESS)\s+-?\d+", text, re.M)) - {"MPI_ERR_LASTCODE"})
     mpich_h = (ROOT / "include/mpi.h").read_text()

@@ -49,11 +49,9 @@ VERSION="$("$PY" -c 'import mpi4py; print(mpi4py.__version__)' 2>/dev/null)" \
 
 # Modules left out (runtests.py -e), with the reason.
 declare -A SKIP_MODULE=(
-    [test_datatype]="imports only if MPI_LOGICAL1..8 (ompi_mpi_logical1...) are datatypes: the engine has no LOGICAL1..8 yet, so Get_size fails at import"
 )
 # Tests left out (test id substrings), with the reason.
 declare -A SKIP_TEST=(
-    [testF90Integer]="MPI_Type_create_f90_integer's types are not Open MPI handles the layer knows (Get_envelope fails)"
     [.testIDup]="mpi4py 3.1.4 sets an error handler on MPI_Comm_idup's new communicator before the request completes, which the standard makes erroneous; Open MPI tolerates it, oxmpi writes the handle at completion"
 )
 

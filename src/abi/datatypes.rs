@@ -67,6 +67,12 @@ pub const BUILTIN: &[(MPI_Datatype, &str)] = &[
     (0x4c000844, "MPI_OFFSET"),
     (0x4c000845, "MPI_COUNT"),
     (0x4c000246, "MPIX_C_FLOAT16"),
+    // MPI 5.0's Fortran LOGICAL kinds: oxmpi's own handles (MPICH 4.0 has none), which the Open
+    // MPI and MPI-5 ABI layers map theirs to.
+    (0x4c000147, "MPI_LOGICAL1"),
+    (0x4c000248, "MPI_LOGICAL2"),
+    (0x4c000449, "MPI_LOGICAL4"),
+    (0x4c00084a, "MPI_LOGICAL8"),
 ];
 
 /// (handle, name, size) of the C pair types used with MINLOC/MAXLOC (compiler padding included).
@@ -174,6 +180,10 @@ pub const BASIC: &[(MPI_Datatype, Basic)] = &[
     (0x8c000002u32 as i32, Basic::LongInt),
     (0x8c000003u32 as i32, Basic::ShortInt),
     (0x8c000004u32 as i32, Basic::LongDoubleInt),
+    (0x4c000147, Basic::Logical1),
+    (0x4c000248, Basic::Logical2),
+    (0x4c000449, Basic::Logical4),
+    (0x4c00084a, Basic::Logical8),
 ];
 
 /// `BASIC`'s builtin handles (`0x4c00SSII`) by their index byte `II`.

@@ -69,6 +69,10 @@ pub enum Basic {
     LongInt,
     ShortInt,
     LongDoubleInt,
+    Logical1,
+    Logical2,
+    Logical4,
+    Logical8,
 }
 
 /// (type, name (MPICH's: MPI_LONG_LONG_INT, MPI_C_COMPLEX for the aliases), size in bytes) of every `Basic`, in declaration order (so a type's entry
@@ -137,6 +141,10 @@ const TABLE: &[(Basic, &str, usize)] = &[
     (Basic::LongInt, "MPI_LONG_INT", 16),
     (Basic::ShortInt, "MPI_SHORT_INT", 8),
     (Basic::LongDoubleInt, "MPI_LONG_DOUBLE_INT", 32),
+    (Basic::Logical1, "MPI_LOGICAL1", 1),
+    (Basic::Logical2, "MPI_LOGICAL2", 2),
+    (Basic::Logical4, "MPI_LOGICAL4", 4),
+    (Basic::Logical8, "MPI_LOGICAL8", 8),
 ];
 
 impl Basic {

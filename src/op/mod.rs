@@ -174,6 +174,10 @@ const TYPES: &[(Basic, Elem, Group)] = {
         (Basic::LongInt, LongInt, Pair),
         (Basic::ShortInt, ShortInt, Pair),
         (Basic::LongDoubleInt, LongDoubleInt, Pair),
+        (Basic::Logical1, I8, Logical),
+        (Basic::Logical2, I16, Logical),
+        (Basic::Logical4, I32, Logical),
+        (Basic::Logical8, I64, Logical),
     ]
 };
 
