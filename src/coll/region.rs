@@ -20,6 +20,7 @@
 use super::Coll;
 use crate::error::MpiResult;
 use crate::runtime::segment::{ArenaCounters, ARENA_SLOT};
+use crate::runtime::shared_map::SharedMap;
 
 /// Tag phases of the creation's messages (never used by the algorithms that follow in the same
 /// collective, which use phase 0 or none).
@@ -40,25 +41,12 @@ fn align_page(x: usize) -> usize {
     x.div_ceil(PAGE) * PAGE
 }
 
-/// One member's mapping of the region.
+/// One member's mapping of the region: used through atomics (counters) or under the episode
+/// protocol of `arena` (see there); unmapped when the communicator is freed.
 pub struct Region {
-    base: *mut u8,
-    len: usize,
+    map: SharedMap,
     n: usize,
     block: usize,
-}
-
-// SAFETY: the mapping is shared memory used through atomics (counters) or under the episode
-// protocol of `arena` (see there); it never moves until dropped.
-unsafe impl Send for Region {}
-// SAFETY: as above.
-unsafe impl Sync for Region {}
-
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: our mapping of `len` bytes; nothing uses it after the communicator is freed.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
 }
 
 /// Byte offsets: (episode slots, large area, total), and the block size, for `n` ranks.
@@ -126,62 +114,35 @@ impl Region {
 
     /// Rank 0: a new memfd of `len` bytes, mapped; returns the mapping and the descriptor.
     fn make(len: usize, n: usize, block: usize) -> std::io::Result<(Region, i32)> {
-        // SAFETY: a valid C string; CLOEXEC: the descriptor is only for our members.
-        let fd = unsafe { libc::memfd_create(c"oxmpi-coll".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: fd is ours.
-        let r = if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 { Err(std::io::Error::last_os_error()) } else { Self::map(fd, len, n, block) };
-        match r {
-            Ok(r) => Ok((r, fd)),
-            Err(e) => {
-                // SAFETY: fd is ours, not used after.
-                unsafe { libc::close(fd) };
-                Err(e)
-            }
-        }
+        let (map, fd) = SharedMap::create(c"oxmpi-coll", len)?;
+        Ok((Region::of(map, n, block), fd))
     }
 
     /// Another member: maps the region rank 0 (process `pid`) holds as descriptor `fd`.
     fn open(pid: i32, fd: i32, len: usize, n: usize, block: usize) -> std::io::Result<Region> {
-        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of digits");
-        // SAFETY: a valid C string.
-        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if my < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let r = Self::map(my, len, n, block);
-        // SAFETY: our descriptor; the mapping keeps the memfd alive.
-        unsafe { libc::close(my) };
-        r
+        Ok(Region::of(SharedMap::open(pid, fd, len)?, n, block))
     }
 
-    fn map(fd: i32, len: usize, n: usize, block: usize) -> std::io::Result<Region> {
-        // SAFETY: mapping `len` bytes of a memfd of that size (zero-filled: valid counters).
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(Region { base: p as *mut u8, len, n, block })
+    fn of(map: SharedMap, n: usize, block: usize) -> Region {
+        Region { map, n, block }
     }
 
     /// The episode counters.
     pub fn counters(&self) -> &ArenaCounters {
         // SAFETY: at offset 0 of the live mapping, zero-filled at creation (a valid value: atomics).
-        unsafe { &*(self.base as *const ArenaCounters) }
+        unsafe { &*(self.map.base() as *const ArenaCounters) }
     }
 
     /// The first of the n + 2 episode slots.
     pub fn slots(&self) -> *mut u8 {
         // SAFETY: the offset lies inside the mapping (`layout`).
-        unsafe { self.base.add(layout(self.n).0) }
+        unsafe { self.map.base().add(layout(self.n).0) }
     }
 
     /// Half `h` (0 or 1) of the large area: n + 1 blocks of `block()` bytes.
     pub fn half(&self, h: usize) -> *mut u8 {
         // SAFETY: the offset lies inside the mapping (`layout`).
-        unsafe { self.base.add(layout(self.n).1 + (h & 1) * (self.n + 1) * self.block) }
+        unsafe { self.map.base().add(layout(self.n).1 + (h & 1) * (self.n + 1) * self.block) }
     }
 
     pub fn block(&self) -> usize {

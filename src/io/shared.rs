@@ -3,6 +3,7 @@
 //! file map. Rank 0 of the file creates it as a memfd; the others open it as
 //! `/proc/<pid>/fd/<fd>` of rank 0 (in threads mode that is our own process) and map it. The
 //! mapping lives until the file is closed; both modes use the same code.
+use crate::runtime::shared_map::SharedMap;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 
@@ -18,59 +19,25 @@ struct Area {
 const LEN: usize = 4096;
 
 pub struct SharedArea {
-    base: *mut Area,
+    map: SharedMap,
 }
-// SAFETY: the mapping is only accessed through the atomics of `Area` and never moves.
-unsafe impl Send for SharedArea {}
-unsafe impl Sync for SharedArea {}
 
 impl SharedArea {
     /// Creates the page; returns it and the descriptor the other ranks open (to be closed by
     /// the caller once they have).
     pub fn create() -> io::Result<(SharedArea, i32)> {
-        // SAFETY: a valid C string; CLOEXEC: the descriptor is only for the file's ranks.
-        let fd = unsafe { libc::memfd_create(c"oxmpi-file".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: our descriptor.
-        let r = if unsafe { libc::ftruncate(fd, LEN as libc::off_t) } != 0 { Err(io::Error::last_os_error()) } else { Self::map(fd) };
-        match r {
-            Ok(a) => Ok((a, fd)),
-            Err(e) => {
-                // SAFETY: our descriptor, not used after.
-                unsafe { libc::close(fd) };
-                Err(e)
-            }
-        }
+        let (map, fd) = SharedMap::create(c"oxmpi-file", LEN)?;
+        Ok((SharedArea { map }, fd))
     }
 
     /// Maps the page process `pid` created as descriptor `fd`.
     pub fn open(pid: i32, fd: i32) -> io::Result<SharedArea> {
-        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of digits");
-        // SAFETY: a valid C string.
-        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if my < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let r = Self::map(my);
-        // SAFETY: our descriptor; the mapping keeps the memfd alive.
-        unsafe { libc::close(my) };
-        r
-    }
-
-    fn map(fd: i32) -> io::Result<SharedArea> {
-        // SAFETY: mapping LEN bytes of a memfd its creator sized to LEN.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), LEN, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(SharedArea { base: p as *mut Area })
+        Ok(SharedArea { map: SharedMap::open(pid, fd, LEN)? })
     }
 
     fn area(&self) -> &Area {
         // SAFETY: the live mapping starts with an `Area` (zero-filled is valid), page aligned.
-        unsafe { &*self.base }
+        unsafe { &*(self.map.base() as *const Area) }
     }
 
     /// The shared file pointer (etypes).
@@ -96,12 +63,5 @@ impl SharedArea {
         let r = f();
         l.store(0, Ordering::Release);
         r
-    }
-}
-
-impl Drop for SharedArea {
-    fn drop(&mut self) {
-        // SAFETY: our mapping; nothing refers to it once the file is closed.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, LEN) };
     }
 }

@@ -9,6 +9,7 @@
 //! Rank 0 of the window creates the memfd; the others open it as `/proc/<pid>/fd/<fd>` of rank 0
 //! (same user, so allowed; in threads mode it is our own process) and map it; all then close their
 //! descriptor, the mappings stay until `MPI_Win_free`.
+use crate::runtime::shared_map::SharedMap;
 use std::io;
 use std::sync::atomic::{AtomicU32, AtomicU64};
 
@@ -67,70 +68,31 @@ impl Layout {
     }
 }
 
-/// One rank's mapping of a window's shared region.
+/// One rank's mapping of a window's shared region: shared memory accessed through atomics
+/// (control) or as raw window memory whose races are the application's business under the MPI
+/// rules.
 pub struct Region {
-    base: *mut u8,
-    len: usize,
+    map: SharedMap,
     layout: Layout,
 }
-// SAFETY: the mapping is shared memory accessed through atomics (control) or as raw window memory
-// whose races are the application's business under the MPI rules; it never moves.
-unsafe impl Send for Region {}
-unsafe impl Sync for Region {}
 
 impl Region {
     /// Creates a region of `len` bytes; returns it and the descriptor the others open.
     pub fn create(layout: Layout, len: usize) -> io::Result<(Region, i32)> {
-        // SAFETY: the name is a valid C string; CLOEXEC: the descriptor is only for our ranks.
-        let fd = unsafe { libc::memfd_create(c"oxmpi-win".as_ptr(), libc::MFD_CLOEXEC) };
-        if fd < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        // SAFETY: fd is ours.
-        if unsafe { libc::ftruncate(fd, len as libc::off_t) } != 0 {
-            let e = io::Error::last_os_error();
-            // SAFETY: fd is ours, not used after.
-            unsafe { libc::close(fd) };
-            return Err(e);
-        }
-        match Self::map(fd, layout, len) {
-            Ok(r) => Ok((r, fd)),
-            Err(e) => {
-                // SAFETY: as above.
-                unsafe { libc::close(fd) };
-                Err(e)
-            }
-        }
+        let (map, fd) = SharedMap::create(c"oxmpi-win", len)?;
+        Ok((Region { map, layout }, fd))
     }
 
     /// Opens and maps the region that process `pid` created as descriptor `fd`.
     pub fn open(pid: i32, fd: i32, layout: Layout, len: usize) -> io::Result<Region> {
-        let path = std::ffi::CString::new(format!("/proc/{pid}/fd/{fd}")).expect("no NUL in a path of digits");
-        // SAFETY: valid C string.
-        let my = unsafe { libc::open(path.as_ptr(), libc::O_RDWR | libc::O_CLOEXEC) };
-        if my < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        let r = Self::map(my, layout, len);
-        // SAFETY: our descriptor; the mapping keeps the memfd alive.
-        unsafe { libc::close(my) };
-        r
-    }
-
-    fn map(fd: i32, layout: Layout, len: usize) -> io::Result<Region> {
-        // SAFETY: mapping `len` bytes of a memfd sized to `len` by its creator.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Region { base: p as *mut u8, len, layout })
+        Ok(Region { map: SharedMap::open(pid, fd, len)?, layout })
     }
 
     pub fn rank(&self, r: usize) -> &RankArea {
         assert!(r < self.layout.n);
         // SAFETY: in bounds of the RankArea array at offset 0 of the live mapping (zero-filled at
         // creation, which is a valid RankArea).
-        unsafe { &*(self.base as *const RankArea).add(r) }
+        unsafe { &*(self.map.base() as *const RankArea).add(r) }
     }
 
     /// Posts (PSCW) from `target` to `origin` not yet consumed by `origin`'s MPI_Win_start.
@@ -147,18 +109,12 @@ impl Region {
         let n = self.layout.n;
         assert!(a < n && b < n);
         // SAFETY: in bounds of the n * n counter array at `off`, 4-byte aligned.
-        unsafe { &*(self.base.add(off + (a * n + b) * 4) as *const AtomicU32) }
+        unsafe { &*(self.map.base().add(off + (a * n + b) * 4) as *const AtomicU32) }
     }
 
     /// Address in this process of byte `off` of the region.
     pub fn at(&self, off: u64) -> *mut u8 {
-        self.base.wrapping_add(off as usize)
+        self.map.base().wrapping_add(off as usize)
     }
 }
 
-impl Drop for Region {
-    fn drop(&mut self) {
-        // SAFETY: our mapping; nothing refers to it once the window is freed.
-        unsafe { libc::munmap(self.base as *mut libc::c_void, self.len) };
-    }
-}

@@ -9,6 +9,7 @@ pub mod node_map;
 pub mod pmi_job;
 pub mod ports;
 pub mod segment;
+pub mod shared_map;
 pub mod spawn_desk;
 pub mod spawned;
 pub mod thread_level;
