@@ -107,7 +107,7 @@ ${CC:-cc} -shared -fPIC -o "$build_dir/libmpi_abi.so.1" "$OXMPI_ROOT/c-src/mpi_a
 # Open MPI 4.1's ABI (c-src/ompi_abi_entry.S, made by scripts/gen-mpi-abi.py --abi ompi): in a
 # directory of its own, so it shadows no Open MPI; mpiexec puts it first for programs needing it.
 # shellcheck disable=SC2086 # CC may be a command with arguments
-${CC:-cc} -shared -fPIC -o "$build_dir/libmpi.so.40" "$OXMPI_ROOT/c-src/ompi_abi_entry.S" \
+${CC:-cc} -shared -fPIC -o "$build_dir/libmpi.so.40" "$OXMPI_ROOT/c-src/ompi_abi_entry.S" "$OXMPI_ROOT/c-src/ompi_cxx_glue.c" \
     -Wl,-soname,libmpi.so.40 -L"$build_dir" -lmpi -Wl,-rpath,'$ORIGIN/..' ||
     die "cannot build libmpi.so.40 with '${CC:-cc}'; set CC to a working C compiler"
 # Open MPI 4.1's Fortran library (mpif.h programs; c-src/ompi_mpifh_entry.S, made by

@@ -6,6 +6,7 @@
 //! calls the MPICH-ABI `crate::ffi::PMPI_X`, and converts results and the code back.
 pub mod callbacks;
 pub mod conv;
+pub mod cxx_glue;
 pub mod fortran;
 pub mod hand;
 pub mod mpit;

@@ -4,6 +4,7 @@
 pub mod boundary;
 pub mod check;
 pub mod coll;
+pub mod cxx_bindings;
 pub mod comm;
 pub mod data_symbols;
 pub mod datatype;

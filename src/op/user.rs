@@ -61,6 +61,18 @@ impl OpTable {
         self.lock().0.get(i).copied().flatten()
     }
 
+    /// Replaces the function of the live op at index `i` (MPICH's C++ bindings re-register an
+    /// op's function as a C++ one after creating it); false if `i` is not live.
+    pub fn set_fn(&self, i: usize, f: UserFn) -> bool {
+        match self.lock().0.get_mut(i) {
+            Some(Some(op)) => {
+                op.f = f;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// Frees index `i`; false if it was not live. Reductions in flight keep their own copy of
     /// the function, so freeing an op a pending nonblocking collective uses is harmless, as MPI
     /// requires (MPI 4.1 section 6.9.5: MPI_Op_free marks the op for deallocation).

@@ -8,7 +8,7 @@ use crate::export;
 use crate::op::user::{UserFn, UserOp};
 use crate::op::{Op, Reduction};
 use crate::instance::Instance;
-use std::os::raw::c_int;
+use std::os::raw::{c_int, c_void};
 
 /// What an op handle names.
 #[derive(Clone, Copy, Debug)]
@@ -26,7 +26,7 @@ impl OpRef {
     }
 }
 
-fn is_user_handle(h: MPI_Op) -> bool {
+pub(crate) fn is_user_handle(h: MPI_Op) -> bool {
     handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_OP
 }
 
@@ -77,6 +77,14 @@ pub const SIG_ABI_COUNT: u8 = 3;
 /// `UserFn::signature` of a Fortran user function of a foreign ABI's Fortran library (all by
 /// reference; the datatype an INTEGER of that ABI), called through ABI_CALLER too.
 pub const SIG_ABI_FORTRAN: u8 = 4;
+/// `UserFn::signature` of a function of MPICH's C++ bindings (`MPI::Op::Init`): called through
+/// the bindings' call-through function (`MPII_Op_set_cxx`, ffi/cxx_bindings.rs), `CXX_OP_CALL`.
+pub const SIG_MPICH_CXX: u8 = 5;
+/// MPICH's C++ call-through: `(in, inout, len, datatype, the user's C++ function)`.
+pub type CxxOpCall = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int, MPI_Datatype, usize);
+/// The call-through of SIG_MPICH_CXX ops (one per library, as in MPICH: `MPIR_Process`), set by
+/// MPII_Op_set_cxx before it marks any op.
+pub static CXX_OP_CALL: std::sync::OnceLock<CxxOpCall> = std::sync::OnceLock::new();
 /// How to call the functions of SIG_ABI_INT, SIG_ABI_COUNT and SIG_ABI_FORTRAN: the MPI-5 ABI layer (above this
 /// boundary) registers its caller when it creates such an op.
 pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync::OnceLock::new();
@@ -93,6 +101,16 @@ pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, d
         if let Some(call) = ABI_CALLER.get() {
             // SAFETY: the ABI layer's caller for the functions it registered (caller contract).
             unsafe { call(f, inp, inout, count, datatype, size) };
+        }
+        return;
+    }
+    if f.signature == SIG_MPICH_CXX {
+        if let Some(call) = CXX_OP_CALL.get() {
+            in_int_chunks(count, size, |off, len| {
+                // SAFETY: MPICH's C++ call-through with the user's C++ function it was given for
+                // this op, on the chunk at byte `off` of both buffers (caller contract).
+                unsafe { call(inp.wrapping_add(off).cast(), inout.wrapping_add(off).cast(), len, dt, f.addr) };
+            });
         }
         return;
     }
