@@ -31,6 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod entry;
+mod copy_refresh;
 mod got_vars;
 mod memfd;
 mod private_libs;
@@ -109,6 +110,9 @@ pub struct Prepared {
     /// The libraries each rank gets copies of, found when rank 0's instance is loaded
     /// (`private_libs`); None inside: there are none.
     private: std::sync::OnceLock<Option<std::sync::Arc<private_libs::PrivateLibs>>>,
+    /// The first instance's copies (`R_X86_64_COPY`, name and address), whose values the
+    /// shared libraries' constructors set: later instances take them (`copy_refresh`).
+    first_copies: std::sync::OnceLock<Vec<(String, usize)>>,
 }
 
 /// Where `prepare` found the address of `main`.
@@ -366,6 +370,26 @@ impl Prepared {
             copies.extend(more);
             Box::into_raw(vars)
         };
+        if !copies.is_empty() {
+            if let Some(first) = self.first_copies.get() {
+                // Handles of this rank's private library copies, already loaded (RTLD_NOLOAD
+                // finds them by their file).
+                let libs: Vec<*mut c_void> = lib_fds
+                    .iter()
+                    .filter_map(|&fd| CString::new(memfd::path(fd)).ok())
+                    // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
+                    .map(|p| unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) })
+                    .filter(|h| !h.is_null())
+                    .collect();
+                copy_refresh::take_first(&copies, first, &libs);
+                for h in libs {
+                    // SAFETY: each handle came from the dlopen above (a reference taken there).
+                    unsafe { libc::dlclose(h) };
+                }
+            } else {
+                let _ = self.first_copies.set(copies.clone());
+            }
+        }
         let mut constructors = Vec::new();
         if let Some(init) = self.init.filter(|&a| a != 0) {
             // SAFETY: DT_INIT of this loaded instance: a function of this signature (glibc calls
@@ -808,7 +832,7 @@ fn inspect(program: &Path, mut image: Vec<u8>) -> Result<Prepared, LoadError> {
             image[o + 8..o + 16].copy_from_slice(&0u64.to_le_bytes());
         }
     }
-    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, got_slots, init, init_array, private: std::sync::OnceLock::new() })
+    Ok(Prepared { program: program.to_path_buf(), image, kind, main_value, main_exported, main_source, copies, copy_offsets, got_slots, init, init_array, private: std::sync::OnceLock::new(), first_copies: std::sync::OnceLock::new() })
 }
 
 /// Inspects `program` once (ELF64 x86-64 only) and decides how to load it; errors say why not.
