@@ -29,14 +29,10 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
     | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"} \
-    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"}  # mpit_callbacks.rs
+    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"} \
+    | {"MPI_Get_library_version"}  # abi_info.rs: the text names this ABI
 # The ABI's own functions src/abi5/abi_info.rs reports unsupported, and why (listed in the doc).
-HAND_UNSUPPORTED = [
-    ("MPI_Abi_set_fortran_info", "the Fortran datatypes have gfortran's sizes (what MPI_Abi_get_fortran_info reports), "
-     "which the engine cannot change; and the engine has no MPI_ERR_ABI class for a second call"),
-    ("MPI_Abi_get_fortran_booleans", "MPI_LOGICAL is gfortran's (.TRUE. 1, .FALSE. 0): no booleans can be set"),
-    ("MPI_Abi_set_fortran_booleans", "the engine's MPI_LOGICAL reductions use gfortran's .TRUE. 1 and .FALSE. 0 only"),
-]
+HAND_UNSUPPORTED = []
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -455,10 +451,10 @@ OMPI_MPIF_HANDLES = OMPI_H.parent / "mpif-handles.h"
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
 # Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
-# length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
+# length, and MPI_Get_version (Open MPI 4.1's 3.1) and MPI_Get_library_version (naming this ABI), version.rs.
 OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Grequest_start", "MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_Win_create_errhandler",
                   "MPI_File_create_errhandler", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
-                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Register_datarep"}
+                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Get_library_version", "MPI_Register_datarep"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {

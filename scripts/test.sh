@@ -191,7 +191,7 @@ stage_abi() {
 # interface) and abi_standard (the ABI's own functions and constants). Others use MPICH-only or
 # removed API (MPI_LB/UB, Fortran conversions) or a function the layer does not convert yet
 # (docs/MPI_ABI_UNSUPPORTED.md).
-MPI_ABI_TESTS='^(abi_standard|type_logical_kinds|spawn_(basic|multiple|errors|connect|threads_mode)|workfarm_spawn|p2p_(grequest_std|blocking|any_source_tag|get_count|mprobe|nonblocking|persistent|probe|proc_null|sendrecv|truncate|wait_test|cancel|order)|coll_(allreduce|bcast|user_op|reduce|gather|scatter|alltoall|alltoallvw|scan|nonblocking|neighbor_alltoallw)|type_(p2p|envelope_c|darray|attr|pack|coll)|comm_(create|dup_split|inter|info)|attr_keyval|env_errhandler|err_return|err_user_classes|env_error_string|rma_(put_get|accumulate|sync|windows)|topo_(cart|graph)|group_ops|io_datarep_user|mpit_(roundtrip|cvars|classes|monitoring|osc))$'
+MPI_ABI_TESTS='^(abi_standard|abi_fortran_props|env_version_oxmpi|type_logical_kinds|spawn_(basic|multiple|errors|connect|threads_mode)|workfarm_spawn|p2p_(grequest_std|blocking|any_source_tag|get_count|mprobe|nonblocking|persistent|probe|proc_null|sendrecv|truncate|wait_test|cancel|order)|coll_(allreduce|bcast|user_op|reduce|gather|scatter|alltoall|alltoallvw|scan|nonblocking|neighbor_alltoallw)|type_(p2p|envelope_c|darray|attr|pack|coll)|comm_(create|dup_split|inter|info)|attr_keyval|env_errhandler|err_return|err_user_classes|env_error_string|rma_(put_get|accumulate|sync|windows)|topo_(cart|graph)|group_ops|io_datarep_user|mpit_(roundtrip|cvars|classes|monitoring|osc))$'
 
 stage_mpi_abi() {
     run bash "$OXMPI_ROOT/scripts/check-mpi-abi.sh" "$PREFIX"

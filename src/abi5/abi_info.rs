@@ -24,6 +24,25 @@ fn unsupported_arg(name: &'static str, what: &str) -> c_int {
     code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, crate::error::err(crate::abi::MPI_ERR_ARG, what)))
 }
 
+/// What MPI_Get_library_version reports under the standard ABI.
+pub const LIBRARY_VERSION: &str = concat!("oxmpi ", env!("CARGO_PKG_VERSION"), " (MPI 4.1, MPI-5 standard ABI libmpi_abi.so.1, shared-memory engine in Rust)");
+/// The standard ABI's MPI_MAX_LIBRARY_VERSION_STRING.
+const MAX_LIBRARY_VERSION_STRING: usize = 8192;
+
+/// # Safety
+/// `version` NULL or writable for MPI_MAX_LIBRARY_VERSION_STRING bytes, `resultlen` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
+    run_value(ERR_INTERN, || {
+        if version.is_null() || resultlen.is_null() {
+            return unsupported_arg("MPI_Get_library_version", "version or resultlen is NULL");
+        }
+        // SAFETY: both non-NULL; `version` holds MAX_LIBRARY_VERSION_STRING bytes (contract).
+        unsafe { *resultlen = crate::ffi::env::init::write_cstr(version, MAX_LIBRARY_VERSION_STRING, LIBRARY_VERSION) as c_int };
+        0
+    })
+}
+
 /// A new info object holding `pairs`, stored as an ABI handle in `info`.
 unsafe fn info_with(name: &'static str, info: *mut Handle, pairs: &[(&str, String)]) -> c_int {
     if info.is_null() {
@@ -76,17 +95,81 @@ pub unsafe extern "C" fn oxabi_MPI_Abi_get_fortran_info(info: *mut Handle) -> c_
     run_value(ERR_INTERN, || unsafe { info_with("MPI_Abi_get_fortran_info", info, &pairs) })
 }
 
+/// MPI 5.0: only the first setting of the Fortran properties counts, later ones fail with
+/// MPI_ERR_ABI. oxmpi's are set from the start (gfortran's, what MPI_Abi_get_fortran_info
+/// reports), so every call with a valid info fails that way.
 #[no_mangle]
-pub extern "C" fn oxabi_MPI_Abi_set_fortran_info(_info: Handle) -> c_int {
-    unsupported("MPI_Abi_set_fortran_info")
+pub extern "C" fn oxabi_MPI_Abi_set_fortran_info(info: Handle) -> c_int {
+    const NAME: &str = "MPI_Abi_set_fortran_info";
+    run_value(ERR_INTERN, || {
+        let mut n = 0;
+        // SAFETY: local out-parameter; an invalid handle is reported by the callee.
+        let rc = unsafe { crate::ffi::PMPI_Info_get_nkeys(h_in(info), &mut n) };
+        if rc != 0 {
+            return code_out(rc);
+        }
+        abi_error(NAME, "oxmpi's Fortran properties are already set (gfortran's: see MPI_Abi_get_fortran_info) and cannot be changed")
+    })
 }
-#[no_mangle]
-pub extern "C" fn oxabi_MPI_Abi_get_fortran_booleans(_size: c_int, _t: *mut c_void, _f: *mut c_void, _is_set: *mut c_int) -> c_int {
-    unsupported("MPI_Abi_get_fortran_booleans")
+
+/// gfortran's LOGICAL literals, in every kind: .TRUE. is 1, .FALSE. is 0.
+const FORTRAN_TRUE: u8 = 1;
+
+/// `logical_size` is a LOGICAL kind gfortran has (1, 2, 4, 8, 16 bytes), else MPI_ERR_ARG.
+fn logical_size_ok(name: &'static str, size: c_int) -> Result<usize, c_int> {
+    match size {
+        1 | 2 | 4 | 8 | 16 => Ok(size as usize),
+        _ => Err(unsupported_arg(name, &format!("logical_size {size} is not the size of a Fortran LOGICAL kind (1, 2, 4, 8 or 16 bytes)"))),
+    }
 }
+
+/// # Safety
+/// `logical_true`/`logical_false` NULL or writable for `logical_size` bytes, `is_set` NULL or writable.
 #[no_mangle]
-pub extern "C" fn oxabi_MPI_Abi_set_fortran_booleans(_size: c_int, _t: *mut c_void, _f: *mut c_void) -> c_int {
-    unsupported("MPI_Abi_set_fortran_booleans")
+pub unsafe extern "C" fn oxabi_MPI_Abi_get_fortran_booleans(size: c_int, t: *mut c_void, f: *mut c_void, is_set: *mut c_int) -> c_int {
+    const NAME: &str = "MPI_Abi_get_fortran_booleans";
+    run_value(ERR_INTERN, || {
+        let n = match logical_size_ok(NAME, size) {
+            Ok(n) => n,
+            Err(rc) => return rc,
+        };
+        if t.is_null() || f.is_null() || is_set.is_null() {
+            return unsupported_arg(NAME, "logical_true, logical_false or is_set is NULL");
+        }
+        // SAFETY: non-NULL, writable for n bytes (caller contract); the value is an integer of n
+        // bytes in the machine's order, as gfortran stores LOGICAL(n).
+        unsafe {
+            std::ptr::write_bytes(t as *mut u8, 0, n);
+            std::ptr::write_bytes(f as *mut u8, 0, n);
+            let low = if cfg!(target_endian = "little") { 0 } else { n - 1 };
+            *(t as *mut u8).add(low) = FORTRAN_TRUE;
+            *is_set = 1;
+        }
+        0
+    })
+}
+
+/// MPI 5.0: booleans that are already known cannot be set (is_set is true from the start here),
+/// so a valid call fails with MPI_ERR_ABI.
+/// # Safety
+/// Pointers are only checked for NULL, never read.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Abi_set_fortran_booleans(size: c_int, t: *mut c_void, f: *mut c_void) -> c_int {
+    const NAME: &str = "MPI_Abi_set_fortran_booleans";
+    run_value(ERR_INTERN, || {
+        if let Err(rc) = logical_size_ok(NAME, size) {
+            return rc;
+        }
+        if t.is_null() || f.is_null() {
+            return unsupported_arg(NAME, "logical_true or logical_false is NULL");
+        }
+        abi_error(NAME, "oxmpi's Fortran LOGICAL values are already set (gfortran's .TRUE. 1 and .FALSE. 0: MPI_Abi_get_fortran_booleans reports is_set true) and cannot be changed")
+    })
+}
+
+/// MPI_ERR_ABI through MPI_COMM_SELF's handler.
+fn abi_error(name: &'static str, what: &str) -> c_int {
+    code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, crate::error::err(crate::abi::MPI_ERR_ABI, what)))
 }
 
 /// `toint` of a handle: a predefined handle's own ABI value (below 4096, as the standard
