@@ -1,5 +1,7 @@
 //! The standard ABI's own functions: MPI_Abi_get_version/_info/_fortran_info (MPI 5.0, chapter
-//! "Application Binary Interface") and the `MPI_<Obj>_toint`/`_fromint` conversions.
+//! "Application Binary Interface") and the `MPI_<Obj>_toint`/`_fromint` conversions; and the
+//! calls whose ABI meaning differs from MPICH's: MPI_Get_library_version (names this ABI),
+//! MPI_Type_size (MPI_UNDEFINED for an optional datatype oxmpi lacks).
 use super::conv::*;
 use crate::ffi::boundary::run_value;
 use std::os::raw::{c_char, c_int, c_void};
@@ -88,8 +90,13 @@ pub unsafe extern "C" fn oxabi_MPI_Abi_get_fortran_info(info: *mut Handle) -> c_
         ("mpi_real_size", "4".into()),
         ("mpi_double_precision_size", "8".into()),
     ];
-    for t in ["mpi_integer1_supported", "mpi_integer2_supported", "mpi_integer4_supported", "mpi_integer8_supported", "mpi_real4_supported", "mpi_real8_supported", "mpi_complex8_supported", "mpi_complex16_supported"] {
-        pairs.push((t, "true".into()));
+    // The standard's optional types: supported when the engine has the type (MPICH-ABI handle).
+    for (key, abi) in [("mpi_logical1_supported", 0x2c0), ("mpi_logical2_supported", 0x2c8), ("mpi_logical4_supported", 0x2d0), ("mpi_logical8_supported", 0x2d8), ("mpi_logical16_supported", 0x2e0),
+                       ("mpi_integer1_supported", 0x2c1), ("mpi_integer2_supported", 0x2c9), ("mpi_integer4_supported", 0x2d1), ("mpi_integer8_supported", 0x2d9), ("mpi_integer16_supported", 0x2e1),
+                       ("mpi_real2_supported", 0x2ca), ("mpi_real4_supported", 0x2d2), ("mpi_real8_supported", 0x2da), ("mpi_real16_supported", 0x2e2),
+                       ("mpi_complex4_supported", 0x2d3), ("mpi_complex8_supported", 0x2db), ("mpi_complex16_supported", 0x2e3), ("mpi_complex32_supported", 0x2eb), ("mpi_double_complex_supported", 0x21d)] {
+        let has = super::tables::TO_MPICH[abi] != 0;
+        pairs.push((key, has.to_string()));
     }
     // SAFETY: forwarded caller contract.
     run_value(ERR_INTERN, || unsafe { info_with("MPI_Abi_get_fortran_info", info, &pairs) })
@@ -231,5 +238,45 @@ pub extern "C" fn oxabi_MPI_File_fromint(i: c_int) -> *mut c_void {
         }
         let t = FILES.lock().unwrap_or_else(|p| p.into_inner());
         t.get((i as usize).wrapping_sub(4096)).map_or(0x118 as *mut c_void, |&v| v as *mut c_void)
+    })
+}
+
+/// MPI 5.0 ("The Fortran Application Binary Interface"): an optional predefined datatype the
+/// implementation lacks has size MPI_UNDEFINED, how programs detect it; the others as MPICH's.
+fn absent_datatype(datatype: Handle) -> bool {
+    let v = datatype as usize;
+    v < 0x300 && super::tables::ABSENT_DATATYPES.contains(&(v as u16))
+}
+
+/// The standard ABI's MPI_UNDEFINED.
+const ABI_UNDEFINED: c_int = -32766;
+
+/// # Safety
+/// `size` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Type_size(datatype: Handle, size: *mut c_int) -> c_int {
+    run_value(ERR_INTERN, || {
+        if absent_datatype(datatype) && !size.is_null() {
+            // SAFETY: non-NULL, writable (caller contract).
+            unsafe { *size = ABI_UNDEFINED };
+            return 0;
+        }
+        // SAFETY: forwarded caller contract.
+        code_out(unsafe { crate::ffi::PMPI_Type_size(h_in(datatype), size) })
+    })
+}
+
+/// # Safety
+/// `size` NULL or writable.
+#[no_mangle]
+pub unsafe extern "C" fn oxabi_MPI_Type_size_c(datatype: Handle, size: *mut i64) -> c_int {
+    run_value(ERR_INTERN, || {
+        if absent_datatype(datatype) && !size.is_null() {
+            // SAFETY: non-NULL, writable (caller contract).
+            unsafe { *size = ABI_UNDEFINED as i64 };
+            return 0;
+        }
+        // SAFETY: forwarded caller contract.
+        code_out(unsafe { crate::ffi::PMPI_Type_size_c(h_in(datatype), size) })
     })
 }
