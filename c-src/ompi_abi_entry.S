@@ -1452,16 +1452,6 @@ MPI_Get_elements_x:
 PMPI_Get_elements_x:
 	jmp oxompi_MPI_Get_elements_x@PLT
 	.size PMPI_Get_elements_x, .-PMPI_Get_elements_x
-	.globl MPI_Get_library_version
-	.type MPI_Get_library_version, @function
-MPI_Get_library_version:
-	jmp oxompi_MPI_Get_library_version@PLT
-	.size MPI_Get_library_version, .-MPI_Get_library_version
-	.globl PMPI_Get_library_version
-	.type PMPI_Get_library_version, @function
-PMPI_Get_library_version:
-	jmp oxompi_MPI_Get_library_version@PLT
-	.size PMPI_Get_library_version, .-PMPI_Get_library_version
 	.globl MPI_Get_processor_name
 	.type MPI_Get_processor_name, @function
 MPI_Get_processor_name:
@@ -3912,6 +3902,16 @@ MPI_File_f2c:
 PMPI_File_f2c:
 	jmp oxompi_MPI_File_f2c@PLT
 	.size PMPI_File_f2c, .-PMPI_File_f2c
+	.globl MPI_Get_library_version
+	.type MPI_Get_library_version, @function
+MPI_Get_library_version:
+	jmp oxompi_MPI_Get_library_version@PLT
+	.size MPI_Get_library_version, .-MPI_Get_library_version
+	.globl PMPI_Get_library_version
+	.type PMPI_Get_library_version, @function
+PMPI_Get_library_version:
+	jmp oxompi_MPI_Get_library_version@PLT
+	.size PMPI_Get_library_version, .-PMPI_Get_library_version
 	.globl MPI_Get_version
 	.type MPI_Get_version, @function
 MPI_Get_version:

@@ -62,6 +62,46 @@ int main(int argc, char **argv)
     MPI_OK(MPI_Info_free(&info));
     CHECK(info == MPI_INFO_NULL, "Info_free did not set MPI_INFO_NULL");
 
+    /* Both spellings of long long (each header makes one the alias), and an optional datatype
+     * oxmpi lacks: size MPI_UNDEFINED, how the standard says programs detect it. */
+    int tsize = 0;
+    MPI_OK(MPI_Type_size(MPI_LONG_LONG, &tsize));
+    CHECK(tsize == (int)sizeof(long long), "MPI_LONG_LONG size %d", tsize);
+    MPI_OK(MPI_Type_size(MPI_LONG_LONG_INT, &tsize));
+    CHECK(tsize == (int)sizeof(long long), "MPI_LONG_LONG_INT size %d", tsize);
+    MPI_OK(MPI_Type_size(MPI_REAL2, &tsize));
+    CHECK(tsize == MPI_UNDEFINED, "MPI_REAL2 (not supported) size %d, not MPI_UNDEFINED", tsize);
+    MPI_Count csize = 0;
+    MPI_OK(MPI_Type_size_c(MPI_INTEGER16, &csize));
+    CHECK(csize == MPI_UNDEFINED, "MPI_INTEGER16 (not supported) size %lld, not MPI_UNDEFINED", (long long)csize);
+    MPI_OK(MPI_Type_size(MPI_CHARACTER, &tsize));
+    CHECK(tsize == 1 && MPI_Type_toint(MPI_CHARACTER) == 0x21e, "MPI_CHARACTER size %d", tsize);
+
+    /* MPI 5.0's status accessors convert the sentinels and classes both ways. */
+    MPI_Status acc;
+    int gotv = 0;
+    MPI_OK(MPI_Status_set_source(&acc, MPI_ANY_SOURCE));
+    MPI_OK(MPI_Status_set_tag(&acc, MPI_ANY_TAG));
+    MPI_OK(MPI_Status_set_error(&acc, MPI_ERR_ARG));
+    CHECK(acc.MPI_SOURCE == MPI_ANY_SOURCE && acc.MPI_TAG == MPI_ANY_TAG && acc.MPI_ERROR == MPI_ERR_ARG,
+          "Status_set_*: source %d tag %d error %d", acc.MPI_SOURCE, acc.MPI_TAG, acc.MPI_ERROR);
+    MPI_OK(MPI_Status_get_source(&acc, &gotv));
+    CHECK(gotv == MPI_ANY_SOURCE, "Status_get_source %d", gotv);
+    MPI_OK(MPI_Status_get_tag(&acc, &gotv));
+    CHECK(gotv == MPI_ANY_TAG, "Status_get_tag %d", gotv);
+    MPI_OK(MPI_Status_get_error(&acc, &gotv));
+    CHECK(gotv == MPI_ERR_ARG, "Status_get_error %d", gotv);
+
+    /* MPI_Comm_idup: the new communicator is written when the request completes (into the
+     * caller's handle, which reads as MPI_COMM_NULL until then). */
+    MPI_Comm idup;
+    MPI_Request idreq;
+    MPI_OK(MPI_Comm_idup(MPI_COMM_WORLD, &idup, &idreq));
+    MPI_OK(MPI_Wait(&idreq, MPI_STATUS_IGNORE));
+    MPI_OK(MPI_Comm_compare(MPI_COMM_WORLD, idup, &gotv));
+    CHECK(gotv == MPI_CONGRUENT, "Comm_compare(world, idup) = %d", gotv);
+    MPI_OK(MPI_Comm_free(&idup));
+
     /* toint/fromint: predefined handles are their own values; user handles round-trip */
     CHECK(MPI_Comm_toint(MPI_COMM_WORLD) == 0x101 && MPI_Type_toint(MPI_INT) == 0x209 && MPI_Op_toint(MPI_SUM) == 0x21,
           "toint of predefined handles");

@@ -582,6 +582,10 @@ module mpi_f08_compile_constants
   type(MPI_Datatype), parameter :: MPI_INTEGER2 = MPI_Datatype(1275068975)
   type(MPI_Datatype), parameter :: MPI_INTEGER4 = MPI_Datatype(1275069488)
   type(MPI_Datatype), parameter :: MPI_INTEGER8 = MPI_Datatype(1275070513)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL1 = MPI_Datatype(1275068743)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL2 = MPI_Datatype(1275069000)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL4 = MPI_Datatype(1275069513)
+  type(MPI_Datatype), parameter :: MPI_LOGICAL8 = MPI_Datatype(1275070538)
   type(MPI_Datatype), parameter :: MPI_CXX_BOOL = MPI_Datatype(1275068723)
   type(MPI_Datatype), parameter :: MPI_CXX_FLOAT_COMPLEX = MPI_Datatype(1275070516)
   type(MPI_Datatype), parameter :: MPI_CXX_DOUBLE_COMPLEX = MPI_Datatype(1275072565)
@@ -737,6 +741,7 @@ module mpi_f08_compile_constants
   integer, parameter :: MPI_ERR_PROC_ABORTED = 76
   integer, parameter :: MPI_ERR_VALUE_TOO_LARGE = 77
   integer, parameter :: MPI_ERR_ERRHANDLER = 80
+  integer, parameter :: MPI_ERR_ABI = 81
   integer, parameter :: MPI_ERR_LASTCODE = 1073741823
   integer, parameter :: MPI_COMBINER_NAMED = 1
   integer, parameter :: MPI_COMBINER_DUP = 2

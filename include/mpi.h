@@ -611,6 +611,8 @@ typedef void (MPI_T_event_dropped_cb_function)(MPI_Count count, MPI_T_event_regi
 #define MPI_T_ERR_NOT_SUPPORTED       78
 /* MPI 4.1 class, same value as in MPICH >= 4.2 (not in MPICH 4.0's header). */
 #define MPI_ERR_ERRHANDLER            80
+/* MPI 5.0 class (the ABI functions' "already set"), the value MPICH >= 4.3 gives it. */
+#define MPI_ERR_ABI                   81
 #define MPI_ERR_LASTCODE              0x3fffffff
 /* Fault-tolerance and other extension classes */
 #define MPIX_ERR_PROC_FAILED          101

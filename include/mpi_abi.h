@@ -103,6 +103,7 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_COMPLEX                    ((MPI_Datatype)0x0000021b)
 #define MPI_DOUBLE_PRECISION           ((MPI_Datatype)0x0000021c)
 #define MPI_DOUBLE_COMPLEX             ((MPI_Datatype)0x0000021d)
+#define MPI_CHARACTER                  ((MPI_Datatype)0x0000021e)
 #define MPI_LONG_DOUBLE                ((MPI_Datatype)0x00000220)
 #define MPI_C_LONG_DOUBLE_COMPLEX      ((MPI_Datatype)0x00000224)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX    ((MPI_Datatype)0x00000225)
@@ -132,7 +133,6 @@ typedef struct MPI_ABI_Datatype *MPI_Datatype;
 #define MPI_UINT64_T                   ((MPI_Datatype)0x00000259)
 #define MPI_LOGICAL1                   ((MPI_Datatype)0x000002c0)
 #define MPI_INTEGER1                   ((MPI_Datatype)0x000002c1)
-#define MPI_CHARACTER                  ((MPI_Datatype)0x000002c3)
 #define MPI_LOGICAL2                   ((MPI_Datatype)0x000002c8)
 #define MPI_INTEGER2                   ((MPI_Datatype)0x000002c9)
 #define MPI_REAL2                      ((MPI_Datatype)0x000002ca)
@@ -223,6 +223,7 @@ enum {
     MPI_ERR_VALUE_TOO_LARGE = 59,
     MPI_ERR_SESSION = 60,
     MPI_ERR_ERRHANDLER = 61,
+    MPI_ERR_ABI = 62,
     MPI_T_ERR_CANNOT_INIT = 1001,
     MPI_T_ERR_NOT_ACCESSIBLE = 1002,
     MPI_T_ERR_NOT_INITIALIZED = 1003,

@@ -5,7 +5,8 @@
 #
 #   (a) values and sizes: a C probe built against include/mpi_abi.h prints every constant of the
 #       table below (the standard's fixed encodings, MPI 5.0 chapter "Application Binary
-#       Interface", as MPICH 4.3's and Open MPI 6's mpi_abi.h also have them) and the sizes and
+#       Interface", as the MPI Forum's reference header has them: mpi-forum/mpi-abi-stubs mpi.h
+#       at 90d88b071aec, whose MPI_CHARACTER 0x21e and MPI_ERR_ABI 62 the standard's text confirms) and the sizes and
 #       offsets the standard fixes; both must match exactly. No MPICH >= 4.3 or Open MPI 6 is
 #       packaged for this Debian, so the table stands in for their headers;
 #   (b) the library: SONAME libmpi_abi.so.1, NEEDED libmpi.so.12, and every MPI_/PMPI_ function
@@ -91,6 +92,7 @@ MPI_REAL 0x21a
 MPI_COMPLEX 0x21b
 MPI_DOUBLE_PRECISION 0x21c
 MPI_DOUBLE_COMPLEX 0x21d
+MPI_CHARACTER 0x21e
 MPI_LONG_DOUBLE 0x220
 MPI_C_LONG_DOUBLE_COMPLEX 0x224
 MPI_CXX_LONG_DOUBLE_COMPLEX 0x225
@@ -120,7 +122,6 @@ MPI_INT64_T 0x258
 MPI_UINT64_T 0x259
 MPI_LOGICAL1 0x2c0
 MPI_INTEGER1 0x2c1
-MPI_CHARACTER 0x2c3
 MPI_LOGICAL2 0x2c8
 MPI_INTEGER2 0x2c9
 MPI_REAL2 0x2ca
@@ -203,6 +204,7 @@ MPI_ERR_PROC_ABORTED 58
 MPI_ERR_VALUE_TOO_LARGE 59
 MPI_ERR_SESSION 60
 MPI_ERR_ERRHANDLER 61
+MPI_ERR_ABI 62
 MPI_T_ERR_CANNOT_INIT 1001
 MPI_T_ERR_NOT_ACCESSIBLE 1002
 MPI_T_ERR_NOT_INITIALIZED 1003

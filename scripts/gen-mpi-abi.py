@@ -29,14 +29,10 @@ SCALAR = {"int": "c_int", "char": "c_char", "void": "c_void", "double": "f64", "
 HAND = {"MPI_Keyval_create", "MPI_Op_create", "MPI_Op_create_c", "MPI_Comm_create_errhandler", "MPI_Win_create_errhandler", "MPI_File_create_errhandler", "MPI_Session_create_errhandler",
         "MPI_Comm_create_keyval", "MPI_Type_create_keyval", "MPI_Win_create_keyval"} | {"MPI_Comm_spawn", "MPI_Comm_spawn_multiple"} \
     | {"MPI_Register_datarep", "MPI_Register_datarep_c", "MPI_Grequest_start"} \
-    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"}  # mpit_callbacks.rs
+    | {"MPI_T_event_register_callback", "MPI_T_event_handle_free", "MPI_T_event_set_dropped_handler"} \
+    | {"MPI_Get_library_version", "MPI_Type_size", "MPI_Type_size_c"}  # abi_info.rs
 # The ABI's own functions src/abi5/abi_info.rs reports unsupported, and why (listed in the doc).
-HAND_UNSUPPORTED = [
-    ("MPI_Abi_set_fortran_info", "the Fortran datatypes have gfortran's sizes (what MPI_Abi_get_fortran_info reports), "
-     "which the engine cannot change; and the engine has no MPI_ERR_ABI class for a second call"),
-    ("MPI_Abi_get_fortran_booleans", "MPI_LOGICAL is gfortran's (.TRUE. 1, .FALSE. 0): no booleans can be set"),
-    ("MPI_Abi_set_fortran_booleans", "the engine's MPI_LOGICAL reductions use gfortran's .TRUE. 1 and .FALSE. 0 only"),
-]
+HAND_UNSUPPORTED = []
 # Not part of the standard ABI (Fortran conversions) or superseded there.
 NOT_ABI = re.compile(r"_c2f$|_f2c$|_f2f08$|_f082f|_c2f08|_f082c|^MPI_Status_f|^MPI_Status_c|^MPIX_"
                      r"|^MPI_(Address|Errhandler_(create|get|set)|Type_(extent|hindexed|hvector|lb|ub|struct))$")  # removed in MPI-3.0
@@ -47,12 +43,14 @@ INT_IN = {"dest": "rank_in", "source": "rank_in", "root": "rank_in", "target_ran
           "amode": "amode_in", "whence": "whence_in", "order": "order_in", "typeclass": "typeclass_in",
           "comm_keyval": "keyval_in", "win_keyval": "keyval_in", "type_keyval": "keyval_in",
           "keyval": "keyval_in", "errorcode": "code_in", "errorclass": "code_in"}
+FN_INT_IN = {("MPI_Status_set_error", "error"): "code_in"}
 PTR_OUT = {"provided": "thread_out", "rank_source": "rank_out", "rank_dest": "rank_out",
            "combiner": "combiner_out", "amode": "amode_out", "errorclass": "code_out", "errorcode": "code_out",
            "comm_keyval": "keyval_out", "win_keyval": "keyval_out", "type_keyval": "keyval_out",
            "keyval": "keyval_out", "rank": "rank_out"}
 FN_PTR_OUT = {("MPI_Comm_compare", "result"): "compare_out", ("MPI_Group_compare", "result"): "compare_out",
-              ("MPI_Topo_test", "status"): "topo_out"}
+              ("MPI_Topo_test", "status"): "topo_out", ("MPI_Status_get_source", "source"): "rank_out",
+              ("MPI_Status_get_tag", "tag"): "tag_out", ("MPI_Status_get_error", "error"): "code_out"}
 NO_INT_MAP = {"MPI_Abort"}  # errorcode is the exit status
 ARRAY_LEN = {"array_of_requests": ["count", "incount"], "array_of_statuses": ["count", "incount"],
              "array_of_types": ["count"], "array_of_datatypes": ["max_datatypes"], "array_of_info": ["count"],
@@ -194,11 +192,13 @@ def gen(ret, name, params):
             args.append(f"if {v}.is_null() {{ std::ptr::null_mut() }} else {{ &mut t_{pn} }}")
             post.append(f"if !{v}.is_null() {{ *{v} = file_out(t_{pn}); }}")
         elif base in HANDLES and ((stars == 1 and not dims) or (stars == 0 and dims == "[]")):
-            if stars == 1 and not CFG["read_all_outputs"] and name in LATE_OUTPUTS and pn == "newcomm":
+            if stars == 1 and name in LATE_OUTPUTS and pn == "newcomm":
                 # Written by the engine when the operation completes, after this call returns:
                 # into the caller's slot, zeroed, whose low half then holds the MPICH handle, as
-                # a user handle's pointer is (src/abi_ompi/objects.rs).
-                pre.append(f"if !{v}.is_null() {{ *{v} = std::ptr::null_mut(); }}")
+                # a user handle's pointer is in both pointer ABIs (src/abi_ompi/objects.rs, abi5::conv::h_out).
+                # Until then it reads as MPI_COMM_NULL (the standard ABI's is 0x100, not 0).
+                null = "0x100 as Handle" if CFG["prefix"] == "oxabi_" else "std::ptr::null_mut()"
+                pre.append(f"if !{v}.is_null() {{ *{v} = {null}; }}")
                 args.append(f"{v} as *mut c_int")
             elif stars == 1 and not (pn in ARRAY_LEN or pn in SPECIAL_LEN):
                 reads = CFG["read_all_outputs"] or const or (INOUT.search(name) and not (name == "MPI_Imrecv" and pn == "request"))
@@ -248,7 +248,7 @@ def gen(ret, name, params):
                     n = f"if flag.is_null() || *flag == 0 {{ 0 }} else {{ {n} }}"
                 args.append(f"statuses_at({v})")
                 post.append(f"statuses_widen({v}, {n}, rc);")
-            elif not const and not name.startswith("MPI_Status_set"):
+            elif not const and not name.startswith(("MPI_Status_set", "MPI_Status_get_")):
                 # An output only: not read (status_out writes it only if the engine did).
                 pre.append(f"let mut t_{pn} = status_tmp();")
                 args.append(f"status_ptr({v}, &mut t_{pn})")
@@ -256,10 +256,11 @@ def gen(ret, name, params):
             else:
                 pre.append(f"let mut t_{pn} = status_in({v});")
                 args.append(f"status_ptr({v}, &mut t_{pn})")
-                if not const:
+                # MPI_Status_get_* read it (MPI 5.0 makes it const; MPICH's header does not).
+                if not const and not name.startswith("MPI_Status_get_"):
                     post.append(f"status_out({v}, &t_{pn});")
-        elif base == "int" and stars == 0 and not dims and pn in INT_IN and name not in NO_INT_MAP:
-            args.append(f"{INT_IN[pn]}({v})")
+        elif base == "int" and stars == 0 and not dims and (pn in INT_IN or (name, pn) in FN_INT_IN) and name not in NO_INT_MAP:
+            args.append(f"{FN_INT_IN.get((name, pn)) or INT_IN[pn]}({v})")
         elif base == "int" and stars == 1 and not dims and not const and ((name, pn) in FN_PTR_OUT or pn in PTR_OUT) and name not in NO_INT_MAP:
             conv = FN_PTR_OUT.get((name, pn)) or PTR_OUT[pn]
             inconv = {"code_out": "code_in", "keyval_out": "keyval_in", "amode_out": "amode_in"}.get(conv)
@@ -290,7 +291,7 @@ def gen(ret, name, params):
         post.append(f"if rc == 0 {{ contents_out(h_in(datatype), len(max_integers), array_of_integers, {'true' if name.endswith('_c') else 'false'}); }}")
     if name == "MPI_Win_get_attr":
         post.append("win_attr_out(win_keyval, attribute_val, flag);")
-    if name in ("MPI_Comm_get_attr", "MPI_Attr_get") and CFG["prefix"] == "oxompi_":
+    if name in ("MPI_Comm_get_attr", "MPI_Attr_get"):
         keyval = "comm_keyval" if name == "MPI_Comm_get_attr" else "keyval"
         post.append(f"comm_attr_out({keyval}, attribute_val, flag);")
     if is_t and post:
@@ -382,14 +383,23 @@ def main():
     print(f"{len(names) + len(extra)} functions, {len(unsup)} unsupported", file=sys.stderr)
 
 
+def with_aliases(text, handles):
+    """`handles` plus the header's aliases (`#define MPI_LONG_LONG MPI_LONG_LONG_INT`): each header
+    spells one name of a pair as the alias, so matching by name needs both."""
+    for a, b in re.findall(r"^#define (MPI_\w+)\s+(MPI_\w+)\s*(?:/\*.*\*/)?$", text, re.M):
+        if b in handles and a not in handles:
+            handles[a] = handles[b]
+    return handles
+
+
 def tables():
     """src/abi5/tables.rs: the predefined handles, error classes and attribute keys of both ABIs,
     matched by name (include/mpi.h is the MPICH ABI, include/mpi_abi.h the standard's)."""
     mpich = (ROOT / "include/mpi.h").read_text()
     abi = (ROOT / "include/mpi_abi.h").read_text()
     hre = re.compile(r"^#define (MPI_\w+)\s+\(?\((MPI_\w+)\)\(?(0x[0-9a-fA-F]+|0)\)", re.M)
-    m_h = {n: (t, int(v, 16)) for n, t, v in hre.findall(mpich)}
-    a_h = {n: (t, int(v, 16)) for n, t, v in hre.findall(abi)}
+    m_h = with_aliases(mpich, {n: (t, int(v, 16)) for n, t, v in hre.findall(mpich)})
+    a_h = with_aliases(abi, {n: (t, int(v, 16)) for n, t, v in hre.findall(abi)})
     ire = re.compile(r"^(?:#define|\s+)\s*(MPI_\w+)\s*=?\s*(-?0x[0-9a-fA-F]+|-?\d+),?\s*(?:/\*.*)?$", re.M)
     m_i = {n: int(v, 0) for n, v in ire.findall(mpich)}
     a_i = {n: int(v, 0) for n, v in ire.findall(abi)}
@@ -399,9 +409,12 @@ def tables():
         if n in m_h and t != "MPI_File":
             to_mpich[v] = m_h[n][1]
             pairs.append((m_h[n][1], v, n))
+    absent = sorted({v for n, (t, v) in a_h.items() if t == "MPI_Datatype" and v != 0x200 and not to_mpich[v]})
     out = ["// @generated by scripts/gen-mpi-abi.py from include/mpi.h and include/mpi_abi.h; do not edit.",
            "/// MPICH-ABI value of each predefined handle of the standard ABI (index = ABI value; 0 = none).",
            f"pub static TO_MPICH: [u32; 0x300] = [{', '.join(hex(x) for x in to_mpich)}];",
+           "/// The standard's optional datatypes oxmpi lacks (" + ", ".join(n for n, (t, v) in sorted(a_h.items(), key=lambda x: x[1][1]) if v in absent) + ").",
+           f"pub static ABSENT_DATATYPES: [u16; {len(absent)}] = [{', '.join(hex(x) for x in absent)}];",
            "/// Standard-ABI value of a predefined MPICH-ABI handle.",
            "pub fn to_abi(h: u32) -> Option<usize> {", "    Some(match h {"]
     seen = set()
@@ -455,10 +468,10 @@ OMPI_MPIF_HANDLES = OMPI_H.parent / "mpif-handles.h"
 OMPI_HAND = re.compile(r"^MPI_\w+_(c2f|f2c)$")
 # Written by hand in src/abi_ompi/callbacks.rs (the application's functions, called with Open MPI handles).
 # Written by hand in src/abi_ompi/ (besides the handle conversions): callbacks, arrays of computed
-# length, and MPI_Get_version (Open MPI 4.1's 3.1, version.rs).
+# length, and MPI_Get_version (Open MPI 4.1's 3.1) and MPI_Get_library_version (naming this ABI), version.rs.
 OMPI_CALLBACKS = {"MPI_Op_create", "MPI_Grequest_start", "MPI_Comm_create_errhandler", "MPI_Errhandler_create", "MPI_Win_create_errhandler",
                   "MPI_File_create_errhandler", "MPI_Comm_spawn", "MPI_Comm_spawn_multiple", "MPI_Keyval_create", "MPI_Comm_create_keyval",
-                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Register_datarep"}
+                  "MPI_Type_create_keyval", "MPI_Win_create_keyval", "MPI_Get_version", "MPI_Get_library_version", "MPI_Register_datarep"}
 # Constants that differ between the ABIs, by domain: the generator asks a C compiler for their
 # values under both headers and writes (Open MPI, MPICH) pairs into src/abi_ompi/tables.rs.
 OMPI_DOMAINS = {
@@ -609,7 +622,8 @@ def ompi_main():
 
 def mpich_handles():
     hre = re.compile(r"^#define (MPI_\w+)\s+\(?\((MPI_\w+)\)\(?(0x[0-9a-fA-F]+|0)\)", re.M)
-    return {n: (t, int(v, 16)) for n, t, v in hre.findall((ROOT / "include/mpi.h").read_text())}
+    text = (ROOT / "include/mpi.h").read_text()
+    return with_aliases(text, {n: (t, int(v, 16)) for n, t, v in hre.findall(text)})
 
 
 # Open MPI's Fortran handles are indices into one f2c table per kind of object.

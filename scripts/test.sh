@@ -18,7 +18,10 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   5. abi           scripts/check-abi.sh target/test-prefix/lib/liboxmpi.so (if present)
   5b. mpi-abi     the MPI-5 standard ABI: scripts/check-mpi-abi.sh target/test-prefix (values,
                    sizes, exports, generated files), then the C tests of MPI_ABI_TESTS built with
-                   'mpicc -mpi-abi' (c-tests/run.sh --mpi-abi) in "$OXMPI_TEST_MODES"
+                   'mpicc -mpi-abi' (c-tests/run.sh --mpi-abi) in "$OXMPI_TEST_MODES", then mpi4py
+                   built with 'mpicc -mpi-abi' (scripts/mpi4py-suite.sh --mpi-abi: compiled once,
+                   about 2 minutes) and the test modules of \$MPI4PY_ABI_MODULES at 1 and 2 ranks
+                   (processes) and 2 (threads)
   5c. ompi-abi    Open MPI 4.1's ABI: scripts/check-ompi-abi.sh target/test-prefix (object sizes and
                    functions against Debian's libmpi.so.40, values through the library, generated
                    files), then the C tests built with mpicc.openmpi (c-tests/run.sh --ompi-abi;
@@ -191,12 +194,24 @@ stage_abi() {
 # interface) and abi_standard (the ABI's own functions and constants). Others use MPICH-only or
 # removed API (MPI_LB/UB, Fortran conversions) or a function the layer does not convert yet
 # (docs/MPI_ABI_UNSUPPORTED.md).
-MPI_ABI_TESTS='^(abi_standard|type_logical_kinds|spawn_(basic|multiple|errors|connect|threads_mode)|workfarm_spawn|p2p_(grequest_std|blocking|any_source_tag|get_count|mprobe|nonblocking|persistent|probe|proc_null|sendrecv|truncate|wait_test|cancel|order)|coll_(allreduce|bcast|user_op|reduce|gather|scatter|alltoall|alltoallvw|scan|nonblocking|neighbor_alltoallw)|type_(p2p|envelope_c|darray|attr|pack|coll)|comm_(create|dup_split|inter|info)|attr_keyval|env_errhandler|err_return|err_user_classes|env_error_string|rma_(put_get|accumulate|sync|windows)|topo_(cart|graph)|group_ops|io_datarep_user|mpit_(roundtrip|cvars|classes|monitoring|osc))$'
+MPI_ABI_TESTS='^(abi_standard|abi_fortran_props|env_version_oxmpi|type_logical_kinds|spawn_(basic|multiple|errors|connect|threads_mode)|workfarm_spawn|p2p_(grequest_std|blocking|any_source_tag|get_count|mprobe|nonblocking|persistent|probe|proc_null|sendrecv|truncate|wait_test|cancel|order)|coll_(allreduce|bcast|user_op|reduce|gather|scatter|alltoall|alltoallvw|scan|nonblocking|neighbor_alltoallw)|type_(p2p|envelope_c|darray|attr|pack|coll)|comm_(create|dup_split|inter|info)|attr_keyval|env_errhandler|err_return|err_user_classes|env_error_string|rma_(put_get|accumulate|sync|windows)|topo_(cart|graph)|group_ops|io_datarep_user|mpit_(roundtrip|cvars|classes|monitoring|osc))$'
+
+# mpi4py 4.1 built with mpicc -mpi-abi (a third-party program on the standard ABI): the modules
+# that exercise the layer's conversions (handles, statuses, error classes, callbacks, attributes,
+# datatypes), at 1 and 2 ranks in processes mode and 2 in threads mode; the whole suite is
+# scripts/mpi4py-suite.sh --mpi-abi (about 8 minutes per mode here).
+MPI4PY_ABI_MODULES='^test_(mpiabi|status|comm|p2p_buf|p2p_buf_matched|p2p_obj|cco_buf|cco_vec|datatype|errhandler|grequest|handle|environ|attributes|rma|op|exceptions|errorcode|info)$'
 
 stage_mpi_abi() {
-    run bash "$OXMPI_ROOT/scripts/check-mpi-abi.sh" "$PREFIX"
+    local rc=0
+    run bash "$OXMPI_ROOT/scripts/check-mpi-abi.sh" "$PREFIX" || rc=1
     OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --mpi-abi \
-        --modes "$MODES" --filter "$MPI_ABI_TESTS"
+        --modes "$MODES" --filter "$MPI_ABI_TESTS" || rc=1
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" --mpi-abi \
+        --np "1 2" --timeout 300 --filter "$MPI4PY_ABI_MODULES" || rc=1
+    run timeout -k 10 600 bash "$OXMPI_ROOT/scripts/mpi4py-suite.sh" --prefix "$PREFIX" --mpi-abi --mode threads \
+        --np 2 --timeout 300 --filter "$MPI4PY_ABI_MODULES" || rc=1
+    return $rc
 }
 
 stage_ompi_abi() {

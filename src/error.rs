@@ -91,13 +91,15 @@ pub enum ErrorClass {
     ProcFailedPending,
     /// ULFM: the communicator (or window) was revoked.
     Revoked,
+    /// MPI 5.0: a standard-ABI Fortran property (MPI_Abi_set_fortran_info/_booleans) is already set.
+    Abi,
     /// A class or code the application made (MPI_Add_error_class, MPI_Add_error_code) or a
     /// callback of the application returned, carried through as its value at the C boundary.
     Code(i32),
 }
 
 /// Every predefined class, in declaration order.
-const PREDEFINED: [ErrorClass; 81] = [
+const PREDEFINED: [ErrorClass; 82] = [
     ErrorClass::Buffer,
     ErrorClass::Count,
     ErrorClass::Type,
@@ -179,6 +181,7 @@ const PREDEFINED: [ErrorClass; 81] = [
     ErrorClass::ProcFailed,
     ErrorClass::ProcFailedPending,
     ErrorClass::Revoked,
+    ErrorClass::Abi,
 ];
 
 impl ErrorClass {

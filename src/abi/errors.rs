@@ -85,6 +85,7 @@ const VALUES: &[(ErrorClass, c_int)] = &[
     (ErrorClass::ProcFailedPending, 102),
     (ErrorClass::Revoked, 103),
     (ErrorClass::Errhandler, super::MPI_ERR_ERRHANDLER),
+    (ErrorClass::Abi, super::MPI_ERR_ABI),
 ];
 
 impl ErrorClass {

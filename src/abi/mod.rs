@@ -316,6 +316,8 @@ pub const MPIX_ERR_PROC_FAILED_PENDING: c_int = 102;
 pub const MPIX_ERR_REVOKED: c_int = 103;
 pub const MPI_ERR_UNSUPPORTED_DATAREP: c_int = 43;
 pub const MPI_ERR_ERRHANDLER: c_int = 80;
+/// MPI 5.0: the standard ABI's Fortran properties are already set (MPICH >= 4.3's value).
+pub const MPI_ERR_ABI: c_int = 81;
 pub const MPI_T_ERR_INVALID: c_int = 74;
 /// MPICH 4.0: highest predefined class (`MPICH_ERR_LAST_CLASS`).
 pub const MPICH_ERR_LAST_CLASS: c_int = 78;
@@ -402,6 +404,7 @@ pub const ERROR_CLASSES: &[(c_int, &str, &str)] = &[
     (77, "MPI_ERR_VALUE_TOO_LARGE", "value too large for output argument"),
     (78, "MPI_T_ERR_NOT_SUPPORTED", "MPI_T: not supported"),
     (80, "MPI_ERR_ERRHANDLER", "invalid error handler"),
+    (81, "MPI_ERR_ABI", "the ABI's Fortran properties are already set and cannot be changed"),
     (101, "MPIX_ERR_PROC_FAILED", "a process involved in the operation has failed"),
     (102, "MPIX_ERR_PROC_FAILED_PENDING", "a wildcard receive could not complete because a process of the communicator failed"),
     (103, "MPIX_ERR_REVOKED", "the communicator has been revoked"),

@@ -353,6 +353,26 @@ pub unsafe fn win_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
     }
 }
 
+/// The communicator attributes whose values are ranks (MPI_HOST 503, MPI_IO 502): MPI_PROC_NULL
+/// and MPI_ANY_SOURCE differ between the ABIs, so point the attribute at the ABI's value.
+static RANK_SENTINELS: [(c_int, c_int); 2] = [(-1, -2), (-3, -1)]; // (ABI, MPICH): ANY_SOURCE, PROC_NULL
+/// # Safety
+/// Arguments as MPI_Comm_get_attr's after a successful call.
+pub unsafe fn comm_attr_out(keyval: c_int, val: *mut c_void, flag: *mut c_int) {
+    if val.is_null() || flag.is_null() || unsafe { *flag } == 0 || !(keyval == 502 || keyval == 503) {
+        return;
+    }
+    let slot = val as *mut *const c_int;
+    // SAFETY: after a successful get with flag set, a predefined rank attribute points at the
+    // engine's int; the replacement points into the static table.
+    unsafe {
+        let v = **slot;
+        if let Some(p) = RANK_SENTINELS.iter().find(|p| p.1 == v) {
+            *slot = &p.0;
+        }
+    }
+}
+
 /// MPI_Type_get_contents(_c) of a darray or subarray returns MPICH's order and distribution
 /// constants among its integers: give the ABI's. `large`: the `_c` form, whose sizes are in
 /// the MPI_Count array, not among the integers.

@@ -422,6 +422,7 @@ pub unsafe extern "C" fn oxabi_MPI_Attr_get(comm: Handle, keyval: c_int, attribu
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Attr_get(h_in(comm), keyval_in(keyval), attribute_val, flag);
+        comm_attr_out(keyval, attribute_val, flag);
         code_out(rc)
     })
 }
@@ -895,6 +896,7 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_get_attr(comm: Handle, comm_keyval: c_in
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let rc = crate::ffi::PMPI_Comm_get_attr(h_in(comm), keyval_in(comm_keyval), attribute_val, flag);
+        comm_attr_out(comm_keyval, attribute_val, flag);
         code_out(rc)
     })
 }
@@ -968,10 +970,9 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_idup(comm: Handle, newcomm: *mut Handle,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        if !newcomm.is_null() { *newcomm = 0x100 as Handle; }
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
     })
@@ -983,10 +984,9 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_idup_with_info(comm: Handle, info: Handl
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_newcomm: c_int = if newcomm.is_null() { 0 } else { h_in(*newcomm) };
+        if !newcomm.is_null() { *newcomm = 0x100 as Handle; }
         let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
-        let rc = crate::ffi::PMPI_Comm_idup_with_info(h_in(comm), h_in(info), if newcomm.is_null() { std::ptr::null_mut() } else { &mut t_newcomm }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !newcomm.is_null() { *newcomm = h_out(t_newcomm); }
+        let rc = crate::ffi::PMPI_Comm_idup_with_info(h_in(comm), h_in(info), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !request.is_null() { *request = h_out(t_request); }
         code_out(rc)
     })
@@ -2613,17 +2613,6 @@ pub unsafe extern "C" fn oxabi_MPI_Get_elements_x(status: *const AbiStatus, data
     run_value(ERR_INTERN, || unsafe {
         let mut t_status = status_in(status);
         let rc = crate::ffi::PMPI_Get_elements_x(status_ptr(status, &mut t_status), h_in(datatype), count);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Get_library_version(version, resultlen);
         code_out(rc)
     })
 }
@@ -6573,28 +6562,6 @@ pub unsafe extern "C" fn oxabi_MPI_Type_set_name(datatype: Handle, type_name: *c
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_size(datatype: Handle, size: *mut c_int) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Type_size(h_in(datatype), size);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxabi_MPI_Type_size_c(datatype: Handle, size: *mut i64) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Type_size_c(h_in(datatype), size);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Type_size_x(datatype: Handle, size: *mut i64) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
@@ -7466,9 +7433,10 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_error(status: *mut AbiStatus, erro
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Status_get_error(status_ptr(status, &mut t_status), error);
-        status_out(status, &t_status);
+        let mut t_status = status_in(status);
+        let mut t_error: c_int = if error.is_null() { 0 } else { code_in(*error) };
+        let rc = crate::ffi::PMPI_Status_get_error(status_ptr(status, &mut t_status), if error.is_null() { std::ptr::null_mut() } else { &mut t_error });
+        if !error.is_null() { *error = code_out(t_error); }
         code_out(rc)
     })
 }
@@ -7479,9 +7447,10 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_source(status: *mut AbiStatus, sou
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Status_get_source(status_ptr(status, &mut t_status), source);
-        status_out(status, &t_status);
+        let mut t_status = status_in(status);
+        let mut t_source: c_int = if source.is_null() { 0 } else { 0 };
+        let rc = crate::ffi::PMPI_Status_get_source(status_ptr(status, &mut t_status), if source.is_null() { std::ptr::null_mut() } else { &mut t_source });
+        if !source.is_null() { *source = rank_out(t_source); }
         code_out(rc)
     })
 }
@@ -7492,9 +7461,10 @@ pub unsafe extern "C" fn oxabi_MPI_Status_get_tag(status: *mut AbiStatus, tag: *
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Status_get_tag(status_ptr(status, &mut t_status), tag);
-        status_out(status, &t_status);
+        let mut t_status = status_in(status);
+        let mut t_tag: c_int = if tag.is_null() { 0 } else { 0 };
+        let rc = crate::ffi::PMPI_Status_get_tag(status_ptr(status, &mut t_status), if tag.is_null() { std::ptr::null_mut() } else { &mut t_tag });
+        if !tag.is_null() { *tag = tag_out(t_tag); }
         code_out(rc)
     })
 }
@@ -7519,7 +7489,7 @@ pub unsafe extern "C" fn oxabi_MPI_Status_set_error(status: *mut AbiStatus, erro
     // only what the MPICH-ABI function it stands for would.
     run_value(ERR_INTERN, || unsafe {
         let mut t_status = status_in(status);
-        let rc = crate::ffi::PMPI_Status_set_error(status_ptr(status, &mut t_status), error);
+        let rc = crate::ffi::PMPI_Status_set_error(status_ptr(status, &mut t_status), code_in(error));
         status_out(status, &t_status);
         code_out(rc)
     })

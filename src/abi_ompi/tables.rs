@@ -174,7 +174,7 @@ pub fn fortran_of(h: u32) -> Option<i32> {
         0x4c000449 => 31, // MPI_LOGICAL4
         0x4c000807 => 41, // MPI_LONG
         0x4c000808 => 42, // MPI_UNSIGNED_LONG
-        0x4c000809 => 43, // MPI_LONG_LONG_INT
+        0x4c000809 => 43, // MPI_LONG_LONG
         0x4c00080b => 46, // MPI_DOUBLE
         0x4c000816 => 52, // MPI_2INT
         0x4c000819 => 44, // MPI_UNSIGNED_LONG_LONG
@@ -188,7 +188,7 @@ pub fn fortran_of(h: u32) -> Option<i32> {
         0x4c000834 => 55, // MPI_CXX_FLOAT_COMPLEX
         0x4c00083a => 64, // MPI_INT64_T
         0x4c00083e => 65, // MPI_UINT64_T
-        0x4c000840 => 69, // MPI_C_FLOAT_COMPLEX
+        0x4c000840 => 69, // MPI_C_COMPLEX
         0x4c000843 => 66, // MPI_AINT
         0x4c000844 => 67, // MPI_OFFSET
         0x4c000845 => 72, // MPI_COUNT

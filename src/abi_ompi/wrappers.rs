@@ -1752,17 +1752,6 @@ pub unsafe extern "C" fn oxompi_MPI_Get_elements_x(status: *const OmpiStatus, da
 
 #[no_mangle]
 #[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
-pub unsafe extern "C" fn oxompi_MPI_Get_library_version(version: *mut c_char, resultlen: *mut c_int) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    run_value(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Get_library_version(version, resultlen);
-        code_out(rc)
-    })
-}
-
-#[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Get_processor_name(name: *mut c_char, resultlen: *mut c_int) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.

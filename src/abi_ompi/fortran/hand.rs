@@ -118,7 +118,7 @@ ompi_fortran!(error_string; (code: *const c_int, s: *mut c_char, resultlen: *mut
 });
 ompi_fortran!(get_library_version; (s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
     let mut n = 0;
-    set_ierr(ierr, string_out(8192, s, len, resultlen, |b| w::oxompi_MPI_Get_library_version(b, &mut n)));
+    set_ierr(ierr, string_out(256, s, len, resultlen, |b| super::super::version::oxompi_MPI_Get_library_version(b, &mut n)));
 });
 ompi_fortran!(comm_get_name; (comm: *const MPI_Fint, s: *mut c_char, resultlen: *mut c_int, ierr: *mut MPI_Fint, len: FLen) => {
     let mut n = 0;
