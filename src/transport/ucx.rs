@@ -950,6 +950,46 @@ pub(crate) mod tests {
         assert!(b.on_demand_received() >= 3, "{} payloads on demand", b.on_demand_received());
     }
 
+    /// A sender that goes away mid-pull (here its worker is destroyed, which closes its
+    /// connections as a dying process's kernel does): UCX fails the receive request, so
+    /// `pulled` reports it, and only then is the receive buffer free again. The engine relies on
+    /// this to fail such a receive without UCX writing into a buffer it gave back.
+    #[test]
+    fn a_pull_from_a_sender_that_goes_ends_failed() {
+        let (mut a, mut b) = pair("tcp");
+        let n = 64 << 20;
+        let src = payload(3, n);
+        // SAFETY: `src` outlives `a` (dropped below, before `src`) and is not modified.
+        unsafe { a.send_borrowed(1, b"rts", src.as_ptr(), n) }.unwrap();
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while got.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "the Rts did not arrive");
+            a.progress().unwrap();
+            b.progress().unwrap();
+            b.take(|_, _, d| got.push(d)).unwrap();
+        }
+        let mut dst = vec![0u8; n];
+        // SAFETY: `dst` holds `n` bytes and outlives `b`'s use of it (checked: `pulled` below).
+        let done_now = unsafe { b.receive_start(got.pop().unwrap(), dst.as_mut_ptr(), n, 7) }.unwrap();
+        assert!(!done_now, "64 MiB by rendezvous finished at once");
+        // Part of it may move; then the sender goes.
+        a.progress().unwrap();
+        b.progress().unwrap();
+        drop(a);
+        let mut ended = None;
+        while ended.is_none() {
+            assert!(std::time::Instant::now() < deadline, "UCX never ended a pull whose sender went away");
+            let _ = b.progress();
+            b.pulled(|token, ok| ended = Some((token, ok)));
+        }
+        // Failed, or (if the bytes all crossed before the sender went) whole.
+        let (token, ok) = ended.unwrap();
+        assert_eq!(token, 7);
+        assert!(!ok || dst == src, "a pull reported done with wrong bytes");
+        assert_eq!(b.pulls.len(), 0);
+    }
+
     #[test]
     fn a_sleeper_on_the_event_fd_wakes_for_a_packet() {
         let (mut a, mut b) = pair("tcp");
