@@ -58,6 +58,12 @@ struct OnDemand {
     waiting: std::collections::HashMap<u64, Payload>,
     /// Pulls under way: the peer and the `Kind::Pulled` header to hand over when done.
     pulling: std::collections::HashMap<u64, (usize, SlotHeader)>,
+    /// Pulls UCX failed because the connection to their sender failed, held back until the
+    /// launcher has marked the sender failed (`Nodes::release_failed_pulls`): UCX often learns
+    /// of a death first, and the receive must then fail as ProcFailed (MPIX_ERR_PROC_FAILED),
+    /// not as an unexplained error. Like every other loss of a remote peer, this relies on the
+    /// launcher noticing it (its process ended, or its node's agent went).
+    failed: Vec<(usize, SlotHeader)>,
     last: u64,
 }
 
@@ -111,18 +117,23 @@ impl Net {
         }
         let mut pulled = Vec::new();
         w.pulled(|token, ok| pulled.push((token, ok)));
-        drop(w);
         if !pulled.is_empty() {
             let mut d = lock(&self.on_demand);
             for (token, ok) in pulled {
                 if let Some((peer, mut hdr)) = d.pulling.remove(&token) {
                     if !ok {
                         hdr.flags |= FLAG_FAILED;
+                        if w.peer_failure(peer).is_some() {
+                            d.failed.push((peer, hdr));
+                            moved = true;
+                            continue;
+                        }
                     }
                     got.push((peer, hdr, Payload::Owned(Vec::new())));
                 }
             }
         }
+        drop(w);
         if !byes.is_empty() {
             let mut b = lock(&self.byes);
             for src in byes {
@@ -235,6 +246,23 @@ impl Nodes {
         self.net.is_some()
     }
 
+    /// Hands over (through the stash) the failed pulls whose sender the launcher has marked
+    /// failed since (see `OnDemand::failed`); returns whether there were any.
+    fn release_failed_pulls(&self, net: &Net) -> bool {
+        let mut d = lock(&net.on_demand);
+        if d.failed.is_empty() {
+            return false;
+        }
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut d.failed).into_iter().partition(|&(p, _)| self.shm.peer_failed(p));
+        d.failed = later;
+        drop(d);
+        if now.is_empty() {
+            return false;
+        }
+        lock(&net.stash).extend(now.into_iter().map(|(p, h)| (p, h, Payload::Owned(Vec::new()))));
+        true
+    }
+
     #[inline(always)]
     fn remote(&self, peer: usize) -> Option<&Net> {
         match &self.net {
@@ -310,14 +338,20 @@ impl Transport for Nodes {
     fn poll(&self, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         let any = self.shm.poll(&mut f);
         match &self.net {
-            Some(net) => net.deliver(None, &mut f) | any,
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(None, &mut f) | any
+            }
             None => any,
         }
     }
 
     fn poll_from(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         match self.remote(src) {
-            Some(net) => net.deliver(Some(src), &mut f),
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(Some(src), &mut f)
+            }
             None => self.shm.poll_from(src, f),
         }
     }
@@ -325,9 +359,12 @@ impl Transport for Nodes {
     fn poll_from_until(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
         match self.remote(src) {
             // The network's packets are already out of their channel: all of them.
-            Some(net) => net.deliver(Some(src), &mut |s, h, p| {
-                f(s, h, p);
-            }),
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(Some(src), &mut |s, h, p| {
+                    f(s, h, p);
+                })
+            }
             None => self.shm.poll_from_until(src, f),
         }
     }
@@ -340,7 +377,7 @@ impl Transport for Nodes {
         let Some(net) = &self.net else { return false };
         // A completed send is news too: a waiter on it (MPI_Wait, MPI_Finalize's flush) would
         // otherwise yield on, since a rank spanning nodes never sleeps and nothing rings it.
-        net.fetch() || !lock(&net.stash).is_empty()
+        self.release_failed_pulls(net) | net.fetch() || !lock(&net.stash).is_empty()
     }
 
     fn locality(&self, peer: usize) -> Locality {
