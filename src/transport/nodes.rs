@@ -23,6 +23,7 @@ use super::{Locality, Transport};
 use crate::runtime::segment::Doorbell;
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// A packet from a remote peer, taken from UCX and not handed to the engine yet.
@@ -49,6 +50,8 @@ struct Net {
     /// sessions after MPI_Finalize).
     byes: Mutex<(Vec<u64>, u64)>,
     on_demand: Mutex<OnDemand>,
+    /// Whether `OnDemand::failed` may hold something (a waiter looks often; the lock is rare).
+    failed_pulls: AtomicBool,
 }
 
 /// The payloads of off-node Rts packets, by the token that replaced the Rts's address
@@ -125,6 +128,7 @@ impl Net {
                         hdr.flags |= FLAG_FAILED;
                         if w.peer_failure(peer).is_some() {
                             d.failed.push((peer, hdr));
+                            self.failed_pulls.store(true, Ordering::Relaxed);
                             moved = true;
                             continue;
                         }
@@ -215,7 +219,7 @@ impl Nodes {
     /// for the rest.
     pub fn spanning(shm: Shm, remote: Vec<bool>, worker: Worker) -> Nodes {
         let n = remote.len();
-        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)), on_demand: Mutex::new(Default::default()) });
+        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)), on_demand: Mutex::new(Default::default()), failed_pulls: AtomicBool::new(false) });
         Nodes { shm, net }
     }
 
@@ -249,11 +253,14 @@ impl Nodes {
     /// Hands over (through the stash) the failed pulls whose sender the launcher has marked
     /// failed since (see `OnDemand::failed`); returns whether there were any.
     fn release_failed_pulls(&self, net: &Net) -> bool {
-        let mut d = lock(&net.on_demand);
-        if d.failed.is_empty() {
+        // Relaxed: set and cleared under `on_demand`'s lock, which orders the list itself; a
+        // stale false only delays the hand-over to the next look.
+        if !net.failed_pulls.load(Ordering::Relaxed) {
             return false;
         }
+        let mut d = lock(&net.on_demand);
         let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut d.failed).into_iter().partition(|&(p, _)| self.shm.peer_failed(p));
+        net.failed_pulls.store(!later.is_empty(), Ordering::Relaxed);
         d.failed = later;
         drop(d);
         if now.is_empty() {

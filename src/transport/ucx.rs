@@ -137,7 +137,14 @@ const SPARE_BYTES: usize = 64 << 20;
 struct Spare {
     bufs: Vec<Vec<u8>>,
     bytes: usize,
+    /// Small buffers (below SPARE_MIN, at most SMALL_KEPT): a small send's copy goes back at
+    /// once (UCX copied it into its own), so one buffer serves send after send without a
+    /// malloc and free each.
+    small: Vec<Vec<u8>>,
 }
+
+/// Small buffers kept for reuse.
+const SMALL_KEPT: usize = 8;
 
 impl Spare {
     /// A buffer of capacity >= `len` (the smallest kept that fits, or a new one), its length
@@ -150,6 +157,8 @@ impl Spare {
                 self.bytes -= v.capacity();
                 return v;
             }
+        } else if let Some(i) = self.small.iter().position(|v| v.capacity() >= len) {
+            return self.small.swap_remove(i);
         }
         Vec::with_capacity(len)
     }
@@ -159,6 +168,8 @@ impl Spare {
         if cap >= SPARE_MIN && self.bytes + cap <= SPARE_BYTES {
             self.bytes += cap;
             self.bufs.push(v);
+        } else if cap > 0 && cap < SPARE_MIN && self.small.len() < SMALL_KEPT {
+            self.small.push(v);
         }
     }
 }
@@ -296,6 +307,8 @@ pub struct Worker {
     eps: Vec<Option<(sys::ucp_ep_h, Box<PeerState>)>>,
     pending: Vec<Pending>,
     pulls: Vec<Pull>,
+    /// The header buffer of `send`, reused while UCX completes sends at once.
+    hdr_spare: Vec<u8>,
     rma: rma::Rma,
     // Dropped last: the context outlives its worker.
     _ctx: Context,
@@ -316,7 +329,7 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), rma: Default::default(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), hdr_spare: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
@@ -388,7 +401,9 @@ impl Worker {
     /// worker keeps until UCX is done with it. Packets to one peer arrive in the order sent.
     pub fn send(&mut self, peer: usize, header: &[u8], data: Vec<u8>) -> Result<(), String> {
         let ep = self.endpoint(peer)?;
-        let mut hdr = Vec::with_capacity(SRC_BYTES + header.len());
+        // The header buffer of the last send UCX completed at once (it copied the header).
+        let mut hdr = std::mem::take(&mut self.hdr_spare);
+        hdr.clear();
         hdr.extend_from_slice(&self.me.to_le_bytes());
         hdr.extend_from_slice(header);
         // SAFETY: all-zero ucp_request_param_t is "no attribute set": contiguous bytes, no
@@ -400,6 +415,7 @@ impl Worker {
         match status_ptr(p) {
             StatusPtr::Done => {
                 self.inbox.spare.put(data);
+                self.hdr_spare = hdr;
                 Ok(())
             }
             StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
@@ -569,14 +585,13 @@ impl Worker {
         self.pending.len()
     }
 
-    /// Makes UCX progress (sends, receives, connections); returns whether anything happened.
-    /// `Err` when a send failed (its peer is gone) or a payload could not be received.
+    /// Makes UCX progress (sends, receives, connections) one pass; returns whether anything
+    /// happened. `Err` when a send failed (its peer is gone) or a payload could not be received.
+    /// One pass, not until idle: over TCP each pass is an `epoll_wait`, and a second one after
+    /// a packet arrived would only delay handing it over (the callers poll again anyway).
     pub fn progress(&mut self) -> Result<bool, String> {
-        let mut any = false;
         // SAFETY: a live worker, called from its one thread at a time (`&mut self`).
-        while unsafe { self.lib.ucp_worker_progress(self.h) } != 0 {
-            any = true;
-        }
+        let mut any = unsafe { self.lib.ucp_worker_progress(self.h) } != 0;
         let lib = self.lib;
         let mut failed = None;
         let mut i = 0;
