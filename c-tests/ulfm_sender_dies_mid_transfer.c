@@ -7,6 +7,7 @@
  * that transfer (a use after free when the buffer is freed at once, as here: the new buffer is
  * then watched for stray bytes). Where the sender dies (before, during or after the transfer)
  * varies from run to run; every outcome is checked. */
+#define _DEFAULT_SOURCE /* usleep */
 #include "oxtest.h"
 #include <stdlib.h>
 #include <string.h>
