@@ -646,6 +646,8 @@ impl<X: Transport> Engine<X> {
             Body::Rts { sreq, remote, flags } => {
                 if self.t.peer_failed(u.src) {
                     // Its buffer went with it: nothing to read, and no reason to give up single copies.
+                    // An off-node payload's descriptor is let go (UCX keeps it until released).
+                    self.t.drop_payload(u.src, remote.addr);
                     self.fail(g, id, ErrorClass::ProcFailed);
                     return;
                 }
@@ -687,9 +689,13 @@ impl<X: Transport> Engine<X> {
                     if let Buf::Flat(dst) = &buf {
                         let r = g.reqs.get_mut(id).unwrap();
                         let done = SlotHeader { kind: Kind::Pulled as u32, sreq, rreq: req_wire(id, r.gen), ..Default::default() };
+                        // From here a failure noted (`fail`) waits for the transport to give the
+                        // buffer back (`pulled`).
+                        r.pulling = true;
                         if self.t.pull(u.src, remote.addr, *dst, n, &done).is_ok() {
                             return;
                         }
+                        g.reqs.get_mut(id).unwrap().pulling = false;
                         self.pulled(g, u.src, &SlotHeader { flags: FLAG_FAILED, ..done });
                         return;
                     }
@@ -746,11 +752,14 @@ impl<X: Transport> Engine<X> {
             self.flush_dest(g, src);
         }
         let (id, gen) = wire_req(hdr.rreq);
-        if !g.reqs.get(id).is_some_and(|r| r.gen == gen && !r.done) {
-            // Failed already (its sender died).
-            return;
-        }
-        if hdr.flags & FLAG_FAILED != 0 {
+        let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen && !r.done) else { return };
+        r.pulling = false;
+        // A failure noted meanwhile (the sender died, the communicator was revoked: `fail` left
+        // the receive to this) wins over how the transfer ended; a truncation (set at matching)
+        // does not.
+        if let Some(class) = r.status.error.filter(|&c| c != ErrorClass::Truncate) {
+            self.fail(g, id, class);
+        } else if hdr.flags & FLAG_FAILED != 0 {
             self.fail(g, id, if gone { ErrorClass::ProcFailed } else { ErrorClass::Other });
         } else {
             self.complete(g, id);

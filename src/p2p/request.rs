@@ -57,6 +57,10 @@ pub struct Req {
     /// A receive that has been matched (no longer cancellable).
     pub matched: bool,
     pub streaming: Option<Streaming>,
+    /// The transport is moving an off-node payload into the receive buffer (`Transport::pull`):
+    /// the receive completes only when it hands back the Pulled header, even if it fails
+    /// earlier (the buffer is the network's until then).
+    pub pulling: bool,
     /// Offset of the buffered-send block to release when this internal send completes.
     pub bsend_block: Option<(super::bsend::Scope, usize)>,
 }
@@ -64,7 +68,7 @@ pub struct Req {
 impl Req {
     #[inline]
     pub fn new(gen: u32, op: Option<OpArgs>) -> Req {
-        Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, bsend_block: None }
+        Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, pulling: false, bsend_block: None }
     }
 }
 

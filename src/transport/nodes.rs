@@ -23,6 +23,7 @@ use super::{Locality, Transport};
 use crate::runtime::segment::Doorbell;
 use std::collections::VecDeque;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// A packet from a remote peer, taken from UCX and not handed to the engine yet.
@@ -49,6 +50,8 @@ struct Net {
     /// sessions after MPI_Finalize).
     byes: Mutex<(Vec<u64>, u64)>,
     on_demand: Mutex<OnDemand>,
+    /// Whether `OnDemand::failed` may hold something (a waiter looks often; the lock is rare).
+    failed_pulls: AtomicBool,
 }
 
 /// The payloads of off-node Rts packets, by the token that replaced the Rts's address
@@ -58,6 +61,12 @@ struct OnDemand {
     waiting: std::collections::HashMap<u64, Payload>,
     /// Pulls under way: the peer and the `Kind::Pulled` header to hand over when done.
     pulling: std::collections::HashMap<u64, (usize, SlotHeader)>,
+    /// Pulls UCX failed because the connection to their sender failed, held back until the
+    /// launcher has marked the sender failed (`Nodes::release_failed_pulls`): UCX often learns
+    /// of a death first, and the receive must then fail as ProcFailed (MPIX_ERR_PROC_FAILED),
+    /// not as an unexplained error. Like every other loss of a remote peer, this relies on the
+    /// launcher noticing it (its process ended, or its node's agent went).
+    failed: Vec<(usize, SlotHeader)>,
     last: u64,
 }
 
@@ -111,18 +120,24 @@ impl Net {
         }
         let mut pulled = Vec::new();
         w.pulled(|token, ok| pulled.push((token, ok)));
-        drop(w);
         if !pulled.is_empty() {
             let mut d = lock(&self.on_demand);
             for (token, ok) in pulled {
                 if let Some((peer, mut hdr)) = d.pulling.remove(&token) {
                     if !ok {
                         hdr.flags |= FLAG_FAILED;
+                        if w.peer_failure(peer).is_some() {
+                            d.failed.push((peer, hdr));
+                            self.failed_pulls.store(true, Ordering::Relaxed);
+                            moved = true;
+                            continue;
+                        }
                     }
                     got.push((peer, hdr, Payload::Owned(Vec::new())));
                 }
             }
         }
+        drop(w);
         if !byes.is_empty() {
             let mut b = lock(&self.byes);
             for src in byes {
@@ -204,7 +219,7 @@ impl Nodes {
     /// for the rest.
     pub fn spanning(shm: Shm, remote: Vec<bool>, worker: Worker) -> Nodes {
         let n = remote.len();
-        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)), on_demand: Mutex::new(Default::default()) });
+        let net = remote.iter().any(|&r| r).then(|| Net { remote, worker: Mutex::new(worker), stash: Mutex::new(VecDeque::new()), byes: Mutex::new((vec![0; n], 0)), on_demand: Mutex::new(Default::default()), failed_pulls: AtomicBool::new(false) });
         Nodes { shm, net }
     }
 
@@ -233,6 +248,26 @@ impl Nodes {
     /// Whether some peer is on another node.
     pub fn spans_nodes(&self) -> bool {
         self.net.is_some()
+    }
+
+    /// Hands over (through the stash) the failed pulls whose sender the launcher has marked
+    /// failed since (see `OnDemand::failed`); returns whether there were any.
+    fn release_failed_pulls(&self, net: &Net) -> bool {
+        // Relaxed: set and cleared under `on_demand`'s lock, which orders the list itself; a
+        // stale false only delays the hand-over to the next look.
+        if !net.failed_pulls.load(Ordering::Relaxed) {
+            return false;
+        }
+        let mut d = lock(&net.on_demand);
+        let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut d.failed).into_iter().partition(|&(p, _)| self.shm.peer_failed(p));
+        net.failed_pulls.store(!later.is_empty(), Ordering::Relaxed);
+        d.failed = later;
+        drop(d);
+        if now.is_empty() {
+            return false;
+        }
+        lock(&net.stash).extend(now.into_iter().map(|(p, h)| (p, h, Payload::Owned(Vec::new()))));
+        true
     }
 
     #[inline(always)]
@@ -310,14 +345,20 @@ impl Transport for Nodes {
     fn poll(&self, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         let any = self.shm.poll(&mut f);
         match &self.net {
-            Some(net) => net.deliver(None, &mut f) | any,
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(None, &mut f) | any
+            }
             None => any,
         }
     }
 
     fn poll_from(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         match self.remote(src) {
-            Some(net) => net.deliver(Some(src), &mut f),
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(Some(src), &mut f)
+            }
             None => self.shm.poll_from(src, f),
         }
     }
@@ -325,9 +366,12 @@ impl Transport for Nodes {
     fn poll_from_until(&self, src: usize, mut f: impl FnMut(usize, &SlotHeader, *const u8) -> bool) -> bool {
         match self.remote(src) {
             // The network's packets are already out of their channel: all of them.
-            Some(net) => net.deliver(Some(src), &mut |s, h, p| {
-                f(s, h, p);
-            }),
+            Some(net) => {
+                self.release_failed_pulls(net);
+                net.deliver(Some(src), &mut |s, h, p| {
+                    f(s, h, p);
+                })
+            }
             None => self.shm.poll_from_until(src, f),
         }
     }
@@ -340,7 +384,7 @@ impl Transport for Nodes {
         let Some(net) = &self.net else { return false };
         // A completed send is news too: a waiter on it (MPI_Wait, MPI_Finalize's flush) would
         // otherwise yield on, since a rank spanning nodes never sleeps and nothing rings it.
-        net.fetch() || !lock(&net.stash).is_empty()
+        self.release_failed_pulls(net) | net.fetch() || !lock(&net.stash).is_empty()
     }
 
     fn locality(&self, peer: usize) -> Locality {

@@ -137,7 +137,14 @@ const SPARE_BYTES: usize = 64 << 20;
 struct Spare {
     bufs: Vec<Vec<u8>>,
     bytes: usize,
+    /// Small buffers (below SPARE_MIN, at most SMALL_KEPT): a small send's copy goes back at
+    /// once (UCX copied it into its own), so one buffer serves send after send without a
+    /// malloc and free each.
+    small: Vec<Vec<u8>>,
 }
+
+/// Small buffers kept for reuse.
+const SMALL_KEPT: usize = 8;
 
 impl Spare {
     /// A buffer of capacity >= `len` (the smallest kept that fits, or a new one), its length
@@ -150,6 +157,8 @@ impl Spare {
                 self.bytes -= v.capacity();
                 return v;
             }
+        } else if let Some(i) = self.small.iter().position(|v| v.capacity() >= len) {
+            return self.small.swap_remove(i);
         }
         Vec::with_capacity(len)
     }
@@ -159,6 +168,8 @@ impl Spare {
         if cap >= SPARE_MIN && self.bytes + cap <= SPARE_BYTES {
             self.bytes += cap;
             self.bufs.push(v);
+        } else if cap > 0 && cap < SPARE_MIN && self.small.len() < SMALL_KEPT {
+            self.small.push(v);
         }
     }
 }
@@ -296,6 +307,8 @@ pub struct Worker {
     eps: Vec<Option<(sys::ucp_ep_h, Box<PeerState>)>>,
     pending: Vec<Pending>,
     pulls: Vec<Pull>,
+    /// The header buffer of `send`, reused while UCX completes sends at once.
+    hdr_spare: Vec<u8>,
     rma: rma::Rma,
     // Dropped last: the context outlives its worker.
     _ctx: Context,
@@ -316,7 +329,7 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), rma: Default::default(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), hdr_spare: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
@@ -388,7 +401,9 @@ impl Worker {
     /// worker keeps until UCX is done with it. Packets to one peer arrive in the order sent.
     pub fn send(&mut self, peer: usize, header: &[u8], data: Vec<u8>) -> Result<(), String> {
         let ep = self.endpoint(peer)?;
-        let mut hdr = Vec::with_capacity(SRC_BYTES + header.len());
+        // The header buffer of the last send UCX completed at once (it copied the header).
+        let mut hdr = std::mem::take(&mut self.hdr_spare);
+        hdr.clear();
         hdr.extend_from_slice(&self.me.to_le_bytes());
         hdr.extend_from_slice(header);
         // SAFETY: all-zero ucp_request_param_t is "no attribute set": contiguous bytes, no
@@ -400,6 +415,7 @@ impl Worker {
         match status_ptr(p) {
             StatusPtr::Done => {
                 self.inbox.spare.put(data);
+                self.hdr_spare = hdr;
                 Ok(())
             }
             StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
@@ -569,14 +585,13 @@ impl Worker {
         self.pending.len()
     }
 
-    /// Makes UCX progress (sends, receives, connections); returns whether anything happened.
-    /// `Err` when a send failed (its peer is gone) or a payload could not be received.
+    /// Makes UCX progress (sends, receives, connections) one pass; returns whether anything
+    /// happened. `Err` when a send failed (its peer is gone) or a payload could not be received.
+    /// One pass, not until idle: over TCP each pass is an `epoll_wait`, and a second one after
+    /// a packet arrived would only delay handing it over (the callers poll again anyway).
     pub fn progress(&mut self) -> Result<bool, String> {
-        let mut any = false;
         // SAFETY: a live worker, called from its one thread at a time (`&mut self`).
-        while unsafe { self.lib.ucp_worker_progress(self.h) } != 0 {
-            any = true;
-        }
+        let mut any = unsafe { self.lib.ucp_worker_progress(self.h) } != 0;
         let lib = self.lib;
         let mut failed = None;
         let mut i = 0;
@@ -948,6 +963,46 @@ pub(crate) mod tests {
             b.progress().unwrap();
         }
         assert!(b.on_demand_received() >= 3, "{} payloads on demand", b.on_demand_received());
+    }
+
+    /// A sender that goes away mid-pull (here its worker is destroyed, which closes its
+    /// connections as a dying process's kernel does): UCX fails the receive request, so
+    /// `pulled` reports it, and only then is the receive buffer free again. The engine relies on
+    /// this to fail such a receive without UCX writing into a buffer it gave back.
+    #[test]
+    fn a_pull_from_a_sender_that_goes_ends_failed() {
+        let (mut a, mut b) = pair("tcp");
+        let n = 64 << 20;
+        let src = payload(3, n);
+        // SAFETY: `src` outlives `a` (dropped below, before `src`) and is not modified.
+        unsafe { a.send_borrowed(1, b"rts", src.as_ptr(), n) }.unwrap();
+        let mut got = Vec::new();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while got.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "the Rts did not arrive");
+            a.progress().unwrap();
+            b.progress().unwrap();
+            b.take(|_, _, d| got.push(d)).unwrap();
+        }
+        let mut dst = vec![0u8; n];
+        // SAFETY: `dst` holds `n` bytes and outlives `b`'s use of it (checked: `pulled` below).
+        let done_now = unsafe { b.receive_start(got.pop().unwrap(), dst.as_mut_ptr(), n, 7) }.unwrap();
+        assert!(!done_now, "64 MiB by rendezvous finished at once");
+        // Part of it may move; then the sender goes.
+        a.progress().unwrap();
+        b.progress().unwrap();
+        drop(a);
+        let mut ended = None;
+        while ended.is_none() {
+            assert!(std::time::Instant::now() < deadline, "UCX never ended a pull whose sender went away");
+            let _ = b.progress();
+            b.pulled(|token, ok| ended = Some((token, ok)));
+        }
+        // Failed, or (if the bytes all crossed before the sender went) whole.
+        let (token, ok) = ended.unwrap();
+        assert_eq!(token, 7);
+        assert!(!ok || dst == src, "a pull reported done with wrong bytes");
+        assert_eq!(b.pulls.len(), 0);
     }
 
     #[test]

@@ -91,6 +91,13 @@ impl<X: Transport> Engine<X> {
             r.status.context = ctx;
         }
         r.status.error = Some(class);
+        if r.pulling {
+            // The network may still write into the receive buffer: the receive completes (with
+            // this error) when the transport gives the buffer back (`pulled`), which it does
+            // once UCX has finished or failed the transfer (a dead sender's endpoint fails its
+            // requests). Completing now would hand the user a buffer still being written.
+            return;
+        }
         self.complete(g, id);
     }
 
