@@ -41,8 +41,7 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     }
     // Clairvoyant (Marendic et al. 2016; Proficz & Ocetkiewicz 2021) needs every rank to agree on
     // the arrival pattern: candidate calls share their arrival times whatever runs them.
-    let min = CLAIRVOYANT_MIN;
-    let min = if matches!(forced, Some(CLAIRVOYANT | ARRIVAL)) { 1 } else { min };
+    let min = if matches!(forced, Some(CLAIRVOYANT | ARRIVAL)) { 1 } else { CLAIRVOYANT_MIN };
     let arrivals = if super::clairvoyant_pap::candidate(cx, count, red.size, min) {
         Some(super::clairvoyant_pap::arrivals(cx, arrived, count, red.size)?)
     } else {
@@ -51,15 +50,21 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     let mut algo = if n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     if forced.is_none() {
         if let Some(a) = &arrivals {
-            // Arrivals spread over more than `ARRIVAL_SPREAD` times the member count of
-            // whole-vector steps (the chain's work, one step per member) leave the chain time to
-            // keep up; reports that predict as much count too (informed patterns are trusted).
+            // Arrivals spread over more than 1/`ARRIVAL_SPREAD_DIV` of the member count times
+            // one whole-vector step (the chain's work, one step per member) leave the chain time
+            // to keep up; reports that predict as much count too (informed patterns are
+            // trusted).
             let step = a.round.saturating_mul(a.segments as i64);
             let predicted = if a.imbalance > 0.0 { a.pattern.iter().max().copied().unwrap_or(0).saturating_mul(a.quantum) } else { 0 };
             let spread = a.last_spread.max(predicted);
-            if a.cell().is_some() && spread >= step.saturating_mul(n as i64) / ARRIVAL_SPREAD_DIV {
+            let crowded = bytes >= CROWDED_MIN && !super::select::threads_mode() && super::select::oversubscribed(n / CROWDED_RANKS_PER_CPU);
+            if a.cell().is_some() && !crowded && spread >= step.saturating_mul(n as i64) / ARRIVAL_SPREAD_DIV {
                 algo = ARRIVAL;
-            } else if a.imbalance > 1.0 {
+            } else if crowded && (a.imbalance > 0.0 || spread > step) {
+                // Imbalanced, but too many processes per core for the chain or a
+                // Clairvoyant schedule of whole-vector pieces: the tree combines in parallel.
+                algo = 0;
+            } else if a.imbalance > 1.0 && bytes < CLAIRVOYANT_MAX {
                 algo = CLAIRVOYANT;
             } else if algo == 1 && spread > step {
                 // Rabenseifner's halving waits for every rank at every step: with arrivals
@@ -96,6 +101,24 @@ const ARRIVAL: usize = 3;
 /// `auto` takes the arrival order when the arrivals spread over at least 1/`ARRIVAL_SPREAD_DIV`
 /// of the member count times one whole-vector step.
 const ARRIVAL_SPREAD_DIV: i64 = 2;
+
+/// In processes mode with more than `CROWDED_RANKS_PER_CPU` ranks per CPU (16 on 2 cores),
+/// vectors of at least `CROWDED_MIN` bytes are "crowded": every link of the arrival chain must be woken and
+/// scheduled among the other ranks' copies, and the calibrated round (a MAX over ranks of a
+/// one-off measurement) is then too noisy to weigh the chain against the spread. `auto` runs
+/// the binomial tree for them when the arrivals are imbalanced. Measured with
+/// scripts/bench-pap.sh (random 20 ms delays, progress reports, 2 cores, load 4-12): 16
+/// processes, 1M floats: arrival 38394/30501 us, binomial 27502/23792, Clairvoyant
+/// 34178/35985; 8 processes, 1M floats: arrival 5547 us, binomial 11077; 16 processes, 128K
+/// floats: arrival 621 us, binomial 1918.
+const CROWDED_MIN: usize = 1 << 20;
+const CROWDED_RANKS_PER_CPU: usize = 4;
+
+/// `auto` does not run Clairvoyant for vectors of this many bytes or more: its schedule is fixed
+/// when the first rank enters and the last rank's segments go one per round; measured slower
+/// than the binomial tree at 16 ranks in both modes and level with it at 8 (1M floats, see
+/// `CROWDED_MIN`). Forcing it still runs it.
+const CLAIRVOYANT_MAX: usize = 4 << 20;
 
 /// Clairvoyant without an arrival pattern (a phase of a larger collective, or too few elements
 /// for the arrival exchange): the schedule for simultaneous arrivals; binomial when there is

@@ -17,9 +17,11 @@
 //! copy); the member leaves its buffer alone until the acknowledgement.
 //!
 //! The chain waits for each link's data, never for a clock, and every member's predecessor
-//! entered before it, so it cannot deadlock. Its cost is one full-vector step per member in
-//! sequence: when ranks enter closer together than a step, the chain falls behind, which is why
-//! `reduce::reduce` chooses it only when the previous call's arrivals were spread widely.
+//! entered before it, so it cannot deadlock. A link passes each combined segment on as soon as
+//! its successor has entered, so a chain that has fallen behind works on several links at once.
+//! Its cost is still about one full-vector step per member: when ranks enter closer together
+//! than a step, the chain falls behind, which is why `reduce::reduce` chooses it only when the
+//! arrivals are spread widely (and not for large vectors on a crowded processes-mode node).
 use super::{block, Coll};
 use crate::error::MpiResult;
 use crate::op::Reduction;
@@ -87,28 +89,103 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     }
     // A link of the chain before the root: fold the predecessor's partial result (if any) into a
     // private accumulator with the own contribution, then pass it on.
-    let mut acc = Vec::new();
-    let out: *const u8 = if pos == 0 {
-        sendbuf
-    } else {
-        let from = cell.arrival(pos - 1).expect("an earlier position is taken");
-        acc = vec![0u8; count * size];
-        let land = acc.as_mut_ptr();
-        // SAFETY: `acc` holds `count` elements; the own contribution is folded into it.
-        unsafe { take(&cx, land, land, Some(sendbuf), red, &seg, segments, from)? };
-        land
-    };
-    let to = member_at(pos + 1)?;
-    let mut sends = Vec::with_capacity(segments);
-    for s in 0..segments {
-        let (off, bytes, _) = seg(s);
-        // SAFETY: the segment lies within `out` (the send buffer or `acc`, alive until the sends
-        // are waited for below).
-        sends.push(unsafe { cx.isend(out.add(off), bytes, to)? });
+    if pos == 0 {
+        let to = member_at(1)?;
+        let mut sends = Vec::with_capacity(segments);
+        for s in 0..segments {
+            let (off, bytes, _) = seg(s);
+            // SAFETY: the segment lies within `sendbuf`; the sends are waited for below.
+            sends.push(unsafe { cx.isend(sendbuf.add(off), bytes, to)? });
+        }
+        return cx.wait_sends(&sends);
     }
-    let r = cx.wait_sends(&sends);
+    let from = cell.arrival(pos - 1).expect("an earlier position is taken");
+    let mut acc = vec![0u8; count * size];
+    // SAFETY: `acc` holds `count` elements; the own contribution is folded into it, and each
+    // combined segment goes on as soon as the successor is known.
+    let r = unsafe { relay(&cx, acc.as_mut_ptr(), sendbuf, red, &seg, segments, from, pos + 1, &member_at, cell) };
     drop(acc);
     r
+}
+
+/// A chain link after the first: receives the predecessor `from`'s partial result segment by
+/// segment into `acc`, folds `own` in, and sends each combined segment to the member at position
+/// `next` as soon as that member has entered, so that a chain that has fallen behind (its
+/// members all there, the data still travelling) works on several links at once instead of one
+/// whole vector per link in turn.
+///
+/// # Safety
+/// `acc` holds `count` writable elements (as `seg` cuts them), private to this call; `own`
+/// `count` readable elements disjoint from it; `red` commutative.
+#[allow(clippy::too_many_arguments)]
+unsafe fn relay(
+    cx: &Coll,
+    acc: *mut u8,
+    own: *const u8,
+    red: &Reduction,
+    seg: &dyn Fn(usize) -> (usize, usize, usize),
+    segments: usize,
+    from: usize,
+    next: usize,
+    member_at: &dyn Fn(usize) -> MpiResult<usize>,
+    cell: CellRef,
+) -> MpiResult {
+    let recvs: Vec<_> = (0..segments)
+        .map(|s| {
+            let (off, bytes, _) = seg(s);
+            // SAFETY: the segment lies within `acc`, untouched until its receive completes.
+            unsafe { cx.irecv(acc.add(off), bytes, from) }
+        })
+        .collect();
+    let mut result = Ok(());
+    let mut to = None;
+    let mut sends = Vec::with_capacity(segments);
+    for (s, &r) in recvs.iter().enumerate() {
+        let (off, bytes, len) = seg(s);
+        if let Err(e) = cx.wait_recv(r, bytes, from) {
+            // Every receive is still waited for: they write into `acc`.
+            result = result.and(Err(e));
+            continue;
+        }
+        // SAFETY: disjoint `len`-element cells (contract); commutative op.
+        unsafe { red.apply(own.add(off), acc.add(off), len) };
+        if result.is_ok() {
+            to = to.or_else(|| cell.arrival(next));
+            if let Some(t) = to {
+                while sends.len() <= s {
+                    let (o, b, _) = seg(sends.len());
+                    // SAFETY: a combined segment of `acc`, alive until the sends are waited for.
+                    match unsafe { cx.isend(acc.add(o), b, t) } {
+                        Ok(q) => sends.push(q),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    if result.is_ok() && sends.len() < segments {
+        match to.map_or_else(|| member_at(next), Ok) {
+            Ok(t) => {
+                while sends.len() < segments {
+                    let (o, b, _) = seg(sends.len());
+                    // SAFETY: as above.
+                    match unsafe { cx.isend(acc.add(o), b, t) } {
+                        Ok(q) => sends.push(q),
+                        Err(e) => {
+                            result = Err(e);
+                            break;
+                        }
+                    }
+                }
+            }
+            Err(e) => result = Err(e),
+        }
+    }
+    // The posted sends read `acc`: wait for them whatever happened.
+    result.and(cx.wait_sends(&sends))
 }
 
 /// The root's part: the chain's result (if members entered before it) folded with its own
