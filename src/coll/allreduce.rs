@@ -1,9 +1,10 @@
 //! MPI_Allreduce algorithms: `recursive_doubling` (here), `rabenseifner` (`rabenseifner.rs`),
 //! `ring` (`ring.rs`), `direct` (`direct.rs`), `shared` (here), and the PAP-aware ones for
 //! imbalanced arrivals (issue 21 item 3): `clairvoyant` (`allreduce_clairvoyant.rs`),
-//! `sorted_linear` (`sorted_linear.rs`) and `prereduced_ring` (`prereduced_ring.rs`). All but
-//! `recursive_doubling` and `shared` need a commutative op; the others fall back to recursive
-//! doubling.
+//! `sorted_linear` (`sorted_linear.rs`) and `prereduced_ring` (`prereduced_ring.rs`), and the
+//! shared-memory ones `shm_large` (processes mode, `shm_large.rs`) and `slices` (threads mode,
+//! `allreduce_slices.rs`). All but `recursive_doubling`, `shared`, `shm_large` and `slices`
+//! need a commutative op; the others fall back to recursive doubling.
 //!
 //! `recursive_doubling`: (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
 //! fold-in step for rank counts that are not a power of two.
@@ -45,7 +46,7 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large", "slices"];
 
 /// Indices of the PAP-aware algorithms in `ALGORITHMS` (issue 21 item 3).
 const CLAIRVOYANT: usize = 5;
@@ -54,6 +55,16 @@ const PREREDUCED_RING: usize = 7;
 /// Processes mode: reduce-scatter + allgather through the communicator's shared region
 /// (`shm_large`); elsewhere forcing it falls back to the automatic choice.
 const SHM_LARGE: usize = 8;
+/// Threads mode: single copy between the ranks' buffers, each rank reducing its slice
+/// (`allreduce_slices`); elsewhere forcing it falls back to the automatic choice.
+const SLICES: usize = 9;
+
+/// Threads mode: reductions of at least this many bytes run `slices`. Measured with
+/// benches/coll_latency.c (threads mode, 2 cores under a load average of 4.3 from other jobs,
+/// interleaved with the former choice, us): 2 ranks 32 KiB 2-11 against recursive doubling's
+/// 12-62, 256 KiB 14-26 against 156-844, 1 MiB 150 against 520-1464; 8 ranks 32 KiB 25-35
+/// against 45-87, 256 KiB 256-338 against 640-677, 1 MiB 552-1313 against 1327-3076.
+const SLICES_MIN: usize = 32 << 10;
 
 /// Commutative reductions of at least this many bytes record and share their arrival times
 /// (`clairvoyant_pap`), and `auto` runs them PAP-aware when the predicted imbalance is above 1.
@@ -110,7 +121,16 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
             return unsafe { super::shm_large::allreduce(cx, a, sendbuf, recvbuf, count, red) };
         }
     }
-    let forced = forced.filter(|&f| f != SHM_LARGE);
+    // Threads mode: single copy between the ranks' buffers (processes mode: `arena.region()`).
+    if let Some(a) = arena.filter(|a| a.region().is_none()) {
+        if forced == Some(SLICES) || (forced.is_none() && bytes >= SLICES_MIN && count >= n) {
+            // SAFETY: per this function's contract.
+            if unsafe { super::allreduce_slices::allreduce(cx, a, sendbuf, recvbuf, count, red) }? {
+                return Ok(());
+            }
+        }
+    }
+    let forced = forced.filter(|&f| f != SHM_LARGE && f != SLICES);
     let mut algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // The PAP-aware algorithms combine in arrival order: commutative ops only. Candidate calls
     // share their arrival times whatever runs them (as MPI_Reduce's); the decision depends only

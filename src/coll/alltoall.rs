@@ -18,13 +18,16 @@
 //! - `shared` (`shm_large.rs`): processes mode, every rank writes its row into the communicator's
 //!   shared region and reads its column after one barrier; `auto` for blocks up to 4 KiB whose
 //!   row fits the region's block. Elsewhere the automatic choice among the others.
+//! - `peer_copy` (`alltoall_peer_copy.rs`): threads mode, blocks copied straight between the
+//!   ranks' buffers after one arena episode; `auto` there for equal blocks up to 4 KiB on
+//!   intracommunicators. Elsewhere `linear`.
 use super::select::{forced, oversubscribed, Collective};
 use super::Coll;
 use crate::error::MpiResult;
 use crate::p2p::ReqId;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck", "shared"];
+pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck", "shared", "peer_copy"];
 const LINEAR: usize = 0;
 const PAIRWISE: usize = 1;
 const BRUCK: usize = 2;
@@ -32,6 +35,17 @@ const BRUCK: usize = 2;
 /// (`shm_large::alltoall`), for blocks whose row fits a block of it; elsewhere forcing it
 /// runs `linear`.
 const SHARED: usize = 3;
+/// Threads mode: blocks copied straight between the ranks' buffers (`alltoall_peer_copy`), the
+/// automatic choice there for equal blocks on intracommunicators; elsewhere forcing it runs
+/// `linear`.
+const PEER_COPY: usize = 4;
+
+/// Threads mode: blocks up to this size use `peer_copy`. Measured with benches/coll_latency.c,
+/// 8 ranks on 2 cores under a load average of 10 from other jobs (3 interleaved runs, us): 8 B
+/// 4.8-22 against Bruck's 12.6-45, 64 B 4.7-15.5 against 13-22, 512 B 8.0-8.7 against 15.5-16.7,
+/// 4 KiB 16-25 against linear's 43-48; from 32 KiB no better in these noisy runs (233-594
+/// against 185-270), so those keep the message-based choice until measured on a quiet machine.
+const PEER_COPY_MAX_BLOCK: usize = 4 << 10;
 
 /// Processes mode: blocks up to this size go through the shared region. Measured with
 /// benches/coll_latency.c, 8 ranks on 2 cores under a load average of 8 (medians of 3
@@ -71,6 +85,14 @@ pub unsafe fn alltoall(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8,
         if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::alltoall_fits(a, n, sblock)) {
             // SAFETY: per this function's contract; an intracommunicator with equal blocks.
             return unsafe { super::shm_large::alltoall(cx, a, send, recv, sblock) };
+        }
+    }
+    if (forced.is_none() && sblock <= PEER_COPY_MAX_BLOCK || forced == Some(PEER_COPY)) && !cx.c.is_inter() && sblock == rblock && n > 1 && sblock > 0 && super::select::threads_mode() {
+        if let Some(a) = super::arena::of(cx)? {
+            // SAFETY: per this function's contract; an intracommunicator with equal blocks.
+            if unsafe { super::alltoall_peer_copy::alltoall(cx, a, send, recv, sblock) }? {
+                return Ok(());
+            }
         }
     }
     let alg = match forced {

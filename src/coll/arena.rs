@@ -253,6 +253,31 @@ impl Arena {
         Ok(unsafe { std::slice::from_raw_parts(self.result(parity, None), bytes) })
     }
 
+    /// Threads mode: one episode in which every rank publishes `K` addresses (its buffers for a
+    /// single-copy algorithm) and learns everybody's, by communicator rank. None in processes
+    /// mode, where a peer's addresses mean nothing. The addresses stay valid as long as their
+    /// owners keep them (the caller's algorithm ends with a `barrier` before anyone returns).
+    pub fn share_addresses<const K: usize>(&self, cx: &Coll, mine: [usize; K]) -> MpiResult<Option<Vec<[usize; K]>>> {
+        if !matches!(self.store, Store::Pointers { .. }) {
+            return Ok(None);
+        }
+        let (n, w) = (self.n(), std::mem::size_of::<[usize; K]>());
+        let combine = |all: &[*const u8], out: *mut u8| {
+            for (r, &p) in all.iter().enumerate() {
+                // SAFETY: every contribution is a `[usize; K]` on its owner's stack, alive until
+                // the episode completes; `out` holds n of them (the episode's `bytes`).
+                unsafe { std::ptr::copy_nonoverlapping(p, out.add(r * w), w) };
+            }
+        };
+        // SAFETY: `mine` lives until this returns; the threads-mode store never copies the
+        // contribution, so `bytes` is only the result's size (n arrays), within `capacity()`.
+        let result = unsafe { self.episode(cx, cx.rank(), mine.as_ptr() as *const u8, n * w, combine)? };
+        Ok(Some(result.chunks_exact(w).map(|c| std::array::from_fn(|i| {
+            const U: usize = std::mem::size_of::<usize>();
+            usize::from_ne_bytes(c[i * U..(i + 1) * U].try_into().expect("a usize"))
+        })).collect()))
+    }
+
     fn n(&self) -> usize {
         self.members.len()
     }

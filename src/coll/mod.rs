@@ -22,8 +22,10 @@
 pub mod allgather;
 pub mod allreduce;
 pub mod allreduce_clairvoyant;
+pub mod allreduce_slices;
 pub mod arena;
 pub mod alltoall;
+pub mod alltoall_peer_copy;
 pub mod barrier;
 pub mod neighbor;
 pub mod bcast;
