@@ -60,7 +60,12 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   10. hdf5         parallel HDF5 programs built with h5pcc.mpich/h5pfc.mpich, and with
                    h5pcc.openmpi/h5pfc.openmpi on oxmpi's Open MPI ABI (hdf5-tests/ and
                    HDF5's ph5example) at 1, 2 and 4 ranks in processes and threads mode
-                   (scripts/hdf5-suite.sh); OXMPI_TEST_HDF5=0 skips it
+                   (scripts/hdf5-suite.sh), then h5py's test suite on its MPI build
+                   (python3-h5py-mpi, Open MPI's ABI) at 2 ranks, processes; OXMPI_TEST_HDF5=0 skips it
+  10b. netcdf     PnetCDF and netCDF-4 parallel programs built with mpicc.openmpi, and PnetCDF's
+                   MPI tools ncmpidump/ncmpidiff, on oxmpi's Open MPI ABI (scripts/netcdf-suite.sh)
+  10c. cxx        C++ programs built with mpicxx.mpich and mpicxx.openmpi (cxx-tests/,
+                   scripts/cxx-suite.sh) at 1-3 ranks in both modes
   11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
                    mode of OXMPI_BINARY_MODES: the same results in every mode, 50 or more passing
                    (scripts/packaged-suite.sh --suite scalapack)
@@ -424,6 +429,29 @@ stage_hdf5() {
     # HDF5's Open MPI flavour (h5pcc.openmpi) on oxmpi's Open MPI ABI (issue 20).
     run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/hdf5-suite.sh" --prefix "$PREFIX" --abi ompi \
         --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
+    # h5py's own test suite on its MPI build (Debian's python3-h5py-mpi: Open MPI's ABI, mpi4py)
+    # at 2 ranks, processes mode (a Python interpreter per rank). Left out, as they fail on Open MPI
+    # too: test_append (as root, chmod a-w does not stop writes) and test_ros3 (needs the network).
+    local h5t=/usr/lib/python3/dist-packages/h5py/_debian_h5py_mpi/tests
+    (cd "$WORK" 2>/dev/null || cd /tmp
+        H5PY_ALWAYS_USE_MPI=1 run timeout -k 10 300 "$PREFIX/bin/mpiexec" --mode processes --timeout 240 -n 2 \
+            /usr/bin/python3 -m pytest --with-mpi -q -p no:cacheprovider "$h5t" \
+            -k "not (TestFileOpen and test_append) and not test_ros3")
+}
+
+# Parallel netCDF (PnetCDF and netCDF-4, Debian's, built on Open MPI) and PnetCDF's own MPI tools
+# on oxmpi's Open MPI ABI (issues 17 and 20).
+stage_netcdf() {
+    local deps=()
+    [ "${OXMPI_TEST_SKIP_DEPS:-0}" != 1 ] || deps=(--no-deps)
+    run timeout -k 10 600 bash "$OXMPI_ROOT/scripts/netcdf-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np "1 2 4" --timeout 120 "${deps[@]}"
+}
+
+# C++ programs built with mpicxx.mpich and mpicxx.openmpi (the MPI-2 C++ bindings libraries).
+stage_cxx() {
+    run timeout -k 10 600 bash "$OXMPI_ROOT/scripts/cxx-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np "1 2 3" --timeout 60
 }
 
 # Packaged programs on libraries built on MPI (issue 18): threads mode gives each rank its own
@@ -469,6 +497,8 @@ stage netpipe stage_netpipe
 stage foreign-launch stage_foreign_launch
 stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5
+stage netcdf stage_netcdf
+stage cxx stage_cxx
 stage scalapack stage_scalapack
 stage coarrays stage_coarrays
 stage tachyon stage_tachyon
