@@ -218,9 +218,11 @@ impl Segment {
     /// MPI_COMM_WORLD (threads mode: the others wait for spawned ranks).
     pub fn anonymous_world(nranks: usize, initial: usize, channel: ChannelGeometry) -> io::Result<Segment> {
         let layout = Layout::new(nranks, channel);
-        // SAFETY: anonymous shared mapping of a fresh size; checked for MAP_FAILED.
+        // SAFETY: anonymous shared mapping of a fresh size; checked for MAP_FAILED. No swap is
+        // reserved for it (MAP_NORESERVE): the channels span about 1 GiB of address space of which
+        // only the pages used are touched, which must not count against the overcommit limit.
         let p = unsafe {
-            libc::mmap(std::ptr::null_mut(), layout.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0)
+            libc::mmap(std::ptr::null_mut(), layout.total, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
