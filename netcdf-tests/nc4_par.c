@@ -21,15 +21,10 @@
     } while (0)
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &ncc_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ncc_size);
-    if (argc < 2)
-        NCC_FATAL("usage: nc4_par FILE");
-    const char *path = argv[1];
-
-    int base = NY / ncc_size, extra = NY % ncc_size;
-    size_t ny = base + (ncc_rank < extra), y0 = (size_t)ncc_rank * base + (ncc_rank < extra ? ncc_rank : extra);
+    const char *path = ncc_init(&argc, &argv, "nc4_par");
+    long long first, rows;
+    ncc_band(NY, &first, &rows);
+    size_t ny = rows, y0 = first;
     size_t lb = NL / ncc_size, l0 = ncc_rank * lb, ln = ncc_rank == ncc_size - 1 ? NL - l0 : lb;
 
     int nc, dy, dx, dl, v_grid, v_line;

@@ -30,6 +30,23 @@ static int ncc_rank = 0, ncc_size = 1;
  * in an int and a double. */
 static inline int ncc_value(int v, long long i, long long j) { return (int)(v * 1000003 + i * 4099 + j); }
 
+/* This rank's band [*start, *start + *count) of n rows: the first n % size ranks get one more. */
+static inline void ncc_band(long long n, long long *start, long long *count) {
+    long long base = n / ncc_size, extra = n % ncc_size;
+    *count = base + (ncc_rank < extra);
+    *start = ncc_rank * base + (ncc_rank < extra ? ncc_rank : extra);
+}
+
+/* MPI_Init, this rank and the size, and the file name argv[1] (the usage line names `name`). */
+static inline const char *ncc_init(int *argc, char ***argv, const char *name) {
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &ncc_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &ncc_size);
+    if (*argc < 2)
+        NCC_FATAL("usage: %s FILE", name);
+    return (*argv)[1];
+}
+
 /* Counts a mismatch, printing the first few. */
 static long long ncc_bad = 0;
 #define NCC_EXPECT(cond, ...)                                                                    \

@@ -22,16 +22,10 @@
     } while (0)
 
 int main(int argc, char **argv) {
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &ncc_rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &ncc_size);
-    if (argc < 2)
-        NCC_FATAL("usage: pnc_blocks FILE");
-    const char *path = argv[1];
-
-    /* Rows [y0, y0 + ny) are this rank's (the first NY % size ranks one more). */
-    int base = NY / ncc_size, extra = NY % ncc_size;
-    MPI_Offset ny = base + (ncc_rank < extra), y0 = (MPI_Offset)ncc_rank * base + (ncc_rank < extra ? ncc_rank : extra);
+    const char *path = ncc_init(&argc, &argv, "pnc_blocks");
+    long long band0, band;
+    ncc_band(NY, &band0, &band);
+    MPI_Offset ny = band, y0 = band0;
 
     MPI_Info info;
     NCC_MPI(MPI_Info_create(&info));

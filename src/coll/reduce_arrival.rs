@@ -25,6 +25,7 @@
 use super::{block, Coll};
 use crate::error::MpiResult;
 use crate::op::Reduction;
+use crate::p2p::ReqId;
 use crate::runtime::pap_board::CellRef;
 
 /// Phase of the chain's and the late members' transfers.
@@ -130,13 +131,8 @@ unsafe fn relay(
     member_at: &dyn Fn(usize) -> MpiResult<usize>,
     cell: CellRef,
 ) -> MpiResult {
-    let recvs: Vec<_> = (0..segments)
-        .map(|s| {
-            let (off, bytes, _) = seg(s);
-            // SAFETY: the segment lies within `acc`, untouched until its receive completes.
-            unsafe { cx.irecv(acc.add(off), bytes, from) }
-        })
-        .collect();
+    // SAFETY: `acc` holds every segment (caller contract), untouched until its receive completes.
+    let recvs = unsafe { post_segments(cx, acc, seg, segments, from) };
     let mut result = Ok(());
     let mut to = None;
     let mut sends = Vec::with_capacity(segments);
@@ -266,6 +262,20 @@ unsafe fn take_from_address(cx: &Coll, acc: *mut u8, bytes: usize, red: &Reducti
     cx.wait_sends(&[ack])
 }
 
+/// Posts one receive from `from` per segment of `buf` (as `seg` cuts it), in segment order.
+///
+/// # Safety
+/// `buf` holds every segment and nothing touches a segment until its receive completes.
+unsafe fn post_segments(cx: &Coll, buf: *mut u8, seg: &dyn Fn(usize) -> (usize, usize, usize), segments: usize, from: usize) -> Vec<ReqId> {
+    (0..segments)
+        .map(|s| {
+            let (off, bytes, _) = seg(s);
+            // SAFETY: the segment lies within `buf` (caller contract).
+            unsafe { cx.irecv(buf.add(off), bytes, from) }
+        })
+        .collect()
+}
+
 /// Receives `from`'s vector segment by segment into `land` and combines each segment as it
 /// comes: with `own`, the own contribution is folded into `land` (which is then `acc`);
 /// without, `land` is folded into `acc`.
@@ -275,13 +285,8 @@ unsafe fn take_from_address(cx: &Coll, acc: *mut u8, bytes: usize, red: &Reducti
 /// `own`, if given, `count` readable elements disjoint from both.
 #[allow(clippy::too_many_arguments)]
 unsafe fn take(cx: &Coll, land: *mut u8, acc: *mut u8, own: Option<*const u8>, red: &Reduction, seg: &dyn Fn(usize) -> (usize, usize, usize), segments: usize, from: usize) -> MpiResult {
-    let recvs: Vec<_> = (0..segments)
-        .map(|s| {
-            let (off, bytes, _) = seg(s);
-            // SAFETY: the segment lies within `land`, untouched until its receive completes.
-            unsafe { cx.irecv(land.add(off), bytes, from) }
-        })
-        .collect();
+    // SAFETY: `land` holds every segment (caller contract), untouched until its receive completes.
+    let recvs = unsafe { post_segments(cx, land, seg, segments, from) };
     let mut result = Ok(());
     for (s, &r) in recvs.iter().enumerate() {
         let (off, bytes, len) = seg(s);
