@@ -148,34 +148,16 @@ unsafe fn relay(
         if result.is_ok() {
             to = to.or_else(|| cell.arrival(next));
             if let Some(t) = to {
-                while sends.len() <= s {
-                    let (o, b, _) = seg(sends.len());
-                    // SAFETY: a combined segment of `acc`, alive until the sends are waited for.
-                    match unsafe { cx.isend(acc.add(o), b, t) } {
-                        Ok(q) => sends.push(q),
-                        Err(e) => {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                }
+                // SAFETY: segments 0..=s of `acc` are combined, alive until the sends are waited for.
+                result = unsafe { send_upto(cx, acc, seg, t, &mut sends, s + 1) };
             }
         }
     }
     if result.is_ok() && sends.len() < segments {
         match to.map_or_else(|| member_at(next), Ok) {
             Ok(t) => {
-                while sends.len() < segments {
-                    let (o, b, _) = seg(sends.len());
-                    // SAFETY: as above.
-                    match unsafe { cx.isend(acc.add(o), b, t) } {
-                        Ok(q) => sends.push(q),
-                        Err(e) => {
-                            result = Err(e);
-                            break;
-                        }
-                    }
-                }
+                // SAFETY: every segment of `acc` is combined by now, alive as above.
+                result = unsafe { send_upto(cx, acc, seg, t, &mut sends, segments) };
             }
             Err(e) => result = Err(e),
         }
@@ -260,6 +242,20 @@ unsafe fn take_from_address(cx: &Coll, acc: *mut u8, bytes: usize, red: &Reducti
     // SAFETY: zero bytes are sent.
     let ack = unsafe { cx.isend(nothing, 0, from)? };
     cx.wait_sends(&[ack])
+}
+
+/// Sends to `to` the segments of `buf` (as `seg` cuts it) from `sends.len()` up to `upto`,
+/// pushing each request onto `sends`; stops at the first failure.
+///
+/// # Safety
+/// Those segments of `buf` stay alive and unchanged until the requests are waited for.
+unsafe fn send_upto(cx: &Coll, buf: *mut u8, seg: &dyn Fn(usize) -> (usize, usize, usize), to: usize, sends: &mut Vec<ReqId>, upto: usize) -> MpiResult {
+    while sends.len() < upto {
+        let (off, bytes, _) = seg(sends.len());
+        // SAFETY: the segment lies within `buf` (caller contract).
+        sends.push(unsafe { cx.isend(buf.add(off), bytes, to) }?);
+    }
+    Ok(())
 }
 
 /// Posts one receive from `from` per segment of `buf` (as `seg` cuts it), in segment order.
