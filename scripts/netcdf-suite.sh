@@ -25,9 +25,6 @@ ncmpidump (on oxmpi) must print its header. With --openmpi the same runs go to O
 mpirun, to compare. Every run gets a fresh directory, removed at the end. One line per run;
 exit status 1 if any failed.
 
-Known: nc4_par is not run in threads mode (netCDF-4 compares the program's MPI_INFO_NULL with
-its own; in threads mode ranks above 0 see two copies of that Open MPI object: see README).
-
 Options:
   --prefix PREFIX   an oxmpi installation (scripts/install.sh)
   --openmpi         run on the system Open MPI instead
@@ -87,7 +84,6 @@ for mode in $MODES; do
     ref=""
     for np in $NPS; do
         for prog in pnc_blocks nc4_par; do
-            [ "$prog" = nc4_par ] && [ "$mode" = threads ] && continue
             label="$prog.$mode.n$np"
             log="$OUT/logs/$label.log"
             dir="$OUT/run-$label"

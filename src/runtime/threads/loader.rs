@@ -31,6 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 mod entry;
+mod copy_bind;
 mod copy_refresh;
 mod got_vars;
 mod memfd;
@@ -388,6 +389,32 @@ impl Prepared {
                 }
             } else {
                 let _ = self.first_copies.set(copies.clone());
+            }
+        }
+        // This rank's private libraries: the copies just made, or the originals the first
+        // instance loaded (not when a later rank shares them, copies having failed).
+        let own_libs = match self.private.get() {
+            Some(Some(p)) if !lib_fds.is_empty() => p.loaded_as(Some(&lib_fds)),
+            Some(Some(p)) if first => p.loaded_as(None),
+            _ => Vec::new(),
+        };
+        if !copies.is_empty() && !own_libs.is_empty() {
+            let libs: Vec<(&[u8], *mut c_void)> = own_libs
+                .iter()
+                .filter_map(|(image, path)| {
+                    let p = CString::new(path.as_str()).ok()?;
+                    // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
+                    let h = unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
+                    (!h.is_null()).then_some((*image, h))
+                })
+                .collect();
+            if let Err(e) = copy_bind::bind(&libs, &copies) {
+                static TOLD: std::sync::Once = std::sync::Once::new();
+                TOLD.call_once(|| eprintln!("oxmpi: threads mode: cannot bind the libraries of {} to its own MPI objects ({e}); comparisons with MPI's predefined handles may fail in its libraries", self.program.display()));
+            }
+            for (_, h) in libs {
+                // SAFETY: each handle came from the dlopen above (a reference taken there).
+                unsafe { libc::dlclose(h) };
             }
         }
         let mut constructors = Vec::new();

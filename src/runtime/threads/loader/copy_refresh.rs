@@ -69,7 +69,7 @@ pub(super) fn take_first(copies: &[(String, usize)], first: &[(String, usize)], 
 
 /// `st_size` of symbol `name` defined at `addr` (dladdr1), if `addr` is where it starts: also
 /// false once the first instance is unloaded (a spawned job reusing the program).
-fn symbol_size(addr: *const c_void, name: &CString) -> Option<usize> {
+pub(super) fn symbol_size(addr: *const c_void, name: &CString) -> Option<usize> {
     let mut info = DlInfo { dli_fname: std::ptr::null(), dli_fbase: std::ptr::null_mut(), dli_sname: std::ptr::null(), dli_saddr: std::ptr::null_mut() };
     let mut sym: *mut c_void = std::ptr::null_mut();
     // SAFETY: dladdr1 only reads the loader's tables; with RTLD_DL_SYMENT it points `sym` at the

@@ -60,8 +60,7 @@ impl Slots {
     /// The kept variables among `glob_dat` (name, slot) relocations of the program's `DT_RELA`.
     pub(super) fn find(glob_dat: Vec<(String, u64)>, ph: &[Phdr]) -> Slots {
         let slots: Vec<(String, u64)> = glob_dat.into_iter().filter(|(n, _)| super::KEPT_LIBC_DATA.contains(&n.as_str())).collect();
-        let relro = ph.iter().find(|p| p.p_type == PT_GNU_RELRO).map(|p| (p.p_vaddr, p.p_memsz));
-        Slots { slots, relro }
+        Slots { slots, relro: relro_of(ph) }
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -76,15 +75,7 @@ impl Slots {
         for (name, slot) in &self.slots {
             let addr = vars.address(name).expect("slots hold kept variables only");
             let at = base.wrapping_add(*slot as usize);
-            // The loader protects RELRO's whole pages only (glibc's `_dl_protect_relro` rounds
-            // both ends down): a slot on its last, partial page stays writable, and that page
-            // also holds data that must stay so.
-            let page = page_size();
-            let relro = self.relro.is_some_and(|(a, len)| {
-                let start = base.wrapping_add(a as usize) & !(page - 1);
-                let end = base.wrapping_add(a.saturating_add(len) as usize) & !(page - 1);
-                at >= start && at < end
-            });
+            let relro = in_relro(at, base, self.relro);
             // SAFETY: `at` is a GOT slot of the instance just loaded at `base` (its DT_RELA says
             // so), 8 bytes, aligned; no code of the instance has run yet, so nothing reads it
             // concurrently. A RELRO slot is made writable for the store and read-only again.
@@ -93,6 +84,25 @@ impl Slots {
         }
         Ok((vars, copies))
     }
+}
+
+/// An object's RELRO range (link-time address, length), if it has one.
+pub(super) fn relro_of(ph: &[Phdr]) -> Option<(u64, u64)> {
+    ph.iter().find(|p| p.p_type == PT_GNU_RELRO).map(|p| (p.p_vaddr, p.p_memsz))
+}
+
+/// Whether the slot at `at`, in the object loaded at `base` with RELRO range `relro`, was made
+/// read-only by the loader.
+pub(super) fn in_relro(at: usize, base: usize, relro: Option<(u64, u64)>) -> bool {
+    // The loader protects RELRO's whole pages only (glibc's `_dl_protect_relro` rounds both
+    // ends down): a slot on its last, partial page stays writable, and that page also holds
+    // data that must stay so.
+    let page = page_size();
+    relro.is_some_and(|(a, len)| {
+        let start = base.wrapping_add(a as usize) & !(page - 1);
+        let end = base.wrapping_add(a.saturating_add(len) as usize) & !(page - 1);
+        at >= start && at < end
+    })
 }
 
 fn page_size() -> usize {
@@ -104,7 +114,7 @@ fn page_size() -> usize {
 ///
 /// # Safety
 /// `at` must be a mapped, 8-byte aligned GOT slot nothing else accesses during the call.
-unsafe fn store(at: usize, value: usize, relro: bool) -> Result<(), String> {
+pub(super) unsafe fn store(at: usize, value: usize, relro: bool) -> Result<(), String> {
     let page = page_size();
     let start = at & !(page - 1);
     let protect = |prot| {

@@ -48,6 +48,8 @@ const INTERPRETER_LIBS: &[&str] = &["libpython"];
 struct Lib {
     /// The names a `DT_NEEDED` entry may use for it: its `DT_SONAME` and its file's name.
     names: Vec<String>,
+    /// The original's path, as loaded for rank 0.
+    path: String,
     /// The file's bytes, which every rank's copy is made of.
     image: Vec<u8>,
 }
@@ -127,6 +129,11 @@ struct Dyn {
     strsz: u64,
     /// (tag, value) of every dynamic entry.
     entries: Vec<(i64, u64)>,
+}
+
+/// (tag, value) of every entry of the dynamic section of the image `b`.
+pub(super) fn dynamic_entries(b: &[u8]) -> Result<Vec<(i64, u64)>, &'static str> {
+    dynamic(b).map(|d| d.entries)
 }
 
 fn dynamic(b: &[u8]) -> Result<Dyn, &'static str> {
@@ -268,6 +275,7 @@ impl PrivateLibs {
         user_private.extend(INTERPRETER_LIBS.iter().map(|s| s.to_string()));
         let user_shared = prefixes("OXMPI_SHARED_LIBS");
         struct Cand {
+            path: String,
             names: Vec<String>,
             needed: Vec<String>,
             image: Vec<u8>,
@@ -281,7 +289,7 @@ impl PrivateLibs {
                 names.push(so);
             }
             let needed = d.needed(&image).into_iter().map(|(_, n)| n).collect();
-            cands.push(Cand { names, needed, image });
+            cands.push(Cand { path: path.clone(), names, needed, image });
         }
         let named = |c: &Cand, list: &[String]| c.names.iter().any(|n| list.iter().any(|p| n.starts_with(p.as_str())));
         let is_mpi = |n: &str| MPI_LIBS.iter().any(|m| n.starts_with(m));
@@ -303,7 +311,7 @@ impl PrivateLibs {
                 break;
             }
         }
-        let libs: Vec<Lib> = cands.into_iter().zip(private).filter(|(c, p)| *p && !named(c, &user_shared)).map(|(c, _)| Lib { names: c.names, image: c.image }).collect();
+        let libs: Vec<Lib> = cands.into_iter().zip(private).filter(|(c, p)| *p && !named(c, &user_shared)).map(|(c, _)| Lib { names: c.names, path: c.path, image: c.image }).collect();
         (!libs.is_empty()).then_some(PrivateLibs { libs })
     }
 
@@ -328,6 +336,16 @@ impl PrivateLibs {
         }
         relative |= rewrite_needed(program, &target)?;
         Ok((relative, fds))
+    }
+
+    /// Each library's image and the path it is loaded under: rank 0's originals (`fds` None),
+    /// or the copies in `fds` (`make_copies`, same order).
+    pub fn loaded_as(&self, fds: Option<&[c_int]>) -> Vec<(&[u8], String)> {
+        self.libs
+            .iter()
+            .enumerate()
+            .map(|(i, l)| (&l.image[..], fds.and_then(|f| f.get(i)).map_or_else(|| l.path.clone(), |&fd| super::memfd::path(fd))))
+            .collect()
     }
 
     /// How many libraries each rank gets a copy of, and their names (for messages and tests).
