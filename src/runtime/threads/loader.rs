@@ -326,7 +326,7 @@ impl Prepared {
         if first {
             let after = private_libs::loaded_objects();
             let new: Vec<String> = after.into_iter().filter(|o| !o.starts_with("/proc/") && !before.contains(o)).collect();
-            let found = private_libs::PrivateLibs::find(&new).map(std::sync::Arc::new);
+            let found = private_libs::PrivateLibs::find(&new, &private_libs::needed_names(&self.image)).map(std::sync::Arc::new);
             private_libs::remember(&self.program, found.clone());
             let _ = self.private.set(found);
         }

@@ -34,15 +34,49 @@ const DT_NEEDED: i64 = 1;
 const DT_SONAME: i64 = 14;
 const DT_RPATH: i64 = 15;
 const DT_RUNPATH: i64 = 29;
+const DT_FLAGS: i64 = 30;
+/// `DF_STATIC_TLS`: the object uses the initial-exec TLS model; copies would exhaust the static
+/// TLS block.
+const DF_STATIC_TLS: u64 = 0x10;
 const SHT_GNU_VERDEF: u32 = 0x6fff_fffd;
 const SHT_GNU_VERNEED: u32 = 0x6fff_fffe;
 
 /// Library names (prefixes) that are MPI itself: a library needing one of them is built on MPI.
 const MPI_LIBS: &[&str] = &["libmpi.so", "libmpich.so", "libmpifort.so", "libmpichfort.so", "libmpicxx.so", "libmpichcxx.so", "libmpi_", "liboxmpi"];
 
-/// Libraries private per rank even though they are not built on MPI: an interpreter keeps its
-/// whole state in its library (a Python interpreter per rank needs its own `libpython`).
+/// Libraries private per rank even when listed as shared: an interpreter keeps its whole state in
+/// its library (a Python interpreter per rank needs its own `libpython`).
 const INTERPRETER_LIBS: &[&str] = &["libpython"];
+
+/// Libraries one per process (name prefixes): process-wide run-time libraries (the C library,
+/// the compilers' run-times, whose I/O units and thread pools are the process's), and libraries
+/// that are safe to call from several ranks at once and costly to copy (compression, TLS and
+/// network stacks, XML and Unicode, BLAS and LAPACK, the MPI stack's own). Any other library a
+/// program needs keeps per-process state the ranks must not share (FFTW's planner, a serial
+/// HDF5, a Fortran library's SAVE variables), so it is loaded per rank.
+const SHARED_LIBS: &[&str] = &[
+    // C library and loader
+    "libc.so", "libm.so", "libmvec.so", "libpthread.so", "libdl.so", "librt.so", "libresolv.so", "libutil.so", "libanl.so", "libnsl.so",
+    "libcrypt.so", "libnss_", "ld-linux", "libBrokenLocale.so",
+    // compilers' run-times
+    "libgcc_s.so", "libstdc++.so", "libgfortran.so", "libquadmath.so", "libgomp.so", "libatomic.so", "libomp.so", "libiomp5.so",
+    "libasan.so", "libubsan.so", "libtsan.so", "liblsan.so",
+    // compression
+    "libz.so", "libzstd.so", "liblzma.so", "libbz2.so", "libbrotli", "liblz4.so", "libsz.so", "libaec.so", "libsnappy.so", "liblzo2.so",
+    // TLS, network, directory services
+    "libcurl", "libcrypto.so", "libssl.so", "libgnutls.so", "libnettle.so", "libhogweed.so", "libgmp.so", "libp11-kit.so", "libtasn1.so",
+    "libidn2.so", "libunistring.so", "libpsl.so", "libnghttp2.so", "librtmp.so", "libssh2.so", "libssh.so", "libgssapi_krb5.so",
+    "libkrb5.so", "libkrb5support.so", "libk5crypto.so", "libcom_err.so", "libkeyutils.so", "libldap", "liblber", "libsasl2.so",
+    "libgcrypt.so", "libgpg-error.so",
+    // system
+    "libxml2.so", "libicu", "libexpat.so", "libffi.so", "libuuid.so", "libblkid.so", "libmount.so", "libselinux.so", "libpcre",
+    "libsystemd.so", "libudev.so", "libcap.so", "libbsd.so", "libmd.so", "libdbus-1.so", "libtinfo.so", "libncurses", "libreadline.so",
+    // the MPI stack's own (one per process, as oxmpi is)
+    "libhwloc.so", "libucp.so", "libuct.so", "libucs.so", "libucm.so", "libpmix.so", "libpmi", "libevent", "libnuma.so", "libltdl.so",
+    "libmunge.so", "libibverbs.so", "librdmacm.so", "libfabric.so", "libpsm", "libxpmem.so", "libopen-pal.so", "libopen-rte.so",
+    // BLAS and LAPACK (stateless, or thread-safe with a pool of their own)
+    "libblas.so", "libcblas.so", "liblapack.so", "libopenblas", "libblis", "libatlas.so", "libf77blas.so", "libmkl_",
+];
 
 /// One library of the private set.
 struct Lib {
@@ -129,6 +163,11 @@ struct Dyn {
     strsz: u64,
     /// (tag, value) of every dynamic entry.
     entries: Vec<(i64, u64)>,
+}
+
+/// The `DT_NEEDED` names of the image `b` (empty if it has no readable dynamic section).
+pub fn needed_names(b: &[u8]) -> Vec<String> {
+    dynamic(b).map(|d| d.needed(b).into_iter().map(|(_, n)| n).collect()).unwrap_or_default()
 }
 
 /// (tag, value) of every entry of the dynamic section of the image `b`.
@@ -265,9 +304,17 @@ fn rewrite_needed(b: &mut [u8], target: &dyn Fn(&str) -> Option<c_int>) -> Resul
 }
 
 impl PrivateLibs {
-    /// The private set among `new` (the objects rank 0's `dlopen` loaded, file paths), or None
-    /// when it is empty, cannot be read, or privatizing is turned off (`OXMPI_PRIVATE_LIBS=0`).
-    pub fn find(new: &[String]) -> Option<PrivateLibs> {
+    /// The private set among `new` (the objects rank 0's `dlopen` loaded, file paths) for a
+    /// program needing `roots` (its `DT_NEEDED` names), or None when it is empty, cannot be
+    /// read, or privatizing is turned off (`OXMPI_PRIVATE_LIBS=0`).
+    ///
+    /// Private: every library the program reaches through `DT_NEEDED` without passing through a
+    /// shared one, where shared means MPI itself, a process-wide run-time library
+    /// (`SHARED_LIBS`), one in static TLS, or one the user names in `OXMPI_SHARED_LIBS`; plus
+    /// any library that depends on a private one built on MPI (it must bind to the rank's copy),
+    /// and those the user names in `OXMPI_PRIVATE_LIBS`. A library only shared ones need stays
+    /// shared.
+    pub fn find(new: &[String], roots: &[String]) -> Option<PrivateLibs> {
         let mut user_private = prefixes("OXMPI_PRIVATE_LIBS");
         if user_private.iter().any(|p| p == "0") {
             return None;
@@ -278,6 +325,7 @@ impl PrivateLibs {
             path: String,
             names: Vec<String>,
             needed: Vec<String>,
+            static_tls: bool,
             image: Vec<u8>,
         }
         let mut cands = Vec::new();
@@ -289,21 +337,39 @@ impl PrivateLibs {
                 names.push(so);
             }
             let needed = d.needed(&image).into_iter().map(|(_, n)| n).collect();
-            cands.push(Cand { path: path.clone(), names, needed, image });
+            let static_tls = d.entries.iter().any(|e| e.0 == DT_FLAGS && e.1 & DF_STATIC_TLS != 0);
+            cands.push(Cand { path: path.clone(), names, needed, static_tls, image });
         }
         let named = |c: &Cand, list: &[String]| c.names.iter().any(|n| list.iter().any(|p| n.starts_with(p.as_str())));
+        let listed = |c: &Cand, list: &[&str]| c.names.iter().any(|n| list.iter().any(|p| n.starts_with(p)));
         let is_mpi = |n: &str| MPI_LIBS.iter().any(|m| n.starts_with(m));
-        // Private: built on MPI (a fixpoint over DT_NEEDED) or named by the user; never MPI itself.
-        let mut private: Vec<bool> = cands.iter().map(|c| !c.names.iter().any(|n| is_mpi(n)) && (named(c, &user_private) || c.needed.iter().any(|n| is_mpi(n)))).collect();
+        let mpi = |c: &Cand| c.names.iter().any(|n| is_mpi(n));
+        let shared: Vec<bool> = cands.iter().map(|c| mpi(c) || c.static_tls || named(c, &user_shared) || (listed(c, SHARED_LIBS) && !named(c, &user_private))).collect();
+        // Reached from the program through libraries that are not shared.
+        let mut private = vec![false; cands.len()];
+        let mut stack: Vec<&str> = roots.iter().map(String::as_str).collect();
+        while let Some(name) = stack.pop() {
+            if let Some(i) = cands.iter().position(|c| c.names.iter().any(|n| n == name)) {
+                if !shared[i] && !private[i] {
+                    private[i] = true;
+                    stack.extend(cands[i].needed.iter().map(String::as_str));
+                }
+            }
+        }
+        for (i, c) in cands.iter().enumerate() {
+            private[i] |= !mpi(c) && !c.static_tls && named(c, &user_private);
+        }
+        // A library needing MPI or a private library built on it binds to the rank's copy only
+        // if it is a copy itself (a fixpoint over DT_NEEDED).
+        let mut on_mpi: Vec<bool> = cands.iter().map(|c| !mpi(c) && c.needed.iter().any(|n| is_mpi(n))).collect();
         loop {
             let mut changed = false;
             for i in 0..cands.len() {
-                if private[i] || cands[i].names.iter().any(|n| is_mpi(n)) {
+                if on_mpi[i] || mpi(&cands[i]) {
                     continue;
                 }
-                let dep = cands[i].needed.iter().any(|n| cands.iter().zip(&private).any(|(c, &p)| p && c.names.contains(n)));
-                if dep {
-                    private[i] = true;
+                if cands[i].needed.iter().any(|n| cands.iter().zip(&on_mpi).any(|(c, &p)| p && c.names.contains(n))) {
+                    on_mpi[i] = true;
                     changed = true;
                 }
             }
@@ -311,7 +377,12 @@ impl PrivateLibs {
                 break;
             }
         }
-        let libs: Vec<Lib> = cands.into_iter().zip(private).filter(|(c, p)| *p && !named(c, &user_shared)).map(|(c, _)| Lib { names: c.names, path: c.path, image: c.image }).collect();
+        let libs: Vec<Lib> = cands
+            .into_iter()
+            .zip(private.into_iter().zip(on_mpi))
+            .filter(|(c, (p, m))| (*p || (*m && !c.static_tls)) && !named(c, &user_shared))
+            .map(|(c, _)| Lib { names: c.names, path: c.path, image: c.image })
+            .collect();
         (!libs.is_empty()).then_some(PrivateLibs { libs })
     }
 
@@ -398,8 +469,9 @@ pub(super) mod tests {
         unsafe { std::mem::transmute::<*mut c_void, extern "C" fn() -> c_int>(p) }
     }
 
-    /// A library built on "MPI" gets a copy of its own for a rank's copy of the program; MPI
-    /// itself and a library not built on it stay shared.
+    /// A library built on "MPI" and a plain library the program needs get copies of their own
+    /// for a rank's copy of the program; MPI itself and a process-wide library (`SHARED_LIBS`)
+    /// stay shared.
     #[test]
     fn a_rank_copy_binds_to_its_own_copy_of_a_library_built_on_mpi() {
         let dir = std::env::temp_dir().join(format!("oxmpi-private-libs-{}", std::process::id()));
@@ -408,13 +480,16 @@ pub(super) mod tests {
         let l = format!("-L{}", dir.display());
         cc(&dir, "libmpich.so.12", "int oxpl_mpi_calls; int oxpl_mpi(void) { return ++oxpl_mpi_calls; }", &["-Wl,-soname,libmpich.so.12"]);
         cc(&dir, "liboxpl_plain_helper.so", "int oxpl_plain_n; int oxpl_plain(void) { return ++oxpl_plain_n; }", &["-Wl,-soname,liboxpl_plain_helper.so"]);
+        // Named like a run-time library of `SHARED_LIBS` (libz.so.*).
+        cc(&dir, "libz.so.77", "int oxpl_shared_n; int oxpl_shared(void) { return ++oxpl_shared_n; }", &["-Wl,-soname,libz.so.77"]);
         std::fs::copy(dir.join("libmpich.so.12"), dir.join("libmpich.so")).unwrap();
         cc(&dir, "liboxpl_on_mpi_state.so", "int oxpl_mpi(void); int oxpl_n; int oxpl_bump(void) { oxpl_mpi(); return ++oxpl_n; }", &["-Wl,-soname,liboxpl_on_mpi_state.so", &l, "-lmpich", &rpath]);
         cc(
             &dir,
             "oxpl_prog.so",
-            "int oxpl_bump(void); int oxpl_plain(void); int prog_bump(void) { return oxpl_bump(); } int prog_plain(void) { return oxpl_plain(); }",
-            &[&l, "-loxpl_on_mpi_state", "-loxpl_plain_helper", &rpath],
+            "int oxpl_bump(void); int oxpl_plain(void); int oxpl_shared(void); int prog_bump(void) { return oxpl_bump(); } \
+             int prog_plain(void) { return oxpl_plain(); } int prog_shared(void) { return oxpl_shared(); }",
+            &[&l, "-loxpl_on_mpi_state", "-loxpl_plain_helper", &dir.join("libz.so.77").to_string_lossy(), &rpath],
         );
         let prog = dir.join("oxpl_prog.so");
         let before = loaded_objects();
@@ -424,13 +499,15 @@ pub(super) mod tests {
         assert!(!h0.is_null());
         // As the loader does, the program itself is not one of its libraries.
         let new: Vec<String> = loaded_objects().into_iter().filter(|o| !before.contains(o) && Path::new(o) != prog).collect();
-        let set = PrivateLibs::find(&new).expect("a private set");
-        assert_eq!(set.names(), vec!["liboxpl_on_mpi_state.so".to_string()]);
+        let set = PrivateLibs::find(&new, &needed_names(&std::fs::read(&prog).unwrap())).expect("a private set");
+        let mut names = set.names();
+        names.sort();
+        assert_eq!(names, vec!["liboxpl_on_mpi_state.so".to_string(), "liboxpl_plain_helper.so".to_string()]);
 
         let mut image = std::fs::read(&prog).unwrap();
         let (relative, fds) = set.make_copies(1, &mut image).unwrap();
-        assert_eq!(fds.len(), 1, "one memfd per private library");
-        assert!(!relative, "liboxpl_on_mpi_state.so is long enough for /proc/self/fd/N");
+        assert_eq!(fds.len(), 2, "one memfd per private library");
+        assert!(!relative, "the names are long enough for /proc/self/fd/N");
         // The rewritten copy's memfd stays open (see the module comment).
         let fd = super::super::memfd::with_image("oxpl-prog-copy", &image).unwrap();
         let copy = CString::new(super::super::memfd::path(fd)).unwrap();
@@ -443,7 +520,9 @@ pub(super) mod tests {
         assert_eq!(b1(), 1, "the copy's library state is its own");
         assert_eq!(b0(), 4);
         let (p0, p1) = (sym(h0, c"prog_plain"), sym(h1, c"prog_plain"));
-        assert_eq!((p0(), p1(), p0()), (1, 2, 3), "a library not built on MPI is shared");
+        assert_eq!((p0(), p1(), p0()), (1, 1, 2), "a plain library's state is the copy's own too");
+        let (s0, s1) = (sym(h0, c"prog_shared"), sym(h1, c"prog_shared"));
+        assert_eq!((s0(), s1(), s0()), (1, 2, 3), "a process-wide library is shared");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
