@@ -6,10 +6,10 @@
  *
  * Programs that use the C API, or the C++ bindings' plain calls (inline wrappers of the C
  * functions), need nothing more. The C++-only features that go through Open MPI's internals
- * (C++ error handler, keyval and reduction-operation callbacks, MPI::ERRORS_THROW_EXCEPTIONS,
- * C++ data representations) are not supported: their entry points end the job with one line
- * naming the feature (docs/OMPI_ABI_UNSUPPORTED.md). Built into libmpi.so.40 by
- * scripts/install.sh. */
+ * (C++ error handlers, keyval callbacks and reduction operations) are forwarded to
+ * liboxmpi.so (src/abi_ompi/cxx_glue.rs); MPI::ERRORS_THROW_EXCEPTIONS is not an error handler
+ * oxmpi knows, and ompi_errhandler_invoke (the bindings' internal error path) ends the job with
+ * one line naming it. Built into libmpi.so.40 by scripts/install.sh. */
 #include <stddef.h>
 
 /* liboxmpi.so: prints the line and ends the job (src/abi_ompi/cxx_glue.rs). */
@@ -46,9 +46,11 @@ __attribute__((aligned(64))) struct oxompi_list ompi_registered_datareps = {
     .sentinel = {.obj_reference_count = 1, .next = &ompi_registered_datareps.sentinel, .prev = &ompi_registered_datareps.sentinel},
 };
 
+/* MPI::Comm/Win/File::Create_errhandler: an ompi_errhandler_t-shaped object the bindings store
+ * their dispatcher into, whose handler calls it (src/abi_ompi/cxx_glue.rs). */
+extern void *oxompi_cxx_errhandler_create(int type, void *fn, int lang);
 void *ompi_errhandler_create(int type, void *fn, int lang) {
-    (void)type, (void)fn, (void)lang;
-    oxompi_cxx_unsupported("MPI::Comm/Win/File::Create_errhandler (a C++ error handler)");
+    return oxompi_cxx_errhandler_create(type, fn, lang);
 }
 
 int ompi_errhandler_invoke(void *errhandler, void *mpi_object, int type, int err_code, const char *message) {
@@ -56,12 +58,17 @@ int ompi_errhandler_invoke(void *errhandler, void *mpi_object, int type, int err
     oxompi_cxx_unsupported("MPI::Comm/File::Call_errhandler through Open MPI's C++ glue");
 }
 
-int ompi_attr_create_keyval(int type, void *copy, void *del, int *key, void *extra, int predefined, void *bindings_extra) {
-    (void)type, (void)copy, (void)del, (void)key, (void)extra, (void)predefined, (void)bindings_extra;
-    oxompi_cxx_unsupported("MPI::Comm/Win/Datatype::Create_keyval (C++ attribute callbacks)");
+/* MPI::Comm/Win/Datatype::Create_keyval: copy and del are the bindings' C-callable intercepts,
+ * extra their state (src/abi_ompi/cxx_glue.rs). flags and bindings_extra are for Fortran. */
+extern int oxompi_cxx_attr_create_keyval(int type, void *copy, void *del, int *key, void *extra);
+int ompi_attr_create_keyval(int type, void *copy, void *del, int *key, void *extra, int flags, void *bindings_extra) {
+    (void)flags, (void)bindings_extra;
+    return oxompi_cxx_attr_create_keyval(type, copy, del, key, extra);
 }
 
+/* MPI::Op::Init: the op was just made with the bindings' intercept; liboxmpi.so calls the
+ * intercept with the user's C++ function fn (src/abi_ompi/cxx_glue.rs). */
+extern void oxompi_cxx_op_set(void *op, void *fn);
 void ompi_op_set_cxx_callback(void *op, void *fn) {
-    (void)op, (void)fn;
-    oxompi_cxx_unsupported("MPI::Op::Init (a C++ reduction function)");
+    oxompi_cxx_op_set(op, fn);
 }

@@ -484,7 +484,8 @@ typedef enum MPIR_T_bind_t {
     MPI_T_BIND_MPI_REQUEST = 9707,
     MPI_T_BIND_MPI_WIN = 9708,
     MPI_T_BIND_MPI_MESSAGE = 9709,
-    MPI_T_BIND_MPI_INFO = 9710
+    MPI_T_BIND_MPI_INFO = 9710,
+    MPI_T_BIND_MPI_SESSION = 9711
 } MPIR_T_bind_t;
 
 typedef enum MPIR_T_scope_t {

@@ -75,11 +75,7 @@ declare -A SKIP_TEST_THREADS=()
 # Tests left out with --mpi-abi only, with the reason.
 declare -A SKIP_TEST_MPIABI=(
     [testSymbolCoverage]="under the MPI-5 ABI mpi4py 4.1.2 compiles its own MPI_Status_c2f/f2c (src/lib-mpi/compat/mpiabi.h: the ABI has none), then counts them as uncovered whatever the library"
-    [TestErrhandlerWin.testCreate]="oxmpi's MPI-5 ABI library has at most 64 user error handlers per process (README, ABIs) and this module creates more"
     [testToMemory]="writes 333, no error code, into MPI_ERROR; MPI_Status_get_error converts codes (an MPICH code is class | message slot << 7) and gives 333 back as another code"
-    [TestErrhandlerSession.testCreate]="as TestErrhandlerWin.testCreate: at most 64 user error handlers under the MPI-5 ABI"
-    [TestErrhandlerComm.testCreate]="as TestErrhandlerWin.testCreate; in threads mode the ranks of a job share the process's 64"
-    [TestErrhandlerFile.testCreate]="as TestErrhandlerComm.testCreate"
 )
 
 TARGET="$(cargo_target_dir)"

@@ -25,6 +25,8 @@ pub const MPI_T_BIND_MPI_REQUEST: c_int = 9707;
 pub const MPI_T_BIND_MPI_WIN: c_int = 9708;
 pub const MPI_T_BIND_MPI_MESSAGE: c_int = 9709;
 pub const MPI_T_BIND_MPI_INFO: c_int = 9710;
+/// MPI 4.0; MPICH 4.1's value (after MPI_T_BIND_MPI_INFO).
+pub const MPI_T_BIND_MPI_SESSION: c_int = 9711;
 
 pub const MPI_T_SCOPE_CONSTANT: c_int = 60438;
 pub const MPI_T_SCOPE_READONLY: c_int = 60439;

@@ -7,8 +7,9 @@
 use std::os::raw::c_int;
 
 /// How many error handlers one layer can create in a process (each takes a trampoline for good:
-/// handlers may be freed while objects still use them, as the standard allows).
-pub const MAX_ERRHANDLERS: usize = 64;
+/// handlers may be freed while objects still use them, as the standard allows). The ranks of a
+/// threads-mode job share them: mpi4py's test_errhandler makes about 130 per rank.
+pub const MAX_ERRHANDLERS: usize = 1024;
 
 /// The kind of object a handler is for: what the engine's first argument points to (an MPICH
 /// int handle, or for files the `MPI_File` pointer).
@@ -74,7 +75,7 @@ macro_rules! errhandler_pool {
                 *code = $code_in(c);
             }
         }
-        static POOL: [$crate::abi5::errhandlers::MpichErrFn; MAX_ERRHANDLERS] = $crate::abi5::errhandlers::tramp_pool!(tramp);
+        static POOL: [[$crate::abi5::errhandlers::MpichErrFn; 16]; MAX_ERRHANDLERS / 16] = $crate::abi5::errhandlers::tramp_pool!(tramp);
 
         /// An MPICH-ABI handler of `kind` calling `f`: its handle, or the MPICH code of the failure
         /// (raised through MPI_COMM_SELF's handler).
@@ -93,7 +94,7 @@ macro_rules! errhandler_pool {
             let Some(slot) = slot else {
                 return Err(refuse(name, $crate::abi::MPI_ERR_NO_MEM, format!(concat!("oxmpi's ", $lib, " supports at most {} user error handlers per process"), MAX_ERRHANDLERS)));
             };
-            $crate::abi5::errhandlers::create_mpich(kind, POOL[slot])
+            $crate::abi5::errhandlers::create_mpich(kind, POOL[slot / 16][slot % 16])
         }
     };
 }
@@ -122,10 +123,19 @@ macro_rules! c_errhandler_creators {
 }
 pub(crate) use c_errhandler_creators;
 
-/// The `MAX_ERRHANDLERS` instances of trampoline `$t` as MPICH-ABI handler functions.
+/// The `MAX_ERRHANDLERS` instances of trampoline `$t` as MPICH-ABI handler functions, 64 rows
+/// of 16 (slot `I` is `POOL[I / 16][I % 16]`).
 macro_rules! tramp_pool {
     ($t:ident) => {
-        [$t::<0>, $t::<1>, $t::<2>, $t::<3>, $t::<4>, $t::<5>, $t::<6>, $t::<7>, $t::<8>, $t::<9>, $t::<10>, $t::<11>, $t::<12>, $t::<13>, $t::<14>, $t::<15>, $t::<16>, $t::<17>, $t::<18>, $t::<19>, $t::<20>, $t::<21>, $t::<22>, $t::<23>, $t::<24>, $t::<25>, $t::<26>, $t::<27>, $t::<28>, $t::<29>, $t::<30>, $t::<31>, $t::<32>, $t::<33>, $t::<34>, $t::<35>, $t::<36>, $t::<37>, $t::<38>, $t::<39>, $t::<40>, $t::<41>, $t::<42>, $t::<43>, $t::<44>, $t::<45>, $t::<46>, $t::<47>, $t::<48>, $t::<49>, $t::<50>, $t::<51>, $t::<52>, $t::<53>, $t::<54>, $t::<55>, $t::<56>, $t::<57>, $t::<58>, $t::<59>, $t::<60>, $t::<61>, $t::<62>, $t::<63>]
+        [$crate::abi5::errhandlers::tramp_row!($t, 0), $crate::abi5::errhandlers::tramp_row!($t, 1), $crate::abi5::errhandlers::tramp_row!($t, 2), $crate::abi5::errhandlers::tramp_row!($t, 3), $crate::abi5::errhandlers::tramp_row!($t, 4), $crate::abi5::errhandlers::tramp_row!($t, 5), $crate::abi5::errhandlers::tramp_row!($t, 6), $crate::abi5::errhandlers::tramp_row!($t, 7), $crate::abi5::errhandlers::tramp_row!($t, 8), $crate::abi5::errhandlers::tramp_row!($t, 9), $crate::abi5::errhandlers::tramp_row!($t, 10), $crate::abi5::errhandlers::tramp_row!($t, 11), $crate::abi5::errhandlers::tramp_row!($t, 12), $crate::abi5::errhandlers::tramp_row!($t, 13), $crate::abi5::errhandlers::tramp_row!($t, 14), $crate::abi5::errhandlers::tramp_row!($t, 15), $crate::abi5::errhandlers::tramp_row!($t, 16), $crate::abi5::errhandlers::tramp_row!($t, 17), $crate::abi5::errhandlers::tramp_row!($t, 18), $crate::abi5::errhandlers::tramp_row!($t, 19), $crate::abi5::errhandlers::tramp_row!($t, 20), $crate::abi5::errhandlers::tramp_row!($t, 21), $crate::abi5::errhandlers::tramp_row!($t, 22), $crate::abi5::errhandlers::tramp_row!($t, 23), $crate::abi5::errhandlers::tramp_row!($t, 24), $crate::abi5::errhandlers::tramp_row!($t, 25), $crate::abi5::errhandlers::tramp_row!($t, 26), $crate::abi5::errhandlers::tramp_row!($t, 27), $crate::abi5::errhandlers::tramp_row!($t, 28), $crate::abi5::errhandlers::tramp_row!($t, 29), $crate::abi5::errhandlers::tramp_row!($t, 30), $crate::abi5::errhandlers::tramp_row!($t, 31), $crate::abi5::errhandlers::tramp_row!($t, 32), $crate::abi5::errhandlers::tramp_row!($t, 33), $crate::abi5::errhandlers::tramp_row!($t, 34), $crate::abi5::errhandlers::tramp_row!($t, 35), $crate::abi5::errhandlers::tramp_row!($t, 36), $crate::abi5::errhandlers::tramp_row!($t, 37), $crate::abi5::errhandlers::tramp_row!($t, 38), $crate::abi5::errhandlers::tramp_row!($t, 39), $crate::abi5::errhandlers::tramp_row!($t, 40), $crate::abi5::errhandlers::tramp_row!($t, 41), $crate::abi5::errhandlers::tramp_row!($t, 42), $crate::abi5::errhandlers::tramp_row!($t, 43), $crate::abi5::errhandlers::tramp_row!($t, 44), $crate::abi5::errhandlers::tramp_row!($t, 45), $crate::abi5::errhandlers::tramp_row!($t, 46), $crate::abi5::errhandlers::tramp_row!($t, 47), $crate::abi5::errhandlers::tramp_row!($t, 48), $crate::abi5::errhandlers::tramp_row!($t, 49), $crate::abi5::errhandlers::tramp_row!($t, 50), $crate::abi5::errhandlers::tramp_row!($t, 51), $crate::abi5::errhandlers::tramp_row!($t, 52), $crate::abi5::errhandlers::tramp_row!($t, 53), $crate::abi5::errhandlers::tramp_row!($t, 54), $crate::abi5::errhandlers::tramp_row!($t, 55), $crate::abi5::errhandlers::tramp_row!($t, 56), $crate::abi5::errhandlers::tramp_row!($t, 57), $crate::abi5::errhandlers::tramp_row!($t, 58), $crate::abi5::errhandlers::tramp_row!($t, 59), $crate::abi5::errhandlers::tramp_row!($t, 60), $crate::abi5::errhandlers::tramp_row!($t, 61), $crate::abi5::errhandlers::tramp_row!($t, 62), $crate::abi5::errhandlers::tramp_row!($t, 63)]
     };
 }
 pub(crate) use tramp_pool;
+
+/// Row `$r` of `tramp_pool!`: trampolines `16 * $r` to `16 * $r + 15`.
+macro_rules! tramp_row {
+    ($t:ident, $r:literal) => {
+        [$t::<{ $r * 16 + 0 }>, $t::<{ $r * 16 + 1 }>, $t::<{ $r * 16 + 2 }>, $t::<{ $r * 16 + 3 }>, $t::<{ $r * 16 + 4 }>, $t::<{ $r * 16 + 5 }>, $t::<{ $r * 16 + 6 }>, $t::<{ $r * 16 + 7 }>, $t::<{ $r * 16 + 8 }>, $t::<{ $r * 16 + 9 }>, $t::<{ $r * 16 + 10 }>, $t::<{ $r * 16 + 11 }>, $t::<{ $r * 16 + 12 }>, $t::<{ $r * 16 + 13 }>, $t::<{ $r * 16 + 14 }>, $t::<{ $r * 16 + 15 }>]
+    };
+}
+pub(crate) use tramp_row;

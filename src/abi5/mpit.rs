@@ -140,3 +140,27 @@ pub unsafe fn t_obj_in(kind: TVar, index: c_int, obj: *mut c_void, slot: &mut Ob
 pub fn t_cb_safety_out(v: c_int) -> c_int {
     pair_out(v, &T_CB_SAFETIES)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::abi::mpit::*;
+
+    /// Every MPICH MPI_T_BIND_* maps to the standard ABI's value and back, MPI_T_BIND_MPI_SESSION
+    /// (MPICH 9711, the ABI's 12) included.
+    #[test]
+    fn t_binds_map_both_ways() {
+        let mpich = [
+            MPI_T_BIND_NO_OBJECT, MPI_T_BIND_MPI_COMM, MPI_T_BIND_MPI_DATATYPE, MPI_T_BIND_MPI_ERRHANDLER, MPI_T_BIND_MPI_FILE,
+            MPI_T_BIND_MPI_GROUP, MPI_T_BIND_MPI_OP, MPI_T_BIND_MPI_REQUEST, MPI_T_BIND_MPI_WIN, MPI_T_BIND_MPI_MESSAGE,
+            MPI_T_BIND_MPI_INFO, MPI_T_BIND_MPI_SESSION,
+        ];
+        // The standard ABI numbers them 1..=12 in this order (include/mpi_abi.h).
+        for (i, &m) in mpich.iter().enumerate() {
+            let abi = t_bind_out(m);
+            assert_eq!(abi, i as c_int + 1, "MPICH bind {m}");
+            assert_eq!(pair_in(abi, &T_BINDS, -1), m, "ABI bind {abi}");
+        }
+        assert_eq!(t_bind_out(MPI_T_BIND_MPI_SESSION), 12);
+    }
+}

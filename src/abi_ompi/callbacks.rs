@@ -33,6 +33,15 @@ pub(crate) unsafe fn call_user_op(f: UserFn, inp: *mut u8, inout: *mut u8, count
         return unsafe { super::fortran::callbacks::call_user_op(f, inp, inout, count, datatype, size) };
     }
     let mut dt = h_out(datatype);
+    if f.signature == crate::ffi::coll::op::SIG_ABI_CXX {
+        let Some(intercept) = super::cxx_glue::OP_INTERCEPT.get() else { return };
+        crate::ffi::coll::op::in_int_chunks(count, size, |off, mut len| {
+            // SAFETY: libmpi_cxx's intercept with the user's C++ function it gave for this op
+            // (`oxompi_cxx_op_set`), on the chunk at byte `off` of both buffers (caller contract).
+            unsafe { intercept(inp.wrapping_add(off) as *mut c_void, inout.wrapping_add(off) as *mut c_void, &mut len, &mut dt, f.addr) };
+        });
+        return;
+    }
     // SAFETY: stored from an Open MPI `MPI_User_function` (`OmpiOp`).
     let func: OmpiUserFn = unsafe { std::mem::transmute::<usize, OmpiUserFn>(f.addr) };
     crate::ffi::coll::op::in_int_chunks(count, size, |off, mut len| {

@@ -11,7 +11,8 @@
 //! (`register_instance`), and a handle goes out as the calling rank's copy.
 //!
 //! A pointer is only dereferenced inside the memory that holds objects: libmpi.so.40's block of
-//! them, or the span of a program's copies (inside its data segment). Anything else (a garbage
+//! them, the span of a program's copies (inside its data segment), or the C++ error handlers'
+//! objects (`cxx_glue`, which carry their MPICH handle the same way). Anything else (a garbage
 //! handle, a freed one) is handle 0, which the engine reports as invalid.
 use super::tables::{object_of, OBJECT_HANDLES, OBJECT_SYMBOLS};
 use std::os::raw::c_void;
@@ -71,7 +72,7 @@ fn within(span: &[AtomicUsize; 2], v: usize) -> bool {
 /// Whether `v` lies where objects are, so that reading its first 4 bytes is safe.
 #[inline]
 fn readable(v: usize) -> bool {
-    within(&LIB_SPAN, v) || within(&COPY_SPAN, v) || (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v))
+    within(&LIB_SPAN, v) || within(&COPY_SPAN, v) || (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v)) || super::cxx_glue::in_errhandler_objects(v)
 }
 
 /// MPICH's predefined pair types (`0x8c00000N`) are DIRECT handles but predefined.
@@ -101,6 +102,12 @@ pub fn handle(p: *mut c_void) -> i32 {
 pub fn object(h: i32) -> *mut c_void {
     let u = h as u32;
     if is_mpich_user(u) {
+        // A C++ error handler is an object libmpi_cxx writes into (cxx_glue).
+        if crate::abi::handle_object(h) == crate::abi::OBJ_ERRHANDLER {
+            if let Some(p) = super::cxx_glue::errhandler_object(h) {
+                return p;
+            }
+        }
         return u as usize as *mut c_void;
     }
     // What every completed request becomes: no table search for it.

@@ -77,6 +77,22 @@ impl<C: Copy, D: Copy> Attrs<C, D> {
         }
     }
 
+    /// Replaces the callbacks and extra_state of live keyval `k` (MPICH's C++ bindings route a
+    /// keyval's callbacks through their own proxy right after creating it); false if `k` is not
+    /// a live keyval.
+    pub fn set_callbacks(&self, k: u32, copy: Option<C>, delete: Option<D>, extra_state: usize) -> bool {
+        let mut t = self.lock();
+        match t.keyvals.get_mut(k as usize) {
+            Some(Some(kv)) if kv.live => {
+                kv.copy = copy;
+                kv.delete = delete;
+                kv.extra_state = extra_state;
+                true
+            }
+            _ => false,
+        }
+    }
+
     /// The keyval behind a user handle index, if that handle is valid (created and not freed).
     pub fn live_keyval(&self, k: u32) -> Option<Keyval<C, D>> {
         self.lock().keyvals.get(k as usize).copied().flatten().filter(|kv| kv.live)

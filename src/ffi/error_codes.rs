@@ -113,15 +113,18 @@ struct UserErrors {
 static USER: Mutex<UserErrors> = Mutex::new(UserErrors { classes: Vec::new(), codes: Vec::new() });
 
 /// The value of the MPI_LASTUSEDCODE attribute: the largest class or code in use. The attribute
-/// hands out a pointer to it, so it is an atomic with `int` layout.
-pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPICH_ERR_LAST_CLASS);
+/// hands out a pointer to it, so it is an atomic with `int` layout. It starts at
+/// MPI_ERR_LASTCODE, as the standard requires (MPI 4.1 section 9.5: never below it), which is
+/// above every predefined class and code of every ABI (MPI_ERR_ERRHANDLER 80, MPI_ERR_ABI 81,
+/// the ULFM classes, rich codes); user classes and codes lie above it.
+pub static LAST_USED_CODE: AtomicI32 = AtomicI32::new(MPI_ERR_LASTCODE);
 
 /// Rank contexts (threads mode) with an MPI_LASTUSEDCODE of their own.
 const RANK_LAST_USED: usize = 1024;
 /// MPI_LASTUSEDCODE per rank context in threads mode: the largest class or code that rank made,
 /// as its own process would show it (the numbers stay unique in the process, so a rank never
 /// sees another rank's newer class as its last one).
-static LAST_USED_BY_RANK: [AtomicI32; RANK_LAST_USED] = [const { AtomicI32::new(MPICH_ERR_LAST_CLASS) }; RANK_LAST_USED];
+static LAST_USED_BY_RANK: [AtomicI32; RANK_LAST_USED] = [const { AtomicI32::new(MPI_ERR_LASTCODE) }; RANK_LAST_USED];
 
 /// The MPI_LASTUSEDCODE attribute's value for the caller: its rank's in threads mode.
 pub fn last_used_code() -> &'static AtomicI32 {

@@ -80,12 +80,16 @@ pub const SIG_ABI_FORTRAN: u8 = 4;
 /// `UserFn::signature` of a function of MPICH's C++ bindings (`MPI::Op::Init`): called through
 /// the bindings' call-through function (`MPII_Op_set_cxx`, ffi/cxx_bindings.rs), `CXX_OP_CALL`.
 pub const SIG_MPICH_CXX: u8 = 5;
+/// `UserFn::signature` of a function of Open MPI's C++ bindings (`MPI::Op::Init` through
+/// libmpi_cxx.so.40's `ompi_op_set_cxx_callback`), called through ABI_CALLER: the Open MPI
+/// layer calls the bindings' intercept with it.
+pub const SIG_ABI_CXX: u8 = 6;
 /// MPICH's C++ call-through: `(in, inout, len, datatype, the user's C++ function)`.
 pub type CxxOpCall = unsafe extern "C" fn(*mut c_void, *mut c_void, c_int, MPI_Datatype, usize);
 /// The call-through of SIG_MPICH_CXX ops (one per library, as in MPICH: `MPIR_Process`), set by
 /// MPII_Op_set_cxx before it marks any op.
 pub static CXX_OP_CALL: std::sync::OnceLock<CxxOpCall> = std::sync::OnceLock::new();
-/// How to call the functions of SIG_ABI_INT, SIG_ABI_COUNT and SIG_ABI_FORTRAN: the MPI-5 ABI layer (above this
+/// How to call the functions of SIG_ABI_INT, SIG_ABI_COUNT, SIG_ABI_FORTRAN and SIG_ABI_CXX: the MPI-5 ABI layer (above this
 /// boundary) registers its caller when it creates such an op.
 pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync::OnceLock::new();
 
@@ -96,7 +100,7 @@ pub static ABI_CALLER: std::sync::OnceLock<crate::op::user::Caller> = std::sync:
 /// `inp` and `inout` hold `count` elements of `datatype`; `f` was made by `create`.
 pub unsafe fn call_user(f: UserFn, inp: *mut u8, inout: *mut u8, count: usize, datatype: i32, size: usize) {
     let mut dt = datatype;
-    if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT || f.signature == SIG_ABI_FORTRAN {
+    if f.signature == SIG_ABI_INT || f.signature == SIG_ABI_COUNT || f.signature == SIG_ABI_FORTRAN || f.signature == SIG_ABI_CXX {
         // Set before any op of these signatures exists (see ABI_CALLER).
         if let Some(call) = ABI_CALLER.get() {
             // SAFETY: the ABI layer's caller for the functions it registered (caller contract).

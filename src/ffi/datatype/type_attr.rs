@@ -14,7 +14,7 @@ use crate::instance::Instance;
 use std::os::raw::{c_int, c_void};
 
 /// MPICH's keyval kind bits for datatype keyvals.
-const TYPE_KEYVAL_BITS: u32 = 3 << 22;
+pub(crate) const TYPE_KEYVAL_BITS: u32 = 3 << 22;
 
 fn keyval_handle(index: u32) -> c_int {
     make_handle(HANDLE_KIND_DIRECT, OBJ_KEYVAL, index | TYPE_KEYVAL_BITS)

@@ -10,8 +10,43 @@ use std::sync::Mutex;
 /// arguments, which is how MPICH calls it too.
 pub type CommErrhandlerFn = MPI_Comm_errhandler_function;
 
-/// User error handlers; handle = DIRECT | ERRHANDLER | index.
-static USER_HANDLERS: Mutex<Vec<Option<CommErrhandlerFn>>> = Mutex::new(Vec::new());
+/// User error handlers, and whether each is a C++ one (MPICH's C++ bindings mark it with
+/// `MPII_Errhandler_set_cxx`); handle = DIRECT | ERRHANDLER | index.
+static USER_HANDLERS: Mutex<Vec<Option<(CommErrhandlerFn, bool)>>> = Mutex::new(Vec::new());
+
+/// MPICH's C++ call-through (`MPIR_Call_errhandler_function` of libmpichcxx): called as
+/// `call(kind, object, code, user_fn)`, kind 0 for a communicator, 1 a file, 2 a window; the
+/// object is the address of the MPICH handle (of the `MPI_File` for a file).
+pub type CxxErrCall = unsafe extern "C" fn(c_int, *mut c_int, *mut c_int, CommErrhandlerFn);
+static CXX_ERR_CALL: std::sync::OnceLock<CxxErrCall> = std::sync::OnceLock::new();
+
+/// Marks user handler `h` as a C++ one, called through `call` (one bindings library per
+/// process, so one call-through, as in MPICH); false if `h` is no user handler.
+pub fn set_cxx(h: MPI_Errhandler, call: CxxErrCall) -> bool {
+    if handle_kind(h) != HANDLE_KIND_DIRECT || handle_object(h) != OBJ_ERRHANDLER {
+        return false;
+    }
+    let mut t = USER_HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
+    match t.get_mut(handle_index(h) as usize) {
+        Some(Some(e)) => {
+            let _ = CXX_ERR_CALL.set(call);
+            e.1 = true;
+            true
+        }
+        _ => false,
+    }
+}
+
+/// The kind number MPICH's C++ call-through expects for the object `obj` a handler is raised
+/// on: a file's handle is a pointer, communicators and windows are told by their handle.
+fn cxx_kind<H: Copy>(obj: &H) -> c_int {
+    if std::mem::size_of::<H>() != std::mem::size_of::<c_int>() {
+        return 1;
+    }
+    // SAFETY: `H` is an int handle (same size; the callers pass MPI_Comm or MPI_Win).
+    let h: c_int = unsafe { std::mem::transmute_copy(obj) };
+    if handle_object(h) == OBJ_WIN { 2 } else { 0 }
+}
 
 pub fn user_handler_handle(index: usize) -> MPI_Errhandler {
     make_handle(HANDLE_KIND_DIRECT, OBJ_ERRHANDLER, index as u32)
@@ -19,11 +54,16 @@ pub fn user_handler_handle(index: usize) -> MPI_Errhandler {
 
 pub fn create_user_handler(f: CommErrhandlerFn) -> MPI_Errhandler {
     let mut t = USER_HANDLERS.lock().unwrap_or_else(|p| p.into_inner());
-    t.push(Some(f));
+    t.push(Some((f, false)));
     user_handler_handle(t.len() - 1)
 }
 
 pub(crate) fn user_handler(h: MPI_Errhandler) -> Option<CommErrhandlerFn> {
+    user_handler_lang(h).map(|e| e.0)
+}
+
+/// A user handler's function and whether it is a C++ one.
+fn user_handler_lang(h: MPI_Errhandler) -> Option<(CommErrhandlerFn, bool)> {
     if handle_kind(h) != HANDLE_KIND_DIRECT || handle_object(h) != OBJ_ERRHANDLER {
         return None;
     }
@@ -89,7 +129,8 @@ pub fn raise_code(name: &'static str, comm: c_int, e: MpiError, code: c_int) -> 
 
 /// Runs error handler `h` for error `e` (code `code`) raised by function `name` on the object
 /// with handle `obj` (a communicator, window or file: a user handler gets a pointer to it);
-/// returns the code the function gives back when the handler returns.
+/// returns the code the function gives back when the handler returns (MPI_SUCCESS after a C++
+/// handler of MPICH's bindings, as in MPICH).
 pub(crate) fn deliver<H: Copy>(name: &'static str, h: MPI_Errhandler, obj: H, e: &MpiError, code: c_int) -> c_int {
     match h {
         MPI_ERRORS_RETURN => code,
@@ -98,12 +139,28 @@ pub(crate) fn deliver<H: Copy>(name: &'static str, h: MPI_Errhandler, obj: H, e:
             instance::abort_job(e.class.mpich().max(1), &format!("{}{name}: {} [{class_name}]; ending the job", rank_prefix(), e.msg))
         }
         _ => {
-            if let Some(f) = user_handler(h) {
-                let (mut o, mut cd) = (obj, code);
-                // SAFETY: the user's handler, called with pointers to locals as the standard
-                // specifies; the communicator, window and file handler types differ only in the
-                // handle type the first pointer points to, which is `H` here.
-                unsafe { f(&mut o as *mut H as *mut MPI_Comm, &mut cd) };
+            match user_handler_lang(h) {
+                Some((f, true)) => {
+                    let (mut o, mut cd) = (obj, code);
+                    if let Some(call) = CXX_ERR_CALL.get() {
+                        // SAFETY: MPICH's C++ call-through (set with the C++ flag), given the
+                        // kind, the address of the object's handle (a local), of the code, and
+                        // the user's C++ function that MPI_*_create_errhandler stored, as MPICH
+                        // calls it.
+                        unsafe { call(cxx_kind(&obj), &mut o as *mut H as *mut c_int, &mut cd, f) };
+                    }
+                    // As MPICH: a C++ handler that returns leaves no error (C++ code reports
+                    // errors by throwing), so the call returns MPI_SUCCESS.
+                    return MPI_SUCCESS;
+                }
+                Some((f, _)) => {
+                    let (mut o, mut cd) = (obj, code);
+                    // SAFETY: the user's handler, called with pointers to locals as the standard
+                    // specifies; the communicator, window and file handler types differ only in
+                    // the handle type the first pointer points to, which is `H` here.
+                    unsafe { f(&mut o as *mut H as *mut MPI_Comm, &mut cd) };
+                }
+                None => {}
             }
             code
         }

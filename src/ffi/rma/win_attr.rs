@@ -16,7 +16,7 @@ use crate::export;
 use crate::instance::Instance;
 use std::os::raw::{c_int, c_void};
 
-const WIN_KEYVAL_BITS: u32 = 8 << 22;
+pub(crate) const WIN_KEYVAL_BITS: u32 = 8 << 22;
 
 const KEY_WIN_BASE: c_int = MPI_WIN_BASE;
 const KEY_WIN_SIZE: c_int = MPI_WIN_SIZE;
