@@ -17,7 +17,13 @@
 //!   rest of the round, so every segment fails at most twice a round.
 //!
 //! Per transfer O(1) word operations plus the scans (a candidate's peer search is at most
-//! P/64 words); per round O(|G| + N/64); per schedule O(P * N / 64) more to set up.
+//! P/64 words); per round O(|G| + N/64); per schedule O(P * N / 64) more to set up. Failed
+//! peer searches dominate large schedules (a segment fails at most twice a round, so up to
+//! O(R * N * P/64) words): they are answered by one vectorised pass before the ordered search
+//! (same instruction count, fewer mispredicted branches: measured 20-26 % faster at P = N =
+//! 4096 uniform, about 10 % slower skewed, where searches rarely fail, level at 512).
+//! (Word summaries of `hold` and `en` were tried and lost: both are dense at word level, so
+//! they pruned nothing and cost 1.8x the instructions at P = N = 512.)
 use super::{Problem, Schedule, Transfer};
 
 fn bit(i: usize) -> u64 {
@@ -245,6 +251,11 @@ fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
     let x = h[hw] & en[hw];
     if x & hmask != 0 {
         return at(hw, x & hmask);
+    }
+    // Most searches that get this far fail (at P = N = 4096, 54.5 M of 71 M peer searches): one
+    // pass without early exits, which the compiler vectorises, tells whether any word matches.
+    if h.iter().zip(en).fold(0, |a, (h, e)| a | (h & e)) == 0 {
+        return None;
     }
     for i in hw + 1..h.len() {
         if h[i] & en[i] != 0 {

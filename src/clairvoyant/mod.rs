@@ -22,6 +22,7 @@ pub mod linear;
 pub mod pattern;
 pub mod predict;
 pub mod replan;
+pub mod robust_fit;
 pub mod segtree;
 
 /// One transfer: in round `round`, `from` sends its partial result of segment `seg` to `to`,

@@ -123,6 +123,29 @@ fn holders_matches_the_oracle_from_any_holdings() {
     }
 }
 
+/// P and N both drawn from 2..=300 (the random instances above are mostly small), every arrival
+/// shape of `random_problem`: the generator in use against the segment-tree oracle, transfer for
+/// transfer (so the same rounds and the same cost).
+#[test]
+fn holders_matches_the_oracle_up_to_300() {
+    let mut rng = Rng(0x300);
+    for i in 0..160 {
+        let mut pb = random_problem(&mut rng, 299, false);
+        let p = 2 + rng.below(299) as usize;
+        let n = 2 + rng.below(299) as usize;
+        let old = pb.arrivals.len();
+        pb.arrivals = (0..p).map(|x| pb.arrivals[x % old] + (x / old) as i64 * (1 + rng.below(3) as i64)).collect();
+        pb.root %= p;
+        pb.segments = n;
+        pb.check().unwrap();
+        let s = holders::schedule(&pb);
+        let o = segtree::schedule(&pb);
+        assert_eq!(s.rounds(), o.rounds(), "instance {i}: P={p} N={n}");
+        assert_eq!(s, o, "instance {i}: P={p} N={n}: {pb:?}");
+        verify(&s, p, n, pb.root).unwrap_or_else(|e| panic!("instance {i}: P={p} N={n}: {e}"));
+    }
+}
+
 #[test]
 fn verify_rejects_a_broken_schedule() {
     let pb = example();

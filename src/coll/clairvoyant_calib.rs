@@ -8,8 +8,9 @@
 //! never on the critical path of later calls): each process measures its per-byte cost once,
 //! lazily; comm ranks 0 and 1 time a zero-byte ping-pong (the median of 9 trips after an
 //! untimed one); then every rank sends its
-//! (fixed ns, picoseconds per byte) to every other and all take the MAX of the integers, which is
-//! exact and the same everywhere (an allreduce done by hand on a phase of that reduce).
+//! (fixed ns, picoseconds per byte) to every other and all take rank 0's fixed part and the
+//! upper median of the per-byte parts, which is exact and the same everywhere (an allreduce done
+//! by hand on a phase of that reduce).
 use super::Coll;
 use crate::error::MpiResult;
 use std::hint::black_box;
@@ -44,32 +45,60 @@ impl RoundCost {
     }
 }
 
-/// This process's per-byte cost of copying and combining `bytes`-byte segments (picoseconds per
-/// byte), measured once: a memcpy + f64-sum pass over each segment-sized window of a region
-/// larger than a core's L2 (a segment to combine comes from another core or from memory, never
-/// from our own cache), timed on the second sweep (the first one faults the pages in).
+/// This process's per-byte cost of copying and combining segments of about `bytes` bytes
+/// (picoseconds per byte), measured once: memcpy + f64-sum passes over segment-sized windows of
+/// a region larger than a core's L2 (a segment to combine comes from another core or from
+/// memory, never from our own cache). After an untimed sweep that faults the pages in, each
+/// window is timed on its own, at a quarter, one and four times `bytes`, and the per-byte cost
+/// is the slope of the line `clairvoyant::robust_fit::fit_timings` draws through those timings
+/// (the lower quartile per size, then Theil-Sen): a preempted window is an outlier it ignores,
+/// where one timing of a whole sweep took it in (whole-vector step estimates of 3.26 ms at 128K
+/// floats and 1.18 ms at 1M were seen on a loaded machine). The fixed part of a window (a
+/// timer read) falls in the intercept, which is not used: the fixed cost of a round is the
+/// ping-pong's. As many bytes are moved as by the one-sweep measure it replaces.
 fn local_ps_per_byte(bytes: usize) -> i64 {
     const REGION: usize = 4 << 20;
     static PS: OnceLock<i64> = OnceLock::new();
     *PS.get_or_init(|| {
-        let w = (bytes / 8).max(512);
-        let windows = (REGION / (w * 8)).max(4);
-        let src: Vec<f64> = (0..w * windows).map(|i| i as f64).collect();
-        let mut dst = vec![0f64; w * windows];
-        let mut ns = 0;
-        for _ in 0..2 {
-            let t = Instant::now();
-            for (d, s) in dst.chunks_mut(w).zip(black_box(&src).chunks(w)) {
-                d.copy_from_slice(s);
-                for (d, s) in d.iter_mut().zip(s) {
-                    *d += *s;
-                }
-                black_box(&mut *d);
+        let words = REGION / 8;
+        let src: Vec<f64> = (0..words).map(|i| i as f64).collect();
+        let mut dst = vec![0f64; words];
+        let pass = |d: &mut [f64], s: &[f64]| {
+            d.copy_from_slice(s);
+            for (d, s) in d.iter_mut().zip(s) {
+                *d += *s;
             }
-            ns = t.elapsed().as_nanos();
+            black_box(d);
+        };
+        pass(&mut dst, black_box(&src));
+        // Window sizes in words, each at least 4 KiB and at most a quarter of the region.
+        let sizes = [bytes / 4, bytes, bytes * 4].map(|b| (b / 8).clamp(512, words / 4));
+        let mut samples = Vec::new();
+        let mut at = 0;
+        // Two sweeps' worth of windows, walking the region, so each comes from memory, not
+        // from the previous one's cache.
+        for _ in 0..2 * words / sizes.iter().sum::<usize>() {
+            for &w in &sizes {
+                if at + w > words {
+                    at = 0;
+                }
+                let t = Instant::now();
+                pass(&mut dst[at..at + w], black_box(&src[at..at + w]));
+                samples.push(((w * 8) as f64, t.elapsed().as_nanos() as f64));
+                at += w;
+            }
         }
-        (ns.saturating_mul(1000) / (src.len() as u128 * 8)) as i64
+        ps_per_byte_of(&samples)
     })
+}
+
+/// The per-byte cost (ps) of the timings `samples` (bytes, ns): the slope of their
+/// `fit_timings` line; when the sizes do not differ (a clamped window) or the slope is not positive, the
+/// median of the per-byte rates.
+fn ps_per_byte_of(samples: &[(f64, f64)]) -> i64 {
+    let slope = crate::clairvoyant::robust_fit::fit_timings(samples).map(|l| l.slope).filter(|&b| b > 0.0);
+    let per_byte = slope.or_else(|| crate::clairvoyant::robust_fit::median(&mut samples.iter().map(|&(x, y)| y / x).collect::<Vec<_>>()));
+    (per_byte.unwrap_or(1.0) * 1000.0).round() as i64
 }
 
 /// The communicator's agreed round cost (see the module documentation); every rank of `cx`
@@ -134,9 +163,34 @@ pub fn agree(cx: &Coll, seg_bytes: usize) -> MpiResult<RoundCost> {
     res?;
     sent?;
     all[me] = mine;
-    let max = |i: usize| all.iter().map(|v| v[i]).max().unwrap_or(0);
+    // Only rank 0 measures the fixed part (the others send 0): the MAX is its value. The
+    // per-byte part is every process's: the upper median over ranks, so that one process
+    // measuring while preempted does not set everyone's round (the MAX did).
+    let fixed = all.iter().map(|v| v[0]).max().unwrap_or(0);
+    let mut per_byte: Vec<i64> = all.iter().map(|v| v[1]).collect();
+    per_byte.sort_unstable();
     Ok(RoundCost {
-        fixed_ns: max(0).clamp(FIXED_NS.0, FIXED_NS.1),
-        ps_per_byte: max(1).clamp(PS_PER_BYTE.0, PS_PER_BYTE.1),
+        fixed_ns: fixed.clamp(FIXED_NS.0, FIXED_NS.1),
+        ps_per_byte: per_byte[per_byte.len() / 2].clamp(PS_PER_BYTE.0, PS_PER_BYTE.1),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ps_per_byte_of;
+
+    #[test]
+    fn per_byte_cost_ignores_preempted_windows() {
+        // 0.4 ns per byte + 300 ns, three sizes, two windows preempted by 2 ms.
+        let mut s: Vec<(f64, f64)> = (0..12).map(|i| {
+            let x = [16384.0, 65536.0, 262144.0][i % 3];
+            (x, 300.0 + 0.4 * x)
+        }).collect();
+        s[4].1 += 2e6;
+        s[9].1 += 2e6;
+        assert_eq!(ps_per_byte_of(&s), 400);
+        // One size only (every window clamped): the median rate.
+        let one: Vec<(f64, f64)> = (0..5).map(|i| (4096.0, 4096.0 * if i == 2 { 50.0 } else { 0.5 })).collect();
+        assert_eq!(ps_per_byte_of(&one), 500);
+    }
 }

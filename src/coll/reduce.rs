@@ -104,8 +104,9 @@ const ARRIVAL_SPREAD_DIV: i64 = 2;
 
 /// In processes mode with more than `CROWDED_RANKS_PER_CPU` ranks per CPU (16 on 2 cores),
 /// vectors of at least `CROWDED_MIN` bytes are "crowded": every link of the arrival chain must be woken and
-/// scheduled among the other ranks' copies, and the calibrated round (a MAX over ranks of a
-/// one-off measurement) is then too noisy to weigh the chain against the spread. `auto` runs
+/// scheduled among the other ranks' copies, and the calibrated round was then too noisy to
+/// weigh the chain against the spread (measured when it was a MAX over ranks of one timing; it
+/// is now a robust fit, `clairvoyant_calib`, not re-measured for this rule). `auto` runs
 /// the binomial tree for them when the arrivals are imbalanced. Measured with
 /// scripts/bench-pap.sh (random 20 ms delays, progress reports, 2 cores, load 4-12): 16
 /// processes, 1M floats: arrival 38394/30501 us, binomial 27502/23792, Clairvoyant
