@@ -33,6 +33,7 @@ use std::path::{Path, PathBuf};
 mod entry;
 mod copy_bind;
 mod copy_refresh;
+mod copy_source;
 mod got_vars;
 mod memfd;
 mod private_libs;
@@ -364,6 +365,26 @@ impl Prepared {
         // (the envp argument is ignored by a two- or zero-argument main, per the x86-64 ABI).
         let main: MainFn = unsafe { std::mem::transmute::<usize, MainFn>(addr) };
         let mut copies: Vec<(String, usize)> = self.copies.iter().zip(&self.copy_offsets).map(|(n, &o)| (n.clone(), base.wrapping_add(o as usize))).collect();
+        if !copies.is_empty() {
+            // The copies ld.so filled from the instance itself (`copy_source`): sources are
+            // looked up in its direct dependencies, by the names its (rewritten) image needs.
+            let deps: Vec<*mut c_void> = private_libs::needed_names(&image)
+                .into_iter()
+                .filter_map(|n| CString::new(n).ok())
+                // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
+                .filter_map(|n| private_libs::in_fd_dir(relative, || unsafe { libc::dlopen(n.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) }).ok())
+                .filter(|h| !h.is_null())
+                .collect();
+            let protected = got_vars::relro_pages(base, self.got_slots.relro());
+            if let Err(e) = copy_source::fill(&copies, &deps, protected) {
+                static TOLD: std::sync::Once = std::sync::Once::new();
+                TOLD.call_once(|| eprintln!("oxmpi: threads mode: cannot fill {}'s copies of its libraries' variables ({e})", self.program.display()));
+            }
+            for h in deps {
+                // SAFETY: each handle came from the dlopen above (a reference taken there).
+                unsafe { libc::dlclose(h) };
+            }
+        }
         let got_vars = if self.got_slots.is_empty() {
             std::ptr::null_mut()
         } else {

@@ -87,7 +87,7 @@ pub(super) fn symbol_size(addr: *const c_void, name: &CString) -> Option<usize> 
 }
 
 /// Whether library `lib` itself (not one of its dependencies) defines `name`.
-fn defines(lib: *mut c_void, name: &CString) -> bool {
+pub(super) fn defines(lib: *mut c_void, name: &CString) -> bool {
     // SAFETY: a live handle and a C string.
     let def = unsafe { libc::dlsym(lib, name.as_ptr()) };
     if def.is_null() {

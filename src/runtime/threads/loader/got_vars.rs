@@ -63,6 +63,11 @@ impl Slots {
         Slots { slots, relro: relro_of(ph) }
     }
 
+    /// The program's RELRO range (link-time address, length), if it has one.
+    pub(super) fn relro(&self) -> Option<(u64, u64)> {
+        self.relro
+    }
+
     pub(super) fn is_empty(&self) -> bool {
         self.slots.is_empty()
     }
@@ -97,17 +102,48 @@ pub(super) fn in_relro(at: usize, base: usize, relro: Option<(u64, u64)>) -> boo
     // The loader protects RELRO's whole pages only (glibc's `_dl_protect_relro` rounds both
     // ends down): a slot on its last, partial page stays writable, and that page also holds
     // data that must stay so.
-    let page = page_size();
-    relro.is_some_and(|(a, len)| {
-        let start = base.wrapping_add(a as usize) & !(page - 1);
-        let end = base.wrapping_add(a.saturating_add(len) as usize) & !(page - 1);
-        at >= start && at < end
-    })
+    relro_pages(base, relro).is_some_and(|(start, end)| at >= start && at < end)
 }
 
 fn page_size() -> usize {
     // SAFETY: sysconf has no preconditions.
     unsafe { libc::sysconf(libc::_SC_PAGESIZE) }.max(4096) as usize
+}
+
+/// Writes `bytes` at `at`, lifting the protection of the pages of `protected` (the range the
+/// loader made read-only, `relro_pages`) it touches around the store.
+///
+/// # Safety
+/// `[at, at + bytes.len())` must be mapped data of a loaded object nothing else accesses during
+/// the call.
+pub(super) unsafe fn store_bytes(at: usize, bytes: &[u8], protected: Option<(usize, usize)>) -> Result<(), String> {
+    let page = page_size();
+    let lo = at & !(page - 1);
+    let hi = (at + bytes.len()).div_ceil(page) * page;
+    let ro = protected.map(|(a, b)| (lo.max(a), hi.min(b))).filter(|(a, b)| a < b);
+    let protect = |(a, b): (usize, usize), prot| {
+        // SAFETY: [a, b) are mapped pages of the object (caller contract), page-aligned.
+        if unsafe { libc::mprotect(a as *mut libc::c_void, b - a, prot) } != 0 {
+            return Err(format!("mprotect of a copy: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
+    };
+    if let Some(r) = ro {
+        protect(r, libc::PROT_READ | libc::PROT_WRITE)?;
+    }
+    // SAFETY: a writable range (caller contract; its protected pages made writable above).
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), at as *mut u8, bytes.len()) };
+    if let Some(r) = ro {
+        protect(r, libc::PROT_READ)?;
+    }
+    Ok(())
+}
+
+/// The pages the loader made read-only (RELRO's whole pages) of the object loaded at `base`
+/// with RELRO range `relro`, as `[start, end)`.
+pub(super) fn relro_pages(base: usize, relro: Option<(u64, u64)>) -> Option<(usize, usize)> {
+    let page = page_size();
+    relro.map(|(a, len)| (base.wrapping_add(a as usize) & !(page - 1), base.wrapping_add(a.saturating_add(len) as usize) & !(page - 1)))
 }
 
 /// Writes `value` into the GOT slot at `at`, lifting RELRO's protection around the store.
