@@ -66,6 +66,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
                    MPI tools ncmpidump/ncmpidiff, on oxmpi's Open MPI ABI (scripts/netcdf-suite.sh)
   10c. cxx        C++ programs built with mpicxx.mpich and mpicxx.openmpi (cxx-tests/,
                    scripts/cxx-suite.sh) at 1-3 ranks in both modes
+  10d. apps       packaged applications and libraries built on Open MPI: Debian's LAMMPS binary
+                   (results equal to Open MPI's), FFTW-MPI and Boost.MPI programs (apps-tests/,
+                   scripts/apps-suite.sh) at 1 and 3 ranks in both modes
   11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
                    mode of OXMPI_BINARY_MODES: the same results in every mode, 50 or more passing
                    (scripts/packaged-suite.sh --suite scalapack)
@@ -454,6 +457,14 @@ stage_cxx() {
         --modes "$BINARY_MODES" --np "1 2 3" --timeout 60
 }
 
+# Packaged applications and libraries built on Open MPI: LAMMPS, FFTW-MPI, Boost.MPI.
+stage_apps() {
+    local deps=()
+    [ "${OXMPI_TEST_SKIP_DEPS:-0}" != 1 ] || deps=(--no-deps)
+    run timeout -k 10 600 bash "$OXMPI_ROOT/scripts/apps-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" --np "1 3" --timeout 120 "${deps[@]}"
+}
+
 # Packaged programs on libraries built on MPI (issue 18): threads mode gives each rank its own
 # copy of libscalapack-mpich (BLACS keeps its grids in globals).
 stage_scalapack() {
@@ -499,6 +510,7 @@ stage mpi4py stage_mpi4py
 stage hdf5 stage_hdf5
 stage netcdf stage_netcdf
 stage cxx stage_cxx
+stage apps stage_apps
 stage scalapack stage_scalapack
 stage coarrays stage_coarrays
 stage tachyon stage_tachyon
