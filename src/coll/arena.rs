@@ -52,8 +52,8 @@ pub struct Arena {
     store: Store,
     /// Ranks (of this process) that hold this arena; the last one out unregisters it.
     users: AtomicUsize,
-    /// The records of the flat small-message collectives (`flat`), for communicators of the
-    /// job's initial ranks (whose doorbells are in the segment).
+    /// The records of the flat small-message collectives (`flat`), for communicators of at most
+    /// `flat::MAX_RANKS` of the job's initial ranks (whose doorbells are in the segment).
     flat: Option<super::flat::Flat>,
 }
 
@@ -125,7 +125,7 @@ impl ArenaRef {
                         results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
                     },
                     users: AtomicUsize::new(0),
-                    flat: initial_ranks(u, c).then(|| super::flat::Flat::on_heap(c.group.len())),
+                    flat: (initial_ranks(u, c) && c.group.len() <= super::flat::MAX_RANKS).then(|| super::flat::Flat::on_heap(c.group.len())),
                 })
             })
             .clone();
@@ -143,7 +143,7 @@ impl ArenaRef {
             return Ok(ArenaRef { arena: None, key: None });
         }
         let arena = super::region::Region::create(cx)?.map(|r| {
-            let flat = Some(super::flat::Flat::in_region(r.flat(), c.group.len()));
+            let flat = (c.group.len() <= super::flat::MAX_RANKS).then(|| super::flat::Flat::in_region(r.flat(), c.group.len()));
             Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1), flat })
         });
         Ok(ArenaRef { arena, key: None })

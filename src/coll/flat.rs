@@ -24,12 +24,12 @@
 //! as `wait::notify`). So a spinning waiter costs the publisher one load per peer.
 use super::arena::Arena;
 use super::Coll;
-use crate::error::MpiResult;
+use crate::error::{err, ErrorClass, MpiResult};
 use crate::op::Reduction;
 use std::cell::UnsafeCell;
 use std::sync::atomic::{fence, AtomicU64, Ordering::*};
 
-/// Bytes of one record: a flag, padding to 16-byte alignment of the data, the data.
+/// Bytes of one record: a flag, the payload's length (16-byte alignment of the data), the data.
 pub const RECORD: usize = 2048;
 const DATA_OFF: usize = 16;
 /// The largest payload a rank publishes: one message (bcast, allreduce) or all its blocks of an
@@ -42,7 +42,9 @@ pub const MAX_RANKS: usize = 8;
 struct Record {
     /// The episode whose data this record holds (0: none yet).
     flag: AtomicU64,
-    _pad: u64,
+    /// Bytes of the payload (a reader with other counts or datatypes gets MPI_ERR_TRUNCATE, as
+    /// from a message of the wrong size). Written by the owner before its flag.
+    len: AtomicU64,
     data: UnsafeCell<[u8; DATA]>,
 }
 const _: () = assert!(std::mem::size_of::<Record>() == RECORD && std::mem::align_of::<Record>() <= 4096);
@@ -70,7 +72,7 @@ unsafe impl Send for Flat {}
 impl Flat {
     /// Threads mode: zeroed records for `n` ranks.
     pub fn on_heap(n: usize) -> Flat {
-        let owned: Box<[Record]> = (0..2 * n).map(|_| Record { flag: AtomicU64::new(0), _pad: 0, data: UnsafeCell::new([0; DATA]) }).collect();
+        let owned: Box<[Record]> = (0..2 * n).map(|_| Record { flag: AtomicU64::new(0), len: AtomicU64::new(0), data: UnsafeCell::new([0; DATA]) }).collect();
         Flat { base: owned.as_ptr(), n, _owned: Some(owned) }
     }
 
@@ -90,6 +92,16 @@ impl Flat {
         self.rec(r, j).data.get() as *mut u8
     }
 
+    /// Rank `r`'s published payload of episode `j`, if it has the `bytes` this rank expects.
+    fn payload(&self, r: usize, j: u64, bytes: usize) -> MpiResult<*const u8> {
+        let len = self.rec(r, j).len.load(Relaxed) as usize;
+        if len != bytes {
+            let size = if len > bytes { format!("{len} bytes (more than {bytes} bytes)") } else { format!("{len} bytes") };
+            return Err(err(ErrorClass::Truncate, format!("collective message from rank {r} has {size}, this rank expected {bytes}: the ranks passed different counts or datatypes")));
+        }
+        Ok(self.data(r, j))
+    }
+
     /// Starts an episode at rank `me`: its number, once every rank published the previous one
     /// (so our record of this parity is free).
     fn begin(&self, cx: &Coll, members: &[usize], me: usize) -> MpiResult<u64> {
@@ -101,8 +113,10 @@ impl Flat {
         Ok(j)
     }
 
-    /// Publishes our record of episode `j` and wakes the members that sleep.
-    fn publish(&self, cx: &Coll, members: &[usize], me: usize, j: u64) {
+    /// Publishes our record of episode `j` with a payload of `len` bytes (already written) and
+    /// wakes the members that sleep.
+    fn publish(&self, cx: &Coll, members: &[usize], me: usize, j: u64, len: usize) {
+        self.rec(me, j).len.store(len as u64, Relaxed);
         self.rec(me, j).flag.store(j, Release);
         // Pairs with the waiter's sleepers increment + fence + condition check.
         fence(SeqCst);
@@ -135,7 +149,7 @@ pub fn barrier(cx: &Coll, arena: &Arena) -> MpiResult {
     let f = arena.flat().expect("fits() checked the records");
     let (me, members) = (cx.rank(), arena.members());
     let j = f.begin(cx, members, me)?;
-    f.publish(cx, members, me, j);
+    f.publish(cx, members, me, j, 0);
     f.wait(cx, members, j, 0..cx.size())
 }
 
@@ -151,13 +165,14 @@ pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: 
     if me == root {
         // SAFETY: our record is free (`begin`) and holds DATA >= bytes; `buf` holds `bytes`.
         unsafe { std::ptr::copy_nonoverlapping(buf, f.data(me, j), bytes) };
-        f.publish(cx, members, me, j);
+        f.publish(cx, members, me, j, bytes);
         return Ok(());
     }
-    f.publish(cx, members, me, j);
+    f.publish(cx, members, me, j, 0);
     f.wait(cx, members, j, root..root + 1)?;
+    let from = f.payload(root, j, bytes)?;
     // SAFETY: the root's record holds episode j's `bytes` until we publish j + 1.
-    unsafe { std::ptr::copy_nonoverlapping(f.data(root, j), buf, bytes) };
+    unsafe { std::ptr::copy_nonoverlapping(from, buf, bytes) };
     Ok(())
 }
 
@@ -174,8 +189,11 @@ pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *
     let j = f.begin(cx, members, me)?;
     // SAFETY: our record is free (`begin`) and holds DATA >= bytes; `sendbuf` holds `bytes`.
     unsafe { std::ptr::copy_nonoverlapping(sendbuf, f.data(me, j), bytes) };
-    f.publish(cx, members, me, j);
+    f.publish(cx, members, me, j, bytes);
     f.wait(cx, members, j, 0..n)?;
+    for r in 0..n {
+        f.payload(r, j, bytes)?;
+    }
     // SAFETY: every record holds episode j's `bytes` (16-byte aligned) until its owner's next
     // episode, which waits for ours; our own contribution is in our record, so `recvbuf` may be
     // `sendbuf`; it holds `count` elements.
@@ -199,8 +217,11 @@ pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8,
     let j = f.begin(cx, members, me)?;
     // SAFETY: our record is free and holds DATA >= n * block; `send` holds n blocks.
     unsafe { std::ptr::copy_nonoverlapping(send, f.data(me, j), n * block) };
-    f.publish(cx, members, me, j);
+    f.publish(cx, members, me, j, n * block);
     f.wait(cx, members, j, 0..n)?;
+    for r in 0..n {
+        f.payload(r, j, n * block)?;
+    }
     for r in 0..n {
         // SAFETY: record r holds its row until its owner's next episode; `recv` holds n blocks,
         // disjoint from the records.
