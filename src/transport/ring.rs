@@ -172,10 +172,11 @@ impl Channel {
         // its last lap: else the stores of the next push wait for it, and the engine lock's
         // release (a locked instruction, which drains the stores) with them: most of a 1-byte
         // send's time (perf). Only for a slot known free: a slot still to be read would be
-        // taken from under the consumer. And only after a message that fit the header: 1-byte
-        // windows went from 7.7-7.9 to 10.1-10.3 M msg/s, 4 KiB ones from 2.3 to 2.4-2.5 M, but
-        // 64-byte ones fell from 7.1 to 5.6 M (the header line alone was taken ahead of a
-        // two-line packet; best of 3 interleaved rounds, both modes, loaded machine).
+        // taken from under the consumer. And only after a message that fit the header: after
+        // every push, 1-byte windows went from 7.7-7.9 to 10.1-10.3 M msg/s and 4 KiB ones from
+        // 2.3 to 2.4-2.5 M, but 64-byte ones fell from 7.1 to 5.6 M (the header line alone was
+        // taken ahead of a two-line packet); after inline ones only: 1 byte 9.9-10.0 M, 64 B and
+        // 4 KiB unchanged (best of 3 interleaved rounds, both modes, loaded machine).
         if inline(hdr.kind, len) && tail + 1 - c.tail.head_seen.load(Ordering::Relaxed) <= self.mask {
             // `_mm_prefetch::<_MM_HINT_ET0>` compiles to nothing without the `prfchw` target
             // feature, hence the instruction itself.
