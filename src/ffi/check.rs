@@ -290,6 +290,12 @@ const REQ_BASE: c_int = make_handle(HANDLE_KIND_DIRECT, OBJ_REQUEST, 0);
 /// A request that completed at once and needs no engine entry (operations with MPI_PROC_NULL):
 /// INDIRECT request handles carry the status kind in the index.
 pub const REQ_PROC_NULL: c_int = make_handle(HANDLE_KIND_INDIRECT, OBJ_REQUEST, 1);
+/// A nonblocking standard or ready send whose message went into the channel at once (eager, no
+/// queue ahead of it): complete when started, so it has no engine entry either. Every such
+/// request shares this handle (MPI handles are opaque; each wait or free sets the user's copy to
+/// MPI_REQUEST_NULL), which saves the request's allocation, completion and release on the
+/// message-rate path.
+pub const REQ_SENT: c_int = make_handle(HANDLE_KIND_INDIRECT, OBJ_REQUEST, 2);
 
 pub fn req_handle(id: ReqId) -> MPI_Request {
     REQ_BASE | id as c_int
@@ -299,11 +305,33 @@ pub fn req_handle(id: ReqId) -> MPI_Request {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ReqRef {
     Null,
-    ProcNull,
+    /// A request complete from its start, with no engine entry (`REQ_PROC_NULL`, `REQ_SENT`).
+    Complete(Settled),
     /// An engine request, whether it is persistent, and its generation. Both are read when the
     /// handle is resolved, before any wait: afterwards the id may already belong to another
     /// thread's request (the generation tells them apart).
     Engine(ReqId, bool, u32),
+}
+
+/// What a request complete from its start was.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Settled {
+    /// An operation with MPI_PROC_NULL.
+    ProcNull,
+    /// A send pushed whole at its start (`REQ_SENT`).
+    Sent,
+}
+
+impl Settled {
+    /// The status a wait or test reports: MPI_PROC_NULL's (MPI 4.1 section 3.10), or for a
+    /// send the empty status (a send's source, tag and count are undefined; its error field is
+    /// MPI_SUCCESS and MPI_Test_cancelled says false).
+    pub fn status(self) -> Status {
+        match self {
+            Settled::ProcNull => Status::proc_null(),
+            Settled::Sent => Status::empty(),
+        }
+    }
 }
 
 pub fn req_ref(u: &Instance, h: MPI_Request) -> MpiResult<ReqRef> {
@@ -315,8 +343,11 @@ pub fn req_ref_by(h: MPI_Request, persistence: impl Fn(ReqId) -> Option<(bool, u
     if h == MPI_REQUEST_NULL {
         return Ok(ReqRef::Null);
     }
+    if h == REQ_SENT {
+        return Ok(ReqRef::Complete(Settled::Sent));
+    }
     if h == REQ_PROC_NULL {
-        return Ok(ReqRef::ProcNull);
+        return Ok(ReqRef::Complete(Settled::ProcNull));
     }
     if handle_kind(h) == HANDLE_KIND_DIRECT && handle_object(h) == OBJ_REQUEST {
         let id = handle_index(h);

@@ -334,8 +334,9 @@ impl<X: Transport> Engine<X> {
     /// or into it, possibly from another rank, at any time until then.
     pub unsafe fn irecv(&self, buf: Buf, cap: usize, src: Option<usize>, tag: i32, ctx: u32) -> ReqId {
         let mut g = self.lock();
-        let id = g.reqs.insert_with(|gen| Req::new(gen, None));
-        self.start_recv(&mut g, id, OpArgs::Recv { buf, cap, src, tag, ctx });
+        // Built with its arguments in place: no second lookup and move of them in `start_recv`.
+        let id = g.reqs.insert_with(|gen| Req::new(gen, Some(OpArgs::Recv { buf, cap, src, tag, ctx })));
+        self.start_recv(&mut g, id, src, tag, ctx);
         id
     }
 
@@ -387,8 +388,8 @@ impl<X: Transport> Engine<X> {
                 }
                 res
             }
-            OpArgs::Recv { .. } => {
-                self.start_recv(&mut g, id, args);
+            OpArgs::Recv { src, tag, ctx, .. } => {
+                self.start_recv(&mut g, id, src, tag, ctx);
                 Ok(())
             }
             OpArgs::ProcNull => {
@@ -491,9 +492,8 @@ impl<X: Transport> Engine<X> {
         Ok(())
     }
 
-    fn start_recv(&self, g: &mut Inner, id: ReqId, args: OpArgs) {
-        let OpArgs::Recv { src, tag, ctx, .. } = args else { unreachable!() };
-        g.reqs.get_mut(id).unwrap().op = Some(args);
+    /// Posts receive `id`, whose arguments (`OpArgs::Recv` with `src`, `tag`, `ctx`) it holds.
+    fn start_recv(&self, g: &mut Inner, id: ReqId, src: Option<usize>, tag: i32, ctx: u32) {
         if !g.revoked.is_empty() && Self::revoked(g, ctx, tag) {
             self.fail(g, id, ErrorClass::Revoked);
             return;
@@ -564,7 +564,7 @@ impl<X: Transport> Engine<X> {
                 // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and
                 // datatype); the transport calls this only for a non-empty payload, so a zero-byte
                 // send's NULL is never read.
-                self.t.try_send(dest, &hdr, bytes, |dst| unsafe { std::ptr::copy_nonoverlapping(p, dst, bytes) })
+                self.t.try_send(dest, &hdr, bytes, |dst| unsafe { super::buffer::copy_bytes(p, dst, bytes) })
             }
             // SAFETY: `buf` holds `bytes` packed bytes; the transport calls this only for a non-empty payload.
             Buf::Typed { .. } => self.t.try_send(dest, &hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),

@@ -4,7 +4,7 @@ pub mod bsend_buffers;
 pub mod partitioned;
 pub mod grequest;
 pub mod request;
-use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL};
+use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL, REQ_SENT};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
@@ -46,8 +46,16 @@ unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_
         unsafe { *request = REQ_PROC_NULL };
         return Ok(());
     };
+    // A standard or ready send that fits a slot with nothing queued ahead goes into the channel
+    // now and is complete: no engine request to make, complete and release (`REQ_SENT`).
     // SAFETY: `buf` holds `count` elements of `datatype` until the request completes (the MPI
-    // contract, this function's).
+    // contract, this function's); `try_send_now` copies them before it returns.
+    if matches!(mode, SendMode::Standard | SendMode::Ready) && unsafe { u.engine.try_send_now(&buf, bytes, d, tag, ctx) } {
+        // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
+        unsafe { *request = REQ_SENT };
+        return Ok(());
+    }
+    // SAFETY: as above.
     let id = unsafe { u.engine.isend(buf, bytes, d, tag, ctx, mode)? };
     // SAFETY: as above.
     unsafe { *request = req_handle(id) };

@@ -1,5 +1,5 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-use crate::ffi::check::{self, req_ref, write_status, ReqRef, StatusWriter};
+use crate::ffi::check::{self, req_ref, write_status, ReqRef, Settled, StatusWriter};
 use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
@@ -90,7 +90,7 @@ export! {
         let r = req_ref(u, unsafe { *request })?;
         let st = match r {
             ReqRef::Null => Status::empty(),
-            ReqRef::ProcNull => Status::proc_null(),
+            ReqRef::Complete(k) => k.status(),
             ReqRef::Engine(id, _, _) => {
                 grequest::block(&[r]);
                 let mut st = u.engine.wait(id);
@@ -115,7 +115,7 @@ export! {
         let r = req_ref(u, unsafe { *request })?;
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
-            ReqRef::ProcNull => Some(Status::proc_null()),
+            ReqRef::Complete(k) => Some(k.status()),
             ReqRef::Engine(id, _, _) => u.engine.test(id).map(|mut st| {
                 settle(r, &mut st);
                 st
@@ -141,7 +141,7 @@ export! {
         let r = req_ref(u, request)?;
         let st = match r {
             ReqRef::Null => Some(Status::empty()),
-            ReqRef::ProcNull => Some(Status::proc_null()),
+            ReqRef::Complete(k) => Some(k.status()),
             ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
                 grequest::peek(r, &mut st);
                 st
@@ -288,7 +288,8 @@ export! {
         }
         match r {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot cancel MPI_REQUEST_NULL")),
-            ReqRef::ProcNull => Ok(()),
+            // Complete already: a cancel has no effect (MPI_Test_cancelled says false).
+            ReqRef::Complete(_) => Ok(()),
             // MPI 4.1 section 6.12: cancelling a nonblocking or persistent collective is erroneous.
             ReqRef::Engine(id, _, _) if crate::ffi::coll::launch::is_collective(u, id) => Err(err(MPI_ERR_REQUEST, "MPI_Cancel of a collective request is not allowed; wait for it instead")),
             ReqRef::Engine(id, _, _) => {
@@ -312,7 +313,7 @@ export! {
         }
         match r {
             ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
-            ReqRef::ProcNull => {}
+            ReqRef::Complete(_) => {}
             ReqRef::Engine(id, ..) => {
                 crate::ffi::coll::launch::forget(u, id);
                 crate::p2p::partitioned::forget(&u.engine, id);
@@ -330,7 +331,8 @@ export! {
         // SAFETY: checked non-NULL above; the caller passes its request handle.
         match req_ref(u, unsafe { *request })? {
             ReqRef::Null => Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
-            ReqRef::ProcNull => Ok(()),
+            ReqRef::Complete(Settled::ProcNull) => Ok(()),
+            ReqRef::Complete(Settled::Sent) => Err(not_persistent()),
             ReqRef::Engine(id, _, _) => start_one(u, id),
         }
     }
@@ -342,12 +344,17 @@ export! {
         for &r in refs.iter() {
             match r {
                 ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot start MPI_REQUEST_NULL")),
-                ReqRef::ProcNull => {}
+                ReqRef::Complete(Settled::ProcNull) => {}
+                ReqRef::Complete(Settled::Sent) => return Err(not_persistent()),
                 ReqRef::Engine(id, _, _) => start_one(u, id)?,
             }
         }
         Ok(())
     }
+}
+
+fn not_persistent() -> crate::error::MpiError {
+    err(MPI_ERR_REQUEST, "MPI_Start needs a persistent request (from MPI_Send_init, MPI_Recv_init, ...)")
 }
 
 /// MPI_Start of engine request `id`: a persistent collective, a partitioned request or a
@@ -356,20 +363,20 @@ fn start_one(u: &'static crate::instance::Instance, id: ReqId) -> MpiResult {
     crate::ffi::coll::launch::start(u, id).or_else(|| crate::p2p::partitioned::start(&u.engine, id)).unwrap_or_else(|| u.engine.start(id))
 }
 
-/// MPI_Waitany/MPI_Testany cases the engine need not see: a PROC_NULL request is complete at
-/// once (it is taken), and a list of only null requests gives MPI_UNDEFINED. Returns whether one
+/// MPI_Waitany/MPI_Testany cases the engine need not see: a PROC_NULL request or a send pushed
+/// at its start (`ReqRef::Complete`) is complete at once (it is taken), and a list of only null requests gives MPI_UNDEFINED. Returns whether one
 /// of them applied (index and status are then written).
 ///
 /// # Safety
 /// `reqs` holds `refs.len()` handles; `index` is writable; `status` is a status or IGNORE.
 unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> bool {
-    if let Some(i) = refs.iter().position(|r| *r == ReqRef::ProcNull) {
+    if let Some((i, &ReqRef::Complete(k))) = refs.iter().enumerate().find(|(_, r)| matches!(r, ReqRef::Complete(_))) {
         // SAFETY: `i` < `refs.len()`, the handles at `reqs`; `index` and `status` as this
         // function's contract says.
         unsafe {
             *reqs.add(i) = MPI_REQUEST_NULL;
             *index = i as c_int;
-            write_status(status, &Status::proc_null(), false);
+            write_status(status, &k.status(), false);
         }
         return true;
     }
@@ -394,7 +401,7 @@ unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request
     for (r, st) in refs.iter().zip(sts.iter_mut()) {
         match r {
             ReqRef::Engine(..) => settle(*r, st),
-            ReqRef::ProcNull => *st = Status::proc_null(),
+            ReqRef::Complete(k) => *st = k.status(),
             ReqRef::Null => *st = Status::empty(),
         }
     }
@@ -429,7 +436,7 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     if indices.is_null() {
         return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
     }
-    let mut done: StackVec<(usize, Status), ON_STACK> = refs.iter().enumerate().filter(|(_, r)| **r == ReqRef::ProcNull).map(|(i, _)| (i, Status::proc_null())).collect();
+    let mut done: StackVec<(usize, Status), ON_STACK> = refs.iter().enumerate().filter_map(|(i, r)| if let ReqRef::Complete(k) = r { Some((i, k.status())) } else { None }).collect();
     let procnull = done.len();
     let ids = ids(&refs);
     if procnull == 0 && block {
@@ -467,7 +474,7 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
 fn peek(u: &crate::instance::Instance, r: ReqRef) -> Option<Status> {
     match r {
         ReqRef::Null => Some(Status::empty()),
-        ReqRef::ProcNull => Some(Status::proc_null()),
+        ReqRef::Complete(k) => Some(k.status()),
         ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
             grequest::peek(r, &mut st);
             st
@@ -480,7 +487,7 @@ fn peek(u: &crate::instance::Instance, r: ReqRef) -> Option<Status> {
 fn counts(u: &crate::instance::Instance, r: ReqRef) -> bool {
     match r {
         ReqRef::Null => false,
-        ReqRef::ProcNull => true,
+        ReqRef::Complete(_) => true,
         ReqRef::Engine(id, _, _) => u.engine.active(id),
     }
 }
