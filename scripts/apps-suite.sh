@@ -52,30 +52,13 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$PREFIX" ] || { usage >&2; die "--prefix is required"; }
 PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix $PREFIX: no such directory"
-if [ "$DEPS" = 1 ]; then
-    missing=()
-    for p in "${APPS_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        echo "installing ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null || die "cannot install ${missing[*]}"
-    fi
-fi
+[ "$DEPS" = 0 ] || install_missing_packages "${APPS_PACKAGES[@]}"
 
 OUT="$(cargo_target_dir)/apps"
 rm -rf -- "$OUT" && mkdir -p -- "$OUT/logs"
 mpicc.openmpi -O1 -Wall -o "$OUT/fftw_mpi_3d" "$OXMPI_ROOT/apps-tests/fftw_mpi_3d.c" -lfftw3_mpi -lfftw3 -lm
 mpicxx.openmpi -O1 -Wall -o "$OUT/boost_mpi" "$OXMPI_ROOT/apps-tests/boost_mpi.cc" -lboost_mpi -lboost_serialization
 LMP_IN="$OXMPI_ROOT/apps-tests/lammps_features.in"
-
-# launch MODE NP LOG PROGRAM ARGS...: runs in the current directory.
-launch() {
-    local mode=$1 np=$2 log=$3; shift 3
-    if [ "$mode" = openmpi ]; then
-        timeout -k 5 "$TIMEOUT" mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$@" >>"$log" 2>&1
-    else
-        timeout -k 5 "$((TIMEOUT + 10))" "$PREFIX/bin/mpiexec" --mode "$mode" --timeout "$TIMEOUT" -n "$np" "$@" >>"$log" 2>&1
-    fi
-}
 
 # What a LAMMPS run must reproduce: its thermo rows and the sorted dump (both printed to 6-8
 # digits), and the data file's atoms (id and type; its 16-digit coordinates and velocities
@@ -91,7 +74,7 @@ failed=0 runs=0
 for np in $NPS; do
     ref="$OUT/lammps-ref-n$np"
     mkdir -p -- "$ref"
-    if ! (cd "$ref" && launch openmpi "$np" "$ref/out.txt" lmp -in "$LMP_IN" -log none); then
+    if ! (cd "$ref" && launch_job openmpi "$np" "$ref/out.txt" lmp -in "$LMP_IN" -log none); then
         echo "FAIL lammps reference on Open MPI at $np ranks: $ref/out.txt"; failed=1
         continue
     fi
@@ -106,14 +89,14 @@ for np in $NPS; do
             ok=1
             case "$prog" in
                 lammps)
-                    (cd "$dir" && launch "$mode" "$np" "$dir/out.txt" lmp -in "$LMP_IN" -log none) || ok=0
+                    (cd "$dir" && launch_job "$mode" "$np" "$dir/out.txt" lmp -in "$LMP_IN" -log none) || ok=0
                     cp -- "$dir/out.txt" "$log" 2>/dev/null || true
                     if [ "$ok" = 1 ]; then
                         lammps_digest "$dir" >"$dir/digest.txt" 2>>"$log" || ok=0
                         cmp -s "$dir/digest.txt" "$OUT/lammps-ref-n$np.txt" || { ok=0; diff "$OUT/lammps-ref-n$np.txt" "$dir/digest.txt" | head -5 >>"$log" || true; }
                     fi ;;
                 *)
-                    (cd "$dir" && launch "$mode" "$np" "$log" "$OUT/$prog") && grep -q "^$prog: OK ($np ranks)" "$log" || ok=0 ;;
+                    (cd "$dir" && launch_job "$mode" "$np" "$log" "$OUT/$prog") && grep -q "^$prog: OK ($np ranks)" "$log" || ok=0 ;;
             esac
             rm -rf -- "$dir"
             if [ "$ok" = 1 ]; then echo "PASS $label"; else echo "FAIL $label: $log"; tail -5 "$log" | sed 's/^/    /'; failed=1; fi

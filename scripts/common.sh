@@ -53,6 +53,28 @@ require_cargo() {
 }
 
 # Directory cargo builds into.
+# Installs those of the Debian packages named that are missing (apt-get, quietly); dies naming
+# them if it cannot.
+install_missing_packages() {
+    local missing=() p
+    for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+    [ "${#missing[@]}" -gt 0 ] || return 0
+    echo "installing ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null || die "cannot install ${missing[*]}"
+}
+
+# launch_job MODE NP LOG PROGRAM ARGS...: one job of the suite scripts, output appended to LOG:
+# MODE openmpi runs it on Open MPI's mpirun, processes or threads on $PREFIX/bin/mpiexec; both
+# under a time limit of $TIMEOUT seconds.
+launch_job() {
+    local mode=$1 np=$2 log=$3; shift 3
+    if [ "$mode" = openmpi ]; then
+        timeout -k 5 "$TIMEOUT" mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$@" >>"$log" 2>&1
+    else
+        timeout -k 5 "$((TIMEOUT + 10))" "$PREFIX/bin/mpiexec" --mode "$mode" --timeout "$TIMEOUT" -n "$np" "$@" >>"$log" 2>&1
+    fi
+}
+
 cargo_target_dir() {
     if [ -n "${CARGO_TARGET_DIR:-}" ]; then
         echo "$CARGO_TARGET_DIR"

@@ -55,29 +55,12 @@ else
     [ -n "$PREFIX" ] || { usage >&2; die "--prefix or --openmpi is required"; }
     PREFIX="$(cd -- "$PREFIX" && pwd)" || die "--prefix $PREFIX: no such directory"
 fi
-if [ "$DEPS" = 1 ]; then
-    missing=()
-    for p in "${NETCDF_PACKAGES[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-    if [ "${#missing[@]}" -gt 0 ]; then
-        echo "installing ${missing[*]}"
-        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null || die "cannot install ${missing[*]}"
-    fi
-fi
+[ "$DEPS" = 0 ] || install_missing_packages "${NETCDF_PACKAGES[@]}"
 
 OUT="$(cargo_target_dir)/netcdf"
 rm -rf -- "$OUT" && mkdir -p -- "$OUT/logs"
 mpicc.openmpi -O1 -Wall -o "$OUT/pnc_blocks" "$OXMPI_ROOT/netcdf-tests/pnc_blocks.c" -lpnetcdf
 mpicc.openmpi -O1 -Wall -o "$OUT/nc4_par" "$OXMPI_ROOT/netcdf-tests/nc4_par.c" "${NC_FLAGS[@]}"
-
-# launch MODE NP LOG PROGRAM ARGS...
-launch() {
-    local mode=$1 np=$2 log=$3; shift 3
-    if [ "$mode" = openmpi ]; then
-        timeout -k 5 "$TIMEOUT" mpirun.openmpi --allow-run-as-root --oversubscribe -n "$np" "$@" >>"$log" 2>&1
-    else
-        timeout -k 5 "$((TIMEOUT + 10))" "$PREFIX/bin/mpiexec" --mode "$mode" --timeout "$TIMEOUT" -n "$np" "$@" >>"$log" 2>&1
-    fi
-}
 
 failed=0 runs=0
 for mode in $MODES; do
@@ -91,14 +74,14 @@ for mode in $MODES; do
             file="$dir/$prog.nc"
             runs=$((runs + 1))
             ok=1
-            launch "$mode" "$np" "$log" "$OUT/$prog" "$file" && grep -q "^$prog: OK ($np ranks" "$log" || ok=0
+            launch_job "$mode" "$np" "$log" "$OUT/$prog" "$file" && grep -q "^$prog: OK ($np ranks" "$log" || ok=0
             if [ "$ok" = 1 ] && [ "$prog" = pnc_blocks ]; then
                 # PnetCDF's own tools, themselves MPI programs built on Open MPI.
-                launch "$mode" 1 "$log" ncmpidump -h "$file" && grep -q 'title = "oxmpi netcdf-tests pnc_blocks"' "$log" || ok=0
+                launch_job "$mode" 1 "$log" ncmpidump -h "$file" && grep -q 'title = "oxmpi netcdf-tests pnc_blocks"' "$log" || ok=0
                 if [ -z "$ref" ]; then
                     ref="$OUT/ref-$mode.nc" && cp -- "$file" "$ref"
                 else
-                    launch "$mode" 2 "$log" ncmpidiff "$ref" "$file" && grep -q "All variables of two files are the same" "$log" || ok=0
+                    launch_job "$mode" 2 "$log" ncmpidiff "$ref" "$file" && grep -q "All variables of two files are the same" "$log" || ok=0
                 fi
             fi
             rm -rf -- "$dir"
