@@ -35,6 +35,7 @@ mod copy_bind;
 mod copy_refresh;
 mod copy_source;
 mod got_vars;
+mod loaded;
 mod memfd;
 mod private_libs;
 pub mod rank_dlopen;
@@ -368,21 +369,16 @@ impl Prepared {
         if !copies.is_empty() {
             // The copies ld.so filled from the instance itself (`copy_source`): sources are
             // looked up in its direct dependencies, by the names its (rewritten) image needs.
-            let deps: Vec<*mut c_void> = private_libs::needed_names(&image)
+            let deps: Vec<loaded::Loaded> = private_libs::needed_names(&image)
                 .into_iter()
                 .filter_map(|n| CString::new(n).ok())
-                // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
-                .filter_map(|n| private_libs::in_fd_dir(relative, || unsafe { libc::dlopen(n.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) }).ok())
-                .filter(|h| !h.is_null())
+                .filter_map(|n| private_libs::in_fd_dir(relative, || loaded::Loaded::find(&n)).ok().flatten())
                 .collect();
+            let handles: Vec<*mut c_void> = deps.iter().map(loaded::Loaded::handle).collect();
             let protected = got_vars::relro_pages(base, self.got_slots.relro());
-            if let Err(e) = copy_source::fill(&copies, &deps, protected) {
+            if let Err(e) = copy_source::fill(&copies, &handles, protected) {
                 static TOLD: std::sync::Once = std::sync::Once::new();
                 TOLD.call_once(|| eprintln!("oxmpi: threads mode: cannot fill {}'s copies of its libraries' variables ({e})", self.program.display()));
-            }
-            for h in deps {
-                // SAFETY: each handle came from the dlopen above (a reference taken there).
-                unsafe { libc::dlclose(h) };
             }
         }
         let got_vars = if self.got_slots.is_empty() {
@@ -396,18 +392,13 @@ impl Prepared {
             if let Some(first) = self.first_copies.get() {
                 // Handles of this rank's private library copies, already loaded (RTLD_NOLOAD
                 // finds them by their file).
-                let libs: Vec<*mut c_void> = lib_fds
+                let libs: Vec<loaded::Loaded> = lib_fds
                     .iter()
                     .filter_map(|&fd| CString::new(memfd::path(fd)).ok())
-                    // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
-                    .map(|p| unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) })
-                    .filter(|h| !h.is_null())
+                    .filter_map(|p| loaded::Loaded::find(&p))
                     .collect();
-                copy_refresh::take_first(&copies, first, &libs);
-                for h in libs {
-                    // SAFETY: each handle came from the dlopen above (a reference taken there).
-                    unsafe { libc::dlclose(h) };
-                }
+                let handles: Vec<*mut c_void> = libs.iter().map(loaded::Loaded::handle).collect();
+                copy_refresh::take_first(&copies, first, &handles);
             } else {
                 let _ = self.first_copies.set(copies.clone());
             }
@@ -420,22 +411,14 @@ impl Prepared {
             _ => Vec::new(),
         };
         if !copies.is_empty() && !own_libs.is_empty() {
-            let libs: Vec<(&[u8], *mut c_void)> = own_libs
+            let libs: Vec<(&[u8], loaded::Loaded)> = own_libs
                 .iter()
-                .filter_map(|(image, path)| {
-                    let p = CString::new(path.as_str()).ok()?;
-                    // SAFETY: a C string; RTLD_NOLOAD only returns an object already loaded.
-                    let h = unsafe { libc::dlopen(p.as_ptr(), libc::RTLD_LAZY | libc::RTLD_NOLOAD) };
-                    (!h.is_null()).then_some((*image, h))
-                })
+                .filter_map(|(image, path)| Some((*image, loaded::Loaded::find(&CString::new(path.as_str()).ok()?)?)))
                 .collect();
-            if let Err(e) = copy_bind::bind(&libs, &copies) {
+            let handles: Vec<(&[u8], *mut c_void)> = libs.iter().map(|(image, l)| (*image, l.handle())).collect();
+            if let Err(e) = copy_bind::bind(&handles, &copies) {
                 static TOLD: std::sync::Once = std::sync::Once::new();
                 TOLD.call_once(|| eprintln!("oxmpi: threads mode: cannot bind the libraries of {} to its own MPI objects ({e}); comparisons with MPI's predefined handles may fail in its libraries", self.program.display()));
-            }
-            for (_, h) in libs {
-                // SAFETY: each handle came from the dlopen above (a reference taken there).
-                unsafe { libc::dlclose(h) };
             }
         }
         let mut constructors = Vec::new();
@@ -696,6 +679,15 @@ pub const MUTABLE_LIBC_DATA: &[&str] = &[
 /// `getopt`, `getopt_long` and `getopt_long_only` read from and write back to the calling rank's
 /// copies (c-src/threads-preload.c).
 pub const KEPT_LIBC_DATA: &[&str] = &["optarg", "optind", "opterr", "optopt"];
+
+/// The copies (name, address) the post-load passes (`copy_source`, `copy_bind`) may rewrite,
+/// with their names as C strings for `dlsym`: all but getopt's (`KEPT_LIBC_DATA`).
+fn rewritable_copies(copies: &[(String, usize)]) -> impl Iterator<Item = (&str, CString, usize)> {
+    copies
+        .iter()
+        .filter(|(name, _)| !KEPT_LIBC_DATA.contains(&name.as_str()))
+        .filter_map(|(name, at)| Some((name.as_str(), CString::new(name.as_str()).ok()?, *at)))
+}
 
 /// File offset of `len` bytes at virtual address `vaddr`, if a PT_LOAD maps them from the file.
 fn vaddr_to_off(ph: &[Phdr], vaddr: u64, len: u64) -> Option<u64> {

@@ -26,14 +26,10 @@ const MPI_DEFINERS: &[&str] = &["libmpi.so", "libmpi_", "libmpi_abi.so"];
 /// slots were changed.
 pub(super) fn bind(libs: &[(&[u8], *mut c_void)], copies: &[(String, usize)]) -> Result<usize, String> {
     let mut targets = Vec::new();
-    for (name, copy) in copies {
-        if super::KEPT_LIBC_DATA.contains(&name.as_str()) {
-            continue;
-        }
-        let Ok(cname) = CString::new(name.as_str()) else { continue };
+    for (name, cname, copy) in super::rewritable_copies(copies) {
         if let Some((def, size)) = mpi_definition(&cname) {
-            if def != *copy {
-                targets.push((name.as_str(), def, size, *copy));
+            if def != copy {
+                targets.push((name, def, size, copy));
             }
         }
     }

@@ -20,23 +20,19 @@ use std::ffi::{c_void, CString};
 /// pages the loader made read-only (`got_vars::relro_pages`). Returns how many were filled.
 pub(super) fn fill(copies: &[(String, usize)], deps: &[*mut c_void], protected: Option<(usize, usize)>) -> Result<usize, String> {
     let mut filled = 0;
-    for (name, copy) in copies {
-        if super::KEPT_LIBC_DATA.contains(&name.as_str()) {
-            continue;
-        }
-        let Ok(cname) = CString::new(name.as_str()) else { continue };
+    for (_, cname, copy) in super::rewritable_copies(copies) {
         let Some((src, size)) = source(&cname, deps) else { continue };
-        if src == *copy {
+        if src == copy {
             continue;
         }
         // SAFETY: the copy was made `size` bytes long from this symbol by the loader (it takes
         // `st_size`), the source is a loaded definition of that size; no rank runs yet.
-        let (from, to) = unsafe { (std::slice::from_raw_parts(src as *const u8, size), std::slice::from_raw_parts(*copy as *const u8, size)) };
+        let (from, to) = unsafe { (std::slice::from_raw_parts(src as *const u8, size), std::slice::from_raw_parts(copy as *const u8, size)) };
         if to.iter().any(|&b| b != 0) || from.iter().all(|&b| b == 0) {
             continue;
         }
         // SAFETY: as above; the protected pages are the instance's own.
-        unsafe { got_vars::store_bytes(*copy, from, protected)? };
+        unsafe { got_vars::store_bytes(copy, from, protected)? };
         filled += 1;
     }
     Ok(filled)
