@@ -8,7 +8,7 @@ OXMPI_DEBIAN_PACKAGES=(gcc g++ make gfortran mpich libmpich-dev openmpi-bin libo
     libhdf5-mpich-dev libhdf5-openmpi-dev libhdf5-doc scalapack-mpi-test libcoarrays-mpich-dev
     tachyon-bin-nox libtachyon-mpich-0 tachyon-doc
     libpnetcdf-dev pnetcdf-bin libnetcdf-mpi-dev python3-h5py-mpi python3-pytest python3-pytest-mpi
-    lammps libfftw3-dev libfftw3-mpi-dev libboost-mpi-dev)
+    lammps libfftw3-dev libfftw3-mpi-dev libboost-mpi-dev libpetsc-real-dev libpetsc3.18-dev-examples)
 
 die() {
     echo "error: $*" >&2

@@ -69,6 +69,9 @@ Runs the whole oxmpi test suite, stopping at the first failure:
   10d. apps       packaged applications and libraries built on Open MPI: Debian's LAMMPS binary
                    (results equal to Open MPI's), FFTW-MPI and Boost.MPI programs (apps-tests/,
                    scripts/apps-suite.sh) at 1 and 3 ranks in both modes
+  10e. petsc      PETSc's own test harness and expected outputs (Debian's PETSc, built on Open
+                   MPI, and its shipped examples): star forests and KSP solvers, in both modes
+                   (scripts/petsc-suite.sh)
   11. scalapack    Debian's ScaLAPACK testers (MPICH build, stripped, unchanged) at 2 ranks in each
                    mode of OXMPI_BINARY_MODES: the same results in every mode, 50 or more passing
                    (scripts/packaged-suite.sh --suite scalapack)
@@ -465,6 +468,14 @@ stage_apps() {
         --modes "$BINARY_MODES" --np "1 3" --timeout 120 "${deps[@]}"
 }
 
+# PETSc's test harness (Debian's PETSc on Open MPI's ABI) with oxmpi's mpiexec.
+stage_petsc() {
+    local deps=()
+    [ "${OXMPI_TEST_SKIP_DEPS:-0}" != 1 ] || deps=(--no-deps)
+    run timeout -k 10 900 bash "$OXMPI_ROOT/scripts/petsc-suite.sh" --prefix "$PREFIX" \
+        --modes "$BINARY_MODES" "${deps[@]}"
+}
+
 # Packaged programs on libraries built on MPI (issue 18): threads mode gives each rank its own
 # copy of libscalapack-mpich (BLACS keeps its grids in globals).
 stage_scalapack() {
@@ -511,6 +522,7 @@ stage hdf5 stage_hdf5
 stage netcdf stage_netcdf
 stage cxx stage_cxx
 stage apps stage_apps
+stage petsc stage_petsc
 stage scalapack stage_scalapack
 stage coarrays stage_coarrays
 stage tachyon stage_tachyon
