@@ -146,6 +146,26 @@ fn holders_matches_the_oracle_up_to_300() {
     }
 }
 
+/// The fixed holder-set widths (`holders::schedule` pads to 1, 2, 4, ... 64 words) against the
+/// segment-tree oracle and the unpadded path, across every width and its edges (P = 64k and
+/// 64k + 1), with few segments so that the oracle stays quick at 4097 processes.
+#[test]
+fn holders_widths_match_the_oracle() {
+    let mut rng = Rng(0x81d7);
+    for (i, &p) in [1usize, 63, 64, 65, 128, 129, 200, 256, 257, 511, 512, 513, 1024, 1025, 1500, 2048, 2049, 4096, 4097].iter().enumerate() {
+        let mut pb = random_problem(&mut rng, 64, false);
+        let old = pb.arrivals.len();
+        pb.arrivals = (0..p).map(|x| pb.arrivals[x % old] + (x / old) as i64 * (1 + rng.below(3) as i64)).collect();
+        pb.root = rng.below(p as u64) as usize;
+        pb.segments = 1 + rng.below(if p > 1100 { 6 } else { 40 }) as usize;
+        pb.check().unwrap();
+        let s = holders::schedule(&pb);
+        assert_eq!(s, holders::schedule_any_width(&pb), "instance {i}: P={p}");
+        assert_eq!(s, segtree::schedule(&pb), "instance {i}: P={p}");
+        verify(&s, p, pb.segments, pb.root).unwrap_or_else(|e| panic!("instance {i}: P={p}: {e}"));
+    }
+}
+
 #[test]
 fn verify_rejects_a_broken_schedule() {
     let pb = example();

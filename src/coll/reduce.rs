@@ -58,7 +58,8 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
             let predicted = if a.imbalance > 0.0 { a.pattern.iter().max().copied().unwrap_or(0).saturating_mul(a.quantum) } else { 0 };
             let spread = a.last_spread.max(predicted);
             let crowded = bytes >= CROWDED_MIN && !super::select::threads_mode() && super::select::oversubscribed(n / CROWDED_RANKS_PER_CPU);
-            if a.cell().is_some() && !crowded && spread >= step.saturating_mul(n as i64) / ARRIVAL_SPREAD_DIV {
+            let div = if super::select::threads_mode() { ARRIVAL_SPREAD_DIV } else { ARRIVAL_SPREAD_DIV_PROCESSES };
+            if a.cell().is_some() && !crowded && spread >= step.saturating_mul(n as i64) / div {
                 algo = ARRIVAL;
             } else if crowded && (a.imbalance > 0.0 || spread > step) {
                 // Imbalanced, but too many processes per core for the chain or a
@@ -101,6 +102,15 @@ const ARRIVAL: usize = 3;
 /// `auto` takes the arrival order when the arrivals spread over at least 1/`ARRIVAL_SPREAD_DIV`
 /// of the member count times one whole-vector step.
 const ARRIVAL_SPREAD_DIV: i64 = 2;
+/// The same in processes mode: a spread of the whole chain's work (one step per member), the
+/// least at which the chain keeps up (at half of it the last arrival waits about n/2 steps, the
+/// tree log2 n), since every link there is a process to wake. Measured with
+/// scripts/bench-pap.sh (8 ranks, 1M floats, random delays up to 1 ms, no reports, 7
+/// interleaved runs, load 10-23 on 2 cores, so noisy): with 1/2, `auto` took the chain in most
+/// calls (seen with `mpiexec --monitor`), tail median 51.4 ms against binomial 38.4 (arrival
+/// forced 43.3; slower than binomial in 6 of 7 runs); at 20 ms, `auto` 31.7, binomial 52.1.
+/// Threads mode keeps 1/2: there the chain won at 1 ms (arrival 24.8 ms, binomial 39.3).
+const ARRIVAL_SPREAD_DIV_PROCESSES: i64 = 1;
 
 /// In processes mode with more than `CROWDED_RANKS_PER_CPU` ranks per CPU (16 on 2 cores),
 /// vectors of at least `CROWDED_MIN` bytes are "crowded": every link of the arrival chain must be woken and
