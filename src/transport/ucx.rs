@@ -957,6 +957,14 @@ pub(crate) mod tests {
     #[test]
     fn immediate_sends_arrive_in_order_with_copies() {
         let (mut a, mut b) = pair("tcp");
+        // Wired up first: UCX connects on the first send, and queues sends until then.
+        a.send(1, b"hello", Vec::new()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while take_copies(&mut b).is_empty() || a.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "the first packet did not arrive");
+            a.progress().unwrap();
+            b.progress().unwrap();
+        }
         let sizes = [8usize, 0, 1024, 5, 4000, 1 << 20, 17];
         let mut scratch = vec![0u8; 1 << 20];
         let mut immediate = 0;
@@ -977,7 +985,6 @@ pub(crate) mod tests {
             }
         }
         let mut got = Vec::new();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
         while got.len() < sizes.len() + 1 || a.sends_in_flight() > 0 {
             assert!(std::time::Instant::now() < deadline, "{} of {} packets arrived", got.len(), sizes.len() + 1);
             a.progress().unwrap();
