@@ -47,11 +47,15 @@ Options:
   --base-prefix DIR   also run another oxmpi installation (a baseline, e.g. the branch point)
                       the same way as oxmpi, as column "oxbase", interleaved with the rest
   --no-allreduce      skip the 2 x 2 allreduce (the point-to-point rows only)
+  --name P            prefix of the namespaces' names (default oxb), so that two runs on one
+                      machine do not take each other's namespaces down
+  --subnet A.B.C      their /24 (default 10.77.2)
   -h, --help          show this help
 USAGE
 }
 
 prefix="" rounds=3 window=16 timeout=120 with_mpx=no mpx_mode=threads base="" allreduce=yes
+NAME=oxb SUBNET=10.77.2
 while [ $# -gt 0 ]; do
     case "$1" in
         --prefix) prefix="${2:?}"; shift 2 ;;
@@ -62,6 +66,8 @@ while [ $# -gt 0 ]; do
         --oxmpi-mode) mpx_mode="${2:?}"; shift 2 ;;
         --base-prefix) base="${2:?}"; shift 2 ;;
         --no-allreduce) allreduce=no; shift ;;
+        --name) NAME="${2:?}"; shift 2 ;;
+        --subnet) SUBNET="${2:?}"; shift 2 ;;
         -h | --help) usage; exit 0 ;;
         *) echo "bench-netns.sh: unknown option $1 (see --help)" >&2; exit 2 ;;
     esac
@@ -76,8 +82,6 @@ prefix="$(cd "$prefix" && pwd)"
 out_dir="$OXMPI_ROOT/target/bench"
 mkdir -p "$out_dir"
 
-NAME=oxb
-SUBNET=10.77.2
 NETNS=("$OXMPI_ROOT/scripts/netns.sh" --name "$NAME" --subnet "$SUBNET")
 SSH="/run/oxmpi-netns-$NAME/ssh"
 WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-bench-netns.XXXXXX")"

@@ -265,10 +265,30 @@ fn spanning_engine(seg: &Arc<Segment>, rank: usize, node_of: &[usize], threads: 
         }
     };
     let t = crate::transport::nodes::Nodes::connect(crate::transport::shm::Shm::new(seg.clone(), rank), rank, node_of, pmi).map_err(fail)?;
-    // Never blocks (no doorbell covers UCX); a few looks at the channels (each progresses UCX)
-    // before each yield keep an answer that comes within microseconds off the sched_yield path.
-    let policy = WaitPolicy { spins: 16, yields: u32::MAX, block: false, linger: std::time::Duration::ZERO };
-    Ok(Engine::over(t, rank, policy))
+    Ok(Engine::over(t, rank, spanning_policy(seg.occupied())))
+}
+
+/// Default of OXMPI_NET_LINGER_US: a one-way latency over TCP is a few microseconds, so a rank
+/// waiting for an answer over the network gets it within this spin most of the time.
+const NET_LINGER_US: u64 = 20;
+
+/// How a rank of a job over nodes waits: never blocked (no doorbell covers UCX), looking at its
+/// channels (each look progresses UCX). With a CPU per rank on its node, it looks for
+/// OXMPI_NET_LINGER_US before it yields between looks: yielding at once made every other
+/// syscall of a wait a sched_yield (0.4-0.8 us each here, against 0.2 us for UCX's epoll_wait),
+/// so an answer mostly arrived during one, and MPICH, which only spins on ucp_worker_progress,
+/// answered faster. With more ranks than CPUs, 16 looks, then a yield between looks (a partner
+/// may need the core). OXMPI_WAIT=spin never yields.
+fn spanning_policy(ranks_on_node: usize) -> WaitPolicy {
+    if std::env::var("OXMPI_WAIT").is_ok_and(|m| m == "spin") {
+        return WaitPolicy { spins: u32::MAX, yields: 0, block: false, linger: std::time::Duration::ZERO };
+    }
+    let linger = if ranks_on_node > crate::runtime::wait::available_cpus() {
+        0
+    } else {
+        std::env::var("OXMPI_NET_LINGER_US").ok().and_then(|v| v.parse().ok()).unwrap_or(NET_LINGER_US)
+    };
+    WaitPolicy { spins: 16, yields: u32::MAX, block: false, linger: std::time::Duration::from_micros(linger) }
 }
 
 /// The PMI connection of rank `rank` (of `size`), a thread of a node's threads-mode host: its

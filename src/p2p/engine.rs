@@ -564,7 +564,7 @@ impl<X: Transport> Engine<X> {
                 // SAFETY: `p` holds `bytes` bytes (checked by the caller against count and
                 // datatype); the transport calls this only for a non-empty payload, so a zero-byte
                 // send's NULL is never read.
-                self.t.try_send(dest, &hdr, bytes, |dst| unsafe { super::buffer::copy_bytes(p, dst, bytes) })
+                self.t.try_send_contiguous(dest, &hdr, p, bytes, |dst| unsafe { super::buffer::copy_bytes(p, dst, bytes) })
             }
             // SAFETY: `buf` holds `bytes` packed bytes; the transport calls this only for a non-empty payload.
             Buf::Typed { .. } => self.t.try_send(dest, &hdr, bytes, |dst| unsafe { buf.pack(0, dst, bytes) }),
@@ -683,47 +683,30 @@ impl<X: Transport> Engine<X> {
                 }
                 if off_node {
                     // The payload waits in the transport under the token `remote.addr`: pulled
-                    // straight into a contiguous receive buffer (done, and the Fin sent, when
-                    // the transport hands back the Pulled header), else read through a bounce
-                    // buffer now.
-                    if let Buf::Flat(dst) = &buf {
-                        let r = g.reqs.get_mut(id).unwrap();
-                        let done = SlotHeader { kind: Kind::Pulled as u32, sreq, rreq: req_wire(id, r.gen), ..Default::default() };
-                        // From here a failure noted (`fail`) waits for the transport to give the
-                        // buffer back (`pulled`).
-                        r.pulling = true;
-                        if self.t.pull(u.src, remote.addr, *dst, n, &done).is_ok() {
-                            return;
-                        }
-                        g.reqs.get_mut(id).unwrap().pulling = false;
-                        self.pulled(g, u.src, &SlotHeader { flags: FLAG_FAILED, ..done });
-                        return;
-                    }
-                    let got = match &buf {
-                        Buf::Flat(_) => unreachable!("pulled above"),
-                        _ => {
-                            let mut bounce = vec![0u8; n];
-                            let r = self.t.read(u.src, remote.addr, bounce.as_mut_ptr(), n);
-                            if r.is_ok() && n > 0 {
-                                // SAFETY: `buf` holds `cap` >= n stream bytes (receive contract).
-                                unsafe { buf.unpack(0, bounce.as_ptr(), n) };
-                            }
-                            r
-                        }
+                    // straight into a contiguous receive buffer, else into a bounce buffer the
+                    // request keeps (unpacked at the end); done, and the Fin sent, when the
+                    // transport hands back the Pulled header. A failed pull of either kind ends
+                    // the receive there, as ProcFailed once the sender is known dead.
+                    let mut bounce = match &buf {
+                        Buf::Flat(_) => None,
+                        Buf::Typed { .. } => Some(vec![0u8; n].into_boxed_slice()),
                     };
-                    if got.is_err() {
-                        // The sender went while we pulled (its failure is noticed as usual), or
-                        // UCX failed the transfer: then the sender still waits for its Fin.
-                        if self.t.peer_failed(u.src) {
-                            self.fail(g, id, ErrorClass::ProcFailed);
-                            return;
-                        }
-                        self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
-                        self.fail(g, id, ErrorClass::Other);
+                    let dst = match (&buf, &mut bounce) {
+                        (_, Some(b)) => b.as_mut_ptr(),
+                        (Buf::Flat(p), None) => *p,
+                        (Buf::Typed { .. }, None) => unreachable!("a typed buffer has a bounce"),
+                    };
+                    let r = g.reqs.get_mut(id).unwrap();
+                    let done = SlotHeader { kind: Kind::Pulled as u32, sreq, rreq: req_wire(id, r.gen), ..Default::default() };
+                    // From here a failure noted (`fail`) waits for the transport to give the
+                    // buffer back (`pulled`). The bounce's heap block stays put in the request.
+                    r.pulling = true;
+                    r.bounce = bounce;
+                    if self.t.pull(u.src, remote.addr, dst, n, &done).is_ok() {
                         return;
                     }
-                    self.enqueue(g, u.src, Out::Ctl { hdr: SlotHeader { kind: Kind::Fin as u32, sreq, ..Default::default() } });
-                    self.complete(g, id);
+                    g.reqs.get_mut(id).unwrap().pulling = false;
+                    self.pulled(g, u.src, &SlotHeader { flags: FLAG_FAILED, ..done });
                     return;
                 }
                 let copied = g.cma && (n == 0 || self.read_message(u.src, &remote, &buf, 0, n).is_ok());
@@ -754,6 +737,8 @@ impl<X: Transport> Engine<X> {
         let (id, gen) = wire_req(hdr.rreq);
         let Some(r) = g.reqs.get_mut(id).filter(|r| r.gen == gen && !r.done) else { return };
         r.pulling = false;
+        // A typed receive's bounce buffer, free now that the transport is done with it.
+        let bounce = r.bounce.take();
         // A failure noted meanwhile (the sender died, the communicator was revoked: `fail` left
         // the receive to this) wins over how the transfer ended; a truncation (set at matching)
         // does not.
@@ -762,6 +747,13 @@ impl<X: Transport> Engine<X> {
         } else if hdr.flags & FLAG_FAILED != 0 {
             self.fail(g, id, if gone { ErrorClass::ProcFailed } else { ErrorClass::Other });
         } else {
+            if let (Some(b), Some(OpArgs::Recv { buf, .. })) = (&bounce, &r.op) {
+                if !b.is_empty() {
+                    // SAFETY: `buf` holds `cap` >= b.len() stream bytes (receive contract; the
+                    // bounce was sized to the received length at matching).
+                    unsafe { buf.unpack(0, b.as_ptr(), b.len()) };
+                }
+            }
             self.complete(g, id);
         }
     }
@@ -955,7 +947,12 @@ impl<X: Transport> Engine<X> {
                 // SAFETY: `data` holds hdr.len packed bytes (user buffer or bsend block, valid until
                 // completion). The ring calls this only for a non-empty payload: a zero-byte send
                 // may pass a NULL buffer (MPI_Send(NULL, 0, ...)).
-                self.t.try_send(dest, hdr, len, |dst| unsafe { data.pack(0, dst, len) })
+                let fill = |dst| unsafe { data.pack(0, dst, len) };
+                match data {
+                    // A network transport may send contiguous bytes from where they are.
+                    Buf::Flat(p) => self.t.try_send_contiguous(dest, hdr, *p, len, fill),
+                    Buf::Typed { .. } => self.t.try_send(dest, hdr, len, fill),
+                }
             }
             Out::Ctl { hdr } => self.t.try_send(dest, hdr, 0, |_| {}),
             Out::Stream { .. } => false,

@@ -61,6 +61,8 @@ pub struct Req {
     /// the receive completes only when it hands back the Pulled header, even if it fails
     /// earlier (the buffer is the network's until then).
     pub pulling: bool,
+    /// Where a typed receive's off-node payload is pulled to, until `pulled` unpacks it.
+    pub bounce: Option<Box<[u8]>>,
     /// Offset of the buffered-send block to release when this internal send completes.
     pub bsend_block: Option<(super::bsend::Scope, usize)>,
 }
@@ -68,7 +70,7 @@ pub struct Req {
 impl Req {
     #[inline]
     pub fn new(gen: u32, op: Option<OpArgs>) -> Req {
-        Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, pulling: false, bsend_block: None }
+        Req { gen, op, done: false, persistent: false, active: true, user_freed: false, status: Status::empty(), matched: false, streaming: None, pulling: false, bounce: None, bsend_block: None }
     }
 }
 

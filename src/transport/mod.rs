@@ -53,6 +53,13 @@ pub trait Transport: Send + Sync {
     /// room with `want_room` and tries again. Packets to one peer arrive in the order sent.
     fn try_send(&self, dest: usize, hdr: &SlotHeader, len: usize, fill: impl FnOnce(*mut u8)) -> bool;
 
+    /// `try_send` of a payload that is the `len` contiguous bytes at `src` (readable during the
+    /// call only; `fill` copies them): a network transport may send them from there, without
+    /// the copy into a buffer of its own. By default, `try_send` with `fill`.
+    fn try_send_contiguous(&self, dest: usize, hdr: &SlotHeader, _src: *const u8, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        self.try_send(dest, hdr, len, fill)
+    }
+
     /// Whether a packet to `dest` would be taken now.
     fn has_room(&self, dest: usize) -> bool;
 

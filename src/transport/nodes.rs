@@ -5,13 +5,15 @@
 //! Remote peers get the same packets as local ones (the 64-byte header and a payload, in order
 //! per pair), so the protocols stay as they are, except that a remote peer's memory cannot be
 //! read or written one-sidedly: `locality` says `OtherNode`, and the engine sends it a small or
-//! typed message whole, as one eager packet of any size (copied by the sender, so that the send
-//! completes at once; UCX's rendezvous moves a big one into a buffer of ours, `ucx::on_packet`),
-//! and a large contiguous one by an Rts. The Rts goes out with the user's buffer as its payload
+//! typed message whole, as one eager packet of any size (sent straight from a contiguous buffer
+//! when UCX's short protocol takes it at once, `try_send_contiguous`; else copied by the sender,
+//! so that the send completes at once; UCX's rendezvous moves a big one into a buffer of ours,
+//! `ucx::on_packet`), and a large contiguous one by an Rts. The Rts goes out with the user's buffer as its payload
 //! (`ucx::Worker::send_borrowed`, no copy, UCX's rendezvous): the receiver gets the header
 //! only, its address replaced by a token, and once the engine has matched it, `read(token)`
 //! pulls the payload straight into the receive buffer (`ucx::Worker::receive`), then the
-//! engine's Fin completes the send. Matching stays the engine's, in arrival order of the
+//! engine's Fin completes the send (a typed receive buffer gets it through a bounce buffer the
+//! request keeps, unpacked when the pull ends). Matching stays the engine's, in arrival order of the
 //! headers (wildcards, probe, cancel as for local peers); an unmatched payload waits on its
 //! sender. Large copies and rendezvous receives reuse the worker's buffers (no page faults), and
 //! an eager payload is read where UCX received it (`ucx::Payload`).
@@ -32,6 +34,11 @@ type Stashed = (usize, SlotHeader, Payload);
 /// `SlotHeader::kind` of the transport's own goodbye packet (`Transport::depart`), never handed
 /// to the engine; far from the engine's `packet::Kind` values.
 const KIND_BYE: u32 = 0x0B7E_0000;
+
+/// Payloads up to this size to another node are first offered to UCX straight from the
+/// sender's buffer (`Worker::send_now`): UCX's short protocol over TCP takes up to its 8 KiB
+/// segment; a bigger one would only be refused, then copied.
+const SEND_NOW_MAX: usize = 8 << 10;
 
 /// The UCX part: which peers are remote, and this rank's worker connected to them.
 struct Net {
@@ -106,15 +113,24 @@ impl Net {
         let mut got = Vec::new();
         let mut byes = Vec::new();
         let mut odd = Vec::new();
-        let _ = w.take(|src, h, d| match header_from(h) {
-            Some(hdr) if hdr.kind != KIND_BYE => got.push((src, hdr, d)),
-            hdr => {
-                if hdr.is_some() {
-                    byes.push(src);
+        // Straight into the stash (no list per packet in between); the stash's lock is taken
+        // under the worker's here and never the other way round.
+        let mut arrived = 0;
+        {
+            let mut stash = lock(&self.stash);
+            let _ = w.take(|src, h, d| match header_from(h) {
+                Some(hdr) if hdr.kind != KIND_BYE => {
+                    stash.push_back((src, hdr, d));
+                    arrived += 1;
                 }
-                odd.push(d);
-            }
-        });
+                hdr => {
+                    if hdr.is_some() {
+                        byes.push(src);
+                    }
+                    odd.push(d);
+                }
+            });
+        }
         for d in odd {
             w.release(d);
         }
@@ -148,7 +164,7 @@ impl Net {
             moved = true;
         }
         if got.is_empty() {
-            return moved;
+            return moved || arrived > 0;
         }
         lock(&self.stash).extend(got);
         true
@@ -169,22 +185,22 @@ impl Net {
         if !stashed {
             self.fetch();
         }
-        let mine: Vec<Stashed> = {
+        let mut mine: VecDeque<Stashed> = {
             let mut s = lock(&self.stash);
             match only {
-                None => s.drain(..).collect(),
-                Some(src) => {
+                // All of it (with one remote peer, always): the stash's own deque, no copy.
+                Some(src) if !s.iter().all(|p| p.0 == src) => {
                     let (take, keep): (VecDeque<_>, VecDeque<_>) = s.drain(..).partition(|p| p.0 == src);
                     *s = keep;
-                    take.into_iter().collect()
+                    take
                 }
+                _ => std::mem::take(&mut *s),
             }
         };
         if mine.is_empty() {
             return false;
         }
-        let mut done = Vec::with_capacity(mine.len());
-        for (src, mut hdr, data) in mine {
+        for (src, mut hdr, data) in mine.drain(..) {
             if data.on_demand() {
                 // An Rts whose payload is still on the sender: its address becomes the token
                 // the engine's `read` names it by (kept before `f`, which may read at once).
@@ -197,13 +213,17 @@ impl Net {
                 f(src, &hdr, std::ptr::null());
             } else {
                 f(src, &hdr, data.as_ptr());
-                done.push(data);
+                // Copied out by `f`: UCX's buffer goes back, ours is reused (an empty one, as
+                // a Pulled notice has, needs nothing).
+                if !matches!(&data, Payload::Owned(v) if v.capacity() == 0) {
+                    lock(&self.worker).release(data);
+                }
             }
         }
-        // The payloads were copied out by `f`: UCX's buffers go back, ours are reused.
-        let mut w = lock(&self.worker);
-        for data in done {
-            w.release(data);
+        // The deque (empty, its room kept) serves as the stash again if nothing came meanwhile.
+        let mut s = lock(&self.stash);
+        if s.is_empty() {
+            std::mem::swap(&mut *s, &mut mine);
         }
         true
     }
@@ -314,6 +334,24 @@ impl Transport for Nodes {
         // UCX queues what it cannot send now; a failed send means the peer is gone (see `fetch`).
         let _ = w.send(dest, &header_bytes(hdr), data);
         true
+    }
+
+    #[inline(always)]
+    fn try_send_contiguous(&self, dest: usize, hdr: &SlotHeader, src: *const u8, len: usize, fill: impl FnOnce(*mut u8)) -> bool {
+        let Some(net) = self.remote(dest) else {
+            return self.shm.try_send(dest, hdr, len, fill);
+        };
+        if len <= SEND_NOW_MAX && hdr.kind != Kind::Rts as u32 {
+            // Straight from the caller's bytes when UCX sends them at once (its short
+            // protocol): no copy into a buffer of ours, no buffer kept.
+            // SAFETY: `src` holds `len` bytes during the call (the contract of this method).
+            match unsafe { lock(&net.worker).send_now(dest, &header_bytes(hdr), src, len) } {
+                // A failed send means the peer is gone (see `fetch`).
+                Ok(true) | Err(_) => return true,
+                Ok(false) => {}
+            }
+        }
+        self.try_send(dest, hdr, len, fill)
     }
 
     fn has_room(&self, dest: usize) -> bool {

@@ -266,7 +266,13 @@ struct Inbox {
     on_demand: u64,
     /// Buffers to reuse (sends' copies, rendezvous receives).
     spare: Spare,
+    /// Header buffers of packets handed over (`Worker::take`), for the next arrivals: no
+    /// allocation per packet.
+    headers: Vec<Vec<u8>>,
 }
+
+/// Header buffers kept for reuse.
+const HEADERS_KEPT: usize = 64;
 
 /// A send UCX has not completed: the buffers it reads from, kept until it has.
 struct Pending {
@@ -329,7 +335,7 @@ impl Worker {
         let mut h: sys::ucp_worker_h = std::ptr::null_mut();
         // SAFETY: a live context, valid params; `h` receives the worker.
         check(lib, unsafe { lib.ucp_worker_create(ctx.h, &params, &mut h) }, "worker_create")?;
-        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), hdr_spare: Vec::new(), rma: Default::default(), _ctx: ctx };
+        let mut w = Worker { lib, h, me: me as u32, inbox: Box::new(Inbox { lib, worker: h, arrivals: VecDeque::new(), error: None, rendezvous: 0, held: 0, on_demand: 0, spare: Spare::default(), headers: Vec::new() }), eps: Vec::new(), pending: Vec::new(), pulls: Vec::new(), hdr_spare: Vec::new(), rma: Default::default(), _ctx: ctx };
         // SAFETY: as above, all-zero is "no field set".
         let mut am: sys::ucp_am_handler_param_t = unsafe { std::mem::zeroed() };
         am.field_mask = (sys::UCP_AM_HANDLER_PARAM_FIELD_ID | sys::UCP_AM_HANDLER_PARAM_FIELD_CB | sys::UCP_AM_HANDLER_PARAM_FIELD_ARG | sys::UCP_AM_HANDLER_PARAM_FIELD_FLAGS) as u64;
@@ -422,6 +428,49 @@ impl Worker {
             StatusPtr::Request(req) => {
                 self.pending.push(Pending { req, _header: hdr, _data: data });
                 Ok(())
+            }
+        }
+    }
+
+    /// Sends one packet to `peer` straight from the `len` bytes at `data` if UCX can complete
+    /// the send at once (its short protocol, the bytes on their way when this returns):
+    /// Ok(true). Ok(false): nothing was sent (too big for that, or sends are queued ahead of
+    /// it); send a copy with `send` instead, which keeps the order.
+    ///
+    /// # Safety
+    /// `data` is readable for `len` bytes during the call (or `len` is 0).
+    pub unsafe fn send_now(&mut self, peer: usize, header: &[u8], data: *const u8, len: usize) -> Result<bool, String> {
+        let ep = self.endpoint(peer)?;
+        let mut hdr = std::mem::take(&mut self.hdr_spare);
+        hdr.clear();
+        hdr.extend_from_slice(&self.me.to_le_bytes());
+        hdr.extend_from_slice(header);
+        // SAFETY: all-zero is "no attribute set"; the one flag asks UCX to complete the send
+        // before returning or not to start it at all (UCS_ERR_NO_RESOURCE).
+        let mut param: sys::ucp_request_param_t = unsafe { std::mem::zeroed() };
+        param.op_attr_mask = sys::UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+        // SAFETY: a live endpoint of this worker; header and data are read during the call only
+        // (an immediate completion means UCX no longer needs them).
+        let p = unsafe { self.lib.ucp_am_send_nbx(ep, AM_PACKET, hdr.as_ptr() as *const c_void, hdr.len(), data as *const c_void, len, &param) };
+        self.hdr_spare = hdr;
+        match status_ptr(p) {
+            StatusPtr::Done => Ok(true),
+            StatusPtr::Failed(sys::UCS_ERR_NO_RESOURCE) => Ok(false),
+            StatusPtr::Failed(s) => Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))),
+            StatusPtr::Request(req) => {
+                // Not expected with FORCE_IMM_CMPL; the request is UCX's until it completes, and
+                // it reads the caller's bytes: wait for it here rather than let them go.
+                loop {
+                    // SAFETY: a live worker (`&mut self`) and a request of it not freed yet.
+                    unsafe { self.lib.ucp_worker_progress(self.h) };
+                    // SAFETY: as above.
+                    let s = unsafe { self.lib.ucp_request_check_status(req) };
+                    if s != sys::UCS_INPROGRESS {
+                        // SAFETY: completed; freed once.
+                        unsafe { self.lib.ucp_request_free(req) };
+                        return if s == sys::UCS_OK { Ok(true) } else { Err(format!("UCX send to peer {peer} failed: {}", status_text(self.lib, s))) };
+                    }
+                }
             }
         }
     }
@@ -642,6 +691,9 @@ impl Worker {
             }
             let a = self.inbox.arrivals.pop_front().expect("front exists");
             f(a.src, &a.header, a.data);
+            if self.inbox.headers.len() < HEADERS_KEPT {
+                self.inbox.headers.push(a.header);
+            }
             n += 1;
         }
         Ok(n)
@@ -748,7 +800,9 @@ unsafe extern "C" fn on_packet(arg: *mut c_void, header: *const c_void, header_l
         let hdr = unsafe { std::slice::from_raw_parts(header as *const u8, header_length) };
         let word = u32::from_le_bytes(hdr[..SRC_BYTES].try_into().expect("4 bytes"));
         let src = (word & !ON_DEMAND) as usize;
-        let header = hdr[SRC_BYTES..].to_vec();
+        let mut header = inbox.headers.pop().unwrap_or_default();
+        header.clear();
+        header.extend_from_slice(&hdr[SRC_BYTES..]);
         // SAFETY: as above.
         let attr = unsafe { (*param).recv_attr };
         if word & ON_DEMAND != 0 && attr & sys::UCP_AM_RECV_ATTR_FLAG_RNDV as u64 != 0 {
@@ -894,6 +948,60 @@ pub(crate) mod tests {
     #[test]
     fn packets_cross_over_what_ucx_picks() {
         exchange("all");
+    }
+
+    /// Packets sent straight from the caller's bytes (`send_now`) arrive whole and in order with
+    /// copied ones around them; the caller's buffer is reused at once (UCX is done with it when
+    /// `send_now` says so); one too big for an immediate send is refused untouched (Ok(false))
+    /// and then goes as a copy, still in order.
+    #[test]
+    fn immediate_sends_arrive_in_order_with_copies() {
+        let (mut a, mut b) = pair("tcp");
+        // Wired up first: UCX connects on the first send, and queues sends until then.
+        a.send(1, b"hello", Vec::new()).unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+        while take_copies(&mut b).is_empty() || a.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "the first packet did not arrive");
+            a.progress().unwrap();
+            b.progress().unwrap();
+        }
+        let sizes = [8usize, 0, 1024, 5, 4000, 1 << 20, 17];
+        let mut scratch = vec![0u8; 1 << 20];
+        let mut immediate = 0;
+        for (i, &n) in sizes.iter().enumerate() {
+            let want = payload(i, n);
+            scratch[..n].copy_from_slice(&want);
+            // SAFETY: `scratch` holds `n` bytes, read during the call only.
+            let now = unsafe { a.send_now(1, &(i as u64).to_le_bytes(), scratch.as_ptr(), n) }.unwrap();
+            if now {
+                immediate += 1;
+            } else {
+                a.send(1, &(i as u64).to_le_bytes(), want).unwrap();
+            }
+            // Overwritten at once: a packet sent from it must already be on its way.
+            scratch[..n].fill(0xEE);
+            if i == 2 {
+                a.send(1, b"copied", payload(99, 300)).unwrap();
+            }
+        }
+        let mut got = Vec::new();
+        while got.len() < sizes.len() + 1 || a.sends_in_flight() > 0 {
+            assert!(std::time::Instant::now() < deadline, "{} of {} packets arrived", got.len(), sizes.len() + 1);
+            a.progress().unwrap();
+            b.progress().unwrap();
+            got.extend(take_copies(&mut b));
+        }
+        let mut k = 0;
+        for (i, &n) in sizes.iter().enumerate() {
+            assert_eq!((got[k].0, got[k].1.as_slice()), (0, &(i as u64).to_le_bytes()[..]), "packet {i}");
+            assert!(got[k].2 == payload(i, n), "payload {i} ({n} bytes)");
+            k += 1;
+            if i == 2 {
+                assert_eq!((got[k].1.as_slice(), &got[k].2), (&b"copied"[..], &payload(99, 300)));
+                k += 1;
+            }
+        }
+        assert!(immediate >= 3, "only {immediate} of the small packets went at once");
     }
 
     /// Borrowed payloads stay on the sender until the receiver asks: received straight into a
