@@ -5,4212 +5,4212 @@
 	.globl MPI_Abort
 	.type MPI_Abort, @function
 MPI_Abort:
-	jmp oxompi_MPI_Abort@PLT
+	jmp *oxompi_MPI_Abort@GOTPCREL(%rip)
 	.size MPI_Abort, .-MPI_Abort
 	.globl PMPI_Abort
 	.type PMPI_Abort, @function
 PMPI_Abort:
-	jmp oxompi_MPI_Abort@PLT
+	jmp *oxompi_MPI_Abort@GOTPCREL(%rip)
 	.size PMPI_Abort, .-PMPI_Abort
 	.globl MPI_Accumulate
 	.type MPI_Accumulate, @function
 MPI_Accumulate:
-	jmp oxompi_MPI_Accumulate@PLT
+	jmp *oxompi_MPI_Accumulate@GOTPCREL(%rip)
 	.size MPI_Accumulate, .-MPI_Accumulate
 	.globl PMPI_Accumulate
 	.type PMPI_Accumulate, @function
 PMPI_Accumulate:
-	jmp oxompi_MPI_Accumulate@PLT
+	jmp *oxompi_MPI_Accumulate@GOTPCREL(%rip)
 	.size PMPI_Accumulate, .-PMPI_Accumulate
 	.globl MPI_Add_error_class
 	.type MPI_Add_error_class, @function
 MPI_Add_error_class:
-	jmp oxompi_MPI_Add_error_class@PLT
+	jmp *oxompi_MPI_Add_error_class@GOTPCREL(%rip)
 	.size MPI_Add_error_class, .-MPI_Add_error_class
 	.globl PMPI_Add_error_class
 	.type PMPI_Add_error_class, @function
 PMPI_Add_error_class:
-	jmp oxompi_MPI_Add_error_class@PLT
+	jmp *oxompi_MPI_Add_error_class@GOTPCREL(%rip)
 	.size PMPI_Add_error_class, .-PMPI_Add_error_class
 	.globl MPI_Add_error_code
 	.type MPI_Add_error_code, @function
 MPI_Add_error_code:
-	jmp oxompi_MPI_Add_error_code@PLT
+	jmp *oxompi_MPI_Add_error_code@GOTPCREL(%rip)
 	.size MPI_Add_error_code, .-MPI_Add_error_code
 	.globl PMPI_Add_error_code
 	.type PMPI_Add_error_code, @function
 PMPI_Add_error_code:
-	jmp oxompi_MPI_Add_error_code@PLT
+	jmp *oxompi_MPI_Add_error_code@GOTPCREL(%rip)
 	.size PMPI_Add_error_code, .-PMPI_Add_error_code
 	.globl MPI_Add_error_string
 	.type MPI_Add_error_string, @function
 MPI_Add_error_string:
-	jmp oxompi_MPI_Add_error_string@PLT
+	jmp *oxompi_MPI_Add_error_string@GOTPCREL(%rip)
 	.size MPI_Add_error_string, .-MPI_Add_error_string
 	.globl PMPI_Add_error_string
 	.type PMPI_Add_error_string, @function
 PMPI_Add_error_string:
-	jmp oxompi_MPI_Add_error_string@PLT
+	jmp *oxompi_MPI_Add_error_string@GOTPCREL(%rip)
 	.size PMPI_Add_error_string, .-PMPI_Add_error_string
 	.globl MPI_Address
 	.type MPI_Address, @function
 MPI_Address:
-	jmp oxompi_MPI_Address@PLT
+	jmp *oxompi_MPI_Address@GOTPCREL(%rip)
 	.size MPI_Address, .-MPI_Address
 	.globl PMPI_Address
 	.type PMPI_Address, @function
 PMPI_Address:
-	jmp oxompi_MPI_Address@PLT
+	jmp *oxompi_MPI_Address@GOTPCREL(%rip)
 	.size PMPI_Address, .-PMPI_Address
 	.globl MPI_Allgather
 	.type MPI_Allgather, @function
 MPI_Allgather:
-	jmp oxompi_MPI_Allgather@PLT
+	jmp *oxompi_MPI_Allgather@GOTPCREL(%rip)
 	.size MPI_Allgather, .-MPI_Allgather
 	.globl PMPI_Allgather
 	.type PMPI_Allgather, @function
 PMPI_Allgather:
-	jmp oxompi_MPI_Allgather@PLT
+	jmp *oxompi_MPI_Allgather@GOTPCREL(%rip)
 	.size PMPI_Allgather, .-PMPI_Allgather
 	.globl MPI_Allgatherv
 	.type MPI_Allgatherv, @function
 MPI_Allgatherv:
-	jmp oxompi_MPI_Allgatherv@PLT
+	jmp *oxompi_MPI_Allgatherv@GOTPCREL(%rip)
 	.size MPI_Allgatherv, .-MPI_Allgatherv
 	.globl PMPI_Allgatherv
 	.type PMPI_Allgatherv, @function
 PMPI_Allgatherv:
-	jmp oxompi_MPI_Allgatherv@PLT
+	jmp *oxompi_MPI_Allgatherv@GOTPCREL(%rip)
 	.size PMPI_Allgatherv, .-PMPI_Allgatherv
 	.globl MPI_Alloc_mem
 	.type MPI_Alloc_mem, @function
 MPI_Alloc_mem:
-	jmp oxompi_MPI_Alloc_mem@PLT
+	jmp *oxompi_MPI_Alloc_mem@GOTPCREL(%rip)
 	.size MPI_Alloc_mem, .-MPI_Alloc_mem
 	.globl PMPI_Alloc_mem
 	.type PMPI_Alloc_mem, @function
 PMPI_Alloc_mem:
-	jmp oxompi_MPI_Alloc_mem@PLT
+	jmp *oxompi_MPI_Alloc_mem@GOTPCREL(%rip)
 	.size PMPI_Alloc_mem, .-PMPI_Alloc_mem
 	.globl MPI_Allreduce
 	.type MPI_Allreduce, @function
 MPI_Allreduce:
-	jmp oxompi_MPI_Allreduce@PLT
+	jmp *oxompi_MPI_Allreduce@GOTPCREL(%rip)
 	.size MPI_Allreduce, .-MPI_Allreduce
 	.globl PMPI_Allreduce
 	.type PMPI_Allreduce, @function
 PMPI_Allreduce:
-	jmp oxompi_MPI_Allreduce@PLT
+	jmp *oxompi_MPI_Allreduce@GOTPCREL(%rip)
 	.size PMPI_Allreduce, .-PMPI_Allreduce
 	.globl MPI_Alltoall
 	.type MPI_Alltoall, @function
 MPI_Alltoall:
-	jmp oxompi_MPI_Alltoall@PLT
+	jmp *oxompi_MPI_Alltoall@GOTPCREL(%rip)
 	.size MPI_Alltoall, .-MPI_Alltoall
 	.globl PMPI_Alltoall
 	.type PMPI_Alltoall, @function
 PMPI_Alltoall:
-	jmp oxompi_MPI_Alltoall@PLT
+	jmp *oxompi_MPI_Alltoall@GOTPCREL(%rip)
 	.size PMPI_Alltoall, .-PMPI_Alltoall
 	.globl MPI_Alltoallv
 	.type MPI_Alltoallv, @function
 MPI_Alltoallv:
-	jmp oxompi_MPI_Alltoallv@PLT
+	jmp *oxompi_MPI_Alltoallv@GOTPCREL(%rip)
 	.size MPI_Alltoallv, .-MPI_Alltoallv
 	.globl PMPI_Alltoallv
 	.type PMPI_Alltoallv, @function
 PMPI_Alltoallv:
-	jmp oxompi_MPI_Alltoallv@PLT
+	jmp *oxompi_MPI_Alltoallv@GOTPCREL(%rip)
 	.size PMPI_Alltoallv, .-PMPI_Alltoallv
 	.globl MPI_Alltoallw
 	.type MPI_Alltoallw, @function
 MPI_Alltoallw:
-	jmp oxompi_MPI_Alltoallw@PLT
+	jmp *oxompi_MPI_Alltoallw@GOTPCREL(%rip)
 	.size MPI_Alltoallw, .-MPI_Alltoallw
 	.globl PMPI_Alltoallw
 	.type PMPI_Alltoallw, @function
 PMPI_Alltoallw:
-	jmp oxompi_MPI_Alltoallw@PLT
+	jmp *oxompi_MPI_Alltoallw@GOTPCREL(%rip)
 	.size PMPI_Alltoallw, .-PMPI_Alltoallw
 	.globl MPI_Attr_delete
 	.type MPI_Attr_delete, @function
 MPI_Attr_delete:
-	jmp oxompi_MPI_Attr_delete@PLT
+	jmp *oxompi_MPI_Attr_delete@GOTPCREL(%rip)
 	.size MPI_Attr_delete, .-MPI_Attr_delete
 	.globl PMPI_Attr_delete
 	.type PMPI_Attr_delete, @function
 PMPI_Attr_delete:
-	jmp oxompi_MPI_Attr_delete@PLT
+	jmp *oxompi_MPI_Attr_delete@GOTPCREL(%rip)
 	.size PMPI_Attr_delete, .-PMPI_Attr_delete
 	.globl MPI_Attr_get
 	.type MPI_Attr_get, @function
 MPI_Attr_get:
-	jmp oxompi_MPI_Attr_get@PLT
+	jmp *oxompi_MPI_Attr_get@GOTPCREL(%rip)
 	.size MPI_Attr_get, .-MPI_Attr_get
 	.globl PMPI_Attr_get
 	.type PMPI_Attr_get, @function
 PMPI_Attr_get:
-	jmp oxompi_MPI_Attr_get@PLT
+	jmp *oxompi_MPI_Attr_get@GOTPCREL(%rip)
 	.size PMPI_Attr_get, .-PMPI_Attr_get
 	.globl MPI_Attr_put
 	.type MPI_Attr_put, @function
 MPI_Attr_put:
-	jmp oxompi_MPI_Attr_put@PLT
+	jmp *oxompi_MPI_Attr_put@GOTPCREL(%rip)
 	.size MPI_Attr_put, .-MPI_Attr_put
 	.globl PMPI_Attr_put
 	.type PMPI_Attr_put, @function
 PMPI_Attr_put:
-	jmp oxompi_MPI_Attr_put@PLT
+	jmp *oxompi_MPI_Attr_put@GOTPCREL(%rip)
 	.size PMPI_Attr_put, .-PMPI_Attr_put
 	.globl MPI_Barrier
 	.type MPI_Barrier, @function
 MPI_Barrier:
-	jmp oxompi_MPI_Barrier@PLT
+	jmp *oxompi_MPI_Barrier@GOTPCREL(%rip)
 	.size MPI_Barrier, .-MPI_Barrier
 	.globl PMPI_Barrier
 	.type PMPI_Barrier, @function
 PMPI_Barrier:
-	jmp oxompi_MPI_Barrier@PLT
+	jmp *oxompi_MPI_Barrier@GOTPCREL(%rip)
 	.size PMPI_Barrier, .-PMPI_Barrier
 	.globl MPI_Bcast
 	.type MPI_Bcast, @function
 MPI_Bcast:
-	jmp oxompi_MPI_Bcast@PLT
+	jmp *oxompi_MPI_Bcast@GOTPCREL(%rip)
 	.size MPI_Bcast, .-MPI_Bcast
 	.globl PMPI_Bcast
 	.type PMPI_Bcast, @function
 PMPI_Bcast:
-	jmp oxompi_MPI_Bcast@PLT
+	jmp *oxompi_MPI_Bcast@GOTPCREL(%rip)
 	.size PMPI_Bcast, .-PMPI_Bcast
 	.globl MPI_Bsend
 	.type MPI_Bsend, @function
 MPI_Bsend:
-	jmp oxompi_MPI_Bsend@PLT
+	jmp *oxompi_MPI_Bsend@GOTPCREL(%rip)
 	.size MPI_Bsend, .-MPI_Bsend
 	.globl PMPI_Bsend
 	.type PMPI_Bsend, @function
 PMPI_Bsend:
-	jmp oxompi_MPI_Bsend@PLT
+	jmp *oxompi_MPI_Bsend@GOTPCREL(%rip)
 	.size PMPI_Bsend, .-PMPI_Bsend
 	.globl MPI_Bsend_init
 	.type MPI_Bsend_init, @function
 MPI_Bsend_init:
-	jmp oxompi_MPI_Bsend_init@PLT
+	jmp *oxompi_MPI_Bsend_init@GOTPCREL(%rip)
 	.size MPI_Bsend_init, .-MPI_Bsend_init
 	.globl PMPI_Bsend_init
 	.type PMPI_Bsend_init, @function
 PMPI_Bsend_init:
-	jmp oxompi_MPI_Bsend_init@PLT
+	jmp *oxompi_MPI_Bsend_init@GOTPCREL(%rip)
 	.size PMPI_Bsend_init, .-PMPI_Bsend_init
 	.globl MPI_Buffer_attach
 	.type MPI_Buffer_attach, @function
 MPI_Buffer_attach:
-	jmp oxompi_MPI_Buffer_attach@PLT
+	jmp *oxompi_MPI_Buffer_attach@GOTPCREL(%rip)
 	.size MPI_Buffer_attach, .-MPI_Buffer_attach
 	.globl PMPI_Buffer_attach
 	.type PMPI_Buffer_attach, @function
 PMPI_Buffer_attach:
-	jmp oxompi_MPI_Buffer_attach@PLT
+	jmp *oxompi_MPI_Buffer_attach@GOTPCREL(%rip)
 	.size PMPI_Buffer_attach, .-PMPI_Buffer_attach
 	.globl MPI_Buffer_detach
 	.type MPI_Buffer_detach, @function
 MPI_Buffer_detach:
-	jmp oxompi_MPI_Buffer_detach@PLT
+	jmp *oxompi_MPI_Buffer_detach@GOTPCREL(%rip)
 	.size MPI_Buffer_detach, .-MPI_Buffer_detach
 	.globl PMPI_Buffer_detach
 	.type PMPI_Buffer_detach, @function
 PMPI_Buffer_detach:
-	jmp oxompi_MPI_Buffer_detach@PLT
+	jmp *oxompi_MPI_Buffer_detach@GOTPCREL(%rip)
 	.size PMPI_Buffer_detach, .-PMPI_Buffer_detach
 	.globl MPI_Cancel
 	.type MPI_Cancel, @function
 MPI_Cancel:
-	jmp oxompi_MPI_Cancel@PLT
+	jmp *oxompi_MPI_Cancel@GOTPCREL(%rip)
 	.size MPI_Cancel, .-MPI_Cancel
 	.globl PMPI_Cancel
 	.type PMPI_Cancel, @function
 PMPI_Cancel:
-	jmp oxompi_MPI_Cancel@PLT
+	jmp *oxompi_MPI_Cancel@GOTPCREL(%rip)
 	.size PMPI_Cancel, .-PMPI_Cancel
 	.globl MPI_Cart_coords
 	.type MPI_Cart_coords, @function
 MPI_Cart_coords:
-	jmp oxompi_MPI_Cart_coords@PLT
+	jmp *oxompi_MPI_Cart_coords@GOTPCREL(%rip)
 	.size MPI_Cart_coords, .-MPI_Cart_coords
 	.globl PMPI_Cart_coords
 	.type PMPI_Cart_coords, @function
 PMPI_Cart_coords:
-	jmp oxompi_MPI_Cart_coords@PLT
+	jmp *oxompi_MPI_Cart_coords@GOTPCREL(%rip)
 	.size PMPI_Cart_coords, .-PMPI_Cart_coords
 	.globl MPI_Cart_create
 	.type MPI_Cart_create, @function
 MPI_Cart_create:
-	jmp oxompi_MPI_Cart_create@PLT
+	jmp *oxompi_MPI_Cart_create@GOTPCREL(%rip)
 	.size MPI_Cart_create, .-MPI_Cart_create
 	.globl PMPI_Cart_create
 	.type PMPI_Cart_create, @function
 PMPI_Cart_create:
-	jmp oxompi_MPI_Cart_create@PLT
+	jmp *oxompi_MPI_Cart_create@GOTPCREL(%rip)
 	.size PMPI_Cart_create, .-PMPI_Cart_create
 	.globl MPI_Cart_get
 	.type MPI_Cart_get, @function
 MPI_Cart_get:
-	jmp oxompi_MPI_Cart_get@PLT
+	jmp *oxompi_MPI_Cart_get@GOTPCREL(%rip)
 	.size MPI_Cart_get, .-MPI_Cart_get
 	.globl PMPI_Cart_get
 	.type PMPI_Cart_get, @function
 PMPI_Cart_get:
-	jmp oxompi_MPI_Cart_get@PLT
+	jmp *oxompi_MPI_Cart_get@GOTPCREL(%rip)
 	.size PMPI_Cart_get, .-PMPI_Cart_get
 	.globl MPI_Cart_map
 	.type MPI_Cart_map, @function
 MPI_Cart_map:
-	jmp oxompi_MPI_Cart_map@PLT
+	jmp *oxompi_MPI_Cart_map@GOTPCREL(%rip)
 	.size MPI_Cart_map, .-MPI_Cart_map
 	.globl PMPI_Cart_map
 	.type PMPI_Cart_map, @function
 PMPI_Cart_map:
-	jmp oxompi_MPI_Cart_map@PLT
+	jmp *oxompi_MPI_Cart_map@GOTPCREL(%rip)
 	.size PMPI_Cart_map, .-PMPI_Cart_map
 	.globl MPI_Cart_rank
 	.type MPI_Cart_rank, @function
 MPI_Cart_rank:
-	jmp oxompi_MPI_Cart_rank@PLT
+	jmp *oxompi_MPI_Cart_rank@GOTPCREL(%rip)
 	.size MPI_Cart_rank, .-MPI_Cart_rank
 	.globl PMPI_Cart_rank
 	.type PMPI_Cart_rank, @function
 PMPI_Cart_rank:
-	jmp oxompi_MPI_Cart_rank@PLT
+	jmp *oxompi_MPI_Cart_rank@GOTPCREL(%rip)
 	.size PMPI_Cart_rank, .-PMPI_Cart_rank
 	.globl MPI_Cart_shift
 	.type MPI_Cart_shift, @function
 MPI_Cart_shift:
-	jmp oxompi_MPI_Cart_shift@PLT
+	jmp *oxompi_MPI_Cart_shift@GOTPCREL(%rip)
 	.size MPI_Cart_shift, .-MPI_Cart_shift
 	.globl PMPI_Cart_shift
 	.type PMPI_Cart_shift, @function
 PMPI_Cart_shift:
-	jmp oxompi_MPI_Cart_shift@PLT
+	jmp *oxompi_MPI_Cart_shift@GOTPCREL(%rip)
 	.size PMPI_Cart_shift, .-PMPI_Cart_shift
 	.globl MPI_Cart_sub
 	.type MPI_Cart_sub, @function
 MPI_Cart_sub:
-	jmp oxompi_MPI_Cart_sub@PLT
+	jmp *oxompi_MPI_Cart_sub@GOTPCREL(%rip)
 	.size MPI_Cart_sub, .-MPI_Cart_sub
 	.globl PMPI_Cart_sub
 	.type PMPI_Cart_sub, @function
 PMPI_Cart_sub:
-	jmp oxompi_MPI_Cart_sub@PLT
+	jmp *oxompi_MPI_Cart_sub@GOTPCREL(%rip)
 	.size PMPI_Cart_sub, .-PMPI_Cart_sub
 	.globl MPI_Cartdim_get
 	.type MPI_Cartdim_get, @function
 MPI_Cartdim_get:
-	jmp oxompi_MPI_Cartdim_get@PLT
+	jmp *oxompi_MPI_Cartdim_get@GOTPCREL(%rip)
 	.size MPI_Cartdim_get, .-MPI_Cartdim_get
 	.globl PMPI_Cartdim_get
 	.type PMPI_Cartdim_get, @function
 PMPI_Cartdim_get:
-	jmp oxompi_MPI_Cartdim_get@PLT
+	jmp *oxompi_MPI_Cartdim_get@GOTPCREL(%rip)
 	.size PMPI_Cartdim_get, .-PMPI_Cartdim_get
 	.globl MPI_Close_port
 	.type MPI_Close_port, @function
 MPI_Close_port:
-	jmp oxompi_MPI_Close_port@PLT
+	jmp *oxompi_MPI_Close_port@GOTPCREL(%rip)
 	.size MPI_Close_port, .-MPI_Close_port
 	.globl PMPI_Close_port
 	.type PMPI_Close_port, @function
 PMPI_Close_port:
-	jmp oxompi_MPI_Close_port@PLT
+	jmp *oxompi_MPI_Close_port@GOTPCREL(%rip)
 	.size PMPI_Close_port, .-PMPI_Close_port
 	.globl MPI_Comm_accept
 	.type MPI_Comm_accept, @function
 MPI_Comm_accept:
-	jmp oxompi_MPI_Comm_accept@PLT
+	jmp *oxompi_MPI_Comm_accept@GOTPCREL(%rip)
 	.size MPI_Comm_accept, .-MPI_Comm_accept
 	.globl PMPI_Comm_accept
 	.type PMPI_Comm_accept, @function
 PMPI_Comm_accept:
-	jmp oxompi_MPI_Comm_accept@PLT
+	jmp *oxompi_MPI_Comm_accept@GOTPCREL(%rip)
 	.size PMPI_Comm_accept, .-PMPI_Comm_accept
 	.globl MPI_Comm_call_errhandler
 	.type MPI_Comm_call_errhandler, @function
 MPI_Comm_call_errhandler:
-	jmp oxompi_MPI_Comm_call_errhandler@PLT
+	jmp *oxompi_MPI_Comm_call_errhandler@GOTPCREL(%rip)
 	.size MPI_Comm_call_errhandler, .-MPI_Comm_call_errhandler
 	.globl PMPI_Comm_call_errhandler
 	.type PMPI_Comm_call_errhandler, @function
 PMPI_Comm_call_errhandler:
-	jmp oxompi_MPI_Comm_call_errhandler@PLT
+	jmp *oxompi_MPI_Comm_call_errhandler@GOTPCREL(%rip)
 	.size PMPI_Comm_call_errhandler, .-PMPI_Comm_call_errhandler
 	.globl MPI_Comm_compare
 	.type MPI_Comm_compare, @function
 MPI_Comm_compare:
-	jmp oxompi_MPI_Comm_compare@PLT
+	jmp *oxompi_MPI_Comm_compare@GOTPCREL(%rip)
 	.size MPI_Comm_compare, .-MPI_Comm_compare
 	.globl PMPI_Comm_compare
 	.type PMPI_Comm_compare, @function
 PMPI_Comm_compare:
-	jmp oxompi_MPI_Comm_compare@PLT
+	jmp *oxompi_MPI_Comm_compare@GOTPCREL(%rip)
 	.size PMPI_Comm_compare, .-PMPI_Comm_compare
 	.globl MPI_Comm_connect
 	.type MPI_Comm_connect, @function
 MPI_Comm_connect:
-	jmp oxompi_MPI_Comm_connect@PLT
+	jmp *oxompi_MPI_Comm_connect@GOTPCREL(%rip)
 	.size MPI_Comm_connect, .-MPI_Comm_connect
 	.globl PMPI_Comm_connect
 	.type PMPI_Comm_connect, @function
 PMPI_Comm_connect:
-	jmp oxompi_MPI_Comm_connect@PLT
+	jmp *oxompi_MPI_Comm_connect@GOTPCREL(%rip)
 	.size PMPI_Comm_connect, .-PMPI_Comm_connect
 	.globl MPI_Comm_create
 	.type MPI_Comm_create, @function
 MPI_Comm_create:
-	jmp oxompi_MPI_Comm_create@PLT
+	jmp *oxompi_MPI_Comm_create@GOTPCREL(%rip)
 	.size MPI_Comm_create, .-MPI_Comm_create
 	.globl PMPI_Comm_create
 	.type PMPI_Comm_create, @function
 PMPI_Comm_create:
-	jmp oxompi_MPI_Comm_create@PLT
+	jmp *oxompi_MPI_Comm_create@GOTPCREL(%rip)
 	.size PMPI_Comm_create, .-PMPI_Comm_create
 	.globl MPI_Comm_create_group
 	.type MPI_Comm_create_group, @function
 MPI_Comm_create_group:
-	jmp oxompi_MPI_Comm_create_group@PLT
+	jmp *oxompi_MPI_Comm_create_group@GOTPCREL(%rip)
 	.size MPI_Comm_create_group, .-MPI_Comm_create_group
 	.globl PMPI_Comm_create_group
 	.type PMPI_Comm_create_group, @function
 PMPI_Comm_create_group:
-	jmp oxompi_MPI_Comm_create_group@PLT
+	jmp *oxompi_MPI_Comm_create_group@GOTPCREL(%rip)
 	.size PMPI_Comm_create_group, .-PMPI_Comm_create_group
 	.globl MPI_Comm_delete_attr
 	.type MPI_Comm_delete_attr, @function
 MPI_Comm_delete_attr:
-	jmp oxompi_MPI_Comm_delete_attr@PLT
+	jmp *oxompi_MPI_Comm_delete_attr@GOTPCREL(%rip)
 	.size MPI_Comm_delete_attr, .-MPI_Comm_delete_attr
 	.globl PMPI_Comm_delete_attr
 	.type PMPI_Comm_delete_attr, @function
 PMPI_Comm_delete_attr:
-	jmp oxompi_MPI_Comm_delete_attr@PLT
+	jmp *oxompi_MPI_Comm_delete_attr@GOTPCREL(%rip)
 	.size PMPI_Comm_delete_attr, .-PMPI_Comm_delete_attr
 	.globl MPI_Comm_disconnect
 	.type MPI_Comm_disconnect, @function
 MPI_Comm_disconnect:
-	jmp oxompi_MPI_Comm_disconnect@PLT
+	jmp *oxompi_MPI_Comm_disconnect@GOTPCREL(%rip)
 	.size MPI_Comm_disconnect, .-MPI_Comm_disconnect
 	.globl PMPI_Comm_disconnect
 	.type PMPI_Comm_disconnect, @function
 PMPI_Comm_disconnect:
-	jmp oxompi_MPI_Comm_disconnect@PLT
+	jmp *oxompi_MPI_Comm_disconnect@GOTPCREL(%rip)
 	.size PMPI_Comm_disconnect, .-PMPI_Comm_disconnect
 	.globl MPI_Comm_dup
 	.type MPI_Comm_dup, @function
 MPI_Comm_dup:
-	jmp oxompi_MPI_Comm_dup@PLT
+	jmp *oxompi_MPI_Comm_dup@GOTPCREL(%rip)
 	.size MPI_Comm_dup, .-MPI_Comm_dup
 	.globl PMPI_Comm_dup
 	.type PMPI_Comm_dup, @function
 PMPI_Comm_dup:
-	jmp oxompi_MPI_Comm_dup@PLT
+	jmp *oxompi_MPI_Comm_dup@GOTPCREL(%rip)
 	.size PMPI_Comm_dup, .-PMPI_Comm_dup
 	.globl MPI_Comm_dup_with_info
 	.type MPI_Comm_dup_with_info, @function
 MPI_Comm_dup_with_info:
-	jmp oxompi_MPI_Comm_dup_with_info@PLT
+	jmp *oxompi_MPI_Comm_dup_with_info@GOTPCREL(%rip)
 	.size MPI_Comm_dup_with_info, .-MPI_Comm_dup_with_info
 	.globl PMPI_Comm_dup_with_info
 	.type PMPI_Comm_dup_with_info, @function
 PMPI_Comm_dup_with_info:
-	jmp oxompi_MPI_Comm_dup_with_info@PLT
+	jmp *oxompi_MPI_Comm_dup_with_info@GOTPCREL(%rip)
 	.size PMPI_Comm_dup_with_info, .-PMPI_Comm_dup_with_info
 	.globl MPI_Comm_free
 	.type MPI_Comm_free, @function
 MPI_Comm_free:
-	jmp oxompi_MPI_Comm_free@PLT
+	jmp *oxompi_MPI_Comm_free@GOTPCREL(%rip)
 	.size MPI_Comm_free, .-MPI_Comm_free
 	.globl PMPI_Comm_free
 	.type PMPI_Comm_free, @function
 PMPI_Comm_free:
-	jmp oxompi_MPI_Comm_free@PLT
+	jmp *oxompi_MPI_Comm_free@GOTPCREL(%rip)
 	.size PMPI_Comm_free, .-PMPI_Comm_free
 	.globl MPI_Comm_free_keyval
 	.type MPI_Comm_free_keyval, @function
 MPI_Comm_free_keyval:
-	jmp oxompi_MPI_Comm_free_keyval@PLT
+	jmp *oxompi_MPI_Comm_free_keyval@GOTPCREL(%rip)
 	.size MPI_Comm_free_keyval, .-MPI_Comm_free_keyval
 	.globl PMPI_Comm_free_keyval
 	.type PMPI_Comm_free_keyval, @function
 PMPI_Comm_free_keyval:
-	jmp oxompi_MPI_Comm_free_keyval@PLT
+	jmp *oxompi_MPI_Comm_free_keyval@GOTPCREL(%rip)
 	.size PMPI_Comm_free_keyval, .-PMPI_Comm_free_keyval
 	.globl MPI_Comm_get_attr
 	.type MPI_Comm_get_attr, @function
 MPI_Comm_get_attr:
-	jmp oxompi_MPI_Comm_get_attr@PLT
+	jmp *oxompi_MPI_Comm_get_attr@GOTPCREL(%rip)
 	.size MPI_Comm_get_attr, .-MPI_Comm_get_attr
 	.globl PMPI_Comm_get_attr
 	.type PMPI_Comm_get_attr, @function
 PMPI_Comm_get_attr:
-	jmp oxompi_MPI_Comm_get_attr@PLT
+	jmp *oxompi_MPI_Comm_get_attr@GOTPCREL(%rip)
 	.size PMPI_Comm_get_attr, .-PMPI_Comm_get_attr
 	.globl MPI_Comm_get_errhandler
 	.type MPI_Comm_get_errhandler, @function
 MPI_Comm_get_errhandler:
-	jmp oxompi_MPI_Comm_get_errhandler@PLT
+	jmp *oxompi_MPI_Comm_get_errhandler@GOTPCREL(%rip)
 	.size MPI_Comm_get_errhandler, .-MPI_Comm_get_errhandler
 	.globl PMPI_Comm_get_errhandler
 	.type PMPI_Comm_get_errhandler, @function
 PMPI_Comm_get_errhandler:
-	jmp oxompi_MPI_Comm_get_errhandler@PLT
+	jmp *oxompi_MPI_Comm_get_errhandler@GOTPCREL(%rip)
 	.size PMPI_Comm_get_errhandler, .-PMPI_Comm_get_errhandler
 	.globl MPI_Comm_get_info
 	.type MPI_Comm_get_info, @function
 MPI_Comm_get_info:
-	jmp oxompi_MPI_Comm_get_info@PLT
+	jmp *oxompi_MPI_Comm_get_info@GOTPCREL(%rip)
 	.size MPI_Comm_get_info, .-MPI_Comm_get_info
 	.globl PMPI_Comm_get_info
 	.type PMPI_Comm_get_info, @function
 PMPI_Comm_get_info:
-	jmp oxompi_MPI_Comm_get_info@PLT
+	jmp *oxompi_MPI_Comm_get_info@GOTPCREL(%rip)
 	.size PMPI_Comm_get_info, .-PMPI_Comm_get_info
 	.globl MPI_Comm_get_name
 	.type MPI_Comm_get_name, @function
 MPI_Comm_get_name:
-	jmp oxompi_MPI_Comm_get_name@PLT
+	jmp *oxompi_MPI_Comm_get_name@GOTPCREL(%rip)
 	.size MPI_Comm_get_name, .-MPI_Comm_get_name
 	.globl PMPI_Comm_get_name
 	.type PMPI_Comm_get_name, @function
 PMPI_Comm_get_name:
-	jmp oxompi_MPI_Comm_get_name@PLT
+	jmp *oxompi_MPI_Comm_get_name@GOTPCREL(%rip)
 	.size PMPI_Comm_get_name, .-PMPI_Comm_get_name
 	.globl MPI_Comm_get_parent
 	.type MPI_Comm_get_parent, @function
 MPI_Comm_get_parent:
-	jmp oxompi_MPI_Comm_get_parent@PLT
+	jmp *oxompi_MPI_Comm_get_parent@GOTPCREL(%rip)
 	.size MPI_Comm_get_parent, .-MPI_Comm_get_parent
 	.globl PMPI_Comm_get_parent
 	.type PMPI_Comm_get_parent, @function
 PMPI_Comm_get_parent:
-	jmp oxompi_MPI_Comm_get_parent@PLT
+	jmp *oxompi_MPI_Comm_get_parent@GOTPCREL(%rip)
 	.size PMPI_Comm_get_parent, .-PMPI_Comm_get_parent
 	.globl MPI_Comm_group
 	.type MPI_Comm_group, @function
 MPI_Comm_group:
-	jmp oxompi_MPI_Comm_group@PLT
+	jmp *oxompi_MPI_Comm_group@GOTPCREL(%rip)
 	.size MPI_Comm_group, .-MPI_Comm_group
 	.globl PMPI_Comm_group
 	.type PMPI_Comm_group, @function
 PMPI_Comm_group:
-	jmp oxompi_MPI_Comm_group@PLT
+	jmp *oxompi_MPI_Comm_group@GOTPCREL(%rip)
 	.size PMPI_Comm_group, .-PMPI_Comm_group
 	.globl MPI_Comm_idup
 	.type MPI_Comm_idup, @function
 MPI_Comm_idup:
-	jmp oxompi_MPI_Comm_idup@PLT
+	jmp *oxompi_MPI_Comm_idup@GOTPCREL(%rip)
 	.size MPI_Comm_idup, .-MPI_Comm_idup
 	.globl PMPI_Comm_idup
 	.type PMPI_Comm_idup, @function
 PMPI_Comm_idup:
-	jmp oxompi_MPI_Comm_idup@PLT
+	jmp *oxompi_MPI_Comm_idup@GOTPCREL(%rip)
 	.size PMPI_Comm_idup, .-PMPI_Comm_idup
 	.globl MPI_Comm_join
 	.type MPI_Comm_join, @function
 MPI_Comm_join:
-	jmp oxompi_MPI_Comm_join@PLT
+	jmp *oxompi_MPI_Comm_join@GOTPCREL(%rip)
 	.size MPI_Comm_join, .-MPI_Comm_join
 	.globl PMPI_Comm_join
 	.type PMPI_Comm_join, @function
 PMPI_Comm_join:
-	jmp oxompi_MPI_Comm_join@PLT
+	jmp *oxompi_MPI_Comm_join@GOTPCREL(%rip)
 	.size PMPI_Comm_join, .-PMPI_Comm_join
 	.globl MPI_Comm_rank
 	.type MPI_Comm_rank, @function
 MPI_Comm_rank:
-	jmp oxompi_MPI_Comm_rank@PLT
+	jmp *oxompi_MPI_Comm_rank@GOTPCREL(%rip)
 	.size MPI_Comm_rank, .-MPI_Comm_rank
 	.globl PMPI_Comm_rank
 	.type PMPI_Comm_rank, @function
 PMPI_Comm_rank:
-	jmp oxompi_MPI_Comm_rank@PLT
+	jmp *oxompi_MPI_Comm_rank@GOTPCREL(%rip)
 	.size PMPI_Comm_rank, .-PMPI_Comm_rank
 	.globl MPI_Comm_remote_group
 	.type MPI_Comm_remote_group, @function
 MPI_Comm_remote_group:
-	jmp oxompi_MPI_Comm_remote_group@PLT
+	jmp *oxompi_MPI_Comm_remote_group@GOTPCREL(%rip)
 	.size MPI_Comm_remote_group, .-MPI_Comm_remote_group
 	.globl PMPI_Comm_remote_group
 	.type PMPI_Comm_remote_group, @function
 PMPI_Comm_remote_group:
-	jmp oxompi_MPI_Comm_remote_group@PLT
+	jmp *oxompi_MPI_Comm_remote_group@GOTPCREL(%rip)
 	.size PMPI_Comm_remote_group, .-PMPI_Comm_remote_group
 	.globl MPI_Comm_remote_size
 	.type MPI_Comm_remote_size, @function
 MPI_Comm_remote_size:
-	jmp oxompi_MPI_Comm_remote_size@PLT
+	jmp *oxompi_MPI_Comm_remote_size@GOTPCREL(%rip)
 	.size MPI_Comm_remote_size, .-MPI_Comm_remote_size
 	.globl PMPI_Comm_remote_size
 	.type PMPI_Comm_remote_size, @function
 PMPI_Comm_remote_size:
-	jmp oxompi_MPI_Comm_remote_size@PLT
+	jmp *oxompi_MPI_Comm_remote_size@GOTPCREL(%rip)
 	.size PMPI_Comm_remote_size, .-PMPI_Comm_remote_size
 	.globl MPI_Comm_set_attr
 	.type MPI_Comm_set_attr, @function
 MPI_Comm_set_attr:
-	jmp oxompi_MPI_Comm_set_attr@PLT
+	jmp *oxompi_MPI_Comm_set_attr@GOTPCREL(%rip)
 	.size MPI_Comm_set_attr, .-MPI_Comm_set_attr
 	.globl PMPI_Comm_set_attr
 	.type PMPI_Comm_set_attr, @function
 PMPI_Comm_set_attr:
-	jmp oxompi_MPI_Comm_set_attr@PLT
+	jmp *oxompi_MPI_Comm_set_attr@GOTPCREL(%rip)
 	.size PMPI_Comm_set_attr, .-PMPI_Comm_set_attr
 	.globl MPI_Comm_set_errhandler
 	.type MPI_Comm_set_errhandler, @function
 MPI_Comm_set_errhandler:
-	jmp oxompi_MPI_Comm_set_errhandler@PLT
+	jmp *oxompi_MPI_Comm_set_errhandler@GOTPCREL(%rip)
 	.size MPI_Comm_set_errhandler, .-MPI_Comm_set_errhandler
 	.globl PMPI_Comm_set_errhandler
 	.type PMPI_Comm_set_errhandler, @function
 PMPI_Comm_set_errhandler:
-	jmp oxompi_MPI_Comm_set_errhandler@PLT
+	jmp *oxompi_MPI_Comm_set_errhandler@GOTPCREL(%rip)
 	.size PMPI_Comm_set_errhandler, .-PMPI_Comm_set_errhandler
 	.globl MPI_Comm_set_info
 	.type MPI_Comm_set_info, @function
 MPI_Comm_set_info:
-	jmp oxompi_MPI_Comm_set_info@PLT
+	jmp *oxompi_MPI_Comm_set_info@GOTPCREL(%rip)
 	.size MPI_Comm_set_info, .-MPI_Comm_set_info
 	.globl PMPI_Comm_set_info
 	.type PMPI_Comm_set_info, @function
 PMPI_Comm_set_info:
-	jmp oxompi_MPI_Comm_set_info@PLT
+	jmp *oxompi_MPI_Comm_set_info@GOTPCREL(%rip)
 	.size PMPI_Comm_set_info, .-PMPI_Comm_set_info
 	.globl MPI_Comm_set_name
 	.type MPI_Comm_set_name, @function
 MPI_Comm_set_name:
-	jmp oxompi_MPI_Comm_set_name@PLT
+	jmp *oxompi_MPI_Comm_set_name@GOTPCREL(%rip)
 	.size MPI_Comm_set_name, .-MPI_Comm_set_name
 	.globl PMPI_Comm_set_name
 	.type PMPI_Comm_set_name, @function
 PMPI_Comm_set_name:
-	jmp oxompi_MPI_Comm_set_name@PLT
+	jmp *oxompi_MPI_Comm_set_name@GOTPCREL(%rip)
 	.size PMPI_Comm_set_name, .-PMPI_Comm_set_name
 	.globl MPI_Comm_size
 	.type MPI_Comm_size, @function
 MPI_Comm_size:
-	jmp oxompi_MPI_Comm_size@PLT
+	jmp *oxompi_MPI_Comm_size@GOTPCREL(%rip)
 	.size MPI_Comm_size, .-MPI_Comm_size
 	.globl PMPI_Comm_size
 	.type PMPI_Comm_size, @function
 PMPI_Comm_size:
-	jmp oxompi_MPI_Comm_size@PLT
+	jmp *oxompi_MPI_Comm_size@GOTPCREL(%rip)
 	.size PMPI_Comm_size, .-PMPI_Comm_size
 	.globl MPI_Comm_split
 	.type MPI_Comm_split, @function
 MPI_Comm_split:
-	jmp oxompi_MPI_Comm_split@PLT
+	jmp *oxompi_MPI_Comm_split@GOTPCREL(%rip)
 	.size MPI_Comm_split, .-MPI_Comm_split
 	.globl PMPI_Comm_split
 	.type PMPI_Comm_split, @function
 PMPI_Comm_split:
-	jmp oxompi_MPI_Comm_split@PLT
+	jmp *oxompi_MPI_Comm_split@GOTPCREL(%rip)
 	.size PMPI_Comm_split, .-PMPI_Comm_split
 	.globl MPI_Comm_split_type
 	.type MPI_Comm_split_type, @function
 MPI_Comm_split_type:
-	jmp oxompi_MPI_Comm_split_type@PLT
+	jmp *oxompi_MPI_Comm_split_type@GOTPCREL(%rip)
 	.size MPI_Comm_split_type, .-MPI_Comm_split_type
 	.globl PMPI_Comm_split_type
 	.type PMPI_Comm_split_type, @function
 PMPI_Comm_split_type:
-	jmp oxompi_MPI_Comm_split_type@PLT
+	jmp *oxompi_MPI_Comm_split_type@GOTPCREL(%rip)
 	.size PMPI_Comm_split_type, .-PMPI_Comm_split_type
 	.globl MPI_Comm_test_inter
 	.type MPI_Comm_test_inter, @function
 MPI_Comm_test_inter:
-	jmp oxompi_MPI_Comm_test_inter@PLT
+	jmp *oxompi_MPI_Comm_test_inter@GOTPCREL(%rip)
 	.size MPI_Comm_test_inter, .-MPI_Comm_test_inter
 	.globl PMPI_Comm_test_inter
 	.type PMPI_Comm_test_inter, @function
 PMPI_Comm_test_inter:
-	jmp oxompi_MPI_Comm_test_inter@PLT
+	jmp *oxompi_MPI_Comm_test_inter@GOTPCREL(%rip)
 	.size PMPI_Comm_test_inter, .-PMPI_Comm_test_inter
 	.globl MPI_Compare_and_swap
 	.type MPI_Compare_and_swap, @function
 MPI_Compare_and_swap:
-	jmp oxompi_MPI_Compare_and_swap@PLT
+	jmp *oxompi_MPI_Compare_and_swap@GOTPCREL(%rip)
 	.size MPI_Compare_and_swap, .-MPI_Compare_and_swap
 	.globl PMPI_Compare_and_swap
 	.type PMPI_Compare_and_swap, @function
 PMPI_Compare_and_swap:
-	jmp oxompi_MPI_Compare_and_swap@PLT
+	jmp *oxompi_MPI_Compare_and_swap@GOTPCREL(%rip)
 	.size PMPI_Compare_and_swap, .-PMPI_Compare_and_swap
 	.globl MPI_Dims_create
 	.type MPI_Dims_create, @function
 MPI_Dims_create:
-	jmp oxompi_MPI_Dims_create@PLT
+	jmp *oxompi_MPI_Dims_create@GOTPCREL(%rip)
 	.size MPI_Dims_create, .-MPI_Dims_create
 	.globl PMPI_Dims_create
 	.type PMPI_Dims_create, @function
 PMPI_Dims_create:
-	jmp oxompi_MPI_Dims_create@PLT
+	jmp *oxompi_MPI_Dims_create@GOTPCREL(%rip)
 	.size PMPI_Dims_create, .-PMPI_Dims_create
 	.globl MPI_Dist_graph_create
 	.type MPI_Dist_graph_create, @function
 MPI_Dist_graph_create:
-	jmp oxompi_MPI_Dist_graph_create@PLT
+	jmp *oxompi_MPI_Dist_graph_create@GOTPCREL(%rip)
 	.size MPI_Dist_graph_create, .-MPI_Dist_graph_create
 	.globl PMPI_Dist_graph_create
 	.type PMPI_Dist_graph_create, @function
 PMPI_Dist_graph_create:
-	jmp oxompi_MPI_Dist_graph_create@PLT
+	jmp *oxompi_MPI_Dist_graph_create@GOTPCREL(%rip)
 	.size PMPI_Dist_graph_create, .-PMPI_Dist_graph_create
 	.globl MPI_Dist_graph_create_adjacent
 	.type MPI_Dist_graph_create_adjacent, @function
 MPI_Dist_graph_create_adjacent:
-	jmp oxompi_MPI_Dist_graph_create_adjacent@PLT
+	jmp *oxompi_MPI_Dist_graph_create_adjacent@GOTPCREL(%rip)
 	.size MPI_Dist_graph_create_adjacent, .-MPI_Dist_graph_create_adjacent
 	.globl PMPI_Dist_graph_create_adjacent
 	.type PMPI_Dist_graph_create_adjacent, @function
 PMPI_Dist_graph_create_adjacent:
-	jmp oxompi_MPI_Dist_graph_create_adjacent@PLT
+	jmp *oxompi_MPI_Dist_graph_create_adjacent@GOTPCREL(%rip)
 	.size PMPI_Dist_graph_create_adjacent, .-PMPI_Dist_graph_create_adjacent
 	.globl MPI_Dist_graph_neighbors
 	.type MPI_Dist_graph_neighbors, @function
 MPI_Dist_graph_neighbors:
-	jmp oxompi_MPI_Dist_graph_neighbors@PLT
+	jmp *oxompi_MPI_Dist_graph_neighbors@GOTPCREL(%rip)
 	.size MPI_Dist_graph_neighbors, .-MPI_Dist_graph_neighbors
 	.globl PMPI_Dist_graph_neighbors
 	.type PMPI_Dist_graph_neighbors, @function
 PMPI_Dist_graph_neighbors:
-	jmp oxompi_MPI_Dist_graph_neighbors@PLT
+	jmp *oxompi_MPI_Dist_graph_neighbors@GOTPCREL(%rip)
 	.size PMPI_Dist_graph_neighbors, .-PMPI_Dist_graph_neighbors
 	.globl MPI_Dist_graph_neighbors_count
 	.type MPI_Dist_graph_neighbors_count, @function
 MPI_Dist_graph_neighbors_count:
-	jmp oxompi_MPI_Dist_graph_neighbors_count@PLT
+	jmp *oxompi_MPI_Dist_graph_neighbors_count@GOTPCREL(%rip)
 	.size MPI_Dist_graph_neighbors_count, .-MPI_Dist_graph_neighbors_count
 	.globl PMPI_Dist_graph_neighbors_count
 	.type PMPI_Dist_graph_neighbors_count, @function
 PMPI_Dist_graph_neighbors_count:
-	jmp oxompi_MPI_Dist_graph_neighbors_count@PLT
+	jmp *oxompi_MPI_Dist_graph_neighbors_count@GOTPCREL(%rip)
 	.size PMPI_Dist_graph_neighbors_count, .-PMPI_Dist_graph_neighbors_count
 	.globl MPI_Errhandler_free
 	.type MPI_Errhandler_free, @function
 MPI_Errhandler_free:
-	jmp oxompi_MPI_Errhandler_free@PLT
+	jmp *oxompi_MPI_Errhandler_free@GOTPCREL(%rip)
 	.size MPI_Errhandler_free, .-MPI_Errhandler_free
 	.globl PMPI_Errhandler_free
 	.type PMPI_Errhandler_free, @function
 PMPI_Errhandler_free:
-	jmp oxompi_MPI_Errhandler_free@PLT
+	jmp *oxompi_MPI_Errhandler_free@GOTPCREL(%rip)
 	.size PMPI_Errhandler_free, .-PMPI_Errhandler_free
 	.globl MPI_Errhandler_get
 	.type MPI_Errhandler_get, @function
 MPI_Errhandler_get:
-	jmp oxompi_MPI_Errhandler_get@PLT
+	jmp *oxompi_MPI_Errhandler_get@GOTPCREL(%rip)
 	.size MPI_Errhandler_get, .-MPI_Errhandler_get
 	.globl PMPI_Errhandler_get
 	.type PMPI_Errhandler_get, @function
 PMPI_Errhandler_get:
-	jmp oxompi_MPI_Errhandler_get@PLT
+	jmp *oxompi_MPI_Errhandler_get@GOTPCREL(%rip)
 	.size PMPI_Errhandler_get, .-PMPI_Errhandler_get
 	.globl MPI_Errhandler_set
 	.type MPI_Errhandler_set, @function
 MPI_Errhandler_set:
-	jmp oxompi_MPI_Errhandler_set@PLT
+	jmp *oxompi_MPI_Errhandler_set@GOTPCREL(%rip)
 	.size MPI_Errhandler_set, .-MPI_Errhandler_set
 	.globl PMPI_Errhandler_set
 	.type PMPI_Errhandler_set, @function
 PMPI_Errhandler_set:
-	jmp oxompi_MPI_Errhandler_set@PLT
+	jmp *oxompi_MPI_Errhandler_set@GOTPCREL(%rip)
 	.size PMPI_Errhandler_set, .-PMPI_Errhandler_set
 	.globl MPI_Error_class
 	.type MPI_Error_class, @function
 MPI_Error_class:
-	jmp oxompi_MPI_Error_class@PLT
+	jmp *oxompi_MPI_Error_class@GOTPCREL(%rip)
 	.size MPI_Error_class, .-MPI_Error_class
 	.globl PMPI_Error_class
 	.type PMPI_Error_class, @function
 PMPI_Error_class:
-	jmp oxompi_MPI_Error_class@PLT
+	jmp *oxompi_MPI_Error_class@GOTPCREL(%rip)
 	.size PMPI_Error_class, .-PMPI_Error_class
 	.globl MPI_Error_string
 	.type MPI_Error_string, @function
 MPI_Error_string:
-	jmp oxompi_MPI_Error_string@PLT
+	jmp *oxompi_MPI_Error_string@GOTPCREL(%rip)
 	.size MPI_Error_string, .-MPI_Error_string
 	.globl PMPI_Error_string
 	.type PMPI_Error_string, @function
 PMPI_Error_string:
-	jmp oxompi_MPI_Error_string@PLT
+	jmp *oxompi_MPI_Error_string@GOTPCREL(%rip)
 	.size PMPI_Error_string, .-PMPI_Error_string
 	.globl MPI_Exscan
 	.type MPI_Exscan, @function
 MPI_Exscan:
-	jmp oxompi_MPI_Exscan@PLT
+	jmp *oxompi_MPI_Exscan@GOTPCREL(%rip)
 	.size MPI_Exscan, .-MPI_Exscan
 	.globl PMPI_Exscan
 	.type PMPI_Exscan, @function
 PMPI_Exscan:
-	jmp oxompi_MPI_Exscan@PLT
+	jmp *oxompi_MPI_Exscan@GOTPCREL(%rip)
 	.size PMPI_Exscan, .-PMPI_Exscan
 	.globl MPI_Fetch_and_op
 	.type MPI_Fetch_and_op, @function
 MPI_Fetch_and_op:
-	jmp oxompi_MPI_Fetch_and_op@PLT
+	jmp *oxompi_MPI_Fetch_and_op@GOTPCREL(%rip)
 	.size MPI_Fetch_and_op, .-MPI_Fetch_and_op
 	.globl PMPI_Fetch_and_op
 	.type PMPI_Fetch_and_op, @function
 PMPI_Fetch_and_op:
-	jmp oxompi_MPI_Fetch_and_op@PLT
+	jmp *oxompi_MPI_Fetch_and_op@GOTPCREL(%rip)
 	.size PMPI_Fetch_and_op, .-PMPI_Fetch_and_op
 	.globl MPI_File_call_errhandler
 	.type MPI_File_call_errhandler, @function
 MPI_File_call_errhandler:
-	jmp oxompi_MPI_File_call_errhandler@PLT
+	jmp *oxompi_MPI_File_call_errhandler@GOTPCREL(%rip)
 	.size MPI_File_call_errhandler, .-MPI_File_call_errhandler
 	.globl PMPI_File_call_errhandler
 	.type PMPI_File_call_errhandler, @function
 PMPI_File_call_errhandler:
-	jmp oxompi_MPI_File_call_errhandler@PLT
+	jmp *oxompi_MPI_File_call_errhandler@GOTPCREL(%rip)
 	.size PMPI_File_call_errhandler, .-PMPI_File_call_errhandler
 	.globl MPI_File_close
 	.type MPI_File_close, @function
 MPI_File_close:
-	jmp oxompi_MPI_File_close@PLT
+	jmp *oxompi_MPI_File_close@GOTPCREL(%rip)
 	.size MPI_File_close, .-MPI_File_close
 	.globl PMPI_File_close
 	.type PMPI_File_close, @function
 PMPI_File_close:
-	jmp oxompi_MPI_File_close@PLT
+	jmp *oxompi_MPI_File_close@GOTPCREL(%rip)
 	.size PMPI_File_close, .-PMPI_File_close
 	.globl MPI_File_delete
 	.type MPI_File_delete, @function
 MPI_File_delete:
-	jmp oxompi_MPI_File_delete@PLT
+	jmp *oxompi_MPI_File_delete@GOTPCREL(%rip)
 	.size MPI_File_delete, .-MPI_File_delete
 	.globl PMPI_File_delete
 	.type PMPI_File_delete, @function
 PMPI_File_delete:
-	jmp oxompi_MPI_File_delete@PLT
+	jmp *oxompi_MPI_File_delete@GOTPCREL(%rip)
 	.size PMPI_File_delete, .-PMPI_File_delete
 	.globl MPI_File_get_amode
 	.type MPI_File_get_amode, @function
 MPI_File_get_amode:
-	jmp oxompi_MPI_File_get_amode@PLT
+	jmp *oxompi_MPI_File_get_amode@GOTPCREL(%rip)
 	.size MPI_File_get_amode, .-MPI_File_get_amode
 	.globl PMPI_File_get_amode
 	.type PMPI_File_get_amode, @function
 PMPI_File_get_amode:
-	jmp oxompi_MPI_File_get_amode@PLT
+	jmp *oxompi_MPI_File_get_amode@GOTPCREL(%rip)
 	.size PMPI_File_get_amode, .-PMPI_File_get_amode
 	.globl MPI_File_get_atomicity
 	.type MPI_File_get_atomicity, @function
 MPI_File_get_atomicity:
-	jmp oxompi_MPI_File_get_atomicity@PLT
+	jmp *oxompi_MPI_File_get_atomicity@GOTPCREL(%rip)
 	.size MPI_File_get_atomicity, .-MPI_File_get_atomicity
 	.globl PMPI_File_get_atomicity
 	.type PMPI_File_get_atomicity, @function
 PMPI_File_get_atomicity:
-	jmp oxompi_MPI_File_get_atomicity@PLT
+	jmp *oxompi_MPI_File_get_atomicity@GOTPCREL(%rip)
 	.size PMPI_File_get_atomicity, .-PMPI_File_get_atomicity
 	.globl MPI_File_get_byte_offset
 	.type MPI_File_get_byte_offset, @function
 MPI_File_get_byte_offset:
-	jmp oxompi_MPI_File_get_byte_offset@PLT
+	jmp *oxompi_MPI_File_get_byte_offset@GOTPCREL(%rip)
 	.size MPI_File_get_byte_offset, .-MPI_File_get_byte_offset
 	.globl PMPI_File_get_byte_offset
 	.type PMPI_File_get_byte_offset, @function
 PMPI_File_get_byte_offset:
-	jmp oxompi_MPI_File_get_byte_offset@PLT
+	jmp *oxompi_MPI_File_get_byte_offset@GOTPCREL(%rip)
 	.size PMPI_File_get_byte_offset, .-PMPI_File_get_byte_offset
 	.globl MPI_File_get_errhandler
 	.type MPI_File_get_errhandler, @function
 MPI_File_get_errhandler:
-	jmp oxompi_MPI_File_get_errhandler@PLT
+	jmp *oxompi_MPI_File_get_errhandler@GOTPCREL(%rip)
 	.size MPI_File_get_errhandler, .-MPI_File_get_errhandler
 	.globl PMPI_File_get_errhandler
 	.type PMPI_File_get_errhandler, @function
 PMPI_File_get_errhandler:
-	jmp oxompi_MPI_File_get_errhandler@PLT
+	jmp *oxompi_MPI_File_get_errhandler@GOTPCREL(%rip)
 	.size PMPI_File_get_errhandler, .-PMPI_File_get_errhandler
 	.globl MPI_File_get_group
 	.type MPI_File_get_group, @function
 MPI_File_get_group:
-	jmp oxompi_MPI_File_get_group@PLT
+	jmp *oxompi_MPI_File_get_group@GOTPCREL(%rip)
 	.size MPI_File_get_group, .-MPI_File_get_group
 	.globl PMPI_File_get_group
 	.type PMPI_File_get_group, @function
 PMPI_File_get_group:
-	jmp oxompi_MPI_File_get_group@PLT
+	jmp *oxompi_MPI_File_get_group@GOTPCREL(%rip)
 	.size PMPI_File_get_group, .-PMPI_File_get_group
 	.globl MPI_File_get_info
 	.type MPI_File_get_info, @function
 MPI_File_get_info:
-	jmp oxompi_MPI_File_get_info@PLT
+	jmp *oxompi_MPI_File_get_info@GOTPCREL(%rip)
 	.size MPI_File_get_info, .-MPI_File_get_info
 	.globl PMPI_File_get_info
 	.type PMPI_File_get_info, @function
 PMPI_File_get_info:
-	jmp oxompi_MPI_File_get_info@PLT
+	jmp *oxompi_MPI_File_get_info@GOTPCREL(%rip)
 	.size PMPI_File_get_info, .-PMPI_File_get_info
 	.globl MPI_File_get_position
 	.type MPI_File_get_position, @function
 MPI_File_get_position:
-	jmp oxompi_MPI_File_get_position@PLT
+	jmp *oxompi_MPI_File_get_position@GOTPCREL(%rip)
 	.size MPI_File_get_position, .-MPI_File_get_position
 	.globl PMPI_File_get_position
 	.type PMPI_File_get_position, @function
 PMPI_File_get_position:
-	jmp oxompi_MPI_File_get_position@PLT
+	jmp *oxompi_MPI_File_get_position@GOTPCREL(%rip)
 	.size PMPI_File_get_position, .-PMPI_File_get_position
 	.globl MPI_File_get_position_shared
 	.type MPI_File_get_position_shared, @function
 MPI_File_get_position_shared:
-	jmp oxompi_MPI_File_get_position_shared@PLT
+	jmp *oxompi_MPI_File_get_position_shared@GOTPCREL(%rip)
 	.size MPI_File_get_position_shared, .-MPI_File_get_position_shared
 	.globl PMPI_File_get_position_shared
 	.type PMPI_File_get_position_shared, @function
 PMPI_File_get_position_shared:
-	jmp oxompi_MPI_File_get_position_shared@PLT
+	jmp *oxompi_MPI_File_get_position_shared@GOTPCREL(%rip)
 	.size PMPI_File_get_position_shared, .-PMPI_File_get_position_shared
 	.globl MPI_File_get_size
 	.type MPI_File_get_size, @function
 MPI_File_get_size:
-	jmp oxompi_MPI_File_get_size@PLT
+	jmp *oxompi_MPI_File_get_size@GOTPCREL(%rip)
 	.size MPI_File_get_size, .-MPI_File_get_size
 	.globl PMPI_File_get_size
 	.type PMPI_File_get_size, @function
 PMPI_File_get_size:
-	jmp oxompi_MPI_File_get_size@PLT
+	jmp *oxompi_MPI_File_get_size@GOTPCREL(%rip)
 	.size PMPI_File_get_size, .-PMPI_File_get_size
 	.globl MPI_File_get_type_extent
 	.type MPI_File_get_type_extent, @function
 MPI_File_get_type_extent:
-	jmp oxompi_MPI_File_get_type_extent@PLT
+	jmp *oxompi_MPI_File_get_type_extent@GOTPCREL(%rip)
 	.size MPI_File_get_type_extent, .-MPI_File_get_type_extent
 	.globl PMPI_File_get_type_extent
 	.type PMPI_File_get_type_extent, @function
 PMPI_File_get_type_extent:
-	jmp oxompi_MPI_File_get_type_extent@PLT
+	jmp *oxompi_MPI_File_get_type_extent@GOTPCREL(%rip)
 	.size PMPI_File_get_type_extent, .-PMPI_File_get_type_extent
 	.globl MPI_File_get_view
 	.type MPI_File_get_view, @function
 MPI_File_get_view:
-	jmp oxompi_MPI_File_get_view@PLT
+	jmp *oxompi_MPI_File_get_view@GOTPCREL(%rip)
 	.size MPI_File_get_view, .-MPI_File_get_view
 	.globl PMPI_File_get_view
 	.type PMPI_File_get_view, @function
 PMPI_File_get_view:
-	jmp oxompi_MPI_File_get_view@PLT
+	jmp *oxompi_MPI_File_get_view@GOTPCREL(%rip)
 	.size PMPI_File_get_view, .-PMPI_File_get_view
 	.globl MPI_File_iread
 	.type MPI_File_iread, @function
 MPI_File_iread:
-	jmp oxompi_MPI_File_iread@PLT
+	jmp *oxompi_MPI_File_iread@GOTPCREL(%rip)
 	.size MPI_File_iread, .-MPI_File_iread
 	.globl PMPI_File_iread
 	.type PMPI_File_iread, @function
 PMPI_File_iread:
-	jmp oxompi_MPI_File_iread@PLT
+	jmp *oxompi_MPI_File_iread@GOTPCREL(%rip)
 	.size PMPI_File_iread, .-PMPI_File_iread
 	.globl MPI_File_iread_all
 	.type MPI_File_iread_all, @function
 MPI_File_iread_all:
-	jmp oxompi_MPI_File_iread_all@PLT
+	jmp *oxompi_MPI_File_iread_all@GOTPCREL(%rip)
 	.size MPI_File_iread_all, .-MPI_File_iread_all
 	.globl PMPI_File_iread_all
 	.type PMPI_File_iread_all, @function
 PMPI_File_iread_all:
-	jmp oxompi_MPI_File_iread_all@PLT
+	jmp *oxompi_MPI_File_iread_all@GOTPCREL(%rip)
 	.size PMPI_File_iread_all, .-PMPI_File_iread_all
 	.globl MPI_File_iread_at
 	.type MPI_File_iread_at, @function
 MPI_File_iread_at:
-	jmp oxompi_MPI_File_iread_at@PLT
+	jmp *oxompi_MPI_File_iread_at@GOTPCREL(%rip)
 	.size MPI_File_iread_at, .-MPI_File_iread_at
 	.globl PMPI_File_iread_at
 	.type PMPI_File_iread_at, @function
 PMPI_File_iread_at:
-	jmp oxompi_MPI_File_iread_at@PLT
+	jmp *oxompi_MPI_File_iread_at@GOTPCREL(%rip)
 	.size PMPI_File_iread_at, .-PMPI_File_iread_at
 	.globl MPI_File_iread_at_all
 	.type MPI_File_iread_at_all, @function
 MPI_File_iread_at_all:
-	jmp oxompi_MPI_File_iread_at_all@PLT
+	jmp *oxompi_MPI_File_iread_at_all@GOTPCREL(%rip)
 	.size MPI_File_iread_at_all, .-MPI_File_iread_at_all
 	.globl PMPI_File_iread_at_all
 	.type PMPI_File_iread_at_all, @function
 PMPI_File_iread_at_all:
-	jmp oxompi_MPI_File_iread_at_all@PLT
+	jmp *oxompi_MPI_File_iread_at_all@GOTPCREL(%rip)
 	.size PMPI_File_iread_at_all, .-PMPI_File_iread_at_all
 	.globl MPI_File_iread_shared
 	.type MPI_File_iread_shared, @function
 MPI_File_iread_shared:
-	jmp oxompi_MPI_File_iread_shared@PLT
+	jmp *oxompi_MPI_File_iread_shared@GOTPCREL(%rip)
 	.size MPI_File_iread_shared, .-MPI_File_iread_shared
 	.globl PMPI_File_iread_shared
 	.type PMPI_File_iread_shared, @function
 PMPI_File_iread_shared:
-	jmp oxompi_MPI_File_iread_shared@PLT
+	jmp *oxompi_MPI_File_iread_shared@GOTPCREL(%rip)
 	.size PMPI_File_iread_shared, .-PMPI_File_iread_shared
 	.globl MPI_File_iwrite
 	.type MPI_File_iwrite, @function
 MPI_File_iwrite:
-	jmp oxompi_MPI_File_iwrite@PLT
+	jmp *oxompi_MPI_File_iwrite@GOTPCREL(%rip)
 	.size MPI_File_iwrite, .-MPI_File_iwrite
 	.globl PMPI_File_iwrite
 	.type PMPI_File_iwrite, @function
 PMPI_File_iwrite:
-	jmp oxompi_MPI_File_iwrite@PLT
+	jmp *oxompi_MPI_File_iwrite@GOTPCREL(%rip)
 	.size PMPI_File_iwrite, .-PMPI_File_iwrite
 	.globl MPI_File_iwrite_all
 	.type MPI_File_iwrite_all, @function
 MPI_File_iwrite_all:
-	jmp oxompi_MPI_File_iwrite_all@PLT
+	jmp *oxompi_MPI_File_iwrite_all@GOTPCREL(%rip)
 	.size MPI_File_iwrite_all, .-MPI_File_iwrite_all
 	.globl PMPI_File_iwrite_all
 	.type PMPI_File_iwrite_all, @function
 PMPI_File_iwrite_all:
-	jmp oxompi_MPI_File_iwrite_all@PLT
+	jmp *oxompi_MPI_File_iwrite_all@GOTPCREL(%rip)
 	.size PMPI_File_iwrite_all, .-PMPI_File_iwrite_all
 	.globl MPI_File_iwrite_at
 	.type MPI_File_iwrite_at, @function
 MPI_File_iwrite_at:
-	jmp oxompi_MPI_File_iwrite_at@PLT
+	jmp *oxompi_MPI_File_iwrite_at@GOTPCREL(%rip)
 	.size MPI_File_iwrite_at, .-MPI_File_iwrite_at
 	.globl PMPI_File_iwrite_at
 	.type PMPI_File_iwrite_at, @function
 PMPI_File_iwrite_at:
-	jmp oxompi_MPI_File_iwrite_at@PLT
+	jmp *oxompi_MPI_File_iwrite_at@GOTPCREL(%rip)
 	.size PMPI_File_iwrite_at, .-PMPI_File_iwrite_at
 	.globl MPI_File_iwrite_at_all
 	.type MPI_File_iwrite_at_all, @function
 MPI_File_iwrite_at_all:
-	jmp oxompi_MPI_File_iwrite_at_all@PLT
+	jmp *oxompi_MPI_File_iwrite_at_all@GOTPCREL(%rip)
 	.size MPI_File_iwrite_at_all, .-MPI_File_iwrite_at_all
 	.globl PMPI_File_iwrite_at_all
 	.type PMPI_File_iwrite_at_all, @function
 PMPI_File_iwrite_at_all:
-	jmp oxompi_MPI_File_iwrite_at_all@PLT
+	jmp *oxompi_MPI_File_iwrite_at_all@GOTPCREL(%rip)
 	.size PMPI_File_iwrite_at_all, .-PMPI_File_iwrite_at_all
 	.globl MPI_File_iwrite_shared
 	.type MPI_File_iwrite_shared, @function
 MPI_File_iwrite_shared:
-	jmp oxompi_MPI_File_iwrite_shared@PLT
+	jmp *oxompi_MPI_File_iwrite_shared@GOTPCREL(%rip)
 	.size MPI_File_iwrite_shared, .-MPI_File_iwrite_shared
 	.globl PMPI_File_iwrite_shared
 	.type PMPI_File_iwrite_shared, @function
 PMPI_File_iwrite_shared:
-	jmp oxompi_MPI_File_iwrite_shared@PLT
+	jmp *oxompi_MPI_File_iwrite_shared@GOTPCREL(%rip)
 	.size PMPI_File_iwrite_shared, .-PMPI_File_iwrite_shared
 	.globl MPI_File_open
 	.type MPI_File_open, @function
 MPI_File_open:
-	jmp oxompi_MPI_File_open@PLT
+	jmp *oxompi_MPI_File_open@GOTPCREL(%rip)
 	.size MPI_File_open, .-MPI_File_open
 	.globl PMPI_File_open
 	.type PMPI_File_open, @function
 PMPI_File_open:
-	jmp oxompi_MPI_File_open@PLT
+	jmp *oxompi_MPI_File_open@GOTPCREL(%rip)
 	.size PMPI_File_open, .-PMPI_File_open
 	.globl MPI_File_preallocate
 	.type MPI_File_preallocate, @function
 MPI_File_preallocate:
-	jmp oxompi_MPI_File_preallocate@PLT
+	jmp *oxompi_MPI_File_preallocate@GOTPCREL(%rip)
 	.size MPI_File_preallocate, .-MPI_File_preallocate
 	.globl PMPI_File_preallocate
 	.type PMPI_File_preallocate, @function
 PMPI_File_preallocate:
-	jmp oxompi_MPI_File_preallocate@PLT
+	jmp *oxompi_MPI_File_preallocate@GOTPCREL(%rip)
 	.size PMPI_File_preallocate, .-PMPI_File_preallocate
 	.globl MPI_File_read
 	.type MPI_File_read, @function
 MPI_File_read:
-	jmp oxompi_MPI_File_read@PLT
+	jmp *oxompi_MPI_File_read@GOTPCREL(%rip)
 	.size MPI_File_read, .-MPI_File_read
 	.globl PMPI_File_read
 	.type PMPI_File_read, @function
 PMPI_File_read:
-	jmp oxompi_MPI_File_read@PLT
+	jmp *oxompi_MPI_File_read@GOTPCREL(%rip)
 	.size PMPI_File_read, .-PMPI_File_read
 	.globl MPI_File_read_all
 	.type MPI_File_read_all, @function
 MPI_File_read_all:
-	jmp oxompi_MPI_File_read_all@PLT
+	jmp *oxompi_MPI_File_read_all@GOTPCREL(%rip)
 	.size MPI_File_read_all, .-MPI_File_read_all
 	.globl PMPI_File_read_all
 	.type PMPI_File_read_all, @function
 PMPI_File_read_all:
-	jmp oxompi_MPI_File_read_all@PLT
+	jmp *oxompi_MPI_File_read_all@GOTPCREL(%rip)
 	.size PMPI_File_read_all, .-PMPI_File_read_all
 	.globl MPI_File_read_all_begin
 	.type MPI_File_read_all_begin, @function
 MPI_File_read_all_begin:
-	jmp oxompi_MPI_File_read_all_begin@PLT
+	jmp *oxompi_MPI_File_read_all_begin@GOTPCREL(%rip)
 	.size MPI_File_read_all_begin, .-MPI_File_read_all_begin
 	.globl PMPI_File_read_all_begin
 	.type PMPI_File_read_all_begin, @function
 PMPI_File_read_all_begin:
-	jmp oxompi_MPI_File_read_all_begin@PLT
+	jmp *oxompi_MPI_File_read_all_begin@GOTPCREL(%rip)
 	.size PMPI_File_read_all_begin, .-PMPI_File_read_all_begin
 	.globl MPI_File_read_all_end
 	.type MPI_File_read_all_end, @function
 MPI_File_read_all_end:
-	jmp oxompi_MPI_File_read_all_end@PLT
+	jmp *oxompi_MPI_File_read_all_end@GOTPCREL(%rip)
 	.size MPI_File_read_all_end, .-MPI_File_read_all_end
 	.globl PMPI_File_read_all_end
 	.type PMPI_File_read_all_end, @function
 PMPI_File_read_all_end:
-	jmp oxompi_MPI_File_read_all_end@PLT
+	jmp *oxompi_MPI_File_read_all_end@GOTPCREL(%rip)
 	.size PMPI_File_read_all_end, .-PMPI_File_read_all_end
 	.globl MPI_File_read_at
 	.type MPI_File_read_at, @function
 MPI_File_read_at:
-	jmp oxompi_MPI_File_read_at@PLT
+	jmp *oxompi_MPI_File_read_at@GOTPCREL(%rip)
 	.size MPI_File_read_at, .-MPI_File_read_at
 	.globl PMPI_File_read_at
 	.type PMPI_File_read_at, @function
 PMPI_File_read_at:
-	jmp oxompi_MPI_File_read_at@PLT
+	jmp *oxompi_MPI_File_read_at@GOTPCREL(%rip)
 	.size PMPI_File_read_at, .-PMPI_File_read_at
 	.globl MPI_File_read_at_all
 	.type MPI_File_read_at_all, @function
 MPI_File_read_at_all:
-	jmp oxompi_MPI_File_read_at_all@PLT
+	jmp *oxompi_MPI_File_read_at_all@GOTPCREL(%rip)
 	.size MPI_File_read_at_all, .-MPI_File_read_at_all
 	.globl PMPI_File_read_at_all
 	.type PMPI_File_read_at_all, @function
 PMPI_File_read_at_all:
-	jmp oxompi_MPI_File_read_at_all@PLT
+	jmp *oxompi_MPI_File_read_at_all@GOTPCREL(%rip)
 	.size PMPI_File_read_at_all, .-PMPI_File_read_at_all
 	.globl MPI_File_read_at_all_begin
 	.type MPI_File_read_at_all_begin, @function
 MPI_File_read_at_all_begin:
-	jmp oxompi_MPI_File_read_at_all_begin@PLT
+	jmp *oxompi_MPI_File_read_at_all_begin@GOTPCREL(%rip)
 	.size MPI_File_read_at_all_begin, .-MPI_File_read_at_all_begin
 	.globl PMPI_File_read_at_all_begin
 	.type PMPI_File_read_at_all_begin, @function
 PMPI_File_read_at_all_begin:
-	jmp oxompi_MPI_File_read_at_all_begin@PLT
+	jmp *oxompi_MPI_File_read_at_all_begin@GOTPCREL(%rip)
 	.size PMPI_File_read_at_all_begin, .-PMPI_File_read_at_all_begin
 	.globl MPI_File_read_at_all_end
 	.type MPI_File_read_at_all_end, @function
 MPI_File_read_at_all_end:
-	jmp oxompi_MPI_File_read_at_all_end@PLT
+	jmp *oxompi_MPI_File_read_at_all_end@GOTPCREL(%rip)
 	.size MPI_File_read_at_all_end, .-MPI_File_read_at_all_end
 	.globl PMPI_File_read_at_all_end
 	.type PMPI_File_read_at_all_end, @function
 PMPI_File_read_at_all_end:
-	jmp oxompi_MPI_File_read_at_all_end@PLT
+	jmp *oxompi_MPI_File_read_at_all_end@GOTPCREL(%rip)
 	.size PMPI_File_read_at_all_end, .-PMPI_File_read_at_all_end
 	.globl MPI_File_read_ordered
 	.type MPI_File_read_ordered, @function
 MPI_File_read_ordered:
-	jmp oxompi_MPI_File_read_ordered@PLT
+	jmp *oxompi_MPI_File_read_ordered@GOTPCREL(%rip)
 	.size MPI_File_read_ordered, .-MPI_File_read_ordered
 	.globl PMPI_File_read_ordered
 	.type PMPI_File_read_ordered, @function
 PMPI_File_read_ordered:
-	jmp oxompi_MPI_File_read_ordered@PLT
+	jmp *oxompi_MPI_File_read_ordered@GOTPCREL(%rip)
 	.size PMPI_File_read_ordered, .-PMPI_File_read_ordered
 	.globl MPI_File_read_ordered_begin
 	.type MPI_File_read_ordered_begin, @function
 MPI_File_read_ordered_begin:
-	jmp oxompi_MPI_File_read_ordered_begin@PLT
+	jmp *oxompi_MPI_File_read_ordered_begin@GOTPCREL(%rip)
 	.size MPI_File_read_ordered_begin, .-MPI_File_read_ordered_begin
 	.globl PMPI_File_read_ordered_begin
 	.type PMPI_File_read_ordered_begin, @function
 PMPI_File_read_ordered_begin:
-	jmp oxompi_MPI_File_read_ordered_begin@PLT
+	jmp *oxompi_MPI_File_read_ordered_begin@GOTPCREL(%rip)
 	.size PMPI_File_read_ordered_begin, .-PMPI_File_read_ordered_begin
 	.globl MPI_File_read_ordered_end
 	.type MPI_File_read_ordered_end, @function
 MPI_File_read_ordered_end:
-	jmp oxompi_MPI_File_read_ordered_end@PLT
+	jmp *oxompi_MPI_File_read_ordered_end@GOTPCREL(%rip)
 	.size MPI_File_read_ordered_end, .-MPI_File_read_ordered_end
 	.globl PMPI_File_read_ordered_end
 	.type PMPI_File_read_ordered_end, @function
 PMPI_File_read_ordered_end:
-	jmp oxompi_MPI_File_read_ordered_end@PLT
+	jmp *oxompi_MPI_File_read_ordered_end@GOTPCREL(%rip)
 	.size PMPI_File_read_ordered_end, .-PMPI_File_read_ordered_end
 	.globl MPI_File_read_shared
 	.type MPI_File_read_shared, @function
 MPI_File_read_shared:
-	jmp oxompi_MPI_File_read_shared@PLT
+	jmp *oxompi_MPI_File_read_shared@GOTPCREL(%rip)
 	.size MPI_File_read_shared, .-MPI_File_read_shared
 	.globl PMPI_File_read_shared
 	.type PMPI_File_read_shared, @function
 PMPI_File_read_shared:
-	jmp oxompi_MPI_File_read_shared@PLT
+	jmp *oxompi_MPI_File_read_shared@GOTPCREL(%rip)
 	.size PMPI_File_read_shared, .-PMPI_File_read_shared
 	.globl MPI_File_seek
 	.type MPI_File_seek, @function
 MPI_File_seek:
-	jmp oxompi_MPI_File_seek@PLT
+	jmp *oxompi_MPI_File_seek@GOTPCREL(%rip)
 	.size MPI_File_seek, .-MPI_File_seek
 	.globl PMPI_File_seek
 	.type PMPI_File_seek, @function
 PMPI_File_seek:
-	jmp oxompi_MPI_File_seek@PLT
+	jmp *oxompi_MPI_File_seek@GOTPCREL(%rip)
 	.size PMPI_File_seek, .-PMPI_File_seek
 	.globl MPI_File_seek_shared
 	.type MPI_File_seek_shared, @function
 MPI_File_seek_shared:
-	jmp oxompi_MPI_File_seek_shared@PLT
+	jmp *oxompi_MPI_File_seek_shared@GOTPCREL(%rip)
 	.size MPI_File_seek_shared, .-MPI_File_seek_shared
 	.globl PMPI_File_seek_shared
 	.type PMPI_File_seek_shared, @function
 PMPI_File_seek_shared:
-	jmp oxompi_MPI_File_seek_shared@PLT
+	jmp *oxompi_MPI_File_seek_shared@GOTPCREL(%rip)
 	.size PMPI_File_seek_shared, .-PMPI_File_seek_shared
 	.globl MPI_File_set_atomicity
 	.type MPI_File_set_atomicity, @function
 MPI_File_set_atomicity:
-	jmp oxompi_MPI_File_set_atomicity@PLT
+	jmp *oxompi_MPI_File_set_atomicity@GOTPCREL(%rip)
 	.size MPI_File_set_atomicity, .-MPI_File_set_atomicity
 	.globl PMPI_File_set_atomicity
 	.type PMPI_File_set_atomicity, @function
 PMPI_File_set_atomicity:
-	jmp oxompi_MPI_File_set_atomicity@PLT
+	jmp *oxompi_MPI_File_set_atomicity@GOTPCREL(%rip)
 	.size PMPI_File_set_atomicity, .-PMPI_File_set_atomicity
 	.globl MPI_File_set_errhandler
 	.type MPI_File_set_errhandler, @function
 MPI_File_set_errhandler:
-	jmp oxompi_MPI_File_set_errhandler@PLT
+	jmp *oxompi_MPI_File_set_errhandler@GOTPCREL(%rip)
 	.size MPI_File_set_errhandler, .-MPI_File_set_errhandler
 	.globl PMPI_File_set_errhandler
 	.type PMPI_File_set_errhandler, @function
 PMPI_File_set_errhandler:
-	jmp oxompi_MPI_File_set_errhandler@PLT
+	jmp *oxompi_MPI_File_set_errhandler@GOTPCREL(%rip)
 	.size PMPI_File_set_errhandler, .-PMPI_File_set_errhandler
 	.globl MPI_File_set_info
 	.type MPI_File_set_info, @function
 MPI_File_set_info:
-	jmp oxompi_MPI_File_set_info@PLT
+	jmp *oxompi_MPI_File_set_info@GOTPCREL(%rip)
 	.size MPI_File_set_info, .-MPI_File_set_info
 	.globl PMPI_File_set_info
 	.type PMPI_File_set_info, @function
 PMPI_File_set_info:
-	jmp oxompi_MPI_File_set_info@PLT
+	jmp *oxompi_MPI_File_set_info@GOTPCREL(%rip)
 	.size PMPI_File_set_info, .-PMPI_File_set_info
 	.globl MPI_File_set_size
 	.type MPI_File_set_size, @function
 MPI_File_set_size:
-	jmp oxompi_MPI_File_set_size@PLT
+	jmp *oxompi_MPI_File_set_size@GOTPCREL(%rip)
 	.size MPI_File_set_size, .-MPI_File_set_size
 	.globl PMPI_File_set_size
 	.type PMPI_File_set_size, @function
 PMPI_File_set_size:
-	jmp oxompi_MPI_File_set_size@PLT
+	jmp *oxompi_MPI_File_set_size@GOTPCREL(%rip)
 	.size PMPI_File_set_size, .-PMPI_File_set_size
 	.globl MPI_File_set_view
 	.type MPI_File_set_view, @function
 MPI_File_set_view:
-	jmp oxompi_MPI_File_set_view@PLT
+	jmp *oxompi_MPI_File_set_view@GOTPCREL(%rip)
 	.size MPI_File_set_view, .-MPI_File_set_view
 	.globl PMPI_File_set_view
 	.type PMPI_File_set_view, @function
 PMPI_File_set_view:
-	jmp oxompi_MPI_File_set_view@PLT
+	jmp *oxompi_MPI_File_set_view@GOTPCREL(%rip)
 	.size PMPI_File_set_view, .-PMPI_File_set_view
 	.globl MPI_File_sync
 	.type MPI_File_sync, @function
 MPI_File_sync:
-	jmp oxompi_MPI_File_sync@PLT
+	jmp *oxompi_MPI_File_sync@GOTPCREL(%rip)
 	.size MPI_File_sync, .-MPI_File_sync
 	.globl PMPI_File_sync
 	.type PMPI_File_sync, @function
 PMPI_File_sync:
-	jmp oxompi_MPI_File_sync@PLT
+	jmp *oxompi_MPI_File_sync@GOTPCREL(%rip)
 	.size PMPI_File_sync, .-PMPI_File_sync
 	.globl MPI_File_write
 	.type MPI_File_write, @function
 MPI_File_write:
-	jmp oxompi_MPI_File_write@PLT
+	jmp *oxompi_MPI_File_write@GOTPCREL(%rip)
 	.size MPI_File_write, .-MPI_File_write
 	.globl PMPI_File_write
 	.type PMPI_File_write, @function
 PMPI_File_write:
-	jmp oxompi_MPI_File_write@PLT
+	jmp *oxompi_MPI_File_write@GOTPCREL(%rip)
 	.size PMPI_File_write, .-PMPI_File_write
 	.globl MPI_File_write_all
 	.type MPI_File_write_all, @function
 MPI_File_write_all:
-	jmp oxompi_MPI_File_write_all@PLT
+	jmp *oxompi_MPI_File_write_all@GOTPCREL(%rip)
 	.size MPI_File_write_all, .-MPI_File_write_all
 	.globl PMPI_File_write_all
 	.type PMPI_File_write_all, @function
 PMPI_File_write_all:
-	jmp oxompi_MPI_File_write_all@PLT
+	jmp *oxompi_MPI_File_write_all@GOTPCREL(%rip)
 	.size PMPI_File_write_all, .-PMPI_File_write_all
 	.globl MPI_File_write_all_begin
 	.type MPI_File_write_all_begin, @function
 MPI_File_write_all_begin:
-	jmp oxompi_MPI_File_write_all_begin@PLT
+	jmp *oxompi_MPI_File_write_all_begin@GOTPCREL(%rip)
 	.size MPI_File_write_all_begin, .-MPI_File_write_all_begin
 	.globl PMPI_File_write_all_begin
 	.type PMPI_File_write_all_begin, @function
 PMPI_File_write_all_begin:
-	jmp oxompi_MPI_File_write_all_begin@PLT
+	jmp *oxompi_MPI_File_write_all_begin@GOTPCREL(%rip)
 	.size PMPI_File_write_all_begin, .-PMPI_File_write_all_begin
 	.globl MPI_File_write_all_end
 	.type MPI_File_write_all_end, @function
 MPI_File_write_all_end:
-	jmp oxompi_MPI_File_write_all_end@PLT
+	jmp *oxompi_MPI_File_write_all_end@GOTPCREL(%rip)
 	.size MPI_File_write_all_end, .-MPI_File_write_all_end
 	.globl PMPI_File_write_all_end
 	.type PMPI_File_write_all_end, @function
 PMPI_File_write_all_end:
-	jmp oxompi_MPI_File_write_all_end@PLT
+	jmp *oxompi_MPI_File_write_all_end@GOTPCREL(%rip)
 	.size PMPI_File_write_all_end, .-PMPI_File_write_all_end
 	.globl MPI_File_write_at
 	.type MPI_File_write_at, @function
 MPI_File_write_at:
-	jmp oxompi_MPI_File_write_at@PLT
+	jmp *oxompi_MPI_File_write_at@GOTPCREL(%rip)
 	.size MPI_File_write_at, .-MPI_File_write_at
 	.globl PMPI_File_write_at
 	.type PMPI_File_write_at, @function
 PMPI_File_write_at:
-	jmp oxompi_MPI_File_write_at@PLT
+	jmp *oxompi_MPI_File_write_at@GOTPCREL(%rip)
 	.size PMPI_File_write_at, .-PMPI_File_write_at
 	.globl MPI_File_write_at_all
 	.type MPI_File_write_at_all, @function
 MPI_File_write_at_all:
-	jmp oxompi_MPI_File_write_at_all@PLT
+	jmp *oxompi_MPI_File_write_at_all@GOTPCREL(%rip)
 	.size MPI_File_write_at_all, .-MPI_File_write_at_all
 	.globl PMPI_File_write_at_all
 	.type PMPI_File_write_at_all, @function
 PMPI_File_write_at_all:
-	jmp oxompi_MPI_File_write_at_all@PLT
+	jmp *oxompi_MPI_File_write_at_all@GOTPCREL(%rip)
 	.size PMPI_File_write_at_all, .-PMPI_File_write_at_all
 	.globl MPI_File_write_at_all_begin
 	.type MPI_File_write_at_all_begin, @function
 MPI_File_write_at_all_begin:
-	jmp oxompi_MPI_File_write_at_all_begin@PLT
+	jmp *oxompi_MPI_File_write_at_all_begin@GOTPCREL(%rip)
 	.size MPI_File_write_at_all_begin, .-MPI_File_write_at_all_begin
 	.globl PMPI_File_write_at_all_begin
 	.type PMPI_File_write_at_all_begin, @function
 PMPI_File_write_at_all_begin:
-	jmp oxompi_MPI_File_write_at_all_begin@PLT
+	jmp *oxompi_MPI_File_write_at_all_begin@GOTPCREL(%rip)
 	.size PMPI_File_write_at_all_begin, .-PMPI_File_write_at_all_begin
 	.globl MPI_File_write_at_all_end
 	.type MPI_File_write_at_all_end, @function
 MPI_File_write_at_all_end:
-	jmp oxompi_MPI_File_write_at_all_end@PLT
+	jmp *oxompi_MPI_File_write_at_all_end@GOTPCREL(%rip)
 	.size MPI_File_write_at_all_end, .-MPI_File_write_at_all_end
 	.globl PMPI_File_write_at_all_end
 	.type PMPI_File_write_at_all_end, @function
 PMPI_File_write_at_all_end:
-	jmp oxompi_MPI_File_write_at_all_end@PLT
+	jmp *oxompi_MPI_File_write_at_all_end@GOTPCREL(%rip)
 	.size PMPI_File_write_at_all_end, .-PMPI_File_write_at_all_end
 	.globl MPI_File_write_ordered
 	.type MPI_File_write_ordered, @function
 MPI_File_write_ordered:
-	jmp oxompi_MPI_File_write_ordered@PLT
+	jmp *oxompi_MPI_File_write_ordered@GOTPCREL(%rip)
 	.size MPI_File_write_ordered, .-MPI_File_write_ordered
 	.globl PMPI_File_write_ordered
 	.type PMPI_File_write_ordered, @function
 PMPI_File_write_ordered:
-	jmp oxompi_MPI_File_write_ordered@PLT
+	jmp *oxompi_MPI_File_write_ordered@GOTPCREL(%rip)
 	.size PMPI_File_write_ordered, .-PMPI_File_write_ordered
 	.globl MPI_File_write_ordered_begin
 	.type MPI_File_write_ordered_begin, @function
 MPI_File_write_ordered_begin:
-	jmp oxompi_MPI_File_write_ordered_begin@PLT
+	jmp *oxompi_MPI_File_write_ordered_begin@GOTPCREL(%rip)
 	.size MPI_File_write_ordered_begin, .-MPI_File_write_ordered_begin
 	.globl PMPI_File_write_ordered_begin
 	.type PMPI_File_write_ordered_begin, @function
 PMPI_File_write_ordered_begin:
-	jmp oxompi_MPI_File_write_ordered_begin@PLT
+	jmp *oxompi_MPI_File_write_ordered_begin@GOTPCREL(%rip)
 	.size PMPI_File_write_ordered_begin, .-PMPI_File_write_ordered_begin
 	.globl MPI_File_write_ordered_end
 	.type MPI_File_write_ordered_end, @function
 MPI_File_write_ordered_end:
-	jmp oxompi_MPI_File_write_ordered_end@PLT
+	jmp *oxompi_MPI_File_write_ordered_end@GOTPCREL(%rip)
 	.size MPI_File_write_ordered_end, .-MPI_File_write_ordered_end
 	.globl PMPI_File_write_ordered_end
 	.type PMPI_File_write_ordered_end, @function
 PMPI_File_write_ordered_end:
-	jmp oxompi_MPI_File_write_ordered_end@PLT
+	jmp *oxompi_MPI_File_write_ordered_end@GOTPCREL(%rip)
 	.size PMPI_File_write_ordered_end, .-PMPI_File_write_ordered_end
 	.globl MPI_File_write_shared
 	.type MPI_File_write_shared, @function
 MPI_File_write_shared:
-	jmp oxompi_MPI_File_write_shared@PLT
+	jmp *oxompi_MPI_File_write_shared@GOTPCREL(%rip)
 	.size MPI_File_write_shared, .-MPI_File_write_shared
 	.globl PMPI_File_write_shared
 	.type PMPI_File_write_shared, @function
 PMPI_File_write_shared:
-	jmp oxompi_MPI_File_write_shared@PLT
+	jmp *oxompi_MPI_File_write_shared@GOTPCREL(%rip)
 	.size PMPI_File_write_shared, .-PMPI_File_write_shared
 	.globl MPI_Finalize
 	.type MPI_Finalize, @function
 MPI_Finalize:
-	jmp oxompi_MPI_Finalize@PLT
+	jmp *oxompi_MPI_Finalize@GOTPCREL(%rip)
 	.size MPI_Finalize, .-MPI_Finalize
 	.globl PMPI_Finalize
 	.type PMPI_Finalize, @function
 PMPI_Finalize:
-	jmp oxompi_MPI_Finalize@PLT
+	jmp *oxompi_MPI_Finalize@GOTPCREL(%rip)
 	.size PMPI_Finalize, .-PMPI_Finalize
 	.globl MPI_Finalized
 	.type MPI_Finalized, @function
 MPI_Finalized:
-	jmp oxompi_MPI_Finalized@PLT
+	jmp *oxompi_MPI_Finalized@GOTPCREL(%rip)
 	.size MPI_Finalized, .-MPI_Finalized
 	.globl PMPI_Finalized
 	.type PMPI_Finalized, @function
 PMPI_Finalized:
-	jmp oxompi_MPI_Finalized@PLT
+	jmp *oxompi_MPI_Finalized@GOTPCREL(%rip)
 	.size PMPI_Finalized, .-PMPI_Finalized
 	.globl MPI_Free_mem
 	.type MPI_Free_mem, @function
 MPI_Free_mem:
-	jmp oxompi_MPI_Free_mem@PLT
+	jmp *oxompi_MPI_Free_mem@GOTPCREL(%rip)
 	.size MPI_Free_mem, .-MPI_Free_mem
 	.globl PMPI_Free_mem
 	.type PMPI_Free_mem, @function
 PMPI_Free_mem:
-	jmp oxompi_MPI_Free_mem@PLT
+	jmp *oxompi_MPI_Free_mem@GOTPCREL(%rip)
 	.size PMPI_Free_mem, .-PMPI_Free_mem
 	.globl MPI_Gather
 	.type MPI_Gather, @function
 MPI_Gather:
-	jmp oxompi_MPI_Gather@PLT
+	jmp *oxompi_MPI_Gather@GOTPCREL(%rip)
 	.size MPI_Gather, .-MPI_Gather
 	.globl PMPI_Gather
 	.type PMPI_Gather, @function
 PMPI_Gather:
-	jmp oxompi_MPI_Gather@PLT
+	jmp *oxompi_MPI_Gather@GOTPCREL(%rip)
 	.size PMPI_Gather, .-PMPI_Gather
 	.globl MPI_Gatherv
 	.type MPI_Gatherv, @function
 MPI_Gatherv:
-	jmp oxompi_MPI_Gatherv@PLT
+	jmp *oxompi_MPI_Gatherv@GOTPCREL(%rip)
 	.size MPI_Gatherv, .-MPI_Gatherv
 	.globl PMPI_Gatherv
 	.type PMPI_Gatherv, @function
 PMPI_Gatherv:
-	jmp oxompi_MPI_Gatherv@PLT
+	jmp *oxompi_MPI_Gatherv@GOTPCREL(%rip)
 	.size PMPI_Gatherv, .-PMPI_Gatherv
 	.globl MPI_Get
 	.type MPI_Get, @function
 MPI_Get:
-	jmp oxompi_MPI_Get@PLT
+	jmp *oxompi_MPI_Get@GOTPCREL(%rip)
 	.size MPI_Get, .-MPI_Get
 	.globl PMPI_Get
 	.type PMPI_Get, @function
 PMPI_Get:
-	jmp oxompi_MPI_Get@PLT
+	jmp *oxompi_MPI_Get@GOTPCREL(%rip)
 	.size PMPI_Get, .-PMPI_Get
 	.globl MPI_Get_accumulate
 	.type MPI_Get_accumulate, @function
 MPI_Get_accumulate:
-	jmp oxompi_MPI_Get_accumulate@PLT
+	jmp *oxompi_MPI_Get_accumulate@GOTPCREL(%rip)
 	.size MPI_Get_accumulate, .-MPI_Get_accumulate
 	.globl PMPI_Get_accumulate
 	.type PMPI_Get_accumulate, @function
 PMPI_Get_accumulate:
-	jmp oxompi_MPI_Get_accumulate@PLT
+	jmp *oxompi_MPI_Get_accumulate@GOTPCREL(%rip)
 	.size PMPI_Get_accumulate, .-PMPI_Get_accumulate
 	.globl MPI_Get_address
 	.type MPI_Get_address, @function
 MPI_Get_address:
-	jmp oxompi_MPI_Get_address@PLT
+	jmp *oxompi_MPI_Get_address@GOTPCREL(%rip)
 	.size MPI_Get_address, .-MPI_Get_address
 	.globl PMPI_Get_address
 	.type PMPI_Get_address, @function
 PMPI_Get_address:
-	jmp oxompi_MPI_Get_address@PLT
+	jmp *oxompi_MPI_Get_address@GOTPCREL(%rip)
 	.size PMPI_Get_address, .-PMPI_Get_address
 	.globl MPI_Get_count
 	.type MPI_Get_count, @function
 MPI_Get_count:
-	jmp oxompi_MPI_Get_count@PLT
+	jmp *oxompi_MPI_Get_count@GOTPCREL(%rip)
 	.size MPI_Get_count, .-MPI_Get_count
 	.globl PMPI_Get_count
 	.type PMPI_Get_count, @function
 PMPI_Get_count:
-	jmp oxompi_MPI_Get_count@PLT
+	jmp *oxompi_MPI_Get_count@GOTPCREL(%rip)
 	.size PMPI_Get_count, .-PMPI_Get_count
 	.globl MPI_Get_elements
 	.type MPI_Get_elements, @function
 MPI_Get_elements:
-	jmp oxompi_MPI_Get_elements@PLT
+	jmp *oxompi_MPI_Get_elements@GOTPCREL(%rip)
 	.size MPI_Get_elements, .-MPI_Get_elements
 	.globl PMPI_Get_elements
 	.type PMPI_Get_elements, @function
 PMPI_Get_elements:
-	jmp oxompi_MPI_Get_elements@PLT
+	jmp *oxompi_MPI_Get_elements@GOTPCREL(%rip)
 	.size PMPI_Get_elements, .-PMPI_Get_elements
 	.globl MPI_Get_elements_x
 	.type MPI_Get_elements_x, @function
 MPI_Get_elements_x:
-	jmp oxompi_MPI_Get_elements_x@PLT
+	jmp *oxompi_MPI_Get_elements_x@GOTPCREL(%rip)
 	.size MPI_Get_elements_x, .-MPI_Get_elements_x
 	.globl PMPI_Get_elements_x
 	.type PMPI_Get_elements_x, @function
 PMPI_Get_elements_x:
-	jmp oxompi_MPI_Get_elements_x@PLT
+	jmp *oxompi_MPI_Get_elements_x@GOTPCREL(%rip)
 	.size PMPI_Get_elements_x, .-PMPI_Get_elements_x
 	.globl MPI_Get_processor_name
 	.type MPI_Get_processor_name, @function
 MPI_Get_processor_name:
-	jmp oxompi_MPI_Get_processor_name@PLT
+	jmp *oxompi_MPI_Get_processor_name@GOTPCREL(%rip)
 	.size MPI_Get_processor_name, .-MPI_Get_processor_name
 	.globl PMPI_Get_processor_name
 	.type PMPI_Get_processor_name, @function
 PMPI_Get_processor_name:
-	jmp oxompi_MPI_Get_processor_name@PLT
+	jmp *oxompi_MPI_Get_processor_name@GOTPCREL(%rip)
 	.size PMPI_Get_processor_name, .-PMPI_Get_processor_name
 	.globl MPI_Graph_create
 	.type MPI_Graph_create, @function
 MPI_Graph_create:
-	jmp oxompi_MPI_Graph_create@PLT
+	jmp *oxompi_MPI_Graph_create@GOTPCREL(%rip)
 	.size MPI_Graph_create, .-MPI_Graph_create
 	.globl PMPI_Graph_create
 	.type PMPI_Graph_create, @function
 PMPI_Graph_create:
-	jmp oxompi_MPI_Graph_create@PLT
+	jmp *oxompi_MPI_Graph_create@GOTPCREL(%rip)
 	.size PMPI_Graph_create, .-PMPI_Graph_create
 	.globl MPI_Graph_get
 	.type MPI_Graph_get, @function
 MPI_Graph_get:
-	jmp oxompi_MPI_Graph_get@PLT
+	jmp *oxompi_MPI_Graph_get@GOTPCREL(%rip)
 	.size MPI_Graph_get, .-MPI_Graph_get
 	.globl PMPI_Graph_get
 	.type PMPI_Graph_get, @function
 PMPI_Graph_get:
-	jmp oxompi_MPI_Graph_get@PLT
+	jmp *oxompi_MPI_Graph_get@GOTPCREL(%rip)
 	.size PMPI_Graph_get, .-PMPI_Graph_get
 	.globl MPI_Graph_map
 	.type MPI_Graph_map, @function
 MPI_Graph_map:
-	jmp oxompi_MPI_Graph_map@PLT
+	jmp *oxompi_MPI_Graph_map@GOTPCREL(%rip)
 	.size MPI_Graph_map, .-MPI_Graph_map
 	.globl PMPI_Graph_map
 	.type PMPI_Graph_map, @function
 PMPI_Graph_map:
-	jmp oxompi_MPI_Graph_map@PLT
+	jmp *oxompi_MPI_Graph_map@GOTPCREL(%rip)
 	.size PMPI_Graph_map, .-PMPI_Graph_map
 	.globl MPI_Graph_neighbors
 	.type MPI_Graph_neighbors, @function
 MPI_Graph_neighbors:
-	jmp oxompi_MPI_Graph_neighbors@PLT
+	jmp *oxompi_MPI_Graph_neighbors@GOTPCREL(%rip)
 	.size MPI_Graph_neighbors, .-MPI_Graph_neighbors
 	.globl PMPI_Graph_neighbors
 	.type PMPI_Graph_neighbors, @function
 PMPI_Graph_neighbors:
-	jmp oxompi_MPI_Graph_neighbors@PLT
+	jmp *oxompi_MPI_Graph_neighbors@GOTPCREL(%rip)
 	.size PMPI_Graph_neighbors, .-PMPI_Graph_neighbors
 	.globl MPI_Graph_neighbors_count
 	.type MPI_Graph_neighbors_count, @function
 MPI_Graph_neighbors_count:
-	jmp oxompi_MPI_Graph_neighbors_count@PLT
+	jmp *oxompi_MPI_Graph_neighbors_count@GOTPCREL(%rip)
 	.size MPI_Graph_neighbors_count, .-MPI_Graph_neighbors_count
 	.globl PMPI_Graph_neighbors_count
 	.type PMPI_Graph_neighbors_count, @function
 PMPI_Graph_neighbors_count:
-	jmp oxompi_MPI_Graph_neighbors_count@PLT
+	jmp *oxompi_MPI_Graph_neighbors_count@GOTPCREL(%rip)
 	.size PMPI_Graph_neighbors_count, .-PMPI_Graph_neighbors_count
 	.globl MPI_Graphdims_get
 	.type MPI_Graphdims_get, @function
 MPI_Graphdims_get:
-	jmp oxompi_MPI_Graphdims_get@PLT
+	jmp *oxompi_MPI_Graphdims_get@GOTPCREL(%rip)
 	.size MPI_Graphdims_get, .-MPI_Graphdims_get
 	.globl PMPI_Graphdims_get
 	.type PMPI_Graphdims_get, @function
 PMPI_Graphdims_get:
-	jmp oxompi_MPI_Graphdims_get@PLT
+	jmp *oxompi_MPI_Graphdims_get@GOTPCREL(%rip)
 	.size PMPI_Graphdims_get, .-PMPI_Graphdims_get
 	.globl MPI_Grequest_complete
 	.type MPI_Grequest_complete, @function
 MPI_Grequest_complete:
-	jmp oxompi_MPI_Grequest_complete@PLT
+	jmp *oxompi_MPI_Grequest_complete@GOTPCREL(%rip)
 	.size MPI_Grequest_complete, .-MPI_Grequest_complete
 	.globl PMPI_Grequest_complete
 	.type PMPI_Grequest_complete, @function
 PMPI_Grequest_complete:
-	jmp oxompi_MPI_Grequest_complete@PLT
+	jmp *oxompi_MPI_Grequest_complete@GOTPCREL(%rip)
 	.size PMPI_Grequest_complete, .-PMPI_Grequest_complete
 	.globl MPI_Group_compare
 	.type MPI_Group_compare, @function
 MPI_Group_compare:
-	jmp oxompi_MPI_Group_compare@PLT
+	jmp *oxompi_MPI_Group_compare@GOTPCREL(%rip)
 	.size MPI_Group_compare, .-MPI_Group_compare
 	.globl PMPI_Group_compare
 	.type PMPI_Group_compare, @function
 PMPI_Group_compare:
-	jmp oxompi_MPI_Group_compare@PLT
+	jmp *oxompi_MPI_Group_compare@GOTPCREL(%rip)
 	.size PMPI_Group_compare, .-PMPI_Group_compare
 	.globl MPI_Group_difference
 	.type MPI_Group_difference, @function
 MPI_Group_difference:
-	jmp oxompi_MPI_Group_difference@PLT
+	jmp *oxompi_MPI_Group_difference@GOTPCREL(%rip)
 	.size MPI_Group_difference, .-MPI_Group_difference
 	.globl PMPI_Group_difference
 	.type PMPI_Group_difference, @function
 PMPI_Group_difference:
-	jmp oxompi_MPI_Group_difference@PLT
+	jmp *oxompi_MPI_Group_difference@GOTPCREL(%rip)
 	.size PMPI_Group_difference, .-PMPI_Group_difference
 	.globl MPI_Group_excl
 	.type MPI_Group_excl, @function
 MPI_Group_excl:
-	jmp oxompi_MPI_Group_excl@PLT
+	jmp *oxompi_MPI_Group_excl@GOTPCREL(%rip)
 	.size MPI_Group_excl, .-MPI_Group_excl
 	.globl PMPI_Group_excl
 	.type PMPI_Group_excl, @function
 PMPI_Group_excl:
-	jmp oxompi_MPI_Group_excl@PLT
+	jmp *oxompi_MPI_Group_excl@GOTPCREL(%rip)
 	.size PMPI_Group_excl, .-PMPI_Group_excl
 	.globl MPI_Group_free
 	.type MPI_Group_free, @function
 MPI_Group_free:
-	jmp oxompi_MPI_Group_free@PLT
+	jmp *oxompi_MPI_Group_free@GOTPCREL(%rip)
 	.size MPI_Group_free, .-MPI_Group_free
 	.globl PMPI_Group_free
 	.type PMPI_Group_free, @function
 PMPI_Group_free:
-	jmp oxompi_MPI_Group_free@PLT
+	jmp *oxompi_MPI_Group_free@GOTPCREL(%rip)
 	.size PMPI_Group_free, .-PMPI_Group_free
 	.globl MPI_Group_incl
 	.type MPI_Group_incl, @function
 MPI_Group_incl:
-	jmp oxompi_MPI_Group_incl@PLT
+	jmp *oxompi_MPI_Group_incl@GOTPCREL(%rip)
 	.size MPI_Group_incl, .-MPI_Group_incl
 	.globl PMPI_Group_incl
 	.type PMPI_Group_incl, @function
 PMPI_Group_incl:
-	jmp oxompi_MPI_Group_incl@PLT
+	jmp *oxompi_MPI_Group_incl@GOTPCREL(%rip)
 	.size PMPI_Group_incl, .-PMPI_Group_incl
 	.globl MPI_Group_intersection
 	.type MPI_Group_intersection, @function
 MPI_Group_intersection:
-	jmp oxompi_MPI_Group_intersection@PLT
+	jmp *oxompi_MPI_Group_intersection@GOTPCREL(%rip)
 	.size MPI_Group_intersection, .-MPI_Group_intersection
 	.globl PMPI_Group_intersection
 	.type PMPI_Group_intersection, @function
 PMPI_Group_intersection:
-	jmp oxompi_MPI_Group_intersection@PLT
+	jmp *oxompi_MPI_Group_intersection@GOTPCREL(%rip)
 	.size PMPI_Group_intersection, .-PMPI_Group_intersection
 	.globl MPI_Group_range_excl
 	.type MPI_Group_range_excl, @function
 MPI_Group_range_excl:
-	jmp oxompi_MPI_Group_range_excl@PLT
+	jmp *oxompi_MPI_Group_range_excl@GOTPCREL(%rip)
 	.size MPI_Group_range_excl, .-MPI_Group_range_excl
 	.globl PMPI_Group_range_excl
 	.type PMPI_Group_range_excl, @function
 PMPI_Group_range_excl:
-	jmp oxompi_MPI_Group_range_excl@PLT
+	jmp *oxompi_MPI_Group_range_excl@GOTPCREL(%rip)
 	.size PMPI_Group_range_excl, .-PMPI_Group_range_excl
 	.globl MPI_Group_range_incl
 	.type MPI_Group_range_incl, @function
 MPI_Group_range_incl:
-	jmp oxompi_MPI_Group_range_incl@PLT
+	jmp *oxompi_MPI_Group_range_incl@GOTPCREL(%rip)
 	.size MPI_Group_range_incl, .-MPI_Group_range_incl
 	.globl PMPI_Group_range_incl
 	.type PMPI_Group_range_incl, @function
 PMPI_Group_range_incl:
-	jmp oxompi_MPI_Group_range_incl@PLT
+	jmp *oxompi_MPI_Group_range_incl@GOTPCREL(%rip)
 	.size PMPI_Group_range_incl, .-PMPI_Group_range_incl
 	.globl MPI_Group_rank
 	.type MPI_Group_rank, @function
 MPI_Group_rank:
-	jmp oxompi_MPI_Group_rank@PLT
+	jmp *oxompi_MPI_Group_rank@GOTPCREL(%rip)
 	.size MPI_Group_rank, .-MPI_Group_rank
 	.globl PMPI_Group_rank
 	.type PMPI_Group_rank, @function
 PMPI_Group_rank:
-	jmp oxompi_MPI_Group_rank@PLT
+	jmp *oxompi_MPI_Group_rank@GOTPCREL(%rip)
 	.size PMPI_Group_rank, .-PMPI_Group_rank
 	.globl MPI_Group_size
 	.type MPI_Group_size, @function
 MPI_Group_size:
-	jmp oxompi_MPI_Group_size@PLT
+	jmp *oxompi_MPI_Group_size@GOTPCREL(%rip)
 	.size MPI_Group_size, .-MPI_Group_size
 	.globl PMPI_Group_size
 	.type PMPI_Group_size, @function
 PMPI_Group_size:
-	jmp oxompi_MPI_Group_size@PLT
+	jmp *oxompi_MPI_Group_size@GOTPCREL(%rip)
 	.size PMPI_Group_size, .-PMPI_Group_size
 	.globl MPI_Group_translate_ranks
 	.type MPI_Group_translate_ranks, @function
 MPI_Group_translate_ranks:
-	jmp oxompi_MPI_Group_translate_ranks@PLT
+	jmp *oxompi_MPI_Group_translate_ranks@GOTPCREL(%rip)
 	.size MPI_Group_translate_ranks, .-MPI_Group_translate_ranks
 	.globl PMPI_Group_translate_ranks
 	.type PMPI_Group_translate_ranks, @function
 PMPI_Group_translate_ranks:
-	jmp oxompi_MPI_Group_translate_ranks@PLT
+	jmp *oxompi_MPI_Group_translate_ranks@GOTPCREL(%rip)
 	.size PMPI_Group_translate_ranks, .-PMPI_Group_translate_ranks
 	.globl MPI_Group_union
 	.type MPI_Group_union, @function
 MPI_Group_union:
-	jmp oxompi_MPI_Group_union@PLT
+	jmp *oxompi_MPI_Group_union@GOTPCREL(%rip)
 	.size MPI_Group_union, .-MPI_Group_union
 	.globl PMPI_Group_union
 	.type PMPI_Group_union, @function
 PMPI_Group_union:
-	jmp oxompi_MPI_Group_union@PLT
+	jmp *oxompi_MPI_Group_union@GOTPCREL(%rip)
 	.size PMPI_Group_union, .-PMPI_Group_union
 	.globl MPI_Iallgather
 	.type MPI_Iallgather, @function
 MPI_Iallgather:
-	jmp oxompi_MPI_Iallgather@PLT
+	jmp *oxompi_MPI_Iallgather@GOTPCREL(%rip)
 	.size MPI_Iallgather, .-MPI_Iallgather
 	.globl PMPI_Iallgather
 	.type PMPI_Iallgather, @function
 PMPI_Iallgather:
-	jmp oxompi_MPI_Iallgather@PLT
+	jmp *oxompi_MPI_Iallgather@GOTPCREL(%rip)
 	.size PMPI_Iallgather, .-PMPI_Iallgather
 	.globl MPI_Iallgatherv
 	.type MPI_Iallgatherv, @function
 MPI_Iallgatherv:
-	jmp oxompi_MPI_Iallgatherv@PLT
+	jmp *oxompi_MPI_Iallgatherv@GOTPCREL(%rip)
 	.size MPI_Iallgatherv, .-MPI_Iallgatherv
 	.globl PMPI_Iallgatherv
 	.type PMPI_Iallgatherv, @function
 PMPI_Iallgatherv:
-	jmp oxompi_MPI_Iallgatherv@PLT
+	jmp *oxompi_MPI_Iallgatherv@GOTPCREL(%rip)
 	.size PMPI_Iallgatherv, .-PMPI_Iallgatherv
 	.globl MPI_Iallreduce
 	.type MPI_Iallreduce, @function
 MPI_Iallreduce:
-	jmp oxompi_MPI_Iallreduce@PLT
+	jmp *oxompi_MPI_Iallreduce@GOTPCREL(%rip)
 	.size MPI_Iallreduce, .-MPI_Iallreduce
 	.globl PMPI_Iallreduce
 	.type PMPI_Iallreduce, @function
 PMPI_Iallreduce:
-	jmp oxompi_MPI_Iallreduce@PLT
+	jmp *oxompi_MPI_Iallreduce@GOTPCREL(%rip)
 	.size PMPI_Iallreduce, .-PMPI_Iallreduce
 	.globl MPI_Ialltoall
 	.type MPI_Ialltoall, @function
 MPI_Ialltoall:
-	jmp oxompi_MPI_Ialltoall@PLT
+	jmp *oxompi_MPI_Ialltoall@GOTPCREL(%rip)
 	.size MPI_Ialltoall, .-MPI_Ialltoall
 	.globl PMPI_Ialltoall
 	.type PMPI_Ialltoall, @function
 PMPI_Ialltoall:
-	jmp oxompi_MPI_Ialltoall@PLT
+	jmp *oxompi_MPI_Ialltoall@GOTPCREL(%rip)
 	.size PMPI_Ialltoall, .-PMPI_Ialltoall
 	.globl MPI_Ialltoallv
 	.type MPI_Ialltoallv, @function
 MPI_Ialltoallv:
-	jmp oxompi_MPI_Ialltoallv@PLT
+	jmp *oxompi_MPI_Ialltoallv@GOTPCREL(%rip)
 	.size MPI_Ialltoallv, .-MPI_Ialltoallv
 	.globl PMPI_Ialltoallv
 	.type PMPI_Ialltoallv, @function
 PMPI_Ialltoallv:
-	jmp oxompi_MPI_Ialltoallv@PLT
+	jmp *oxompi_MPI_Ialltoallv@GOTPCREL(%rip)
 	.size PMPI_Ialltoallv, .-PMPI_Ialltoallv
 	.globl MPI_Ialltoallw
 	.type MPI_Ialltoallw, @function
 MPI_Ialltoallw:
-	jmp oxompi_MPI_Ialltoallw@PLT
+	jmp *oxompi_MPI_Ialltoallw@GOTPCREL(%rip)
 	.size MPI_Ialltoallw, .-MPI_Ialltoallw
 	.globl PMPI_Ialltoallw
 	.type PMPI_Ialltoallw, @function
 PMPI_Ialltoallw:
-	jmp oxompi_MPI_Ialltoallw@PLT
+	jmp *oxompi_MPI_Ialltoallw@GOTPCREL(%rip)
 	.size PMPI_Ialltoallw, .-PMPI_Ialltoallw
 	.globl MPI_Ibarrier
 	.type MPI_Ibarrier, @function
 MPI_Ibarrier:
-	jmp oxompi_MPI_Ibarrier@PLT
+	jmp *oxompi_MPI_Ibarrier@GOTPCREL(%rip)
 	.size MPI_Ibarrier, .-MPI_Ibarrier
 	.globl PMPI_Ibarrier
 	.type PMPI_Ibarrier, @function
 PMPI_Ibarrier:
-	jmp oxompi_MPI_Ibarrier@PLT
+	jmp *oxompi_MPI_Ibarrier@GOTPCREL(%rip)
 	.size PMPI_Ibarrier, .-PMPI_Ibarrier
 	.globl MPI_Ibcast
 	.type MPI_Ibcast, @function
 MPI_Ibcast:
-	jmp oxompi_MPI_Ibcast@PLT
+	jmp *oxompi_MPI_Ibcast@GOTPCREL(%rip)
 	.size MPI_Ibcast, .-MPI_Ibcast
 	.globl PMPI_Ibcast
 	.type PMPI_Ibcast, @function
 PMPI_Ibcast:
-	jmp oxompi_MPI_Ibcast@PLT
+	jmp *oxompi_MPI_Ibcast@GOTPCREL(%rip)
 	.size PMPI_Ibcast, .-PMPI_Ibcast
 	.globl MPI_Ibsend
 	.type MPI_Ibsend, @function
 MPI_Ibsend:
-	jmp oxompi_MPI_Ibsend@PLT
+	jmp *oxompi_MPI_Ibsend@GOTPCREL(%rip)
 	.size MPI_Ibsend, .-MPI_Ibsend
 	.globl PMPI_Ibsend
 	.type PMPI_Ibsend, @function
 PMPI_Ibsend:
-	jmp oxompi_MPI_Ibsend@PLT
+	jmp *oxompi_MPI_Ibsend@GOTPCREL(%rip)
 	.size PMPI_Ibsend, .-PMPI_Ibsend
 	.globl MPI_Iexscan
 	.type MPI_Iexscan, @function
 MPI_Iexscan:
-	jmp oxompi_MPI_Iexscan@PLT
+	jmp *oxompi_MPI_Iexscan@GOTPCREL(%rip)
 	.size MPI_Iexscan, .-MPI_Iexscan
 	.globl PMPI_Iexscan
 	.type PMPI_Iexscan, @function
 PMPI_Iexscan:
-	jmp oxompi_MPI_Iexscan@PLT
+	jmp *oxompi_MPI_Iexscan@GOTPCREL(%rip)
 	.size PMPI_Iexscan, .-PMPI_Iexscan
 	.globl MPI_Igather
 	.type MPI_Igather, @function
 MPI_Igather:
-	jmp oxompi_MPI_Igather@PLT
+	jmp *oxompi_MPI_Igather@GOTPCREL(%rip)
 	.size MPI_Igather, .-MPI_Igather
 	.globl PMPI_Igather
 	.type PMPI_Igather, @function
 PMPI_Igather:
-	jmp oxompi_MPI_Igather@PLT
+	jmp *oxompi_MPI_Igather@GOTPCREL(%rip)
 	.size PMPI_Igather, .-PMPI_Igather
 	.globl MPI_Igatherv
 	.type MPI_Igatherv, @function
 MPI_Igatherv:
-	jmp oxompi_MPI_Igatherv@PLT
+	jmp *oxompi_MPI_Igatherv@GOTPCREL(%rip)
 	.size MPI_Igatherv, .-MPI_Igatherv
 	.globl PMPI_Igatherv
 	.type PMPI_Igatherv, @function
 PMPI_Igatherv:
-	jmp oxompi_MPI_Igatherv@PLT
+	jmp *oxompi_MPI_Igatherv@GOTPCREL(%rip)
 	.size PMPI_Igatherv, .-PMPI_Igatherv
 	.globl MPI_Improbe
 	.type MPI_Improbe, @function
 MPI_Improbe:
-	jmp oxompi_MPI_Improbe@PLT
+	jmp *oxompi_MPI_Improbe@GOTPCREL(%rip)
 	.size MPI_Improbe, .-MPI_Improbe
 	.globl PMPI_Improbe
 	.type PMPI_Improbe, @function
 PMPI_Improbe:
-	jmp oxompi_MPI_Improbe@PLT
+	jmp *oxompi_MPI_Improbe@GOTPCREL(%rip)
 	.size PMPI_Improbe, .-PMPI_Improbe
 	.globl MPI_Imrecv
 	.type MPI_Imrecv, @function
 MPI_Imrecv:
-	jmp oxompi_MPI_Imrecv@PLT
+	jmp *oxompi_MPI_Imrecv@GOTPCREL(%rip)
 	.size MPI_Imrecv, .-MPI_Imrecv
 	.globl PMPI_Imrecv
 	.type PMPI_Imrecv, @function
 PMPI_Imrecv:
-	jmp oxompi_MPI_Imrecv@PLT
+	jmp *oxompi_MPI_Imrecv@GOTPCREL(%rip)
 	.size PMPI_Imrecv, .-PMPI_Imrecv
 	.globl MPI_Ineighbor_allgather
 	.type MPI_Ineighbor_allgather, @function
 MPI_Ineighbor_allgather:
-	jmp oxompi_MPI_Ineighbor_allgather@PLT
+	jmp *oxompi_MPI_Ineighbor_allgather@GOTPCREL(%rip)
 	.size MPI_Ineighbor_allgather, .-MPI_Ineighbor_allgather
 	.globl PMPI_Ineighbor_allgather
 	.type PMPI_Ineighbor_allgather, @function
 PMPI_Ineighbor_allgather:
-	jmp oxompi_MPI_Ineighbor_allgather@PLT
+	jmp *oxompi_MPI_Ineighbor_allgather@GOTPCREL(%rip)
 	.size PMPI_Ineighbor_allgather, .-PMPI_Ineighbor_allgather
 	.globl MPI_Ineighbor_allgatherv
 	.type MPI_Ineighbor_allgatherv, @function
 MPI_Ineighbor_allgatherv:
-	jmp oxompi_MPI_Ineighbor_allgatherv@PLT
+	jmp *oxompi_MPI_Ineighbor_allgatherv@GOTPCREL(%rip)
 	.size MPI_Ineighbor_allgatherv, .-MPI_Ineighbor_allgatherv
 	.globl PMPI_Ineighbor_allgatherv
 	.type PMPI_Ineighbor_allgatherv, @function
 PMPI_Ineighbor_allgatherv:
-	jmp oxompi_MPI_Ineighbor_allgatherv@PLT
+	jmp *oxompi_MPI_Ineighbor_allgatherv@GOTPCREL(%rip)
 	.size PMPI_Ineighbor_allgatherv, .-PMPI_Ineighbor_allgatherv
 	.globl MPI_Ineighbor_alltoall
 	.type MPI_Ineighbor_alltoall, @function
 MPI_Ineighbor_alltoall:
-	jmp oxompi_MPI_Ineighbor_alltoall@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoall@GOTPCREL(%rip)
 	.size MPI_Ineighbor_alltoall, .-MPI_Ineighbor_alltoall
 	.globl PMPI_Ineighbor_alltoall
 	.type PMPI_Ineighbor_alltoall, @function
 PMPI_Ineighbor_alltoall:
-	jmp oxompi_MPI_Ineighbor_alltoall@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoall@GOTPCREL(%rip)
 	.size PMPI_Ineighbor_alltoall, .-PMPI_Ineighbor_alltoall
 	.globl MPI_Ineighbor_alltoallv
 	.type MPI_Ineighbor_alltoallv, @function
 MPI_Ineighbor_alltoallv:
-	jmp oxompi_MPI_Ineighbor_alltoallv@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoallv@GOTPCREL(%rip)
 	.size MPI_Ineighbor_alltoallv, .-MPI_Ineighbor_alltoallv
 	.globl PMPI_Ineighbor_alltoallv
 	.type PMPI_Ineighbor_alltoallv, @function
 PMPI_Ineighbor_alltoallv:
-	jmp oxompi_MPI_Ineighbor_alltoallv@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoallv@GOTPCREL(%rip)
 	.size PMPI_Ineighbor_alltoallv, .-PMPI_Ineighbor_alltoallv
 	.globl MPI_Ineighbor_alltoallw
 	.type MPI_Ineighbor_alltoallw, @function
 MPI_Ineighbor_alltoallw:
-	jmp oxompi_MPI_Ineighbor_alltoallw@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoallw@GOTPCREL(%rip)
 	.size MPI_Ineighbor_alltoallw, .-MPI_Ineighbor_alltoallw
 	.globl PMPI_Ineighbor_alltoallw
 	.type PMPI_Ineighbor_alltoallw, @function
 PMPI_Ineighbor_alltoallw:
-	jmp oxompi_MPI_Ineighbor_alltoallw@PLT
+	jmp *oxompi_MPI_Ineighbor_alltoallw@GOTPCREL(%rip)
 	.size PMPI_Ineighbor_alltoallw, .-PMPI_Ineighbor_alltoallw
 	.globl MPI_Info_create
 	.type MPI_Info_create, @function
 MPI_Info_create:
-	jmp oxompi_MPI_Info_create@PLT
+	jmp *oxompi_MPI_Info_create@GOTPCREL(%rip)
 	.size MPI_Info_create, .-MPI_Info_create
 	.globl PMPI_Info_create
 	.type PMPI_Info_create, @function
 PMPI_Info_create:
-	jmp oxompi_MPI_Info_create@PLT
+	jmp *oxompi_MPI_Info_create@GOTPCREL(%rip)
 	.size PMPI_Info_create, .-PMPI_Info_create
 	.globl MPI_Info_delete
 	.type MPI_Info_delete, @function
 MPI_Info_delete:
-	jmp oxompi_MPI_Info_delete@PLT
+	jmp *oxompi_MPI_Info_delete@GOTPCREL(%rip)
 	.size MPI_Info_delete, .-MPI_Info_delete
 	.globl PMPI_Info_delete
 	.type PMPI_Info_delete, @function
 PMPI_Info_delete:
-	jmp oxompi_MPI_Info_delete@PLT
+	jmp *oxompi_MPI_Info_delete@GOTPCREL(%rip)
 	.size PMPI_Info_delete, .-PMPI_Info_delete
 	.globl MPI_Info_dup
 	.type MPI_Info_dup, @function
 MPI_Info_dup:
-	jmp oxompi_MPI_Info_dup@PLT
+	jmp *oxompi_MPI_Info_dup@GOTPCREL(%rip)
 	.size MPI_Info_dup, .-MPI_Info_dup
 	.globl PMPI_Info_dup
 	.type PMPI_Info_dup, @function
 PMPI_Info_dup:
-	jmp oxompi_MPI_Info_dup@PLT
+	jmp *oxompi_MPI_Info_dup@GOTPCREL(%rip)
 	.size PMPI_Info_dup, .-PMPI_Info_dup
 	.globl MPI_Info_free
 	.type MPI_Info_free, @function
 MPI_Info_free:
-	jmp oxompi_MPI_Info_free@PLT
+	jmp *oxompi_MPI_Info_free@GOTPCREL(%rip)
 	.size MPI_Info_free, .-MPI_Info_free
 	.globl PMPI_Info_free
 	.type PMPI_Info_free, @function
 PMPI_Info_free:
-	jmp oxompi_MPI_Info_free@PLT
+	jmp *oxompi_MPI_Info_free@GOTPCREL(%rip)
 	.size PMPI_Info_free, .-PMPI_Info_free
 	.globl MPI_Info_get
 	.type MPI_Info_get, @function
 MPI_Info_get:
-	jmp oxompi_MPI_Info_get@PLT
+	jmp *oxompi_MPI_Info_get@GOTPCREL(%rip)
 	.size MPI_Info_get, .-MPI_Info_get
 	.globl PMPI_Info_get
 	.type PMPI_Info_get, @function
 PMPI_Info_get:
-	jmp oxompi_MPI_Info_get@PLT
+	jmp *oxompi_MPI_Info_get@GOTPCREL(%rip)
 	.size PMPI_Info_get, .-PMPI_Info_get
 	.globl MPI_Info_get_nkeys
 	.type MPI_Info_get_nkeys, @function
 MPI_Info_get_nkeys:
-	jmp oxompi_MPI_Info_get_nkeys@PLT
+	jmp *oxompi_MPI_Info_get_nkeys@GOTPCREL(%rip)
 	.size MPI_Info_get_nkeys, .-MPI_Info_get_nkeys
 	.globl PMPI_Info_get_nkeys
 	.type PMPI_Info_get_nkeys, @function
 PMPI_Info_get_nkeys:
-	jmp oxompi_MPI_Info_get_nkeys@PLT
+	jmp *oxompi_MPI_Info_get_nkeys@GOTPCREL(%rip)
 	.size PMPI_Info_get_nkeys, .-PMPI_Info_get_nkeys
 	.globl MPI_Info_get_nthkey
 	.type MPI_Info_get_nthkey, @function
 MPI_Info_get_nthkey:
-	jmp oxompi_MPI_Info_get_nthkey@PLT
+	jmp *oxompi_MPI_Info_get_nthkey@GOTPCREL(%rip)
 	.size MPI_Info_get_nthkey, .-MPI_Info_get_nthkey
 	.globl PMPI_Info_get_nthkey
 	.type PMPI_Info_get_nthkey, @function
 PMPI_Info_get_nthkey:
-	jmp oxompi_MPI_Info_get_nthkey@PLT
+	jmp *oxompi_MPI_Info_get_nthkey@GOTPCREL(%rip)
 	.size PMPI_Info_get_nthkey, .-PMPI_Info_get_nthkey
 	.globl MPI_Info_get_valuelen
 	.type MPI_Info_get_valuelen, @function
 MPI_Info_get_valuelen:
-	jmp oxompi_MPI_Info_get_valuelen@PLT
+	jmp *oxompi_MPI_Info_get_valuelen@GOTPCREL(%rip)
 	.size MPI_Info_get_valuelen, .-MPI_Info_get_valuelen
 	.globl PMPI_Info_get_valuelen
 	.type PMPI_Info_get_valuelen, @function
 PMPI_Info_get_valuelen:
-	jmp oxompi_MPI_Info_get_valuelen@PLT
+	jmp *oxompi_MPI_Info_get_valuelen@GOTPCREL(%rip)
 	.size PMPI_Info_get_valuelen, .-PMPI_Info_get_valuelen
 	.globl MPI_Info_set
 	.type MPI_Info_set, @function
 MPI_Info_set:
-	jmp oxompi_MPI_Info_set@PLT
+	jmp *oxompi_MPI_Info_set@GOTPCREL(%rip)
 	.size MPI_Info_set, .-MPI_Info_set
 	.globl PMPI_Info_set
 	.type PMPI_Info_set, @function
 PMPI_Info_set:
-	jmp oxompi_MPI_Info_set@PLT
+	jmp *oxompi_MPI_Info_set@GOTPCREL(%rip)
 	.size PMPI_Info_set, .-PMPI_Info_set
 	.globl MPI_Init
 	.type MPI_Init, @function
 MPI_Init:
-	jmp oxompi_MPI_Init@PLT
+	jmp *oxompi_MPI_Init@GOTPCREL(%rip)
 	.size MPI_Init, .-MPI_Init
 	.globl PMPI_Init
 	.type PMPI_Init, @function
 PMPI_Init:
-	jmp oxompi_MPI_Init@PLT
+	jmp *oxompi_MPI_Init@GOTPCREL(%rip)
 	.size PMPI_Init, .-PMPI_Init
 	.globl MPI_Init_thread
 	.type MPI_Init_thread, @function
 MPI_Init_thread:
-	jmp oxompi_MPI_Init_thread@PLT
+	jmp *oxompi_MPI_Init_thread@GOTPCREL(%rip)
 	.size MPI_Init_thread, .-MPI_Init_thread
 	.globl PMPI_Init_thread
 	.type PMPI_Init_thread, @function
 PMPI_Init_thread:
-	jmp oxompi_MPI_Init_thread@PLT
+	jmp *oxompi_MPI_Init_thread@GOTPCREL(%rip)
 	.size PMPI_Init_thread, .-PMPI_Init_thread
 	.globl MPI_Initialized
 	.type MPI_Initialized, @function
 MPI_Initialized:
-	jmp oxompi_MPI_Initialized@PLT
+	jmp *oxompi_MPI_Initialized@GOTPCREL(%rip)
 	.size MPI_Initialized, .-MPI_Initialized
 	.globl PMPI_Initialized
 	.type PMPI_Initialized, @function
 PMPI_Initialized:
-	jmp oxompi_MPI_Initialized@PLT
+	jmp *oxompi_MPI_Initialized@GOTPCREL(%rip)
 	.size PMPI_Initialized, .-PMPI_Initialized
 	.globl MPI_Intercomm_create
 	.type MPI_Intercomm_create, @function
 MPI_Intercomm_create:
-	jmp oxompi_MPI_Intercomm_create@PLT
+	jmp *oxompi_MPI_Intercomm_create@GOTPCREL(%rip)
 	.size MPI_Intercomm_create, .-MPI_Intercomm_create
 	.globl PMPI_Intercomm_create
 	.type PMPI_Intercomm_create, @function
 PMPI_Intercomm_create:
-	jmp oxompi_MPI_Intercomm_create@PLT
+	jmp *oxompi_MPI_Intercomm_create@GOTPCREL(%rip)
 	.size PMPI_Intercomm_create, .-PMPI_Intercomm_create
 	.globl MPI_Intercomm_merge
 	.type MPI_Intercomm_merge, @function
 MPI_Intercomm_merge:
-	jmp oxompi_MPI_Intercomm_merge@PLT
+	jmp *oxompi_MPI_Intercomm_merge@GOTPCREL(%rip)
 	.size MPI_Intercomm_merge, .-MPI_Intercomm_merge
 	.globl PMPI_Intercomm_merge
 	.type PMPI_Intercomm_merge, @function
 PMPI_Intercomm_merge:
-	jmp oxompi_MPI_Intercomm_merge@PLT
+	jmp *oxompi_MPI_Intercomm_merge@GOTPCREL(%rip)
 	.size PMPI_Intercomm_merge, .-PMPI_Intercomm_merge
 	.globl MPI_Iprobe
 	.type MPI_Iprobe, @function
 MPI_Iprobe:
-	jmp oxompi_MPI_Iprobe@PLT
+	jmp *oxompi_MPI_Iprobe@GOTPCREL(%rip)
 	.size MPI_Iprobe, .-MPI_Iprobe
 	.globl PMPI_Iprobe
 	.type PMPI_Iprobe, @function
 PMPI_Iprobe:
-	jmp oxompi_MPI_Iprobe@PLT
+	jmp *oxompi_MPI_Iprobe@GOTPCREL(%rip)
 	.size PMPI_Iprobe, .-PMPI_Iprobe
 	.globl MPI_Irecv
 	.type MPI_Irecv, @function
 MPI_Irecv:
-	jmp oxompi_MPI_Irecv@PLT
+	jmp *oxompi_MPI_Irecv@GOTPCREL(%rip)
 	.size MPI_Irecv, .-MPI_Irecv
 	.globl PMPI_Irecv
 	.type PMPI_Irecv, @function
 PMPI_Irecv:
-	jmp oxompi_MPI_Irecv@PLT
+	jmp *oxompi_MPI_Irecv@GOTPCREL(%rip)
 	.size PMPI_Irecv, .-PMPI_Irecv
 	.globl MPI_Ireduce
 	.type MPI_Ireduce, @function
 MPI_Ireduce:
-	jmp oxompi_MPI_Ireduce@PLT
+	jmp *oxompi_MPI_Ireduce@GOTPCREL(%rip)
 	.size MPI_Ireduce, .-MPI_Ireduce
 	.globl PMPI_Ireduce
 	.type PMPI_Ireduce, @function
 PMPI_Ireduce:
-	jmp oxompi_MPI_Ireduce@PLT
+	jmp *oxompi_MPI_Ireduce@GOTPCREL(%rip)
 	.size PMPI_Ireduce, .-PMPI_Ireduce
 	.globl MPI_Ireduce_scatter
 	.type MPI_Ireduce_scatter, @function
 MPI_Ireduce_scatter:
-	jmp oxompi_MPI_Ireduce_scatter@PLT
+	jmp *oxompi_MPI_Ireduce_scatter@GOTPCREL(%rip)
 	.size MPI_Ireduce_scatter, .-MPI_Ireduce_scatter
 	.globl PMPI_Ireduce_scatter
 	.type PMPI_Ireduce_scatter, @function
 PMPI_Ireduce_scatter:
-	jmp oxompi_MPI_Ireduce_scatter@PLT
+	jmp *oxompi_MPI_Ireduce_scatter@GOTPCREL(%rip)
 	.size PMPI_Ireduce_scatter, .-PMPI_Ireduce_scatter
 	.globl MPI_Ireduce_scatter_block
 	.type MPI_Ireduce_scatter_block, @function
 MPI_Ireduce_scatter_block:
-	jmp oxompi_MPI_Ireduce_scatter_block@PLT
+	jmp *oxompi_MPI_Ireduce_scatter_block@GOTPCREL(%rip)
 	.size MPI_Ireduce_scatter_block, .-MPI_Ireduce_scatter_block
 	.globl PMPI_Ireduce_scatter_block
 	.type PMPI_Ireduce_scatter_block, @function
 PMPI_Ireduce_scatter_block:
-	jmp oxompi_MPI_Ireduce_scatter_block@PLT
+	jmp *oxompi_MPI_Ireduce_scatter_block@GOTPCREL(%rip)
 	.size PMPI_Ireduce_scatter_block, .-PMPI_Ireduce_scatter_block
 	.globl MPI_Irsend
 	.type MPI_Irsend, @function
 MPI_Irsend:
-	jmp oxompi_MPI_Irsend@PLT
+	jmp *oxompi_MPI_Irsend@GOTPCREL(%rip)
 	.size MPI_Irsend, .-MPI_Irsend
 	.globl PMPI_Irsend
 	.type PMPI_Irsend, @function
 PMPI_Irsend:
-	jmp oxompi_MPI_Irsend@PLT
+	jmp *oxompi_MPI_Irsend@GOTPCREL(%rip)
 	.size PMPI_Irsend, .-PMPI_Irsend
 	.globl MPI_Is_thread_main
 	.type MPI_Is_thread_main, @function
 MPI_Is_thread_main:
-	jmp oxompi_MPI_Is_thread_main@PLT
+	jmp *oxompi_MPI_Is_thread_main@GOTPCREL(%rip)
 	.size MPI_Is_thread_main, .-MPI_Is_thread_main
 	.globl PMPI_Is_thread_main
 	.type PMPI_Is_thread_main, @function
 PMPI_Is_thread_main:
-	jmp oxompi_MPI_Is_thread_main@PLT
+	jmp *oxompi_MPI_Is_thread_main@GOTPCREL(%rip)
 	.size PMPI_Is_thread_main, .-PMPI_Is_thread_main
 	.globl MPI_Iscan
 	.type MPI_Iscan, @function
 MPI_Iscan:
-	jmp oxompi_MPI_Iscan@PLT
+	jmp *oxompi_MPI_Iscan@GOTPCREL(%rip)
 	.size MPI_Iscan, .-MPI_Iscan
 	.globl PMPI_Iscan
 	.type PMPI_Iscan, @function
 PMPI_Iscan:
-	jmp oxompi_MPI_Iscan@PLT
+	jmp *oxompi_MPI_Iscan@GOTPCREL(%rip)
 	.size PMPI_Iscan, .-PMPI_Iscan
 	.globl MPI_Iscatter
 	.type MPI_Iscatter, @function
 MPI_Iscatter:
-	jmp oxompi_MPI_Iscatter@PLT
+	jmp *oxompi_MPI_Iscatter@GOTPCREL(%rip)
 	.size MPI_Iscatter, .-MPI_Iscatter
 	.globl PMPI_Iscatter
 	.type PMPI_Iscatter, @function
 PMPI_Iscatter:
-	jmp oxompi_MPI_Iscatter@PLT
+	jmp *oxompi_MPI_Iscatter@GOTPCREL(%rip)
 	.size PMPI_Iscatter, .-PMPI_Iscatter
 	.globl MPI_Iscatterv
 	.type MPI_Iscatterv, @function
 MPI_Iscatterv:
-	jmp oxompi_MPI_Iscatterv@PLT
+	jmp *oxompi_MPI_Iscatterv@GOTPCREL(%rip)
 	.size MPI_Iscatterv, .-MPI_Iscatterv
 	.globl PMPI_Iscatterv
 	.type PMPI_Iscatterv, @function
 PMPI_Iscatterv:
-	jmp oxompi_MPI_Iscatterv@PLT
+	jmp *oxompi_MPI_Iscatterv@GOTPCREL(%rip)
 	.size PMPI_Iscatterv, .-PMPI_Iscatterv
 	.globl MPI_Isend
 	.type MPI_Isend, @function
 MPI_Isend:
-	jmp oxompi_MPI_Isend@PLT
+	jmp *oxompi_MPI_Isend@GOTPCREL(%rip)
 	.size MPI_Isend, .-MPI_Isend
 	.globl PMPI_Isend
 	.type PMPI_Isend, @function
 PMPI_Isend:
-	jmp oxompi_MPI_Isend@PLT
+	jmp *oxompi_MPI_Isend@GOTPCREL(%rip)
 	.size PMPI_Isend, .-PMPI_Isend
 	.globl MPI_Issend
 	.type MPI_Issend, @function
 MPI_Issend:
-	jmp oxompi_MPI_Issend@PLT
+	jmp *oxompi_MPI_Issend@GOTPCREL(%rip)
 	.size MPI_Issend, .-MPI_Issend
 	.globl PMPI_Issend
 	.type PMPI_Issend, @function
 PMPI_Issend:
-	jmp oxompi_MPI_Issend@PLT
+	jmp *oxompi_MPI_Issend@GOTPCREL(%rip)
 	.size PMPI_Issend, .-PMPI_Issend
 	.globl MPI_Keyval_free
 	.type MPI_Keyval_free, @function
 MPI_Keyval_free:
-	jmp oxompi_MPI_Keyval_free@PLT
+	jmp *oxompi_MPI_Keyval_free@GOTPCREL(%rip)
 	.size MPI_Keyval_free, .-MPI_Keyval_free
 	.globl PMPI_Keyval_free
 	.type PMPI_Keyval_free, @function
 PMPI_Keyval_free:
-	jmp oxompi_MPI_Keyval_free@PLT
+	jmp *oxompi_MPI_Keyval_free@GOTPCREL(%rip)
 	.size PMPI_Keyval_free, .-PMPI_Keyval_free
 	.globl MPI_Lookup_name
 	.type MPI_Lookup_name, @function
 MPI_Lookup_name:
-	jmp oxompi_MPI_Lookup_name@PLT
+	jmp *oxompi_MPI_Lookup_name@GOTPCREL(%rip)
 	.size MPI_Lookup_name, .-MPI_Lookup_name
 	.globl PMPI_Lookup_name
 	.type PMPI_Lookup_name, @function
 PMPI_Lookup_name:
-	jmp oxompi_MPI_Lookup_name@PLT
+	jmp *oxompi_MPI_Lookup_name@GOTPCREL(%rip)
 	.size PMPI_Lookup_name, .-PMPI_Lookup_name
 	.globl MPI_Mprobe
 	.type MPI_Mprobe, @function
 MPI_Mprobe:
-	jmp oxompi_MPI_Mprobe@PLT
+	jmp *oxompi_MPI_Mprobe@GOTPCREL(%rip)
 	.size MPI_Mprobe, .-MPI_Mprobe
 	.globl PMPI_Mprobe
 	.type PMPI_Mprobe, @function
 PMPI_Mprobe:
-	jmp oxompi_MPI_Mprobe@PLT
+	jmp *oxompi_MPI_Mprobe@GOTPCREL(%rip)
 	.size PMPI_Mprobe, .-PMPI_Mprobe
 	.globl MPI_Mrecv
 	.type MPI_Mrecv, @function
 MPI_Mrecv:
-	jmp oxompi_MPI_Mrecv@PLT
+	jmp *oxompi_MPI_Mrecv@GOTPCREL(%rip)
 	.size MPI_Mrecv, .-MPI_Mrecv
 	.globl PMPI_Mrecv
 	.type PMPI_Mrecv, @function
 PMPI_Mrecv:
-	jmp oxompi_MPI_Mrecv@PLT
+	jmp *oxompi_MPI_Mrecv@GOTPCREL(%rip)
 	.size PMPI_Mrecv, .-PMPI_Mrecv
 	.globl MPI_Neighbor_allgather
 	.type MPI_Neighbor_allgather, @function
 MPI_Neighbor_allgather:
-	jmp oxompi_MPI_Neighbor_allgather@PLT
+	jmp *oxompi_MPI_Neighbor_allgather@GOTPCREL(%rip)
 	.size MPI_Neighbor_allgather, .-MPI_Neighbor_allgather
 	.globl PMPI_Neighbor_allgather
 	.type PMPI_Neighbor_allgather, @function
 PMPI_Neighbor_allgather:
-	jmp oxompi_MPI_Neighbor_allgather@PLT
+	jmp *oxompi_MPI_Neighbor_allgather@GOTPCREL(%rip)
 	.size PMPI_Neighbor_allgather, .-PMPI_Neighbor_allgather
 	.globl MPI_Neighbor_allgatherv
 	.type MPI_Neighbor_allgatherv, @function
 MPI_Neighbor_allgatherv:
-	jmp oxompi_MPI_Neighbor_allgatherv@PLT
+	jmp *oxompi_MPI_Neighbor_allgatherv@GOTPCREL(%rip)
 	.size MPI_Neighbor_allgatherv, .-MPI_Neighbor_allgatherv
 	.globl PMPI_Neighbor_allgatherv
 	.type PMPI_Neighbor_allgatherv, @function
 PMPI_Neighbor_allgatherv:
-	jmp oxompi_MPI_Neighbor_allgatherv@PLT
+	jmp *oxompi_MPI_Neighbor_allgatherv@GOTPCREL(%rip)
 	.size PMPI_Neighbor_allgatherv, .-PMPI_Neighbor_allgatherv
 	.globl MPI_Neighbor_alltoall
 	.type MPI_Neighbor_alltoall, @function
 MPI_Neighbor_alltoall:
-	jmp oxompi_MPI_Neighbor_alltoall@PLT
+	jmp *oxompi_MPI_Neighbor_alltoall@GOTPCREL(%rip)
 	.size MPI_Neighbor_alltoall, .-MPI_Neighbor_alltoall
 	.globl PMPI_Neighbor_alltoall
 	.type PMPI_Neighbor_alltoall, @function
 PMPI_Neighbor_alltoall:
-	jmp oxompi_MPI_Neighbor_alltoall@PLT
+	jmp *oxompi_MPI_Neighbor_alltoall@GOTPCREL(%rip)
 	.size PMPI_Neighbor_alltoall, .-PMPI_Neighbor_alltoall
 	.globl MPI_Neighbor_alltoallv
 	.type MPI_Neighbor_alltoallv, @function
 MPI_Neighbor_alltoallv:
-	jmp oxompi_MPI_Neighbor_alltoallv@PLT
+	jmp *oxompi_MPI_Neighbor_alltoallv@GOTPCREL(%rip)
 	.size MPI_Neighbor_alltoallv, .-MPI_Neighbor_alltoallv
 	.globl PMPI_Neighbor_alltoallv
 	.type PMPI_Neighbor_alltoallv, @function
 PMPI_Neighbor_alltoallv:
-	jmp oxompi_MPI_Neighbor_alltoallv@PLT
+	jmp *oxompi_MPI_Neighbor_alltoallv@GOTPCREL(%rip)
 	.size PMPI_Neighbor_alltoallv, .-PMPI_Neighbor_alltoallv
 	.globl MPI_Neighbor_alltoallw
 	.type MPI_Neighbor_alltoallw, @function
 MPI_Neighbor_alltoallw:
-	jmp oxompi_MPI_Neighbor_alltoallw@PLT
+	jmp *oxompi_MPI_Neighbor_alltoallw@GOTPCREL(%rip)
 	.size MPI_Neighbor_alltoallw, .-MPI_Neighbor_alltoallw
 	.globl PMPI_Neighbor_alltoallw
 	.type PMPI_Neighbor_alltoallw, @function
 PMPI_Neighbor_alltoallw:
-	jmp oxompi_MPI_Neighbor_alltoallw@PLT
+	jmp *oxompi_MPI_Neighbor_alltoallw@GOTPCREL(%rip)
 	.size PMPI_Neighbor_alltoallw, .-PMPI_Neighbor_alltoallw
 	.globl MPI_Op_commutative
 	.type MPI_Op_commutative, @function
 MPI_Op_commutative:
-	jmp oxompi_MPI_Op_commutative@PLT
+	jmp *oxompi_MPI_Op_commutative@GOTPCREL(%rip)
 	.size MPI_Op_commutative, .-MPI_Op_commutative
 	.globl PMPI_Op_commutative
 	.type PMPI_Op_commutative, @function
 PMPI_Op_commutative:
-	jmp oxompi_MPI_Op_commutative@PLT
+	jmp *oxompi_MPI_Op_commutative@GOTPCREL(%rip)
 	.size PMPI_Op_commutative, .-PMPI_Op_commutative
 	.globl MPI_Op_free
 	.type MPI_Op_free, @function
 MPI_Op_free:
-	jmp oxompi_MPI_Op_free@PLT
+	jmp *oxompi_MPI_Op_free@GOTPCREL(%rip)
 	.size MPI_Op_free, .-MPI_Op_free
 	.globl PMPI_Op_free
 	.type PMPI_Op_free, @function
 PMPI_Op_free:
-	jmp oxompi_MPI_Op_free@PLT
+	jmp *oxompi_MPI_Op_free@GOTPCREL(%rip)
 	.size PMPI_Op_free, .-PMPI_Op_free
 	.globl MPI_Open_port
 	.type MPI_Open_port, @function
 MPI_Open_port:
-	jmp oxompi_MPI_Open_port@PLT
+	jmp *oxompi_MPI_Open_port@GOTPCREL(%rip)
 	.size MPI_Open_port, .-MPI_Open_port
 	.globl PMPI_Open_port
 	.type PMPI_Open_port, @function
 PMPI_Open_port:
-	jmp oxompi_MPI_Open_port@PLT
+	jmp *oxompi_MPI_Open_port@GOTPCREL(%rip)
 	.size PMPI_Open_port, .-PMPI_Open_port
 	.globl MPI_Pack
 	.type MPI_Pack, @function
 MPI_Pack:
-	jmp oxompi_MPI_Pack@PLT
+	jmp *oxompi_MPI_Pack@GOTPCREL(%rip)
 	.size MPI_Pack, .-MPI_Pack
 	.globl PMPI_Pack
 	.type PMPI_Pack, @function
 PMPI_Pack:
-	jmp oxompi_MPI_Pack@PLT
+	jmp *oxompi_MPI_Pack@GOTPCREL(%rip)
 	.size PMPI_Pack, .-PMPI_Pack
 	.globl MPI_Pack_external
 	.type MPI_Pack_external, @function
 MPI_Pack_external:
-	jmp oxompi_MPI_Pack_external@PLT
+	jmp *oxompi_MPI_Pack_external@GOTPCREL(%rip)
 	.size MPI_Pack_external, .-MPI_Pack_external
 	.globl PMPI_Pack_external
 	.type PMPI_Pack_external, @function
 PMPI_Pack_external:
-	jmp oxompi_MPI_Pack_external@PLT
+	jmp *oxompi_MPI_Pack_external@GOTPCREL(%rip)
 	.size PMPI_Pack_external, .-PMPI_Pack_external
 	.globl MPI_Pack_external_size
 	.type MPI_Pack_external_size, @function
 MPI_Pack_external_size:
-	jmp oxompi_MPI_Pack_external_size@PLT
+	jmp *oxompi_MPI_Pack_external_size@GOTPCREL(%rip)
 	.size MPI_Pack_external_size, .-MPI_Pack_external_size
 	.globl PMPI_Pack_external_size
 	.type PMPI_Pack_external_size, @function
 PMPI_Pack_external_size:
-	jmp oxompi_MPI_Pack_external_size@PLT
+	jmp *oxompi_MPI_Pack_external_size@GOTPCREL(%rip)
 	.size PMPI_Pack_external_size, .-PMPI_Pack_external_size
 	.globl MPI_Pack_size
 	.type MPI_Pack_size, @function
 MPI_Pack_size:
-	jmp oxompi_MPI_Pack_size@PLT
+	jmp *oxompi_MPI_Pack_size@GOTPCREL(%rip)
 	.size MPI_Pack_size, .-MPI_Pack_size
 	.globl PMPI_Pack_size
 	.type PMPI_Pack_size, @function
 PMPI_Pack_size:
-	jmp oxompi_MPI_Pack_size@PLT
+	jmp *oxompi_MPI_Pack_size@GOTPCREL(%rip)
 	.size PMPI_Pack_size, .-PMPI_Pack_size
 	.globl MPI_Pcontrol
 	.type MPI_Pcontrol, @function
 MPI_Pcontrol:
-	jmp oxompi_MPI_Pcontrol@PLT
+	jmp *oxompi_MPI_Pcontrol@GOTPCREL(%rip)
 	.size MPI_Pcontrol, .-MPI_Pcontrol
 	.globl PMPI_Pcontrol
 	.type PMPI_Pcontrol, @function
 PMPI_Pcontrol:
-	jmp oxompi_MPI_Pcontrol@PLT
+	jmp *oxompi_MPI_Pcontrol@GOTPCREL(%rip)
 	.size PMPI_Pcontrol, .-PMPI_Pcontrol
 	.globl MPI_Probe
 	.type MPI_Probe, @function
 MPI_Probe:
-	jmp oxompi_MPI_Probe@PLT
+	jmp *oxompi_MPI_Probe@GOTPCREL(%rip)
 	.size MPI_Probe, .-MPI_Probe
 	.globl PMPI_Probe
 	.type PMPI_Probe, @function
 PMPI_Probe:
-	jmp oxompi_MPI_Probe@PLT
+	jmp *oxompi_MPI_Probe@GOTPCREL(%rip)
 	.size PMPI_Probe, .-PMPI_Probe
 	.globl MPI_Publish_name
 	.type MPI_Publish_name, @function
 MPI_Publish_name:
-	jmp oxompi_MPI_Publish_name@PLT
+	jmp *oxompi_MPI_Publish_name@GOTPCREL(%rip)
 	.size MPI_Publish_name, .-MPI_Publish_name
 	.globl PMPI_Publish_name
 	.type PMPI_Publish_name, @function
 PMPI_Publish_name:
-	jmp oxompi_MPI_Publish_name@PLT
+	jmp *oxompi_MPI_Publish_name@GOTPCREL(%rip)
 	.size PMPI_Publish_name, .-PMPI_Publish_name
 	.globl MPI_Put
 	.type MPI_Put, @function
 MPI_Put:
-	jmp oxompi_MPI_Put@PLT
+	jmp *oxompi_MPI_Put@GOTPCREL(%rip)
 	.size MPI_Put, .-MPI_Put
 	.globl PMPI_Put
 	.type PMPI_Put, @function
 PMPI_Put:
-	jmp oxompi_MPI_Put@PLT
+	jmp *oxompi_MPI_Put@GOTPCREL(%rip)
 	.size PMPI_Put, .-PMPI_Put
 	.globl MPI_Query_thread
 	.type MPI_Query_thread, @function
 MPI_Query_thread:
-	jmp oxompi_MPI_Query_thread@PLT
+	jmp *oxompi_MPI_Query_thread@GOTPCREL(%rip)
 	.size MPI_Query_thread, .-MPI_Query_thread
 	.globl PMPI_Query_thread
 	.type PMPI_Query_thread, @function
 PMPI_Query_thread:
-	jmp oxompi_MPI_Query_thread@PLT
+	jmp *oxompi_MPI_Query_thread@GOTPCREL(%rip)
 	.size PMPI_Query_thread, .-PMPI_Query_thread
 	.globl MPI_Raccumulate
 	.type MPI_Raccumulate, @function
 MPI_Raccumulate:
-	jmp oxompi_MPI_Raccumulate@PLT
+	jmp *oxompi_MPI_Raccumulate@GOTPCREL(%rip)
 	.size MPI_Raccumulate, .-MPI_Raccumulate
 	.globl PMPI_Raccumulate
 	.type PMPI_Raccumulate, @function
 PMPI_Raccumulate:
-	jmp oxompi_MPI_Raccumulate@PLT
+	jmp *oxompi_MPI_Raccumulate@GOTPCREL(%rip)
 	.size PMPI_Raccumulate, .-PMPI_Raccumulate
 	.globl MPI_Recv
 	.type MPI_Recv, @function
 MPI_Recv:
-	jmp oxompi_MPI_Recv@PLT
+	jmp *oxompi_MPI_Recv@GOTPCREL(%rip)
 	.size MPI_Recv, .-MPI_Recv
 	.globl PMPI_Recv
 	.type PMPI_Recv, @function
 PMPI_Recv:
-	jmp oxompi_MPI_Recv@PLT
+	jmp *oxompi_MPI_Recv@GOTPCREL(%rip)
 	.size PMPI_Recv, .-PMPI_Recv
 	.globl MPI_Recv_init
 	.type MPI_Recv_init, @function
 MPI_Recv_init:
-	jmp oxompi_MPI_Recv_init@PLT
+	jmp *oxompi_MPI_Recv_init@GOTPCREL(%rip)
 	.size MPI_Recv_init, .-MPI_Recv_init
 	.globl PMPI_Recv_init
 	.type PMPI_Recv_init, @function
 PMPI_Recv_init:
-	jmp oxompi_MPI_Recv_init@PLT
+	jmp *oxompi_MPI_Recv_init@GOTPCREL(%rip)
 	.size PMPI_Recv_init, .-PMPI_Recv_init
 	.globl MPI_Reduce
 	.type MPI_Reduce, @function
 MPI_Reduce:
-	jmp oxompi_MPI_Reduce@PLT
+	jmp *oxompi_MPI_Reduce@GOTPCREL(%rip)
 	.size MPI_Reduce, .-MPI_Reduce
 	.globl PMPI_Reduce
 	.type PMPI_Reduce, @function
 PMPI_Reduce:
-	jmp oxompi_MPI_Reduce@PLT
+	jmp *oxompi_MPI_Reduce@GOTPCREL(%rip)
 	.size PMPI_Reduce, .-PMPI_Reduce
 	.globl MPI_Reduce_local
 	.type MPI_Reduce_local, @function
 MPI_Reduce_local:
-	jmp oxompi_MPI_Reduce_local@PLT
+	jmp *oxompi_MPI_Reduce_local@GOTPCREL(%rip)
 	.size MPI_Reduce_local, .-MPI_Reduce_local
 	.globl PMPI_Reduce_local
 	.type PMPI_Reduce_local, @function
 PMPI_Reduce_local:
-	jmp oxompi_MPI_Reduce_local@PLT
+	jmp *oxompi_MPI_Reduce_local@GOTPCREL(%rip)
 	.size PMPI_Reduce_local, .-PMPI_Reduce_local
 	.globl MPI_Reduce_scatter
 	.type MPI_Reduce_scatter, @function
 MPI_Reduce_scatter:
-	jmp oxompi_MPI_Reduce_scatter@PLT
+	jmp *oxompi_MPI_Reduce_scatter@GOTPCREL(%rip)
 	.size MPI_Reduce_scatter, .-MPI_Reduce_scatter
 	.globl PMPI_Reduce_scatter
 	.type PMPI_Reduce_scatter, @function
 PMPI_Reduce_scatter:
-	jmp oxompi_MPI_Reduce_scatter@PLT
+	jmp *oxompi_MPI_Reduce_scatter@GOTPCREL(%rip)
 	.size PMPI_Reduce_scatter, .-PMPI_Reduce_scatter
 	.globl MPI_Reduce_scatter_block
 	.type MPI_Reduce_scatter_block, @function
 MPI_Reduce_scatter_block:
-	jmp oxompi_MPI_Reduce_scatter_block@PLT
+	jmp *oxompi_MPI_Reduce_scatter_block@GOTPCREL(%rip)
 	.size MPI_Reduce_scatter_block, .-MPI_Reduce_scatter_block
 	.globl PMPI_Reduce_scatter_block
 	.type PMPI_Reduce_scatter_block, @function
 PMPI_Reduce_scatter_block:
-	jmp oxompi_MPI_Reduce_scatter_block@PLT
+	jmp *oxompi_MPI_Reduce_scatter_block@GOTPCREL(%rip)
 	.size PMPI_Reduce_scatter_block, .-PMPI_Reduce_scatter_block
 	.globl MPI_Request_free
 	.type MPI_Request_free, @function
 MPI_Request_free:
-	jmp oxompi_MPI_Request_free@PLT
+	jmp *oxompi_MPI_Request_free@GOTPCREL(%rip)
 	.size MPI_Request_free, .-MPI_Request_free
 	.globl PMPI_Request_free
 	.type PMPI_Request_free, @function
 PMPI_Request_free:
-	jmp oxompi_MPI_Request_free@PLT
+	jmp *oxompi_MPI_Request_free@GOTPCREL(%rip)
 	.size PMPI_Request_free, .-PMPI_Request_free
 	.globl MPI_Request_get_status
 	.type MPI_Request_get_status, @function
 MPI_Request_get_status:
-	jmp oxompi_MPI_Request_get_status@PLT
+	jmp *oxompi_MPI_Request_get_status@GOTPCREL(%rip)
 	.size MPI_Request_get_status, .-MPI_Request_get_status
 	.globl PMPI_Request_get_status
 	.type PMPI_Request_get_status, @function
 PMPI_Request_get_status:
-	jmp oxompi_MPI_Request_get_status@PLT
+	jmp *oxompi_MPI_Request_get_status@GOTPCREL(%rip)
 	.size PMPI_Request_get_status, .-PMPI_Request_get_status
 	.globl MPI_Rget
 	.type MPI_Rget, @function
 MPI_Rget:
-	jmp oxompi_MPI_Rget@PLT
+	jmp *oxompi_MPI_Rget@GOTPCREL(%rip)
 	.size MPI_Rget, .-MPI_Rget
 	.globl PMPI_Rget
 	.type PMPI_Rget, @function
 PMPI_Rget:
-	jmp oxompi_MPI_Rget@PLT
+	jmp *oxompi_MPI_Rget@GOTPCREL(%rip)
 	.size PMPI_Rget, .-PMPI_Rget
 	.globl MPI_Rget_accumulate
 	.type MPI_Rget_accumulate, @function
 MPI_Rget_accumulate:
-	jmp oxompi_MPI_Rget_accumulate@PLT
+	jmp *oxompi_MPI_Rget_accumulate@GOTPCREL(%rip)
 	.size MPI_Rget_accumulate, .-MPI_Rget_accumulate
 	.globl PMPI_Rget_accumulate
 	.type PMPI_Rget_accumulate, @function
 PMPI_Rget_accumulate:
-	jmp oxompi_MPI_Rget_accumulate@PLT
+	jmp *oxompi_MPI_Rget_accumulate@GOTPCREL(%rip)
 	.size PMPI_Rget_accumulate, .-PMPI_Rget_accumulate
 	.globl MPI_Rput
 	.type MPI_Rput, @function
 MPI_Rput:
-	jmp oxompi_MPI_Rput@PLT
+	jmp *oxompi_MPI_Rput@GOTPCREL(%rip)
 	.size MPI_Rput, .-MPI_Rput
 	.globl PMPI_Rput
 	.type PMPI_Rput, @function
 PMPI_Rput:
-	jmp oxompi_MPI_Rput@PLT
+	jmp *oxompi_MPI_Rput@GOTPCREL(%rip)
 	.size PMPI_Rput, .-PMPI_Rput
 	.globl MPI_Rsend
 	.type MPI_Rsend, @function
 MPI_Rsend:
-	jmp oxompi_MPI_Rsend@PLT
+	jmp *oxompi_MPI_Rsend@GOTPCREL(%rip)
 	.size MPI_Rsend, .-MPI_Rsend
 	.globl PMPI_Rsend
 	.type PMPI_Rsend, @function
 PMPI_Rsend:
-	jmp oxompi_MPI_Rsend@PLT
+	jmp *oxompi_MPI_Rsend@GOTPCREL(%rip)
 	.size PMPI_Rsend, .-PMPI_Rsend
 	.globl MPI_Rsend_init
 	.type MPI_Rsend_init, @function
 MPI_Rsend_init:
-	jmp oxompi_MPI_Rsend_init@PLT
+	jmp *oxompi_MPI_Rsend_init@GOTPCREL(%rip)
 	.size MPI_Rsend_init, .-MPI_Rsend_init
 	.globl PMPI_Rsend_init
 	.type PMPI_Rsend_init, @function
 PMPI_Rsend_init:
-	jmp oxompi_MPI_Rsend_init@PLT
+	jmp *oxompi_MPI_Rsend_init@GOTPCREL(%rip)
 	.size PMPI_Rsend_init, .-PMPI_Rsend_init
 	.globl MPI_Scan
 	.type MPI_Scan, @function
 MPI_Scan:
-	jmp oxompi_MPI_Scan@PLT
+	jmp *oxompi_MPI_Scan@GOTPCREL(%rip)
 	.size MPI_Scan, .-MPI_Scan
 	.globl PMPI_Scan
 	.type PMPI_Scan, @function
 PMPI_Scan:
-	jmp oxompi_MPI_Scan@PLT
+	jmp *oxompi_MPI_Scan@GOTPCREL(%rip)
 	.size PMPI_Scan, .-PMPI_Scan
 	.globl MPI_Scatter
 	.type MPI_Scatter, @function
 MPI_Scatter:
-	jmp oxompi_MPI_Scatter@PLT
+	jmp *oxompi_MPI_Scatter@GOTPCREL(%rip)
 	.size MPI_Scatter, .-MPI_Scatter
 	.globl PMPI_Scatter
 	.type PMPI_Scatter, @function
 PMPI_Scatter:
-	jmp oxompi_MPI_Scatter@PLT
+	jmp *oxompi_MPI_Scatter@GOTPCREL(%rip)
 	.size PMPI_Scatter, .-PMPI_Scatter
 	.globl MPI_Scatterv
 	.type MPI_Scatterv, @function
 MPI_Scatterv:
-	jmp oxompi_MPI_Scatterv@PLT
+	jmp *oxompi_MPI_Scatterv@GOTPCREL(%rip)
 	.size MPI_Scatterv, .-MPI_Scatterv
 	.globl PMPI_Scatterv
 	.type PMPI_Scatterv, @function
 PMPI_Scatterv:
-	jmp oxompi_MPI_Scatterv@PLT
+	jmp *oxompi_MPI_Scatterv@GOTPCREL(%rip)
 	.size PMPI_Scatterv, .-PMPI_Scatterv
 	.globl MPI_Send
 	.type MPI_Send, @function
 MPI_Send:
-	jmp oxompi_MPI_Send@PLT
+	jmp *oxompi_MPI_Send@GOTPCREL(%rip)
 	.size MPI_Send, .-MPI_Send
 	.globl PMPI_Send
 	.type PMPI_Send, @function
 PMPI_Send:
-	jmp oxompi_MPI_Send@PLT
+	jmp *oxompi_MPI_Send@GOTPCREL(%rip)
 	.size PMPI_Send, .-PMPI_Send
 	.globl MPI_Send_init
 	.type MPI_Send_init, @function
 MPI_Send_init:
-	jmp oxompi_MPI_Send_init@PLT
+	jmp *oxompi_MPI_Send_init@GOTPCREL(%rip)
 	.size MPI_Send_init, .-MPI_Send_init
 	.globl PMPI_Send_init
 	.type PMPI_Send_init, @function
 PMPI_Send_init:
-	jmp oxompi_MPI_Send_init@PLT
+	jmp *oxompi_MPI_Send_init@GOTPCREL(%rip)
 	.size PMPI_Send_init, .-PMPI_Send_init
 	.globl MPI_Sendrecv
 	.type MPI_Sendrecv, @function
 MPI_Sendrecv:
-	jmp oxompi_MPI_Sendrecv@PLT
+	jmp *oxompi_MPI_Sendrecv@GOTPCREL(%rip)
 	.size MPI_Sendrecv, .-MPI_Sendrecv
 	.globl PMPI_Sendrecv
 	.type PMPI_Sendrecv, @function
 PMPI_Sendrecv:
-	jmp oxompi_MPI_Sendrecv@PLT
+	jmp *oxompi_MPI_Sendrecv@GOTPCREL(%rip)
 	.size PMPI_Sendrecv, .-PMPI_Sendrecv
 	.globl MPI_Sendrecv_replace
 	.type MPI_Sendrecv_replace, @function
 MPI_Sendrecv_replace:
-	jmp oxompi_MPI_Sendrecv_replace@PLT
+	jmp *oxompi_MPI_Sendrecv_replace@GOTPCREL(%rip)
 	.size MPI_Sendrecv_replace, .-MPI_Sendrecv_replace
 	.globl PMPI_Sendrecv_replace
 	.type PMPI_Sendrecv_replace, @function
 PMPI_Sendrecv_replace:
-	jmp oxompi_MPI_Sendrecv_replace@PLT
+	jmp *oxompi_MPI_Sendrecv_replace@GOTPCREL(%rip)
 	.size PMPI_Sendrecv_replace, .-PMPI_Sendrecv_replace
 	.globl MPI_Ssend
 	.type MPI_Ssend, @function
 MPI_Ssend:
-	jmp oxompi_MPI_Ssend@PLT
+	jmp *oxompi_MPI_Ssend@GOTPCREL(%rip)
 	.size MPI_Ssend, .-MPI_Ssend
 	.globl PMPI_Ssend
 	.type PMPI_Ssend, @function
 PMPI_Ssend:
-	jmp oxompi_MPI_Ssend@PLT
+	jmp *oxompi_MPI_Ssend@GOTPCREL(%rip)
 	.size PMPI_Ssend, .-PMPI_Ssend
 	.globl MPI_Ssend_init
 	.type MPI_Ssend_init, @function
 MPI_Ssend_init:
-	jmp oxompi_MPI_Ssend_init@PLT
+	jmp *oxompi_MPI_Ssend_init@GOTPCREL(%rip)
 	.size MPI_Ssend_init, .-MPI_Ssend_init
 	.globl PMPI_Ssend_init
 	.type PMPI_Ssend_init, @function
 PMPI_Ssend_init:
-	jmp oxompi_MPI_Ssend_init@PLT
+	jmp *oxompi_MPI_Ssend_init@GOTPCREL(%rip)
 	.size PMPI_Ssend_init, .-PMPI_Ssend_init
 	.globl MPI_Start
 	.type MPI_Start, @function
 MPI_Start:
-	jmp oxompi_MPI_Start@PLT
+	jmp *oxompi_MPI_Start@GOTPCREL(%rip)
 	.size MPI_Start, .-MPI_Start
 	.globl PMPI_Start
 	.type PMPI_Start, @function
 PMPI_Start:
-	jmp oxompi_MPI_Start@PLT
+	jmp *oxompi_MPI_Start@GOTPCREL(%rip)
 	.size PMPI_Start, .-PMPI_Start
 	.globl MPI_Startall
 	.type MPI_Startall, @function
 MPI_Startall:
-	jmp oxompi_MPI_Startall@PLT
+	jmp *oxompi_MPI_Startall@GOTPCREL(%rip)
 	.size MPI_Startall, .-MPI_Startall
 	.globl PMPI_Startall
 	.type PMPI_Startall, @function
 PMPI_Startall:
-	jmp oxompi_MPI_Startall@PLT
+	jmp *oxompi_MPI_Startall@GOTPCREL(%rip)
 	.size PMPI_Startall, .-PMPI_Startall
 	.globl MPI_Status_set_cancelled
 	.type MPI_Status_set_cancelled, @function
 MPI_Status_set_cancelled:
-	jmp oxompi_MPI_Status_set_cancelled@PLT
+	jmp *oxompi_MPI_Status_set_cancelled@GOTPCREL(%rip)
 	.size MPI_Status_set_cancelled, .-MPI_Status_set_cancelled
 	.globl PMPI_Status_set_cancelled
 	.type PMPI_Status_set_cancelled, @function
 PMPI_Status_set_cancelled:
-	jmp oxompi_MPI_Status_set_cancelled@PLT
+	jmp *oxompi_MPI_Status_set_cancelled@GOTPCREL(%rip)
 	.size PMPI_Status_set_cancelled, .-PMPI_Status_set_cancelled
 	.globl MPI_Status_set_elements
 	.type MPI_Status_set_elements, @function
 MPI_Status_set_elements:
-	jmp oxompi_MPI_Status_set_elements@PLT
+	jmp *oxompi_MPI_Status_set_elements@GOTPCREL(%rip)
 	.size MPI_Status_set_elements, .-MPI_Status_set_elements
 	.globl PMPI_Status_set_elements
 	.type PMPI_Status_set_elements, @function
 PMPI_Status_set_elements:
-	jmp oxompi_MPI_Status_set_elements@PLT
+	jmp *oxompi_MPI_Status_set_elements@GOTPCREL(%rip)
 	.size PMPI_Status_set_elements, .-PMPI_Status_set_elements
 	.globl MPI_Status_set_elements_x
 	.type MPI_Status_set_elements_x, @function
 MPI_Status_set_elements_x:
-	jmp oxompi_MPI_Status_set_elements_x@PLT
+	jmp *oxompi_MPI_Status_set_elements_x@GOTPCREL(%rip)
 	.size MPI_Status_set_elements_x, .-MPI_Status_set_elements_x
 	.globl PMPI_Status_set_elements_x
 	.type PMPI_Status_set_elements_x, @function
 PMPI_Status_set_elements_x:
-	jmp oxompi_MPI_Status_set_elements_x@PLT
+	jmp *oxompi_MPI_Status_set_elements_x@GOTPCREL(%rip)
 	.size PMPI_Status_set_elements_x, .-PMPI_Status_set_elements_x
 	.globl MPI_T_category_changed
 	.type MPI_T_category_changed, @function
 MPI_T_category_changed:
-	jmp oxompi_MPI_T_category_changed@PLT
+	jmp *oxompi_MPI_T_category_changed@GOTPCREL(%rip)
 	.size MPI_T_category_changed, .-MPI_T_category_changed
 	.globl PMPI_T_category_changed
 	.type PMPI_T_category_changed, @function
 PMPI_T_category_changed:
-	jmp oxompi_MPI_T_category_changed@PLT
+	jmp *oxompi_MPI_T_category_changed@GOTPCREL(%rip)
 	.size PMPI_T_category_changed, .-PMPI_T_category_changed
 	.globl MPI_T_category_get_categories
 	.type MPI_T_category_get_categories, @function
 MPI_T_category_get_categories:
-	jmp oxompi_MPI_T_category_get_categories@PLT
+	jmp *oxompi_MPI_T_category_get_categories@GOTPCREL(%rip)
 	.size MPI_T_category_get_categories, .-MPI_T_category_get_categories
 	.globl PMPI_T_category_get_categories
 	.type PMPI_T_category_get_categories, @function
 PMPI_T_category_get_categories:
-	jmp oxompi_MPI_T_category_get_categories@PLT
+	jmp *oxompi_MPI_T_category_get_categories@GOTPCREL(%rip)
 	.size PMPI_T_category_get_categories, .-PMPI_T_category_get_categories
 	.globl MPI_T_category_get_cvars
 	.type MPI_T_category_get_cvars, @function
 MPI_T_category_get_cvars:
-	jmp oxompi_MPI_T_category_get_cvars@PLT
+	jmp *oxompi_MPI_T_category_get_cvars@GOTPCREL(%rip)
 	.size MPI_T_category_get_cvars, .-MPI_T_category_get_cvars
 	.globl PMPI_T_category_get_cvars
 	.type PMPI_T_category_get_cvars, @function
 PMPI_T_category_get_cvars:
-	jmp oxompi_MPI_T_category_get_cvars@PLT
+	jmp *oxompi_MPI_T_category_get_cvars@GOTPCREL(%rip)
 	.size PMPI_T_category_get_cvars, .-PMPI_T_category_get_cvars
 	.globl MPI_T_category_get_index
 	.type MPI_T_category_get_index, @function
 MPI_T_category_get_index:
-	jmp oxompi_MPI_T_category_get_index@PLT
+	jmp *oxompi_MPI_T_category_get_index@GOTPCREL(%rip)
 	.size MPI_T_category_get_index, .-MPI_T_category_get_index
 	.globl PMPI_T_category_get_index
 	.type PMPI_T_category_get_index, @function
 PMPI_T_category_get_index:
-	jmp oxompi_MPI_T_category_get_index@PLT
+	jmp *oxompi_MPI_T_category_get_index@GOTPCREL(%rip)
 	.size PMPI_T_category_get_index, .-PMPI_T_category_get_index
 	.globl MPI_T_category_get_info
 	.type MPI_T_category_get_info, @function
 MPI_T_category_get_info:
-	jmp oxompi_MPI_T_category_get_info@PLT
+	jmp *oxompi_MPI_T_category_get_info@GOTPCREL(%rip)
 	.size MPI_T_category_get_info, .-MPI_T_category_get_info
 	.globl PMPI_T_category_get_info
 	.type PMPI_T_category_get_info, @function
 PMPI_T_category_get_info:
-	jmp oxompi_MPI_T_category_get_info@PLT
+	jmp *oxompi_MPI_T_category_get_info@GOTPCREL(%rip)
 	.size PMPI_T_category_get_info, .-PMPI_T_category_get_info
 	.globl MPI_T_category_get_num
 	.type MPI_T_category_get_num, @function
 MPI_T_category_get_num:
-	jmp oxompi_MPI_T_category_get_num@PLT
+	jmp *oxompi_MPI_T_category_get_num@GOTPCREL(%rip)
 	.size MPI_T_category_get_num, .-MPI_T_category_get_num
 	.globl PMPI_T_category_get_num
 	.type PMPI_T_category_get_num, @function
 PMPI_T_category_get_num:
-	jmp oxompi_MPI_T_category_get_num@PLT
+	jmp *oxompi_MPI_T_category_get_num@GOTPCREL(%rip)
 	.size PMPI_T_category_get_num, .-PMPI_T_category_get_num
 	.globl MPI_T_category_get_pvars
 	.type MPI_T_category_get_pvars, @function
 MPI_T_category_get_pvars:
-	jmp oxompi_MPI_T_category_get_pvars@PLT
+	jmp *oxompi_MPI_T_category_get_pvars@GOTPCREL(%rip)
 	.size MPI_T_category_get_pvars, .-MPI_T_category_get_pvars
 	.globl PMPI_T_category_get_pvars
 	.type PMPI_T_category_get_pvars, @function
 PMPI_T_category_get_pvars:
-	jmp oxompi_MPI_T_category_get_pvars@PLT
+	jmp *oxompi_MPI_T_category_get_pvars@GOTPCREL(%rip)
 	.size PMPI_T_category_get_pvars, .-PMPI_T_category_get_pvars
 	.globl MPI_T_cvar_get_index
 	.type MPI_T_cvar_get_index, @function
 MPI_T_cvar_get_index:
-	jmp oxompi_MPI_T_cvar_get_index@PLT
+	jmp *oxompi_MPI_T_cvar_get_index@GOTPCREL(%rip)
 	.size MPI_T_cvar_get_index, .-MPI_T_cvar_get_index
 	.globl PMPI_T_cvar_get_index
 	.type PMPI_T_cvar_get_index, @function
 PMPI_T_cvar_get_index:
-	jmp oxompi_MPI_T_cvar_get_index@PLT
+	jmp *oxompi_MPI_T_cvar_get_index@GOTPCREL(%rip)
 	.size PMPI_T_cvar_get_index, .-PMPI_T_cvar_get_index
 	.globl MPI_T_cvar_get_info
 	.type MPI_T_cvar_get_info, @function
 MPI_T_cvar_get_info:
-	jmp oxompi_MPI_T_cvar_get_info@PLT
+	jmp *oxompi_MPI_T_cvar_get_info@GOTPCREL(%rip)
 	.size MPI_T_cvar_get_info, .-MPI_T_cvar_get_info
 	.globl PMPI_T_cvar_get_info
 	.type PMPI_T_cvar_get_info, @function
 PMPI_T_cvar_get_info:
-	jmp oxompi_MPI_T_cvar_get_info@PLT
+	jmp *oxompi_MPI_T_cvar_get_info@GOTPCREL(%rip)
 	.size PMPI_T_cvar_get_info, .-PMPI_T_cvar_get_info
 	.globl MPI_T_cvar_get_num
 	.type MPI_T_cvar_get_num, @function
 MPI_T_cvar_get_num:
-	jmp oxompi_MPI_T_cvar_get_num@PLT
+	jmp *oxompi_MPI_T_cvar_get_num@GOTPCREL(%rip)
 	.size MPI_T_cvar_get_num, .-MPI_T_cvar_get_num
 	.globl PMPI_T_cvar_get_num
 	.type PMPI_T_cvar_get_num, @function
 PMPI_T_cvar_get_num:
-	jmp oxompi_MPI_T_cvar_get_num@PLT
+	jmp *oxompi_MPI_T_cvar_get_num@GOTPCREL(%rip)
 	.size PMPI_T_cvar_get_num, .-PMPI_T_cvar_get_num
 	.globl MPI_T_cvar_handle_alloc
 	.type MPI_T_cvar_handle_alloc, @function
 MPI_T_cvar_handle_alloc:
-	jmp oxompi_MPI_T_cvar_handle_alloc@PLT
+	jmp *oxompi_MPI_T_cvar_handle_alloc@GOTPCREL(%rip)
 	.size MPI_T_cvar_handle_alloc, .-MPI_T_cvar_handle_alloc
 	.globl PMPI_T_cvar_handle_alloc
 	.type PMPI_T_cvar_handle_alloc, @function
 PMPI_T_cvar_handle_alloc:
-	jmp oxompi_MPI_T_cvar_handle_alloc@PLT
+	jmp *oxompi_MPI_T_cvar_handle_alloc@GOTPCREL(%rip)
 	.size PMPI_T_cvar_handle_alloc, .-PMPI_T_cvar_handle_alloc
 	.globl MPI_T_cvar_handle_free
 	.type MPI_T_cvar_handle_free, @function
 MPI_T_cvar_handle_free:
-	jmp oxompi_MPI_T_cvar_handle_free@PLT
+	jmp *oxompi_MPI_T_cvar_handle_free@GOTPCREL(%rip)
 	.size MPI_T_cvar_handle_free, .-MPI_T_cvar_handle_free
 	.globl PMPI_T_cvar_handle_free
 	.type PMPI_T_cvar_handle_free, @function
 PMPI_T_cvar_handle_free:
-	jmp oxompi_MPI_T_cvar_handle_free@PLT
+	jmp *oxompi_MPI_T_cvar_handle_free@GOTPCREL(%rip)
 	.size PMPI_T_cvar_handle_free, .-PMPI_T_cvar_handle_free
 	.globl MPI_T_cvar_read
 	.type MPI_T_cvar_read, @function
 MPI_T_cvar_read:
-	jmp oxompi_MPI_T_cvar_read@PLT
+	jmp *oxompi_MPI_T_cvar_read@GOTPCREL(%rip)
 	.size MPI_T_cvar_read, .-MPI_T_cvar_read
 	.globl PMPI_T_cvar_read
 	.type PMPI_T_cvar_read, @function
 PMPI_T_cvar_read:
-	jmp oxompi_MPI_T_cvar_read@PLT
+	jmp *oxompi_MPI_T_cvar_read@GOTPCREL(%rip)
 	.size PMPI_T_cvar_read, .-PMPI_T_cvar_read
 	.globl MPI_T_cvar_write
 	.type MPI_T_cvar_write, @function
 MPI_T_cvar_write:
-	jmp oxompi_MPI_T_cvar_write@PLT
+	jmp *oxompi_MPI_T_cvar_write@GOTPCREL(%rip)
 	.size MPI_T_cvar_write, .-MPI_T_cvar_write
 	.globl PMPI_T_cvar_write
 	.type PMPI_T_cvar_write, @function
 PMPI_T_cvar_write:
-	jmp oxompi_MPI_T_cvar_write@PLT
+	jmp *oxompi_MPI_T_cvar_write@GOTPCREL(%rip)
 	.size PMPI_T_cvar_write, .-PMPI_T_cvar_write
 	.globl MPI_T_enum_get_info
 	.type MPI_T_enum_get_info, @function
 MPI_T_enum_get_info:
-	jmp oxompi_MPI_T_enum_get_info@PLT
+	jmp *oxompi_MPI_T_enum_get_info@GOTPCREL(%rip)
 	.size MPI_T_enum_get_info, .-MPI_T_enum_get_info
 	.globl PMPI_T_enum_get_info
 	.type PMPI_T_enum_get_info, @function
 PMPI_T_enum_get_info:
-	jmp oxompi_MPI_T_enum_get_info@PLT
+	jmp *oxompi_MPI_T_enum_get_info@GOTPCREL(%rip)
 	.size PMPI_T_enum_get_info, .-PMPI_T_enum_get_info
 	.globl MPI_T_enum_get_item
 	.type MPI_T_enum_get_item, @function
 MPI_T_enum_get_item:
-	jmp oxompi_MPI_T_enum_get_item@PLT
+	jmp *oxompi_MPI_T_enum_get_item@GOTPCREL(%rip)
 	.size MPI_T_enum_get_item, .-MPI_T_enum_get_item
 	.globl PMPI_T_enum_get_item
 	.type PMPI_T_enum_get_item, @function
 PMPI_T_enum_get_item:
-	jmp oxompi_MPI_T_enum_get_item@PLT
+	jmp *oxompi_MPI_T_enum_get_item@GOTPCREL(%rip)
 	.size PMPI_T_enum_get_item, .-PMPI_T_enum_get_item
 	.globl MPI_T_finalize
 	.type MPI_T_finalize, @function
 MPI_T_finalize:
-	jmp oxompi_MPI_T_finalize@PLT
+	jmp *oxompi_MPI_T_finalize@GOTPCREL(%rip)
 	.size MPI_T_finalize, .-MPI_T_finalize
 	.globl PMPI_T_finalize
 	.type PMPI_T_finalize, @function
 PMPI_T_finalize:
-	jmp oxompi_MPI_T_finalize@PLT
+	jmp *oxompi_MPI_T_finalize@GOTPCREL(%rip)
 	.size PMPI_T_finalize, .-PMPI_T_finalize
 	.globl MPI_T_init_thread
 	.type MPI_T_init_thread, @function
 MPI_T_init_thread:
-	jmp oxompi_MPI_T_init_thread@PLT
+	jmp *oxompi_MPI_T_init_thread@GOTPCREL(%rip)
 	.size MPI_T_init_thread, .-MPI_T_init_thread
 	.globl PMPI_T_init_thread
 	.type PMPI_T_init_thread, @function
 PMPI_T_init_thread:
-	jmp oxompi_MPI_T_init_thread@PLT
+	jmp *oxompi_MPI_T_init_thread@GOTPCREL(%rip)
 	.size PMPI_T_init_thread, .-PMPI_T_init_thread
 	.globl MPI_T_pvar_get_index
 	.type MPI_T_pvar_get_index, @function
 MPI_T_pvar_get_index:
-	jmp oxompi_MPI_T_pvar_get_index@PLT
+	jmp *oxompi_MPI_T_pvar_get_index@GOTPCREL(%rip)
 	.size MPI_T_pvar_get_index, .-MPI_T_pvar_get_index
 	.globl PMPI_T_pvar_get_index
 	.type PMPI_T_pvar_get_index, @function
 PMPI_T_pvar_get_index:
-	jmp oxompi_MPI_T_pvar_get_index@PLT
+	jmp *oxompi_MPI_T_pvar_get_index@GOTPCREL(%rip)
 	.size PMPI_T_pvar_get_index, .-PMPI_T_pvar_get_index
 	.globl MPI_T_pvar_get_info
 	.type MPI_T_pvar_get_info, @function
 MPI_T_pvar_get_info:
-	jmp oxompi_MPI_T_pvar_get_info@PLT
+	jmp *oxompi_MPI_T_pvar_get_info@GOTPCREL(%rip)
 	.size MPI_T_pvar_get_info, .-MPI_T_pvar_get_info
 	.globl PMPI_T_pvar_get_info
 	.type PMPI_T_pvar_get_info, @function
 PMPI_T_pvar_get_info:
-	jmp oxompi_MPI_T_pvar_get_info@PLT
+	jmp *oxompi_MPI_T_pvar_get_info@GOTPCREL(%rip)
 	.size PMPI_T_pvar_get_info, .-PMPI_T_pvar_get_info
 	.globl MPI_T_pvar_get_num
 	.type MPI_T_pvar_get_num, @function
 MPI_T_pvar_get_num:
-	jmp oxompi_MPI_T_pvar_get_num@PLT
+	jmp *oxompi_MPI_T_pvar_get_num@GOTPCREL(%rip)
 	.size MPI_T_pvar_get_num, .-MPI_T_pvar_get_num
 	.globl PMPI_T_pvar_get_num
 	.type PMPI_T_pvar_get_num, @function
 PMPI_T_pvar_get_num:
-	jmp oxompi_MPI_T_pvar_get_num@PLT
+	jmp *oxompi_MPI_T_pvar_get_num@GOTPCREL(%rip)
 	.size PMPI_T_pvar_get_num, .-PMPI_T_pvar_get_num
 	.globl MPI_T_pvar_handle_alloc
 	.type MPI_T_pvar_handle_alloc, @function
 MPI_T_pvar_handle_alloc:
-	jmp oxompi_MPI_T_pvar_handle_alloc@PLT
+	jmp *oxompi_MPI_T_pvar_handle_alloc@GOTPCREL(%rip)
 	.size MPI_T_pvar_handle_alloc, .-MPI_T_pvar_handle_alloc
 	.globl PMPI_T_pvar_handle_alloc
 	.type PMPI_T_pvar_handle_alloc, @function
 PMPI_T_pvar_handle_alloc:
-	jmp oxompi_MPI_T_pvar_handle_alloc@PLT
+	jmp *oxompi_MPI_T_pvar_handle_alloc@GOTPCREL(%rip)
 	.size PMPI_T_pvar_handle_alloc, .-PMPI_T_pvar_handle_alloc
 	.globl MPI_T_pvar_handle_free
 	.type MPI_T_pvar_handle_free, @function
 MPI_T_pvar_handle_free:
-	jmp oxompi_MPI_T_pvar_handle_free@PLT
+	jmp *oxompi_MPI_T_pvar_handle_free@GOTPCREL(%rip)
 	.size MPI_T_pvar_handle_free, .-MPI_T_pvar_handle_free
 	.globl PMPI_T_pvar_handle_free
 	.type PMPI_T_pvar_handle_free, @function
 PMPI_T_pvar_handle_free:
-	jmp oxompi_MPI_T_pvar_handle_free@PLT
+	jmp *oxompi_MPI_T_pvar_handle_free@GOTPCREL(%rip)
 	.size PMPI_T_pvar_handle_free, .-PMPI_T_pvar_handle_free
 	.globl MPI_T_pvar_read
 	.type MPI_T_pvar_read, @function
 MPI_T_pvar_read:
-	jmp oxompi_MPI_T_pvar_read@PLT
+	jmp *oxompi_MPI_T_pvar_read@GOTPCREL(%rip)
 	.size MPI_T_pvar_read, .-MPI_T_pvar_read
 	.globl PMPI_T_pvar_read
 	.type PMPI_T_pvar_read, @function
 PMPI_T_pvar_read:
-	jmp oxompi_MPI_T_pvar_read@PLT
+	jmp *oxompi_MPI_T_pvar_read@GOTPCREL(%rip)
 	.size PMPI_T_pvar_read, .-PMPI_T_pvar_read
 	.globl MPI_T_pvar_readreset
 	.type MPI_T_pvar_readreset, @function
 MPI_T_pvar_readreset:
-	jmp oxompi_MPI_T_pvar_readreset@PLT
+	jmp *oxompi_MPI_T_pvar_readreset@GOTPCREL(%rip)
 	.size MPI_T_pvar_readreset, .-MPI_T_pvar_readreset
 	.globl PMPI_T_pvar_readreset
 	.type PMPI_T_pvar_readreset, @function
 PMPI_T_pvar_readreset:
-	jmp oxompi_MPI_T_pvar_readreset@PLT
+	jmp *oxompi_MPI_T_pvar_readreset@GOTPCREL(%rip)
 	.size PMPI_T_pvar_readreset, .-PMPI_T_pvar_readreset
 	.globl MPI_T_pvar_reset
 	.type MPI_T_pvar_reset, @function
 MPI_T_pvar_reset:
-	jmp oxompi_MPI_T_pvar_reset@PLT
+	jmp *oxompi_MPI_T_pvar_reset@GOTPCREL(%rip)
 	.size MPI_T_pvar_reset, .-MPI_T_pvar_reset
 	.globl PMPI_T_pvar_reset
 	.type PMPI_T_pvar_reset, @function
 PMPI_T_pvar_reset:
-	jmp oxompi_MPI_T_pvar_reset@PLT
+	jmp *oxompi_MPI_T_pvar_reset@GOTPCREL(%rip)
 	.size PMPI_T_pvar_reset, .-PMPI_T_pvar_reset
 	.globl MPI_T_pvar_session_create
 	.type MPI_T_pvar_session_create, @function
 MPI_T_pvar_session_create:
-	jmp oxompi_MPI_T_pvar_session_create@PLT
+	jmp *oxompi_MPI_T_pvar_session_create@GOTPCREL(%rip)
 	.size MPI_T_pvar_session_create, .-MPI_T_pvar_session_create
 	.globl PMPI_T_pvar_session_create
 	.type PMPI_T_pvar_session_create, @function
 PMPI_T_pvar_session_create:
-	jmp oxompi_MPI_T_pvar_session_create@PLT
+	jmp *oxompi_MPI_T_pvar_session_create@GOTPCREL(%rip)
 	.size PMPI_T_pvar_session_create, .-PMPI_T_pvar_session_create
 	.globl MPI_T_pvar_session_free
 	.type MPI_T_pvar_session_free, @function
 MPI_T_pvar_session_free:
-	jmp oxompi_MPI_T_pvar_session_free@PLT
+	jmp *oxompi_MPI_T_pvar_session_free@GOTPCREL(%rip)
 	.size MPI_T_pvar_session_free, .-MPI_T_pvar_session_free
 	.globl PMPI_T_pvar_session_free
 	.type PMPI_T_pvar_session_free, @function
 PMPI_T_pvar_session_free:
-	jmp oxompi_MPI_T_pvar_session_free@PLT
+	jmp *oxompi_MPI_T_pvar_session_free@GOTPCREL(%rip)
 	.size PMPI_T_pvar_session_free, .-PMPI_T_pvar_session_free
 	.globl MPI_T_pvar_start
 	.type MPI_T_pvar_start, @function
 MPI_T_pvar_start:
-	jmp oxompi_MPI_T_pvar_start@PLT
+	jmp *oxompi_MPI_T_pvar_start@GOTPCREL(%rip)
 	.size MPI_T_pvar_start, .-MPI_T_pvar_start
 	.globl PMPI_T_pvar_start
 	.type PMPI_T_pvar_start, @function
 PMPI_T_pvar_start:
-	jmp oxompi_MPI_T_pvar_start@PLT
+	jmp *oxompi_MPI_T_pvar_start@GOTPCREL(%rip)
 	.size PMPI_T_pvar_start, .-PMPI_T_pvar_start
 	.globl MPI_T_pvar_stop
 	.type MPI_T_pvar_stop, @function
 MPI_T_pvar_stop:
-	jmp oxompi_MPI_T_pvar_stop@PLT
+	jmp *oxompi_MPI_T_pvar_stop@GOTPCREL(%rip)
 	.size MPI_T_pvar_stop, .-MPI_T_pvar_stop
 	.globl PMPI_T_pvar_stop
 	.type PMPI_T_pvar_stop, @function
 PMPI_T_pvar_stop:
-	jmp oxompi_MPI_T_pvar_stop@PLT
+	jmp *oxompi_MPI_T_pvar_stop@GOTPCREL(%rip)
 	.size PMPI_T_pvar_stop, .-PMPI_T_pvar_stop
 	.globl MPI_T_pvar_write
 	.type MPI_T_pvar_write, @function
 MPI_T_pvar_write:
-	jmp oxompi_MPI_T_pvar_write@PLT
+	jmp *oxompi_MPI_T_pvar_write@GOTPCREL(%rip)
 	.size MPI_T_pvar_write, .-MPI_T_pvar_write
 	.globl PMPI_T_pvar_write
 	.type PMPI_T_pvar_write, @function
 PMPI_T_pvar_write:
-	jmp oxompi_MPI_T_pvar_write@PLT
+	jmp *oxompi_MPI_T_pvar_write@GOTPCREL(%rip)
 	.size PMPI_T_pvar_write, .-PMPI_T_pvar_write
 	.globl MPI_Test
 	.type MPI_Test, @function
 MPI_Test:
-	jmp oxompi_MPI_Test@PLT
+	jmp *oxompi_MPI_Test@GOTPCREL(%rip)
 	.size MPI_Test, .-MPI_Test
 	.globl PMPI_Test
 	.type PMPI_Test, @function
 PMPI_Test:
-	jmp oxompi_MPI_Test@PLT
+	jmp *oxompi_MPI_Test@GOTPCREL(%rip)
 	.size PMPI_Test, .-PMPI_Test
 	.globl MPI_Test_cancelled
 	.type MPI_Test_cancelled, @function
 MPI_Test_cancelled:
-	jmp oxompi_MPI_Test_cancelled@PLT
+	jmp *oxompi_MPI_Test_cancelled@GOTPCREL(%rip)
 	.size MPI_Test_cancelled, .-MPI_Test_cancelled
 	.globl PMPI_Test_cancelled
 	.type PMPI_Test_cancelled, @function
 PMPI_Test_cancelled:
-	jmp oxompi_MPI_Test_cancelled@PLT
+	jmp *oxompi_MPI_Test_cancelled@GOTPCREL(%rip)
 	.size PMPI_Test_cancelled, .-PMPI_Test_cancelled
 	.globl MPI_Testall
 	.type MPI_Testall, @function
 MPI_Testall:
-	jmp oxompi_MPI_Testall@PLT
+	jmp *oxompi_MPI_Testall@GOTPCREL(%rip)
 	.size MPI_Testall, .-MPI_Testall
 	.globl PMPI_Testall
 	.type PMPI_Testall, @function
 PMPI_Testall:
-	jmp oxompi_MPI_Testall@PLT
+	jmp *oxompi_MPI_Testall@GOTPCREL(%rip)
 	.size PMPI_Testall, .-PMPI_Testall
 	.globl MPI_Testany
 	.type MPI_Testany, @function
 MPI_Testany:
-	jmp oxompi_MPI_Testany@PLT
+	jmp *oxompi_MPI_Testany@GOTPCREL(%rip)
 	.size MPI_Testany, .-MPI_Testany
 	.globl PMPI_Testany
 	.type PMPI_Testany, @function
 PMPI_Testany:
-	jmp oxompi_MPI_Testany@PLT
+	jmp *oxompi_MPI_Testany@GOTPCREL(%rip)
 	.size PMPI_Testany, .-PMPI_Testany
 	.globl MPI_Testsome
 	.type MPI_Testsome, @function
 MPI_Testsome:
-	jmp oxompi_MPI_Testsome@PLT
+	jmp *oxompi_MPI_Testsome@GOTPCREL(%rip)
 	.size MPI_Testsome, .-MPI_Testsome
 	.globl PMPI_Testsome
 	.type PMPI_Testsome, @function
 PMPI_Testsome:
-	jmp oxompi_MPI_Testsome@PLT
+	jmp *oxompi_MPI_Testsome@GOTPCREL(%rip)
 	.size PMPI_Testsome, .-PMPI_Testsome
 	.globl MPI_Topo_test
 	.type MPI_Topo_test, @function
 MPI_Topo_test:
-	jmp oxompi_MPI_Topo_test@PLT
+	jmp *oxompi_MPI_Topo_test@GOTPCREL(%rip)
 	.size MPI_Topo_test, .-MPI_Topo_test
 	.globl PMPI_Topo_test
 	.type PMPI_Topo_test, @function
 PMPI_Topo_test:
-	jmp oxompi_MPI_Topo_test@PLT
+	jmp *oxompi_MPI_Topo_test@GOTPCREL(%rip)
 	.size PMPI_Topo_test, .-PMPI_Topo_test
 	.globl MPI_Type_commit
 	.type MPI_Type_commit, @function
 MPI_Type_commit:
-	jmp oxompi_MPI_Type_commit@PLT
+	jmp *oxompi_MPI_Type_commit@GOTPCREL(%rip)
 	.size MPI_Type_commit, .-MPI_Type_commit
 	.globl PMPI_Type_commit
 	.type PMPI_Type_commit, @function
 PMPI_Type_commit:
-	jmp oxompi_MPI_Type_commit@PLT
+	jmp *oxompi_MPI_Type_commit@GOTPCREL(%rip)
 	.size PMPI_Type_commit, .-PMPI_Type_commit
 	.globl MPI_Type_contiguous
 	.type MPI_Type_contiguous, @function
 MPI_Type_contiguous:
-	jmp oxompi_MPI_Type_contiguous@PLT
+	jmp *oxompi_MPI_Type_contiguous@GOTPCREL(%rip)
 	.size MPI_Type_contiguous, .-MPI_Type_contiguous
 	.globl PMPI_Type_contiguous
 	.type PMPI_Type_contiguous, @function
 PMPI_Type_contiguous:
-	jmp oxompi_MPI_Type_contiguous@PLT
+	jmp *oxompi_MPI_Type_contiguous@GOTPCREL(%rip)
 	.size PMPI_Type_contiguous, .-PMPI_Type_contiguous
 	.globl MPI_Type_create_darray
 	.type MPI_Type_create_darray, @function
 MPI_Type_create_darray:
-	jmp oxompi_MPI_Type_create_darray@PLT
+	jmp *oxompi_MPI_Type_create_darray@GOTPCREL(%rip)
 	.size MPI_Type_create_darray, .-MPI_Type_create_darray
 	.globl PMPI_Type_create_darray
 	.type PMPI_Type_create_darray, @function
 PMPI_Type_create_darray:
-	jmp oxompi_MPI_Type_create_darray@PLT
+	jmp *oxompi_MPI_Type_create_darray@GOTPCREL(%rip)
 	.size PMPI_Type_create_darray, .-PMPI_Type_create_darray
 	.globl MPI_Type_create_f90_complex
 	.type MPI_Type_create_f90_complex, @function
 MPI_Type_create_f90_complex:
-	jmp oxompi_MPI_Type_create_f90_complex@PLT
+	jmp *oxompi_MPI_Type_create_f90_complex@GOTPCREL(%rip)
 	.size MPI_Type_create_f90_complex, .-MPI_Type_create_f90_complex
 	.globl PMPI_Type_create_f90_complex
 	.type PMPI_Type_create_f90_complex, @function
 PMPI_Type_create_f90_complex:
-	jmp oxompi_MPI_Type_create_f90_complex@PLT
+	jmp *oxompi_MPI_Type_create_f90_complex@GOTPCREL(%rip)
 	.size PMPI_Type_create_f90_complex, .-PMPI_Type_create_f90_complex
 	.globl MPI_Type_create_f90_integer
 	.type MPI_Type_create_f90_integer, @function
 MPI_Type_create_f90_integer:
-	jmp oxompi_MPI_Type_create_f90_integer@PLT
+	jmp *oxompi_MPI_Type_create_f90_integer@GOTPCREL(%rip)
 	.size MPI_Type_create_f90_integer, .-MPI_Type_create_f90_integer
 	.globl PMPI_Type_create_f90_integer
 	.type PMPI_Type_create_f90_integer, @function
 PMPI_Type_create_f90_integer:
-	jmp oxompi_MPI_Type_create_f90_integer@PLT
+	jmp *oxompi_MPI_Type_create_f90_integer@GOTPCREL(%rip)
 	.size PMPI_Type_create_f90_integer, .-PMPI_Type_create_f90_integer
 	.globl MPI_Type_create_f90_real
 	.type MPI_Type_create_f90_real, @function
 MPI_Type_create_f90_real:
-	jmp oxompi_MPI_Type_create_f90_real@PLT
+	jmp *oxompi_MPI_Type_create_f90_real@GOTPCREL(%rip)
 	.size MPI_Type_create_f90_real, .-MPI_Type_create_f90_real
 	.globl PMPI_Type_create_f90_real
 	.type PMPI_Type_create_f90_real, @function
 PMPI_Type_create_f90_real:
-	jmp oxompi_MPI_Type_create_f90_real@PLT
+	jmp *oxompi_MPI_Type_create_f90_real@GOTPCREL(%rip)
 	.size PMPI_Type_create_f90_real, .-PMPI_Type_create_f90_real
 	.globl MPI_Type_create_hindexed
 	.type MPI_Type_create_hindexed, @function
 MPI_Type_create_hindexed:
-	jmp oxompi_MPI_Type_create_hindexed@PLT
+	jmp *oxompi_MPI_Type_create_hindexed@GOTPCREL(%rip)
 	.size MPI_Type_create_hindexed, .-MPI_Type_create_hindexed
 	.globl PMPI_Type_create_hindexed
 	.type PMPI_Type_create_hindexed, @function
 PMPI_Type_create_hindexed:
-	jmp oxompi_MPI_Type_create_hindexed@PLT
+	jmp *oxompi_MPI_Type_create_hindexed@GOTPCREL(%rip)
 	.size PMPI_Type_create_hindexed, .-PMPI_Type_create_hindexed
 	.globl MPI_Type_create_hindexed_block
 	.type MPI_Type_create_hindexed_block, @function
 MPI_Type_create_hindexed_block:
-	jmp oxompi_MPI_Type_create_hindexed_block@PLT
+	jmp *oxompi_MPI_Type_create_hindexed_block@GOTPCREL(%rip)
 	.size MPI_Type_create_hindexed_block, .-MPI_Type_create_hindexed_block
 	.globl PMPI_Type_create_hindexed_block
 	.type PMPI_Type_create_hindexed_block, @function
 PMPI_Type_create_hindexed_block:
-	jmp oxompi_MPI_Type_create_hindexed_block@PLT
+	jmp *oxompi_MPI_Type_create_hindexed_block@GOTPCREL(%rip)
 	.size PMPI_Type_create_hindexed_block, .-PMPI_Type_create_hindexed_block
 	.globl MPI_Type_create_hvector
 	.type MPI_Type_create_hvector, @function
 MPI_Type_create_hvector:
-	jmp oxompi_MPI_Type_create_hvector@PLT
+	jmp *oxompi_MPI_Type_create_hvector@GOTPCREL(%rip)
 	.size MPI_Type_create_hvector, .-MPI_Type_create_hvector
 	.globl PMPI_Type_create_hvector
 	.type PMPI_Type_create_hvector, @function
 PMPI_Type_create_hvector:
-	jmp oxompi_MPI_Type_create_hvector@PLT
+	jmp *oxompi_MPI_Type_create_hvector@GOTPCREL(%rip)
 	.size PMPI_Type_create_hvector, .-PMPI_Type_create_hvector
 	.globl MPI_Type_create_indexed_block
 	.type MPI_Type_create_indexed_block, @function
 MPI_Type_create_indexed_block:
-	jmp oxompi_MPI_Type_create_indexed_block@PLT
+	jmp *oxompi_MPI_Type_create_indexed_block@GOTPCREL(%rip)
 	.size MPI_Type_create_indexed_block, .-MPI_Type_create_indexed_block
 	.globl PMPI_Type_create_indexed_block
 	.type PMPI_Type_create_indexed_block, @function
 PMPI_Type_create_indexed_block:
-	jmp oxompi_MPI_Type_create_indexed_block@PLT
+	jmp *oxompi_MPI_Type_create_indexed_block@GOTPCREL(%rip)
 	.size PMPI_Type_create_indexed_block, .-PMPI_Type_create_indexed_block
 	.globl MPI_Type_create_resized
 	.type MPI_Type_create_resized, @function
 MPI_Type_create_resized:
-	jmp oxompi_MPI_Type_create_resized@PLT
+	jmp *oxompi_MPI_Type_create_resized@GOTPCREL(%rip)
 	.size MPI_Type_create_resized, .-MPI_Type_create_resized
 	.globl PMPI_Type_create_resized
 	.type PMPI_Type_create_resized, @function
 PMPI_Type_create_resized:
-	jmp oxompi_MPI_Type_create_resized@PLT
+	jmp *oxompi_MPI_Type_create_resized@GOTPCREL(%rip)
 	.size PMPI_Type_create_resized, .-PMPI_Type_create_resized
 	.globl MPI_Type_create_struct
 	.type MPI_Type_create_struct, @function
 MPI_Type_create_struct:
-	jmp oxompi_MPI_Type_create_struct@PLT
+	jmp *oxompi_MPI_Type_create_struct@GOTPCREL(%rip)
 	.size MPI_Type_create_struct, .-MPI_Type_create_struct
 	.globl PMPI_Type_create_struct
 	.type PMPI_Type_create_struct, @function
 PMPI_Type_create_struct:
-	jmp oxompi_MPI_Type_create_struct@PLT
+	jmp *oxompi_MPI_Type_create_struct@GOTPCREL(%rip)
 	.size PMPI_Type_create_struct, .-PMPI_Type_create_struct
 	.globl MPI_Type_create_subarray
 	.type MPI_Type_create_subarray, @function
 MPI_Type_create_subarray:
-	jmp oxompi_MPI_Type_create_subarray@PLT
+	jmp *oxompi_MPI_Type_create_subarray@GOTPCREL(%rip)
 	.size MPI_Type_create_subarray, .-MPI_Type_create_subarray
 	.globl PMPI_Type_create_subarray
 	.type PMPI_Type_create_subarray, @function
 PMPI_Type_create_subarray:
-	jmp oxompi_MPI_Type_create_subarray@PLT
+	jmp *oxompi_MPI_Type_create_subarray@GOTPCREL(%rip)
 	.size PMPI_Type_create_subarray, .-PMPI_Type_create_subarray
 	.globl MPI_Type_delete_attr
 	.type MPI_Type_delete_attr, @function
 MPI_Type_delete_attr:
-	jmp oxompi_MPI_Type_delete_attr@PLT
+	jmp *oxompi_MPI_Type_delete_attr@GOTPCREL(%rip)
 	.size MPI_Type_delete_attr, .-MPI_Type_delete_attr
 	.globl PMPI_Type_delete_attr
 	.type PMPI_Type_delete_attr, @function
 PMPI_Type_delete_attr:
-	jmp oxompi_MPI_Type_delete_attr@PLT
+	jmp *oxompi_MPI_Type_delete_attr@GOTPCREL(%rip)
 	.size PMPI_Type_delete_attr, .-PMPI_Type_delete_attr
 	.globl MPI_Type_dup
 	.type MPI_Type_dup, @function
 MPI_Type_dup:
-	jmp oxompi_MPI_Type_dup@PLT
+	jmp *oxompi_MPI_Type_dup@GOTPCREL(%rip)
 	.size MPI_Type_dup, .-MPI_Type_dup
 	.globl PMPI_Type_dup
 	.type PMPI_Type_dup, @function
 PMPI_Type_dup:
-	jmp oxompi_MPI_Type_dup@PLT
+	jmp *oxompi_MPI_Type_dup@GOTPCREL(%rip)
 	.size PMPI_Type_dup, .-PMPI_Type_dup
 	.globl MPI_Type_extent
 	.type MPI_Type_extent, @function
 MPI_Type_extent:
-	jmp oxompi_MPI_Type_extent@PLT
+	jmp *oxompi_MPI_Type_extent@GOTPCREL(%rip)
 	.size MPI_Type_extent, .-MPI_Type_extent
 	.globl PMPI_Type_extent
 	.type PMPI_Type_extent, @function
 PMPI_Type_extent:
-	jmp oxompi_MPI_Type_extent@PLT
+	jmp *oxompi_MPI_Type_extent@GOTPCREL(%rip)
 	.size PMPI_Type_extent, .-PMPI_Type_extent
 	.globl MPI_Type_free
 	.type MPI_Type_free, @function
 MPI_Type_free:
-	jmp oxompi_MPI_Type_free@PLT
+	jmp *oxompi_MPI_Type_free@GOTPCREL(%rip)
 	.size MPI_Type_free, .-MPI_Type_free
 	.globl PMPI_Type_free
 	.type PMPI_Type_free, @function
 PMPI_Type_free:
-	jmp oxompi_MPI_Type_free@PLT
+	jmp *oxompi_MPI_Type_free@GOTPCREL(%rip)
 	.size PMPI_Type_free, .-PMPI_Type_free
 	.globl MPI_Type_free_keyval
 	.type MPI_Type_free_keyval, @function
 MPI_Type_free_keyval:
-	jmp oxompi_MPI_Type_free_keyval@PLT
+	jmp *oxompi_MPI_Type_free_keyval@GOTPCREL(%rip)
 	.size MPI_Type_free_keyval, .-MPI_Type_free_keyval
 	.globl PMPI_Type_free_keyval
 	.type PMPI_Type_free_keyval, @function
 PMPI_Type_free_keyval:
-	jmp oxompi_MPI_Type_free_keyval@PLT
+	jmp *oxompi_MPI_Type_free_keyval@GOTPCREL(%rip)
 	.size PMPI_Type_free_keyval, .-PMPI_Type_free_keyval
 	.globl MPI_Type_get_attr
 	.type MPI_Type_get_attr, @function
 MPI_Type_get_attr:
-	jmp oxompi_MPI_Type_get_attr@PLT
+	jmp *oxompi_MPI_Type_get_attr@GOTPCREL(%rip)
 	.size MPI_Type_get_attr, .-MPI_Type_get_attr
 	.globl PMPI_Type_get_attr
 	.type PMPI_Type_get_attr, @function
 PMPI_Type_get_attr:
-	jmp oxompi_MPI_Type_get_attr@PLT
+	jmp *oxompi_MPI_Type_get_attr@GOTPCREL(%rip)
 	.size PMPI_Type_get_attr, .-PMPI_Type_get_attr
 	.globl MPI_Type_get_contents
 	.type MPI_Type_get_contents, @function
 MPI_Type_get_contents:
-	jmp oxompi_MPI_Type_get_contents@PLT
+	jmp *oxompi_MPI_Type_get_contents@GOTPCREL(%rip)
 	.size MPI_Type_get_contents, .-MPI_Type_get_contents
 	.globl PMPI_Type_get_contents
 	.type PMPI_Type_get_contents, @function
 PMPI_Type_get_contents:
-	jmp oxompi_MPI_Type_get_contents@PLT
+	jmp *oxompi_MPI_Type_get_contents@GOTPCREL(%rip)
 	.size PMPI_Type_get_contents, .-PMPI_Type_get_contents
 	.globl MPI_Type_get_envelope
 	.type MPI_Type_get_envelope, @function
 MPI_Type_get_envelope:
-	jmp oxompi_MPI_Type_get_envelope@PLT
+	jmp *oxompi_MPI_Type_get_envelope@GOTPCREL(%rip)
 	.size MPI_Type_get_envelope, .-MPI_Type_get_envelope
 	.globl PMPI_Type_get_envelope
 	.type PMPI_Type_get_envelope, @function
 PMPI_Type_get_envelope:
-	jmp oxompi_MPI_Type_get_envelope@PLT
+	jmp *oxompi_MPI_Type_get_envelope@GOTPCREL(%rip)
 	.size PMPI_Type_get_envelope, .-PMPI_Type_get_envelope
 	.globl MPI_Type_get_extent
 	.type MPI_Type_get_extent, @function
 MPI_Type_get_extent:
-	jmp oxompi_MPI_Type_get_extent@PLT
+	jmp *oxompi_MPI_Type_get_extent@GOTPCREL(%rip)
 	.size MPI_Type_get_extent, .-MPI_Type_get_extent
 	.globl PMPI_Type_get_extent
 	.type PMPI_Type_get_extent, @function
 PMPI_Type_get_extent:
-	jmp oxompi_MPI_Type_get_extent@PLT
+	jmp *oxompi_MPI_Type_get_extent@GOTPCREL(%rip)
 	.size PMPI_Type_get_extent, .-PMPI_Type_get_extent
 	.globl MPI_Type_get_extent_x
 	.type MPI_Type_get_extent_x, @function
 MPI_Type_get_extent_x:
-	jmp oxompi_MPI_Type_get_extent_x@PLT
+	jmp *oxompi_MPI_Type_get_extent_x@GOTPCREL(%rip)
 	.size MPI_Type_get_extent_x, .-MPI_Type_get_extent_x
 	.globl PMPI_Type_get_extent_x
 	.type PMPI_Type_get_extent_x, @function
 PMPI_Type_get_extent_x:
-	jmp oxompi_MPI_Type_get_extent_x@PLT
+	jmp *oxompi_MPI_Type_get_extent_x@GOTPCREL(%rip)
 	.size PMPI_Type_get_extent_x, .-PMPI_Type_get_extent_x
 	.globl MPI_Type_get_name
 	.type MPI_Type_get_name, @function
 MPI_Type_get_name:
-	jmp oxompi_MPI_Type_get_name@PLT
+	jmp *oxompi_MPI_Type_get_name@GOTPCREL(%rip)
 	.size MPI_Type_get_name, .-MPI_Type_get_name
 	.globl PMPI_Type_get_name
 	.type PMPI_Type_get_name, @function
 PMPI_Type_get_name:
-	jmp oxompi_MPI_Type_get_name@PLT
+	jmp *oxompi_MPI_Type_get_name@GOTPCREL(%rip)
 	.size PMPI_Type_get_name, .-PMPI_Type_get_name
 	.globl MPI_Type_get_true_extent
 	.type MPI_Type_get_true_extent, @function
 MPI_Type_get_true_extent:
-	jmp oxompi_MPI_Type_get_true_extent@PLT
+	jmp *oxompi_MPI_Type_get_true_extent@GOTPCREL(%rip)
 	.size MPI_Type_get_true_extent, .-MPI_Type_get_true_extent
 	.globl PMPI_Type_get_true_extent
 	.type PMPI_Type_get_true_extent, @function
 PMPI_Type_get_true_extent:
-	jmp oxompi_MPI_Type_get_true_extent@PLT
+	jmp *oxompi_MPI_Type_get_true_extent@GOTPCREL(%rip)
 	.size PMPI_Type_get_true_extent, .-PMPI_Type_get_true_extent
 	.globl MPI_Type_get_true_extent_x
 	.type MPI_Type_get_true_extent_x, @function
 MPI_Type_get_true_extent_x:
-	jmp oxompi_MPI_Type_get_true_extent_x@PLT
+	jmp *oxompi_MPI_Type_get_true_extent_x@GOTPCREL(%rip)
 	.size MPI_Type_get_true_extent_x, .-MPI_Type_get_true_extent_x
 	.globl PMPI_Type_get_true_extent_x
 	.type PMPI_Type_get_true_extent_x, @function
 PMPI_Type_get_true_extent_x:
-	jmp oxompi_MPI_Type_get_true_extent_x@PLT
+	jmp *oxompi_MPI_Type_get_true_extent_x@GOTPCREL(%rip)
 	.size PMPI_Type_get_true_extent_x, .-PMPI_Type_get_true_extent_x
 	.globl MPI_Type_hindexed
 	.type MPI_Type_hindexed, @function
 MPI_Type_hindexed:
-	jmp oxompi_MPI_Type_hindexed@PLT
+	jmp *oxompi_MPI_Type_hindexed@GOTPCREL(%rip)
 	.size MPI_Type_hindexed, .-MPI_Type_hindexed
 	.globl PMPI_Type_hindexed
 	.type PMPI_Type_hindexed, @function
 PMPI_Type_hindexed:
-	jmp oxompi_MPI_Type_hindexed@PLT
+	jmp *oxompi_MPI_Type_hindexed@GOTPCREL(%rip)
 	.size PMPI_Type_hindexed, .-PMPI_Type_hindexed
 	.globl MPI_Type_hvector
 	.type MPI_Type_hvector, @function
 MPI_Type_hvector:
-	jmp oxompi_MPI_Type_hvector@PLT
+	jmp *oxompi_MPI_Type_hvector@GOTPCREL(%rip)
 	.size MPI_Type_hvector, .-MPI_Type_hvector
 	.globl PMPI_Type_hvector
 	.type PMPI_Type_hvector, @function
 PMPI_Type_hvector:
-	jmp oxompi_MPI_Type_hvector@PLT
+	jmp *oxompi_MPI_Type_hvector@GOTPCREL(%rip)
 	.size PMPI_Type_hvector, .-PMPI_Type_hvector
 	.globl MPI_Type_indexed
 	.type MPI_Type_indexed, @function
 MPI_Type_indexed:
-	jmp oxompi_MPI_Type_indexed@PLT
+	jmp *oxompi_MPI_Type_indexed@GOTPCREL(%rip)
 	.size MPI_Type_indexed, .-MPI_Type_indexed
 	.globl PMPI_Type_indexed
 	.type PMPI_Type_indexed, @function
 PMPI_Type_indexed:
-	jmp oxompi_MPI_Type_indexed@PLT
+	jmp *oxompi_MPI_Type_indexed@GOTPCREL(%rip)
 	.size PMPI_Type_indexed, .-PMPI_Type_indexed
 	.globl MPI_Type_lb
 	.type MPI_Type_lb, @function
 MPI_Type_lb:
-	jmp oxompi_MPI_Type_lb@PLT
+	jmp *oxompi_MPI_Type_lb@GOTPCREL(%rip)
 	.size MPI_Type_lb, .-MPI_Type_lb
 	.globl PMPI_Type_lb
 	.type PMPI_Type_lb, @function
 PMPI_Type_lb:
-	jmp oxompi_MPI_Type_lb@PLT
+	jmp *oxompi_MPI_Type_lb@GOTPCREL(%rip)
 	.size PMPI_Type_lb, .-PMPI_Type_lb
 	.globl MPI_Type_match_size
 	.type MPI_Type_match_size, @function
 MPI_Type_match_size:
-	jmp oxompi_MPI_Type_match_size@PLT
+	jmp *oxompi_MPI_Type_match_size@GOTPCREL(%rip)
 	.size MPI_Type_match_size, .-MPI_Type_match_size
 	.globl PMPI_Type_match_size
 	.type PMPI_Type_match_size, @function
 PMPI_Type_match_size:
-	jmp oxompi_MPI_Type_match_size@PLT
+	jmp *oxompi_MPI_Type_match_size@GOTPCREL(%rip)
 	.size PMPI_Type_match_size, .-PMPI_Type_match_size
 	.globl MPI_Type_set_attr
 	.type MPI_Type_set_attr, @function
 MPI_Type_set_attr:
-	jmp oxompi_MPI_Type_set_attr@PLT
+	jmp *oxompi_MPI_Type_set_attr@GOTPCREL(%rip)
 	.size MPI_Type_set_attr, .-MPI_Type_set_attr
 	.globl PMPI_Type_set_attr
 	.type PMPI_Type_set_attr, @function
 PMPI_Type_set_attr:
-	jmp oxompi_MPI_Type_set_attr@PLT
+	jmp *oxompi_MPI_Type_set_attr@GOTPCREL(%rip)
 	.size PMPI_Type_set_attr, .-PMPI_Type_set_attr
 	.globl MPI_Type_set_name
 	.type MPI_Type_set_name, @function
 MPI_Type_set_name:
-	jmp oxompi_MPI_Type_set_name@PLT
+	jmp *oxompi_MPI_Type_set_name@GOTPCREL(%rip)
 	.size MPI_Type_set_name, .-MPI_Type_set_name
 	.globl PMPI_Type_set_name
 	.type PMPI_Type_set_name, @function
 PMPI_Type_set_name:
-	jmp oxompi_MPI_Type_set_name@PLT
+	jmp *oxompi_MPI_Type_set_name@GOTPCREL(%rip)
 	.size PMPI_Type_set_name, .-PMPI_Type_set_name
 	.globl MPI_Type_size
 	.type MPI_Type_size, @function
 MPI_Type_size:
-	jmp oxompi_MPI_Type_size@PLT
+	jmp *oxompi_MPI_Type_size@GOTPCREL(%rip)
 	.size MPI_Type_size, .-MPI_Type_size
 	.globl PMPI_Type_size
 	.type PMPI_Type_size, @function
 PMPI_Type_size:
-	jmp oxompi_MPI_Type_size@PLT
+	jmp *oxompi_MPI_Type_size@GOTPCREL(%rip)
 	.size PMPI_Type_size, .-PMPI_Type_size
 	.globl MPI_Type_size_x
 	.type MPI_Type_size_x, @function
 MPI_Type_size_x:
-	jmp oxompi_MPI_Type_size_x@PLT
+	jmp *oxompi_MPI_Type_size_x@GOTPCREL(%rip)
 	.size MPI_Type_size_x, .-MPI_Type_size_x
 	.globl PMPI_Type_size_x
 	.type PMPI_Type_size_x, @function
 PMPI_Type_size_x:
-	jmp oxompi_MPI_Type_size_x@PLT
+	jmp *oxompi_MPI_Type_size_x@GOTPCREL(%rip)
 	.size PMPI_Type_size_x, .-PMPI_Type_size_x
 	.globl MPI_Type_struct
 	.type MPI_Type_struct, @function
 MPI_Type_struct:
-	jmp oxompi_MPI_Type_struct@PLT
+	jmp *oxompi_MPI_Type_struct@GOTPCREL(%rip)
 	.size MPI_Type_struct, .-MPI_Type_struct
 	.globl PMPI_Type_struct
 	.type PMPI_Type_struct, @function
 PMPI_Type_struct:
-	jmp oxompi_MPI_Type_struct@PLT
+	jmp *oxompi_MPI_Type_struct@GOTPCREL(%rip)
 	.size PMPI_Type_struct, .-PMPI_Type_struct
 	.globl MPI_Type_ub
 	.type MPI_Type_ub, @function
 MPI_Type_ub:
-	jmp oxompi_MPI_Type_ub@PLT
+	jmp *oxompi_MPI_Type_ub@GOTPCREL(%rip)
 	.size MPI_Type_ub, .-MPI_Type_ub
 	.globl PMPI_Type_ub
 	.type PMPI_Type_ub, @function
 PMPI_Type_ub:
-	jmp oxompi_MPI_Type_ub@PLT
+	jmp *oxompi_MPI_Type_ub@GOTPCREL(%rip)
 	.size PMPI_Type_ub, .-PMPI_Type_ub
 	.globl MPI_Type_vector
 	.type MPI_Type_vector, @function
 MPI_Type_vector:
-	jmp oxompi_MPI_Type_vector@PLT
+	jmp *oxompi_MPI_Type_vector@GOTPCREL(%rip)
 	.size MPI_Type_vector, .-MPI_Type_vector
 	.globl PMPI_Type_vector
 	.type PMPI_Type_vector, @function
 PMPI_Type_vector:
-	jmp oxompi_MPI_Type_vector@PLT
+	jmp *oxompi_MPI_Type_vector@GOTPCREL(%rip)
 	.size PMPI_Type_vector, .-PMPI_Type_vector
 	.globl MPI_Unpack
 	.type MPI_Unpack, @function
 MPI_Unpack:
-	jmp oxompi_MPI_Unpack@PLT
+	jmp *oxompi_MPI_Unpack@GOTPCREL(%rip)
 	.size MPI_Unpack, .-MPI_Unpack
 	.globl PMPI_Unpack
 	.type PMPI_Unpack, @function
 PMPI_Unpack:
-	jmp oxompi_MPI_Unpack@PLT
+	jmp *oxompi_MPI_Unpack@GOTPCREL(%rip)
 	.size PMPI_Unpack, .-PMPI_Unpack
 	.globl MPI_Unpack_external
 	.type MPI_Unpack_external, @function
 MPI_Unpack_external:
-	jmp oxompi_MPI_Unpack_external@PLT
+	jmp *oxompi_MPI_Unpack_external@GOTPCREL(%rip)
 	.size MPI_Unpack_external, .-MPI_Unpack_external
 	.globl PMPI_Unpack_external
 	.type PMPI_Unpack_external, @function
 PMPI_Unpack_external:
-	jmp oxompi_MPI_Unpack_external@PLT
+	jmp *oxompi_MPI_Unpack_external@GOTPCREL(%rip)
 	.size PMPI_Unpack_external, .-PMPI_Unpack_external
 	.globl MPI_Unpublish_name
 	.type MPI_Unpublish_name, @function
 MPI_Unpublish_name:
-	jmp oxompi_MPI_Unpublish_name@PLT
+	jmp *oxompi_MPI_Unpublish_name@GOTPCREL(%rip)
 	.size MPI_Unpublish_name, .-MPI_Unpublish_name
 	.globl PMPI_Unpublish_name
 	.type PMPI_Unpublish_name, @function
 PMPI_Unpublish_name:
-	jmp oxompi_MPI_Unpublish_name@PLT
+	jmp *oxompi_MPI_Unpublish_name@GOTPCREL(%rip)
 	.size PMPI_Unpublish_name, .-PMPI_Unpublish_name
 	.globl MPI_Wait
 	.type MPI_Wait, @function
 MPI_Wait:
-	jmp oxompi_MPI_Wait@PLT
+	jmp *oxompi_MPI_Wait@GOTPCREL(%rip)
 	.size MPI_Wait, .-MPI_Wait
 	.globl PMPI_Wait
 	.type PMPI_Wait, @function
 PMPI_Wait:
-	jmp oxompi_MPI_Wait@PLT
+	jmp *oxompi_MPI_Wait@GOTPCREL(%rip)
 	.size PMPI_Wait, .-PMPI_Wait
 	.globl MPI_Waitall
 	.type MPI_Waitall, @function
 MPI_Waitall:
-	jmp oxompi_MPI_Waitall@PLT
+	jmp *oxompi_MPI_Waitall@GOTPCREL(%rip)
 	.size MPI_Waitall, .-MPI_Waitall
 	.globl PMPI_Waitall
 	.type PMPI_Waitall, @function
 PMPI_Waitall:
-	jmp oxompi_MPI_Waitall@PLT
+	jmp *oxompi_MPI_Waitall@GOTPCREL(%rip)
 	.size PMPI_Waitall, .-PMPI_Waitall
 	.globl MPI_Waitany
 	.type MPI_Waitany, @function
 MPI_Waitany:
-	jmp oxompi_MPI_Waitany@PLT
+	jmp *oxompi_MPI_Waitany@GOTPCREL(%rip)
 	.size MPI_Waitany, .-MPI_Waitany
 	.globl PMPI_Waitany
 	.type PMPI_Waitany, @function
 PMPI_Waitany:
-	jmp oxompi_MPI_Waitany@PLT
+	jmp *oxompi_MPI_Waitany@GOTPCREL(%rip)
 	.size PMPI_Waitany, .-PMPI_Waitany
 	.globl MPI_Waitsome
 	.type MPI_Waitsome, @function
 MPI_Waitsome:
-	jmp oxompi_MPI_Waitsome@PLT
+	jmp *oxompi_MPI_Waitsome@GOTPCREL(%rip)
 	.size MPI_Waitsome, .-MPI_Waitsome
 	.globl PMPI_Waitsome
 	.type PMPI_Waitsome, @function
 PMPI_Waitsome:
-	jmp oxompi_MPI_Waitsome@PLT
+	jmp *oxompi_MPI_Waitsome@GOTPCREL(%rip)
 	.size PMPI_Waitsome, .-PMPI_Waitsome
 	.globl MPI_Win_allocate
 	.type MPI_Win_allocate, @function
 MPI_Win_allocate:
-	jmp oxompi_MPI_Win_allocate@PLT
+	jmp *oxompi_MPI_Win_allocate@GOTPCREL(%rip)
 	.size MPI_Win_allocate, .-MPI_Win_allocate
 	.globl PMPI_Win_allocate
 	.type PMPI_Win_allocate, @function
 PMPI_Win_allocate:
-	jmp oxompi_MPI_Win_allocate@PLT
+	jmp *oxompi_MPI_Win_allocate@GOTPCREL(%rip)
 	.size PMPI_Win_allocate, .-PMPI_Win_allocate
 	.globl MPI_Win_allocate_shared
 	.type MPI_Win_allocate_shared, @function
 MPI_Win_allocate_shared:
-	jmp oxompi_MPI_Win_allocate_shared@PLT
+	jmp *oxompi_MPI_Win_allocate_shared@GOTPCREL(%rip)
 	.size MPI_Win_allocate_shared, .-MPI_Win_allocate_shared
 	.globl PMPI_Win_allocate_shared
 	.type PMPI_Win_allocate_shared, @function
 PMPI_Win_allocate_shared:
-	jmp oxompi_MPI_Win_allocate_shared@PLT
+	jmp *oxompi_MPI_Win_allocate_shared@GOTPCREL(%rip)
 	.size PMPI_Win_allocate_shared, .-PMPI_Win_allocate_shared
 	.globl MPI_Win_attach
 	.type MPI_Win_attach, @function
 MPI_Win_attach:
-	jmp oxompi_MPI_Win_attach@PLT
+	jmp *oxompi_MPI_Win_attach@GOTPCREL(%rip)
 	.size MPI_Win_attach, .-MPI_Win_attach
 	.globl PMPI_Win_attach
 	.type PMPI_Win_attach, @function
 PMPI_Win_attach:
-	jmp oxompi_MPI_Win_attach@PLT
+	jmp *oxompi_MPI_Win_attach@GOTPCREL(%rip)
 	.size PMPI_Win_attach, .-PMPI_Win_attach
 	.globl MPI_Win_call_errhandler
 	.type MPI_Win_call_errhandler, @function
 MPI_Win_call_errhandler:
-	jmp oxompi_MPI_Win_call_errhandler@PLT
+	jmp *oxompi_MPI_Win_call_errhandler@GOTPCREL(%rip)
 	.size MPI_Win_call_errhandler, .-MPI_Win_call_errhandler
 	.globl PMPI_Win_call_errhandler
 	.type PMPI_Win_call_errhandler, @function
 PMPI_Win_call_errhandler:
-	jmp oxompi_MPI_Win_call_errhandler@PLT
+	jmp *oxompi_MPI_Win_call_errhandler@GOTPCREL(%rip)
 	.size PMPI_Win_call_errhandler, .-PMPI_Win_call_errhandler
 	.globl MPI_Win_complete
 	.type MPI_Win_complete, @function
 MPI_Win_complete:
-	jmp oxompi_MPI_Win_complete@PLT
+	jmp *oxompi_MPI_Win_complete@GOTPCREL(%rip)
 	.size MPI_Win_complete, .-MPI_Win_complete
 	.globl PMPI_Win_complete
 	.type PMPI_Win_complete, @function
 PMPI_Win_complete:
-	jmp oxompi_MPI_Win_complete@PLT
+	jmp *oxompi_MPI_Win_complete@GOTPCREL(%rip)
 	.size PMPI_Win_complete, .-PMPI_Win_complete
 	.globl MPI_Win_create
 	.type MPI_Win_create, @function
 MPI_Win_create:
-	jmp oxompi_MPI_Win_create@PLT
+	jmp *oxompi_MPI_Win_create@GOTPCREL(%rip)
 	.size MPI_Win_create, .-MPI_Win_create
 	.globl PMPI_Win_create
 	.type PMPI_Win_create, @function
 PMPI_Win_create:
-	jmp oxompi_MPI_Win_create@PLT
+	jmp *oxompi_MPI_Win_create@GOTPCREL(%rip)
 	.size PMPI_Win_create, .-PMPI_Win_create
 	.globl MPI_Win_create_dynamic
 	.type MPI_Win_create_dynamic, @function
 MPI_Win_create_dynamic:
-	jmp oxompi_MPI_Win_create_dynamic@PLT
+	jmp *oxompi_MPI_Win_create_dynamic@GOTPCREL(%rip)
 	.size MPI_Win_create_dynamic, .-MPI_Win_create_dynamic
 	.globl PMPI_Win_create_dynamic
 	.type PMPI_Win_create_dynamic, @function
 PMPI_Win_create_dynamic:
-	jmp oxompi_MPI_Win_create_dynamic@PLT
+	jmp *oxompi_MPI_Win_create_dynamic@GOTPCREL(%rip)
 	.size PMPI_Win_create_dynamic, .-PMPI_Win_create_dynamic
 	.globl MPI_Win_delete_attr
 	.type MPI_Win_delete_attr, @function
 MPI_Win_delete_attr:
-	jmp oxompi_MPI_Win_delete_attr@PLT
+	jmp *oxompi_MPI_Win_delete_attr@GOTPCREL(%rip)
 	.size MPI_Win_delete_attr, .-MPI_Win_delete_attr
 	.globl PMPI_Win_delete_attr
 	.type PMPI_Win_delete_attr, @function
 PMPI_Win_delete_attr:
-	jmp oxompi_MPI_Win_delete_attr@PLT
+	jmp *oxompi_MPI_Win_delete_attr@GOTPCREL(%rip)
 	.size PMPI_Win_delete_attr, .-PMPI_Win_delete_attr
 	.globl MPI_Win_detach
 	.type MPI_Win_detach, @function
 MPI_Win_detach:
-	jmp oxompi_MPI_Win_detach@PLT
+	jmp *oxompi_MPI_Win_detach@GOTPCREL(%rip)
 	.size MPI_Win_detach, .-MPI_Win_detach
 	.globl PMPI_Win_detach
 	.type PMPI_Win_detach, @function
 PMPI_Win_detach:
-	jmp oxompi_MPI_Win_detach@PLT
+	jmp *oxompi_MPI_Win_detach@GOTPCREL(%rip)
 	.size PMPI_Win_detach, .-PMPI_Win_detach
 	.globl MPI_Win_fence
 	.type MPI_Win_fence, @function
 MPI_Win_fence:
-	jmp oxompi_MPI_Win_fence@PLT
+	jmp *oxompi_MPI_Win_fence@GOTPCREL(%rip)
 	.size MPI_Win_fence, .-MPI_Win_fence
 	.globl PMPI_Win_fence
 	.type PMPI_Win_fence, @function
 PMPI_Win_fence:
-	jmp oxompi_MPI_Win_fence@PLT
+	jmp *oxompi_MPI_Win_fence@GOTPCREL(%rip)
 	.size PMPI_Win_fence, .-PMPI_Win_fence
 	.globl MPI_Win_flush
 	.type MPI_Win_flush, @function
 MPI_Win_flush:
-	jmp oxompi_MPI_Win_flush@PLT
+	jmp *oxompi_MPI_Win_flush@GOTPCREL(%rip)
 	.size MPI_Win_flush, .-MPI_Win_flush
 	.globl PMPI_Win_flush
 	.type PMPI_Win_flush, @function
 PMPI_Win_flush:
-	jmp oxompi_MPI_Win_flush@PLT
+	jmp *oxompi_MPI_Win_flush@GOTPCREL(%rip)
 	.size PMPI_Win_flush, .-PMPI_Win_flush
 	.globl MPI_Win_flush_all
 	.type MPI_Win_flush_all, @function
 MPI_Win_flush_all:
-	jmp oxompi_MPI_Win_flush_all@PLT
+	jmp *oxompi_MPI_Win_flush_all@GOTPCREL(%rip)
 	.size MPI_Win_flush_all, .-MPI_Win_flush_all
 	.globl PMPI_Win_flush_all
 	.type PMPI_Win_flush_all, @function
 PMPI_Win_flush_all:
-	jmp oxompi_MPI_Win_flush_all@PLT
+	jmp *oxompi_MPI_Win_flush_all@GOTPCREL(%rip)
 	.size PMPI_Win_flush_all, .-PMPI_Win_flush_all
 	.globl MPI_Win_flush_local
 	.type MPI_Win_flush_local, @function
 MPI_Win_flush_local:
-	jmp oxompi_MPI_Win_flush_local@PLT
+	jmp *oxompi_MPI_Win_flush_local@GOTPCREL(%rip)
 	.size MPI_Win_flush_local, .-MPI_Win_flush_local
 	.globl PMPI_Win_flush_local
 	.type PMPI_Win_flush_local, @function
 PMPI_Win_flush_local:
-	jmp oxompi_MPI_Win_flush_local@PLT
+	jmp *oxompi_MPI_Win_flush_local@GOTPCREL(%rip)
 	.size PMPI_Win_flush_local, .-PMPI_Win_flush_local
 	.globl MPI_Win_flush_local_all
 	.type MPI_Win_flush_local_all, @function
 MPI_Win_flush_local_all:
-	jmp oxompi_MPI_Win_flush_local_all@PLT
+	jmp *oxompi_MPI_Win_flush_local_all@GOTPCREL(%rip)
 	.size MPI_Win_flush_local_all, .-MPI_Win_flush_local_all
 	.globl PMPI_Win_flush_local_all
 	.type PMPI_Win_flush_local_all, @function
 PMPI_Win_flush_local_all:
-	jmp oxompi_MPI_Win_flush_local_all@PLT
+	jmp *oxompi_MPI_Win_flush_local_all@GOTPCREL(%rip)
 	.size PMPI_Win_flush_local_all, .-PMPI_Win_flush_local_all
 	.globl MPI_Win_free
 	.type MPI_Win_free, @function
 MPI_Win_free:
-	jmp oxompi_MPI_Win_free@PLT
+	jmp *oxompi_MPI_Win_free@GOTPCREL(%rip)
 	.size MPI_Win_free, .-MPI_Win_free
 	.globl PMPI_Win_free
 	.type PMPI_Win_free, @function
 PMPI_Win_free:
-	jmp oxompi_MPI_Win_free@PLT
+	jmp *oxompi_MPI_Win_free@GOTPCREL(%rip)
 	.size PMPI_Win_free, .-PMPI_Win_free
 	.globl MPI_Win_free_keyval
 	.type MPI_Win_free_keyval, @function
 MPI_Win_free_keyval:
-	jmp oxompi_MPI_Win_free_keyval@PLT
+	jmp *oxompi_MPI_Win_free_keyval@GOTPCREL(%rip)
 	.size MPI_Win_free_keyval, .-MPI_Win_free_keyval
 	.globl PMPI_Win_free_keyval
 	.type PMPI_Win_free_keyval, @function
 PMPI_Win_free_keyval:
-	jmp oxompi_MPI_Win_free_keyval@PLT
+	jmp *oxompi_MPI_Win_free_keyval@GOTPCREL(%rip)
 	.size PMPI_Win_free_keyval, .-PMPI_Win_free_keyval
 	.globl MPI_Win_get_attr
 	.type MPI_Win_get_attr, @function
 MPI_Win_get_attr:
-	jmp oxompi_MPI_Win_get_attr@PLT
+	jmp *oxompi_MPI_Win_get_attr@GOTPCREL(%rip)
 	.size MPI_Win_get_attr, .-MPI_Win_get_attr
 	.globl PMPI_Win_get_attr
 	.type PMPI_Win_get_attr, @function
 PMPI_Win_get_attr:
-	jmp oxompi_MPI_Win_get_attr@PLT
+	jmp *oxompi_MPI_Win_get_attr@GOTPCREL(%rip)
 	.size PMPI_Win_get_attr, .-PMPI_Win_get_attr
 	.globl MPI_Win_get_errhandler
 	.type MPI_Win_get_errhandler, @function
 MPI_Win_get_errhandler:
-	jmp oxompi_MPI_Win_get_errhandler@PLT
+	jmp *oxompi_MPI_Win_get_errhandler@GOTPCREL(%rip)
 	.size MPI_Win_get_errhandler, .-MPI_Win_get_errhandler
 	.globl PMPI_Win_get_errhandler
 	.type PMPI_Win_get_errhandler, @function
 PMPI_Win_get_errhandler:
-	jmp oxompi_MPI_Win_get_errhandler@PLT
+	jmp *oxompi_MPI_Win_get_errhandler@GOTPCREL(%rip)
 	.size PMPI_Win_get_errhandler, .-PMPI_Win_get_errhandler
 	.globl MPI_Win_get_group
 	.type MPI_Win_get_group, @function
 MPI_Win_get_group:
-	jmp oxompi_MPI_Win_get_group@PLT
+	jmp *oxompi_MPI_Win_get_group@GOTPCREL(%rip)
 	.size MPI_Win_get_group, .-MPI_Win_get_group
 	.globl PMPI_Win_get_group
 	.type PMPI_Win_get_group, @function
 PMPI_Win_get_group:
-	jmp oxompi_MPI_Win_get_group@PLT
+	jmp *oxompi_MPI_Win_get_group@GOTPCREL(%rip)
 	.size PMPI_Win_get_group, .-PMPI_Win_get_group
 	.globl MPI_Win_get_info
 	.type MPI_Win_get_info, @function
 MPI_Win_get_info:
-	jmp oxompi_MPI_Win_get_info@PLT
+	jmp *oxompi_MPI_Win_get_info@GOTPCREL(%rip)
 	.size MPI_Win_get_info, .-MPI_Win_get_info
 	.globl PMPI_Win_get_info
 	.type PMPI_Win_get_info, @function
 PMPI_Win_get_info:
-	jmp oxompi_MPI_Win_get_info@PLT
+	jmp *oxompi_MPI_Win_get_info@GOTPCREL(%rip)
 	.size PMPI_Win_get_info, .-PMPI_Win_get_info
 	.globl MPI_Win_get_name
 	.type MPI_Win_get_name, @function
 MPI_Win_get_name:
-	jmp oxompi_MPI_Win_get_name@PLT
+	jmp *oxompi_MPI_Win_get_name@GOTPCREL(%rip)
 	.size MPI_Win_get_name, .-MPI_Win_get_name
 	.globl PMPI_Win_get_name
 	.type PMPI_Win_get_name, @function
 PMPI_Win_get_name:
-	jmp oxompi_MPI_Win_get_name@PLT
+	jmp *oxompi_MPI_Win_get_name@GOTPCREL(%rip)
 	.size PMPI_Win_get_name, .-PMPI_Win_get_name
 	.globl MPI_Win_lock
 	.type MPI_Win_lock, @function
 MPI_Win_lock:
-	jmp oxompi_MPI_Win_lock@PLT
+	jmp *oxompi_MPI_Win_lock@GOTPCREL(%rip)
 	.size MPI_Win_lock, .-MPI_Win_lock
 	.globl PMPI_Win_lock
 	.type PMPI_Win_lock, @function
 PMPI_Win_lock:
-	jmp oxompi_MPI_Win_lock@PLT
+	jmp *oxompi_MPI_Win_lock@GOTPCREL(%rip)
 	.size PMPI_Win_lock, .-PMPI_Win_lock
 	.globl MPI_Win_lock_all
 	.type MPI_Win_lock_all, @function
 MPI_Win_lock_all:
-	jmp oxompi_MPI_Win_lock_all@PLT
+	jmp *oxompi_MPI_Win_lock_all@GOTPCREL(%rip)
 	.size MPI_Win_lock_all, .-MPI_Win_lock_all
 	.globl PMPI_Win_lock_all
 	.type PMPI_Win_lock_all, @function
 PMPI_Win_lock_all:
-	jmp oxompi_MPI_Win_lock_all@PLT
+	jmp *oxompi_MPI_Win_lock_all@GOTPCREL(%rip)
 	.size PMPI_Win_lock_all, .-PMPI_Win_lock_all
 	.globl MPI_Win_post
 	.type MPI_Win_post, @function
 MPI_Win_post:
-	jmp oxompi_MPI_Win_post@PLT
+	jmp *oxompi_MPI_Win_post@GOTPCREL(%rip)
 	.size MPI_Win_post, .-MPI_Win_post
 	.globl PMPI_Win_post
 	.type PMPI_Win_post, @function
 PMPI_Win_post:
-	jmp oxompi_MPI_Win_post@PLT
+	jmp *oxompi_MPI_Win_post@GOTPCREL(%rip)
 	.size PMPI_Win_post, .-PMPI_Win_post
 	.globl MPI_Win_set_attr
 	.type MPI_Win_set_attr, @function
 MPI_Win_set_attr:
-	jmp oxompi_MPI_Win_set_attr@PLT
+	jmp *oxompi_MPI_Win_set_attr@GOTPCREL(%rip)
 	.size MPI_Win_set_attr, .-MPI_Win_set_attr
 	.globl PMPI_Win_set_attr
 	.type PMPI_Win_set_attr, @function
 PMPI_Win_set_attr:
-	jmp oxompi_MPI_Win_set_attr@PLT
+	jmp *oxompi_MPI_Win_set_attr@GOTPCREL(%rip)
 	.size PMPI_Win_set_attr, .-PMPI_Win_set_attr
 	.globl MPI_Win_set_errhandler
 	.type MPI_Win_set_errhandler, @function
 MPI_Win_set_errhandler:
-	jmp oxompi_MPI_Win_set_errhandler@PLT
+	jmp *oxompi_MPI_Win_set_errhandler@GOTPCREL(%rip)
 	.size MPI_Win_set_errhandler, .-MPI_Win_set_errhandler
 	.globl PMPI_Win_set_errhandler
 	.type PMPI_Win_set_errhandler, @function
 PMPI_Win_set_errhandler:
-	jmp oxompi_MPI_Win_set_errhandler@PLT
+	jmp *oxompi_MPI_Win_set_errhandler@GOTPCREL(%rip)
 	.size PMPI_Win_set_errhandler, .-PMPI_Win_set_errhandler
 	.globl MPI_Win_set_info
 	.type MPI_Win_set_info, @function
 MPI_Win_set_info:
-	jmp oxompi_MPI_Win_set_info@PLT
+	jmp *oxompi_MPI_Win_set_info@GOTPCREL(%rip)
 	.size MPI_Win_set_info, .-MPI_Win_set_info
 	.globl PMPI_Win_set_info
 	.type PMPI_Win_set_info, @function
 PMPI_Win_set_info:
-	jmp oxompi_MPI_Win_set_info@PLT
+	jmp *oxompi_MPI_Win_set_info@GOTPCREL(%rip)
 	.size PMPI_Win_set_info, .-PMPI_Win_set_info
 	.globl MPI_Win_set_name
 	.type MPI_Win_set_name, @function
 MPI_Win_set_name:
-	jmp oxompi_MPI_Win_set_name@PLT
+	jmp *oxompi_MPI_Win_set_name@GOTPCREL(%rip)
 	.size MPI_Win_set_name, .-MPI_Win_set_name
 	.globl PMPI_Win_set_name
 	.type PMPI_Win_set_name, @function
 PMPI_Win_set_name:
-	jmp oxompi_MPI_Win_set_name@PLT
+	jmp *oxompi_MPI_Win_set_name@GOTPCREL(%rip)
 	.size PMPI_Win_set_name, .-PMPI_Win_set_name
 	.globl MPI_Win_shared_query
 	.type MPI_Win_shared_query, @function
 MPI_Win_shared_query:
-	jmp oxompi_MPI_Win_shared_query@PLT
+	jmp *oxompi_MPI_Win_shared_query@GOTPCREL(%rip)
 	.size MPI_Win_shared_query, .-MPI_Win_shared_query
 	.globl PMPI_Win_shared_query
 	.type PMPI_Win_shared_query, @function
 PMPI_Win_shared_query:
-	jmp oxompi_MPI_Win_shared_query@PLT
+	jmp *oxompi_MPI_Win_shared_query@GOTPCREL(%rip)
 	.size PMPI_Win_shared_query, .-PMPI_Win_shared_query
 	.globl MPI_Win_start
 	.type MPI_Win_start, @function
 MPI_Win_start:
-	jmp oxompi_MPI_Win_start@PLT
+	jmp *oxompi_MPI_Win_start@GOTPCREL(%rip)
 	.size MPI_Win_start, .-MPI_Win_start
 	.globl PMPI_Win_start
 	.type PMPI_Win_start, @function
 PMPI_Win_start:
-	jmp oxompi_MPI_Win_start@PLT
+	jmp *oxompi_MPI_Win_start@GOTPCREL(%rip)
 	.size PMPI_Win_start, .-PMPI_Win_start
 	.globl MPI_Win_sync
 	.type MPI_Win_sync, @function
 MPI_Win_sync:
-	jmp oxompi_MPI_Win_sync@PLT
+	jmp *oxompi_MPI_Win_sync@GOTPCREL(%rip)
 	.size MPI_Win_sync, .-MPI_Win_sync
 	.globl PMPI_Win_sync
 	.type PMPI_Win_sync, @function
 PMPI_Win_sync:
-	jmp oxompi_MPI_Win_sync@PLT
+	jmp *oxompi_MPI_Win_sync@GOTPCREL(%rip)
 	.size PMPI_Win_sync, .-PMPI_Win_sync
 	.globl MPI_Win_test
 	.type MPI_Win_test, @function
 MPI_Win_test:
-	jmp oxompi_MPI_Win_test@PLT
+	jmp *oxompi_MPI_Win_test@GOTPCREL(%rip)
 	.size MPI_Win_test, .-MPI_Win_test
 	.globl PMPI_Win_test
 	.type PMPI_Win_test, @function
 PMPI_Win_test:
-	jmp oxompi_MPI_Win_test@PLT
+	jmp *oxompi_MPI_Win_test@GOTPCREL(%rip)
 	.size PMPI_Win_test, .-PMPI_Win_test
 	.globl MPI_Win_unlock
 	.type MPI_Win_unlock, @function
 MPI_Win_unlock:
-	jmp oxompi_MPI_Win_unlock@PLT
+	jmp *oxompi_MPI_Win_unlock@GOTPCREL(%rip)
 	.size MPI_Win_unlock, .-MPI_Win_unlock
 	.globl PMPI_Win_unlock
 	.type PMPI_Win_unlock, @function
 PMPI_Win_unlock:
-	jmp oxompi_MPI_Win_unlock@PLT
+	jmp *oxompi_MPI_Win_unlock@GOTPCREL(%rip)
 	.size PMPI_Win_unlock, .-PMPI_Win_unlock
 	.globl MPI_Win_unlock_all
 	.type MPI_Win_unlock_all, @function
 MPI_Win_unlock_all:
-	jmp oxompi_MPI_Win_unlock_all@PLT
+	jmp *oxompi_MPI_Win_unlock_all@GOTPCREL(%rip)
 	.size MPI_Win_unlock_all, .-MPI_Win_unlock_all
 	.globl PMPI_Win_unlock_all
 	.type PMPI_Win_unlock_all, @function
 PMPI_Win_unlock_all:
-	jmp oxompi_MPI_Win_unlock_all@PLT
+	jmp *oxompi_MPI_Win_unlock_all@GOTPCREL(%rip)
 	.size PMPI_Win_unlock_all, .-PMPI_Win_unlock_all
 	.globl MPI_Win_wait
 	.type MPI_Win_wait, @function
 MPI_Win_wait:
-	jmp oxompi_MPI_Win_wait@PLT
+	jmp *oxompi_MPI_Win_wait@GOTPCREL(%rip)
 	.size MPI_Win_wait, .-MPI_Win_wait
 	.globl PMPI_Win_wait
 	.type PMPI_Win_wait, @function
 PMPI_Win_wait:
-	jmp oxompi_MPI_Win_wait@PLT
+	jmp *oxompi_MPI_Win_wait@GOTPCREL(%rip)
 	.size PMPI_Win_wait, .-PMPI_Win_wait
 	.globl MPI_Wtick
 	.type MPI_Wtick, @function
 MPI_Wtick:
-	jmp oxompi_MPI_Wtick@PLT
+	jmp *oxompi_MPI_Wtick@GOTPCREL(%rip)
 	.size MPI_Wtick, .-MPI_Wtick
 	.globl PMPI_Wtick
 	.type PMPI_Wtick, @function
 PMPI_Wtick:
-	jmp oxompi_MPI_Wtick@PLT
+	jmp *oxompi_MPI_Wtick@GOTPCREL(%rip)
 	.size PMPI_Wtick, .-PMPI_Wtick
 	.globl MPI_Wtime
 	.type MPI_Wtime, @function
 MPI_Wtime:
-	jmp oxompi_MPI_Wtime@PLT
+	jmp *oxompi_MPI_Wtime@GOTPCREL(%rip)
 	.size MPI_Wtime, .-MPI_Wtime
 	.globl PMPI_Wtime
 	.type PMPI_Wtime, @function
 PMPI_Wtime:
-	jmp oxompi_MPI_Wtime@PLT
+	jmp *oxompi_MPI_Wtime@GOTPCREL(%rip)
 	.size PMPI_Wtime, .-PMPI_Wtime
 	.globl MPI_Comm_c2f
 	.type MPI_Comm_c2f, @function
 MPI_Comm_c2f:
-	jmp oxompi_MPI_Comm_c2f@PLT
+	jmp *oxompi_MPI_Comm_c2f@GOTPCREL(%rip)
 	.size MPI_Comm_c2f, .-MPI_Comm_c2f
 	.globl PMPI_Comm_c2f
 	.type PMPI_Comm_c2f, @function
 PMPI_Comm_c2f:
-	jmp oxompi_MPI_Comm_c2f@PLT
+	jmp *oxompi_MPI_Comm_c2f@GOTPCREL(%rip)
 	.size PMPI_Comm_c2f, .-PMPI_Comm_c2f
 	.globl MPI_Comm_create_errhandler
 	.type MPI_Comm_create_errhandler, @function
 MPI_Comm_create_errhandler:
-	jmp oxompi_MPI_Comm_create_errhandler@PLT
+	jmp *oxompi_MPI_Comm_create_errhandler@GOTPCREL(%rip)
 	.size MPI_Comm_create_errhandler, .-MPI_Comm_create_errhandler
 	.globl PMPI_Comm_create_errhandler
 	.type PMPI_Comm_create_errhandler, @function
 PMPI_Comm_create_errhandler:
-	jmp oxompi_MPI_Comm_create_errhandler@PLT
+	jmp *oxompi_MPI_Comm_create_errhandler@GOTPCREL(%rip)
 	.size PMPI_Comm_create_errhandler, .-PMPI_Comm_create_errhandler
 	.globl MPI_Comm_create_keyval
 	.type MPI_Comm_create_keyval, @function
 MPI_Comm_create_keyval:
-	jmp oxompi_MPI_Comm_create_keyval@PLT
+	jmp *oxompi_MPI_Comm_create_keyval@GOTPCREL(%rip)
 	.size MPI_Comm_create_keyval, .-MPI_Comm_create_keyval
 	.globl PMPI_Comm_create_keyval
 	.type PMPI_Comm_create_keyval, @function
 PMPI_Comm_create_keyval:
-	jmp oxompi_MPI_Comm_create_keyval@PLT
+	jmp *oxompi_MPI_Comm_create_keyval@GOTPCREL(%rip)
 	.size PMPI_Comm_create_keyval, .-PMPI_Comm_create_keyval
 	.globl MPI_Comm_f2c
 	.type MPI_Comm_f2c, @function
 MPI_Comm_f2c:
-	jmp oxompi_MPI_Comm_f2c@PLT
+	jmp *oxompi_MPI_Comm_f2c@GOTPCREL(%rip)
 	.size MPI_Comm_f2c, .-MPI_Comm_f2c
 	.globl PMPI_Comm_f2c
 	.type PMPI_Comm_f2c, @function
 PMPI_Comm_f2c:
-	jmp oxompi_MPI_Comm_f2c@PLT
+	jmp *oxompi_MPI_Comm_f2c@GOTPCREL(%rip)
 	.size PMPI_Comm_f2c, .-PMPI_Comm_f2c
 	.globl MPI_Comm_spawn
 	.type MPI_Comm_spawn, @function
 MPI_Comm_spawn:
-	jmp oxompi_MPI_Comm_spawn@PLT
+	jmp *oxompi_MPI_Comm_spawn@GOTPCREL(%rip)
 	.size MPI_Comm_spawn, .-MPI_Comm_spawn
 	.globl PMPI_Comm_spawn
 	.type PMPI_Comm_spawn, @function
 PMPI_Comm_spawn:
-	jmp oxompi_MPI_Comm_spawn@PLT
+	jmp *oxompi_MPI_Comm_spawn@GOTPCREL(%rip)
 	.size PMPI_Comm_spawn, .-PMPI_Comm_spawn
 	.globl MPI_Comm_spawn_multiple
 	.type MPI_Comm_spawn_multiple, @function
 MPI_Comm_spawn_multiple:
-	jmp oxompi_MPI_Comm_spawn_multiple@PLT
+	jmp *oxompi_MPI_Comm_spawn_multiple@GOTPCREL(%rip)
 	.size MPI_Comm_spawn_multiple, .-MPI_Comm_spawn_multiple
 	.globl PMPI_Comm_spawn_multiple
 	.type PMPI_Comm_spawn_multiple, @function
 PMPI_Comm_spawn_multiple:
-	jmp oxompi_MPI_Comm_spawn_multiple@PLT
+	jmp *oxompi_MPI_Comm_spawn_multiple@GOTPCREL(%rip)
 	.size PMPI_Comm_spawn_multiple, .-PMPI_Comm_spawn_multiple
 	.globl MPI_Errhandler_c2f
 	.type MPI_Errhandler_c2f, @function
 MPI_Errhandler_c2f:
-	jmp oxompi_MPI_Errhandler_c2f@PLT
+	jmp *oxompi_MPI_Errhandler_c2f@GOTPCREL(%rip)
 	.size MPI_Errhandler_c2f, .-MPI_Errhandler_c2f
 	.globl PMPI_Errhandler_c2f
 	.type PMPI_Errhandler_c2f, @function
 PMPI_Errhandler_c2f:
-	jmp oxompi_MPI_Errhandler_c2f@PLT
+	jmp *oxompi_MPI_Errhandler_c2f@GOTPCREL(%rip)
 	.size PMPI_Errhandler_c2f, .-PMPI_Errhandler_c2f
 	.globl MPI_Errhandler_create
 	.type MPI_Errhandler_create, @function
 MPI_Errhandler_create:
-	jmp oxompi_MPI_Errhandler_create@PLT
+	jmp *oxompi_MPI_Errhandler_create@GOTPCREL(%rip)
 	.size MPI_Errhandler_create, .-MPI_Errhandler_create
 	.globl PMPI_Errhandler_create
 	.type PMPI_Errhandler_create, @function
 PMPI_Errhandler_create:
-	jmp oxompi_MPI_Errhandler_create@PLT
+	jmp *oxompi_MPI_Errhandler_create@GOTPCREL(%rip)
 	.size PMPI_Errhandler_create, .-PMPI_Errhandler_create
 	.globl MPI_Errhandler_f2c
 	.type MPI_Errhandler_f2c, @function
 MPI_Errhandler_f2c:
-	jmp oxompi_MPI_Errhandler_f2c@PLT
+	jmp *oxompi_MPI_Errhandler_f2c@GOTPCREL(%rip)
 	.size MPI_Errhandler_f2c, .-MPI_Errhandler_f2c
 	.globl PMPI_Errhandler_f2c
 	.type PMPI_Errhandler_f2c, @function
 PMPI_Errhandler_f2c:
-	jmp oxompi_MPI_Errhandler_f2c@PLT
+	jmp *oxompi_MPI_Errhandler_f2c@GOTPCREL(%rip)
 	.size PMPI_Errhandler_f2c, .-PMPI_Errhandler_f2c
 	.globl MPI_File_c2f
 	.type MPI_File_c2f, @function
 MPI_File_c2f:
-	jmp oxompi_MPI_File_c2f@PLT
+	jmp *oxompi_MPI_File_c2f@GOTPCREL(%rip)
 	.size MPI_File_c2f, .-MPI_File_c2f
 	.globl PMPI_File_c2f
 	.type PMPI_File_c2f, @function
 PMPI_File_c2f:
-	jmp oxompi_MPI_File_c2f@PLT
+	jmp *oxompi_MPI_File_c2f@GOTPCREL(%rip)
 	.size PMPI_File_c2f, .-PMPI_File_c2f
 	.globl MPI_File_create_errhandler
 	.type MPI_File_create_errhandler, @function
 MPI_File_create_errhandler:
-	jmp oxompi_MPI_File_create_errhandler@PLT
+	jmp *oxompi_MPI_File_create_errhandler@GOTPCREL(%rip)
 	.size MPI_File_create_errhandler, .-MPI_File_create_errhandler
 	.globl PMPI_File_create_errhandler
 	.type PMPI_File_create_errhandler, @function
 PMPI_File_create_errhandler:
-	jmp oxompi_MPI_File_create_errhandler@PLT
+	jmp *oxompi_MPI_File_create_errhandler@GOTPCREL(%rip)
 	.size PMPI_File_create_errhandler, .-PMPI_File_create_errhandler
 	.globl MPI_File_f2c
 	.type MPI_File_f2c, @function
 MPI_File_f2c:
-	jmp oxompi_MPI_File_f2c@PLT
+	jmp *oxompi_MPI_File_f2c@GOTPCREL(%rip)
 	.size MPI_File_f2c, .-MPI_File_f2c
 	.globl PMPI_File_f2c
 	.type PMPI_File_f2c, @function
 PMPI_File_f2c:
-	jmp oxompi_MPI_File_f2c@PLT
+	jmp *oxompi_MPI_File_f2c@GOTPCREL(%rip)
 	.size PMPI_File_f2c, .-PMPI_File_f2c
 	.globl MPI_Get_library_version
 	.type MPI_Get_library_version, @function
 MPI_Get_library_version:
-	jmp oxompi_MPI_Get_library_version@PLT
+	jmp *oxompi_MPI_Get_library_version@GOTPCREL(%rip)
 	.size MPI_Get_library_version, .-MPI_Get_library_version
 	.globl PMPI_Get_library_version
 	.type PMPI_Get_library_version, @function
 PMPI_Get_library_version:
-	jmp oxompi_MPI_Get_library_version@PLT
+	jmp *oxompi_MPI_Get_library_version@GOTPCREL(%rip)
 	.size PMPI_Get_library_version, .-PMPI_Get_library_version
 	.globl MPI_Get_version
 	.type MPI_Get_version, @function
 MPI_Get_version:
-	jmp oxompi_MPI_Get_version@PLT
+	jmp *oxompi_MPI_Get_version@GOTPCREL(%rip)
 	.size MPI_Get_version, .-MPI_Get_version
 	.globl PMPI_Get_version
 	.type PMPI_Get_version, @function
 PMPI_Get_version:
-	jmp oxompi_MPI_Get_version@PLT
+	jmp *oxompi_MPI_Get_version@GOTPCREL(%rip)
 	.size PMPI_Get_version, .-PMPI_Get_version
 	.globl MPI_Grequest_start
 	.type MPI_Grequest_start, @function
 MPI_Grequest_start:
-	jmp oxompi_MPI_Grequest_start@PLT
+	jmp *oxompi_MPI_Grequest_start@GOTPCREL(%rip)
 	.size MPI_Grequest_start, .-MPI_Grequest_start
 	.globl PMPI_Grequest_start
 	.type PMPI_Grequest_start, @function
 PMPI_Grequest_start:
-	jmp oxompi_MPI_Grequest_start@PLT
+	jmp *oxompi_MPI_Grequest_start@GOTPCREL(%rip)
 	.size PMPI_Grequest_start, .-PMPI_Grequest_start
 	.globl MPI_Group_c2f
 	.type MPI_Group_c2f, @function
 MPI_Group_c2f:
-	jmp oxompi_MPI_Group_c2f@PLT
+	jmp *oxompi_MPI_Group_c2f@GOTPCREL(%rip)
 	.size MPI_Group_c2f, .-MPI_Group_c2f
 	.globl PMPI_Group_c2f
 	.type PMPI_Group_c2f, @function
 PMPI_Group_c2f:
-	jmp oxompi_MPI_Group_c2f@PLT
+	jmp *oxompi_MPI_Group_c2f@GOTPCREL(%rip)
 	.size PMPI_Group_c2f, .-PMPI_Group_c2f
 	.globl MPI_Group_f2c
 	.type MPI_Group_f2c, @function
 MPI_Group_f2c:
-	jmp oxompi_MPI_Group_f2c@PLT
+	jmp *oxompi_MPI_Group_f2c@GOTPCREL(%rip)
 	.size MPI_Group_f2c, .-MPI_Group_f2c
 	.globl PMPI_Group_f2c
 	.type PMPI_Group_f2c, @function
 PMPI_Group_f2c:
-	jmp oxompi_MPI_Group_f2c@PLT
+	jmp *oxompi_MPI_Group_f2c@GOTPCREL(%rip)
 	.size PMPI_Group_f2c, .-PMPI_Group_f2c
 	.globl MPI_Info_c2f
 	.type MPI_Info_c2f, @function
 MPI_Info_c2f:
-	jmp oxompi_MPI_Info_c2f@PLT
+	jmp *oxompi_MPI_Info_c2f@GOTPCREL(%rip)
 	.size MPI_Info_c2f, .-MPI_Info_c2f
 	.globl PMPI_Info_c2f
 	.type PMPI_Info_c2f, @function
 PMPI_Info_c2f:
-	jmp oxompi_MPI_Info_c2f@PLT
+	jmp *oxompi_MPI_Info_c2f@GOTPCREL(%rip)
 	.size PMPI_Info_c2f, .-PMPI_Info_c2f
 	.globl MPI_Info_f2c
 	.type MPI_Info_f2c, @function
 MPI_Info_f2c:
-	jmp oxompi_MPI_Info_f2c@PLT
+	jmp *oxompi_MPI_Info_f2c@GOTPCREL(%rip)
 	.size MPI_Info_f2c, .-MPI_Info_f2c
 	.globl PMPI_Info_f2c
 	.type PMPI_Info_f2c, @function
 PMPI_Info_f2c:
-	jmp oxompi_MPI_Info_f2c@PLT
+	jmp *oxompi_MPI_Info_f2c@GOTPCREL(%rip)
 	.size PMPI_Info_f2c, .-PMPI_Info_f2c
 	.globl MPI_Keyval_create
 	.type MPI_Keyval_create, @function
 MPI_Keyval_create:
-	jmp oxompi_MPI_Keyval_create@PLT
+	jmp *oxompi_MPI_Keyval_create@GOTPCREL(%rip)
 	.size MPI_Keyval_create, .-MPI_Keyval_create
 	.globl PMPI_Keyval_create
 	.type PMPI_Keyval_create, @function
 PMPI_Keyval_create:
-	jmp oxompi_MPI_Keyval_create@PLT
+	jmp *oxompi_MPI_Keyval_create@GOTPCREL(%rip)
 	.size PMPI_Keyval_create, .-PMPI_Keyval_create
 	.globl MPI_Message_c2f
 	.type MPI_Message_c2f, @function
 MPI_Message_c2f:
-	jmp oxompi_MPI_Message_c2f@PLT
+	jmp *oxompi_MPI_Message_c2f@GOTPCREL(%rip)
 	.size MPI_Message_c2f, .-MPI_Message_c2f
 	.globl PMPI_Message_c2f
 	.type PMPI_Message_c2f, @function
 PMPI_Message_c2f:
-	jmp oxompi_MPI_Message_c2f@PLT
+	jmp *oxompi_MPI_Message_c2f@GOTPCREL(%rip)
 	.size PMPI_Message_c2f, .-PMPI_Message_c2f
 	.globl MPI_Message_f2c
 	.type MPI_Message_f2c, @function
 MPI_Message_f2c:
-	jmp oxompi_MPI_Message_f2c@PLT
+	jmp *oxompi_MPI_Message_f2c@GOTPCREL(%rip)
 	.size MPI_Message_f2c, .-MPI_Message_f2c
 	.globl PMPI_Message_f2c
 	.type PMPI_Message_f2c, @function
 PMPI_Message_f2c:
-	jmp oxompi_MPI_Message_f2c@PLT
+	jmp *oxompi_MPI_Message_f2c@GOTPCREL(%rip)
 	.size PMPI_Message_f2c, .-PMPI_Message_f2c
 	.globl MPI_Op_c2f
 	.type MPI_Op_c2f, @function
 MPI_Op_c2f:
-	jmp oxompi_MPI_Op_c2f@PLT
+	jmp *oxompi_MPI_Op_c2f@GOTPCREL(%rip)
 	.size MPI_Op_c2f, .-MPI_Op_c2f
 	.globl PMPI_Op_c2f
 	.type PMPI_Op_c2f, @function
 PMPI_Op_c2f:
-	jmp oxompi_MPI_Op_c2f@PLT
+	jmp *oxompi_MPI_Op_c2f@GOTPCREL(%rip)
 	.size PMPI_Op_c2f, .-PMPI_Op_c2f
 	.globl MPI_Op_create
 	.type MPI_Op_create, @function
 MPI_Op_create:
-	jmp oxompi_MPI_Op_create@PLT
+	jmp *oxompi_MPI_Op_create@GOTPCREL(%rip)
 	.size MPI_Op_create, .-MPI_Op_create
 	.globl PMPI_Op_create
 	.type PMPI_Op_create, @function
 PMPI_Op_create:
-	jmp oxompi_MPI_Op_create@PLT
+	jmp *oxompi_MPI_Op_create@GOTPCREL(%rip)
 	.size PMPI_Op_create, .-PMPI_Op_create
 	.globl MPI_Op_f2c
 	.type MPI_Op_f2c, @function
 MPI_Op_f2c:
-	jmp oxompi_MPI_Op_f2c@PLT
+	jmp *oxompi_MPI_Op_f2c@GOTPCREL(%rip)
 	.size MPI_Op_f2c, .-MPI_Op_f2c
 	.globl PMPI_Op_f2c
 	.type PMPI_Op_f2c, @function
 PMPI_Op_f2c:
-	jmp oxompi_MPI_Op_f2c@PLT
+	jmp *oxompi_MPI_Op_f2c@GOTPCREL(%rip)
 	.size PMPI_Op_f2c, .-PMPI_Op_f2c
 	.globl MPI_Register_datarep
 	.type MPI_Register_datarep, @function
 MPI_Register_datarep:
-	jmp oxompi_MPI_Register_datarep@PLT
+	jmp *oxompi_MPI_Register_datarep@GOTPCREL(%rip)
 	.size MPI_Register_datarep, .-MPI_Register_datarep
 	.globl PMPI_Register_datarep
 	.type PMPI_Register_datarep, @function
 PMPI_Register_datarep:
-	jmp oxompi_MPI_Register_datarep@PLT
+	jmp *oxompi_MPI_Register_datarep@GOTPCREL(%rip)
 	.size PMPI_Register_datarep, .-PMPI_Register_datarep
 	.globl MPI_Request_c2f
 	.type MPI_Request_c2f, @function
 MPI_Request_c2f:
-	jmp oxompi_MPI_Request_c2f@PLT
+	jmp *oxompi_MPI_Request_c2f@GOTPCREL(%rip)
 	.size MPI_Request_c2f, .-MPI_Request_c2f
 	.globl PMPI_Request_c2f
 	.type PMPI_Request_c2f, @function
 PMPI_Request_c2f:
-	jmp oxompi_MPI_Request_c2f@PLT
+	jmp *oxompi_MPI_Request_c2f@GOTPCREL(%rip)
 	.size PMPI_Request_c2f, .-PMPI_Request_c2f
 	.globl MPI_Request_f2c
 	.type MPI_Request_f2c, @function
 MPI_Request_f2c:
-	jmp oxompi_MPI_Request_f2c@PLT
+	jmp *oxompi_MPI_Request_f2c@GOTPCREL(%rip)
 	.size MPI_Request_f2c, .-MPI_Request_f2c
 	.globl PMPI_Request_f2c
 	.type PMPI_Request_f2c, @function
 PMPI_Request_f2c:
-	jmp oxompi_MPI_Request_f2c@PLT
+	jmp *oxompi_MPI_Request_f2c@GOTPCREL(%rip)
 	.size PMPI_Request_f2c, .-PMPI_Request_f2c
 	.globl MPI_Status_c2f
 	.type MPI_Status_c2f, @function
 MPI_Status_c2f:
-	jmp oxompi_MPI_Status_c2f@PLT
+	jmp *oxompi_MPI_Status_c2f@GOTPCREL(%rip)
 	.size MPI_Status_c2f, .-MPI_Status_c2f
 	.globl PMPI_Status_c2f
 	.type PMPI_Status_c2f, @function
 PMPI_Status_c2f:
-	jmp oxompi_MPI_Status_c2f@PLT
+	jmp *oxompi_MPI_Status_c2f@GOTPCREL(%rip)
 	.size PMPI_Status_c2f, .-PMPI_Status_c2f
 	.globl MPI_Status_f2c
 	.type MPI_Status_f2c, @function
 MPI_Status_f2c:
-	jmp oxompi_MPI_Status_f2c@PLT
+	jmp *oxompi_MPI_Status_f2c@GOTPCREL(%rip)
 	.size MPI_Status_f2c, .-MPI_Status_f2c
 	.globl PMPI_Status_f2c
 	.type PMPI_Status_f2c, @function
 PMPI_Status_f2c:
-	jmp oxompi_MPI_Status_f2c@PLT
+	jmp *oxompi_MPI_Status_f2c@GOTPCREL(%rip)
 	.size PMPI_Status_f2c, .-PMPI_Status_f2c
 	.globl MPI_Type_c2f
 	.type MPI_Type_c2f, @function
 MPI_Type_c2f:
-	jmp oxompi_MPI_Type_c2f@PLT
+	jmp *oxompi_MPI_Type_c2f@GOTPCREL(%rip)
 	.size MPI_Type_c2f, .-MPI_Type_c2f
 	.globl PMPI_Type_c2f
 	.type PMPI_Type_c2f, @function
 PMPI_Type_c2f:
-	jmp oxompi_MPI_Type_c2f@PLT
+	jmp *oxompi_MPI_Type_c2f@GOTPCREL(%rip)
 	.size PMPI_Type_c2f, .-PMPI_Type_c2f
 	.globl MPI_Type_create_keyval
 	.type MPI_Type_create_keyval, @function
 MPI_Type_create_keyval:
-	jmp oxompi_MPI_Type_create_keyval@PLT
+	jmp *oxompi_MPI_Type_create_keyval@GOTPCREL(%rip)
 	.size MPI_Type_create_keyval, .-MPI_Type_create_keyval
 	.globl PMPI_Type_create_keyval
 	.type PMPI_Type_create_keyval, @function
 PMPI_Type_create_keyval:
-	jmp oxompi_MPI_Type_create_keyval@PLT
+	jmp *oxompi_MPI_Type_create_keyval@GOTPCREL(%rip)
 	.size PMPI_Type_create_keyval, .-PMPI_Type_create_keyval
 	.globl MPI_Type_f2c
 	.type MPI_Type_f2c, @function
 MPI_Type_f2c:
-	jmp oxompi_MPI_Type_f2c@PLT
+	jmp *oxompi_MPI_Type_f2c@GOTPCREL(%rip)
 	.size MPI_Type_f2c, .-MPI_Type_f2c
 	.globl PMPI_Type_f2c
 	.type PMPI_Type_f2c, @function
 PMPI_Type_f2c:
-	jmp oxompi_MPI_Type_f2c@PLT
+	jmp *oxompi_MPI_Type_f2c@GOTPCREL(%rip)
 	.size PMPI_Type_f2c, .-PMPI_Type_f2c
 	.globl MPI_Win_c2f
 	.type MPI_Win_c2f, @function
 MPI_Win_c2f:
-	jmp oxompi_MPI_Win_c2f@PLT
+	jmp *oxompi_MPI_Win_c2f@GOTPCREL(%rip)
 	.size MPI_Win_c2f, .-MPI_Win_c2f
 	.globl PMPI_Win_c2f
 	.type PMPI_Win_c2f, @function
 PMPI_Win_c2f:
-	jmp oxompi_MPI_Win_c2f@PLT
+	jmp *oxompi_MPI_Win_c2f@GOTPCREL(%rip)
 	.size PMPI_Win_c2f, .-PMPI_Win_c2f
 	.globl MPI_Win_create_errhandler
 	.type MPI_Win_create_errhandler, @function
 MPI_Win_create_errhandler:
-	jmp oxompi_MPI_Win_create_errhandler@PLT
+	jmp *oxompi_MPI_Win_create_errhandler@GOTPCREL(%rip)
 	.size MPI_Win_create_errhandler, .-MPI_Win_create_errhandler
 	.globl PMPI_Win_create_errhandler
 	.type PMPI_Win_create_errhandler, @function
 PMPI_Win_create_errhandler:
-	jmp oxompi_MPI_Win_create_errhandler@PLT
+	jmp *oxompi_MPI_Win_create_errhandler@GOTPCREL(%rip)
 	.size PMPI_Win_create_errhandler, .-PMPI_Win_create_errhandler
 	.globl MPI_Win_create_keyval
 	.type MPI_Win_create_keyval, @function
 MPI_Win_create_keyval:
-	jmp oxompi_MPI_Win_create_keyval@PLT
+	jmp *oxompi_MPI_Win_create_keyval@GOTPCREL(%rip)
 	.size MPI_Win_create_keyval, .-MPI_Win_create_keyval
 	.globl PMPI_Win_create_keyval
 	.type PMPI_Win_create_keyval, @function
 PMPI_Win_create_keyval:
-	jmp oxompi_MPI_Win_create_keyval@PLT
+	jmp *oxompi_MPI_Win_create_keyval@GOTPCREL(%rip)
 	.size PMPI_Win_create_keyval, .-PMPI_Win_create_keyval
 	.globl MPI_Win_f2c
 	.type MPI_Win_f2c, @function
 MPI_Win_f2c:
-	jmp oxompi_MPI_Win_f2c@PLT
+	jmp *oxompi_MPI_Win_f2c@GOTPCREL(%rip)
 	.size MPI_Win_f2c, .-MPI_Win_f2c
 	.globl PMPI_Win_f2c
 	.type PMPI_Win_f2c, @function
 PMPI_Win_f2c:
-	jmp oxompi_MPI_Win_f2c@PLT
+	jmp *oxompi_MPI_Win_f2c@GOTPCREL(%rip)
 	.size PMPI_Win_f2c, .-PMPI_Win_f2c
 	.globl OMPI_C_MPI_COMM_DUP_FN
 	.type OMPI_C_MPI_COMM_DUP_FN, @function
 OMPI_C_MPI_COMM_DUP_FN:
-	jmp oxompi_OMPI_C_MPI_COMM_DUP_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_COMM_DUP_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_COMM_DUP_FN, .-OMPI_C_MPI_COMM_DUP_FN
 	.globl OMPI_C_MPI_COMM_NULL_COPY_FN
 	.type OMPI_C_MPI_COMM_NULL_COPY_FN, @function
 OMPI_C_MPI_COMM_NULL_COPY_FN:
-	jmp oxompi_OMPI_C_MPI_COMM_NULL_COPY_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_COMM_NULL_COPY_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_COMM_NULL_COPY_FN, .-OMPI_C_MPI_COMM_NULL_COPY_FN
 	.globl OMPI_C_MPI_COMM_NULL_DELETE_FN
 	.type OMPI_C_MPI_COMM_NULL_DELETE_FN, @function
 OMPI_C_MPI_COMM_NULL_DELETE_FN:
-	jmp oxompi_OMPI_C_MPI_COMM_NULL_DELETE_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_COMM_NULL_DELETE_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_COMM_NULL_DELETE_FN, .-OMPI_C_MPI_COMM_NULL_DELETE_FN
 	.globl OMPI_C_MPI_DUP_FN
 	.type OMPI_C_MPI_DUP_FN, @function
 OMPI_C_MPI_DUP_FN:
-	jmp oxompi_OMPI_C_MPI_DUP_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_DUP_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_DUP_FN, .-OMPI_C_MPI_DUP_FN
 	.globl OMPI_C_MPI_NULL_COPY_FN
 	.type OMPI_C_MPI_NULL_COPY_FN, @function
 OMPI_C_MPI_NULL_COPY_FN:
-	jmp oxompi_OMPI_C_MPI_NULL_COPY_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_NULL_COPY_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_NULL_COPY_FN, .-OMPI_C_MPI_NULL_COPY_FN
 	.globl OMPI_C_MPI_NULL_DELETE_FN
 	.type OMPI_C_MPI_NULL_DELETE_FN, @function
 OMPI_C_MPI_NULL_DELETE_FN:
-	jmp oxompi_OMPI_C_MPI_NULL_DELETE_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_NULL_DELETE_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_NULL_DELETE_FN, .-OMPI_C_MPI_NULL_DELETE_FN
 	.globl OMPI_C_MPI_TYPE_DUP_FN
 	.type OMPI_C_MPI_TYPE_DUP_FN, @function
 OMPI_C_MPI_TYPE_DUP_FN:
-	jmp oxompi_OMPI_C_MPI_TYPE_DUP_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_TYPE_DUP_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_TYPE_DUP_FN, .-OMPI_C_MPI_TYPE_DUP_FN
 	.globl OMPI_C_MPI_TYPE_NULL_COPY_FN
 	.type OMPI_C_MPI_TYPE_NULL_COPY_FN, @function
 OMPI_C_MPI_TYPE_NULL_COPY_FN:
-	jmp oxompi_OMPI_C_MPI_TYPE_NULL_COPY_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_TYPE_NULL_COPY_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_TYPE_NULL_COPY_FN, .-OMPI_C_MPI_TYPE_NULL_COPY_FN
 	.globl OMPI_C_MPI_TYPE_NULL_DELETE_FN
 	.type OMPI_C_MPI_TYPE_NULL_DELETE_FN, @function
 OMPI_C_MPI_TYPE_NULL_DELETE_FN:
-	jmp oxompi_OMPI_C_MPI_TYPE_NULL_DELETE_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_TYPE_NULL_DELETE_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_TYPE_NULL_DELETE_FN, .-OMPI_C_MPI_TYPE_NULL_DELETE_FN
 	.globl OMPI_C_MPI_WIN_DUP_FN
 	.type OMPI_C_MPI_WIN_DUP_FN, @function
 OMPI_C_MPI_WIN_DUP_FN:
-	jmp oxompi_OMPI_C_MPI_WIN_DUP_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_WIN_DUP_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_WIN_DUP_FN, .-OMPI_C_MPI_WIN_DUP_FN
 	.globl OMPI_C_MPI_WIN_NULL_COPY_FN
 	.type OMPI_C_MPI_WIN_NULL_COPY_FN, @function
 OMPI_C_MPI_WIN_NULL_COPY_FN:
-	jmp oxompi_OMPI_C_MPI_WIN_NULL_COPY_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_WIN_NULL_COPY_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_WIN_NULL_COPY_FN, .-OMPI_C_MPI_WIN_NULL_COPY_FN
 	.globl OMPI_C_MPI_WIN_NULL_DELETE_FN
 	.type OMPI_C_MPI_WIN_NULL_DELETE_FN, @function
 OMPI_C_MPI_WIN_NULL_DELETE_FN:
-	jmp oxompi_OMPI_C_MPI_WIN_NULL_DELETE_FN@PLT
+	jmp *oxompi_OMPI_C_MPI_WIN_NULL_DELETE_FN@GOTPCREL(%rip)
 	.size OMPI_C_MPI_WIN_NULL_DELETE_FN, .-OMPI_C_MPI_WIN_NULL_DELETE_FN
 	.type oxompi_ctor, @function
 oxompi_ctor:

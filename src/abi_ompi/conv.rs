@@ -3,7 +3,7 @@
 //! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
 //! generator took from both headers. None panics.
 // `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
-pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp, statuses_at};
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, guard, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp, statuses_at};
 use crate::abi5::conv::{handles_narrow_with, handles_widen_with, statuses_widen_with, written};
 use super::objects::{handle, object, object_at};
 use super::tables::*;
@@ -333,6 +333,7 @@ fn ompi_status(s: &MPI_Status) -> OmpiStatus {
 /// As `crate::abi5::conv::statuses_widen_with`.
 /// The engine sets an array's MPI_ERROR fields only when the call fails (MPI_ERR_IN_STATUS,
 /// `rc`); they are MPI_SUCCESS otherwise, as Open MPI and MPICH leave them.
+#[inline]
 pub unsafe fn statuses_widen(p: *mut OmpiStatus, n: usize, rc: c_int) {
     // SAFETY: caller contract.
     unsafe {
@@ -345,12 +346,14 @@ pub unsafe fn statuses_widen(p: *mut OmpiStatus, n: usize, rc: c_int) {
 }
 /// # Safety
 /// As `crate::abi5::conv::handles_narrow_with`.
+#[inline]
 pub unsafe fn requests_narrow(p: *mut Handle, n: usize) -> *mut c_int {
     // SAFETY: caller contract.
     unsafe { handles_narrow_with(p, n, h_in) }
 }
 /// # Safety
 /// As `crate::abi5::conv::handles_widen_with`.
+#[inline]
 pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
     // SAFETY: caller contract.
     unsafe { handles_widen_with(p, n, h_out) }

@@ -23,7 +23,7 @@ use crate::runtime::threads::rank_table::RankTable;
 static OBJECTS: AtomicPtr<*mut c_void> = AtomicPtr::new(std::ptr::null_mut());
 static COUNT: AtomicUsize = AtomicUsize::new(0);
 /// libmpi.so.40's block of objects, and the span of the program's copies (processes mode):
-/// `[lo, hi)` each; empty until registered.
+/// `[start, length]` each (one subtraction and one compare per test); empty until registered.
 static LIB_SPAN: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 static COPY_SPAN: [AtomicUsize; 2] = [AtomicUsize::new(0), AtomicUsize::new(0)];
 /// The largest object (Open MPI's ompi_predefined_op_t): a copy's span ends this far past its
@@ -57,22 +57,30 @@ pub unsafe extern "C" fn oxompi_register(table: *mut *mut c_void, n: u32, begin:
     let addrs = unsafe { std::slice::from_raw_parts(table, n as usize) };
     let (lo, hi) = copy_span(addrs.iter().map(|&p| p as usize), begin, end);
     LIB_SPAN[0].store(begin, Ordering::Relaxed);
-    LIB_SPAN[1].store(end, Ordering::Relaxed);
+    LIB_SPAN[1].store(end.saturating_sub(begin), Ordering::Relaxed);
     COPY_SPAN[0].store(lo, Ordering::Relaxed);
-    COPY_SPAN[1].store(hi, Ordering::Relaxed);
+    COPY_SPAN[1].store(hi - lo, Ordering::Relaxed);
     COUNT.store(n as usize, Ordering::Relaxed);
     OBJECTS.store(table, Ordering::Release);
 }
 
 #[inline]
 fn within(span: &[AtomicUsize; 2], v: usize) -> bool {
-    v >= span[0].load(Ordering::Relaxed) && v < span[1].load(Ordering::Relaxed)
+    v.wrapping_sub(span[0].load(Ordering::Relaxed)) < span[1].load(Ordering::Relaxed)
 }
 
-/// Whether `v` lies where objects are, so that reading its first 4 bytes is safe.
+/// Whether `v` lies where objects are, so that reading its first 4 bytes is safe. The program's
+/// copies first: a program names MPI_COMM_WORLD, MPI_INT... as data of its own (copy
+/// relocations), libmpi.so.40's objects only through pointers it got back.
 #[inline]
 fn readable(v: usize) -> bool {
-    within(&LIB_SPAN, v) || within(&COPY_SPAN, v) || (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v)) || super::cxx_glue::in_errhandler_objects(v)
+    within(&COPY_SPAN, v) || readable_elsewhere(v)
+}
+/// The rest of `readable`, out of line (the caller's fast path then saves fewer registers): in
+/// threads mode the calling rank's copies come next.
+#[inline(never)]
+fn readable_elsewhere(v: usize) -> bool {
+    (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v)) || within(&LIB_SPAN, v) || super::cxx_glue::in_errhandler_objects(v)
 }
 
 /// MPICH's predefined pair types (`0x8c00000N`) are DIRECT handles but predefined.
@@ -146,7 +154,8 @@ pub fn register_instance(rank: usize, lookup: &dyn Fn(&str) -> Option<*mut c_voi
     if addrs.iter().all(|&a| a == 0) {
         return; // not an Open MPI program
     }
-    let span = copy_span(addrs.iter().copied(), LIB_SPAN[0].load(Ordering::Relaxed), LIB_SPAN[1].load(Ordering::Relaxed));
+    let lib = LIB_SPAN[0].load(Ordering::Relaxed);
+    let span = copy_span(addrs.iter().copied(), lib, lib + LIB_SPAN[1].load(Ordering::Relaxed));
     RANKS.set(rank, RankObjects { addrs, span });
     PER_RANK.store(true, Ordering::Release);
 }
