@@ -1051,7 +1051,13 @@ impl<X: Transport> Engine<X> {
 
     /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),
     /// waiting on the doorbell between passes.
-    fn wait_until<T>(&self, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
+    fn wait_until<T>(&self, cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
+        self.wait_until_or(|| false, cond)
+    }
+
+    /// `wait_until` whose waits between passes also end when `peek` (lock-free) holds: for
+    /// conditions in shared memory that a peer makes true without ringing a spinning waiter.
+    fn wait_until_or<T>(&self, peek: impl Fn() -> bool, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
         self.waiting_threads.fetch_add(1, Ordering::SeqCst);
         let began = super::gauges::Gauges::wait_begins();
         let bell = self.t.doorbell();
@@ -1071,7 +1077,7 @@ impl<X: Transport> Engine<X> {
             if hooked || (moved && self.hook_work.load(Ordering::Relaxed) != 0) {
                 continue;
             }
-            self.policy.wait(bell, seen, || self.anything_arrived());
+            self.policy.wait(bell, seen, || peek() || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         self.gauges.wait_ends(began);
@@ -1083,8 +1089,15 @@ impl<X: Transport> Engine<X> {
     /// sleeping waiter notices. Gives up with ErrorClass::Revoked
     /// once context pair `ctx` is revoked, or with ErrorClass::ProcFailed once one of `members`
     /// (world ranks that must all take part: the collective can then never complete) is known dead.
+    ///
+    /// `cond` is also checked while the waiter spins or before it sleeps (the Dekker pairing of
+    /// `WaitPolicy::wait`), so a peer that makes it hold after a SeqCst fence need only `notify`
+    /// the waiter's doorbell (ring it when someone sleeps there), not ring it unconditionally.
     pub fn wait_for_collective(&self, ctx: u32, members: &[usize], cond: impl Fn() -> bool) -> MpiResult {
-        self.wait_until(|g| {
+        if cond() {
+            return Ok(());
+        }
+        self.wait_until_or(&cond, |g| {
             if cond() {
                 Some(Ok(()))
             } else {
