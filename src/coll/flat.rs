@@ -166,6 +166,7 @@ pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: 
         // SAFETY: our record is free (`begin`) and holds DATA >= bytes; `buf` holds `bytes`.
         unsafe { std::ptr::copy_nonoverlapping(buf, f.data(me, j), bytes) };
         f.publish(cx, members, me, j, bytes);
+        record(cx, |_| bytes);
         return Ok(());
     }
     f.publish(cx, members, me, j, 0);
@@ -190,6 +191,7 @@ pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *
     // SAFETY: our record is free (`begin`) and holds DATA >= bytes; `sendbuf` holds `bytes`.
     unsafe { std::ptr::copy_nonoverlapping(sendbuf, f.data(me, j), bytes) };
     f.publish(cx, members, me, j, bytes);
+    record(cx, |_| bytes);
     f.wait(cx, members, j, 0..n)?;
     for r in 0..n {
         f.payload(r, j, bytes)?;
@@ -218,6 +220,7 @@ pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8,
     // SAFETY: our record is free and holds DATA >= n * block; `send` holds n blocks.
     unsafe { std::ptr::copy_nonoverlapping(send, f.data(me, j), n * block) };
     f.publish(cx, members, me, j, n * block);
+    record(cx, |_| block);
     f.wait(cx, members, j, 0..n)?;
     for r in 0..n {
         f.payload(r, j, n * block)?;
@@ -228,4 +231,17 @@ pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8,
         unsafe { std::ptr::copy_nonoverlapping(f.data(r, j).add(me * block), recv.add(r * block), block) };
     }
     Ok(())
+}
+
+/// The monitoring's view of a publication, as if it were messages on the communicator's
+/// collective context: `bytes(r)` to each other rank `r` that reads it (MPI_T's collective
+/// matrices count a collective's internal transfers, whatever carries them).
+fn record(cx: &Coll, bytes: impl Fn(usize) -> usize) {
+    if !crate::monitoring::on() {
+        return;
+    }
+    let (u, c, me) = (cx.u, cx.c, cx.rank());
+    for r in (0..cx.size()).filter(|&r| r != me) {
+        crate::monitoring::record_send(u.rank, u.size, c.world_rank(r), bytes(r), c.coll_context());
+    }
 }
