@@ -1093,12 +1093,22 @@ impl<X: Transport> Engine<X> {
     /// `cond` is also checked while the waiter spins or before it sleeps (the Dekker pairing of
     /// `WaitPolicy::wait`), so a peer that makes it hold after a SeqCst fence need only `notify`
     /// the waiter's doorbell (ring it when someone sleeps there), not ring it unconditionally.
+    /// `cond` is never called again once it returned true: it may consume what it found (the
+    /// PSCW counters of MPI_Win_wait in a window spanning nodes do).
     pub fn wait_for_collective(&self, ctx: u32, members: &[usize], cond: impl Fn() -> bool) -> MpiResult {
         if cond() {
             return Ok(());
         }
-        self.wait_until_or(&cond, |g| {
-            if cond() {
+        // Set when the lock-free look (spinning or before sleeping) saw `cond` hold, so the next
+        // pass under the lock returns instead of asking again.
+        let held = std::cell::Cell::new(false);
+        let look = || held.get() || {
+            let now = cond();
+            held.set(now);
+            now
+        };
+        self.wait_until_or(&look, |g| {
+            if look() {
                 Some(Ok(()))
             } else {
                 Self::collective_refused(g, ctx, members).map(Err)
