@@ -1,5 +1,5 @@
 //! Flat shared-memory collectives for small messages on few ranks (`flat` in the algorithm
-//! tables of barrier, bcast, allreduce and alltoall): every rank publishes its data in a record
+//! tables of barrier, bcast, reduce, allreduce and alltoall): every rank publishes its data in a record
 //! of its own and reads the others' records itself. No combining rank, no shared counter.
 //!
 //! The arena's episode (`arena`) has a critical path of four cache-line transfers after the last
@@ -208,6 +208,41 @@ pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *
     Ok(())
 }
 
+/// Reduce of `count` elements (`count * red.size` at most `DATA` bytes) to `root`; with
+/// MPI_IN_PLACE at the root `sendbuf == recvbuf`. Every rank publishes its contribution and the
+/// others return at once; the root folds the records right to left as `allreduce` does (rank
+/// order: every op qualifies). A contribution of another size fails the root with
+/// MPI_ERR_TRUNCATE, as a message of the wrong size would.
+///
+/// # Safety
+/// As `reduce::binomial`.
+pub unsafe fn reduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let f = arena.flat().expect("fits() checked the records");
+    let (n, me, members) = (cx.size(), cx.rank(), arena.members());
+    let bytes = count * red.size;
+    let j = f.begin(cx, members, me)?;
+    // SAFETY: our record is free (`begin`) and holds DATA >= bytes; `sendbuf` holds `bytes`.
+    unsafe { std::ptr::copy_nonoverlapping(sendbuf, f.data(me, j), bytes) };
+    f.publish(cx, members, me, j, bytes);
+    if me != root {
+        record_to(cx, root, bytes);
+        return Ok(());
+    }
+    f.wait(cx, members, j, 0..n)?;
+    for r in 0..n {
+        f.payload(r, j, bytes)?;
+    }
+    // SAFETY: as in `allreduce`: every record holds episode j's `bytes` until its owner's next
+    // episode but one, which waits for our next publication; `recvbuf` holds `count` elements.
+    unsafe {
+        std::ptr::copy_nonoverlapping(f.data(n - 1, j), recvbuf, bytes);
+        for r in (0..n - 1).rev() {
+            red.apply(f.data(r, j), recvbuf, count);
+        }
+    }
+    Ok(())
+}
+
 /// Alltoall of `block`-byte blocks (`n * block` at most `DATA`): every rank publishes its row
 /// and copies its column.
 ///
@@ -231,6 +266,13 @@ pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8,
         unsafe { std::ptr::copy_nonoverlapping(f.data(r, j).add(me * block), recv.add(r * block), block) };
     }
     Ok(())
+}
+
+/// The monitoring's view of a publication that only rank `to` reads (`reduce`).
+fn record_to(cx: &Coll, to: usize, bytes: usize) {
+    if crate::monitoring::on() {
+        crate::monitoring::record_send(cx.u.rank, cx.u.size, cx.c.world_rank(to), bytes, cx.c.coll_context());
+    }
 }
 
 /// The monitoring's view of a publication, as if it were messages on the communicator's
