@@ -1052,12 +1052,14 @@ impl<X: Transport> Engine<X> {
     /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),
     /// waiting on the doorbell between passes.
     fn wait_until<T>(&self, cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
-        self.wait_until_or(|| false, cond)
+        self.wait_until_or(|| None, cond)
     }
 
-    /// `wait_until` whose waits between passes also end when `peek` (lock-free) holds: for
-    /// conditions in shared memory that a peer makes true without ringing a spinning waiter.
-    fn wait_until_or<T>(&self, peek: impl Fn() -> bool, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
+    /// `wait_until` whose waits between passes also end when `peek` (lock-free) gives a value,
+    /// which it then returns without another pass: for conditions in shared memory that a peer
+    /// makes true without ringing a spinning waiter (the flat collectives: the pass under the
+    /// lock after the news arrived would delay the waiter by a progress pass).
+    fn wait_until_or<T>(&self, peek: impl Fn() -> Option<T>, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
         self.waiting_threads.fetch_add(1, Ordering::SeqCst);
         let began = super::gauges::Gauges::wait_begins();
         let bell = self.t.doorbell();
@@ -1077,7 +1079,10 @@ impl<X: Transport> Engine<X> {
             if hooked || (moved && self.hook_work.load(Ordering::Relaxed) != 0) {
                 continue;
             }
-            self.policy.wait(bell, seen, || peek() || self.anything_arrived());
+            self.policy.wait(bell, seen, || peek().is_some() || self.anything_arrived());
+            if let Some(v) = peek() {
+                break v;
+            }
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         self.gauges.wait_ends(began);
@@ -1107,7 +1112,7 @@ impl<X: Transport> Engine<X> {
             held.set(now);
             now
         };
-        self.wait_until_or(&look, |g| {
+        self.wait_until_or(|| look().then_some(Ok(())), |g| {
             if look() {
                 Some(Ok(()))
             } else {
