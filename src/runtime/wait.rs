@@ -47,7 +47,10 @@ const LINGER_US: u64 = 4000;
 /// then yields 0.4-178, 5 us 0.3-41, yielding at once (OXMPI_WAIT=yield) 0.4-11; and
 /// benches/pingpong.c with two busy loops on the cores, median one-way us: spinning 0.22 and
 /// 9.9, 5 us then yields 0.79 and 0.33, yielding at once 6.7 and 3332 (a yield hands the core
-/// to a busy loop for its slice). To be decided on a quiet machine.
+/// to a busy loop for its slice). Again (2026-11-28, load 7-9 from other sessions, no quiet
+/// moment), 2 ranks 8-64 B: unset 0.3-1.8 us or 3-20 ms per call (bimodal), 2 us 8-30 us, 10 us
+/// 12-42 us, 50 us 55-190 us; pingpong 8 B 1.7-2.7, 6-9, 17, 87-90 us. No setting is better in
+/// both states: the default stays unset; to be decided on a quiet machine.
 fn spin_alone() -> Option<Duration> {
     static US: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
     US.get_or_init(|| std::env::var("OXMPI_SPIN_US").ok().and_then(|v| v.parse().ok())).map(Duration::from_micros)
