@@ -3,7 +3,6 @@
 /* oxmpi-test: env=OXMPI_BCAST_ALGORITHM=scatter_allgather,OXMPI_REDUCE_ALGORITHM=rabenseifner,OXMPI_ALLREDUCE_ALGORITHM=rabenseifner */
 /* oxmpi-test: env=OXMPI_BCAST_ALGORITHM=pipeline,OXMPI_ALLREDUCE_ALGORITHM=ring env=OXMPI_ALLREDUCE_ALGORITHM=direct env=OXMPI_BCAST_ALGORITHM=shared env=- */
 /* oxmpi-test: env=OXMPI_BCAST_ALGORITHM=shm_large,OXMPI_ALLREDUCE_ALGORITHM=shm_large,OXMPI_ALLTOALL_ALGORITHM=shared env=OXMPI_ALLREDUCE_ALGORITHM=slices */
-/* oxmpi-test: env=OXMPI_BCAST_ALGORITHM=flat,OXMPI_REDUCE_ALGORITHM=flat,OXMPI_ALLREDUCE_ALGORITHM=flat,OXMPI_ALLTOALL_ALGORITHM=flat */
 /* Every algorithm of MPI_Bcast, MPI_Reduce and MPI_Allreduce (forced per run by the env= lines
    above; env=- is the automatic choice): counts 1, 7, 1000, 100000 and 300001 (odd: uneven
    blocks), every root (three for the large counts), with and without MPI_IN_PLACE, MPI_SUM on int and on exact-valued doubles,

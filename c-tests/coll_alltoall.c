@@ -1,5 +1,5 @@
 /* oxmpi-test: ranks=1,2,3,4,5,8,12 timeout=90 */
-/* oxmpi-test: env=- env=OXMPI_ALLTOALL_ALGORITHM=shared env=OXMPI_ALLTOALL_ALGORITHM=peer_copy env=OXMPI_ALLTOALL_ALGORITHM=flat */
+/* oxmpi-test: env=- env=OXMPI_ALLTOALL_ALGORITHM=shared env=OXMPI_ALLTOALL_ALGORITHM=peer_copy */
 /* MPI_Alltoall in its six forms (blocking, _c, I, I_c, _init started several times, _init_c)
    with block sizes that select every algorithm automatically (tiny blocks on 8 ranks: Bruck;
    large blocks: single-copy linear or pairwise), odd and zero counts, MPI_IN_PLACE, a strided

@@ -1,5 +1,5 @@
 /* oxmpi-test: ranks=1,2,3,5,8,16 timeout=90 */
-/* oxmpi-test: env=- env=OXMPI_ALLREDUCE_ALGORITHM=shared env=OXMPI_FIBERS=0 env=OXMPI_ALLREDUCE_ALGORITHM=shm_large env=OXMPI_ALLREDUCE_ALGORITHM=flat,OXMPI_BCAST_ALGORITHM=flat */
+/* oxmpi-test: env=- env=OXMPI_ALLREDUCE_ALGORITHM=shared env=OXMPI_FIBERS=0 env=OXMPI_ALLREDUCE_ALGORITHM=shm_large */
 /* Small blocking MPI_Allreduce and MPI_Barrier, which in threads mode meet in the
    communicator's shared arena (oxmpi coll/arena.rs), checked where that can go wrong:
    - back-to-back episodes with results of alternating parity, sizes around the 4 KiB switch,

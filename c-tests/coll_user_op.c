@@ -1,5 +1,5 @@
 /* oxmpi-test: ranks=1,2,3,4,5,8 timeout=90 */
-/* oxmpi-test: env=- env=OXMPI_ALLREDUCE_ALGORITHM=slices env=OXMPI_REDUCE_ALGORITHM=flat,OXMPI_ALLREDUCE_ALGORITHM=flat */
+/* oxmpi-test: env=- env=OXMPI_ALLREDUCE_ALGORITHM=slices */
 /* User-defined ops (MPI_Op_create, MPI_Op_create_c): a commutative integer sum, and two
    non-commutative ops whose result must fold the ranks in order (a0 op a1 op ... op an-1): 2x2
    matrix products on a contiguous type of 4 doubles, and composition of affine maps mod 251 on

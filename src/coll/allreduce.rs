@@ -2,11 +2,9 @@
 //! `ring` (`ring.rs`), `direct` (`direct.rs`), `shared` (here), and the PAP-aware ones for
 //! imbalanced arrivals (issue 21 item 3): `clairvoyant` (`allreduce_clairvoyant.rs`),
 //! `sorted_linear` (`sorted_linear.rs`) and `prereduced_ring` (`prereduced_ring.rs`), and the
-//! shared-memory ones `shm_large` (processes mode, `shm_large.rs`), `slices` (threads mode,
-//! `allreduce_slices.rs`) and `flat` (`flat.rs`: every rank reduces every rank's record, for
-//! vectors of at most `flat::DATA` bytes on 2 to `flat::MAX_RANKS` ranks that do not
-//! outnumber the cores). All but `recursive_doubling`, `shared`, `shm_large`, `slices` and
-//! `flat` need a commutative op; the others fall back to recursive doubling.
+//! shared-memory ones `shm_large` (processes mode, `shm_large.rs`) and `slices` (threads mode,
+//! `allreduce_slices.rs`). All but `recursive_doubling`, `shared`, `shm_large` and `slices`
+//! need a commutative op; the others fall back to recursive doubling.
 //!
 //! `recursive_doubling`: (Thakur, Rabenseifner & Gropp 2005, section 4.5) with the
 //! fold-in step for rank counts that are not a power of two.
@@ -48,7 +46,7 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large", "slices", "flat"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large", "slices"];
 
 /// Indices of the PAP-aware algorithms in `ALGORITHMS` (issue 21 item 3).
 const CLAIRVOYANT: usize = 5;
@@ -60,9 +58,6 @@ const SHM_LARGE: usize = 8;
 /// Threads mode: single copy between the ranks' buffers, each rank reducing its slice
 /// (`allreduce_slices`); elsewhere forcing it falls back to the automatic choice.
 const SLICES: usize = 9;
-/// The flat records (`flat`), rank-ordered like `shared`; where they cannot serve, forcing it
-/// falls back to the automatic choice.
-const FLAT: usize = 10;
 
 /// Threads mode: reductions of at least this many bytes run `slices`. Measured with
 /// benches/coll_latency.c (threads mode, 2 cores under a load average of 4.3 from other jobs,
@@ -112,13 +107,6 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
     let arena = super::arena::of(cx)?.filter(|_| n > 1);
-    // One cache-line transfer per peer instead of the arena's combining rank: `flat`.
-    if let Some(a) = arena.filter(|a| bytes > 0 && super::flat::fits(a, cx, bytes, forced == Some(FLAT))) {
-        if forced == Some(FLAT) || forced.is_none() {
-            // SAFETY: per this function's contract; `bytes` fits a record.
-            return unsafe { super::flat::allreduce(cx, a, sendbuf, recvbuf, count, red) };
-        }
-    }
     if let Some(a) = arena.filter(|a| bytes <= a.capacity()) {
         // The arena combines in rank order, so it serves non-commutative ops too.
         if forced == Some(4) || (forced.is_none() && bytes <= SHARED_MAX) {
@@ -142,7 +130,7 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
             }
         }
     }
-    let forced = forced.filter(|&f| f != SHM_LARGE && f != SLICES && f != FLAT);
+    let forced = forced.filter(|&f| f != SHM_LARGE && f != SLICES);
     let mut algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // The PAP-aware algorithms combine in arrival order: commutative ops only. Candidate calls
     // share their arrival times whatever runs them (as MPI_Reduce's); the decision depends only

@@ -52,9 +52,6 @@ pub struct Arena {
     store: Store,
     /// Ranks (of this process) that hold this arena; the last one out unregisters it.
     users: AtomicUsize,
-    /// The records of the flat small-message collectives (`flat`), for communicators of at most
-    /// `flat::MAX_RANKS` of the job's initial ranks (whose doorbells are in the segment).
-    flat: Option<super::flat::Flat>,
 }
 
 // The threads-mode counters are cache-padded in place (each arena lives once, behind an Arc):
@@ -110,7 +107,7 @@ impl Drop for ArenaRef {
 impl ArenaRef {
     /// Threads mode: the arena of communicator `c` (created by its first rank to ask). Two live
     /// communicators with the same context id have disjoint groups, so the key tells them apart.
-    fn shared(u: &Universe, c: &Comm) -> ArenaRef {
+    fn shared(c: &Comm) -> ArenaRef {
         let key = (c.context, c.group.clone());
         let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
         let arena = r
@@ -125,7 +122,6 @@ impl ArenaRef {
                         results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
                     },
                     users: AtomicUsize::new(0),
-                    flat: (initial_ranks(u, c) && c.group.len() <= super::flat::MAX_RANKS).then(|| super::flat::Flat::on_heap(c.group.len())),
                 })
             })
             .clone();
@@ -139,20 +135,13 @@ impl ArenaRef {
     /// segment (spawned or connected jobs have segments of their own).
     fn region(u: &Universe, cx: &Coll) -> MpiResult<ArenaRef> {
         let c = cx.c;
-        if !initial_ranks(u, c) {
+        if !c.group.iter().all(|&w| w < u.seg.initial()) {
             return Ok(ArenaRef { arena: None, key: None });
         }
-        let arena = super::region::Region::create(cx)?.map(|r| {
-            let flat = (c.group.len() <= super::flat::MAX_RANKS).then(|| super::flat::Flat::in_region(r.flat(), c.group.len()));
-            Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1), flat })
-        });
+        let arena = super::region::Region::create(cx)?
+            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1) }));
         Ok(ArenaRef { arena, key: None })
     }
-}
-
-/// Whether every member of `c` is one of the job's initial ranks.
-fn initial_ranks(u: &Universe, c: &Comm) -> bool {
-    c.group.iter().all(|&w| w < u.seg.initial())
 }
 
 /// The arena `cx` may use, if any: a blocking collective on an intracommunicator that never ran a
@@ -169,7 +158,7 @@ pub fn of<'a>(cx: &Coll<'a>) -> MpiResult<Option<&'a Arena>> {
     if let Some(r) = st.arena.get() {
         return Ok(r.arena.as_deref());
     }
-    let made = if super::select::threads_mode() { Ok(ArenaRef::shared(cx.u, cx.c)) } else { ArenaRef::region(cx.u, cx) };
+    let made = if super::select::threads_mode() { Ok(ArenaRef::shared(cx.c)) } else { ArenaRef::region(cx.u, cx) };
     // After a failed creation some ranks may hold the region and others not: the ones that do
     // fail their episodes on the failed member or the revocation, the others run the
     // message-based algorithms, which fail the same way.
@@ -189,16 +178,6 @@ impl Arena {
             Store::Pointers { .. } => usize::MAX,
             Store::Region(_) => ARENA_SLOT,
         }
-    }
-
-    /// The records of the flat collectives, if this arena has them.
-    pub fn flat(&self) -> Option<&super::flat::Flat> {
-        self.flat.as_ref()
-    }
-
-    /// World rank of each member, by communicator rank.
-    pub fn members(&self) -> &[usize] {
-        &self.members
     }
 
     /// Processes mode: the communicator's shared region (for `shm_large`).

@@ -1,8 +1,7 @@
 //! MPI_Barrier: dissemination (Hensgen, Finkel & Manber 1988). In round k every rank signals the
 //! rank 2^k ahead and waits for the one 2^k behind; ceil(log2 n) rounds of zero-byte messages,
 //! each round on its own tag. Blocking barriers meet in the communicator's shared arena instead
-//! where it has one (`arena`): through its flat records (`flat`) on few ranks that each have a
-//! core, else as an episode.
+//! where it has one (`arena`).
 use super::Coll;
 use crate::error::MpiResult;
 
@@ -12,9 +11,6 @@ pub fn barrier(cx: &Coll) -> MpiResult {
     }
     let n = cx.size();
     if let Some(a) = super::arena::of(cx)?.filter(|_| n > 1) {
-        if super::flat::fits(a, cx, 0, false) {
-            return super::flat::barrier(cx, a);
-        }
         // One episode of the shared arena, with nothing to combine.
         return a.barrier(cx);
     }

@@ -24,7 +24,6 @@ pub mod allreduce;
 pub mod allreduce_clairvoyant;
 pub mod allreduce_slices;
 pub mod arena;
-pub mod flat;
 pub mod alltoall;
 pub mod alltoall_peer_copy;
 pub mod barrier;

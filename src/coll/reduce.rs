@@ -12,12 +12,7 @@
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant", "arrival", "flat"];
-
-/// Index of the flat reduce (`flat::reduce`: rank-ordered, so for every op; `auto` for vectors
-/// of at most `flat::DATA` bytes on 2 to `flat::MAX_RANKS` ranks that do not outnumber the
-/// cores; where it cannot run, forcing it falls back to the automatic choice).
-const FLAT: usize = 4;
+pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant", "arrival"];
 
 /// Commutative reductions of at least this many bytes record and share their arrival times, and
 /// `auto` runs them with Clairvoyant when the predicted imbalance is above 1
@@ -38,13 +33,6 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     let n = cx.size();
     let bytes = count * red.size;
     let forced = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
-    if n > 1 && bytes > 0 && (forced == Some(FLAT) || (forced.is_none() && bytes <= super::flat::DATA)) {
-        if let Some(a) = super::arena::of(cx)?.filter(|a| super::flat::fits(a, cx, bytes, forced == Some(FLAT))) {
-            // SAFETY: per this function's contract; `bytes` fits a record.
-            return unsafe { super::flat::reduce(cx, a, sendbuf, recvbuf, count, red, root) };
-        }
-    }
-    let forced = forced.filter(|&f| f != FLAT);
     // Rabenseifner combines blocks in an order that depends on the rank layout: commutative ops
     // only; the others combine in rank order (`ordered`).
     if !red.commutative() {

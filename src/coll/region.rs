@@ -7,11 +7,9 @@
 //! Layout (offsets page aligned):
 //! ```text
 //! ArenaCounters | n + 2 episode slots of ARENA_SLOT | 2 halves of (n + 1) blocks of `block` bytes
-//!   | 2 n flat records (`flat::RECORD` bytes each)
 //! ```
 //! The episode slots serve `arena` (contributions, then the two results); the halves serve the
-//! large algorithms (`shm_large`), each half n contribution blocks then a result block; the
-//! records serve the flat small-message collectives (`flat`).
+//! large algorithms (`shm_large`), each half n contribution blocks then a result block.
 //!
 //! Creation is collective (every rank of the communicator calls `create` at the same collective,
 //! as they all make the same choice of algorithm): rank 0 broadcasts its descriptor (or -1 when
@@ -51,14 +49,12 @@ pub struct Region {
     block: usize,
 }
 
-/// Byte offsets: (episode slots, large area, flat records), the total and the block size, for
-/// `n` ranks.
-fn layout(n: usize) -> (usize, usize, usize, usize, usize) {
+/// Byte offsets: (episode slots, large area, total), and the block size, for `n` ranks.
+fn layout(n: usize) -> (usize, usize, usize, usize) {
     let slots = align_page(std::mem::size_of::<ArenaCounters>());
     let large = align_page(slots + (n + 2) * ARENA_SLOT);
     let block = (LARGE_TOTAL / (2 * (n + 1)) / PAGE * PAGE).clamp(BLOCK_MIN, BLOCK_MAX);
-    let flat = large + 2 * (n + 1) * block;
-    (slots, large, flat, flat + super::flat::area_bytes(n), block)
+    (slots, large, large + 2 * (n + 1) * block, block)
 }
 
 impl Region {
@@ -66,7 +62,7 @@ impl Region {
     /// (at some rank); the caller then uses the message-based algorithms, as every rank does.
     pub fn create(cx: &Coll) -> MpiResult<Option<Region>> {
         let n = cx.size();
-        let (_, _, _, len, block) = layout(n);
+        let (_, _, len, block) = layout(n);
         let me = cx.rank();
         let mut fd: i64 = -1;
         let mut mine = None;
@@ -149,12 +145,6 @@ impl Region {
         unsafe { self.map.base().add(layout(self.n).1 + (h & 1) * (self.n + 1) * self.block) }
     }
 
-    /// The 2 n records of the flat collectives (`flat`), zero-filled at creation.
-    pub fn flat(&self) -> *mut u8 {
-        // SAFETY: the offset lies inside the mapping (`layout`).
-        unsafe { self.map.base().add(layout(self.n).2) }
-    }
-
     pub fn block(&self) -> usize {
         self.block
     }
@@ -166,12 +156,10 @@ mod tests {
     #[test]
     fn layout_fits() {
         for n in [2, 3, 8, 64, 256, 1000] {
-            let (slots, large, flat, total, block) = layout(n);
+            let (slots, large, total, block) = layout(n);
             assert!(slots >= std::mem::size_of::<ArenaCounters>());
             assert!(large >= slots + (n + 2) * ARENA_SLOT);
-            assert_eq!(flat, large + 2 * (n + 1) * block);
-            assert_eq!(flat % PAGE, 0, "records keep their alignment");
-            assert_eq!(total, flat + 2 * n * super::super::flat::RECORD);
+            assert_eq!(total, large + 2 * (n + 1) * block);
             assert!((BLOCK_MIN..=BLOCK_MAX).contains(&block) && block % PAGE == 0);
         }
     }

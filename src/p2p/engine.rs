@@ -1048,15 +1048,7 @@ impl<X: Transport> Engine<X> {
 
     /// Runs progress until `cond` holds (checked under the engine lock after each progress pass),
     /// waiting on the doorbell between passes.
-    fn wait_until<T>(&self, cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
-        self.wait_until_or(|| None, cond)
-    }
-
-    /// `wait_until` whose waits between passes also end when `peek` (lock-free) gives a value,
-    /// which it then returns without another pass: for conditions in shared memory that a peer
-    /// makes true without ringing a spinning waiter (the flat collectives: the pass under the
-    /// lock after the news arrived would delay the waiter by a progress pass).
-    fn wait_until_or<T>(&self, peek: impl Fn() -> Option<T>, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
+    fn wait_until<T>(&self, mut cond: impl FnMut(&mut Inner) -> Option<T>) -> T {
         self.waiting_threads.fetch_add(1, Ordering::SeqCst);
         let began = super::gauges::Gauges::wait_begins();
         let bell = self.t.doorbell();
@@ -1076,10 +1068,7 @@ impl<X: Transport> Engine<X> {
             if hooked || (moved && self.hook_work.load(Ordering::Relaxed) != 0) {
                 continue;
             }
-            self.policy.wait(bell, seen, || peek().is_some() || self.anything_arrived());
-            if let Some(v) = peek() {
-                break v;
-            }
+            self.policy.wait(bell, seen, || self.anything_arrived());
         };
         self.waiting_threads.fetch_sub(1, Ordering::SeqCst);
         self.gauges.wait_ends(began);
@@ -1091,26 +1080,9 @@ impl<X: Transport> Engine<X> {
     /// sleeping waiter notices. Gives up with ErrorClass::Revoked
     /// once context pair `ctx` is revoked, or with ErrorClass::ProcFailed once one of `members`
     /// (world ranks that must all take part: the collective can then never complete) is known dead.
-    ///
-    /// `cond` is also checked while the waiter spins or before it sleeps (the Dekker pairing of
-    /// `WaitPolicy::wait`), so a peer that makes it hold after a SeqCst fence need only `notify`
-    /// the waiter's doorbell (ring it when someone sleeps there), not ring it unconditionally.
-    /// `cond` is never called again once it returned true: it may consume what it found (the
-    /// PSCW counters of MPI_Win_wait in a window spanning nodes do).
     pub fn wait_for_collective(&self, ctx: u32, members: &[usize], cond: impl Fn() -> bool) -> MpiResult {
-        if cond() {
-            return Ok(());
-        }
-        // Set when the lock-free look (spinning or before sleeping) saw `cond` hold, so the next
-        // pass under the lock returns instead of asking again.
-        let held = std::cell::Cell::new(false);
-        let look = || held.get() || {
-            let now = cond();
-            held.set(now);
-            now
-        };
-        self.wait_until_or(|| look().then_some(Ok(())), |g| {
-            if look() {
+        self.wait_until(|g| {
+            if cond() {
                 Some(Ok(()))
             } else {
                 Self::collective_refused(g, ctx, members).map(Err)

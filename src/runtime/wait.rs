@@ -38,24 +38,6 @@ pub struct WaitPolicy {
 /// preempt the busy loop. Hence: no yields, and block only after a time slice's worth of spinning.
 const LINGER_US: u64 = 4000;
 
-/// OXMPI_SPIN_US (default: unset, spin through the whole linger): how long a lingering rank
-/// spins before it also yields between its looks at the channels (until `linger`, then it
-/// blocks). An experiment for item 5 of issue 24, not yet the default: measured (2026-11, 2
-/// cores shared with other sessions' builds, load average 5, so noisy) with
-/// benches/coll_latency.c, 2 ranks, 8-64 B, us per call: spinning through the linger 0.3-13489
-/// (a time slice lost whenever a rank shared its core with the partner or another job), 20 us
-/// then yields 0.4-178, 5 us 0.3-41, yielding at once (OXMPI_WAIT=yield) 0.4-11; and
-/// benches/pingpong.c with two busy loops on the cores, median one-way us: spinning 0.22 and
-/// 9.9, 5 us then yields 0.79 and 0.33, yielding at once 6.7 and 3332 (a yield hands the core
-/// to a busy loop for its slice). Again (2026-11-28, load 7-9 from other sessions, no quiet
-/// moment), 2 ranks 8-64 B: unset 0.3-1.8 us or 3-20 ms per call (bimodal), 2 us 8-30 us, 10 us
-/// 12-42 us, 50 us 55-190 us; pingpong 8 B 1.7-2.7, 6-9, 17, 87-90 us. No setting is better in
-/// both states: the default stays unset; to be decided on a quiet machine.
-fn spin_alone() -> Option<Duration> {
-    static US: std::sync::OnceLock<Option<u64>> = std::sync::OnceLock::new();
-    US.get_or_init(|| std::env::var("OXMPI_SPIN_US").ok().and_then(|v| v.parse().ok())).map(Duration::from_micros)
-}
-
 impl WaitPolicy {
     /// Chooses the policy from OXMPI_WAIT (auto | spin | yield | block) and the ratio of ranks on
     /// this node to the CPUs this process may use.
@@ -108,17 +90,8 @@ impl WaitPolicy {
                     }
                     std::hint::spin_loop();
                 }
-                if self.spins == u32::MAX {
+                if self.spins == u32::MAX || start.elapsed() >= self.linger {
                     break;
-                }
-                let spent = start.elapsed();
-                if spent >= self.linger {
-                    break;
-                }
-                if spin_alone().is_some_and(|s| spent >= s) {
-                    // The partner has not answered within a spin: it may be waiting for a
-                    // core, ours included (see `spin_alone`).
-                    std::thread::yield_now();
                 }
             }
         }
