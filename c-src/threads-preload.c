@@ -751,6 +751,19 @@ static int any_getopt(enum gkind kind, int argc, char *const *argv, const char *
     return c;
 }
 
+/* Called by oxmpi's threads-mode host before it starts a rank: libc's getopt starts afresh
+ * (optind = 0 reinitialises it) for programs that use libc's variables themselves. Under the
+ * lock: an earlier rank may be in the middle of a replay (its start-up wait ends at MPI_Init,
+ * and programs such as ncmpidiff parse their options after it), which a bare write of optind
+ * would derail. */
+void oxmpi_preload_getopt_restart(void);
+void oxmpi_preload_getopt_restart(void)
+{
+    pthread_mutex_lock(&getopt_lock);
+    optind = 0;
+    pthread_mutex_unlock(&getopt_lock);
+}
+
 int getopt(int argc, char *const argv[], const char *optstring)
 {
     return any_getopt(G_GETOPT, argc, argv, optstring, NULL, NULL);

@@ -198,10 +198,8 @@ pub(super) fn start_spawned(start: RankStart, thread: bool) -> Result<(), String
     let Some(st) = STARTER.get() else { return Err("the threads-mode host is not running ranks".into()) };
     let rank = start.rank;
     let start = Box::into_raw(Box::new(start));
-    // getopt starts afresh for the new rank, as in `run` (the spawner waits for each rank's
-    // start-up before the next, so no rank is inside getopt now).
-    // SAFETY: writing libc's int, as `run` does.
-    unsafe { optind = 0 };
+    // getopt starts afresh for the new rank, as in `run`.
+    restart_getopt();
     if let Some(s) = st.fibers.filter(|_| !thread) {
         let fs = FiberStart(start);
         let body = Box::new(move || {
@@ -245,6 +243,27 @@ pub struct Upcalls {
     /// Slot r's finished spawned rank is gone: its MPI state and inbound channels are made new
     /// for the next rank spawned there.
     pub rank_recycled: fn(usize),
+}
+
+/// Makes libc's getopt start afresh (optind = 0) for the next rank, under the preload library's
+/// getopt lock when it is loaded: an earlier rank, past its start-up wait (MPI_Init), may be
+/// inside getopt (ncmpidiff parses its options after MPI_Init), and the bare write would derail
+/// its parse (it then printed its usage).
+fn restart_getopt() {
+    static RESTART: std::sync::OnceLock<Option<extern "C" fn()>> = std::sync::OnceLock::new();
+    let f = *RESTART.get_or_init(|| {
+        // SAFETY: dlsym with a NUL-terminated name; a non-null result is the preload library's
+        // `void oxmpi_preload_getopt_restart(void)`.
+        let p = unsafe { libc::dlsym(libc::RTLD_DEFAULT, c"oxmpi_preload_getopt_restart".as_ptr()) };
+        // SAFETY: as above: the symbol is that function.
+        (!p.is_null()).then(|| unsafe { std::mem::transmute::<*mut c_void, extern "C" fn()>(p) })
+    });
+    match f {
+        Some(f) => f(),
+        // SAFETY: without the preload library no getopt call is serialised anyway; ranks start
+        // one at a time, so this write races only with a rank parsing after MPI_Init.
+        None => unsafe { optind = 0 },
+    }
 }
 
 /// Each rank's instance's copies of library variables (name, address), by slot, set before the
@@ -605,9 +624,7 @@ pub fn run(apps: &[App], upcalls: Upcalls) -> i32 {
             // afresh for each rank: optind = 0 makes glibc reinitialise its internal state.
             job.wait_started(rank - 1, std::time::Duration::from_secs(1));
         }
-        // SAFETY: no other rank is in its start-up code now (previous line), so nobody is inside
-        // getopt; writing libc's int is then race-free for practical purposes.
-        unsafe { optind = 0 };
+        restart_getopt();
         let app = &apps[app_of[rank]];
         let own: Vec<CString> = app.args.to_vec();
         let mut argv: Vec<*mut c_char> = own.iter().map(|a| a.as_ptr() as *mut c_char).collect();
