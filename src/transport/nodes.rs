@@ -175,31 +175,31 @@ impl Net {
     fn deliver(&self, only: Option<usize>, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         // What is stashed goes first; asking UCX again (a system call over TCP) would only find
         // later packets, which the next poll takes. A waiter's `pending` has just fetched.
-        let stashed = {
-            let s = lock(&self.stash);
-            match only {
-                None => !s.is_empty(),
-                Some(src) => s.iter().any(|p| p.0 == src),
-            }
+        let mine_in = |s: &VecDeque<Stashed>| match only {
+            None => !s.is_empty(),
+            Some(src) => s.iter().any(|p| p.0 == src),
         };
-        if !stashed {
+        let mut s = lock(&self.stash);
+        if !mine_in(&s) {
+            drop(s);
             self.fetch();
-        }
-        let mut mine: VecDeque<Stashed> = {
-            let mut s = lock(&self.stash);
-            match only {
-                // All of it (with one remote peer, always): the stash's own deque, no copy.
-                Some(src) if !s.iter().all(|p| p.0 == src) => {
-                    let (take, keep): (VecDeque<_>, VecDeque<_>) = s.drain(..).partition(|p| p.0 == src);
-                    *s = keep;
-                    take
-                }
-                _ => std::mem::take(&mut *s),
+            s = lock(&self.stash);
+            if !mine_in(&s) {
+                // The stash keeps its deque (and its room): taking it now would leave an empty
+                // one, grown again (a malloc) by the next packet's push.
+                return false;
             }
-        };
-        if mine.is_empty() {
-            return false;
         }
+        let mut mine: VecDeque<Stashed> = match only {
+            // All of it (with one remote peer, always): the stash's own deque, no copy.
+            Some(src) if !s.iter().all(|p| p.0 == src) => {
+                let (take, keep): (VecDeque<_>, VecDeque<_>) = s.drain(..).partition(|p| p.0 == src);
+                *s = keep;
+                take
+            }
+            _ => std::mem::take(&mut *s),
+        };
+        drop(s);
         for (src, mut hdr, data) in mine.drain(..) {
             if data.on_demand() {
                 // An Rts whose payload is still on the sender: its address becomes the token
