@@ -21,6 +21,8 @@ rank (processes mode) in the same rounds: ns per call of MPI_Comm_rank, an 8-byt
 to self and MPI_Irecv + MPI_Isend + MPI_Waitall, best per layer. On a loaded machine the
 ping-pong moves by hundreds of ns between runs; the one-rank calls show a few ns.
 Output also goes to target/bench/abi.txt.
+Per-call instruction counts instead (callgrind, not blurred by load):
+scripts/bench-abi-instructions.sh DIR.
 
 Options:
   --prefix DIR     the oxmpi installation (required)

@@ -88,8 +88,8 @@ WORK="$(mktemp -d "${TMPDIR:-/tmp}/oxmpi-bench-netns.XXXXXX")"
 trap '"${NETNS[@]}" down; rm -rf -- "$WORK"' EXIT
 "${NETNS[@]}" down
 "${NETNS[@]}" up 2 >/dev/null || die "cannot make network namespaces (scripts/netns.sh up 2)"
-# UCX's own settings otherwise (oxmpi asks for TCP_NODELAY by itself, unless UCX_TCP_NODELAY is
-# set).
+# UCX's own settings otherwise: its TCP sockets get TCP_NODELAY by its own default
+# (UCX_TCP_NODELAY=y), the same for oxmpi and MPICH; oxmpi sets no UCX option itself.
 export UCX_TLS=tcp UCX_NET_DEVICES="${NAME}eth0"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 H1="${NAME}1" H2="${NAME}2"

@@ -11,7 +11,9 @@
 #       packaged for this Debian, so the table stands in for their headers;
 #   (b) the library: SONAME libmpi_abi.so.1, NEEDED libmpi.so.12, and every MPI_/PMPI_ function
 #       the header declares is exported and resolves (a program calling each one links with
-#       -z now and loads);
+#       -z now and loads), and no ox*_MPI_*, MPI_* or PMPI_* function of liboxmpi.so or ours calls
+#       an MPI_/PMPI_ function through the GOT/PLT (it would reach this layer's own, an endless
+#       loop: scripts/check-got-recursion.py);
 #   (c) the generated files (src/abi5/wrappers.rs, src/abi5/tables.rs, c-src/mpi_abi_entry.S,
 #       the header's prototypes, docs/MPI_ABI_UNSUPPORTED.md) are what scripts/gen-mpi-abi.py
 #       makes from the current include/mpi.h.
@@ -440,6 +442,9 @@ done
 soname=$(readelf -d "$LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ $soname == libmpi_abi.so.1 ]] || fail "(b) SONAME of $LIB is '$soname', not libmpi_abi.so.1"
 readelf -d "$LIB" | grep -q 'NEEDED.*\[libmpi.so.12\]' || fail "(b) $LIB does not NEED libmpi.so.12"
+# Under this ABI the layer's MPI_X/PMPI_X come first: a wrapper reaching one through the GOT recurses.
+scripts/check-got-recursion.py "$PREFIX/lib/liboxmpi.so" "$LIB" ||
+    fail "(b) an ox*_MPI_*, MPI_* or PMPI_* function calls an MPI_/PMPI_ function through the GOT/PLT (above)"
 grep -oE '^(int|double|MPI_Aint|MPI_[A-Za-z]+) P?MPI_[A-Za-z0-9_]+\(' include/mpi_abi.h | sed 's/.* //; s/($//' | sort -u >"$WORK/declared"
 nm -D --defined-only "$LIB" | awk '$2 == "T" {print $3}' | sort -u >"$WORK/exported"
 missing=$(comm -23 "$WORK/declared" "$WORK/exported")

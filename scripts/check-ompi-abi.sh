@@ -10,7 +10,9 @@
 #   (b) functions: SONAME libmpi.so.40, NEEDED libmpi.so.12; every MPI_/PMPI_ function and
 #       OMPI_C_* callback Open MPI's libmpi.so.40 exports is exported by ours (except the
 #       all-capital names (MPI_COMM_DUP_FN, MPI_WTIME_F90: Fortran-callable, the Fortran library's) and a program
-#       referencing them all links with -z now and loads;
+#       referencing them all links with -z now and loads, and no ox*_MPI_*, MPI_* or PMPI_* function
+#       of liboxmpi.so or ours calls an MPI_/PMPI_ function through the GOT/PLT (it would reach
+#       this layer's own, an endless loop: scripts/check-got-recursion.py);
 #   (c) values: a probe built with mpicc.openmpi runs on ours in both rank modes and checks
 #       through the library what the headers alone cannot: every error class Open MPI defines
 #       comes back from MPI_Error_class as itself, MPI_TAG_UB's attribute, the status layout
@@ -70,6 +72,9 @@ done <"$WORK/objects"
 soname=$(readelf -d "$LIB" | sed -n 's/.*(SONAME).*\[\(.*\)\]/\1/p')
 [[ $soname == libmpi.so.40 ]] || fail "(b) SONAME of $LIB is '$soname', not libmpi.so.40"
 readelf -d "$LIB" | grep -q 'NEEDED.*\[libmpi.so.12\]' || fail "(b) $LIB does not NEED libmpi.so.12"
+# Under this ABI the layer's MPI_X/PMPI_X come first: a wrapper reaching one through the GOT recurses.
+scripts/check-got-recursion.py "$PREFIX/lib/liboxmpi.so" "$LIB" ||
+    fail "(b) an ox*_MPI_*, MPI_* or PMPI_* function calls an MPI_/PMPI_ function through the GOT/PLT (above)"
 funcs() { nm -D --defined-only "$1" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -E '^(P?MPI_|OMPI_C_)' | grep -vE '^P?MPI_[A-Z0-9_]+$' | sort -u; }
 funcs "$OMPI_LIB" >"$WORK/want-funcs"
 funcs "$LIB" >"$WORK/our-funcs"

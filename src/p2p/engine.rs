@@ -213,14 +213,17 @@ impl Engine<Nodes> {
     }
 }
 
-/// `eager_max` when the peers are threads of this process (see `Engine::set_local_peers`).
 /// Messages to a peer on another node from this size on go by an Rts, their payload moved
 /// without a copy (UCX's rendezvous from the sender's buffer into the receiver's); smaller ones
-/// go whole in one packet, copied on both sides but sent at once, without waiting for the match
-/// (at 64 KiB, 2 namespaces over TCP on a loaded machine, the Rts was no faster: 789 vs 773 and
-/// 923 vs 1177 MB/s; at 1 and 4 MiB it was, 827-970 vs 636-736 and 873-990 vs 666-689 MB/s).
-const OFF_NODE_RTS_MIN: usize = 128 << 10;
+/// go whole in one packet, copied on both sides but sent at once, without waiting for the match.
+/// Measured (2 namespaces over UCX/TCP, 2 cores, 2026-11, MB/s; eager / Rts): windowed bandwidth
+/// (16 in flight) 32 KiB 1978-2022 / 1891-2043, 48 KiB 2519-2555 / 2478-2626, 64 KiB 2194-2202 /
+/// 2345-2414, 96 KiB 2698-2739 / 3070-3180; ping-pong 32 KiB 1532-1540 / 1191-1222 (the Rts's
+/// extra round trips), 64 KiB 1705-1739 / 1625-1638. Hence 64 KiB: the Rts wins the windowed
+/// transfers from there on and costs a ping-pong only 5%.
+const OFF_NODE_RTS_MIN: usize = 64 << 10;
 
+/// `eager_max` when the peers are threads of this process (see `Engine::set_local_peers`).
 const SAME_PROCESS_EAGER_MAX: usize = 8192 - std::mem::size_of::<SlotHeader>();
 
 impl<X: Transport> Engine<X> {

@@ -175,31 +175,31 @@ impl Net {
     fn deliver(&self, only: Option<usize>, f: &mut impl FnMut(usize, &SlotHeader, *const u8)) -> bool {
         // What is stashed goes first; asking UCX again (a system call over TCP) would only find
         // later packets, which the next poll takes. A waiter's `pending` has just fetched.
-        let stashed = {
-            let s = lock(&self.stash);
-            match only {
-                None => !s.is_empty(),
-                Some(src) => s.iter().any(|p| p.0 == src),
-            }
+        let mine_in = |s: &VecDeque<Stashed>| match only {
+            None => !s.is_empty(),
+            Some(src) => s.iter().any(|p| p.0 == src),
         };
-        if !stashed {
+        let mut s = lock(&self.stash);
+        if !mine_in(&s) {
+            drop(s);
             self.fetch();
-        }
-        let mut mine: VecDeque<Stashed> = {
-            let mut s = lock(&self.stash);
-            match only {
-                // All of it (with one remote peer, always): the stash's own deque, no copy.
-                Some(src) if !s.iter().all(|p| p.0 == src) => {
-                    let (take, keep): (VecDeque<_>, VecDeque<_>) = s.drain(..).partition(|p| p.0 == src);
-                    *s = keep;
-                    take
-                }
-                _ => std::mem::take(&mut *s),
+            s = lock(&self.stash);
+            if !mine_in(&s) {
+                // The stash keeps its deque (and its room): taking it now would leave an empty
+                // one, grown again (a malloc) by the next packet's push.
+                return false;
             }
-        };
-        if mine.is_empty() {
-            return false;
         }
+        let mut mine: VecDeque<Stashed> = match only {
+            // All of it (with one remote peer, always): the stash's own deque, no copy.
+            Some(src) if !s.iter().all(|p| p.0 == src) => {
+                let (take, keep): (VecDeque<_>, VecDeque<_>) = s.drain(..).partition(|p| p.0 == src);
+                *s = keep;
+                take
+            }
+            _ => std::mem::take(&mut *s),
+        };
+        drop(s);
         for (src, mut hdr, data) in mine.drain(..) {
             if data.on_demand() {
                 // An Rts whose payload is still on the sender: its address becomes the token
@@ -568,5 +568,41 @@ mod tests {
         let back = header_from(&b).unwrap();
         assert_eq!(header_bytes(&back), b);
         assert!(header_from(&b[..63]).is_none());
+    }
+
+    /// Rank 0 and rank 1 as two nodes of one job: each its own segment, the peer through UCX
+    /// over TCP.
+    fn two_nodes() -> (Nodes, Nodes) {
+        use crate::runtime::segment::Segment;
+        use std::sync::Arc;
+        let (a, b) = crate::transport::ucx::tests::pair("tcp");
+        let shm = |me| Shm::new(Arc::new(Segment::anonymous(2, super::super::shm::geometry(2)).unwrap()), me);
+        (Nodes::spanning(shm(0), vec![false, true], a), Nodes::spanning(shm(1), vec![true, false], b))
+    }
+
+    #[test]
+    fn an_empty_poll_keeps_the_stash_and_its_room() {
+        let (a, b) = two_nodes();
+        let hdr = SlotHeader { kind: Kind::Eager as u32, tag: 5, len: 8, total: 8, ..Default::default() };
+        // SAFETY (the fill): `try_send` hands it room for the 8 bytes asked for.
+        assert!(a.try_send(1, &hdr, 8, |p| unsafe { std::ptr::copy_nonoverlapping([7u8; 8].as_ptr(), p, 8) }));
+        let mut got = Vec::new();
+        while got.is_empty() {
+            a.announce(1);
+            b.poll(|src, h, p| {
+                // SAFETY: an eager packet's payload of `len` bytes, readable during the call.
+                let bytes = unsafe { std::slice::from_raw_parts(p, h.len as usize) };
+                got.push((src, h.tag, bytes.to_vec()));
+            });
+        }
+        assert_eq!(got, vec![(0, 5, vec![7u8; 8])]);
+        let net = b.net.as_ref().unwrap();
+        let room = lock(&net.stash).capacity();
+        assert!(room > 0, "the delivered packets' deque serves as the stash again");
+        // Nothing more arrived: the polls find nothing and leave the stash's deque in place
+        // (it was taken and dropped, so that the next packet grew a new one).
+        assert!(!b.poll(|_, _, _| panic!("nothing was sent")));
+        assert!(!b.poll_from(0, |_, _, _| panic!("nothing was sent")));
+        assert_eq!(lock(&net.stash).capacity(), room);
     }
 }

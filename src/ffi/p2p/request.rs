@@ -16,29 +16,34 @@ type Refs = StackVec<ReqRef, ON_STACK>;
 type Ids = StackVec<Option<ReqId>, ON_STACK>;
 type Statuses = StackVec<Status, ON_STACK>;
 
-/// Resolves an array of request handles: None for MPI_REQUEST_NULL and (already complete)
+/// Resolves an array of request handles into `refs` (empty; filled in place, as returning a
+/// `StackVec` copies its whole inline array): None for MPI_REQUEST_NULL and (already complete)
 /// MPI_PROC_NULL requests, which are handled by the caller.
 ///
 /// # Safety
 /// `reqs` is NULL or holds `count` request handles.
-unsafe fn resolve(count: c_int, reqs: *mut MPI_Request) -> MpiResult<Refs> {
+unsafe fn resolve(count: c_int, reqs: *mut MPI_Request, refs: &mut Refs) -> MpiResult {
     let n = check::count(count)?;
     // SAFETY: `count` handles at `reqs` (this function's contract); the slice is dropped before
     // anyone writes them.
     let handles = unsafe { input(reqs as *const MPI_Request, n, "array_of_requests")? };
     let u = check::universe()?;
     // One engine lock for the whole array rather than one per handle.
+    refs.reserve_total(n);
     u.engine.persistence_with(|look| {
-        let mut refs = Refs::with_capacity(n);
         for &h in handles {
             refs.push(check::req_ref_by(h, look)?);
         }
-        Ok(refs)
+        Ok(())
     })
 }
 
-fn ids(refs: &[ReqRef]) -> Ids {
-    refs.iter().map(|r| if let ReqRef::Engine(id, _, _) = r { Some(*id) } else { None }).collect()
+/// The engine ids of `refs`, into `ids` (empty; in place as in `resolve`).
+fn ids_into(refs: &[ReqRef], ids: &mut Ids) {
+    ids.reserve_total(refs.len());
+    for r in refs {
+        ids.push(if let ReqRef::Engine(id, _, _) = r { Some(*id) } else { None });
+    }
 }
 
 /// Sets the user's handle after completion: persistent requests keep theirs (they only become
@@ -159,24 +164,30 @@ export! {
     }
 
     fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        let refs = unsafe { resolve(count, array_of_requests)? };
+        unsafe { resolve(count, array_of_requests, &mut refs)? };
         let u = check::universe()?;
         grequest::block(&refs);
-        let mut sts = Statuses::filled(Status::empty(), refs.len());
-        u.engine.wait_all(&ids(&refs), &mut sts);
+        let (mut ids, mut sts) = (Ids::new(), Statuses::new());
+        ids_into(&refs, &mut ids);
+        sts.fill(Status::empty(), refs.len());
+        u.engine.wait_all(&ids, &mut sts);
         // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
         // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
         unsafe { finish_all(&refs, &mut sts, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        let refs = unsafe { resolve(count, array_of_requests)? };
+        unsafe { resolve(count, array_of_requests, &mut refs)? };
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
-        let mut sts = Statuses::filled(Status::empty(), refs.len());
-        if !u.engine.test_all(&ids(&refs), &mut sts) {
+        let (mut ids, mut sts) = (Ids::new(), Statuses::new());
+        ids_into(&refs, &mut ids);
+        sts.fill(Status::empty(), refs.len());
+        if !u.engine.test_all(&ids, &mut sts) {
             // SAFETY: checked non-NULL above; the caller passes an int.
             unsafe { *flag = 0 };
             return Ok(());
@@ -189,8 +200,9 @@ export! {
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        let refs = unsafe { resolve(count, array_of_requests)? };
+        unsafe { resolve(count, array_of_requests, &mut refs)? };
         let index = out(index, "index")?;
         let u = check::universe()?;
         // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
@@ -201,7 +213,9 @@ export! {
         }
         // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
         grequest::block(&refs);
-        let Some((i, mut st)) = u.engine.wait_any(&ids(&refs)) else {
+        let mut ids = Ids::new();
+        ids_into(&refs, &mut ids);
+        let Some((i, mut st)) = u.engine.wait_any(&ids) else {
             // SAFETY: see above.
             unsafe {
                 *index = MPI_UNDEFINED;
@@ -220,8 +234,9 @@ export! {
     }
 
     fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        let refs = unsafe { resolve(count, array_of_requests)? };
+        unsafe { resolve(count, array_of_requests, &mut refs)? };
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -235,7 +250,9 @@ export! {
         }
         // Complete at most one: the first active request that is done. Inactive persistent
         // requests count as null: none active means flag true and MPI_UNDEFINED.
-        match u.engine.test_any(&ids(&refs)) {
+        let mut ids = Ids::new();
+        ids_into(&refs, &mut ids);
+        match u.engine.test_any(&ids) {
             Some(Some((i, mut st))) => {
                 settle(refs[i], &mut st);
                 // SAFETY: see above; `i` < `count`.
@@ -338,8 +355,9 @@ export! {
     }
 
     fn MPI_Startall / PMPI_Startall (count: c_int, array_of_requests: *mut MPI_Request) on comm MPI_COMM_WORLD => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        let refs = unsafe { resolve(count, array_of_requests)? };
+        unsafe { resolve(count, array_of_requests, &mut refs)? };
         let u = check::universe()?;
         for &r in refs.iter() {
             match r {
@@ -423,8 +441,9 @@ unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request
 /// `reqs` and `indices` are NULL or hold `incount` elements; `outcount` is NULL or an int;
 /// `statuses` is MPI_STATUSES_IGNORE or holds `incount` statuses.
 unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
+    let mut refs = Refs::new();
     // SAFETY: this function's contract.
-    let refs = unsafe { resolve(incount, reqs)? };
+    unsafe { resolve(incount, reqs, &mut refs)? };
     let outcount = out(outcount, "outcount")?;
     let u = check::universe()?;
     if refs.iter().all(|r| *r == ReqRef::Null) {
@@ -438,7 +457,8 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
     }
     let mut done: StackVec<(usize, Status), ON_STACK> = refs.iter().enumerate().filter_map(|(i, r)| if let ReqRef::Complete(k) = r { Some((i, k.status())) } else { None }).collect();
     let procnull = done.len();
-    let ids = ids(&refs);
+    let mut ids = Ids::new();
+    ids_into(&refs, &mut ids);
     if procnull == 0 && block {
         grequest::block(&refs);
     }
@@ -494,9 +514,10 @@ fn counts(u: &crate::instance::Instance, r: ReqRef) -> bool {
 
 export! {
     fn MPI_Request_get_status_all / PMPI_Request_get_status_all (count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected);
         // they are only read.
-        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        unsafe { resolve(count, array_of_requests as *mut MPI_Request, &mut refs)? };
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
         let mut sts = Vec::with_capacity(refs.len());
@@ -522,8 +543,9 @@ export! {
     }
 
     fn MPI_Request_get_status_any / PMPI_Request_get_status_any (count: c_int, array_of_requests: *const MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: as in MPI_Request_get_status_all.
-        let refs = unsafe { resolve(count, array_of_requests as *mut MPI_Request)? };
+        unsafe { resolve(count, array_of_requests as *mut MPI_Request, &mut refs)? };
         let index = out(index, "index")?;
         let flag = out(flag, "flag")?;
         let u = check::universe()?;
@@ -561,8 +583,9 @@ export! {
     }
 
     fn MPI_Request_get_status_some / PMPI_Request_get_status_some (incount: c_int, array_of_requests: *const MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        let mut refs = Refs::new();
         // SAFETY: as in MPI_Request_get_status_all.
-        let refs = unsafe { resolve(incount, array_of_requests as *mut MPI_Request)? };
+        unsafe { resolve(incount, array_of_requests as *mut MPI_Request, &mut refs)? };
         let outcount = out(outcount, "outcount")?;
         let u = check::universe()?;
         if !refs.iter().any(|&r| counts(u, r)) {
