@@ -46,7 +46,7 @@ pub unsafe fn allreduce_tagged(u: &Universe, c: &Comm, sendbuf: *const u8, recvb
 }
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large", "slices"];
+pub const ALGORITHMS: &[&str] = &["recursive_doubling", "rabenseifner", "ring", "direct", "shared", "clairvoyant", "sorted_linear", "prereduced_ring", "shm_large", "slices", "flat"];
 
 /// Indices of the PAP-aware algorithms in `ALGORITHMS` (issue 21 item 3).
 const CLAIRVOYANT: usize = 5;
@@ -58,6 +58,9 @@ const SHM_LARGE: usize = 8;
 /// Threads mode: single copy between the ranks' buffers, each rank reducing its slice
 /// (`allreduce_slices`); elsewhere forcing it falls back to the automatic choice.
 const SLICES: usize = 9;
+/// Every rank publishes its vector and folds everybody's in rank order (`flat`); `auto` for
+/// vectors up to `flat::MAX` bytes on 2 to 8 ranks that do not outnumber the CPUs.
+const FLAT: usize = 10;
 
 /// Threads mode: reductions of at least this many bytes run `slices`. Measured with
 /// benches/coll_latency.c (threads mode, 2 cores under a load average of 4.3 from other jobs,
@@ -104,6 +107,13 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
             return unsafe { super::hierarchical::allreduce(cx, &l, sendbuf, recvbuf, count, red) };
         }
     }
+    if n > 1 && bytes > 0 {
+        // Rank-order folds: any op.
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
+            // SAFETY: per this function's contract; `bytes` fits a record.
+            return unsafe { super::flat::allreduce(cx, a, sendbuf, recvbuf, count, red) };
+        }
+    }
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
     let arena = super::arena::of(cx)?.filter(|_| n > 1);
@@ -130,7 +140,7 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
             }
         }
     }
-    let forced = forced.filter(|&f| f != SHM_LARGE && f != SLICES);
+    let forced = forced.filter(|&f| f != SHM_LARGE && f != SLICES && f != FLAT);
     let mut algo = if !red.commutative() || n == 1 || bytes == 0 { 0 } else { forced.unwrap_or_else(|| auto(bytes, count, n)) };
     // The PAP-aware algorithms combine in arrival order: commutative ops only. Candidate calls
     // share their arrival times whatever runs them (as MPI_Reduce's); the decision depends only

@@ -18,6 +18,9 @@
 //! - `shared` (`shm_large.rs`): processes mode, every rank writes its row into the communicator's
 //!   shared region and reads its column after one barrier; `auto` for blocks up to 4 KiB whose
 //!   row fits the region's block. Elsewhere the automatic choice among the others.
+//! - `flat` (`flat.rs`): every rank publishes its send row in the communicator's shared memory
+//!   and copies its column out of the others' rows; `auto` for rows up to `flat::MAX` bytes on 2
+//!   to 8 ranks that do not outnumber the CPUs. Elsewhere the automatic choice among the others.
 //! - `peer_copy` (`alltoall_peer_copy.rs`): threads mode, blocks copied straight between the
 //!   ranks' buffers after one arena episode; `auto` there for equal blocks up to 4 KiB on
 //!   intracommunicators. Elsewhere `linear`.
@@ -27,7 +30,7 @@ use crate::error::MpiResult;
 use crate::p2p::ReqId;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck", "shared", "peer_copy"];
+pub const ALGORITHMS: &[&str] = &["linear", "pairwise", "bruck", "shared", "peer_copy", "flat"];
 const LINEAR: usize = 0;
 const PAIRWISE: usize = 1;
 const BRUCK: usize = 2;
@@ -39,6 +42,10 @@ const SHARED: usize = 3;
 /// automatic choice there for equal blocks on intracommunicators; elsewhere forcing it runs
 /// `linear`.
 const PEER_COPY: usize = 4;
+/// Every rank publishes its send row in the communicator's shared memory and copies its column
+/// out of the others' rows (`flat`); `auto` for equal blocks whose row is at most `flat::MAX`
+/// bytes on 2 to 8 ranks that do not outnumber the CPUs; elsewhere forcing it runs `linear`.
+const FLAT: usize = 5;
 
 /// Threads mode: blocks up to this size use `peer_copy`. Measured with benches/coll_latency.c,
 /// 8 ranks on 2 cores under a load average of 10 from other jobs (3 interleaved runs, us): 8 B
@@ -81,6 +88,12 @@ pub unsafe fn alltoall(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8,
     let recvs: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: recv.wrapping_add(j * rblock), bytes: rblock, round: 0 }).collect();
     let n = cx.size();
     let forced = forced(Collective::Alltoall, ALGORITHMS)?;
+    if !cx.c.is_inter() && sblock == rblock && sblock > 0 {
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), n.saturating_mul(sblock))? {
+            // SAFETY: per this function's contract; an intracommunicator with equal blocks.
+            return unsafe { super::flat::alltoall(cx, a, send, recv, sblock) };
+        }
+    }
     if (forced.is_none() && sblock <= SHARED_MAX_BLOCK || forced == Some(SHARED)) && !cx.c.is_inter() && sblock == rblock && n > 1 && sblock > 0 {
         if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::alltoall_fits(a, n, sblock)) {
             // SAFETY: per this function's contract; an intracommunicator with equal blocks.

@@ -50,8 +50,13 @@ pub struct Arena {
     members: Vec<usize>,
     /// Where contributions and results live, and the episode counters.
     store: Store,
-    /// Ranks (of this process) that hold this arena; the last one out unregisters it.
+    /// Ranks (of this process) that hold this arena now.
     users: AtomicUsize,
+    /// Threads mode: ranks that took this arena so far. The registry entry leaves only when
+    /// every member took it and all let it go: with `flat` a rank may finish a collective, and
+    /// free the communicator, before a slower member first takes the arena, which must then
+    /// find the same arena (holding the first rank's record), not a fresh one.
+    attached: AtomicUsize,
 }
 
 // The threads-mode counters are cache-padded in place (each arena lives once, behind an Arc):
@@ -65,6 +70,8 @@ enum Store {
         contributions: Vec<AtomicPtr<u8>>,
         /// Results of the episodes, by parity of their generation.
         results: [UnsafeCell<Vec<u8>>; 2],
+        /// The records of the `flat` algorithms.
+        flat: super::flat::Memory,
     },
     /// Processes mode: the communicator's shared region (its slots: n contributions, then the
     /// two results, `ARENA_SLOT` bytes each).
@@ -98,7 +105,8 @@ impl Drop for ArenaRef {
     fn drop(&mut self) {
         let (Some(arena), Some(key)) = (&self.arena, &self.key) else { return };
         let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
-        if arena.users.fetch_sub(1, AcqRel) == 1 && r.get(key).is_some_and(|a| Arc::ptr_eq(a, arena)) {
+        let last = arena.users.fetch_sub(1, AcqRel) == 1 && arena.attached.load(Acquire) == arena.members.len();
+        if last && r.get(key).is_some_and(|a| Arc::ptr_eq(a, arena)) {
             r.remove(key);
         }
     }
@@ -120,12 +128,15 @@ impl ArenaRef {
                         counters,
                         contributions: (0..c.group.len()).map(|_| AtomicPtr::new(std::ptr::null_mut())).collect(),
                         results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
+                        flat: super::flat::Memory::new(c.group.len()),
                     },
                     users: AtomicUsize::new(0),
+                    attached: AtomicUsize::new(0),
                 })
             })
             .clone();
         arena.users.fetch_add(1, AcqRel);
+        arena.attached.fetch_add(1, AcqRel);
         ArenaRef { arena: Some(arena), key: Some(key) }
     }
 
@@ -139,7 +150,7 @@ impl ArenaRef {
             return Ok(ArenaRef { arena: None, key: None });
         }
         let arena = super::region::Region::create(cx)?
-            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1) }));
+            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1), attached: AtomicUsize::new(1) }));
         Ok(ArenaRef { arena, key: None })
     }
 }
@@ -177,6 +188,20 @@ impl Arena {
         match self.store {
             Store::Pointers { .. } => usize::MAX,
             Store::Region(_) => ARENA_SLOT,
+        }
+    }
+
+    /// World rank of each member, by communicator rank.
+    pub fn members(&self) -> &[usize] {
+        &self.members
+    }
+
+    /// The first byte of the `flat` records (`flat::area_bytes(n)` bytes, zero-filled when
+    /// made): in the shared region in processes mode, our own allocation in threads mode.
+    pub fn flat_base(&self) -> *mut u8 {
+        match &self.store {
+            Store::Region(r) => r.flat(),
+            Store::Pointers { flat, .. } => flat.base(),
         }
     }
 

@@ -10,6 +10,9 @@
 //!   in pieces of n blocks, one barrier each; `auto` for large messages on 8 ranks or more.
 //! - `shared` (`bcast_shared.rs`): one episode of the communicator's shared arena, for messages
 //!   that fit it; only when forced (`SHARED` says why).
+//! - `flat` (`flat.rs`): the root publishes a record in the communicator's shared memory and
+//!   returns, the others copy it; `auto` for messages up to `flat::MAX` on 2 to 8 ranks that do
+//!   not outnumber the CPUs.
 //! - `binomial`: binomial tree rooted at `root`. With ranks renumbered relative to the root
 //!   (`vr = (rank - root) mod n`), rank `vr` receives from `vr` minus its lowest set bit, then
 //!   sends to `vr + 2^k` for every `2^k` below that bit, largest subtree first: ceil(log2 n)
@@ -23,7 +26,7 @@ use super::Coll;
 use crate::error::MpiResult;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared", "shm_large"];
+pub const ALGORITHMS: &[&str] = &["binomial", "scatter_allgather", "pipeline", "arrival_tree", "shared", "shm_large", "flat"];
 
 /// Index of the arrival-ordered tree in `ALGORITHMS`.
 const ARRIVAL_TREE: usize = 3;
@@ -38,6 +41,8 @@ const SHARED: usize = 4;
 /// Index of the broadcast through the shared region's large area (`shm_large::bcast`,
 /// processes mode; elsewhere forcing it falls back to the automatic choice).
 const SHM_LARGE: usize = 5;
+/// Index of `flat` (`flat::bcast`).
+const FLAT: usize = 6;
 /// Processes mode: `auto` broadcasts at least this many bytes on at least `SHM_LARGE_RANKS`
 /// ranks through the shared region. Measured with benches/coll_latency.c, 8 ranks on 2 cores
 /// under a load average of 8 from other builds (medians of 3 interleaved runs, us): 32 KiB 33
@@ -70,6 +75,10 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
             return unsafe { super::hierarchical::bcast(cx, &l, buf, bytes, root) };
         }
     }
+    if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
+        // SAFETY: per this function's contract; `bytes` fits a record.
+        return unsafe { super::flat::bcast(cx, a, buf, bytes, root) };
+    }
     if forced == Some(SHARED) {
         if let Some(a) = super::arena::of(cx)?.filter(|a| bytes <= a.capacity()) {
             // SAFETY: per this function's contract; `bytes` fits the arena.
@@ -82,7 +91,7 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
             return unsafe { super::shm_large::bcast(cx, a, buf, bytes, root) };
         }
     }
-    let forced = forced.filter(|&f| f != SHM_LARGE);
+    let forced = forced.filter(|&f| f != SHM_LARGE && f != FLAT);
     // Candidate calls share their arrival times whatever runs them (as MPI_Reduce's).
     let min = if forced == Some(ARRIVAL_TREE) { 1 } else { ARRIVAL_MIN };
     let pap = if super::clairvoyant_pap::candidate(cx, bytes, 1, min) { Some(super::clairvoyant_pap::arrivals(cx, arrived, bytes, 1)?) } else { None };

@@ -36,6 +36,7 @@ pub mod clairvoyant_exec;
 pub mod clairvoyant_pap;
 pub mod clairvoyant_watch;
 pub mod direct;
+pub mod flat;
 pub mod gather;
 pub mod hierarchical;
 pub mod inter;

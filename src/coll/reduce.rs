@@ -12,7 +12,12 @@
 use super::Coll;
 
 /// The algorithms, in the order `select` names them.
-pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant", "arrival"];
+pub const ALGORITHMS: &[&str] = &["binomial", "rabenseifner", "clairvoyant", "arrival", "flat"];
+
+/// Every rank publishes its vector in the communicator's shared memory, the non-roots return
+/// at once, the root folds in rank order (`flat`); `auto` for vectors up to `flat::MAX` bytes
+/// on 2 to 8 ranks that do not outnumber the CPUs.
+const FLAT: usize = 4;
 
 /// Commutative reductions of at least this many bytes record and share their arrival times, and
 /// `auto` runs them with Clairvoyant when the predicted imbalance is above 1
@@ -33,6 +38,14 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     let n = cx.size();
     let bytes = count * red.size;
     let forced = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
+    if n > 1 && bytes > 0 {
+        // A rank-order fold: any op.
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
+            // SAFETY: per this function's contract; `bytes` fits a record.
+            return unsafe { super::flat::reduce(cx, a, sendbuf, recvbuf, count, red, root) };
+        }
+    }
+    let forced = forced.filter(|&f| f != FLAT);
     // Rabenseifner combines blocks in an order that depends on the rank layout: commutative ops
     // only; the others combine in rank order (`ordered`).
     if !red.commutative() {

@@ -6,10 +6,12 @@
 //!
 //! Layout (offsets page aligned):
 //! ```text
-//! ArenaCounters | n + 2 episode slots of ARENA_SLOT | 2 halves of (n + 1) blocks of `block` bytes
+//! ArenaCounters | n + 2 episode slots of ARENA_SLOT | flat records (`flat::area_bytes`)
+//!   | 2 halves of (n + 1) blocks of `block` bytes
 //! ```
-//! The episode slots serve `arena` (contributions, then the two results); the halves serve the
-//! large algorithms (`shm_large`), each half n contribution blocks then a result block.
+//! The episode slots serve `arena` (contributions, then the two results); the flat records the
+//! `flat` algorithms (each rank's own records); the halves serve the large algorithms
+//! (`shm_large`), each half n contribution blocks then a result block.
 //!
 //! Creation is collective (every rank of the communicator calls `create` at the same collective,
 //! as they all make the same choice of algorithm): rank 0 broadcasts its descriptor (or -1 when
@@ -49,12 +51,22 @@ pub struct Region {
     block: usize,
 }
 
-/// Byte offsets: (episode slots, large area, total), and the block size, for `n` ranks.
-fn layout(n: usize) -> (usize, usize, usize, usize) {
+/// Byte offsets for `n` ranks: episode slots, flat records, large area, total; and the block
+/// size.
+struct Layout {
+    slots: usize,
+    flat: usize,
+    large: usize,
+    total: usize,
+    block: usize,
+}
+
+fn layout(n: usize) -> Layout {
     let slots = align_page(std::mem::size_of::<ArenaCounters>());
-    let large = align_page(slots + (n + 2) * ARENA_SLOT);
+    let flat = align_page(slots + (n + 2) * ARENA_SLOT);
+    let large = align_page(flat + super::flat::area_bytes(n));
     let block = (LARGE_TOTAL / (2 * (n + 1)) / PAGE * PAGE).clamp(BLOCK_MIN, BLOCK_MAX);
-    (slots, large, large + 2 * (n + 1) * block, block)
+    Layout { slots, flat, large, total: large + 2 * (n + 1) * block, block }
 }
 
 impl Region {
@@ -62,7 +74,7 @@ impl Region {
     /// (at some rank); the caller then uses the message-based algorithms, as every rank does.
     pub fn create(cx: &Coll) -> MpiResult<Option<Region>> {
         let n = cx.size();
-        let (_, _, len, block) = layout(n);
+        let Layout { total: len, block, .. } = layout(n);
         let me = cx.rank();
         let mut fd: i64 = -1;
         let mut mine = None;
@@ -136,13 +148,19 @@ impl Region {
     /// The first of the n + 2 episode slots.
     pub fn slots(&self) -> *mut u8 {
         // SAFETY: the offset lies inside the mapping (`layout`).
-        unsafe { self.map.base().add(layout(self.n).0) }
+        unsafe { self.map.base().add(layout(self.n).slots) }
+    }
+
+    /// The flat records (`flat::area_bytes(n)` bytes, zero-filled at creation).
+    pub fn flat(&self) -> *mut u8 {
+        // SAFETY: the offset lies inside the mapping (`layout`).
+        unsafe { self.map.base().add(layout(self.n).flat) }
     }
 
     /// Half `h` (0 or 1) of the large area: n + 1 blocks of `block()` bytes.
     pub fn half(&self, h: usize) -> *mut u8 {
         // SAFETY: the offset lies inside the mapping (`layout`).
-        unsafe { self.map.base().add(layout(self.n).1 + (h & 1) * (self.n + 1) * self.block) }
+        unsafe { self.map.base().add(layout(self.n).large + (h & 1) * (self.n + 1) * self.block) }
     }
 
     pub fn block(&self) -> usize {
@@ -156,9 +174,10 @@ mod tests {
     #[test]
     fn layout_fits() {
         for n in [2, 3, 8, 64, 256, 1000] {
-            let (slots, large, total, block) = layout(n);
+            let Layout { slots, flat, large, total, block } = layout(n);
             assert!(slots >= std::mem::size_of::<ArenaCounters>());
-            assert!(large >= slots + (n + 2) * ARENA_SLOT);
+            assert!(flat >= slots + (n + 2) * ARENA_SLOT && flat % PAGE == 0);
+            assert!(large >= flat + super::super::flat::area_bytes(n));
             assert_eq!(total, large + 2 * (n + 1) * block);
             assert!((BLOCK_MIN..=BLOCK_MAX).contains(&block) && block % PAGE == 0);
         }

@@ -1,0 +1,379 @@
+//! `flat`: small collectives where every rank publishes into a record of its own in the
+//! communicator's shared memory (`arena`: the shared region in processes mode, the registry's
+//! arena in threads mode) and reads the records it needs itself. No rank waits for a "last
+//! arriver" to compute for everybody, and a rank whose part is only to publish (the root of a
+//! broadcast, the non-roots of a reduce) returns as soon as it has: on 2 ranks a broadcast costs
+//! the root one copy and one doorbell, the receiver one wake-up and one copy, where the binomial
+//! tree costs a message (ring slot, doorbell, engine matching) and the arena's episode a full
+//! synchronisation.
+//!
+//! Barrier, bcast, reduce, allreduce and alltoall of at most `MAX` bytes per rank. Reductions
+//! fold the records in rank order, `a0 op (a1 op (... op an-1))`, so non-commutative ops get
+//! the order MPI wants and every rank of an allreduce computes bit-identical results.
+//!
+//! Records: each rank has two, used by episode parity, and a control line with `done`, the
+//! number of flat episodes (collectives) it completed, which is also the number of the episode
+//! it runs next (every rank runs the same flat collectives in the same order). A record holds
+//! `seq` (episode + 1 once published), `len` (bytes) and the data. Episode k writes the record
+//! of parity k & 1, which episode k - 2 used: a rank publishes at k only once every rank has
+//! `done >= k - 1`, that is, has finished reading episode k - 2. A rank that read every record of
+//! episode k knows everybody has `done >= k` (each published only after finishing k - 1), which
+//! it keeps in `known` to skip that check.
+//!
+//! Memory orderings: the publisher writes the data and `len`, then stores `seq` with Release; a
+//! reader that loads `seq == k + 1` with Acquire sees them. A reader stores its `done` with
+//! Release after its last read of the episode's records; the publisher's Acquire load of it
+//! before rewriting a record orders those reads before the rewrite. A publisher blocked on
+//! `done` counts itself in `waiters` before looking (SeqCst), and a rank that completes an
+//! episode stores `done` then loads `waiters` (SeqCst): either the waiter sees the new `done`
+//! or the finisher sees the waiter and rings its doorbell (Dekker). Publications always ring
+//! their readers' doorbells (`Engine::wait_for_collective` sleeps on them).
+//!
+//! Monitoring counts each publication as one collective message to each rank that reads it.
+//!
+//! `auto` runs these on 2 to `AUTO_MAX_RANKS` ranks that do not outnumber the CPUs; forcing
+//! (`OXMPI_<COLL>_ALGORITHM=flat`) runs them on any number. Each rank chooses from its own byte
+//! count: a program whose ranks pass different sizes (erroneous) across `MAX` may hang, which
+//! the README lists among the known differences.
+use super::arena::Arena;
+use super::Coll;
+use crate::error::{err, ErrorClass, MpiResult};
+use crate::op::Reduction;
+use std::sync::atomic::{fence, AtomicU64, Ordering::*};
+
+/// Bytes of one record: a 16-byte header, then the data.
+const RECORD: usize = 2048;
+const HEADER: usize = 16;
+/// The most bytes a rank publishes in one flat collective.
+pub const MAX: usize = RECORD - HEADER;
+/// Bytes of a rank's control line.
+const CTL: usize = 64;
+/// Bytes of one rank's part: its control line and two records.
+const PER_RANK: usize = CTL + 2 * RECORD;
+/// `auto` runs `flat` on at most this many ranks.
+const AUTO_MAX_RANKS: usize = 8;
+
+/// Bytes of the flat records of `n` ranks: the `waiters` line, then each rank's part.
+pub fn area_bytes(n: usize) -> usize {
+    CTL + n * PER_RANK
+}
+
+/// Threads mode: the flat records of one arena, in memory of our own (zero-filled, aligned to
+/// a cache line).
+pub struct Memory {
+    base: *mut u8,
+    layout: std::alloc::Layout,
+}
+
+// SAFETY: plain memory, used only through the protocol of this module (atomics, and data
+// ordered by them); freed once, on drop.
+unsafe impl Send for Memory {}
+// SAFETY: as above.
+unsafe impl Sync for Memory {}
+
+impl Memory {
+    pub fn new(n: usize) -> Memory {
+        let layout = std::alloc::Layout::from_size_align(area_bytes(n), CTL).expect("a valid layout");
+        // SAFETY: a layout of non-zero size.
+        let base = unsafe { std::alloc::alloc_zeroed(layout) };
+        if base.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        Memory { base, layout }
+    }
+
+    pub fn base(&self) -> *mut u8 {
+        self.base
+    }
+}
+
+impl Drop for Memory {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base, self.layout) };
+    }
+}
+
+/// A rank's control line.
+#[repr(C)]
+struct Ctl {
+    /// Flat episodes completed (written by its rank only).
+    done: AtomicU64,
+    /// A lower bound of every rank's `done` (read and written by its rank only).
+    known: AtomicU64,
+}
+
+/// The flat records of an arena, as one collective sees them.
+struct Flat<'a> {
+    cx: &'a Coll<'a>,
+    arena: &'a Arena,
+    base: *mut u8,
+    n: usize,
+    me: usize,
+    /// This collective's episode.
+    e: u64,
+}
+
+/// The arena in which a flat collective of `bytes` bytes per rank runs, if it does: when
+/// `forced`, or when `auto` and the rank count suits (see the module comment), and the
+/// communicator has an arena (not for intercommunicators, several nodes, nonblocking use).
+pub fn arena<'a>(cx: &Coll<'a>, forced: bool, auto: bool, bytes: usize) -> MpiResult<Option<&'a Arena>> {
+    let n = cx.size();
+    if n < 2 || bytes > MAX || !(forced || auto && n <= AUTO_MAX_RANKS && !super::select::oversubscribed(n)) {
+        return Ok(None);
+    }
+    super::arena::of(cx)
+}
+
+impl<'a> Flat<'a> {
+    fn new(cx: &'a Coll<'a>, arena: &'a Arena) -> MpiResult<Flat<'a>> {
+        // A revoked communicator or a failed member fails the collective (`crate::ulfm`).
+        cx.u.engine.collective_refusal(cx.c.context, arena.members())?;
+        let (base, n, me) = (arena.flat_base(), cx.size(), cx.rank());
+        // SAFETY: rank `me`'s control line lies in the area (`area_bytes`).
+        let e = unsafe { &*(base.add(CTL + me * PER_RANK) as *const Ctl) }.done.load(Relaxed);
+        Ok(Flat { cx, arena, base, n, me, e })
+    }
+
+    fn ctl(&self, r: usize) -> &Ctl {
+        // SAFETY: rank `r`'s control line lies in the area, which lives as long as the arena;
+        // its fields are atomics.
+        unsafe { &*(self.base.add(CTL + r * PER_RANK) as *const Ctl) }
+    }
+
+    fn waiters(&self) -> &AtomicU64 {
+        // SAFETY: the first line of the area, an atomic.
+        unsafe { &*(self.base as *const AtomicU64) }
+    }
+
+    /// Rank `r`'s record of this episode: its `seq`, its `len` and its data.
+    fn record(&self, r: usize) -> (&AtomicU64, &AtomicU64, *mut u8) {
+        // SAFETY: the record lies in rank `r`'s part of the area; its header is two atomics.
+        unsafe {
+            let rec = self.base.add(CTL + r * PER_RANK + CTL + (self.e & 1) as usize * RECORD);
+            (&*(rec as *const AtomicU64), &*(rec.add(8) as *const AtomicU64), rec.add(HEADER))
+        }
+    }
+
+    fn wait(&self, cond: impl Fn() -> bool) -> MpiResult {
+        if cond() {
+            return Ok(());
+        }
+        self.cx.u.engine.wait_for_collective(self.cx.c.context, self.arena.members(), cond)
+    }
+
+    /// Publishes the concatenation of `parts` (at most `MAX` bytes in all) as this rank's record
+    /// of the episode, for the ranks `readers` (communicator ranks).
+    ///
+    /// # Safety
+    /// Each part's pointer holds its length of readable bytes.
+    unsafe fn publish(&self, parts: &[(*const u8, usize)], readers: impl Iterator<Item = usize> + Clone) -> MpiResult {
+        let len: usize = parts.iter().map(|p| p.1).sum();
+        debug_assert!(len <= MAX);
+        if self.e >= 2 {
+            self.reusable()?;
+        }
+        let (seq, l, data) = self.record(self.me);
+        let mut at = 0;
+        for &(p, k) in parts {
+            if k > 0 {
+                // SAFETY: `p` holds `k` bytes (caller); the record has room for `MAX`; nobody
+                // reads it before `seq` says so.
+                unsafe { std::ptr::copy_nonoverlapping(p, data.add(at), k) };
+            }
+            at += k;
+        }
+        l.store(len as u64, Relaxed);
+        seq.store(self.e + 1, Release);
+        let (u, ctx) = (&self.cx.u.engine, self.cx.c.coll_context());
+        for q in readers.clone() {
+            crate::monitoring::record_send(u.rank(), u.size(), self.cx.c.world_rank(q), len, ctx);
+        }
+        for q in readers {
+            u.ring_rank(self.cx.c.world_rank(q));
+        }
+        Ok(())
+    }
+
+    /// Waits until every rank finished episode e - 2, whose readers may still read our record
+    /// of this parity.
+    fn reusable(&self) -> MpiResult {
+        let need = self.e - 1;
+        let known = &self.ctl(self.me).known;
+        if known.load(Relaxed) >= need {
+            return Ok(());
+        }
+        let least = || (0..self.n).map(|r| self.ctl(r).done.load(SeqCst)).min().unwrap_or(need);
+        let m = least();
+        if m >= need {
+            known.store(m, Relaxed);
+            return Ok(());
+        }
+        self.waiters().fetch_add(1, SeqCst);
+        let r = self.wait(|| least() >= need);
+        self.waiters().fetch_sub(1, SeqCst);
+        r?;
+        known.store(need, Relaxed);
+        Ok(())
+    }
+
+    /// Waits for the records of `from` (communicator ranks) for this episode.
+    fn await_records(&self, from: impl Iterator<Item = usize> + Clone) -> MpiResult {
+        let e = self.e;
+        self.wait(|| from.clone().all(|q| self.record(q).0.load(Acquire) == e + 1))
+    }
+
+    /// Rank `q`'s published record (after `await_records`): its data, if it holds `bytes` bytes.
+    fn data(&self, q: usize, bytes: usize) -> MpiResult<*const u8> {
+        let (_, l, data) = self.record(q);
+        let len = l.load(Relaxed) as usize;
+        if len != bytes {
+            return Err(err(ErrorClass::Truncate, format!("collective message from rank {q} has {len} bytes, this rank expected {bytes}: the ranks passed different counts or datatypes")));
+        }
+        Ok(data)
+    }
+
+    /// Ends this rank's part of the episode (after its last read of the records); `all_read`:
+    /// it read every rank's record, so every rank finished the episode before.
+    fn finish(&self, all_read: bool) {
+        let c = self.ctl(self.me);
+        if all_read {
+            c.known.store(self.e, Relaxed);
+        }
+        c.done.store(self.e + 1, SeqCst);
+        fence(SeqCst);
+        if self.waiters().load(SeqCst) != 0 {
+            for q in (0..self.n).filter(|&q| q != self.me) {
+                self.cx.u.engine.ring_rank(self.cx.c.world_rank(q));
+            }
+        }
+    }
+
+    fn others(&self) -> impl Iterator<Item = usize> + Clone {
+        let me = self.me;
+        (0..self.n).filter(move |&q| q != me)
+    }
+}
+
+/// MPI_Barrier: every rank publishes an empty record and waits for everybody's.
+pub fn barrier(cx: &Coll, arena: &Arena) -> MpiResult {
+    let f = Flat::new(cx, arena)?;
+    // SAFETY: no bytes are read.
+    unsafe { f.publish(&[], f.others())? };
+    f.await_records(0..f.n)?;
+    f.finish(true);
+    Ok(())
+}
+
+/// MPI_Bcast of `bytes` (at most `MAX`) bytes at `buf` from communicator rank `root`: the root
+/// publishes and returns, every other rank copies the root's record.
+///
+/// # Safety
+/// `buf` holds `bytes` bytes, readable at the root, writable elsewhere.
+pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
+    let f = Flat::new(cx, arena)?;
+    if f.me == root {
+        // SAFETY: per this function's contract.
+        unsafe { f.publish(&[(buf, bytes)], f.others())? };
+        f.finish(false);
+        return Ok(());
+    }
+    f.await_records(std::iter::once(root))?;
+    let got = f.data(root, bytes).map(|d| {
+        // SAFETY: the root's record holds `bytes` bytes until we finish; `buf` holds `bytes`.
+        unsafe { std::ptr::copy_nonoverlapping(d, buf, bytes) }
+    });
+    f.finish(false);
+    got
+}
+
+/// Folds the records of every rank (each `count` elements of `red`, checked by `Flat::data`)
+/// into `out` in rank order.
+///
+/// # Safety
+/// `out` holds `count * red.size` writable bytes; every record is published.
+unsafe fn fold(f: &Flat, out: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let bytes = count * red.size;
+    let all = (0..f.n).map(|q| f.data(q, bytes)).collect::<MpiResult<Vec<_>>>()?;
+    // SAFETY: each record holds `bytes` bytes (checked), stable until we finish; `out` holds
+    // `bytes` (caller) and is none of the records.
+    unsafe {
+        std::ptr::copy_nonoverlapping(all[f.n - 1], out, bytes);
+        for &a in all[..f.n - 1].iter().rev() {
+            red.apply(a, out, count);
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Allreduce of `count` elements (`count * red.size` at most `MAX` bytes); with
+/// MPI_IN_PLACE `sendbuf == recvbuf`.
+///
+/// # Safety
+/// As `allreduce::allreduce_internal`.
+pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+    let f = Flat::new(cx, arena)?;
+    // SAFETY: `sendbuf` holds `count` elements (caller).
+    unsafe { f.publish(&[(sendbuf, count * red.size)], f.others())? };
+    f.await_records(0..f.n)?;
+    // SAFETY: every record is published; our input is copied into ours, so `recvbuf` may be it.
+    let r = unsafe { fold(&f, recvbuf, count, red) };
+    f.finish(true);
+    r
+}
+
+/// MPI_Reduce to communicator rank `root`: every rank publishes; the others return at once, the
+/// root folds the records.
+///
+/// # Safety
+/// As `reduce::binomial`.
+pub unsafe fn reduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+    let f = Flat::new(cx, arena)?;
+    if f.me != root {
+        // SAFETY: `sendbuf` holds `count` elements (caller).
+        unsafe { f.publish(&[(sendbuf, count * red.size)], std::iter::once(root))? };
+        f.finish(false);
+        return Ok(());
+    }
+    // SAFETY: as above (at the root `sendbuf` is `recvbuf` with MPI_IN_PLACE: copied first).
+    unsafe { f.publish(&[(sendbuf, count * red.size)], std::iter::empty())? };
+    f.await_records(0..f.n)?;
+    // SAFETY: every record is published; `recvbuf` holds `count` elements at the root.
+    let r = unsafe { fold(&f, recvbuf, count, red) };
+    f.finish(true);
+    r
+}
+
+/// MPI_Alltoall of `block`-byte blocks on an intracommunicator (`n * block` at most `MAX`):
+/// every rank publishes its send row and copies its column out of the others' rows.
+///
+/// # Safety
+/// As `alltoall::alltoall`, with equal send and receive blocks.
+pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8, block: usize) -> MpiResult {
+    let f = Flat::new(cx, arena)?;
+    let row = f.n * block;
+    // SAFETY: `send` holds n blocks (caller).
+    unsafe { f.publish(&[(send, row)], f.others())? };
+    f.await_records(0..f.n)?;
+    let r = (0..f.n).map(|q| f.data(q, row)).collect::<MpiResult<Vec<_>>>().map(|rows| {
+        for (q, d) in rows.into_iter().enumerate() {
+            // SAFETY: row q holds n blocks, stable until we finish; `recv` holds n blocks,
+            // disjoint from the records.
+            unsafe { std::ptr::copy_nonoverlapping(d.add(f.me * block), recv.add(q * block), block) };
+        }
+    });
+    f.finish(true);
+    r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn layout() {
+        assert_eq!(PER_RANK % CTL, 0);
+        assert!(std::mem::size_of::<Ctl>() <= CTL);
+        assert_eq!(area_bytes(2), CTL + 2 * PER_RANK);
+        assert_eq!(MAX, 2032);
+    }
+}
