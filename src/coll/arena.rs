@@ -3,11 +3,14 @@
 //! - Threads mode: every rank of the communicator is a thread (or fiber) of this process, so one
 //!   `Arena` per communicator is shared by all its ranks through a process-wide registry keyed by
 //!   (context id, member world ranks). Contributions stay in the ranks' buffers (a pointer each).
+//!   The entry leaves when every member has taken the arena once and all let it go (see
+//!   `Arena::attached`).
 //! - Processes mode: any intracommunicator of the job's initial ranks, in the communicator's
 //!   shared region (`region`, made at the first collective that asks): each rank copies its
 //!   contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result goes to a slot
 //!   of the region. The region also holds the large area of `shm_large`, whose algorithms use
 //!   episodes without contributions as barriers.
+//! - Both modes: the records of the `flat` algorithms (`flat`), apart from the episodes' slots.
 //! In a job that survives failures (`crate::ulfm`) a dead member fails every later episode at
 //! every rank (both modes), instead of leaving them waiting.
 //!
