@@ -1093,6 +1093,12 @@ impl<X: Transport> Engine<X> {
         })
     }
 
+    /// Whether this rank's wait policy spins (it has a core of its own): a shared-memory
+    /// algorithm may then look at its condition a few times before `wait_for_collective`.
+    pub fn may_spin(&self) -> bool {
+        self.policy.spins > 0
+    }
+
     /// Why a shared-memory collective on context pair `ctx` cannot run now, if it cannot (see
     /// `wait_for_collective`); makes no progress.
     pub fn collective_refusal(&self, ctx: u32, members: &[usize]) -> MpiResult {
