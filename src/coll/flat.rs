@@ -52,7 +52,16 @@ const CTL: usize = 64;
 const PER_RANK: usize = CTL + 2 * RECORD;
 /// Looks at a condition before waiting in the engine, when the rank may spin.
 const PRESPIN: usize = 64;
-/// `auto` runs `flat` on at most this many ranks.
+/// `auto` runs `flat` on at most this many ranks. Measured on the 2-core development machine
+/// (2 ranks, processes mode, load average 7-9 from other jobs): the median over 1000 calls of
+/// each rank's call time, each call after a barrier, max over the ranks, best of 4 interleaved
+/// runs, us, against the former automatic choice (binomial tree, arena episode, shared-region
+/// alltoall) and Open MPI 4.1: bcast 8 B 0.28 (0.37, Open MPI 0.23), 512 B 0.31 (0.47, 0.93);
+/// reduce 8 B 0.37 (0.42, 0.22), 512 B 0.60 (0.54, 0.89); allreduce 8 B 0.60 (0.92, 0.53),
+/// 512 B 0.78 (1.08, 1.06); alltoall 8 B 0.59 (0.91, 0.51), 512 B 0.72 (1.03, 1.02). Means
+/// per call (the OSU method) were dominated under that load by runs with milliseconds per call
+/// (a rank descheduled while its peer waits) for every algorithm alike. More ranks than 2 were
+/// not measured (they outnumber this machine's CPUs).
 const AUTO_MAX_RANKS: usize = 8;
 
 /// Bytes of the flat records of `n` ranks: the `waiters` line, then each rank's part.
