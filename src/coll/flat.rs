@@ -58,7 +58,9 @@ const PRESPIN: usize = 64;
 /// runs, us, against the former automatic choice (binomial tree, arena episode, shared-region
 /// alltoall) and Open MPI 4.1: bcast 8 B 0.28 (0.37, Open MPI 0.23), 512 B 0.31 (0.47, 0.93);
 /// reduce 8 B 0.37 (0.42, 0.22), 512 B 0.60 (0.54, 0.89); allreduce 8 B 0.60 (0.92, 0.53),
-/// 512 B 0.78 (1.08, 1.06); alltoall 8 B 0.59 (0.91, 0.51), 512 B 0.72 (1.03, 1.02). Means
+/// 512 B 0.78 (1.08, 1.06); alltoall 8 B 0.59 (0.91, 0.51), 512 B 0.72 (1.03, 1.02). Threads
+/// mode (load 10, best of 3): bcast 8 B 0.29 (0.37), allreduce 8 B 0.67 (1.00), alltoall 8 B
+/// 0.67 (1.18), reduce 8 B 0.47 (0.44: level within the noise). Means
 /// per call (the OSU method) were dominated under that load by runs with milliseconds per call
 /// (a rank descheduled while its peer waits) for every algorithm alike. More ranks than 2 were
 /// not measured (they outnumber this machine's CPUs).
