@@ -89,7 +89,12 @@ pub fn rank_in(r: c_int) -> c_int {
 }
 #[inline]
 pub fn rank_out(r: c_int) -> c_int {
-    if r >= 0 { r } else { map_out(r, &RANKS) }
+    match r {
+        -2 => -1, // MPI_ANY_SOURCE
+        -1 => -2, // MPI_PROC_NULL
+        -3 => -4, // MPI_ROOT
+        _ => r,
+    }
 }
 /// MPI_ANY_TAG is -1 in both.
 #[inline]
@@ -400,5 +405,6 @@ mod tests {
             assert_eq!(rank_in(r), r);
         }
         assert_eq!(rank_in(-3), INVALID);
+        assert_eq!(rank_out(crate::abi::MPI_UNDEFINED), crate::abi::MPI_UNDEFINED);
     }
 }
