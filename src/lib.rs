@@ -8,8 +8,12 @@
 //! the Fortran boundary) know MPICH's values.
 #![deny(unsafe_op_in_unsafe_fn)]
 pub mod abi;
-pub mod abi5;
-pub mod abi_ompi;
+// The two foreign-ABI layers are crate-private: nothing outside the crate calls them (their
+// exports are the #[no_mangle] oxabi_/oxompi_ symbols), so the statics their inlined conversions
+// read (handle spans, error tables) are not reachable from the rlib and get hidden visibility:
+// direct PC-relative loads, not loads through the GOT (what `pub` gave them).
+pub(crate) mod abi5;
+pub(crate) mod abi_ompi;
 pub mod clairvoyant;
 pub mod coll;
 pub mod comm;

@@ -196,7 +196,7 @@ fn layer(m: &str) -> Option<u32> {
 #[test]
 fn every_module_has_a_layer() {
     let lib = std::fs::read_to_string(src_dir().join("lib.rs")).unwrap();
-    let declared: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("mod "))).map(|l| l.trim_end_matches(';')).collect();
+    let declared: Vec<&str> = lib.lines().filter_map(|l| l.trim().strip_prefix("pub mod ").or_else(|| l.trim().strip_prefix("pub(crate) mod ")).or_else(|| l.trim().strip_prefix("mod "))).map(|l| l.trim_end_matches(';')).collect();
     assert!(!declared.is_empty());
     for m in &declared {
         assert!(layer(m).is_some(), "src/lib.rs declares module `{m}`, which has no layer in tests/layers.rs LAYERS: give it one (docs/ARCHITECTURE.md)");

@@ -54,6 +54,13 @@ pub fn h_in(p: Handle) -> c_int {
     }
 }
 
+/// A request the engine reads (MPI_Wait...): `h_in`, a user handle first.
+#[inline]
+pub fn req_in(p: Handle) -> c_int {
+    let v = p as usize;
+    if v >> 31 == 1 { v as u32 as c_int } else { h_in(p) }
+}
+
 /// MPICH's and the standard ABI's MPI_REQUEST_NULL: what every completed request becomes, so
 /// no table search for it.
 const MPICH_REQUEST_NULL: u32 = crate::abi::MPI_REQUEST_NULL as u32;
@@ -71,6 +78,20 @@ pub fn h_out(h: c_int) -> Handle {
     // An MPICH value with no ABI counterpart (an optional type we lack): pass the bits on, so
     // a later call names it in its error rather than seeing a valid ABI handle.
     to_abi(u).unwrap_or(u as usize | 0x1_0000_0000) as Handle
+}
+
+/// A request output (MPI_Isend...): a user handle or MPI_REQUEST_NULL first (a request is never
+/// one of MPICH's predefined pair types, which `h_out` must tell from user handles).
+#[inline]
+pub fn req_out(h: c_int) -> Handle {
+    let u = h as u32;
+    if u >= 0x8000_0000 {
+        u as usize as Handle
+    } else if u == MPICH_REQUEST_NULL {
+        ABI_REQUEST_NULL as Handle
+    } else {
+        h_out(h)
+    }
 }
 
 /// MPICH's MPI_MESSAGE_NULL is its MPI_REQUEST_NULL (0x2c000000): `h_out` gives REQUEST_NULL,
@@ -596,14 +617,14 @@ pub unsafe fn handles_widen_with(p: *mut Handle, n: usize, f: impl Fn(c_int) -> 
 #[inline]
 pub unsafe fn requests_narrow(p: *mut Handle, n: usize) -> *mut c_int {
     // SAFETY: caller contract.
-    unsafe { handles_narrow_with(p, n, h_in) }
+    unsafe { handles_narrow_with(p, n, req_in) }
 }
 /// # Safety
 /// As `handles_widen_with`.
 #[inline]
 pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
     // SAFETY: caller contract.
-    unsafe { handles_widen_with(p, n, h_out) }
+    unsafe { handles_widen_with(p, n, req_out) }
 }
 
 /// The number of peers of `comm` (the remote group's size for an intercommunicator): the length
@@ -661,6 +682,7 @@ pub fn neighbor_degrees(comm: c_int) -> (usize, usize) {
 
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
 /// MPI_COMM_SELF's handler, naming the function (docs/MPI_ABI_UNSUPPORTED.md lists them).
+#[allow(dead_code)] // the generated wrappers of functions not converted call it (none today)
 pub fn unsupported(name: &'static str) -> c_int {
     let e = crate::error::err(crate::abi::MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not supported by oxmpi's MPI-5 ABI library (libmpi_abi.so.1) yet; see docs/MPI_ABI_UNSUPPORTED.md, or build with plain mpicc"));
     code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, e))

@@ -4,6 +4,7 @@ use super::mpit::*;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
+#[allow(dead_code)] // read by no code: a list for readers, empty when all convert
 pub const UNSUPPORTED: [&str; 0] = [];
 
 #[no_mangle]
@@ -126,7 +127,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allgather_init(sendbuf: *const c_void, sendco
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allgather_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -139,7 +140,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allgather_init_c(sendbuf: *const c_void, send
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allgather_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -174,7 +175,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allgatherv_init(sendbuf: *const c_void, sendc
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allgatherv_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -187,7 +188,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allgatherv_init_c(sendbuf: *const c_void, sen
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allgatherv_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -233,7 +234,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allreduce_init(sendbuf: *const c_void, recvbu
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allreduce_init(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -246,7 +247,7 @@ pub unsafe extern "C" fn oxabi_MPI_Allreduce_init_c(sendbuf: *const c_void, recv
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Allreduce_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -281,7 +282,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoall_init(sendbuf: *const c_void, sendcou
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoall_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -294,7 +295,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoall_init_c(sendbuf: *const c_void, sendc
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoall_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -329,7 +330,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoallv_init(sendbuf: *const c_void, sendco
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoallv_init(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -342,7 +343,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoallv_init_c(sendbuf: *const c_void, send
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoallv_init_c(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -383,7 +384,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoallw_init(sendbuf: *const c_void, sendco
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoallw_init(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -398,7 +399,7 @@ pub unsafe extern "C" fn oxabi_MPI_Alltoallw_init_c(sendbuf: *const c_void, send
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Alltoallw_init_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -456,7 +457,7 @@ pub unsafe extern "C" fn oxabi_MPI_Barrier_init(comm: Handle, info: Handle, requ
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Barrier_init(h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -491,7 +492,7 @@ pub unsafe extern "C" fn oxabi_MPI_Bcast_init(buffer: *mut c_void, count: c_int,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bcast_init(buffer, count, h_in(datatype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -504,7 +505,7 @@ pub unsafe extern "C" fn oxabi_MPI_Bcast_init_c(buffer: *mut c_void, count: i64,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bcast_init_c(buffer, count, h_in(datatype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -539,7 +540,7 @@ pub unsafe extern "C" fn oxabi_MPI_Bsend_init(buf: *const c_void, count: c_int, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -552,7 +553,7 @@ pub unsafe extern "C" fn oxabi_MPI_Bsend_init_c(buf: *const c_void, count: i64, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bsend_init_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -607,9 +608,9 @@ pub unsafe extern "C" fn oxabi_MPI_Cancel(request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Cancel(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -972,7 +973,7 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_idup(comm: Handle, newcomm: *mut Handle,
         if !newcomm.is_null() { *newcomm = 0x100 as Handle; }
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -986,7 +987,7 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_idup_with_info(comm: Handle, info: Handl
         if !newcomm.is_null() { *newcomm = 0x100 as Handle; }
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_idup_with_info(h_in(comm), h_in(info), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1010,9 +1011,7 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_rank(comm: Handle, rank: *mut c_int) -> 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_rank: c_int = if rank.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Comm_rank(h_in(comm), if rank.is_null() { std::ptr::null_mut() } else { &mut t_rank });
-        if !rank.is_null() { *rank = rank_out(t_rank); }
+        let rc = crate::ffi::PMPI_Comm_rank(h_in(comm), rank);
         code_out(rc)
     })
 }
@@ -1270,7 +1269,7 @@ pub unsafe extern "C" fn oxabi_MPI_Exscan_init(sendbuf: *const c_void, recvbuf: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Exscan_init(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1283,7 +1282,7 @@ pub unsafe extern "C" fn oxabi_MPI_Exscan_init_c(sendbuf: *const c_void, recvbuf
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Exscan_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1486,7 +1485,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread(fh: *mut c_void, buf: *mut c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1499,7 +1498,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_all(fh: *mut c_void, buf: *mut c_v
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1512,7 +1511,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_all_c(fh: *mut c_void, buf: *mut c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_all_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1525,7 +1524,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_at(fh: *mut c_void, offset: i64, b
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1538,7 +1537,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_at_all(fh: *mut c_void, offset: i6
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1551,7 +1550,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_at_all_c(fh: *mut c_void, offset: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_all_c(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1564,7 +1563,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_at_c(fh: *mut c_void, offset: i64,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_c(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1577,7 +1576,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_c(fh: *mut c_void, buf: *mut c_voi
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1590,7 +1589,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_shared(fh: *mut c_void, buf: *mut 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1603,7 +1602,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iread_shared_c(fh: *mut c_void, buf: *mu
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_shared_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1616,7 +1615,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite(fh: *mut c_void, buf: *const c_vo
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1629,7 +1628,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_all(fh: *mut c_void, buf: *const 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1642,7 +1641,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_all_c(fh: *mut c_void, buf: *cons
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_all_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1655,7 +1654,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_at(fh: *mut c_void, offset: i64, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1668,7 +1667,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_at_all(fh: *mut c_void, offset: i
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1681,7 +1680,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_at_all_c(fh: *mut c_void, offset:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_all_c(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1694,7 +1693,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_at_c(fh: *mut c_void, offset: i64
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_c(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1707,7 +1706,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_c(fh: *mut c_void, buf: *const c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1720,7 +1719,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_shared(fh: *mut c_void, buf: *con
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1733,7 +1732,7 @@ pub unsafe extern "C" fn oxabi_MPI_File_iwrite_shared_c(fh: *mut c_void, buf: *c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_shared_c(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2435,7 +2434,7 @@ pub unsafe extern "C" fn oxabi_MPI_Gather_init(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Gather_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2448,7 +2447,7 @@ pub unsafe extern "C" fn oxabi_MPI_Gather_init_c(sendbuf: *const c_void, sendcou
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Gather_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2483,7 +2482,7 @@ pub unsafe extern "C" fn oxabi_MPI_Gatherv_init(sendbuf: *const c_void, sendcoun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Gatherv_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2496,7 +2495,7 @@ pub unsafe extern "C" fn oxabi_MPI_Gatherv_init_c(sendbuf: *const c_void, sendco
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Gatherv_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2712,7 +2711,7 @@ pub unsafe extern "C" fn oxabi_MPI_Grequest_complete(request: Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Grequest_complete(h_in(request));
+        let rc = crate::ffi::PMPI_Grequest_complete(req_in(request));
         code_out(rc)
     })
 }
@@ -2840,9 +2839,7 @@ pub unsafe extern "C" fn oxabi_MPI_Group_rank(group: Handle, rank: *mut c_int) -
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_rank: c_int = if rank.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Group_rank(h_in(group), if rank.is_null() { std::ptr::null_mut() } else { &mut t_rank });
-        if !rank.is_null() { *rank = rank_out(t_rank); }
+        let rc = crate::ffi::PMPI_Group_rank(h_in(group), rank);
         code_out(rc)
     })
 }
@@ -2892,7 +2889,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallgather(sendbuf: *const c_void, sendcount:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2905,7 +2902,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallgather_c(sendbuf: *const c_void, sendcoun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgather_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2918,7 +2915,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallgatherv(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2931,7 +2928,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallgatherv_c(sendbuf: *const c_void, sendcou
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgatherv_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2944,7 +2941,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallreduce(sendbuf: *const c_void, recvbuf: *
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallreduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2957,7 +2954,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iallreduce_c(sendbuf: *const c_void, recvbuf:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallreduce_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2970,7 +2967,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoall(sendbuf: *const c_void, sendcount: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2983,7 +2980,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoall_c(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoall_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2996,7 +2993,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoallv(sendbuf: *const c_void, sendcounts
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3009,7 +3006,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoallv_c(sendbuf: *const c_void, sendcoun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallv_c(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3024,7 +3021,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoallw(sendbuf: *const c_void, sendcounts
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3039,7 +3036,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ialltoallw_c(sendbuf: *const c_void, sendcoun
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallw_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3052,7 +3049,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ibarrier(comm: Handle, request: *mut Handle) 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibarrier(h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3065,7 +3062,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ibcast(buffer: *mut c_void, count: c_int, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibcast(buffer, count, h_in(datatype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3078,7 +3075,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ibcast_c(buffer: *mut c_void, count: i64, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibcast_c(buffer, count, h_in(datatype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3091,7 +3088,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ibsend(buf: *const c_void, count: c_int, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3104,7 +3101,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ibsend_c(buf: *const c_void, count: i64, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3117,7 +3114,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mut
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iexscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3130,7 +3127,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iexscan_c(sendbuf: *const c_void, recvbuf: *m
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iexscan_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3143,7 +3140,7 @@ pub unsafe extern "C" fn oxabi_MPI_Igather(sendbuf: *const c_void, sendcount: c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3156,7 +3153,7 @@ pub unsafe extern "C" fn oxabi_MPI_Igather_c(sendbuf: *const c_void, sendcount: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igather_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3169,7 +3166,7 @@ pub unsafe extern "C" fn oxabi_MPI_Igatherv(sendbuf: *const c_void, sendcount: c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3182,7 +3179,7 @@ pub unsafe extern "C" fn oxabi_MPI_Igatherv_c(sendbuf: *const c_void, sendcount:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igatherv_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3212,7 +3209,7 @@ pub unsafe extern "C" fn oxabi_MPI_Imrecv(buf: *mut c_void, count: c_int, dataty
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Imrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !message.is_null() { *message = msg_out(t_message); }
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3227,7 +3224,7 @@ pub unsafe extern "C" fn oxabi_MPI_Imrecv_c(buf: *mut c_void, count: i64, dataty
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Imrecv_c(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !message.is_null() { *message = msg_out(t_message); }
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3240,7 +3237,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_allgather(sendbuf: *const c_void, s
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3253,7 +3250,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_allgather_c(sendbuf: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgather_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3266,7 +3263,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_allgatherv(sendbuf: *const c_void, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3279,7 +3276,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_allgatherv_c(sendbuf: *const c_void
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgatherv_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3292,7 +3289,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoall(sendbuf: *const c_void, se
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3305,7 +3302,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoall_c(sendbuf: *const c_void, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoall_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3318,7 +3315,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallv(sendbuf: *const c_void, s
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3331,7 +3328,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallv_c(sendbuf: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallv_c(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3346,7 +3343,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw(sendbuf: *const c_void, s
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3361,7 +3358,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ineighbor_alltoallw_c(sendbuf: *const c_void,
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallw_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3590,7 +3587,7 @@ pub unsafe extern "C" fn oxabi_MPI_Irecv(buf: *mut c_void, count: c_int, datatyp
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irecv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3603,7 +3600,7 @@ pub unsafe extern "C" fn oxabi_MPI_Irecv_c(buf: *mut c_void, count: i64, datatyp
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irecv_c(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3616,7 +3613,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mut
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3629,7 +3626,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_c(sendbuf: *const c_void, recvbuf: *m
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3642,7 +3639,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_scatter(sendbuf: *const c_void, recvb
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3655,7 +3652,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_scatter_block(sendbuf: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_block(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3668,7 +3665,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_scatter_block_c(sendbuf: *const c_voi
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_block_c(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3681,7 +3678,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_scatter_c(sendbuf: *const c_void, rec
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_c(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3694,7 +3691,7 @@ pub unsafe extern "C" fn oxabi_MPI_Irsend(buf: *const c_void, count: c_int, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3707,7 +3704,7 @@ pub unsafe extern "C" fn oxabi_MPI_Irsend_c(buf: *const c_void, count: i64, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3731,7 +3728,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3744,7 +3741,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscan_c(sendbuf: *const c_void, recvbuf: *mut
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscan_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3757,7 +3754,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatter(sendbuf: *const c_void, sendcount: c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatter(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3770,7 +3767,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatter_c(sendbuf: *const c_void, sendcount:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatter_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3783,7 +3780,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatterv(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3796,7 +3793,7 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatterv_c(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatterv_c(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3809,7 +3806,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isend(buf: *const c_void, count: c_int, datat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3822,7 +3819,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isend_c(buf: *const c_void, count: i64, datat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3835,7 +3832,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isendrecv(sendbuf: *const c_void, sendcount: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isendrecv(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3848,7 +3845,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isendrecv_c(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isendrecv_c(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3861,7 +3858,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isendrecv_replace(buf: *mut c_void, count: c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isendrecv_replace(buf, count, h_in(datatype), rank_in(dest), tag_in(sendtag), rank_in(source), tag_in(recvtag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3874,7 +3871,7 @@ pub unsafe extern "C" fn oxabi_MPI_Isendrecv_replace_c(buf: *mut c_void, count: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isendrecv_replace_c(buf, count, h_in(datatype), rank_in(dest), tag_in(sendtag), rank_in(source), tag_in(recvtag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3887,7 +3884,7 @@ pub unsafe extern "C" fn oxabi_MPI_Issend(buf: *const c_void, count: c_int, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3900,7 +3897,7 @@ pub unsafe extern "C" fn oxabi_MPI_Issend_c(buf: *const c_void, count: i64, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Issend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4004,7 +4001,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_allgather_init(sendbuf: *const c_voi
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_allgather_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4017,7 +4014,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_allgather_init_c(sendbuf: *const c_v
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_allgather_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4052,7 +4049,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_allgatherv_init(sendbuf: *const c_vo
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_allgatherv_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4065,7 +4062,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_allgatherv_init_c(sendbuf: *const c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_allgatherv_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4100,7 +4097,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoall_init(sendbuf: *const c_void
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoall_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4113,7 +4110,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoall_init_c(sendbuf: *const c_vo
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoall_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4148,7 +4145,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallv_init(sendbuf: *const c_voi
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoallv_init(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4161,7 +4158,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallv_init_c(sendbuf: *const c_v
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoallv_init_c(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4202,7 +4199,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init(sendbuf: *const c_voi
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoallw_init(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4217,7 +4214,7 @@ pub unsafe extern "C" fn oxabi_MPI_Neighbor_alltoallw_init_c(sendbuf: *const c_v
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Neighbor_alltoallw_init_c(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4351,7 +4348,7 @@ pub unsafe extern "C" fn oxabi_MPI_Parrived(request: Handle, partition: c_int, f
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Parrived(h_in(request), partition, flag);
+        let rc = crate::ffi::PMPI_Parrived(req_in(request), partition, flag);
         code_out(rc)
     })
 }
@@ -4373,7 +4370,7 @@ pub unsafe extern "C" fn oxabi_MPI_Pready(partition: c_int, request: Handle) -> 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Pready(partition, h_in(request));
+        let rc = crate::ffi::PMPI_Pready(partition, req_in(request));
         code_out(rc)
     })
 }
@@ -4384,7 +4381,7 @@ pub unsafe extern "C" fn oxabi_MPI_Pready_list(length: c_int, array_of_partition
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Pready_list(length, array_of_partitions, h_in(request));
+        let rc = crate::ffi::PMPI_Pready_list(length, array_of_partitions, req_in(request));
         code_out(rc)
     })
 }
@@ -4395,7 +4392,7 @@ pub unsafe extern "C" fn oxabi_MPI_Pready_range(partition_low: c_int, partition_
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Pready_range(partition_low, partition_high, h_in(request));
+        let rc = crate::ffi::PMPI_Pready_range(partition_low, partition_high, req_in(request));
         code_out(rc)
     })
 }
@@ -4408,7 +4405,7 @@ pub unsafe extern "C" fn oxabi_MPI_Precv_init(buf: *mut c_void, partitions: c_in
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Precv_init(buf, partitions, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4434,7 +4431,7 @@ pub unsafe extern "C" fn oxabi_MPI_Psend_init(buf: *const c_void, partitions: c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Psend_init(buf, partitions, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4493,7 +4490,7 @@ pub unsafe extern "C" fn oxabi_MPI_Raccumulate(origin_addr: *const c_void, origi
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Raccumulate(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4506,7 +4503,7 @@ pub unsafe extern "C" fn oxabi_MPI_Raccumulate_c(origin_addr: *const c_void, ori
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Raccumulate_c(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4545,7 +4542,7 @@ pub unsafe extern "C" fn oxabi_MPI_Recv_init(buf: *mut c_void, count: c_int, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Recv_init(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4558,7 +4555,7 @@ pub unsafe extern "C" fn oxabi_MPI_Recv_init_c(buf: *mut c_void, count: i64, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Recv_init_c(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4593,7 +4590,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_init(sendbuf: *const c_void, recvbuf: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_init(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4606,7 +4603,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_init_c(sendbuf: *const c_void, recvbuf
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4674,7 +4671,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_scatter_block_init(sendbuf: *const c_v
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_scatter_block_init(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4687,7 +4684,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_scatter_block_init_c(sendbuf: *const c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_scatter_block_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4711,7 +4708,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_scatter_init(sendbuf: *const c_void, r
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_scatter_init(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4724,7 +4721,7 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_scatter_init_c(sendbuf: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Reduce_scatter_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4735,9 +4732,9 @@ pub unsafe extern "C" fn oxabi_MPI_Request_free(request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Request_free(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4749,7 +4746,7 @@ pub unsafe extern "C" fn oxabi_MPI_Request_get_status(request: Handle, flag: *mu
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
         let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Request_get_status(h_in(request), flag, status_ptr(status, &mut t_status));
+        let rc = crate::ffi::PMPI_Request_get_status(req_in(request), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -4763,7 +4760,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rget(origin_addr: *mut c_void, origin_count: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4776,7 +4773,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rget_accumulate(origin_addr: *const c_void, o
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_accumulate(origin_addr, origin_count, h_in(origin_datatype), result_addr, result_count, h_in(result_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4789,7 +4786,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rget_accumulate_c(origin_addr: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_accumulate_c(origin_addr, origin_count, h_in(origin_datatype), result_addr, result_count, h_in(result_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4802,7 +4799,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rget_c(origin_addr: *mut c_void, origin_count
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_c(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4815,7 +4812,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rput(origin_addr: *const c_void, origin_count
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rput(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4828,7 +4825,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rput_c(origin_addr: *const c_void, origin_cou
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rput_c(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4863,7 +4860,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rsend_init(buf: *const c_void, count: c_int, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4876,7 +4873,7 @@ pub unsafe extern "C" fn oxabi_MPI_Rsend_init_c(buf: *const c_void, count: i64, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rsend_init_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4911,7 +4908,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scan_init(sendbuf: *const c_void, recvbuf: *m
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scan_init(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4924,7 +4921,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scan_init_c(sendbuf: *const c_void, recvbuf: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scan_init_c(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4959,7 +4956,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scatter_init(sendbuf: *const c_void, sendcoun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scatter_init(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -4972,7 +4969,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scatter_init_c(sendbuf: *const c_void, sendco
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scatter_init_c(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5007,7 +5004,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scatterv_init(sendbuf: *const c_void, sendcou
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scatterv_init(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5020,7 +5017,7 @@ pub unsafe extern "C" fn oxabi_MPI_Scatterv_init_c(sendbuf: *const c_void, sendc
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Scatterv_init_c(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), h_in(info), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5055,7 +5052,7 @@ pub unsafe extern "C" fn oxabi_MPI_Send_init(buf: *const c_void, count: c_int, d
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Send_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5068,7 +5065,7 @@ pub unsafe extern "C" fn oxabi_MPI_Send_init_c(buf: *const c_void, count: i64, d
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Send_init_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5264,7 +5261,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ssend_init(buf: *const c_void, count: c_int, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ssend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5277,7 +5274,7 @@ pub unsafe extern "C" fn oxabi_MPI_Ssend_init_c(buf: *const c_void, count: i64, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ssend_init_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5288,9 +5285,9 @@ pub unsafe extern "C" fn oxabi_MPI_Start(request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Start(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -5940,10 +5937,10 @@ pub unsafe extern "C" fn oxabi_MPI_Test(request: *mut Handle, flag: *mut c_int, 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -6657,10 +6654,10 @@ pub unsafe extern "C" fn oxabi_MPI_Wait(request: *mut Handle, status: *mut AbiSt
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Wait(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -7232,7 +7229,7 @@ pub unsafe extern "C" fn oxabi_MPI_Buffer_iflush(request: *mut Handle) -> c_int 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Buffer_iflush(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -7300,7 +7297,7 @@ pub unsafe extern "C" fn oxabi_MPI_Comm_iflush_buffer(comm: Handle, request: *mu
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_iflush_buffer(h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -7421,7 +7418,7 @@ pub unsafe extern "C" fn oxabi_MPI_Session_iflush_buffer(session: Handle, reques
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Session_iflush_buffer(h_in(session), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }

@@ -5,7 +5,7 @@
 // `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
 pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, guard, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp, statuses_at};
 use crate::abi5::conv::{handles_narrow_with, handles_widen_with, statuses_widen_with, written};
-use super::objects::{handle, object, object_at};
+use super::objects::{handle, object, object_at, request_handle, request_object};
 use super::tables::*;
 use crate::abi::MPI_Status;
 use std::os::raw::{c_int, c_void};
@@ -38,6 +38,18 @@ pub fn h_in(p: Handle) -> c_int {
 pub fn h_out(h: c_int) -> Handle {
     object(h)
 }
+/// A request the engine reads (MPI_Wait...): `h_in`, a user handle first.
+#[inline]
+pub fn req_in(p: Handle) -> c_int {
+    request_handle(p)
+}
+
+/// A request output (MPI_Isend...): `objects::request_object`, `h_out` without the checks no
+/// request needs.
+#[inline]
+pub fn req_out(h: c_int) -> Handle {
+    request_object(h)
+}
 
 /// MPICH's MPI_MESSAGE_NULL is its MPI_REQUEST_NULL: message outputs give ompi_message_null.
 #[inline]
@@ -64,13 +76,25 @@ fn map_out(v: c_int, pairs: &[(c_int, c_int)]) -> c_int {
     pairs.iter().find(|p| p.1 == v).map_or(v, |p| p.0)
 }
 
+/// RANKS's pairs as constants (a test checks them against the table): compares, not a search.
 #[inline]
 pub fn rank_in(r: c_int) -> c_int {
-    if r >= 0 || r == crate::abi::MPI_UNDEFINED { r } else { map_in(r, &RANKS, INVALID) }
+    match r {
+        0.. | crate::abi::MPI_UNDEFINED => r,
+        -1 => -2, // MPI_ANY_SOURCE
+        -2 => -1, // MPI_PROC_NULL
+        -4 => -3, // MPI_ROOT
+        _ => INVALID,
+    }
 }
 #[inline]
 pub fn rank_out(r: c_int) -> c_int {
-    if r >= 0 { r } else { map_out(r, &RANKS) }
+    match r {
+        -2 => -1, // MPI_ANY_SOURCE
+        -1 => -2, // MPI_PROC_NULL
+        -3 => -4, // MPI_ROOT
+        _ => r,
+    }
 }
 /// MPI_ANY_TAG is -1 in both.
 #[inline]
@@ -349,19 +373,38 @@ pub unsafe fn statuses_widen(p: *mut OmpiStatus, n: usize, rc: c_int) {
 #[inline]
 pub unsafe fn requests_narrow(p: *mut Handle, n: usize) -> *mut c_int {
     // SAFETY: caller contract.
-    unsafe { handles_narrow_with(p, n, h_in) }
+    unsafe { handles_narrow_with(p, n, req_in) }
 }
 /// # Safety
 /// As `crate::abi5::conv::handles_widen_with`.
 #[inline]
 pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
     // SAFETY: caller contract.
-    unsafe { handles_widen_with(p, n, h_out) }
+    unsafe { handles_widen_with(p, n, req_out) }
 }
 
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
 /// MPI_COMM_SELF's handler, naming the function (docs/OMPI_ABI_UNSUPPORTED.md lists them).
+#[allow(dead_code)] // the generated wrappers of functions not converted call it (none today)
 pub fn unsupported(name: &'static str) -> c_int {
     let e = crate::error::err(crate::abi::MPI_ERR_UNSUPPORTED_OPERATION, format!("{name} is not supported by oxmpi's Open MPI ABI library (libmpi.so.40) yet; see docs/OMPI_ABI_UNSUPPORTED.md, or build with oxmpi's mpicc"));
     code_out(crate::ffi::env::errhandler::raise(name, crate::abi::MPI_COMM_SELF, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rank_in_matches_the_table() {
+        for &(o, m) in RANKS.iter() {
+            assert_eq!(rank_in(o), m);
+            assert_eq!(rank_out(m), o);
+        }
+        for r in [0, 1, 77, crate::abi::MPI_UNDEFINED] {
+            assert_eq!(rank_in(r), r);
+        }
+        assert_eq!(rank_in(-3), INVALID);
+        assert_eq!(rank_out(crate::abi::MPI_UNDEFINED), crate::abi::MPI_UNDEFINED);
+    }
 }

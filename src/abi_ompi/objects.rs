@@ -62,6 +62,9 @@ pub unsafe extern "C" fn oxompi_register(table: *mut *mut c_void, n: u32, begin:
     COPY_SPAN[1].store(hi - lo, Ordering::Relaxed);
     COUNT.store(n as usize, Ordering::Relaxed);
     OBJECTS.store(table, Ordering::Release);
+    if !PER_RANK.load(Ordering::Acquire) {
+        REQUEST_NULL_OBJECT.store(addrs[REQUEST_NULL], Ordering::Relaxed);
+    }
 }
 
 #[inline]
@@ -69,16 +72,11 @@ fn within(span: &[AtomicUsize; 2], v: usize) -> bool {
     v.wrapping_sub(span[0].load(Ordering::Relaxed)) < span[1].load(Ordering::Relaxed)
 }
 
-/// Whether `v` lies where objects are, so that reading its first 4 bytes is safe. The program's
-/// copies first: a program names MPI_COMM_WORLD, MPI_INT... as data of its own (copy
-/// relocations), libmpi.so.40's objects only through pointers it got back.
+/// Whether `v` lies where objects are, so that reading its first 4 bytes is safe, besides the
+/// program's copies (`handle` looks there first: a program names MPI_COMM_WORLD, MPI_INT... as
+/// data of its own, copy relocations, libmpi.so.40's objects only through pointers it got
+/// back): in threads mode the calling rank's copies, libmpi.so.40's block, C++'s handlers.
 #[inline]
-fn readable(v: usize) -> bool {
-    within(&COPY_SPAN, v) || readable_elsewhere(v)
-}
-/// The rest of `readable`, out of line (the caller's fast path then saves fewer registers): in
-/// threads mode the calling rank's copies come next.
-#[inline(never)]
 fn readable_elsewhere(v: usize) -> bool {
     (PER_RANK.load(Ordering::Relaxed) && in_rank_copies(v)) || within(&LIB_SPAN, v) || super::cxx_glue::in_errhandler_objects(v)
 }
@@ -91,14 +89,33 @@ pub fn is_mpich_user(h: u32) -> bool {
 
 /// The MPICH-ABI handle an Open MPI handle stands for (0, an invalid handle, for NULL).
 ///
-/// 0 (an invalid handle) for NULL and for a pointer to no object.
+/// 0 (an invalid handle) for NULL and for a pointer to no object. Inline: a predefined object
+/// among the program's copies (what programs pass most: MPI_COMM_WORLD, MPI_INT...), or a user
+/// handle; the rest out of line (`handle_elsewhere`). Requests are mostly user handles:
+/// `request_handle` tests in the other order.
 #[inline]
 pub fn handle(p: *mut c_void) -> i32 {
     let v = p as usize;
-    if v >> 31 == 1 {
+    if within(&COPY_SPAN, v) && v & 3 == 0 {
+        // SAFETY: inside the program's copies of the predefined objects (mapped data), 4-aligned.
+        unsafe { *(p as *const i32) }
+    } else if v >> 31 == 1 {
         v as u32 as i32
-    } else if v & 3 == 0 && readable(v) {
-        // SAFETY: inside a block of predefined objects (mapped data, `readable`), 4-aligned.
+    } else {
+        handle_elsewhere(p)
+    }
+}
+/// `handle` for a request: a user handle first.
+#[inline]
+pub fn request_handle(p: *mut c_void) -> i32 {
+    let v = p as usize;
+    if v >> 31 == 1 { v as u32 as i32 } else { handle(p) }
+}
+#[inline(never)]
+fn handle_elsewhere(p: *mut c_void) -> i32 {
+    let v = p as usize;
+    if v & 3 == 0 && readable_elsewhere(v) {
+        // SAFETY: inside a block of objects (mapped data, `readable_elsewhere`), 4-aligned.
         unsafe { *(p as *const i32) }
     } else {
         0
@@ -123,6 +140,31 @@ pub fn object(h: i32) -> *mut c_void {
         return object_at(REQUEST_NULL);
     }
     predefined(u)
+}
+
+/// The Open MPI handle for an MPICH-ABI request handle (what MPI_Isend... return, MPI_Wait...
+/// leave): `object` without its checks for pair types and C++ error handlers, which no request
+/// is, and ompi_request_null (what every completed request becomes) from one load.
+#[inline]
+pub fn request_object(h: i32) -> *mut c_void {
+    let u = h as u32;
+    if u >= 0x8000_0000 {
+        return u as usize as *mut c_void;
+    }
+    if u == REQUEST_NULL_HANDLE {
+        return request_null();
+    }
+    predefined(u)
+}
+
+/// ompi_request_null's address while one program's objects serve every call (processes mode;
+/// set by oxompi_register, cleared when threads mode registers a rank's own: NULL = ask
+/// `object_at`).
+static REQUEST_NULL_OBJECT: AtomicPtr<c_void> = AtomicPtr::new(std::ptr::null_mut());
+#[inline]
+fn request_null() -> *mut c_void {
+    let p = REQUEST_NULL_OBJECT.load(Ordering::Relaxed);
+    if p.is_null() { object_at(REQUEST_NULL) } else { p }
 }
 
 /// MPICH's MPI_REQUEST_NULL and the index of ompi_request_null in `OBJECT_HANDLES`.
@@ -157,6 +199,9 @@ pub fn register_instance(rank: usize, lookup: &dyn Fn(&str) -> Option<*mut c_voi
     let lib = LIB_SPAN[0].load(Ordering::Relaxed);
     let span = copy_span(addrs.iter().copied(), lib, lib + LIB_SPAN[1].load(Ordering::Relaxed));
     RANKS.set(rank, RankObjects { addrs, span });
+    // Each rank's calls now give its own copy of ompi_request_null: no shared shortcut. Before
+    // any of its ranks runs (the host registers every rank before starting them).
+    REQUEST_NULL_OBJECT.store(std::ptr::null_mut(), Ordering::Relaxed);
     PER_RANK.store(true, Ordering::Release);
 }
 

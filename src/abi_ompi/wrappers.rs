@@ -4,6 +4,7 @@ use super::mpit::*;
 use std::os::raw::{c_char, c_int, c_void};
 
 /// The functions this file reports as unsupported (MPI_ERR_UNSUPPORTED_OPERATION).
+#[allow(dead_code)] // read by no code: a list for readers, empty when all convert
 pub const UNSUPPORTED: [&str; 0] = [];
 
 #[no_mangle]
@@ -230,7 +231,7 @@ pub unsafe extern "C" fn oxompi_MPI_Bsend_init(buf: *const c_void, count: c_int,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Bsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -263,9 +264,9 @@ pub unsafe extern "C" fn oxompi_MPI_Cancel(request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Cancel(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -615,7 +616,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_idup(comm: Handle, newcomm: *mut Handle
         if !newcomm.is_null() { *newcomm = std::ptr::null_mut(); }
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Comm_idup(h_in(comm), newcomm as *mut c_int, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -639,9 +640,7 @@ pub unsafe extern "C" fn oxompi_MPI_Comm_rank(comm: Handle, rank: *mut c_int) ->
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_rank: c_int = if rank.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Comm_rank(h_in(comm), if rank.is_null() { std::ptr::null_mut() } else { &mut t_rank });
-        if !rank.is_null() { *rank = rank_out(t_rank); }
+        let rc = crate::ffi::PMPI_Comm_rank(h_in(comm), rank);
         code_out(rc)
     })
 }
@@ -1091,7 +1090,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread(fh: *mut c_void, buf: *mut c_void
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1104,7 +1103,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_all(fh: *mut c_void, buf: *mut c_
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1117,7 +1116,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at(fh: *mut c_void, offset: i64, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1130,7 +1129,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_at_all(fh: *mut c_void, offset: i
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1143,7 +1142,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iread_shared(fh: *mut c_void, buf: *mut
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iread_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1156,7 +1155,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite(fh: *mut c_void, buf: *const c_v
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1169,7 +1168,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_all(fh: *mut c_void, buf: *const
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_all(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1182,7 +1181,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at(fh: *mut c_void, offset: i64,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1195,7 +1194,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_at_all(fh: *mut c_void, offset: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_at_all(file_in(fh), offset, buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1208,7 +1207,7 @@ pub unsafe extern "C" fn oxompi_MPI_File_iwrite_shared(fh: *mut c_void, buf: *co
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_File_iwrite_shared(file_in(fh), buf, count, h_in(datatype), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -1834,7 +1833,7 @@ pub unsafe extern "C" fn oxompi_MPI_Grequest_complete(request: Handle) -> c_int 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Grequest_complete(h_in(request));
+        let rc = crate::ffi::PMPI_Grequest_complete(req_in(request));
         code_out(rc)
     })
 }
@@ -1949,9 +1948,7 @@ pub unsafe extern "C" fn oxompi_MPI_Group_rank(group: Handle, rank: *mut c_int) 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_rank: c_int = if rank.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Group_rank(h_in(group), if rank.is_null() { std::ptr::null_mut() } else { &mut t_rank });
-        if !rank.is_null() { *rank = rank_out(t_rank); }
+        let rc = crate::ffi::PMPI_Group_rank(h_in(group), rank);
         code_out(rc)
     })
 }
@@ -2001,7 +1998,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgather(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2014,7 +2011,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallgatherv(sendbuf: *const c_void, sendcoun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2027,7 +2024,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iallreduce(sendbuf: *const c_void, recvbuf: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iallreduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2040,7 +2037,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoall(sendbuf: *const c_void, sendcount:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2053,7 +2050,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallv(sendbuf: *const c_void, sendcount
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2068,7 +2065,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ialltoallw(sendbuf: *const c_void, sendcount
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(peers(h_in(comm))));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ialltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2081,7 +2078,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibarrier(comm: Handle, request: *mut Handle)
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibarrier(h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2094,7 +2091,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibcast(buffer: *mut c_void, count: c_int, da
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibcast(buffer, count, h_in(datatype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2107,7 +2104,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ibsend(buf: *const c_void, count: c_int, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2120,7 +2117,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iexscan(sendbuf: *const c_void, recvbuf: *mu
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iexscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2133,7 +2130,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igather(sendbuf: *const c_void, sendcount: c
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2146,7 +2143,7 @@ pub unsafe extern "C" fn oxompi_MPI_Igatherv(sendbuf: *const c_void, sendcount: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Igatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2176,7 +2173,7 @@ pub unsafe extern "C" fn oxompi_MPI_Imrecv(buf: *mut c_void, count: c_int, datat
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Imrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
         if !message.is_null() { *message = msg_out(t_message); }
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2189,7 +2186,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgather(sendbuf: *const c_void, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgather(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2202,7 +2199,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_allgatherv(sendbuf: *const c_void,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_allgatherv(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, displs, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2215,7 +2212,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoall(sendbuf: *const c_void, s
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoall(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2228,7 +2225,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoallv(sendbuf: *const c_void, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallv(buf_in(sendbuf), sendcounts, sdispls, h_in(sendtype), buf_in_mut(recvbuf), recvcounts, rdispls, h_in(recvtype), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2243,7 +2240,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ineighbor_alltoallw(sendbuf: *const c_void, 
         let mut t_recvtypes: Vec<c_int> = handles_in(recvtypes, len(neighbor_degrees(h_in(comm)).0));
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ineighbor_alltoallw(buf_in(sendbuf), sendcounts, sdispls, arr_ptr(sendtypes, &mut t_sendtypes), buf_in_mut(recvbuf), recvcounts, rdispls, arr_ptr(recvtypes, &mut t_recvtypes), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2435,7 +2432,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irecv(buf: *mut c_void, count: c_int, dataty
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irecv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2448,7 +2445,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce(sendbuf: *const c_void, recvbuf: *mu
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2461,7 +2458,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter(sendbuf: *const c_void, recv
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter(buf_in(sendbuf), buf_in_mut(recvbuf), recvcounts, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2474,7 +2471,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter_block(sendbuf: *const c_void
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ireduce_scatter_block(buf_in(sendbuf), buf_in_mut(recvbuf), recvcount, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2487,7 +2484,7 @@ pub unsafe extern "C" fn oxompi_MPI_Irsend(buf: *const c_void, count: c_int, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2511,7 +2508,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscan(sendbuf: *const c_void, recvbuf: *mut 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscan(buf_in(sendbuf), buf_in_mut(recvbuf), count, h_in(datatype), h_in(op), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2524,7 +2521,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatter(sendbuf: *const c_void, sendcount: 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatter(buf_in(sendbuf), sendcount, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2537,7 +2534,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Iscatterv(buf_in(sendbuf), sendcounts, displs, h_in(sendtype), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(root), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2550,7 +2547,7 @@ pub unsafe extern "C" fn oxompi_MPI_Isend(buf: *const c_void, count: c_int, data
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Isend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2563,7 +2560,7 @@ pub unsafe extern "C" fn oxompi_MPI_Issend(buf: *const c_void, count: c_int, dat
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2825,7 +2822,7 @@ pub unsafe extern "C" fn oxompi_MPI_Raccumulate(origin_addr: *const c_void, orig
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Raccumulate(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2851,7 +2848,7 @@ pub unsafe extern "C" fn oxompi_MPI_Recv_init(buf: *mut c_void, count: c_int, da
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Recv_init(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2906,9 +2903,9 @@ pub unsafe extern "C" fn oxompi_MPI_Request_free(request: *mut Handle) -> c_int 
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Request_free(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2920,7 +2917,7 @@ pub unsafe extern "C" fn oxompi_MPI_Request_get_status(request: Handle, flag: *m
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
         let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Request_get_status(h_in(request), flag, status_ptr(status, &mut t_status));
+        let rc = crate::ffi::PMPI_Request_get_status(req_in(request), flag, status_ptr(status, &mut t_status));
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -2934,7 +2931,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget(origin_addr: *mut c_void, origin_count:
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2947,7 +2944,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rget_accumulate(origin_addr: *const c_void, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rget_accumulate(origin_addr, origin_count, h_in(origin_datatype), result_addr, result_count, h_in(result_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(op), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2960,7 +2957,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rput(origin_addr: *const c_void, origin_coun
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rput(origin_addr, origin_count, h_in(origin_datatype), rank_in(target_rank), target_disp, target_count, h_in(target_datatype), h_in(win), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -2984,7 +2981,7 @@ pub unsafe extern "C" fn oxompi_MPI_Rsend_init(buf: *const c_void, count: c_int,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Rsend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3041,7 +3038,7 @@ pub unsafe extern "C" fn oxompi_MPI_Send_init(buf: *const c_void, count: c_int, 
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Send_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3091,7 +3088,7 @@ pub unsafe extern "C" fn oxompi_MPI_Ssend_init(buf: *const c_void, count: c_int,
     guard(ERR_INTERN, || unsafe {
         let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
         let rc = crate::ffi::PMPI_Ssend_init(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = h_out(t_request); }
+        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3102,9 +3099,9 @@ pub unsafe extern "C" fn oxompi_MPI_Start(request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let rc = crate::ffi::PMPI_Start(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         code_out(rc)
     })
 }
@@ -3541,10 +3538,10 @@ pub unsafe extern "C" fn oxompi_MPI_Test(request: *mut Handle, flag: *mut c_int,
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         status_out(status, &t_status);
         code_out(rc)
     })
@@ -4126,10 +4123,10 @@ pub unsafe extern "C" fn oxompi_MPI_Wait(request: *mut Handle, status: *mut Ompi
     // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
     // only what the MPICH-ABI function it stands for would.
     guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { h_in(*request) };
+        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
         let mut t_status = status_tmp();
         let rc = crate::ffi::PMPI_Wait(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = h_out(t_request); }
+        if !request.is_null() { *request = req_out(t_request); }
         status_out(status, &t_status);
         code_out(rc)
     })
