@@ -24,6 +24,19 @@
 //! 4096 uniform, about 10 % slower skewed, where searches rarely fail, level at 512).
 //! (Word summaries of `hold` and `en` were tried and lost: both are dense at word level, so
 //! they pruned nothing and cost 1.8x the instructions at P = N = 512.)
+//!
+//! The generator is compiled twice, portable and with AVX2 (`build_avx2`, chosen once per call
+//! by `is_x86_feature_detected!`); both give the same schedule (tested). In the search the
+//! filter is picked by offset and the sink's extra candidates by a mask, not by branches, and
+//! the peer's word comes from a mask of nonzero words (rotated order: after the head's word,
+//! then before it, then the head's word below the head). Branch mispredicts (callgrind's
+//! simulation) at P = N = 512: uniform 749 K -> 436 K, skewed 74 K -> 16 K; instructions 132.1 -> 121.1 M and 86.5 -> 84.2 M.
+//! Tried and lost: scanning q's column four words at a time (one vector op for the filter
+//! words): most receivers find their candidate in the first word, so it cost 8-24 % more
+//! instructions (143 M uniform, 107 M skewed at 512) and was slower skewed. Still open (about
+//! 354 K failed peer searches per schedule at 512 uniform: receivers whose candidates' holders
+//! have all sent this round): counts of unsent holders per segment cost a pass over the
+//! sender's column per transfer, more than the failures they save.
 use super::{Problem, Schedule, Transfer};
 
 fn bit(i: usize) -> u64 {
@@ -276,39 +289,51 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
             }
             unsafe { *en.get_unchecked_mut(q / 64) |= q_en_bit };
             let Some((s, z, copy)) = found else { continue };
-            out.push(Transfer { round, from: rank[z] as u32, to: rank[q] as u32, seg: s as u32, copy });
+            debug_assert!(z < p && s < n && z * cw + s / 64 < col.len());
             let (sw, sb) = (s / 64, bit(s));
-            // The sender drops the segment and sends nothing more this round.
-            col[z * cw + sw] &= !sb;
-            hold[s * pw + z / 64] &= !bit(z);
-            held[z] -= 1;
-            if held[z] == 0 && z != root {
-                fin.push(z);
-            }
-            if z == sink {
-                sink_en = false;
-            } else {
-                en[z / 64] &= !bit(z);
-            }
-            // The receiver's copy is P' (not forwardable) until the round ends; a combine leaves
-            // one holder fewer, a copy moves the segment.
-            if copy {
-                held[q] += 1;
-                lo[q] = lo[q].min(sw);
-            } else {
-                col[q * cw + sw] &= !sb;
-                hold[s * pw + q / 64] &= !bit(q);
-                cnt[s] -= 1;
-                if cnt[s] == 1 {
-                    two[sw] &= !sb;
+            // SAFETY: z and q are process numbers (< p: z is a set bit of `hold[s] & en`, which
+            // hold no bit at or past p, or the sink) and s < n, so every index below is in its
+            // vector: col (p * cw), hold (n * pw), held, rank, lo (p), cnt (n), two (cw).
+            unsafe {
+                out.push(Transfer { round, from: *rank.get_unchecked(z) as u32, to: *rank.get_unchecked(q) as u32, seg: s as u32, copy });
+                // The sender drops the segment and sends nothing more this round (the sink's
+                // `en` bit is already clear).
+                *col.get_unchecked_mut(z * cw + sw) &= !sb;
+                *hold.get_unchecked_mut(s * pw + z / 64) &= !bit(z);
+                let hz = held.get_unchecked_mut(z);
+                *hz -= 1;
+                if *hz == 0 && z != root {
+                    fin.push(z);
+                }
+                sink_en &= z != sink;
+                *en.get_unchecked_mut(z / 64) &= !bit(z);
+                // The receiver's copy is P' (not forwardable) until the round ends; a combine
+                // leaves one holder fewer, a copy moves the segment.
+                if copy {
+                    *held.get_unchecked_mut(q) += 1;
+                    let l = lo.get_unchecked_mut(q);
+                    *l = (*l).min(sw);
+                } else {
+                    *col.get_unchecked_mut(q * cw + sw) &= !sb;
+                    *hold.get_unchecked_mut(s * pw + q / 64) &= !bit(q);
+                    let k = cnt.get_unchecked_mut(s);
+                    *k -= 1;
+                    if *k == 1 {
+                        *two.get_unchecked_mut(sw) &= !sb;
+                    }
                 }
             }
             primed.push((q, s));
         }
-        for (q, s) in primed.drain(..) {
-            col[q * cw + s / 64] |= bit(s);
-            hold[s * pw + q / 64] |= bit(q);
+        for &(q, s) in &primed {
+            debug_assert!(q < p && s < n);
+            // SAFETY: as above (q < p, s < n).
+            unsafe {
+                *col.get_unchecked_mut(q * cw + s / 64) |= bit(s);
+                *hold.get_unchecked_mut(s * pw + q / 64) |= bit(q);
+            }
         }
+        primed.clear();
         // Next round: the members still in the group, all unsent again, a round later.
         let mut finished = false;
         for z in fin.drain(..) {
@@ -383,10 +408,13 @@ fn first_from_k<const K: usize>(h: &[u64; K], en: &[u64; K], hw: usize, hmask: u
     }
     // The words after hw, then those before, then hw's bits below the head: the first nonzero
     // word after hw, else the lowest nonzero word (hw itself only if none lies before it). The
-    // nonzero words as a bit mask (a vector compare and move-mask), so no branch per word.
+    // nonzero words as a bit mask, so no branch per word.
     let mut nz = 0u64;
     for i in 0..K {
-        nz |= ((h[i] & en[i] != 0) as u64) << i;
+        // 1 where the word is nonzero, in arithmetic the compiler vectorises (x | -x has the
+        // top bit set unless x is 0).
+        let x = h[i] & en[i];
+        nz |= ((x | x.wrapping_neg()) >> 63) << i;
     }
     let after = nz & (u64::MAX << (hw % K)) << 1;
     let j = if after != 0 { after.trailing_zeros() } else { nz.trailing_zeros() } as usize % K;
