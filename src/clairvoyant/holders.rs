@@ -30,13 +30,15 @@
 //! filter is picked by offset and the sink's extra candidates by a mask, not by branches, and
 //! the peer's word comes from a mask of nonzero words (rotated order: after the head's word,
 //! then before it, then the head's word below the head). Branch mispredicts (callgrind's
-//! simulation) at P = N = 512: uniform 749 K -> 436 K, skewed 74 K -> 16 K; instructions 132.1 -> 121.1 M and 86.5 -> 84.2 M.
+//! simulation) at P = N = 512: uniform 749 K -> 436 K, skewed 74 K -> 16 K; instructions
+//! 132.1 -> 121.1 M and 86.5 -> 84.2 M.
 //! Tried and lost: scanning q's column four words at a time (one vector op for the filter
 //! words): most receivers find their candidate in the first word, so it cost 8-24 % more
 //! instructions (143 M uniform, 107 M skewed at 512) and was slower skewed. Still open (about
 //! 354 K failed peer searches per schedule at 512 uniform: receivers whose candidates' holders
 //! have all sent this round): counts of unsent holders per segment cost a pass over the
-//! sender's column per transfer, more than the failures they save.
+//! sender's column per transfer, more than the failures they save. Keeping lo[q] in a local
+//! during the scan: 2 % more instructions (register pressure), lost.
 use super::{Problem, Schedule, Transfer};
 
 fn bit(i: usize) -> u64 {
