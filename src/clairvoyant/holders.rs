@@ -36,8 +36,8 @@
 //! words): most receivers find their candidate in the first word, so it cost 8-24 % more
 //! instructions (143 M uniform, 107 M skewed at 512) and was slower skewed. Still open (about
 //! 354 K failed peer searches per schedule at 512 uniform: receivers whose candidates' holders
-//! have all sent this round): counts of unsent holders per segment cost a pass over the
-//! sender's column per transfer, more than the failures they save. Keeping lo[q] in a local
+//! have all sent this round): counts of unsent holders per segment would cost a pass over the
+//! sender's column per transfer (estimated, not tried). Keeping lo[q] in a local
 //! during the scan: 2 % more instructions (register pressure), lost.
 use super::{Problem, Schedule, Transfer};
 
