@@ -10,6 +10,7 @@ Usage: clv-schedule --procs P --segments N [--root R] [--round D]
                     (--arrivals a0,a1,... | --pattern uniform|skewed [--seed S])
                     [--json] [--compare-linear] [--verify] [--svg FILE]
        clv-schedule --bench [--sizes 32,64,...] [--reps K] [--seed S] [--no-linear] [--no-segtree]
+                    [--portable]
 
 Builds the Clairvoyant reduce schedule (Proficz & Ocetkiewicz 2021) for P processes arriving at
 the given times (in units of the paper: the round length D is in the same unit) and N segments.
@@ -28,6 +29,8 @@ not given. Times are quantised to 1e-6 unit.
                     of the generator in use, best of the segment tree (up to P = 1024; not
                     with --no-segtree) and of the linear reference (up to P = 512; not with
                     --no-linear), which must give the same schedules
+  --portable        time the portable build of the generator (not the AVX2 one the CPU may
+                    have chosen)
   -h, --help        this help";
 
 fn die(msg: &str) -> ! {
@@ -50,7 +53,7 @@ fn main() {
     let (mut arrivals, mut pattern, mut seed) = (None::<Vec<i64>>, None::<Pattern>, 1u64);
     let (mut json, mut cmp, mut check, mut svg, mut bench, mut sizes, mut reps, mut no_linear) =
         (false, false, false, None::<String>, false, vec![32, 64, 128, 256, 512, 4096], 5usize, false);
-    let mut no_segtree = false;
+    let (mut no_segtree, mut portable) = (false, false);
     while let Some(a) = args.next() {
         match a.as_str() {
             "-h" | "--help" => {
@@ -83,13 +86,14 @@ fn main() {
             "--verify" => check = true,
             "--no-linear" => no_linear = true,
             "--no-segtree" => no_segtree = true,
+            "--portable" => portable = true,
             "--svg" => svg = Some(num(&a, args.next())),
             "--bench" => bench = true,
             _ => die(&format!("unknown argument '{a}' (see --help)")),
         }
     }
     if bench {
-        return run_bench(&sizes, reps, seed, !no_linear, !no_segtree);
+        return run_bench(&sizes, reps, seed, !no_linear, !no_segtree, if portable { holders::schedule_portable } else { holders::schedule });
     }
     let n = segs.unwrap_or_else(|| die("--segments is required"));
     let pb = match (arrivals, pattern) {
@@ -203,13 +207,13 @@ fn time_ms(reps: usize, mut f: impl FnMut()) -> (f64, f64) {
     (v.iter().copied().fold(f64::INFINITY, f64::min), v.iter().sum::<f64>() / v.len() as f64)
 }
 
-fn run_bench(sizes: &[usize], reps: usize, seed: u64, with_linear: bool, with_segtree: bool) {
+fn run_bench(sizes: &[usize], reps: usize, seed: u64, with_linear: bool, with_segtree: bool, gen: fn(&Problem) -> Schedule) {
     println!("{:>5} {:>8} {:>7} {:>9} {:>11} {:>11} {:>11} {:>11}", "P=N", "pattern", "rounds", "transfers", "best_ms", "mean_ms", "segtree_ms", "linear_ms");
     for &p in sizes {
         for pat in [Pattern::Uniform, Pattern::Skewed] {
             let pb = draw(pat, p, p, None, None, &mut Rng(seed ^ p as u64));
-            let s = holders::schedule(&pb);
-            let (best, mean) = time_ms(reps, || drop(std::hint::black_box(holders::schedule(&pb))));
+            let s = gen(&pb);
+            let (best, mean) = time_ms(reps, || drop(std::hint::black_box(gen(&pb))));
             // The slower generators are timed (best of at most 3) and checked where they finish
             // in seconds.
             let other = |on: bool, max: usize, gen: fn(&Problem) -> Schedule, name: &str| {

@@ -24,28 +24,71 @@
 //! 4096 uniform, about 10 % slower skewed, where searches rarely fail, level at 512).
 //! (Word summaries of `hold` and `en` were tried and lost: both are dense at word level, so
 //! they pruned nothing and cost 1.8x the instructions at P = N = 512.)
+//!
+//! The generator is compiled twice, portable and with AVX2 (`build_avx2`, chosen once per call
+//! by `is_x86_feature_detected!`); both give the same schedule (tested). In the search the
+//! filter is picked by offset and the sink's extra candidates by a mask, not by branches, and
+//! the peer's word comes from a mask of nonzero words (rotated order: after the head's word,
+//! then before it, then the head's word below the head). Branch mispredicts (callgrind's
+//! simulation) at P = N = 512: uniform 749 K -> 436 K, skewed 74 K -> 16 K; instructions
+//! 132.1 -> 121.1 M and 86.5 -> 84.2 M.
+//! Tried and lost: scanning q's column four words at a time (one vector op for the filter
+//! words): most receivers find their candidate in the first word, so it cost 8-24 % more
+//! instructions (143 M uniform, 107 M skewed at 512) and was slower skewed. Still open (about
+//! 354 K failed peer searches per schedule at 512 uniform: receivers whose candidates' holders
+//! have all sent this round): counts of unsent holders per segment would cost a pass over the
+//! sender's column per transfer (estimated, not tried). Keeping lo[q] in a local
+//! during the scan: 2 % more instructions (register pressure), lost.
 use super::{Problem, Schedule, Transfer};
 
 fn bit(i: usize) -> u64 {
     1 << (i % 64)
 }
 
-/// The schedule of `pb` (which must pass `Problem::check`).
-pub fn schedule(pb: &Problem) -> Schedule {
-    // Holder sets get a fixed width, the next power of two words (padded with zero words), so
-    // their peer searches compile to straight-line code without bounds checks: 10-14 % fewer
-    // instructions at P = N = 512 and 1024, 30 % at 64 (callgrind).
-    match pb.arrivals.len().div_ceil(64) {
-        0..=1 => build::<1>(pb),
-        2 => build::<2>(pb),
-        3..=4 => build::<4>(pb),
-        5..=8 => build::<8>(pb),
-        9..=16 => build::<16>(pb),
-        17..=32 => build::<32>(pb),
-        33..=64 => build::<64>(pb),
-        _ => build::<0>(pb),
-    }
+/// Holder sets get a fixed width, the next power of two words (padded with zero words), so
+/// their peer searches compile to straight-line code without bounds checks: 10-14 % fewer
+/// instructions at P = N = 512 and 1024, 30 % at 64 (callgrind).
+macro_rules! by_width {
+    ($pb:expr, $f:ident) => {
+        match $pb.arrivals.len().div_ceil(64) {
+            0..=1 => $f::<1>($pb),
+            2 => $f::<2>($pb),
+            3..=4 => $f::<4>($pb),
+            5..=8 => $f::<8>($pb),
+            9..=16 => $f::<16>($pb),
+            17..=32 => $f::<32>($pb),
+            33..=64 => $f::<64>($pb),
+            _ => $f::<0>($pb),
+        }
+    };
 }
+
+/// The schedule of `pb` (which must pass `Problem::check`): the AVX2 build of the generator
+/// where the CPU has it, the portable one elsewhere (the same schedule, tested).
+pub fn schedule(pb: &Problem) -> Schedule {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(s) = schedule_avx2(pb) {
+        return s;
+    }
+    schedule_portable(pb)
+}
+
+/// `schedule` compiled for the baseline target (SSE2 on x86-64); public for benchmarks.
+pub fn schedule_portable(pb: &Problem) -> Schedule {
+    by_width!(pb, build)
+}
+
+/// `schedule` compiled with AVX2 (4-word vector passes over holder sets and columns), or
+/// `None` where the CPU lacks it.
+#[cfg(target_arch = "x86_64")]
+pub(super) fn schedule_avx2(pb: &Problem) -> Option<Schedule> {
+    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("bmi1") && is_x86_feature_detected!("popcnt")) {
+        return None;
+    }
+    // SAFETY: the CPU has the features `build_avx2` is compiled for (checked just above).
+    Some(unsafe { by_width!(pb, build_avx2) })
+}
+
 
 /// `schedule` with the holder sets as wide as the processes need (no fixed width): the path
 /// above 4096 processes, tested against the fixed widths.
@@ -54,10 +97,20 @@ pub(super) fn schedule_any_width(pb: &Problem) -> Schedule {
     build::<0>(pb)
 }
 
+/// `build` compiled with AVX2, BMI1 and POPCNT: `build` and its helpers are inlined here
+/// (`inline(always)`), so the whole generator is.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,bmi1,popcnt")]
+fn build_avx2<const K: usize>(pb: &Problem) -> Schedule {
+    build::<K>(pb)
+}
+
 /// `schedule` with holder sets of `K` words (0: as many as the processes need).
+#[inline(always)]
 fn build<const K: usize>(pb: &Problem) -> Schedule {
     let (p, n, d) = (pb.arrivals.len(), pb.segments, pb.round);
     let (w, pw) = (n.div_ceil(64), if K == 0 { p.div_ceil(64) } else { K });
+    let cw = w;
     // rank[x]: the rank of process number x; numbers in (arrival mod d, rank) order.
     let mut rank: Vec<usize> = (0..p).collect();
     rank.sort_by_key(|&r| (pb.arrivals[r].rem_euclid(d), r));
@@ -67,11 +120,11 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
     }
     let root = num[pb.root];
     let mut avail: Vec<i64> = rank.iter().map(|&r| pb.arrivals[r]).collect();
-    // col[x * w ..][..w]: the segments x holds (A or P).
+    // col[x * cw ..][..w]: the segments x holds (A or P).
     let start = super::start_columns(pb);
-    let mut col = vec![0u64; p * w];
+    let mut col = vec![0u64; p * cw];
     for (x, &r) in rank.iter().enumerate() {
-        col[x * w..(x + 1) * w].copy_from_slice(&start[r * w..(r + 1) * w]);
+        col[x * cw..x * cw + w].copy_from_slice(&start[r * w..(r + 1) * w]);
     }
     // hold[s * pw ..][..pw]: the holders of segment s.
     let mut hold = vec![0u64; n * pw];
@@ -85,7 +138,7 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
         }
     } else {
         for x in 0..p {
-            for (j, &c) in col[x * w..(x + 1) * w].iter().enumerate() {
+            for (j, &c) in col[x * cw..x * cw + w].iter().enumerate() {
                 let mut c = c;
                 while c != 0 {
                     let s = j * 64 + c.trailing_zeros() as usize;
@@ -95,7 +148,7 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
             }
         }
     }
-    let mut held: Vec<u32> = col.chunks(w).map(|c| c.iter().map(|c| c.count_ones()).sum()).collect();
+    let mut held: Vec<u32> = col.chunks(cw).map(|c| c.iter().map(|c| c.count_ones()).sum()).collect();
     // lo[x]: col[x]'s words below it are all zero (a process sends its lowest segments first,
     // and only a copy into an empty cell moves it down).
     let mut lo = vec![0usize; p];
@@ -110,8 +163,9 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
     let (mut g, mut prev): (Vec<usize>, Vec<usize>) = (Vec::new(), Vec::new());
     // Holder counts over the group members, and the segments with at least one and two.
     let mut cnt = vec![0u32; n];
-    let (mut one, mut two) = (vec![0u64; w], vec![0u64; w]);
-    let (mut f1, mut f2) = (vec![0u64; w], vec![0u64; w]);
+    let (mut one, mut two) = (vec![0u64; cw], vec![0u64; cw]);
+    // This round's filters: f[..cw] from `one`, f[cw..] from `two`.
+    let mut f = vec![0u64; 2 * cw];
     // The members other than the sink that have not sent this round.
     let mut en = vec![0u64; pw];
     let mut primed: Vec<(usize, usize)> = Vec::new();
@@ -151,11 +205,11 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
                 }
                 ai += 1;
                 en[c / 64] |= bit(c);
-                let cc = &col[c * w..(c + 1) * w];
+                let cc = &col[c * cw..(c + 1) * cw];
                 for (s, k) in cnt.iter_mut().enumerate() {
                     *k += (cc[s / 64] >> (s % 64) & 1) as u32;
                 }
-                for i in 0..w {
+                for i in 0..cw {
                     two[i] |= one[i] & cc[i];
                     one[i] |= cc[i];
                 }
@@ -171,80 +225,117 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
             continue;
         }
         let sink = if g.contains(&root) { root } else { g[0] };
-        f1.copy_from_slice(&one);
-        f2.copy_from_slice(&two);
+        f[..cw].copy_from_slice(&one);
+        f[cw..].copy_from_slice(&two);
         en[sink / 64] &= !bit(sink);
         let mut sink_en = true;
         let (hw, hmask) = (g[0] / 64, u64::MAX << (g[0] % 64));
-        for q in std::iter::once(sink).chain(g.iter().copied().filter(|&x| x != sink)) {
-            let is_sink = q == sink;
+        debug_assert!(hw < pw);
+        for gi in 0..=g.len() {
+            // The sink first, then the other members in group order.
+            let q = if gi == 0 { sink } else { g[gi - 1] };
+            let is_sink = gi == 0;
+            if !is_sink && q == sink {
+                continue;
+            }
+            debug_assert!(q < p);
             // q's own bit is out of `en` during its search, so every bit left is a peer.
-            let q_en_bit = en[q / 64] & bit(q);
-            en[q / 64] &= !q_en_bit;
+            // SAFETY (the unchecked indexing below): q < p, so q / 64 < pw and the column
+            // q * cw .. (q + 1) * cw lies in `col` (p * cw words); segments s < n, so s / 64
+            // < cw and s * pw + pw <= hold.len(); each with a debug_assert.
+            let q_en_bit = unsafe { *en.get_unchecked(q / 64) } & bit(q);
+            unsafe { *en.get_unchecked_mut(q / 64) &= !q_en_bit };
             let q_en = if is_sink { sink_en } else { q_en_bit != 0 };
-            let mut found = None;
+            // A non-sink wants a segment it holds (with a second unsent holder if q has not
+            // sent: f2, else one: f1); the sink also any segment it lacks that someone holds.
+            // Chosen without branches: the filter by offset, the sink's extra by mask.
+            let sel = if q_en { cw } else { 0 };
+            let sink_mask = if is_sink { u64::MAX } else { 0 };
+            let sink_bit = if !is_sink && sink_en { bit(sink) } else { 0 };
             let from = if is_sink { 0 } else { lo[q] };
-            'words: for i in from..w {
-                let c = col[q * w + i];
-                let mut m = c & if q_en { f2[i] } else { f1[i] };
-                if is_sink {
-                    m |= !c & f1[i];
-                } else if c == 0 && i == lo[q] {
-                    lo[q] += 1;
-                }
+            let mut found = None;
+            let cq = q * cw;
+            debug_assert!(cq + cw <= col.len() && 2 * cw <= f.len());
+            'words: for i in from..cw {
+                // SAFETY: see above (i < cw).
+                let (c, f1, fs) = unsafe { (*col.get_unchecked(cq + i), *f.get_unchecked(i), *f.get_unchecked(sel + i)) };
+                let mut m = (c & fs) | (!c & f1 & sink_mask);
+                // Words below lo[q] are zero; a zero word right there moves it up.
+                lo[q] += (c == 0 && i == lo[q]) as usize;
                 while m != 0 {
                     let b = m & m.wrapping_neg();
                     let s = i * 64 + b.trailing_zeros() as usize;
-                    let hs = &hold[s * pw..(s + 1) * pw];
-                    let z = if !is_sink && sink_en && hs[sink / 64] & bit(sink) != 0 { Some(sink) } else { if K == 0 { first_from(hs, &en, hw, hmask) } else { first_from_k::<K>(hs.try_into().unwrap(), en[..K].try_into().unwrap(), hw, hmask) } };
+                    debug_assert!(s < n && (s + 1) * pw <= hold.len());
+                    // SAFETY: s < n (filter bits are segments), so the slice is in `hold`.
+                    let hs = unsafe { hold.get_unchecked(s * pw..(s + 1) * pw) };
+                    let z = if unsafe { *hs.get_unchecked(sink / 64) } & sink_bit != 0 {
+                        Some(sink)
+                    } else if K == 0 {
+                        first_from(hs, &en, hw, hmask)
+                    } else {
+                        first_from_k::<K>(hs.try_into().unwrap(), en[..K].try_into().unwrap(), hw, hmask)
+                    };
                     if let Some(z) = z {
                         found = Some((s, z, c & b == 0));
                         break 'words;
                     }
-                    // No peer: the segment has no holder left but q (if q holds it and has not
-                    // sent), else none at all; neither changes before the round ends.
-                    if !(q_en && c & b != 0) {
-                        f1[i] &= !b;
+                    // No peer: the segment has no holder left but q (if q holds it and has
+                    // not sent), else none at all; neither changes before the round ends.
+                    // SAFETY: i < cw.
+                    unsafe {
+                        *f.get_unchecked_mut(i) &= !(b & !(if q_en { c } else { 0 }));
+                        *f.get_unchecked_mut(cw + i) &= !b;
                     }
-                    f2[i] &= !b;
                     m &= !b;
                 }
             }
-            en[q / 64] |= q_en_bit;
+            unsafe { *en.get_unchecked_mut(q / 64) |= q_en_bit };
             let Some((s, z, copy)) = found else { continue };
-            out.push(Transfer { round, from: rank[z] as u32, to: rank[q] as u32, seg: s as u32, copy });
+            debug_assert!(z < p && s < n && z * cw + s / 64 < col.len());
             let (sw, sb) = (s / 64, bit(s));
-            // The sender drops the segment and sends nothing more this round.
-            col[z * w + sw] &= !sb;
-            hold[s * pw + z / 64] &= !bit(z);
-            held[z] -= 1;
-            if held[z] == 0 && z != root {
-                fin.push(z);
-            }
-            if z == sink {
-                sink_en = false;
-            } else {
-                en[z / 64] &= !bit(z);
-            }
-            // The receiver's copy is P' (not forwardable) until the round ends; a combine leaves
-            // one holder fewer, a copy moves the segment.
-            if copy {
-                held[q] += 1;
-                lo[q] = lo[q].min(sw);
-            } else {
-                col[q * w + sw] &= !sb;
-                hold[s * pw + q / 64] &= !bit(q);
-                cnt[s] -= 1;
-                if cnt[s] == 1 {
-                    two[sw] &= !sb;
+            // SAFETY: z and q are process numbers (< p: z is a set bit of `hold[s] & en`, which
+            // hold no bit at or past p, or the sink) and s < n, so every index below is in its
+            // vector: col (p * cw), hold (n * pw), held, rank, lo (p), cnt (n), two (cw).
+            unsafe {
+                out.push(Transfer { round, from: *rank.get_unchecked(z) as u32, to: *rank.get_unchecked(q) as u32, seg: s as u32, copy });
+                // The sender drops the segment and sends nothing more this round (the sink's
+                // `en` bit is already clear).
+                *col.get_unchecked_mut(z * cw + sw) &= !sb;
+                *hold.get_unchecked_mut(s * pw + z / 64) &= !bit(z);
+                let hz = held.get_unchecked_mut(z);
+                *hz -= 1;
+                if *hz == 0 && z != root {
+                    fin.push(z);
+                }
+                sink_en &= z != sink;
+                *en.get_unchecked_mut(z / 64) &= !bit(z);
+                // The receiver's copy is P' (not forwardable) until the round ends; a combine
+                // leaves one holder fewer, a copy moves the segment.
+                if copy {
+                    *held.get_unchecked_mut(q) += 1;
+                    let l = lo.get_unchecked_mut(q);
+                    *l = (*l).min(sw);
+                } else {
+                    *col.get_unchecked_mut(q * cw + sw) &= !sb;
+                    *hold.get_unchecked_mut(s * pw + q / 64) &= !bit(q);
+                    let k = cnt.get_unchecked_mut(s);
+                    *k -= 1;
+                    if *k == 1 {
+                        *two.get_unchecked_mut(sw) &= !sb;
+                    }
                 }
             }
             primed.push((q, s));
         }
-        for (q, s) in primed.drain(..) {
-            col[q * w + s / 64] |= bit(s);
-            hold[s * pw + q / 64] |= bit(q);
+        for &(q, s) in &primed {
+            debug_assert!(q < p && s < n);
+            // SAFETY: as above (q < p, s < n).
+            unsafe {
+                *col.get_unchecked_mut(q * cw + s / 64) |= bit(s);
+                *hold.get_unchecked_mut(s * pw + q / 64) |= bit(q);
+            }
         }
+        primed.clear();
         // Next round: the members still in the group, all unsent again, a round later.
         let mut finished = false;
         for z in fin.drain(..) {
@@ -269,7 +360,7 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
 /// The first number set in `h & en` in the numbering rotated to start at the lowest bit of
 /// `hmask` in word `hw`: the first unsent peer holding the segment, in group order after the
 /// sink.
-#[inline]
+#[inline(always)]
 fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
     let en = &en[..h.len()];
     let at = |i: usize, x: u64| Some(i * 64 + x.trailing_zeros() as usize);
@@ -298,15 +389,18 @@ fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
     None
 }
 
-/// `first_from` for holder sets of exactly `K` words (a power of two, so `hw % K` is `hw`
-/// without a bounds check).
+/// `first_from` for holder sets of exactly `K` words (a power of two up to 64, so `hw % K` is
+/// `hw` without a bounds check and the nonzero words fit one u64 mask).
 #[inline(always)]
 fn first_from_k<const K: usize>(h: &[u64; K], en: &[u64; K], hw: usize, hmask: u64) -> Option<usize> {
-    let at = |i: usize, x: u64| Some(i * 64 + x.trailing_zeros() as usize);
-    let x = h[hw % K] & en[hw % K];
-    if x & hmask != 0 {
-        return at(hw, x & hmask);
+    // The head's own word first: where it matches (most searches in skewed patterns), nothing
+    // else is read.
+    let x = h[hw % K] & en[hw % K] & hmask;
+    if x != 0 {
+        return Some(hw * 64 + x.trailing_zeros() as usize);
     }
+    // Most searches that get this far fail (at P = N = 4096, 54.5 M of 71 M): one pass without
+    // early exits, vectorised, tells.
     let mut any = 0;
     for i in 0..K {
         any |= h[i] & en[i];
@@ -314,18 +408,17 @@ fn first_from_k<const K: usize>(h: &[u64; K], en: &[u64; K], hw: usize, hmask: u
     if any == 0 {
         return None;
     }
-    for i in hw + 1..K {
-        if h[i] & en[i] != 0 {
-            return at(i, h[i] & en[i]);
-        }
+    // The words after hw, then those before, then hw's bits below the head: the first nonzero
+    // word after hw, else the lowest nonzero word (hw itself only if none lies before it). The
+    // nonzero words as a bit mask, so no branch per word.
+    let mut nz = 0u64;
+    for i in 0..K {
+        // 1 where the word is nonzero, in arithmetic the compiler vectorises (x | -x has the
+        // top bit set unless x is 0).
+        let x = h[i] & en[i];
+        nz |= ((x | x.wrapping_neg()) >> 63) << i;
     }
-    for i in 0..hw.min(K) {
-        if h[i] & en[i] != 0 {
-            return at(i, h[i] & en[i]);
-        }
-    }
-    if x & !hmask != 0 {
-        return at(hw, x & !hmask);
-    }
-    None
+    let after = nz & (u64::MAX << (hw % K)) << 1;
+    let j = if after != 0 { after.trailing_zeros() } else { nz.trailing_zeros() } as usize % K;
+    Some(j * 64 + (h[j] & en[j]).trailing_zeros() as usize)
 }

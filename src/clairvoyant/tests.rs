@@ -166,6 +166,29 @@ fn holders_widths_match_the_oracle() {
     }
 }
 
+/// The AVX2 build of the generator (where this CPU has it) against the portable one and the
+/// segment-tree oracle, over every holder-set width up to 1024 processes, fresh and partial
+/// holdings.
+#[test]
+fn holders_builds_agree() {
+    let mut rng = Rng(0xa7c2);
+    for i in 0..400 {
+        let mut pb = random_problem(&mut rng, if i % 20 == 0 { 1024 } else { 300 }, i % 3 == 0);
+        if i % 3 != 0 && i % 4 == 0 {
+            pb.segments = 1 + rng.below(260) as usize;
+        }
+        let s = holders::schedule_portable(&pb);
+        #[cfg(target_arch = "x86_64")]
+        if let Some(a) = holders::schedule_avx2(&pb) {
+            assert_eq!(a, s, "instance {i}: {pb:?}");
+        }
+        assert_eq!(s, holders::schedule(&pb), "instance {i}");
+        if pb.arrivals.len() <= 300 {
+            assert_eq!(s, segtree::schedule(&pb), "instance {i}: {pb:?}");
+        }
+    }
+}
+
 #[test]
 fn verify_rejects_a_broken_schedule() {
     let pb = example();
