@@ -63,6 +63,22 @@ pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool, give_
     }
 }
 
+/// Takes the lock if it is free now (retrying only when another taker changed the word
+/// meanwhile); whether it did. Acquire on success, as `rw_acquire`.
+pub fn rw_try_acquire(state: &AtomicU32, exclusive: bool) -> bool {
+    loop {
+        let s = state.load(Acquire);
+        let free = if exclusive { s == 0 } else { s & WRITER == 0 };
+        if !free {
+            return false;
+        }
+        let new = if exclusive { WRITER } else { s + 1 };
+        if state.compare_exchange(s, new, Acquire, Relaxed).is_ok() {
+            return true;
+        }
+    }
+}
+
 pub fn rw_release(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool) {
     if exclusive {
         state.store(0, Release);
