@@ -129,6 +129,19 @@ mod tests {
     use std::sync::Arc;
 
     #[test]
+    fn try_acquire_takes_only_a_free_lock() {
+        let (state, waiters) = (AtomicU32::new(0), AtomicU32::new(0));
+        assert!(rw_try_acquire(&state, true));
+        assert!(!rw_try_acquire(&state, true) && !rw_try_acquire(&state, false), "a writer excludes all");
+        rw_release(&state, &waiters, true);
+        assert!(rw_try_acquire(&state, false) && rw_try_acquire(&state, false), "readers share");
+        assert!(!rw_try_acquire(&state, true), "readers exclude a writer");
+        rw_release(&state, &waiters, false);
+        rw_release(&state, &waiters, false);
+        assert_eq!(state.load(Relaxed), 0);
+    }
+
+    #[test]
     fn mutex_and_rwlock_exclude() {
         let words = Arc::new([AtomicU32::new(0), AtomicU32::new(0), AtomicU32::new(0)]);
         let counter = Arc::new(std::sync::atomic::AtomicU64::new(0));
