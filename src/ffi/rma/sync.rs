@@ -49,23 +49,33 @@ fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult
         return remote::lock(&u.engine, w, t, exclusive);
     }
     let a = w.region.rank(t);
-    let held = |e: crate::error::MpiError| err(e.class, format!("MPI_Win_lock of window rank {t}: {} (it may hold the lock)", e.msg));
-    if w.spans {
+    let acquired = if w.spans {
         // The holder may be a rank of another node whose unlock only this rank's progress
         // serves (this rank's own lock), or a rank of this node waiting for this rank to serve
-        // its request: wait in the engine's progress loop, which never sleeps in a job spanning
-        // nodes. (A nap on the lock word between progress passes, as below, left such an unlock
-        // unserved for up to 50 ms: rma_sync at 8 ranks on 2 nodes took 24 s instead of 0.3.)
-        // Gives up, as below, once a member is known dead.
-        let members: Vec<usize> = (0..w.size).map(|r| w.comm.world_rank(r)).collect();
-        return u.engine.wait_for_collective(w.comm.coll_context(), &members, || sync::rw_try_acquire(&a.lock, exclusive)).map_err(held);
-    }
-    if sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &|| w.failed_member(u).is_some()) {
+        // its request: progress between looks at the lock word. (`rw_acquire` napped 50 ms on
+        // the word between passes, leaving such an unlock unserved meanwhile; the engine's wait
+        // would not do either: a release rings no waiter, and a rank spanning nodes waits there
+        // for a packet, so it slept until UCX's next keepalive, 20 s. Both made rma_sync at 8
+        // ranks on 2 nodes take 20-25 s instead of about 1.)
+        loop {
+            if sync::rw_try_acquire(&a.lock, exclusive) {
+                break true;
+            }
+            if w.failed_member(u).is_some() {
+                break false;
+            }
+            u.engine.poke();
+            crate::runtime::threads::sched::yield_now();
+        }
+    } else {
+        sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &|| w.failed_member(u).is_some())
+    };
+    if acquired {
         return Ok(());
     }
     let dead = w.failed_member(u).unwrap_or(t);
     let e = w.check_alive(u, dead).err().unwrap_or_else(|| err(MPIX_ERR_PROC_FAILED, "a member of the window has failed"));
-    Err(held(e))
+    Err(err(e.class, format!("MPI_Win_lock of window rank {t}: {} (it may hold the lock)", e.msg)))
 }
 
 fn unlock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult {
