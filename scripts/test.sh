@@ -258,7 +258,7 @@ stage_c_tests_streamed() {
 # TCP between them; chosen point-to-point, collective, communicator and failure tests, both modes.
 stage_multinode() {
     [ -f "$OXMPI_ROOT/c-tests/run.sh" ] || { stage_result="skip"; return; }
-    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_accumulate_pairs|rma_sync|rma_windows|rma_dynamic_regions|rma_target_progress|mpit_osc|launch_segv|launch_abort|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env|ulfm_sender_dies_mid_transfer|ulfm_sender_dies_typed_recv'
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|coll_clairvoyant|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_accumulate_pairs|rma_sync|rma_windows|rma_dynamic_regions|rma_target_progress|rma_poll_progress|mpit_osc|launch_segv|launch_abort|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env|ulfm_sender_dies_mid_transfer|ulfm_sender_dies_typed_recv'
     UCX_TLS=tcp OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 420 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" \
         --modes "$MODES" --nodes 2 --timeout 60 --filter "^($tests)\$"
 }
@@ -266,7 +266,7 @@ stage_multinode() {
 # oxmpi's mpiexec on several hosts, each a separate local process tree (scripts/fake-host.sh).
 stage_multihost() {
     [ -f "$OXMPI_ROOT/scripts/multihost.sh" ] || { stage_result="skip"; return; }
-    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_sync|rma_windows|launch_segv|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env'
+    local tests='p2p_blocking|p2p_nonblocking|p2p_sendrecv|p2p_any_source_tag|coll_bcast|coll_allreduce|coll_alltoall|coll_algorithms|comm_dup_split|comm_create|nodes_shared_rma|rma_put_get|rma_accumulate|rma_sync|rma_windows|rma_poll_progress|launch_segv|launch_no_finalize|launch_bind_core|mpmd_appnum|mpmd_env'
     local -a hosts=(--hosts a,b,c --host-launcher "$OXMPI_ROOT/scripts/fake-host.sh" --timeout 60)
     # Every "host" is this machine: UCX over loopback only, so that other interfaces (a bridge
     # being set up or torn down) cannot break the connections.

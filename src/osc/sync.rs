@@ -63,6 +63,22 @@ pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool, give_
     }
 }
 
+/// Takes the lock if it is free now (retrying only when another taker changed the word
+/// meanwhile); whether it did. Acquire on success, as `rw_acquire`.
+pub fn rw_try_acquire(state: &AtomicU32, exclusive: bool) -> bool {
+    loop {
+        let s = state.load(Acquire);
+        let free = if exclusive { s == 0 } else { s & WRITER == 0 };
+        if !free {
+            return false;
+        }
+        let new = if exclusive { WRITER } else { s + 1 };
+        if state.compare_exchange(s, new, Acquire, Relaxed).is_ok() {
+            return true;
+        }
+    }
+}
+
 pub fn rw_release(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool) {
     if exclusive {
         state.store(0, Release);
@@ -111,6 +127,19 @@ pub fn wait_until(bell: &AtomicU32, sleepers: &AtomicU32, mut ready: impl FnMut(
 mod tests {
     use super::*;
     use std::sync::Arc;
+
+    #[test]
+    fn try_acquire_takes_only_a_free_lock() {
+        let (state, waiters) = (AtomicU32::new(0), AtomicU32::new(0));
+        assert!(rw_try_acquire(&state, true));
+        assert!(!rw_try_acquire(&state, true) && !rw_try_acquire(&state, false), "a writer excludes all");
+        rw_release(&state, &waiters, true);
+        assert!(rw_try_acquire(&state, false) && rw_try_acquire(&state, false), "readers share");
+        assert!(!rw_try_acquire(&state, true), "readers exclude a writer");
+        rw_release(&state, &waiters, false);
+        rw_release(&state, &waiters, false);
+        assert_eq!(state.load(Relaxed), 0);
+    }
 
     #[test]
     fn mutex_and_rwlock_exclude() {

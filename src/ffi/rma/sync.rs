@@ -49,15 +49,28 @@ fn lock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResult
         return remote::lock(&u.engine, w, t, exclusive);
     }
     let a = w.region.rank(t);
-    // In a window spanning nodes, a holder may wait for this rank to serve its request: serve
-    // while waiting.
-    let give_up = || {
-        if w.spans {
+    let acquired = if w.spans {
+        // The holder may be a rank of another node whose unlock only this rank's progress
+        // serves (this rank's own lock), or a rank of this node waiting for this rank to serve
+        // its request: progress between looks at the lock word. (`rw_acquire` napped 50 ms on
+        // the word between passes, leaving such an unlock unserved meanwhile; the engine's wait
+        // would not do either: a release rings no waiter, and a rank spanning nodes waits there
+        // for a packet, so it slept until UCX's next keepalive, 20 s. Both made rma_sync at 8
+        // ranks on 2 nodes take 20-25 s instead of about 1.)
+        loop {
+            if sync::rw_try_acquire(&a.lock, exclusive) {
+                break true;
+            }
+            if w.failed_member(u).is_some() {
+                break false;
+            }
             u.engine.poke();
+            crate::runtime::threads::sched::yield_now();
         }
-        w.failed_member(u).is_some()
+    } else {
+        sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &|| w.failed_member(u).is_some())
     };
-    if sync::rw_acquire(&a.lock, &a.lock_waiters, exclusive, &give_up) {
+    if acquired {
         return Ok(());
     }
     let dead = w.failed_member(u).unwrap_or(t);
@@ -76,7 +89,20 @@ fn unlock_target(u: &Universe, w: &Window, t: usize, exclusive: bool) -> MpiResu
         // Its progress may hold a lock request of another node (`osc::serve`).
         u.engine.ring_rank(w.comm.world_rank(t));
     }
+    serve_others(u, w);
     Ok(())
+}
+
+/// MPI's progress rule (MPI 4.1 section 12.7) for a window spanning nodes: the requests of other
+/// nodes' ranks to this rank wait for its progress (`osc::serve`), and a rank may poll through
+/// calls that need no progress of their own on this node (a compare-and-swap on its own window
+/// then a flush, in a loop; a lock, get and unlock of itself; MPI_Win_sync), so such a call
+/// makes one progress pass. Without it two ranks could wait for each other for ever: this one
+/// for a value that only the other's request, never served, would change.
+fn serve_others(u: &Universe, w: &Window) {
+    if w.spans {
+        u.engine.poke();
+    }
 }
 
 /// Tells window rank `r` (of this node) a PSCW counter of its changed.
@@ -222,6 +248,7 @@ export! {
             w.epochs().exposure = None;
         } else {
             u.engine.poll_failed();
+            serve_others(u, &w);
         }
         // SAFETY: `out` checked `flag` non-null; the caller passes a writable int.
         unsafe { *flag = ok as c_int };
@@ -337,17 +364,19 @@ export! {
     /// Unified memory model: public and private copies are the same memory; a full fence. Only
     /// in a passive-target epoch, as MPICH requires.
     fn MPI_Win_sync / PMPI_Win_sync (win: MPI_Win) on win win => {
-        let (_, w) = win_of(win)?;
+        let (u, w) = win_of(win)?;
         if !w.epochs().passive() {
             return Err(err(MPI_ERR_RMA_SYNC, "MPI_Win_sync outside a passive-target epoch (MPI_Win_lock/lock_all)"));
         }
         fence(SeqCst);
+        serve_others(u, &w);
         Ok(())
     }
 }
 
 /// The flushes: valid only in a passive-target epoch to the target(s); operations have already
-/// completed, so a memory fence is all that remains.
+/// completed, so a memory fence is all that remains (and, in a window spanning nodes, a
+/// progress pass: `serve_others`).
 fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
     let (u, w) = win_of(win)?;
     match rank {
@@ -373,5 +402,6 @@ fn flush(win: MPI_Win, rank: Option<c_int>) -> MpiResult {
         }
     }
     fence(SeqCst);
+    serve_others(u, &w);
     Ok(())
 }
