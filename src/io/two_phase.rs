@@ -521,7 +521,12 @@ impl Plan {
             lists.push((at, bytes, pieces));
             at += bytes;
         }
-        staging.resize(at, 0);
+        if staging.len() < at {
+            // A fresh zeroed allocation (calloc: the kernel's zero pages) rather than `resize`,
+            // which would memset the whole window in user space first; every round's bytes are
+            // received (written) or read (read) into it before they are used.
+            *staging = vec![0u8; at];
+        }
         let base = staging.as_mut_ptr();
         let slots = lists
             .iter()
