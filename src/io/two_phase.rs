@@ -446,10 +446,35 @@ pub fn split(ext: &[Extent], bounds: &[u64]) -> Vec<Vec<(u64, u64)>> {
 /// domain (which ends at `dend`): each starts at the first requested byte not yet covered and
 /// spans at most `buffer_size` bytes, not past the domain.
 pub fn windows(from: &[Vec<(u64, u64)>], dend: u64, buffer_size: usize) -> Vec<(u64, u64)> {
+    let bs = buffer_size.max(1) as u64;
+    // The pieces' span and byte count, without merging them: each list is sorted and a rank's
+    // pieces do not overlap, so its first piece starts and its last ends its part.
+    let lo = from.iter().filter_map(|l| l.first()).map(|p| p.0).min();
+    let hi = from.iter().filter_map(|l| l.last()).map(|p| p.0 + p.1).max();
+    let (Some(lo), Some(hi)) = (lo, hi) else { return vec![] };
+    let total: u64 = from.iter().flatten().map(|p| p.1).sum();
+    if total >= hi - lo {
+        // As many bytes as the span: it has no hole (the usual interleaved access; with
+        // overlaps it may have some, and cutting them in is still correct: windows only
+        // schedule the accesses, which cover just the requested bytes). The windows are the
+        // span's cuts, as the merge below would give, without sorting every piece.
+        let mut out = Vec::with_capacity((hi - lo).div_ceil(bs) as usize);
+        let mut s = lo;
+        while s < hi {
+            let e = s.saturating_add(bs).min(dend);
+            out.push((s, e));
+            s = e;
+        }
+        return out;
+    }
+    merged_windows(from, dend, bs)
+}
+
+/// `windows` of pieces with holes: merged in file order, gaps skipped.
+fn merged_windows(from: &[Vec<(u64, u64)>], dend: u64, bs: u64) -> Vec<(u64, u64)> {
     let mut all: Vec<(u64, u64)> = from.iter().flatten().copied().collect();
     // Each rank's list is sorted: the stable sort finds these runs and only merges them.
     all.sort();
-    let bs = buffer_size.max(1) as u64;
     let mut out = Vec::new();
     let mut covered = 0u64;
     for (o, l) in all {
@@ -779,6 +804,24 @@ mod tests {
         assert_eq!(windows(&from, 2000, 4), vec![(0, 4), (4, 8), (8, 12), (1000, 1004)]);
         assert_eq!(windows(&[vec![(0, 10)]], 10, 64), vec![(0, 10)]);
         assert_eq!(windows(&[vec![]], 10, 64), vec![]);
+        assert_eq!(windows(&[vec![], vec![]], 10, 64), vec![]);
+    }
+
+    #[test]
+    fn dense_windows_are_the_merged_ones() {
+        // Interleaved rows of 4 ranks, every byte of the span requested once.
+        let from: Vec<Vec<(u64, u64)>> = (0..4u64).map(|r| (0..50u64).map(|i| (100 + (i * 4 + r) * 7, 7)).collect()).collect();
+        let dend = 100 + 4 * 50 * 7 + 30;
+        for bs in [1usize, 5, 7, 64, 1000, 1 << 20] {
+            assert_eq!(windows(&from, dend, bs), merged_windows(&from, dend, bs as u64), "buffer {bs}");
+        }
+        // Overlaps and a hole that add up to the span: cuts of the span cover every piece.
+        let odd = vec![vec![(0, 6)], vec![(4, 4)], vec![(10, 2)]];
+        let w = windows(&odd, 20, 5);
+        assert_eq!(w, vec![(0, 5), (5, 10), (10, 15)]);
+        for p in odd.iter().flatten() {
+            assert!(w.iter().any(|x| x.0 <= p.0 && p.0 < x.1), "piece {p:?} starts in a window");
+        }
     }
 
     #[test]
