@@ -99,6 +99,9 @@ Options:
                      implementations; the best counts (default 1; more rounds smooth out the
                      load of a shared machine)
   --io-timeout S     io: time limit per run in seconds (default 300)
+  --io-cols C        io: columns of the global array (default 4096: 16 KiB block rows at 4 and
+                     8 ranks); fewer columns give shorter pieces, e.g. 64 for 256-byte rows,
+                     which exercise two-phase collective buffering's exchange
   --prefix DIR       use the oxmpi installed in DIR instead of building into target/bench-prefix
   --mode M           only this oxmpi mode (processes or threads; default: both)
   --timeout S        time limit per p2p run in seconds (default 300)
@@ -132,6 +135,7 @@ io_reps=3
 io_rounds=1
 io_overlap_mib=64
 io_timeout=300
+io_cols=4096
 prefix=""
 mode=""
 timeout_s=300
@@ -178,6 +182,8 @@ while [ $# -gt 0 ]; do
         --io-rounds=*) io_rounds="${1#*=}" ;;
         --io-timeout) io_timeout="${2:?--io-timeout needs a value}"; shift ;;
         --io-timeout=*) io_timeout="${1#*=}" ;;
+        --io-cols) io_cols="${2:?--io-cols needs a value}"; shift ;;
+        --io-cols=*) io_cols="${1#*=}" ;;
         --prefix) prefix="${2:?--prefix needs a value}"; shift ;;
         --prefix=*) prefix="${1#*=}" ;;
         --mode) mode="${2:?--mode needs a value}"; shift ;;
@@ -214,6 +220,7 @@ is_count "$io_overlap_mib" || die "--io-overlap-mib needs a positive integer"
 is_count "$io_reps" || die "--io-reps needs a positive integer"
 is_count "$io_rounds" || die "--io-rounds needs a positive integer"
 is_count "$io_timeout" || die "--io-timeout needs a positive integer"
+is_count "$io_cols" || die "--io-cols needs a positive integer"
 IFS=, read -r -a IO_SIZES <<<"$io_sizes"
 IFS=, read -r -a IO_RANKS <<<"$io_ranks"
 IFS=, read -r -a IO_FS <<<"$io_fs"
@@ -597,7 +604,7 @@ io() {
                         out="$WORK/io-$impl-$fs-$np-$mib-$round.txt"
                         run_case "$impl" "$np" "$io_timeout" "$out" \
                             "^result (coll|contig|strided) (write|read) $np $mib [a-z0-9]+ [0-9.]+\$" \
-                            "$WORK/io_bw-$impl" -s "$mib" -r "$io_reps" -d "$dir"
+                            "$WORK/io_bw-$impl" -s "$mib" -r "$io_reps" -c "$io_cols" -d "$dir"
                         awk -v i="$impl" -v f="$fs" 'NF { print i, f, $2, $3, $4, $5, $7 }' <<<"$got" >>"$IORES"
                         if [ "$rc" -ne 0 ]; then
                             # the patterns the run did not report: n/a
@@ -625,7 +632,7 @@ io() {
     for fs in "${IO_FS[@]}"; do
         for np in "${IO_RANKS[@]}"; do
             for mib in "${IO_SIZES[@]}"; do
-                printf '\n%s (%s, %s), %d ranks, %d MiB\n' "$fs" "${io_type[$fs]}" "${io_dirs[$fs]}" "$np" "$mib"
+                printf '\n%s (%s, %s), %d ranks, %d MiB, %d columns\n' "$fs" "${io_type[$fs]}" "${io_dirs[$fs]}" "$np" "$mib" "$io_cols"
                 awk -v fs="$fs" -v np="$np" -v mib="$mib" '
                     function num(x) { return x ~ /^[0-9.]+$/ }
                     # the best of the rounds; n/a only if no round gave a number

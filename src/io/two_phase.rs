@@ -446,9 +446,35 @@ pub fn split(ext: &[Extent], bounds: &[u64]) -> Vec<Vec<(u64, u64)>> {
 /// domain (which ends at `dend`): each starts at the first requested byte not yet covered and
 /// spans at most `buffer_size` bytes, not past the domain.
 pub fn windows(from: &[Vec<(u64, u64)>], dend: u64, buffer_size: usize) -> Vec<(u64, u64)> {
-    let mut all: Vec<(u64, u64)> = from.iter().flatten().copied().collect();
-    all.sort_unstable();
     let bs = buffer_size.max(1) as u64;
+    // The pieces' span and byte count, without merging them: each list is sorted and a rank's
+    // pieces do not overlap, so its first piece starts and its last ends its part.
+    let lo = from.iter().filter_map(|l| l.first()).map(|p| p.0).min();
+    let hi = from.iter().filter_map(|l| l.last()).map(|p| p.0 + p.1).max();
+    let (Some(lo), Some(hi)) = (lo, hi) else { return vec![] };
+    let total: u64 = from.iter().flatten().map(|p| p.1).sum();
+    if total >= hi - lo {
+        // As many bytes as the span: it has no hole (the usual interleaved access; with
+        // overlaps it may have some, and cutting them in is still correct: windows only
+        // schedule the accesses, which cover just the requested bytes). The windows are the
+        // span's cuts, as the merge below would give, without sorting every piece.
+        let mut out = Vec::with_capacity((hi - lo).div_ceil(bs) as usize);
+        let mut s = lo;
+        while s < hi {
+            let e = s.saturating_add(bs).min(dend);
+            out.push((s, e));
+            s = e;
+        }
+        return out;
+    }
+    merged_windows(from, dend, bs)
+}
+
+/// `windows` of pieces with holes: merged in file order, gaps skipped.
+fn merged_windows(from: &[Vec<(u64, u64)>], dend: u64, bs: u64) -> Vec<(u64, u64)> {
+    let mut all: Vec<(u64, u64)> = from.iter().flatten().copied().collect();
+    // Each rank's list is sorted: the stable sort finds these runs and only merges them.
+    all.sort();
     let mut out = Vec::new();
     let mut covered = 0u64;
     for (o, l) in all {
@@ -520,7 +546,12 @@ impl Plan {
             lists.push((at, bytes, pieces));
             at += bytes;
         }
-        staging.resize(at, 0);
+        if staging.len() < at {
+            // A fresh zeroed allocation (calloc: the kernel's zero pages) rather than `resize`,
+            // which would memset the whole window in user space first; every round's bytes are
+            // received (written) or read (read) into it before they are used.
+            *staging = vec![0u8; at];
+        }
         let base = staging.as_mut_ptr();
         let slots = lists
             .iter()
@@ -560,12 +591,28 @@ impl Plan {
     }
 }
 
-/// The covered stretches of a window (merged where they touch or overlap), sorted.
-fn coverage(layout: &[Source]) -> Vec<(u64, u64)> {
-    let mut v: Vec<(u64, u64)> = layout.iter().flat_map(|s| s.pieces.iter().map(|&(o, l)| (o, o + l))).collect();
-    v.sort_unstable();
-    let mut out: Vec<(u64, u64)> = Vec::with_capacity(v.len());
-    for (a, b) in v {
+/// Every piece of the layout as (file offset, length, address), in file order (on equal
+/// offsets, in source order). Each source's pieces are sorted already, so the stable sort only
+/// finds and merges those runs: O(pieces x log sources) where a general sort was a quarter of
+/// an aggregator's CPU time with small pieces.
+fn in_file_order(layout: &[Source]) -> Vec<(u64, usize, *mut u8)> {
+    let mut v = Vec::with_capacity(layout.iter().map(|s| s.pieces.len()).sum());
+    for src in layout {
+        let mut p = src.ptr;
+        for &(o, l) in &src.pieces {
+            v.push((o, l as usize, p));
+            p = p.wrapping_add(l as usize);
+        }
+    }
+    v.sort_by_key(|x| x.0);
+    v
+}
+
+/// The covered stretches of the pieces `v` (in file order), merged where they touch or overlap.
+fn coverage(v: &[(u64, usize, *mut u8)]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(a, l, _) in v {
+        let b = a + l as u64;
         match out.last_mut() {
             Some(x) if a <= x.1 => x.1 = x.1.max(b),
             _ => out.push((a, b)),
@@ -574,19 +621,10 @@ fn coverage(layout: &[Source]) -> Vec<(u64, u64)> {
     out
 }
 
-/// Every piece of the layout as (file offset, length, address), in file order, if they tile
-/// one stretch of the file (no hole, no overlap): one vectored access then moves the window.
-fn tiling(layout: &[Source]) -> Option<Vec<(u64, usize, *mut u8)>> {
-    let mut v = Vec::new();
-    for src in layout {
-        let mut p = src.ptr;
-        for &(o, l) in &src.pieces {
-            v.push((o, l as usize, p));
-            p = p.wrapping_add(l as usize);
-        }
-    }
-    v.sort_unstable_by_key(|x| x.0);
-    v.windows(2).all(|w| w[0].0 + w[0].1 as u64 == w[1].0).then_some(v)
+/// Whether the pieces `v` (in file order) tile one stretch of the file (no hole, no overlap):
+/// one vectored access then moves the window.
+fn tiles(v: &[(u64, usize, *mut u8)]) -> bool {
+    v.windows(2).all(|w| w[0].0 + w[0].1 as u64 == w[1].0)
 }
 
 /// The extents cut at the end of the file `eof`: those starting past it are dropped.
@@ -605,7 +643,8 @@ fn clip_at_end(mut ext: Vec<Extent>, eof: u64) -> Vec<Extent> {
 /// # Safety
 /// Every source's `ptr` holds its pieces' bytes, readable for the call.
 unsafe fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[Source], buf: &mut Vec<u8>) -> std::io::Result<()> {
-    let cov = coverage(layout);
+    let t = in_file_order(layout);
+    let cov = coverage(&t);
     let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
     let (s, e) = (first.0, last.1);
     // Held from the read to the write: a writer into a hole meanwhile would be overwritten. Plain
@@ -614,7 +653,7 @@ unsafe fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[So
         Some(l) => Some(l.lock(s, e - s)?),
         None => None,
     };
-    if let Some(t) = tiling(layout) {
+    if tiles(&t) {
         // SAFETY: each piece is `len` readable bytes at its address (this function's contract).
         let iov: Vec<std::io::IoSlice> = t.iter().map(|&(_, l, p)| std::io::IoSlice::new(unsafe { std::slice::from_raw_parts(p, l) })).collect();
         return file.write_vectored_at(&iov, s);
@@ -654,7 +693,8 @@ unsafe fn write_window(file: &dyn Backend, lock: Option<&FileLock>, layout: &[So
 /// Every source's `ptr` has room for its pieces' bytes, writable for the call, and no two
 /// sources' bytes overlap.
 unsafe fn read_window(file: &dyn Backend, layout: &[Source], buf: &mut Vec<u8>) -> std::io::Result<()> {
-    if let Some(t) = tiling(layout) {
+    let t = in_file_order(layout);
+    if tiles(&t) {
         let Some(&(s, ..)) = t.first() else { return Ok(()) };
         // SAFETY: each piece is `len` writable bytes at its address, disjoint (contract).
         let mut iov: Vec<std::io::IoSliceMut> = t.iter().map(|&(_, l, p)| std::io::IoSliceMut::new(unsafe { std::slice::from_raw_parts_mut(p, l) })).collect();
@@ -667,7 +707,7 @@ unsafe fn read_window(file: &dyn Backend, layout: &[Source], buf: &mut Vec<u8>) 
         }
         return Ok(());
     }
-    let cov = coverage(layout);
+    let cov = coverage(&t);
     let (Some(first), Some(last)) = (cov.first(), cov.last()) else { return Ok(()) };
     let (s, e) = (first.0, last.1);
     buf.clear();
@@ -764,6 +804,24 @@ mod tests {
         assert_eq!(windows(&from, 2000, 4), vec![(0, 4), (4, 8), (8, 12), (1000, 1004)]);
         assert_eq!(windows(&[vec![(0, 10)]], 10, 64), vec![(0, 10)]);
         assert_eq!(windows(&[vec![]], 10, 64), vec![]);
+        assert_eq!(windows(&[vec![], vec![]], 10, 64), vec![]);
+    }
+
+    #[test]
+    fn dense_windows_are_the_merged_ones() {
+        // Interleaved rows of 4 ranks, every byte of the span requested once.
+        let from: Vec<Vec<(u64, u64)>> = (0..4u64).map(|r| (0..50u64).map(|i| (100 + (i * 4 + r) * 7, 7)).collect()).collect();
+        let dend = 100 + 4 * 50 * 7 + 30;
+        for bs in [1usize, 5, 7, 64, 1000, 1 << 20] {
+            assert_eq!(windows(&from, dend, bs), merged_windows(&from, dend, bs as u64), "buffer {bs}");
+        }
+        // Overlaps and a hole that add up to the span: cuts of the span cover every piece.
+        let odd = vec![vec![(0, 6)], vec![(4, 4)], vec![(10, 2)]];
+        let w = windows(&odd, 20, 5);
+        assert_eq!(w, vec![(0, 5), (5, 10), (10, 15)]);
+        for p in odd.iter().flatten() {
+            assert!(w.iter().any(|x| x.0 <= p.0 && p.0 < x.1), "piece {p:?} starts in a window");
+        }
     }
 
     #[test]
