@@ -69,6 +69,14 @@ LATE_OUTPUTS = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
 INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv|Session_finalize)(_c)?$")
 
 
+# Functions whose engine code writes the caller's request handles and statuses in the layer's own
+# ABI (src/ffi/layer.rs, with conv::Abi): the wrapper converts the inputs and calls that entry,
+# which also returns the error code in the ABI; requests and statuses pass unconverted.
+DIRECT = {"MPI_Isend": "isend", "MPI_Irecv": "irecv", "MPI_Recv": "recv", "MPI_Sendrecv": "sendrecv",
+          "MPI_Wait": "wait", "MPI_Waitall": "waitall"}
+DIRECT_PASS = {"request", "status", "array_of_requests", "array_of_statuses"}
+
+
 class Unsupported(Exception):
     pass
 
@@ -188,6 +196,9 @@ def gen(ret, name, params):
         is_arr = bool(dims) or False
         if is_t and t_param(name, base, stars, dims, pn, v, names, pre, args, post):
             continue
+        if name in DIRECT and pn in DIRECT_PASS:
+            args.append(v)
+            continue
         if base in HANDLES and stars == 0 and not dims:
             args.append(f"{'req_in' if base == 'MPI_Request' else 'h_in'}({v})")
         elif (base == "MPI_File") and stars == 0 and not dims:
@@ -305,6 +316,13 @@ def gen(ret, name, params):
         # An MPI_T call that failed wrote no output: the caller's stay as they were.
         post = ["if rc == 0 {"] + ["    " + x for x in post] + ["}"]
     call = f"crate::ffi::P{name}({', '.join(args)})"
+    if name in DIRECT:
+        assert not pre and not post, name
+        return (f"#[no_mangle]\n#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]\n"
+                f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> {rret} {{\n"
+                f"    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and\n"
+                f"    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.\n"
+                f"    guard(ERR_INTERN, || unsafe {{ crate::ffi::layer::{DIRECT[name]}::<Abi>({', '.join(args)}) }})\n}}\n")
     body = []
     body += pre
     if rret == "c_int":

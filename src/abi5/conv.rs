@@ -521,6 +521,41 @@ fn abi_status(s: &MPI_Status) -> AbiStatus {
     }
 }
 
+/// The standard ABI's requests and statuses as the engine's point-to-point entries write them
+/// (`crate::ffi::layer`, what the generated wrappers of its `DIRECT` functions call).
+pub struct Abi;
+
+impl crate::ffi::layer::CAbi for Abi {
+    type Request = Handle;
+    type Status = AbiStatus;
+    #[inline(always)]
+    fn request_in(r: Handle) -> c_int {
+        req_in(r)
+    }
+    #[inline(always)]
+    fn request_out(h: c_int) -> Handle {
+        req_out(h)
+    }
+    #[inline(always)]
+    fn status_ignored(p: *mut AbiStatus) -> bool {
+        p.is_null()
+    }
+    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as the wrappers' conversion left it.
+    #[inline(always)]
+    unsafe fn fill_status(p: *mut AbiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
+        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
+        let mut m = MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: 0, MPI_TAG: 0, MPI_ERROR: 0 };
+        m.set_count_bytes(st.bytes, st.cancelled);
+        let s = AbiStatus { source: rank_out(source), tag: tag_out(st.tag), error, internal: [m.count_lo, m.count_hi_and_cancelled, 0, 0, 0] };
+        // SAFETY: a writable status (caller contract).
+        unsafe { p.write_unaligned(s) }
+    }
+    #[inline(always)]
+    fn code_out(c: c_int) -> c_int {
+        code_out(c)
+    }
+}
+
 /// What the engine leaves in an output status it did not write (MPI_Test with flag 0, a failed
 /// call): `status_out` then leaves the caller's as it was. No status has this source.
 const NOT_WRITTEN: c_int = i32::MIN + 3;

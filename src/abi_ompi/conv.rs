@@ -383,6 +383,39 @@ pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
     unsafe { handles_widen_with(p, n, req_out) }
 }
 
+/// Open MPI's requests and statuses as the engine's point-to-point entries write them
+/// (`crate::ffi::layer`, what the generated wrappers of its `DIRECT` functions call).
+pub struct Abi;
+
+impl crate::ffi::layer::CAbi for Abi {
+    type Request = Handle;
+    type Status = OmpiStatus;
+    #[inline(always)]
+    fn request_in(r: Handle) -> c_int {
+        req_in(r)
+    }
+    #[inline(always)]
+    fn request_out(h: c_int) -> Handle {
+        req_out(h)
+    }
+    #[inline(always)]
+    fn status_ignored(p: *mut OmpiStatus) -> bool {
+        p.is_null()
+    }
+    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as Open MPI's completions leave it.
+    #[inline(always)]
+    unsafe fn fill_status(p: *mut OmpiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
+        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
+        let s = OmpiStatus { source: rank_out(source), tag: st.tag, error, cancelled: st.cancelled as c_int, ucount: st.bytes as usize };
+        // SAFETY: a writable status (caller contract); unaligned as in status_out.
+        unsafe { p.write_unaligned(s) }
+    }
+    #[inline(always)]
+    fn code_out(c: c_int) -> c_int {
+        code_out(c)
+    }
+}
+
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
 /// MPI_COMM_SELF's handler, naming the function (docs/OMPI_ABI_UNSUPPORTED.md lists them).
 #[allow(dead_code)] // the generated wrappers of functions not converted call it (none today)
