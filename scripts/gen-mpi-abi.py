@@ -70,11 +70,10 @@ INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_co
 
 
 # Functions whose engine code writes the caller's request handles and statuses in the layer's own
-# ABI (src/ffi/layer.rs, with conv::Abi): the wrapper converts the inputs and calls that entry,
-# which also returns the error code in the ABI; requests and statuses pass unconverted.
+# ABI (src/ffi/layer.rs, with conv::Abi), which converts the arguments itself and returns the
+# error code in the ABI: the wrapper passes its arguments on.
 DIRECT = {"MPI_Isend": "isend", "MPI_Irecv": "irecv", "MPI_Recv": "recv", "MPI_Sendrecv": "sendrecv",
           "MPI_Wait": "wait", "MPI_Waitall": "waitall"}
-DIRECT_PASS = {"request", "status", "array_of_requests", "array_of_statuses"}
 
 
 class Unsupported(Exception):
@@ -196,9 +195,6 @@ def gen(ret, name, params):
         is_arr = bool(dims) or False
         if is_t and t_param(name, base, stars, dims, pn, v, names, pre, args, post):
             continue
-        if name in DIRECT and pn in DIRECT_PASS:
-            args.append(v)
-            continue
         if base in HANDLES and stars == 0 and not dims:
             args.append(f"{'req_in' if base == 'MPI_Request' else 'h_in'}({v})")
         elif (base == "MPI_File") and stars == 0 and not dims:
@@ -317,12 +313,7 @@ def gen(ret, name, params):
         post = ["if rc == 0 {"] + ["    " + x for x in post] + ["}"]
     call = f"crate::ffi::P{name}({', '.join(args)})"
     if name in DIRECT:
-        assert not pre and not post, name
-        return (f"#[no_mangle]\n#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]\n"
-                f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> {rret} {{\n"
-                f"    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and\n"
-                f"    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.\n"
-                f"    guard(ERR_INTERN, || unsafe {{ crate::ffi::layer::{DIRECT[name]}::<Abi>({', '.join(args)}) }})\n}}\n")
+        return direct(name, sig)
     body = []
     body += pre
     if rret == "c_int":
@@ -339,6 +330,18 @@ def gen(ret, name, params):
             f"    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes\n"
             f"    // only what the MPICH-ABI function it stands for would.\n"
             f"    guard({fallback}, || unsafe {{\n        {inner}\n    }})\n}}\n")
+
+
+def direct(name, sig):
+    """The wrapper of a DIRECT function: a jump to its engine entry with the caller's arguments,
+    which the entry converts (crate::ffi::layer). The entries are `extern "C"` (they never
+    unwind): nothing here can panic."""
+    names = [x.split(":")[0] for x in sig]
+    return (f"#[no_mangle]\n#[allow(non_snake_case, clippy::missing_safety_doc)]\n"
+            f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> c_int {{\n"
+            "    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,\n"
+            "    // writes the requests and statuses in this ABI and returns this ABI's code.\n"
+            f"    unsafe {{ crate::ffi::layer::{DIRECT[name]}::<Abi>({', '.join(names)}) }}\n}}\n")
 
 
 def unsupported_stub(ret, name, params, why):

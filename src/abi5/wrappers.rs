@@ -3580,11 +3580,11 @@ pub unsafe extern "C" fn oxabi_MPI_Iprobe(source: c_int, tag: c_int, comm: Handl
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::irecv::<Abi>(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), request) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irecv::<Abi>(buf, count, datatype, source, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3794,11 +3794,11 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatterv_c(sendbuf: *const c_void, sendcount
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::isend::<Abi>(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), request) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::isend::<Abi>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -4499,11 +4499,11 @@ pub unsafe extern "C" fn oxabi_MPI_Raccumulate_c(origin_addr: *const c_void, ori
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::recv::<Abi>(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::recv::<Abi>(buf, count, datatype, source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -5056,11 +5056,11 @@ pub unsafe extern "C" fn oxabi_MPI_Send_init_c(buf: *const c_void, count: i64, d
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::sendrecv::<Abi>(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::sendrecv::<Abi>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
 #[no_mangle]
@@ -6629,19 +6629,19 @@ pub unsafe extern "C" fn oxabi_MPI_Unpublish_name(service_name: *const c_char, i
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Wait(request: *mut Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::wait::<Abi>(request, status) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::wait::<Abi>(request, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Waitall(count: c_int, array_of_requests: *mut Handle, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; the entry writes the requests and
-    // statuses in this ABI (crate::ffi::layer) and returns this ABI's code.
-    guard(ERR_INTERN, || unsafe { crate::ffi::layer::waitall::<Abi>(count, array_of_requests, array_of_statuses) })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitall::<Abi>(count, array_of_requests, array_of_statuses) }
 }
 
 #[no_mangle]

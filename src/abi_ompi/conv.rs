@@ -388,8 +388,25 @@ pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
 pub struct Abi;
 
 impl crate::ffi::layer::CAbi for Abi {
+    type Handle = Handle;
     type Request = Handle;
     type Status = OmpiStatus;
+    #[inline(always)]
+    fn handle_in(h: Handle) -> c_int {
+        h_in(h)
+    }
+    #[inline(always)]
+    fn rank_in(r: c_int) -> c_int {
+        rank_in(r)
+    }
+    #[inline(always)]
+    fn tag_in(t: c_int) -> c_int {
+        tag_in(t)
+    }
+    #[inline(always)]
+    fn buf_in(p: *const c_void) -> *const c_void {
+        buf_in(p)
+    }
     #[inline(always)]
     fn request_in(r: Handle) -> c_int {
         req_in(r)

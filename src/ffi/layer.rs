@@ -7,19 +7,32 @@
 //! conversion is the identity.
 //!
 //! The entries below are what a layer's generated wrapper calls (scripts/gen-mpi-abi.py,
-//! `DIRECT`) after converting its input handles and constants: each is the exported function's
-//! body, its error path (the same handler, the same message) and the error code in the
-//! caller's ABI, so the wrapper itself is the input conversions and a jump.
-use crate::abi::{MPI_Comm, MPI_Datatype, MPI_Request, MPI_Status};
+//! `DIRECT`) with its own arguments, unconverted: each is the exported function's body, which
+//! converts the input handles, ranks and tags as it reads them, its error path (the same
+//! handler, the same message) and the error code in the caller's ABI. The wrapper is a jump:
+//! converted in the wrapper, the handles kept the arguments live across the conversions' rare
+//! calls, and it saved registers and copied stack arguments on every call.
+use crate::abi::{MPI_Comm, MPI_Request, MPI_Status};
 use crate::ffi::boundary::{raise_on_comm, run};
 use crate::ffi::check;
 use crate::p2p::{SendMode, Status};
 use std::os::raw::{c_int, c_void};
 
-/// A C ABI's request handle and status, and its error codes, as the engine writes them.
+/// A C ABI's handles, ranks, tags, request handles, statuses and error codes, as the engine reads
+/// and writes them.
 pub trait CAbi {
+    /// A handle (communicator, datatype) as the caller passes it.
+    type Handle: Copy;
     type Request: Copy;
     type Status;
+    /// The MPICH-ABI handle for a communicator or datatype (0, invalid, for none).
+    fn handle_in(h: Self::Handle) -> c_int;
+    /// A rank argument (MPI_ANY_SOURCE, MPI_PROC_NULL... in MPICH's numbering).
+    fn rank_in(r: c_int) -> c_int;
+    /// A tag argument (MPI_ANY_TAG in MPICH's numbering).
+    fn tag_in(t: c_int) -> c_int;
+    /// A buffer argument (MPI_IN_PLACE as MPICH's).
+    fn buf_in(p: *const c_void) -> *const c_void;
     /// The MPICH-ABI handle of a request the caller passes.
     fn request_in(r: Self::Request) -> MPI_Request;
     /// The caller's handle for an MPICH-ABI request handle.
@@ -40,8 +53,25 @@ pub trait CAbi {
 pub struct Mpich;
 
 impl CAbi for Mpich {
+    type Handle = c_int;
     type Request = MPI_Request;
     type Status = MPI_Status;
+    #[inline(always)]
+    fn handle_in(h: c_int) -> c_int {
+        h
+    }
+    #[inline(always)]
+    fn rank_in(r: c_int) -> c_int {
+        r
+    }
+    #[inline(always)]
+    fn tag_in(t: c_int) -> c_int {
+        t
+    }
+    #[inline(always)]
+    fn buf_in(p: *const c_void) -> *const c_void {
+        p
+    }
     #[inline(always)]
     fn request_in(r: MPI_Request) -> MPI_Request {
         r
@@ -66,39 +96,45 @@ impl CAbi for Mpich {
 }
 
 /// The error path of these calls' `export!` definitions (`on comm C`).
-#[inline]
+#[inline(always)]
 fn finish<A: CAbi>(name: &'static str, comm: impl FnOnce() -> MPI_Comm, body: impl FnOnce() -> crate::error::MpiResult) -> c_int {
     A::code_out(run(body, move |e| raise_on_comm(name, comm, e)))
 }
 
 // The entries (`extern "C"`: they never unwind, so a wrapper that calls one needs no landing pad
-// and may jump to it). Each has its MPICH-ABI namesake's contract, in the ABI `A`.
+// and jumps to it). Each has its MPICH-ABI namesake's contract, in the ABI `A`.
 
 /// MPI_Isend.
 ///
 /// # Safety
 /// As MPI_Isend's.
-pub unsafe extern "C" fn isend<A: CAbi>(buf: *const c_void, count: c_int, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, request: *mut A::Request) -> c_int {
+pub unsafe extern "C" fn isend<A: CAbi>(buf: *const c_void, count: c_int, datatype: A::Handle, dest: c_int, tag: c_int, comm: A::Handle, request: *mut A::Request) -> c_int {
     // SAFETY: the caller's arguments, as MPI_Isend requires.
-    finish::<A>("MPI_Isend", move || comm, move || unsafe { crate::ffi::p2p::isend::<A>(buf, count as i64, datatype, dest, tag, comm, SendMode::Standard, request) })
+    finish::<A>("MPI_Isend", move || A::handle_in(comm), move || unsafe {
+        crate::ffi::p2p::isend::<A>(buf, count as i64, A::handle_in(datatype), A::rank_in(dest), A::tag_in(tag), A::handle_in(comm), SendMode::Standard, request)
+    })
 }
 
 /// MPI_Irecv.
 ///
 /// # Safety
 /// As MPI_Irecv's.
-pub unsafe extern "C" fn irecv<A: CAbi>(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut A::Request) -> c_int {
+pub unsafe extern "C" fn irecv<A: CAbi>(buf: *mut c_void, count: c_int, datatype: A::Handle, source: c_int, tag: c_int, comm: A::Handle, request: *mut A::Request) -> c_int {
     // SAFETY: the caller's arguments, as MPI_Irecv requires.
-    finish::<A>("MPI_Irecv", move || comm, move || unsafe { crate::ffi::p2p::irecv_as::<A>(buf, count, datatype, source, tag, comm, request) })
+    finish::<A>("MPI_Irecv", move || A::handle_in(comm), move || unsafe {
+        crate::ffi::p2p::irecv_as::<A>(buf, count, A::handle_in(datatype), A::rank_in(source), A::tag_in(tag), A::handle_in(comm), request)
+    })
 }
 
 /// MPI_Recv.
 ///
 /// # Safety
 /// As MPI_Recv's.
-pub unsafe extern "C" fn recv<A: CAbi>(buf: *mut c_void, count: c_int, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut A::Status) -> c_int {
+pub unsafe extern "C" fn recv<A: CAbi>(buf: *mut c_void, count: c_int, datatype: A::Handle, source: c_int, tag: c_int, comm: A::Handle, status: *mut A::Status) -> c_int {
     // SAFETY: the caller's arguments, as MPI_Recv requires.
-    finish::<A>("MPI_Recv", move || comm, move || unsafe { crate::ffi::p2p::recv_as::<A>(buf, count, datatype, source, tag, comm, status) })
+    finish::<A>("MPI_Recv", move || A::handle_in(comm), move || unsafe {
+        crate::ffi::p2p::recv_as::<A>(buf, count, A::handle_in(datatype), A::rank_in(source), A::tag_in(tag), A::handle_in(comm), status)
+    })
 }
 
 /// MPI_Sendrecv.
@@ -106,12 +142,14 @@ pub unsafe extern "C" fn recv<A: CAbi>(buf: *mut c_void, count: c_int, datatype:
 /// # Safety
 /// As MPI_Sendrecv's.
 #[allow(clippy::too_many_arguments)]
-pub unsafe extern "C" fn sendrecv<A: CAbi>(sendbuf: *const c_void, sendcount: c_int, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
-                                           recvbuf: *mut c_void, recvcount: c_int, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
-                                           comm: MPI_Comm, status: *mut A::Status) -> c_int {
+pub unsafe extern "C" fn sendrecv<A: CAbi>(sendbuf: *const c_void, sendcount: c_int, sendtype: A::Handle, dest: c_int, sendtag: c_int,
+                                           recvbuf: *mut c_void, recvcount: c_int, recvtype: A::Handle, source: c_int, recvtag: c_int,
+                                           comm: A::Handle, status: *mut A::Status) -> c_int {
     // SAFETY: the caller's arguments, as MPI_Sendrecv requires.
-    finish::<A>("MPI_Sendrecv", move || comm, move || unsafe {
-        crate::ffi::p2p::send_recv_as::<A>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status)
+    finish::<A>("MPI_Sendrecv", move || A::handle_in(comm), move || unsafe {
+        let (c, sendbuf, recvbuf) = (A::handle_in(comm), A::buf_in(sendbuf), A::buf_in(recvbuf) as *mut c_void);
+        crate::ffi::p2p::send_recv_as::<A>(sendbuf, sendcount, A::handle_in(sendtype), A::rank_in(dest), A::tag_in(sendtag),
+                                           recvbuf, recvcount, A::handle_in(recvtype), A::rank_in(source), A::tag_in(recvtag), c, status)
     })
 }
 
