@@ -445,6 +445,37 @@ pub fn unsupported(name: &'static str) -> c_int {
 mod tests {
     use super::*;
 
+    /// The p2p entries' status writer (`crate::ffi::layer`) gives what the wrappers' conversion of
+    /// an MPICH status gives: sources (ranks, ANY_SOURCE, PROC_NULL), tags, counts past 2^32,
+    /// cancelled, MPI_ERROR only when asked.
+    #[test]
+    fn layer_status_matches_the_wrappers_conversion() {
+        use crate::ffi::layer::{CAbi, Mpich};
+        use crate::p2p::Status;
+        for (source, tag, bytes, cancelled, error) in [(0, 0, 8u64, false, None), (3, 77, (5u64 << 32) | 9, true, None),
+                                                       (-2, -1, 0, false, None), (-1, -1, 0, false, Some(crate::error::ErrorClass::Truncate))] {
+            let st = Status { source, tag, error, bytes, cancelled, context: 0 };
+            for set_error in [false, true] {
+                let mut m = status_tmp();
+                m.MPI_ERROR = 0;
+                // SAFETY: writable statuses.
+                unsafe { <Mpich as CAbi>::fill_status(&mut m, source, &st, set_error) };
+                let mut a = OmpiStatus::default();
+                // SAFETY: as above.
+                unsafe { <Abi as CAbi>::fill_status(&mut a, source, &st, set_error) };
+                let mut b = OmpiStatus::default();
+                // SAFETY: as above.
+                unsafe { status_out(&mut b, &m) };
+                assert_eq!(bytes_of(&a), bytes_of(&b), "source {source} tag {tag} bytes {bytes} set_error {set_error}");
+            }
+        }
+        assert!(<Abi as CAbi>::status_ignored(std::ptr::null_mut()));
+    }
+    fn bytes_of(s: &OmpiStatus) -> Vec<u8> {
+        // SAFETY: a plain struct of ints, no padding (asserted sizes).
+        unsafe { std::slice::from_raw_parts(s as *const OmpiStatus as *const u8, std::mem::size_of::<OmpiStatus>()) }.to_vec()
+    }
+
     #[test]
     fn rank_in_matches_the_table() {
         for &(o, m) in RANKS.iter() {
