@@ -69,6 +69,13 @@ LATE_OUTPUTS = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
 INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv|Session_finalize)(_c)?$")
 
 
+# Functions whose engine code writes the caller's request handles and statuses in the layer's own
+# ABI (src/ffi/layer.rs, with conv::Abi), which converts the arguments itself and returns the
+# error code in the ABI: the wrapper passes its arguments on.
+DIRECT = {"MPI_Isend": "isend", "MPI_Irecv": "irecv", "MPI_Recv": "recv", "MPI_Sendrecv": "sendrecv",
+          "MPI_Wait": "wait", "MPI_Waitall": "waitall"}
+
+
 class Unsupported(Exception):
     pass
 
@@ -305,6 +312,8 @@ def gen(ret, name, params):
         # An MPI_T call that failed wrote no output: the caller's stay as they were.
         post = ["if rc == 0 {"] + ["    " + x for x in post] + ["}"]
     call = f"crate::ffi::P{name}({', '.join(args)})"
+    if name in DIRECT:
+        return direct(name, sig)
     body = []
     body += pre
     if rret == "c_int":
@@ -321,6 +330,18 @@ def gen(ret, name, params):
             f"    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes\n"
             f"    // only what the MPICH-ABI function it stands for would.\n"
             f"    guard({fallback}, || unsafe {{\n        {inner}\n    }})\n}}\n")
+
+
+def direct(name, sig):
+    """The wrapper of a DIRECT function: a jump to its engine entry with the caller's arguments,
+    which the entry converts (crate::ffi::layer). The entries are `extern "C"` (they never
+    unwind): nothing here can panic."""
+    names = [x.split(":")[0] for x in sig]
+    return (f"#[no_mangle]\n#[allow(non_snake_case, clippy::missing_safety_doc)]\n"
+            f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> c_int {{\n"
+            "    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,\n"
+            "    // writes the requests and statuses in this ABI and returns this ABI's code.\n"
+            f"    unsafe {{ crate::ffi::layer::{DIRECT[name]}::<Abi>({', '.join(names)}) }}\n}}\n")
 
 
 def unsupported_stub(ret, name, params, why):

@@ -521,6 +521,58 @@ fn abi_status(s: &MPI_Status) -> AbiStatus {
     }
 }
 
+/// The standard ABI's requests and statuses as the engine's point-to-point entries write them
+/// (`crate::ffi::layer`, what the generated wrappers of its `DIRECT` functions call).
+pub struct Abi;
+
+impl crate::ffi::layer::CAbi for Abi {
+    type Handle = Handle;
+    type Request = Handle;
+    type Status = AbiStatus;
+    #[inline(always)]
+    fn handle_in(h: Handle) -> c_int {
+        h_in(h)
+    }
+    #[inline(always)]
+    fn rank_in(r: c_int) -> c_int {
+        rank_in(r)
+    }
+    #[inline(always)]
+    fn tag_in(t: c_int) -> c_int {
+        tag_in(t)
+    }
+    #[inline(always)]
+    fn buf_in(p: *const c_void) -> *const c_void {
+        buf_in(p)
+    }
+    #[inline(always)]
+    fn request_in(r: Handle) -> c_int {
+        req_in(r)
+    }
+    #[inline(always)]
+    fn request_out(h: c_int) -> Handle {
+        req_out(h)
+    }
+    #[inline(always)]
+    fn status_ignored(p: *mut AbiStatus) -> bool {
+        p.is_null()
+    }
+    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as the wrappers' conversion left it.
+    #[inline(always)]
+    unsafe fn fill_status(p: *mut AbiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
+        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
+        let mut m = MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: 0, MPI_TAG: 0, MPI_ERROR: 0 };
+        m.set_count_bytes(st.bytes, st.cancelled);
+        let s = AbiStatus { source: rank_out(source), tag: tag_out(st.tag), error, internal: [m.count_lo, m.count_hi_and_cancelled, 0, 0, 0] };
+        // SAFETY: a writable status (caller contract).
+        unsafe { p.write_unaligned(s) }
+    }
+    #[inline(always)]
+    fn code_out(c: c_int) -> c_int {
+        code_out(c)
+    }
+}
+
 /// What the engine leaves in an output status it did not write (MPI_Test with flag 0, a failed
 /// call): `status_out` then leaves the caller's as it was. No status has this source.
 const NOT_WRITTEN: c_int = i32::MIN + 3;
@@ -691,6 +743,37 @@ pub fn unsupported(name: &'static str) -> c_int {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The p2p entries' status writer (`crate::ffi::layer`) gives what the wrappers' conversion of
+    /// an MPICH status gives: sources (ranks, ANY_SOURCE, PROC_NULL), tags, counts past 2^32,
+    /// cancelled, MPI_ERROR only when asked.
+    #[test]
+    fn layer_status_matches_the_wrappers_conversion() {
+        use crate::ffi::layer::{CAbi, Mpich};
+        use crate::p2p::Status;
+        for (source, tag, bytes, cancelled, error) in [(0, 0, 8u64, false, None), (3, 77, (5u64 << 32) | 9, true, None),
+                                                       (-2, -1, 0, false, None), (-1, -1, 0, false, Some(crate::error::ErrorClass::Truncate))] {
+            let st = Status { source, tag, error, bytes, cancelled, context: 0 };
+            for set_error in [false, true] {
+                let mut m = status_tmp();
+                m.MPI_ERROR = 0;
+                // SAFETY: writable statuses.
+                unsafe { <Mpich as CAbi>::fill_status(&mut m, source, &st, set_error) };
+                let mut a = AbiStatus::default();
+                // SAFETY: as above.
+                unsafe { <Abi as CAbi>::fill_status(&mut a, source, &st, set_error) };
+                let mut b = AbiStatus::default();
+                // SAFETY: as above.
+                unsafe { status_out(&mut b, &m) };
+                assert_eq!(bytes_of(&a), bytes_of(&b), "source {source} tag {tag} bytes {bytes} set_error {set_error}");
+            }
+        }
+        assert!(<Abi as CAbi>::status_ignored(std::ptr::null_mut()));
+    }
+    fn bytes_of(s: &AbiStatus) -> Vec<u8> {
+        // SAFETY: a plain struct of ints, no padding (asserted sizes).
+        unsafe { std::slice::from_raw_parts(s as *const AbiStatus as *const u8, std::mem::size_of::<AbiStatus>()) }.to_vec()
+    }
 
     #[test]
     fn predefined_handles_round_trip() {

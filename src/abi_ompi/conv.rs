@@ -383,6 +383,56 @@ pub unsafe fn requests_widen(p: *mut Handle, n: usize) {
     unsafe { handles_widen_with(p, n, req_out) }
 }
 
+/// Open MPI's requests and statuses as the engine's point-to-point entries write them
+/// (`crate::ffi::layer`, what the generated wrappers of its `DIRECT` functions call).
+pub struct Abi;
+
+impl crate::ffi::layer::CAbi for Abi {
+    type Handle = Handle;
+    type Request = Handle;
+    type Status = OmpiStatus;
+    #[inline(always)]
+    fn handle_in(h: Handle) -> c_int {
+        h_in(h)
+    }
+    #[inline(always)]
+    fn rank_in(r: c_int) -> c_int {
+        rank_in(r)
+    }
+    #[inline(always)]
+    fn tag_in(t: c_int) -> c_int {
+        tag_in(t)
+    }
+    #[inline(always)]
+    fn buf_in(p: *const c_void) -> *const c_void {
+        buf_in(p)
+    }
+    #[inline(always)]
+    fn request_in(r: Handle) -> c_int {
+        req_in(r)
+    }
+    #[inline(always)]
+    fn request_out(h: c_int) -> Handle {
+        req_out(h)
+    }
+    #[inline(always)]
+    fn status_ignored(p: *mut OmpiStatus) -> bool {
+        p.is_null()
+    }
+    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as Open MPI's completions leave it.
+    #[inline(always)]
+    unsafe fn fill_status(p: *mut OmpiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
+        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
+        let s = OmpiStatus { source: rank_out(source), tag: st.tag, error, cancelled: st.cancelled as c_int, ucount: st.bytes as usize };
+        // SAFETY: a writable status (caller contract); unaligned as in status_out.
+        unsafe { p.write_unaligned(s) }
+    }
+    #[inline(always)]
+    fn code_out(c: c_int) -> c_int {
+        code_out(c)
+    }
+}
+
 /// A function the layer does not convert yet: MPI_ERR_UNSUPPORTED_OPERATION through
 /// MPI_COMM_SELF's handler, naming the function (docs/OMPI_ABI_UNSUPPORTED.md lists them).
 #[allow(dead_code)] // the generated wrappers of functions not converted call it (none today)
@@ -394,6 +444,37 @@ pub fn unsupported(name: &'static str) -> c_int {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The p2p entries' status writer (`crate::ffi::layer`) gives what the wrappers' conversion of
+    /// an MPICH status gives: sources (ranks, ANY_SOURCE, PROC_NULL), tags, counts past 2^32,
+    /// cancelled, MPI_ERROR only when asked.
+    #[test]
+    fn layer_status_matches_the_wrappers_conversion() {
+        use crate::ffi::layer::{CAbi, Mpich};
+        use crate::p2p::Status;
+        for (source, tag, bytes, cancelled, error) in [(0, 0, 8u64, false, None), (3, 77, (5u64 << 32) | 9, true, None),
+                                                       (-2, -1, 0, false, None), (-1, -1, 0, false, Some(crate::error::ErrorClass::Truncate))] {
+            let st = Status { source, tag, error, bytes, cancelled, context: 0 };
+            for set_error in [false, true] {
+                let mut m = status_tmp();
+                m.MPI_ERROR = 0;
+                // SAFETY: writable statuses.
+                unsafe { <Mpich as CAbi>::fill_status(&mut m, source, &st, set_error) };
+                let mut a = OmpiStatus::default();
+                // SAFETY: as above.
+                unsafe { <Abi as CAbi>::fill_status(&mut a, source, &st, set_error) };
+                let mut b = OmpiStatus::default();
+                // SAFETY: as above.
+                unsafe { status_out(&mut b, &m) };
+                assert_eq!(bytes_of(&a), bytes_of(&b), "source {source} tag {tag} bytes {bytes} set_error {set_error}");
+            }
+        }
+        assert!(<Abi as CAbi>::status_ignored(std::ptr::null_mut()));
+    }
+    fn bytes_of(s: &OmpiStatus) -> Vec<u8> {
+        // SAFETY: a plain struct of ints, no padding (asserted sizes).
+        unsafe { std::slice::from_raw_parts(s as *const OmpiStatus as *const u8, std::mem::size_of::<OmpiStatus>()) }.to_vec()
+    }
 
     #[test]
     fn rank_in_matches_the_table() {

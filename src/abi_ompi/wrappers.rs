@@ -2425,16 +2425,11 @@ pub unsafe extern "C" fn oxompi_MPI_Iprobe(source: c_int, tag: c_int, comm: Hand
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Irecv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irecv::<Abi>(buf, count, datatype, source, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2540,16 +2535,11 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Isend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::isend::<Abi>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2828,16 +2818,11 @@ pub unsafe extern "C" fn oxompi_MPI_Raccumulate(origin_addr: *const c_void, orig
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Recv(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::recv::<Abi>(buf, count, datatype, source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -3044,16 +3029,11 @@ pub unsafe extern "C" fn oxompi_MPI_Send_init(buf: *const c_void, count: c_int, 
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int, comm: Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Sendrecv(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::sendrecv::<Abi>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
 #[no_mangle]
@@ -4118,31 +4098,19 @@ pub unsafe extern "C" fn oxompi_MPI_Unpublish_name(service_name: *const c_char, 
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Wait(request: *mut Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Wait(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = req_out(t_request); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::wait::<Abi>(request, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Waitall(count: c_int, array_of_requests: *mut Handle, array_of_statuses: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Waitall(count, requests_narrow(array_of_requests, len(count)), statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(count));
-        statuses_widen(array_of_statuses, len(count), rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitall::<Abi>(count, array_of_requests, array_of_statuses) }
 }
 
 #[no_mangle]

@@ -10,6 +10,7 @@ use crate::p2p::{Buf, MsgId, ReqId, Status};
 use crate::instance::{self, Instance};
 use crate::runtime::job;
 use std::os::raw::c_int;
+use crate::ffi::layer::{CAbi, Mpich};
 
 pub fn universe() -> MpiResult<&'static Instance> {
     instance::get()
@@ -422,11 +423,21 @@ pub fn comm_of_context(u: &'static Instance, ctx: u32) -> Option<CommRef> {
 /// # Safety
 /// `s` must be MPI_STATUS_IGNORE, NULL, or point to a writable MPI_Status.
 pub unsafe fn write_status(s: *mut MPI_Status, st: &Status, set_error: bool) {
-    if status_ignored(s) {
+    // SAFETY: this function's contract.
+    unsafe { write_status_as::<Mpich>(s, st, set_error) }
+}
+
+/// `write_status` in the caller's ABI `A` (`crate::ffi::layer`).
+///
+/// # Safety
+/// `s` is `A`'s MPI_STATUS_IGNORE or points to a writable status of `A`.
+#[inline]
+pub unsafe fn write_status_as<A: CAbi>(s: *mut A::Status, st: &Status, set_error: bool) {
+    if A::status_ignored(s) {
         return;
     }
     // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
-    unsafe { StatusWriter::new().write(s, st, set_error) }
+    unsafe { StatusWriter::new().write_as::<A>(s, st, set_error) }
 }
 
 /// `write_status` for the statuses of one array call (MPI_Waitall...): finds the instance once,
@@ -444,7 +455,17 @@ impl StatusWriter {
     /// # Safety
     /// As `write_status`.
     pub unsafe fn write(&mut self, s: *mut MPI_Status, st: &Status, set_error: bool) {
-        if status_ignored(s) {
+        // SAFETY: this function's contract.
+        unsafe { self.write_as::<Mpich>(s, st, set_error) }
+    }
+
+    /// `write` in the caller's ABI `A`.
+    ///
+    /// # Safety
+    /// As `write_status_as`.
+    #[inline]
+    pub unsafe fn write_as<A: CAbi>(&mut self, s: *mut A::Status, st: &Status, set_error: bool) {
+        if A::status_ignored(s) {
             return;
         }
         let source = match self.u {
@@ -458,7 +479,7 @@ impl StatusWriter {
             _ => st.source,
         };
         // SAFETY: not MPI_STATUS_IGNORE, so a writable status (caller contract).
-        unsafe { fill_status(s, source, st, set_error) }
+        unsafe { A::fill_status(s, source, st, set_error) }
     }
 }
 
@@ -472,7 +493,7 @@ impl Default for StatusWriter {
 ///
 /// # Safety
 /// `s` points to a writable MPI_Status.
-unsafe fn fill_status(s: *mut MPI_Status, source: i32, st: &Status, set_error: bool) {
+pub(crate) unsafe fn fill_status(s: *mut MPI_Status, source: i32, st: &Status, set_error: bool) {
     // SAFETY: this function's contract.
     let out = unsafe { &mut *s };
     out.MPI_SOURCE = source;

@@ -13,6 +13,7 @@ pub mod error_codes;
 pub mod families;
 pub mod handles;
 pub mod info;
+pub mod layer;
 pub mod io;
 pub mod mpit;
 pub mod p2p;

@@ -50,28 +50,43 @@ impl<T: Copy, const N: usize> StackVec<T, N> {
 
     /// Makes room for `n` elements in all, on the heap right away when `n` > `N` (so the pushes
     /// that follow move nothing).
-    #[inline]
+    /// Inline: a compare; the move to the heap out of line (left inline, the optimiser made the
+    /// whole function a call in MPI_Waitall).
+    #[inline(always)]
     pub fn reserve_total(&mut self, n: usize) {
         if n > N && self.heap.is_none() {
-            let mut h = Vec::with_capacity(n);
-            h.extend_from_slice(self.as_slice());
-            self.heap = Some(h);
+            self.move_to_heap(n);
         }
     }
 
-    #[inline]
+    /// Inline: the inline array's case; the heap's out of line (see `reserve_total`).
+    #[inline(always)]
     pub fn push(&mut self, x: T) {
-        if let Some(h) = &mut self.heap {
-            h.push(x);
-        } else if self.len < N {
+        if self.heap.is_none() && self.len < N {
             self.inline[self.len].write(x);
             self.len += 1;
         } else {
-            let mut h = Vec::with_capacity(2 * N.max(1));
-            h.extend_from_slice(self.as_slice());
-            h.push(x);
-            self.heap = Some(h);
+            self.push_slow(x);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_slow(&mut self, x: T) {
+        if self.heap.is_none() {
+            self.move_to_heap(2 * N.max(1));
+        }
+        if let Some(h) = &mut self.heap {
+            h.push(x);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn move_to_heap(&mut self, cap: usize) {
+        let mut h = Vec::with_capacity(cap);
+        h.extend_from_slice(self.as_slice());
+        self.heap = Some(h);
     }
 
     #[inline]

@@ -4,7 +4,8 @@ pub mod bsend_buffers;
 pub mod partitioned;
 pub mod grequest;
 pub mod request;
-use crate::ffi::check::{self, req_handle, write_status, Source, REQ_PROC_NULL, REQ_SENT};
+use crate::ffi::check::{self, req_handle, write_status, write_status_as, Source, REQ_PROC_NULL, REQ_SENT};
+use crate::ffi::layer::{CAbi, Mpich};
 use crate::abi::*;
 use crate::error::{err, MpiResult, ErrorClass};
 use crate::export;
@@ -37,13 +38,14 @@ fn recv_args(u: &'static crate::instance::Instance, buf: *const c_void, count: i
     Ok((data, s, c.context))
 }
 
-unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut MPI_Request) -> MpiResult {
+/// A nonblocking send; the request handle is written in the caller's ABI `A` (crate::ffi::layer).
+pub(in crate::ffi) unsafe fn isend<A: CAbi>(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode, request: *mut A::Request) -> MpiResult {
     let u = check::universe()?;
     let ((buf, bytes), d, ctx) = send_args(u, buf, count, datatype, dest, tag, comm)?;
     let request = out(request, "request")?;
     let Some(d) = d else {
         // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
-        unsafe { *request = REQ_PROC_NULL };
+        unsafe { *request = A::request_out(REQ_PROC_NULL) };
         return Ok(());
     };
     // A standard or ready send that fits a slot with nothing queued ahead goes into the channel
@@ -52,13 +54,13 @@ unsafe fn isend(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_
     // contract, this function's); `try_send_now` copies them before it returns.
     if matches!(mode, SendMode::Standard | SendMode::Ready) && unsafe { u.engine.try_send_now(&buf, bytes, d, tag, ctx) } {
         // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
-        unsafe { *request = REQ_SENT };
+        unsafe { *request = A::request_out(REQ_SENT) };
         return Ok(());
     }
     // SAFETY: as above.
     let id = unsafe { u.engine.isend(buf, bytes, d, tag, ctx, mode)? };
     // SAFETY: as above.
-    unsafe { *request = req_handle(id) };
+    unsafe { *request = A::request_out(req_handle(id)) };
     Ok(())
 }
 
@@ -135,7 +137,7 @@ pub(in crate::ffi) unsafe fn send(buf: *const c_void, count: impl CountArg, data
     // SAFETY (the three calls): `buf` and the request as this function's contract says.
     match how {
         Launch::Blocking => unsafe { send_now(buf, count.get(), datatype, dest, tag, comm, mode) },
-        Launch::Nonblocking(request) => unsafe { isend(buf, count.get(), datatype, dest, tag, comm, mode, request) },
+        Launch::Nonblocking(request) => unsafe { isend::<Mpich>(buf, count.get(), datatype, dest, tag, comm, mode, request) },
         Launch::Persistent(request) => unsafe { persistent(buf, count.get(), datatype, dest, tag, comm, mode, request) },
     }
 }
@@ -145,6 +147,16 @@ pub(in crate::ffi) unsafe fn send(buf: *const c_void, count: impl CountArg, data
 /// # Safety
 /// `buf` must have room for `count` elements of `datatype`; `status` is MPI_STATUS_IGNORE or writable.
 pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { recv_as::<Mpich>(buf, count, datatype, source, tag, comm, status) }
+}
+
+/// `recv` with the status in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As `recv`.
+#[inline]
+pub(in crate::ffi) unsafe fn recv_as<A: CAbi>(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, status: *mut A::Status) -> MpiResult {
     let u = check::universe()?;
     let ((buf, cap), s, ctx) = recv_args(u, buf, count.get(), datatype, source, tag, comm)?;
     let st = match s {
@@ -156,7 +168,7 @@ pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, dataty
         }
     };
     // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
-    unsafe { write_status(status, &st, false) };
+    unsafe { write_status_as::<A>(status, &st, false) };
     recv_result(&st)
 }
 
@@ -165,6 +177,16 @@ pub(in crate::ffi) unsafe fn recv(buf: *mut c_void, count: impl CountArg, dataty
 /// # Safety
 /// As `recv`; `request` must be writable (checked for NULL).
 pub(in crate::ffi) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut MPI_Request) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { irecv_as::<Mpich>(buf, count, datatype, source, tag, comm, request) }
+}
+
+/// `irecv` with the request handle in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As `irecv`.
+#[inline]
+pub(in crate::ffi) unsafe fn irecv_as<A: CAbi>(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, source: c_int, tag: c_int, comm: MPI_Comm, request: *mut A::Request) -> MpiResult {
     let u = check::universe()?;
     let ((buf, cap), s, ctx) = recv_args(u, buf, count.get(), datatype, source, tag, comm)?;
     let request = out(request, "request")?;
@@ -175,7 +197,7 @@ pub(in crate::ffi) unsafe fn irecv(buf: *mut c_void, count: impl CountArg, datat
         s => req_handle(unsafe { u.engine.irecv(buf, cap, s.as_option(), tag, ctx) }),
     };
     // SAFETY: non-NULL (`out`); the caller passes the address of a request handle.
-    unsafe { *request = h };
+    unsafe { *request = A::request_out(h) };
     Ok(())
 }
 
@@ -207,13 +229,26 @@ pub(in crate::ffi) unsafe fn recv_init(buf: *mut c_void, count: impl CountArg, d
 pub(in crate::ffi) unsafe fn send_recv(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
                                recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
                                comm: MPI_Comm, status: *mut MPI_Status) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { send_recv_as::<Mpich>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
+}
+
+/// `send_recv` with the status in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As `send_recv`.
+#[allow(clippy::too_many_arguments)]
+#[inline]
+pub(in crate::ffi) unsafe fn send_recv_as<A: CAbi>(sendbuf: *const c_void, sendcount: impl CountArg, sendtype: MPI_Datatype, dest: c_int, sendtag: c_int,
+                                   recvbuf: *mut c_void, recvcount: impl CountArg, recvtype: MPI_Datatype, source: c_int, recvtag: c_int,
+                                   comm: MPI_Comm, status: *mut A::Status) -> MpiResult {
     let ((sbuf, bytes), d, ctx) = send_args(check::universe()?, sendbuf, sendcount.get(), sendtype, dest, sendtag, comm)?;
     let ((rbuf, cap), s, _) = recv_args(check::universe()?, recvbuf, recvcount.get(), recvtype, source, recvtag, comm)?;
     let recv = match s { Source::ProcNull => None, s => Some((rbuf, cap, s.as_option(), recvtag)) };
     // SAFETY: the buffers hold their counts of elements (this function's contract).
     let st = unsafe { sendrecv(d.map(|d| (sbuf, bytes, d, sendtag)), recv, ctx)? };
     // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
-    unsafe { write_status(status, &st, false) };
+    unsafe { write_status_as::<A>(status, &st, false) };
     recv_result(&st)
 }
 

@@ -1,5 +1,6 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-use crate::ffi::check::{self, req_ref, write_status, ReqRef, Settled, StatusWriter};
+use crate::ffi::check::{self, req_ref, write_status, write_status_as, ReqRef, Settled, StatusWriter};
+use crate::ffi::layer::{CAbi, Mpich};
 use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
 use crate::abi::*;
@@ -23,16 +24,27 @@ type Statuses = StackVec<Status, ON_STACK>;
 /// # Safety
 /// `reqs` is NULL or holds `count` request handles.
 unsafe fn resolve(count: c_int, reqs: *mut MPI_Request, refs: &mut Refs) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { resolve_as::<Mpich>(count, reqs, refs) }
+}
+
+/// `resolve` of an array of request handles in the caller's ABI `A` (crate::ffi::layer), each
+/// converted as it is read.
+///
+/// # Safety
+/// As `resolve`.
+#[inline]
+unsafe fn resolve_as<A: CAbi>(count: c_int, reqs: *mut A::Request, refs: &mut Refs) -> MpiResult {
     let n = check::count(count)?;
     // SAFETY: `count` handles at `reqs` (this function's contract); the slice is dropped before
     // anyone writes them.
-    let handles = unsafe { input(reqs as *const MPI_Request, n, "array_of_requests")? };
+    let handles = unsafe { input(reqs as *const A::Request, n, "array_of_requests")? };
     let u = check::universe()?;
     // One engine lock for the whole array rather than one per handle.
     refs.reserve_total(n);
     u.engine.persistence_with(|look| {
         for &h in handles {
-            refs.push(check::req_ref_by(h, look)?);
+            refs.push(check::req_ref_by(A::request_in(h), look)?);
         }
         Ok(())
     })
@@ -52,10 +64,19 @@ fn ids_into(refs: &[ReqRef], ids: &mut Ids) {
 /// # Safety
 /// `h` points to the caller's request handle (writable).
 unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
+    // SAFETY: this function's contract.
+    unsafe { release_handle_as::<Mpich>(h, r) }
+}
+/// `release_handle` in the caller's ABI `A`.
+///
+/// # Safety
+/// As `release_handle`.
+#[inline]
+unsafe fn release_handle_as<A: CAbi>(h: *mut A::Request, r: ReqRef) {
     match r {
         ReqRef::Engine(_, true, _) => {}
         // SAFETY: this function's contract.
-        _ => unsafe { *h = MPI_REQUEST_NULL },
+        _ => unsafe { *h = A::request_out(MPI_REQUEST_NULL) },
     }
 }
 
@@ -74,7 +95,11 @@ fn status_error(st: &Status) -> MpiResult {
 /// The `i`-th status of an array of statuses, or MPI_STATUSES_IGNORE if it is that. Only address
 /// arithmetic: whoever writes the status vouches for the array.
 fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
-    if check::status_ignored(statuses) { statuses } else { statuses.wrapping_add(i) }
+    status_at_as::<Mpich>(statuses, i)
+}
+#[inline]
+fn status_at_as<A: CAbi>(statuses: *mut A::Status, i: usize) -> *mut A::Status {
+    if A::status_ignored(statuses) { statuses } else { statuses.wrapping_add(i) }
 }
 
 /// For multiple-completion calls: any failed request makes the call return MPI_ERR_IN_STATUS,
@@ -95,29 +120,60 @@ fn in_status_failed(st: &Status) -> MpiResult {
     Err(err(MPI_ERR_IN_STATUS, "one or more requests failed; see the MPI_ERROR field of their statuses"))
 }
 
+/// MPI_Wait's body, in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As MPI_Wait's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn wait_as<A: CAbi>(request: *mut A::Request, status: *mut A::Status) -> MpiResult {
+    let request = out(request, "request")?;
+    let u = check::universe()?;
+    // SAFETY: checked non-NULL above; the caller passes its request handle.
+    let r = req_ref(u, A::request_in(unsafe { *request }))?;
+    let st = match r {
+        ReqRef::Null => Status::empty(),
+        ReqRef::Complete(k) => k.status(),
+        ReqRef::Engine(id, _, _) => {
+            grequest::block(&[r]);
+            let mut st = u.engine.wait(id);
+            settle(r, &mut st);
+            st
+        }
+    };
+    // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
+    // caller lets us write.
+    unsafe {
+        release_handle_as::<A>(request, r);
+        write_status_as::<A>(status, &st, false);
+    }
+    status_error(&st)
+}
+
+/// MPI_Waitall's body, in the caller's ABI `A` (crate::ffi::layer): the requests are converted
+/// as they are read and written, the statuses written in `A`'s layout, no copy of either array.
+///
+/// # Safety
+/// As MPI_Waitall's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn waitall_as<A: CAbi>(count: c_int, array_of_requests: *mut A::Request, array_of_statuses: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+    unsafe { resolve_as::<A>(count, array_of_requests, &mut refs)? };
+    let u = check::universe()?;
+    grequest::block(&refs);
+    let (mut ids, mut sts) = (Ids::new(), Statuses::new());
+    ids_into(&refs, &mut ids);
+    sts.fill(Status::empty(), refs.len());
+    u.engine.wait_all(&ids, &mut sts);
+    // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
+    // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
+    unsafe { finish_all_as::<A>(&refs, &mut sts, array_of_requests, array_of_statuses) }
+}
+
 export! {
     fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let request = out(request, "request")?;
-        let u = check::universe()?;
-        // SAFETY: checked non-NULL above; the caller passes its request handle.
-        let r = req_ref(u, unsafe { *request })?;
-        let st = match r {
-            ReqRef::Null => Status::empty(),
-            ReqRef::Complete(k) => k.status(),
-            ReqRef::Engine(id, _, _) => {
-                grequest::block(&[r]);
-                let mut st = u.engine.wait(id);
-                settle(r, &mut st);
-                st
-            }
-        };
-        // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
-        // caller lets us write.
-        unsafe {
-            release_handle(request, r);
-            write_status(status, &st, false);
-        }
-        status_error(&st)
+        // SAFETY: the caller's arguments, as MPI_Wait requires.
+        unsafe { wait_as::<Mpich>(request, status) }
     }
 
     fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
@@ -172,18 +228,8 @@ export! {
     }
 
     fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        unsafe { resolve(count, array_of_requests, &mut refs)? };
-        let u = check::universe()?;
-        grequest::block(&refs);
-        let (mut ids, mut sts) = (Ids::new(), Statuses::new());
-        ids_into(&refs, &mut ids);
-        sts.fill(Status::empty(), refs.len());
-        u.engine.wait_all(&ids, &mut sts);
-        // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
-        // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
-        unsafe { finish_all(&refs, &mut sts, array_of_requests, array_of_statuses) }
+        // SAFETY: the caller's arguments, as MPI_Waitall requires.
+        unsafe { waitall_as::<Mpich>(count, array_of_requests, array_of_statuses) }
     }
 
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
@@ -424,6 +470,15 @@ unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, in
 /// # Safety
 /// `reqs` holds `refs.len()` handles; `statuses` is MPI_STATUSES_IGNORE or `refs.len()` statuses.
 unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { finish_all_as::<Mpich>(refs, sts, reqs, statuses) }
+}
+/// `finish_all` in the caller's ABI `A`.
+///
+/// # Safety
+/// As `finish_all`.
+#[inline]
+unsafe fn finish_all_as<A: CAbi>(refs: &[ReqRef], sts: &mut [Status], reqs: *mut A::Request, statuses: *mut A::Status) -> MpiResult {
     for (r, st) in refs.iter().zip(sts.iter_mut()) {
         match r {
             ReqRef::Engine(..) => settle(*r, st),
@@ -436,8 +491,8 @@ unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request
     for (i, (r, st)) in refs.iter().zip(sts.iter()).enumerate() {
         // SAFETY: `i` < `refs.len()`: a handle and a status (or IGNORE) of this function's contract.
         unsafe {
-            release_handle(reqs.add(i), *r);
-            w.write(status_at(statuses, i), st, errors);
+            release_handle_as::<A>(reqs.add(i), *r);
+            w.write_as::<A>(status_at_as::<A>(statuses, i), st, errors);
         }
     }
     in_status(sts.iter())
