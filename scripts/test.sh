@@ -230,7 +230,7 @@ stage_ompi_abi() {
     OXMPI_TEST_MAX_RANKS=4 run timeout -k 10 900 bash "$OXMPI_ROOT/c-tests/run.sh" --prefix "$PREFIX" --ompi-abi \
         --modes "$MODES" --timeout 30
     # Debian's mpi4py (built against Open MPI) with its own test suite, through --abi ompi.
-    run timeout -k 10 400 bash "$OXMPI_ROOT/scripts/mpi4py-openmpi-suite.sh" --prefix "$PREFIX" --np "1 2"
+    run timeout -k 10 800 bash "$OXMPI_ROOT/scripts/mpi4py-openmpi-suite.sh" --prefix "$PREFIX" --np "1 2" --timeout 360
 }
 
 stage_c_tests() {
