@@ -38,15 +38,10 @@ pub const WRITER: u32 = 1 << 31;
 pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool, give_up: &dyn Fn() -> bool) -> bool {
     let mut tries = 0;
     loop {
-        let s = state.load(Acquire);
-        let free = if exclusive { s == 0 } else { s & WRITER == 0 };
-        if free {
-            let new = if exclusive { WRITER } else { s + 1 };
-            if state.compare_exchange(s, new, Acquire, Relaxed).is_ok() {
-                return true;
-            }
-            continue;
-        }
+        let s = match take(state, exclusive) {
+            Ok(()) => return true,
+            Err(busy) => busy,
+        };
         if give_up() {
             return false;
         }
@@ -66,15 +61,20 @@ pub fn rw_acquire(state: &AtomicU32, waiters: &AtomicU32, exclusive: bool, give_
 /// Takes the lock if it is free now (retrying only when another taker changed the word
 /// meanwhile); whether it did. Acquire on success, as `rw_acquire`.
 pub fn rw_try_acquire(state: &AtomicU32, exclusive: bool) -> bool {
+    take(state, exclusive).is_ok()
+}
+
+/// `rw_try_acquire`, giving the busy word it saw on failure (what a waiter sleeps on).
+fn take(state: &AtomicU32, exclusive: bool) -> Result<(), u32> {
     loop {
         let s = state.load(Acquire);
         let free = if exclusive { s == 0 } else { s & WRITER == 0 };
         if !free {
-            return false;
+            return Err(s);
         }
         let new = if exclusive { WRITER } else { s + 1 };
         if state.compare_exchange(s, new, Acquire, Relaxed).is_ok() {
-            return true;
+            return Ok(());
         }
     }
 }
