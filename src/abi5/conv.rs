@@ -529,34 +529,7 @@ impl crate::ffi::layer::CAbi for Abi {
     type Handle = Handle;
     type Request = Handle;
     type Status = AbiStatus;
-    #[inline(always)]
-    fn handle_in(h: Handle) -> c_int {
-        h_in(h)
-    }
-    #[inline(always)]
-    fn rank_in(r: c_int) -> c_int {
-        rank_in(r)
-    }
-    #[inline(always)]
-    fn tag_in(t: c_int) -> c_int {
-        tag_in(t)
-    }
-    #[inline(always)]
-    fn buf_in(p: *const c_void) -> *const c_void {
-        buf_in(p)
-    }
-    #[inline(always)]
-    fn request_in(r: Handle) -> c_int {
-        req_in(r)
-    }
-    #[inline(always)]
-    fn request_out(h: c_int) -> Handle {
-        req_out(h)
-    }
-    #[inline(always)]
-    fn status_ignored(p: *mut AbiStatus) -> bool {
-        p.is_null()
-    }
+    crate::ffi::layer::forward_conversions!();
     /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as the wrappers' conversion left it.
     #[inline(always)]
     unsafe fn fill_status(p: *mut AbiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
@@ -566,10 +539,6 @@ impl crate::ffi::layer::CAbi for Abi {
         let s = AbiStatus { source: rank_out(source), tag: tag_out(st.tag), error, internal: [m.count_lo, m.count_hi_and_cancelled, 0, 0, 0] };
         // SAFETY: a writable status (caller contract).
         unsafe { p.write_unaligned(s) }
-    }
-    #[inline(always)]
-    fn code_out(c: c_int) -> c_int {
-        code_out(c)
     }
 }
 

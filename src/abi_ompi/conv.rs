@@ -391,34 +391,7 @@ impl crate::ffi::layer::CAbi for Abi {
     type Handle = Handle;
     type Request = Handle;
     type Status = OmpiStatus;
-    #[inline(always)]
-    fn handle_in(h: Handle) -> c_int {
-        h_in(h)
-    }
-    #[inline(always)]
-    fn rank_in(r: c_int) -> c_int {
-        rank_in(r)
-    }
-    #[inline(always)]
-    fn tag_in(t: c_int) -> c_int {
-        tag_in(t)
-    }
-    #[inline(always)]
-    fn buf_in(p: *const c_void) -> *const c_void {
-        buf_in(p)
-    }
-    #[inline(always)]
-    fn request_in(r: Handle) -> c_int {
-        req_in(r)
-    }
-    #[inline(always)]
-    fn request_out(h: c_int) -> Handle {
-        req_out(h)
-    }
-    #[inline(always)]
-    fn status_ignored(p: *mut OmpiStatus) -> bool {
-        p.is_null()
-    }
+    crate::ffi::layer::forward_conversions!();
     /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as Open MPI's completions leave it.
     #[inline(always)]
     unsafe fn fill_status(p: *mut OmpiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
@@ -426,10 +399,6 @@ impl crate::ffi::layer::CAbi for Abi {
         let s = OmpiStatus { source: rank_out(source), tag: st.tag, error, cancelled: st.cancelled as c_int, ucount: st.bytes as usize };
         // SAFETY: a writable status (caller contract); unaligned as in status_out.
         unsafe { p.write_unaligned(s) }
-    }
-    #[inline(always)]
-    fn code_out(c: c_int) -> c_int {
-        code_out(c)
     }
 }
 

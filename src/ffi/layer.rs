@@ -49,6 +49,48 @@ pub trait CAbi {
     fn code_out(c: c_int) -> c_int;
 }
 
+/// The `CAbi` methods of a foreign layer (src/abi5, src/abi_ompi) that forward to its `conv`
+/// module's functions of the same meaning (`h_in`, `rank_in`, `tag_in`, `buf_in`, `req_in`,
+/// `req_out`, `code_out`; requests are `Handle`s, MPI_STATUS_IGNORE is NULL); expanded inside
+/// each layer's `impl CAbi`, where those names resolve to its own module's.
+macro_rules! forward_conversions {
+    () => {
+        #[inline(always)]
+        fn handle_in(h: Handle) -> c_int {
+            h_in(h)
+        }
+        #[inline(always)]
+        fn rank_in(r: c_int) -> c_int {
+            rank_in(r)
+        }
+        #[inline(always)]
+        fn tag_in(t: c_int) -> c_int {
+            tag_in(t)
+        }
+        #[inline(always)]
+        fn buf_in(p: *const c_void) -> *const c_void {
+            buf_in(p)
+        }
+        #[inline(always)]
+        fn request_in(r: Handle) -> c_int {
+            req_in(r)
+        }
+        #[inline(always)]
+        fn request_out(h: c_int) -> Handle {
+            req_out(h)
+        }
+        #[inline(always)]
+        fn status_ignored(p: *mut Self::Status) -> bool {
+            p.is_null()
+        }
+        #[inline(always)]
+        fn code_out(c: c_int) -> c_int {
+            code_out(c)
+        }
+    };
+}
+pub(crate) use forward_conversions;
+
 /// The MPICH ABI, what `crate::ffi` exports: no conversion.
 pub struct Mpich;
 
