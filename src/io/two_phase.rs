@@ -534,7 +534,7 @@ impl Plan {
         self.mine.get(r).copied()
     }
 
-    /// As an aggregator with window `w`: the slots of every source's bytes in `staging` (resized
+    /// As an aggregator with window `w`: the slots of every source's bytes in `staging` (grown
     /// to hold them, packed in rank order) and their pieces.
     fn recv_layout(&self, w: Option<(u64, u64)>, r: usize, staging: &mut Vec<u8>) -> (Vec<Slot>, Vec<Source>) {
         let Some((s, e)) = w else { return (vec![], vec![]) };
