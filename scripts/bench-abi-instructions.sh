@@ -3,9 +3,10 @@
 # blur as it does nanoseconds: benches/abi_layer_one.c built with PREFIX/bin/mpicc (MPICH ABI),
 # mpicc.openmpi (Open MPI 4.1's ABI, on PREFIX's libmpi.so.40) and PREFIX/bin/mpicc -mpi-abi,
 # each pattern run as a singleton under valgrind --tool=callgrind at 1000 and 2000 iterations;
-# (Ir(2000) - Ir(1000)) / 1000 is the count per iteration.
+# (Ir(2000) - Ir(1000)) / 1000 is the count per iteration. One row per pattern, one column per
+# layer; PATTERNS (space-separated) picks some of them.
 #
-# usage: scripts/bench-abi-instructions.sh PREFIX
+# usage: [PATTERNS='...'] scripts/bench-abi-instructions.sh PREFIX
 set -euo pipefail
 ROOT="$(cd -- "$(dirname -- "$(readlink -f -- "${BASH_SOURCE[0]}")")/.." && pwd)"
 P=$(cd "${1:?usage: scripts/bench-abi-instructions.sh PREFIX}" && pwd)
@@ -24,12 +25,13 @@ ir() { # ir LAYER PATTERN ITERS: the program's instruction count
         "$d/$1" "$2" "$3" >/dev/null 2>"$d/err" || { echo "bench-abi-instructions: $1 $2 failed:" >&2; tail -5 "$d/err" >&2; return 1; }
     awk '/^(summary|totals):/ {print $2; exit}' "$d/cg.out"
 }
-printf '%-8s %12s %12s %12s\n' layer comm_rank sendrecv8 isend_wait8
-for l in "${layers[@]}"; do
-    printf '%-8s' "$l"
-    for p in comm_rank sendrecv8 isend_wait8; do
+patterns=(${PATTERNS:-comm_rank sendrecv8 isend_wait8 send_recv8 probe8 test8 testall8 waitany8})
+printf '%-12s' pattern; printf ' %8s' "${layers[@]}"; echo
+for p in "${patterns[@]}"; do
+    printf '%-12s' "$p"
+    for l in "${layers[@]}"; do
         a=$(ir "$l" "$p" 1000) b=$(ir "$l" "$p" 2000)
-        printf ' %12s' $(((b - a) / 1000))
+        printf ' %8s' $(((b - a) / 1000))
     done
     echo
 done

@@ -69,11 +69,22 @@ LATE_OUTPUTS = {"MPI_Comm_idup", "MPI_Comm_idup_with_info"}
 INOUT = re.compile(r"_free$|^MPI_(Cancel|Comm_disconnect|Wait|Test|Start|Type_commit|Mrecv|Imrecv|Session_finalize)(_c)?$")
 
 
-# Functions whose engine code writes the caller's request handles and statuses in the layer's own
-# ABI (src/ffi/layer.rs, with conv::Abi), which converts the arguments itself and returns the
-# error code in the ABI: the wrapper passes its arguments on.
-DIRECT = {"MPI_Isend": "isend", "MPI_Irecv": "irecv", "MPI_Recv": "recv", "MPI_Sendrecv": "sendrecv",
-          "MPI_Wait": "wait", "MPI_Waitall": "waitall"}
+# Functions whose engine code converts the arguments itself and writes the caller's request and
+# message handles and statuses in the layer's own ABI (src/ffi/layer.rs, with conv::Abi), and
+# returns the error code in the ABI: the wrapper passes its arguments on. Those with a count are
+# generic over its type (int, or MPI_Count in the `_c` form): name -> (entry, has a count).
+DIRECT = {}
+for _base, _entry in [("MPI_Send", "send"), ("MPI_Ssend", "ssend"), ("MPI_Bsend", "bsend"), ("MPI_Rsend", "rsend"),
+                      ("MPI_Isend", "isend"), ("MPI_Issend", "issend"), ("MPI_Ibsend", "ibsend"), ("MPI_Irsend", "irsend"),
+                      ("MPI_Recv", "recv"), ("MPI_Irecv", "irecv"), ("MPI_Sendrecv", "sendrecv"), ("MPI_Mrecv", "mrecv")]:
+    DIRECT[_base] = DIRECT[_base + "_c"] = (_entry, True)
+for _base, _entry in [("MPI_Probe", "probe"), ("MPI_Iprobe", "iprobe"), ("MPI_Mprobe", "mprobe"), ("MPI_Improbe", "improbe"),
+                      ("MPI_Wait", "wait"), ("MPI_Test", "test"), ("MPI_Waitall", "waitall"), ("MPI_Testall", "testall"),
+                      ("MPI_Waitany", "waitany"), ("MPI_Testany", "testany"), ("MPI_Waitsome", "waitsome"),
+                      ("MPI_Testsome", "testsome"), ("MPI_Request_free", "request_free"),
+                      ("MPI_Request_get_status", "request_get_status"), ("MPI_Request_get_status_all", "request_get_status_all"),
+                      ("MPI_Request_get_status_any", "request_get_status_any"), ("MPI_Request_get_status_some", "request_get_status_some")]:
+    DIRECT[_base] = (_entry, False)
 
 
 class Unsupported(Exception):
@@ -250,16 +261,10 @@ def gen(ret, name, params):
             raise Unsupported(f"handle parameter {p}")
         elif base == "MPI_Status":
             if dims or pn == "array_of_statuses":
-                # Outputs only: the engine writes MPICH statuses into the caller's array, rewritten
-                # in place afterwards; as many as it wrote (their MPI_ERROR only if the call failed).
-                cands = [c for c in ARRAY_LEN["array_of_statuses"] if c in names]
-                n = f"len({cands[0]})"
-                if "outcount" in names:
-                    n = "if outcount.is_null() { 0 } else { len(*outcount) }"
-                elif "flag" in names:  # MPI_Testall, MPI_Request_get_status_all: none unless flag
-                    n = f"if flag.is_null() || *flag == 0 {{ 0 }} else {{ {n} }}"
-                args.append(f"statuses_at({v})")
-                post.append(f"statuses_widen({v}, {n}, rc);")
+                # The engine writes arrays of statuses in the layer's layout itself (DIRECT).
+                if name not in DIRECT:
+                    raise Unsupported("array of statuses: make it a DIRECT entry (src/ffi/layer.rs)")
+                continue
             elif not const and not name.startswith(("MPI_Status_set", "MPI_Status_get_")):
                 # An output only: not read (status_out writes it only if the engine did).
                 pre.append(f"let mut t_{pn} = status_tmp();")
@@ -337,11 +342,12 @@ def direct(name, sig):
     which the entry converts (crate::ffi::layer). The entries are `extern "C"` (they never
     unwind): nothing here can panic."""
     names = [x.split(":")[0] for x in sig]
+    entry, counted = DIRECT[name]
     return (f"#[no_mangle]\n#[allow(non_snake_case, clippy::missing_safety_doc)]\n"
             f"pub unsafe extern \"C\" fn {CFG['prefix']}{name}({', '.join(sig)}) -> c_int {{\n"
             "    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,\n"
             "    // writes the requests and statuses in this ABI and returns this ABI's code.\n"
-            f"    unsafe {{ crate::ffi::layer::{DIRECT[name]}::<Abi>({', '.join(names)}) }}\n}}\n")
+            f"    unsafe {{ crate::ffi::layer::{entry}::<Abi{', _' if counted else ''}>({', '.join(names)}) }}\n}}\n")
 
 
 def unsupported_stub(ret, name, params, why):

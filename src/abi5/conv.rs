@@ -508,8 +508,13 @@ pub unsafe fn status_out(p: *mut AbiStatus, s: &MPI_Status) {
     if p.is_null() || !written(s) {
         return;
     }
+    let mut a = abi_status(s);
+    if !error_written(s) {
+        // SAFETY: caller contract (a status the call may read and write).
+        a.error = unsafe { (*p).error };
+    }
     // SAFETY: caller contract.
-    unsafe { *p = abi_status(s) };
+    unsafe { *p = a };
 }
 #[inline]
 fn abi_status(s: &MPI_Status) -> AbiStatus {
@@ -530,75 +535,45 @@ impl crate::ffi::layer::CAbi for Abi {
     type Request = Handle;
     type Status = AbiStatus;
     crate::ffi::layer::forward_conversions!();
-    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as the wrappers' conversion left it.
+    /// MPI_ERROR only if `set_error`, else left as the caller had it (MPI 4.1 section 3.2.5).
     #[inline(always)]
     unsafe fn fill_status(p: *mut AbiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
-        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
         let mut m = MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: 0, MPI_TAG: 0, MPI_ERROR: 0 };
         m.set_count_bytes(st.bytes, st.cancelled);
-        let s = AbiStatus { source: rank_out(source), tag: tag_out(st.tag), error, internal: [m.count_lo, m.count_hi_and_cancelled, 0, 0, 0] };
         // SAFETY: a writable status (caller contract).
-        unsafe { p.write_unaligned(s) }
+        unsafe {
+            (*p).source = rank_out(source);
+            (*p).tag = tag_out(st.tag);
+            if set_error {
+                (*p).error = code_out(st.error.map_or(0, crate::error::ErrorClass::mpich));
+            }
+            (*p).internal = [m.count_lo, m.count_hi_and_cancelled, 0, 0, 0];
+        }
     }
 }
 
 /// What the engine leaves in an output status it did not write (MPI_Test with flag 0, a failed
 /// call): `status_out` then leaves the caller's as it was. No status has this source.
 const NOT_WRITTEN: c_int = i32::MIN + 3;
-/// A fresh MPICH status for an output-only status argument (the caller's is not read: it may
-/// be uninitialised, and reading it cost a conversion per call).
+/// What the engine leaves in the MPI_ERROR of an output status it wrote without setting that
+/// field (every single-completion call, MPI 4.1 section 3.2.5): `status_out` then keeps the
+/// caller's. No error code has this value.
+const ERROR_NOT_WRITTEN: c_int = i32::MIN + 5;
+/// A fresh MPICH status for an output-only status argument (the caller's is not read unless
+/// the engine leaves MPI_ERROR unset: it may be uninitialised, and reading it cost a conversion
+/// per call).
 #[inline]
 pub fn status_tmp() -> MPI_Status {
-    MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: NOT_WRITTEN, MPI_TAG: 0, MPI_ERROR: 0 }
+    MPI_Status { count_lo: 0, count_hi_and_cancelled: 0, MPI_SOURCE: NOT_WRITTEN, MPI_TAG: 0, MPI_ERROR: ERROR_NOT_WRITTEN }
 }
 #[inline]
 pub fn written(s: &MPI_Status) -> bool {
     s.MPI_SOURCE != NOT_WRITTEN
 }
-
-/// An array of output statuses, handed to the engine as the caller's own memory: an ABI status
-/// (24 or 32 bytes) is larger than MPICH's (20), so the engine's `n` statuses fit, and
-/// `statuses_widen_with` then rewrites them in place. NULL (MPI_STATUSES_IGNORE) -> MPICH's.
+/// Whether the engine set MPI_ERROR of a `status_tmp` (or the status came from `status_in`).
 #[inline]
-pub fn statuses_at<S>(p: *mut S) -> *mut MPI_Status {
-    if p.is_null() { MPICH_IGNORE as *mut MPI_Status } else { p as *mut MPI_Status }
-}
-/// Rewrites the `n` MPICH statuses the engine wrote at `p` as ABI statuses (`f`), last first:
-/// status `i` goes to bytes `[i*size_of::<S>(), ..)`, which overlap only MPICH statuses `>= i`
-/// (already rewritten or read), as `size_of::<S>() >= 20`.
-///
-/// # Safety
-/// `p` is NULL or `n` writable `S`, holding `n` MPICH statuses written by the engine.
-#[inline]
-pub unsafe fn statuses_widen_with<S>(p: *mut S, n: usize, f: impl Fn(&MPI_Status) -> S) {
-    const { assert!(std::mem::size_of::<S>() >= std::mem::size_of::<MPI_Status>()) };
-    if p.is_null() {
-        return;
-    }
-    let m = p as *const MPI_Status;
-    for i in (0..n).rev() {
-        // SAFETY: MPICH status `i` lies inside the caller's array (above); read before the write
-        // that may overlap it; 4-aligned at least (the ints of both layouts).
-        unsafe {
-            let s = m.add(i).read_unaligned();
-            p.add(i).write_unaligned(f(&s));
-        }
-    }
-}
-/// # Safety
-/// As `statuses_widen_with`.
-/// The engine sets an array's MPI_ERROR fields only when the call fails (MPI_ERR_IN_STATUS,
-/// `rc`); they are MPI_SUCCESS otherwise, as Open MPI and MPICH leave them.
-#[inline]
-pub unsafe fn statuses_widen(p: *mut AbiStatus, n: usize, rc: c_int) {
-    // SAFETY: caller contract.
-    unsafe {
-        if rc == 0 {
-            statuses_widen_with(p, n, |s| abi_status(&MPI_Status { MPI_ERROR: 0, ..*s }))
-        } else {
-            statuses_widen_with(p, n, abi_status)
-        }
-    }
+pub fn error_written(s: &MPI_Status) -> bool {
+    s.MPI_ERROR != ERROR_NOT_WRITTEN
 }
 
 /// An array of request handles the engine reads and writes (MPI_Waitall...), converted in the
@@ -715,7 +690,7 @@ mod tests {
 
     /// The p2p entries' status writer (`crate::ffi::layer`) gives what the wrappers' conversion of
     /// an MPICH status gives: sources (ranks, ANY_SOURCE, PROC_NULL), tags, counts past 2^32,
-    /// cancelled, MPI_ERROR only when asked.
+    /// cancelled, MPI_ERROR only when asked (the caller's kept otherwise).
     #[test]
     fn layer_status_matches_the_wrappers_conversion() {
         use crate::ffi::layer::{CAbi, Mpich};
@@ -725,16 +700,17 @@ mod tests {
             let st = Status { source, tag, error, bytes, cancelled, context: 0 };
             for set_error in [false, true] {
                 let mut m = status_tmp();
-                m.MPI_ERROR = 0;
                 // SAFETY: writable statuses.
                 unsafe { <Mpich as CAbi>::fill_status(&mut m, source, &st, set_error) };
-                let mut a = AbiStatus::default();
+                // The caller's MPI_ERROR before the call: kept unless `set_error`.
+                let mut a = AbiStatus { error: 99, ..Default::default() };
                 // SAFETY: as above.
                 unsafe { <Abi as CAbi>::fill_status(&mut a, source, &st, set_error) };
-                let mut b = AbiStatus::default();
+                let mut b = AbiStatus { error: 99, ..Default::default() };
                 // SAFETY: as above.
                 unsafe { status_out(&mut b, &m) };
                 assert_eq!(bytes_of(&a), bytes_of(&b), "source {source} tag {tag} bytes {bytes} set_error {set_error}");
+                assert_eq!(a.error == 99, !set_error, "MPI_ERROR is set only when asked");
             }
         }
         assert!(<Abi as CAbi>::status_ignored(std::ptr::null_mut()));
@@ -814,23 +790,17 @@ mod tests {
         // SAFETY: as above.
         unsafe { requests_widen(a.as_mut_ptr(), 7) };
         assert_eq!(a.iter().map(|&p| p as usize as u32).collect::<Vec<_>>(), hs);
-        // Statuses: the engine writes MPICH statuses at a 20-byte stride into the ABI array.
-        let mut st = [AbiStatus::default(); 5];
-        let m = statuses_at(st.as_mut_ptr());
-        for i in 0..5 {
-            // SAFETY: 5 MPICH statuses fit in 5 ABI statuses.
-            unsafe { *m.add(i) = MPI_Status { count_lo: 8 * i as c_int, count_hi_and_cancelled: 0, MPI_SOURCE: i as c_int, MPI_TAG: 100 + i as c_int, MPI_ERROR: 77 } };
-        }
-        // SAFETY: 5 statuses written above.
-        unsafe { statuses_widen(st.as_mut_ptr(), 5, 0) };
-        for (i, s) in st.iter().enumerate() {
-            assert_eq!((s.source, s.tag, s.error, s.internal[0]), (i as c_int, 100 + i as c_int, 0, 8 * i as c_int));
-        }
-        assert!(statuses_at::<AbiStatus>(std::ptr::null_mut()) as usize == MPICH_IGNORE);
         // An output status the engine did not write leaves the caller's alone.
         let mut one = AbiStatus { source: 5, ..Default::default() };
         // SAFETY: a writable status.
         unsafe { status_out(&mut one, &status_tmp()) };
         assert_eq!(one.source, 5);
+        // One it wrote without MPI_ERROR (a single completion) keeps the caller's MPI_ERROR.
+        let mut m = status_tmp();
+        m.MPI_SOURCE = 1;
+        one.error = 4242;
+        // SAFETY: as above.
+        unsafe { status_out(&mut one, &m) };
+        assert_eq!((one.source, one.error), (1, 4242));
     }
 }

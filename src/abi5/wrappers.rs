@@ -511,25 +511,19 @@ pub unsafe extern "C" fn oxabi_MPI_Bcast_init_c(buffer: *mut c_void, count: i64,
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Bsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Bsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::bsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Bsend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Bsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::bsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -3081,29 +3075,19 @@ pub unsafe extern "C" fn oxabi_MPI_Ibcast_c(buffer: *mut c_void, count: i64, dat
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Ibsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ibsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Ibsend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Ibsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ibsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3185,18 +3169,11 @@ pub unsafe extern "C" fn oxabi_MPI_Igatherv_c(sendbuf: *const c_void, sendcount:
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Improbe(source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, message: *mut Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::improbe::<Abi>(source, tag, comm, flag, message, status) }
 }
 
 #[no_mangle]
@@ -3567,16 +3544,11 @@ pub unsafe extern "C" fn oxabi_MPI_Intercomm_merge(intercomm: Handle, high: c_in
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Iprobe(source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Iprobe(rank_in(source), tag_in(tag), h_in(comm), flag, status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::iprobe::<Abi>(source, tag, comm, flag, status) }
 }
 
 #[no_mangle]
@@ -3584,20 +3556,15 @@ pub unsafe extern "C" fn oxabi_MPI_Iprobe(source: c_int, tag: c_int, comm: Handl
 pub unsafe extern "C" fn oxabi_MPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::irecv::<Abi>(buf, count, datatype, source, tag, comm, request) }
+    unsafe { crate::ffi::layer::irecv::<Abi, _>(buf, count, datatype, source, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Irecv_c(buf: *mut c_void, count: i64, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Irecv_c(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irecv::<Abi, _>(buf, count, datatype, source, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3679,29 +3646,19 @@ pub unsafe extern "C" fn oxabi_MPI_Ireduce_scatter_c(sendbuf: *const c_void, rec
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Irsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Irsend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Irsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3798,20 +3755,15 @@ pub unsafe extern "C" fn oxabi_MPI_Iscatterv_c(sendbuf: *const c_void, sendcount
 pub unsafe extern "C" fn oxabi_MPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::isend::<Abi>(buf, count, datatype, dest, tag, comm, request) }
+    unsafe { crate::ffi::layer::isend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Isend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Isend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::isend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3867,29 +3819,19 @@ pub unsafe extern "C" fn oxabi_MPI_Isendrecv_replace_c(buf: *mut c_void, count: 
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Issend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::issend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Issend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Issend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::issend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -3917,48 +3859,27 @@ pub unsafe extern "C" fn oxabi_MPI_Lookup_name(service_name: *const c_char, info
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Mprobe(source: c_int, tag: c_int, comm: Handle, message: *mut Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::mprobe::<Abi>(source, tag, comm, message, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Mrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::mrecv::<Abi, _>(buf, count, datatype, message, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Mrecv_c(buf: *mut c_void, count: i64, datatype: Handle, message: *mut Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Mrecv_c(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::mrecv::<Abi, _>(buf, count, datatype, message, status) }
 }
 
 #[no_mangle]
@@ -4401,16 +4322,11 @@ pub unsafe extern "C" fn oxabi_MPI_Precv_init(buf: *mut c_void, partitions: c_in
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Probe(source: c_int, tag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Probe(rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::probe::<Abi>(source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -4503,20 +4419,15 @@ pub unsafe extern "C" fn oxabi_MPI_Raccumulate_c(origin_addr: *const c_void, ori
 pub unsafe extern "C" fn oxabi_MPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::recv::<Abi>(buf, count, datatype, source, tag, comm, status) }
+    unsafe { crate::ffi::layer::recv::<Abi, _>(buf, count, datatype, source, tag, comm, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Recv_c(buf: *mut c_void, count: i64, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Recv_c(buf, count, h_in(datatype), rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::recv::<Abi, _>(buf, count, datatype, source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -4712,29 +4623,19 @@ pub unsafe extern "C" fn oxabi_MPI_Reduce_scatter_init_c(sendbuf: *const c_void,
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Request_free(request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
-        let rc = crate::ffi::PMPI_Request_free(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_free::<Abi>(request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Request_get_status(request: Handle, flag: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Request_get_status(req_in(request), flag, status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_get_status::<Abi>(request, flag, status) }
 }
 
 #[no_mangle]
@@ -4816,25 +4717,19 @@ pub unsafe extern "C" fn oxabi_MPI_Rput_c(origin_addr: *const c_void, origin_cou
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Rsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Rsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::rsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Rsend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Rsend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::rsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -5008,25 +4903,19 @@ pub unsafe extern "C" fn oxabi_MPI_Scatterv_init_c(sendbuf: *const c_void, sendc
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Send(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::send::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Send_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Send_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::send::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -5060,20 +4949,15 @@ pub unsafe extern "C" fn oxabi_MPI_Send_init_c(buf: *const c_void, count: i64, d
 pub unsafe extern "C" fn oxabi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::sendrecv::<Abi>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
+    unsafe { crate::ffi::layer::sendrecv::<Abi, _>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Sendrecv_c(sendbuf: *const c_void, sendcount: i64, sendtype: Handle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: i64, recvtype: Handle, source: c_int, recvtag: c_int, comm: Handle, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Sendrecv_c(buf_in(sendbuf), sendcount, h_in(sendtype), rank_in(dest), tag_in(sendtag), buf_in_mut(recvbuf), recvcount, h_in(recvtype), rank_in(source), tag_in(recvtag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::sendrecv::<Abi, _>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
 #[no_mangle]
@@ -5212,25 +5096,19 @@ pub unsafe extern "C" fn oxabi_MPI_Session_set_errhandler(session: Handle, errha
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Ssend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Ssend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ssend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Ssend_c(buf: *const c_void, count: i64, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Ssend_c(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ssend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -5912,18 +5790,11 @@ pub unsafe extern "C" fn oxabi_MPI_T_source_get_timestamp(source_index: c_int, t
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Test(request: *mut Handle, flag: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = req_out(t_request); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::test::<Abi>(request, flag, status) }
 }
 
 #[no_mangle]
@@ -5939,43 +5810,27 @@ pub unsafe extern "C" fn oxabi_MPI_Test_cancelled(status: *const AbiStatus, flag
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Testall(count: c_int, array_of_requests: *mut Handle, flag: *mut c_int, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Testall(count, requests_narrow(array_of_requests, len(count)), flag, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(count));
-        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testall::<Abi>(count, array_of_requests, flag, array_of_statuses) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Testany(count: c_int, array_of_requests: *mut Handle, indx: *mut c_int, flag: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Testany(count, requests_narrow(array_of_requests, len(count)), indx, flag, status_ptr(status, &mut t_status));
-        requests_widen(array_of_requests, len(count));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testany::<Abi>(count, array_of_requests, indx, flag, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Testsome(incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Testsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(incount));
-        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testsome::<Abi>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
 }
 
 #[no_mangle]
@@ -6645,30 +6500,19 @@ pub unsafe extern "C" fn oxabi_MPI_Waitall(count: c_int, array_of_requests: *mut
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Waitany(count: c_int, array_of_requests: *mut Handle, indx: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Waitany(count, requests_narrow(array_of_requests, len(count)), indx, status_ptr(status, &mut t_status));
-        requests_widen(array_of_requests, len(count));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitany::<Abi>(count, array_of_requests, indx, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Waitsome(incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Waitsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(incount));
-        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitsome::<Abi>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
 }
 
 #[no_mangle]
@@ -7284,43 +7128,27 @@ pub unsafe extern "C" fn oxabi_MPI_Get_hw_resource_info(hw_info: *mut Handle) ->
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Request_get_status_all(count: c_int, array_of_requests: *const Handle, flag: *mut c_int, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let rc = crate::ffi::PMPI_Request_get_status_all(count, arr_ptr(array_of_requests, &mut t_array_of_requests), flag, statuses_at(array_of_statuses));
-        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_get_status_all::<Abi>(count, array_of_requests, flag, array_of_statuses) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Request_get_status_any(count: c_int, array_of_requests: *const Handle, index: *mut c_int, flag: *mut c_int, status: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(count));
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Request_get_status_any(count, arr_ptr(array_of_requests, &mut t_array_of_requests), index, flag, status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_get_status_any::<Abi>(count, array_of_requests, index, flag, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxabi_MPI_Request_get_status_some(incount: c_int, array_of_requests: *const Handle, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut AbiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_array_of_requests: Vec<c_int> = handles_in(array_of_requests, len(incount));
-        let rc = crate::ffi::PMPI_Request_get_status_some(incount, arr_ptr(array_of_requests, &mut t_array_of_requests), outcount, array_of_indices, statuses_at(array_of_statuses));
-        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_get_status_some::<Abi>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
 }
 
 #[no_mangle]

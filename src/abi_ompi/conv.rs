@@ -3,8 +3,8 @@
 //! both). Handles: `objects`; constants: the (Open MPI, MPICH) pairs of `tables.rs`, which the
 //! generator took from both headers. None panics.
 // `MPI_IN_PLACE` is `(void *)1` in Open MPI too: `buf_in`/`buf_in_mut` are the MPI-5 ABI's.
-pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, guard, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp, statuses_at};
-use crate::abi5::conv::{handles_narrow_with, handles_widen_with, statuses_widen_with, written};
+pub use crate::abi5::conv::{arr_ptr, buf_in, buf_in_mut, guard, ints_in, ints_out, len, neighbor_degrees, peers, status_tmp};
+use crate::abi5::conv::{error_written, handles_narrow_with, handles_widen_with, written};
 use super::objects::{handle, object, object_at, request_handle, request_object};
 use super::tables::*;
 use crate::abi::MPI_Status;
@@ -339,8 +339,13 @@ pub unsafe fn status_out(p: *mut OmpiStatus, s: &MPI_Status) {
     if p.is_null() || !written(s) {
         return;
     }
+    let mut o = ompi_status(s);
+    if !error_written(s) {
+        // SAFETY: caller contract (a status the call may read and write); unaligned as in status_in.
+        o.error = unsafe { std::ptr::addr_of!((*p).error).read_unaligned() };
+    }
     // SAFETY: caller contract; unaligned as in status_in.
-    unsafe { p.write_unaligned(ompi_status(s)) };
+    unsafe { p.write_unaligned(o) };
 }
 #[inline]
 fn ompi_status(s: &MPI_Status) -> OmpiStatus {
@@ -351,21 +356,6 @@ fn ompi_status(s: &MPI_Status) -> OmpiStatus {
         error: code_out(s.MPI_ERROR),
         cancelled: s.count_hi_and_cancelled & 1,
         ucount: (hi << 32) | s.count_lo as u32 as usize,
-    }
-}
-/// # Safety
-/// As `crate::abi5::conv::statuses_widen_with`.
-/// The engine sets an array's MPI_ERROR fields only when the call fails (MPI_ERR_IN_STATUS,
-/// `rc`); they are MPI_SUCCESS otherwise, as Open MPI and MPICH leave them.
-#[inline]
-pub unsafe fn statuses_widen(p: *mut OmpiStatus, n: usize, rc: c_int) {
-    // SAFETY: caller contract.
-    unsafe {
-        if rc == 0 {
-            statuses_widen_with(p, n, |s| ompi_status(&MPI_Status { MPI_ERROR: 0, ..*s }))
-        } else {
-            statuses_widen_with(p, n, ompi_status)
-        }
     }
 }
 /// # Safety
@@ -392,13 +382,21 @@ impl crate::ffi::layer::CAbi for Abi {
     type Request = Handle;
     type Status = OmpiStatus;
     crate::ffi::layer::forward_conversions!();
-    /// MPI_ERROR is MPI_SUCCESS unless `set_error`, as Open MPI's completions leave it.
+    /// MPI_ERROR only if `set_error`, else left as the caller had it (as Open MPI 4.1's single
+    /// completions do: ompi_request_default_wait keeps it; MPI 4.1 section 3.2.5).
     #[inline(always)]
     unsafe fn fill_status(p: *mut OmpiStatus, source: i32, st: &crate::p2p::Status, set_error: bool) {
-        let error = if set_error { code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)) } else { 0 };
-        let s = OmpiStatus { source: rank_out(source), tag: st.tag, error, cancelled: st.cancelled as c_int, ucount: st.bytes as usize };
+        use std::ptr::addr_of_mut;
         // SAFETY: a writable status (caller contract); unaligned as in status_out.
-        unsafe { p.write_unaligned(s) }
+        unsafe {
+            addr_of_mut!((*p).source).write_unaligned(rank_out(source));
+            addr_of_mut!((*p).tag).write_unaligned(st.tag);
+            if set_error {
+                addr_of_mut!((*p).error).write_unaligned(code_out(st.error.map_or(0, crate::error::ErrorClass::mpich)));
+            }
+            addr_of_mut!((*p).cancelled).write_unaligned(st.cancelled as c_int);
+            addr_of_mut!((*p).ucount).write_unaligned(st.bytes as usize);
+        }
     }
 }
 
@@ -416,7 +414,7 @@ mod tests {
 
     /// The p2p entries' status writer (`crate::ffi::layer`) gives what the wrappers' conversion of
     /// an MPICH status gives: sources (ranks, ANY_SOURCE, PROC_NULL), tags, counts past 2^32,
-    /// cancelled, MPI_ERROR only when asked.
+    /// cancelled, MPI_ERROR only when asked (the caller's kept otherwise).
     #[test]
     fn layer_status_matches_the_wrappers_conversion() {
         use crate::ffi::layer::{CAbi, Mpich};
@@ -426,16 +424,17 @@ mod tests {
             let st = Status { source, tag, error, bytes, cancelled, context: 0 };
             for set_error in [false, true] {
                 let mut m = status_tmp();
-                m.MPI_ERROR = 0;
                 // SAFETY: writable statuses.
                 unsafe { <Mpich as CAbi>::fill_status(&mut m, source, &st, set_error) };
-                let mut a = OmpiStatus::default();
+                // The caller's MPI_ERROR before the call: kept unless `set_error`.
+                let mut a = OmpiStatus { error: 99, ..Default::default() };
                 // SAFETY: as above.
                 unsafe { <Abi as CAbi>::fill_status(&mut a, source, &st, set_error) };
-                let mut b = OmpiStatus::default();
+                let mut b = OmpiStatus { error: 99, ..Default::default() };
                 // SAFETY: as above.
                 unsafe { status_out(&mut b, &m) };
                 assert_eq!(bytes_of(&a), bytes_of(&b), "source {source} tag {tag} bytes {bytes} set_error {set_error}");
+                assert_eq!(a.error == 99, !set_error, "MPI_ERROR is set only when asked");
             }
         }
         assert!(<Abi as CAbi>::status_ignored(std::ptr::null_mut()));

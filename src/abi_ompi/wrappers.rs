@@ -213,14 +213,11 @@ pub unsafe extern "C" fn oxompi_MPI_Bcast(buffer: *mut c_void, count: c_int, dat
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Bsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Bsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::bsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -2097,16 +2094,11 @@ pub unsafe extern "C" fn oxompi_MPI_Ibcast(buffer: *mut c_void, count: c_int, da
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Ibsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Ibsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ibsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2149,18 +2141,11 @@ pub unsafe extern "C" fn oxompi_MPI_Igatherv(sendbuf: *const c_void, sendcount: 
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Improbe(source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, message: *mut Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Improbe(rank_in(source), tag_in(tag), h_in(comm), flag, if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::improbe::<Abi>(source, tag, comm, flag, message, status) }
 }
 
 #[no_mangle]
@@ -2412,16 +2397,11 @@ pub unsafe extern "C" fn oxompi_MPI_Intercomm_merge(intercomm: Handle, high: c_i
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Iprobe(source: c_int, tag: c_int, comm: Handle, flag: *mut c_int, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Iprobe(rank_in(source), tag_in(tag), h_in(comm), flag, status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::iprobe::<Abi>(source, tag, comm, flag, status) }
 }
 
 #[no_mangle]
@@ -2429,7 +2409,7 @@ pub unsafe extern "C" fn oxompi_MPI_Iprobe(source: c_int, tag: c_int, comm: Hand
 pub unsafe extern "C" fn oxompi_MPI_Irecv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::irecv::<Abi>(buf, count, datatype, source, tag, comm, request) }
+    unsafe { crate::ffi::layer::irecv::<Abi, _>(buf, count, datatype, source, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2472,16 +2452,11 @@ pub unsafe extern "C" fn oxompi_MPI_Ireduce_scatter_block(sendbuf: *const c_void
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Irsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Irsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::irsend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2539,20 +2514,15 @@ pub unsafe extern "C" fn oxompi_MPI_Iscatterv(sendbuf: *const c_void, sendcounts
 pub unsafe extern "C" fn oxompi_MPI_Isend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::isend::<Abi>(buf, count, datatype, dest, tag, comm, request) }
+    unsafe { crate::ffi::layer::isend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Issend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle, request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { 0 };
-        let rc = crate::ffi::PMPI_Issend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm), if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() && t_request != 0 { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::issend::<Abi, _>(buf, count, datatype, dest, tag, comm, request) }
 }
 
 #[no_mangle]
@@ -2580,33 +2550,19 @@ pub unsafe extern "C" fn oxompi_MPI_Lookup_name(service_name: *const c_char, inf
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Mprobe(source: c_int, tag: c_int, comm: Handle, message: *mut Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { 0 };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Mprobe(rank_in(source), tag_in(tag), h_in(comm), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() && t_message != 0 { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::mprobe::<Abi>(source, tag, comm, message, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Mrecv(buf: *mut c_void, count: c_int, datatype: Handle, message: *mut Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_message: c_int = if message.is_null() { 0 } else { h_in(*message) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Mrecv(buf, count, h_in(datatype), if message.is_null() { std::ptr::null_mut() } else { &mut t_message }, status_ptr(status, &mut t_status));
-        if !message.is_null() { *message = msg_out(t_message); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::mrecv::<Abi, _>(buf, count, datatype, message, status) }
 }
 
 #[no_mangle]
@@ -2757,16 +2713,11 @@ pub unsafe extern "C" fn oxompi_MPI_Pcontrol(level: c_int) -> c_int {
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Probe(source: c_int, tag: c_int, comm: Handle, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Probe(rank_in(source), tag_in(tag), h_in(comm), status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::probe::<Abi>(source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -2822,7 +2773,7 @@ pub unsafe extern "C" fn oxompi_MPI_Raccumulate(origin_addr: *const c_void, orig
 pub unsafe extern "C" fn oxompi_MPI_Recv(buf: *mut c_void, count: c_int, datatype: Handle, source: c_int, tag: c_int, comm: Handle, status: *mut OmpiStatus) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::recv::<Abi>(buf, count, datatype, source, tag, comm, status) }
+    unsafe { crate::ffi::layer::recv::<Abi, _>(buf, count, datatype, source, tag, comm, status) }
 }
 
 #[no_mangle]
@@ -2883,29 +2834,19 @@ pub unsafe extern "C" fn oxompi_MPI_Reduce_scatter_block(sendbuf: *const c_void,
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Request_free(request: *mut Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
-        let rc = crate::ffi::PMPI_Request_free(if request.is_null() { std::ptr::null_mut() } else { &mut t_request });
-        if !request.is_null() { *request = req_out(t_request); }
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_free::<Abi>(request) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Request_get_status(request: Handle, flag: *mut c_int, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Request_get_status(req_in(request), flag, status_ptr(status, &mut t_status));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::request_get_status::<Abi>(request, flag, status) }
 }
 
 #[no_mangle]
@@ -2948,14 +2889,11 @@ pub unsafe extern "C" fn oxompi_MPI_Rput(origin_addr: *const c_void, origin_coun
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Rsend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Rsend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::rsend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -3005,14 +2943,11 @@ pub unsafe extern "C" fn oxompi_MPI_Scatterv(sendbuf: *const c_void, sendcounts:
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Send(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Send(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::send::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -3033,7 +2968,7 @@ pub unsafe extern "C" fn oxompi_MPI_Send_init(buf: *const c_void, count: c_int, 
 pub unsafe extern "C" fn oxompi_MPI_Sendrecv(sendbuf: *const c_void, sendcount: c_int, sendtype: Handle, dest: c_int, sendtag: c_int, recvbuf: *mut c_void, recvcount: c_int, recvtype: Handle, source: c_int, recvtag: c_int, comm: Handle, status: *mut OmpiStatus) -> c_int {
     // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
     // writes the requests and statuses in this ABI and returns this ABI's code.
-    unsafe { crate::ffi::layer::sendrecv::<Abi>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
+    unsafe { crate::ffi::layer::sendrecv::<Abi, _>(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount, recvtype, source, recvtag, comm, status) }
 }
 
 #[no_mangle]
@@ -3050,14 +2985,11 @@ pub unsafe extern "C" fn oxompi_MPI_Sendrecv_replace(buf: *mut c_void, count: c_
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Ssend(buf: *const c_void, count: c_int, datatype: Handle, dest: c_int, tag: c_int, comm: Handle) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Ssend(buf, count, h_in(datatype), rank_in(dest), tag_in(tag), h_in(comm));
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::ssend::<Abi, _>(buf, count, datatype, dest, tag, comm) }
 }
 
 #[no_mangle]
@@ -3513,18 +3445,11 @@ pub unsafe extern "C" fn oxompi_MPI_T_pvar_write(session: *mut c_void, handle: *
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Test(request: *mut Handle, flag: *mut c_int, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_request: c_int = if request.is_null() { 0 } else { req_in(*request) };
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Test(if request.is_null() { std::ptr::null_mut() } else { &mut t_request }, flag, status_ptr(status, &mut t_status));
-        if !request.is_null() { *request = req_out(t_request); }
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::test::<Abi>(request, flag, status) }
 }
 
 #[no_mangle]
@@ -3540,43 +3465,27 @@ pub unsafe extern "C" fn oxompi_MPI_Test_cancelled(status: *const OmpiStatus, fl
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Testall(count: c_int, array_of_requests: *mut Handle, flag: *mut c_int, array_of_statuses: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Testall(count, requests_narrow(array_of_requests, len(count)), flag, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(count));
-        statuses_widen(array_of_statuses, if flag.is_null() || *flag == 0 { 0 } else { len(count) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testall::<Abi>(count, array_of_requests, flag, array_of_statuses) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Testany(count: c_int, array_of_requests: *mut Handle, indx: *mut c_int, flag: *mut c_int, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Testany(count, requests_narrow(array_of_requests, len(count)), indx, flag, status_ptr(status, &mut t_status));
-        requests_widen(array_of_requests, len(count));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testany::<Abi>(count, array_of_requests, indx, flag, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Testsome(incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Testsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(incount));
-        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::testsome::<Abi>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
 }
 
 #[no_mangle]
@@ -4114,30 +4023,19 @@ pub unsafe extern "C" fn oxompi_MPI_Waitall(count: c_int, array_of_requests: *mu
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Waitany(count: c_int, array_of_requests: *mut Handle, indx: *mut c_int, status: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let mut t_status = status_tmp();
-        let rc = crate::ffi::PMPI_Waitany(count, requests_narrow(array_of_requests, len(count)), indx, status_ptr(status, &mut t_status));
-        requests_widen(array_of_requests, len(count));
-        status_out(status, &t_status);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitany::<Abi>(count, array_of_requests, indx, status) }
 }
 
 #[no_mangle]
-#[allow(non_snake_case, unused_mut, unused_unsafe, clippy::missing_safety_doc)]
+#[allow(non_snake_case, clippy::missing_safety_doc)]
 pub unsafe extern "C" fn oxompi_MPI_Waitsome(incount: c_int, array_of_requests: *mut Handle, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut OmpiStatus) -> c_int {
-    // SAFETY: the caller passes what the ABI prototype says; each conversion reads or writes
-    // only what the MPICH-ABI function it stands for would.
-    guard(ERR_INTERN, || unsafe {
-        let rc = crate::ffi::PMPI_Waitsome(incount, requests_narrow(array_of_requests, len(incount)), outcount, array_of_indices, statuses_at(array_of_statuses));
-        requests_widen(array_of_requests, len(incount));
-        statuses_widen(array_of_statuses, if outcount.is_null() { 0 } else { len(*outcount) }, rc);
-        code_out(rc)
-    })
+    // SAFETY: the caller passes what the ABI prototype says; the entry converts the arguments,
+    // writes the requests and statuses in this ABI and returns this ABI's code.
+    unsafe { crate::ffi::layer::waitsome::<Abi>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
 }
 
 #[no_mangle]

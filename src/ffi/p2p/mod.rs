@@ -64,7 +64,14 @@ pub(in crate::ffi) unsafe fn isend<A: CAbi>(buf: *const c_void, count: i64, data
     Ok(())
 }
 
-unsafe fn send_now(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
+/// A blocking send (MPI_Send, MPI_Ssend, MPI_Bsend, MPI_Rsend by `mode`, and their `_c` forms);
+/// nothing to write back, so the same in every ABI (the entries of crate::ffi::layer convert
+/// the arguments).
+///
+/// # Safety
+/// `buf` holds `count` elements of `datatype` (the MPI contract).
+#[inline]
+pub(in crate::ffi) unsafe fn send_now(buf: *const c_void, count: i64, datatype: MPI_Datatype, dest: c_int, tag: c_int, comm: MPI_Comm, mode: SendMode) -> MpiResult {
     let u = check::universe()?;
     let ((buf, bytes), d, ctx) = send_args(u, buf, count, datatype, dest, tag, comm)?;
     let Some(d) = d else { return Ok(()) };
@@ -364,11 +371,21 @@ pub(in crate::ffi) unsafe fn isendrecv_replace(buf: *mut c_void, count: impl Cou
 /// # Safety
 /// As `recv`; `message` must be writable (checked for NULL).
 pub(in crate::ffi) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut MPI_Message, status: *mut MPI_Status) -> MpiResult {
+    // SAFETY: this function's contract.
+    unsafe { mrecv_as::<Mpich>(buf, count, datatype, message, status) }
+}
+
+/// `mrecv` with the message handle and the status in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As `mrecv`.
+#[inline]
+pub(in crate::ffi) unsafe fn mrecv_as<A: CAbi>(buf: *mut c_void, count: impl CountArg, datatype: MPI_Datatype, message: *mut A::Handle, status: *mut A::Status) -> MpiResult {
     let u = check::universe()?;
     let (buf, cap) = check::comm_data(buf, count.get(), datatype)?;
     let message = out(message, "message")?;
     // SAFETY: non-NULL (`out`); the caller passes the address of a message handle.
-    let m = unsafe { *message };
+    let m = A::message_in(unsafe { *message });
     let st = match check::msg_ref(u, m)? {
         check::MsgRef::NoProc => Status::proc_null(),
         check::MsgRef::Engine(m) => {
@@ -379,8 +396,8 @@ pub(in crate::ffi) unsafe fn mrecv(buf: *mut c_void, count: impl CountArg, datat
     };
     // SAFETY: as above; `status` is MPI_STATUS_IGNORE or writable (this function's contract).
     unsafe {
-        *message = MPI_MESSAGE_NULL;
-        write_status(status, &st, false);
+        *message = A::message_out(MPI_MESSAGE_NULL);
+        write_status_as::<A>(status, &st, false);
     }
     recv_result(&st)
 }
@@ -471,83 +488,123 @@ pub(in crate::ffi) unsafe fn get_elements<C: CountArg>(status: *const MPI_Status
     Ok(())
 }
 
+/// MPI_Probe's body, the status in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// `status` is `A`'s MPI_STATUS_IGNORE or writable.
+#[inline]
+pub(in crate::ffi) unsafe fn probe_as<A: CAbi>(source: c_int, tag: c_int, comm: MPI_Comm, status: *mut A::Status) -> MpiResult {
+    let u = check::universe()?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
+    check::recv_tag(tag)?;
+    let st = match check::source_rank(c, source)? {
+        Source::ProcNull => Status::proc_null(),
+        s => u.engine.probe(s.as_option(), tag, c.context),
+    };
+    // SAFETY: `status` is MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe { write_status_as::<A>(status, &st, false) };
+    Ok(())
+}
+
+/// MPI_Iprobe's body, the status in the caller's ABI `A`.
+///
+/// # Safety
+/// `flag` is NULL or writable; `status` as in `probe_as`.
+#[inline]
+pub(in crate::ffi) unsafe fn iprobe_as<A: CAbi>(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let u = check::universe()?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
+    check::recv_tag(tag)?;
+    let flag = out(flag, "flag")?;
+    let st = match check::source_rank(c, source)? {
+        Source::ProcNull => Some(Status::proc_null()),
+        s => u.engine.iprobe(s.as_option(), tag, c.context),
+    };
+    // SAFETY: `flag` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe {
+        *flag = st.is_some() as c_int;
+        if let Some(st) = st {
+            write_status_as::<A>(status, &st, false);
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Mprobe's body, the message handle and the status in the caller's ABI `A`.
+///
+/// # Safety
+/// `message` is NULL or writable; `status` as in `probe_as`.
+#[inline]
+pub(in crate::ffi) unsafe fn mprobe_as<A: CAbi>(source: c_int, tag: c_int, comm: MPI_Comm, message: *mut A::Handle, status: *mut A::Status) -> MpiResult {
+    let u = check::universe()?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
+    check::recv_tag(tag)?;
+    let message = out(message, "message")?;
+    let (m, st) = match check::source_rank(c, source)? {
+        Source::ProcNull => (MPI_MESSAGE_NO_PROC, Status::proc_null()),
+        s => {
+            let (m, st) = u.engine.mprobe(s.as_option(), tag, c.context);
+            (check::msg_handle(m), st)
+        }
+    };
+    // SAFETY: `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (this function's contract).
+    unsafe {
+        *message = A::message_out(m);
+        write_status_as::<A>(status, &st, false);
+    }
+    Ok(())
+}
+
+/// MPI_Improbe's body, the message handle and the status in the caller's ABI `A`.
+///
+/// # Safety
+/// `flag` and `message` are NULL or writable; `status` as in `probe_as`.
+#[inline]
+pub(in crate::ffi) unsafe fn improbe_as<A: CAbi>(source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut A::Handle, status: *mut A::Status) -> MpiResult {
+    let u = check::universe()?;
+    let c_ref = check::comm(u, comm)?;
+    let c = &*c_ref;
+    check::recv_tag(tag)?;
+    let flag = out(flag, "flag")?;
+    let message = out(message, "message")?;
+    let found = match check::source_rank(c, source)? {
+        Source::ProcNull => Some((MPI_MESSAGE_NO_PROC, Status::proc_null())),
+        s => u.engine.improbe(s.as_option(), tag, c.context).map(|(m, st)| (check::msg_handle(m), st)),
+    };
+    // SAFETY: `flag` and `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable
+    // (this function's contract).
+    unsafe {
+        *flag = found.is_some() as c_int;
+        if let Some((m, st)) = found {
+            *message = A::message_out(m);
+            write_status_as::<A>(status, &st, false);
+        }
+    }
+    Ok(())
+}
+
 export! {
     fn MPI_Probe / PMPI_Probe (source: c_int, tag: c_int, comm: MPI_Comm, status: *mut MPI_Status) on comm comm => {
-        let u = check::universe()?;
-        let c_ref = check::comm(u, comm)?;
-        let c = &*c_ref;
-        check::recv_tag(tag)?;
-        let st = match check::source_rank(c, source)? {
-            Source::ProcNull => Status::proc_null(),
-            s => u.engine.probe(s.as_option(), tag, c.context),
-        };
-        // SAFETY: `status` is MPI_STATUS_IGNORE or writable (caller contract).
-        unsafe { write_status(status, &st, false) };
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Probe requires.
+        unsafe { probe_as::<Mpich>(source, tag, comm, status) }
     }
 
     fn MPI_Iprobe / PMPI_Iprobe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, status: *mut MPI_Status) on comm comm => {
-        let u = check::universe()?;
-        let c_ref = check::comm(u, comm)?;
-        let c = &*c_ref;
-        check::recv_tag(tag)?;
-        let flag = out(flag, "flag")?;
-        let st = match check::source_rank(c, source)? {
-            Source::ProcNull => Some(Status::proc_null()),
-            s => u.engine.iprobe(s.as_option(), tag, c.context),
-        };
-        // SAFETY: `flag` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (caller contract).
-        unsafe {
-            *flag = st.is_some() as c_int;
-            if let Some(st) = st {
-                write_status(status, &st, false);
-            }
-        }
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Iprobe requires.
+        unsafe { iprobe_as::<Mpich>(source, tag, comm, flag, status) }
     }
 
     fn MPI_Mprobe / PMPI_Mprobe (source: c_int, tag: c_int, comm: MPI_Comm, message: *mut MPI_Message, status: *mut MPI_Status) on comm comm => {
-        let u = check::universe()?;
-        let c_ref = check::comm(u, comm)?;
-        let c = &*c_ref;
-        check::recv_tag(tag)?;
-        let message = out(message, "message")?;
-        let (m, st) = match check::source_rank(c, source)? {
-            Source::ProcNull => (MPI_MESSAGE_NO_PROC, Status::proc_null()),
-            s => {
-                let (m, st) = u.engine.mprobe(s.as_option(), tag, c.context);
-                (check::msg_handle(m), st)
-            }
-        };
-        // SAFETY: `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable (caller contract).
-        unsafe {
-            *message = m;
-            write_status(status, &st, false);
-        }
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Mprobe requires.
+        unsafe { mprobe_as::<Mpich>(source, tag, comm, message, status) }
     }
 
     fn MPI_Improbe / PMPI_Improbe (source: c_int, tag: c_int, comm: MPI_Comm, flag: *mut c_int, message: *mut MPI_Message, status: *mut MPI_Status) on comm comm => {
-        let u = check::universe()?;
-        let c_ref = check::comm(u, comm)?;
-        let c = &*c_ref;
-        check::recv_tag(tag)?;
-        let flag = out(flag, "flag")?;
-        let message = out(message, "message")?;
-        let found = match check::source_rank(c, source)? {
-            Source::ProcNull => Some((MPI_MESSAGE_NO_PROC, Status::proc_null())),
-            s => u.engine.improbe(s.as_option(), tag, c.context).map(|(m, st)| (check::msg_handle(m), st)),
-        };
-        // SAFETY: `flag` and `message` non-NULL (`out`), `status` MPI_STATUS_IGNORE or writable
-        // (caller contract).
-        unsafe {
-            *flag = found.is_some() as c_int;
-            if let Some((m, st)) = found {
-                *message = m;
-                write_status(status, &st, false);
-            }
-        }
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Improbe requires.
+        unsafe { improbe_as::<Mpich>(source, tag, comm, flag, message, status) }
     }
 
     fn MPI_Get_elements_x / PMPI_Get_elements_x (status: *const MPI_Status, datatype: MPI_Datatype, count: *mut MPI_Count) on comm MPI_COMM_SELF => {

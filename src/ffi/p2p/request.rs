@@ -1,5 +1,5 @@
 //! Completion of requests: wait, test (single, any, all, some), cancel, free, start.
-use crate::ffi::check::{self, req_ref, write_status, write_status_as, ReqRef, Settled, StatusWriter};
+use crate::ffi::check::{self, req_ref, write_status_as, ReqRef, Settled, StatusWriter};
 use crate::ffi::layer::{CAbi, Mpich};
 use crate::ffi::p2p::grequest::{self, settle};
 use crate::ffi::pointer_args::{input, out};
@@ -62,15 +62,7 @@ fn ids_into(refs: &[ReqRef], ids: &mut Ids) {
 /// inactive), every other request handle becomes MPI_REQUEST_NULL.
 ///
 /// # Safety
-/// `h` points to the caller's request handle (writable).
-unsafe fn release_handle(h: *mut MPI_Request, r: ReqRef) {
-    // SAFETY: this function's contract.
-    unsafe { release_handle_as::<Mpich>(h, r) }
-}
-/// `release_handle` in the caller's ABI `A`.
-///
-/// # Safety
-/// As `release_handle`.
+/// `h` points to the caller's request handle (writable), in the caller's ABI `A`.
 #[inline]
 unsafe fn release_handle_as<A: CAbi>(h: *mut A::Request, r: ReqRef) {
     match r {
@@ -92,11 +84,8 @@ fn status_error(st: &Status) -> MpiResult {
     }
 }
 
-/// The `i`-th status of an array of statuses, or MPI_STATUSES_IGNORE if it is that. Only address
-/// arithmetic: whoever writes the status vouches for the array.
-fn status_at(statuses: *mut MPI_Status, i: usize) -> *mut MPI_Status {
-    status_at_as::<Mpich>(statuses, i)
-}
+/// The `i`-th status of an array of statuses in the caller's ABI `A`, or MPI_STATUSES_IGNORE if
+/// it is that. Only address arithmetic: whoever writes the status vouches for the array.
 #[inline]
 fn status_at_as<A: CAbi>(statuses: *mut A::Status, i: usize) -> *mut A::Status {
     if A::status_ignored(statuses) { statuses } else { statuses.wrapping_add(i) }
@@ -170,61 +159,198 @@ pub(in crate::ffi) unsafe fn waitall_as<A: CAbi>(count: c_int, array_of_requests
     unsafe { finish_all_as::<A>(&refs, &mut sts, array_of_requests, array_of_statuses) }
 }
 
+/// MPI_Test's body, in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As MPI_Test's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn test_as<A: CAbi>(request: *mut A::Request, flag: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let request = out(request, "request")?;
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    // SAFETY: checked non-NULL above; the caller passes its request handle.
+    let r = req_ref(u, A::request_in(unsafe { *request }))?;
+    let st = match r {
+        ReqRef::Null => Some(Status::empty()),
+        ReqRef::Complete(k) => Some(k.status()),
+        ReqRef::Engine(id, _, _) => u.engine.test(id).map(|mut st| {
+            settle(r, &mut st);
+            st
+        }),
+    };
+    // SAFETY: checked non-NULL above; the caller passes an int.
+    unsafe { *flag = st.is_some() as c_int };
+    if let Some(st) = st {
+        // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
+        // caller lets us write.
+        unsafe {
+            release_handle_as::<A>(request, r);
+            write_status_as::<A>(status, &st, false);
+        }
+        status_error(&st)?;
+    }
+    Ok(())
+}
+
+/// MPI_Testall's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Testall's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn testall_as<A: CAbi>(count: c_int, array_of_requests: *mut A::Request, flag: *mut c_int, array_of_statuses: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+    unsafe { resolve_as::<A>(count, array_of_requests, &mut refs)? };
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    let (mut ids, mut sts) = (Ids::new(), Statuses::new());
+    ids_into(&refs, &mut ids);
+    sts.fill(Status::empty(), refs.len());
+    if !u.engine.test_all(&ids, &mut sts) {
+        // SAFETY: checked non-NULL above; the caller passes an int.
+        unsafe { *flag = 0 };
+        return Ok(());
+    }
+    // SAFETY: as above.
+    unsafe { *flag = 1 };
+    // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
+    // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
+    unsafe { finish_all_as::<A>(&refs, &mut sts, array_of_requests, array_of_statuses) }
+}
+
+/// MPI_Waitany's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Waitany's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn waitany_as<A: CAbi>(count: c_int, array_of_requests: *mut A::Request, index: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+    unsafe { resolve_as::<A>(count, array_of_requests, &mut refs)? };
+    let index = out(index, "index")?;
+    let u = check::universe()?;
+    // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
+    // (resolved above), `index` is an int (checked non-NULL above), `status` is
+    // MPI_STATUS_IGNORE or a status the caller lets us write.
+    if unsafe { any_settled_without_engine::<A>(&refs, array_of_requests, index, status) } {
+        return Ok(());
+    }
+    // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
+    grequest::block(&refs);
+    let mut ids = Ids::new();
+    ids_into(&refs, &mut ids);
+    let Some((i, mut st)) = u.engine.wait_any(&ids) else {
+        // SAFETY: see above.
+        unsafe {
+            *index = MPI_UNDEFINED;
+            write_status_as::<A>(status, &Status::empty(), false);
+        }
+        return Ok(());
+    };
+    settle(refs[i], &mut st);
+    // SAFETY: see above; `i` < `count`.
+    unsafe {
+        release_handle_as::<A>(array_of_requests.add(i), refs[i]);
+        *index = i as c_int;
+        write_status_as::<A>(status, &st, false);
+    }
+    status_error(&st)
+}
+
+/// MPI_Testany's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Testany's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn testany_as<A: CAbi>(count: c_int, array_of_requests: *mut A::Request, index: *mut c_int, flag: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
+    unsafe { resolve_as::<A>(count, array_of_requests, &mut refs)? };
+    let index = out(index, "index")?;
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
+    // (resolved above), `index` and `flag` are ints (checked non-NULL above), `status` is
+    // MPI_STATUS_IGNORE or a status the caller lets us write.
+    if unsafe { any_settled_without_engine::<A>(&refs, array_of_requests, index, status) } {
+        // SAFETY: see above.
+        unsafe { *flag = 1 };
+        return Ok(());
+    }
+    // Complete at most one: the first active request that is done. Inactive persistent
+    // requests count as null: none active means flag true and MPI_UNDEFINED.
+    let mut ids = Ids::new();
+    ids_into(&refs, &mut ids);
+    match u.engine.test_any(&ids) {
+        Some(Some((i, mut st))) => {
+            settle(refs[i], &mut st);
+            // SAFETY: see above; `i` < `count`.
+            unsafe {
+                release_handle_as::<A>(array_of_requests.add(i), refs[i]);
+                *index = i as c_int;
+                *flag = 1;
+                write_status_as::<A>(status, &st, false);
+            }
+            status_error(&st)
+        }
+        Some(None) => {
+            // SAFETY: see above.
+            unsafe {
+                *index = MPI_UNDEFINED;
+                *flag = 1;
+                write_status_as::<A>(status, &Status::empty(), false);
+            }
+            Ok(())
+        }
+        None => {
+            // SAFETY: see above.
+            unsafe {
+                *flag = 0;
+                *index = MPI_UNDEFINED;
+            }
+            Ok(())
+        }
+    }
+}
+
+/// MPI_Request_free's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Request_free's argument.
+#[inline]
+pub(in crate::ffi) unsafe fn request_free_as<A: CAbi>(request: *mut A::Request) -> MpiResult {
+    let request = out(request, "request")?;
+    let u = check::universe()?;
+    // SAFETY: checked non-NULL above; the caller passes its request handle.
+    let r = req_ref(u, A::request_in(unsafe { *request }))?;
+    if let Some(res) = grequest::free(r) {
+        // SAFETY: as above; the handle argument is in-out.
+        unsafe { *request = A::request_out(MPI_REQUEST_NULL) };
+        return res;
+    }
+    match r {
+        ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
+        ReqRef::Complete(_) => {}
+        ReqRef::Engine(id, ..) => {
+            crate::ffi::coll::launch::forget(u, id);
+            crate::p2p::partitioned::forget(&u.engine, id);
+            u.engine.free(id)
+        }
+    }
+    // SAFETY: as above; the handle argument is in-out.
+    unsafe { *request = A::request_out(MPI_REQUEST_NULL) };
+    Ok(())
+}
+
 export! {
     fn MPI_Wait / PMPI_Wait (request: *mut MPI_Request, status: *mut MPI_Status) on comm check::failed_comm() => {
         // SAFETY: the caller's arguments, as MPI_Wait requires.
         unsafe { wait_as::<Mpich>(request, status) }
     }
 
-    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let request = out(request, "request")?;
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        // SAFETY: checked non-NULL above; the caller passes its request handle.
-        let r = req_ref(u, unsafe { *request })?;
-        let st = match r {
-            ReqRef::Null => Some(Status::empty()),
-            ReqRef::Complete(k) => Some(k.status()),
-            ReqRef::Engine(id, _, _) => u.engine.test(id).map(|mut st| {
-                settle(r, &mut st);
-                st
-            }),
-        };
-        // SAFETY: checked non-NULL above; the caller passes an int.
-        unsafe { *flag = st.is_some() as c_int };
-        if let Some(st) = st {
-            // SAFETY: `request` as above (in-out); `status` is MPI_STATUS_IGNORE or a status the
-            // caller lets us write.
-            unsafe {
-                release_handle(request, r);
-                write_status(status, &st, false);
-            }
-            status_error(&st)?;
-        }
-        Ok(())
-    }
-
     fn MPI_Request_get_status / PMPI_Request_get_status (request: MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        let r = req_ref(u, request)?;
-        let st = match r {
-            ReqRef::Null => Some(Status::empty()),
-            ReqRef::Complete(k) => Some(k.status()),
-            ReqRef::Engine(id, _, _) => u.engine.peek_status(id).map(|mut st| {
-                grequest::peek(r, &mut st);
-                st
-            }),
-        };
-        // SAFETY: `flag` checked non-NULL above, an int; `status` is MPI_STATUS_IGNORE or a
-        // status the caller lets us write.
-        unsafe {
-            *flag = st.is_some() as c_int;
-            if let Some(st) = st {
-                write_status(status, &st, false);
-            }
-        }
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Request_get_status requires.
+        unsafe { request_get_status_as::<Mpich>(request, flag, status) }
     }
 
     fn MPI_Waitall / PMPI_Waitall (count: c_int, array_of_requests: *mut MPI_Request, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
@@ -232,121 +358,35 @@ export! {
         unsafe { waitall_as::<Mpich>(count, array_of_requests, array_of_statuses) }
     }
 
+    fn MPI_Test / PMPI_Test (request: *mut MPI_Request, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: the caller's arguments, as MPI_Test requires.
+        unsafe { test_as::<Mpich>(request, flag, status) }
+    }
+
     fn MPI_Testall / PMPI_Testall (count: c_int, array_of_requests: *mut MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        unsafe { resolve(count, array_of_requests, &mut refs)? };
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        let (mut ids, mut sts) = (Ids::new(), Statuses::new());
-        ids_into(&refs, &mut ids);
-        sts.fill(Status::empty(), refs.len());
-        if !u.engine.test_all(&ids, &mut sts) {
-            // SAFETY: checked non-NULL above; the caller passes an int.
-            unsafe { *flag = 0 };
-            return Ok(());
-        }
-        // SAFETY: as above.
-        unsafe { *flag = 1 };
-        // SAFETY: `array_of_requests` holds `count` handles (resolved above); the statuses are
-        // MPI_STATUSES_IGNORE or `count` statuses the caller lets us write.
-        unsafe { finish_all(&refs, &mut sts, array_of_requests, array_of_statuses) }
+        // SAFETY: the caller's arguments, as MPI_Testall requires.
+        unsafe { testall_as::<Mpich>(count, array_of_requests, flag, array_of_statuses) }
     }
 
     fn MPI_Waitany / PMPI_Waitany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        unsafe { resolve(count, array_of_requests, &mut refs)? };
-        let index = out(index, "index")?;
-        let u = check::universe()?;
-        // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
-        // (resolved above), `index` is an int (checked non-NULL above), `status` is
-        // MPI_STATUS_IGNORE or a status the caller lets us write.
-        if unsafe { any_settled_without_engine(&refs, array_of_requests, index, status) } {
-            return Ok(());
-        }
-        // Inactive persistent requests count as null: none active means MPI_UNDEFINED.
-        grequest::block(&refs);
-        let mut ids = Ids::new();
-        ids_into(&refs, &mut ids);
-        let Some((i, mut st)) = u.engine.wait_any(&ids) else {
-            // SAFETY: see above.
-            unsafe {
-                *index = MPI_UNDEFINED;
-                write_status(status, &Status::empty(), false);
-            }
-            return Ok(());
-        };
-        settle(refs[i], &mut st);
-        // SAFETY: see above; `i` < `count`.
-        unsafe {
-            release_handle(array_of_requests.add(i), refs[i]);
-            *index = i as c_int;
-            write_status(status, &st, false);
-        }
-        status_error(&st)
+        // SAFETY: the caller's arguments, as MPI_Waitany requires.
+        unsafe { waitany_as::<Mpich>(count, array_of_requests, index, status) }
     }
 
     fn MPI_Testany / PMPI_Testany (count: c_int, array_of_requests: *mut MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected).
-        unsafe { resolve(count, array_of_requests, &mut refs)? };
-        let index = out(index, "index")?;
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        // SAFETY: for all the writes of this call: `array_of_requests` holds `count` handles
-        // (resolved above), `index` and `flag` are ints (checked non-NULL above), `status` is
-        // MPI_STATUS_IGNORE or a status the caller lets us write.
-        if unsafe { any_settled_without_engine(&refs, array_of_requests, index, status) } {
-            // SAFETY: see above.
-            unsafe { *flag = 1 };
-            return Ok(());
-        }
-        // Complete at most one: the first active request that is done. Inactive persistent
-        // requests count as null: none active means flag true and MPI_UNDEFINED.
-        let mut ids = Ids::new();
-        ids_into(&refs, &mut ids);
-        match u.engine.test_any(&ids) {
-            Some(Some((i, mut st))) => {
-                settle(refs[i], &mut st);
-                // SAFETY: see above; `i` < `count`.
-                unsafe {
-                    release_handle(array_of_requests.add(i), refs[i]);
-                    *index = i as c_int;
-                    *flag = 1;
-                    write_status(status, &st, false);
-                }
-                status_error(&st)
-            }
-            Some(None) => {
-                // SAFETY: see above.
-                unsafe {
-                    *index = MPI_UNDEFINED;
-                    *flag = 1;
-                    write_status(status, &Status::empty(), false);
-                }
-                Ok(())
-            }
-            None => {
-                // SAFETY: see above.
-                unsafe {
-                    *flag = 0;
-                    *index = MPI_UNDEFINED;
-                }
-                Ok(())
-            }
-        }
+        // SAFETY: the caller's arguments, as MPI_Testany requires.
+        unsafe { testany_as::<Mpich>(count, array_of_requests, index, flag, status) }
     }
 
     fn MPI_Waitsome / PMPI_Waitsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         // SAFETY: the arrays hold `incount` elements each (or are MPI_STATUSES_IGNORE), as the
         // standard requires; `outcount` is an int (NULL pointers are rejected).
-        unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true) }
+        unsafe { some_as::<Mpich>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, true) }
     }
 
     fn MPI_Testsome / PMPI_Testsome (incount: c_int, array_of_requests: *mut MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
         // SAFETY: as in MPI_Waitsome.
-        unsafe { some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false) }
+        unsafe { some_as::<Mpich>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses, false) }
     }
 
     fn MPI_Cancel / PMPI_Cancel (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
@@ -373,27 +413,8 @@ export! {
     }
 
     fn MPI_Request_free / PMPI_Request_free (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
-        let request = out(request, "request")?;
-        let u = check::universe()?;
-        // SAFETY: checked non-NULL above; the caller passes its request handle.
-        let r = req_ref(u, unsafe { *request })?;
-        if let Some(res) = grequest::free(r) {
-            // SAFETY: as above; the handle argument is in-out.
-            unsafe { *request = MPI_REQUEST_NULL };
-            return res;
-        }
-        match r {
-            ReqRef::Null => return Err(err(MPI_ERR_REQUEST, "cannot free MPI_REQUEST_NULL")),
-            ReqRef::Complete(_) => {}
-            ReqRef::Engine(id, ..) => {
-                crate::ffi::coll::launch::forget(u, id);
-                crate::p2p::partitioned::forget(&u.engine, id);
-                u.engine.free(id)
-            }
-        }
-        // SAFETY: as above; the handle argument is in-out.
-        unsafe { *request = MPI_REQUEST_NULL };
-        Ok(())
+        // SAFETY: the caller's argument, as MPI_Request_free requires.
+        unsafe { request_free_as::<Mpich>(request) }
     }
 
     fn MPI_Start / PMPI_Start (request: *mut MPI_Request) on comm MPI_COMM_WORLD => {
@@ -441,14 +462,15 @@ fn start_one(u: &'static crate::instance::Instance, id: ReqId) -> MpiResult {
 ///
 /// # Safety
 /// `reqs` holds `refs.len()` handles; `index` is writable; `status` is a status or IGNORE.
-unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, index: *mut c_int, status: *mut MPI_Status) -> bool {
+#[inline]
+unsafe fn any_settled_without_engine<A: CAbi>(refs: &[ReqRef], reqs: *mut A::Request, index: *mut c_int, status: *mut A::Status) -> bool {
     if let Some((i, &ReqRef::Complete(k))) = refs.iter().enumerate().find(|(_, r)| matches!(r, ReqRef::Complete(_))) {
         // SAFETY: `i` < `refs.len()`, the handles at `reqs`; `index` and `status` as this
         // function's contract says.
         unsafe {
-            *reqs.add(i) = MPI_REQUEST_NULL;
+            *reqs.add(i) = A::request_out(MPI_REQUEST_NULL);
             *index = i as c_int;
-            write_status(status, &k.status(), false);
+            write_status_as::<A>(status, &k.status(), false);
         }
         return true;
     }
@@ -456,7 +478,7 @@ unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, in
         // SAFETY: this function's contract.
         unsafe {
             *index = MPI_UNDEFINED;
-            write_status(status, &Status::empty(), false);
+            write_status_as::<A>(status, &Status::empty(), false);
         }
         return true;
     }
@@ -468,15 +490,8 @@ unsafe fn any_settled_without_engine(refs: &[ReqRef], reqs: *mut MPI_Request, in
 /// section 3.7.5).
 ///
 /// # Safety
-/// `reqs` holds `refs.len()` handles; `statuses` is MPI_STATUSES_IGNORE or `refs.len()` statuses.
-unsafe fn finish_all(refs: &[ReqRef], sts: &mut [Status], reqs: *mut MPI_Request, statuses: *mut MPI_Status) -> MpiResult {
-    // SAFETY: this function's contract.
-    unsafe { finish_all_as::<Mpich>(refs, sts, reqs, statuses) }
-}
-/// `finish_all` in the caller's ABI `A`.
-///
-/// # Safety
-/// As `finish_all`.
+/// `reqs` holds `refs.len()` handles; `statuses` is MPI_STATUSES_IGNORE or `refs.len()` statuses
+/// (in the caller's ABI `A`).
 #[inline]
 unsafe fn finish_all_as<A: CAbi>(refs: &[ReqRef], sts: &mut [Status], reqs: *mut A::Request, statuses: *mut A::Status) -> MpiResult {
     for (r, st) in refs.iter().zip(sts.iter_mut()) {
@@ -498,15 +513,16 @@ unsafe fn finish_all_as<A: CAbi>(refs: &[ReqRef], sts: &mut [Status], reqs: *mut
     in_status(sts.iter())
 }
 
-/// MPI_Waitsome (`block`) / MPI_Testsome.
+/// MPI_Waitsome (`block`) / MPI_Testsome, in the caller's ABI `A` (crate::ffi::layer).
 ///
 /// # Safety
 /// `reqs` and `indices` are NULL or hold `incount` elements; `outcount` is NULL or an int;
 /// `statuses` is MPI_STATUSES_IGNORE or holds `incount` statuses.
-unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut MPI_Status, block: bool) -> MpiResult {
+#[inline]
+pub(in crate::ffi) unsafe fn some_as<A: CAbi>(incount: c_int, reqs: *mut A::Request, outcount: *mut c_int, indices: *mut c_int, statuses: *mut A::Status, block: bool) -> MpiResult {
     let mut refs = Refs::new();
     // SAFETY: this function's contract.
-    unsafe { resolve(incount, reqs, &mut refs)? };
+    unsafe { resolve_as::<A>(incount, reqs, &mut refs)? };
     let outcount = out(outcount, "outcount")?;
     let u = check::universe()?;
     if refs.iter().all(|r| *r == ReqRef::Null) {
@@ -542,9 +558,9 @@ unsafe fn some(incount: c_int, reqs: *mut MPI_Request, outcount: *mut c_int, ind
         // SAFETY: `k` <= `i` < `incount`: a handle, an index slot (`indices` checked non-NULL
         // above) and a status (or IGNORE) of this function's contract.
         unsafe {
-            release_handle(reqs.add(*i), refs[*i]);
+            release_handle_as::<A>(reqs.add(*i), refs[*i]);
             *indices.add(k) = *i as c_int;
-            w.write(status_at(statuses, k), st, errors);
+            w.write_as::<A>(status_at_as::<A>(statuses, k), st, errors);
         }
     }
     // SAFETY: checked non-NULL above; an int by this function's contract.
@@ -575,105 +591,155 @@ fn counts(u: &crate::instance::Instance, r: ReqRef) -> bool {
     }
 }
 
-export! {
-    fn MPI_Request_get_status_all / PMPI_Request_get_status_all (count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected);
-        // they are only read.
-        unsafe { resolve(count, array_of_requests as *mut MPI_Request, &mut refs)? };
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        let mut sts = Vec::with_capacity(refs.len());
-        for &r in refs.iter() {
-            match peek(u, r) {
-                Some(st) => sts.push(st),
-                None => {
-                    // SAFETY: checked non-NULL above; the caller passes an int.
-                    unsafe { *flag = 0 };
-                    return Ok(());
-                }
+/// MPI_Request_get_status's body, in the caller's ABI `A` (crate::ffi::layer).
+///
+/// # Safety
+/// As MPI_Request_get_status's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn request_get_status_as<A: CAbi>(request: A::Request, flag: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    let st = peek(u, req_ref(u, A::request_in(request))?);
+    // SAFETY: `flag` checked non-NULL above, an int; `status` is MPI_STATUS_IGNORE or a
+    // status the caller lets us write.
+    unsafe {
+        *flag = st.is_some() as c_int;
+        if let Some(st) = st {
+            write_status_as::<A>(status, &st, false);
+        }
+    }
+    Ok(())
+}
+
+/// MPI_Request_get_status_all's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Request_get_status_all's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn request_get_status_all_as<A: CAbi>(count: c_int, array_of_requests: *const A::Request, flag: *mut c_int, array_of_statuses: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: the standard makes `array_of_requests` hold `count` handles (NULL is rejected);
+    // they are only read.
+    unsafe { resolve_as::<A>(count, array_of_requests as *mut A::Request, &mut refs)? };
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    let mut sts = Vec::with_capacity(refs.len());
+    for &r in refs.iter() {
+        match peek(u, r) {
+            Some(st) => sts.push(st),
+            None => {
+                // SAFETY: checked non-NULL above; the caller passes an int.
+                unsafe { *flag = 0 };
+                return Ok(());
             }
         }
-        // SAFETY: as above.
-        unsafe { *flag = 1 };
-        let errors = sts.iter().any(|st| st.error.is_some());
-        for (i, st) in sts.iter().enumerate() {
-            // SAFETY: `i` < `count`; the statuses are MPI_STATUSES_IGNORE or `count` statuses the
-            // caller lets us write.
-            unsafe { write_status(status_at(array_of_statuses, i), st, errors) };
+    }
+    // SAFETY: as above.
+    unsafe { *flag = 1 };
+    let errors = sts.iter().any(|st| st.error.is_some());
+    for (i, st) in sts.iter().enumerate() {
+        // SAFETY: `i` < `count`; the statuses are MPI_STATUSES_IGNORE or `count` statuses the
+        // caller lets us write.
+        unsafe { write_status_as::<A>(status_at_as::<A>(array_of_statuses, i), st, errors) };
+    }
+    in_status(sts.iter())
+}
+
+/// MPI_Request_get_status_any's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Request_get_status_any's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn request_get_status_any_as<A: CAbi>(count: c_int, array_of_requests: *const A::Request, index: *mut c_int, flag: *mut c_int, status: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: as in MPI_Request_get_status_all.
+    unsafe { resolve_as::<A>(count, array_of_requests as *mut A::Request, &mut refs)? };
+    let index = out(index, "index")?;
+    let flag = out(flag, "flag")?;
+    let u = check::universe()?;
+    let mut any = false;
+    for (i, &r) in refs.iter().enumerate() {
+        if !counts(u, r) {
+            continue;
         }
-        in_status(sts.iter())
+        any = true;
+        if let Some(st) = peek(u, r) {
+            // SAFETY: `index` and `flag` are ints (checked non-NULL above); `status` is
+            // MPI_STATUS_IGNORE or a status the caller lets us write.
+            unsafe {
+                *index = i as c_int;
+                *flag = 1;
+                write_status_as::<A>(status, &st, false);
+            }
+            return status_error(&st);
+        }
+    }
+    // SAFETY: as above.
+    unsafe {
+        *index = MPI_UNDEFINED;
+        *flag = (!any) as c_int;
+        if !any {
+            // The empty status, MPI_ERROR included (MPI 4.1 section 3.7.3).
+            write_status_as::<A>(status, &Status::empty(), true);
+        }
+    }
+    if !any {
+        return Ok(());
+    }
+    u.engine.poll_failed();
+    Ok(())
+}
+
+/// MPI_Request_get_status_some's body, in the caller's ABI `A`.
+///
+/// # Safety
+/// As MPI_Request_get_status_some's arguments.
+#[inline]
+pub(in crate::ffi) unsafe fn request_get_status_some_as<A: CAbi>(incount: c_int, array_of_requests: *const A::Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut A::Status) -> MpiResult {
+    let mut refs = Refs::new();
+    // SAFETY: as in MPI_Request_get_status_all.
+    unsafe { resolve_as::<A>(incount, array_of_requests as *mut A::Request, &mut refs)? };
+    let outcount = out(outcount, "outcount")?;
+    let u = check::universe()?;
+    if !refs.iter().any(|&r| counts(u, r)) {
+        // SAFETY: checked non-NULL above; an int.
+        unsafe { *outcount = MPI_UNDEFINED };
+        return Ok(());
+    }
+    if array_of_indices.is_null() {
+        return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
+    }
+    let done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|&(_, &r)| counts(u, r)).filter_map(|(i, &r)| peek(u, r).map(|st| (i, st))).collect();
+    let errors = done.iter().any(|(_, st)| st.error.is_some());
+    for (k, (i, st)) in done.iter().enumerate() {
+        // SAFETY: `k` <= `i` < `incount`: an index slot (checked non-NULL above) and a status
+        // (or IGNORE) the caller lets us write.
+        unsafe {
+            *array_of_indices.add(k) = *i as c_int;
+            write_status_as::<A>(status_at_as::<A>(array_of_statuses, k), st, errors);
+        }
+    }
+    // SAFETY: checked non-NULL above; an int.
+    unsafe { *outcount = done.len() as c_int };
+    if done.is_empty() {
+        u.engine.poll_failed();
+    }
+    in_status(done.iter().map(|(_, st)| st))
+}
+
+export! {
+    fn MPI_Request_get_status_all / PMPI_Request_get_status_all (count: c_int, array_of_requests: *const MPI_Request, flag: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
+        // SAFETY: the caller's arguments, as MPI_Request_get_status_all requires.
+        unsafe { request_get_status_all_as::<Mpich>(count, array_of_requests, flag, array_of_statuses) }
     }
 
     fn MPI_Request_get_status_any / PMPI_Request_get_status_any (count: c_int, array_of_requests: *const MPI_Request, index: *mut c_int, flag: *mut c_int, status: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: as in MPI_Request_get_status_all.
-        unsafe { resolve(count, array_of_requests as *mut MPI_Request, &mut refs)? };
-        let index = out(index, "index")?;
-        let flag = out(flag, "flag")?;
-        let u = check::universe()?;
-        let mut any = false;
-        for (i, &r) in refs.iter().enumerate() {
-            if !counts(u, r) {
-                continue;
-            }
-            any = true;
-            if let Some(st) = peek(u, r) {
-                // SAFETY: `index` and `flag` are ints (checked non-NULL above); `status` is
-                // MPI_STATUS_IGNORE or a status the caller lets us write.
-                unsafe {
-                    *index = i as c_int;
-                    *flag = 1;
-                    write_status(status, &st, false);
-                }
-                return status_error(&st);
-            }
-        }
-        // SAFETY: as above.
-        unsafe {
-            *index = MPI_UNDEFINED;
-            *flag = (!any) as c_int;
-            if !any {
-                // The empty status, MPI_ERROR included (MPI 4.1 section 3.7.3).
-                write_status(status, &Status::empty(), true);
-            }
-        }
-        if !any {
-            return Ok(());
-        }
-        u.engine.poll_failed();
-        Ok(())
+        // SAFETY: the caller's arguments, as MPI_Request_get_status_any requires.
+        unsafe { request_get_status_any_as::<Mpich>(count, array_of_requests, index, flag, status) }
     }
 
     fn MPI_Request_get_status_some / PMPI_Request_get_status_some (incount: c_int, array_of_requests: *const MPI_Request, outcount: *mut c_int, array_of_indices: *mut c_int, array_of_statuses: *mut MPI_Status) on comm check::failed_comm() => {
-        let mut refs = Refs::new();
-        // SAFETY: as in MPI_Request_get_status_all.
-        unsafe { resolve(incount, array_of_requests as *mut MPI_Request, &mut refs)? };
-        let outcount = out(outcount, "outcount")?;
-        let u = check::universe()?;
-        if !refs.iter().any(|&r| counts(u, r)) {
-            // SAFETY: checked non-NULL above; an int.
-            unsafe { *outcount = MPI_UNDEFINED };
-            return Ok(());
-        }
-        if array_of_indices.is_null() {
-            return Err(err(MPI_ERR_ARG, "array_of_indices is NULL"));
-        }
-        let done: Vec<(usize, Status)> = refs.iter().enumerate().filter(|&(_, &r)| counts(u, r)).filter_map(|(i, &r)| peek(u, r).map(|st| (i, st))).collect();
-        let errors = done.iter().any(|(_, st)| st.error.is_some());
-        for (k, (i, st)) in done.iter().enumerate() {
-            // SAFETY: `k` <= `i` < `incount`: an index slot (checked non-NULL above) and a status
-            // (or IGNORE) the caller lets us write.
-            unsafe {
-                *array_of_indices.add(k) = *i as c_int;
-                write_status(status_at(array_of_statuses, k), st, errors);
-            }
-        }
-        // SAFETY: checked non-NULL above; an int.
-        unsafe { *outcount = done.len() as c_int };
-        if done.is_empty() {
-            u.engine.poll_failed();
-        }
-        in_status(done.iter().map(|(_, st)| st))
+        // SAFETY: the caller's arguments, as MPI_Request_get_status_some requires.
+        unsafe { request_get_status_some_as::<Mpich>(incount, array_of_requests, outcount, array_of_indices, array_of_statuses) }
     }
 }
