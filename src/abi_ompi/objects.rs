@@ -105,11 +105,19 @@ pub fn handle(p: *mut c_void) -> i32 {
         handle_elsewhere(p)
     }
 }
-/// `handle` for a request: a user handle first.
+/// `handle` for a request: a user handle first, then ompi_request_null (what a completed request
+/// became; a PIE program names it through the GOT, libmpi.so.40's own object, which `handle`
+/// finds only out of line).
 #[inline]
 pub fn request_handle(p: *mut c_void) -> i32 {
     let v = p as usize;
-    if v >> 31 == 1 { v as u32 as i32 } else { handle(p) }
+    if v >> 31 == 1 {
+        v as u32 as i32
+    } else if p == REQUEST_NULL_OBJECT.load(Ordering::Relaxed) && !p.is_null() {
+        REQUEST_NULL_HANDLE as i32
+    } else {
+        handle(p)
+    }
 }
 #[inline(never)]
 fn handle_elsewhere(p: *mut c_void) -> i32 {

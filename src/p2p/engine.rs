@@ -1449,10 +1449,11 @@ impl<X: Transport> Engine<X> {
     }
 
     /// The persistence and generation of requests (`persistence`) for a whole array, under one
-    /// lock: `f` gets the lookup. Inline: left a call, it cost MPI_Waitall ~30 instructions (when
-    /// the crate's code-generation units were partitioned differently, the optimiser did not
-    /// inline it into `ffi::p2p::request::resolve`).
-    #[inline]
+    /// lock: `f` gets the lookup. Always inlined: left a call, it cost MPI_Waitall ~30
+    /// instructions (when the crate's code-generation units were partitioned differently, or
+    /// once `ffi::p2p::request::resolve_as` was inlined into each completion call, the optimiser
+    /// did not inline it).
+    #[inline(always)]
     pub fn persistence_with<R>(&self, f: impl FnOnce(&dyn Fn(ReqId) -> Option<(bool, u32)>) -> R) -> R {
         let g = self.lock();
         f(&|id| g.reqs.get(id).filter(|r| !r.user_freed).map(|r| (r.persistent, r.gen)))
