@@ -51,7 +51,11 @@
 //! of testing it on every word scanned; indexes the end-of-round group pass unchecked; and adds
 //! a joining member's column to the holder counts a word at a time (vectorised). Uniform
 //! 121.4 -> 92.1 M instructions, skewed 84.6 -> 60.8 M (the out vector is also sized past
-//! P * N, so the 6 MB schedule is no longer moved by a regrowth).
+//! P * N, so the 6 MB schedule is no longer moved by a regrowth). At 1024: 570 -> 443 M and
+//! 360 -> 269 M; at 4096: 17.0 -> 12.6 G and 6.9 -> 5.5 G. Wall medians gain less (load 6-9,
+//! interleaved fresh runs: 512 uniform 26.7 -> 19.6 ms, skewed 19.1 -> 20.0 ms, 1024 uniform
+//! 111 -> 101 ms, 4096 uniform 3.69 -> 3.41 s): time goes to the peer search's loads of holder
+//! rows and to stores into the schedule, which fewer instructions do not shorten.
 //! `holders_v1` keeps the previous loop as the tests' reference.
 //! Tried and lost here: the loop rewritten with the sink handled before it (and checked
 //! indexing), 128.2 M uniform; a count of unsent members to skip receivers with no possible
