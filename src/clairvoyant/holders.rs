@@ -39,9 +39,31 @@
 //! have all sent this round): counts of unsent holders per segment would cost a pass over the
 //! sender's column per transfer (estimated, not tried). Keeping lo[q] in a local
 //! during the scan: 2 % more instructions (register pressure), lost.
+//!
+//! Where the instructions go (issue 21 item 4, callgrind at P = N = 512, clv21e): the work is
+//! O(1) per member and round (312 K member-rounds for 262 K transfers, uniform), but the path of
+//! one receive-and-transfer was about 220 instructions, mostly register spills around the
+//! loop's calls and bookkeeping; scanning (692 K words) and failed searches (365 K, about 30
+//! instructions each) were the rest. The hot loop now expands one receiver's turn for the
+//! sink and for each of (q unsent, the sink unsent), so each copy is compiled with those
+//! known; stores transfers, finished processes and P' cells into room reserved before the
+//! round (no call that could grow a vector inside it); advances lo[q] once per receiver instead
+//! of testing it on every word scanned; indexes the end-of-round group pass unchecked; and adds
+//! a joining member's column to the holder counts a word at a time (vectorised). Uniform
+//! 121.4 -> 92.1 M instructions, skewed 84.6 -> 60.8 M (the out vector is also sized past
+//! P * N, so the 6 MB schedule is no longer moved by a regrowth). At 1024: 570 -> 443 M and
+//! 360 -> 269 M; at 4096: 17.0 -> 12.6 G and 6.9 -> 5.5 G. Wall medians gain less (load 6-9,
+//! interleaved fresh runs: 512 uniform 26.7 -> 19.6 ms, skewed 19.1 -> 20.0 ms, 1024 uniform
+//! 111 -> 101 ms, 4096 uniform 3.69 -> 3.41 s): time goes to the peer search's loads of holder
+//! rows and to stores into the schedule, which fewer instructions do not shorten.
+//! `holders_v1` keeps the previous loop as the tests' reference.
+//! Tried and lost here: the loop rewritten with the sink handled before it (and checked
+//! indexing), 128.2 M uniform; a count of unsent members to skip receivers with no possible
+//! peer plus a skip of members holding nothing, added to the old loop, 127.8 M (more live
+//! values in the loop, more spills).
 use super::{Problem, Schedule, Transfer};
 
-fn bit(i: usize) -> u64 {
+pub(super) fn bit(i: usize) -> u64 {
     1 << (i % 64)
 }
 
@@ -168,11 +190,11 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
     let mut f = vec![0u64; 2 * cw];
     // The members other than the sink that have not sent this round.
     let mut en = vec![0u64; pw];
-    let mut primed: Vec<(usize, usize)> = Vec::new();
-    let mut out = Vec::with_capacity(if pb.holds.is_empty() { p * n } else { 0 });
+    let mut primed: Vec<(usize, usize)> = Vec::with_capacity(p);
+    let mut out: Vec<Transfer> = Vec::with_capacity(if pb.holds.is_empty() { p * n + p * n / 16 } else { 0 });
     let mut round: u64 = 0;
     // Processes that finished this round (candidates: they may still receive a copy).
-    let mut fin: Vec<usize> = Vec::new();
+    let mut fin: Vec<usize> = Vec::with_capacity(p);
     while left > 0 {
         // merge-and-clean, as in `segtree`: every unfinished member of the previous group is in
         // the new one (design note §5.2), so only the queue's head can change it; a process
@@ -206,8 +228,11 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
                 ai += 1;
                 en[c / 64] |= bit(c);
                 let cc = &col[c * cw..(c + 1) * cw];
-                for (s, k) in cnt.iter_mut().enumerate() {
-                    *k += (cc[s / 64] >> (s % 64) & 1) as u32;
+                // A word of the column at a time, so the 64 counts vectorise.
+                for (ks, &c) in cnt.chunks_mut(64).zip(cc) {
+                    for (b, k) in ks.iter_mut().enumerate() {
+                        *k += (c >> b & 1) as u32;
+                    }
                 }
                 for i in 0..cw {
                     two[i] |= one[i] & cc[i];
@@ -225,108 +250,149 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
             continue;
         }
         let sink = if g.contains(&root) { root } else { g[0] };
+        // A round has at most one transfer per member: room for all of them, so the pushes
+        // below are plain stores (no call that could grow the vector in the hot loop).
+        out.reserve(g.len());
+        let (out_ptr, mut out_len) = (out.as_mut_ptr(), out.len());
         f[..cw].copy_from_slice(&one);
         f[cw..].copy_from_slice(&two);
         en[sink / 64] &= !bit(sink);
         let mut sink_en = true;
         let (hw, hmask) = (g[0] / 64, u64::MAX << (g[0] % 64));
         debug_assert!(hw < pw);
-        for gi in 0..=g.len() {
-            // The sink first, then the other members in group order.
-            let q = if gi == 0 { sink } else { g[gi - 1] };
-            let is_sink = gi == 0;
-            if !is_sink && q == sink {
-                continue;
-            }
-            debug_assert!(q < p);
-            // q's own bit is out of `en` during its search, so every bit left is a peer.
-            // SAFETY (the unchecked indexing below): q < p, so q / 64 < pw and the column
-            // q * cw .. (q + 1) * cw lies in `col` (p * cw words); segments s < n, so s / 64
-            // < cw and s * pw + pw <= hold.len(); each with a debug_assert.
-            let q_en_bit = unsafe { *en.get_unchecked(q / 64) } & bit(q);
-            unsafe { *en.get_unchecked_mut(q / 64) &= !q_en_bit };
-            let q_en = if is_sink { sink_en } else { q_en_bit != 0 };
-            // A non-sink wants a segment it holds (with a second unsent holder if q has not
-            // sent: f2, else one: f1); the sink also any segment it lacks that someone holds.
-            // Chosen without branches: the filter by offset, the sink's extra by mask.
-            let sel = if q_en { cw } else { 0 };
-            let sink_mask = if is_sink { u64::MAX } else { 0 };
-            let sink_bit = if !is_sink && sink_en { bit(sink) } else { 0 };
-            let from = if is_sink { 0 } else { lo[q] };
-            let mut found = None;
-            let cq = q * cw;
-            debug_assert!(cq + cw <= col.len() && 2 * cw <= f.len());
-            'words: for i in from..cw {
-                // SAFETY: see above (i < cw).
-                let (c, f1, fs) = unsafe { (*col.get_unchecked(cq + i), *f.get_unchecked(i), *f.get_unchecked(sel + i)) };
-                let mut m = (c & fs) | (!c & f1 & sink_mask);
-                // Words below lo[q] are zero; a zero word right there moves it up.
-                lo[q] += (c == 0 && i == lo[q]) as usize;
-                while m != 0 {
-                    let b = m & m.wrapping_neg();
-                    let s = i * 64 + b.trailing_zeros() as usize;
-                    debug_assert!(s < n && (s + 1) * pw <= hold.len());
-                    // SAFETY: s < n (filter bits are segments), so the slice is in `hold`.
-                    let hs = unsafe { hold.get_unchecked(s * pw..(s + 1) * pw) };
-                    let z = if unsafe { *hs.get_unchecked(sink / 64) } & sink_bit != 0 {
-                        Some(sink)
-                    } else if K == 0 {
-                        first_from(hs, &en, hw, hmask)
-                    } else {
-                        first_from_k::<K>(hs.try_into().unwrap(), en[..K].try_into().unwrap(), hw, hmask)
-                    };
-                    if let Some(z) = z {
-                        found = Some((s, z, c & b == 0));
-                        break 'words;
-                    }
-                    // No peer: the segment has no holder left but q (if q holds it and has
-                    // not sent), else none at all; neither changes before the round ends.
-                    // SAFETY: i < cw.
-                    unsafe {
-                        *f.get_unchecked_mut(i) &= !(b & !(if q_en { c } else { 0 }));
-                        *f.get_unchecked_mut(cw + i) &= !b;
-                    }
-                    m &= !b;
-                }
-            }
-            unsafe { *en.get_unchecked_mut(q / 64) |= q_en_bit };
-            let Some((s, z, copy)) = found else { continue };
-            debug_assert!(z < p && s < n && z * cw + s / 64 < col.len());
-            let (sw, sb) = (s / 64, bit(s));
-            // SAFETY: z and q are process numbers (< p: z is a set bit of `hold[s] & en`, which
-            // hold no bit at or past p, or the sink) and s < n, so every index below is in its
-            // vector: col (p * cw), hold (n * pw), held, rank, lo (p), cnt (n), two (cw).
-            unsafe {
-                out.push(Transfer { round, from: *rank.get_unchecked(z) as u32, to: *rank.get_unchecked(q) as u32, seg: s as u32, copy });
-                // The sender drops the segment and sends nothing more this round (the sink's
-                // `en` bit is already clear).
-                *col.get_unchecked_mut(z * cw + sw) &= !sb;
-                *hold.get_unchecked_mut(s * pw + z / 64) &= !bit(z);
-                let hz = held.get_unchecked_mut(z);
-                *hz -= 1;
-                if *hz == 0 && z != root {
-                    fin.push(z);
-                }
-                sink_en &= z != sink;
-                *en.get_unchecked_mut(z / 64) &= !bit(z);
-                // The receiver's copy is P' (not forwardable) until the round ends; a combine
-                // leaves one holder fewer, a copy moves the segment.
-                if copy {
-                    *held.get_unchecked_mut(q) += 1;
-                    let l = lo.get_unchecked_mut(q);
-                    *l = (*l).min(sw);
+        // One receiver's turn, expanded for the sink and for each of (q unsent, the sink unsent)
+        // so every copy is compiled with those known: fewer live values in the hot loop, fewer
+        // spills (P = N = 512 uniform 107.1 -> 92.1 M instructions, skewed 73.8 -> 60.8 M).
+        macro_rules! receive {
+            ($q:expr, $is_sink:expr, $q_en:expr, $sink_en:expr) => {{
+                let (q, is_sink, q_en, sink_en_now): (usize, bool, bool, bool) = ($q, $is_sink, $q_en, $sink_en);
+                debug_assert!(q < p);
+                // q's own bit is out of `en` during its search, so every bit left is a peer.
+                // SAFETY (the unchecked indexing below): q < p, so q / 64 < pw and the column
+                // q * cw .. (q + 1) * cw lies in `col` (p * cw words); segments s < n, so s / 64
+                // < cw and s * pw + pw <= hold.len(); each with a debug_assert.
+                let q_en_bit = if q_en && !is_sink { bit(q) } else { 0 };
+                unsafe { *en.get_unchecked_mut(q / 64) &= !q_en_bit };
+                // A non-sink wants a segment it holds (with a second unsent holder if q has not
+                // sent: f2, else one: f1); the sink also any segment it lacks that someone holds.
+                // Chosen without branches: the filter by offset, the sink's extra by mask.
+                let sel = if q_en { cw } else { 0 };
+                let sink_mask = if is_sink { u64::MAX } else { 0 };
+                let sink_bit = if !is_sink && sink_en_now { bit(sink) } else { 0 };
+                let from = if is_sink {
+                    0
                 } else {
-                    *col.get_unchecked_mut(q * cw + sw) &= !sb;
-                    *hold.get_unchecked_mut(s * pw + q / 64) &= !bit(q);
-                    let k = cnt.get_unchecked_mut(s);
-                    *k -= 1;
-                    if *k == 1 {
-                        *two.get_unchecked_mut(sw) &= !sb;
+                    // Words below lo[q] are zero; zero words right there move it up.
+                    let mut l = lo[q];
+                    while l < cw && unsafe { *col.get_unchecked(q * cw + l) } == 0 {
+                        l += 1;
+                    }
+                    lo[q] = l;
+                    l
+                };
+                let mut found = None;
+                let cq = q * cw;
+                debug_assert!(cq + cw <= col.len() && 2 * cw <= f.len());
+                'words: for i in from..cw {
+                    // SAFETY: see above (i < cw).
+                    let (c, f1, fs) = unsafe { (*col.get_unchecked(cq + i), *f.get_unchecked(i), *f.get_unchecked(sel + i)) };
+                    let mut m = (c & fs) | (!c & f1 & sink_mask);
+                    while m != 0 {
+                        let b = m & m.wrapping_neg();
+                        let s = i * 64 + b.trailing_zeros() as usize;
+                        debug_assert!(s < n && (s + 1) * pw <= hold.len());
+                        // SAFETY: s < n (filter bits are segments), so the slice is in `hold`.
+                        let hs = unsafe { hold.get_unchecked(s * pw..(s + 1) * pw) };
+                        let z = if unsafe { *hs.get_unchecked(sink / 64) } & sink_bit != 0 {
+                            Some(sink)
+                        } else if K == 0 {
+                            first_from(hs, &en, hw, hmask)
+                        } else {
+                            first_from_k::<K>(hs.try_into().unwrap(), en[..K].try_into().unwrap(), hw, hmask)
+                        };
+                        if let Some(z) = z {
+                            found = Some((s, z, c & b == 0));
+                            break 'words;
+                        }
+                        // No peer: the segment has no holder left but q (if q holds it and has
+                        // not sent), else none at all; neither changes before the round ends.
+                        // SAFETY: i < cw.
+                        unsafe {
+                            *f.get_unchecked_mut(i) &= !(b & !(if q_en { c } else { 0 }));
+                            *f.get_unchecked_mut(cw + i) &= !b;
+                        }
+                        m &= !b;
                     }
                 }
-            }
-            primed.push((q, s));
+                unsafe { *en.get_unchecked_mut(q / 64) |= q_en_bit };
+                if let Some((s, z, copy)) = found {
+                    debug_assert!(z < p && s < n && z * cw + s / 64 < col.len());
+                    let (sw, sb) = (s / 64, bit(s));
+                    // SAFETY: z and q are process numbers (< p: z is a set bit of `hold[s] & en`, which
+                    // hold no bit at or past p, or the sink) and s < n, so every index below is in its
+                    // vector: col (p * cw), hold (n * pw), held, rank, lo (p), cnt (n), two (cw); the
+                    // writes through out_ptr and into fin stay within the capacities noted at each.
+                    unsafe {
+                        // out has room for this round's transfers (reserved at its start).
+                        debug_assert!(out_len < out.capacity());
+                        out_ptr.add(out_len).write(Transfer { round, from: *rank.get_unchecked(z) as u32, to: *rank.get_unchecked(q) as u32, seg: s as u32, copy });
+                        out_len += 1;
+                        // The sender drops the segment and sends nothing more this round (the sink's
+                        // `en` bit is already clear).
+                        *col.get_unchecked_mut(z * cw + sw) &= !sb;
+                        *hold.get_unchecked_mut(s * pw + z / 64) &= !bit(z);
+                        let hz = held.get_unchecked_mut(z);
+                        *hz -= 1;
+                        if *hz == 0 && z != root {
+                            // A process finishes at most once a round: fin has room for p.
+                            debug_assert!(fin.len() < fin.capacity());
+                            fin.as_mut_ptr().add(fin.len()).write(z);
+                            fin.set_len(fin.len() + 1);
+                        }
+                        sink_en &= z != sink;
+                        *en.get_unchecked_mut(z / 64) &= !bit(z);
+                        // The receiver's copy is P' (not forwardable) until the round ends; a combine
+                        // leaves one holder fewer, a copy moves the segment.
+                        if copy {
+                            *held.get_unchecked_mut(q) += 1;
+                            let l = lo.get_unchecked_mut(q);
+                            *l = (*l).min(sw);
+                        } else {
+                            *col.get_unchecked_mut(q * cw + sw) &= !sb;
+                            *hold.get_unchecked_mut(s * pw + q / 64) &= !bit(q);
+                            let k = cnt.get_unchecked_mut(s);
+                            *k -= 1;
+                            if *k == 1 {
+                                *two.get_unchecked_mut(sw) &= !sb;
+                            }
+                        }
+                    }
+                    // SAFETY: at most one receive per member and round, and primed has room for p.
+                    unsafe {
+                        debug_assert!(primed.len() < primed.capacity());
+                        primed.as_mut_ptr().add(primed.len()).write((q, s));
+                        primed.set_len(primed.len() + 1);
+                    }
+                }
+            }};
         }
+        // The sink first, then the other members in group order.
+        receive!(sink, true, true, true);
+        for gi in 0..g.len() {
+            let q = g[gi];
+            if q != sink {
+                // Specialised for whether q has sent this round.
+                // SAFETY: q < p, so q / 64 < pw.
+                match (unsafe { *en.get_unchecked(q / 64) } & bit(q) != 0, sink_en) {
+                    (true, true) => receive!(q, false, true, true),
+                    (true, false) => receive!(q, false, true, false),
+                    (false, true) => receive!(q, false, false, true),
+                    (false, false) => receive!(q, false, false, false),
+                }
+            }
+        }
+        // SAFETY: out_len transfers were written, within the capacity reserved above.
+        unsafe { out.set_len(out_len) };
         for &(q, s) in &primed {
             debug_assert!(q < p && s < n);
             // SAFETY: as above (q < p, s < n).
@@ -349,8 +415,12 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
             g.retain(|&x| !done[x]);
         }
         for &x in &g {
-            en[x / 64] |= bit(x);
-            avail[x] += d;
+            debug_assert!(x < p);
+            // SAFETY: group members are process numbers (< p), so x / 64 < pw.
+            unsafe {
+                *en.get_unchecked_mut(x / 64) |= bit(x);
+                *avail.get_unchecked_mut(x) += d;
+            }
         }
         round += 1;
     }
@@ -361,7 +431,7 @@ fn build<const K: usize>(pb: &Problem) -> Schedule {
 /// `hmask` in word `hw`: the first unsent peer holding the segment, in group order after the
 /// sink.
 #[inline(always)]
-fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
+pub(super) fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
     let en = &en[..h.len()];
     let at = |i: usize, x: u64| Some(i * 64 + x.trailing_zeros() as usize);
     let x = h[hw] & en[hw];
@@ -392,7 +462,7 @@ fn first_from(h: &[u64], en: &[u64], hw: usize, hmask: u64) -> Option<usize> {
 /// `first_from` for holder sets of exactly `K` words (a power of two up to 64, so `hw % K` is
 /// `hw` without a bounds check and the nonzero words fit one u64 mask).
 #[inline(always)]
-fn first_from_k<const K: usize>(h: &[u64; K], en: &[u64; K], hw: usize, hmask: u64) -> Option<usize> {
+pub(super) fn first_from_k<const K: usize>(h: &[u64; K], en: &[u64; K], hw: usize, hmask: u64) -> Option<usize> {
     // The head's own word first: where it matches (most searches in skewed patterns), nothing
     // else is read.
     let x = h[hw % K] & en[hw % K] & hmask;

@@ -18,6 +18,8 @@
 pub mod cache;
 pub mod estimate;
 pub mod holders;
+#[cfg(test)]
+mod holders_v1;
 pub mod linear;
 pub mod pattern;
 pub mod predict;

@@ -199,3 +199,28 @@ fn verify_rejects_a_broken_schedule() {
     s.transfers[0].seg = 3;
     assert!(verify(&s, 4, 4, 0).is_err());
 }
+
+/// The generator in use against the previous one (`holders_v1`, the reference it was rewritten
+/// from), transfer for transfer: random patterns of every shape in `random_problem`, fresh and
+/// partial holdings, sizes up to P = 1100 and N = 300, and a few P = N = 512 and 1024 instances of
+/// the benchmark's patterns.
+#[test]
+fn holders_matches_the_previous_generator() {
+    let mut rng = Rng(0x71c2);
+    for i in 0..1200 {
+        let mut pb = random_problem(&mut rng, if i % 40 == 0 { 1100 } else if i % 4 == 0 { 300 } else { 64 }, i % 3 == 0);
+        if i % 5 == 4 && pb.holds.is_empty() {
+            pb.segments = 1 + rng.below(300) as usize;
+        }
+        let s = holders::schedule(&pb);
+        assert_eq!(s, holders_v1::schedule(&pb), "instance {i}: {pb:?}");
+        assert_eq!(s, holders::schedule_portable(&pb), "instance {i}");
+    }
+    for (i, &p) in [512usize, 512, 1024, 1024].iter().enumerate() {
+        let pat = if i % 2 == 0 { Pattern::Uniform } else { Pattern::Skewed };
+        let pb = draw(pat, p, p, None, None, &mut rng);
+        let s = holders::schedule(&pb);
+        assert_eq!(s, holders_v1::schedule(&pb), "P=N={p} {pat:?}");
+        verify(&s, p, p, pb.root).unwrap();
+    }
+}
