@@ -200,13 +200,19 @@ mod tests {
     /// with nothing rung and nothing arrived (a job over nodes: its waiters never sleep).
     #[test]
     fn yielding_waiter_returns_to_recheck() {
-        let bell = Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), inbox: std::sync::atomic::AtomicU64::new(0), carrier: AtomicU32::new(0) };
-        let p = WaitPolicy { spins: 16, yields: u32::MAX, block: false, linger: Duration::ZERO };
-        let looks = std::sync::atomic::AtomicUsize::new(0);
-        p.wait(&bell, 0, || {
-            looks.fetch_add(1, Ordering::Relaxed);
-            false
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Detached if it never returns (the failure): the assertion below ends the test.
+        std::thread::spawn(move || {
+            let bell = Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), inbox: std::sync::atomic::AtomicU64::new(0), carrier: AtomicU32::new(0) };
+            let p = WaitPolicy { spins: 16, yields: u32::MAX, block: false, linger: Duration::ZERO };
+            let looks = std::sync::atomic::AtomicUsize::new(0);
+            p.wait(&bell, 0, || {
+                looks.fetch_add(1, Ordering::Relaxed);
+                false
+            });
+            let _ = tx.send(looks.load(Ordering::Relaxed));
         });
-        assert!(looks.load(Ordering::Relaxed) > 16, "it yielded, looking between yields, before it returned");
+        let looks = rx.recv_timeout(Duration::from_secs(30)).expect("the waiter never went back to its condition");
+        assert!(looks > 16, "it yielded, looking between yields, before it returned ({looks} looks)");
     }
 }
