@@ -32,7 +32,8 @@ Measured (rank 0 on oxb1, rank 1 on oxb2):
               1 MiB and 4 MiB
   allreduce   benches/coll_latency.c: MPI_Allreduce (sum of doubles) on 2 nodes x 2 ranks (ranks
               0,1 on oxb1), 8 B and 1 MiB, max over ranks of the mean call time, microseconds
-Each cell is the best of the rounds (lowest time, highest bandwidth). The last column is oxmpi /
+Each cell is the best of the rounds (lowest time, highest bandwidth), or with --stat median their
+median (a loaded machine: the best is luck, the median is typical). The last column is oxmpi /
 the better peer: for times below 1 means oxmpi is faster, for bandwidths above 1 does. Output
 also goes to target/bench/netns.txt. Needs root (network namespaces).
 
@@ -47,6 +48,8 @@ Options:
   --base-prefix DIR   also run another oxmpi installation (a baseline, e.g. the branch point)
                       the same way as oxmpi, as column "oxbase", interleaved with the rest
   --no-allreduce      skip the 2 x 2 allreduce (the point-to-point rows only)
+  --no-bw             skip the bandwidth runs (the latency row, and the allreduce unless skipped)
+  --stat best|median  what a cell shows of its rounds (default best)
   --name P            prefix of the namespaces' names (default oxb), so that two runs on one
                       machine do not take each other's namespaces down
   --subnet A.B.C      their /24 (default 10.77.2)
@@ -54,7 +57,7 @@ Options:
 USAGE
 }
 
-prefix="" rounds=3 window=16 timeout=120 with_mpx=no mpx_mode=threads base="" allreduce=yes
+prefix="" rounds=3 window=16 timeout=120 with_mpx=no mpx_mode=threads base="" allreduce=yes bw=yes stat=best
 NAME=oxb SUBNET=10.77.2
 while [ $# -gt 0 ]; do
     case "$1" in
@@ -66,6 +69,8 @@ while [ $# -gt 0 ]; do
         --oxmpi-mode) mpx_mode="${2:?}"; shift 2 ;;
         --base-prefix) base="${2:?}"; shift 2 ;;
         --no-allreduce) allreduce=no; shift ;;
+        --no-bw) bw=no; shift ;;
+        --stat) stat="${2:?}"; shift 2 ;;
         --name) NAME="${2:?}"; shift 2 ;;
         --subnet) SUBNET="${2:?}"; shift 2 ;;
         -h | --help) usage; exit 0 ;;
@@ -76,6 +81,7 @@ done
 for v in "$rounds" "$window" "$timeout"; do
     [[ "$v" =~ ^[1-9][0-9]*$ ]] || die "'$v' is not a positive integer"
 done
+case "$stat" in best | median) ;; *) die "--stat takes best or median, not '$stat'" ;; esac
 [ "$(id -u)" = 0 ] || die "network namespaces need root (CAP_NET_ADMIN, CAP_SYS_ADMIN); this runs as $(id -un)"
 prefix="$(cd "$prefix" && pwd)"
 [ -z "$base" ] || base="$(cd "$base" && pwd)" || die "no directory $base"
@@ -129,12 +135,13 @@ launch() {
     esac
 }
 
-# Results: R[impl,metric] = best so far.
-declare -A R
+# Results: R[impl,metric] = best so far; V[impl,metric] = every value (for --stat median).
+declare -A R V
 METRICS=("lat 8 B" "bw 1 KiB" "bw 64 KiB" "bw 1 MiB" "bw 4 MiB" "allreduce 8 B" "allreduce 1 MiB")
 declare -A SIZE_OF=([1024]="bw 1 KiB" [65536]="bw 64 KiB" [1048576]="bw 1 MiB" [4194304]="bw 4 MiB")
 # keep IMPL METRIC VALUE: the lower time or higher bandwidth wins.
 keep() {
+    V[$1,$2]+="$3 "
     local old="${R[$1,$2]:-}"
     if [ -z "$old" ] || awk -v o="$old" -v n="$3" -v bw="${2%% *}" 'BEGIN { exit !(bw == "bw" ? n > o : n < o) }'; then
         R[$1,$2]="$3"
@@ -155,7 +162,9 @@ for ((round = 1; round <= rounds; round++)); do
         else
             echo "# $i pingpong failed: $(tail -n 2 "$log" | tr '\n' ' ')" >&2
         fi
-        if launch "$i" 1 2 "$WORK/$i-msg_rate" 100 "$window" 1024 65536 1048576 4194304 >"$log" 2>&1; then
+        if [ "$bw" = no ]; then
+            :
+        elif launch "$i" 1 2 "$WORK/$i-msg_rate" 100 "$window" 1024 65536 1048576 4194304 >"$log" 2>&1; then
             while read -r s mbs _; do
                 [ -n "${SIZE_OF[$s]:-}" ] && keep "$i" "${SIZE_OF[$s]}" "$mbs"
             done < <(grep -E '^[0-9]+ [0-9.]+ [0-9]+$' "$log")
@@ -176,8 +185,13 @@ for ((round = 1; round <= rounds; round++)); do
     done
 done
 
+if [ "$stat" = median ]; then
+    for k in "${!V[@]}"; do
+        R[$k]="$(tr ' ' '\n' <<<"${V[$k]}" | grep . | sort -g | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')"
+    done
+fi
 {
-    echo "# two network namespaces over TCP (veth + bridge), UCX_TLS=tcp; best of $rounds interleaved rounds; $(nproc) cores"
+    echo "# two network namespaces over TCP (veth + bridge), UCX_TLS=tcp; $stat of $rounds interleaved rounds; $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "# MPICH $(mpichversion 2>/dev/null | sed -n 's/^MPICH Version:[[:space:]]*//p') ($(mpichversion 2>/dev/null | sed -n 's/^MPICH Device:[[:space:]]*//p')), $(mpirun.openmpi --version 2>/dev/null | head -n 1) (ob1, btl tcp)"
     echo "# times in us (lower is better), bandwidths in MB/s (higher is better); ratio = oxmpi / better peer"
 } | tee "$out_dir/netns.txt"

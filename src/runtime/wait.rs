@@ -38,6 +38,9 @@ pub struct WaitPolicy {
 /// preempt the busy loop. Hence: no yields, and block only after a time slice's worth of spinning.
 const LINGER_US: u64 = 4000;
 
+/// How long a waiter that yields for ever goes without looking at its condition (see `wait`).
+const RECHECK: Duration = Duration::from_millis(1);
+
 impl WaitPolicy {
     /// Chooses the policy from OXMPI_WAIT (auto | spin | yield | block) and the ratio of ranks on
     /// this node to the CPUs this process may use.
@@ -92,6 +95,24 @@ impl WaitPolicy {
                 }
                 if self.spins == u32::MAX || start.elapsed() >= self.linger {
                     break;
+                }
+            }
+        }
+        if self.yields == u32::MAX && !self.block {
+            // Yielding for ever (a rank of a job over nodes, or OXMPI_WAIT=yield): back to the
+            // caller's progress pass and condition every `RECHECK`, as a sleeper's futex times
+            // out. A condition that changes without a packet or a ring (none is known) then
+            // costs a millisecond, not the wait until some packet (UCX's keepalive, 20 s).
+            let start = std::time::Instant::now();
+            loop {
+                for _ in 0..64 {
+                    if changed() {
+                        return;
+                    }
+                    std::thread::yield_now();
+                }
+                if start.elapsed() >= RECHECK {
+                    return;
                 }
             }
         }
@@ -173,5 +194,25 @@ mod tests {
         std::thread::sleep(Duration::from_millis(20));
         ring(&bell);
         t.join().unwrap();
+    }
+
+    /// A waiter that yields for ever still goes back to its caller's condition now and then,
+    /// with nothing rung and nothing arrived (a job over nodes: its waiters never sleep).
+    #[test]
+    fn yielding_waiter_returns_to_recheck() {
+        let (tx, rx) = std::sync::mpsc::channel();
+        // Detached if it never returns (the failure): the assertion below ends the test.
+        std::thread::spawn(move || {
+            let bell = Doorbell { seq: AtomicU32::new(0), sleepers: AtomicU32::new(0), parked: AtomicU32::new(0), inbox: std::sync::atomic::AtomicU64::new(0), carrier: AtomicU32::new(0) };
+            let p = WaitPolicy { spins: 16, yields: u32::MAX, block: false, linger: Duration::ZERO };
+            let looks = std::sync::atomic::AtomicUsize::new(0);
+            p.wait(&bell, 0, || {
+                looks.fetch_add(1, Ordering::Relaxed);
+                false
+            });
+            let _ = tx.send(looks.load(Ordering::Relaxed));
+        });
+        let looks = rx.recv_timeout(Duration::from_secs(30)).expect("the waiter never went back to its condition");
+        assert!(looks > 16, "it yielded, looking between yields, before it returned ({looks} looks)");
     }
 }

@@ -110,6 +110,10 @@ impl Net {
     fn fetch(&self) -> bool {
         let mut w = lock(&self.worker);
         let mut moved = w.progress().unwrap_or(true);
+        if w.idle() {
+            // A waiter's empty look (most of them): no stash, no goodbyes, no pulls to visit.
+            return moved;
+        }
         let mut got = Vec::new();
         let mut byes = Vec::new();
         let mut odd = Vec::new();
@@ -272,12 +276,16 @@ impl Nodes {
 
     /// Hands over (through the stash) the failed pulls whose sender the launcher has marked
     /// failed since (see `OnDemand::failed`); returns whether there were any.
+    #[inline(always)]
     fn release_failed_pulls(&self, net: &Net) -> bool {
         // Relaxed: set and cleared under `on_demand`'s lock, which orders the list itself; a
         // stale false only delays the hand-over to the next look.
-        if !net.failed_pulls.load(Ordering::Relaxed) {
-            return false;
-        }
+        net.failed_pulls.load(Ordering::Relaxed) && self.release_failed_pulls_now(net)
+    }
+
+    /// `release_failed_pulls` once some may be there (rare: out of a waiter's every look).
+    #[cold]
+    fn release_failed_pulls_now(&self, net: &Net) -> bool {
         let mut d = lock(&net.on_demand);
         let (now, later): (Vec<_>, Vec<_>) = std::mem::take(&mut d.failed).into_iter().partition(|&(p, _)| self.shm.peer_failed(p));
         net.failed_pulls.store(!later.is_empty(), Ordering::Relaxed);

@@ -699,6 +699,13 @@ impl Worker {
         Ok(n)
     }
 
+    /// Whether nothing waits to be handed over: no packet for `take`, no receive for `pulled`
+    /// (a waiter's empty look skips both).
+    #[inline]
+    pub fn idle(&self) -> bool {
+        self.inbox.arrivals.is_empty() && self.pulls.is_empty()
+    }
+
     /// The file descriptor that becomes readable when this worker has events, after `arm`.
     pub fn event_fd(&self) -> Result<RawFd, String> {
         let mut fd: RawFd = -1;
