@@ -51,7 +51,12 @@
 //!   `MAX` waits for every record before running `rest` (one synchronisation more, for reduces
 //!   above `MAX` bytes only) and fails without running it on a mismatch.
 //! The drain matches the peers' algorithm when the ranks differ in count only (reductions must
-//! pass the same datatype and op everywhere).
+//! pass the same datatype and op everywhere). Cost of the header on correct calls, 2 ranks on the
+//! 2-core development machine (load 5-9; median over 500 calls of each call's slowest rank,
+//! median of 5 interleaved runs, us, before -> after, processes / threads): bcast 4 KiB 2.18 ->
+//! 2.21 / 2.11 -> 2.20, allreduce 8 KiB 6.01 -> 6.23 / 7.94 -> 8.10, alltoall 4 KiB blocks
+//! 2.98 -> 3.23 / 1.39 -> 1.70, 1 MiB level (MPICH / Open MPI: 3.81 / 4.81, 6.12 / 12.92,
+//! 3.65 / 4.25).
 use super::arena::Arena;
 use super::Coll;
 use crate::error::{err, ErrorClass, MpiResult};
