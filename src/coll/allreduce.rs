@@ -109,11 +109,23 @@ pub unsafe fn allreduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: 
     }
     if n > 1 && bytes > 0 {
         // Rank-order folds: any op.
-        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
-            // SAFETY: per this function's contract; `bytes` fits a record.
-            return unsafe { super::flat::allreduce(cx, a, sendbuf, recvbuf, count, red) };
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none())? {
+            // SAFETY: per this function's contract; `rest` gets buffers of `count` elements.
+            return unsafe { super::flat::allreduce(cx, a, sendbuf, recvbuf, count, red, |s, r, k| beyond_flat(cx, s, r, k, red, forced, arrived)) };
         }
     }
+    // SAFETY: per this function's contract.
+    unsafe { beyond_flat(cx, sendbuf, recvbuf, count, red, forced, arrived) }
+}
+
+/// The algorithms other than `flat` (`forced`: the forced choice; `arrived`: when the call
+/// began).
+///
+/// # Safety
+/// As `allreduce_internal`.
+unsafe fn beyond_flat(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, forced: Option<usize>, arrived: i64) -> MpiResult {
+    let n = cx.size();
+    let bytes = count * red.size;
     // The block algorithms combine blocks in an order that depends on the rank layout: they need
     // a commutative op; the others get the rank-ordered recursive doubling.
     let arena = super::arena::of(cx)?.filter(|_| n > 1);

@@ -83,17 +83,27 @@ pub struct Slot {
 /// # Safety
 /// `send` holds `peers * sblock` readable bytes, `recv` `peers * rblock` writable ones, disjoint.
 pub unsafe fn alltoall(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8, rblock: usize) -> MpiResult {
+    let forced = forced(Collective::Alltoall, ALGORITHMS)?;
+    if !cx.c.is_inter() && sblock == rblock && sblock > 0 {
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none())? {
+            // SAFETY: per this function's contract; an intracommunicator with equal blocks;
+            // `rest` gets buffers of n blocks.
+            return unsafe { super::flat::alltoall(cx, a, send, recv, sblock, |s, r, b| beyond_flat(cx, s, b, r, b, forced)) };
+        }
+    }
+    // SAFETY: per this function's contract.
+    unsafe { beyond_flat(cx, send, sblock, recv, rblock, forced) }
+}
+
+/// The algorithms other than `flat` (`forced`: the forced choice).
+///
+/// # Safety
+/// As `alltoall`.
+unsafe fn beyond_flat(cx: &Coll, send: *const u8, sblock: usize, recv: *mut u8, rblock: usize, forced: Option<usize>) -> MpiResult {
     let m = cx.c.peer_size();
     let sends: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: send.wrapping_add(j * sblock) as *mut u8, bytes: sblock, round: 0 }).collect();
     let recvs: Vec<Slot> = (0..m).map(|j| Slot { peer: Some(j), buf: recv.wrapping_add(j * rblock), bytes: rblock, round: 0 }).collect();
     let n = cx.size();
-    let forced = forced(Collective::Alltoall, ALGORITHMS)?;
-    if !cx.c.is_inter() && sblock == rblock && sblock > 0 {
-        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), n.saturating_mul(sblock))? {
-            // SAFETY: per this function's contract; an intracommunicator with equal blocks.
-            return unsafe { super::flat::alltoall(cx, a, send, recv, sblock) };
-        }
-    }
     if (forced.is_none() && sblock <= SHARED_MAX_BLOCK || forced == Some(SHARED)) && !cx.c.is_inter() && sblock == rblock && n > 1 && sblock > 0 {
         if let Some(a) = super::arena::of(cx)?.filter(|a| super::shm_large::alltoall_fits(a, n, sblock)) {
             // SAFETY: per this function's contract; an intracommunicator with equal blocks.

@@ -3,8 +3,12 @@
 //! - Threads mode: every rank of the communicator is a thread (or fiber) of this process, so one
 //!   `Arena` per communicator is shared by all its ranks through a process-wide registry keyed by
 //!   (context id, member world ranks). Contributions stay in the ranks' buffers (a pointer each).
-//!   The entry leaves when every member has taken the arena once and all let it go (see
-//!   `Arena::attached`).
+//!   The entry leaves when every member has freed the communicator (`leave`), whether it took
+//!   the arena or not: with `flat` a rank may finish a collective, and free the communicator,
+//!   before a slower member first takes the arena, which must then find the same arena (holding
+//!   the first rank's record), not a fresh one; and an entry that a member never took must not
+//!   outlive the communicator, or the next communicator with the same context id and members
+//!   would inherit its episode counts.
 //! - Processes mode: any intracommunicator of the job's initial ranks, in the communicator's
 //!   shared region (`region`, made at the first collective that asks): each rank copies its
 //!   contribution (at most `ARENA_SLOT` bytes) into its slot there, and the result goes to a slot
@@ -44,7 +48,7 @@ use std::cell::UnsafeCell;
 use std::collections::HashMap;
 use crate::runtime::segment::{ArenaCounters, ARENA_SLOT};
 use crate::comm::Universe;
-use std::sync::atomic::{AtomicPtr, AtomicUsize, Ordering::*};
+use std::sync::atomic::{AtomicPtr, Ordering::*};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The shared state of one communicator's ranks.
@@ -53,13 +57,6 @@ pub struct Arena {
     members: Vec<usize>,
     /// Where contributions and results live, and the episode counters.
     store: Store,
-    /// Ranks (of this process) that hold this arena now.
-    users: AtomicUsize,
-    /// Threads mode: ranks that took this arena so far. The registry entry leaves only when
-    /// every member took it and all let it go: with `flat` a rank may finish a collective, and
-    /// free the communicator, before a slower member first takes the arena, which must then
-    /// find the same arena (holding the first rank's record), not a fresh one.
-    attached: AtomicUsize,
 }
 
 // The threads-mode counters are cache-padded in place (each arena lives once, behind an Arc):
@@ -91,27 +88,43 @@ unsafe impl Send for Arena {}
 
 type Key = (u32, Vec<usize>);
 
-fn registry() -> &'static Mutex<HashMap<Key, Arc<Arena>>> {
-    static R: OnceLock<Mutex<HashMap<Key, Arc<Arena>>>> = OnceLock::new();
+/// Threads mode: a communicator's registry entry.
+#[derive(Default)]
+struct Entry {
+    /// Made by the first member to take it.
+    arena: Option<Arc<Arena>>,
+    /// Members that freed the communicator so far.
+    left: usize,
+}
+
+fn registry() -> &'static Mutex<HashMap<Key, Entry>> {
+    static R: OnceLock<Mutex<HashMap<Key, Entry>>> = OnceLock::new();
     R.get_or_init(Default::default)
 }
 
 /// A rank's hold on its communicator's arena (kept in `Comm::arena`); None where the
-/// communicator has none.
+/// communicator has none. The arena lives as long as a rank holds it, after its registry entry
+/// left.
 pub struct ArenaRef {
     arena: Option<Arc<Arena>>,
-    /// Threads mode: the registry entry.
-    key: Option<Key>,
 }
 
-impl Drop for ArenaRef {
-    fn drop(&mut self) {
-        let (Some(arena), Some(key)) = (&self.arena, &self.key) else { return };
-        let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
-        let last = arena.users.fetch_sub(1, AcqRel) == 1 && arena.attached.load(Acquire) == arena.members.len();
-        if last && r.get(key).is_some_and(|a| Arc::ptr_eq(a, arena)) {
-            r.remove(key);
-        }
+/// Threads mode: this rank frees intracommunicator `c` (it runs no collective on it any more).
+/// The registry entry leaves with the last member (see the module comment); a member that
+/// leaves before any took the arena makes the entry, so that the count holds.
+pub fn leave(c: &Comm) {
+    if c.remote.is_none() && c.group.len() >= 2 && super::select::threads_mode() {
+        leave_entry(c);
+    }
+}
+
+fn leave_entry(c: &Comm) {
+    let key = (c.context, c.group.clone());
+    let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
+    let e = r.entry(key.clone()).or_default();
+    e.left += 1;
+    if e.left >= c.group.len() {
+        r.remove(&key);
     }
 }
 
@@ -122,8 +135,10 @@ impl ArenaRef {
         let key = (c.context, c.group.clone());
         let mut r = registry().lock().unwrap_or_else(|p| p.into_inner());
         let arena = r
-            .entry(key.clone())
-            .or_insert_with(|| {
+            .entry(key)
+            .or_default()
+            .arena
+            .get_or_insert_with(|| {
                 let counters = ArenaCounters { gen: Default::default(), arrived: Default::default() };
                 Arc::new(Arena {
                     members: c.group.clone(),
@@ -133,14 +148,10 @@ impl ArenaRef {
                         results: [UnsafeCell::new(Vec::new()), UnsafeCell::new(Vec::new())],
                         flat: super::flat::Memory::new(c.group.len()),
                     },
-                    users: AtomicUsize::new(0),
-                    attached: AtomicUsize::new(0),
                 })
             })
             .clone();
-        arena.users.fetch_add(1, AcqRel);
-        arena.attached.fetch_add(1, AcqRel);
-        ArenaRef { arena: Some(arena), key: Some(key) }
+        ArenaRef { arena: Some(arena) }
     }
 
     /// Processes mode: the arena in the communicator's shared region, made now (collectively:
@@ -150,11 +161,11 @@ impl ArenaRef {
     fn region(u: &Universe, cx: &Coll) -> MpiResult<ArenaRef> {
         let c = cx.c;
         if !c.group.iter().all(|&w| w < u.seg.initial()) {
-            return Ok(ArenaRef { arena: None, key: None });
+            return Ok(ArenaRef { arena: None });
         }
         let arena = super::region::Region::create(cx)?
-            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r), users: AtomicUsize::new(1), attached: AtomicUsize::new(1) }));
-        Ok(ArenaRef { arena, key: None })
+            .map(|r| Arc::new(Arena { members: c.group.clone(), store: Store::Region(r) }));
+        Ok(ArenaRef { arena })
     }
 }
 
@@ -178,7 +189,7 @@ pub fn of<'a>(cx: &Coll<'a>) -> MpiResult<Option<&'a Arena>> {
     // message-based algorithms, which fail the same way.
     let (r, result) = match made {
         Ok(r) => (r, Ok(())),
-        Err(e) => (ArenaRef { arena: None, key: None }, Err(e)),
+        Err(e) => (ArenaRef { arena: None }, Err(e)),
     };
     let _ = st.arena.set(r);
     result?;
@@ -337,5 +348,39 @@ impl Arena {
             // SAFETY: the two result slots follow the n contribution slots in the arena.
             Store::Region(r) => unsafe { r.slots().add((self.n() + parity) * ARENA_SLOT) },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn registered(c: &Comm) -> Option<Option<Arc<Arena>>> {
+        registry().lock().unwrap().get(&(c.context, c.group.clone())).map(|e| e.arena.clone())
+    }
+
+    #[test]
+    fn entry_leaves_with_the_last_member() {
+        // Three members (world ranks 7, 8, 9) of a communicator with a context id of its own.
+        let comms: Vec<Comm> = (0..3).map(|r| Comm::new(0x3fff_0000 + 2, vec![7, 8, 9], r, 0)).collect();
+        // Member 2 frees it before anybody took the arena; member 0 takes it, then member 1,
+        // which must find the same arena.
+        leave_entry(&comms[2]);
+        let a = ArenaRef::shared(&comms[0]);
+        let b = ArenaRef::shared(&comms[1]);
+        assert!(Arc::ptr_eq(a.arena.as_ref().unwrap(), b.arena.as_ref().unwrap()));
+        leave_entry(&comms[0]);
+        drop(a);
+        assert!(registered(&comms[1]).is_some_and(|e| e.is_some()), "left before the last member");
+        leave_entry(&comms[1]);
+        assert!(registered(&comms[1]).is_none(), "entry outlived its communicator");
+        // A member that never took the arena: the others' frees still remove the entry.
+        let comms: Vec<Comm> = (0..2).map(|r| Comm::new(0x3fff_0000 + 4, vec![7, 8], r, 0)).collect();
+        let a = ArenaRef::shared(&comms[0]);
+        leave_entry(&comms[0]);
+        drop(a);
+        leave_entry(&comms[1]);
+        assert!(registered(&comms[0]).is_none(), "entry of a communicator that a member never took stayed");
+        drop(b);
     }
 }

@@ -21,7 +21,7 @@ pub fn barrier(cx: &Coll) -> MpiResult {
         }
     }
     let n = cx.size();
-    if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), 0)? {
+    if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none())? {
         return super::flat::barrier(cx, a);
     }
     if let Some(a) = super::arena::of(cx)?.filter(|_| n > 1 && forced != Some(DISSEMINATION)) {

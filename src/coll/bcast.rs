@@ -67,7 +67,6 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
     if cx.size() == 1 || bytes == 0 {
         return Ok(());
     }
-    let n = cx.size();
     let forced = forced(Collective::Bcast, ALGORITHMS)?;
     if forced.is_none() {
         if let Some(l) = super::hierarchical::Layout::of(cx) {
@@ -75,10 +74,21 @@ pub unsafe fn bcast(cx: &Coll, buf: *mut u8, bytes: usize, root: usize) -> MpiRe
             return unsafe { super::hierarchical::bcast(cx, &l, buf, bytes, root) };
         }
     }
-    if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
-        // SAFETY: per this function's contract; `bytes` fits a record.
-        return unsafe { super::flat::bcast(cx, a, buf, bytes, root) };
+    if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none())? {
+        // SAFETY: per this function's contract; `rest` gets a buffer of the root's size.
+        return unsafe { super::flat::bcast(cx, a, buf, bytes, root, |b, len| beyond_flat(cx, b, len, root, forced, arrived)) };
     }
+    // SAFETY: per this function's contract.
+    unsafe { beyond_flat(cx, buf, bytes, root, forced, arrived) }
+}
+
+/// The algorithms other than `flat` (`forced`: the forced choice; `arrived`: when the call
+/// began).
+///
+/// # Safety
+/// As `bcast`.
+unsafe fn beyond_flat(cx: &Coll, buf: *mut u8, bytes: usize, root: usize, forced: Option<usize>, arrived: i64) -> MpiResult {
+    let n = cx.size();
     if forced == Some(SHARED) {
         if let Some(a) = super::arena::of(cx)?.filter(|a| bytes <= a.capacity()) {
             // SAFETY: per this function's contract; `bytes` fits the arena.

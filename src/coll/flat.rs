@@ -32,9 +32,31 @@
 //! Monitoring counts each publication as one collective message to each rank that reads it.
 //!
 //! `auto` runs these on 2 to `AUTO_MAX_RANKS` ranks that do not outnumber the CPUs; forcing
-//! (`OXMPI_<COLL>_ALGORITHM=flat`) runs them on any number. Each rank chooses from its own byte
-//! count: a program whose ranks pass different sizes (erroneous) across `MAX` may hang, which
-//! the README lists among the known differences.
+//! (`OXMPI_<COLL>_ALGORITHM=flat`) runs them on any number.
+//!
+//! Calls above `MAX`: on a communicator where `flat` runs, a collective of more than `MAX` bytes
+//! still takes a flat episode, whose record is a header only (`len` = the rank's byte count, no
+//! data), and then runs the caller's other algorithms (`rest`). So ranks that pass counts on
+//! both sides of `MAX` (erroneous: the signatures differ) find each other's lengths in the
+//! records and fail with ErrorClass::Truncate instead of waiting in two different algorithms
+//! for ever. Where a rank that saw the mismatch cannot tell its peers, it takes part in their
+//! algorithm with scratch buffers of their size (`drain`) before failing:
+//! - bcast: the root's record decides. A non-root waits for it (it waits for the root's data
+//!   anyway) and follows the root's length, draining a larger broadcast than its own.
+//! - allreduce, alltoall: every rank reads every record. A rank above `MAX` publishes its header
+//!   and runs `rest` at once (no extra wait); a rank at most `MAX` that finds headers drains with
+//!   their length; the rank above `MAX` checks the records after `rest` (all are published then:
+//!   every rank published before taking part) and fails too.
+//! - reduce: a non-root at most `MAX` returns after publishing, so it cannot drain: a rank above
+//!   `MAX` waits for every record before running `rest` (one synchronisation more, for reduces
+//!   above `MAX` bytes only) and fails without running it on a mismatch.
+//! The drain matches the peers' algorithm when the ranks differ in count only (reductions must
+//! pass the same datatype and op everywhere). Cost of the header on correct calls, 2 ranks on the
+//! 2-core development machine (load 5-9; median over 500 calls of each call's slowest rank,
+//! median of 5 interleaved runs, us, before -> after, processes / threads): bcast 4 KiB 2.18 ->
+//! 2.21 / 2.11 -> 2.20, allreduce 8 KiB 6.01 -> 6.23 / 7.94 -> 8.10, alltoall 4 KiB blocks
+//! 2.98 -> 3.23 / 1.39 -> 1.70, 1 MiB level (MPICH / Open MPI: 3.81 / 4.81, 6.12 / 12.92,
+//! 3.65 / 4.25).
 use super::arena::Arena;
 use super::Coll;
 use crate::error::{err, ErrorClass, MpiResult};
@@ -127,12 +149,14 @@ struct Flat<'a> {
     e: u64,
 }
 
-/// The arena in which a flat collective of `bytes` bytes per rank runs, if it does: when
-/// `forced`, or when `auto` and the rank count suits (see the module comment), and the
-/// communicator has an arena (not for intercommunicators, several nodes, nonblocking use).
-pub fn arena<'a>(cx: &Coll<'a>, forced: bool, auto: bool, bytes: usize) -> MpiResult<Option<&'a Arena>> {
+/// The arena in which the communicator's flat collectives run, if they do: when `forced`, or
+/// when `auto` and the rank count suits (see the module comment), and the communicator has an
+/// arena (not for intercommunicators, several nodes, nonblocking use). It does not depend on the
+/// message size, which ranks may pass differently (see the module comment on calls above
+/// `MAX`).
+pub fn arena<'a>(cx: &Coll<'a>, forced: bool, auto: bool) -> MpiResult<Option<&'a Arena>> {
     let n = cx.size();
-    if n < 2 || bytes > MAX || !(forced || auto && n <= AUTO_MAX_RANKS && !super::select::oversubscribed(n)) {
+    if n < 2 || !(forced || auto && n <= AUTO_MAX_RANKS && !super::select::oversubscribed(n)) {
         return Ok(None);
     }
     super::arena::of(cx)
@@ -190,6 +214,21 @@ impl<'a> Flat<'a> {
     unsafe fn publish(&self, parts: &[(*const u8, usize)], readers: impl Iterator<Item = usize> + Clone) -> MpiResult {
         let len: usize = parts.iter().map(|p| p.1).sum();
         debug_assert!(len <= MAX);
+        // SAFETY: per this function's contract.
+        unsafe { self.publish_len(parts, len, readers) }
+    }
+
+    /// Publishes a header only: this rank's call has `len` (more than `MAX`) bytes and runs
+    /// another algorithm. Not counted by monitoring (that algorithm's messages are).
+    fn announce(&self, len: usize, readers: impl Iterator<Item = usize> + Clone) -> MpiResult {
+        debug_assert!(len > MAX);
+        // SAFETY: no bytes are read.
+        unsafe { self.publish_len(&[], len, readers) }
+    }
+
+    /// # Safety
+    /// As `publish`; `len` is the parts' total, or more than `MAX` for a header without parts.
+    unsafe fn publish_len(&self, parts: &[(*const u8, usize)], len: usize, readers: impl Iterator<Item = usize> + Clone) -> MpiResult {
         if self.e >= 2 {
             self.reusable()?;
         }
@@ -206,8 +245,10 @@ impl<'a> Flat<'a> {
         l.store(len as u64, Relaxed);
         seq.store(self.e + 1, Release);
         let (u, ctx) = (&self.cx.u.engine, self.cx.c.coll_context());
-        for q in readers.clone() {
-            crate::monitoring::record_send(u.rank(), u.size(), self.cx.c.world_rank(q), len, ctx);
+        if len <= MAX {
+            for q in readers.clone() {
+                crate::monitoring::record_send(u.rank(), u.size(), self.cx.c.world_rank(q), len, ctx);
+            }
         }
         for q in readers {
             u.ring_rank(self.cx.c.world_rank(q));
@@ -243,14 +284,32 @@ impl<'a> Flat<'a> {
         self.wait(|| from.clone().all(|q| self.record(q).0.load(Acquire) == e + 1))
     }
 
+    /// The length in rank `q`'s published record (after `await_records`).
+    fn len(&self, q: usize) -> usize {
+        self.record(q).1.load(Relaxed) as usize
+    }
+
     /// Rank `q`'s published record (after `await_records`): its data, if it holds `bytes` bytes.
     fn data(&self, q: usize, bytes: usize) -> MpiResult<*const u8> {
-        let (_, l, data) = self.record(q);
-        let len = l.load(Relaxed) as usize;
+        let len = self.len(q);
         if len != bytes {
-            return Err(err(ErrorClass::Truncate, format!("collective message from rank {q} has {len} bytes, this rank expected {bytes}: the ranks passed different counts or datatypes")));
+            return Err(mismatch(q, len, bytes));
         }
-        Ok(data)
+        Ok(self.record(q).2)
+    }
+
+    /// After `await_records(0..n)`: the largest length above `MAX` among the records, if any
+    /// (ranks running another algorithm with that many bytes).
+    fn announced(&self) -> Option<usize> {
+        (0..self.n).map(|q| self.len(q)).filter(|&l| l > MAX).max()
+    }
+
+    /// After `await_records(0..n)`: the first rank whose record's length is not `bytes`.
+    fn check(&self, bytes: usize) -> MpiResult {
+        match (0..self.n).find(|&q| self.len(q) != bytes) {
+            Some(q) => Err(mismatch(q, self.len(q), bytes)),
+            None => Ok(()),
+        }
     }
 
     /// Ends this rank's part of the episode (after its last read of the records); `all_read`:
@@ -275,6 +334,19 @@ impl<'a> Flat<'a> {
     }
 }
 
+fn mismatch(q: usize, len: usize, bytes: usize) -> crate::error::MpiError {
+    err(ErrorClass::Truncate, format!("collective message from rank {q} has {len} bytes, this rank expected {bytes}: the ranks passed different counts or datatypes"))
+}
+
+/// Runs `rest` (the collective's other algorithms) with zero-filled scratch buffers of
+/// `len` bytes in place of this rank's, to take part in the peers' algorithm, then fails: this
+/// rank's call has `bytes` bytes (see the module comment).
+fn drain(len: usize, bytes: usize, q: usize, rest: impl FnOnce(*mut u8, *mut u8) -> MpiResult) -> MpiResult {
+    let (mut a, mut b) = (vec![0u8; len], vec![0u8; len]);
+    rest(a.as_mut_ptr(), b.as_mut_ptr())?;
+    Err(mismatch(q, len, bytes))
+}
+
 /// MPI_Barrier: every rank publishes an empty record and waits for everybody's.
 pub fn barrier(cx: &Coll, arena: &Arena) -> MpiResult {
     let f = Flat::new(cx, arena)?;
@@ -285,20 +357,35 @@ pub fn barrier(cx: &Coll, arena: &Arena) -> MpiResult {
     Ok(())
 }
 
-/// MPI_Bcast of `bytes` (at most `MAX`) bytes at `buf` from communicator rank `root`: the root
-/// publishes and returns, every other rank copies the root's record.
+/// MPI_Bcast of `bytes` bytes at `buf` from communicator rank `root`: the root publishes and
+/// returns, every other rank copies the root's record. Above `MAX` bytes (the root's count
+/// decides) the root publishes a header and every rank runs `rest(buf, bytes)`.
 ///
 /// # Safety
-/// `buf` holds `bytes` bytes, readable at the root, writable elsewhere.
-pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: usize) -> MpiResult {
+/// `buf` holds `bytes` bytes, readable at the root, writable elsewhere; `rest` broadcasts as
+/// `bcast::bcast` does.
+pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: usize, rest: impl FnOnce(*mut u8, usize) -> MpiResult) -> MpiResult {
     let f = Flat::new(cx, arena)?;
     if f.me == root {
+        if bytes > MAX {
+            f.announce(bytes, f.others())?;
+            f.finish(false);
+            return rest(buf, bytes);
+        }
         // SAFETY: per this function's contract.
         unsafe { f.publish(&[(buf, bytes)], f.others())? };
         f.finish(false);
         return Ok(());
     }
     f.await_records(std::iter::once(root))?;
+    let len = f.len(root);
+    if len > MAX {
+        f.finish(false);
+        if len == bytes {
+            return rest(buf, bytes);
+        }
+        return drain(len, bytes, root, |b, _| rest(b, len));
+    }
     let got = f.data(root, bytes).map(|d| {
         // SAFETY: the root's record holds `bytes` bytes until we finish; `buf` holds `bytes`.
         unsafe { std::ptr::copy_nonoverlapping(d, buf, bytes) }
@@ -314,28 +401,54 @@ pub unsafe fn bcast(cx: &Coll, arena: &Arena, buf: *mut u8, bytes: usize, root: 
 /// `out` holds `count * red.size` writable bytes; every record is published.
 unsafe fn fold(f: &Flat, out: *mut u8, count: usize, red: &Reduction) -> MpiResult {
     let bytes = count * red.size;
-    let all = (0..f.n).map(|q| f.data(q, bytes)).collect::<MpiResult<Vec<_>>>()?;
+    // Checked first, then read without collecting the records (no allocation per call).
+    f.check(bytes)?;
     // SAFETY: each record holds `bytes` bytes (checked), stable until we finish; `out` holds
     // `bytes` (caller) and is none of the records.
     unsafe {
-        std::ptr::copy_nonoverlapping(all[f.n - 1], out, bytes);
-        for &a in all[..f.n - 1].iter().rev() {
-            red.apply(a, out, count);
+        std::ptr::copy_nonoverlapping(f.record(f.n - 1).2, out, bytes);
+        for q in (0..f.n - 1).rev() {
+            red.apply(f.record(q).2, out, count);
         }
     }
     Ok(())
 }
 
-/// MPI_Allreduce of `count` elements (`count * red.size` at most `MAX` bytes); with
-/// MPI_IN_PLACE `sendbuf == recvbuf`.
+/// A rank above `MAX` in a collective where every rank reads every record: publishes its
+/// header, runs `rest`, then checks that every rank's length was `bytes` (they are all published:
+/// every rank publishes before taking part in `rest`'s algorithm).
+fn beyond(f: &Flat, bytes: usize, rest: impl FnOnce() -> MpiResult) -> MpiResult {
+    f.announce(bytes, f.others())?;
+    let r = rest();
+    if r.is_err() {
+        f.finish(false);
+        return r;
+    }
+    f.await_records(0..f.n)?;
+    let r = f.check(bytes);
+    f.finish(true);
+    r
+}
+
+/// MPI_Allreduce of `count` elements; with MPI_IN_PLACE `sendbuf == recvbuf`. Above `MAX` bytes
+/// `rest(sendbuf, recvbuf, count)` runs it.
 ///
 /// # Safety
-/// As `allreduce::allreduce_internal`.
-pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction) -> MpiResult {
+/// As `allreduce::allreduce_internal`; `rest` reduces as it does.
+pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, rest: impl FnOnce(*const u8, *mut u8, usize) -> MpiResult) -> MpiResult {
     let f = Flat::new(cx, arena)?;
+    let bytes = count * red.size;
+    if bytes > MAX {
+        return beyond(&f, bytes, || rest(sendbuf, recvbuf, count));
+    }
     // SAFETY: `sendbuf` holds `count` elements (caller).
-    unsafe { f.publish(&[(sendbuf, count * red.size)], f.others())? };
+    unsafe { f.publish(&[(sendbuf, bytes)], f.others())? };
     f.await_records(0..f.n)?;
+    if let Some(len) = f.announced() {
+        f.finish(true);
+        let q = (0..f.n).find(|&q| f.len(q) == len).unwrap_or(0);
+        return drain(len, bytes, q, |s, r| rest(s, r, len / red.size.max(1)));
+    }
     // SAFETY: every record is published; our input is copied into ours, so `recvbuf` may be it.
     let r = unsafe { fold(&f, recvbuf, count, red) };
     f.finish(true);
@@ -343,20 +456,30 @@ pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *
 }
 
 /// MPI_Reduce to communicator rank `root`: every rank publishes; the others return at once, the
-/// root folds the records.
+/// root folds the records. Above `MAX` bytes a rank waits for every record, then runs
+/// `rest(sendbuf, recvbuf, count)` if every rank passed as many bytes.
 ///
 /// # Safety
-/// As `reduce::binomial`.
-pub unsafe fn reduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize) -> MpiResult {
+/// As `reduce::binomial`; `rest` reduces as it does.
+pub unsafe fn reduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize, rest: impl FnOnce(*const u8, *mut u8, usize) -> MpiResult) -> MpiResult {
     let f = Flat::new(cx, arena)?;
+    let bytes = count * red.size;
+    if bytes > MAX {
+        f.announce(bytes, f.others())?;
+        f.await_records(0..f.n)?;
+        let r = f.check(bytes);
+        f.finish(true);
+        r?;
+        return rest(sendbuf, recvbuf, count);
+    }
     if f.me != root {
         // SAFETY: `sendbuf` holds `count` elements (caller).
-        unsafe { f.publish(&[(sendbuf, count * red.size)], std::iter::once(root))? };
+        unsafe { f.publish(&[(sendbuf, bytes)], std::iter::once(root))? };
         f.finish(false);
         return Ok(());
     }
     // SAFETY: as above (at the root `sendbuf` is `recvbuf` with MPI_IN_PLACE: copied first).
-    unsafe { f.publish(&[(sendbuf, count * red.size)], std::iter::empty())? };
+    unsafe { f.publish(&[(sendbuf, bytes)], std::iter::empty())? };
     f.await_records(0..f.n)?;
     // SAFETY: every record is published; `recvbuf` holds `count` elements at the root.
     let r = unsafe { fold(&f, recvbuf, count, red) };
@@ -364,22 +487,31 @@ pub unsafe fn reduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *mut
     r
 }
 
-/// MPI_Alltoall of `block`-byte blocks on an intracommunicator (`n * block` at most `MAX`):
-/// every rank publishes its send row and copies its column out of the others' rows.
+/// MPI_Alltoall of `block`-byte blocks on an intracommunicator: every rank publishes its send
+/// row and copies its column out of the others' rows. Rows above `MAX` bytes:
+/// `rest(send, recv, block)` runs it.
 ///
 /// # Safety
-/// As `alltoall::alltoall`, with equal send and receive blocks.
-pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8, block: usize) -> MpiResult {
+/// As `alltoall::alltoall`, with equal send and receive blocks; `rest` exchanges as it does.
+pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8, block: usize, rest: impl FnOnce(*const u8, *mut u8, usize) -> MpiResult) -> MpiResult {
     let f = Flat::new(cx, arena)?;
-    let row = f.n * block;
+    let row = f.n.saturating_mul(block);
+    if row > MAX {
+        return beyond(&f, row, || rest(send, recv, block));
+    }
     // SAFETY: `send` holds n blocks (caller).
     unsafe { f.publish(&[(send, row)], f.others())? };
     f.await_records(0..f.n)?;
-    let r = (0..f.n).map(|q| f.data(q, row)).collect::<MpiResult<Vec<_>>>().map(|rows| {
-        for (q, d) in rows.into_iter().enumerate() {
-            // SAFETY: row q holds n blocks, stable until we finish; `recv` holds n blocks,
-            // disjoint from the records.
-            unsafe { std::ptr::copy_nonoverlapping(d.add(f.me * block), recv.add(q * block), block) };
+    if let Some(len) = f.announced() {
+        f.finish(true);
+        let q = (0..f.n).find(|&q| f.len(q) == len).unwrap_or(0);
+        return drain(len, row, q, |s, r| rest(s, r, len / f.n));
+    }
+    let r = f.check(row).map(|()| {
+        for q in 0..f.n {
+            // SAFETY: row q holds n blocks (checked), stable until we finish; `recv` holds n
+            // blocks, disjoint from the records.
+            unsafe { std::ptr::copy_nonoverlapping(f.record(q).2.add(f.me * block), recv.add(q * block), block) };
         }
     });
     f.finish(true);

@@ -40,11 +40,24 @@ pub unsafe fn reduce(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usi
     let forced = super::select::forced(super::select::Collective::Reduce, ALGORITHMS)?;
     if n > 1 && bytes > 0 {
         // A rank-order fold: any op.
-        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none(), bytes)? {
-            // SAFETY: per this function's contract; `bytes` fits a record.
-            return unsafe { super::flat::reduce(cx, a, sendbuf, recvbuf, count, red, root) };
+        if let Some(a) = super::flat::arena(cx, forced == Some(FLAT), forced.is_none())? {
+            // SAFETY: per this function's contract.
+            return unsafe { super::flat::reduce(cx, a, sendbuf, recvbuf, count, red, root, |s, r, k| beyond_flat(cx, s, r, k, red, root, forced, arrived)) };
         }
     }
+    // SAFETY: per this function's contract.
+    unsafe { beyond_flat(cx, sendbuf, recvbuf, count, red, root, forced, arrived) }
+}
+
+/// The algorithms other than `flat` (`forced`: the forced choice; `arrived`: when the call
+/// began).
+///
+/// # Safety
+/// As `binomial`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn beyond_flat(cx: &Coll, sendbuf: *const u8, recvbuf: *mut u8, count: usize, red: &Reduction, root: usize, forced: Option<usize>, arrived: i64) -> MpiResult {
+    let n = cx.size();
+    let bytes = count * red.size;
     let forced = forced.filter(|&f| f != FLAT);
     // Rabenseifner combines blocks in an order that depends on the rank layout: commutative ops
     // only; the others combine in rank order (`ordered`).

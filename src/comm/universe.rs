@@ -58,6 +58,8 @@ impl Universe {
             *parent = None;
         }
         drop(parent);
+        // Threads mode: the shared arena's registry entry counts the members gone.
+        crate::coll::arena::leave(&c);
         self.engine.retire_context(c.context);
         Some(c)
     }
