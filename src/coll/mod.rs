@@ -73,6 +73,15 @@ pub struct CommState {
     pub persistent_seq: std::sync::atomic::AtomicU32,
 }
 
+/// Frees this rank's communicator `index` (`Universe::remove_comm`) and tells the collectives:
+/// in threads mode the shared arena's registry entry counts the members gone
+/// (`arena::leave`). Every release of a communicator handle goes through here.
+pub fn remove_comm(u: &Universe, index: u32) -> Option<std::sync::Arc<Comm>> {
+    let c = u.remove_comm(index)?;
+    arena::leave(&c);
+    Some(c)
+}
+
 /// The collectives' state of communicator `c`, made at the first call.
 #[inline]
 pub fn state(c: &Comm) -> &CommState {

@@ -50,7 +50,7 @@ impl Universe {
     /// Frees user communicator `index` (MPI_Comm_free, a window's or a failed constructor's
     /// communicator): its pair goes back to the free ones, and its messages that nobody received
     /// or that are still on their way never reach a later communicator on the pair
-    /// (`p2p::incarnation`).
+    /// (`p2p::incarnation`). Callers go through `coll::remove_comm`, which also tells the collectives.
     pub fn remove_comm(&self, index: u32) -> Option<Arc<Comm>> {
         let c = self.comms.remove(index)?;
         let mut parent = self.parent.lock().unwrap_or_else(|p| p.into_inner());
@@ -58,8 +58,6 @@ impl Universe {
             *parent = None;
         }
         drop(parent);
-        // Threads mode: the shared arena's registry entry counts the members gone.
-        crate::coll::arena::leave(&c);
         self.engine.retire_context(c.context);
         Some(c)
     }

@@ -163,12 +163,12 @@ impl File {
                     Ok(f)
                 }
                 r => {
-                    u.remove_comm(idx);
+                    crate::coll::remove_comm(u, idx);
                     Err(r.err().unwrap_or_else(|| err(ErrorClass::Intern, "duplicating the file's communicator gave MPI_COMM_NULL")))
                 }
             },
             Err(e) => {
-                u.remove_comm(idx);
+                crate::coll::remove_comm(u, idx);
                 Err(e)
             }
         }
@@ -286,7 +286,7 @@ impl File {
         self.outstanding.wait_none();
         let r = self.barrier(u);
         if let Some(&(_, i)) = self.nbc.get() {
-            u.remove_comm(i);
+            crate::coll::remove_comm(u, i);
         }
         if self.amode.delete_on_close && self.comm.rank == 0 {
             backend::delete(&self.path).map_err(|e| backend::mpi_error("deleting", &self.path, &e))?;

@@ -126,7 +126,7 @@ impl Window {
             Ok(w) => Ok(w),
             Err(e) => {
                 revoke_on_failure(u, &comm, &e);
-                u.remove_comm(idx);
+                crate::coll::remove_comm(u, idx);
                 Err(e)
             }
         }

@@ -183,7 +183,7 @@ pub unsafe fn dup_with_attrs_tagged(u: &'static Instance, comm: MPI_Comm, parent
     if new != MPI_COMM_NULL {
         // SAFETY: the callbacks are the application's (this function's contract).
         if let Err(e) = unsafe { copy_all(u, comm, new) } {
-            u.remove_comm(handle_index(new));
+            crate::coll::remove_comm(u, handle_index(new));
             return Err(e);
         }
     }

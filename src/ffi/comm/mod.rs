@@ -32,7 +32,7 @@ unsafe fn free_comm(comm: *mut MPI_Comm, disconnect: bool) -> crate::error::MpiR
     // Attribute caching: delete callbacks run before the communicator goes away (ffi/comm/attr.rs).
     // SAFETY: the callbacks are the application's, registered with their keyvals.
     unsafe { crate::ffi::comm::attr::delete_all(u, h)? };
-    if let Some(c) = u.remove_comm(handle_index(h)) {
+    if let Some(c) = crate::coll::remove_comm(u, handle_index(h)) {
         // Its buffered-send buffer, if any, is detached once its messages are delivered.
         u.engine.release_context(c.context);
     }

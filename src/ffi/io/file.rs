@@ -58,7 +58,7 @@ export! {
         if let Some((i, _)) = decode(h) {
             u.files.remove(i);
         }
-        u.remove_comm(f.comm_index);
+        crate::coll::remove_comm(u, f.comm_index);
         // SAFETY: as above.
         unsafe { *fh = std::ptr::null_mut() };
         r

@@ -238,7 +238,7 @@ export! {
         unsafe { crate::ffi::rma::win_attr::delete_win_attrs(u, h)? };
         crate::osc::serve::unregister(&u.engine, &w);
         u.wins.remove(handle_index(h));
-        u.remove_comm(w.comm_index);
+        crate::coll::remove_comm(u, w.comm_index);
         // SAFETY: as above.
         unsafe { *win = MPI_WIN_NULL };
         Ok(())
