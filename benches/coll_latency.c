@@ -1,6 +1,6 @@
 /* Collective latency benchmark for oxmpi, MPICH and Open MPI (built by scripts/bench.sh).
  *
- * Usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] COLL[,COLL...]
+ * Usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] [-m] COLL[,COLL...]
  *   COLL: bcast, reduce, allreduce, alltoall, barrier
  *   -t  time to spend measuring each message size (default 0.02 s; at least 3 repetitions)
  *   -T  time budget per collective (default: none): sizes not started within it are skipped, so a
@@ -9,6 +9,8 @@
  *   -M  largest message size (default 4 MiB)
  *   -a  alltoall: largest send (and receive) buffer per rank, block size x ranks (default 16 MiB);
  *       larger points are skipped
+ *   -m  report the median over the calls of each call's slowest rank instead of the OSU mean: on
+ *       a loaded machine one descheduled call (milliseconds) dominates a mean of a few calls
  *
  * Message sizes are 8 B .. 4 MiB by factors of 8 (alltoall: the block sent to each peer).
  * bcast and alltoall move MPI_BYTE; reduce and allreduce sum MPI_DOUBLEs (size / 8 of them).
@@ -26,7 +28,8 @@
  * job is aborted.
  *
  * Output (rank 0): comment lines starting with '#', and one line per collective and size:
- *   COLL SIZE RANKS USEC        (USEC = max over ranks of the mean call time, microseconds)
+ *   COLL SIZE RANKS USEC        (USEC = max over ranks of the mean call time, microseconds; with -m
+ *                                the median over calls of the slowest rank's call time)
  *   COLL SIZE RANKS n/a         (the collective failed or returned a wrong result; see '#' lines)
  *   COLL SIZE RANKS skip        (not measured: the time budget was used up)
  * barrier prints one line with SIZE 0.
@@ -37,7 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define USAGE "usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] COLL[,COLL...]"
+#define USAGE "usage: coll_latency [-t TARGET_SECONDS] [-T BUDGET_SECONDS] [-M MAX_BYTES] [-a ALLTOALL_CAP] [-m] COLL[,COLL...]"
 
 enum coll { BCAST, REDUCE, ALLREDUCE, ALLTOALL, BARRIER };
 static const char *const NAMES[] = {"bcast", "reduce", "allreduce", "alltoall", "barrier"};
@@ -52,6 +55,7 @@ enum { OK = 0, WRONG = 1, FAILED = 2 };
 static int rank, size;
 static char *sbuf, *rbuf;
 static long next_root; /* rotates over all calls, so each size starts where the last one ended */
+static int median;     /* -m: report the median over calls of the slowest rank's call time */
 
 static void fail(const char *msg)
 {
@@ -143,15 +147,19 @@ static int checked_call(enum coll c, long n)
     return agreed;
 }
 
-/* iters timed calls, each followed by an untimed barrier; returns the sum of the call times. */
-static double timed_calls(enum coll c, long n, long iters)
+/* iters timed calls, each followed by an untimed barrier; returns the sum of the call times and,
+ * if `each` is not NULL, stores every call's time there. */
+static double timed_calls(enum coll c, long n, long iters, double *each)
 {
     double busy = 0;
     for (long i = 0; i < iters; i++) {
         int root = (int)(next_root++ % size);
         double t0 = MPI_Wtime();
         int rc = call(c, n, root);
-        busy += MPI_Wtime() - t0;
+        double t = MPI_Wtime() - t0;
+        busy += t;
+        if (each)
+            each[i] = t;
         if (rc != MPI_SUCCESS) {
             char msg[MPI_MAX_ERROR_STRING];
             int len = 0;
@@ -173,10 +181,10 @@ static long calibrate(enum coll c, long n, double target)
 {
     long iters = 1;
     double elapsed;
-    timed_calls(c, n, 1);
+    timed_calls(c, n, 1, NULL);
     for (;;) {
         double t0 = MPI_Wtime();
-        timed_calls(c, n, iters);
+        timed_calls(c, n, iters, NULL);
         double t = MPI_Wtime() - t0;
         MPI_Allreduce(&t, &elapsed, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         if (elapsed >= target / 8 || iters >= 4096)
@@ -185,6 +193,12 @@ static long calibrate(enum coll c, long n, double target)
     }
     double reps = target / (elapsed / iters);
     return reps < 3 ? 3 : reps > 100000 ? 100000 : (long)reps;
+}
+
+static int by_value(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
 }
 
 static void report(enum coll c, long n, const char *what)
@@ -234,9 +248,21 @@ static void bench(enum coll c, double target, double budget, long max_bytes, lon
         }
         long reps = calibrate(c, n, target);
         MPI_Barrier(MPI_COMM_WORLD);
-        double mean = timed_calls(c, n, reps) / reps, worst = 0, sum = 0;
+        double *each = median ? malloc(sizeof(double) * 2 * (size_t)reps) : NULL;
+        if (median && !each)
+            fail("out of memory for the call times");
+        double mean = timed_calls(c, n, reps, each) / reps, worst = 0, sum = 0;
         MPI_Reduce(&mean, &worst, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
         MPI_Reduce(&mean, &sum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+        if (median) {
+            /* the slowest rank's time of each call, then the median over the calls */
+            MPI_Reduce(each, each + reps, (int)reps, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+            if (rank == 0) {
+                qsort(each + reps, (size_t)reps, sizeof(double), by_value);
+                worst = reps % 2 ? each[reps + reps / 2] : (each[reps + reps / 2 - 1] + each[reps + reps / 2]) / 2;
+            }
+            free(each);
+        }
         if (rank == 0) {
             printf("# %s %ld: %ld repetitions, mean over ranks %.3f us\n", NAMES[c], n, reps, sum / size * 1e6);
             printf("%s %ld %d %.3f\n", NAMES[c], n, size, worst * 1e6);
@@ -270,6 +296,8 @@ int main(int argc, char **argv)
             case 'M': max_bytes = atol(v); break;
             case 'a': a2a_cap = atol(v); break;
             }
+        } else if (!strcmp(argv[i], "-m")) {
+            median = 1;
         } else if (argv[i][0] != '-' && !list) {
             list = argv[i];
         } else {
@@ -303,7 +331,8 @@ int main(int argc, char **argv)
     memset(rbuf, 0, buf_bytes);
 
     if (rank == 0)
-        printf("# coll_latency: %d ranks, %.3f s per size, max over ranks of the mean call time\n", size, target);
+        printf("# coll_latency: %d ranks, %.3f s per size, %s\n", size, target,
+               median ? "median over calls of the slowest rank's call time" : "max over ranks of the mean call time");
     for (int i = 0; i < nchosen; i++)
         bench((enum coll)chosen[i], target, budget, max_bytes, a2a_cap);
 

@@ -29,7 +29,8 @@ coll (benches/coll_latency.c): latency of each collective of --coll for message 
 4 MiB (alltoall: the block per peer, at most 16 MiB per rank in all) with each rank count of
 --coll-ranks. Each call is timed alone and followed by an untimed barrier, rooted collectives
 rotate their root, and the latency is the maximum over the ranks of the mean call time (the OSU
-method). One table per collective and rank count: size, microseconds per implementation, and
+method), or with --coll-stat median the median over the calls of the slowest rank's call time
+(robust on a loaded machine, where one descheduled call dominates a mean). One table per collective and rank count: size, microseconds per implementation, and
 best-peer/oxmpi = min(MPICH, Open MPI) / oxmpi per oxmpi mode (above 1: oxmpi faster); then the
 worst ratio per collective. Cells: n/a = the call failed or returned a wrong result (e.g.
 MPI_ERR_UNSUPPORTED_OPERATION), skip = not measured because the implementation used up its time
@@ -84,6 +85,7 @@ Options:
                      (default bcast,reduce,allreduce,alltoall)
   --coll-ranks LIST  rank counts for the collectives, comma-separated (default 2,4,8,16)
   --coll-rounds R    alternating rounds of the collective runs; cells are medians (default 1)
+  --coll-stat STAT   mean (the OSU method, default) or median: the statistic of a collective cell
   --coll-target S    seconds of timed calls per collective point (default 0.02)
   --coll-budget S    seconds per collective and run after which the remaining sizes are skipped
                      (default 8; MPICH needs milliseconds per call when oversubscribed)
@@ -123,6 +125,7 @@ ring=0
 coll_list="bcast,reduce,allreduce,alltoall"
 coll_ranks="2,4,8,16"
 coll_rounds=1
+coll_stat=mean
 coll_target=""
 coll_budget=""
 coll_max=""
@@ -158,6 +161,8 @@ while [ $# -gt 0 ]; do
         --coll-ranks=*) coll_ranks="${1#*=}" ;;
         --coll-rounds) coll_rounds="${2:?--coll-rounds needs a value}"; shift ;;
         --coll-rounds=*) coll_rounds="${1#*=}" ;;
+        --coll-stat) coll_stat="${2:?--coll-stat needs a value}"; shift ;;
+        --coll-stat=*) coll_stat="${1#*=}" ;;
         --coll-target) coll_target="${2:?--coll-target needs a value}"; shift ;;
         --coll-target=*) coll_target="${1#*=}" ;;
         --coll-budget) coll_budget="${2:?--coll-budget needs a value}"; shift ;;
@@ -229,6 +234,11 @@ for v in "${IO_FS[@]}"; do case "$v" in tmpfs | disk) ;; *) die "--io-fs: unknow
 for v in "$coll_target" "$coll_budget"; do
     [[ "$v" =~ ^[0-9]*\.?[0-9]+$ ]] || die "--coll-target and --coll-budget need a number of seconds"
 done
+case "$coll_stat" in
+    mean) stat_flag="" ;;
+    median) stat_flag="-m" ;;
+    *) die "--coll-stat: unknown statistic '$coll_stat' (mean or median)" ;;
+esac
 IFS=, read -r -a COLLS <<<"$coll_list"
 IFS=, read -r -a COLL_RANKS <<<"$coll_ranks"
 [ "${#COLLS[@]}" -gt 0 ] || die "--coll needs at least one collective"
@@ -491,7 +501,7 @@ coll() {
                     [ "$impl" != oxmon ] && [ "$impl" != oxkthr ] || continue # p2p-only variants
                     out="$WORK/coll-$impl-$c-$np.txt"
                     run_case "$impl" "$np" "$coll_timeout" "$out" "^$c [0-9]+ $np ([0-9.]+|n/a|skip)\$" \
-                        "$WORK/coll_latency-$impl" -t "$coll_target" -T "$coll_budget" -M "$coll_max" "$c"
+                        "$WORK/coll_latency-$impl" -t "$coll_target" -T "$coll_budget" -M "$coll_max" $stat_flag "$c"
                     awk -v i="$impl" 'NF { print i, $0 }' <<<"$got" >>"$COLLRES"
                     printf '== round %d/%d, %2d ranks, %-9s %-18s %2d points, %d n/a, %d skipped\n' "$round" "$coll_rounds" \
                         "$np" "$c" "${label[$impl]}" "$(grep -cE ' [0-9.]+$' <<<"$got")" "$(grep -c ' n/a$' <<<"$got")" \
@@ -506,7 +516,11 @@ coll() {
     done
 
     echo
-    echo "collective latency, us per call (max over ranks of the mean), lower is better; $(nproc) cores"
+    if [ "$coll_stat" = median ]; then
+        echo "collective latency, us per call (median over calls of the slowest rank), lower is better; $(nproc) cores"
+    else
+        echo "collective latency, us per call (max over ranks of the mean), lower is better; $(nproc) cores"
+    fi
     echo "best-peer/oxmpi = min(MPICH, Open MPI) / oxmpi: above 1, oxmpi is faster"
     [ "$coll_rounds" -eq 1 ] || echo "cells are medians of $coll_rounds alternating rounds"
     awk -v colls="$coll_list" -v ranks="$coll_ranks" '
