@@ -298,10 +298,12 @@ impl<'a> Flat<'a> {
         Ok(self.record(q).2)
     }
 
-    /// After `await_records(0..n)`: the largest length above `MAX` among the records, if any
-    /// (ranks running another algorithm with that many bytes).
-    fn announced(&self) -> Option<usize> {
-        (0..self.n).map(|q| self.len(q)).filter(|&l| l > MAX).max()
+    /// After `await_records(0..n)`: the largest length above `MAX` among the records and the
+    /// first rank that published it, if any (ranks running another algorithm with that many
+    /// bytes).
+    fn announced(&self) -> Option<(usize, usize)> {
+        let len = (0..self.n).map(|q| self.len(q)).filter(|&l| l > MAX).max()?;
+        (0..self.n).find(|&q| self.len(q) == len).map(|q| (q, len))
     }
 
     /// After `await_records(0..n)`: the first rank whose record's length is not `bytes`.
@@ -444,9 +446,8 @@ pub unsafe fn allreduce(cx: &Coll, arena: &Arena, sendbuf: *const u8, recvbuf: *
     // SAFETY: `sendbuf` holds `count` elements (caller).
     unsafe { f.publish(&[(sendbuf, bytes)], f.others())? };
     f.await_records(0..f.n)?;
-    if let Some(len) = f.announced() {
+    if let Some((q, len)) = f.announced() {
         f.finish(true);
-        let q = (0..f.n).find(|&q| f.len(q) == len).unwrap_or(0);
         return drain(len, bytes, q, |s, r| rest(s, r, len / red.size.max(1)));
     }
     // SAFETY: every record is published; our input is copied into ours, so `recvbuf` may be it.
@@ -502,9 +503,8 @@ pub unsafe fn alltoall(cx: &Coll, arena: &Arena, send: *const u8, recv: *mut u8,
     // SAFETY: `send` holds n blocks (caller).
     unsafe { f.publish(&[(send, row)], f.others())? };
     f.await_records(0..f.n)?;
-    if let Some(len) = f.announced() {
+    if let Some((q, len)) = f.announced() {
         f.finish(true);
-        let q = (0..f.n).find(|&q| f.len(q) == len).unwrap_or(0);
         return drain(len, row, q, |s, r| rest(s, r, len / f.n));
     }
     let r = f.check(row).map(|()| {
